@@ -25,11 +25,30 @@ export type Scalar =
  * - FieldsV1: JSON object; proto {1 Raw bytes} (Raw holds JSON)
  * - Duration: JSON string such as "5m0s"; proto {1 duration int64 nanoseconds}
  * - JSON: free-form JSON value (apiextensions JSON); proto {1 raw bytes}
+ * - JSONSchemaPropsOrArray (apiextensions): JSON a schema object or an array of schema objects;
+ *   proto {1 schema JSONSchemaProps, 2 jSONSchemas repeated JSONSchemaProps}
+ * - JSONSchemaPropsOrBool (apiextensions): JSON true/false or a schema object;
+ *   proto {1 allows bool, 2 schema JSONSchemaProps} (a schema object means allows=true)
+ * - JSONSchemaPropsOrStringArray (apiextensions): JSON a schema object or an array of strings;
+ *   proto {1 schema JSONSchemaProps, 2 property repeated string}
  */
-export type Special = 'Time' | 'MicroTime' | 'Quantity' | 'IntOrString' | 'RawExtension' | 'FieldsV1' | 'Duration' | 'JSON';
+export type Special =
+  | 'Time'
+  | 'MicroTime'
+  | 'Quantity'
+  | 'IntOrString'
+  | 'RawExtension'
+  | 'FieldsV1'
+  | 'Duration'
+  | 'JSON'
+  | 'JSONSchemaPropsOrArray'
+  | 'JSONSchemaPropsOrBool'
+  | 'JSONSchemaPropsOrStringArray';
 
 export type TypeRef =
-  | { kind: 'scalar'; scalar: Scalar }
+  /** `enum` is set only on the element type of an array or map whose elements are a string enum
+   *  (a field's own enum is in FieldDecl.enum) */
+  | { kind: 'scalar'; scalar: Scalar; enum?: string[] }
   | { kind: 'special'; special: Special }
   /** a named struct type, by its canonical name (see TypeDecl.name) */
   | { kind: 'object'; name: string }
@@ -90,6 +109,11 @@ export interface TypeDecl {
   structType?: 'atomic' | 'granular';
   /** the kinds this type is the root of (x-kubernetes-group-version-kind) */
   gvk?: { group: string; version: string; kind: string }[];
+  /** the Go struct embeds TypeMeta: its JSON carries `kind` and `apiVersion` (first, in that order).
+   *  They are not in `fields` and have no protobuf field: the protobuf envelope carries them. */
+  typeMeta?: boolean;
+  /** there is no protobuf message for this type (Table, version.Info): JSON only */
+  noProto?: boolean;
 }
 
 /** One group/version/kind served by the API server, and the resource that serves it. */
