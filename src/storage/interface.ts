@@ -60,6 +60,12 @@ export interface WatchOptions {
   onEvents(events: StorageEvent[]): void;
   /** the watch failed (for example the start revision was compacted); no more events follow */
   onError(err: Error): void;
+  /**
+   * optional progress notification: every event with a revision <= `revision` has been delivered
+   * (called after a commit whose newest revision is past the last event this watch received, so a
+   * watch cache knows how fresh it is even when its prefix sees no writes)
+   */
+  onProgress?(revision: number): void;
 }
 
 /** Failure of a conditional write: the key's current state, if it exists. */
