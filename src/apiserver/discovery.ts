@@ -1,0 +1,194 @@
+// Discovery: /api, /apis, /api/v1, /apis/<group>/<version>, in the legacy form (APIVersions,
+// APIGroupList, APIResourceList) and in aggregated discovery (apidiscovery.k8s.io v2 and v2beta1,
+// chosen by Accept). kubectl tells the forms apart by the response Content-Type alone.
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KindDecl } from '../schema/model.js';
+import { GROUP_ORDER } from '../schema/kinds.js';
+import { parseMediaRanges } from '../codec/negotiate.js';
+import { encodeEnvelope, encodeMessage } from '../codec/protobuf.js';
+
+interface GroupVersion {
+  group: string;
+  version: string;
+  kinds: KindDecl[];
+}
+
+function storageVersionHash(k: KindDecl): string {
+  return createHash('sha256').update(`${k.group}/${k.version}/${k.kind}`).digest().subarray(0, 8).toString('base64');
+}
+
+export class Discovery {
+  private readonly gvs: GroupVersion[] = [];
+  private cache = new Map<string, { body: Buffer; etag: string; type: string }>();
+
+  constructor(kinds: KindDecl[]) {
+    const byGV = new Map<string, GroupVersion>();
+    for (const k of kinds) {
+      const id = `${k.group}/${k.version}`;
+      let gv = byGV.get(id);
+      if (!gv) {
+        gv = { group: k.group, version: k.version, kinds: [] };
+        byGV.set(id, gv);
+      }
+      gv.kinds.push(k);
+    }
+    const rank = (g: string) => {
+      const i = GROUP_ORDER.indexOf(g);
+      return i < 0 ? GROUP_ORDER.length : i;
+    };
+    this.gvs = [...byGV.values()].sort((a, b) => rank(a.group) - rank(b.group) || a.group.localeCompare(b.group));
+    for (const gv of this.gvs) gv.kinds.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
+  }
+
+  groupVersions(): { group: string; version: string }[] {
+    return this.gvs.map((g) => ({ group: g.group, version: g.version }));
+  }
+
+  hasGroupVersion(group: string, version: string): boolean {
+    return this.gvs.some((g) => g.group === group && g.version === version);
+  }
+
+  hasGroup(group: string): boolean {
+    return this.gvs.some((g) => g.group === group);
+  }
+
+  // ---- legacy ----
+
+  apiVersions(serverAddress: string): unknown {
+    return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
+  }
+
+  private apiGroup(group: string): unknown {
+    const versions = this.gvs.filter((g) => g.group === group).map((g) => ({ groupVersion: `${g.group}/${g.version}`, version: g.version }));
+    return { name: group, versions, preferredVersion: versions[0] };
+  }
+
+  apiGroupList(): unknown {
+    const groups: string[] = [];
+    for (const g of this.gvs) if (g.group !== '' && !groups.includes(g.group)) groups.push(g.group);
+    return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map((g) => this.apiGroup(g)) };
+  }
+
+  apiGroupDoc(group: string): unknown {
+    return { kind: 'APIGroup', apiVersion: 'v1', ...(this.apiGroup(group) as object) };
+  }
+
+  apiResourceList(group: string, version: string): unknown | undefined {
+    const gv = this.gvs.find((g) => g.group === group && g.version === version);
+    if (!gv) return undefined;
+    const resources: any[] = [];
+    for (const k of gv.kinds) {
+      const r: any = { name: k.resource, singularName: k.singular, namespaced: k.namespaced, kind: k.kind, verbs: k.verbs };
+      if (k.shortNames.length) r.shortNames = k.shortNames;
+      if (k.categories.length) r.categories = k.categories;
+      if (!k.virtual) r.storageVersionHash = storageVersionHash(k);
+      resources.push(r);
+      for (const s of k.subresources) {
+        const sr: any = { name: `${k.resource}/${s.name}`, singularName: '', namespaced: k.namespaced, kind: s.kind, verbs: s.verbs };
+        if (s.group !== k.group || s.version !== k.version) {
+          sr.group = s.group;
+          sr.version = s.version;
+        }
+        resources.push(sr);
+      }
+    }
+    return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
+  }
+
+  // ---- aggregated ----
+
+  private aggregatedGroup(group: string, dv: 'v2' | 'v2beta1'): unknown {
+    const versions = this.gvs
+      .filter((g) => g.group === group)
+      .map((g) => ({
+        version: g.version,
+        resources: g.kinds.map((k) => {
+          const r: any = {
+            resource: k.resource,
+            responseKind: { group: k.group, version: k.version, kind: k.kind },
+            scope: k.namespaced ? 'Namespaced' : 'Cluster',
+            singularResource: k.singular,
+            verbs: k.verbs,
+          };
+          if (k.shortNames.length) r.shortNames = k.shortNames;
+          if (k.categories.length) r.categories = k.categories;
+          if (k.subresources.length) {
+            r.subresources = k.subresources.map((s) => ({
+              subresource: s.name,
+              responseKind: { group: s.group, version: s.version, kind: s.kind },
+              verbs: s.verbs,
+            }));
+          }
+          return r;
+        }),
+        freshness: 'Current',
+      }));
+    void dv;
+    return { metadata: { name: group, creationTimestamp: null }, versions };
+  }
+
+  aggregated(core: boolean, dv: 'v2' | 'v2beta1'): unknown {
+    const groups: string[] = [];
+    for (const g of this.gvs) if ((g.group === '') === core && !groups.includes(g.group)) groups.push(g.group);
+    return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${dv}`, metadata: {}, items: groups.map((g) => this.aggregatedGroup(g, dv)) };
+  }
+
+  /**
+   * Serve /api or /apis: aggregated discovery when the Accept header asks for it (v2 preferred in
+   * the client's order), else the legacy document.
+   */
+  serveRoot(req: IncomingMessage, res: ServerResponse, core: boolean, serverAddress: string): void {
+    const ranges = parseMediaRanges(req.headers.accept);
+    let agg: { dv: 'v2' | 'v2beta1'; proto: boolean } | undefined;
+    let legacyProto = false;
+    for (const r of ranges) {
+      const t = `${r.type}/${r.subtype}`;
+      if (r.params['as'] === 'APIGroupDiscoveryList' && r.params['g'] === 'apidiscovery.k8s.io' && (r.params['v'] === 'v2' || r.params['v'] === 'v2beta1')) {
+        if (t === 'application/json' || t === 'application/vnd.kubernetes.protobuf') {
+          agg = { dv: r.params['v'] as 'v2' | 'v2beta1', proto: t === 'application/vnd.kubernetes.protobuf' };
+          break;
+        }
+        continue;
+      }
+      if (t === 'application/json' || t === '*/*' || t === 'application/*') break;
+      if (t === 'application/vnd.kubernetes.protobuf') {
+        legacyProto = true;
+        break;
+      }
+    }
+    void legacyProto;
+    if (agg) {
+      const key = `${core ? 'api' : 'apis'}:${agg.dv}:${agg.proto ? 'pb' : 'json'}`;
+      let c = this.cache.get(key);
+      if (!c) {
+        const doc = this.aggregated(core, agg.dv) as any;
+        const body = agg.proto
+          ? Buffer.from(encodeEnvelope(doc.apiVersion, doc.kind, encodeMessage(`io.k8s.api.apidiscovery.${agg.dv}.APIGroupDiscoveryList`, doc)))
+          : Buffer.from(JSON.stringify(doc));
+        const etag = `"${createHash('sha512').update(body).digest('hex').toUpperCase()}"`;
+        const type = `${agg.proto ? 'application/vnd.kubernetes.protobuf' : 'application/json'};g=apidiscovery.k8s.io;v=${agg.dv};as=APIGroupDiscoveryList`;
+        c = { body, etag, type };
+        this.cache.set(key, c);
+      }
+      res.setHeader('Vary', 'Accept');
+      res.setHeader('ETag', c.etag);
+      if (req.headers['if-none-match'] === c.etag) {
+        res.statusCode = 304;
+        res.end();
+        return;
+      }
+      res.statusCode = 200;
+      res.setHeader('Content-Type', c.type);
+      res.setHeader('Content-Length', c.body.length);
+      res.end(c.body);
+      return;
+    }
+    const doc = core ? this.apiVersions(serverAddress) : this.apiGroupList();
+    const body = Buffer.from(JSON.stringify(doc));
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Content-Length', body.length);
+    res.end(body);
+  }
+}

@@ -1,0 +1,236 @@
+// Writing API objects in the negotiated representation. Each stored object is serialized once per
+// encoding and the bytes are kept on its cache entry, so that every get, list and watcher of
+// that version shares them.
+import type { ServerResponse } from 'node:http';
+import YAML from 'yaml';
+import type { CacheEntry } from '../storage/cacher.js';
+import type { KindDecl } from '../schema/model.js';
+import { JSON_TYPE, PROTOBUF_TYPE, YAML_TYPE, type OutputChoice } from '../codec/negotiate.js';
+import { encodeEnvelope, encodeListFromItems, encodeMessage } from '../codec/protobuf.js';
+import { DEFAULT_PRINTER, printerFor, type Printer } from '../schema/printers/index.js';
+import { errors, type StatusError } from '../machinery/errors.js';
+
+export const STATUS_TYPE = 'io.k8s.apimachinery.pkg.apis.meta.v1.Status';
+export const TABLE_TYPE = 'io.k8s.apimachinery.pkg.apis.meta.v1.Table';
+export const POM_TYPE = 'io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata';
+export const POML_TYPE = 'io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList';
+
+/** Lists larger than this are written in chunks rather than as one buffer. */
+const CHUNK_BYTES = 256 * 1024;
+
+export interface ListMeta {
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export function entryJSON(e: CacheEntry): Uint8Array {
+  let b = e.encoded.get('json');
+  if (!b) {
+    b = Buffer.from(JSON.stringify(e.obj));
+    e.encoded.set('json', b);
+  }
+  return b;
+}
+
+export function entryProto(e: CacheEntry, kind: KindDecl): Uint8Array {
+  let b = e.encoded.get('pb');
+  if (!b) {
+    b = encodeMessage(kind.type, e.obj);
+    e.encoded.set('pb', b);
+  }
+  return b;
+}
+
+export function contentTypeOf(choice: OutputChoice): string {
+  let t = choice.mediaType;
+  if (choice.transform) t += `;as=${choice.transform};g=meta.k8s.io;v=${choice.transformVersion}`;
+  return t;
+}
+
+function headers(res: ServerResponse, contentType: string, len?: number): void {
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Cache-Control', 'no-cache, private');
+  if (len !== undefined) res.setHeader('Content-Length', len);
+}
+
+function serializePlain(obj: unknown, choice: OutputChoice, protoType?: string, apiVersion?: string, kind?: string): Uint8Array {
+  switch (choice.encoding) {
+    case 'yaml':
+      return Buffer.from(YAML.stringify(obj, { aliasDuplicateObjects: false, lineWidth: 0 }));
+    case 'protobuf': {
+      if (!protoType) throw errors.notAcceptable('protobuf is not available for this object');
+      const o = obj as { apiVersion?: string; kind?: string };
+      return encodeEnvelope(apiVersion ?? o.apiVersion ?? '', kind ?? o.kind ?? '', encodeMessage(protoType, obj));
+    }
+    default:
+      return Buffer.from(choice.pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj));
+  }
+}
+
+/** Write a plain (non-cached) object: Status, discovery, a dry-run result. */
+export function writeObject(res: ServerResponse, code: number, obj: unknown, choice: OutputChoice, protoType?: string): void {
+  const body = serializePlain(obj, choice, protoType);
+  res.statusCode = code;
+  headers(res, choice.mediaType, body.length);
+  res.end(body);
+}
+
+export function writeStatusError(res: ServerResponse, err: StatusError, choice?: OutputChoice): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const st = err.toStatus();
+  if (err.headers) for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+  const c: OutputChoice = choice && !choice.transform ? choice : { encoding: 'json', mediaType: JSON_TYPE, transform: '', transformVersion: '', pretty: false };
+  const body = serializePlain(st, c, STATUS_TYPE, 'v1', 'Status');
+  res.statusCode = err.code;
+  headers(res, c.mediaType, body.length);
+  res.end(body);
+}
+
+export function partialObjectMetadata(obj: any, version = 'v1'): any {
+  return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${version}`, metadata: obj.metadata };
+}
+
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
+
+export interface TableOptions {
+  includeObject: IncludeObject;
+  noHeaders?: boolean;
+}
+
+export function printerForKind(kind: KindDecl): Printer {
+  return printerFor(kind.group, kind.kind) ?? DEFAULT_PRINTER;
+}
+
+export function tableOf(kind: KindDecl, objs: any[], listMeta: ListMeta | undefined, opts: TableOptions, version: string): any {
+  const p = printerForKind(kind);
+  const now = Date.now();
+  const rows = objs.map((o) => {
+    const row: any = { cells: p.cells(o, now) };
+    const conds = p.conditions?.(o);
+    if (conds && conds.length) row.conditions = conds;
+    if (opts.includeObject === 'Object') row.object = o;
+    else if (opts.includeObject === 'Metadata') row.object = partialObjectMetadata(o, version);
+    return row;
+  });
+  const t: any = { kind: 'Table', apiVersion: `meta.k8s.io/${version}`, metadata: listMeta ?? {} };
+  t.columnDefinitions = opts.noHeaders ? null : p.columns;
+  t.rows = rows;
+  return t;
+}
+
+/** Write one stored object in the chosen representation. */
+export function writeEntry(res: ServerResponse, code: number, kind: KindDecl, obj: any, entry: CacheEntry | undefined, choice: OutputChoice, table?: TableOptions): void {
+  let body: Uint8Array;
+  switch (choice.transform) {
+    case 'Table':
+      body = serializePlain(tableOf(kind, [obj], { resourceVersion: '' }, table ?? { includeObject: 'Metadata' }, choice.transformVersion), choice, TABLE_TYPE);
+      break;
+    case 'PartialObjectMetadata':
+      body = serializePlain(partialObjectMetadata(obj, choice.transformVersion), choice, POM_TYPE);
+      break;
+    default:
+      if (choice.encoding === 'json' && !choice.pretty && entry && entry.obj === obj) body = entryJSON(entry);
+      else if (choice.encoding === 'protobuf') {
+        const raw = entry && entry.obj === obj ? entryProto(entry, kind) : encodeMessage(kind.type, obj);
+        body = encodeEnvelope(obj.apiVersion, obj.kind, raw);
+      } else body = serializePlain(obj, choice, kind.type);
+  }
+  res.statusCode = code;
+  headers(res, contentTypeOf(choice), body.length);
+  res.end(body);
+}
+
+/** Write a list of stored objects. Large JSON and Protobuf lists are written item by item. */
+export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEntry[], meta: ListMeta, choice: OutputChoice, table?: TableOptions): void {
+  const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
+  res.statusCode = 200;
+  if (choice.transform === 'Table') {
+    const body = serializePlain(
+      tableOf(
+        kind,
+        entries.map((e) => e.obj),
+        meta,
+        table ?? { includeObject: 'Metadata' },
+        choice.transformVersion,
+      ),
+      choice,
+      TABLE_TYPE,
+    );
+    headers(res, contentTypeOf(choice), body.length);
+    res.end(body);
+    return;
+  }
+  if (choice.transform === 'PartialObjectMetadataList') {
+    const list = {
+      kind: 'PartialObjectMetadataList',
+      apiVersion: `meta.k8s.io/${choice.transformVersion}`,
+      metadata: meta,
+      items: entries.map((e) => partialObjectMetadata(e.obj, choice.transformVersion)),
+    };
+    const body = serializePlain(list, choice, POML_TYPE);
+    headers(res, contentTypeOf(choice), body.length);
+    res.end(body);
+    return;
+  }
+  if (choice.encoding === 'protobuf') {
+    const items = entries.map((e) => entryProto(e, kind));
+    const body = encodeEnvelope(apiVersion, kind.listKind, encodeListFromItems(`${kind.type}List`, meta, items));
+    headers(res, PROTOBUF_TYPE, body.length);
+    res.end(body);
+    return;
+  }
+  if (choice.encoding !== 'json' || choice.pretty) {
+    const list = { kind: kind.listKind, apiVersion, metadata: meta, items: entries.map((e) => e.obj) };
+    const body = serializePlain(list, choice);
+    headers(res, choice.encoding === 'yaml' ? YAML_TYPE : JSON_TYPE, body.length);
+    res.end(body);
+    return;
+  }
+  // JSON, item by item from the cached encodings
+  const head = Buffer.from(`{"kind":"${kind.listKind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)},"items":[`);
+  const tail = Buffer.from(']}');
+  const comma = Buffer.from(',');
+  let total = head.length + tail.length + Math.max(0, entries.length - 1);
+  const parts: Uint8Array[] = new Array(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const b = entryJSON(entries[i]!);
+    parts[i] = b;
+    total += b.length;
+  }
+  headers(res, JSON_TYPE, total);
+  if (total <= CHUNK_BYTES) {
+    const all: Uint8Array[] = [head];
+    for (let i = 0; i < parts.length; i++) {
+      if (i) all.push(comma);
+      all.push(parts[i]!);
+    }
+    all.push(tail);
+    res.end(Buffer.concat(all, total));
+    return;
+  }
+  // written in chunks of about CHUNK_BYTES, so the whole body is never copied at once
+  let batch: Uint8Array[] = [head];
+  let size = head.length;
+  for (let i = 0; i < parts.length; i++) {
+    if (i) {
+      batch.push(comma);
+      size += 1;
+    }
+    batch.push(parts[i]!);
+    size += parts[i]!.length;
+    if (size >= CHUNK_BYTES) {
+      res.write(Buffer.concat(batch, size));
+      batch = [];
+      size = 0;
+    }
+  }
+  batch.push(tail);
+  size += tail.length;
+  res.end(Buffer.concat(batch, size));
+}
+
+export { JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE };

@@ -1,0 +1,774 @@
+// The verb handlers of the resource API: get, list, watch, create, update, delete,
+// deletecollection and the status subresource, with Kubernetes' query parameters and the full
+// resourceVersion semantics of get, list and watch.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import YAML from 'yaml';
+import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
+import { matchLabels, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../machinery/selectors.js';
+import { inputEncoding, negotiateOutput, NotAcceptableError, supportedInputTypes, type OutputChoice } from '../codec/negotiate.js';
+import { decodeEnvelope, decodeMessage } from '../codec/protobuf.js';
+import type { KindDecl } from '../schema/model.js';
+import type { CacheEntry } from '../storage/cacher.js';
+import { TooOldError } from '../storage/cacher.js';
+import { CompactedError } from '../storage/interface.js';
+import { writeEntry, writeList, writeObject, writeStatusError, type IncludeObject, type ListMeta, type TableOptions } from './encode.js';
+import type { RequestInfo } from './requestinfo.js';
+import { queryBool } from './requestinfo.js';
+import type { ResourceStore } from './registry/store.js';
+import type { WatchRegistry } from './watch.js';
+import { unknownFields } from './fieldcheck.js';
+
+/** Kubernetes' request body limit (3 MiB). */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** how long a read waits for the cache to reach a requested resourceVersion before 504 */
+const FRESHNESS_WAIT_MS = 3000;
+
+export interface HandlerContext {
+  watches: WatchRegistry;
+  /** minimum watch timeout: watches without timeoutSeconds end after a random time between this and twice this */
+  minRequestTimeoutMs: number;
+  cbor: boolean;
+  /** the storage's current revision (a consistent read waits for the cache to reach it) */
+  currentRevision(): Promise<number>;
+}
+
+export interface Request {
+  req: IncomingMessage;
+  res: ServerResponse;
+  info: RequestInfo;
+  query: URLSearchParams;
+  store: ResourceStore;
+  ctx: HandlerContext;
+  /** warnings to send as Warning headers */
+  warnings: string[];
+}
+
+function badListOptions(errs: FieldError[]): StatusError {
+  // Kubernetes reports these as an Invalid ListOptions; Keelson answers them with 400 Bad Request,
+  // keeping Kubernetes' wording and causes.
+  const inv = errors.invalid({ group: 'meta.k8s.io', name: 'ListOptions' }, '', errs);
+  return new StatusError(400, 'BadRequest', inv.message, inv.details);
+}
+
+export function outputChoice(r: Request, list: boolean): OutputChoice {
+  const pretty = queryBool(r.query.get('pretty'));
+  try {
+    return negotiateOutput(r.req.headers.accept, { list, table: true, metadata: true, protobuf: true, cbor: r.ctx.cbor }, pretty);
+  } catch (e) {
+    if (e instanceof NotAcceptableError) throw errors.notAcceptable(e.message);
+    throw e;
+  }
+}
+
+function tableOptions(q: URLSearchParams): TableOptions {
+  const io = q.get('includeObject');
+  if (io === null || io === '') return { includeObject: 'Metadata' };
+  if (io !== 'None' && io !== 'Metadata' && io !== 'Object') throw errors.badRequest(`unrecognized includeObject value: "${io}"`);
+  return { includeObject: io as IncludeObject };
+}
+
+// ---- selectors ----
+
+export interface Selection {
+  labels: Requirement[];
+  fields: FieldTerm[];
+  filter?: (e: CacheEntry) => boolean;
+}
+
+export function selection(kind: KindDecl, q: URLSearchParams, name?: string): Selection {
+  let labels: Requirement[] = [];
+  let fields: FieldTerm[] = [];
+  try {
+    labels = parseLabelSelector(q.get('labelSelector') ?? '');
+    fields = parseFieldSelector(q.get('fieldSelector') ?? '');
+  } catch (e) {
+    if (e instanceof SelectorParseError) throw errors.badRequest(e.message);
+    throw e;
+  }
+  const getters: ((e: CacheEntry) => string)[] = [];
+  const allowed = new Map<string, string[]>();
+  for (const f of kind.selectableFields) {
+    const eq = f.indexOf('=');
+    const label = eq < 0 ? f : f.slice(0, eq);
+    const path = eq < 0 ? f : f.slice(eq + 1);
+    allowed.set(label, path.split('.'));
+  }
+  for (const t of fields) {
+    if (t.field === 'metadata.name') getters.push((e) => e.name);
+    else if (t.field === 'metadata.namespace') getters.push((e) => e.namespace);
+    else {
+      const path = allowed.get(t.field);
+      if (!path) {
+        if (kind.selectableFields.length > 0) throw errors.badRequest(`field label not supported: ${t.field}`);
+        throw errors.badRequest(`"${t.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
+      }
+      getters.push((e) => valueAt(e.obj, path));
+    }
+  }
+  if (name !== undefined) {
+    const exact = fields.find((t) => t.field === 'metadata.name' && t.op === '=');
+    if (fields.length > 0 && (!exact || exact.value !== name)) throw errors.badRequest("fieldSelector metadata.name doesn't match requested name");
+    if (fields.length === 0) {
+      fields = [{ field: 'metadata.name', op: '=', value: name }];
+      getters.push((e) => e.name);
+    }
+  }
+  if (labels.length === 0 && fields.length === 0) return { labels, fields };
+  const fs = fields;
+  const filter = (e: CacheEntry): boolean => {
+    if (labels.length && !matchLabels(labels, e.obj.metadata?.labels)) return false;
+    for (let i = 0; i < fs.length; i++) {
+      const t = fs[i]!;
+      const eq = getters[i]!(e) === t.value;
+      if (eq !== (t.op === '=')) return false;
+    }
+    return true;
+  };
+  return { labels, fields, filter };
+}
+
+function valueAt(obj: any, path: string[]): string {
+  let cur = obj;
+  for (const p of path) {
+    if (cur == null) return '';
+    cur = cur[p];
+  }
+  if (cur == null) return '';
+  return typeof cur === 'string' ? cur : String(cur);
+}
+
+// ---- resourceVersion ----
+
+function parseRV(rv: string): number {
+  if (!/^\d+$/.test(rv)) throw errors.badRequest(`invalid resource version: strconv.ParseUint: parsing ${JSON.stringify(rv)}: invalid syntax`);
+  const n = Number(rv);
+  if (!Number.isSafeInteger(n)) throw errors.badRequest(`invalid resource version: strconv.ParseUint: parsing ${JSON.stringify(rv)}: value out of range`);
+  return n;
+}
+
+/** wait until the cache holds at least revision rv; 504 Too large resource version otherwise */
+async function waitFresh(store: ResourceStore, rv: number): Promise<void> {
+  if (store.cacher.revision() >= rv) return;
+  const ok = await store.cacher.waitUntilFresh(rv, FRESHNESS_WAIT_MS);
+  if (!ok) throw errors.tooLargeResourceVersion(rv, store.cacher.revision(), 1);
+}
+
+/** a consistent read: the cache must have caught up with storage's current revision */
+async function waitConsistent(r: Request): Promise<void> {
+  const cur = await r.ctx.currentRevision();
+  if (r.store.cacher.revision() >= cur) return;
+  const ok = await r.store.cacher.waitUntilFresh(cur, FRESHNESS_WAIT_MS);
+  if (!ok) throw errors.timeout('Too large resource version: the watch cache could not catch up with storage', 1);
+}
+
+// ---- get ----
+
+export async function handleGet(r: Request): Promise<void> {
+  const { store, info, query } = r;
+  const choice = outputChoice(r, false);
+  const rv = query.get('resourceVersion');
+  if (rv === null || rv === '') await waitConsistent(r);
+  else if (rv !== '0') await waitFresh(store, parseRV(rv));
+  const e = store.mustGet(info.namespace, info.name);
+  if (info.subresource === 'status' || info.subresource === '') {
+    writeEntry(r.res, 200, store.kind, e.obj, e, choice, choice.transform === 'Table' ? tableOptions(query) : undefined);
+    return;
+  }
+  throw errors.notFoundPath();
+}
+
+// ---- list ----
+
+interface ListPlan {
+  mode: 'latest' | 'exact' | 'any';
+  revision?: number;
+  startKey?: string;
+  limit: number;
+  minRevision?: number;
+  /** the continue token's position was relative to this prefix */
+}
+
+interface ContinueToken {
+  v: string;
+  rv: number;
+  start: string;
+}
+
+function encodeContinue(startKey: string, scopePrefix: string, rv: number): string {
+  const tok: ContinueToken = { v: 'meta.k8s.io/v1', rv, start: startKey.slice(scopePrefix.length) };
+  return Buffer.from(JSON.stringify(tok)).toString('base64url');
+}
+
+function decodeContinue(token: string, scopePrefix: string): { rv: number; startKey: string } {
+  let c: ContinueToken;
+  try {
+    const raw = Buffer.from(token, 'base64url').toString('utf8');
+    c = JSON.parse(raw);
+  } catch (e) {
+    throw errors.badRequest(`invalid continue token: continue key is not valid: ${(e as Error).message}`);
+  }
+  if (!c || typeof c !== 'object' || c.v !== 'meta.k8s.io/v1') {
+    throw errors.badRequest(`invalid continue token: continue key is not valid: server does not recognize this encoded version ${c?.v ?? ''}`);
+  }
+  if (!c.rv) throw errors.badRequest('invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (typeof c.start !== 'string' || c.start === '') throw errors.badRequest('invalid continue token: continue key is not valid: encoded start key empty (version meta.k8s.io/v1)');
+  let key = c.start.startsWith('/') ? c.start : '/' + c.start;
+  const norm = normalizePath(key);
+  if (norm !== key) throw errors.badRequest(`invalid continue token: continue key is not valid: ${c.start}`);
+  key = key.slice(1);
+  return { rv: Number(c.rv), startKey: scopePrefix + key };
+}
+
+function normalizePath(p: string): string {
+  const out: string[] = [];
+  for (const s of p.split('/')) {
+    if (s === '' || s === '.') continue;
+    if (s === '..') out.pop();
+    else out.push(s);
+  }
+  let r = '/' + out.join('/');
+  if (p.endsWith('/') && r !== '/') r += '/';
+  // a trailing NUL (our "next key" marker) survives normalization
+  return r;
+}
+
+export async function handleList(r: Request): Promise<void> {
+  const { store, info, query } = r;
+  const choice = outputChoice(r, true);
+  const sel = selection(store.kind, query);
+  const rv = query.get('resourceVersion');
+  const rvm = query.get('resourceVersionMatch');
+  const cont = query.get('continue') ?? '';
+  const limitRaw = query.get('limit');
+  let limit = 0;
+  if (limitRaw !== null && limitRaw !== '') {
+    if (!/^-?\d+$/.test(limitRaw)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(limitRaw)}: invalid syntax`);
+    limit = Math.max(0, Number(limitRaw));
+  }
+  if (query.has('sendInitialEvents')) throw badListOptions([field.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list')]);
+  // the Invalid cells of the list table
+  const errs: FieldError[] = [];
+  if (rvm !== null && rvm !== '') {
+    if (rv === null || rv === '') errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+    if (cont) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    if (rvm !== 'Exact' && rvm !== 'NotOlderThan') errs.push(field.notSupported('resourceVersionMatch', rvm, ['Exact', 'NotOlderThan', '']));
+    if (rvm === 'Exact' && rv === '0') errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+  }
+  if (errs.length) throw badListOptions(errs);
+  const scope = store.scopePrefix(info.namespace);
+
+  let plan: ListPlan;
+  if (cont) {
+    if (rv !== null && rv !== '' && rv !== '0') throw errors.badRequest('specifying resource version is not allowed when using continue');
+    const c = decodeContinue(cont, scope);
+    plan = c.rv > 0 ? { mode: 'exact', revision: c.rv, startKey: c.startKey, limit } : { mode: 'latest', startKey: c.startKey, limit };
+  } else if (rv === null || rv === '') {
+    await waitConsistent(r);
+    plan = { mode: 'latest', limit };
+  } else if (rv === '0') {
+    plan = { mode: 'any', limit };
+  } else {
+    const n = parseRV(rv);
+    if (rvm === 'Exact' || ((rvm === null || rvm === '') && limit > 0)) plan = { mode: 'exact', revision: n, limit };
+    else plan = { mode: 'latest', minRevision: n, limit };
+  }
+  if (plan.minRevision !== undefined) await waitFresh(store, plan.minRevision);
+
+  let items: CacheEntry[];
+  let revision: number;
+  let nextKey: string | undefined;
+  let remaining: number | undefined;
+  if (plan.mode === 'exact') {
+    const at = plan.revision!;
+    if (at > store.cacher.revision()) await waitFresh(store, at);
+    try {
+      const res = store.cacher.list({ prefix: scope, revision: at, startKey: plan.startKey, limit: plan.limit || undefined, filter: sel.filter });
+      items = res.items;
+      revision = res.revision;
+      nextKey = res.continueKey;
+      remaining = res.remaining;
+    } catch (e) {
+      if (!(e instanceof TooOldError)) throw e;
+      const res = await listFromStorage(store, scope, at, plan.startKey, plan.limit, sel.filter, !!cont);
+      items = res.items;
+      revision = at;
+      nextKey = res.nextKey;
+      remaining = res.remaining;
+    }
+  } else {
+    const res = store.cacher.list({ prefix: scope, startKey: plan.startKey, limit: plan.limit || undefined, filter: sel.filter });
+    items = res.items;
+    revision = res.revision;
+    nextKey = res.continueKey;
+    remaining = res.remaining;
+  }
+  const meta: ListMeta = { resourceVersion: String(revision) };
+  if (nextKey !== undefined) {
+    meta.continue = encodeContinue(nextKey, scope, revision);
+    if (!sel.filter && remaining !== undefined && remaining > 0) meta.remainingItemCount = remaining;
+  }
+  writeList(r.res, store.kind, items, meta, choice, choice.transform === 'Table' ? tableOptions(query) : undefined);
+}
+
+/** An exact list the cache can no longer reconstruct, read from storage at that revision. */
+async function listFromStorage(
+  store: ResourceStore,
+  scope: string,
+  revision: number,
+  startKey: string | undefined,
+  limit: number,
+  filter: ((e: CacheEntry) => boolean) | undefined,
+  continuing: boolean,
+): Promise<{ items: CacheEntry[]; nextKey?: string; remaining?: number }> {
+  const items: CacheEntry[] = [];
+  let key = startKey;
+  const pageSize = limit > 0 ? Math.max(limit, 500) : 0;
+  for (;;) {
+    let res;
+    try {
+      res = await store.backend.list(scope, { revision, startKey: key, limit: pageSize || undefined });
+    } catch (e) {
+      if (e instanceof CompactedError) {
+        if (continuing) {
+          const err = errors.expired(
+            'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+          );
+          const tok = encodeContinue(startKey ?? scope, scope, -1);
+          (err as any).listContinue = tok;
+          throw err;
+        }
+        throw errors.expired('The resourceVersion for the provided list is too old.');
+      }
+      throw e;
+    }
+    for (let i = 0; i < res.kvs.length; i++) {
+      const kv = res.kvs[i]!;
+      const obj = JSON.parse(Buffer.from(kv.value).toString('utf8'));
+      obj.metadata ??= {};
+      obj.metadata.resourceVersion = String(kv.modRevision);
+      const rest = kv.key.slice(store.prefix.length);
+      const slash = store.kind.namespaced ? rest.indexOf('/') : -1;
+      const e: CacheEntry = {
+        key: kv.key,
+        namespace: slash >= 0 ? rest.slice(0, slash) : '',
+        name: slash >= 0 ? rest.slice(slash + 1) : rest,
+        obj,
+        modRevision: kv.modRevision,
+        createRevision: kv.createRevision,
+        encoded: new Map(),
+      };
+      if (filter && !filter(e)) continue;
+      items.push(e);
+      if (limit > 0 && items.length === limit) {
+        const more = i < res.kvs.length - 1 || res.more;
+        if (!more) return { items };
+        return { items, nextKey: kv.key + '\x00', remaining: res.remaining + (res.kvs.length - 1 - i) };
+      }
+    }
+    if (!res.more || res.kvs.length === 0) return { items };
+    key = res.kvs[res.kvs.length - 1]!.key + '\x00';
+  }
+}
+
+// ---- watch ----
+
+export async function handleWatch(r: Request): Promise<void> {
+  const { store, info, query } = r;
+  let choice: OutputChoice;
+  try {
+    choice = negotiateOutput(r.req.headers.accept, { list: false, table: true, metadata: true, protobuf: true, cbor: r.ctx.cbor }, false);
+  } catch (e) {
+    if (e instanceof NotAcceptableError) throw errors.notAcceptable(e.message);
+    throw e;
+  }
+  if (choice.encoding === 'yaml') {
+    // YAML has no stream framing
+    choice = negotiateOutput(
+      (r.req.headers.accept ?? '')
+        .split(',')
+        .filter((t) => !t.includes('yaml'))
+        .join(',') || 'none/none',
+      { list: false, table: true, metadata: true, protobuf: true, cbor: r.ctx.cbor },
+      false,
+    );
+  }
+  const name = info.name || undefined;
+  const sel = selection(store.kind, query, name);
+  const rv = query.get('resourceVersion');
+  const rvm = query.get('resourceVersionMatch');
+  const sie = query.has('sendInitialEvents') ? queryBool(query.get('sendInitialEvents')) : undefined;
+  const allowBookmarks = queryBool(query.get('allowWatchBookmarks'));
+  const errs: FieldError[] = [];
+  if (sie !== undefined && rvm !== 'NotOlderThan') {
+    errs.push(field.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+  }
+  if (rvm !== null && rvm !== '') {
+    if (sie === undefined) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+    if (rvm !== 'NotOlderThan') errs.push(field.notSupported('resourceVersionMatch', rvm, ['NotOlderThan']));
+    if (query.get('continue')) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+  }
+  if (errs.length) throw badListOptions(errs);
+
+  let timeoutMs: number;
+  const ts = query.get('timeoutSeconds');
+  if (ts !== null && ts !== '') {
+    if (!/^\d+$/.test(ts)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(ts)}: invalid syntax`);
+    timeoutMs = Number(ts) * 1000;
+  } else timeoutMs = 0;
+  if (timeoutMs === 0) timeoutMs = Math.floor(r.ctx.minRequestTimeoutMs * (1 + Math.random()));
+
+  const scope = store.scopePrefix(info.namespace);
+  const table = choice.transform === 'Table' ? tableOptions(query) : undefined;
+  if (sie) {
+    // streaming list: the current state, then a bookmark marking its end
+    if (rv === null || rv === '') await waitConsistent(r);
+    else if (rv !== '0') await waitFresh(store, parseRV(rv));
+    r.ctx.watches.serve(r.req, r.res, {
+      store,
+      prefix: scope,
+      filter: sel.filter,
+      initialEvents: true,
+      afterRevision: 0,
+      initialEventsEndBookmark: allowBookmarks,
+      allowBookmarks,
+      timeoutMs,
+      choice,
+      table,
+    });
+    return;
+  }
+  if (rv === null || rv === '' || rv === '0') {
+    if (rv === null || rv === '') await waitConsistent(r);
+    r.ctx.watches.serve(r.req, r.res, {
+      store,
+      prefix: scope,
+      filter: sel.filter,
+      initialEvents: true,
+      afterRevision: 0,
+      initialEventsEndBookmark: false,
+      allowBookmarks,
+      timeoutMs,
+      choice,
+      table,
+    });
+    return;
+  }
+  const n = parseRV(rv);
+  r.ctx.watches.serve(r.req, r.res, {
+    store,
+    prefix: scope,
+    filter: sel.filter,
+    initialEvents: false,
+    afterRevision: n,
+    initialEventsEndBookmark: false,
+    allowBookmarks,
+    timeoutMs,
+    choice,
+    table,
+  });
+}
+
+// ---- bodies ----
+
+export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  const len = req.headers['content-length'];
+  if (len !== undefined && Number(len) > limit) {
+    req.resume();
+    throw errors.requestEntityTooLarge(`limit is ${limit}`);
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (c: Buffer) => {
+      if (failed) return;
+      size += c.length;
+      if (size > limit) {
+        failed = true;
+        reject(errors.requestEntityTooLarge(`limit is ${limit}`));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!failed) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    req.on('error', (e) => {
+      if (!failed) reject(errors.badRequest(`error reading the request body: ${e.message}`));
+    });
+  });
+}
+
+const UNKNOWN_FORMAT =
+  'the body of the request was in an unknown format - accepted media types include: ';
+
+/** Decode a request body into an object of the endpoint's kind (or a given type). */
+export function decodeBody(r: Request, body: Buffer, kind: KindDecl): any {
+  const ct = r.req.headers['content-type'];
+  const enc = inputEncoding(ct, { protobuf: true, cbor: r.ctx.cbor });
+  if (!enc) throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf: true, cbor: r.ctx.cbor }).join(', '));
+  let obj: any;
+  const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
+  switch (enc.encoding) {
+    case 'json':
+      try {
+        obj = JSON.parse(body.toString('utf8'));
+      } catch (e) {
+        throw errors.badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+      }
+      break;
+    case 'yaml':
+      try {
+        obj = YAML.parse(body.toString('utf8'), { uniqueKeys: false, version: '1.2' });
+      } catch (e) {
+        throw errors.badRequest(`couldn't get version/kind; yaml parse error: ${(e as Error).message.split('\n')[0]}`);
+      }
+      break;
+    case 'protobuf': {
+      let env;
+      try {
+        env = decodeEnvelope(body);
+      } catch (e) {
+        throw errors.badRequest(`provided input did not match any of the expected encodings: ${(e as Error).message}`);
+      }
+      if (env.kind && env.kind !== kind.kind) {
+        throw errors.badRequest(`${env.kind} in version "${env.apiVersion}" cannot be handled as a ${kind.kind}: the kind in the data does not match the endpoint`);
+      }
+      if (env.apiVersion && env.apiVersion !== apiVersion) {
+        throw errors.badRequest(`the API version in the data (${env.apiVersion}) does not match the expected API version (${apiVersion})`);
+      }
+      try {
+        obj = decodeMessage(kind.type, env.raw);
+      } catch (e) {
+        throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${(e as Error).message}`);
+      }
+      obj = { kind: kind.kind, apiVersion, ...obj };
+      break;
+    }
+    default:
+      throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf: true, cbor: r.ctx.cbor }).join(', '));
+  }
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+    const what = obj === null ? 'null' : Array.isArray(obj) ? 'array' : typeof obj;
+    throw errors.badRequest(`the object provided is unrecognized (must be of type ${kind.kind}): couldn't get version/kind; json parse error: cannot unmarshal ${what} into an object`);
+  }
+  if (obj.apiVersion === undefined || obj.apiVersion === '') obj.apiVersion = apiVersion;
+  if (obj.kind === undefined || obj.kind === '') obj.kind = kind.kind;
+  if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
+    throw errors.badRequest(`the object provided is unrecognized (must be of type ${kind.kind}): kind and apiVersion must be strings`);
+  }
+  if (obj.apiVersion !== apiVersion) {
+    throw errors.badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersion})`);
+  }
+  if (obj.kind !== kind.kind) {
+    throw errors.badRequest(`${obj.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: the kind in the data does not match the endpoint`);
+  }
+  if (obj.metadata !== undefined && (obj.metadata === null || typeof obj.metadata !== 'object' || Array.isArray(obj.metadata))) {
+    if (obj.metadata === null) delete obj.metadata;
+    else throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: metadata must be an object`);
+  }
+  return obj;
+}
+
+type DryRun = boolean;
+
+export function dryRunOf(q: URLSearchParams, fromBody?: unknown): DryRun {
+  const vals = q.getAll('dryRun');
+  const all = [...vals];
+  if (Array.isArray(fromBody)) all.push(...fromBody.map(String));
+  for (const v of all) {
+    if (v !== 'All' && v !== '') throw errors.badRequest(`Invalid value: ${JSON.stringify(v)}: supported values: "All"`);
+  }
+  return all.includes('All');
+}
+
+/** fieldValidation: Ignore, Warn (default), Strict */
+export function fieldValidationOf(q: URLSearchParams): 'Ignore' | 'Warn' | 'Strict' {
+  const v = q.get('fieldValidation');
+  if (v === null || v === '') return 'Warn';
+  if (v === 'Ignore' || v === 'Warn' || v === 'Strict') return v;
+  throw errors.badRequest(`fieldValidation must be one of "Ignore", "Strict", "Warn", or not set, got ${JSON.stringify(v)}`);
+}
+
+function checkFields(r: Request, obj: any, kind: KindDecl, level: 'Ignore' | 'Warn' | 'Strict'): void {
+  if (level === 'Ignore') return;
+  const unknown = unknownFields(kind.type, obj);
+  if (unknown.length === 0) return;
+  if (level === 'Strict') {
+    throw errors.badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+  }
+  for (const f of unknown) r.warnings.push(`unknown field "${f}"`);
+}
+
+// ---- create ----
+
+export async function handleCreate(r: Request): Promise<void> {
+  const { store, info, query } = r;
+  if (!store.kind.verbs.includes('create')) throw methodNotAllowed();
+  const choice = outputChoice(r, false);
+  const dryRun = dryRunOf(query);
+  const level = fieldValidationOf(query);
+  const body = await readBody(r.req);
+  const obj = decodeBody(r, body, store.kind);
+  checkFields(r, obj, store.kind, level);
+  obj.metadata ??= {};
+  if (store.kind.namespaced) {
+    const ns = obj.metadata.namespace;
+    if (ns === undefined || ns === '') obj.metadata.namespace = info.namespace;
+    else if (ns !== info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  } else delete obj.metadata.namespace;
+  const created = await store.create(obj, { dryRun });
+  writeEntry(r.res, 201, store.kind, created, dryRun ? undefined : store.get(info.namespace, created.metadata.name), choice);
+}
+
+// ---- update ----
+
+export async function handleUpdate(r: Request): Promise<void> {
+  const { store, info, query } = r;
+  const choice = outputChoice(r, false);
+  const dryRun = dryRunOf(query);
+  const level = fieldValidationOf(query);
+  const body = await readBody(r.req);
+  const obj = decodeBody(r, body, store.kind);
+  checkFields(r, obj, store.kind, level);
+  obj.metadata ??= {};
+  const m = obj.metadata;
+  if (m.name !== info.name) {
+    throw errors.badRequest(`the name of the object (${m.name ?? ''}) does not match the name on the URL (${info.name})`);
+  }
+  if (store.kind.namespaced && m.namespace && m.namespace !== info.namespace) {
+    throw errors.badRequest(`the namespace of the object (${m.namespace}) does not match the namespace on the request (${info.namespace})`);
+  }
+  if (info.subresource === 'status') {
+    if (!store.kind.subresources.some((s) => s.name === 'status')) throw errors.notFoundPath();
+    const out = await store.guaranteedUpdate(
+      info.namespace,
+      info.name,
+      (cur) => {
+        if (m.resourceVersion) cur.metadata.resourceVersion = m.resourceVersion;
+        if (obj.status === undefined) delete cur.status;
+        else cur.status = obj.status;
+        return cur;
+      },
+      { dryRun, main: false },
+    );
+    writeEntry(r.res, 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
+    return;
+  }
+  if (info.subresource) throw errors.notFoundPath();
+  const { obj: out, created } = await store.update(info.namespace, info.name, obj, { dryRun });
+  writeEntry(r.res, created ? 201 : 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
+}
+
+// ---- delete ----
+
+interface DeleteOptionsBody {
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: string;
+  orphanDependents?: boolean;
+  dryRun?: string[];
+}
+
+const DELETE_OPTIONS_TYPE = 'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions';
+
+async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boolean }> {
+  const body = await readBody(r.req);
+  let opts: DeleteOptionsBody = {};
+  if (body.length > 0) {
+    const ct = r.req.headers['content-type'];
+    const enc = inputEncoding(ct, { protobuf: true, cbor: r.ctx.cbor });
+    if (!enc) throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf: true, cbor: r.ctx.cbor }).join(', '));
+    try {
+      if (enc.encoding === 'protobuf') opts = decodeMessage(DELETE_OPTIONS_TYPE, decodeEnvelope(body).raw) as DeleteOptionsBody;
+      else if (enc.encoding === 'yaml') opts = YAML.parse(body.toString('utf8')) ?? {};
+      else opts = JSON.parse(body.toString('utf8'));
+    } catch (e) {
+      throw errors.badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+    }
+    if (opts === null || typeof opts !== 'object' || Array.isArray(opts)) throw errors.badRequest('decoded object cannot be converted to DeleteOptions');
+    const k = (opts as any).kind;
+    if (k !== undefined && k !== 'DeleteOptions') throw errors.badRequest('decoded object cannot be converted to DeleteOptions');
+  }
+  const q = r.query;
+  const gp = q.get('gracePeriodSeconds');
+  if (gp !== null && gp !== '') {
+    if (!/^-?\d+$/.test(gp)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(gp)}: invalid syntax`);
+    opts.gracePeriodSeconds = Number(gp);
+  }
+  const pp = q.get('propagationPolicy');
+  if (pp !== null && pp !== '') opts.propagationPolicy = pp;
+  const od = q.get('orphanDependents');
+  if (od !== null) opts.orphanDependents = queryBool(od);
+  const errs: FieldError[] = [];
+  if (opts.propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
+    errs.push(field.notSupported('propagationPolicy', opts.propagationPolicy, ['Foreground', 'Background', 'Orphan', 'nil']));
+  }
+  if (opts.propagationPolicy !== undefined && opts.orphanDependents !== undefined) {
+    errs.push(field.invalid('propagationPolicy', opts.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'));
+  }
+  if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds < 0) opts.gracePeriodSeconds = 1;
+  if (errs.length) throw errors.invalid({ group: 'meta.k8s.io', name: 'DeleteOptions' }, '', errs);
+  const dry = dryRunOf(q, opts.dryRun);
+  return { ...opts, dry };
+}
+
+export async function handleDelete(r: Request): Promise<void> {
+  const { store, info } = r;
+  if (info.subresource) throw methodNotAllowed();
+  if (!store.kind.verbs.includes('delete')) throw methodNotAllowed();
+  const choice = outputChoice(r, false);
+  const o = await deleteOptions(r);
+  const result = await store.delete(info.namespace, info.name, {
+    dryRun: o.dry,
+    gracePeriodSeconds: o.gracePeriodSeconds,
+    preconditions: o.preconditions,
+    propagationPolicy: o.propagationPolicy,
+    orphanDependents: o.orphanDependents,
+  });
+  const code = !result.removed && o.orphanDependents === false ? 202 : 200;
+  if (store.strategy.returnDeletedObject || !result.removed) {
+    writeEntry(r.res, code, store.kind, result.obj, undefined, choice);
+    return;
+  }
+  const details: any = { name: result.obj.metadata.name };
+  if (store.kind.group) details.group = store.kind.group;
+  details.kind = store.kind.resource;
+  details.uid = result.obj.metadata.uid;
+  writeObject(r.res, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }, choice.transform ? { ...choice, transform: '' } : choice, 'io.k8s.apimachinery.pkg.apis.meta.v1.Status');
+}
+
+export async function handleDeleteCollection(r: Request): Promise<void> {
+  const { store, info, query } = r;
+  if (!store.kind.verbs.includes('deletecollection')) throw methodNotAllowed();
+  const choice = outputChoice(r, true);
+  const sel = selection(store.kind, query);
+  const o = await deleteOptions(r);
+  const { items, revision } = store.cacher.list({ prefix: store.scopePrefix(info.namespace), filter: sel.filter });
+  const out: CacheEntry[] = [];
+  for (const e of items) {
+    try {
+      const res = await store.delete(e.namespace, e.name, {
+        dryRun: o.dry,
+        gracePeriodSeconds: o.gracePeriodSeconds,
+        preconditions: o.preconditions,
+        propagationPolicy: o.propagationPolicy,
+        orphanDependents: o.orphanDependents,
+      });
+      out.push({ ...e, obj: res.obj, encoded: new Map() });
+    } catch (err) {
+      if (err instanceof StatusError && err.code === 404) continue;
+      throw err;
+    }
+  }
+  writeList(r.res, store.kind, out, { resourceVersion: String(Math.max(revision, store.cacher.revision())) }, choice);
+}
+
+export function methodNotAllowed(): StatusError {
+  return new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+}
+
+export function sendError(r: { res: ServerResponse }, err: unknown, choice?: OutputChoice): void {
+  const se = err instanceof StatusError ? err : errors.internal(err);
+  writeStatusError(r.res, se, choice);
+}

@@ -1,0 +1,98 @@
+// Health endpoints: /healthz (deprecated), /livez and /readyz, each check also at
+// /livez/<check> and /readyz/<check>; `?verbose` lists the checks, `?exclude=<check>` skips one.
+// Machines read only the status code; the text is for people.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export interface HealthCheck {
+  name: string;
+  /** resolves to undefined when healthy, or a reason when not */
+  check(): Promise<string | undefined> | string | undefined;
+  /** a post-start hook: counted healthy on /livez during the grace period */
+  postStart?: boolean;
+}
+
+export class Health {
+  private readonly live: HealthCheck[];
+  private readonly ready: HealthCheck[];
+  private readonly startedAt = Date.now();
+
+  constructor(
+    common: HealthCheck[],
+    readyOnly: HealthCheck[],
+    private readonly livezGraceMs: number,
+  ) {
+    this.live = common;
+    this.ready = [...common, ...readyOnly];
+  }
+
+  /** Serve a health path; false when the path is not one. */
+  async handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<boolean> {
+    const m = /^\/(healthz|livez|readyz)(?:\/(.+))?\/?$/.exec(path);
+    if (!m) return false;
+    const endpoint = m[1]!;
+    const checks = endpoint === 'readyz' ? this.ready : this.live;
+    const graceful = endpoint === 'livez' && Date.now() - this.startedAt < this.livezGraceMs;
+    res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'no-cache, private');
+    if (m[2]) {
+      const c = checks.find((x) => x.name === m[2]);
+      if (!c) {
+        res.statusCode = 404;
+        res.end('404 page not found\n');
+        return true;
+      }
+      const reason = await this.run(c, graceful);
+      if (reason === undefined) {
+        res.statusCode = 200;
+        res.end('ok');
+      } else {
+        res.statusCode = 500;
+        res.end(`internal server error: ${reason}\n`);
+      }
+      return true;
+    }
+    const excluded = new Set<string>();
+    for (const e of query.getAll('exclude')) for (const x of e.split(',')) if (x) excluded.add(x);
+    const verbose = query.has('verbose') && query.get('verbose') !== 'false';
+    const lines: string[] = [];
+    let failed = false;
+    const results = await Promise.all(checks.map((c) => (excluded.has(c.name) ? Promise.resolve('excluded' as const) : this.run(c, graceful))));
+    const unmatched = new Set(excluded);
+    checks.forEach((c, i) => {
+      const r = results[i];
+      if (r === 'excluded') {
+        unmatched.delete(c.name);
+        lines.push(`[+]${c.name} excluded: ok`);
+      } else if (r === undefined) lines.push(`[+]${c.name} ok`);
+      else {
+        failed = true;
+        lines.push(`[-]${c.name} failed: reason withheld`);
+      }
+    });
+    if (unmatched.size) lines.push(`warn: some health checks cannot be excluded: no matches for ${[...unmatched].map((u) => `"${u}"`).join(',')}`);
+    if (failed) {
+      lines.push(`${endpoint} check failed`);
+      res.statusCode = 500;
+      res.end(lines.join('\n') + '\n');
+      return true;
+    }
+    res.statusCode = 200;
+    if (verbose) {
+      lines.push(`${endpoint} check passed`);
+      res.end(lines.join('\n') + '\n');
+    } else res.end('ok');
+    return true;
+  }
+
+  private async run(c: HealthCheck, graceful: boolean): Promise<string | undefined> {
+    try {
+      const r = await c.check();
+      if (r !== undefined && graceful && c.postStart) return undefined;
+      return r;
+    } catch (e) {
+      if (graceful && c.postStart) return undefined;
+      return e instanceof Error ? e.message : String(e);
+    }
+  }
+}

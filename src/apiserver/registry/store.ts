@@ -1,0 +1,467 @@
+// The generic store: one per served resource. It turns API operations (create, update, delete,
+// get, list, watch) into storage operations, keeps server-owned metadata (uid, resourceVersion,
+// creationTimestamp, generation, deletion state), and serves reads from the watch cache. It
+// knows no kind by name: a kind's special behaviour comes from its Strategy.
+import { randomUUID, randomInt } from 'node:crypto';
+import { errors, field, StatusError, type FieldError, type GroupThing } from '../../machinery/errors.js';
+import { validateAnnotations, validateLabels, validateName } from '../../machinery/validation.js';
+import type { KindDecl } from '../../schema/model.js';
+import { newCacher, type Cacher, type CacheEntry } from '../../storage/cacher.js';
+import { ConflictError, KeyExistsError, KeyNotFoundError, type Backend, type KeyValue } from '../../storage/interface.js';
+import type { Strategy } from './strategy.js';
+
+export interface WriteOptions {
+  dryRun: boolean;
+}
+
+export interface DeleteOptions extends WriteOptions {
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: string;
+  orphanDependents?: boolean;
+}
+
+export interface DeleteResult {
+  /** the object as it was removed, or as it now is (terminating) */
+  obj: any;
+  /** removed from storage (false: only marked for deletion) */
+  removed: boolean;
+}
+
+/** Admission-like checks that need other resources (namespace lifecycle), given by the server. */
+export interface StoreHooks {
+  /** called before a namespaced object is created: throws when its namespace refuses it */
+  checkNamespace?(namespace: string, resource: GroupThing, name: string): void;
+}
+
+const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+const MAX_GENERATE_ATTEMPTS = 8;
+
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+export class ResourceStore {
+  readonly prefix: string;
+  readonly groupResource: GroupThing;
+  readonly groupKind: GroupThing;
+  readonly apiVersion: string;
+  readonly cacher: Cacher;
+  /** objects written by this process, handed to the cache without re-parsing their bytes */
+  private readonly pending = new Map<string, { bytes: Uint8Array; obj: any }>();
+
+  constructor(
+    readonly kind: KindDecl,
+    readonly strategy: Strategy,
+    readonly backend: Backend,
+    readonly hooks: StoreHooks = {},
+    cacheOpts: { historyWindowMs?: number } = {},
+  ) {
+    this.prefix = `/registry/${kind.storagePrefix}/`;
+    this.groupResource = { group: kind.group, name: kind.resource };
+    this.groupKind = { group: kind.group, name: kind.kind };
+    this.apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
+    const prefixLen = this.prefix.length;
+    const namespaced = kind.namespaced;
+    this.cacher = newCacher(backend, this.prefix, {
+      decode: (kv) => this.decode(kv),
+      split: (key) => {
+        const rest = key.slice(prefixLen);
+        if (!namespaced) return { namespace: '', name: rest };
+        const slash = rest.indexOf('/');
+        return { namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
+      },
+      historyWindowMs: cacheOpts.historyWindowMs,
+    });
+  }
+
+  start(): Promise<void> {
+    return this.cacher.start();
+  }
+
+  stop(): void {
+    this.cacher.stop();
+  }
+
+  key(namespace: string, name: string): string {
+    return this.kind.namespaced ? `${this.prefix}${namespace}/${name}` : `${this.prefix}${name}`;
+  }
+
+  /** the key prefix of one namespace, or of the whole resource */
+  scopePrefix(namespace: string): string {
+    return this.kind.namespaced && namespace ? `${this.prefix}${namespace}/` : this.prefix;
+  }
+
+  private decode(kv: KeyValue): any {
+    const p = this.pending.get(kv.key);
+    let obj: any;
+    if (p && p.bytes === kv.value) {
+      this.pending.delete(kv.key);
+      obj = p.obj;
+    } else {
+      obj = JSON.parse(Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength).toString('utf8'));
+    }
+    obj.metadata ??= {};
+    obj.metadata.resourceVersion = String(kv.modRevision);
+    return obj;
+  }
+
+  /** the stored bytes of an object: JSON without resourceVersion */
+  private encode(key: string, obj: any): Uint8Array {
+    const rv = obj.metadata.resourceVersion;
+    delete obj.metadata.resourceVersion;
+    const bytes = Buffer.from(JSON.stringify(obj));
+    if (rv !== undefined) obj.metadata.resourceVersion = rv;
+    this.pending.set(key, { bytes, obj });
+    return bytes;
+  }
+
+  get(namespace: string, name: string): CacheEntry | undefined {
+    return this.cacher.get(this.key(namespace, name));
+  }
+
+  mustGet(namespace: string, name: string): CacheEntry {
+    const e = this.get(namespace, name);
+    if (!e) throw errors.notFound(this.groupResource, name);
+    return e;
+  }
+
+  // ---- create ----
+
+  /** Validate metadata common to every kind and the kind's own rules; throws 422 Invalid. */
+  private validateObject(obj: any, old?: any): void {
+    const m = obj.metadata;
+    const errs: FieldError[] = [];
+    if (m.generateName && typeof m.generateName === 'string' && !old) {
+      for (const msg of validateName(this.strategy.nameRule, m.generateName, true)) errs.push(field.invalid('metadata.generateName', m.generateName, msg));
+    }
+    if (!m.name) errs.push(field.required('metadata.name', 'name or generateName is required'));
+    else for (const msg of validateName(this.strategy.nameRule, m.name, false)) errs.push(field.invalid('metadata.name', m.name, msg));
+    if (this.kind.namespaced) {
+      if (!m.namespace) errs.push(field.required('metadata.namespace', ''));
+    } else if (m.namespace) errs.push(field.forbidden('metadata.namespace', 'not allowed on this type'));
+    errs.push(...validateLabels(m.labels, 'metadata.labels'));
+    errs.push(...validateAnnotations(m.annotations, 'metadata.annotations'));
+    if (m.finalizers !== undefined && !Array.isArray(m.finalizers)) errs.push(field.invalid('metadata.finalizers', m.finalizers, 'must be a list'));
+    errs.push(...(old ? this.strategy.validateUpdate(obj, old) : this.strategy.validate(obj)));
+    if (old) {
+      if (m.name !== old.metadata.name) errs.push(field.invalid('metadata.name', m.name, 'field is immutable'));
+      if (m.namespace !== old.metadata.namespace) errs.push(field.invalid('metadata.namespace', m.namespace, 'field is immutable'));
+    }
+    if (errs.length) throw errors.invalid(this.groupKind, m.name ?? '', errs);
+  }
+
+  /**
+   * Create an object. `obj` is owned by the store from here on. The namespace of a namespaced
+   * object must already be set (from the URL). Returns the cache entry (or, for a dry run, the
+   * object as it would have been stored).
+   */
+  async create(obj: any, opts: WriteOptions): Promise<any> {
+    obj.metadata ??= {};
+    const m = obj.metadata;
+    if (!this.kind.namespaced) delete m.namespace;
+    const generated = !m.name && typeof m.generateName === 'string' && m.generateName !== '';
+    for (const k of ['uid', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete m[k];
+    m.uid = randomUUID();
+    m.creationTimestamp = rfc3339(Date.now());
+    if (this.strategy.generation) m.generation = 1;
+    else delete m.generation;
+    this.strategy.prepareForCreate(obj);
+    if (generated) m.name = generateName(m.generateName);
+    this.validateObject(obj);
+    if (this.kind.namespaced) this.hooks.checkNamespace?.(m.namespace, this.groupResource, m.name);
+    if (opts.dryRun) {
+      if (!generated && this.get(m.namespace ?? '', m.name)) throw errors.alreadyExists(this.groupResource, m.name);
+      return obj;
+    }
+    for (let attempt = 0; ; attempt++) {
+      const key = this.key(m.namespace ?? '', m.name);
+      try {
+        const kv = await this.backend.create(key, this.encode(key, obj));
+        const e = this.cacher.get(key);
+        if (e && e.modRevision === kv.modRevision) return e.obj;
+        obj.metadata.resourceVersion = String(kv.modRevision);
+        return obj;
+      } catch (err) {
+        this.pending.delete(key);
+        if (err instanceof KeyExistsError) {
+          if (generated && attempt < MAX_GENERATE_ATTEMPTS) {
+            m.name = generateName(m.generateName);
+            continue;
+          }
+          if (generated) throw errors.generateNameConflict(this.groupResource, m.name, 1);
+          throw errors.alreadyExists(this.groupResource, m.name);
+        }
+        throw err;
+      }
+    }
+  }
+
+  // ---- update ----
+
+  /**
+   * Replace an object (PUT on the main resource). `obj` carries the client's full object; its
+   * metadata.resourceVersion, if set, must match the stored one.
+   */
+  async update(namespace: string, name: string, obj: any, opts: WriteOptions): Promise<{ obj: any; created: boolean }> {
+    obj.metadata ??= {};
+    const m = obj.metadata;
+    if (this.kind.namespaced) m.namespace = namespace;
+    else delete m.namespace;
+    const key = this.key(namespace, name);
+    for (;;) {
+      const cur = this.cacher.get(key);
+      if (!cur) {
+        if (!this.strategy.allowCreateOnUpdate) throw errors.notFound(this.groupResource, name);
+        if (m.resourceVersion) throw errors.notFound(this.groupResource, name);
+        m.name = name;
+        const created = await this.create(obj, opts);
+        return { obj: created, created: true };
+      }
+      const old = cur.obj;
+      const wantRV = m.resourceVersion;
+      if (wantRV === undefined || wantRV === '') {
+        if (!this.strategy.allowUnconditionalUpdate) {
+          throw errors.invalid(this.groupKind, name, [field.invalid('metadata.resourceVersion', '', 'must be specified for an update')]);
+        }
+      } else if (wantRV !== old.metadata.resourceVersion) {
+        throw errors.conflict(this.groupResource, name, 'the object has been modified; please apply your changes to the latest version and try again');
+      }
+      const next = this.prepareUpdate(obj, old);
+      this.validateObject(next, old);
+      if (sameObject(next, old)) return { obj: old, created: false };
+      if (opts.dryRun) {
+        next.metadata.resourceVersion = old.metadata.resourceVersion;
+        return { obj: next, created: false };
+      }
+      try {
+        const removed = this.isTerminatingAndDone(next);
+        if (removed) {
+          const kv = await this.backend.delete(key, cur.modRevision);
+          return { obj: { ...next, metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) } }, created: false };
+        }
+        const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
+        const e = this.cacher.get(key);
+        return { obj: e && e.modRevision === kv.modRevision ? e.obj : next, created: false };
+      } catch (err) {
+        this.pending.delete(key);
+        if (err instanceof ConflictError) {
+          // the object changed between our read and our write: a conditional update fails,
+          // an unconditional one is retried against the new state
+          if (wantRV) throw errors.conflict(this.groupResource, name, 'the object has been modified; please apply your changes to the latest version and try again');
+          await this.cacher.waitUntilFresh(err.current?.modRevision ?? 0, 1000);
+          m.resourceVersion = undefined;
+          continue;
+        }
+        if (err instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name);
+        throw err;
+      }
+    }
+  }
+
+  /**
+   * Apply a change computed from the current object (patches, subresources, finalizer removal):
+   * `mutate` gets a deep copy of the current object and returns the new one. Retries on conflicts
+   * unless the change asks for a specific resourceVersion.
+   */
+  async guaranteedUpdate(namespace: string, name: string, mutate: (copy: any) => any, opts: WriteOptions & { main?: boolean }): Promise<any> {
+    const key = this.key(namespace, name);
+    for (;;) {
+      const cur = this.cacher.get(key);
+      if (!cur) throw errors.notFound(this.groupResource, name);
+      const old = cur.obj;
+      let next = mutate(structuredClone(old));
+      next.metadata ??= {};
+      const wantRV = next.metadata.resourceVersion;
+      if (wantRV && wantRV !== old.metadata.resourceVersion) {
+        throw errors.conflict(this.groupResource, name, 'the object has been modified; please apply your changes to the latest version and try again');
+      }
+      if (opts.main !== false) next = this.prepareUpdate(next, old);
+      else carryMeta(next, old);
+      this.validateObject(next, old);
+      if (sameObject(next, old)) return old;
+      if (opts.dryRun) return next;
+      try {
+        if (this.isTerminatingAndDone(next)) {
+          const kv = await this.backend.delete(key, cur.modRevision);
+          return { ...next, metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) } };
+        }
+        const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
+        const e = this.cacher.get(key);
+        return e && e.modRevision === kv.modRevision ? e.obj : next;
+      } catch (err) {
+        this.pending.delete(key);
+        if (err instanceof ConflictError) {
+          if (wantRV) throw errors.conflict(this.groupResource, name, 'the object has been modified; please apply your changes to the latest version and try again');
+          await this.cacher.waitUntilFresh(err.current?.modRevision ?? 0, 1000);
+          continue;
+        }
+        if (err instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name);
+        throw err;
+      }
+    }
+  }
+
+  /** the new object of an update of the main resource: server-owned fields carried over */
+  private prepareUpdate(obj: any, old: any): any {
+    const next = obj;
+    carryMeta(next, old);
+    if (this.strategy.statusSubresource) {
+      if (old.status === undefined) delete next.status;
+      else next.status = old.status;
+    }
+    this.strategy.prepareForUpdate(next, old);
+    if (this.strategy.generation) {
+      const g = old.metadata.generation ?? 1;
+      next.metadata.generation = jsonEqual(next.spec, old.spec) ? g : g + 1;
+    }
+    if (old.metadata.deletionTimestamp) {
+      // a terminating object takes no new finalizers
+      const had = new Set<string>(old.metadata.finalizers ?? []);
+      const added = (next.metadata.finalizers ?? []).filter((f: string) => !had.has(f));
+      if (added.length) {
+        throw errors.invalid(this.groupKind, old.metadata.name, [
+          field.forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`),
+        ]);
+      }
+    }
+    return next;
+  }
+
+  private isTerminatingAndDone(obj: any): boolean {
+    if (!obj.metadata.deletionTimestamp) return false;
+    if ((obj.metadata.finalizers ?? []).length > 0) return false;
+    if (this.strategy.readyToRemove && !this.strategy.readyToRemove(obj)) return false;
+    if (obj.metadata.deletionGracePeriodSeconds && obj.metadata.deletionGracePeriodSeconds > 0) return false;
+    return true;
+  }
+
+  // ---- delete ----
+
+  async delete(namespace: string, name: string, opts: DeleteOptions): Promise<DeleteResult> {
+    const key = this.key(namespace, name);
+    for (;;) {
+      const cur = this.cacher.get(key);
+      if (!cur) throw errors.notFound(this.groupResource, name);
+      const old = cur.obj;
+      const pre = opts.preconditions;
+      if (pre?.uid && pre.uid !== old.metadata.uid) {
+        throw errors.conflict(
+          this.groupResource,
+          name,
+          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`,
+        );
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
+        throw errors.conflict(
+          this.groupResource,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
+        );
+      }
+      const next = structuredClone(old);
+      const finalizers: string[] = [...(next.metadata.finalizers ?? [])];
+      const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined);
+      if (policy === 'Orphan' && !finalizers.includes('orphan') && hasOwnersToOrphan()) finalizers.push('orphan');
+      if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
+      const decision = this.strategy.beforeDelete?.(next, opts.gracePeriodSeconds) ?? { graceful: false };
+      const keep = finalizers.length > 0 || decision.graceful;
+      if (keep) {
+        if (old.metadata.deletionTimestamp && sameList(finalizers, old.metadata.finalizers ?? [])) {
+          // already terminating: a second delete changes nothing (a shorter grace period aside)
+          return { obj: old, removed: false };
+        }
+        next.metadata.finalizers = finalizers;
+        if (!next.metadata.deletionTimestamp) {
+          next.metadata.deletionTimestamp = rfc3339(Date.now() + (decision.gracePeriodSeconds ?? 0) * 1000);
+          next.metadata.deletionGracePeriodSeconds = decision.gracePeriodSeconds ?? 0;
+        }
+        if (opts.dryRun) return { obj: next, removed: false };
+        try {
+          const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
+          const e = this.cacher.get(key);
+          return { obj: e && e.modRevision === kv.modRevision ? e.obj : next, removed: false };
+        } catch (err) {
+          this.pending.delete(key);
+          if (err instanceof ConflictError) {
+            await this.cacher.waitUntilFresh(err.current?.modRevision ?? 0, 1000);
+            continue;
+          }
+          if (err instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name);
+          throw err;
+        }
+      }
+      if (opts.dryRun) return { obj: old, removed: true };
+      try {
+        const kv = await this.backend.delete(key, cur.modRevision);
+        const deleted = { ...old, metadata: { ...old.metadata, resourceVersion: String(kv.modRevision) } };
+        return { obj: deleted, removed: true };
+      } catch (err) {
+        if (err instanceof ConflictError) {
+          await this.cacher.waitUntilFresh(err.current?.modRevision ?? 0, 1000);
+          continue;
+        }
+        if (err instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name);
+        throw err;
+      }
+    }
+    function hasOwnersToOrphan() {
+      return true;
+    }
+  }
+}
+
+function carryMeta(next: any, old: any): void {
+  const m = next.metadata;
+  const o = old.metadata;
+  m.name = o.name;
+  if (o.namespace !== undefined) m.namespace = o.namespace;
+  m.uid = o.uid;
+  m.creationTimestamp = o.creationTimestamp;
+  if (o.generation !== undefined) m.generation = o.generation;
+  else delete m.generation;
+  if (o.deletionTimestamp !== undefined) {
+    m.deletionTimestamp = o.deletionTimestamp;
+    m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
+  } else {
+    delete m.deletionTimestamp;
+    delete m.deletionGracePeriodSeconds;
+  }
+  delete m.selfLink;
+  m.resourceVersion = o.resourceVersion;
+}
+
+export function generateName(base: string): string {
+  const b = base.length > 58 ? base.slice(0, 58) : base;
+  let s = '';
+  for (let i = 0; i < 5; i++) s += GENERATE_CHARS[randomInt(GENERATE_CHARS.length)];
+  return b + s;
+}
+
+function sameList(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** equality of two JSON values, key order aside */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ak = Object.keys(a as object).filter((k) => (a as any)[k] !== undefined);
+  const bk = Object.keys(b as object).filter((k) => (b as any)[k] !== undefined);
+  if (ak.length !== bk.length) return false;
+  for (const k of ak) if (!jsonEqual((a as any)[k], (b as any)[k])) return false;
+  return true;
+}
+
+/** an update changes nothing when the objects are equal but for resourceVersion */
+function sameObject(next: any, old: any): boolean {
+  return jsonEqual(next, old);
+}
+
+export { StatusError };

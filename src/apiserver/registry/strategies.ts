@@ -1,0 +1,144 @@
+// The strategies of the built-in kinds: what is special about each one. Kinds not named here use
+// the default strategy.
+import { field, type FieldError } from '../../machinery/errors.js';
+import type { KindDecl } from '../../schema/model.js';
+import { defaultStrategy, type Strategy } from './strategy.js';
+
+type Tweak = (s: Strategy, kind: KindDecl) => void;
+
+/** workload kinds keep metadata.generation and start with an empty status */
+const workload: Tweak = (s) => {
+  s.generation = true;
+  s.prepareForCreate = (obj) => {
+    obj.status = {};
+  };
+  s.prepareForUpdate = (obj, old) => {
+    obj.status = old.status;
+  };
+};
+
+const namespace: Tweak = (s) => {
+  s.nameRule = 'label';
+  s.returnDeletedObject = true;
+  s.prepareForCreate = (obj) => {
+    obj.spec ??= {};
+    if (obj.spec.finalizers === undefined) obj.spec.finalizers = ['kubernetes'];
+    obj.status = { phase: 'Active' };
+    ensureNamespaceLabel(obj);
+  };
+  s.prepareForUpdate = (obj, old) => {
+    obj.spec = old.spec; // spec.finalizers changes only through the finalize subresource
+    obj.status = old.status;
+    ensureNamespaceLabel(obj);
+  };
+  s.beforeDelete = (obj) => {
+    const fin: string[] = obj.spec?.finalizers ?? [];
+    if (fin.length > 0) {
+      obj.status = { ...(obj.status ?? {}), phase: 'Terminating' };
+      return { graceful: true, gracePeriodSeconds: 0 };
+    }
+    return { graceful: false };
+  };
+  s.readyToRemove = (obj) => (obj.spec?.finalizers ?? []).length === 0;
+};
+
+function ensureNamespaceLabel(obj: any) {
+  // every namespace carries its own name as a label, so that selectors can pick namespaces by name
+  obj.metadata.labels = { ...(obj.metadata.labels ?? {}), 'kubernetes.io/metadata.name': obj.metadata.name };
+}
+
+const pod: Tweak = (s) => {
+  s.returnDeletedObject = true;
+  s.prepareForCreate = (obj) => {
+    obj.status = { phase: 'Pending', qosClass: qosClass(obj.spec) };
+  };
+  s.prepareForUpdate = (obj, old) => {
+    obj.status = old.status;
+  };
+  s.validate = (obj) => {
+    const errs: FieldError[] = [];
+    const cs = obj.spec?.containers;
+    if (!Array.isArray(cs) || cs.length === 0) errs.push(field.required('spec.containers', ''));
+    return errs;
+  };
+  s.beforeDelete = (obj, grace) => {
+    // a pod on a node is stopped by its node agent first: it is only marked for deletion
+    const bound = typeof obj.spec?.nodeName === 'string' && obj.spec.nodeName !== '';
+    const finished = obj.status?.phase === 'Succeeded' || obj.status?.phase === 'Failed';
+    const g = grace ?? obj.spec?.terminationGracePeriodSeconds ?? 30;
+    if (bound && !finished && g > 0) return { graceful: true, gracePeriodSeconds: g };
+    return { graceful: false };
+  };
+};
+
+/** the pod's quality-of-service class from its containers' requests and limits */
+export function qosClass(spec: any): string {
+  const containers = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
+  let any = false;
+  let guaranteed = true;
+  for (const c of containers) {
+    const req = c.resources?.requests ?? {};
+    const lim = c.resources?.limits ?? {};
+    for (const r of ['cpu', 'memory']) {
+      if (req[r] !== undefined || lim[r] !== undefined) any = true;
+      const rq = req[r] ?? lim[r];
+      if (lim[r] === undefined || rq === undefined || String(rq) !== String(lim[r])) guaranteed = false;
+    }
+  }
+  if (!any) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+const service: Tweak = (s) => {
+  s.nameRule = 'dns1035';
+  s.returnDeletedObject = true;
+  s.prepareForCreate = (obj) => {
+    obj.status = { loadBalancer: {} };
+  };
+  s.prepareForUpdate = (obj, old) => {
+    obj.status = old.status;
+  };
+};
+
+const statusOnly: Tweak = (s) => {
+  s.prepareForUpdate = (obj, old) => {
+    obj.status = old.status;
+  };
+};
+
+const returnsObject: Tweak = (s) => {
+  s.returnDeletedObject = true;
+};
+
+const TWEAKS: Record<string, Tweak[]> = {
+  '/Namespace': [namespace],
+  '/Pod': [pod],
+  '/Service': [service],
+  '/ServiceAccount': [returnsObject],
+  '/Node': [statusOnly],
+  '/PersistentVolume': [statusOnly, returnsObject],
+  '/PersistentVolumeClaim': [statusOnly, returnsObject],
+  '/ResourceQuota': [statusOnly],
+  '/ReplicationController': [workload],
+  'apps/Deployment': [workload],
+  'apps/ReplicaSet': [workload],
+  'apps/StatefulSet': [workload],
+  'apps/DaemonSet': [workload],
+  'batch/Job': [workload],
+  'batch/CronJob': [workload],
+  'policy/PodDisruptionBudget': [workload],
+  'networking.k8s.io/Ingress': [statusOnly, (s) => void (s.generation = true)],
+  'networking.k8s.io/NetworkPolicy': [(s) => void (s.generation = true)],
+  'storage.k8s.io/StorageClass': [returnsObject],
+  'certificates.k8s.io/CertificateSigningRequest': [statusOnly],
+  'rbac.authorization.k8s.io/Role': [(s) => void (s.nameRule = 'path')],
+  'rbac.authorization.k8s.io/ClusterRole': [(s) => void (s.nameRule = 'path')],
+  'rbac.authorization.k8s.io/RoleBinding': [(s) => void (s.nameRule = 'path')],
+  'rbac.authorization.k8s.io/ClusterRoleBinding': [(s) => void (s.nameRule = 'path')],
+};
+
+export function strategyFor(kind: KindDecl): Strategy {
+  const s = defaultStrategy(kind);
+  for (const t of TWEAKS[`${kind.group}/${kind.kind}`] ?? []) t(s, kind);
+  return s;
+}

@@ -1,0 +1,56 @@
+// A kind's strategy: the only place where a kind's special behaviour lives. The generic store
+// (store.ts) knows no kind by name; it asks the strategy how to name, prepare, validate and
+// delete objects of its kind.
+import type { FieldError } from '../../machinery/errors.js';
+import type { NameRule } from '../../machinery/validation.js';
+import type { KindDecl } from '../../schema/model.js';
+
+export interface DeleteDecision {
+  /** keep the object (terminating) instead of removing it; the store sets deletionTimestamp */
+  graceful: boolean;
+  /** deletionGracePeriodSeconds to record when graceful */
+  gracePeriodSeconds?: number;
+}
+
+export interface Strategy {
+  /** how object names are checked */
+  nameRule: NameRule;
+  /** metadata.generation starts at 1 and increases on every change of spec */
+  generation: boolean;
+  /** the kind has a status subresource: the main resource ignores status changes */
+  statusSubresource: boolean;
+  /** DELETE answers with the deleted object rather than a Status */
+  returnDeletedObject: boolean;
+  /** PUT of an absent object creates it */
+  allowCreateOnUpdate: boolean;
+  /** PUT without metadata.resourceVersion is allowed (last writer wins) */
+  allowUnconditionalUpdate: boolean;
+  /** fill in server-owned fields of a new object (status reset, defaults) */
+  prepareForCreate(obj: any): void;
+  /** carry over server-owned fields on an update of the main resource */
+  prepareForUpdate(obj: any, old: any): void;
+  /** kind-specific validation of a new object (metadata is validated by the store) */
+  validate(obj: any): FieldError[];
+  /** kind-specific validation of an update */
+  validateUpdate(obj: any, old: any): FieldError[];
+  /** how a delete proceeds beyond metadata.finalizers (for example a Namespace's spec.finalizers) */
+  beforeDelete?(obj: any, gracePeriodSeconds: number | undefined): DeleteDecision;
+  /** an update of a terminating object may complete its deletion (all finalizers gone) */
+  readyToRemove?(obj: any): boolean;
+}
+
+export function defaultStrategy(kind: KindDecl): Strategy {
+  const hasStatus = kind.subresources.some((s) => s.name === 'status');
+  return {
+    nameRule: 'subdomain',
+    generation: false,
+    statusSubresource: hasStatus,
+    returnDeletedObject: false,
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
+    prepareForCreate() {},
+    prepareForUpdate() {},
+    validate: () => [],
+    validateUpdate: () => [],
+  };
+}

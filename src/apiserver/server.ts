@@ -1,0 +1,411 @@
+// The API server: an HTTPS listener, the request chain (request info, authentication,
+// routing), the resource API over the generic stores, discovery, OpenAPI, version and health.
+import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { randomUUID } from 'node:crypto';
+import { errors, StatusError } from '../machinery/errors.js';
+import { BUILTIN_KINDS } from '../schema/kinds.js';
+import type { KindDecl } from '../schema/model.js';
+import type { Backend } from '../storage/interface.js';
+import { Discovery } from './discovery.js';
+import {
+  handleCreate,
+  handleDelete,
+  handleDeleteCollection,
+  handleGet,
+  handleList,
+  handleUpdate,
+  handleWatch,
+  methodNotAllowed,
+  sendError,
+  type HandlerContext,
+  type Request,
+} from './handlers.js';
+import { Health, type HealthCheck } from './health.js';
+import { parseRequestInfo } from './requestinfo.js';
+import { ResourceStore } from './registry/store.js';
+import { strategyFor } from './registry/strategies.js';
+import { WatchRegistry } from './watch.js';
+import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
+
+export interface UserInfo {
+  name: string;
+  groups: string[];
+  uid?: string;
+}
+
+export interface TLSMaterial {
+  cert: string | Buffer;
+  key: string | Buffer;
+  /** CA bundle that client certificates are verified against */
+  clientCA?: string | Buffer;
+}
+
+export interface APIServerConfig {
+  backend: Backend;
+  bindAddress: string;
+  port: number;
+  tls: TLSMaterial;
+  /** history kept for watches and continue tokens; storage is compacted at this interval */
+  compactionIntervalMs: number;
+  livezGraceMs: number;
+  shutdownDelayMs: number;
+  minRequestTimeoutMs: number;
+  featureGates: Map<string, boolean>;
+  version: VersionInfo;
+  log: Logger;
+}
+
+export interface VersionInfo {
+  major: string;
+  minor: string;
+  gitVersion: string;
+  gitCommit: string;
+  gitTreeState: string;
+  buildDate: string;
+  goVersion: string;
+  compiler: string;
+  platform: string;
+  [k: string]: string;
+}
+
+export interface Logger {
+  info(msg: string, kv?: Record<string, unknown>): void;
+  warn(msg: string, kv?: Record<string, unknown>): void;
+  error(err: unknown, msg: string, kv?: Record<string, unknown>): void;
+  v(level: number): { info(msg: string, kv?: Record<string, unknown>): void; enabled: boolean };
+}
+
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+
+export class APIServer {
+  readonly stores = new Map<string, ResourceStore>();
+  private readonly byGVR = new Map<string, ResourceStore>();
+  private readonly discovery: Discovery;
+  private readonly watches = new WatchRegistry();
+  private readonly health: Health;
+  private readonly ctx: HandlerContext;
+  private openapi?: OpenAPIDocs;
+  private server?: https.Server;
+  private shuttingDown = false;
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+  private compactTimer?: NodeJS.Timeout;
+  private lastCompactCandidate = 0;
+  private bootstrapped = false;
+  private readonly users = new WeakMap<TLSSocket, UserInfo | null>();
+  readonly kinds: KindDecl[];
+  address = '';
+
+  constructor(private readonly cfg: APIServerConfig) {
+    this.kinds = BUILTIN_KINDS;
+    for (const k of this.kinds) {
+      if (k.virtual) continue;
+      const store = new ResourceStore(k, strategyFor(k), cfg.backend, { checkNamespace: (ns, res, name) => this.checkNamespace(ns, res, name) }, {
+        historyWindowMs: cfg.compactionIntervalMs * 2,
+      });
+      this.stores.set(`${k.group}/${k.kind}`, store);
+      this.byGVR.set(`${k.group}/${k.version}/${k.resource}`, store);
+    }
+    this.discovery = new Discovery(this.kinds);
+    this.ctx = {
+      watches: this.watches,
+      minRequestTimeoutMs: cfg.minRequestTimeoutMs,
+      cbor: cfg.featureGates.get('CBORServingAndStorage') === true,
+      currentRevision: () => cfg.backend.currentRevision(),
+    };
+    const storageCheck: HealthCheck = {
+      name: 'etcd',
+      check: async () => ((await cfg.backend.healthy()) ? undefined : 'storage is not reachable'),
+    };
+    const hook = (name: string, done: () => boolean): HealthCheck => ({
+      name: `poststarthook/${name}`,
+      postStart: true,
+      check: () => (done() ? undefined : 'not finished'),
+    });
+    const started = () => this.bootstrapped;
+    const common: HealthCheck[] = [
+      { name: 'ping', check: () => undefined },
+      { name: 'log', check: () => undefined },
+      storageCheck,
+      hook('start-kube-apiserver-admission-initializer', started),
+      hook('generic-apiserver-start-informers', started),
+      hook('bootstrap-controller', started),
+      hook('scheduling/bootstrap-system-priority-classes', started),
+      hook('start-system-namespaces-controller', started),
+      hook('storage-object-count-tracker-hook', started),
+    ];
+    const readyOnly: HealthCheck[] = [
+      { name: 'etcd-readiness', check: storageCheck.check },
+      { name: 'informer-sync', check: () => (this.bootstrapped ? undefined : 'caches are not synced') },
+      { name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) },
+    ];
+    this.health = new Health(common, readyOnly, cfg.livezGraceMs);
+  }
+
+  store(group: string, kind: string): ResourceStore {
+    const s = this.stores.get(`${group}/${kind}`);
+    if (!s) throw new Error(`no store for ${group}/${kind}`);
+    return s;
+  }
+
+  private checkNamespace(ns: string, res: { group: string; name: string }, name: string): void {
+    const e = this.store('', 'Namespace').get('', ns);
+    if (!e) throw errors.notFound({ group: '', name: 'namespaces' }, ns);
+    if (e.obj.metadata.deletionTimestamp || e.obj.status?.phase === 'Terminating') {
+      throw errors.forbidden(res, name, `unable to create new content in namespace ${ns} because it is being terminated`);
+    }
+  }
+
+  async start(): Promise<void> {
+    const { cfg } = this;
+    await Promise.all([...this.stores.values()].map((s) => s.start()));
+    await this.bootstrap();
+    this.bootstrapped = true;
+    this.openapi = buildOpenAPI(this.kinds, { gitVersion: cfg.version.gitVersion });
+    const server = https.createServer(
+      {
+        cert: cfg.tls.cert,
+        key: cfg.tls.key,
+        ca: cfg.tls.clientCA,
+        requestCert: true,
+        rejectUnauthorized: false,
+        minVersion: 'TLSv1.2',
+        keepAliveTimeout: 60_000,
+      },
+      (req, res) => this.handle(req, res),
+    );
+    server.headersTimeout = 60_000;
+    server.requestTimeout = 0;
+    server.keepAliveTimeout = 60_000;
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(cfg.port, cfg.bindAddress, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const a = server.address();
+    if (a && typeof a === 'object') this.address = `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
+    this.scheduleCompaction();
+  }
+
+  /** The system namespaces and priority classes every cluster has. */
+  private async bootstrap(): Promise<void> {
+    const nsStore = this.store('', 'Namespace');
+    for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
+      if (nsStore.get('', ns)) continue;
+      try {
+        await nsStore.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { dryRun: false });
+      } catch (e) {
+        if (!(e instanceof StatusError && e.code === 409)) throw e;
+      }
+    }
+    const pcStore = this.store('scheduling.k8s.io', 'PriorityClass');
+    const classes = [
+      { name: 'system-node-critical', value: 2000001000, description: 'Used for system critical pods that must not be moved from their current node.' },
+      { name: 'system-cluster-critical', value: 2000000000, description: 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.' },
+    ];
+    for (const pc of classes) {
+      if (pcStore.get('', pc.name)) continue;
+      try {
+        await pcStore.create(
+          { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: pc.name }, value: pc.value, description: pc.description, preemptionPolicy: 'PreemptLowerPriority' },
+          { dryRun: false },
+        );
+      } catch (e) {
+        if (!(e instanceof StatusError && e.code === 409)) throw e;
+      }
+    }
+  }
+
+  /**
+   * Compaction as kube-apiserver does it: every interval, compact to the revision seen at the
+   * previous interval, so history of at least one interval is always kept.
+   */
+  private scheduleCompaction(): void {
+    const ms = this.cfg.compactionIntervalMs;
+    if (ms <= 0) return;
+    this.compactTimer = setInterval(() => {
+      void (async () => {
+        try {
+          const cur = await this.cfg.backend.currentRevision();
+          const target = this.lastCompactCandidate;
+          this.lastCompactCandidate = cur;
+          if (target > 0) {
+            await this.cfg.backend.compact(target);
+            this.cfg.log.v(2).info('Compacted storage', { revision: target });
+          }
+        } catch (e) {
+          this.cfg.log.error(e, 'Compaction failed');
+        }
+      })();
+    }, ms);
+    this.compactTimer.unref();
+  }
+
+  /** SIGTERM: fail readyz, wait the shutdown delay, stop listening, end watches, finish in-flight requests. */
+  async shutdown(): Promise<void> {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    this.cfg.log.info('Shutdown requested: /readyz now fails', { delay: `${this.cfg.shutdownDelayMs}ms` });
+    if (this.cfg.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.cfg.shutdownDelayMs));
+    if (this.compactTimer) clearInterval(this.compactTimer);
+    const server = this.server;
+    const closed = server ? new Promise<void>((r) => server.close(() => r())) : Promise.resolve();
+    this.watches.closeAll();
+    server?.closeIdleConnections();
+    if (this.inFlight > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
+    server?.closeAllConnections();
+    await closed;
+    for (const s of this.stores.values()) s.stop();
+    await this.cfg.backend.close();
+    this.cfg.log.info('Shutdown complete');
+  }
+
+  private authenticate(req: IncomingMessage): UserInfo | null {
+    const sock = req.socket as TLSSocket;
+    const cached = this.users.get(sock);
+    if (cached !== undefined) return cached;
+    let user: UserInfo | null = null;
+    if (sock.authorized) {
+      const cert = sock.getPeerCertificate();
+      const subj = cert?.subject as unknown as Record<string, string | string[]> | undefined;
+      if (subj && subj['CN']) {
+        const cn = Array.isArray(subj['CN']) ? subj['CN'][0]! : subj['CN'];
+        const o = subj['O'];
+        const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
+        user = { name: cn, groups: [...groups, 'system:authenticated'] };
+      }
+    }
+    this.users.set(sock, user);
+    return user;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    this.inFlight++;
+    res.once('close', () => {
+      if (--this.inFlight === 0 && this.idleWaiters.length) {
+        const w = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const f of w) f();
+      }
+    });
+    res.setHeader('Audit-Id', randomUUID());
+    this.route(req, res).catch((err) => {
+      if (!(err instanceof StatusError)) this.cfg.log.error(err, 'Unhandled error serving request', { method: req.method, path: req.url });
+      sendError({ res }, err);
+    });
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const qi = url.indexOf('?');
+    const path = qi < 0 ? url : url.slice(0, qi);
+    const query = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
+    const method = req.method ?? 'GET';
+
+    if (PUBLIC_PATHS.has(path) || path.startsWith('/livez/') || path.startsWith('/readyz/') || path.startsWith('/healthz/')) {
+      if (path === '/version') {
+        const body = Buffer.from(JSON.stringify(this.cfg.version, null, 2));
+        res.setHeader('Content-Type', 'application/json');
+        res.setHeader('Content-Length', body.length);
+        res.end(body);
+        return;
+      }
+      if (await this.health.handle(req, res, path, query)) return;
+    }
+
+    const user = this.authenticate(req);
+    if (!user) {
+      req.resume();
+      throw errors.unauthorized();
+    }
+
+    if (path === '/api' || path === '/api/') {
+      this.discovery.serveRoot(req, res, true, this.address);
+      return;
+    }
+    if (path === '/apis' || path === '/apis/') {
+      this.discovery.serveRoot(req, res, false, this.address);
+      return;
+    }
+    if (path.startsWith('/openapi/')) {
+      if (this.openapi && handleOpenAPI(req, res, this.openapi)) return;
+      throw errors.notFoundPath();
+    }
+
+    const info = parseRequestInfo(method, path, query);
+    if (!info.isResourceRequest) {
+      if (info.apiPrefix && method === 'GET') {
+        const doc = this.discovery.apiResourceList(info.apiGroup, info.apiVersion);
+        if (doc) {
+          const body = Buffer.from(JSON.stringify(doc));
+          res.setHeader('Content-Type', 'application/json');
+          res.setHeader('Content-Length', body.length);
+          res.end(body);
+          return;
+        }
+      }
+      const m = /^\/apis\/([^/]+)\/?$/.exec(path);
+      if (m && method === 'GET' && this.discovery.hasGroup(m[1]!)) {
+        const body = Buffer.from(JSON.stringify(this.discovery.apiGroupDoc(m[1]!)));
+        res.setHeader('Content-Type', 'application/json');
+        res.setHeader('Content-Length', body.length);
+        res.end(body);
+        return;
+      }
+      throw errors.notFoundPath();
+    }
+    const store = this.byGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
+    if (!store) throw errors.notFoundPath();
+    if (info.namespace && !store.kind.namespaced && info.resource !== 'namespaces') throw errors.notFoundPath();
+    if (info.subresource && !store.kind.subresources.some((s) => s.name === info.subresource)) throw errors.notFoundPath();
+    const r: Request = { req, res, info, query, store, ctx: this.ctx, warnings: [] };
+    const origWriteHead = res.writeHead;
+    res.writeHead = function (this: ServerResponse, ...args: any[]) {
+      if (r.warnings.length) res.setHeader('Warning', r.warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+      return (origWriteHead as any).apply(this, args);
+    } as any;
+    try {
+      await this.dispatch(r);
+    } catch (err) {
+      sendError(r, err);
+    }
+  }
+
+  private async dispatch(r: Request): Promise<void> {
+    const { info } = r;
+    const verbs = r.store.kind.verbs;
+    const need = info.verb === 'watch' ? 'watch' : info.verb;
+    if (!info.subresource && need && !verbs.includes(need)) {
+      r.req.resume();
+      throw methodNotAllowed();
+    }
+    switch (info.verb) {
+      case 'get':
+        return handleGet(r);
+      case 'list':
+        return handleList(r);
+      case 'watch':
+        return handleWatch(r);
+      case 'create':
+        if (info.name) throw methodNotAllowed();
+        return handleCreate(r);
+      case 'update':
+        return handleUpdate(r);
+      case 'delete':
+        return handleDelete(r);
+      case 'deletecollection':
+        return handleDeleteCollection(r);
+      case 'patch':
+        r.req.resume();
+        throw errors.unsupportedMediaType('PATCH is not supported yet by this server');
+      default:
+        r.req.resume();
+        throw methodNotAllowed();
+    }
+  }
+}

@@ -1,0 +1,179 @@
+// Serving a watch: a long-lived chunked response of events (ADDED, MODIFIED, DELETED, BOOKMARK,
+// ERROR) in JSON lines or length-prefixed Protobuf frames. Events come from the watch cache; an
+// event's bytes are encoded once and shared by every watcher that receives it unchanged.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CacheEntry, CacheEvent } from '../storage/cacher.js';
+import { TooOldError } from '../storage/cacher.js';
+import type { OutputChoice } from '../codec/negotiate.js';
+import { encodeEnvelope, encodeMessage, encodeWatchEventFrame } from '../codec/protobuf.js';
+import { errors, type StatusError } from '../machinery/errors.js';
+import { contentTypeOf, entryJSON, entryProto, partialObjectMetadata, POM_TYPE, STATUS_TYPE, TABLE_TYPE, tableOf, type TableOptions } from './encode.js';
+import type { ResourceStore } from './registry/store.js';
+
+export interface WatchParams {
+  store: ResourceStore;
+  /** key prefix of the watched scope (a namespace or the whole resource) */
+  prefix: string;
+  filter?: (e: CacheEntry) => boolean;
+  /** start with synthetic ADDED events of the current state (rv unset or "0", or sendInitialEvents) */
+  initialEvents: boolean;
+  /** the revision to start after (when not sending initial events), or the minimum revision the initial state must reach */
+  afterRevision: number;
+  /** send the initial-events-end bookmark (streaming list) */
+  initialEventsEndBookmark: boolean;
+  allowBookmarks: boolean;
+  timeoutMs: number;
+  choice: OutputChoice;
+  table?: TableOptions;
+}
+
+/** Watches stream until they time out, the client goes away, or the server shuts down. */
+export class WatchRegistry {
+  private readonly active = new Set<() => void>();
+  bookmarkIntervalMs = 60_000;
+
+  /** end every open watch (graceful shutdown) */
+  closeAll(): void {
+    for (const close of [...this.active]) close();
+  }
+
+  get size(): number {
+    return this.active.size;
+  }
+
+  serve(req: IncomingMessage, res: ServerResponse, p: WatchParams): void {
+    const { store, choice } = p;
+    const kind = store.kind;
+    const cacher = store.cacher;
+    const proto = choice.encoding === 'protobuf';
+    const plain = !choice.transform;
+    // memoized per event object: watchers that get the same event share its frame
+    const memoKey = proto ? 'pb' : 'json';
+
+    res.statusCode = 200;
+    res.setHeader('Content-Type', proto ? `${contentTypeOf(choice)};stream=watch` : contentTypeOf(choice));
+    res.setHeader('Cache-Control', 'no-cache, private');
+    res.setHeader('Transfer-Encoding', 'chunked');
+    if (req.httpVersionMajor === 1) res.setHeader('Connection', 'keep-alive');
+    res.flushHeaders();
+
+    let closed = false;
+    let lastRV = 0;
+    const objectBytes = (obj: any, entry: CacheEntry | undefined): Uint8Array => {
+      if (plain) {
+        if (entry) return proto ? encodeEnvelope(obj.apiVersion, obj.kind, entryProto(entry, kind)) : entryJSON(entry);
+        return proto ? encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(kind.type, obj)) : Buffer.from(JSON.stringify(obj));
+      }
+      if (choice.transform === 'Table') {
+        const t = tableOf(kind, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, p.table ?? { includeObject: 'Metadata' }, choice.transformVersion);
+        return proto ? encodeEnvelope(t.apiVersion, 'Table', encodeMessage(TABLE_TYPE, t)) : Buffer.from(JSON.stringify(t));
+      }
+      const m = partialObjectMetadata(obj, choice.transformVersion);
+      return proto ? encodeEnvelope(m.apiVersion, m.kind, encodeMessage(POM_TYPE, m)) : Buffer.from(JSON.stringify(m));
+    };
+    const frame = (type: string, obj: Uint8Array): Uint8Array => {
+      if (proto) return encodeWatchEventFrame(type, obj);
+      const head = Buffer.from(`{"type":"${type}","object":`);
+      return Buffer.concat([head, obj, Buffer.from('}\n')]);
+    };
+    const write = (b: Uint8Array) => {
+      if (closed) return;
+      res.write(b);
+      // a watcher that cannot keep up is ended, as Kubernetes does, rather than buffering without bound
+      if (res.writableLength > 64 * 1024 * 1024) close();
+    };
+    const frames = new WeakMap<CacheEvent, Uint8Array>();
+    const onEvent = (ev: CacheEvent) => {
+      if (closed) return;
+      let b: Uint8Array | undefined;
+      if (plain) {
+        const memo = (ev as any)._frames as Map<string, Uint8Array> | undefined;
+        b = memo?.get(memoKey);
+        if (!b) {
+          b = frame(ev.type, objectBytes(ev.entry.obj, ev.entry));
+          const m = memo ?? new Map<string, Uint8Array>();
+          m.set(memoKey, b);
+          (ev as any)._frames = m;
+        }
+      } else {
+        b = frames.get(ev) ?? frame(ev.type, objectBytes(ev.entry.obj, undefined));
+      }
+      if (ev.revision > lastRV) lastRV = ev.revision;
+      write(b);
+    };
+    const bookmark = (rv: number, initialEnd: boolean) => {
+      const meta: any = { resourceVersion: String(rv) };
+      if (initialEnd) meta.annotations = { 'k8s.io/initial-events-end': 'true' };
+      let obj: any;
+      if (choice.transform === 'PartialObjectMetadata') obj = { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${choice.transformVersion}`, metadata: meta };
+      else obj = { kind: kind.kind, apiVersion: store.apiVersion, metadata: meta };
+      let bytes: Uint8Array;
+      if (proto) {
+        const type = choice.transform === 'PartialObjectMetadata' ? POM_TYPE : kind.type;
+        bytes = encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(type, obj));
+      } else bytes = Buffer.from(JSON.stringify(obj));
+      write(frame('BOOKMARK', bytes));
+    };
+    const errorEvent = (err: StatusError) => {
+      const st = err.toStatus();
+      const bytes = proto ? encodeEnvelope('v1', 'Status', encodeMessage(STATUS_TYPE, st)) : Buffer.from(JSON.stringify(st));
+      write(frame('ERROR', bytes));
+    };
+
+    let watcher: { stop(): void } | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let bookmarkTimer: NodeJS.Timeout | undefined;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      this.active.delete(close);
+      watcher?.stop();
+      if (timer) clearTimeout(timer);
+      if (bookmarkTimer) clearInterval(bookmarkTimer);
+      res.end();
+    };
+    this.active.add(close);
+    req.on('close', close);
+    res.on('close', close);
+    res.on('error', close);
+
+    try {
+      if (p.initialEvents) {
+        const { items, revision } = cacher.list({ prefix: p.prefix, filter: p.filter });
+        for (const e of items) {
+          write(frame('ADDED', objectBytes(e.obj, e)));
+        }
+        lastRV = revision;
+        watcher = cacher.watch({ prefix: p.prefix, afterRevision: revision, filter: p.filter, onEvent });
+        if (p.initialEventsEndBookmark) bookmark(revision, true);
+      } else {
+        lastRV = p.afterRevision;
+        watcher = cacher.watch({ prefix: p.prefix, afterRevision: p.afterRevision, filter: p.filter, onEvent });
+      }
+    } catch (err) {
+      if (err instanceof TooOldError) {
+        errorEvent(errors.expired(err.message));
+      } else {
+        errorEvent(errors.internal(err));
+      }
+      close();
+      return;
+    }
+    if (closed) return;
+    if (p.allowBookmarks) {
+      bookmarkTimer = setInterval(() => {
+        const rv = Math.max(lastRV, cacher.revision());
+        lastRV = rv;
+        bookmark(rv, false);
+      }, this.bookmarkIntervalMs);
+      bookmarkTimer.unref();
+    }
+    if (p.timeoutMs > 0) {
+      timer = setTimeout(() => {
+        if (p.allowBookmarks) bookmark(Math.max(lastRV, cacher.revision()), false);
+        close();
+      }, p.timeoutMs);
+      timer.unref();
+    }
+  }
+}

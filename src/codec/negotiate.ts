@@ -1,0 +1,189 @@
+// Content negotiation: which representation a response is written in (from Accept), and how a
+// request body is read (from Content-Type), with Kubernetes' rules: a list of media types with
+// fallbacks and q values; `as=Table` / `as=PartialObjectMetadata(List)` with `g=meta.k8s.io` and
+// `v=v1` (or v1beta1) select the server-side transformations; 406 when nothing listed is served.
+
+export const JSON_TYPE = 'application/json';
+export const YAML_TYPE = 'application/yaml';
+export const PROTOBUF_TYPE = 'application/vnd.kubernetes.protobuf';
+export const CBOR_TYPE = 'application/cbor';
+export const CBOR_SEQ_TYPE = 'application/cbor-seq';
+
+export type Encoding = 'json' | 'yaml' | 'protobuf' | 'cbor';
+export type Transform = '' | 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList';
+
+export interface MediaRange {
+  type: string; // 'application'
+  subtype: string; // 'json'
+  params: Record<string, string>;
+  q: number;
+}
+
+/** Parse an Accept (or Content-Type) header into media ranges, in header order. */
+export function parseMediaRanges(header: string | undefined): MediaRange[] {
+  if (!header) return [];
+  const out: MediaRange[] = [];
+  for (const part of splitOutsideQuotes(header, ',')) {
+    const p = part.trim();
+    if (!p) continue;
+    const segs = splitOutsideQuotes(p, ';');
+    const full = segs[0]!.trim().toLowerCase();
+    const slash = full.indexOf('/');
+    const type = slash < 0 ? full : full.slice(0, slash);
+    const subtype = slash < 0 ? '' : full.slice(slash + 1);
+    const params: Record<string, string> = {};
+    let q = 1;
+    for (const s of segs.slice(1)) {
+      const eq = s.indexOf('=');
+      if (eq < 0) continue;
+      const k = s.slice(0, eq).trim().toLowerCase();
+      let v = s.slice(eq + 1).trim();
+      if (v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
+      if (k === 'q') {
+        const n = Number(v);
+        q = Number.isFinite(n) ? Math.min(1, Math.max(0, n)) : 1;
+      } else params[k] = v;
+    }
+    out.push({ type, subtype, params, q });
+  }
+  return out;
+}
+
+function splitOutsideQuotes(s: string, sep: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (const c of s) {
+    if (c === '"') quoted = !quoted;
+    if (c === sep && !quoted) {
+      out.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  out.push(cur);
+  return out;
+}
+
+export interface OutputChoice {
+  encoding: Encoding;
+  /** the media type written in the response Content-Type (without parameters) */
+  mediaType: string;
+  transform: Transform;
+  /** the `v` of a transform (v1 or v1beta1) */
+  transformVersion: string;
+  /** includeObject for Tables */
+  pretty: boolean;
+}
+
+export interface NegotiateOptions {
+  /** the endpoint returns a collection (list) rather than one object */
+  list: boolean;
+  /** Table form is available for this endpoint */
+  table: boolean;
+  /** metadata-only form is available */
+  metadata: boolean;
+  /** protobuf is available for this endpoint */
+  protobuf: boolean;
+  /** CBOR is enabled (the CBORServingAndStorage gate) */
+  cbor: boolean;
+}
+
+export class NotAcceptableError extends Error {
+  constructor(readonly accepted: string[]) {
+    super(`only the following media types are accepted: ${accepted.join(', ')}`);
+  }
+}
+
+function encodingOf(r: MediaRange, o: NegotiateOptions): { enc: Encoding; type: string } | undefined {
+  const full = `${r.type}/${r.subtype}`;
+  switch (full) {
+    case 'application/json':
+      return { enc: 'json', type: JSON_TYPE };
+    case 'application/yaml':
+      return { enc: 'yaml', type: YAML_TYPE };
+    case 'application/vnd.kubernetes.protobuf':
+      return o.protobuf ? { enc: 'protobuf', type: PROTOBUF_TYPE } : undefined;
+    case 'application/cbor':
+      return o.cbor ? { enc: 'cbor', type: CBOR_TYPE } : undefined;
+    case 'application/*':
+    case '*/*':
+      return { enc: 'json', type: JSON_TYPE };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Choose the response representation from an Accept header. Candidates are tried in order of q
+ * (stable for equal q); a candidate with `as=` is taken only when that transformation applies.
+ */
+export function negotiateOutput(accept: string | undefined, o: NegotiateOptions, pretty = false): OutputChoice {
+  const ranges = parseMediaRanges(accept);
+  if (ranges.length === 0) return { encoding: 'json', mediaType: JSON_TYPE, transform: '', transformVersion: '', pretty };
+  const ordered = ranges.map((r, i) => ({ r, i })).sort((a, b) => b.r.q - a.r.q || a.i - b.i);
+  for (const { r } of ordered) {
+    if (r.q === 0) continue;
+    const e = encodingOf(r, o);
+    if (!e) continue;
+    const as = r.params['as'];
+    if (as) {
+      const g = r.params['g'];
+      const v = r.params['v'];
+      if (g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) continue;
+      if (as === 'Table') {
+        if (!o.table) continue;
+        if (e.enc === 'yaml') continue; // Kubernetes serves Tables as JSON, Protobuf and CBOR
+        return { encoding: e.enc, mediaType: e.type, transform: 'Table', transformVersion: v, pretty };
+      }
+      if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') {
+        if (!o.metadata) continue;
+        // PartialObjectMetadata for objects, PartialObjectMetadataList for collections
+        if (o.list !== (as === 'PartialObjectMetadataList')) continue;
+        return { encoding: e.enc, mediaType: e.type, transform: as, transformVersion: v, pretty };
+      }
+      continue;
+    }
+    return { encoding: e.enc, mediaType: e.type, transform: '', transformVersion: '', pretty };
+  }
+  const accepted = [JSON_TYPE, YAML_TYPE];
+  if (o.protobuf) accepted.push(PROTOBUF_TYPE);
+  if (o.cbor) accepted.push(CBOR_TYPE);
+  throw new NotAcceptableError(accepted);
+}
+
+/** Choose the representation of a watch stream. */
+export function negotiateWatch(accept: string | undefined, o: NegotiateOptions): OutputChoice {
+  return negotiateOutput(accept, { ...o, list: false }, false);
+}
+
+export interface InputChoice {
+  encoding: Encoding;
+  mediaType: string;
+}
+
+/** The encoding of a request body from its Content-Type; undefined when not supported. */
+export function inputEncoding(contentType: string | undefined, o: { protobuf: boolean; cbor: boolean }): InputChoice | undefined {
+  if (!contentType || contentType.trim() === '') return { encoding: 'json', mediaType: JSON_TYPE };
+  const r = parseMediaRanges(contentType)[0];
+  if (!r) return { encoding: 'json', mediaType: JSON_TYPE };
+  const full = `${r.type}/${r.subtype}`;
+  switch (full) {
+    case 'application/json':
+      return { encoding: 'json', mediaType: JSON_TYPE };
+    case 'application/yaml':
+      return { encoding: 'yaml', mediaType: YAML_TYPE };
+    case 'application/vnd.kubernetes.protobuf':
+      return o.protobuf ? { encoding: 'protobuf', mediaType: PROTOBUF_TYPE } : undefined;
+    case 'application/cbor':
+      return o.cbor ? { encoding: 'cbor', mediaType: CBOR_TYPE } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export function supportedInputTypes(o: { protobuf: boolean; cbor: boolean }): string[] {
+  const t = [JSON_TYPE, YAML_TYPE];
+  if (o.protobuf) t.push(PROTOBUF_TYPE);
+  if (o.cbor) t.push(CBOR_TYPE);
+  return t;
+}

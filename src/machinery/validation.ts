@@ -1,0 +1,169 @@
+// Name, label and annotation checks with Kubernetes' rules and wording (kubectl prints the
+// messages as they come, so their text is part of the interface).
+
+const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+const DNS1123_SUBDOMAIN = `${DNS1123_LABEL}(\\.${DNS1123_LABEL})*`;
+const DNS1035_LABEL = '[a-z]([-a-z0-9]*[a-z0-9])?';
+const LABEL_KEY_NAME = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
+const LABEL_VALUE = `(${LABEL_KEY_NAME})?`;
+
+const reLabel = new RegExp(`^${DNS1123_LABEL}$`);
+const reSubdomain = new RegExp(`^${DNS1123_SUBDOMAIN}$`);
+const re1035 = new RegExp(`^${DNS1035_LABEL}$`);
+const reKeyName = new RegExp(`^${LABEL_KEY_NAME}$`);
+const reLabelValue = new RegExp(`^${LABEL_VALUE}$`);
+
+export function maxLenError(n: number): string {
+  return `must be no more than ${n} characters`;
+}
+
+export function regexError(msg: string, fmt: string, ...examples: string[]): string {
+  if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
+  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join('or ')}regex used for validation is '${fmt}')`;
+}
+
+export function isDNS1123Label(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 63) errs.push(maxLenError(63));
+  if (!reLabel.test(v)) {
+    if (reSubdomain.test(v)) errs.push('must not contain dots');
+    else
+      errs.push(
+        regexError(
+          "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+          DNS1123_LABEL,
+          'my-name',
+          '123-abc',
+        ),
+      );
+  }
+  return errs;
+}
+
+export function isDNS1123Subdomain(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 253) errs.push(maxLenError(253));
+  if (!reSubdomain.test(v))
+    errs.push(
+      regexError(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        DNS1123_SUBDOMAIN,
+        'example.com',
+      ),
+    );
+  return errs;
+}
+
+export function isDNS1035Label(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 63) errs.push(maxLenError(63));
+  if (!re1035.test(v))
+    errs.push(
+      regexError(
+        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+        DNS1035_LABEL,
+        'my-name',
+        'abc-123',
+      ),
+    );
+  return errs;
+}
+
+const KEY_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/** a label key or other "qualified name": an optional DNS subdomain prefix and '/', then a name */
+export function isQualifiedName(v: string): string[] {
+  const errs: string[] = [];
+  const parts = v.split('/');
+  let name: string;
+  if (parts.length === 1) name = parts[0]!;
+  else if (parts.length === 2) {
+    const prefix = parts[0]!;
+    name = parts[1]!;
+    if (prefix.length === 0) errs.push('prefix part must be non-empty');
+    else for (const m of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${m}`);
+  } else {
+    return [
+      `a valid label key ${regexError(KEY_MSG, LABEL_KEY_NAME, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
+  }
+  if (name.length === 0) errs.push('name part must be non-empty');
+  else if (name.length > 63) errs.push(`name part ${maxLenError(63)}`);
+  if (!reKeyName.test(name)) errs.push(`name part ${regexError(KEY_MSG, LABEL_KEY_NAME, 'MyName', 'my.name', '123-abc')}`);
+  return errs;
+}
+
+export function isLabelValue(v: string): string[] {
+  const errs: string[] = [];
+  if (v.length > 63) errs.push(maxLenError(63));
+  if (!reLabelValue.test(v))
+    errs.push(
+      regexError(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        LABEL_VALUE,
+        'MyValue',
+        'my_value',
+        '12345',
+      ),
+    );
+  return errs;
+}
+
+/** Path segment names may not be '.' or '..' nor contain '/' or '%' (every name is also checked by its kind's rule). */
+export function isValidPathSegmentName(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`];
+  const errs: string[] = [];
+  if (name.includes('/')) errs.push(`may not contain '/'`);
+  if (name.includes('%')) errs.push(`may not contain '%'`);
+  return errs;
+}
+
+export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'path';
+
+/** A kind's object-name check; with prefix=true the value is a generateName prefix (its trailing '-' allowed). */
+export function validateName(rule: NameRule, name: string, prefix: boolean): string[] {
+  let v = name;
+  if (prefix) v = maskTrailingDash(v);
+  switch (rule) {
+    case 'subdomain':
+      return isDNS1123Subdomain(v);
+    case 'label':
+      return isDNS1123Label(v);
+    case 'dns1035':
+      return isDNS1035Label(v);
+    case 'path':
+      return isValidPathSegmentName(v);
+  }
+}
+
+function maskTrailingDash(v: string): string {
+  if (v.length > 1 && v.endsWith('-')) return v.slice(0, -2) + 'a';
+  return v;
+}
+
+const TOTAL_ANNOTATION_SIZE = 256 * 1024;
+
+import { FieldError, field } from './errors.js';
+
+export function validateLabels(labels: unknown, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (labels == null) return errs;
+  for (const [k, v] of Object.entries(labels as Record<string, unknown>)) {
+    for (const m of isQualifiedName(k)) errs.push(field.invalid(path, k, m));
+    if (typeof v !== 'string') continue;
+    for (const m of isLabelValue(v)) errs.push(field.invalid(`${path}[${k}]`, v, m));
+  }
+  return errs;
+}
+
+export function validateAnnotations(ann: unknown, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (ann == null) return errs;
+  let total = 0;
+  for (const [k, v] of Object.entries(ann as Record<string, unknown>)) {
+    for (const m of isQualifiedName(k.toLowerCase())) errs.push(field.invalid(path, k, m));
+    total += k.length + (typeof v === 'string' ? v.length : 0);
+  }
+  if (total > TOTAL_ANNOTATION_SIZE) errs.push(field.tooLong(path, TOTAL_ANNOTATION_SIZE));
+  return errs;
+}

@@ -1,0 +1,326 @@
+// End-to-end harness: starts a real `keelson` process on a free 127.0.0.1 port with its own data
+// directory, waits for /readyz, and offers kubectl (any installed minor version) and raw HTTPS
+// clients authenticated with the generated admin certificate. Every process it starts is
+// stopped by stop().
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import net from 'node:net';
+import https from 'node:https';
+import http2 from 'node:http2';
+import YAML from 'yaml';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** repository root (this file runs from dist/test/e2e) */
+export const ROOT = join(here, '..', '..', '..');
+export const KEELSON = join(ROOT, 'bin', 'keelson');
+
+export function kubectlBinary(version?: string): string {
+  if (!version) return 'kubectl';
+  const p = `/usr/lib/google-cloud-sdk/bin/kubectl.${version}`;
+  return existsSync(p) ? p : 'kubectl';
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  text: string;
+  json(): any;
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface StartOptions {
+  args?: string[];
+  dataDir?: string;
+  /** keep the data directory after stop (for restart tests) */
+  keepData?: boolean;
+  env?: Record<string, string>;
+}
+
+export class Cluster {
+  proc?: ChildProcess;
+  logs = '';
+  readonly home: string;
+  private agent?: https.Agent;
+  private tls?: { ca: Buffer; cert: Buffer; key: Buffer };
+
+  constructor(
+    readonly port: number,
+    readonly dataDir: string,
+    private readonly opts: StartOptions,
+  ) {
+    this.home = mkdtempSync(join(tmpdir(), 'keelson-home-'));
+  }
+
+  get url(): string {
+    return `https://127.0.0.1:${this.port}`;
+  }
+
+  get kubeconfig(): string {
+    return join(this.dataDir, 'kubeconfig');
+  }
+
+  async launch(extraArgs: string[] = []): Promise<void> {
+    const args = [KEELSON, 'server', '--data-dir', this.dataDir, '--secure-port', String(this.port), '--bind-address', '127.0.0.1', ...(this.opts.args ?? []), ...extraArgs];
+    const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...this.opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = proc;
+    proc.stdout!.on('data', (d) => (this.logs += d));
+    proc.stderr!.on('data', (d) => (this.logs += d));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`keelson exited with ${proc.exitCode} during start:\n${this.logs}`);
+      try {
+        const r = await this.rawNoAuth('GET', '/readyz');
+        if (r.status === 200) break;
+      } catch {
+        /* not listening yet */
+      }
+      if (Date.now() > deadline) throw new Error(`keelson did not become ready:\n${this.logs}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    this.loadCredentials();
+  }
+
+  private loadCredentials(): void {
+    const kc = YAML.parse(readFileSync(this.kubeconfig, 'utf8'));
+    const cluster = kc.clusters[0].cluster;
+    const user = kc.users[0].user;
+    this.tls = {
+      ca: Buffer.from(cluster['certificate-authority-data'], 'base64'),
+      cert: Buffer.from(user['client-certificate-data'], 'base64'),
+      key: Buffer.from(user['client-key-data'], 'base64'),
+    };
+    this.agent = new https.Agent({ ca: this.tls.ca, cert: this.tls.cert, key: this.tls.key, keepAlive: true, maxSockets: 64 });
+  }
+
+  get credentials(): { ca: Buffer; cert: Buffer; key: Buffer } {
+    if (!this.tls) throw new Error('not started');
+    return this.tls;
+  }
+
+  /** SIGTERM and wait for the process to exit */
+  async stopProcess(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    const p = this.proc;
+    this.agent?.destroy();
+    if (!p || p.exitCode !== null) return p?.exitCode ?? null;
+    const exited = new Promise<number | null>((r) => p.once('exit', (code) => r(code)));
+    p.kill(signal);
+    const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  }
+
+  async stop(): Promise<void> {
+    await this.stopProcess();
+    rmSync(this.home, { recursive: true, force: true });
+    if (!this.opts.keepData) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+
+  /** run kubectl against this cluster (`version` picks kubectl.1.27 ... kubectl.1.33) */
+  kubectl(args: string[], opts: { version?: string; input?: string; env?: Record<string, string>; timeoutMs?: number } = {}): RunResult {
+    const r = spawnSync(kubectlBinary(opts.version), args, {
+      env: { PATH: process.env.PATH ?? '', HOME: this.home, KUBECONFIG: this.kubeconfig, ...opts.env },
+      input: opts.input,
+      encoding: 'utf8',
+      timeout: opts.timeoutMs ?? 60_000,
+    });
+    return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+  }
+
+  /** kubectl in the background (for -w); returns the process and its collected output */
+  kubectlSpawn(args: string[], opts: { version?: string } = {}): { proc: ChildProcess; out: () => string; err: () => string } {
+    const proc = spawn(kubectlBinary(opts.version), args, { env: { PATH: process.env.PATH ?? '', HOME: this.home, KUBECONFIG: this.kubeconfig } });
+    let out = '';
+    let err = '';
+    proc.stdout.on('data', (d) => (out += d));
+    proc.stderr.on('data', (d) => (err += d));
+    return { proc, out: () => out, err: () => err };
+  }
+
+  /** write a manifest into the cluster's temporary home and return its path */
+  file(name: string, content: string): string {
+    const p = join(this.home, name);
+    writeFileSync(p, content);
+    return p;
+  }
+
+  rawNoAuth(method: string, path: string, opts: { headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> {
+    return request({ host: '127.0.0.1', port: this.port, method, path, headers: opts.headers, rejectUnauthorized: false }, opts.body);
+  }
+
+  /** an HTTPS request as the admin user */
+  raw(method: string, path: string, opts: { headers?: Record<string, string>; body?: string | Buffer | object } = {}): Promise<RawResponse> {
+    let body = opts.body;
+    const headers = { ...(opts.headers ?? {}) };
+    if (body !== undefined && typeof body === 'object' && !Buffer.isBuffer(body)) {
+      body = JSON.stringify(body);
+      headers['content-type'] ??= 'application/json';
+    }
+    return request({ host: '127.0.0.1', port: this.port, method, path, headers, agent: this.agent, servername: 'localhost' }, body as string | Buffer | undefined);
+  }
+
+  /** an open streaming GET (watch): events are collected as they arrive */
+  stream(path: string, headers: Record<string, string> = {}): Stream {
+    return new Stream(this, path, headers, this.agent!);
+  }
+
+  http2Session(): http2.ClientHttp2Session {
+    const t = this.credentials;
+    return http2.connect(this.url, { ca: t.ca, cert: t.cert, key: t.key, servername: 'localhost' });
+  }
+}
+
+export class Stream {
+  status = 0;
+  headers: Record<string, string | string[] | undefined> = {};
+  chunks: Buffer[] = [];
+  ended = false;
+  private req: ReturnType<typeof https.request>;
+  private waiters: (() => void)[] = [];
+  readonly ready: Promise<void>;
+
+  constructor(c: Cluster, path: string, headers: Record<string, string>, agent: https.Agent) {
+    let ready!: () => void;
+    this.ready = new Promise((r) => (ready = r));
+    this.req = https.request({ host: '127.0.0.1', port: c.port, path, method: 'GET', headers, agent, servername: 'localhost' }, (res) => {
+      this.status = res.statusCode ?? 0;
+      this.headers = res.headers;
+      ready();
+      res.on('data', (d: Buffer) => {
+        this.chunks.push(d);
+        this.notify();
+      });
+      res.on('end', () => {
+        this.ended = true;
+        this.notify();
+      });
+      res.on('error', () => {
+        this.ended = true;
+        this.notify();
+      });
+    });
+    this.req.on('error', () => {
+      this.ended = true;
+      ready();
+      this.notify();
+    });
+    this.req.end();
+  }
+
+  private notify() {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  get text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+
+  /** the JSON events received so far */
+  events(): any[] {
+    return this.text
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l));
+  }
+
+  /** wait until pred holds on the events (or the stream ends) */
+  async until(pred: (events: any[]) => boolean, timeoutMs = 10_000): Promise<any[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const ev = this.events();
+      if (pred(ev)) return ev;
+      if (this.ended) throw new Error(`stream ended before condition; got ${JSON.stringify(ev).slice(0, 2000)}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting on stream; got ${JSON.stringify(ev).slice(0, 2000)}`);
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, left);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      });
+    }
+  }
+
+  async untilEnd(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.ended) {
+      if (Date.now() > deadline) throw new Error('stream did not end');
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, 100);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      });
+    }
+  }
+
+  close(): void {
+    this.req.destroy();
+  }
+}
+
+function request(opts: https.RequestOptions, body?: string | Buffer): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { ...(opts.headers as Record<string, string>) };
+    if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
+    const req = https.request({ ...opts, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => {
+        const b = Buffer.concat(chunks);
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: b,
+          text: b.toString('utf8'),
+          json: () => JSON.parse(b.toString('utf8')),
+        });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.setTimeout(30_000, () => req.destroy(new Error('request timed out')));
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+/** Start a cluster on a fresh data directory (or the given one) and a free port. */
+export async function startCluster(opts: StartOptions = {}): Promise<Cluster> {
+  const port = await freePort();
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'keelson-data-'));
+  const c = new Cluster(port, dataDir, opts);
+  try {
+    await c.launch();
+  } catch (e) {
+    await c.stop();
+    throw e;
+  }
+  return c;
+}
