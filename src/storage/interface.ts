@@ -8,7 +8,12 @@
 
 export interface KeyValue {
   key: string;
-  /** the stored bytes (for the API server: the JSON of the object, without resourceVersion) */
+  /**
+   * the stored bytes (for the API server: the JSON of the object, without resourceVersion).
+   * Ownership: a backend keeps the very Uint8Array a write passes (no copy) and hands it out again
+   * in the write's result and its watch event, so a caller can recognise its own bytes by identity;
+   * nobody may modify a value once it was passed to or returned by a backend.
+   */
   value: Uint8Array;
   /** the revision of the write that created this key (since its last deletion) */
   createRevision: number;

@@ -119,7 +119,7 @@ export class MemoryBackend implements Backend {
     if (this.closed) return Promise.reject(new Error('storage closed'));
     if (this.latest.has(key)) return Promise.reject(new KeyExistsError(key));
     const rev = ++this.rev;
-    const kv: KeyValue = { key, value: new Uint8Array(value), createRevision: rev, modRevision: rev };
+    const kv: KeyValue = { key, value, createRevision: rev, modRevision: rev };
     return this.apply({ type: 'put', kv, revision: rev }, false, kv);
   }
 
@@ -129,7 +129,7 @@ export class MemoryBackend implements Backend {
     if (!cur) return Promise.reject(new KeyNotFoundError(key));
     if (cur.modRevision !== expectedModRevision) return Promise.reject(new ConflictError(key, cur));
     const rev = ++this.rev;
-    const kv: KeyValue = { key, value: new Uint8Array(value), createRevision: cur.createRevision, modRevision: rev };
+    const kv: KeyValue = { key, value, createRevision: cur.createRevision, modRevision: rev };
     return this.apply({ type: 'put', kv, prevKv: cur, revision: rev }, false, kv);
   }
 

@@ -209,7 +209,7 @@ export class SqliteBackend implements Backend {
     if (this.index.has(key)) return Promise.reject(new KeyExistsError(key));
     const rev = ++this.assigned;
     this.index.set(key, { c: rev, m: rev });
-    return this.enqueue(OP_CREATE, rev, key, rev, 0, new Uint8Array(value));
+    return this.enqueue(OP_CREATE, rev, key, rev, 0, value);
   }
 
   update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KeyValue> {
@@ -219,7 +219,7 @@ export class SqliteBackend implements Backend {
     if (cur.m !== expectedModRevision) return Promise.reject(new ConflictError(key, this.current(key, cur)));
     const rev = ++this.assigned;
     this.index.set(key, { c: cur.c, m: rev });
-    return this.enqueue(OP_UPDATE, rev, key, cur.c, cur.m, new Uint8Array(value));
+    return this.enqueue(OP_UPDATE, rev, key, cur.c, cur.m, value);
   }
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {

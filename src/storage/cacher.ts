@@ -1,0 +1,683 @@
+// The watch cache: one per resource prefix, in front of a Backend. The API server serves lists and
+// watches from it (as Kubernetes' cacher does).
+//
+// - `tree`: the latest state, a B+ tree of key -> CacheEntry in byte order.
+// - `history`: a ring of the events applied (each with the time it was applied), kept for
+//   historyWindowMs: a watch resumes from any revision >= oldestRevision().
+// - Exact lists at a past revision R: the state at R is rebuilt on demand from the newest state
+//   (or from a nearer snapshot already built) by undoing the history events after R, on a
+//   copy-on-write clone of the tree (BTree.clone() is O(1); undoing touches O(events * log n)
+//   nodes). The rebuilt snapshot is kept (a few of them, keyed by the first event after R), so
+//   the pages of one paged list share it. Nothing is copied on the write path. A state is served
+//   while it was current within snapshotMaxAgeMs (the first event after R is at most that old).
+// - One decode per write: a 'put' KeyValue is decoded once into the entry; a DELETED entry reuses
+//   the previous entry's object (a shallow copy with the deletion's resourceVersion).
+// - Fan-out: watchers are indexed by prefix (one map lookup per distinct prefix length per event);
+//   an unfiltered watcher receives the cache's own event object (shared by every watcher, so
+//   per-event memoization by the caller is shared too); filtered watchers get ADDED/DELETED
+//   transitions built once per event and shared among the watchers that need them.
+// - Freshness: the backend watch reports progress after every commit (onProgress), so revision()
+//   follows the store's revision even when this prefix sees no writes; waitUntilFresh waits for it.
+
+import { BTree } from './btree.js';
+import { FutureRevisionError, type Backend, type KeyValue, type StorageEvent, type Watch } from './interface.js';
+import { compareKeys, maxKey, prefixEnd } from './keys.js';
+
+export interface CacheEntry {
+  /** '/registry/configmaps/default/x' */
+  key: string;
+  /** '' for cluster-scoped */
+  namespace: string;
+  name: string;
+  /** the decoded object, metadata.resourceVersion set; shared: treat as immutable */
+  obj: any;
+  modRevision: number;
+  createRevision: number;
+  /** per-encoding serialized bytes, filled lazily by the API server, shared by every list and watcher */
+  encoded: Map<string, Uint8Array>;
+}
+
+export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface CacheEvent {
+  type: CacheEventType;
+  entry: CacheEntry;
+  /** the entry before this event (MODIFIED, DELETED, and ADDED/DELETED transitions of a filter) */
+  prev?: CacheEntry;
+  revision: number;
+}
+
+export interface CacheListOptions {
+  /** keys with this prefix (the resource prefix, or a namespace's prefix within it) */
+  prefix: string;
+  /** undefined: the latest state; R: exactly the state at R (TooOldError when it cannot be rebuilt) */
+  revision?: number;
+  /** only keys >= startKey (a continueKey from a previous page) */
+  startKey?: string;
+  /** at most this many matching items */
+  limit?: number;
+  filter?: (e: CacheEntry) => boolean;
+}
+
+export interface CacheListResult {
+  items: CacheEntry[];
+  /** the revision the list reflects */
+  revision: number;
+  /** set when keys follow the page: the startKey of the next page (the last item's key + '\0') */
+  continueKey?: string;
+  /** with continueKey and no filter: the number of keys in the prefix after this page */
+  remaining?: number;
+}
+
+export interface CacheWatchOptions {
+  prefix: string;
+  /** deliver events with revision > afterRevision (TooOldError if older than oldestRevision()) */
+  afterRevision: number;
+  filter?: (e: CacheEntry) => boolean;
+  /** called synchronously; the history replay runs inside watch(), before it returns */
+  onEvent: (ev: CacheEvent) => void;
+  /** the watch ended without stop(): the cacher stopped or restarted, or onEvent threw */
+  onClose?: (err?: Error) => void;
+}
+
+export interface Cacher {
+  readonly resourcePrefix: string;
+  /** initial list at a revision, then watch the backend from it */
+  start(): Promise<void>;
+  stop(): void;
+  /** the newest revision applied to the cache (events and progress of the store) */
+  revision(): number;
+  /** events after this revision are still in history */
+  oldestRevision(): number;
+  /** resolves true once revision() >= rev, false on timeout */
+  waitUntilFresh(rev: number, timeoutMs: number): Promise<boolean>;
+  /** the latest entry of a key */
+  get(key: string): CacheEntry | undefined;
+  /**
+   * Throws TooOldError when `revision` is older than the cache can rebuild (the caller falls back
+   * to the backend), FutureRevisionError when it is newer than revision() (wait first).
+   */
+  list(opts: CacheListOptions): CacheListResult;
+  /** throws TooOldError (410) if afterRevision < oldestRevision() */
+  watch(opts: CacheWatchOptions): { stop(): void };
+}
+
+export interface CacherOptions {
+  /** JSON bytes -> object with resourceVersion set to String(kv.modRevision) */
+  decode: (kv: KeyValue) => any;
+  split: (key: string) => { namespace: string; name: string };
+  /** events kept for watch resume (default 5 minutes) */
+  historyWindowMs?: number;
+  /** how long a past state stays listable exactly (default 75 s) */
+  snapshotMaxAgeMs?: number;
+  /** upper bound on the events kept, whatever their age (default 1,000,000) */
+  historyMaxEvents?: number;
+  now?: () => number;
+}
+
+/** The requested revision is older than the cache holds: 410 Gone for watches, fall back for lists. */
+export class TooOldError extends Error {
+  constructor(
+    readonly requested: number,
+    readonly oldest: number,
+  ) {
+    super(`too old resource version: ${requested} (${oldest})`);
+    this.name = 'TooOldError';
+  }
+}
+
+export function newCacher(backend: Backend, resourcePrefix: string, opts: CacherOptions): Cacher {
+  return new WatchCache(backend, resourcePrefix, opts);
+}
+
+// -------------------------------------------------------------------------------------------------
+
+/** a ring of events in revision order, with the time each was applied */
+class History {
+  private evs: (CacheEvent | undefined)[] = new Array(1024);
+  private times = new Float64Array(1024);
+  private head = 0;
+  length = 0;
+
+  push(ev: CacheEvent, t: number): void {
+    if (this.length === this.evs.length) this.grow();
+    const i = (this.head + this.length) & (this.evs.length - 1);
+    this.evs[i] = ev;
+    this.times[i] = t;
+    this.length++;
+  }
+
+  shift(): CacheEvent {
+    const ev = this.evs[this.head]!;
+    this.evs[this.head] = undefined;
+    this.head = (this.head + 1) & (this.evs.length - 1);
+    this.length--;
+    return ev;
+  }
+
+  at(i: number): CacheEvent {
+    return this.evs[(this.head + i) & (this.evs.length - 1)]!;
+  }
+
+  timeAt(i: number): number {
+    return this.times[(this.head + i) & (this.evs.length - 1)];
+  }
+
+  /** the index of the first event with revision > rev (length if none) */
+  firstAfter(rev: number): number {
+    let lo = 0;
+    let hi = this.length;
+    if (hi === 0 || this.at(hi - 1).revision <= rev) return hi;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.at(mid).revision <= rev) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  clear(): void {
+    this.evs = new Array(1024);
+    this.times = new Float64Array(1024);
+    this.head = 0;
+    this.length = 0;
+  }
+
+  private grow(): void {
+    const n = this.evs.length;
+    const evs: (CacheEvent | undefined)[] = new Array(n * 2);
+    const times = new Float64Array(n * 2);
+    for (let i = 0; i < this.length; i++) {
+      const j = (this.head + i) & (n - 1);
+      evs[i] = this.evs[j];
+      times[i] = this.times[j];
+    }
+    this.evs = evs;
+    this.times = times;
+    this.head = 0;
+  }
+}
+
+interface CacheWatcher {
+  prefix: string;
+  after: number;
+  filter?: (e: CacheEntry) => boolean;
+  onEvent: (ev: CacheEvent) => void;
+  onClose?: (err?: Error) => void;
+  stopped: boolean;
+}
+
+interface Snapshot {
+  /** the revision of the first event after the snapshot's state */
+  next: number;
+  tree: BTree<string, CacheEntry>;
+}
+
+interface Waiter {
+  rev: number;
+  resolve: (ok: boolean) => void;
+  timer: NodeJS.Timeout;
+}
+
+const MAX_SNAPSHOTS = 8;
+type Visit = (k: string, e: CacheEntry) => { break: true } | void;
+const BREAK = { break: true } as const;
+
+class WatchCache implements Cacher {
+  private tree: BTree<string, CacheEntry> = new BTree<string, CacheEntry>(undefined, compareKeys);
+  private rev = 0;
+  private oldest = 0;
+  private readonly history = new History();
+  private snapshots: Snapshot[] = [];
+  /** watchers by prefix length, then prefix */
+  private readonly watchers = new Map<number, Map<string, Set<CacheWatcher>>>();
+  private waiters: Waiter[] = [];
+  private backendWatch: Watch | undefined;
+  private running = false;
+  private generation = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly decode: (kv: KeyValue) => any;
+  private readonly split: (key: string) => { namespace: string; name: string };
+  private readonly historyWindowMs: number;
+  private readonly snapshotMaxAgeMs: number;
+  private readonly historyMaxEvents: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly backend: Backend,
+    readonly resourcePrefix: string,
+    opts: CacherOptions,
+  ) {
+    this.decode = opts.decode;
+    this.split = opts.split;
+    this.historyWindowMs = opts.historyWindowMs ?? 5 * 60_000;
+    this.snapshotMaxAgeMs = opts.snapshotMaxAgeMs ?? 75_000;
+    this.historyMaxEvents = Math.max(1, opts.historyMaxEvents ?? 1_000_000);
+    this.now = opts.now ?? Date.now;
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    await this.load();
+  }
+
+  stop(): void {
+    if (!this.running) return;
+    this.running = false;
+    this.generation++;
+    this.backendWatch?.cancel();
+    this.backendWatch = undefined;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    this.closeWatchers(undefined);
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.resolve(false);
+    }
+    this.waiters = [];
+  }
+
+  revision(): number {
+    return this.rev;
+  }
+
+  oldestRevision(): number {
+    this.trim(this.now());
+    return this.oldest;
+  }
+
+  waitUntilFresh(rev: number, timeoutMs: number): Promise<boolean> {
+    if (this.rev >= rev) return Promise.resolve(true);
+    if (!this.running) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const w: Waiter = {
+        rev,
+        resolve,
+        timer: setTimeout(() => {
+          const i = this.waiters.indexOf(w);
+          if (i >= 0) this.waiters.splice(i, 1);
+          resolve(false);
+        }, Math.max(0, timeoutMs)),
+      };
+      this.waiters.push(w);
+    });
+  }
+
+  get(key: string): CacheEntry | undefined {
+    return this.tree.get(key);
+  }
+
+  list(opts: CacheListOptions): CacheListResult {
+    const { prefix, filter } = opts;
+    let tree = this.tree;
+    let revision = this.rev;
+    if (opts.revision !== undefined && opts.revision !== this.rev) {
+      revision = opts.revision;
+      tree = this.treeAt(revision);
+    }
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+    const items: CacheEntry[] = [];
+    let more = false;
+    let remaining = 0;
+    const visit: Visit = filter
+      ? (_k, e) => {
+          if (items.length >= limit) {
+            more = true;
+            return BREAK;
+          }
+          if (filter(e)) items.push(e);
+        }
+      : (_k, e) => {
+          if (items.length < limit) items.push(e);
+          else {
+            more = true;
+            remaining++;
+          }
+        };
+    scan(tree, opts.startKey ? maxKey(opts.startKey, prefix) : prefix, prefix, visit);
+    const res: CacheListResult = { items, revision };
+    if (more) {
+      res.continueKey = items[items.length - 1].key + '\0';
+      if (!filter) res.remaining = remaining;
+    }
+    return res;
+  }
+
+  watch(opts: CacheWatchOptions): { stop(): void } {
+    const now = this.now();
+    this.trim(now);
+    if (opts.afterRevision < this.oldest) throw new TooOldError(opts.afterRevision, this.oldest);
+    const w: CacheWatcher = {
+      prefix: opts.prefix,
+      after: opts.afterRevision,
+      filter: opts.filter,
+      onEvent: opts.onEvent,
+      onClose: opts.onClose,
+      stopped: false,
+    };
+    const handle = { stop: () => this.removeWatcher(w) };
+    // replay, then register: both in this synchronous call, so no event falls between them
+    const h = this.history;
+    for (let i = h.firstAfter(opts.afterRevision); i < h.length && !w.stopped; i++) {
+      const ev = h.at(i);
+      if (ev.entry.key.startsWith(w.prefix)) this.send(w, ev, undefined);
+    }
+    if (w.stopped) return handle;
+    if (w.after < this.rev) w.after = this.rev;
+    let byPrefix = this.watchers.get(w.prefix.length);
+    if (!byPrefix) this.watchers.set(w.prefix.length, (byPrefix = new Map()));
+    let set = byPrefix.get(w.prefix);
+    if (!set) byPrefix.set(w.prefix, (set = new Set()));
+    set.add(w);
+    return handle;
+  }
+
+  /** the number of active watchers (for metrics and tests) */
+  watcherCount(): number {
+    let n = 0;
+    for (const m of this.watchers.values()) for (const s of m.values()) n += s.size;
+    return n;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private async load(): Promise<void> {
+    const gen = ++this.generation;
+    const res = await this.backend.list(this.resourcePrefix);
+    if (gen !== this.generation) return;
+    const pairs: [string, CacheEntry][] = new Array(res.kvs.length);
+    for (let i = 0; i < res.kvs.length; i++) {
+      const kv = res.kvs[i];
+      const { namespace, name } = this.split(kv.key);
+      pairs[i] = [
+        kv.key,
+        {
+          key: kv.key,
+          namespace,
+          name,
+          obj: this.decode(kv),
+          modRevision: kv.modRevision,
+          createRevision: kv.createRevision,
+          encoded: new Map(),
+        },
+      ];
+    }
+    this.tree = new BTree<string, CacheEntry>(pairs, compareKeys);
+    this.history.clear();
+    this.snapshots = [];
+    this.rev = res.revision;
+    this.oldest = res.revision;
+    this.backendWatch = this.backend.watch(this.resourcePrefix, {
+      afterRevision: res.revision,
+      onEvents: (evs) => {
+        if (gen === this.generation) this.applyEvents(evs);
+      },
+      onProgress: (rev) => {
+        if (gen === this.generation) this.advance(rev);
+      },
+      onError: (err) => {
+        if (gen === this.generation) this.restart(err);
+      },
+    });
+    this.notifyWaiters();
+  }
+
+  /** the backend watch broke: end every watch (clients re-list and re-watch) and reload */
+  private restart(err: Error): void {
+    if (!this.running) return;
+    this.generation++;
+    this.backendWatch = undefined;
+    this.closeWatchers(err);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.running) this.load().catch((e) => this.restart(e instanceof Error ? e : new Error(String(e))));
+    }, 100);
+    this.restartTimer.unref?.();
+  }
+
+  private applyEvents(evs: StorageEvent[]): void {
+    const now = this.now();
+    for (let i = 0; i < evs.length; i++) {
+      const se = evs[i];
+      if (se.revision <= this.rev) continue;
+      const ev = this.toCacheEvent(se);
+      this.history.push(ev, now);
+      this.rev = se.revision;
+      this.dispatch(ev);
+    }
+    this.trim(now);
+    if (this.waiters.length > 0) this.notifyWaiters();
+  }
+
+  private advance(rev: number): void {
+    if (rev <= this.rev) return;
+    this.rev = rev;
+    if (this.waiters.length > 0) this.notifyWaiters();
+  }
+
+  private toCacheEvent(se: StorageEvent): CacheEvent {
+    const kv = se.kv;
+    const key = kv.key;
+    const prev = this.tree.get(key);
+    if (se.type === 'put') {
+      let namespace: string;
+      let name: string;
+      if (prev) {
+        namespace = prev.namespace;
+        name = prev.name;
+      } else {
+        ({ namespace, name } = this.split(key));
+      }
+      const entry: CacheEntry = {
+        key,
+        namespace,
+        name,
+        obj: this.decode(kv),
+        modRevision: kv.modRevision,
+        createRevision: kv.createRevision,
+        encoded: new Map(),
+      };
+      this.tree.set(key, entry);
+      return { type: prev ? 'MODIFIED' : 'ADDED', entry, prev, revision: se.revision };
+    }
+    let entry: CacheEntry;
+    if (prev) {
+      const o = prev.obj;
+      const obj =
+        o && typeof o === 'object' && o.metadata && typeof o.metadata === 'object'
+          ? { ...o, metadata: { ...o.metadata, resourceVersion: String(se.revision) } }
+          : this.decode(kv);
+      entry = { key, namespace: prev.namespace, name: prev.name, obj, modRevision: se.revision, createRevision: kv.createRevision, encoded: new Map() };
+      this.tree.delete(key);
+    } else {
+      // not in the cache (should not happen): build it from the event
+      const { namespace, name } = this.split(key);
+      entry = { key, namespace, name, obj: this.decode(kv), modRevision: se.revision, createRevision: kv.createRevision, encoded: new Map() };
+    }
+    return { type: 'DELETED', entry, prev, revision: se.revision };
+  }
+
+  private dispatch(ev: CacheEvent): void {
+    if (this.watchers.size === 0) return;
+    const key = ev.entry.key;
+    const derived: Derived = { added: undefined, deleted: undefined };
+    for (const [len, byPrefix] of this.watchers) {
+      if (len > key.length) continue;
+      const set = byPrefix.get(len === key.length ? key : key.slice(0, len));
+      if (set) for (const w of set) this.send(w, ev, derived);
+    }
+  }
+
+  /** deliver one event to one watcher, applying its filter (with match transitions) */
+  private send(w: CacheWatcher, ev: CacheEvent, derived: Derived | undefined): void {
+    if (ev.revision <= w.after) return;
+    w.after = ev.revision;
+    const f = w.filter;
+    if (!f) return this.call(w, ev);
+    try {
+      switch (ev.type) {
+        case 'ADDED':
+          if (f(ev.entry)) this.call(w, ev);
+          return;
+        case 'DELETED':
+          if (f(ev.prev ?? ev.entry)) this.call(w, ev);
+          return;
+        case 'MODIFIED': {
+          const now = f(ev.entry);
+          const before = ev.prev ? f(ev.prev) : false;
+          if (now && before) this.call(w, ev);
+          else if (now) {
+            let e = derived?.added;
+            if (!e) {
+              e = { type: 'ADDED', entry: ev.entry, prev: ev.prev, revision: ev.revision };
+              if (derived) derived.added = e;
+            }
+            this.call(w, e);
+          } else if (before) {
+            let e = derived?.deleted;
+            if (!e) {
+              e = { type: 'DELETED', entry: ev.entry, prev: ev.prev, revision: ev.revision };
+              if (derived) derived.deleted = e;
+            }
+            this.call(w, e);
+          }
+          return;
+        }
+      }
+    } catch (err) {
+      this.dropWatcher(w, err);
+    }
+  }
+
+  private call(w: CacheWatcher, ev: CacheEvent): void {
+    try {
+      w.onEvent(ev);
+    } catch (err) {
+      this.dropWatcher(w, err);
+    }
+  }
+
+  private dropWatcher(w: CacheWatcher, err: unknown): void {
+    if (w.stopped) return;
+    this.removeWatcher(w);
+    try {
+      w.onClose?.(err instanceof Error ? err : new Error(String(err)));
+    } catch {
+      // nowhere to report
+    }
+  }
+
+  private removeWatcher(w: CacheWatcher): void {
+    if (w.stopped) return;
+    w.stopped = true;
+    const byPrefix = this.watchers.get(w.prefix.length);
+    const set = byPrefix?.get(w.prefix);
+    if (!set) return;
+    set.delete(w);
+    if (set.size === 0) {
+      byPrefix!.delete(w.prefix);
+      if (byPrefix!.size === 0) this.watchers.delete(w.prefix.length);
+    }
+  }
+
+  private closeWatchers(err: Error | undefined): void {
+    const all: CacheWatcher[] = [];
+    for (const m of this.watchers.values()) for (const s of m.values()) all.push(...s);
+    this.watchers.clear();
+    for (const w of all) {
+      w.stopped = true;
+      try {
+        w.onClose?.(err);
+      } catch {
+        // nowhere to report
+      }
+    }
+  }
+
+  private notifyWaiters(): void {
+    const rest: Waiter[] = [];
+    for (const w of this.waiters) {
+      if (this.rev >= w.rev) {
+        clearTimeout(w.timer);
+        w.resolve(true);
+      } else rest.push(w);
+    }
+    this.waiters = rest;
+  }
+
+  /** drop events older than the history window (or beyond the size bound) */
+  private trim(now: number): void {
+    const h = this.history;
+    const horizon = now - this.historyWindowMs;
+    while (h.length > 0 && (h.timeAt(0) < horizon || h.length > this.historyMaxEvents)) {
+      this.oldest = h.shift().revision;
+    }
+    if (this.snapshots.length > 0 && this.snapshots[0].next <= this.oldest) {
+      this.snapshots = this.snapshots.filter((s) => s.next > this.oldest);
+    }
+  }
+
+  /** the state at exactly `rev` (rev !== this.rev) */
+  private treeAt(rev: number): BTree<string, CacheEntry> {
+    if (rev > this.rev) throw new FutureRevisionError(rev, this.rev);
+    const now = this.now();
+    this.trim(now);
+    if (rev < this.oldest) throw new TooOldError(rev, this.oldest);
+    const h = this.history;
+    const first = h.firstAfter(rev);
+    if (first === h.length) return this.tree; // nothing happened to this prefix since rev
+    if (h.timeAt(first) < now - this.snapshotMaxAgeMs) throw new TooOldError(rev, this.oldestSnapshotRevision(now));
+    const next = h.at(first).revision;
+    // the nearest state at or after the one wanted: a snapshot already built, or the latest
+    let base: BTree<string, CacheEntry> = this.tree;
+    let baseIndex = h.length;
+    for (const s of this.snapshots) {
+      if (s.next === next) return s.tree;
+      if (s.next > next) {
+        const i = h.firstAfter(s.next - 1);
+        if (i < baseIndex) {
+          base = s.tree;
+          baseIndex = i;
+        }
+      }
+    }
+    const t = base.clone();
+    if (t.isFrozen) t.unfreeze();
+    for (let i = baseIndex - 1; i >= first; i--) {
+      const ev = h.at(i);
+      if (ev.type === 'ADDED' || !ev.prev) t.delete(ev.entry.key);
+      else t.set(ev.entry.key, ev.prev);
+    }
+    t.freeze();
+    this.snapshots.push({ next, tree: t });
+    if (this.snapshots.length > MAX_SNAPSHOTS) this.snapshots.shift();
+    return t;
+  }
+
+  /** the oldest revision an exact list can still be served at (for error messages) */
+  private oldestSnapshotRevision(now: number): number {
+    const h = this.history;
+    const horizon = now - this.snapshotMaxAgeMs;
+    let i = 0;
+    while (i < h.length && h.timeAt(i) < horizon) i++;
+    return i === 0 ? this.oldest : h.at(i - 1).revision;
+  }
+}
+
+interface Derived {
+  added: CacheEvent | undefined;
+  deleted: CacheEvent | undefined;
+}
+
+function scan(tree: BTree<string, CacheEntry>, low: string, prefix: string, visit: Visit): void {
+  const high = prefixEnd(prefix);
+  if (high !== undefined) {
+    tree.forRange(low, high, false, visit as (k: string, e: CacheEntry) => void);
+    return;
+  }
+  for (const [k, e] of tree.entries(low)) {
+    if (!k.startsWith(prefix)) break;
+    if (visit(k, e)) break;
+  }
+}
