@@ -51,8 +51,8 @@ function parseArgs(argv) {
 // What to generate
 
 /**
- * The packages whose objects are roots. `objects`: every type marked as a runtime.Object
- * (top-level kinds, their lists, subresource and option kinds), except `exclude`.
+ * The packages whose objects are roots. `objects`: every kind the package registers in its
+ * scheme (top-level kinds, their lists, subresource and option kinds), except `exclude`.
  * `roots`: named types. Everything reachable from a root is declared too, in its own package's file.
  */
 const PACKAGES = [
@@ -444,6 +444,14 @@ function loadPackage(path) {
     const gm = /^\/\/\s*\+groupName=(.*)$/m.exec(text);
     if (gm) p.groupName = gm[1].trim();
   }
+  // the kinds the package registers in its scheme (register.go: AddKnownTypes(SchemeGroupVersion, &Pod{}, ...))
+  p.registered = new Set();
+  const reg = join(dir, 'register.go');
+  if (existsSync(reg)) {
+    const text = stripBlockComments(readFileSync(reg, 'utf8')).replace(/\/\/.*$/gm, '');
+    for (const m of text.matchAll(/AddKnownTypes\(\s*SchemeGroupVersion\s*,([^)]*)\)/g))
+      for (const k of m[1].matchAll(/&([A-Za-z_][A-Za-z0-9_]*)\{\}/g)) p.registered.add(k[1]);
+  }
   // the group: the package's GroupName constant (register.go), else the +groupName marker (doc.go)
   const gc = p.consts.find((c) => c.name === 'GroupName' && typeof c.value === 'string');
   if (gc) p.groupName = gc.value;
@@ -459,6 +467,12 @@ function hasMarker(comments, key, value) {
   return markersOf(comments).some((m) => m.key === key && (value === undefined || m.value === value));
 }
 
+/** A kind of its package: registered in the package's scheme, or (no register.go) marked a runtime.Object. */
+function isKind(pkg, t) {
+  if (pkg.registered.size) return pkg.registered.has(t.name);
+  return isRuntimeObject(t);
+}
+
 function isRuntimeObject(t) {
   return markersOf(t.comments).some(
     (m) => (m.key === 'k8s:deepcopy-gen:interfaces' && /runtime\.Object$/.test(m.value ?? '')) || m.key === 'genclient',
@@ -468,7 +482,8 @@ function isRuntimeObject(t) {
 function enumValues(pkg, typeName) {
   const vals = [];
   for (const c of pkg.consts) if (c.type === typeName && typeof c.value === 'string' && !vals.includes(c.value)) vals.push(c.value);
-  return vals;
+  // sorted, as the published OpenAPI lists them
+  return vals.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 function constValue(pkg, name) {
@@ -712,7 +727,7 @@ function declareStruct(pkgPath, name) {
   if (pkgPath === META_PKG) {
     const g = META_GVK[name];
     if (g) decl.gvk = [{ group: g[0], version: g[1], kind: name }];
-  } else if (isRuntimeObject(t) && pkg.groupName !== undefined) {
+  } else if (isKind(pkg, t) && pkg.groupName !== undefined) {
     decl.gvk = [{ group: pkg.groupName, version: pkg.version, kind: name }];
   }
   return decl;
@@ -739,12 +754,38 @@ function mergeDescriptions(decls) {
         used.add(key);
       }
     }
-    if (d.typeMeta) {
-      // kind and apiVersion are described once, on TypeMeta; nothing to do here
-    }
+    fallbackDescriptions(d);
   }
   const unknown = Object.keys(desc).filter((k) => !k.startsWith('$') && !used.has(k) && !byName.has(k));
   return { used: used.size, unknown };
+}
+
+/**
+ * Descriptions for what every kind has in common, where descriptions.json says nothing more
+ * particular: a list kind, its metadata and items; a kind's metadata, spec and status.
+ * (`kind` and `apiVersion` are described once, on TypeMeta.)
+ */
+function fallbackDescriptions(d) {
+  const kind = d.gvk?.[0]?.kind;
+  if (!kind) return;
+  const fields = new Map(d.fields.map((f) => [f.name, f]));
+  const items = fields.get('items');
+  const isList = kind.endsWith('List') && items?.type.kind === 'array' && items.type.items.kind === 'object';
+  const of = isList ? items.type.items.name.split('.').pop() : kind;
+  const set = (f, text) => {
+    if (f && !f.description) f.description = text;
+  };
+  if (isList) {
+    d.description ??= `A list of ${of} objects.`;
+    set(fields.get('metadata'), 'Standard list metadata: the resource version the list was read at, and the continue token when the list is paged.');
+    set(items, `The ${of} objects in the list.`);
+    return;
+  }
+  const md = fields.get('metadata');
+  if (md?.type.kind === 'object' && md.type.name.endsWith('.ObjectMeta'))
+    set(md, 'Standard object metadata: name, namespace, labels, annotations, owner references, and the fields the system maintains.');
+  set(fields.get('spec'), `The desired state of the ${kind}, as its author asks for it.`);
+  set(fields.get('status'), `The state of the ${kind} as the system last observed it. Written by controllers through the status subresource; it may lag behind the spec.`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -783,7 +824,7 @@ function main() {
     const pkg = loadPackage(spec.path);
     if (spec.objects) {
       for (const [name, t] of pkg.types) {
-        if (t.def.struct && isRuntimeObject(t) && !(spec.exclude ?? []).includes(name)) want(spec.path, name);
+        if (t.def.struct && isKind(pkg, t) && !(spec.exclude ?? []).includes(name)) want(spec.path, name);
       }
     }
     for (const r of spec.roots ?? []) {

@@ -79,7 +79,7 @@ test('Pod, PodSpec and Container facts', () => {
   const volumes = field(`${CORE}.PodSpec`, 'volumes');
   assert.equal(volumes.patchStrategy, 'merge,retainKeys');
   assert.equal(field(`${CORE}.PodSpec`, 'restartPolicy').proto, 3);
-  assert.deepEqual(field(`${CORE}.PodSpec`, 'restartPolicy').enum, ['Always', 'OnFailure', 'Never']);
+  assert.deepEqual(field(`${CORE}.PodSpec`, 'restartPolicy').enum, ['Always', 'Never', 'OnFailure']);
   assert.equal(field(`${CORE}.PodSpec`, 'terminationGracePeriodSeconds').nullable, true);
   assert.equal(field(`${CORE}.PodSpec`, 'terminationGracePeriodSeconds').format, 'int64');
 
@@ -92,7 +92,7 @@ test('Pod, PodSpec and Container facts', () => {
   assert.equal(field(`${CORE}.Container`, 'image').proto, 2);
   const protocol = field(`${CORE}.ContainerPort`, 'protocol');
   assert.equal(protocol.default, 'TCP');
-  assert.deepEqual(protocol.enum, ['TCP', 'UDP', 'SCTP']);
+  assert.deepEqual(protocol.enum, ['SCTP', 'TCP', 'UDP']);
   assert.equal(field(`${CORE}.ContainerPort`, 'containerPort').format, 'int32');
   const resources = field(`${CORE}.ResourceRequirements`, 'limits');
   assert.deepEqual(resources.type, { kind: 'map', values: { kind: 'special', special: 'Quantity' } });
