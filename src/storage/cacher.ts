@@ -21,7 +21,7 @@
 
 import { BTree } from './btree.js';
 import { FutureRevisionError, type Backend, type KeyValue, type StorageEvent, type Watch } from './interface.js';
-import { compareKeys, maxKey, prefixEnd } from './keys.js';
+import { compareKeys, maxKey, noteKey, prefixEnd } from './keys.js';
 
 export interface CacheEntry {
   /** '/registry/configmaps/default/x' */
@@ -110,7 +110,7 @@ export interface CacherOptions {
   historyWindowMs?: number;
   /** how long a past state stays listable exactly (default 75 s) */
   snapshotMaxAgeMs?: number;
-  /** upper bound on the events kept, whatever their age (default 1,000,000) */
+  /** upper bound on the events kept, whatever their age (default 102,400, Kubernetes' upper bound) */
   historyMaxEvents?: number;
   now?: () => number;
 }
@@ -225,6 +225,8 @@ const BREAK = { break: true } as const;
 
 class WatchCache implements Cacher {
   private tree: BTree<string, CacheEntry> = new BTree<string, CacheEntry>(undefined, compareKeys);
+  /** the same latest entries by key, for O(1) get */
+  private byKey = new Map<string, CacheEntry>();
   private rev = 0;
   private oldest = 0;
   private readonly history = new History();
@@ -252,7 +254,7 @@ class WatchCache implements Cacher {
     this.split = opts.split;
     this.historyWindowMs = opts.historyWindowMs ?? 5 * 60_000;
     this.snapshotMaxAgeMs = opts.snapshotMaxAgeMs ?? 75_000;
-    this.historyMaxEvents = Math.max(1, opts.historyMaxEvents ?? 1_000_000);
+    this.historyMaxEvents = Math.max(1, opts.historyMaxEvents ?? 102_400);
     this.now = opts.now ?? Date.now;
   }
 
@@ -305,7 +307,7 @@ class WatchCache implements Cacher {
   }
 
   get(key: string): CacheEntry | undefined {
-    return this.tree.get(key);
+    return this.byKey.get(key);
   }
 
   list(opts: CacheListOptions): CacheListResult {
@@ -387,23 +389,25 @@ class WatchCache implements Cacher {
     const res = await this.backend.list(this.resourcePrefix);
     if (gen !== this.generation) return;
     const pairs: [string, CacheEntry][] = new Array(res.kvs.length);
+    const byKey = new Map<string, CacheEntry>();
     for (let i = 0; i < res.kvs.length; i++) {
       const kv = res.kvs[i];
+      noteKey(kv.key);
       const { namespace, name } = this.split(kv.key);
-      pairs[i] = [
-        kv.key,
-        {
-          key: kv.key,
-          namespace,
-          name,
-          obj: this.decode(kv),
-          modRevision: kv.modRevision,
-          createRevision: kv.createRevision,
-          encoded: new Map(),
-        },
-      ];
+      const entry: CacheEntry = {
+        key: kv.key,
+        namespace,
+        name,
+        obj: this.decode(kv),
+        modRevision: kv.modRevision,
+        createRevision: kv.createRevision,
+        encoded: new Map(),
+      };
+      pairs[i] = [kv.key, entry];
+      byKey.set(kv.key, entry);
     }
     this.tree = new BTree<string, CacheEntry>(pairs, compareKeys);
+    this.byKey = byKey;
     this.history.clear();
     this.snapshots = [];
     this.rev = res.revision;
@@ -459,7 +463,7 @@ class WatchCache implements Cacher {
   private toCacheEvent(se: StorageEvent): CacheEvent {
     const kv = se.kv;
     const key = kv.key;
-    const prev = this.tree.get(key);
+    const prev = this.byKey.get(key);
     if (se.type === 'put') {
       let namespace: string;
       let name: string;
@@ -467,6 +471,7 @@ class WatchCache implements Cacher {
         namespace = prev.namespace;
         name = prev.name;
       } else {
+        noteKey(key);
         ({ namespace, name } = this.split(key));
       }
       const entry: CacheEntry = {
@@ -479,6 +484,7 @@ class WatchCache implements Cacher {
         encoded: new Map(),
       };
       this.tree.set(key, entry);
+      this.byKey.set(key, entry);
       return { type: prev ? 'MODIFIED' : 'ADDED', entry, prev, revision: se.revision };
     }
     let entry: CacheEntry;
@@ -490,6 +496,7 @@ class WatchCache implements Cacher {
           : this.decode(kv);
       entry = { key, namespace: prev.namespace, name: prev.name, obj, modRevision: se.revision, createRevision: kv.createRevision, encoded: new Map() };
       this.tree.delete(key);
+      this.byKey.delete(key);
     } else {
       // not in the cache (should not happen): build it from the event
       const { namespace, name } = this.split(key);

@@ -4,9 +4,10 @@
 // Layout:
 // - `log`: one StorageEvent per revision (revisions are dense: a rejected write takes none), from
 //   `logBase` on; compaction drops its head. Watch replay reads it.
-// - `keys`: a B+ tree (byte order) of key -> versions (oldest first; a tombstone marks a delete),
-//   for lists at any revision; deleted keys stay until compaction.
-// - `latest`: key -> current KeyValue for get and conditional checks.
+// - `versions`: key -> its versions (oldest first; a tombstone marks a delete), for get, the
+//   conditional checks and lists at any revision; deleted keys stay until compaction.
+// - `order`: a B+ tree (byte order) over the same version arrays, for range scans; a write touches
+//   it only when a key first appears (updates and deletes append to the shared array).
 // Writes apply synchronously (so checks and revision assignment are ordered) and are delivered to
 // watchers in one batch per microtask, before the writers' promises resolve.
 
@@ -25,7 +26,7 @@ import {
   type Watch,
   type WatchOptions,
 } from './interface.js';
-import { compareKeys, maxKey, prefixEnd } from './keys.js';
+import { compareKeys, maxKey, noteKey, prefixEnd } from './keys.js';
 import { WatchHub } from './watch-hub.js';
 
 interface Version {
@@ -45,8 +46,8 @@ export class MemoryBackend implements Backend {
 
   private rev = 0;
   private compacted = 0;
-  private readonly latest = new Map<string, KeyValue>();
-  private readonly keys = new BTree<string, Version[]>(undefined, compareKeys);
+  private readonly versions = new Map<string, Version[]>();
+  private readonly order = new BTree<string, Version[]>(undefined, compareKeys);
   private log: StorageEvent[] = [];
   private logBase = 1;
   private readonly hub: WatchHub;
@@ -82,7 +83,7 @@ export class MemoryBackend implements Backend {
   }
 
   async get(key: string): Promise<KeyValue | undefined> {
-    return this.latest.get(key);
+    return this.latest(key);
   }
 
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
@@ -117,7 +118,7 @@ export class MemoryBackend implements Backend {
 
   create(key: string, value: Uint8Array): Promise<KeyValue> {
     if (this.closed) return Promise.reject(new Error('storage closed'));
-    if (this.latest.has(key)) return Promise.reject(new KeyExistsError(key));
+    if (this.latest(key)) return Promise.reject(new KeyExistsError(key));
     const rev = ++this.rev;
     const kv: KeyValue = { key, value, createRevision: rev, modRevision: rev };
     return this.apply({ type: 'put', kv, revision: rev }, false, kv);
@@ -125,7 +126,7 @@ export class MemoryBackend implements Backend {
 
   update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KeyValue> {
     if (this.closed) return Promise.reject(new Error('storage closed'));
-    const cur = this.latest.get(key);
+    const cur = this.latest(key);
     if (!cur) return Promise.reject(new KeyNotFoundError(key));
     if (cur.modRevision !== expectedModRevision) return Promise.reject(new ConflictError(key, cur));
     const rev = ++this.rev;
@@ -135,7 +136,7 @@ export class MemoryBackend implements Backend {
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
     if (this.closed) return Promise.reject(new Error('storage closed'));
-    const cur = this.latest.get(key);
+    const cur = this.latest(key);
     if (!cur) return Promise.reject(new KeyNotFoundError(key));
     if (expectedModRevision !== undefined && cur.modRevision !== expectedModRevision) {
       return Promise.reject(new ConflictError(key, cur));
@@ -162,15 +163,17 @@ export class MemoryBackend implements Backend {
     this.log = this.log.slice(end);
     this.logBase = revision + 1;
     for (const key of touched) {
-      const versions = this.keys.get(key);
+      const versions = this.versions.get(key);
       if (!versions) continue;
       // the newest version at or below the revision stays (unless a tombstone); older ones go
       let i = versions.length - 1;
       while (i >= 0 && versions[i].rev > revision) i--;
       if (i < 0) continue;
       const drop = versions[i].deleted ? i + 1 : i;
-      if (drop === versions.length) this.keys.delete(key);
-      else if (drop > 0) versions.splice(0, drop);
+      if (drop === versions.length) {
+        this.versions.delete(key);
+        this.order.delete(key);
+      } else if (drop > 0) versions.splice(0, drop);
     }
     this.compacted = revision;
   }
@@ -183,12 +186,15 @@ export class MemoryBackend implements Backend {
 
   private apply(ev: StorageEvent, deleted: boolean, kv: KeyValue): Promise<KeyValue> {
     const key = kv.key;
-    if (deleted) this.latest.delete(key);
-    else this.latest.set(key, kv);
     const version: Version = { rev: ev.revision, kv, deleted };
-    const versions = this.keys.get(key);
+    const versions = this.versions.get(key);
     if (versions) versions.push(version);
-    else this.keys.set(key, [version]);
+    else {
+      noteKey(key);
+      const vs = [version];
+      this.versions.set(key, vs);
+      this.order.set(key, vs);
+    }
     this.log.push(ev);
     this.pendingEvents.push(ev);
     if (!this.flushScheduled) {
@@ -209,6 +215,13 @@ export class MemoryBackend implements Backend {
     for (let i = 0; i < writes.length; i++) writes[i].resolve(writes[i].kv);
   }
 
+  private latest(key: string): KeyValue | undefined {
+    const vs = this.versions.get(key);
+    if (!vs) return undefined;
+    const v = vs[vs.length - 1];
+    return v.deleted ? undefined : v.kv;
+  }
+
   private history(prefix: string, after: number, upto: number, max: number): StorageEvent[] {
     const out: StorageEvent[] = [];
     const start = Math.max(after + 1, this.logBase) - this.logBase;
@@ -224,10 +237,10 @@ export class MemoryBackend implements Backend {
   private scan(low: string, prefix: string, fn: (key: string, versions: Version[]) => void): void {
     const high = prefixEnd(prefix);
     if (high !== undefined) {
-      this.keys.forRange(low, high, false, fn);
+      this.order.forRange(low, high, false, fn);
       return;
     }
-    for (const [k, v] of this.keys.entries(low)) {
+    for (const [k, v] of this.order.entries(low)) {
       if (!k.startsWith(prefix)) break;
       fn(k, v);
     }

@@ -42,7 +42,7 @@ import {
   type Watch,
   type WatchOptions,
 } from './interface.js';
-import { compareKeys, maxKey, prefixEnd } from './keys.js';
+import { compareKeysExact, maxKey, prefixEnd } from './keys.js';
 import { WatchHub } from './watch-hub.js';
 
 /** A BLOB compares greater than every TEXT value in SQLite: the upper bound of an open range. */
@@ -78,6 +78,7 @@ export class SqliteBackend implements Backend {
 
   private db: Database.Database | undefined;
   private st!: Statements;
+  private writeBatch!: (ops: Op[], values: Map<number, Uint8Array>, events: StorageEvent[]) => void;
   private readonly index = new Map<string, IndexEntry>();
   /** the last revision handed out */
   private assigned = 0;
@@ -93,6 +94,7 @@ export class SqliteBackend implements Backend {
   private flushHandle: NodeJS.Immediate | undefined;
   private closing = false;
   private readonly hub: WatchHub;
+  private readonly counters = { commits: 0, writes: 0, largestBatch: 0 };
 
   constructor(
     readonly path: string,
@@ -128,6 +130,9 @@ export class SqliteBackend implements Backend {
       `);
       this.db = db;
       this.st = prepareStatements(db);
+      this.writeBatch = db.transaction((ops: Op[], values: Map<number, Uint8Array>, events: StorageEvent[]) =>
+        this.writeOps(ops, values, events),
+      );
       this.compactRev = this.st.getMeta.get('compact_rev') ?? 0;
       this.compactDone = this.st.getMeta.get('compact_done') ?? 0;
       const maxRev = this.st.maxRev.get() ?? 0;
@@ -192,10 +197,10 @@ export class SqliteBackend implements Backend {
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i];
       kvs[i] = { key: r[0], value: r[3], createRevision: r[1], modRevision: r[2] };
-      if (i > 0 && sorted && compareKeys(rows[i - 1][0], r[0]) > 0) sorted = false;
+      if (i > 0 && sorted && compareKeysExact(rows[i - 1][0], r[0]) > 0) sorted = false;
     }
     // the join yields keys in index order; should a future query plan not, restore the contract
-    if (!sorted) kvs.sort((a, b) => compareKeys(a.key, b.key));
+    if (!sorted) kvs.sort((a, b) => compareKeysExact(a.key, b.key));
     if (more) remaining = st.count.get(kvs[kvs.length - 1].key + '\0', high, rev) as number;
     return { kvs, revision: rev, more, remaining };
   }
@@ -261,6 +266,11 @@ export class SqliteBackend implements Backend {
     }
   }
 
+  /** write transactions committed, writes in them, and the largest batch (for metrics) */
+  stats(): { commits: number; writes: number; largestBatch: number } {
+    return { ...this.counters };
+  }
+
   // ---------------------------------------------------------------------------------------------
 
   private live() {
@@ -289,32 +299,9 @@ export class SqliteBackend implements Backend {
     this.pending = [];
     const values = this.pendingValues;
     this.pendingValues = new Map();
-    const st = this.st;
     const events: StorageEvent[] = new Array(ops.length);
     try {
-      this.db!.transaction(() => {
-        for (let i = 0; i < ops.length; i++) {
-          const op = ops[i];
-          let prevValue: Uint8Array | undefined;
-          if (op.kind !== OP_CREATE) {
-            prevValue = values.get(op.prevRev) ?? (st.valueAt.get(op.prevRev) as Uint8Array | undefined) ?? new Uint8Array(0);
-          }
-          const deleted = op.kind === OP_DELETE;
-          const value = deleted ? prevValue! : op.value!;
-          st.insert.run(op.rev, op.key, op.createRev, op.prevRev, deleted ? 1 : 0, value);
-          if (deleted) values.set(op.rev, value);
-          const kv: KeyValue = { key: op.key, value, createRevision: op.createRev, modRevision: op.rev };
-          events[i] =
-            op.kind === OP_CREATE
-              ? { type: 'put', kv, revision: op.rev }
-              : {
-                  type: deleted ? 'delete' : 'put',
-                  kv,
-                  prevKv: { key: op.key, value: prevValue!, createRevision: op.createRev, modRevision: op.prevRev },
-                  revision: op.rev,
-                };
-        }
-      })();
+      this.writeBatch(ops, values, events);
     } catch (e) {
       const err = e instanceof Error ? e : new Error(String(e));
       // nothing of the batch is stored: undo its index changes, newest first, and its revisions
@@ -328,8 +315,37 @@ export class SqliteBackend implements Backend {
       return;
     }
     this.committedRev = ops[ops.length - 1].rev;
+    this.counters.commits++;
+    this.counters.writes += ops.length;
+    if (ops.length > this.counters.largestBatch) this.counters.largestBatch = ops.length;
     this.hub.deliver(events, this.committedRev);
     for (let i = 0; i < ops.length; i++) ops[i].resolve(events[i].kv);
+  }
+
+  /** the rows of one batch (runs inside the batch's transaction) */
+  private writeOps(ops: Op[], values: Map<number, Uint8Array>, events: StorageEvent[]): void {
+    const st = this.st;
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i];
+      let prevValue: Uint8Array | undefined;
+      if (op.kind !== OP_CREATE) {
+        prevValue = values.get(op.prevRev) ?? (st.valueAt.get(op.prevRev) as Uint8Array | undefined) ?? new Uint8Array(0);
+      }
+      const deleted = op.kind === OP_DELETE;
+      const value = deleted ? prevValue! : op.value!;
+      st.insert.run(op.rev, op.key, op.createRev, op.prevRev, deleted ? 1 : 0, value);
+      if (deleted) values.set(op.rev, value);
+      const kv: KeyValue = { key: op.key, value, createRevision: op.createRev, modRevision: op.rev };
+      events[i] =
+        op.kind === OP_CREATE
+          ? { type: 'put', kv, revision: op.rev }
+          : {
+              type: deleted ? 'delete' : 'put',
+              kv,
+              prevKv: { key: op.key, value: prevValue!, createRevision: op.createRev, modRevision: op.prevRev },
+              revision: op.rev,
+            };
+    }
   }
 
   private history(prefix: string, after: number, upto: number, max: number): StorageEvent[] {

@@ -49,8 +49,10 @@ export class WatchHub {
     let g = this.groups.get(prefix);
     if (!g) this.groups.set(prefix, (g = new Set()));
     g.add(w);
-    // The first replay step runs in a microtask: the caller holds the Watch handle before any
-    // event arrives, and no commit can run before it (commits run from macrotasks).
+    // The first replay step runs in a microtask, so the caller holds the Watch handle before any
+    // event arrives. Whatever commits first, nothing is lost or repeated: the replay reads up to
+    // the committed revision and turns live in the same step, and live delivery skips revisions
+    // at or below the watcher's position.
     queueMicrotask(() => this.replayStep(w));
     return { cancel: () => this.remove(w) };
   }
