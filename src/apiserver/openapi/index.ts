@@ -86,19 +86,26 @@ export function buildOpenAPI(kinds: KindDecl[], opts: BuildOptions): OpenAPIBuil
 
   // x-kubernetes-group-version-kind entries that the declarations may not carry: every kind's
   // root and list types; DeleteOptions and WatchEvent are accepted in every group version.
-  const extraGVK = new Map<string, GVK[]>();
-  const addGVK = (type: string, gvk: GVK) => {
-    let l = extraGVK.get(type);
-    if (!l) extraGVK.set(type, (l = []));
-    l.push(gvk);
-  };
-  for (const gv of gvs.values()) {
-    addGVK(DELETE_OPTIONS, { group: gv.group, version: gv.version, kind: 'DeleteOptions' });
-    addGVK(WATCH_EVENT, { group: gv.group, version: gv.version, kind: 'WatchEvent' });
-    for (const k of gv.kinds) {
-      addGVK(routes.typeOf(k.group, k.version, k.kind, k.type), { group: k.group, version: k.version, kind: k.kind });
-      if (!k.virtual) addGVK(routes.typeOf(k.group, k.version, k.listKind, `${k.type}List`), { group: k.group, version: k.version, kind: k.listKind });
+  // Computed on first use: it reads the type declarations.
+  let extra: Map<string, GVK[]> | undefined;
+  function extraGVK(): Map<string, GVK[]> {
+    if (extra) return extra;
+    const m = new Map<string, GVK[]>();
+    const addGVK = (type: string, gvk: GVK) => {
+      let l = m.get(type);
+      if (!l) m.set(type, (l = []));
+      l.push(gvk);
+    };
+    for (const gv of gvs.values()) {
+      addGVK(DELETE_OPTIONS, { group: gv.group, version: gv.version, kind: 'DeleteOptions' });
+      addGVK(WATCH_EVENT, { group: gv.group, version: gv.version, kind: 'WatchEvent' });
+      for (const k of gv.kinds) {
+        addGVK(routes.typeOf(k.group, k.version, k.kind, k.type), { group: k.group, version: k.version, kind: k.kind });
+        if (!k.virtual) addGVK(routes.typeOf(k.group, k.version, k.listKind, `${k.type}List`), { group: k.group, version: k.version, kind: k.listKind });
+      }
     }
+    extra = m;
+    return m;
   }
 
   let v3: { schemas: SchemaSet; routes: Map<string, Route[]> } | undefined;
@@ -117,7 +124,7 @@ export function buildOpenAPI(kinds: KindDecl[], opts: BuildOptions): OpenAPIBuil
       docs.set(name, routes.groupVersion(gv.group, gv.version, gv.kinds));
       if (gv.group !== '') docs.set(`apis/${gv.group}`, [groupDiscoveryRoute(gv.group)]);
     }
-    v3 = { schemas: new SchemaSet(src, 'v3', extraGVK), routes: docs };
+    v3 = { schemas: new SchemaSet(src, 'v3', extraGVK()), routes: docs };
     return v3;
   }
 
@@ -140,7 +147,7 @@ export function buildOpenAPI(kinds: KindDecl[], opts: BuildOptions): OpenAPIBuil
 
   function v2Built(): { object: JsonObject; json: Uint8Array; proto?: Uint8Array; schemas: SchemaSet } {
     if (v2) return v2;
-    const schemas = new SchemaSet(src, 'v2', extraGVK);
+    const schemas = new SchemaSet(src, 'v2', extraGVK());
     const all: Route[] = [coreDiscoveryRoute(), groupsDiscoveryRoute(), versionRoute()];
     const groups = new Set<string>();
     for (const gv of gvs.values()) {
