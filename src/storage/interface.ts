@@ -61,7 +61,8 @@ export interface WatchOptions {
   /** deliver every event with revision > afterRevision (the events after a list at that revision) */
   afterRevision: number;
   /** events of one commit, in revision order; called synchronously for in-process backends,
-   *  before the writing call's promise resolves */
+   *  before the writing call's promise resolves (the array and its events are shared with other
+   *  watchers: read-only) */
   onEvents(events: StorageEvent[]): void;
   /** the watch failed (for example the start revision was compacted); no more events follow */
   onError(err: Error): void;

@@ -423,11 +423,13 @@ function prepareStatements(db: Database.Database) {
          JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0`,
       )
       .raw(),
+    // replay: a range of revisions (the primary key) filtered by prefix; the unary + keeps the
+    // planner off the key index, which would read the prefix's whole history
     history: db
       .prepare(
         `SELECT t.rev, t.key, t.create_rev, t.prev_rev, t.deleted, t.value, p.value
          FROM kv t LEFT JOIN kv p ON t.deleted = 0 AND t.prev_rev > 0 AND p.rev = t.prev_rev
-         WHERE t.rev > ? AND t.rev <= ? AND t.key >= ? AND t.key < ?
+         WHERE t.rev > ? AND t.rev <= ? AND +t.key >= ? AND +t.key < ?
          ORDER BY t.rev LIMIT ?`,
       )
       .raw(),
