@@ -103,8 +103,10 @@ function cap(s: string): string {
   return s === '' ? s : s[0].toUpperCase() + s.slice(1);
 }
 
-function article(kind: string): string {
-  return /^[AEIOU]/.test(kind) ? 'an' : 'a';
+/** 'a Pod', 'an Event', 'Endpoints' (a plural takes no article, as in Kubernetes' descriptions) */
+function withArticle(kind: string): string {
+  if (kind.endsWith('s') && !kind.endsWith('ss')) return kind;
+  return `${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind}`;
 }
 
 /** '/api/v1' or '/apis/<group>/<version>' */
@@ -204,7 +206,7 @@ export class RouteBuilder {
         ...base,
         method: 'post',
         operationId: `create${gvTitle}${scope}${K}`,
-        description: `create ${article(K)} ${K}`,
+        description: `create ${withArticle(K)}`,
         action: 'post',
         params: [...nsParams, P.pretty, ...CREATE_PARAMS],
         body: { ref: kindType, mediaTypes: ['*/*'], required: true },
@@ -260,7 +262,7 @@ export class RouteBuilder {
         ...base,
         method: 'delete',
         operationId: `delete${gvTitle}${scope}${K}`,
-        description: `delete ${article(K)} ${K}`,
+        description: `delete ${withArticle(K)}`,
         action: 'delete',
         params: [...itemParams, ...DELETE_PARAMS],
         body: { ref: DELETE_OPTIONS, mediaTypes: ['*/*'], required: false },
@@ -402,7 +404,7 @@ export class RouteBuilder {
       add(path, {
         method: 'post',
         operationId: `create${gvTitle}${scope}${K}${S}`,
-        description: `create ${sub.name} of ${article(K)} ${K}`,
+        description: `create ${sub.name} of ${withArticle(K)}`,
         tag,
         action: 'post',
         gvk: subGVK,
