@@ -754,10 +754,61 @@ function mergeDescriptions(decls) {
         used.add(key);
       }
     }
-    fallbackDescriptions(d);
   }
+  // a type that has no description of its own borrows those of the same type in another version
+  // of its group (apidiscovery v2beta1 from v2, autoscaling v1 from v2), where the fields agree
+  const siblingKey = (name) => name.replace(/\.v[0-9]+(?:(?:alpha|beta)[0-9]+)?\.([A-Za-z0-9]+)$/, '.*.$1');
+  const described = new Map();
+  for (const d of decls) if (d.description) described.set(siblingKey(d.name), d);
+  for (const d of decls) {
+    const sib = described.get(siblingKey(d.name));
+    if (!sib || sib === d) continue;
+    if (!d.description) d.description = sib.description;
+    const sf = new Map(sib.fields.map((f) => [f.name, f]));
+    for (const f of d.fields) if (!f.description && sf.get(f.name)?.description) f.description = sf.get(f.name).description;
+  }
+  borrowDescriptions(decls);
+  for (const d of decls) fallbackDescriptions(d);
   const unknown = Object.keys(desc).filter((k) => !k.startsWith('$') && !used.has(k) && !byName.has(k));
   return { used: used.size, unknown };
+}
+
+/** Types whose fields are, for a user, those of another type: they borrow its descriptions. */
+const DESCRIPTIONS_FROM = {
+  'io.k8s.api.core.v1.EphemeralContainerCommon': 'io.k8s.api.core.v1.Container',
+  'io.k8s.api.core.v1.PersistentVolumeSource': 'io.k8s.api.core.v1.VolumeSource',
+  'io.k8s.api.core.v1.AzureFilePersistentVolumeSource': 'io.k8s.api.core.v1.AzureFileVolumeSource',
+  'io.k8s.api.core.v1.CephFSPersistentVolumeSource': 'io.k8s.api.core.v1.CephFSVolumeSource',
+  'io.k8s.api.core.v1.CinderPersistentVolumeSource': 'io.k8s.api.core.v1.CinderVolumeSource',
+  'io.k8s.api.core.v1.FlexPersistentVolumeSource': 'io.k8s.api.core.v1.FlexVolumeSource',
+  'io.k8s.api.core.v1.GlusterfsPersistentVolumeSource': 'io.k8s.api.core.v1.GlusterfsVolumeSource',
+  'io.k8s.api.core.v1.ISCSIPersistentVolumeSource': 'io.k8s.api.core.v1.ISCSIVolumeSource',
+  'io.k8s.api.core.v1.RBDPersistentVolumeSource': 'io.k8s.api.core.v1.RBDVolumeSource',
+  'io.k8s.api.core.v1.ScaleIOPersistentVolumeSource': 'io.k8s.api.core.v1.ScaleIOVolumeSource',
+  'io.k8s.api.core.v1.StorageOSPersistentVolumeSource': 'io.k8s.api.core.v1.StorageOSVolumeSource',
+};
+
+/** Fields that mean the same in every volume source. */
+const VOLUME_FIELDS = {
+  readOnly: 'Mount the volume read-only.',
+  fsType: 'The filesystem type to mount, such as ext4 or xfs.',
+  secretRef: 'A Secret with the credentials to reach the storage.',
+};
+
+function borrowDescriptions(decls) {
+  const byName = new Map(decls.map((d) => [d.name, d]));
+  for (const [to, from] of Object.entries(DESCRIPTIONS_FROM)) {
+    const t = byName.get(to);
+    const f = byName.get(from);
+    if (!t || !f) continue;
+    t.description ??= f.description;
+    const ff = new Map(f.fields.map((x) => [x.name, x]));
+    for (const x of t.fields) if (!x.description && ff.get(x.name)?.description) x.description = ff.get(x.name).description;
+  }
+  for (const d of decls) {
+    if (!/VolumeSource$/.test(d.name)) continue;
+    for (const x of d.fields) if (!x.description && VOLUME_FIELDS[x.name]) x.description = VOLUME_FIELDS[x.name];
+  }
 }
 
 /**
