@@ -85,6 +85,7 @@ function cmpCodePoints(a: string, b: string): number {
 
 const H = {
   bad,
+  EMPTY: Object.freeze({}) as Record<string, unknown>,
   int32(v: unknown, label: string): number {
     if (typeof v === 'number' && Number.isInteger(v)) bad(v, 'an int32 (out of range)', label);
     return bad(v, 'an integer', label);
@@ -284,7 +285,8 @@ export class ProtobufCompiler {
           const k = this.slot(t.name);
           const s = tmp('s');
           if (nulls === 'skip') return `if (${x} != null) { const ${s} = w.len(); E[${k}](w, H.obj(${x}, ${L})); w.u32(w.len() - ${s}); ${tag} }`;
-          return `{ const ${s} = w.len(); if (${x} != null) E[${k}](w, H.obj(${x}, ${L})); w.u32(w.len() - ${s}); ${tag} }`;
+          // a zero Go struct is not an empty message: its non-pointer fields are written as zeros
+          return `{ const ${s} = w.len(); E[${k}](w, ${x} == null ? H.EMPTY : H.obj(${x}, ${L})); w.u32(w.len() - ${s}); ${tag} }`;
         }
         case 'special': {
           const s = tmp('s');
@@ -523,7 +525,7 @@ export class ProtobufCompiler {
           const tg = tmp('t');
           const absent = vt.kind === 'scalar' && vt.scalar === 'bytes' ? 'null' : zeroExpr(vt);
           cases.push(
-            `case ${(p << 3) | WT_LEN}: { const ${e} = r.sub(end); let ${key} = '', ${mv}; while (r.pos < ${e}) { const ${tg} = r.u32(); if (${tg} === 10) ${key} = r.str(${e}); else if (${tg} === ${valueTag}) { ${readValue(vt, e, (x) => `${mv} = ${x};`, label + '{}')} } else { if ((${tg} >>> 3) <= 2) H.wrongWire(${tg}, ${L}); r.skip(${tg}, ${e}); } } r.checkEnd(${e}, ${L}); H.set(${fv} ??= {}, ${key}, ${mv} === undefined ? ${absent} : ${mv}); break; }`,
+            `case ${(p << 3) | WT_LEN}: { const ${e} = r.sub(end); let ${key} = '', ${mv}; while (r.pos < ${e}) { const ${tg} = r.u32(); if (${tg} === 10) ${key} = r.str(${e}); else if (${tg} === ${valueTag}) { ${readValue(vt, e, (x) => `${mv} = ${x};`, label + '{}')} } else { if ((${tg} >>> 3) <= 2) H.wrongWire(${tg}, ${L}); r.skip(${tg}, ${e}); } } r.checkEnd(${e}, ${L}); if (${mv} === undefined) ${mv} = ${absent}; if (${key} !== '__proto__') (${fv} ??= {})[${key}] = ${mv}; else H.set(${fv} ??= {}, ${key}, ${mv}); break; }`,
           );
           assemble.push(`if (${fv} !== undefined) o[${K}] = ${fv};${omit ? '' : ` else o[${K}] = null;`}`);
           break;
@@ -616,7 +618,7 @@ function scalarRead(s: Scalar, end: string): string {
 type SpecialCodecs = Record<string, unknown>;
 
 function parseJSONBytes(raw: Uint8Array, label: string): unknown {
-  const text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+  const text = (Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)).toString('utf8');
   try {
     return JSON.parse(text);
   } catch (e) {

@@ -348,7 +348,7 @@ export class Reader {
     this.pos = e;
     if (l === 0) return '';
     const b = this.buf;
-    if (l < 24) {
+    if (l < 12) {
       // short ASCII strings are cheaper to build in JS than through a native call
       let out = '';
       for (let i = s; i < e; i++) {
