@@ -99,6 +99,9 @@ const PACKAGES = [
  * object metadata are of meta.k8s.io/v1. The options and watch events are accepted in every
  * group version; v1 stands for all of them.
  */
+/** meta/v1 kinds every group version registers (the options of each verb, and watch events). */
+const META_IN_EVERY_GROUP = ['WatchEvent', 'DeleteOptions', 'CreateOptions', 'PatchOptions', 'UpdateOptions', 'GetOptions', 'ListOptions'];
+
 const META_GVK = {
   Status: ['', 'v1'],
   APIVersions: ['', 'v1'],
@@ -446,9 +449,11 @@ function loadPackage(path) {
   }
   // the kinds the package registers in its scheme (register.go: AddKnownTypes(SchemeGroupVersion, &Pod{}, ...))
   p.registered = new Set();
+  p.addsMetaKinds = false;
   const reg = join(dir, 'register.go');
   if (existsSync(reg)) {
     const text = stripBlockComments(readFileSync(reg, 'utf8')).replace(/\/\/.*$/gm, '');
+    p.addsMetaKinds = /AddToGroupVersion\(/.test(text);
     for (const m of text.matchAll(/AddKnownTypes\(\s*SchemeGroupVersion\s*,([^)]*)\)/g))
       for (const k of m[1].matchAll(/&([A-Za-z_][A-Za-z0-9_]*)\{\}/g)) p.registered.add(k[1]);
   }
@@ -626,6 +631,41 @@ function parseDefault(raw, pkg) {
   }
 }
 
+const SCALARS = new Set(['string', 'bool', 'int32', 'int64', 'double', 'bytes']);
+const SPECIAL_PROTO = {
+  Time: 'k8s.io.apimachinery.pkg.apis.meta.v1.Time',
+  MicroTime: 'k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime',
+  Duration: 'k8s.io.apimachinery.pkg.apis.meta.v1.Duration',
+  FieldsV1: 'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1',
+  Quantity: 'k8s.io.apimachinery.pkg.api.resource.Quantity',
+  IntOrString: 'k8s.io.apimachinery.pkg.util.intstr.IntOrString',
+  RawExtension: 'k8s.io.apimachinery.pkg.runtime.RawExtension',
+  JSON: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON',
+  JSONSchemaPropsOrArray: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray',
+  JSONSchemaPropsOrBool: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool',
+  JSONSchemaPropsOrStringArray: 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray',
+};
+
+/** The protobuf type one value of a TypeRef is written as, fully qualified for messages. */
+function protoTypeOf(ref) {
+  switch (ref.kind) {
+    case 'scalar':
+      return ref.scalar;
+    case 'special':
+      return SPECIAL_PROTO[ref.special];
+    case 'object': {
+      const d = ref.name.lastIndexOf('.');
+      const prefix = ref.name.slice(0, d);
+      for (const p of packages.values()) if (canonicalPrefix(p.path) === prefix) return `${p.protoPackage}.${ref.name.slice(d + 1)}`;
+      return undefined;
+    }
+    case 'array':
+      return ref.wrapper;
+    default:
+      return undefined;
+  }
+}
+
 function declareStruct(pkgPath, name) {
   const pkg = loadPackage(pkgPath);
   const t = pkg.types.get(name);
@@ -709,8 +749,15 @@ function declareStruct(pkgPath, name) {
           warnings.push(`${decl.name}.${field.name}: an array, but proto has ${pf.label} ${pf.type}`);
         if (ref.kind === 'array' && ref.wrapper && pf.label !== 'optional')
           warnings.push(`${decl.name}.${field.name}: a wrapped array, but proto has ${pf.label}`);
-        if (ref.kind === 'scalar' && pf.label === 'optional' && ref.scalar !== pf.type)
-          warnings.push(`${decl.name}.${field.name}: scalar ${ref.scalar}, proto type ${pf.type}`);
+        // the element type: what one proto value of the field holds
+        let el = ref;
+        if (ref.kind === 'map') el = ref.values;
+        else if (ref.kind === 'array' && !ref.wrapper) el = ref.items;
+        const want = protoTypeOf(el, pkg);
+        const got = pf.type.includes('.') ? pf.type.replace(/^\./, '') : `${pkg.protoPackage}.${pf.type}`;
+        if (want && want !== (SCALARS.has(pf.type) ? pf.type : got))
+          warnings.push(`${decl.name}.${field.name}: proto type ${pf.type}, expected ${want}`);
+        if (ref.kind === 'map' && pf.key !== 'string') warnings.push(`${decl.name}.${field.name}: map key ${pf.key}`);
       }
     } else if (msg && field.proto === undefined && !inline) {
       // a field that protobuf does not carry: fine when the tag says so
@@ -891,6 +938,18 @@ function main() {
   }
 
   const all = decls.map((d) => d.decl);
+
+  // the meta kinds each group version registers beside its own: one gvk per group version,
+  // sorted by group and version as the published OpenAPI lists them
+  const groupVersions = [];
+  for (const p of packages.values())
+    if (p.addsMetaKinds && p.groupName !== undefined && p.path !== META_PKG) groupVersions.push([p.groupName, p.version]);
+  groupVersions.sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1));
+  for (const d of all) {
+    const kind = d.name.slice(d.name.lastIndexOf('.') + 1);
+    if (d.name.startsWith(canonicalPrefix(META_PKG) + '.') && META_IN_EVERY_GROUP.includes(kind))
+      d.gvk = groupVersions.map(([group, version]) => ({ group, version, kind }));
+  }
   const { used, unknown } = mergeDescriptions(all);
 
   // closure check: every object reference is declared

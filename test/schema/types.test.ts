@@ -262,6 +262,18 @@ test('meta kinds and extra groups', () => {
   assert.ok(jsonFields(info).has('gitVersion'));
   assert.equal(mustGetType(`${META}.Table`).noProto, true);
   assert.equal(typeForKind('', 'v1', 'List'), undefined);
+  // the options and watch events are kinds of every group version
+  assert.equal(typeForKind('apps', 'v1', 'DeleteOptions')?.name, `${META}.DeleteOptions`);
+  assert.equal(typeForKind('batch', 'v1', 'WatchEvent')?.name, `${META}.WatchEvent`);
+  // no group/version/kind has two root types
+  const seen = new Map<string, string>();
+  for (const t of allTypes().values()) {
+    for (const g of t.gvk ?? []) {
+      const key = `${g.group}/${g.version}/${g.kind}`;
+      assert.ok(!seen.has(key), `${key}: ${seen.get(key)} and ${t.name}`);
+      seen.set(key, t.name);
+    }
+  }
 });
 
 test('descriptions are merged for the main kinds', () => {
