@@ -113,9 +113,12 @@ export class SqliteBackend implements Backend {
     if (this.path !== ':memory:') mkdirSync(dirname(this.path), { recursive: true });
     const db = new Database(this.path);
     try {
+      // one process owns the file: the in-memory index is the truth for conditional writes, so a
+      // second writer must not exist (exclusive locking: it gets SQLITE_BUSY), and no shared-memory
+      // WAL index is needed
+      db.pragma('locking_mode = EXCLUSIVE');
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
-      db.pragma('busy_timeout = 5000');
       db.exec(`
         CREATE TABLE IF NOT EXISTS kv (
           rev INTEGER PRIMARY KEY,
