@@ -9,7 +9,15 @@
 //
 //   node scripts/gen-schema.mjs --api /tmp/k8s-src/api \
 //       --apimachinery /tmp/k8s-src/apimachinery \
-//       --apiextensions /tmp/k8s-src/apiextensions-apiserver [--out src/schema/gen] [--strict]
+//       --apiextensions /tmp/k8s-src/apiextensions-apiserver \
+//       [--out src/schema/gen] [--strict] [--from "<where the sources came from>"]
+//
+// The declarations in the tree were generated from the release-1.33 branches of
+// kubernetes/api, kubernetes/apimachinery and kubernetes/apiextensions-apiserver
+// (`git archive release-1.33 | tar -x -C /tmp/k8s-src/<repo>`); --from is recorded in
+// gen/index.json. The packages and the root types are listed in PACKAGES below; every type
+// reachable from a root is declared too. Also written: gen/index.json, the per-file table
+// the loader (src/schema/types.ts) reads first (canonical prefix, protobuf package, kinds).
 //
 // Only struct tags, markers and declarations are read; Go comments (documentation) are not
 // used. Descriptions come from src/schema/descriptions.json, written in our own words.
@@ -32,6 +40,10 @@ function parseArgs(argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
     if (!m) throw new Error(`unexpected argument ${a}`);
     const key = m[1];
+    if (key === 'from') {
+      o.from = m[2] ?? argv[++i];
+      continue;
+    }
     if (key === 'strict') {
       o.strict = true;
       continue;
@@ -970,7 +982,7 @@ function main() {
   }
   if (existsSync(opts.out)) for (const f of readdirSync(opts.out)) if (f.endsWith('.json')) rmSync(join(opts.out, f));
   mkdirSync(opts.out, { recursive: true });
-  const index = { files: {} };
+  const index = { from: opts.from ?? '', files: {} };
   const summary = [];
   for (const [key, { pkgPath, decls: ds }] of [...byFile].sort((a, b) => a[0].localeCompare(b[0]))) {
     ds.sort((a, b) => a.name.localeCompare(b.name));

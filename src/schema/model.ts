@@ -69,7 +69,8 @@ export interface FieldDecl {
   proto?: number;
   /** JSON `,inline`: the fields of the (object) type appear directly in this object in JSON */
   inline?: boolean;
-  /** true when the field is not required (`+optional`, or omitempty without `+required`) */
+  /** true when the field is not required (`+optional`, or omitempty without `+required`);
+   *  always true for inline fields (their own fields say what is required) */
   optional: boolean;
   /** json tag has omitempty: the zero value is left out of JSON output */
   omitEmpty: boolean;
