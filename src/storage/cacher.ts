@@ -261,7 +261,12 @@ class WatchCache implements Cacher {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    await this.load();
+    try {
+      await this.load();
+    } catch (err) {
+      this.running = false;
+      throw err;
+    }
   }
 
   stop(): void {
