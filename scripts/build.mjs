@@ -8,7 +8,12 @@ import { createRequire } from 'node:module';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+let failed = false;
+try {
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+} catch {
+  failed = true; // tsc still emitted; copy the data files anyway, then report the failure
+}
 
 function copyData(dir) {
   for (const name of readdirSync(dir)) {
@@ -22,3 +27,4 @@ function copyData(dir) {
   }
 }
 if (existsSync(join(root, 'src'))) copyData(join(root, 'src'));
+if (failed) process.exit(1);
