@@ -1551,7 +1551,10 @@ export interface ConfigFileOptions {
   apiVersions?: string[];
   /** What to do with a field the target object does not have: reject (default) or ignore. */
   unknownFields?: 'error' | 'ignore';
-  /** Dotted paths of fields that are maps (replaced as a whole, any keys allowed) rather than structs. */
+  /**
+   * Dotted paths of fields that are maps (replaced as a whole, any keys allowed) rather than
+   * structs. Fields whose default is an empty object are treated as maps without being listed.
+   */
   maps?: string[];
   /** Converts a raw value for a field no flag is bound to (dotted path); return undefined to keep it raw. */
   convert?: (path: string, raw: unknown, current: unknown) => unknown;
@@ -1600,7 +1603,8 @@ export function applyConfig<T extends object>(doc: unknown, target: T, fs: FlagS
         const tv = flag.value as Partial<TypedValue<unknown>>;
         try {
           const v = tv.fromConfig ? tv.fromConfig(raw) : raw;
-          (tv.replace ?? ((x: unknown) => { obj[k] = x; }))(v);
+          if (tv.replace) tv.replace(v);
+          else obj[k] = v;
         } catch (e) {
           throw new ConfigFileError(`${source}: field ${goQuote(p)}: ${(e as Error).message}`);
         }
@@ -1613,7 +1617,12 @@ export function applyConfig<T extends object>(doc: unknown, target: T, fs: FlagS
       const cur = obj[k];
       const conv = opts.convert?.(p, raw, cur);
       if (conv !== undefined) { obj[k] = conv; continue; }
-      if (isPlainObject(cur) && isPlainObject(raw) && !opts.maps?.includes(p)) { merge(cur as Record<PropertyKey, unknown>, raw, p); continue; }
+      // A nested object with fields is a struct (merged, strictly); an empty one, or a path
+      // listed in `maps`, is a map and is replaced as a whole.
+      if (isPlainObject(cur) && isPlainObject(raw) && Object.keys(cur).length > 0 && !opts.maps?.includes(p)) {
+        merge(cur as Record<PropertyKey, unknown>, raw, p);
+        continue;
+      }
       obj[k] = raw;
     }
   };
@@ -1726,7 +1735,10 @@ export class Command {
   }
 
   private runnable(): boolean { return !!this.spec.run; }
-  private availableCommands(): Command[] { return this.commands.filter((c) => !c.spec.hidden); }
+  /** Visible subcommands, sorted by name as cobra sorts them. */
+  private availableCommands(): Command[] {
+    return this.commands.filter((c) => !c.spec.hidden).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
 
   /** Usage text: Kubernetes style when the command has flag sections, else cobra's template. */
   usageString(cols = 0): string {
