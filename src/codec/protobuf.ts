@@ -116,6 +116,8 @@ export class ProtobufCodec {
     try {
       this.compiler.enc[i](w, o);
       return w.finish();
+    } catch (e) {
+      throw wrapError(e);
     } finally {
       this.give(w);
     }
@@ -186,6 +188,8 @@ export class ProtobufCodec {
       writeTypeMeta(w, apiVersion, kind);
       w.raw(PROTOBUF_PREFIX);
       return w.finish();
+    } catch (e) {
+      throw wrapError(e);
     } finally {
       this.give(w);
     }
@@ -312,7 +316,7 @@ export class ProtobufCodec {
 
 function wrapError(e: unknown): Error {
   if (e instanceof ProtobufError) return e;
-  if (e instanceof RangeError) return new ProtobufError(`protobuf: ${e.message} (message nested too deeply?)`);
+  if (e instanceof RangeError && /call stack/i.test(e.message)) return new ProtobufError(`protobuf: message nested too deeply (${e.message})`);
   return e as Error;
 }
 
