@@ -76,10 +76,18 @@ export interface KlogOptions {
   exit: (code: number) => never;
 }
 
+let clockOffset = Date.now() - performance.now();
+
 function defaultNow(): number {
-  // Date.now() has millisecond resolution; the fractional part of performance.now() supplies
-  // the microseconds klog prints.
-  return Date.now() + (performance.now() % 1);
+  // Date.now() has millisecond resolution; the monotonic clock supplies the microseconds klog
+  // prints. The two are re-aligned whenever the wall clock moves away (NTP steps, suspend).
+  const t = clockOffset + performance.now();
+  const wall = Date.now();
+  if (t < wall - 1 || t > wall + 2) {
+    clockOffset = wall - performance.now();
+    return wall;
+  }
+  return t;
 }
 
 const stderrSink = fdSink(2);
