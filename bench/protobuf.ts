@@ -140,8 +140,8 @@ export function typicalPod(i: number): Record<string, unknown> {
   };
 }
 
-function timeIt(fn: () => void, minMs = 400): { opsPerSec: number; usPerOp: number } {
-  for (let i = 0; i < 50; i++) fn(); // warm up
+function timeIt(fn: () => void, minMs = 500): { opsPerSec: number; usPerOp: number } {
+  for (let i = 0; i < 3000; i++) fn(); // warm up: let the generated code reach its optimized tier
   let n = 0;
   const start = process.hrtime.bigint();
   let elapsed = 0;

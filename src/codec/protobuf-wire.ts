@@ -206,6 +206,33 @@ export class RevWriter {
   }
 }
 
+// Short ASCII strings repeat across objects (kinds, versions, phases, label keys, protocol
+// names): a direct-mapped table hands back the same JS string for the same bytes, which is
+// cheaper than building a new one and shares memory across a list or a watch cache.
+const INTERN_MAX_LEN = 32;
+const INTERN_SIZE = 4096;
+const internTable: string[] = new Array<string>(INTERN_SIZE).fill('');
+
+function intern(b: NodeBuffer, s: number, e: number): string {
+  const n = e - s;
+  let h = n;
+  for (let i = s; i < e; i++) {
+    const c = b[i];
+    if (c >= 0x80) return b.utf8Slice(s, e);
+    h = (Math.imul(h, 31) + c) | 0;
+  }
+  const slot = (h ^ (h >>> 15)) & (INTERN_SIZE - 1);
+  const cand = internTable[slot];
+  if (cand.length === n) {
+    let i = 0;
+    while (i < n && cand.charCodeAt(i) === b[s + i]) i++;
+    if (i === n) return cand;
+  }
+  const str = b.latin1Slice(s, e);
+  internTable[slot] = str;
+  return str;
+}
+
 function truncated(): never {
   throw new ProtobufError('protobuf: unexpected end of data (truncated message)');
 }
@@ -347,18 +374,8 @@ export class Reader {
     const e = s + l;
     this.pos = e;
     if (l === 0) return '';
-    const b = this.buf;
-    if (l < 12) {
-      // short ASCII strings are cheaper to build in JS than through a native call
-      let out = '';
-      for (let i = s; i < e; i++) {
-        const c = b[i];
-        if (c >= 0x80) return b.utf8Slice(s, e);
-        out += String.fromCharCode(c);
-      }
-      return out;
-    }
-    return b.utf8Slice(s, e);
+    if (l <= INTERN_MAX_LEN) return intern(this.buf, s, e);
+    return this.buf.utf8Slice(s, e);
   }
 
   /** a view (no copy) of the bytes of a length-delimited field */

@@ -152,6 +152,16 @@ export class ProtobufCodec {
     return undefined;
   }
 
+  /**
+   * Whether objects of this kind have a protobuf form: false for kinds without a registered type
+   * (custom resources) and for JSON-only types (Table). Content negotiation should not offer
+   * protobuf for them; Kubernetes answers 406 (response) or 415 (request body).
+   */
+  supportsProtobuf(apiVersion: string, kind: string): boolean {
+    const t = this.typeOfKind(apiVersion, kind);
+    return t !== undefined && !t.noProto;
+  }
+
   private mustTypeOfKind(apiVersion: string, kind: string): TypeDecl {
     if (!kind) throw new ProtobufError('protobuf: object has no kind');
     if (!apiVersion) throw new ProtobufError(`protobuf: object of kind ${kind} has no apiVersion`);
@@ -600,6 +610,11 @@ export function encodeListObjectChunks(
 /** the TypeDecl for an apiVersion and kind, with the meta.k8s.io fallbacks (see ProtobufCodec.typeOfKind) */
 export function typeOfKind(apiVersion: string, kind: string): TypeDecl | undefined {
   return defaultCodec.typeOfKind(apiVersion, kind);
+}
+
+/** whether a kind has a protobuf form (see ProtobufCodec.supportsProtobuf) */
+export function supportsProtobuf(apiVersion: string, kind: string): boolean {
+  return defaultCodec.supportsProtobuf(apiVersion, kind);
 }
 
 /** a watch frame for an event whose object is given in JSON form */

@@ -16,6 +16,7 @@ import {
   encodeMessage,
   encodeObject,
   messageOfObject,
+  supportsProtobuf,
   typeOfKind,
 } from '../../src/codec/protobuf.js';
 import { KUBECTL_CONFIGMAP_B64, crd, deployment, lease, richPod, secret, service, statusError } from './fixtures/protobuf-objects.js';
@@ -170,6 +171,10 @@ describe('kinds', () => {
     assert.equal(typeOfKind('meta.k8s.io/v1beta1', 'PartialObjectMetadataList')?.name, 'io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList');
     assert.equal(typeOfKind('apps/v1', 'Pod'), undefined);
     assert.equal(typeOfKind('v1', 'NoSuchKind'), undefined);
+    assert.equal(supportsProtobuf('apps/v1', 'Deployment'), true);
+    assert.equal(supportsProtobuf('meta.k8s.io/v1', 'PartialObjectMetadataList'), true);
+    assert.equal(supportsProtobuf('meta.k8s.io/v1', 'Table'), false);
+    assert.equal(supportsProtobuf('example.com/v1', 'Foo'), false);
   });
 
   test('Status, DeleteOptions, WatchEvent, PartialObjectMetadataList', () => {
