@@ -44,6 +44,12 @@ export const PROTOBUF_PREFIX: Uint8Array = Uint8Array.of(0x6b, 0x38, 0x73, 0x00)
 export interface CompilerHooks {
   /** decodes a RawExtension whose raw bytes are a prefixed protobuf object (watch events) */
   decodeNestedObject?: (raw: Uint8Array) => unknown;
+  /**
+   * How an absent slice or map without omitempty decodes. 'null' (the default) is Go's JSON of a
+   * nil slice or map (EndpointSlice "endpoints": null, an empty PodList "items": null); 'empty'
+   * gives [] and {} instead, for JS consumers that iterate without checking.
+   */
+  nilCollections?: 'null' | 'empty';
 }
 
 // ---------------------------------------------------------------- helpers used by generated code
@@ -388,6 +394,9 @@ export class ProtobufCompiler {
       known[f.proto!] = 1;
     }
     const LT = lit(short);
+    const emptyNil = this.hooks.nilCollections === 'empty';
+    const nilArray = emptyNil ? '[]' : 'null';
+    const nilMap = emptyNil ? '{}' : 'null';
 
     // code reading one value of type t at the reader (tag already read), within `end`,
     // handing the expression of the value to `put`
@@ -498,7 +507,7 @@ export class ProtobufCompiler {
             assemble.push(
               omit
                 ? `if (${fv} !== undefined && ${fv}.length > 0) o[${K}] = ${fv};`
-                : `o[${K}] = ${fv} === undefined ? null : ${fv};`,
+                : `o[${K}] = ${fv} === undefined ? ${nilArray} : ${fv};`,
             );
             break;
           }
@@ -511,7 +520,7 @@ export class ProtobufCompiler {
               `case ${(p << 3) | WT_LEN}: { const pe = r.sub(end); const a = (${fv} ??= []); while (r.pos < pe) a.push(${scalarRead(sc, 'pe')}); r.checkEnd(pe, ${L}); break; }`,
             );
           }
-          assemble.push(`if (${fv} !== undefined) o[${K}] = ${fv};${omit ? '' : ` else o[${K}] = null;`}`);
+          assemble.push(`if (${fv} !== undefined) o[${K}] = ${fv};${omit ? '' : ` else o[${K}] = ${nilArray};`}`);
           break;
         }
         case 'map': {
@@ -527,7 +536,7 @@ export class ProtobufCompiler {
           cases.push(
             `case ${(p << 3) | WT_LEN}: { const ${e} = r.sub(end); let ${key} = '', ${mv}; while (r.pos < ${e}) { const ${tg} = r.u32(); if (${tg} === 10) ${key} = r.str(${e}); else if (${tg} === ${valueTag}) { ${readValue(vt, e, (x) => `${mv} = ${x};`, label + '{}')} } else { if ((${tg} >>> 3) <= 2) H.wrongWire(${tg}, ${L}); r.skip(${tg}, ${e}); } } r.checkEnd(${e}, ${L}); if (${mv} === undefined) ${mv} = ${absent}; if (${key} !== '__proto__') (${fv} ??= {})[${key}] = ${mv}; else H.set(${fv} ??= {}, ${key}, ${mv}); break; }`,
           );
-          assemble.push(`if (${fv} !== undefined) o[${K}] = ${fv};${omit ? '' : ` else o[${K}] = null;`}`);
+          assemble.push(`if (${fv} !== undefined) o[${K}] = ${fv};${omit ? '' : ` else o[${K}] = ${nilMap};`}`);
           break;
         }
       }

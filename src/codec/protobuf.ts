@@ -12,7 +12,8 @@
 //  - a non-pointer struct always prints (an absent one as its zero value, e.g. "status": {}),
 //    since omitempty never omits a struct in Go;
 //  - a slice or map prints when it has elements; absent, it is left out under omitempty and
-//    printed as null without it (Go's nil slice: e.g. EndpointSlice "endpoints": null);
+//    printed as null without it (Go's nil slice: e.g. EndpointSlice "endpoints": null; a codec
+//    built with { nilCollections: 'empty' } gives [] and {} instead);
 //    a wrapper slice (APIResource.verbs) can be present and empty: it prints [];
 //  - []byte prints as base64; absent, left out under omitempty, else null;
 //  - Quantity, IntOrString and Duration always print ("0", 0, "0s" when zero);
@@ -57,6 +58,11 @@ export interface WatchEventFrame {
 
 export type KindLookup = (group: string, version: string, kind: string) => TypeDecl | undefined;
 
+export interface ProtobufCodecOptions {
+  /** how absent non-omitempty slices and maps decode: Go's null (default) or [] and {} */
+  nilCollections?: 'null' | 'empty';
+}
+
 const META_PACKAGE = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 const WRITER_KEEP = 1 << 20;
 const EMPTY = new Uint8Array(0);
@@ -89,8 +95,9 @@ export class ProtobufCodec {
   constructor(
     lookup: TypeLookup,
     private readonly kindLookup: KindLookup = () => undefined,
+    options: ProtobufCodecOptions = {},
   ) {
-    this.compiler = new ProtobufCompiler(lookup, { decodeNestedObject: (raw) => this.decodeObject(raw) });
+    this.compiler = new ProtobufCompiler(lookup, { decodeNestedObject: (raw) => this.decodeObject(raw), nilCollections: options.nilCollections });
   }
 
   // ---------------------------------------------------------------- writers

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   PROTOBUF_PREFIX,
+  ProtobufCodec,
   ProtobufError,
   ProtobufNotSupportedError,
   decodeEnvelope,
@@ -19,6 +20,7 @@ import {
   supportsProtobuf,
   typeOfKind,
 } from '../../src/codec/protobuf.js';
+import { getType, typeForKind } from '../../src/schema/types.js';
 import { KUBECTL_CONFIGMAP_B64, crd, deployment, lease, richPod, secret, service, statusError } from './fixtures/protobuf-objects.js';
 
 const kubectlBody = () => Buffer.from(KUBECTL_CONFIGMAP_B64, 'base64');
@@ -134,6 +136,15 @@ describe('Go zero values and presence', () => {
     assert.equal(es.ports, null);
     const cp = decodeMessage('io.k8s.api.core.v1.ContainerPort', new Uint8Array(0)) as Record<string, unknown>;
     assert.deepStrictEqual(cp, { containerPort: 0 });
+  });
+
+  test('on request, absent non-omitempty slices and maps decode as [] and {} instead of null', () => {
+    const codec = new ProtobufCodec(getType, typeForKind, { nilCollections: 'empty' });
+    const list = codec.decodeObject(encodeObject({ kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '1' } }));
+    assert.deepStrictEqual(list, { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: [] });
+    const es = codec.decodeObject(encodeObject({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1', metadata: { name: 'e' }, addressType: 'IPv4' }));
+    assert.deepStrictEqual([es.endpoints, es.ports], [[], []]);
+    assert.equal(decodeObject(encodeObject({ kind: 'PodList', apiVersion: 'v1', metadata: {} })).items, null);
   });
 
   test('pointers print when set, even to zero values', () => {
