@@ -462,7 +462,9 @@ export async function loadKubeconfig(opts: LoadOptions = {}): Promise<Connection
   // Validation of the parts in use (clientcmd's ConfirmUsable).
   const uname = userName || 'default';
   const cname = clusterName;
-  if (!cluster.server) errs.push(cname ? `no server found for cluster ${JSON.stringify(cname)}` : 'default cluster has no server defined');
+  if (!cluster.server && !(clusterName && !config.clusters[clusterName])) {
+    errs.push(cname ? `no server found for cluster ${JSON.stringify(cname)}` : 'default cluster has no server defined');
+  }
   if (cluster.certificateAuthority && cluster.certificateAuthorityData && !opts.certificateAuthority) {
     errs.push(`certificate-authority-data and certificate-authority are both specified for ${cname}. certificate-authority-data will override.`);
   }
