@@ -15,8 +15,14 @@
 
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { parse as parseYAML } from 'yaml';
+import { createRequire } from 'node:module';
 import { getVersionInfo, formatVersionRaw, formatVersionLine, setDynamicVersion } from './version.js';
+
+// `yaml` is loaded on first use: most runs read no config file, and it costs ~40 ms to load.
+let yamlModule: typeof import('yaml') | undefined;
+function yaml(): typeof import('yaml') {
+  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
+}
 
 // ─────────────────────────────────────────────────────────────────────────────
 // Go-compatible scalar helpers
@@ -1649,7 +1655,7 @@ export function loadConfigFile<T extends object>(path: string, target: T, fs: Fl
   }
   let doc: unknown;
   try {
-    doc = parseYAML(text);
+    doc = yaml().parse(text);
   } catch (e) {
     throw new ConfigFileError(`failed to decode config file ${goQuote(path)}: ${(e as Error).message}`);
   }

@@ -19,7 +19,13 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSy
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { parse as parseYAML, stringify as stringifyYAML } from 'yaml';
+import { createRequire } from 'node:module';
+
+// `yaml` is loaded on first use (JSON kubeconfigs do not need it).
+let yamlModule: typeof import('yaml') | undefined;
+function yaml(): typeof import('yaml') {
+  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
+}
 
 // ── the kubeconfig model (client-go's clientcmd api, with map-shaped sections) ─────────
 
@@ -122,7 +128,11 @@ function namedList(doc: Record<string, unknown>, key: string, file: string): [st
 export function parseKubeconfig(text: string, file = ''): Config {
   let doc: unknown;
   try {
-    doc = parseYAML(text);
+    doc = undefined;
+    if (text.trimStart().startsWith('{')) {
+      try { doc = JSON.parse(text); } catch { doc = undefined; }
+    }
+    if (doc === undefined) doc = yaml().parse(text);
   } catch (e) {
     throw new KubeconfigError(`error loading config file "${file}": ${(e as Error).message}`);
   }
@@ -708,7 +718,7 @@ export function kubeconfigYAML(o: WriteKubeconfigOptions): string {
     preferences: {},
     users: [{ name: userName, user }],
   };
-  return stringifyYAML(doc, { lineWidth: 0 });
+  return yaml().stringify(doc, { lineWidth: 0 });
 }
 
 /** Writes a kubeconfig atomically with mode 0600 (creating the directory if needed). */
