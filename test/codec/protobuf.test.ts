@@ -21,7 +21,9 @@ import {
   typeOfKind,
 } from '../../src/codec/protobuf.js';
 import { getType, typeForKind } from '../../src/schema/types.js';
-import { KUBECTL_CONFIGMAP_B64, crd, deployment, lease, richPod, secret, service, statusError } from './fixtures/protobuf-objects.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FIXTURES, KUBECTL_CONFIGMAP_B64, crd, deployment, lease, richPod, secret, service, statusError } from './fixtures/protobuf-objects.js';
 
 const kubectlBody = () => Buffer.from(KUBECTL_CONFIGMAP_B64, 'base64');
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -52,6 +54,31 @@ describe('kubectl 1.33 protobuf ConfigMap', () => {
     assert.equal(hex(encodeEnvelope('v1', 'ConfigMap', env.raw)), hex(kubectlBody()));
     assert.deepEqual([...PROTOBUF_PREFIX], [0x6b, 0x38, 0x73, 0x00]);
   });
+});
+
+describe('real kubectl 1.32 protobuf request bodies (Go-encoded)', () => {
+  const { items } = JSON.parse(readFileSync(join(FIXTURES, 'kubectl-1.32-protobuf.json'), 'utf8')) as {
+    items: { command: string; request: string; body: string; json: Record<string, any> }[];
+  };
+  /** Go before 1.34 prints a zero creationTimestamp as null; we leave it out (see protobuf.ts) */
+  const withoutNullCreationTimestamps = (v: any): any => {
+    if (Array.isArray(v)) return v.map(withoutNullCreationTimestamps);
+    if (v === null || typeof v !== 'object') return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (!(k === 'creationTimestamp' && x === null)) out[k] = withoutNullCreationTimestamps(x);
+    return out;
+  };
+  test('there are bodies of many kinds', () => assert.ok(items.length >= 20));
+  for (const it of items) {
+    test(it.command, () => {
+      const body = Buffer.from(it.body, 'base64');
+      const obj = decodeObject(body);
+      // what kubectl (Go) printed as JSON for this object
+      assert.deepStrictEqual(obj, withoutNullCreationTimestamps(it.json));
+      // Go's bytes, reproduced exactly
+      assert.equal(hex(encodeObject(obj)), hex(body));
+    });
+  }
 });
 
 describe('round trips of rich objects', () => {
