@@ -507,20 +507,10 @@ export function servingSANs(opts: EnsurePKIOptions = {}): SubjectAltNames {
   const uniqIPs: string[] = [];
   const seen = new Set<string>();
   for (const ip of ips) {
-    const k = normalizeIP(ip);
+    const k = ipBytes(ip).toString('hex');
     if (!seen.has(k)) { seen.add(k); uniqIPs.push(ip); }
   }
   return { dns: [...new Set(dns.filter((d) => d))], ips: uniqIPs };
-}
-
-function normalizeIP(ip: string): string {
-  if (isIP(ip) === 4) return ip;
-  // Expand IPv6 to a canonical form for de-duplication.
-  const [head, tail] = ip.includes('::') ? ip.split('::') as [string, string] : [ip, undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const fill = tail !== undefined ? new Array<string>(8 - h.length - t.length).fill('0') : [];
-  return [...h, ...fill, ...t].map((x) => parseInt(x || '0', 16).toString(16)).join(':');
 }
 
 /**

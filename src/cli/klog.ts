@@ -606,12 +606,14 @@ export function addFlags(fs: FlagSet): void {
 }
 
 /**
- * component-base's globalflag.AddGlobalFlags: the logging flags and `-h, --help` (the daemons put
- * these, with --version, in their "Global flags:" section).
+ * What the Kubernetes daemons put in their "Global flags:" section: component-base's
+ * globalflag.AddGlobalFlags (the logging flags and `-h, --help`) plus verflag's `--version`
+ * (leave it out with `{ version: false }`).
  */
-export function addGlobalFlags(fs: FlagSet, commandName: string): void {
+export function addGlobalFlags(fs: FlagSet, commandName: string, opts: { version?: boolean } = {}): void {
   addFlags(fs);
   fs.var(new BoolValue(holder(false)), 'help', `help for ${commandName}`, { shorthand: 'h' });
+  if (opts.version ?? true) fs.version();
 }
 
 /**

@@ -15,7 +15,7 @@
 // This module stands alone (Node built-ins and `yaml`), so any layer can use it.
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -728,13 +728,4 @@ export function writeKubeconfig(path: string, o: WriteKubeconfigOptions): void {
   writeFileSync(tmp, kubeconfigYAML(o), { mode: 0o600 });
   chmodSync(tmp, 0o600);
   renameSync(tmp, path);
-}
-
-/** Whether a path exists and is a regular file (helper for callers deciding where to write). */
-export function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
 }

@@ -213,8 +213,13 @@ describe('flags', () => {
       '--log-text-split-stream bool false',
       '--logging-format string text',
       '-v, --v Level 0',
+      '--version version false',
       '--vmodule pattern=N,... ',
     ]);
+    assert.equal(new FlagSet('x').lookup('version'), undefined);
+    const noVersion = new FlagSet('t');
+    addGlobalFlags(noVersion, 'x', { version: false });
+    assert.equal(noVersion.lookup('version'), undefined);
     const help = fs.flagUsages();
     assert.ok(help.includes('  -v, --v Level '));
     assert.ok(help.includes('      --vmodule pattern=N,... '));
