@@ -26,6 +26,14 @@
 //    list items carry none, as in Go;
 //  - int64 values beyond ±2^53 lose precision (JS numbers); Duration is exact (bigint).
 //
+// In the server: encode an object once, `encodeObject(obj)`, and keep the body. It answers a GET
+// as is; a list is `encodeListObjectFromItems` / `encodeListObjectChunks` over
+// `messageOfObject(body)` views (no copy, no re-encoding); a watch event is
+// `encodeWatchEventFrame(type, body)`, one frame shared by every watcher. A protobuf watch
+// (`PROTOBUF_WATCH_MEDIA_TYPE`) is a sequence of frames: a 4-byte big-endian length, then a
+// WatchEvent message without prefix or envelope, whose object.raw is the object's full body,
+// as k8s.io/apiserver writes it and client-go reads it.
+//
 // Encoding ignores JSON fields the type does not declare and writes what Go writes for the same
 // JSON (a field absent from JSON is the Go zero value). Quantity strings are kept as given
 // (Go would write the canonical form); canonicalizing is the job of the layer that validates.
@@ -184,11 +192,13 @@ export class ProtobufCodec {
    * The full body of an object: prefix + Unknown{typeMeta, raw, contentEncoding, contentType},
    * the type chosen by the object's apiVersion and kind. Lists (PodList ...) work the same way.
    * Throws ProtobufNotSupportedError (406) for kinds without a protobuf form (Table).
+   * `as` names the apiVersion and kind when the object does not carry them (list items, stored
+   * objects); the envelope then carries these.
    */
-  encodeObject(obj: unknown): Uint8Array {
+  encodeObject(obj: unknown, as?: { apiVersion: string; kind: string }): Uint8Array {
     const o = asObject(obj, 'object');
-    const apiVersion = typeof o.apiVersion === 'string' ? o.apiVersion : '';
-    const kind = typeof o.kind === 'string' ? o.kind : '';
+    const apiVersion = as ? as.apiVersion : typeof o.apiVersion === 'string' ? o.apiVersion : '';
+    const kind = as ? as.kind : typeof o.kind === 'string' ? o.kind : '';
     const t = this.mustTypeOfKind(apiVersion, kind);
     const i = this.compiler.checkProto(t.name);
     const w = this.take();
@@ -588,8 +598,8 @@ export function decodeMessage(typeName: string, bytes: Uint8Array): unknown {
   return defaultCodec.decodeMessage(typeName, bytes);
 }
 
-export function encodeObject(obj: unknown): Uint8Array {
-  return defaultCodec.encodeObject(obj);
+export function encodeObject(obj: unknown, as?: { apiVersion: string; kind: string }): Uint8Array {
+  return defaultCodec.encodeObject(obj, as);
 }
 
 export function decodeObject(buf: Uint8Array, defaults?: { apiVersion?: string; kind?: string }): Record<string, unknown> {

@@ -230,6 +230,7 @@ describe('kinds', () => {
     assert.deepStrictEqual(decodeObject(encodeEnvelope('', '', raw), { apiVersion: 'v1', kind: 'ConfigMap' }), { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'x' } });
     assert.throws(() => decodeObject(encodeEnvelope('v9', 'Nope', raw)), (e: unknown) => e instanceof ProtobufError && /no type is registered/.test((e as Error).message));
     assert.throws(() => encodeObject({ metadata: {} }), /no kind/);
+    assert.equal(hex(encodeObject({ metadata: { name: 'x' }, data: { a: 'b' } }, { apiVersion: 'v1', kind: 'ConfigMap' })), hex(kubectlBody()));
     assert.throws(() => decodeObject(encodeEnvelope('v1', 'ConfigMap', raw, 'gzip')), /content encoding/);
   });
 });
