@@ -82,7 +82,6 @@ export class WatchRegistry {
       // a watcher that cannot keep up is ended, as Kubernetes does, rather than buffering without bound
       if (res.writableLength > 64 * 1024 * 1024) close();
     };
-    const frames = new WeakMap<CacheEvent, Uint8Array>();
     const onEvent = (ev: CacheEvent) => {
       if (closed) return;
       let b: Uint8Array | undefined;
@@ -96,7 +95,7 @@ export class WatchRegistry {
           (ev as any)._frames = m;
         }
       } else {
-        b = frames.get(ev) ?? frame(ev.type, objectBytes(ev.entry.obj, undefined));
+        b = frame(ev.type, objectBytes(ev.entry.obj, undefined));
       }
       if (ev.revision > lastRV) lastRV = ev.revision;
       write(b);
@@ -132,6 +131,12 @@ export class WatchRegistry {
       if (bookmarkTimer) clearInterval(bookmarkTimer);
       res.end();
     };
+    // the cache ended this watch (its storage watch failed): tell the client, then end
+    const onClose = (err?: Error) => {
+      if (closed) return;
+      if (err) errorEvent(err instanceof TooOldError ? errors.expired(err.message) : errors.internal(err));
+      close();
+    };
     this.active.add(close);
     req.on('close', close);
     res.on('close', close);
@@ -144,11 +149,11 @@ export class WatchRegistry {
           write(frame('ADDED', objectBytes(e.obj, e)));
         }
         lastRV = revision;
-        watcher = cacher.watch({ prefix: p.prefix, afterRevision: revision, filter: p.filter, onEvent });
+        watcher = cacher.watch({ prefix: p.prefix, afterRevision: revision, filter: p.filter, onEvent, onClose });
         if (p.initialEventsEndBookmark) bookmark(revision, true);
       } else {
         lastRV = p.afterRevision;
-        watcher = cacher.watch({ prefix: p.prefix, afterRevision: p.afterRevision, filter: p.filter, onEvent });
+        watcher = cacher.watch({ prefix: p.prefix, afterRevision: p.afterRevision, filter: p.filter, onEvent, onClose });
       }
     } catch (err) {
       if (err instanceof TooOldError) {

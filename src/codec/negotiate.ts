@@ -132,7 +132,7 @@ export function negotiateOutput(accept: string | undefined, o: NegotiateOptions,
       if (g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) continue;
       if (as === 'Table') {
         if (!o.table) continue;
-        if (e.enc === 'yaml') continue; // Kubernetes serves Tables as JSON, Protobuf and CBOR
+        if (e.enc === 'protobuf') continue; // Table has no protobuf form in Kubernetes
         return { encoding: e.enc, mediaType: e.type, transform: 'Table', transformVersion: v, pretty };
       }
       if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') {

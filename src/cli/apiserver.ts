@@ -1,0 +1,218 @@
+// `keelson server` (the all-in-one cluster) and `keelson apiserver` (the API server alone, with
+// kube-apiserver's flag names): option declarations, start-up and graceful shutdown.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Command, FeatureGate, type FlagSet } from './flags.js';
+import * as klog from './klog.js';
+import { getVersionInfo } from './version.js';
+import { ensurePKI } from '../apiserver/pki.js';
+import { writeKubeconfig } from '../client/kubeconfig.js';
+import { APIServer, type Logger } from '../apiserver/server.js';
+import { MemoryBackend } from '../storage/memory.js';
+import { SqliteBackend } from '../storage/sqlite.js';
+import type { Backend } from '../storage/interface.js';
+
+export interface APIServerOptions {
+  dataDir: string;
+  bindAddress: string;
+  securePort: number;
+  storageBackend: string;
+  etcdCompactionInterval: number;
+  livezGracePeriod: number;
+  shutdownDelayDuration: number;
+  minRequestTimeout: number;
+  certDir: string;
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  clientCAFile: string;
+  advertiseAddress: string;
+}
+
+/** The feature gates Keelson's API server knows, with Kubernetes 1.33's defaults and stages. */
+export const APISERVER_FEATURES = {
+  APIResponseCompression: { default: true, preRelease: 'BETA' },
+  AllowUnsafeMalformedObjectDeletion: { default: false, preRelease: 'ALPHA' },
+  CBORServingAndStorage: { default: false, preRelease: 'ALPHA' },
+  ConsistentListFromCache: { default: true, preRelease: 'BETA' },
+  ListFromCacheSnapshot: { default: true, preRelease: 'BETA' },
+  RemoteRequestHeaderUID: { default: false, preRelease: 'ALPHA' },
+  WatchList: { default: true, preRelease: 'BETA' },
+  ...klog.loggingFeatureSpecs,
+} as const;
+
+function defaults(): APIServerOptions {
+  return {
+    dataDir: '.keelson',
+    bindAddress: '0.0.0.0',
+    securePort: 6443,
+    storageBackend: 'sqlite',
+    etcdCompactionInterval: 5 * 60_000,
+    livezGracePeriod: 0,
+    shutdownDelayDuration: 0,
+    minRequestTimeout: 1800_000,
+    certDir: '',
+    tlsCertFile: '',
+    tlsPrivateKeyFile: '',
+    clientCAFile: '',
+    advertiseAddress: '',
+  };
+}
+
+function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne: boolean): void {
+  const s = cmd.sections;
+  if (allInOne) {
+    const k = s.flagSet('keelson');
+    k.stringVar(o, 'dataDir', 'data-dir', 'Directory for the cluster state: the database, the generated certificates and the admin kubeconfig.');
+  }
+  const g = s.flagSet('generic');
+  g.stringVar(o, 'advertiseAddress', 'advertise-address', 'The IP address on which to advertise the apiserver to members of the cluster. If blank, the --bind-address will be used.');
+  g.durationVar(o, 'livezGracePeriod', 'livez-grace-period', 'This option represents the maximum amount of time it should take for apiserver to complete its startup sequence and become live. From apiserver\'s start time to when this amount of time has elapsed, /livez will assume that unfinished post-start hooks will complete successfully and therefore return true.');
+  g.durationVar(o, 'minRequestTimeout', 'min-request-timeout', 'An optional field indicating the minimum number of seconds a handler must keep a request open before timing it out. Currently only honored by the watch request handler, which picks a randomized value above this number as the connection timeout, to spread out load.');
+  g.durationVar(o, 'shutdownDelayDuration', 'shutdown-delay-duration', 'Time to delay the termination. During that time the server keeps serving requests normally. The endpoints /healthz and /livez will return success, but /readyz immediately returns failure. Graceful termination starts after this delay has elapsed.');
+  const e = s.flagSet('etcd');
+  e.durationVar(o, 'etcdCompactionInterval', 'etcd-compaction-interval', 'The interval of compaction requests. If 0, the compaction request from apiserver is disabled. History older than one interval is compacted; watches and continue tokens older than the compacted revision get 410 Gone.');
+  e.stringVar(o, 'storageBackend', 'storage-backend', 'The storage backend for persistence. Options: \'sqlite\' (embedded, durable, the default), \'memory\' (nothing is kept after exit).');
+  const ss = s.flagSet('secure serving');
+  ss.stringVar(o, 'bindAddress', 'bind-address', 'The IP address on which to listen for the --secure-port port. The associated interface(s) must be reachable by the rest of the cluster, and by CLI/web clients. If blank or an unspecified address (0.0.0.0 or ::), all interfaces and IP address families will be used.');
+  ss.stringVar(o, 'certDir', 'cert-dir', 'The directory where the TLS certs are located. If --tls-cert-file and --tls-private-key-file are provided, this flag will be ignored. (default "<data-dir>/pki")');
+  ss.intVar(o, 'securePort', 'secure-port', 'The port on which to serve HTTPS with authentication and authorization. It cannot be switched off with 0.');
+  ss.stringVar(o, 'tlsCertFile', 'tls-cert-file', 'File containing the default x509 Certificate for HTTPS. (CA cert, if any, concatenated after server cert). If HTTPS serving is enabled, and --tls-cert-file and --tls-private-key-file are not provided, a self-signed certificate and key are generated for the public address and saved to the directory specified by --cert-dir.');
+  ss.stringVar(o, 'tlsPrivateKeyFile', 'tls-private-key-file', 'File containing the default x509 private key matching --tls-cert-file.');
+  const a = s.flagSet('authentication');
+  a.stringVar(o, 'clientCAFile', 'client-ca-file', 'If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate.');
+  const fg = s.flagSet('feature gate');
+  gate.addFlag(fg);
+  const logs = s.flagSet('logs');
+  klog.addFlags(logs);
+  const gl = s.flagSet('global');
+  gl.bool('help', false, `help for ${cmd.name}`, { shorthand: 'h' });
+  gl.version();
+}
+
+function klogAdapter(): Logger {
+  const l = klog.log.withCallDepth(1);
+  return {
+    info: (msg, kv) => l.info(msg, kv),
+    warn: (msg, kv) => l.warn(msg, kv),
+    error: (err, msg, kv) => l.error(err, msg, kv),
+    v: (level) => l.v(level),
+  };
+}
+
+async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet): Promise<void> {
+  const errs = klog.validateAndApply(gate);
+  if (errs.length) throw new Error(errs.join('; '));
+  if (o.storageBackend !== 'sqlite' && o.storageBackend !== 'memory') {
+    throw new Error(`--storage-backend: invalid value ${JSON.stringify(o.storageBackend)}: supported values are "sqlite" and "memory" (etcd comes later)`);
+  }
+  if (o.securePort <= 0 || o.securePort > 65535) throw new Error(`--secure-port ${o.securePort} must be between 1 and 65535, inclusive. It cannot be turned off with 0`);
+  if ((o.tlsCertFile === '') !== (o.tlsPrivateKeyFile === '')) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
+  const started = Date.now();
+  const dataDir = resolve(o.dataDir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const certDir = o.certDir ? resolve(o.certDir) : join(dataDir, 'pki');
+  const log = klogAdapter();
+  klog.printFlags(flags, 1);
+
+  const host = hostname();
+  const extraIPs: string[] = [];
+  if (o.advertiseAddress) extraIPs.push(o.advertiseAddress);
+  if (o.bindAddress && o.bindAddress !== '0.0.0.0' && o.bindAddress !== '::') extraIPs.push(o.bindAddress);
+  const pki = await ensurePKI(certDir, { hostnames: [host], ips: extraIPs });
+  if (pki.generated.ca) log.info('Generated a new cluster certificate authority', { path: pki.paths.caCert });
+  let cert: string | Buffer = pki.serving.certPEM;
+  let key: string | Buffer = pki.serving.keyPEM;
+  if (o.tlsCertFile) {
+    cert = readFileSync(o.tlsCertFile);
+    key = readFileSync(o.tlsPrivateKeyFile);
+  }
+  let clientCA: string = pki.ca.certPEM;
+  if (o.clientCAFile) clientCA += '\n' + readFileSync(o.clientCAFile, 'utf8');
+
+  let backend: Backend;
+  if (o.storageBackend === 'memory') backend = new MemoryBackend();
+  else {
+    const dbDir = join(dataDir, 'db');
+    mkdirSync(dbDir, { recursive: true, mode: 0o700 });
+    backend = new SqliteBackend(join(dbDir, 'state.db'));
+  }
+  await backend.open();
+  log.info('Opened storage', { backend: backend.name, revision: await backend.currentRevision() });
+
+  const featureGates = new Map<string, boolean>();
+  for (const name of Object.keys(APISERVER_FEATURES)) featureGates.set(name, gate.enabled(name));
+  const server = new APIServer({
+    backend,
+    bindAddress: o.bindAddress || '0.0.0.0',
+    port: o.securePort,
+    tls: { cert, key, clientCA },
+    compactionIntervalMs: o.etcdCompactionInterval,
+    livezGraceMs: o.livezGracePeriod,
+    shutdownDelayMs: o.shutdownDelayDuration,
+    minRequestTimeoutMs: o.minRequestTimeout,
+    featureGates,
+    version: getVersionInfo() as any,
+    log,
+  });
+  await server.start();
+  const shown = o.bindAddress === '0.0.0.0' || o.bindAddress === '' || o.bindAddress === '::' ? '127.0.0.1' : o.bindAddress;
+  const serverURL = `https://${shown.includes(':') ? `[${shown}]` : shown}:${o.securePort}`;
+  const kubeconfig = join(dataDir, 'kubeconfig');
+  writeKubeconfig(kubeconfig, {
+    server: serverURL,
+    caPEM: pki.ca.certPEM,
+    clientCertPEM: pki.admin.certPEM,
+    clientKeyPEM: pki.admin.keyPEM,
+    clusterName: 'keelson',
+    userName: 'kubernetes-admin',
+    contextName: 'keelson',
+  });
+  log.info('Serving securely', { address: server.address, storage: backend.name, startup: `${Date.now() - started}ms` });
+  log.info('Wrote the admin kubeconfig', { path: kubeconfig });
+  process.stderr.write(`Keelson is ready: ${serverURL}\nexport KUBECONFIG=${kubeconfig}\n`);
+
+  let stopping = false;
+  const stop = (sig: string) => {
+    if (stopping) {
+      log.warn('Second signal received, exiting immediately', { signal: sig });
+      process.exit(1);
+    }
+    stopping = true;
+    log.info('Received signal, shutting down', { signal: sig });
+    server.shutdown().then(
+      () => process.exit(0),
+      (e) => {
+        log.error(e, 'Shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  await new Promise(() => {});
+}
+
+export function apiserverCommand(allInOne: boolean): Command {
+  const o = defaults();
+  const gate = new FeatureGate(APISERVER_FEATURES as any);
+  const cmd: Command = new Command({
+    use: allInOne ? 'server' : 'apiserver',
+    short: allInOne ? 'Run a single-node cluster: the API server on the embedded store' : 'Run the Kubernetes-compatible API server',
+    long: allInOne
+      ? 'Runs a Keelson cluster on this machine: the API server (and, as they land, the controller manager, the scheduler and the node agent) in one process, on an embedded SQLite store under --data-dir. The admin kubeconfig is written to <data-dir>/kubeconfig.'
+      : 'The Keelson API server validates and configures data for the API objects (pods, services, deployments and the rest) and serves the REST operations that real Kubernetes clients use. It takes kube-apiserver\'s flag names.',
+    args: 'none',
+    run: async ({ flags }) => {
+      await run(o, gate, flags);
+    },
+  });
+  declare(cmd, o, gate, allInOne);
+  if (!allInOne) {
+    // `keelson apiserver` keeps its state beside the working directory unless told otherwise
+    const k = cmd.sections.flagSet('keelson');
+    k.stringVar(o, 'dataDir', 'data-dir', 'Directory for the database and the generated certificates (Keelson-specific).');
+  }
+  void existsSync;
+  return cmd;
+}
