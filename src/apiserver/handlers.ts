@@ -334,7 +334,7 @@ async function listFromStorage(
             'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
           );
           const tok = encodeContinue(startKey ?? scope, scope, -1);
-          (err as any).listContinue = tok;
+          err.listMeta = { continue: tok };
           throw err;
         }
         throw errors.expired('The resourceVersion for the provided list is too old.');

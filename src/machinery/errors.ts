@@ -40,6 +40,9 @@ export function qualified(g: GroupThing): string {
 }
 
 export class StatusError extends Error {
+  /** list metadata carried by the Status (a continue token offered with an expired one) */
+  listMeta?: { continue?: string };
+
   constructor(
     readonly code: number,
     readonly reason: string,
@@ -53,7 +56,7 @@ export class StatusError extends Error {
   }
 
   toStatus(): Status {
-    const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
+    const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: this.listMeta ? { ...this.listMeta } : {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
     if (this.reason === '') delete s.reason;
     if (this.details) s.details = this.details;
     return s;
