@@ -16,7 +16,7 @@ import type { RequestInfo } from './requestinfo.js';
 import { queryBool } from './requestinfo.js';
 import type { ResourceStore } from './registry/store.js';
 import type { WatchRegistry } from './watch.js';
-import { unknownFields } from './fieldcheck.js';
+import { normalize } from '../codec/json.js';
 
 /** Kubernetes' request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -590,14 +590,18 @@ export function fieldValidationOf(q: URLSearchParams): 'Ignore' | 'Warn' | 'Stri
   throw errors.badRequest(`fieldValidation must be one of "Ignore", "Strict", "Warn", or not set, got ${JSON.stringify(v)}`);
 }
 
-function checkFields(r: Request, obj: any, kind: KindDecl, level: 'Ignore' | 'Warn' | 'Strict'): void {
-  if (level === 'Ignore') return;
-  const unknown = unknownFields(kind.type, obj);
-  if (unknown.length === 0) return;
-  if (level === 'Strict') {
-    throw errors.badRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+/**
+ * Give a decoded body the form Kubernetes' types give it, and apply the fieldValidation level to
+ * its unknown fields. A value of the wrong type is the first fatal error, at every level.
+ */
+function normalizeBody(r: Request, obj: any, kind: KindDecl, level: 'Ignore' | 'Warn' | 'Strict'): any {
+  const n = normalize(kind.type, obj);
+  if (n.typeError) throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${n.typeError}`);
+  if (level !== 'Ignore' && n.unknown.length) {
+    if (level === 'Strict') throw errors.badRequest(`strict decoding error: ${n.unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+    for (const f of n.unknown) r.warnings.push(`unknown field "${f}"`);
   }
-  for (const f of unknown) r.warnings.push(`unknown field "${f}"`);
+  return n.obj;
 }
 
 // ---- create ----
@@ -609,9 +613,7 @@ export async function handleCreate(r: Request): Promise<void> {
   const dryRun = dryRunOf(query);
   const level = fieldValidationOf(query);
   const body = await readBody(r.req);
-  const obj = decodeBody(r, body, store.kind);
-  checkFields(r, obj, store.kind, level);
-  obj.metadata ??= {};
+  const obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
   if (store.kind.namespaced) {
     const ns = obj.metadata.namespace;
     if (ns === undefined || ns === '') obj.metadata.namespace = info.namespace;
@@ -629,9 +631,7 @@ export async function handleUpdate(r: Request): Promise<void> {
   const dryRun = dryRunOf(query);
   const level = fieldValidationOf(query);
   const body = await readBody(r.req);
-  const obj = decodeBody(r, body, store.kind);
-  checkFields(r, obj, store.kind, level);
-  obj.metadata ??= {};
+  const obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
   const m = obj.metadata;
   if (m.name !== info.name) {
     throw errors.badRequest(`the name of the object (${m.name ?? ''}) does not match the name on the URL (${info.name})`);
@@ -768,7 +768,14 @@ export function methodNotAllowed(): StatusError {
   return new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
 }
 
-export function sendError(r: { res: ServerResponse }, err: unknown, choice?: OutputChoice): void {
+/** Write an error as a Status in the representation the client asked for (JSON when in doubt). */
+export function sendError(r: { req: IncomingMessage; res: ServerResponse }, err: unknown): void {
   const se = err instanceof StatusError ? err : errors.internal(err);
+  let choice: OutputChoice | undefined;
+  try {
+    choice = negotiateOutput(r.req.headers.accept, { list: false, table: false, metadata: false, protobuf: true, cbor: false }, false);
+  } catch {
+    choice = undefined;
+  }
   writeStatusError(r.res, se, choice);
 }

@@ -296,7 +296,7 @@ export class APIServer {
     res.setHeader('Audit-Id', randomUUID());
     this.route(req, res).catch((err) => {
       if (!(err instanceof StatusError)) this.cfg.log.error(err, 'Unhandled error serving request', { method: req.method, path: req.url });
-      sendError({ res }, err);
+      sendError({ req, res }, err);
     });
   }
 

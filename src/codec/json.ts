@@ -1,0 +1,241 @@
+// JSON normalization by the schema: an object is given the form Kubernetes gives it when it
+// decodes JSON into its Go types and encodes it again. Fields come out in declaration order
+// (kind and apiVersion first), unknown fields are dropped (and reported, for fieldValidation),
+// zero values follow Go's rules (a struct is always written, `omitempty` leaves out empty values,
+// a field without it keeps its zero value), times and quantities take their canonical spelling,
+// and a value of the wrong JSON type is an error worded as Go's decoder words it.
+//
+// Hand-written rather than a JSON-schema library: the rules are Go's encoding/json semantics over
+// Kubernetes' struct tags (omitempty, pointers, inline structs, special types), which no schema
+// validator models, and this runs on every write.
+import type { FieldDecl, TypeDecl, TypeRef } from '../schema/model.js';
+import { getType, jsonFields } from '../schema/types.js';
+import { canonicalQuantity } from '../schema/printers/quantity.js';
+
+export interface NormalizeResult {
+  obj: any;
+  /** paths of fields the schema does not declare (dropped from obj) */
+  unknown: string[];
+  /** the first value of the wrong type, as Go's JSON decoder reports it */
+  typeError?: string;
+}
+
+const OMIT = Symbol('omit');
+
+interface Ctx {
+  unknown: string[];
+  typeError?: string;
+  /** the Go name of the root type, for error messages (`ConfigMap`) */
+  root: string;
+}
+
+const QUANTITY_RE = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;
+
+function goName(t: TypeRef): string {
+  switch (t.kind) {
+    case 'scalar':
+      return { string: 'string', bool: 'bool', int32: 'int32', int64: 'int64', double: 'float64', bytes: '[]uint8' }[t.scalar];
+    case 'special':
+      return { Time: 'v1.Time', MicroTime: 'v1.MicroTime', Quantity: 'resource.Quantity', IntOrString: 'intstr.IntOrString', RawExtension: 'runtime.RawExtension', FieldsV1: 'v1.FieldsV1', Duration: 'v1.Duration', JSON: 'v1.JSON' }[
+        t.special as 'Time'
+      ] ?? t.special;
+    case 'object': {
+      const parts = t.name.split('.');
+      return `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
+    }
+    case 'array':
+      return `[]${goName(t.items)}`;
+    case 'map':
+      return `map[string]${goName(t.values)}`;
+  }
+}
+
+function jsonKind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'object') return 'object';
+  return typeof v;
+}
+
+function typeErr(ctx: Ctx, v: unknown, path: string, t: TypeRef): void {
+  if (ctx.typeError) return;
+  const what = typeof v === 'number' ? `number ${String(v)}` : jsonKind(v);
+  const p = path.replace(/\[[^\]]*\]/g, '');
+  ctx.typeError = `json: cannot unmarshal ${what.startsWith('number') && Number.isInteger(v) ? 'number' : what} into Go struct field ${ctx.root}.${p} of type ${goName(t)}`;
+}
+
+/** RFC 3339 time in Go's output form: UTC, whole seconds (micro: six fractional digits). */
+function normTime(v: string, micro: boolean): string | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(v)) return undefined;
+  const ms = Date.parse(v);
+  if (Number.isNaN(ms)) return undefined;
+  const iso = new Date(ms).toISOString();
+  if (!micro) return iso.replace(/\.\d{3}Z$/, 'Z');
+  const frac = /\.(\d+)/.exec(v)?.[1] ?? '';
+  return iso.replace(/\.\d{3}Z$/, `.${(frac + '000000').slice(0, 6)}Z`);
+}
+
+function isZero(v: unknown): boolean {
+  return v === '' || v === 0 || v === false;
+}
+
+function zeroOf(t: TypeRef, ctx: Ctx): unknown {
+  switch (t.kind) {
+    case 'scalar':
+      return t.scalar === 'string' || t.scalar === 'bytes' ? '' : t.scalar === 'bool' ? false : 0;
+    case 'object': {
+      const decl = getType(t.name);
+      return decl ? normObject(decl, {}, '', ctx) : {};
+    }
+    case 'special':
+      switch (t.special) {
+        case 'Quantity':
+          return '0';
+        case 'IntOrString':
+          return 0;
+        case 'Duration':
+          return '0s';
+        default:
+          return null;
+      }
+    default:
+      return null;
+  }
+}
+
+function normValue(t: TypeRef, v: unknown, path: string, ctx: Ctx): unknown {
+  if (v === null) return null;
+  switch (t.kind) {
+    case 'scalar':
+      switch (t.scalar) {
+        case 'string':
+          if (typeof v !== 'string') return typeErr(ctx, v, path, t), OMIT;
+          return v;
+        case 'bool':
+          if (typeof v !== 'boolean') return typeErr(ctx, v, path, t), OMIT;
+          return v;
+        case 'int32':
+        case 'int64':
+          if (typeof v !== 'number' || !Number.isInteger(v)) return typeErr(ctx, v, path, t), OMIT;
+          if (t.scalar === 'int32' && (v > 2147483647 || v < -2147483648)) return typeErr(ctx, v, path, t), OMIT;
+          return v;
+        case 'double':
+          if (typeof v !== 'number') return typeErr(ctx, v, path, t), OMIT;
+          return v;
+        case 'bytes':
+          if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 === 1) {
+            if (typeof v !== 'string') return typeErr(ctx, v, path, t), OMIT;
+            if (!ctx.typeError) ctx.typeError = `illegal base64 data at input byte ${Math.max(0, v.search(/[^A-Za-z0-9+/=]/))}`;
+            return OMIT;
+          }
+          return v;
+      }
+      return v;
+    case 'special':
+      switch (t.special) {
+        case 'Time':
+        case 'MicroTime': {
+          if (typeof v !== 'string') return typeErr(ctx, v, path, t), OMIT;
+          const n = normTime(v, t.special === 'MicroTime');
+          if (n === undefined) {
+            if (!ctx.typeError) ctx.typeError = `parsing time ${JSON.stringify(v)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(v)} as "2006"`;
+            return OMIT;
+          }
+          return n;
+        }
+        case 'Quantity': {
+          if (typeof v !== 'string' && typeof v !== 'number') return typeErr(ctx, v, path, t), OMIT;
+          const s = String(v).trim();
+          if (!QUANTITY_RE.test(s)) {
+            if (!ctx.typeError) ctx.typeError = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+            return OMIT;
+          }
+          return canonicalQuantity(s);
+        }
+        case 'IntOrString':
+          if (typeof v === 'number') {
+            if (!Number.isInteger(v)) return typeErr(ctx, v, path, t), OMIT;
+            return v;
+          }
+          if (typeof v !== 'string') return typeErr(ctx, v, path, t), OMIT;
+          return v;
+        case 'Duration':
+          if (typeof v !== 'string') return typeErr(ctx, v, path, t), OMIT;
+          return v;
+        default:
+          return v; // free-form JSON
+      }
+    case 'object': {
+      if (typeof v !== 'object' || Array.isArray(v)) return typeErr(ctx, v, path, t), OMIT;
+      const decl = getType(t.name);
+      if (!decl) return v;
+      return normObject(decl, v as Record<string, unknown>, path, ctx);
+    }
+    case 'array': {
+      if (!Array.isArray(v)) return typeErr(ctx, v, path, t), OMIT;
+      const out: unknown[] = new Array(v.length);
+      for (let i = 0; i < v.length; i++) {
+        const item = v[i];
+        const n = item === null ? zeroOf(t.items, ctx) : normValue(t.items, item, `${path}[${i}]`, ctx);
+        out[i] = n === OMIT ? zeroOf(t.items, ctx) : n;
+      }
+      return out;
+    }
+    case 'map': {
+      if (typeof v !== 'object' || Array.isArray(v)) return typeErr(ctx, v, path, t), OMIT;
+      const out: Record<string, unknown> = {};
+      for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
+        const n = item === null ? (t.values.kind === 'scalar' ? zeroOf(t.values, ctx) : null) : normValue(t.values, item, `${path}[${k}]`, ctx);
+        if (n !== OMIT) out[k] = n;
+      }
+      return out;
+    }
+  }
+}
+
+function normField(f: FieldDecl, v: unknown, present: boolean, path: string, ctx: Ctx): unknown {
+  const t = f.type;
+  if (!present || v === null) {
+    if (f.nullable || t.kind === 'array' || t.kind === 'map') return f.omitEmpty ? OMIT : null;
+    if (t.kind === 'object') return zeroOf(t, ctx);
+    if (t.kind === 'special') {
+      const z = zeroOf(t, ctx);
+      if (z === null) return f.omitEmpty ? OMIT : null;
+      return z;
+    }
+    return f.omitEmpty ? OMIT : zeroOf(t, ctx);
+  }
+  const n = normValue(t, v, path, ctx);
+  if (n === OMIT) return OMIT;
+  if (f.omitEmpty) {
+    if ((t.kind === 'array' && (n as unknown[]).length === 0) || (t.kind === 'map' && Object.keys(n as object).length === 0)) return OMIT;
+    if (t.kind === 'scalar' && !f.nullable && isZero(n)) return OMIT;
+  }
+  return n;
+}
+
+function normObject(decl: TypeDecl, v: Record<string, unknown>, path: string, ctx: Ctx): Record<string, unknown> {
+  const fields = jsonFields(decl);
+  for (const k in v) {
+    if (!fields.has(k)) ctx.unknown.push(path ? `${path}.${k}` : k);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, f] of fields) {
+    const present = Object.prototype.hasOwnProperty.call(v, name);
+    const r = normField(f, present ? v[name] : undefined, present, path ? `${path}.${name}` : name, ctx);
+    if (r !== OMIT) out[name] = r;
+  }
+  return out;
+}
+
+/**
+ * Normalize an object of a declared type. An unknown type name returns the object as given.
+ */
+export function normalize(typeName: string, obj: unknown): NormalizeResult {
+  const decl = getType(typeName);
+  if (!decl || obj === null || typeof obj !== 'object' || Array.isArray(obj)) return { obj, unknown: [] };
+  const parts = typeName.split('.');
+  const ctx: Ctx = { unknown: [], root: parts[parts.length - 1]! };
+  const out = normObject(decl, obj as Record<string, unknown>, '', ctx);
+  return { obj: out, unknown: ctx.unknown, typeError: ctx.typeError };
+}

@@ -1,0 +1,261 @@
+// Errors over raw HTTPS: every failure is a Status with the right code and reason; bad input never
+// crashes, hangs or half-writes. Also the encodings of requests and responses.
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import YAML from 'yaml';
+import { startCluster, type Cluster } from './harness.js';
+import { decodeEnvelope, decodeMessage, encodeEnvelope, encodeMessage, PROTOBUF_PREFIX } from '../../src/codec/protobuf.js';
+
+let c: Cluster;
+const cms = '/api/v1/namespaces/default/configmaps';
+
+function status(r: { status: number; json(): any }, code: number, reason: string): any {
+  assert.equal(r.status, code);
+  const s = r.json();
+  assert.equal(s.kind, 'Status');
+  assert.equal(s.apiVersion, 'v1');
+  assert.equal(s.status, 'Failure');
+  assert.equal(s.code, code);
+  assert.equal(s.reason, reason);
+  return s;
+}
+
+before(async () => {
+  c = await startCluster();
+  const r = await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep' }, data: { a: '1' } } });
+  assert.equal(r.status, 201);
+});
+
+after(async () => {
+  await c?.stop();
+});
+
+async function keepUnchanged(): Promise<void> {
+  const r = await c.raw('GET', `${cms}/keep`);
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.json().data, { a: '1' });
+}
+
+describe('errors', () => {
+  test('401 without credentials; health and version stay public', async () => {
+    status(await c.rawNoAuth('GET', '/api/v1/namespaces'), 401, 'Unauthorized');
+    status(await c.rawNoAuth('GET', '/api'), 401, 'Unauthorized');
+    assert.equal((await c.rawNoAuth('GET', '/livez')).status, 200);
+    assert.equal((await c.rawNoAuth('GET', '/version')).status, 200);
+  });
+
+  test('404 for an object, for an unknown resource type and for an unknown path', async () => {
+    const s = status(await c.raw('GET', `${cms}/nope`), 404, 'NotFound');
+    assert.equal(s.message, 'configmaps "nope" not found');
+    assert.deepEqual(s.details, { name: 'nope', kind: 'configmaps' });
+    const d = status(await c.raw('GET', '/apis/apps/v1/namespaces/default/deployments/nope'), 404, 'NotFound');
+    assert.equal(d.message, 'deployments.apps "nope" not found');
+    assert.equal(d.details.group, 'apps');
+    for (const p of ['/api/v1/foos', '/apis/nope.example.com/v1/things', '/api/v2/pods', '/nonsense', '/api/v1/namespaces/default/nodes']) {
+      const u = status(await c.raw('GET', p), 404, 'NotFound');
+      assert.equal(u.message, 'the server could not find the requested resource', p);
+    }
+  });
+
+  test('405 for a verb the resource does not have', async () => {
+    status(await c.raw('DELETE', '/api/v1/namespaces'), 405, 'MethodNotAllowed');
+    status(await c.raw('POST', `${cms}/keep`, { body: {} }), 405, 'MethodNotAllowed');
+  });
+
+  test('409 AlreadyExists and Conflict', async () => {
+    const s = status(await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep' } } }), 409, 'AlreadyExists');
+    assert.equal(s.message, 'configmaps "keep" already exists');
+    const cur = (await c.raw('GET', `${cms}/keep`)).json();
+    const stale = { ...cur, metadata: { ...cur.metadata, resourceVersion: '1' }, data: { a: 'stale' } };
+    const cf = status(await c.raw('PUT', `${cms}/keep`, { body: stale }), 409, 'Conflict');
+    assert.equal(cf.message, 'Operation cannot be fulfilled on configmaps "keep": the object has been modified; please apply your changes to the latest version and try again');
+    await keepUnchanged();
+  });
+
+  test('413 for a body over 3 MiB, without reading it all', async () => {
+    const big = 'x'.repeat(3 * 1024 * 1024 + 10);
+    const s = status(await c.raw('POST', cms, { body: big, headers: { 'content-type': 'application/json' } }), 413, 'RequestEntityTooLarge');
+    assert.match(s.message, /limit is 3145728/);
+  });
+
+  test('415 for an unsupported Content-Type', async () => {
+    const s = status(await c.raw('POST', cms, { body: 'hello', headers: { 'content-type': 'text/plain' } }), 415, 'UnsupportedMediaType');
+    assert.match(s.message, /the body of the request was in an unknown format - accepted media types include: application\/json, application\/yaml, application\/vnd.kubernetes.protobuf/);
+  });
+
+  test('406 when no requested type is served', async () => {
+    status(await c.raw('GET', `${cms}/keep`, { headers: { accept: 'text/html' } }), 406, 'NotAcceptable');
+    // only a Table of a list as PartialObjectMetadata (not a list form): 406
+    status(await c.raw('GET', cms, { headers: { accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' } }), 406, 'NotAcceptable');
+    // with a fallback, full objects
+    const r = await c.raw('GET', cms, { headers: { accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json;q=0.5' } });
+    assert.equal(r.status, 200);
+    assert.equal(r.json().kind, 'ConfigMapList');
+  });
+
+  test('422 Invalid with causes for a bad name, and for a missing name', async () => {
+    const s = status(await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'Bad_Name' } } }), 422, 'Invalid');
+    assert.match(s.message, /^ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of/);
+    assert.equal(s.details.kind, 'ConfigMap');
+    assert.equal(s.details.causes[0].field, 'metadata.name');
+    assert.equal(s.details.causes[0].reason, 'FieldValueInvalid');
+    const m = status(await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: {} } }), 422, 'Invalid');
+    assert.match(m.message, /metadata.name: Required value: name or generateName is required/);
+    const l = status(await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ok', labels: { 'bad key!': 'v' } } } }), 422, 'Invalid');
+    assert.match(l.message, /metadata.labels: Invalid value: "bad key!"/);
+    const ns = status(await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a.b' } } }), 422, 'Invalid');
+    assert.match(ns.message, /must not contain dots|RFC 1123 label/);
+  });
+
+  test('400 for malformed bodies and mismatched kinds, and the stored object is untouched', async () => {
+    const bodies: [string, string, RegExp][] = [
+      ['{bad json', 'application/json', /json parse error/],
+      ['[1,2]', 'application/json', /unrecognized/],
+      ['"text"', 'application/json', /unrecognized/],
+      ['null', 'application/json', /unrecognized/],
+      ['{"apiVersion":"apps/v1","kind":"ConfigMap","metadata":{"name":"x"}}', 'application/json', /the API version in the data \(apps\/v1\) does not match the expected API version \(v1\)/],
+      ['{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}', 'application/json', /Secret in version "v1" cannot be handled as a ConfigMap/],
+      ['{"apiVersion":"v1","kind":"ConfigMap","metadata":"nope"}', 'application/json', /metadata/],
+      ['a: [unclosed', 'application/yaml', /yaml/],
+      ['not protobuf at all', 'application/vnd.kubernetes.protobuf', /.+/],
+    ];
+    for (const [b, t, re] of bodies) {
+      const s = status(await c.raw('POST', cms, { body: b, headers: { 'content-type': t } }), 400, 'BadRequest');
+      assert.match(s.message, re, b);
+      const u = await c.raw('PUT', `${cms}/keep`, { body: b, headers: { 'content-type': t } });
+      assert.equal(u.status, 400, b);
+    }
+    await keepUnchanged();
+  });
+
+  test('namespaced creates need an existing namespace; a body namespace must match the URL', async () => {
+    const s = status(await c.raw('POST', '/api/v1/namespaces/ghost/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } }), 404, 'NotFound');
+    assert.equal(s.message, 'namespaces "ghost" not found');
+    const m = status(await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'other' } } }), 400, 'BadRequest');
+    assert.equal(m.message, 'the namespace of the provided object does not match the namespace sent on the request');
+    const n = status(await c.raw('PUT', `${cms}/keep`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } } }), 400, 'BadRequest');
+    assert.equal(n.message, 'the name of the object (other) does not match the name on the URL (keep)');
+  });
+
+  test('bad query parameters are 400, never a crash', async () => {
+    for (const q of ['limit=abc', 'resourceVersion=-1', 'timeoutSeconds=x&watch=1', 'continue=%%%', 'labelSelector=%3D%3D', 'dryRun=Sometimes', 'fieldValidation=Loose']) {
+      const r = await c.raw(q.startsWith('dryRun') || q.startsWith('fieldValidation') ? 'POST' : 'GET', `${cms}?${q}`, {
+        body: q.startsWith('dryRun') || q.startsWith('fieldValidation') ? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'q' } } : undefined,
+      });
+      assert.equal(r.status, 400, `${q}: ${r.text}`);
+    }
+    assert.equal((await c.raw('GET', '/livez')).status, 200);
+  });
+
+  test('garbage never takes the server down', async () => {
+    const junk = [Buffer.from([0, 1, 2, 3, 255, 254]), Buffer.concat([PROTOBUF_PREFIX as Buffer, Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f])]), Buffer.from('{"metadata":{"name":' + '['.repeat(5000))];
+    for (const b of junk) {
+      for (const t of ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf']) {
+        const r = await c.raw('POST', cms, { body: b, headers: { 'content-type': t } });
+        assert.ok(r.status === 400 || r.status === 422, `${t}: ${r.status} ${r.text}`);
+      }
+    }
+    assert.equal((await c.raw('GET', '/readyz')).status, 200);
+    await keepUnchanged();
+  });
+});
+
+describe('encodings', () => {
+  test('YAML responses and YAML request bodies', async () => {
+    const r = await c.raw('GET', `${cms}/keep`, { headers: { accept: 'application/yaml' } });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['content-type'], 'application/yaml');
+    assert.equal(YAML.parse(r.text).data.a, '1');
+    const l = await c.raw('GET', cms, { headers: { accept: 'application/yaml' } });
+    assert.equal(YAML.parse(l.text).kind, 'ConfigMapList');
+    const y = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  b: "2"\n';
+    const cr = await c.raw('POST', cms, { body: y, headers: { 'content-type': 'application/yaml' } });
+    assert.equal(cr.status, 201, cr.text);
+    assert.equal(cr.json().data.b, '2');
+  });
+
+  test('Protobuf requests and responses: object, list, Status', async () => {
+    const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'from-pb' }, data: { x: 'y' } };
+    const body = Buffer.from(encodeEnvelope('v1', 'ConfigMap', encodeMessage('io.k8s.api.core.v1.ConfigMap', obj)));
+    const cr = await c.raw('POST', cms, { body, headers: { 'content-type': 'application/vnd.kubernetes.protobuf', accept: 'application/vnd.kubernetes.protobuf' } });
+    assert.equal(cr.status, 201);
+    assert.equal(cr.headers['content-type'], 'application/vnd.kubernetes.protobuf');
+    const env = decodeEnvelope(cr.body);
+    assert.equal(env.kind, 'ConfigMap');
+    const back = decodeMessage('io.k8s.api.core.v1.ConfigMap', env.raw) as any;
+    assert.deepEqual(back.data, { x: 'y' });
+    assert.ok(back.metadata.uid);
+    const lr = await c.raw('GET', cms, { headers: { accept: 'application/vnd.kubernetes.protobuf, application/json' } });
+    const lenv = decodeEnvelope(lr.body);
+    assert.equal(lenv.kind, 'ConfigMapList');
+    const list = decodeMessage('io.k8s.api.core.v1.ConfigMapList', lenv.raw) as any;
+    assert.ok(list.items.some((i: any) => i.metadata.name === 'from-pb'));
+    const nf = await c.raw('GET', `${cms}/nope`, { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+    assert.equal(nf.status, 404);
+    const senv = decodeEnvelope(nf.body);
+    assert.equal(senv.kind, 'Status');
+    const st = decodeMessage('io.k8s.apimachinery.pkg.apis.meta.v1.Status', senv.raw) as any;
+    assert.equal(st.reason, 'NotFound');
+    assert.equal(st.code, 404);
+  });
+
+  test('Table and metadata-only forms', async () => {
+    const t = await c.raw('GET', cms, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json' } });
+    const table = t.json();
+    assert.equal(table.kind, 'Table');
+    assert.equal(table.apiVersion, 'meta.k8s.io/v1');
+    assert.deepEqual(
+      table.columnDefinitions.map((d: any) => d.name),
+      ['Name', 'Data', 'Age'],
+    );
+    const row = table.rows.find((r: any) => r.cells[0] === 'keep');
+    assert.equal(row.cells[1], 1);
+    assert.equal(row.object.kind, 'PartialObjectMetadata');
+    for (const [io, kind] of [['Object', 'ConfigMap'], ['None', undefined]] as const) {
+      const r = (await c.raw('GET', `${cms}?includeObject=${io}`, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } })).json();
+      assert.equal(r.rows[0].object?.kind, kind);
+    }
+    const pom = await c.raw('GET', `${cms}/keep`, { headers: { accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' } });
+    assert.equal(pom.json().kind, 'PartialObjectMetadata');
+    assert.equal(pom.json().data, undefined);
+    const poml = await c.raw('GET', cms, { headers: { accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' } });
+    assert.equal(poml.json().kind, 'PartialObjectMetadataList');
+  });
+
+  test('pretty JSON', async () => {
+    const r = await c.raw('GET', `${cms}/keep?pretty=true`);
+    assert.match(r.text, /^\{\n  "kind": "ConfigMap",/);
+  });
+});
+
+describe('discovery and version', () => {
+  test('/version', async () => {
+    const v = (await c.raw('GET', '/version')).json();
+    assert.match(v.gitVersion, /^v1\.\d+\.\d+/);
+    assert.equal(v.major, '1');
+  });
+  test('legacy and aggregated discovery, chosen by Accept', async () => {
+    const api = await c.raw('GET', '/api');
+    assert.equal(api.headers['content-type'], 'application/json');
+    assert.deepEqual(api.json().versions, ['v1']);
+    const apis = (await c.raw('GET', '/apis')).json();
+    assert.equal(apis.kind, 'APIGroupList');
+    assert.ok(apis.groups.some((g: any) => g.name === 'apps'));
+    for (const v of ['v2', 'v2beta1']) {
+      const r = await c.raw('GET', '/apis', { headers: { accept: `application/json;g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList,application/json` } });
+      assert.equal(r.headers['content-type'], `application/json;g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList`);
+      assert.equal(r.json().apiVersion, `apidiscovery.k8s.io/${v}`);
+    }
+    const core = (await c.raw('GET', '/api', { headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } })).json();
+    const pods = core.items[0].versions[0].resources.find((r: any) => r.resource === 'pods');
+    assert.deepEqual(pods.shortNames, ['po']);
+    assert.ok(pods.subresources.some((s: any) => s.subresource === 'status'));
+    const v1 = (await c.raw('GET', '/api/v1')).json();
+    assert.equal(v1.kind, 'APIResourceList');
+    assert.ok(v1.resources.some((r: any) => r.name === 'pods/status'));
+    const apps = (await c.raw('GET', '/apis/apps/v1')).json();
+    assert.equal(apps.groupVersion, 'apps/v1');
+    const g = (await c.raw('GET', '/apis/apps')).json();
+    assert.equal(g.kind, 'APIGroup');
+  });
+});
