@@ -54,7 +54,7 @@ export class Health {
     }
     const excluded = new Set<string>();
     for (const e of query.getAll('exclude')) for (const x of e.split(',')) if (x) excluded.add(x);
-    const verbose = query.has('verbose') && query.get('verbose') !== 'false';
+    const verbose = query.has('verbose');
     const lines: string[] = [];
     let failed = false;
     const results = await Promise.all(checks.map((c) => (excluded.has(c.name) ? Promise.resolve('excluded' as const) : this.run(c, graceful))));

@@ -1,0 +1,149 @@
+// Health endpoints, graceful shutdown on SIGTERM, restart on the same data directory, and the
+// command line (--help, --version, flag errors).
+import { test, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { startCluster, KEELSON, ROOT, type Cluster } from './harness.js';
+
+const clusters: Cluster[] = [];
+after(async () => {
+  for (const c of clusters) await c.stop();
+});
+
+describe('health', () => {
+  test('/healthz, /livez, /readyz with verbose, exclude and single checks', async () => {
+    const c = await startCluster({ args: ['--storage-backend=memory'] });
+    clusters.push(c);
+    for (const p of ['/healthz', '/livez', '/readyz']) {
+      const r = await c.rawNoAuth('GET', p);
+      assert.equal(r.status, 200, p);
+      assert.equal(r.text, 'ok');
+      assert.match(String(r.headers['content-type']), /^text\/plain/);
+    }
+    const v = await c.raw('GET', '/readyz?verbose');
+    const lines = v.text.trim().split('\n');
+    assert.equal(lines[0], '[+]ping ok');
+    assert.equal(lines[1], '[+]log ok');
+    assert.equal(lines[2], '[+]etcd ok');
+    assert.ok(lines.includes('[+]poststarthook/start-kube-apiserver-admission-initializer ok'));
+    assert.ok(lines.includes('[+]poststarthook/generic-apiserver-start-informers ok'));
+    assert.ok(lines.includes('[+]shutdown ok'));
+    assert.equal(lines[lines.length - 1], 'readyz check passed');
+    const lv = await c.raw('GET', '/livez?verbose');
+    assert.ok(!lv.text.includes('shutdown'), 'shutdown is a readyz check only');
+    assert.match(lv.text, /livez check passed\n$/);
+    const ex = await c.raw('GET', '/livez?verbose&exclude=etcd');
+    assert.match(ex.text, /\[\+\]etcd excluded: ok/);
+    const one = await c.raw('GET', '/livez/ping');
+    assert.equal(one.status, 200);
+    assert.equal(one.text, 'ok');
+    const ps = await c.raw('GET', '/readyz/poststarthook/bootstrap-controller');
+    assert.equal(ps.status, 200);
+    const nope = await c.raw('GET', '/readyz/nope');
+    assert.equal(nope.status, 404);
+    assert.equal((await c.raw('GET', '/readyz?exclude=nosuch')).text, 'ok');
+    const unmatched = await c.raw('GET', '/readyz?verbose&exclude=nosuch');
+    assert.equal(unmatched.status, 200);
+    assert.match(unmatched.text, /warn: some health checks cannot be excluded: no matches for "nosuch"/);
+  });
+});
+
+describe('shutdown and restart', () => {
+  test('SIGTERM fails readyz during the delay, ends watches, exits 0; a restart finds everything as it was', async () => {
+    const c = await startCluster({ keepData: true, args: ['--shutdown-delay-duration=2s'] });
+    clusters.push(c);
+    const caBefore = readFileSync(`${c.dataDir}/pki/ca.crt`, 'utf8');
+    const cms = '/api/v1/namespaces/default/configmaps';
+    const made: any[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `keep-${i}` }, data: { i: String(i) } } });
+      assert.equal(r.status, 201);
+      made.push(r.json());
+    }
+    const del = await c.raw('DELETE', `${cms}/keep-3`);
+    assert.equal(del.status, 200);
+    const before = (await c.raw('GET', cms)).json();
+    const w = c.stream(`${cms}?watch=1&resourceVersion=${before.metadata.resourceVersion}`);
+    await w.ready;
+
+    const exited = c.stopProcess('SIGTERM');
+    // during the delay: not ready, still live, still serving
+    let sawNotReady = false;
+    for (let i = 0; i < 20 && !sawNotReady; i++) {
+      const r = await c.raw('GET', '/readyz?verbose');
+      if (r.status === 500) {
+        assert.match(r.text, /\[-\]shutdown failed: reason withheld/);
+        assert.match(r.text, /readyz check failed/);
+        sawNotReady = true;
+      } else await new Promise((res) => setTimeout(res, 50));
+    }
+    assert.ok(sawNotReady, 'readyz fails once SIGTERM is received');
+    assert.equal((await c.raw('GET', '/livez')).status, 200);
+    assert.equal((await c.raw('GET', `${cms}/keep-1`)).status, 200);
+    assert.equal(await exited, 0);
+    await w.untilEnd(5000);
+
+    // restart on the same data directory
+    await c.launch();
+    assert.equal(readFileSync(`${c.dataDir}/pki/ca.crt`, 'utf8'), caBefore, 'the CA is kept');
+    const after = (await c.raw('GET', cms)).json();
+    assert.deepEqual(
+      after.items.map((i: any) => [i.metadata.name, i.metadata.resourceVersion, i.metadata.uid]),
+      before.items.map((i: any) => [i.metadata.name, i.metadata.resourceVersion, i.metadata.uid]),
+    );
+    assert.ok(!after.items.some((i: any) => i.metadata.name === 'keep-3'));
+    const n = await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-restart' } } });
+    assert.ok(Number(n.json().metadata.resourceVersion) > Number(before.metadata.resourceVersion));
+    // the system namespaces are not created twice
+    const ns = (await c.raw('GET', '/api/v1/namespaces/default')).json();
+    assert.equal(ns.metadata.resourceVersion, (await c.raw('GET', '/api/v1/namespaces/default')).json().metadata.resourceVersion);
+    await c.stopProcess();
+    rmSync(c.dataDir, { recursive: true, force: true });
+  });
+});
+
+describe('command line', () => {
+  const run = (args: string[]) => spawnSync(process.execPath, [KEELSON, ...args], { cwd: ROOT, encoding: 'utf8' });
+  test('--help lists every flag of the server', () => {
+    const r = run(['server', '--help']);
+    assert.equal(r.status, 0);
+    for (const f of [
+      '--data-dir',
+      '--bind-address',
+      '--secure-port',
+      '--storage-backend',
+      '--etcd-compaction-interval',
+      '--feature-gates',
+      '--livez-grace-period',
+      '--shutdown-delay-duration',
+      '-v, --v',
+      '--version',
+      '--cert-dir',
+      '--tls-cert-file',
+      '--tls-private-key-file',
+      '--client-ca-file',
+    ]) {
+      assert.ok(r.stdout.includes(f), `${f} in help`);
+    }
+    const a = run(['apiserver', '--help']);
+    assert.equal(a.status, 0);
+    assert.ok(a.stdout.includes('--tls-cert-file'));
+  });
+  test('--version', () => {
+    const r = run(['server', '--version']);
+    assert.equal(r.status, 0);
+    assert.match(r.stdout, /^Keelson v1\.\d+\.\d+/);
+  });
+  test('flag errors are reported with usage and a non-zero exit', () => {
+    const r = run(['server', '--no-such-flag']);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr + r.stdout, /unknown flag: --no-such-flag/);
+    const b = run(['server', '--storage-backend=floppy', '--data-dir', '/tmp/keelson-never-created']);
+    assert.notEqual(b.status, 0);
+    assert.match(b.stderr, /storage-backend/);
+    const g = run(['server', '--feature-gates=NoSuchGate=true']);
+    assert.notEqual(g.status, 0);
+    assert.match(g.stderr + g.stdout, /unrecognized feature gate: NoSuchGate/);
+  });
+});
