@@ -1,0 +1,183 @@
+// Helpers shared by the end-to-end benchmark processes (run.ts, loadgen.ts, watchers.ts, bare.ts):
+// TLS material, percentiles, one-off HTTPS requests, process start/stop, /proc memory figures.
+// Everything here talks to 127.0.0.1 only.
+import https from 'node:https';
+import net from 'node:net';
+import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+
+/** client TLS material (PEM) read from the kubeconfig Keelson writes: CA, admin cert and key */
+export interface ClientTLS {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+/** Reads the first cluster's CA and the first user's client certificate from a kubeconfig. */
+export function clientTLSFromKubeconfig(path: string): ClientTLS {
+  // the kubeconfig is YAML written by Keelson with flat `key: value` lines for the data fields;
+  // the three base64 fields are all we need, so no YAML parser is pulled into the load generator
+  const text = readFileSync(path, 'utf8');
+  const field = (name: string): string => {
+    const m = new RegExp(`${name}:\\s*(\\S+)`).exec(text);
+    if (!m) throw new Error(`${path}: no ${name}`);
+    return Buffer.from(m[1]!.replace(/^["']|["']$/g, ''), 'base64').toString('utf8');
+  };
+  return { ca: field('certificate-authority-data'), cert: field('client-certificate-data'), key: field('client-key-data') };
+}
+
+export interface Target {
+  host: string;
+  port: number;
+  /** name checked against the serving certificate (Keelson's has localhost and 127.0.0.1) */
+  servername: string;
+  tls: ClientTLS;
+}
+
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+export const round = (x: number, d = 2): number => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : x);
+
+export interface Latency {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+/** percentiles (ms) of a list of latencies in ms; sorts its argument */
+export function latencySummary(ms: Float64Array | number[]): Latency {
+  const a = ms instanceof Float64Array ? ms.sort() : Float64Array.from(ms).sort();
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i]!;
+  return {
+    p50: round(percentile(a, 50), 3),
+    p90: round(percentile(a, 90), 3),
+    p99: round(percentile(a, 99), 3),
+    max: round(a.length ? a[a.length - 1]! : NaN, 3),
+    mean: round(a.length ? sum / a.length : NaN, 3),
+  };
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** ms from sending the request to the last byte of the answer */
+  ms: number;
+}
+
+/** one HTTPS request, the whole answer read */
+export function request(t: Target, agent: https.Agent | undefined, method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const h: Record<string, string | number> = { accept: 'application/json', ...headers };
+    if (body !== undefined) {
+      h['content-type'] ??= 'application/json';
+      h['content-length'] = Buffer.byteLength(body);
+    }
+    const t0 = performance.now();
+    const req = https.request(
+      {
+        host: t.host,
+        port: t.port,
+        method,
+        path,
+        headers: h,
+        agent,
+        servername: t.servername,
+        ca: t.tls.ca,
+        cert: t.tls.cert,
+        key: t.tls.key,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), ms: performance.now() - t0 }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(60_000, () => req.destroy(new Error(`${method} ${path}: no answer in 60 s`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export function agentFor(t: Target, maxSockets: number): https.Agent {
+  return new https.Agent({ keepAlive: true, maxSockets, ca: t.tls.ca, cert: t.tls.cert, key: t.tls.key, servername: t.servername });
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** HTTPS GET without a client certificate, for /readyz; resolves to the status or 0 */
+export function probe(port: number, path: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = https.request({ host: '127.0.0.1', port, path, method: 'GET', rejectUnauthorized: false, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', () => resolve(0));
+    });
+    req.setTimeout(2000, () => req.destroy());
+    req.on('error', () => resolve(0));
+    req.end();
+  });
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited */
+export async function stopChild(p: ChildProcess | undefined, graceMs = 10_000): Promise<void> {
+  if (!p || p.exitCode !== null || p.signalCode !== null) return;
+  const exited = new Promise<void>((r) => p.once('exit', () => r()));
+  p.kill('SIGTERM');
+  const timer = setTimeout(() => p.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** VmRSS, VmHWM (peak RSS) of a process in MiB, from /proc/<pid>/status */
+export function procMemory(pid: number): { rssMiB: number; peakRssMiB: number } {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN);
+  return { rssMiB: round(kb('VmRSS') / 1024, 1), peakRssMiB: round(kb('VmHWM') / 1024, 1) };
+}
+
+/** user+system CPU seconds a process has used, from /proc/<pid>/stat */
+export function procCPUSeconds(pid: number): number {
+  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = s.slice(s.lastIndexOf(')') + 2).split(' ');
+  // fields[11] = utime, fields[12] = stime (after pid and comm), in clock ticks (100 Hz on Linux)
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** busy and total CPU ticks of the whole machine, from /proc/stat (busy excludes idle and iowait) */
+export function machineCPUTicks(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
+  const idle = v[3]! + v[4]!;
+  return { busy: total - idle, total };
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

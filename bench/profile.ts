@@ -1,0 +1,131 @@
+// Summarizes a V8 CPU profile (`node --cpu-prof`, e.g. from `node dist/bench/run.js --only creates
+// --cpu-prof /tmp/prof`): where the process spent its busy time, by function (self and inclusive)
+// and by file, with compiled locations mapped back to the TypeScript sources through the source
+// maps. Prints one JSON document.
+//
+//   node dist/bench/profile.js <file.cpuprofile> [--top 25] [--filter <substring of a function or file>]
+import { readFileSync, existsSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { relative, join, dirname } from 'node:path';
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
+interface Node {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+interface Profile {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const args = process.argv.slice(2);
+const file = args.find((a) => !a.startsWith('--'));
+if (!file) {
+  process.stderr.write('usage: profile.js <file.cpuprofile> [--top N] [--filter text]\n');
+  process.exit(2);
+}
+const topIdx = args.indexOf('--top');
+const TOP = topIdx >= 0 ? Number(args[topIdx + 1]) : 25;
+const filterIdx = args.indexOf('--filter');
+const FILTER = filterIdx >= 0 ? args[filterIdx + 1] : undefined;
+
+const maps = new Map<string, SourceMap | null>();
+function sourceMapFor(url: string): SourceMap | null {
+  if (maps.has(url)) return maps.get(url)!;
+  let sm: SourceMap | null = null;
+  try {
+    const path = fileURLToPath(url);
+    if (existsSync(path + '.map')) sm = new SourceMap(JSON.parse(readFileSync(path + '.map', 'utf8')));
+  } catch {
+    sm = null;
+  }
+  maps.set(url, sm);
+  return sm;
+}
+
+/** "name (file:line)" with dist/*.js mapped to the .ts source when a map exists */
+function label(cf: CallFrame): { fn: string; where: string; file: string } {
+  const fn = cf.functionName || '(anonymous)';
+  if (!cf.url) return { fn, where: '', file: fn.startsWith('(') ? fn : '(native)' };
+  let file = cf.url;
+  let line = cf.lineNumber + 1;
+  if (cf.url.startsWith('file://')) {
+    const sm = sourceMapFor(cf.url);
+    const e = sm?.findEntry(cf.lineNumber, cf.columnNumber) as { originalSource?: string; originalLine?: number } | undefined;
+    if (e && e.originalSource) {
+      const src = e.originalSource.startsWith('file://') ? fileURLToPath(e.originalSource) : join(dirname(fileURLToPath(cf.url)), e.originalSource);
+      file = relative(ROOT, src);
+      line = (e.originalLine ?? 0) + 1;
+    } else file = relative(ROOT, fileURLToPath(cf.url));
+  }
+  return { fn, where: `${file}:${line}`, file };
+}
+
+const prof = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const byId = new Map<number, Node>();
+const parent = new Map<number, number>();
+for (const n of prof.nodes) {
+  byId.set(n.id, n);
+  for (const c of n.children ?? []) parent.set(c, n.id);
+}
+const labels = new Map<number, { fn: string; where: string; file: string }>();
+for (const n of prof.nodes) labels.set(n.id, label(n.callFrame));
+
+const self = new Map<string, number>();
+const incl = new Map<string, number>();
+const files = new Map<string, number>();
+let total = 0;
+let idle = 0;
+let filtered = 0;
+for (let i = 0; i < prof.samples.length; i++) {
+  const dt = (prof.timeDeltas[i + 1] ?? 0) / 1000; // the delta after a sample is the time it stands for
+  const id = prof.samples[i]!;
+  const l = labels.get(id)!;
+  total += dt;
+  if (l.fn === '(idle)') {
+    idle += dt;
+    continue;
+  }
+  const key = `${l.fn} ${l.where}`;
+  self.set(key, (self.get(key) ?? 0) + dt);
+  files.set(l.file, (files.get(l.file) ?? 0) + dt);
+  const seen = new Set<string>();
+  let hit = FILTER === undefined;
+  for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+    const cl = labels.get(cur)!;
+    const k = `${cl.fn} ${cl.where}`;
+    if (FILTER !== undefined && k.includes(FILTER)) hit = true;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    incl.set(k, (incl.get(k) ?? 0) + dt);
+  }
+  if (hit) filtered += dt;
+}
+const busy = total - idle;
+const top = (m: Map<string, number>) =>
+  [...m.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, TOP)
+    .map(([k, ms]) => ({ ms: Math.round(ms), pctOfBusy: Math.round((ms * 1000) / busy) / 10, fn: k }));
+const out: Record<string, unknown> = {
+  profile: file,
+  wallMs: Math.round((prof.endTime - prof.startTime) / 1000),
+  busyMs: Math.round(busy),
+  idleMs: Math.round(idle),
+  selfByFunction: top(self),
+  inclusiveByFunction: top(incl),
+  selfByFile: top(files),
+};
+if (FILTER !== undefined) out.filter = { text: FILTER, ms: Math.round(filtered), pctOfBusy: Math.round((filtered * 1000) / busy) / 10 };
+process.stdout.write(JSON.stringify(out, null, 2) + '\n');

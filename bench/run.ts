@@ -1,0 +1,654 @@
+// `npm run bench`: Keelson beside the machine's own limits, in one run, as one JSON document.
+//
+// Processes: this orchestrator; Keelson (`bin/keelson server`, sqlite backend, fresh data dir);
+// the bare node:https server (bench/bare.ts) with Keelson's own certificates; and, for each load,
+// a load generator (bench/loadgen.ts) or a watcher process (bench/watchers.ts) that drives both
+// servers identically. Everything listens on and talks to 127.0.0.1; every process started here
+// is stopped here; every request loop is bounded in count and in time.
+//
+//   node dist/bench/run.js [--only startup,list,creates,gets,watch,sqlite] [--duration ms]
+//                          [--warmup ms] [--rounds n] [--cpu-prof dir] [--keep]
+//
+// --cpu-prof dir  runs the Keelson under load with `node --cpu-prof` (profile written to dir when
+//                 it stops); summarize it with `node dist/bench/profile.js dir/*.cpuprofile`.
+// See bench/README.md for how to read the figures.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpus, loadavg, totalmem, tmpdir, platform, arch } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import {
+  agentFor,
+  clientTLSFromKubeconfig,
+  freePort,
+  median,
+  probe,
+  procCPUSeconds,
+  procMemory,
+  machineCPUTicks,
+  request,
+  round,
+  sleep,
+  stopChild,
+  type Target,
+} from './common.js';
+import type { LoadConfig, LoadResult } from './loadgen.js';
+import type { WatchConfig, WatchResult } from './watchers.js';
+
+const here = dirname(fileURLToPath(import.meta.url)); // dist/bench
+const ROOT = join(here, '..', '..');
+const KEELSON = join(ROOT, 'bin', 'keelson');
+
+// ---- options ----
+
+const PHASES = ['startup', 'list', 'creates', 'gets', 'watch', 'sqlite'] as const;
+type Phase = (typeof PHASES)[number];
+const argv = process.argv.slice(2);
+function opt(name: string): string | undefined {
+  const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (i < 0) return undefined;
+  const a = argv[i]!;
+  return a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[i + 1];
+}
+const only = new Set<Phase>((opt('only')?.split(',') as Phase[] | undefined) ?? PHASES);
+for (const p of only) if (!PHASES.includes(p)) throw new Error(`--only: unknown phase ${p} (phases: ${PHASES.join(', ')})`);
+const DURATION_MS = Number(opt('duration') ?? 3000);
+const ROUNDS = Math.max(1, Math.min(9, Number(opt('rounds') ?? 3)));
+const WARMUP_MS = Number(opt('warmup') ?? 1000);
+const CPU_PROF = opt('cpu-prof');
+const KEEP = argv.includes('--keep');
+
+const CONCURRENCY = 64;
+const LIST_OBJECTS = 10_000;
+const LIST_REPS = 7;
+const WATCHERS = 1000;
+const WATCH_ROUNDS = 15;
+const STARTUP_REPS = 3;
+
+const tmpRoot = mkdtempSync(join(tmpdir(), 'keelson-bench-run-'));
+const children = new Set<ChildProcess>();
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+// ---- processes ----
+
+class Keelson {
+  proc?: ChildProcess;
+  port = 0;
+  logs = '';
+  target?: Target;
+  memFile: string;
+  constructor(
+    readonly dataDir: string,
+    private readonly nodeFlags: string[] = [],
+  ) {
+    this.memFile = join(dataDir + '.mem.json');
+  }
+
+  /** spawns Keelson and waits for /readyz 200; returns ms from spawn to the first 200 */
+  async start(): Promise<number> {
+    this.port = await freePort();
+    const args = [...this.nodeFlags, KEELSON, 'server', '--data-dir', this.dataDir, '--secure-port', String(this.port), '--bind-address', '127.0.0.1'];
+    const t0 = performance.now();
+    const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, KEELSON_BENCH_MEMFILE: this.memFile }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = proc;
+    children.add(proc);
+    proc.once('exit', () => children.delete(proc));
+    const keep = (d: Buffer) => {
+      this.logs += d.toString();
+      if (this.logs.length > 20_000) this.logs = this.logs.slice(-10_000);
+    };
+    proc.stdout!.on('data', keep);
+    proc.stderr!.on('data', keep);
+    const deadline = t0 + 30_000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`keelson exited with ${proc.exitCode} during start:\n${this.logs}`);
+      if ((await probe(this.port, '/readyz')) === 200) break;
+      if (performance.now() > deadline) throw new Error(`keelson not ready in 30 s:\n${this.logs}`);
+      await sleep(5);
+    }
+    const ms = performance.now() - t0;
+    this.target = { host: '127.0.0.1', port: this.port, servername: 'localhost', tls: clientTLSFromKubeconfig(join(this.dataDir, 'kubeconfig')) };
+    return ms;
+  }
+
+  get pid(): number {
+    return this.proc!.pid!;
+  }
+
+  async stop(): Promise<void> {
+    await stopChild(this.proc, 20_000);
+  }
+
+  /** RSS from /proc, and (when loaded with heap-probe) the heap after a full collection */
+  async memory(): Promise<{ rssMiB: number; heapUsedMiB?: number; heapTotalMiB?: number; externalMiB?: number }> {
+    let heap: { heapUsed: number; heapTotal: number; external: number; arrayBuffers: number } | undefined;
+    if (this.nodeFlags.some((f) => f.includes('heap-probe'))) {
+      const before = existsSync(this.memFile) ? statSync(this.memFile).mtimeMs : 0;
+      this.proc!.kill('SIGUSR2');
+      for (let i = 0; i < 200; i++) {
+        await sleep(10);
+        if (existsSync(this.memFile) && statSync(this.memFile).mtimeMs !== before) {
+          try {
+            heap = JSON.parse(readFileSync(this.memFile, 'utf8'));
+            break;
+          } catch {
+            /* being written */
+          }
+        }
+      }
+    }
+    const { rssMiB } = procMemory(this.pid);
+    if (!heap) return { rssMiB };
+    const mib = (x: number) => round(x / 2 ** 20, 1);
+    return { rssMiB, heapUsedMiB: mib(heap.heapUsed), heapTotalMiB: mib(heap.heapTotal), externalMiB: mib(heap.external) };
+  }
+}
+
+class Bare {
+  proc?: ChildProcess;
+  port = 0;
+  target?: Target;
+  async start(pkiDir: string, tls: Target['tls']): Promise<void> {
+    this.port = await freePort();
+    const proc = spawn(process.execPath, [join(here, 'bare.js'), String(this.port), join(pkiDir, 'apiserver.crt'), join(pkiDir, 'apiserver.key'), join(pkiDir, 'ca.crt')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    this.proc = proc;
+    children.add(proc);
+    proc.once('exit', () => children.delete(proc));
+    await new Promise<void>((resolve, reject) => {
+      proc.stdout!.on('data', (d: Buffer) => {
+        if (d.toString().includes('listening')) resolve();
+      });
+      proc.once('exit', (c) => reject(new Error(`bare server exited with ${c}`)));
+    });
+    this.target = { host: '127.0.0.1', port: this.port, servername: 'localhost', tls };
+  }
+  get pid(): number {
+    return this.proc!.pid!;
+  }
+  async stop(): Promise<void> {
+    await stopChild(this.proc);
+  }
+}
+
+/** runs a helper process (loadgen.js or watchers.js) with one JSON argument; resolves to its last JSON line */
+function runHelper<R>(script: string, cfg: object, serverPid?: number): Promise<R & { serverCores?: number; machineBusyCores?: number }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [join(here, script), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(proc);
+    let out = '';
+    let err = '';
+    let cpuWarm = 0;
+    let tWarm = 0;
+    let serverCores: number | undefined;
+    let machineWarm = { busy: 0, total: 0 };
+    let machineBusyCores: number | undefined;
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      let nl: number;
+      while ((nl = out.indexOf('\n')) >= 0) {
+        const line = out.slice(0, nl);
+        out = out.slice(nl + 1);
+        if (line === 'warm' && serverPid) {
+          cpuWarm = procCPUSeconds(serverPid);
+          machineWarm = machineCPUTicks();
+          tWarm = performance.now();
+        } else if (line === 'end' && serverPid && tWarm) {
+          const secs = (performance.now() - tWarm) / 1000;
+          serverCores = round((procCPUSeconds(serverPid) - cpuWarm) / secs, 2);
+          const m = machineCPUTicks();
+          machineBusyCores = round((m.busy - machineWarm.busy) / 100 / secs, 2);
+        } else if (line.startsWith('{')) {
+          try {
+            const r = JSON.parse(line) as R;
+            resolve(serverCores === undefined ? (r as R & { serverCores?: number }) : { ...r, serverCores, machineBusyCores });
+          } catch (e) {
+            reject(e);
+          }
+        }
+      }
+    });
+    proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const killer = setTimeout(() => proc.kill('SIGKILL'), 120_000);
+    proc.once('exit', (code) => {
+      clearTimeout(killer);
+      children.delete(proc);
+      if (code !== 0) reject(new Error(`${script} exited with ${code}: ${err}`));
+    });
+  });
+}
+
+function load(t: Target, c: Omit<LoadConfig, 'host' | 'port' | 'servername' | 'tls' | 'concurrency' | 'warmupMs' | 'durationMs' | 'maxRequests'>, serverPid: number) {
+  const cfg: LoadConfig = {
+    host: t.host,
+    port: t.port,
+    servername: t.servername,
+    tls: t.tls,
+    concurrency: CONCURRENCY,
+    warmupMs: WARMUP_MS,
+    durationMs: DURATION_MS,
+    maxRequests: 2_000_000,
+    ...c,
+  };
+  return runHelper<LoadResult>('loadgen.js', cfg, serverPid);
+}
+
+// ---- objects ----
+
+const DATA_1K = 'x'.repeat(1024 - 150);
+
+function configMap(name: string, extra: Record<string, string> = {}): string {
+  const o = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'bench', tier: 'load' } }, data: { payload: DATA_1K, ...extra } };
+  return JSON.stringify(o);
+}
+
+/** a pod as a ReplicaSet of a Deployment makes it, with the fields defaulting fills in */
+function pod(i: number): string {
+  const hash = '7d9f8c6b5d';
+  const rs = `web-${hash}`;
+  const o = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `${rs}-${i.toString(36).padStart(5, '0')}`,
+      namespace: 'default',
+      labels: { app: 'web', 'pod-template-hash': hash, 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/part-of': 'shop', tier: 'frontend' },
+      annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-01-01T00:00:00Z', 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs, uid: '0b6a3c56-3a52-4e38-9f1d-6d2b9a1c0e11', controller: true, blockOwnerDeletion: true }],
+    },
+    spec: {
+      containers: [
+        {
+          name: 'web',
+          image: 'registry.example.com/shop/web:1.24.3',
+          imagePullPolicy: 'IfNotPresent',
+          args: ['--listen=:8080', '--metrics=:9090', '--log-level=info'],
+          ports: [
+            { name: 'http', containerPort: 8080, protocol: 'TCP' },
+            { name: 'metrics', containerPort: 9090, protocol: 'TCP' },
+          ],
+          env: [
+            { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+            { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+            { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'web-db', key: 'url' } } },
+            { name: 'CACHE_SIZE', value: '256' },
+          ],
+          resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+          livenessProbe: { httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' }, initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 },
+          readinessProbe: { httpGet: { path: '/ready', port: 8080, scheme: 'HTTP' }, periodSeconds: 5, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 },
+          volumeMounts: [
+            { name: 'config', mountPath: '/etc/web', readOnly: true },
+            { name: 'kube-api-access-x7k2p', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
+          ],
+          terminationMessagePath: '/dev/termination-log',
+          terminationMessagePolicy: 'File',
+          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
+        },
+      ],
+      volumes: [
+        { name: 'config', configMap: { name: 'web-config', defaultMode: 420 } },
+        {
+          name: 'kube-api-access-x7k2p',
+          projected: {
+            defaultMode: 420,
+            sources: [
+              { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+              { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+              { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+            ],
+          },
+        },
+      ],
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 30,
+      dnsPolicy: 'ClusterFirst',
+      serviceAccountName: 'web',
+      serviceAccount: 'web',
+      nodeName: `node-${i % 50}`,
+      securityContext: { runAsUser: 1000, fsGroup: 2000 },
+      schedulerName: 'default-scheduler',
+      tolerations: [
+        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+        { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      ],
+      priority: 0,
+      enableServiceLinks: true,
+      preemptionPolicy: 'PreemptLowerPriority',
+    },
+  };
+  return JSON.stringify(o);
+}
+
+/** `total` POSTs from this process, `CONCURRENCY` at a time; returns writes per second */
+async function createMany(t: Target, path: string, total: number, body: (i: number) => string): Promise<number> {
+  const agent = agentFor(t, CONCURRENCY);
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < total) {
+        const i = next++;
+        const r = await request(t, agent, 'POST', path, body(i));
+        if (r.status !== 201) throw new Error(`POST ${path} #${i}: ${r.status} ${r.body.toString().slice(0, 300)}`);
+      }
+    }),
+  );
+  agent.destroy();
+  return Math.round((total * 1000) / (performance.now() - t0));
+}
+
+// ---- phases ----
+
+interface Check {
+  figure: string;
+  value: number;
+  unit: string;
+  target: string;
+  pass: boolean | null;
+}
+const checks: Check[] = [];
+function check(figure: string, value: number, unit: string, target: string, pass: boolean | null): void {
+  checks.push({ figure, value: round(value, 3), unit, target, pass });
+}
+
+async function startupPhase() {
+  const fresh: number[] = [];
+  const restart: number[] = [];
+  for (let i = 0; i < STARTUP_REPS; i++) {
+    const dir = join(tmpRoot, `startup-${i}`);
+    const k = new Keelson(dir);
+    try {
+      fresh.push(await k.start());
+      // a little state, so the restart reads something back
+      await request(k.target!, undefined, 'POST', '/api/v1/namespaces/default/configmaps', configMap('startup'));
+      await k.stop();
+      const k2 = new Keelson(dir);
+      try {
+        restart.push(await k2.start());
+      } finally {
+        await k2.stop();
+      }
+    } finally {
+      await k.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const freshMs = round(median(fresh), 1);
+  const restartMs = round(median(restart), 1);
+  check('startup: spawn to /readyz 200, fresh data dir (median)', freshMs, 'ms', '< 1000 ms', freshMs < 1000);
+  check('startup: spawn to /readyz 200, restart on existing data dir (median)', restartMs, 'ms', '< 1000 ms', restartMs < 1000);
+  return { note: 'ms from spawning `node bin/keelson server` to the first /readyz 200 (polled every 5 ms)', freshMs, restartMs, freshRunsMs: fresh.map((x) => round(x, 1)), restartRunsMs: restart.map((x) => round(x, 1)) };
+}
+
+async function listPhase(k: Keelson, bare: Bare) {
+  const t = k.target!;
+  const before = await k.memory();
+  const createRate = await createMany(t, '/api/v1/namespaces/default/pods', LIST_OBJECTS, pod);
+  await sleep(300);
+  const after = await k.memory();
+  const memory = {
+    objects: LIST_OBJECTS,
+    kind: 'Pod',
+    before,
+    after,
+    rssPer10kMiB: round(((after.rssMiB - before.rssMiB) * 10_000) / LIST_OBJECTS, 1),
+    heapPer10kMiB: after.heapUsedMiB !== undefined && before.heapUsedMiB !== undefined ? round(((after.heapUsedMiB - before.heapUsedMiB) * 10_000) / LIST_OBJECTS, 1) : null,
+    externalPer10kMiB: after.externalMiB !== undefined && before.externalMiB !== undefined ? round(((after.externalMiB - before.externalMiB) * 10_000) / LIST_OBJECTS, 1) : null,
+    note: 'RSS from /proc/<pid>/status VmRSS; heap is heapUsed and external (Buffers) after two full collections (bench/heap-probe.ts loaded with --import)',
+  };
+  check('memory: RSS growth per 10,000 Pods held', memory.rssPer10kMiB, 'MiB', 'report only', null);
+  if (memory.heapPer10kMiB !== null) check('memory: heap growth per 10,000 Pods held', memory.heapPer10kMiB, 'MiB', 'report only', null);
+
+  const agent = agentFor(t, 1);
+  const path = '/api/v1/namespaces/default/pods';
+  const times: number[] = [];
+  let body: Buffer = Buffer.alloc(0);
+  for (let i = 0; i < LIST_REPS + 1; i++) {
+    const r = await request(t, agent, 'GET', path);
+    if (r.status !== 200) throw new Error(`list: ${r.status}`);
+    if (i > 0) times.push(r.ms);
+    body = r.body;
+  }
+  agent.destroy();
+  const list = JSON.parse(body.toString('utf8'));
+  if (list.items.length !== LIST_OBJECTS) throw new Error(`list returned ${list.items.length} pods, expected ${LIST_OBJECTS}`);
+  const strTimes: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < LIST_REPS + 1; i++) {
+    const t0 = performance.now();
+    bytes = JSON.stringify(list).length;
+    if (i > 0) strTimes.push(performance.now() - t0);
+  }
+  // the transport alone: the bare server answering a body of the same size, pre-serialized
+  await request(bare.target!, undefined, 'POST', '/_bench/get-body', body);
+  const bareAgent = agentFor(bare.target!, 1);
+  const bareTimes: number[] = [];
+  for (let i = 0; i < LIST_REPS + 1; i++) {
+    const r = await request(bare.target!, bareAgent, 'GET', path);
+    if (r.body.length !== body.length) throw new Error('bare list size mismatch');
+    if (i > 0) bareTimes.push(r.ms);
+  }
+  bareAgent.destroy();
+  await request(bare.target!, undefined, 'POST', '/_bench/get-body', Buffer.from('{}'));
+  const listMs = round(median(times), 1);
+  const stringifyMs = round(median(strTimes), 1);
+  const ratio = listMs / stringifyMs;
+  check('list 10,000 Pods (full JSON download) vs in-process JSON.stringify', round(ratio, 2), 'x', '<= 2x', ratio <= 2);
+  return {
+    memory,
+    list: {
+      objects: LIST_OBJECTS,
+      responseBytes: body.length,
+      podBytes: Math.round(body.length / LIST_OBJECTS),
+      createRatePerSec: createRate,
+      keelsonMedianMs: listMs,
+      keelsonRunsMs: times.map((x) => round(x, 1)),
+      stringifyMedianMs: stringifyMs,
+      stringifyBytes: bytes,
+      bareSameBytesMedianMs: round(median(bareTimes), 1),
+      ratioToStringify: round(ratio, 2),
+      note: 'GET /api/v1/namespaces/default/pods, first request discarded, median of the rest; bareSameBytes: the bare server answering the same bytes pre-serialized (the TLS transport floor)',
+    },
+  };
+}
+
+/** the same load on Keelson and on the bare server, in alternating rounds; the best round of each */
+async function interleaved(k: Keelson, bare: Bare, c: Parameters<typeof load>[1]) {
+  const ks: Awaited<ReturnType<typeof load>>[] = [];
+  const bs: Awaited<ReturnType<typeof load>>[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    if (i % 2 === 0) {
+      ks.push(await load(k.target!, c, k.pid));
+      bs.push(await load(bare.target!, c, bare.pid));
+    } else {
+      bs.push(await load(bare.target!, c, bare.pid));
+      ks.push(await load(k.target!, c, k.pid));
+    }
+  }
+  const best = (xs: typeof ks) => xs.reduce((a, b) => (b.perSec > a.perSec ? b : a));
+  const summary = (xs: typeof ks) => ({
+    ...best(xs),
+    roundsPerSec: xs.map((r) => r.perSec),
+    roundsP99Ms: xs.map((r) => r.latencyMs.p99),
+    roundsMachineBusyCores: xs.map((r) => r.machineBusyCores ?? null),
+  });
+  return { keelson: summary(ks), bare: summary(bs) };
+}
+
+async function createsPhase(k: Keelson, bare: Bare) {
+  const path = '/api/v1/namespaces/default/configmaps';
+  const body = configMap('bench-__N__');
+  const r = await interleaved(k, bare, { method: 'POST', path, body, expectStatus: 201 });
+  const ratio = r.keelson.perSec / r.bare.perSec;
+  check('durable creates/s (64 clients, 1 KB ConfigMaps) vs bare POST echo', round(ratio, 2), 'x', '>= 0.6x', ratio >= 0.6);
+  check('durable create p99 latency', r.keelson.latencyMs.p99, 'ms', '< 50 ms', r.keelson.latencyMs.p99 < 50);
+  return { requestBytes: Buffer.byteLength(body.replace('__N__', '0-0')), ...r, ratio: round(ratio, 2) };
+}
+
+async function getsPhase(k: Keelson, bare: Bare) {
+  const path = '/api/v1/namespaces/default/configmaps/bench-get';
+  const c = await request(k.target!, undefined, 'POST', '/api/v1/namespaces/default/configmaps', configMap('bench-get'));
+  if (c.status !== 201) throw new Error(`create bench-get: ${c.status}`);
+  const g = await request(k.target!, undefined, 'GET', path);
+  await request(bare.target!, undefined, 'POST', '/_bench/get-body', g.body);
+  const r = await interleaved(k, bare, { method: 'GET', path, expectStatus: 200 });
+  const ratio = r.keelson.perSec / r.bare.perSec;
+  check('gets/s (64 clients, one ConfigMap) vs bare GET of the same bytes', round(ratio, 2), 'x', '>= 0.8x', ratio >= 0.8);
+  return { answerBytes: g.body.length, ...r, ratio: round(ratio, 2) };
+}
+
+async function watchPhase(k: Keelson, bare: Bare) {
+  const t = k.target!;
+  const objPath = '/api/v1/namespaces/default/configmaps/watched';
+  const c = await request(t, undefined, 'POST', '/api/v1/namespaces/default/configmaps', configMap('watched', { marker: 'none' }));
+  if (c.status !== 201) throw new Error(`create watched: ${c.status}`);
+  const rv = JSON.parse(c.body.toString()).metadata.resourceVersion;
+  // the bare server broadcasts an object of the size Keelson sends (its stored form, with metadata)
+  const cur = JSON.parse((await request(t, undefined, 'GET', objPath)).body.toString());
+  cur.data.marker = '__N__';
+  const bt = bare.target!;
+  const cfg: WatchConfig = {
+    targets: [
+      {
+        name: 'keelson',
+        ...t,
+        watchPath: `/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Dwatched&resourceVersion=${rv}`,
+        trigger: { method: 'PUT', path: objPath, body: configMap('watched', { marker: '__N__' }), expectStatus: 200 },
+      },
+      {
+        name: 'bare',
+        ...bt,
+        watchPath: '/api/v1/namespaces/default/configmaps?watch=1',
+        trigger: { method: 'POST', path: '/_bench/broadcast', body: JSON.stringify(cur), expectStatus: 200 },
+      },
+    ],
+    streams: WATCHERS,
+    warmupRounds: 2,
+    rounds: WATCH_ROUNDS,
+    roundTimeoutMs: 5000,
+    pauseMs: 100,
+  };
+  const r = await runHelper<Record<string, WatchResult>>('watchers.js', cfg);
+  const keelson = r.keelson!;
+  const b = r.bare!;
+  const ratio = keelson.deliveryMs.p99 / b.deliveryMs.p99;
+  check('watch: p99 delivery of one event to 1,000 watchers vs bare broadcast p99', round(ratio, 2), 'x', '<= 1.5x', ratio <= 1.5 && keelson.missed === 0);
+  return {
+    note: 'ms from sending the write to the arrival of the whole event line at each of 1,000 streams, rounds alternating between the servers; Keelson: PUT of the watched ConfigMap (durable commit included), bare: POST that writes one line to every held stream',
+    keelson,
+    bare: b,
+    p99Ratio: round(ratio, 2),
+    p50Ratio: round(keelson.deliveryMs.p50 / b.deliveryMs.p50, 2),
+  };
+}
+
+function sqlitePhase() {
+  const dir = join(tmpRoot, 'sqlite');
+  const db = new Database(join(dir + '.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec(`CREATE TABLE kv (rev INTEGER PRIMARY KEY, key TEXT NOT NULL, create_rev INTEGER NOT NULL,
+             prev_rev INTEGER NOT NULL, deleted INTEGER NOT NULL, value BLOB);
+           CREATE INDEX kv_key_rev ON kv (key, rev);`);
+  const insert = db.prepare('INSERT INTO kv VALUES (?, ?, ?, ?, 0, ?)');
+  const value = Buffer.alloc(1024, 0x61);
+  const batch = 64;
+  const tx = db.transaction((start: number) => {
+    for (let i = 0; i < batch; i++) insert.run(start + i, `/registry/configmaps/bench/k${start + i}`, start + i, 0, value);
+  });
+  let commits = 0;
+  const t0 = performance.now();
+  // bounded: at most 2,000 commits or 3 s
+  while (commits < 2000 && performance.now() - t0 < 3000) tx(commits++ * batch + 1);
+  const ms = performance.now() - t0;
+  db.close();
+  const rowsPerSec = Math.round((commits * batch * 1000) / ms);
+  check('raw durable SQLite inserts/s (WAL, synchronous=FULL, batches of 64, 1 KB)', rowsPerSec, 'rows/s', 'report only', null);
+  return { batch, valueBytes: 1024, commits, rowsPerSec, commitsPerSec: Math.round((commits * 1000) / ms), msPerCommit: round(ms / commits, 3) };
+}
+
+// ---- main ----
+
+async function main() {
+  const out: Record<string, unknown> = {
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      memoryGiB: round(totalmem() / 2 ** 30, 1),
+      node: process.version,
+      platform: `${platform()} ${arch()}`,
+      loadAverageAtStart: loadavg().map((x) => round(x, 2)),
+    },
+    config: { concurrency: CONCURRENCY, warmupMs: WARMUP_MS, durationMs: DURATION_MS, rounds: ROUNDS, listObjects: LIST_OBJECTS, listReps: LIST_REPS, watchers: WATCHERS, watchRounds: WATCH_ROUNDS, phases: [...only], cpuProf: CPU_PROF ?? null },
+  };
+  const figures: Record<string, unknown> = {};
+  out.figures = figures;
+  const t0 = performance.now();
+
+  if (only.has('startup')) {
+    log('startup');
+    figures.startup = await startupPhase();
+  }
+
+  const loadPhases = (['list', 'creates', 'gets', 'watch'] as Phase[]).filter((p) => only.has(p));
+  if (loadPhases.length) {
+    const flags = ['--expose-gc', '--import', pathToFileURL(join(here, 'heap-probe.js')).href];
+    if (CPU_PROF) flags.push('--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`);
+    const k = new Keelson(join(tmpRoot, 'keelson'), flags);
+    const bare = new Bare();
+    try {
+      await k.start();
+      await bare.start(join(k.dataDir, 'pki'), k.target!.tls);
+      if (only.has('list')) {
+        log('memory and list of 10,000 pods');
+        Object.assign(figures, await listPhase(k, bare));
+      }
+      if (only.has('creates')) {
+        log('creates');
+        figures.creates = await createsPhase(k, bare);
+      }
+      if (only.has('gets')) {
+        log('gets');
+        figures.gets = await getsPhase(k, bare);
+      }
+      if (only.has('watch')) {
+        log('watch fan-out');
+        figures.watch = await watchPhase(k, bare);
+      }
+      figures.keelsonMemoryAtEnd = await k.memory();
+    } catch (e) {
+      log(`keelson log tail:\n${k.logs.slice(-3000)}`);
+      throw e;
+    } finally {
+      await bare.stop();
+      await k.stop();
+    }
+  }
+
+  if (only.has('sqlite')) {
+    log('raw sqlite inserts');
+    figures.rawSqliteDurableInserts = sqlitePhase();
+  }
+
+  out.summary = checks;
+  out.passed = checks.filter((c) => c.pass === true).length;
+  out.failed = checks.filter((c) => c.pass === false).length;
+  out.seconds = round((performance.now() - t0) / 1000, 1);
+  process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+}
+
+async function cleanup() {
+  await Promise.all([...children].map((c) => stopChild(c, 5000)));
+  if (!KEEP) rmSync(tmpRoot, { recursive: true, force: true });
+}
+
+process.on('SIGINT', () => void cleanup().then(() => process.exit(130)));
+main()
+  .catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup());
