@@ -343,9 +343,7 @@ async function listFromStorage(
     }
     for (let i = 0; i < res.kvs.length; i++) {
       const kv = res.kvs[i]!;
-      const obj = JSON.parse(Buffer.from(kv.value).toString('utf8'));
-      obj.metadata ??= {};
-      obj.metadata.resourceVersion = String(kv.modRevision);
+      const obj = store.decodeKV(kv);
       const rest = kv.key.slice(store.prefix.length);
       const slash = store.kind.namespaced ? rest.indexOf('/') : -1;
       const e: CacheEntry = {
@@ -648,6 +646,23 @@ export async function handleUpdate(r: Request): Promise<void> {
         if (m.resourceVersion) cur.metadata.resourceVersion = m.resourceVersion;
         if (obj.status === undefined) delete cur.status;
         else cur.status = obj.status;
+        return cur;
+      },
+      { dryRun, main: false },
+    );
+    writeEntry(r.res, 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
+    return;
+  }
+  if (info.subresource === 'finalize' && store.kind.group === '' && store.kind.kind === 'Namespace') {
+    // the namespace controller's way to remove its entry from spec.finalizers
+    const out = await store.guaranteedUpdate(
+      info.namespace,
+      info.name,
+      (cur) => {
+        if (m.resourceVersion) cur.metadata.resourceVersion = m.resourceVersion;
+        cur.spec = { ...(cur.spec ?? {}) };
+        if (obj.spec?.finalizers === undefined || obj.spec.finalizers === null) delete cur.spec.finalizers;
+        else cur.spec.finalizers = obj.spec.finalizers;
         return cur;
       },
       { dryRun, main: false },

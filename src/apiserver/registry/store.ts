@@ -94,23 +94,29 @@ export class ResourceStore {
 
   private decode(kv: KeyValue): any {
     const p = this.pending.get(kv.key);
-    let obj: any;
     if (p && p.bytes === kv.value) {
       this.pending.delete(kv.key);
-      obj = p.obj;
-    } else {
-      obj = JSON.parse(Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength).toString('utf8'));
+      p.obj.metadata.resourceVersion = String(kv.modRevision);
+      return p.obj;
     }
+    return this.decodeKV(kv);
+  }
+
+  /** an object from its stored bytes, in this resource's form, resourceVersion set */
+  decodeKV(kv: KeyValue): any {
+    let obj = JSON.parse(Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength).toString('utf8'));
+    if (this.strategy.storageForm) obj = this.strategy.storageForm.fromStorage(obj);
     obj.metadata ??= {};
     obj.metadata.resourceVersion = String(kv.modRevision);
     return obj;
   }
 
-  /** the stored bytes of an object: JSON without resourceVersion */
+  /** the stored bytes of an object: JSON without resourceVersion (in the stored form) */
   private encode(key: string, obj: any): Uint8Array {
     const rv = obj.metadata.resourceVersion;
     delete obj.metadata.resourceVersion;
-    const bytes = Buffer.from(JSON.stringify(obj));
+    const stored = this.strategy.storageForm ? this.strategy.storageForm.toStorage(obj) : obj;
+    const bytes = Buffer.from(JSON.stringify(stored));
     if (rv !== undefined) obj.metadata.resourceVersion = rv;
     this.pending.set(key, { bytes, obj });
     return bytes;

@@ -110,7 +110,94 @@ const returnsObject: Tweak = (s) => {
   s.returnDeletedObject = true;
 };
 
+/**
+ * events.k8s.io/v1 Event is another view of the stored core/v1 Event: the same objects, with
+ * renamed fields. Both resources serve the same stored events.
+ */
+const CORE_TO_EVENTS: [string, string][] = [
+  ['involvedObject', 'regarding'],
+  ['message', 'note'],
+  ['source', 'deprecatedSource'],
+  ['firstTimestamp', 'deprecatedFirstTimestamp'],
+  ['lastTimestamp', 'deprecatedLastTimestamp'],
+  ['count', 'deprecatedCount'],
+  ['reportingComponent', 'reportingController'],
+];
+const EVENTS_ORDER = [
+  'kind',
+  'apiVersion',
+  'metadata',
+  'eventTime',
+  'series',
+  'reportingController',
+  'reportingInstance',
+  'action',
+  'reason',
+  'regarding',
+  'related',
+  'note',
+  'type',
+  'deprecatedSource',
+  'deprecatedFirstTimestamp',
+  'deprecatedLastTimestamp',
+  'deprecatedCount',
+];
+const CORE_ORDER = [
+  'kind',
+  'apiVersion',
+  'metadata',
+  'involvedObject',
+  'reason',
+  'message',
+  'source',
+  'firstTimestamp',
+  'lastTimestamp',
+  'count',
+  'type',
+  'eventTime',
+  'series',
+  'action',
+  'related',
+  'reportingComponent',
+  'reportingInstance',
+];
+
+function renamed(obj: any, pairs: [string, string][], order: string[], apiVersion: string): any {
+  const tmp: any = { ...obj, apiVersion, kind: 'Event' };
+  for (const [from, to] of pairs) {
+    if (from in tmp) {
+      tmp[to] = tmp[from];
+      delete tmp[from];
+    }
+  }
+  const out: any = {};
+  for (const k of order) if (tmp[k] !== undefined) out[k] = tmp[k];
+  for (const k of Object.keys(tmp)) if (!(k in out) && tmp[k] !== undefined) out[k] = tmp[k];
+  return out;
+}
+
+export function coreEventToEventsV1(core: any): any {
+  const out = renamed(core, CORE_TO_EVENTS, EVENTS_ORDER, 'events.k8s.io/v1');
+  // the core form's empty defaults are not part of the events.k8s.io form
+  if (out.deprecatedSource && Object.keys(out.deprecatedSource).length === 0) delete out.deprecatedSource;
+  if (out.regarding && Object.keys(out.regarding).length === 0) out.regarding = {};
+  return out;
+}
+
+export function eventsV1ToCoreEvent(ev: any): any {
+  const back = CORE_TO_EVENTS.map(([a, b]) => [b, a] as [string, string]);
+  const out = renamed(ev, back, CORE_ORDER, 'v1');
+  out.involvedObject ??= {};
+  out.source ??= {};
+  return out;
+}
+
+const eventsV1: Tweak = (s) => {
+  s.storageForm = { toStorage: eventsV1ToCoreEvent, fromStorage: coreEventToEventsV1 };
+};
+
 const TWEAKS: Record<string, Tweak[]> = {
+  'events.k8s.io/Event': [eventsV1],
   '/Namespace': [namespace],
   '/Pod': [pod],
   '/Service': [service],

@@ -37,6 +37,11 @@ export interface Strategy {
   beforeDelete?(obj: any, gracePeriodSeconds: number | undefined): DeleteDecision;
   /** an update of a terminating object may complete its deletion (all finalizers gone) */
   readyToRemove?(obj: any): boolean;
+  /**
+   * The kind is another representation of objects stored in another form (events.k8s.io/v1
+   * Event is stored as core/v1 Event): conversions to and from the stored form.
+   */
+  storageForm?: { toStorage(obj: any): any; fromStorage(obj: any): any };
 }
 
 export function defaultStrategy(kind: KindDecl): Strategy {
