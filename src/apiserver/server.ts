@@ -28,6 +28,7 @@ import { ResourceStore } from './registry/store.js';
 import { strategyFor } from './registry/strategies.js';
 import { WatchRegistry } from './watch.js';
 import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
+import { APIServerMetrics } from './metrics.js';
 
 export interface UserInfo {
   name: string;
@@ -95,6 +96,7 @@ export class APIServer {
   private lastCompactCandidate = 0;
   private bootstrapped = false;
   private readonly users = new WeakMap<TLSSocket, UserInfo | null>();
+  readonly metrics = new APIServerMetrics();
   readonly kinds: KindDecl[];
   address = '';
 
@@ -332,6 +334,16 @@ export class APIServer {
       this.discovery.serveRoot(req, res, false, this.address);
       return;
     }
+    if (path === '/metrics') {
+      for (const st of this.stores.values()) {
+        this.metrics.storageObjects.set({ resource: st.kind.group ? `${st.kind.resource}.${st.kind.group}` : st.kind.resource }, st.cacher.list({ prefix: st.prefix }).items.length);
+      }
+      const body = Buffer.from(await this.metrics.text());
+      res.setHeader('Content-Type', this.metrics.contentType);
+      res.setHeader('Content-Length', body.length);
+      res.end(body);
+      return;
+    }
     if (path.startsWith('/openapi/')) {
       if (this.openapi && handleOpenAPI(req, res, this.openapi)) return;
       throw errors.notFoundPath();
@@ -364,6 +376,14 @@ export class APIServer {
     if (info.namespace && !store.kind.namespaced && info.resource !== 'namespaces') throw errors.notFoundPath();
     if (info.subresource && !store.kind.subresources.some((s) => s.name === info.subresource)) throw errors.notFoundPath();
     const r: Request = { req, res, info, query, store, ctx: this.ctx, warnings: [] };
+    const started = performance.now();
+    const scope = info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster';
+    const labels = { group: info.apiGroup, version: info.apiVersion, resource: info.resource, subresource: info.subresource, scope };
+    const endLong = info.verb === 'watch' ? this.metrics.watchStarted(labels) : undefined;
+    res.once('close', () => {
+      endLong?.();
+      this.metrics.observe({ ...labels, verb: info.verb, dryRun: query.get('dryRun') === 'All', code: res.statusCode }, (performance.now() - started) / 1000);
+    });
     const origWriteHead = res.writeHead;
     res.writeHead = function (this: ServerResponse, ...args: any[]) {
       if (r.warnings.length) res.setHeader('Warning', r.warnings.map((w) => `299 - ${JSON.stringify(w)}`));

@@ -49,6 +49,23 @@ describe('health', () => {
   });
 });
 
+describe('metrics', () => {
+  test('/metrics serves Prometheus text with kube-apiserver metric names', async () => {
+    const c = await startCluster({ args: ['--storage-backend=memory'] });
+    clusters.push(c);
+    assert.equal((await c.raw('GET', '/api/v1/namespaces')).status, 200);
+    assert.equal((await c.raw('GET', '/api/v1/namespaces/nope')).status, 404);
+    assert.equal((await c.rawNoAuth('GET', '/metrics')).status, 401);
+    const m = await c.raw('GET', '/metrics');
+    assert.equal(m.status, 200);
+    assert.match(String(m.headers['content-type']), /^text\/plain/);
+    assert.match(m.text, /apiserver_request_total\{verb="LIST",dry_run="",group="",version="v1",resource="namespaces",subresource="",scope="cluster",component="apiserver",code="200"\} 1/);
+    assert.match(m.text, /apiserver_request_total\{verb="GET",.*code="404"\} 1/);
+    assert.match(m.text, /apiserver_request_duration_seconds_bucket\{/);
+    assert.match(m.text, /apiserver_storage_objects\{resource="namespaces"\} 4/);
+  });
+});
+
 describe('shutdown and restart', () => {
   test('SIGTERM fails readyz during the delay, ends watches, exits 0; a restart finds everything as it was', async () => {
     const c = await startCluster({ keepData: true, args: ['--shutdown-delay-duration=2s'] });
