@@ -17,6 +17,7 @@ import { queryBool } from './requestinfo.js';
 import type { ResourceStore } from './registry/store.js';
 import type { WatchRegistry } from './watch.js';
 import { normalize } from '../codec/json.js';
+import { subresourceView } from './subresources.js';
 
 /** Kubernetes' request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -174,7 +175,17 @@ export async function handleGet(r: Request): Promise<void> {
     writeEntry(r.res, 200, store.kind, e.obj, e, choice, choice.transform === 'Table' ? tableOptions(query) : undefined);
     return;
   }
+  const view = subresourceView(store.kind, info.subresource);
+  if (view) {
+    writeObject(r.res, 200, view.toView(e.obj), plainChoice(choice), view.view.type);
+    return;
+  }
   throw errors.notFoundPath();
+}
+
+/** subresource views have no Table or metadata-only form: the plain encoding */
+function plainChoice(c: OutputChoice): OutputChoice {
+  return c.transform ? { ...c, transform: '', transformVersion: '' } : c;
 }
 
 // ---- list ----
@@ -501,7 +512,7 @@ const UNKNOWN_FORMAT =
   'the body of the request was in an unknown format - accepted media types include: ';
 
 /** Decode a request body into an object of the endpoint's kind (or a given type). */
-export function decodeBody(r: Request, body: Buffer, kind: KindDecl): any {
+export function decodeBody(r: Request, body: Buffer, kind: Pick<KindDecl, 'group' | 'version' | 'kind' | 'type'>): any {
   const ct = r.req.headers['content-type'];
   const enc = inputEncoding(ct, { protobuf: true, cbor: r.ctx.cbor });
   if (!enc) throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf: true, cbor: r.ctx.cbor }).join(', '));
@@ -592,7 +603,7 @@ export function fieldValidationOf(q: URLSearchParams): 'Ignore' | 'Warn' | 'Stri
  * Give a decoded body the form Kubernetes' types give it, and apply the fieldValidation level to
  * its unknown fields. A value of the wrong type is the first fatal error, at every level.
  */
-function normalizeBody(r: Request, obj: any, kind: KindDecl, level: 'Ignore' | 'Warn' | 'Strict'): any {
+function normalizeBody(r: Request, obj: any, kind: Pick<KindDecl, 'version' | 'kind' | 'type'>, level: 'Ignore' | 'Warn' | 'Strict'): any {
   const n = normalize(kind.type, obj);
   if (n.typeError) throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${n.typeError}`);
   if (level !== 'Ignore' && n.unknown.length) {
@@ -629,6 +640,16 @@ export async function handleUpdate(r: Request): Promise<void> {
   const dryRun = dryRunOf(query);
   const level = fieldValidationOf(query);
   const body = await readBody(r.req);
+  const view = info.subresource ? subresourceView(store.kind, info.subresource) : undefined;
+  if (view) {
+    const v = normalizeBody(r, decodeBody(r, body, view.view), view.view, level);
+    if (v.metadata?.name !== undefined && v.metadata.name !== '' && v.metadata.name !== info.name) {
+      throw errors.badRequest(`the name of the object (${v.metadata.name}) does not match the name on the URL (${info.name})`);
+    }
+    const out = await store.guaranteedUpdate(info.namespace, info.name, (cur) => view.fromView(v, cur), { dryRun });
+    writeObject(r.res, 200, view.toView(out), plainChoice(choice), view.view.type);
+    return;
+  }
   const obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
   const m = obj.metadata;
   if (m.name !== info.name) {
