@@ -20,7 +20,7 @@ export interface LoadConfig {
   tls: ClientTLS;
   method: 'GET' | 'POST' | 'PUT';
   path: string;
-  /** request body; every "__N__" in it is replaced by a number unique to the request */
+  /** request body; every "__N__" in it is replaced by a token unique to the request (and the run) */
   body?: string;
   contentType?: string;
   /** the status every answer should have; others are counted as failures */
@@ -62,6 +62,8 @@ function run(cfg: LoadConfig): Promise<LoadResult> {
   const headers: Record<string, string | number> = { accept: 'application/json' };
   if (template !== undefined) headers['content-type'] = cfg.contentType ?? 'application/json';
 
+  // names made unique across runs: "__N__" becomes <run>-<worker>-<seq>
+  const runTag = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
   const lat = new Float64Array(cfg.maxRequests);
   let measured = 0;
   let sent = 0;
@@ -73,21 +75,23 @@ function run(cfg: LoadConfig): Promise<LoadResult> {
   const warmEnd = t0 + cfg.warmupMs;
   const end = warmEnd + cfg.durationMs;
   let cpuAtWarm: NodeJS.CpuUsage | undefined;
+  let cpuWindow = -1;
   const warmTimer = setTimeout(() => {
     cpuAtWarm = process.cpuUsage();
     process.stdout.write('warm\n');
   }, cfg.warmupMs);
-  let cpuWindow = 0;
-  const endTimer = setTimeout(() => {
+  const endWindow = () => {
+    if (cpuWindow >= 0 || !cpuAtWarm) return;
     const u = process.cpuUsage(cpuAtWarm);
     cpuWindow = (u.user + u.system) / 1e6;
     process.stdout.write('end\n');
-  }, cfg.warmupMs + cfg.durationMs);
+  };
+  const endTimer = setTimeout(endWindow, cfg.warmupMs + cfg.durationMs);
 
   const one = (worker: number, seq: number): Promise<void> =>
     new Promise((resolve) => {
       let body = fixedBody;
-      if (templated) body = Buffer.from(template!.replaceAll('__N__', `${worker}-${seq}`));
+      if (templated) body = Buffer.from(template!.replaceAll('__N__', `${runTag}-${worker}-${seq}`));
       const h = body ? { ...headers, 'content-length': body.length } : headers;
       const start = performance.now();
       const req = https.request({ host: cfg.host, port: cfg.port, method: cfg.method, path: cfg.path, headers: h, agent, servername: cfg.servername }, (res) => {
@@ -130,6 +134,7 @@ function run(cfg: LoadConfig): Promise<LoadResult> {
   return Promise.all(Array.from({ length: cfg.concurrency }, (_, w) => worker(w))).then(() => {
     clearTimeout(warmTimer);
     clearTimeout(endTimer);
+    endWindow(); // the last answers may come in before the timer fires
     agent.destroy();
     const seconds = Math.min(performance.now(), end) - warmEnd;
     return {
@@ -141,7 +146,7 @@ function run(cfg: LoadConfig): Promise<LoadResult> {
       statuses,
       errors,
       answerBytes: measured ? Math.round(answerBytes / measured) : 0,
-      clientCores: round(cpuWindow / (cfg.durationMs / 1000), 2),
+      clientCores: round(Math.max(0, cpuWindow) / (cfg.durationMs / 1000), 2),
     };
   });
 }

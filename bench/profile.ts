@@ -4,6 +4,12 @@
 // maps. Prints one JSON document.
 //
 //   node dist/bench/profile.js <file.cpuprofile> [--top 25] [--filter <substring of a function or file>]
+//                              [--group label=substring ...]
+//
+// --group (repeatable) splits the busy time into disjoint groups: each sample goes to the first
+// group, in the order given, with a frame on its stack whose "function file:line" contains the
+// substring; the rest is "other". --per N divides every figure by N (e.g. requests served) and
+// reports microseconds per unit as well.
 import { readFileSync, existsSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +36,7 @@ interface Profile {
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = process.argv.slice(2);
-const file = args.find((a) => !a.startsWith('--'));
+const file = args.find((a, i) => !a.startsWith('--') && (i === 0 || !['--top', '--filter', '--group', '--per'].includes(args[i - 1]!)));
 if (!file) {
   process.stderr.write('usage: profile.js <file.cpuprofile> [--top N] [--filter text]\n');
   process.exit(2);
@@ -39,6 +45,15 @@ const topIdx = args.indexOf('--top');
 const TOP = topIdx >= 0 ? Number(args[topIdx + 1]) : 25;
 const filterIdx = args.indexOf('--filter');
 const FILTER = filterIdx >= 0 ? args[filterIdx + 1] : undefined;
+const GROUPS: { label: string; text: string }[] = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] !== '--group') continue;
+  const g = args[i + 1] ?? '';
+  const eq = g.indexOf('=');
+  if (eq > 0) GROUPS.push({ label: g.slice(0, eq), text: g.slice(eq + 1) });
+}
+const perIdx = args.indexOf('--per');
+const PER = perIdx >= 0 ? Number(args[perIdx + 1]) : 0;
 
 const maps = new Map<string, SourceMap | null>();
 function sourceMapFor(url: string): SourceMap | null {
@@ -88,6 +103,7 @@ const files = new Map<string, number>();
 let total = 0;
 let idle = 0;
 let filtered = 0;
+const groupMs = new Map<string, number>();
 for (let i = 0; i < prof.samples.length; i++) {
   const dt = (prof.timeDeltas[i + 1] ?? 0) / 1000; // the delta after a sample is the time it stands for
   const id = prof.samples[i]!;
@@ -102,6 +118,16 @@ for (let i = 0; i < prof.samples.length; i++) {
   files.set(l.file, (files.get(l.file) ?? 0) + dt);
   const seen = new Set<string>();
   let hit = FILTER === undefined;
+  if (GROUPS.length) {
+    const stack: string[] = [];
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const cl = labels.get(cur)!;
+      stack.push(`${cl.fn} ${cl.where}`);
+    }
+    const g = GROUPS.find((gr) => stack.some((f) => f.includes(gr.text)));
+    const gl = g ? g.label : 'other';
+    groupMs.set(gl, (groupMs.get(gl) ?? 0) + dt);
+  }
   for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
     const cl = labels.get(cur)!;
     const k = `${cl.fn} ${cl.where}`;
@@ -127,5 +153,14 @@ const out: Record<string, unknown> = {
   inclusiveByFunction: top(incl),
   selfByFile: top(files),
 };
+if (GROUPS.length) {
+  out.groups = [...GROUPS.map((g) => g.label), 'other'].map((label) => {
+    const ms = groupMs.get(label) ?? 0;
+    const row: Record<string, unknown> = { group: label, ms: Math.round(ms), pctOfBusy: Math.round((ms * 1000) / busy) / 10 };
+    if (PER > 0) row.usPerUnit = Math.round((ms * 1000) / PER);
+    return row;
+  });
+  if (PER > 0) out.busyUsPerUnit = Math.round((busy * 1000) / PER);
+}
 if (FILTER !== undefined) out.filter = { text: FILTER, ms: Math.round(filtered), pctOfBusy: Math.round((filtered * 1000) / busy) / 10 };
 process.stdout.write(JSON.stringify(out, null, 2) + '\n');

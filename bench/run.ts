@@ -8,13 +8,14 @@
 //
 //   node dist/bench/run.js [--only startup,list,creates,gets,watch,sqlite] [--duration ms]
 //                          [--warmup ms] [--rounds n] [--cpu-prof dir] [--keep]
+//                          [--node-flags "--trace-gc ..."] [--keelson-log file]
 //
 // --cpu-prof dir  runs the Keelson under load with `node --cpu-prof` (profile written to dir when
 //                 it stops); summarize it with `node dist/bench/profile.js dir/*.cpuprofile`.
 // See bench/README.md for how to read the figures.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg, totalmem, tmpdir, platform, arch } from 'node:os';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -59,6 +60,10 @@ const ROUNDS = Math.max(1, Math.min(9, Number(opt('rounds') ?? 3)));
 const WARMUP_MS = Number(opt('warmup') ?? 1000);
 const CPU_PROF = opt('cpu-prof');
 const KEEP = argv.includes('--keep');
+/** extra node flags for the Keelson under load (diagnosis: --trace-gc, --max-semi-space-size=...) */
+const NODE_FLAGS = opt('node-flags')?.split(' ').filter(Boolean) ?? [];
+/** append the Keelson-under-load's stdout and stderr to this file */
+const KEELSON_LOG = opt('keelson-log');
 
 const CONCURRENCY = 64;
 const LIST_OBJECTS = 10_000;
@@ -82,6 +87,7 @@ class Keelson {
   constructor(
     readonly dataDir: string,
     private readonly nodeFlags: string[] = [],
+    private readonly logFile?: string,
   ) {
     this.memFile = join(dataDir + '.mem.json');
   }
@@ -96,6 +102,7 @@ class Keelson {
     children.add(proc);
     proc.once('exit', () => children.delete(proc));
     const keep = (d: Buffer) => {
+      if (this.logFile) appendFileSync(this.logFile, d);
       this.logs += d.toString();
       if (this.logs.length > 20_000) this.logs = this.logs.slice(-10_000);
     };
@@ -175,7 +182,7 @@ class Bare {
 }
 
 /** runs a helper process (loadgen.js or watchers.js) with one JSON argument; resolves to its last JSON line */
-function runHelper<R>(script: string, cfg: object, serverPid?: number): Promise<R & { serverCores?: number; machineBusyCores?: number }> {
+function runHelper<R>(script: string, cfg: object, serverPid?: number): Promise<R & { serverCores?: number; serverCpuUsPerRequest?: number; machineBusyCores?: number }> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [join(here, script), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(proc);
@@ -204,7 +211,12 @@ function runHelper<R>(script: string, cfg: object, serverPid?: number): Promise<
         } else if (line.startsWith('{')) {
           try {
             const r = JSON.parse(line) as R;
-            resolve(serverCores === undefined ? (r as R & { serverCores?: number }) : { ...r, serverCores, machineBusyCores });
+            const perSec = (r as { perSec?: number }).perSec;
+            resolve(
+              serverCores === undefined
+                ? (r as R & { serverCores?: number })
+                : { ...r, serverCores, serverCpuUsPerRequest: perSec ? Math.round((serverCores * 1e6) / perSec) : undefined, machineBusyCores },
+            );
           } catch (e) {
             reject(e);
           }
@@ -474,8 +486,15 @@ async function interleaved(k: Keelson, bare: Bare, c: Parameters<typeof load>[1]
     roundsPerSec: xs.map((r) => r.perSec),
     roundsP99Ms: xs.map((r) => r.latencyMs.p99),
     roundsMachineBusyCores: xs.map((r) => r.machineBusyCores ?? null),
+    roundsServerCpuUsPerRequest: xs.map((r) => r.serverCpuUsPerRequest ?? null),
   });
-  return { keelson: summary(ks), bare: summary(bs) };
+  const cpu = (xs: typeof ks) => median(xs.map((r) => r.serverCpuUsPerRequest ?? NaN).filter((x) => Number.isFinite(x)));
+  return {
+    keelson: summary(ks),
+    bare: summary(bs),
+    // CPU time of the server process per request: much less sensitive to other load on the machine than rates
+    serverCpuUsPerRequest: { keelson: cpu(ks), bare: cpu(bs) },
+  };
 }
 
 async function createsPhase(k: Keelson, bare: Bare) {
@@ -582,7 +601,7 @@ async function main() {
       platform: `${platform()} ${arch()}`,
       loadAverageAtStart: loadavg().map((x) => round(x, 2)),
     },
-    config: { concurrency: CONCURRENCY, warmupMs: WARMUP_MS, durationMs: DURATION_MS, rounds: ROUNDS, listObjects: LIST_OBJECTS, listReps: LIST_REPS, watchers: WATCHERS, watchRounds: WATCH_ROUNDS, phases: [...only], cpuProf: CPU_PROF ?? null },
+    config: { concurrency: CONCURRENCY, warmupMs: WARMUP_MS, durationMs: DURATION_MS, rounds: ROUNDS, listObjects: LIST_OBJECTS, listReps: LIST_REPS, watchers: WATCHERS, watchRounds: WATCH_ROUNDS, phases: [...only], cpuProf: CPU_PROF ?? null, nodeFlags: NODE_FLAGS },
   };
   const figures: Record<string, unknown> = {};
   out.figures = figures;
@@ -597,7 +616,8 @@ async function main() {
   if (loadPhases.length) {
     const flags = ['--expose-gc', '--import', pathToFileURL(join(here, 'heap-probe.js')).href];
     if (CPU_PROF) flags.push('--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`);
-    const k = new Keelson(join(tmpRoot, 'keelson'), flags);
+    flags.push(...NODE_FLAGS);
+    const k = new Keelson(join(tmpRoot, 'keelson'), flags, KEELSON_LOG);
     const bare = new Bare();
     try {
       await k.start();
