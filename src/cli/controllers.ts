@@ -1,0 +1,62 @@
+// The controller manager inside `keelson server`: started once the API server is ready, as a
+// client of it over loopback HTTPS with a client certificate of its own
+// (CN=system:kube-controller-manager, as kubeadm and k3s give kube-controller-manager), with
+// leader election on the Lease kube-system/kube-controller-manager.
+import type { CertKey } from '../apiserver/pki.js';
+import { issueClientCert } from '../apiserver/pki.js';
+import type { Logger } from '../client/log.js';
+import { ControllerManager } from '../controllers/manager.js';
+import type { ControllerManagerOptions } from '../controllers/options.js';
+import { userAgent } from './version.js';
+
+export const CONTROLLER_MANAGER_USER = 'system:kube-controller-manager';
+
+export interface StartControllersOptions {
+  /** the API server, e.g. `https://127.0.0.1:6443` */
+  serverURL: string;
+  /** the cluster CA (verifies the server) */
+  caPEM: string;
+  /** the controller manager's client certificate and key */
+  certPEM: string;
+  keyPEM: string;
+  log: Logger;
+  /** overrides of the controller manager's defaults (flags, later) */
+  options?: Partial<ControllerManagerOptions>;
+}
+
+/** A client certificate for the embedded controller manager, signed by the cluster CA (kept in memory). */
+export async function controllerManagerCert(ca: CertKey): Promise<{ certPEM: string; keyPEM: string }> {
+  const ck = await issueClientCert(ca, CONTROLLER_MANAGER_USER);
+  return { certPEM: ck.certPEM, keyPEM: ck.keyPEM };
+}
+
+/**
+ * Starts the controller manager and returns at once (leader election and cache sync proceed in
+ * the background). stop() stops the controllers and releases the Lease; it never rejects and
+ * gives up waiting after `stopTimeoutMs` (5 s).
+ */
+export async function startControllers(opts: StartControllersOptions & { stopTimeoutMs?: number }): Promise<{ stop(): Promise<void> }> {
+  const mgr = new ControllerManager({
+    rest: { server: opts.serverURL, ca: opts.caPEM, cert: opts.certPEM, key: opts.keyPEM },
+    userAgent: userAgent('keelson-controller-manager'),
+    options: opts.options,
+    log: opts.log,
+  });
+  mgr.start();
+  opts.log.info('Started the controller manager', { identity: mgr.identity, leaderElect: mgr.options.leaderElect });
+  let stopping: Promise<void> | undefined;
+  return {
+    stop() {
+      stopping ??= (async () => {
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<void>((r) => (timer = setTimeout(() => {
+          opts.log.warn('The controller manager did not stop in time; going on');
+          r();
+        }, opts.stopTimeoutMs ?? 5000)));
+        await Promise.race([mgr.stop().catch((e) => opts.log.error(e, 'Stopping the controller manager failed')), timeout]);
+        clearTimeout(timer);
+      })();
+      return stopping;
+    },
+  };
+}

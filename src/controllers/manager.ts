@@ -1,0 +1,196 @@
+// The controller manager: leader election on a Lease, shared informers, and the start of each
+// enabled controller, as kube-controller-manager does. It is a client of the API server like any
+// other, over HTTPS through client/.
+//
+// Leadership: with leader election on, controllers run only while this manager holds the Lease
+// (`kube-system/kube-controller-manager` by default). kube-controller-manager exits when it
+// loses the Lease; a Keelson manager embedded in `keelson server` instead stops its controllers
+// and informers and campaigns again, so the server process stays up. On stop it releases the
+// Lease so another manager can take over at once.
+
+import { setMaxListeners } from 'node:events';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { InformerFactory } from '../client/informer.js';
+import { LeaderElector } from '../client/leaderelection.js';
+import { nopLogger, type Logger } from '../client/log.js';
+import { RESTClient, type RESTConfig } from '../client/rest.js';
+import { ResourceClient } from '../client/resources.js';
+import { NamespaceController, type Namespace } from './namespace.js';
+import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
+
+/** What a controller gets when it starts. */
+export interface ControllerContext {
+  options: ControllerManagerOptions;
+  /** shared informers (started by the manager once every controller has registered) */
+  informers: InformerFactory;
+  /** the client the shared informers use */
+  informerClient: RESTClient;
+  /** a client of the controller's own: User-Agent suffixed with its name, QPS/burst multiplied */
+  clientFor(name: string, scale?: { qps?: number; burst?: number }): RESTClient;
+  log: Logger;
+  /** aborts when the controller must stop (stop, or leadership lost) */
+  signal: AbortSignal;
+}
+
+export interface ControllerDescriptor {
+  name: string;
+  /** runs the controller until ctx.signal aborts */
+  run(ctx: ControllerContext): Promise<void>;
+}
+
+const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
+
+export const namespaceControllerDescriptor: ControllerDescriptor = {
+  name: 'namespace-controller',
+  async run(ctx) {
+    // the namespace controller is chatty (discovery, then a delete per resource): kube-controller-manager
+    // gives its client 20 times the QPS and 100 times the burst
+    const client = ctx.clientFor('namespace-controller', { qps: 20, burst: 100 });
+    try {
+      const informer = ctx.informers.informerFor(new ResourceClient<Namespace>(ctx.informerClient, NAMESPACES));
+      const c = new NamespaceController({ client, informer, resyncPeriodMs: ctx.options.namespaceSyncPeriodMs, log: ctx.log });
+      await c.run(ctx.options.concurrentNamespaceSyncs, ctx.signal);
+    } finally {
+      client.close();
+    }
+  },
+};
+
+/** Every controller Keelson has, in start order. */
+export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [namespaceControllerDescriptor];
+
+export interface ControllerManagerConfig {
+  /** where and how to reach the API server (TLS, credentials); qps/burst/userAgent are set here */
+  rest: RESTConfig;
+  /** base User-Agent: `keelson-controller-manager/v1.33.0+keelson.0.1.0 (linux/amd64) kubernetes/abcdef0` */
+  userAgent: string;
+  options?: Partial<ControllerManagerOptions>;
+  log?: Logger;
+  /** leader election identity (default `<hostname>_<uuid>`) */
+  identity?: string;
+  /** controllers to run (default: CONTROLLER_DESCRIPTORS filtered by --controllers) */
+  descriptors?: ControllerDescriptor[];
+}
+
+export class ControllerManager {
+  readonly options: ControllerManagerOptions;
+  readonly identity: string;
+  private readonly log: Logger;
+  private readonly abort = new AbortController();
+  private loopDone?: Promise<void>;
+  private readonly clients: RESTClient[] = [];
+  private leading = false;
+  private elector?: LeaderElector;
+
+  constructor(private readonly cfg: ControllerManagerConfig) {
+    this.options = { ...defaultControllerManagerOptions(), ...(cfg.options ?? {}) };
+    const errs = validateControllerManagerOptions(this.options);
+    if (errs.length) throw new Error(errs.join('; '));
+    this.log = cfg.log ?? nopLogger;
+    this.identity = cfg.identity ?? `${hostname()}_${randomUUID()}`;
+  }
+
+  /** A client for one component, with the manager's QPS/burst (times `scale`). */
+  private client(name: string, scale: { qps?: number; burst?: number } = {}): RESTClient {
+    const c = new RESTClient({
+      ...this.cfg.rest,
+      userAgent: `${this.cfg.userAgent}/${name}`,
+      qps: this.options.kubeAPIQPS * (scale.qps ?? 1),
+      burst: this.options.kubeAPIBurst * (scale.burst ?? 1),
+      timeoutMs: this.cfg.rest.timeoutMs ?? this.options.requestTimeoutMs,
+    });
+    this.clients.push(c);
+    return c;
+  }
+
+  /** Whether this manager holds the Lease (always true without leader election once started). */
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Starts campaigning (or the controllers at once without leader election). Returns at once. */
+  start(): void {
+    if (this.loopDone) return;
+    this.loopDone = this.loop().catch((e) => this.log.error(e, 'Controller manager stopped unexpectedly'));
+  }
+
+  /** Stops the controllers, releases the Lease, closes the clients. */
+  async stop(): Promise<void> {
+    this.abort.abort(new Error('controller manager stopping'));
+    await this.loopDone;
+    for (const c of this.clients) c.close();
+  }
+
+  private async loop(): Promise<void> {
+    const signal = this.abort.signal;
+    if (!this.options.leaderElect) {
+      this.leading = true;
+      await this.runControllers(signal);
+      this.leading = false;
+      return;
+    }
+    const leClient = this.client('leader-election');
+    while (!signal.aborted) {
+      let running: Promise<void> | undefined;
+      this.elector = new LeaderElector({
+        client: leClient,
+        namespace: this.options.resourceNamespace,
+        name: this.options.resourceName,
+        identity: this.identity,
+        leaseDurationMs: this.options.leaseDurationMs,
+        renewDeadlineMs: this.options.renewDeadlineMs,
+        retryPeriodMs: this.options.retryPeriodMs,
+        releaseOnCancel: true,
+        log: this.log,
+        callbacks: {
+          onStartedLeading: (leadSignal) => {
+            this.leading = true;
+            this.log.info('Started leading', { lock: `${this.options.resourceNamespace}/${this.options.resourceName}`, identity: this.identity });
+            running = this.runControllers(leadSignal);
+          },
+          onStoppedLeading: () => {
+            this.leading = false;
+          },
+          onNewLeader: (id) => {
+            if (id !== this.identity) this.log.info('New leader elected', { identity: id });
+          },
+        },
+      });
+      await this.elector.run(signal);
+      // wait for the controllers to wind down before campaigning again
+      await running;
+      if (!signal.aborted) this.log.warn('Leader election lost; controllers stopped, campaigning again', { identity: this.identity });
+    }
+  }
+
+  /** Starts every enabled controller and the shared informers; resolves once all stopped. */
+  private async runControllers(signal: AbortSignal): Promise<void> {
+    // every request of every worker listens on this signal
+    setMaxListeners(0, signal);
+    const informerClient = this.client('shared-informers');
+    // informers resync at a random period between --min-resync-period and twice it
+    const resync = Math.floor(this.options.minResyncPeriodMs * (1 + Math.random()));
+    const informers = new InformerFactory({ resyncPeriodMs: resync, log: this.log });
+    const ctx: ControllerContext = {
+      options: this.options,
+      informers,
+      informerClient,
+      clientFor: (name, scale) => this.client(name, scale),
+      log: this.log,
+      signal,
+    };
+    const descriptors = (this.cfg.descriptors ?? CONTROLLER_DESCRIPTORS).filter((d) => isControllerEnabled(d.name, this.options.controllers));
+    const runs: Promise<void>[] = [];
+    for (const d of descriptors) {
+      this.log.info('Starting controller', { controller: d.name });
+      runs.push(d.run(ctx).catch((e) => this.log.error(e, 'Controller failed', { controller: d.name })));
+    }
+    const skipped = KNOWN_CONTROLLERS.filter((k) => !descriptors.some((d) => d.name === k.name)).map((k) => k.name);
+    if (skipped.length) this.log.v(1).info('Controllers not started', { controllers: skipped });
+    informers.start();
+    await Promise.all(runs);
+    await informers.stop();
+    informerClient.close();
+  }
+}

@@ -1,0 +1,99 @@
+// The controller manager's options (kube-controller-manager's flags that Keelson's controllers
+// use), with Kubernetes' defaults. Flag parsing lives in cli/; this is the plain value.
+
+export interface ControllerManagerOptions {
+  /** --controllers: `*` (every controller on by default), `name` enables, `-name` disables */
+  controllers: string[];
+  /** --leader-elect */
+  leaderElect: boolean;
+  /** --leader-elect-lease-duration */
+  leaseDurationMs: number;
+  /** --leader-elect-renew-deadline */
+  renewDeadlineMs: number;
+  /** --leader-elect-retry-period */
+  retryPeriodMs: number;
+  /** --leader-elect-resource-lock (only `leases`) */
+  resourceLock: string;
+  /** --leader-elect-resource-name */
+  resourceName: string;
+  /** --leader-elect-resource-namespace */
+  resourceNamespace: string;
+  /** --kube-api-qps */
+  kubeAPIQPS: number;
+  /** --kube-api-burst */
+  kubeAPIBurst: number;
+  /** --min-resync-period: shared informers resync between this and twice this */
+  minResyncPeriodMs: number;
+  /** --concurrent-namespace-syncs */
+  concurrentNamespaceSyncs: number;
+  /** --namespace-sync-period */
+  namespaceSyncPeriodMs: number;
+  /** timeout of each non-watch request to the API server (Keelson; 0: none) */
+  requestTimeoutMs: number;
+}
+
+export function defaultControllerManagerOptions(): ControllerManagerOptions {
+  return {
+    controllers: ['*'],
+    leaderElect: true,
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+    resourceLock: 'leases',
+    resourceName: 'kube-controller-manager',
+    resourceNamespace: 'kube-system',
+    kubeAPIQPS: 20,
+    kubeAPIBurst: 30,
+    minResyncPeriodMs: 12 * 3600_000,
+    concurrentNamespaceSyncs: 10,
+    namespaceSyncPeriodMs: 5 * 60_000,
+    requestTimeoutMs: 60_000,
+  };
+}
+
+/** Controllers Keelson has, by name; `aliases` are the names older releases used. */
+export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDefault?: boolean }[] = [
+  { name: 'namespace-controller', aliases: ['namespace'] },
+];
+
+function canonical(name: string): string | undefined {
+  for (const c of KNOWN_CONTROLLERS) if (c.name === name || c.aliases.includes(name)) return c.name;
+  return undefined;
+}
+
+/** kube-controller-manager's IsControllerEnabled: the first explicit choice wins; `*` turns on the defaults. */
+export function isControllerEnabled(name: string, controllers: string[]): boolean {
+  const want = canonical(name) ?? name;
+  let star = false;
+  for (const c of controllers) {
+    const neg = c.startsWith('-');
+    const n = neg ? c.slice(1) : c;
+    if (n === '*') {
+      if (!neg) star = true;
+      continue;
+    }
+    if ((canonical(n) ?? n) === want) return !neg;
+  }
+  if (!star) return false;
+  return !KNOWN_CONTROLLERS.find((c) => c.name === want)?.disabledByDefault;
+}
+
+/** Errors in the options, in kube-controller-manager's words where it has them. */
+export function validateControllerManagerOptions(o: ControllerManagerOptions): string[] {
+  const errs: string[] = [];
+  for (const c of o.controllers) {
+    const n = c.startsWith('-') ? c.slice(1) : c;
+    if (n === '*') continue;
+    if (!canonical(n)) errs.push(`${JSON.stringify(c)} is not in the list of known controllers`);
+  }
+  if (o.leaderElect) {
+    if (o.resourceLock !== 'leases') errs.push(`--leader-elect-resource-lock: unsupported lock type ${JSON.stringify(o.resourceLock)}; supported: leases`);
+    if (o.leaseDurationMs <= o.renewDeadlineMs) errs.push('leaseDuration must be greater than renewDeadline');
+    if (o.renewDeadlineMs <= 1.2 * o.retryPeriodMs) errs.push('renewDeadline must be greater than retryPeriod*JitterFactor');
+    if (!o.resourceName) errs.push('--leader-elect-resource-name must not be empty');
+    if (!o.resourceNamespace) errs.push('--leader-elect-resource-namespace must not be empty');
+  }
+  if (o.concurrentNamespaceSyncs < 1) errs.push('--concurrent-namespace-syncs must be at least 1');
+  if (o.namespaceSyncPeriodMs < 0) errs.push('--namespace-sync-period must not be negative');
+  return errs;
+}
