@@ -8,6 +8,7 @@ import * as klog from './klog.js';
 import { getVersionInfo } from './version.js';
 import { ensurePKI } from '../apiserver/pki.js';
 import { writeKubeconfig } from '../client/kubeconfig.js';
+import { controllerManagerCert, startControllers } from './controllers.js'; // controllers hook (keelson server only)
 import { APIServer, type Logger } from '../apiserver/server.js';
 import { MemoryBackend } from '../storage/memory.js';
 import { SqliteBackend } from '../storage/sqlite.js';
@@ -100,7 +101,7 @@ function klogAdapter(): Logger {
   };
 }
 
-async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet): Promise<void> {
+async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allInOne = false): Promise<void> {
   const errs = klog.validateAndApply(gate);
   if (errs.length) throw new Error(errs.join('; '));
   if (o.storageBackend !== 'sqlite' && o.storageBackend !== 'memory') {
@@ -171,6 +172,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet): Prom
   log.info('Serving securely', { address: server.address, storage: backend.name, startup: `${Date.now() - started}ms` });
   log.info('Wrote the admin kubeconfig', { path: kubeconfig });
   process.stderr.write(`Keelson is ready: ${serverURL}\nexport KUBECONFIG=${kubeconfig}\n`);
+  // controllers hook (keelson server only; see src/cli/controllers.ts): the controller manager, a loopback client
+  const controllers = allInOne ? await startControllers({ serverURL, caPEM: pki.ca.certPEM, ...(await controllerManagerCert(pki.ca)), log }) : undefined;
 
   let stopping = false;
   const stop = (sig: string) => {
@@ -180,7 +183,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet): Prom
     }
     stopping = true;
     log.info('Received signal, shutting down', { signal: sig });
-    server.shutdown().then(
+    Promise.resolve(controllers?.stop()).then(() => server.shutdown()).then( // controllers hook: stop them first
       () => process.exit(0),
       (e) => {
         log.error(e, 'Shutdown failed');
@@ -204,7 +207,7 @@ export function apiserverCommand(allInOne: boolean): Command {
       : 'The Keelson API server validates and configures data for the API objects (pods, services, deployments and the rest) and serves the REST operations that real Kubernetes clients use. It takes kube-apiserver\'s flag names.',
     args: 'none',
     run: async ({ flags }) => {
-      await run(o, gate, flags);
+      await run(o, gate, flags, allInOne);
     },
   });
   declare(cmd, o, gate, allInOne);
