@@ -43,8 +43,10 @@ export interface InformerOptions {
   fieldSelector?: string;
   /** default resync period of handlers in ms (0: none) */
   resyncPeriodMs?: number;
-  /** list page size (default 500) */
+  /** list page size (default 500; lists at a known resourceVersion are not paged, so the watch cache serves them) */
   pageSize?: number;
+  /** ask for BOOKMARK events (default true, as client-go) */
+  allowWatchBookmarks?: boolean;
   /** watches last between this and twice this (default 5 min) */
   minWatchTimeoutMs?: number;
   /** first backoff after a failure (default 800 ms), doubling up to maxBackoffMs (30 s) */
@@ -274,7 +276,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         this.stats.watches++;
         w = await this.client.watch({
           resourceVersion: this.lastRV,
-          allowWatchBookmarks: true,
+          allowWatchBookmarks: this.opts.allowWatchBookmarks ?? true,
           timeoutSeconds,
           labelSelector: this.opts.labelSelector,
           fieldSelector: this.opts.fieldSelector,
@@ -335,7 +337,10 @@ export class Informer<T extends KubeObject = KubeObject> {
           resourceVersion: rv,
           labelSelector: this.opts.labelSelector,
           fieldSelector: this.opts.fieldSelector,
-          pageSize: this.opts.pageSize ?? 500,
+          // client-go's reflector pages only consistent lists ("") and "0" (which the server
+          // serves whole from its cache anyway): a list at a resourceVersion with a limit would
+          // be an exact list, possibly older than the cache can serve
+          pageSize: rv !== '' && rv !== '0' ? 0 : (this.opts.pageSize ?? 500),
           signal: this.abort.signal,
         });
         this.lastRVUnavailable = false;

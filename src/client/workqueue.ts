@@ -255,7 +255,6 @@ export class DelayingQueue<T> extends WorkQueue<T> {
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = next;
     this.timer = setTimeout(() => this.fire(), Math.max(0, next - Date.now()));
-    this.timer.unref?.();
   }
 
   private fire(): void {
