@@ -561,6 +561,8 @@ async function watchPhase(k: Keelson, bare: Bare) {
     bare: b,
     p99Ratio: round(ratio, 2),
     p50Ratio: round(keelson.deliveryMs.p50 / b.deliveryMs.p50, 2),
+    // less sensitive to a few rounds disturbed by other load on the machine
+    medianRoundP99Ratio: round(median(keelson.roundP99Ms) / median(b.roundP99Ms), 2),
   };
 }
 
