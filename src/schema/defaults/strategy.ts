@@ -1,0 +1,217 @@
+// Defaults Kubernetes applies in a kind's registry strategy rather than in its scheme defaults,
+// because they need server state (the object's uid, the old object, the cluster's service CIDRs).
+// The registry calls these from its strategies; each follows Kubernetes 1.33's
+// pkg/registry/<group>/<kind>/strategy.go (or the Service REST storage) as we read it.
+import { isIP } from 'node:net';
+import { copyTemplateLabels } from './groups.js';
+import { OBJECT_META } from './core.js';
+import { isEmpty, isNil, isObject, orderOf, put, putMapKey, sub } from './engine.js';
+
+// ---------------------------------------------------------------------------------------------
+// Job: the generated selector
+
+export const JOB_LABELS = {
+  legacyJobName: 'job-name',
+  jobName: 'batch.kubernetes.io/job-name',
+  legacyControllerUid: 'controller-uid',
+  controllerUid: 'batch.kubernetes.io/controller-uid',
+} as const;
+
+/**
+ * The Job strategy's PrepareForCreate selector: unless spec.manualSelector is true, the pod
+ * template gets the labels job-name and batch.kubernetes.io/job-name (the job's name) and
+ * controller-uid and batch.kubernetes.io/controller-uid (its uid), each unless already set, and
+ * spec.selector.matchLabels gets batch.kubernetes.io/controller-uid. Call it after the store has
+ * set metadata.name and metadata.uid, before validation.
+ *
+ * It then repeats the one scheme default that depends on these labels (a Job without labels of
+ * its own takes its template's labels), as Kubernetes shows it when it reads the job back (the
+ * stored object is defaulted again on decode).
+ */
+export function generateJobSelector(job: any): void {
+  if (!isObject(job)) return;
+  const jobOrd = orderOf('io.k8s.api.batch.v1.Job');
+  const spec = sub(job, jobOrd, 'spec');
+  if (spec.manualSelector === true) return;
+  const name = String(job.metadata?.name ?? '');
+  const uid = String(job.metadata?.uid ?? '');
+  const template = sub(spec, orderOf('io.k8s.api.batch.v1.JobSpec'), 'template');
+  const meta = sub(template, orderOf('io.k8s.api.core.v1.PodTemplateSpec'), 'metadata');
+  if (!isObject(meta.labels)) put(meta, orderOf(OBJECT_META), 'labels', {});
+  const labels = meta.labels;
+  for (const k of [JOB_LABELS.legacyJobName, JOB_LABELS.jobName]) if (!(k in labels)) putMapKey(labels, k, name);
+  for (const k of [JOB_LABELS.legacyControllerUid, JOB_LABELS.controllerUid]) if (!(k in labels)) putMapKey(labels, k, uid);
+  const selector = sub(spec, orderOf('io.k8s.api.batch.v1.JobSpec'), 'selector');
+  if (!isObject(selector.matchLabels)) put(selector, orderOf('io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector'), 'matchLabels', {});
+  if (!(JOB_LABELS.controllerUid in selector.matchLabels)) putMapKey(selector.matchLabels, JOB_LABELS.controllerUid, uid);
+  copyTemplateLabels(job, jobOrd);
+}
+
+// ---------------------------------------------------------------------------------------------
+// DaemonSet: the template generation annotation
+
+export const DAEMONSET_TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
+
+/**
+ * apps/v1 DaemonSets carry their template generation in an annotation (the internal
+ * spec.templateGeneration): 1 on create; on update the old value, plus one when the pod template
+ * changed. The registry calls this from the DaemonSet strategy's prepareForCreate (old
+ * undefined) and prepareForUpdate.
+ */
+export function setDaemonSetTemplateGeneration(ds: any, old?: any): void {
+  if (!isObject(ds)) return;
+  let gen = 1;
+  if (old !== undefined) {
+    const prev = Number.parseInt(String(old?.metadata?.annotations?.[DAEMONSET_TEMPLATE_GENERATION] ?? '0'), 10);
+    gen = Number.isFinite(prev) ? prev : 0;
+    if (JSON.stringify(old?.spec?.template ?? null) !== JSON.stringify(ds.spec?.template ?? null)) gen += 1;
+  }
+  const meta = sub(ds, orderOf('io.k8s.api.apps.v1.DaemonSet'), 'metadata');
+  if (!isObject(meta.annotations)) put(meta, orderOf(OBJECT_META), 'annotations', {});
+  putMapKey(meta.annotations, DAEMONSET_TEMPLATE_GENERATION, String(gen));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Service: IP families (the REST storage, before cluster IP allocation)
+
+export type IPFamily = 'IPv4' | 'IPv6';
+
+export interface ServiceNetworkConfig {
+  /** the families of --service-cluster-ip-range, primary first: ['IPv4'], or ['IPv4', 'IPv6'] when dual-stack */
+  families: IPFamily[];
+}
+
+const SERVICE_SPEC = 'io.k8s.api.core.v1.ServiceSpec';
+
+function familyOf(ip: string): IPFamily | 'unknown' {
+  const v = isIP(ip);
+  return v === 4 ? 'IPv4' : v === 6 ? 'IPv6' : 'unknown';
+}
+
+function sameList(a: unknown, b: unknown): boolean {
+  const x = Array.isArray(a) ? a : [];
+  const y = Array.isArray(b) ? b : [];
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+/**
+ * On create, a Service that names only spec.clusterIP (an old client) gets spec.clusterIPs from
+ * it. Kubernetes does this before allocation (normalizeClusterIPs).
+ */
+export function normalizeServiceClusterIPs(svc: any): void {
+  const spec = svc?.spec;
+  if (!isObject(spec)) return;
+  if (typeof spec.clusterIP === 'string' && spec.clusterIP !== '' && isEmpty(spec.clusterIPs)) {
+    put(spec, orderOf(SERVICE_SPEC), 'clusterIPs', [spec.clusterIP]);
+  }
+}
+
+/**
+ * Kubernetes' initIPFamilyFields: defaults spec.ipFamilyPolicy (SingleStack; RequireDualStack for
+ * a headless service without selector; the old policy on update) and spec.ipFamilies (from the
+ * given clusterIPs, else the cluster's primary family, plus the secondary one for dual-stack
+ * policies on a dual-stack cluster). ExternalName services get neither. Returns the errors
+ * Kubernetes reports here (field path and message), empty when all is well.
+ *
+ * Call it after normalizeServiceClusterIPs and before allocating cluster IPs; the allocator then
+ * fills spec.clusterIP/clusterIPs (one per family) and node ports.
+ */
+export function initServiceIPFamilies(svc: any, cluster: ServiceNetworkConfig, old?: any): { field: string; message: string }[] {
+  const spec = svc?.spec;
+  if (!isObject(spec) || spec.type === 'ExternalName') return [];
+  const ord = orderOf(SERVICE_SPEC);
+  const oldSpec = isObject(old?.spec) ? old.spec : undefined;
+  const errs: { field: string; message: string }[] = [];
+  const configured = new Set(cluster.families);
+  const selectorless = isEmpty(spec.selector);
+  const headless = spec.clusterIP === 'None';
+
+  // an unchanged PreferDualStack service is not upgraded or downgraded with the cluster
+  if (
+    oldSpec &&
+    !isNil(spec.ipFamilyPolicy) &&
+    oldSpec.type === spec.type &&
+    (spec.type === 'ClusterIP' || spec.type === 'NodePort' || spec.type === 'LoadBalancer') &&
+    spec.ipFamilyPolicy === 'PreferDualStack' &&
+    (isNil(oldSpec.ipFamilyPolicy) || oldSpec.ipFamilyPolicy === 'PreferDualStack') &&
+    sameList(oldSpec.clusterIPs, spec.clusterIPs) &&
+    sameList(oldSpec.ipFamilies, spec.ipFamilies)
+  ) {
+    return [];
+  }
+
+  if (isNil(spec.ipFamilyPolicy)) {
+    if (oldSpec && !isNil(oldSpec.ipFamilyPolicy)) put(spec, ord, 'ipFamilyPolicy', oldSpec.ipFamilyPolicy);
+    else if (headless && selectorless) put(spec, ord, 'ipFamilyPolicy', 'RequireDualStack');
+    else put(spec, ord, 'ipFamilyPolicy', 'SingleStack');
+  }
+  const policy: string = spec.ipFamilyPolicy;
+
+  if (oldSpec) {
+    if (policy === 'SingleStack') {
+      if (sameList(oldSpec.clusterIPs, spec.clusterIPs) && Array.isArray(spec.clusterIPs) && spec.clusterIPs.length > 1) {
+        spec.clusterIPs = spec.clusterIPs.slice(0, 1);
+      }
+      if (sameList(oldSpec.ipFamilies, spec.ipFamilies) && Array.isArray(spec.ipFamilies) && spec.ipFamilies.length > 1) {
+        spec.ipFamilies = spec.ipFamilies.slice(0, 1);
+      }
+    } else {
+      const len = (v: unknown) => (Array.isArray(v) ? v.length : 0);
+      if (len(spec.clusterIPs) > 0 && len(spec.clusterIPs) < len(oldSpec.clusterIPs)) {
+        errs.push({ field: 'spec.ipFamilyPolicy', message: "must be 'SingleStack' to release the secondary cluster IP" });
+      }
+      if (len(spec.ipFamilies) > 0 && len(spec.ipFamilies) < len(oldSpec.ipFamilies)) {
+        errs.push({ field: 'spec.ipFamilyPolicy', message: "must be 'SingleStack' to release the secondary IP family" });
+      }
+    }
+  }
+
+  if (policy === 'SingleStack') {
+    if (Array.isArray(spec.clusterIPs) && spec.clusterIPs.length === 2) {
+      errs.push({ field: 'spec.ipFamilyPolicy', message: "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified" });
+    }
+    if (Array.isArray(spec.ipFamilies) && spec.ipFamilies.length === 2) {
+      errs.push({ field: 'spec.ipFamilyPolicy', message: "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified" });
+    }
+  }
+
+  // the families of given cluster IPs
+  const families: string[] = Array.isArray(spec.ipFamilies) ? [...spec.ipFamilies] : [];
+  if (Array.isArray(spec.clusterIPs)) {
+    for (let i = 0; i < spec.clusterIPs.length; i++) {
+      const ip = spec.clusterIPs[i];
+      if (ip === 'None') break;
+      const fam = familyOf(String(ip));
+      if (i >= families.length) {
+        if (fam === 'unknown' || !configured.has(fam)) errs.push({ field: `spec.clusterIPs[${i}]`, message: `${fam} is not configured on this cluster` });
+        else families.push(fam);
+      }
+    }
+  }
+  if (errs.length > 0) return errs;
+  const setFamilies = () => {
+    if (families.length > 0) put(spec, ord, 'ipFamilies', families);
+  };
+
+  const primary = cluster.families[0] ?? 'IPv4';
+  const other = (f: string) => (f === 'IPv4' ? 'IPv6' : 'IPv4');
+  if (headless && selectorless) {
+    if (families.length === 0) families.push(primary);
+    if (families.length < 2 && policy !== 'SingleStack') families.push(other(families[0]!));
+    setFamilies();
+    return [];
+  }
+
+  if (policy === 'RequireDualStack' && configured.size < 2) {
+    errs.push({ field: 'spec.ipFamilyPolicy', message: 'this cluster is not configured for dual-stack services' });
+  }
+  families.forEach((f, i) => {
+    if (!configured.has(f as IPFamily)) errs.push({ field: `spec.ipFamilies[${i}]`, message: 'not configured on this cluster' });
+  });
+  if (errs.length > 0) return errs;
+
+  if (families.length === 0) families.push(primary);
+  if (policy !== 'SingleStack' && families.length === 1 && configured.size === 2) families.push(other(families[0]!));
+  setFamilies();
+  return [];
+}
