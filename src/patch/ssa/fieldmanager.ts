@@ -1,0 +1,471 @@
+// Managed fields and server-side apply, as pure functions over JSON-form objects.
+//
+// Every write goes through one of two functions:
+// - trackUpdate(old, new): after a create, update or non-apply patch, records in
+//   metadata.managedFields the fields this write changed, moving them to its manager;
+// - apply(live, applied): merges an applied configuration into the live object (or into an empty
+//   one when there is none), gives the applier the fields it applied, removes the fields it
+//   applied before and no longer applies (unless someone else owns them), and fails on fields
+//   owned by other managers that it would change, unless forced.
+//
+// The behaviour is that of Kubernetes' field manager (k8s.io/apimachinery managedfields, with
+// structured-merge-diff doing the set work): the same layers in the same order
+//   version check > last-applied updater > last-applied manager > skip-non-applied >
+//   cap managers > manager identity > managedFields times > strip metadata > structured merge
+// so that kubectl (server-side apply, the client-side to server-side migration, `patched (no
+// change)`) and client-go see what they see against Kubernetes.
+//
+// Objects are in their normalized JSON form (as stored: what the schema normalization gives);
+// these functions never modify their arguments.
+import { normalize } from '../../codec/json.js';
+import { field, StatusError, type FieldError } from '../../machinery/errors.js';
+import { getType } from '../../schema/types.js';
+import { ApplyConflictError } from './conflict.js';
+import { FieldSet } from './fieldset.js';
+import {
+  capUpdateManagers,
+  cloneManaged,
+  decodeManagedFields,
+  emptyManaged,
+  encodeManagedFields,
+  isResetManagedFields,
+  managerId,
+  ManagedFieldsError,
+  type Managed,
+} from './managed.js';
+import { equalValues, fieldPE, goJSON, isMap, isPrint } from './pathelement.js';
+import { rootShape, type Shape } from './shape.js';
+import { compare, ensureNamedFieldsAreMembers, merge, MergeError, removeItems, toFieldSet, validate, validationMessage, type Comparison } from './typed.js';
+
+export interface ManagerInfo {
+  /** the field manager: the `fieldManager` parameter, else defaultFieldManager(User-Agent) */
+  manager: string;
+  /** group/version of the request: `v1`, `apps/v1` */
+  apiVersion: string;
+  /** the subresource written (`status`, `scale`), or '' / absent for the resource itself */
+  subresource?: string;
+  /** RFC 3339 time in whole seconds recorded on the entries this write changes; now by default */
+  time?: string;
+  /**
+   * Field paths the strategy resets on this (sub)resource, which no manager can own through it:
+   * `[['status']]` for the resource of a kind with a status subresource, `[['spec']]` (and what
+   * else the status strategy keeps) for its status subresource. See resetFieldsFor.
+   */
+  resetFields?: readonly (readonly string[])[];
+}
+
+export interface ApplyOptions extends ManagerInfo {
+  /** `force=true`: take the conflicting fields from their managers instead of failing */
+  force: boolean;
+  /** the kind served (checked against the applied object); from the schema's gvk by default */
+  kind?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** `metadata.<x>` paths and TypeMeta that no manager ever owns (stripMetaManager). */
+const STRIP = (() => {
+  const s = new FieldSet();
+  for (const f of ['apiVersion', 'kind', 'metadata']) s.insert([fieldPE(f)]);
+  for (const f of ['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'clusterName', 'generation', 'managedFields', 'resourceVersion']) {
+    s.insert([fieldPE('metadata'), fieldPE(f)]);
+  }
+  return s;
+})();
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
+export const FIELD_MANAGER_MAX_LENGTH = 128;
+
+function now(): string {
+  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+function resetSet(paths: ManagerInfo['resetFields']): FieldSet | undefined {
+  if (!paths || paths.length === 0) return undefined;
+  const s = new FieldSet();
+  for (const p of paths) s.insert(p.map(fieldPE));
+  return s;
+}
+
+function filterComparison(c: Comparison, reset: FieldSet | undefined): Comparison {
+  if (!reset) return c;
+  return { added: c.added.recursiveDifference(reset), modified: c.modified.recursiveDifference(reset), removed: c.removed.recursiveDifference(reset) };
+}
+
+const zeroCache = new Map<string, unknown>();
+
+/** The object a new object of the type is compared with: Go's empty struct, in JSON form. */
+function zeroObject(typeName: string): any {
+  let z = zeroCache.get(typeName);
+  if (z === undefined) {
+    z = getType(typeName) ? normalize(typeName, {}).obj : {};
+    zeroCache.set(typeName, z);
+  }
+  return structuredClone(z);
+}
+
+/** A shallow copy of the object with a copy of its metadata, without managedFields. */
+function withoutManagedFields(obj: any): any {
+  if (!isMap(obj)) return obj;
+  const md = obj.metadata;
+  if (!isMap(md)) return { ...obj };
+  const { managedFields: _drop, ...rest } = md;
+  return { ...obj, metadata: rest };
+}
+
+function withManagedFields(obj: any, entries: unknown[] | undefined): any {
+  const out = withoutManagedFields(obj);
+  if (entries && isMap(out.metadata)) out.metadata.managedFields = entries;
+  return out;
+}
+
+function decodeOrEmpty(list: unknown): Managed {
+  try {
+    return decodeManagedFields(list);
+  } catch {
+    return emptyManaged();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Update
+
+/**
+ * The managers after a non-apply write from old to neu by `manager` (the structured-merge
+ * Update, with the current operation's fields merged into the manager's Update entry and the
+ * Update entries capped). `managed` is not modified.
+ */
+function updateManaged(shape: Shape, old: unknown, neu: unknown, managed: Managed, manager: string, info: ManagerInfo, time: string): Managed {
+  const m = cloneManaged(managed);
+  const reset = resetSet(info.resetFields);
+  const c = filterComparison(compare(shape, old, neu), reset);
+  const changed = c.modified.union(c.added);
+  const removedEmpty = c.removed.empty();
+  if (!changed.empty() || !removedEmpty) {
+    for (const [id, vs] of m.fields) {
+      let set = vs.set;
+      const taken = set.intersection(changed);
+      if (!taken.empty()) set = set.difference(taken);
+      if (!removedEmpty) set = set.difference(c.removed);
+      if (set === vs.set) continue;
+      if (set.empty()) m.fields.delete(id);
+      else m.fields.set(id, { ...vs, set });
+    }
+  }
+  let mine = changed;
+  if (reset) mine = mine.recursiveDifference(reset);
+  mine = mine.difference(STRIP);
+  if (!mine.empty()) {
+    const id = managerId({ manager: manager || 'unknown', operation: 'Update', apiVersion: info.apiVersion, subresource: info.subresource });
+    const prev = m.fields.get(id);
+    m.fields.set(id, { set: prev ? mine.union(prev.set) : mine, apiVersion: info.apiVersion, applied: false });
+    m.times.set(id, time);
+  }
+  capUpdateManagers(m);
+  return m;
+}
+
+/**
+ * After a create (oldObj undefined), update or non-apply patch: returns newObj with its
+ * metadata.managedFields brought up to date (the fields the write changed now belong to
+ * info.manager's Update entry, whose time is set; entries left without fields are removed;
+ * `managedFields` is left out when no entry remains).
+ *
+ * Call it with the object as it will be stored (decoded, normalized, defaulted), before the
+ * strategy resets what the (sub)resource may not change, and before admission.
+ *
+ * As in Kubernetes, managedFields sent in newObj replace the live ones when they are valid and
+ * not empty (this is how kubectl's client-side to server-side apply migration rewrites them);
+ * `[]` or `[{}]` clears them; on a subresource they are ignored. An existing object without
+ * managed fields stays without (tracking starts again at its next apply).
+ */
+export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: string, info: ManagerInfo): any {
+  if (!isMap(newObj) || !isMap(newObj.metadata)) return newObj;
+  const liveList = isMap(oldObj) && isMap(oldObj.metadata) ? oldObj.metadata.managedFields : undefined;
+  let managed: Managed;
+  if (info.subresource) managed = decodeOrEmpty(liveList);
+  else if (isResetManagedFields(newObj.metadata.managedFields)) managed = emptyManaged();
+  else {
+    let fromNew: Managed | undefined;
+    try {
+      fromNew = decodeManagedFields(newObj.metadata.managedFields);
+    } catch {
+      fromNew = undefined;
+    }
+    managed = fromNew && fromNew.fields.size > 0 ? fromNew : decodeOrEmpty(liveList);
+  }
+  const neu = withoutManagedFields(newObj);
+  const isCreate = !isMap(oldObj) || !isMap(oldObj.metadata) || !oldObj.metadata.uid;
+  if (managed.fields.size === 0 && !isCreate) return neu;
+  const old = isMap(oldObj) ? withoutManagedFields(oldObj) : zeroObject(typeName);
+  const m = updateManaged(rootShape(typeName), old, neu, managed, info.manager, info, info.time ?? now());
+  return withManagedFields(neu, encodeManagedFields(m));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Apply
+
+class Conflicts extends Error {
+  constructor(readonly byManager: Map<string, FieldSet>) {
+    super('conflicts');
+  }
+}
+
+interface ApplyResult {
+  /** the merged object, or undefined when the apply changes nothing */
+  object: any;
+  managed: Managed;
+}
+
+/**
+ * The structured-merge Apply with the layers inside the last-applied manager: skip-non-applied
+ * (an object without managed fields first gives all its fields to `before-first-apply`),
+ * manager identity, times, metadata stripping.
+ */
+function applyManaged(shape: Shape, typeName: string, live: any, config: any, managed: Managed, info: ApplyOptions, force: boolean, time: string): ApplyResult {
+  let m = managed;
+  if (m.fields.size === 0) m = updateManaged(shape, zeroObject(typeName), live, m, 'before-first-apply', info, time);
+  else m = cloneManaged(m);
+  const id = managerId({ manager: info.manager || 'unknown', operation: 'Apply', subresource: info.subresource });
+  const reset = resetSet(info.resetFields);
+
+  let merged: unknown;
+  try {
+    merged = merge(shape, live, config);
+  } catch (e) {
+    if (e instanceof MergeError) throw new StatusError(500, '', `failed to merge config: ${e.message}`);
+    throw e;
+  }
+  const last = m.fields.get(id);
+  let set = toFieldSet(shape, config);
+  if (reset) set = set.recursiveDifference(reset);
+  m.fields.set(id, { set, apiVersion: info.apiVersion, applied: true });
+  merged = prune(shape, merged, m, last?.set);
+
+  // the update from live to merged: conflicts with the other managers, their removed fields
+  const c = filterComparison(compare(shape, live, merged), reset);
+  const changed = c.modified.union(c.added);
+  const conflicts = new Map<string, FieldSet>();
+  for (const [other, vs] of m.fields) {
+    if (other === id) continue;
+    const x = vs.set.intersection(changed);
+    if (!x.empty()) conflicts.set(other, x);
+  }
+  if (!force && conflicts.size > 0) throw new Conflicts(conflicts);
+  for (const [other, x] of conflicts) {
+    const vs = m.fields.get(other)!;
+    m.fields.set(other, { ...vs, set: vs.set.difference(x) });
+  }
+  if (!c.removed.empty()) {
+    for (const [other, vs] of m.fields) if (other !== id) m.fields.set(other, { ...vs, set: vs.set.difference(c.removed) });
+  }
+  for (const [other, vs] of m.fields) if (vs.set.empty()) m.fields.delete(other);
+  const noop = equalValues(live, merged);
+
+  const mine = m.fields.get(id);
+  if (mine) {
+    const stripped = mine.set.difference(STRIP);
+    if (stripped.empty()) m.fields.delete(id);
+    else m.fields.set(id, { ...mine, set: stripped });
+  }
+  if (noop) return { object: undefined, managed: m };
+  m.times.set(id, time);
+  return { object: merged, managed: m };
+}
+
+/**
+ * Removes from the merged object what the applier applied last time and no longer applies,
+ * unless another manager (or the applier's new configuration) owns it (Updater.prune).
+ */
+function prune(shape: Shape, merged: unknown, m: Managed, lastSet: FieldSet | undefined): unknown {
+  if (!lastSet || lastSet.empty()) return merged;
+  const last = ensureNamedFieldsAreMembers(lastSet, shape);
+  let pruned = removeItems(shape, merged, last);
+  // add back what anyone owns
+  let owned = new FieldSet();
+  for (const vs of m.fields.values()) owned = owned.union(vs.set);
+  const mergedSet = ensureNamedFieldsAreMembers(toFieldSet(shape, merged), shape);
+  let prunedSet = ensureNamedFieldsAreMembers(toFieldSet(shape, pruned), shape);
+  const drop = mergedSet.difference(prunedSet.union(ensureNamedFieldsAreMembers(owned, shape)));
+  pruned = drop.empty() ? merged : removeItems(shape, merged, drop);
+  // add back what was not the applier's before
+  prunedSet = ensureNamedFieldsAreMembers(toFieldSet(shape, pruned), shape);
+  const remove = mergedSet.difference(prunedSet).intersection(last);
+  return remove.empty() ? merged : removeItems(shape, merged, remove);
+}
+
+/** The fields the last-applied annotation sets that still hold their value (lastAppliedManager). */
+function allowedFromLastApplied(shape: Shape, live: any, apiVersion: string): FieldSet | undefined {
+  const raw = live?.metadata?.annotations?.[LAST_APPLIED];
+  if (typeof raw !== 'string' || raw === '') return undefined;
+  let lastApplied: unknown;
+  try {
+    lastApplied = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (!isMap(lastApplied) || (lastApplied.apiVersion ?? '') !== apiVersion) return undefined;
+  if (validate(shape, lastApplied).length > 0) return undefined;
+  const c = compare(shape, lastApplied, live);
+  return toFieldSet(shape, lastApplied).difference(c.modified).difference(c.added).difference(c.removed);
+}
+
+function parseGVK(obj: any): { group: string; version: string; kind: string } {
+  const av = typeof obj?.apiVersion === 'string' ? obj.apiVersion : '';
+  const kind = typeof obj?.kind === 'string' ? obj.kind : '';
+  const parts = av.split('/');
+  if (av === '') return { group: '', version: '', kind };
+  if (parts.length === 1) return { group: '', version: av, kind };
+  if (parts.length === 2) return { group: parts[0]!, version: parts[1]!, kind };
+  return { group: '', version: '', kind: '' };
+}
+
+function gvkString(g: { group: string; version: string; kind: string }): string {
+  return `${g.group}/${g.version}, Kind=${g.kind}`;
+}
+
+function expectedKind(typeName: string, apiVersion: string, kind: string | undefined): string | undefined {
+  if (kind) return kind;
+  const decl = getType(typeName);
+  const gv = parseGVK({ apiVersion });
+  return decl?.gvk?.find((g) => g.group === gv.group && g.version === gv.version)?.kind ?? decl?.gvk?.[0]?.kind;
+}
+
+/**
+ * Server-side apply (PATCH with application/apply-patch+yaml). `live` is the stored object, or
+ * undefined when there is none (the apply creates it); `applied` is the request body as parsed
+ * (YAML or JSON), already checked for unknown fields.
+ *
+ * Returns the new object with its metadata.managedFields, or `live` itself (the same reference)
+ * when the apply changes nothing at all: the server then answers with the live object and
+ * writes nothing, and the entry times stay. A changed object shares nothing with the arguments;
+ * it carries the applied values as sent: normalize and default it as any decoded object before
+ * storing it.
+ *
+ * Throws ApplyConflictError (409) when the apply would change fields other managers own and
+ * `force` is false, or a StatusError: 400 for an applied object of another kind or with
+ * managedFields, 500 (as Kubernetes) for a configuration it cannot type (duplicate list keys).
+ */
+export function apply(live: any | undefined, applied: any, typeName: string, opts: ApplyOptions): any {
+  const shape = rootShape(typeName);
+  const time = opts.time ?? now();
+  let managed: Managed;
+  try {
+    managed = decodeManagedFields(isMap(live) && isMap(live.metadata) ? live.metadata.managedFields : undefined);
+  } catch (e) {
+    if (e instanceof ManagedFieldsError) throw new StatusError(500, '', `failed to decode managed fields: ${e.message}`);
+    throw e;
+  }
+  if (!isMap(applied)) throw new StatusError(400, 'BadRequest', 'error decoding patch: the applied configuration must be an object');
+  const got = parseGVK(applied);
+  const want = parseGVK({ apiVersion: opts.apiVersion, kind: expectedKind(typeName, opts.apiVersion, opts.kind) ?? got.kind });
+  if (got.group !== want.group || got.version !== want.version || got.kind !== want.kind) {
+    throw new StatusError(400, 'BadRequest', `invalid object type: ${gvkString(got)}`);
+  }
+  if (isMap(applied.metadata) && Array.isArray(applied.metadata.managedFields)) {
+    throw new StatusError(400, 'BadRequest', 'metadata.managedFields must be nil');
+  }
+  const errs = validate(shape, applied);
+  if (errs.length > 0) {
+    const md = isMap(applied.metadata) ? applied.metadata : {};
+    throw new StatusError(500, '', `failed to create typed patch object (${md.namespace ?? ''}/${md.name ?? ''}; ${gvkString(got)}): ${validationMessage(errs)}`);
+  }
+
+  const liveObj = isMap(live) ? withoutManagedFields(live) : zeroObject(typeName);
+  let r: ApplyResult;
+  try {
+    r = applyManaged(shape, typeName, liveObj, applied, managed, opts, opts.force, time);
+  } catch (e) {
+    if (!(e instanceof Conflicts)) throw e;
+    // kubectl's own apply may take the fields its client-side apply set (and still hold)
+    const allowed = opts.manager === 'kubectl' ? allowedFromLastApplied(shape, liveObj, opts.apiVersion) : undefined;
+    if (!allowed) throw new ApplyConflictError(e.byManager);
+    const left = new Map<string, FieldSet>();
+    for (const [id, set] of e.byManager) {
+      const rest = new FieldSet();
+      set.iterate((p) => {
+        if (!allowed.has(p)) rest.insert(p);
+      });
+      if (!rest.empty()) left.set(id, rest);
+    }
+    if (left.size > 0) throw new ApplyConflictError(left);
+    r = applyManaged(shape, typeName, liveObj, applied, managed, opts, true, time);
+  }
+
+  let object = r.object === undefined ? liveObj : r.object;
+  if (opts.manager === 'kubectl') object = syncLastApplied(object, applied);
+  const entries = encodeManagedFields(r.managed);
+  if (isMap(live) && r.object === undefined && object === liveObj && equalValues(entries, (live.metadata as Record<string, unknown> | undefined)?.managedFields)) return live;
+  return structuredClone(withManagedFields(object, entries));
+}
+
+/** kubectl's server-side apply keeps an existing last-applied annotation in step (lastAppliedUpdater). */
+function syncLastApplied(obj: any, applied: any): any {
+  const annotations = obj?.metadata?.annotations;
+  if (!isMap(annotations) || typeof annotations[LAST_APPLIED] !== 'string' || annotations[LAST_APPLIED] === '') return obj;
+  const copy = structuredClone(applied);
+  if (isMap(copy.metadata) && isMap(copy.metadata.annotations)) delete copy.metadata.annotations[LAST_APPLIED];
+  const value = goJSON(copy) + '\n';
+  const next: Record<string, unknown> = { ...annotations, [LAST_APPLIED]: value };
+  let size = 0;
+  for (const [k, v] of Object.entries(next)) size += Buffer.byteLength(k) + Buffer.byteLength(String(v));
+  if (size > TOTAL_ANNOTATION_SIZE_LIMIT) delete next[LAST_APPLIED];
+  if (next[LAST_APPLIED] === annotations[LAST_APPLIED]) return obj;
+  return { ...obj, metadata: { ...obj.metadata, annotations: next } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Manager names
+
+/**
+ * Kubernetes' manager for a request without `fieldManager`: the User-Agent up to its first `/`,
+ * without unprintable characters, cut at 128 bytes (`kubectl/v1.33.1 (linux/amd64) ...` gives
+ * `kubectl`).
+ */
+export function defaultFieldManager(userAgent: string | undefined): string {
+  const head = (userAgent ?? '').split('/')[0]!;
+  let out = '';
+  let bytes = 0;
+  for (const ch of head) {
+    if (!isPrint(ch.codePointAt(0)!)) continue;
+    const n = Buffer.byteLength(ch);
+    if (bytes + n > FIELD_MANAGER_MAX_LENGTH) break;
+    out += ch;
+    bytes += n;
+  }
+  return out;
+}
+
+/** The manager of a write: the `fieldManager` parameter when given, else from the User-Agent. */
+export function managerOrUserAgent(fieldManager: string | undefined, userAgent: string | undefined): string {
+  return fieldManager ? fieldManager : defaultFieldManager(userAgent);
+}
+
+/**
+ * ValidateFieldManager: a `fieldManager` parameter (or a managedFields entry's manager) is at
+ * most 128 bytes of printable characters. `path` names the field in the errors.
+ */
+export function validateFieldManager(fieldManager: string, path = 'fieldManager'): FieldError[] {
+  const out: FieldError[] = [];
+  if (Buffer.byteLength(fieldManager) > FIELD_MANAGER_MAX_LENGTH) out.push(field.tooLong(path, FIELD_MANAGER_MAX_LENGTH));
+  let i = 0;
+  for (const ch of fieldManager) {
+    const cp = ch.codePointAt(0)!;
+    if (!isPrint(cp)) out.push(field.invalid(path, fieldManager, `invalid character U+${cp.toString(16).toUpperCase().padStart(4, '0')} (at position ${i})`));
+    i += Buffer.byteLength(ch);
+  }
+  return out;
+}
+
+/**
+ * The reset fields most strategies have: on a kind with a status subresource, the resource
+ * itself ignores `status`, and the status subresource ignores `spec`. Strategies that reset more
+ * pass their own list (Kubernetes: pods/status also resets metadata.deletionTimestamp and
+ * metadata.ownerReferences, deployments/status metadata.labels).
+ */
+export function resetFieldsFor(subresource: string | undefined, hasStatusSubresource: boolean): string[][] {
+  if (!subresource) return hasStatusSubresource ? [['status']] : [];
+  if (subresource === 'status') return [['spec']];
+  return [];
+}
