@@ -1,0 +1,270 @@
+// Errors of the patch algorithms, and the small pieces of Go formatting their messages need.
+//
+// A PatchError is a StatusError: it carries the HTTP status code, the Status reason and the
+// Status message the Kubernetes API server sends for the same failure, so the API server can
+// throw it as it is. Where Kubernetes hides the algorithm's own words behind a generic message
+// (a JSON patch that does not apply is answered "the server rejected our request due to an
+// error in our request"), the algorithm's words are kept in `detail` for logs and tests.
+//
+// Which failure gets which status (k8s.io/apiserver/pkg/endpoints/handlers/patch.go):
+// - a patch body the handler cannot decode into the shape it needs: 400 BadRequest
+//   ("error decoding patch: json: cannot unmarshal ...", "Invalid JSON Patch")
+// - a JSON patch with more than 10000 operations: 413 RequestEntityTooLarge
+// - a JSON patch that does not apply (missing path, failed test, bad index, unknown op,
+//   copy size limit): 422 Invalid with the generic message, the library's text is dropped
+// - a strategic merge patch with a malformed directive (bad $deleteFromPrimitiveList,
+//   $retainKeys or $setElementOrder format): 400 BadRequest with the library's text
+// - a strategic merge patch with a list of lists, or content outside its $retainKeys: 422
+//   Invalid with the generic message
+// - every other strategic merge failure (missing merge key, unknown $patch value, unknown
+//   field, mismatched $setElementOrder...): the library's error unwrapped, which the server
+//   answers as 500 with no reason and the library's text as message
+import { StatusError, type StatusDetails } from '../machinery/errors.js';
+
+/** The message Kubernetes sends with a 422 built by NewGenericServerResponse. */
+export const GENERIC_422_MESSAGE = 'the server rejected our request due to an error in our request';
+
+/** The plain-text body kube-apiserver sends when a handler panics. */
+export const PANIC_MESSAGE = 'This request caused apiserver to panic. Look in the logs for details.';
+
+export type PatchErrorType =
+  | 'BadRequest'
+  | 'Invalid'
+  | 'RequestEntityTooLarge'
+  | 'Internal'
+  | 'Conflict'
+  | 'PreconditionFailed'
+  /** Kubernetes' code panics on this input: the API server answers a plain-text 500 */
+  | 'Panic';
+
+export class PatchError extends StatusError {
+  constructor(
+    code: number,
+    reason: string,
+    message: string,
+    /** the algorithm's own words (equal to message unless Kubernetes replaces them) */
+    readonly detail: string,
+    /** what went wrong, for callers that branch on it */
+    readonly type: PatchErrorType,
+    details?: StatusDetails,
+  ) {
+    super(code, reason, message, details);
+    this.name = 'PatchError';
+  }
+
+  /** 400 BadRequest, the message as given. */
+  static badRequest(message: string): PatchError {
+    return new PatchError(400, 'BadRequest', message, message, 'BadRequest');
+  }
+
+  /** 422 Invalid with Kubernetes' generic message (NewGenericServerResponse(422, ...)); the text is kept as detail. */
+  static unprocessable(detail: string): PatchError {
+    return new PatchError(422, 'Invalid', GENERIC_422_MESSAGE, detail, 'Invalid', {});
+  }
+
+  /** 413 RequestEntityTooLarge. */
+  static tooLarge(message: string): PatchError {
+    return new PatchError(413, 'RequestEntityTooLarge', `Request entity too large: ${message}`, message, 'RequestEntityTooLarge');
+  }
+
+  /** A plain Go error reaching the API server's error writer: 500, no reason, the error text as message. */
+  static internal(message: string): PatchError {
+    return new PatchError(500, '', message, message, 'Internal');
+  }
+
+  /**
+   * Input on which Kubernetes' Go code panics; kube-apiserver's panic filter answers it with a
+   * plain-text (not Status) 500 carrying this message. `detail` holds the Go runtime error.
+   */
+  static panic(goRuntimeError: string): PatchError {
+    return new PatchError(500, 'InternalError', PANIC_MESSAGE, goRuntimeError, 'Panic');
+  }
+
+  /** mergepatch.ErrConflict (client side: a three-way patch that conflicts with the live object). */
+  static conflict(patchYaml: string, changedYaml: string): PatchError {
+    const m = `patch:\n${patchYaml}\nconflicts with changes made from original to current:\n${changedYaml}\n`;
+    return new PatchError(409, 'Conflict', m, m, 'Conflict');
+  }
+
+  /** mergepatch.ErrPreconditionFailed (client side). */
+  static preconditionFailed(patch: unknown): PatchError {
+    const m = `precondition failed for: ${goSprint(patch)}`;
+    return new PatchError(422, 'Invalid', m, m, 'PreconditionFailed');
+  }
+}
+
+export function isPatchError(e: unknown): e is PatchError {
+  return e instanceof PatchError;
+}
+
+/** A client-side three-way patch conflicted with changes made to the live object (mergepatch.IsConflict). */
+export function isConflict(e: unknown): boolean {
+  return e instanceof PatchError && e.type === 'Conflict';
+}
+
+/** A computed patch failed one of its preconditions (mergepatch.IsPreconditionFailed). */
+export function isPreconditionFailed(e: unknown): boolean {
+  return e instanceof PatchError && e.type === 'PreconditionFailed';
+}
+
+// ---- Go formatting of decoded JSON values (map[string]interface{}, []interface{}, ...) ----
+
+/** A plain JSON object (Go's map[string]interface{}). */
+export function isMap(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Integers that fit in int64 decode as int64 (Kubernetes decodes with PreserveInts); others as float64. */
+function isInt64(n: number): boolean {
+  return Number.isInteger(n) && Math.abs(n) < 2 ** 63;
+}
+
+/** The Go type of a decoded JSON value, as reflect.TypeOf(v).String() prints it; undefined for nil. */
+export function goTypeName(v: unknown): string | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (Array.isArray(v)) return '[]interface {}';
+  switch (typeof v) {
+    case 'string':
+      return 'string';
+    case 'boolean':
+      return 'bool';
+    case 'number':
+      return isInt64(v) ? 'int64' : 'float64';
+    case 'object':
+      return 'map[string]interface {}';
+    default:
+      return typeof v;
+  }
+}
+
+/** Go's %v (strconv 'g', shortest) of a float64. */
+export function goFloat(n: number): string {
+  if (Number.isNaN(n)) return 'NaN';
+  if (!Number.isFinite(n)) return n > 0 ? '+Inf' : '-Inf';
+  if (n === 0) return Object.is(n, -0) ? '-0' : '0';
+  // shortest digits and decimal exponent, from JS's shortest round-trip form
+  const e = n.toExponential(); // d.ddde±x
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(e)!;
+  const sign = m[1]!;
+  const digits = m[2]! + (m[3] ?? '');
+  const exp = Number(m[4]);
+  if (exp < -4 || exp >= 6) {
+    // %e when the exponent is below -4 or at least 6 (strconv's 'g' with shortest precision)
+    const mant = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    const ax = Math.abs(exp);
+    return `${sign}${mant}e${exp < 0 ? '-' : '+'}${ax < 10 ? '0' : ''}${ax}`;
+  }
+  if (exp >= digits.length - 1) return sign + digits + '0'.repeat(exp - digits.length + 1);
+  if (exp >= 0) return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
+  return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+}
+
+function goNumber(n: number): string {
+  return isInt64(n) ? BigInt(n).toString() : goFloat(n);
+}
+
+/** Go's byte-wise string order (UTF-8 order is code point order). */
+export function goStringCompare(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const ca = a.charCodeAt(i);
+    const cb = b.charCodeAt(i);
+    if (ca === cb) continue;
+    // surrogates (astral code points) sort above every BMP code point in UTF-8 order
+    const sa = ca >= 0xd800 && ca <= 0xdfff;
+    const sb = cb >= 0xd800 && cb <= 0xdfff;
+    if (sa !== sb) return sa ? 1 : -1;
+    return ca < cb ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * fmt.Sprintf("%v", v) of a decoded JSON value: maps as `map[k:v ...]` with sorted keys, slices
+ * as `[a b]`, nil as `<nil>`. With verb 's', non-string scalars print as Go prints a bad verb.
+ */
+export function goSprint(v: unknown, verb: 'v' | 's' = 'v'): string {
+  if (v === null || v === undefined) return verb === 's' ? '%!s(<nil>)' : '<nil>';
+  if (Array.isArray(v)) return `[${v.map((x) => goSprint(x, verb)).join(' ')}]`;
+  switch (typeof v) {
+    case 'string':
+      return v;
+    case 'boolean':
+      return verb === 's' ? `%!s(bool=${v})` : String(v);
+    case 'number':
+      return verb === 's' ? `%!s(${goTypeName(v)}=${goNumber(v)})` : goNumber(v);
+    case 'object': {
+      const o = v as Record<string, unknown>;
+      const keys = Object.keys(o).sort(goStringCompare);
+      return `map[${keys.map((k) => `${k}:${goSprint(o[k], verb)}`).join(' ')}]`;
+    }
+    default:
+      return String(v);
+  }
+}
+
+/** Go's strconv.Quote for the strings that appear in messages (ASCII printable kept, others escaped). */
+export function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (ch === '"' || ch === '\\') out += '\\' + ch;
+    else if (c === 7) out += '\\a';
+    else if (c === 8) out += '\\b';
+    else if (c === 12) out += '\\f';
+    else if (c === 10) out += '\\n';
+    else if (c === 13) out += '\\r';
+    else if (c === 9) out += '\\t';
+    else if (c === 11) out += '\\v';
+    else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0');
+    else out += ch;
+  }
+  return out + '"';
+}
+
+/** A deep copy of a JSON value. */
+export function cloneJSON<T>(v: T): T {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map(cloneJSON) as T;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) setOwn(out, k, cloneJSON(x));
+  return out as T;
+}
+
+/** obj[key] = value, also for the key `__proto__` (which JSON.parse makes an own property). */
+export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  else obj[key] = value;
+}
+
+/** Own property lookup: undefined when absent (never an inherited member such as `constructor`). */
+export function getOwn(obj: Record<string, unknown>, key: string): unknown {
+  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+}
+
+export function hasOwn(obj: Record<string, unknown>, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(obj, key);
+}
+
+/** Structural equality of JSON values (reflect.DeepEqual of decoded JSON; numbers by value). */
+export function deepEqualJSON(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    if (a.length !== bb.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqualJSON(a[i], bb[i])) return false;
+    return true;
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const ak = Object.keys(ao);
+  if (ak.length !== Object.keys(bo).length) return false;
+  for (const k of ak) {
+    if (!Object.prototype.hasOwnProperty.call(bo, k)) return false;
+    if (!deepEqualJSON(ao[k], bo[k])) return false;
+  }
+  return true;
+}
