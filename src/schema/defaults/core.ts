@@ -108,15 +108,16 @@ defaulter(
   ['dnsPolicy', 'restartPolicy', 'securityContext', 'terminationGracePeriodSeconds', 'schedulerName', 'serviceAccount'],
   (spec) => {
     const ord = orderOf(C('PodSpec'));
-    if (isZero(spec.dnsPolicy)) put(spec, ord, 'dnsPolicy', 'ClusterFirst');
+    // (independent defaults, written in Go field order so that they usually append in place)
     if (isZero(spec.restartPolicy)) put(spec, ord, 'restartPolicy', 'Always');
-    if (isNil(spec.securityContext)) put(spec, ord, 'securityContext', {});
     if (isNil(spec.terminationGracePeriodSeconds)) put(spec, ord, 'terminationGracePeriodSeconds', 30);
-    if (isZero(spec.schedulerName)) put(spec, ord, 'schedulerName', 'default-scheduler');
+    if (isZero(spec.dnsPolicy)) put(spec, ord, 'dnsPolicy', 'ClusterFirst');
     // conversion: serviceAccount is an alias of serviceAccountName; the new field wins
     if (isZero(spec.serviceAccountName) && !isZero(spec.serviceAccount)) put(spec, ord, 'serviceAccountName', spec.serviceAccount);
     if (isZero(spec.serviceAccountName)) delete spec.serviceAccount;
     else put(spec, ord, 'serviceAccount', spec.serviceAccountName);
+    if (isNil(spec.securityContext)) put(spec, ord, 'securityContext', {});
+    if (isZero(spec.schedulerName)) put(spec, ord, 'schedulerName', 'default-scheduler');
   },
 );
 
@@ -220,12 +221,14 @@ defaulter(
   (svc, ord) => {
     const spec = sub(svc, ord, 'spec');
     const so = orderOf(C('ServiceSpec'));
+    // (Kubernetes defaults the affinity before the type; they are independent, and the type goes
+    // first here because it comes first in the object)
+    if (isZero(spec.type)) put(spec, so, 'type', 'ClusterIP');
     if (isZero(spec.sessionAffinity)) put(spec, so, 'sessionAffinity', 'None');
     if (spec.sessionAffinity === 'None') delete spec.sessionAffinityConfig;
     if (spec.sessionAffinity === 'ClientIP' && isNil(spec.sessionAffinityConfig?.clientIP?.timeoutSeconds)) {
       put(spec, so, 'sessionAffinityConfig', { clientIP: { timeoutSeconds: 10800 } });
     }
-    if (isZero(spec.type)) put(spec, so, 'type', 'ClusterIP');
     if (Array.isArray(spec.ports)) {
       const po = orderOf(C('ServicePort'));
       for (const p of spec.ports) {

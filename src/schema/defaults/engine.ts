@@ -64,9 +64,13 @@ export function orderOf(typeName: string): Order {
 
 const hasOwn = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 
+/** While a plan runs, objects that got a key out of order wait here to be reordered once. */
+let pending: Map<object, Order> | null = null;
+
 /**
  * Sets `o[key]`, placing a new key where Go writes it: the keys that come after it in `ord` are
- * moved behind it. An existing key keeps its place.
+ * moved behind it. An existing key keeps its place. (While a plan runs, the move is done once per
+ * object, when the plan ends.)
  */
 export function put(o: any, ord: Order, key: string, value: unknown): void {
   if (hasOwn(o, key)) {
@@ -74,17 +78,47 @@ export function put(o: any, ord: Order, key: string, value: unknown): void {
     return;
   }
   const idx = ord.get(key) ?? Number.MAX_SAFE_INTEGER;
-  let moved: [string, unknown][] | undefined;
-  for (const k of Object.keys(o)) {
-    if ((ord.get(k) ?? Number.MAX_SAFE_INTEGER) > idx) (moved ??= []).push([k, o[k]]);
+  let outOfOrder = false;
+  for (const k in o) {
+    if ((ord.get(k) ?? Number.MAX_SAFE_INTEGER) > idx) {
+      outOfOrder = true;
+      break;
+    }
   }
-  if (!moved) {
-    o[key] = value;
+  o[key] = value;
+  if (!outOfOrder) return;
+  if (pending) pending.set(o, ord);
+  else reorder(o, ord);
+}
+
+/** Puts the keys of `o` in `ord` order, in place (keys `ord` does not know keep their order, last). */
+function reorder(o: any, ord: Order): void {
+  const pos = (k: string) => ord.get(k) ?? Number.MAX_SAFE_INTEGER;
+  const keys = Object.keys(o);
+  const sorted = [...keys].sort((a, b) => pos(a) - pos(b));
+  let first = 0;
+  while (first < keys.length && keys[first] === sorted[first]) first++;
+  if (first === keys.length) return;
+  // only the keys from the first misplaced one on are taken out and put back
+  const tail = sorted.slice(first).map((k) => [k, o[k]] as const);
+  for (let i = first; i < keys.length; i++) delete o[keys[i]!];
+  for (const [k, v] of tail) o[k] = v;
+}
+
+/** Runs `fn` with the reordering of objects deferred to its end. */
+export function batched(fn: () => void): void {
+  if (pending) {
+    fn();
     return;
   }
-  for (const [k] of moved) delete o[k];
-  o[key] = value;
-  for (const [k, v] of moved) o[k] = v;
+  pending = new Map();
+  try {
+    fn();
+  } finally {
+    const todo = pending;
+    pending = null;
+    for (const [o, ord] of todo) reorder(o, ord);
+  }
 }
 
 /** The object at `o[key]`; a missing (nil) one is created empty in its Go position. */

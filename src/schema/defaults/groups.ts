@@ -74,6 +74,8 @@ defaulter(
   (ss, ord) => {
     const spec = sub(ss, ord, 'spec');
     const so = orderOf(A('StatefulSetSpec'));
+    // (independent defaults, written in Go field order)
+    if (isNil(spec.replicas)) put(spec, so, 'replicas', 1);
     if (isEmpty(spec.podManagementPolicy)) put(spec, so, 'podManagementPolicy', 'OrderedReady');
     const us = sub(spec, so, 'updateStrategy');
     const uo = orderOf(A('StatefulSetUpdateStrategy'));
@@ -85,13 +87,12 @@ defaulter(
     if (us.type === 'RollingUpdate' && isObject(us.rollingUpdate) && isNil(us.rollingUpdate.partition)) {
       put(us.rollingUpdate, orderOf(A('RollingUpdateStatefulSetStrategy')), 'partition', 0);
     }
+    if (isNil(spec.revisionHistoryLimit)) put(spec, so, 'revisionHistoryLimit', 10);
     // StatefulSetAutoDeletePVC is GA in 1.32
     const rp = sub(spec, so, 'persistentVolumeClaimRetentionPolicy');
     const rpo = orderOf(A('StatefulSetPersistentVolumeClaimRetentionPolicy'));
     if (isEmpty(rp.whenDeleted)) put(rp, rpo, 'whenDeleted', 'Retain');
     if (isEmpty(rp.whenScaled)) put(rp, rpo, 'whenScaled', 'Retain');
-    if (isNil(spec.replicas)) put(spec, so, 'replicas', 1);
-    if (isNil(spec.revisionHistoryLimit)) put(spec, so, 'revisionHistoryLimit', 10);
   },
 );
 
@@ -120,19 +121,20 @@ defaulter(
   (job, ord) => {
     const spec = sub(job, ord, 'spec');
     const so = orderOf(B('JobSpec'));
+    // (independent defaults, written in Go field order)
     if (isNil(spec.completions) && isNil(spec.parallelism)) {
-      put(spec, so, 'completions', 1);
       put(spec, so, 'parallelism', 1);
+      put(spec, so, 'completions', 1);
     }
     if (isNil(spec.parallelism)) put(spec, so, 'parallelism', 1);
     if (isNil(spec.backoffLimit)) put(spec, so, 'backoffLimit', isNil(spec.backoffLimitPerIndex) ? 6 : MAX_INT32);
     // the job takes its pod template's labels when it has none of its own
     copyTemplateLabels(job, ord);
+    if (isNil(spec.manualSelector)) put(spec, so, 'manualSelector', false);
     if (isNil(spec.completionMode)) put(spec, so, 'completionMode', 'NonIndexed');
     if (isNil(spec.suspend)) put(spec, so, 'suspend', false);
     // JobPodReplacementPolicy: beta, on by default in 1.33
     if (isNil(spec.podReplacementPolicy)) put(spec, so, 'podReplacementPolicy', isNil(spec.podFailurePolicy) ? 'TerminatingOrFailed' : 'Failed');
-    if (isNil(spec.manualSelector)) put(spec, so, 'manualSelector', false);
   },
 );
 
@@ -228,9 +230,9 @@ defaulter(
     const so = orderOf(STO('CSIDriverSpec'));
     if (isNil(spec.attachRequired)) put(spec, so, 'attachRequired', true);
     if (isNil(spec.podInfoOnMount)) put(spec, so, 'podInfoOnMount', false);
+    if (isEmpty(spec.volumeLifecycleModes)) put(spec, so, 'volumeLifecycleModes', ['Persistent']);
     if (isNil(spec.storageCapacity)) put(spec, so, 'storageCapacity', false);
     if (isNil(spec.fsGroupPolicy)) put(spec, so, 'fsGroupPolicy', 'ReadWriteOnceWithFSType');
-    if (isEmpty(spec.volumeLifecycleModes)) put(spec, so, 'volumeLifecycleModes', ['Persistent']);
     if (isNil(spec.requiresRepublish)) put(spec, so, 'requiresRepublish', false);
     // SELinuxMountReadWriteOncePod: beta, on by default in 1.33
     if (isNil(spec.seLinuxMount)) put(spec, so, 'seLinuxMount', false);

@@ -15,7 +15,7 @@
 // The plan of a kind is compiled on its first use and kept (see engine.ts): a write walks only the
 // fields that can receive a default.
 import { allKinds, typeForKind } from '../types.js';
-import { describePlan, planFor, runPlan, type DefaultDescription, type Plan } from './engine.js';
+import { batched, describePlan, planFor, runPlan, type DefaultDescription, type Plan } from './engine.js';
 import './core.js';
 import './groups.js';
 
@@ -48,7 +48,7 @@ function planForKind(group: string, version: string, kind: string): Plan | null 
 export function applyDefaults(group: string, version: string, kind: string, obj: any): void {
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return;
   const plan = planForKind(group, version, kind);
-  if (plan) runPlan(plan, obj);
+  if (plan) batched(() => runPlan(plan, obj));
 }
 
 /** True when objects of this kind can receive any default. */
