@@ -354,6 +354,15 @@ async function createMany(t: Target, path: string, total: number, body: (i: numb
 
 // ---- phases ----
 
+/** the most cores other processes used during any measured round (noise on a shared machine) */
+let maxOtherCores = 0;
+function noteOther(cores: number): number | null {
+  if (!Number.isFinite(cores)) return null;
+  const c = round(Math.max(0, cores), 2);
+  maxOtherCores = Math.max(maxOtherCores, c);
+  return c;
+}
+
 interface Check {
   figure: string;
   value: number;
@@ -487,6 +496,8 @@ async function interleaved(k: Keelson, bare: Bare, c: Parameters<typeof load>[1]
     roundsP99Ms: xs.map((r) => r.latencyMs.p99),
     roundsMachineBusyCores: xs.map((r) => r.machineBusyCores ?? null),
     roundsServerCpuUsPerRequest: xs.map((r) => r.serverCpuUsPerRequest ?? null),
+    // cores used by processes other than this load generator and this server during each round
+    roundsOtherCores: xs.map((r) => noteOther(r.machineBusyCores === undefined || r.serverCores === undefined ? NaN : r.machineBusyCores - r.clientCores - r.serverCores)),
   });
   const cpu = (xs: typeof ks) => median(xs.map((r) => r.serverCpuUsPerRequest ?? NaN).filter((x) => Number.isFinite(x)));
   return {
@@ -655,6 +666,11 @@ async function main() {
     figures.rawSqliteDurableInserts = sqlitePhase();
   }
 
+  out.loadAverageAtEnd = loadavg().map((x) => round(x, 2));
+  out.maxOtherCoresDuringLoad = maxOtherCores;
+  if (maxOtherCores > 0.3) {
+    out.warning = `other processes used up to ${maxOtherCores} of ${cpus().length} cores during measured rounds: rates and latencies are disturbed; compare serverCpuUsPerRequest, or run again on a quiet machine`;
+  }
   out.summary = checks;
   out.passed = checks.filter((c) => c.pass === true).length;
   out.failed = checks.filter((c) => c.pass === false).length;
