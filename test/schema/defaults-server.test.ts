@@ -7,6 +7,11 @@ import assert from 'node:assert/strict';
 import { normalize } from '../../src/codec/json.js';
 import {
   addDefaultTolerations,
+  addStorageProtectionFinalizer,
+  applyDefaultIngressClass,
+  applyDefaultStorageClass,
+  applyLimitRangeDefaults,
+  setCSRRequester,
   admitPodPriority,
   admitPodServiceAccount,
   applyDefaults,
@@ -248,4 +253,69 @@ test('DaemonSet template generation annotation', () => {
   const bare: any = { metadata: { name: 'd' }, spec: {} };
   setDaemonSetTemplateGeneration(bare);
   assert.deepEqual(Object.keys(bare.metadata), ['name', 'annotations']);
+});
+
+test('LimitRanger: container defaults from the namespace LimitRange, and its annotation', () => {
+  const lr = normalize('io.k8s.api.core.v1.LimitRange', { metadata: { name: 'lr' }, spec: { limits: [{ type: 'Container', default: { cpu: '500m', memory: '256Mi' } }] } }).obj;
+  applyDefaults('', 'v1', 'LimitRange', lr);
+  const pod = decodedPod({
+    metadata: { name: 'p' },
+    spec: { initContainers: [{ name: 'init', image: 'x' }], containers: [{ name: 'nginx', image: 'nginx', resources: { requests: { memory: '64Mi' } } }] },
+  });
+  applyLimitRangeDefaults(pod, [lr]);
+  assert.deepEqual(pod.spec.containers[0].resources, { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '500m', memory: '64Mi' } });
+  assert.deepEqual(pod.spec.initContainers[0].resources, { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '500m', memory: '256Mi' } });
+  assert.equal(
+    pod.metadata.annotations['kubernetes.io/limit-ranger'],
+    'LimitRanger plugin set: cpu request for container nginx; cpu, memory limit for container nginx; cpu, memory request for init container init; cpu, memory limit for init container init',
+  );
+});
+
+test('StorageObjectInUseProtection, DefaultStorageClass, DefaultIngressClass', () => {
+  const pvc: any = { metadata: { name: 'c' }, spec: { accessModes: ['ReadWriteOnce'] } };
+  addStorageProtectionFinalizer(pvc, 'PersistentVolumeClaim');
+  addStorageProtectionFinalizer(pvc, 'PersistentVolumeClaim');
+  assert.deepEqual(pvc.metadata.finalizers, ['kubernetes.io/pvc-protection']);
+  const pv: any = { metadata: { name: 'v', finalizers: ['x'] }, spec: {} };
+  addStorageProtectionFinalizer(pv, 'PersistentVolume');
+  assert.deepEqual(pv.metadata.finalizers, ['x', 'kubernetes.io/pv-protection']);
+
+  const classes = [
+    { metadata: { name: 'old', creationTimestamp: '2024-01-01T00:00:00Z', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } },
+    { metadata: { name: 'new', creationTimestamp: '2025-01-01T00:00:00Z', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } },
+    { metadata: { name: 'other', creationTimestamp: '2026-01-01T00:00:00Z' } },
+  ];
+  applyDefaultStorageClass(pvc, classes);
+  assert.equal(pvc.spec.storageClassName, 'new');
+  assert.deepEqual(Object.keys(pvc.spec), ['accessModes', 'storageClassName']);
+  const explicitEmpty: any = { metadata: { name: 'c' }, spec: { storageClassName: '' } };
+  applyDefaultStorageClass(explicitEmpty, classes);
+  assert.equal(explicitEmpty.spec.storageClassName, '', 'an explicit "" means no class');
+  const beta: any = { metadata: { name: 'c', annotations: { 'volume.beta.kubernetes.io/storage-class': 'x' } }, spec: {} };
+  applyDefaultStorageClass(beta, classes);
+  assert.equal(beta.spec.storageClassName, undefined);
+
+  const ing: any = { metadata: { name: 'i' }, spec: { rules: [] } };
+  applyDefaultIngressClass(ing, [{ metadata: { name: 'nginx', annotations: { 'ingressclass.kubernetes.io/is-default-class': 'true' } } }]);
+  assert.deepEqual(ing.spec, { ingressClassName: 'nginx', rules: [] });
+  assert.deepEqual(Object.keys(ing.spec), ['ingressClassName', 'rules']);
+});
+
+test('CertificateSigningRequest: the requester is the authenticated user', () => {
+  const csr: any = {
+    metadata: { name: 'c' },
+    spec: { request: 'LS0t', signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth'], username: 'forged' },
+    status: { conditions: [{ type: 'Approved', status: 'True' }] },
+  };
+  setCSRRequester(csr, { name: 'alice', groups: ['devs', 'system:authenticated'], extra: { scopes: ['a'] } });
+  assert.deepEqual(csr.spec, {
+    request: 'LS0t',
+    signerName: 'kubernetes.io/kube-apiserver-client',
+    usages: ['client auth'],
+    username: 'alice',
+    groups: ['devs', 'system:authenticated'],
+    extra: { scopes: ['a'] },
+  });
+  assert.deepEqual(Object.keys(csr.spec), ['request', 'signerName', 'usages', 'username', 'groups', 'extra']);
+  assert.deepEqual(csr.status, {});
 });

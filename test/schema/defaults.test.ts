@@ -285,6 +285,27 @@ test('Pod: volumes and their sources', () => {
   );
 });
 
+test('Pod: +default markers of the in-tree volume sources (Azure disk, ScaleIO)', () => {
+  const got = defaulted('', 'v1', 'Pod', {
+    metadata: { name: 'p' },
+    spec: {
+      containers: [],
+      volumes: [
+        { name: 'az', azureDisk: { diskName: 'd', diskURI: 'https://x/d.vhd' } },
+        { name: 'sio', scaleIO: { gateway: 'https://gw', system: 'sys', secretRef: { name: 's' } } },
+      ],
+    },
+  });
+  assert.equal(
+    JSON.stringify(got.spec.volumes[0]),
+    JSON.stringify({ name: 'az', azureDisk: { diskName: 'd', diskURI: 'https://x/d.vhd', cachingMode: 'ReadWrite', fsType: 'ext4', readOnly: false, kind: 'Shared' } }),
+  );
+  assert.equal(
+    JSON.stringify(got.spec.volumes[1]),
+    JSON.stringify({ name: 'sio', scaleIO: { gateway: 'https://gw', system: 'sys', secretRef: { name: 's' }, storageMode: 'ThinProvisioned', fsType: 'xfs' } }),
+  );
+});
+
 test('Pod: serviceAccount alias, negative grace period, resource rounding, pod IPs', () => {
   const got = defaulted('', 'v1', 'Pod', {
     metadata: { name: 'p', annotations: { 'pod.beta.kubernetes.io/init-containers': '[]', keep: 'me' } },

@@ -1,9 +1,14 @@
 // The pod defaults of kube-apiserver's default admission plugins (they need server state, so
 // they are not scheme defaults): Priority (priority and preemptionPolicy from PriorityClasses),
 // DefaultTolerationSeconds (the not-ready/unreachable tolerations), ServiceAccount (the service
-// account name and its projected token volume). The admission chain calls them for pods, in
-// Kubernetes' plugin order: ServiceAccount, Priority, DefaultTolerationSeconds.
-import { isEmpty, isNil, isObject, orderOf, put } from './engine.js';
+// account name and its projected token volume), LimitRanger (container resources from the
+// namespace's LimitRanges), and for other kinds StorageObjectInUseProtection (PV/PVC finalizers),
+// DefaultStorageClass and DefaultIngressClass. The admission chain calls them on create, in
+// kube-apiserver's plugin order: LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
+// DefaultStorageClass, StorageObjectInUseProtection, DefaultIngressClass.
+import { isEmpty, isNil, isObject, orderOf, put, putMapKey } from './engine.js';
+
+const OBJECT_META_TYPE = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 
 const POD_SPEC = 'io.k8s.api.core.v1.PodSpec';
 type Operation = 'CREATE' | 'UPDATE';
@@ -207,4 +212,119 @@ function tokenVolume(name: string): any {
       defaultMode: 420,
     },
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// LimitRanger
+
+export const LIMIT_RANGER_ANNOTATION = 'kubernetes.io/limit-ranger';
+
+/**
+ * The LimitRanger plugin on pod create: every container and init container gets the namespace's
+ * LimitRange "Container" defaults (spec.limits[].default as limits, defaultRequest as requests)
+ * for the resources it does not set, and the pod is annotated with what was set
+ * ("LimitRanger plugin set: cpu request for container nginx; cpu limit for container nginx").
+ * `limitRanges` are the namespace's core/v1 LimitRange objects, already defaulted (so a default
+ * limit has become the default request too).
+ */
+export function applyLimitRangeDefaults(pod: any, limitRanges: any[]): void {
+  if (!isObject(pod)) return;
+  for (const lr of limitRanges) {
+    const limits: Record<string, unknown> = {};
+    const requests: Record<string, unknown> = {};
+    for (const item of Array.isArray(lr?.spec?.limits) ? lr.spec.limits : []) {
+      if (!isObject(item) || item.type !== 'Container') continue;
+      if (isObject(item.default)) Object.assign(limits, item.default);
+      if (isObject(item.defaultRequest)) Object.assign(requests, item.defaultRequest);
+    }
+    if (isEmpty(limits) && isEmpty(requests)) continue;
+    const notes: string[] = [];
+    const merge = (c: any, what: string) => {
+      if (!isObject(c)) return;
+      const ro = orderOf('io.k8s.api.core.v1.ResourceRequirements');
+      if (!isObject(c.resources)) put(c, orderOf('io.k8s.api.core.v1.Container'), 'resources', {});
+      const res = c.resources;
+      const setLimits: string[] = [];
+      const setRequests: string[] = [];
+      const lim: Record<string, unknown> = isObject(res.limits) ? { ...res.limits } : {};
+      const req: Record<string, unknown> = isObject(res.requests) ? { ...res.requests } : {};
+      for (const [k, v] of Object.entries(limits)) if (!(k in lim)) (lim[k] = v), setLimits.push(k);
+      for (const [k, v] of Object.entries(requests)) if (!(k in req)) (req[k] = v), setRequests.push(k);
+      if (!isEmpty(lim)) put(res, ro, 'limits', sortedObject(lim));
+      if (!isEmpty(req)) put(res, ro, 'requests', sortedObject(req));
+      if (setRequests.length) notes.push(`${setRequests.sort().join(', ')} request for ${what} ${c.name}`);
+      if (setLimits.length) notes.push(`${setLimits.sort().join(', ')} limit for ${what} ${c.name}`);
+    };
+    for (const c of Array.isArray(pod.spec?.containers) ? pod.spec.containers : []) merge(c, 'container');
+    for (const c of Array.isArray(pod.spec?.initContainers) ? pod.spec.initContainers : []) merge(c, 'init container');
+    if (notes.length) {
+      const meta = isObject(pod.metadata) ? pod.metadata : (pod.metadata = {});
+      if (!isObject(meta.annotations)) put(meta, orderOf(OBJECT_META_TYPE), 'annotations', {});
+      putMapKey(meta.annotations, LIMIT_RANGER_ANNOTATION, `LimitRanger plugin set: ${notes.join('; ')}`);
+    }
+  }
+}
+
+function sortedObject(m: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(m).sort()) out[k] = m[k];
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// StorageObjectInUseProtection, DefaultStorageClass, DefaultIngressClass
+
+/** StorageObjectInUseProtection on create: PersistentVolumes get the kubernetes.io/pv-protection
+ *  finalizer, PersistentVolumeClaims kubernetes.io/pvc-protection. */
+export function addStorageProtectionFinalizer(obj: any, kind: 'PersistentVolume' | 'PersistentVolumeClaim'): void {
+  if (!isObject(obj)) return;
+  const fin = kind === 'PersistentVolume' ? 'kubernetes.io/pv-protection' : 'kubernetes.io/pvc-protection';
+  const meta = isObject(obj.metadata) ? obj.metadata : (obj.metadata = {});
+  const list: string[] = Array.isArray(meta.finalizers) ? meta.finalizers : [];
+  if (list.includes(fin)) return;
+  put(meta, orderOf(OBJECT_META_TYPE), 'finalizers', [...list, fin]);
+}
+
+const IS_DEFAULT_CLASS = 'storageclass.kubernetes.io/is-default-class';
+const IS_DEFAULT_CLASS_BETA = 'storageclass.beta.kubernetes.io/is-default-class';
+const BETA_STORAGE_CLASS = 'volume.beta.kubernetes.io/storage-class';
+const IS_DEFAULT_INGRESS_CLASS = 'ingressclass.kubernetes.io/is-default-class';
+const INGRESS_CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
+
+/** The default among classes marked by an annotation: the newest one (then the first by name). */
+function pickDefault(classes: any[], keys: string[]): string | undefined {
+  const marked = classes.filter((c) => keys.some((k) => c?.metadata?.annotations?.[k] === 'true'));
+  marked.sort((a, b) => {
+    const ta = String(a.metadata?.creationTimestamp ?? '');
+    const tb = String(b.metadata?.creationTimestamp ?? '');
+    if (ta !== tb) return ta < tb ? 1 : -1;
+    const na = String(a.metadata?.name ?? '');
+    const nb = String(b.metadata?.name ?? '');
+    return na < nb ? -1 : na > nb ? 1 : 0;
+  });
+  return marked[0]?.metadata?.name;
+}
+
+/** DefaultStorageClass on create: a claim that names no class (neither spec.storageClassName nor
+ *  the beta annotation) gets the default StorageClass's name, if there is a default. */
+export function applyDefaultStorageClass(pvc: any, storageClasses: any[]): void {
+  if (!isObject(pvc)) return;
+  if (!isNil(pvc.spec?.storageClassName)) return;
+  if (isObject(pvc.metadata?.annotations) && BETA_STORAGE_CLASS in pvc.metadata.annotations) return;
+  const name = pickDefault(storageClasses, [IS_DEFAULT_CLASS, IS_DEFAULT_CLASS_BETA]);
+  if (name === undefined) return;
+  const spec = isObject(pvc.spec) ? pvc.spec : (pvc.spec = {});
+  put(spec, orderOf('io.k8s.api.core.v1.PersistentVolumeClaimSpec'), 'storageClassName', name);
+}
+
+/** DefaultIngressClass on create: an Ingress that names no class (neither spec.ingressClassName
+ *  nor the kubernetes.io/ingress.class annotation) gets the default IngressClass's name. */
+export function applyDefaultIngressClass(ingress: any, ingressClasses: any[]): void {
+  if (!isObject(ingress)) return;
+  if (!isNil(ingress.spec?.ingressClassName)) return;
+  if (isObject(ingress.metadata?.annotations) && INGRESS_CLASS_ANNOTATION in ingress.metadata.annotations) return;
+  const name = pickDefault(ingressClasses, [IS_DEFAULT_INGRESS_CLASS]);
+  if (name === undefined) return;
+  const spec = isObject(ingress.spec) ? ingress.spec : (ingress.spec = {});
+  put(spec, orderOf('io.k8s.api.networking.v1.IngressSpec'), 'ingressClassName', name);
 }

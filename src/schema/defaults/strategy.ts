@@ -215,3 +215,33 @@ export function initServiceIPFamilies(svc: any, cluster: ServiceNetworkConfig, o
   setFamilies();
   return [];
 }
+
+// ---------------------------------------------------------------------------------------------
+// CertificateSigningRequest: the requesting user
+
+export interface RequestUser {
+  name: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+/**
+ * The CertificateSigningRequest strategy on create: spec.username, uid, groups and extra are the
+ * authenticated requester's (whatever the client sent), and the status starts empty.
+ */
+export function setCSRRequester(csr: any, user: RequestUser): void {
+  if (!isObject(csr)) return;
+  const spec = sub(csr, orderOf('io.k8s.api.certificates.v1.CertificateSigningRequest'), 'spec');
+  const so = orderOf('io.k8s.api.certificates.v1.CertificateSigningRequestSpec');
+  for (const k of ['username', 'uid', 'groups', 'extra']) delete spec[k];
+  if (user.name) put(spec, so, 'username', user.name);
+  if (user.uid) put(spec, so, 'uid', user.uid);
+  if (user.groups && user.groups.length > 0) put(spec, so, 'groups', [...user.groups]);
+  if (user.extra && Object.keys(user.extra).length > 0) {
+    const extra: Record<string, string[]> = {};
+    for (const k of Object.keys(user.extra).sort()) extra[k] = [...user.extra[k]!];
+    put(spec, so, 'extra', extra);
+  }
+  csr.status = {};
+}
