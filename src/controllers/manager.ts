@@ -80,6 +80,7 @@ export class ControllerManager {
   private readonly abort = new AbortController();
   private loopDone?: Promise<void>;
   private readonly clients: RESTClient[] = [];
+  private readonly terms = new Set<RESTClient[]>();
   private leading = false;
   private elector?: LeaderElector;
 
@@ -92,7 +93,7 @@ export class ControllerManager {
   }
 
   /** A client for one component, with the manager's QPS/burst (times `scale`). */
-  private client(name: string, scale: { qps?: number; burst?: number } = {}): RESTClient {
+  private client(name: string, scale: { qps?: number; burst?: number } = {}, term?: RESTClient[]): RESTClient {
     const c = new RESTClient({
       ...this.cfg.rest,
       userAgent: `${this.cfg.userAgent}/${name}`,
@@ -100,7 +101,7 @@ export class ControllerManager {
       burst: this.options.kubeAPIBurst * (scale.burst ?? 1),
       timeoutMs: this.cfg.rest.timeoutMs ?? this.options.requestTimeoutMs,
     });
-    this.clients.push(c);
+    (term ?? this.clients).push(c);
     return c;
   }
 
@@ -120,6 +121,7 @@ export class ControllerManager {
     this.abort.abort(new Error('controller manager stopping'));
     await this.loopDone;
     for (const c of this.clients) c.close();
+    for (const t of this.terms) for (const c of t) c.close();
   }
 
   private async loop(): Promise<void> {
@@ -168,7 +170,10 @@ export class ControllerManager {
   private async runControllers(signal: AbortSignal): Promise<void> {
     // every request of every worker listens on this signal
     setMaxListeners(0, signal);
-    const informerClient = this.client('shared-informers');
+    // clients of this term (of leadership), closed when it ends
+    const term: RESTClient[] = [];
+    this.terms.add(term);
+    const informerClient = this.client('shared-informers', {}, term);
     // informers resync at a random period between --min-resync-period and twice it
     const resync = Math.floor(this.options.minResyncPeriodMs * (1 + Math.random()));
     const informers = new InformerFactory({ resyncPeriodMs: resync, log: this.log });
@@ -176,7 +181,7 @@ export class ControllerManager {
       options: this.options,
       informers,
       informerClient,
-      clientFor: (name, scale) => this.client(name, scale),
+      clientFor: (name, scale) => this.client(name, scale, term),
       log: this.log,
       signal,
     };
@@ -191,6 +196,7 @@ export class ControllerManager {
     informers.start();
     await Promise.all(runs);
     await informers.stop();
-    informerClient.close();
+    for (const c of term) c.close();
+    this.terms.delete(term);
   }
 }

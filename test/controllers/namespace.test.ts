@@ -13,6 +13,7 @@ import { RESTClient } from '../../src/client/rest.js';
 import { DiscoveryClient, GroupDiscoveryFailedError, gvr, resource, type DiscoveryResult } from '../../src/client/resources.js';
 import { Informer } from '../../src/client/informer.js';
 import { NamespaceConditionUpdater, NamespaceController, type Namespace } from '../../src/controllers/namespace.js';
+import { ControllerManager } from '../../src/controllers/manager.js';
 import { defaultControllerManagerOptions, isControllerEnabled, validateControllerManagerOptions } from '../../src/controllers/options.js';
 
 // ── pure parts ──────────────────────────────────────────────────────────────
@@ -192,5 +193,38 @@ test('discovery failure: the namespace stays Terminating with NamespaceDeletionD
     stop.abort();
     await running;
     await informer.stop();
+  }
+});
+
+test('controller manager: one of two managers leads and runs the namespace controller; the other takes over when it stops', async () => {
+  const t = rest.config;
+  const mk = (id: string) =>
+    new ControllerManager({
+      rest: { server: t.server, ca: t.ca, cert: t.cert, key: t.key },
+      userAgent: 'test-controller-manager/v0.0.0',
+      identity: id,
+      options: { resourceName: 'test-kcm', leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 250 },
+    });
+  const namespaces = resource<Namespace>(rest, gvr('v1', 'namespaces'));
+  const a = mk('kcm-a');
+  a.start();
+  await until('a leads', async () => a.isLeader());
+  const b = mk('kcm-b');
+  b.start();
+  try {
+    await namespaces.create({ metadata: { name: 'by-a' } });
+    await namespaces.delete('by-a');
+    await until('by-a removed', async () => namespaces.get('by-a').then(() => false, (e) => e.code === 404));
+    assert.equal(b.isLeader(), false);
+    await a.stop(); // releases the Lease
+    await until('b leads', async () => b.isLeader());
+    const lease = await resource(rest, gvr('coordination.k8s.io/v1', 'leases'), 'kube-system').get('test-kcm');
+    assert.equal(lease.spec.holderIdentity, 'kcm-b');
+    await namespaces.create({ metadata: { name: 'by-b' } });
+    await namespaces.delete('by-b');
+    await until('by-b removed', async () => namespaces.get('by-b').then(() => false, (e) => e.code === 404));
+  } finally {
+    await a.stop();
+    await b.stop();
   }
 });
