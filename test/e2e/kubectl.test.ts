@@ -309,9 +309,10 @@ for (const v of VERSIONS) {
     const cm = manifest(v, 'cm-ghost-ns.yaml', CONFIGMAP('cfg', '1'));
     expectRun(v, ['create', '-n', 'no-such-ns', '-f', cm], { code: 1, stderr: `Error from server (NotFound): error when creating "${cm}": namespaces "no-such-ns" not found\n` });
     expectRun(v, ['create', 'configmap', 'x', '-n', 'no-such-ns', '--from-literal=a=1'], { code: 1, stderr: 'error: failed to create configmap: namespaces "no-such-ns" not found\n' });
-    // reads do not look at the namespace: a missing namespace holds nothing
+    // a list in a missing namespace is empty
     expectRun(v, ['get', 'pods', '-n', 'no-such-ns'], { stderr: 'No resources found in no-such-ns namespace.\n' });
-    expectRun(v, ['get', 'pod', 'web', '-n', 'no-such-ns'], { code: 1, stderr: 'Error from server (NotFound): pods "web" not found\n' });
+    // the server answers 'pods "web" not found'; kubectl then GETs the namespace and reports that instead
+    expectRun(v, ['get', 'pod', 'web', '-n', 'no-such-ns'], { code: 1, stderr: 'Error from server (NotFound): namespaces "no-such-ns" not found\n' });
     expectRun(v, ['delete', 'configmap', 'x', '-n', 'no-such-ns'], { code: 1, stderr: 'Error from server (NotFound): configmaps "x" not found\n' });
   });
 
