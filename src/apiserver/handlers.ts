@@ -18,6 +18,7 @@ import type { ResourceStore } from './registry/store.js';
 import type { WatchRegistry } from './watch.js';
 import { normalize } from '../codec/json.js';
 import { subresourceView } from './subresources.js';
+import { applyDefaults } from '../schema/defaults/index.js';
 
 /** Kubernetes' request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -623,6 +624,7 @@ export async function handleCreate(r: Request): Promise<void> {
   const level = fieldValidationOf(query);
   const body = await readBody(r.req);
   const obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
+  applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
   if (store.kind.namespaced) {
     const ns = obj.metadata.namespace;
     if (ns === undefined || ns === '') obj.metadata.namespace = info.namespace;
@@ -651,6 +653,7 @@ export async function handleUpdate(r: Request): Promise<void> {
     return;
   }
   const obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
+  if (!info.subresource) applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
   const m = obj.metadata;
   if (m.name !== info.name) {
     throw errors.badRequest(`the name of the object (${m.name ?? ''}) does not match the name on the URL (${info.name})`);

@@ -199,9 +199,9 @@ function normField(f: FieldDecl, v: unknown, present: boolean, path: string, ctx
     if (f.nullable || t.kind === 'array' || t.kind === 'map') return f.omitEmpty ? OMIT : null;
     if (t.kind === 'object') return zeroOf(t, ctx);
     if (t.kind === 'special') {
-      const z = zeroOf(t, ctx);
-      if (z === null) return f.omitEmpty ? OMIT : null;
-      return z;
+      // a zero Time, MicroTime or RawExtension is a struct in Go: `omitempty` does not leave it
+      // out, and it encodes as null (Kubernetes 1.33 prints `creationTimestamp: null` in templates)
+      return zeroOf(t, ctx);
     }
     return f.omitEmpty ? OMIT : zeroOf(t, ctx);
   }

@@ -53,14 +53,14 @@ describe('metrics', () => {
   test('/metrics serves Prometheus text with kube-apiserver metric names', async () => {
     const c = await startCluster({ args: ['--storage-backend=memory'] });
     clusters.push(c);
-    assert.equal((await c.raw('GET', '/api/v1/namespaces')).status, 200);
-    assert.equal((await c.raw('GET', '/api/v1/namespaces/nope')).status, 404);
+    assert.equal((await c.raw('GET', '/api/v1/namespaces/kube-public/configmaps')).status, 200);
+    assert.equal((await c.raw('GET', '/api/v1/namespaces/kube-public/configmaps/nope')).status, 404);
     assert.equal((await c.rawNoAuth('GET', '/metrics')).status, 401);
     const m = await c.raw('GET', '/metrics');
     assert.equal(m.status, 200);
     assert.match(String(m.headers['content-type']), /^text\/plain/);
-    assert.match(m.text, /apiserver_request_total\{verb="LIST",dry_run="",group="",version="v1",resource="namespaces",subresource="",scope="cluster",component="apiserver",code="200"\} 1/);
-    assert.match(m.text, /apiserver_request_total\{verb="GET",.*code="404"\} 1/);
+    assert.match(m.text, /apiserver_request_total\{verb="LIST",dry_run="",group="",version="v1",resource="configmaps",subresource="",scope="namespace",component="apiserver",code="200"\} 1/);
+    assert.match(m.text, /apiserver_request_total\{verb="GET",dry_run="",group="",version="v1",resource="configmaps",subresource="",scope="resource",component="apiserver",code="404"\} 1/);
     assert.match(m.text, /apiserver_request_duration_seconds_bucket\{/);
     assert.match(m.text, /apiserver_storage_objects\{resource="namespaces"\} 4/);
   });

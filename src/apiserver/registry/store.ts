@@ -377,7 +377,8 @@ export class ResourceStore {
           // already terminating: a second delete changes nothing (a shorter grace period aside)
           return { obj: old, removed: false };
         }
-        next.metadata.finalizers = finalizers;
+        if (finalizers.length) next.metadata.finalizers = finalizers;
+        else delete next.metadata.finalizers;
         if (!next.metadata.deletionTimestamp) {
           next.metadata.deletionTimestamp = rfc3339(Date.now() + (decision.gracePeriodSeconds ?? 0) * 1000);
           next.metadata.deletionGracePeriodSeconds = decision.gracePeriodSeconds ?? 0;

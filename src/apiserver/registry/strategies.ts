@@ -3,6 +3,7 @@
 import { field, type FieldError } from '../../machinery/errors.js';
 import type { KindDecl } from '../../schema/model.js';
 import { defaultStrategy, type Strategy } from './strategy.js';
+import { generateJobSelector, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
 
 type Tweak = (s: Strategy, kind: KindDecl) => void;
 
@@ -210,8 +211,31 @@ const TWEAKS: Record<string, Tweak[]> = {
   'apps/Deployment': [workload],
   'apps/ReplicaSet': [workload],
   'apps/StatefulSet': [workload],
-  'apps/DaemonSet': [workload],
-  'batch/Job': [workload],
+  'apps/DaemonSet': [
+    workload,
+    (s) => {
+      const create = s.prepareForCreate;
+      const update = s.prepareForUpdate;
+      s.prepareForCreate = (obj) => {
+        create(obj);
+        setDaemonSetTemplateGeneration(obj);
+      };
+      s.prepareForUpdate = (obj, old) => {
+        update(obj, old);
+        setDaemonSetTemplateGeneration(obj, old);
+      };
+    },
+  ],
+  'batch/Job': [
+    workload,
+    (s) => {
+      const base = s.prepareForCreate;
+      s.prepareForCreate = (obj) => {
+        base(obj);
+        generateJobSelector(obj);
+      };
+    },
+  ],
   'batch/CronJob': [workload],
   'policy/PodDisruptionBudget': [workload],
   'networking.k8s.io/Ingress': [statusOnly, (s) => void (s.generation = true)],
