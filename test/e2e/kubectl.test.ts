@@ -5,6 +5,8 @@
 // 1.33 cluster: stdout, stderr and exit code, exactly.
 //
 // Each kubectl version works in its own namespace, so the three runs do not see each other.
+// Pods name a scheduler nobody runs (schedulerName: manual): they stay Pending and bound to no
+// node whatever else the server runs, so deleting them is immediate, as in Kubernetes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -65,6 +67,7 @@ metadata:
   labels:
     app: web
 spec:
+  schedulerName: manual
   containers:
   - name: nginx
     image: nginx:1.27
