@@ -36,7 +36,7 @@ import {
   type Target,
 } from './common.js';
 import type { LoadConfig, LoadResult } from './loadgen.js';
-import type { WatchConfig, WatchResult } from './watchers.js';
+import type { WatchConfig, WatchOutput } from './watchers.js';
 
 const here = dirname(fileURLToPath(import.meta.url)); // dist/bench
 const ROOT = join(here, '..', '..');
@@ -181,42 +181,54 @@ class Bare {
   }
 }
 
-/** runs a helper process (loadgen.js or watchers.js) with one JSON argument; resolves to its last JSON line */
-function runHelper<R>(script: string, cfg: object, serverPid?: number): Promise<R & { serverCores?: number; serverCpuUsPerRequest?: number; machineBusyCores?: number }> {
+/** what runHelper adds to a helper's result when it was given server pids */
+interface ServerCPU {
+  /** CPU cores the first server used during the helper's measured window */
+  serverCores?: number;
+  /** server CPU time per request (when the result has perSec) */
+  serverCpuUsPerRequest?: number;
+  /** CPU seconds each given server used during the measured window */
+  serverCpuSeconds?: number[];
+  /** the whole machine's busy cores during the window */
+  machineBusyCores?: number;
+}
+
+/**
+ * Runs a helper process (loadgen.js or watchers.js) with one JSON argument; resolves to its JSON
+ * result line. The helper prints "warm" and "end" around its measured window; the CPU time of the
+ * given server processes and of the machine is read at those moments.
+ */
+function runHelper<R>(script: string, cfg: object, serverPids: number[] = []): Promise<R & ServerCPU> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [join(here, script), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(proc);
     let out = '';
     let err = '';
-    let cpuWarm = 0;
+    let cpuWarm: number[] = [];
     let tWarm = 0;
-    let serverCores: number | undefined;
     let machineWarm = { busy: 0, total: 0 };
-    let machineBusyCores: number | undefined;
+    let extra: ServerCPU = {};
     proc.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       let nl: number;
       while ((nl = out.indexOf('\n')) >= 0) {
         const line = out.slice(0, nl);
         out = out.slice(nl + 1);
-        if (line === 'warm' && serverPid) {
-          cpuWarm = procCPUSeconds(serverPid);
+        if (line === 'warm' && serverPids.length) {
+          cpuWarm = serverPids.map(procCPUSeconds);
           machineWarm = machineCPUTicks();
           tWarm = performance.now();
-        } else if (line === 'end' && serverPid && tWarm) {
+        } else if (line === 'end' && serverPids.length && tWarm) {
           const secs = (performance.now() - tWarm) / 1000;
-          serverCores = round((procCPUSeconds(serverPid) - cpuWarm) / secs, 2);
+          const used = serverPids.map((p, i) => round(procCPUSeconds(p) - cpuWarm[i]!, 2));
           const m = machineCPUTicks();
-          machineBusyCores = round((m.busy - machineWarm.busy) / 100 / secs, 2);
+          extra = { serverCores: round(used[0]! / secs, 2), serverCpuSeconds: used, machineBusyCores: round((m.busy - machineWarm.busy) / 100 / secs, 2) };
         } else if (line.startsWith('{')) {
           try {
             const r = JSON.parse(line) as R;
             const perSec = (r as { perSec?: number }).perSec;
-            resolve(
-              serverCores === undefined
-                ? (r as R & { serverCores?: number })
-                : { ...r, serverCores, serverCpuUsPerRequest: perSec ? Math.round((serverCores * 1e6) / perSec) : undefined, machineBusyCores },
-            );
+            if (perSec && extra.serverCores !== undefined) extra.serverCpuUsPerRequest = Math.round((extra.serverCores * 1e6) / perSec);
+            resolve({ ...r, ...extra });
           } catch (e) {
             reject(e);
           }
@@ -245,7 +257,7 @@ function load(t: Target, c: Omit<LoadConfig, 'host' | 'port' | 'servername' | 't
     maxRequests: 2_000_000,
     ...c,
   };
-  return runHelper<LoadResult>('loadgen.js', cfg, serverPid);
+  return runHelper<LoadResult>('loadgen.js', cfg, [serverPid]);
 }
 
 // ---- objects ----
@@ -561,9 +573,14 @@ async function watchPhase(k: Keelson, bare: Bare) {
     roundTimeoutMs: 5000,
     pauseMs: 100,
   };
-  const r = await runHelper<Record<string, WatchResult>>('watchers.js', cfg);
-  const keelson = r.keelson!;
-  const b = r.bare!;
+  const r = await runHelper<WatchOutput>('watchers.js', cfg, [k.pid, bare.pid]);
+  const keelson = r.results.keelson!;
+  const b = r.results.bare!;
+  const otherCores =
+    r.machineBusyCores !== undefined && r.serverCpuSeconds ? noteOther(r.machineBusyCores - (r.clientCpuSeconds + r.serverCpuSeconds[0]! + r.serverCpuSeconds[1]!) / r.seconds) : null;
+  // each server is busy only in its own rounds (one write, 1,000 deliveries each)
+  const events = cfg.rounds + cfg.warmupRounds;
+  const cpuMsPerEvent = r.serverCpuSeconds ? { keelson: round((r.serverCpuSeconds[0]! * 1000) / events, 1), bare: round((r.serverCpuSeconds[1]! * 1000) / events, 1) } : null;
   const ratio = keelson.deliveryMs.p99 / b.deliveryMs.p99;
   check('watch: p99 delivery of one event to 1,000 watchers vs bare broadcast p99', round(ratio, 2), 'x', '<= 1.5x', ratio <= 1.5 && keelson.missed === 0);
   return {
@@ -574,6 +591,10 @@ async function watchPhase(k: Keelson, bare: Bare) {
     p50Ratio: round(keelson.deliveryMs.p50 / b.deliveryMs.p50, 2),
     // less sensitive to a few rounds disturbed by other load on the machine
     medianRoundP99Ratio: round(median(keelson.roundP99Ms) / median(b.roundP99Ms), 2),
+    // server CPU per round (one write and its delivery to 1,000 streams), from /proc; 10 ms ticks
+    serverCpuMsPerEvent: cpuMsPerEvent,
+    machineBusyCores: r.machineBusyCores ?? null,
+    otherCores,
   };
 }
 

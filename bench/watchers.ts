@@ -193,12 +193,23 @@ class Side {
   }
 }
 
-async function run(cfg: WatchConfig): Promise<Record<string, WatchResult>> {
+export interface WatchOutput {
+  results: Record<string, WatchResult>;
+  /** this process's CPU seconds and the wall seconds between "warm" and "end" */
+  clientCpuSeconds: number;
+  seconds: number;
+}
+
+async function run(cfg: WatchConfig): Promise<WatchOutput> {
   const sides = cfg.targets.map((t) => new Side(t));
   try {
     for (const s of sides) await s.open(cfg.streams);
     await sleep(300);
     const rounds = Math.min(cfg.rounds, 50) + cfg.warmupRounds;
+    // run.ts reads the servers' CPU time at these two lines: the CPU the rounds cost them
+    process.stdout.write('warm\n');
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
     for (let r = 0; r < rounds; r++) {
       // alternate which server goes first
       const order = r % 2 ? [...sides].reverse() : sides;
@@ -207,7 +218,13 @@ async function run(cfg: WatchConfig): Promise<Record<string, WatchResult>> {
         await sleep(cfg.pauseMs);
       }
     }
-    return Object.fromEntries(sides.map((s) => [s.t.name, s.result()]));
+    process.stdout.write('end\n');
+    const cpu = process.cpuUsage(cpu0);
+    return {
+      results: Object.fromEntries(sides.map((s) => [s.t.name, s.result()])),
+      clientCpuSeconds: round((cpu.user + cpu.system) / 1e6, 3),
+      seconds: round((performance.now() - t0) / 1000, 3),
+    };
   } finally {
     for (const s of sides) s.close();
   }
