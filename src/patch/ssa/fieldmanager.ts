@@ -95,14 +95,25 @@ function filterComparison(c: Comparison, reset: FieldSet | undefined): Compariso
 
 const zeroCache = new Map<string, unknown>();
 
-/** The object a new object of the type is compared with: Go's empty struct, in JSON form. */
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object') {
+    for (const k in v) deepFreeze((v as Record<string, unknown>)[k]);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+/**
+ * The object a new object of the type is compared with: Go's empty struct, in JSON form. Shared
+ * and frozen: the walkers only read it (merge results are copied before they are returned).
+ */
 function zeroObject(typeName: string): any {
   let z = zeroCache.get(typeName);
   if (z === undefined) {
-    z = getType(typeName) ? normalize(typeName, {}).obj : {};
+    z = deepFreeze(getType(typeName) ? normalize(typeName, {}).obj : {});
     zeroCache.set(typeName, z);
   }
-  return structuredClone(z);
+  return z;
 }
 
 /** A shallow copy of the object with a copy of its metadata, without managedFields. */
@@ -188,8 +199,10 @@ export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: stri
   else if (isResetManagedFields(newObj.metadata.managedFields)) managed = emptyManaged();
   else {
     let fromNew: Managed | undefined;
+    const sent = newObj.metadata.managedFields;
     try {
-      fromNew = decodeManagedFields(newObj.metadata.managedFields);
+      // the common case: the client sent back what it read; the live entries decode from cache
+      fromNew = decodeManagedFields(sent !== liveList && equalValues(sent, liveList) ? liveList : sent);
     } catch {
       fromNew = undefined;
     }
@@ -241,7 +254,7 @@ function applyManaged(shape: Shape, typeName: string, live: any, config: any, ma
   let set = toFieldSet(shape, config);
   if (reset) set = set.recursiveDifference(reset);
   m.fields.set(id, { set, apiVersion: info.apiVersion, applied: true });
-  merged = prune(shape, merged, m, last?.set);
+  merged = prune(shape, merged, m, last?.set, set);
 
   // the update from live to merged: conflicts with the other managers, their removed fields
   const c = filterComparison(compare(shape, live, merged), reset);
@@ -278,8 +291,11 @@ function applyManaged(shape: Shape, typeName: string, live: any, config: any, ma
  * Removes from the merged object what the applier applied last time and no longer applies,
  * unless another manager (or the applier's new configuration) owns it (Updater.prune).
  */
-function prune(shape: Shape, merged: unknown, m: Managed, lastSet: FieldSet | undefined): unknown {
+function prune(shape: Shape, merged: unknown, m: Managed, lastSet: FieldSet | undefined, newSet: FieldSet): unknown {
   if (!lastSet || lastSet.empty()) return merged;
+  // Nothing applied before is missing now: the new set (closed under parents: items, map keys and
+  // named fields) owns everything prune could take away, so it removes nothing.
+  if (lastSet.difference(newSet).empty()) return merged;
   const last = ensureNamedFieldsAreMembers(lastSet, shape);
   let pruned = removeItems(shape, merged, last);
   // add back what anyone owns
@@ -397,7 +413,8 @@ export function apply(live: any | undefined, applied: any, typeName: string, opt
   if (opts.manager === 'kubectl') object = syncLastApplied(object, applied);
   const entries = encodeManagedFields(r.managed);
   if (isMap(live) && r.object === undefined && object === liveObj && equalValues(entries, (live.metadata as Record<string, unknown> | undefined)?.managedFields)) return live;
-  return structuredClone(withManagedFields(object, entries));
+  // a copy that shares nothing with the arguments (but the frozen fieldsV1 documents)
+  return withManagedFields(structuredClone(withoutManagedFields(object)), entries);
 }
 
 /** kubectl's server-side apply keeps an existing last-applied annotation in step (lastAppliedUpdater). */

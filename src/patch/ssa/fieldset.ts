@@ -17,6 +17,9 @@ export type FieldsV1 = { [key: string]: FieldsV1 };
 export class FieldSet {
   readonly members = new Map<string, PathElement>();
   readonly children = new Map<string, Child>();
+  /** the fieldsV1 documents of this set, once emitted (as a child that is / is not also a member) */
+  private docSelf?: FieldsV1;
+  private doc?: FieldsV1;
 
   static of(...paths: Path[]): FieldSet {
     const s = new FieldSet();
@@ -166,12 +169,17 @@ export class FieldSet {
     return out;
   }
 
-  /** The fieldsV1 object of this set, keys in Kubernetes' order. */
+  /**
+   * The fieldsV1 object of this set, keys in Kubernetes' order. The object is frozen and shared:
+   * sets are immutable, and the documents of their unchanged subtrees are reused.
+   */
   toFieldsV1(): FieldsV1 {
     return this.emit(false);
   }
 
   private emit(includeSelf: boolean): FieldsV1 {
+    const hit = includeSelf ? this.docSelf : this.doc;
+    if (hit) return hit;
     const out: FieldsV1 = {};
     if (includeSelf && !(this.members.size === 0 && this.children.size === 0)) out['.'] = {};
     const keys: PathElement[] = [];
@@ -180,9 +188,12 @@ export class FieldSet {
     keys.sort(comparePE);
     for (const pe of keys) {
       const c = this.children.get(pe.s);
-      if (!c) out[pe.s] = {};
+      if (!c) out[pe.s] = EMPTY_DOC;
       else out[pe.s] = c.set.emit(this.members.has(pe.s));
     }
+    Object.freeze(out);
+    if (includeSelf) this.docSelf = out;
+    else this.doc = out;
     return out;
   }
 
@@ -253,3 +264,4 @@ function sortedChildren(m: Map<string, Child>): Child[] {
 }
 
 const EMPTY = new FieldSet();
+const EMPTY_DOC: FieldsV1 = Object.freeze({}) as FieldsV1;

@@ -56,12 +56,52 @@ export function managerId(e: { manager?: string; operation?: string; apiVersion?
   return '{' + parts.join(',') + '}';
 }
 
+const idCache = new Map<string, ManagerIdentity>();
+
 export function parseManagerId(id: string): ManagerIdentity {
+  const hit = idCache.get(id);
+  if (hit) return hit;
   const o = JSON.parse(id) as Partial<ManagerIdentity>;
   const out: ManagerIdentity = { manager: o.manager ?? '', operation: o.operation === 'Apply' ? 'Apply' : 'Update' };
   if (o.apiVersion) out.apiVersion = o.apiVersion;
   if (o.subresource) out.subresource = o.subresource;
+  if (idCache.size > 10000) idCache.clear();
+  idCache.set(id, Object.freeze(out));
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// fieldsV1 -> FieldSet, cached. Every write decodes the object's managed fields and encodes them
+// again, and most entries are the same from one write to the next: a document decodes to a set
+// once (by its text, or by identity for the frozen documents FieldSet.toFieldsV1 hands out), and
+// an unchanged set encodes to the same frozen document.
+
+const MAX_CACHED = 4096;
+const setByText = new Map<string, FieldSet>();
+const setByDoc = new WeakMap<object, FieldSet>();
+
+/** The set of a fieldsV1 document (throws FieldsV1Error when it is malformed). */
+export function setOfFieldsV1(doc: unknown): FieldSet {
+  if (doc === null || typeof doc !== 'object') return FieldSet.fromFieldsV1(doc);
+  const byDoc = Object.isFrozen(doc) ? setByDoc.get(doc) : undefined;
+  if (byDoc) return byDoc;
+  const text = JSON.stringify(doc);
+  let set = setByText.get(text);
+  if (set) {
+    setByText.delete(text); // refresh its place in the LRU order
+  } else {
+    set = FieldSet.fromFieldsV1(doc);
+    if (setByText.size >= MAX_CACHED) setByText.delete(setByText.keys().next().value!);
+  }
+  setByText.set(text, set);
+  return set;
+}
+
+/** The fieldsV1 document of a set (frozen: shared between objects). */
+export function fieldsV1OfSet(set: FieldSet): FieldsV1 {
+  const doc = set.toFieldsV1();
+  setByDoc.set(doc, set);
+  return doc;
 }
 
 export class ManagedFieldsError extends Error {}
@@ -80,7 +120,7 @@ export function decodeManagedFields(list: unknown): Managed {
     const id = managerId(e);
     let set: FieldSet;
     try {
-      set = FieldSet.fromFieldsV1(e.fieldsV1 ?? {});
+      set = setOfFieldsV1(e.fieldsV1 ?? {});
     } catch (err) {
       if (err instanceof FieldsV1Error) throw new ManagedFieldsError(`error decoding versioned set from ${describeEntry(e)}: error decoding set: ${err.message}`);
       throw err;
@@ -115,7 +155,7 @@ export function encodeManagedFields(m: Managed): ManagedFieldsEntry[] | undefine
     const t = m.times.get(id);
     if (t) e.time = t;
     e.fieldsType = 'FieldsV1';
-    e.fieldsV1 = vs.set.toFieldsV1();
+    e.fieldsV1 = fieldsV1OfSet(vs.set);
     if (who.subresource) e.subresource = who.subresource;
     out.push(e);
   }

@@ -189,6 +189,7 @@ function cmpWalk(s: Shape, l: unknown, r: unknown, path: PathElement[], c: Compa
 }
 
 function cmpList(l: ListShape, lhs: unknown[], rhs: unknown[], path: PathElement[], c: Comparison): void {
+  if (equalValues(lhs, rhs)) return; // most writes leave most lists alone: skip naming their items
   const all: PathElement[] = [];
   const lv = new Map<string, unknown[]>();
   const rv = new Map<string, unknown[]>();
