@@ -184,9 +184,10 @@ export function goStringCompare(a: string, b: string): number {
  * fmt.Sprintf("%v", v) of a decoded JSON value: maps as `map[k:v ...]` with sorted keys, slices
  * as `[a b]`, nil as `<nil>`. With verb 's', non-string scalars print as Go prints a bad verb.
  */
-export function goSprint(v: unknown, verb: 'v' | 's' = 'v'): string {
-  if (v === null || v === undefined) return verb === 's' ? '%!s(<nil>)' : '<nil>';
-  if (Array.isArray(v)) return `[${v.map((x) => goSprint(x, verb)).join(' ')}]`;
+export function goSprint(v: unknown, verb: 'v' | 's' = 'v', nested = false): string {
+  // a nil inside a map or slice prints as <nil> whatever the verb; a nil argument does not
+  if (v === null || v === undefined) return verb === 's' && !nested ? '%!s(<nil>)' : '<nil>';
+  if (Array.isArray(v)) return `[${v.map((x) => goSprint(x, verb, true)).join(' ')}]`;
   switch (typeof v) {
     case 'string':
       return v;
@@ -197,7 +198,7 @@ export function goSprint(v: unknown, verb: 'v' | 's' = 'v'): string {
     case 'object': {
       const o = v as Record<string, unknown>;
       const keys = Object.keys(o).sort(goStringCompare);
-      return `map[${keys.map((k) => `${k}:${goSprint(o[k], verb)}`).join(' ')}]`;
+      return `map[${keys.map((k) => `${k}:${goSprint(o[k], verb, true)}`).join(' ')}]`;
     }
     default:
       return String(v);

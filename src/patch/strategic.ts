@@ -919,12 +919,12 @@ function jsonKind(v: unknown): string {
  * kube-apiserver does, returning a new object (the inputs are not modified). Throws PatchError.
  */
 export function applyStrategicMergePatch(doc: unknown, patch: unknown, typeName: string | undefined, options: StrategicOptions = {}): unknown {
+  if (doc !== null && !isMap(doc)) throw PatchError.internal(`json: cannot unmarshal ${jsonKind(doc)} into Go value of type map[string]interface {}`);
   if (patch !== null && !isMap(patch)) {
     throw PatchError.badRequest(`json: cannot unmarshal ${jsonKind(patch)} into Go value of type map[string]interface {}`);
   }
-  if (!isMap(doc)) throw PatchError.internal(`json: cannot unmarshal ${jsonKind(doc)} into Go value of type map[string]interface {}`);
   const schema = rootLookup(typeName, options.getType ?? schemaGetType);
-  return mergeMap(cloneJSON(doc), cloneJSON(patch), schema, SERVER);
+  return mergeMap(cloneJSON(doc as JMap | null), cloneJSON(patch), schema, SERVER);
 }
 
 // ---- computing patches (kubectl) ----

@@ -425,3 +425,10 @@ test('the error is a Status the API server can send as it is', () => {
     });
   }
 });
+
+test('test against arrays holding null: the library dereferences a nil element (panic, plain-text 500)', () => {
+  assert.throws(() => applyJSONPatch({ a: [null, 1] }, [{ op: 'test', path: '/a', value: [null, 1] }]), { code: 500, type: 'Panic' });
+  // arrays that differ in length are compared first, and nulls inside objects are fine
+  fails({ a: [null] }, [{ op: 'test', path: '/a', value: [null, 1] }], 'testing value /a failed: test failed');
+  applyJSONPatch({ a: [{ b: null }] }, [{ op: 'test', path: '/a', value: [{ b: null }] }]);
+});

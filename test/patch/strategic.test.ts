@@ -549,3 +549,19 @@ test('schema helpers: merge keys and strategies by path', () => {
   assert.equal(patchStrategyOf(POD, ['spec', 'tolerations']), '');
   assert.deepEqual(patchMetaOf(POD, ['metadata', 'ownerReferences']), { strategies: ['merge'], mergeKey: 'uid' });
 });
+
+test('$setElementOrder after a deletion and an addition sees the list as Go does (shared backing array)', () => {
+  // Go deletes from the live list in place and appends into the freed slot, so the live order it
+  // consults afterwards is [b c d], not [a b c]: the server-only c lands before the new d.
+  const out = smp(
+    { spec: { containers: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] } },
+    { spec: { '$setElementOrder/containers': [{ name: 'b' }, { name: 'd' }], containers: [{ name: 'a', $patch: 'delete' }, { name: 'd' }] } },
+  );
+  assert.deepEqual(names(out.spec.containers), ['b', 'c', 'd']);
+});
+
+test('messages print values as Go does (%v and %s of decoded JSON)', () => {
+  fails({ spec: {} }, { spec: { $patch: ['b', null, 1, 1.5, true] } }, 500, 'unknown patch type: [b <nil> %!s(int64=1) %!s(float64=1.5) %!s(bool=true)] in map: map[$patch:[b <nil> 1 1.5 true]]');
+  fails({ spec: {} }, { spec: { $patch: null } }, 500, 'unknown patch type: %!s(<nil>) in map: map[$patch:<nil>]');
+  fails({ spec: {} }, { spec: { $patch: { x: 1234567.5 } } }, 500, 'unknown patch type: map[x:%!s(float64=1.2345675e+06)] in map: map[$patch:map[x:1.2345675e+06]]');
+});
