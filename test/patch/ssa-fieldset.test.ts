@@ -246,6 +246,33 @@ test('merge: associative list order (live-only items stay, shared items follow t
   assert.deepEqual(m.metadata.labels, { a: '1', b: '2' });
 });
 
+// structured-merge-diff's merge cases for a set of strings (typed/merge_test.go), as data:
+// [live, applied, merged]
+const SET_MERGES: [string[], string[], string[]][] = [
+  [['a', 'b', 'c'], ['a', 'b'], ['a', 'b', 'c']],
+  [['a', 'b'], ['a', 'b', 'c'], ['a', 'b', 'c']],
+  [['a', 'b', 'c'], [], ['a', 'b', 'c']],
+  [['a', 'b'], ['b', 'a'], ['b', 'a']],
+  [['a', 'b', 'c', 'g', 'f'], ['c', 'd', 'e', 'f'], ['a', 'b', 'c', 'g', 'd', 'e', 'f']],
+  [['c', 'd', 'e', 'f'], ['a', 'c', 'e'], ['a', 'c', 'd', 'e', 'f']],
+  [['a', 'b', 'c', 'x', 'y', 'z'], ['d', 'e', 'f', 'x', 'y', 'z'], ['a', 'b', 'c', 'd', 'e', 'f', 'x', 'y', 'z']],
+  [['a', 'b', 'c', 'd'], ['d', 'e', 'f', 'a'], ['b', 'c', 'd', 'e', 'f', 'a']],
+  [['c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'], ['2', 'h', '3', 'e', '4', 'k', 'l'], ['c', 'd', 'f', 'g', '2', 'h', 'i', 'j', '3', 'e', '4', 'k', 'l']],
+  [['a', 'b', 'b'], ['c'], ['a', 'b', 'b', 'c']],
+  [['a', 'b', 'b'], ['b'], ['a', 'b']],
+  [['a', 'b', 'c', 'd', 'e', 'c'], ['1', 'b', '2', 'e', 'd'], ['a', '1', 'b', 'c', '2', 'e', 'c', 'd']],
+  [['a', 'a', 'b', 'b'], ['b', 'c', 'd'], ['a', 'a', 'b', 'c', 'd']],
+  [['c', 'a', 'g', 'f', 'c', 'a'], ['c', 'f', 'a', 'g'], ['c', 'f', 'a', 'g']],
+];
+
+test('merge: set order and duplicates as structured-merge-diff merges them', () => {
+  const shape = rootShape(POD);
+  for (const [live, applied, want] of SET_MERGES) {
+    const got = merge(shape, { metadata: { finalizers: live } }, { metadata: { finalizers: applied } }) as any;
+    assert.deepEqual(got.metadata.finalizers, want, `${live} + ${applied}`);
+  }
+});
+
 test('goJSON: sorted keys, Go escapes', () => {
   assert.equal(goJSON({ b: 1, a: [true, null, 'x<y'], c: { z: 1.5, y: 1e21 } }), '{"a":[true,null,"x\\u003cy"],"b":1,"c":{"y":1e+21,"z":1.5}}');
 });

@@ -17,6 +17,8 @@ export type Shape = ScalarShape | UntypedShape | DeducedShape | StructShape | Ma
 
 export interface ScalarShape {
   readonly k: 'scalar';
+  /** what the value must be (schemaconv: integer and number are numeric; date-time, int-or-string and Quantity are untyped) */
+  readonly scalar: 'numeric' | 'string' | 'boolean' | 'untyped';
 }
 export interface UntypedShape {
   readonly k: 'untyped';
@@ -47,7 +49,10 @@ export interface ListShape {
   readonly items: Shape;
 }
 
-export const SCALAR: ScalarShape = { k: 'scalar' };
+export const SCALAR: ScalarShape = { k: 'scalar', scalar: 'untyped' };
+const NUMERIC: ScalarShape = { k: 'scalar', scalar: 'numeric' };
+const STRING: ScalarShape = { k: 'scalar', scalar: 'string' };
+const BOOLEAN: ScalarShape = { k: 'scalar', scalar: 'boolean' };
 export const UNTYPED: UntypedShape = { k: 'untyped' };
 export const DEDUCED: DeducedShape = { k: 'deduced' };
 const ATOMIC_LIST_OF_UNTYPED: ListShape = { k: 'list', rel: 'atomic', keys: [], items: UNTYPED };
@@ -67,7 +72,15 @@ function structShape(decl: TypeDecl, atomic: boolean): StructShape {
 function refShape(t: TypeRef, f: FieldDecl | undefined): Shape {
   switch (t.kind) {
     case 'scalar':
-      return SCALAR;
+      switch (t.scalar) {
+        case 'string':
+        case 'bytes':
+          return STRING;
+        case 'bool':
+          return BOOLEAN;
+        default:
+          return NUMERIC;
+      }
     case 'special':
       switch (t.special) {
         case 'RawExtension':
@@ -78,8 +91,10 @@ function refShape(t: TypeRef, f: FieldDecl | undefined): Shape {
         case 'JSONSchemaPropsOrBool':
         case 'JSONSchemaPropsOrStringArray':
           return DEDUCED;
+        case 'Duration':
+          return STRING;
         default:
-          return SCALAR; // Time, MicroTime, Quantity, IntOrString, Duration
+          return SCALAR; // Time, MicroTime, Quantity, IntOrString
       }
     case 'object': {
       const decl = getType(t.name);

@@ -442,8 +442,51 @@ export function validate(s: Shape, v: unknown, allowDuplicates = false): Validat
   return errs;
 }
 
+/** Go's %T of an unstructured value. */
+function goType(v: unknown): string {
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  if (Array.isArray(v)) return '[]interface {}';
+  return 'map[string]interface {}';
+}
+
+/** Go's %v of an unstructured value. */
+function goV(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return '[' + v.map(goV).join(' ') + ']';
+  if (isMap(v)) return 'map[' + Object.keys(v).sort().map((k) => `${k}:${goV(v[k])}`).join(' ') + ']';
+  return String(v);
+}
+
+/** Go's %#v of an unstructured value. */
+function goSharpV(v: unknown): string {
+  if (v === null || v === undefined) return 'interface {}(nil)';
+  if (typeof v === 'string') return goQuote(v);
+  if (Array.isArray(v)) return '[]interface {}{' + v.map(goSharpV).join(', ') + '}';
+  if (isMap(v)) return 'map[string]interface {}{' + Object.keys(v).sort().map((k) => `${goQuote(k)}:${goSharpV(v[k])}`).join(', ') + '}';
+  return String(v);
+}
+
 function valWalk(s: Shape, v: unknown, path: string, errs: ValidationError[], allowDuplicates: boolean): void {
   if (v === null || v === undefined) return;
+  // the messages of structured-merge-diff's validation (Go formats the value as it holds it)
+  if (s.k === 'scalar') {
+    const scalar = typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+    if (s.scalar === 'numeric' && typeof v !== 'number') errs.push({ path, message: `expected numeric (int or float), got ${goType(v)}` });
+    else if (s.scalar === 'string' && typeof v !== 'string') errs.push({ path, message: `expected string, got &value.valueUnstructured{Value:${goSharpV(v)}}` });
+    else if (s.scalar === 'boolean' && typeof v !== 'boolean') errs.push({ path, message: `expected boolean, got &{${goV(v)}}` });
+    else if (s.scalar === 'untyped' && !scalar) errs.push({ path, message: `expected any scalar, got &{${goV(v)}}` });
+    return;
+  }
+  if ((s.k === 'struct' || s.k === 'map') && !isMap(v)) {
+    errs.push({ path, message: `expected map, got &{${goV(v)}}` });
+    return;
+  }
+  if (s.k === 'list' && !Array.isArray(v)) {
+    errs.push({ path, message: `expected list, got &{${goV(v)}}` });
+    return;
+  }
   if (s.k === 'list' && Array.isArray(v)) {
     const seen = new Set<string>();
     for (let i = 0; i < v.length; i++) {
