@@ -21,8 +21,11 @@
 //   indices are parsed as Go's strconv.Atoi does ("+1" and "01" are 1);
 // - add (and remove) of the whole document ("" path) fails; replace and test of "" work;
 // - a path's first segment is ignored ("a/b" is "/b"), as the library splits on "/" and skips it;
-// - the total size of values copied by copy operations is capped (3 MiB, --json-patch-max-copy-bytes
-//   is not a flag: GenericAPIServer's JSONPatchMaxCopyBytes default).
+// - the total size of values copied by copy operations is capped at 3 MiB (the generic API
+//   server's JSONPatchMaxCopyBytes default; not a command-line flag);
+// - `test` compares structurally, but an array element that is null makes the library
+//   dereference a nil node: kube-apiserver panics (plain-text 500), and so do replace/test of ""
+//   without a value.
 import { PatchError, cloneJSON, getOwn, goQuote, hasOwn, isMap, setOwn } from './errors.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';

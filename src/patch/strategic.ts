@@ -1327,8 +1327,10 @@ export function createThreeWayMergePatch(
 }
 
 /**
- * Merges strategic merge patches into one that has the effect of applying them in turn
- * (MergeStrategicMergeMapPatchUsingLookupPatchMeta: nulls and parallel lists are kept).
+ * Merges strategic merge patches into one (MergeStrategicMergeMapPatchUsingLookupPatchMeta: nulls
+ * and parallel lists are kept). As in Kubernetes, this matches applying them in turn for maps and
+ * scalars, but not always for merging lists: `$patch` elements of a list are dropped and the
+ * merged list's order can differ.
  */
 export function mergeStrategicMergePatches(typeName: string | undefined, patches: unknown[], options: CreatePatchOptions = {}): JMap {
   const schema = rootLookup(typeName, options.getType ?? schemaGetType);
