@@ -412,3 +412,31 @@ test('apply on an object with managed fields of other apiVersions and an Update 
   assert.equal(live.spec.replicas, 5, 'the field stays: hpa owns it');
   assert.equal(fields(live, 'kubectl')['f:spec']['f:replicas'], undefined);
 });
+
+test('SMD nested-struct scenarios: what prune removes and what it leaves to other owners', () => {
+  // structured-merge-diff's struct_apply_* cases on a Pod's securityContext (name: fsGroupChangePolicy, value: runAsUser)
+  const pod = (sc?: unknown) => (sc === undefined ? { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } : { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { securityContext: sc } });
+  const A = (live: any, sc?: unknown) => applyAs(live, pod(sc), POD, 'default');
+  const U = (live: any, sc: unknown) => updateAs(live, (o) => (o.spec.securityContext = sc), POD, 'controller');
+  const sc = (o: any) => o.spec?.securityContext;
+
+  let o = A(A(undefined, { fsGroupChangePolicy: 'a', runAsUser: 1 }));
+  assert.equal(sc(o), undefined, 'remove_all');
+  assert.equal(o.metadata.managedFields, undefined);
+
+  o = A(A(undefined, { fsGroupChangePolicy: 'a' }), null);
+  assert.equal(sc(o), null, 'remove_dangling');
+  assert.deepEqual(fields(o, 'default'), { 'f:spec': { 'f:securityContext': {} } });
+
+  o = A(U(A(undefined, { fsGroupChangePolicy: 'a' }), { fsGroupChangePolicy: 'a', runAsUser: 1 }));
+  assert.deepEqual(sc(o), { runAsUser: 1 }, 'apply_update_remove_all');
+
+  o = A(U(A(undefined, { fsGroupChangePolicy: 'a' }), { fsGroupChangePolicy: 'a', runAsUser: 1 }), {});
+  assert.deepEqual(sc(o), { runAsUser: 1 }, 'apply_update_dict_dangling');
+
+  o = A(U(A(undefined, { fsGroupChangePolicy: 'a' }), { fsGroupChangePolicy: 'a', runAsUser: 1 }), null);
+  assert.deepEqual(sc(o), { runAsUser: 1 }, 'apply_update_dict_null');
+
+  o = A(U(A(undefined, { fsGroupChangePolicy: 'a' }), { fsGroupChangePolicy: 'b', runAsUser: 1 }), null);
+  assert.deepEqual(sc(o), { fsGroupChangePolicy: 'b', runAsUser: 1 }, 'apply_update_took_over');
+});
