@@ -32,6 +32,7 @@ import { validatePodTemplateSpec, validateResourceQuantityValue, validateContain
 import { validatePersistentVolumeClaimSpec, validatePersistentVolumeSpec } from './volumes.js';
 import { validateKubeFinalizerName } from './meta.js';
 import { semEqual, semEqualRef, T } from './semantic.js';
+import { goUnmarshalObjectError } from './gojson.js';
 import { quantityString, quantityValue, quantityMilliValue } from './quantity.js';
 
 const MAX_SECRET_SIZE = 1024 * 1024;
@@ -82,25 +83,6 @@ function secretData(s: any): Record<string, string> {
   return data;
 }
 
-/** a Go json.Unmarshal error for a value that should be a JSON object */
-function jsonObjectError(text: string): string | null {
-  const t = text.trim();
-  if (t === '') return 'unexpected end of JSON input';
-  try {
-    const v = JSON.parse(text);
-    if (v === null) return null;
-    if (Array.isArray(v)) return 'json: cannot unmarshal array into Go value of type map[string]interface {}';
-    if (typeof v !== 'object') return `json: cannot unmarshal ${typeof v === 'boolean' ? 'bool' : typeof v} into Go value of type map[string]interface {}`;
-    return null;
-  } catch (e) {
-    const m = /position (\d+)/.exec(String((e as Error).message));
-    const pos = m ? Number(m[1]) : -1;
-    if (pos >= text.length || /Unexpected end/.test(String((e as Error).message))) return 'unexpected end of JSON input';
-    const ch = pos >= 0 ? text[pos]! : t[0]!;
-    return `invalid character '${ch}' looking for beginning of value`;
-  }
-}
-
 export function validateSecret(s: any): Errs {
   const errs: Errs = [];
   const data = secretData(s);
@@ -125,7 +107,7 @@ export function validateSecret(s: any): Errs {
         errs.push(required(key('data', k)));
         break;
       }
-      const e = jsonObjectError(Buffer.from(data[k]!, 'base64').toString('utf8'));
+      const e = goUnmarshalObjectError(new Uint8Array(Buffer.from(data[k]!, 'base64')));
       if (e) errs.push(invalid(key('data', k), '<secret contents redacted>', e));
       break;
     }

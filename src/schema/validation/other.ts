@@ -190,7 +190,7 @@ export function validatePriorityClass(pc: any): Errs {
     let err = '';
     if (known === undefined) err = `${name} is not a known system priority class`;
     else if (known !== value) err = `value of ${name} PriorityClass must be ${known}`;
-    else if (pc.globalDefault === true) err = `globalDefault must be false for system priority class ${name}`;
+    else if (pc.globalDefault === true) err = `globalDefault of ${name} PriorityClass must be false`;
     if (err) errs.push(forbidden('metadata.name', `priority class names with 'system-' prefix are reserved for system use only. error: ${err}`));
   } else if (value > HIGHEST_USER_PRIORITY) errs.push(forbidden('value', `maximum allowed value of a user defined priority is ${HIGHEST_USER_PRIORITY}`));
   if (isSet(pc.preemptionPolicy)) errs.push(...validatePreemptionPolicy(pc.preemptionPolicy, 'preemptionPolicy'));

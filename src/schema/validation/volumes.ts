@@ -1,7 +1,7 @@
 // Volume sources (pods), persistent volume and claim specs, and node selectors, with
 // Kubernetes' rules and wording (pkg/apis/core/validation).
 import { validateName } from '../../machinery/validation.js';
-import { child, duplicate, forbidden, goStrings, idx, invalid, key, notSupported, required, tooLong, type Errs } from './errs.js';
+import { child, duplicate, forbidden, goStrings, GoRepr, idx, invalid, key, notSupported, required, tooLong, type Errs } from './errs.js';
 import {
   arr,
   inclusiveRangeError,
@@ -799,7 +799,7 @@ export function validatePersistentVolumeSpec(spec: any, pvName: string, path: st
   const capPath = child(path, 'capacity');
   const capKeys = Object.keys(cap);
   if (capKeys.length === 0) errs.push(required(capPath));
-  if (!('storage' in cap) || capKeys.length > 1) errs.push(notSupported(capPath, goResourceList(cap), ['storage']));
+  if (!('storage' in cap) || capKeys.length > 1) errs.push(notSupported(capPath, spec.capacity == null ? new GoRepr('core.ResourceList(nil)') : goResourceList(cap), ['storage']));
   for (const k of capKeys) {
     const v = cap[k];
     const x = q(v);
