@@ -27,4 +27,11 @@ function copyData(dir) {
   }
 }
 if (existsSync(join(root, 'src'))) copyData(join(root, 'src'));
+// the build facts /version reports (commit, clean or dirty tree, build date)
+try {
+  const v = await import(join(root, 'dist', 'src', 'cli', 'version.js'));
+  await v.writeBuildInfo();
+} catch (e) {
+  console.error(`build: could not record build info: ${e.message}`);
+}
 if (failed) process.exit(1);

@@ -608,7 +608,9 @@ function normalizeBody(r: Request, obj: any, kind: Pick<KindDecl, 'version' | 'k
   const n = normalize(kind.type, obj);
   if (n.typeError) throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${n.typeError}`);
   if (level !== 'Ignore' && n.unknown.length) {
-    if (level === 'Strict') throw errors.badRequest(`strict decoding error: ${n.unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+    if (level === 'Strict') {
+      throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${n.unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+    }
     for (const f of n.unknown) r.warnings.push(`unknown field "${f}"`);
   }
   return n.obj;
@@ -689,7 +691,7 @@ export async function handleUpdate(r: Request): Promise<void> {
         else cur.spec.finalizers = obj.spec.finalizers;
         return cur;
       },
-      { dryRun, main: false },
+      { dryRun, main: false, subresource: 'finalize' },
     );
     writeEntry(r.res, 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
     return;

@@ -231,7 +231,7 @@ export class FieldError {
   }
 
   toString(): string {
-    return this.field ? `${this.field}: ${this.body()}` : this.body();
+    return `${this.field}: ${this.body()}`;
   }
 }
 

@@ -19,7 +19,8 @@ export function maxLenError(n: number): string {
 
 export function regexError(msg: string, fmt: string, ...examples: string[]): string {
   if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
-  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join('or ')}regex used for validation is '${fmt}')`;
+  // Go writes "'a', " then " or " between examples: two spaces before "or", as Kubernetes prints it
+  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
 }
 
 export function isDNS1123Label(v: string): string[] {
@@ -151,7 +152,7 @@ export function validateLabels(labels: unknown, path: string): FieldError[] {
   for (const [k, v] of Object.entries(labels as Record<string, unknown>)) {
     for (const m of isQualifiedName(k)) errs.push(field.invalid(path, k, m));
     if (typeof v !== 'string') continue;
-    for (const m of isLabelValue(v)) errs.push(field.invalid(`${path}[${k}]`, v, m));
+    for (const m of isLabelValue(v)) errs.push(field.invalid(path, v, m));
   }
   return errs;
 }

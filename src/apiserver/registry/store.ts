@@ -135,7 +135,7 @@ export class ResourceStore {
   // ---- create ----
 
   /** Validate metadata common to every kind and the kind's own rules; throws 422 Invalid. */
-  private validateObject(obj: any, old?: any): void {
+  private validateObject(obj: any, old?: any, sub?: string): void {
     const m = obj.metadata;
     const errs: FieldError[] = [];
     if (m.generateName && typeof m.generateName === 'string' && !old) {
@@ -149,7 +149,7 @@ export class ResourceStore {
     errs.push(...validateLabels(m.labels, 'metadata.labels'));
     errs.push(...validateAnnotations(m.annotations, 'metadata.annotations'));
     if (m.finalizers !== undefined && !Array.isArray(m.finalizers)) errs.push(field.invalid('metadata.finalizers', m.finalizers, 'must be a list'));
-    errs.push(...(old ? this.strategy.validateUpdate(obj, old) : this.strategy.validate(obj)));
+    errs.push(...(old ? (sub ? this.strategy.validateSubresource(sub, obj, old) : this.strategy.validateUpdate(obj, old)) : this.strategy.validate(obj)));
     if (old) {
       if (m.name !== old.metadata.name) errs.push(field.invalid('metadata.name', m.name, 'field is immutable'));
       if (m.namespace !== old.metadata.namespace) errs.push(field.invalid('metadata.namespace', m.namespace, 'field is immutable'));
@@ -270,7 +270,7 @@ export class ResourceStore {
    * `mutate` gets a deep copy of the current object and returns the new one. Retries on conflicts
    * unless the change asks for a specific resourceVersion.
    */
-  async guaranteedUpdate(namespace: string, name: string, mutate: (copy: any) => any, opts: WriteOptions & { main?: boolean }): Promise<any> {
+  async guaranteedUpdate(namespace: string, name: string, mutate: (copy: any) => any, opts: WriteOptions & { main?: boolean; subresource?: string }): Promise<any> {
     const key = this.key(namespace, name);
     for (;;) {
       const cur = this.cacher.get(key);
@@ -284,7 +284,7 @@ export class ResourceStore {
       }
       if (opts.main !== false) next = this.prepareUpdate(next, old);
       else carryMeta(next, old);
-      this.validateObject(next, old);
+      this.validateObject(next, old, opts.main === false ? opts.subresource ?? 'status' : undefined);
       if (sameObject(next, old)) return old;
       if (opts.dryRun) return next;
       try {
@@ -320,16 +320,6 @@ export class ResourceStore {
     if (this.strategy.generation) {
       const g = old.metadata.generation ?? 1;
       next.metadata.generation = jsonEqual(next.spec, old.spec) ? g : g + 1;
-    }
-    if (old.metadata.deletionTimestamp) {
-      // a terminating object takes no new finalizers
-      const had = new Set<string>(old.metadata.finalizers ?? []);
-      const added = (next.metadata.finalizers ?? []).filter((f: string) => !had.has(f));
-      if (added.length) {
-        throw errors.invalid(this.groupKind, old.metadata.name, [
-          field.forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`),
-        ]);
-      }
     }
     return next;
   }
@@ -371,23 +361,40 @@ export class ResourceStore {
       if (policy === 'Orphan' && !finalizers.includes('orphan') && hasOwnersToOrphan()) finalizers.push('orphan');
       if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
       const decision = this.strategy.beforeDelete?.(next, opts.gracePeriodSeconds) ?? { graceful: false };
-      const keep = finalizers.length > 0 || decision.graceful;
-      if (keep) {
-        if (old.metadata.deletionTimestamp && sameList(finalizers, old.metadata.finalizers ?? [])) {
-          // already terminating: a second delete changes nothing (a shorter grace period aside)
-          return { obj: old, removed: false };
-        }
+      const graceful = decision.graceful;
+      const grace = decision.gracePeriodSeconds ?? 0;
+      const pendingFinalizers = finalizers.length > 0;
+      if (graceful || pendingFinalizers) {
+        // mark for deletion: deletionTimestamp and grace period, then (for a graceful delete whose
+        // period is over and nothing else holds the object) remove it, as Kubernetes does in two writes
+        let changed = !sameList(finalizers, old.metadata.finalizers ?? []);
         if (finalizers.length) next.metadata.finalizers = finalizers;
         else delete next.metadata.finalizers;
-        if (!next.metadata.deletionTimestamp) {
-          next.metadata.deletionTimestamp = rfc3339(Date.now() + (decision.gracePeriodSeconds ?? 0) * 1000);
-          next.metadata.deletionGracePeriodSeconds = decision.gracePeriodSeconds ?? 0;
+        const now = Date.now();
+        if (!old.metadata.deletionTimestamp) {
+          next.metadata.deletionTimestamp = rfc3339(now + (graceful ? grace : 0) * 1000);
+          next.metadata.deletionGracePeriodSeconds = graceful ? grace : 0;
+          changed = true;
+        } else if (graceful && typeof old.metadata.deletionGracePeriodSeconds === 'number' && grace < old.metadata.deletionGracePeriodSeconds) {
+          next.metadata.deletionTimestamp = rfc3339(now + grace * 1000);
+          next.metadata.deletionGracePeriodSeconds = grace;
+          changed = true;
         }
-        if (opts.dryRun) return { obj: next, removed: false };
+        const deleteNow = graceful && (next.metadata.deletionGracePeriodSeconds ?? 0) === 0 && !pendingFinalizers && (this.strategy.readyToRemove?.(next) ?? true);
+        if (!changed && !deleteNow) return { obj: old, removed: false };
+        if (opts.dryRun) return { obj: next, removed: deleteNow };
         try {
-          const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
-          const e = this.cacher.get(key);
-          return { obj: e && e.modRevision === kv.modRevision ? e.obj : next, removed: false };
+          let rev = cur.modRevision;
+          let last = old;
+          if (changed) {
+            const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
+            rev = kv.modRevision;
+            const e = this.cacher.get(key);
+            last = e && e.modRevision === kv.modRevision ? e.obj : { ...next, metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) } };
+          }
+          if (!deleteNow) return { obj: last, removed: false };
+          const kv = await this.backend.delete(key, rev);
+          return { obj: { ...last, metadata: { ...last.metadata, resourceVersion: String(kv.modRevision) } }, removed: true };
         } catch (err) {
           this.pending.delete(key);
           if (err instanceof ConflictError) {

@@ -1,6 +1,5 @@
 // The strategies of the built-in kinds: what is special about each one. Kinds not named here use
 // the default strategy.
-import { field, type FieldError } from '../../machinery/errors.js';
 import type { KindDecl } from '../../schema/model.js';
 import { defaultStrategy, type Strategy } from './strategy.js';
 import { generateJobSelector, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
@@ -19,7 +18,6 @@ const workload: Tweak = (s) => {
 };
 
 const namespace: Tweak = (s) => {
-  s.nameRule = 'label';
   s.returnDeletedObject = true;
   s.prepareForCreate = (obj) => {
     obj.spec ??= {};
@@ -56,19 +54,15 @@ const pod: Tweak = (s) => {
   s.prepareForUpdate = (obj, old) => {
     obj.status = old.status;
   };
-  s.validate = (obj) => {
-    const errs: FieldError[] = [];
-    const cs = obj.spec?.containers;
-    if (!Array.isArray(cs) || cs.length === 0) errs.push(field.required('spec.containers', ''));
-    return errs;
-  };
   s.beforeDelete = (obj, grace) => {
-    // a pod on a node is stopped by its node agent first: it is only marked for deletion
+    // Pods are always deleted gracefully: a pod on a node is stopped by its node agent first and
+    // is only marked for deletion; an unbound or finished pod gets a grace period of 0 (marked,
+    // then removed at once, so watchers see it terminating before it goes).
     const bound = typeof obj.spec?.nodeName === 'string' && obj.spec.nodeName !== '';
     const finished = obj.status?.phase === 'Succeeded' || obj.status?.phase === 'Failed';
-    const g = grace ?? obj.spec?.terminationGracePeriodSeconds ?? 30;
-    if (bound && !finished && g > 0) return { graceful: true, gracePeriodSeconds: g };
-    return { graceful: false };
+    let g = grace ?? obj.spec?.terminationGracePeriodSeconds ?? 30;
+    if (!bound || finished) g = 0;
+    return { graceful: true, gracePeriodSeconds: Math.max(0, g) };
   };
 };
 
@@ -91,7 +85,6 @@ export function qosClass(spec: any): string {
 }
 
 const service: Tweak = (s) => {
-  s.nameRule = 'dns1035';
   s.returnDeletedObject = true;
   s.prepareForCreate = (obj) => {
     obj.status = { loadBalancer: {} };
@@ -242,10 +235,6 @@ const TWEAKS: Record<string, Tweak[]> = {
   'networking.k8s.io/NetworkPolicy': [(s) => void (s.generation = true)],
   'storage.k8s.io/StorageClass': [returnsObject],
   'certificates.k8s.io/CertificateSigningRequest': [statusOnly],
-  'rbac.authorization.k8s.io/Role': [(s) => void (s.nameRule = 'path')],
-  'rbac.authorization.k8s.io/ClusterRole': [(s) => void (s.nameRule = 'path')],
-  'rbac.authorization.k8s.io/RoleBinding': [(s) => void (s.nameRule = 'path')],
-  'rbac.authorization.k8s.io/ClusterRoleBinding': [(s) => void (s.nameRule = 'path')],
 };
 
 export function strategyFor(kind: KindDecl): Strategy {

@@ -4,6 +4,7 @@
 import type { FieldError } from '../../machinery/errors.js';
 import type { NameRule } from '../../machinery/validation.js';
 import type { KindDecl } from '../../schema/model.js';
+import { nameRuleFor, validateCreate, validateStatusUpdate, validateSubresourceUpdate, validateUpdate } from '../../schema/validation/index.js';
 
 export interface DeleteDecision {
   /** keep the object (terminating) instead of removing it; the store sets deletionTimestamp */
@@ -33,6 +34,8 @@ export interface Strategy {
   validate(obj: any): FieldError[];
   /** kind-specific validation of an update */
   validateUpdate(obj: any, old: any): FieldError[];
+  /** validation of a write through a subresource (status, finalize, approval) */
+  validateSubresource(sub: string, obj: any, old: any): FieldError[];
   /** how a delete proceeds beyond metadata.finalizers (for example a Namespace's spec.finalizers) */
   beforeDelete?(obj: any, gracePeriodSeconds: number | undefined): DeleteDecision;
   /** an update of a terminating object may complete its deletion (all finalizers gone) */
@@ -47,7 +50,7 @@ export interface Strategy {
 export function defaultStrategy(kind: KindDecl): Strategy {
   const hasStatus = kind.subresources.some((s) => s.name === 'status');
   return {
-    nameRule: 'subdomain',
+    nameRule: nameRuleFor(kind.group, kind.kind),
     generation: false,
     statusSubresource: hasStatus,
     returnDeletedObject: false,
@@ -55,7 +58,9 @@ export function defaultStrategy(kind: KindDecl): Strategy {
     allowUnconditionalUpdate: true,
     prepareForCreate() {},
     prepareForUpdate() {},
-    validate: () => [],
-    validateUpdate: () => [],
+    validate: (obj) => validateCreate(kind.group, kind.kind, obj),
+    validateUpdate: (obj, old) => validateUpdate(kind.group, kind.kind, obj, old),
+    validateSubresource: (sub, obj, old) =>
+      sub === 'status' ? validateStatusUpdate(kind.group, kind.kind, obj, old) : validateSubresourceUpdate(kind.group, kind.kind, sub, obj, old),
   };
 }
