@@ -326,7 +326,11 @@ for (const v of VERSIONS) {
         `The Namespace "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')\n`,
     });
     const long = 'a'.repeat(64);
-    expectRun(v, ['create', 'namespace', long], { code: 1, stderr: `The Namespace "${long}" is invalid: metadata.name: Invalid value: "${long}": must be no more than 63 characters\n` });
+    // the name is also the namespace's `kubernetes.io/metadata.name` label, so Kubernetes reports both
+    expectRun(v, ['create', 'namespace', long], {
+      code: 1,
+      stderr: `The Namespace "${long}" is invalid: \n* metadata.name: Invalid value: "${long}": must be no more than 63 characters\n* metadata.labels: Invalid value: "${long}": must be no more than 63 characters\n`,
+    });
     const pod = manifest(v, 'bad-name-pod.yaml', POD('Bad_Name'));
     expectRun(v, ['create', '-n', ns, '-f', pod], {
       code: 1,

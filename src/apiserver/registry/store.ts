@@ -283,7 +283,10 @@ export class ResourceStore {
         throw errors.conflict(this.groupResource, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
       if (opts.main !== false) next = this.prepareUpdate(next, old);
-      else carryMeta(next, old);
+      else {
+        carryMeta(next, old);
+        this.strategy.prepareForSubresourceUpdate?.(opts.subresource ?? 'status', next, old);
+      }
       this.validateObject(next, old, opts.main === false ? opts.subresource ?? 'status' : undefined);
       if (sameObject(next, old)) return old;
       if (opts.dryRun) return next;

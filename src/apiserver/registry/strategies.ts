@@ -43,7 +43,10 @@ const namespace: Tweak = (s) => {
 
 function ensureNamespaceLabel(obj: any) {
   // every namespace carries its own name as a label, so that selectors can pick namespaces by name
-  obj.metadata.labels = { ...(obj.metadata.labels ?? {}), 'kubernetes.io/metadata.name': obj.metadata.name };
+  // (an over-long name is then reported twice, as the name and as this label, as in Kubernetes)
+  const name = obj.metadata.name;
+  if (typeof name !== 'string' || name === '') return;
+  obj.metadata.labels = { ...(obj.metadata.labels ?? {}), 'kubernetes.io/metadata.name': name };
 }
 
 const pod: Tweak = (s) => {
@@ -53,6 +56,14 @@ const pod: Tweak = (s) => {
   };
   s.prepareForUpdate = (obj, old) => {
     obj.status = old.status;
+  };
+  s.prepareForSubresourceUpdate = (sub, obj, old) => {
+    if (sub !== 'status') return;
+    // owner references are not the status writer's to change; the QoS class is set at creation
+    // and backfilled when a (node agent's) status update leaves it out
+    if (old.metadata.ownerReferences !== undefined) obj.metadata.ownerReferences = old.metadata.ownerReferences;
+    else delete obj.metadata.ownerReferences;
+    if (obj.status && (obj.status.qosClass === undefined || obj.status.qosClass === '') && old.status?.qosClass) obj.status.qosClass = old.status.qosClass;
   };
   s.beforeDelete = (obj, grace) => {
     // Pods are always deleted gracefully: a pod on a node is stopped by its node agent first and

@@ -34,6 +34,8 @@ export interface Strategy {
   validate(obj: any): FieldError[];
   /** kind-specific validation of an update */
   validateUpdate(obj: any, old: any): FieldError[];
+  /** carry over what a write through a subresource may not change, before validation */
+  prepareForSubresourceUpdate?(sub: string, obj: any, old: any): void;
   /** validation of a write through a subresource (status, finalize, approval) */
   validateSubresource(sub: string, obj: any, old: any): FieldError[];
   /** how a delete proceeds beyond metadata.finalizers (for example a Namespace's spec.finalizers) */
