@@ -25,7 +25,8 @@ import {
 import { Health, type HealthCheck } from './health.js';
 import { parseRequestInfo } from './requestinfo.js';
 import { ResourceStore } from './registry/store.js';
-import { strategyFor } from './registry/strategies.js';
+import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
+import { IPAllocator, PortAllocator } from './registry/allocator.js';
 import { WatchRegistry } from './watch.js';
 import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
 import { APIServerMetrics } from './metrics.js';
@@ -54,6 +55,11 @@ export interface APIServerConfig {
   shutdownDelayMs: number;
   minRequestTimeoutMs: number;
   featureGates: Map<string, boolean>;
+  /** --service-cluster-ip-range and --service-node-port-range */
+  serviceClusterIPRange: string;
+  serviceNodePortRange: string;
+  /** the address other members of the cluster reach this server at (the kubernetes Service's endpoint) */
+  advertiseAddress: string;
   version: VersionInfo;
   log: Logger;
 }
@@ -98,13 +104,15 @@ export class APIServer {
   private readonly users = new WeakMap<TLSSocket, UserInfo | null>();
   readonly metrics = new APIServerMetrics();
   readonly kinds: KindDecl[];
+  readonly serviceAllocators: ServiceAllocators;
   address = '';
 
   constructor(private readonly cfg: APIServerConfig) {
     this.kinds = BUILTIN_KINDS;
+    this.serviceAllocators = { ips: new IPAllocator(cfg.serviceClusterIPRange), ports: new PortAllocator(cfg.serviceNodePortRange) };
     for (const k of this.kinds) {
       if (k.virtual) continue;
-      const store = new ResourceStore(k, strategyFor(k), cfg.backend, { checkNamespace: (ns, res, name) => this.checkNamespace(ns, res, name) }, {
+      const store = new ResourceStore(k, strategyFor(k, { services: this.serviceAllocators }), cfg.backend, { checkNamespace: (ns, res, name) => this.checkNamespace(ns, res, name) }, {
         historyWindowMs: cfg.compactionIntervalMs * 2,
       });
       this.stores.set(`${k.group}/${k.kind}`, store);
@@ -163,6 +171,10 @@ export class APIServer {
   async start(): Promise<void> {
     const { cfg } = this;
     await Promise.all([...this.stores.values()].map((s) => s.start()));
+    // the allocations are the stored Services' addresses and ports (the first address, the API
+    // server's own Service's, is taken by the bootstrap below; random allocation avoids the low range)
+    const svcs = this.store('', 'Service');
+    for (const e of svcs.cacher.list({ prefix: svcs.prefix }).items) markServiceAllocations(this.serviceAllocators, e.obj);
     await this.bootstrap();
     this.bootstrapped = true;
     this.openapi = buildOpenAPI(this.kinds, { gitVersion: cfg.version.gitVersion });
@@ -205,6 +217,7 @@ export class APIServer {
         if (!(e instanceof StatusError && e.code === 409)) throw e;
       }
     }
+    await this.bootstrapKubernetesService();
     const pcStore = this.store('scheduling.k8s.io', 'PriorityClass');
     const classes = [
       { name: 'system-node-critical', value: 2000001000, description: 'Used for system critical pods that must not be moved from their current node.' },
@@ -220,6 +233,73 @@ export class APIServer {
       } catch (e) {
         if (!(e instanceof StatusError && e.code === 409)) throw e;
       }
+    }
+  }
+
+  /**
+   * The `kubernetes` Service in `default`, on the first address of the service range, with the
+   * endpoints (Endpoints and EndpointSlice) of this API server, as kube-apiserver's bootstrap
+   * controller keeps them.
+   */
+  private async bootstrapKubernetesService(): Promise<void> {
+    const port = this.cfg.port;
+    const ip = this.cfg.advertiseAddress;
+    const svcStore = this.store('', 'Service');
+    const ignoreExists = (e: unknown) => {
+      if (!(e instanceof StatusError && e.code === 409)) throw e;
+    };
+    if (!svcStore.get('default', 'kubernetes')) {
+      await svcStore
+        .create(
+          {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
+            spec: {
+              ports: [{ name: 'https', protocol: 'TCP', port: 443, targetPort: port }],
+              clusterIP: this.serviceAllocators.ips.serviceIP,
+              clusterIPs: [this.serviceAllocators.ips.serviceIP],
+              type: 'ClusterIP',
+              sessionAffinity: 'None',
+              ipFamilies: ['IPv4'],
+              ipFamilyPolicy: 'SingleStack',
+              internalTrafficPolicy: 'Cluster',
+            },
+          },
+          { dryRun: false },
+        )
+        .catch(ignoreExists);
+    }
+    const subsets = [{ addresses: [{ ip }], ports: [{ name: 'https', port, protocol: 'TCP' }] }];
+    const epStore = this.store('', 'Endpoints');
+    const ep = epStore.get('default', 'kubernetes');
+    if (!ep) {
+      await epStore
+        .create({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } }, subsets }, { dryRun: false })
+        .catch(ignoreExists);
+    } else if (JSON.stringify(ep.obj.subsets) !== JSON.stringify(subsets)) {
+      await epStore.guaranteedUpdate('default', 'kubernetes', (cur) => ({ ...cur, subsets }), { dryRun: false });
+    }
+    const sliceStore = this.store('discovery.k8s.io', 'EndpointSlice');
+    const endpoints = [{ addresses: [ip], conditions: { ready: true } }];
+    const ports = [{ name: 'https', protocol: 'TCP', port }];
+    const slice = sliceStore.get('default', 'kubernetes');
+    if (!slice) {
+      await sliceStore
+        .create(
+          {
+            apiVersion: 'discovery.k8s.io/v1',
+            kind: 'EndpointSlice',
+            metadata: { name: 'kubernetes', namespace: 'default', labels: { 'kubernetes.io/service-name': 'kubernetes' } },
+            addressType: 'IPv4',
+            endpoints,
+            ports,
+          },
+          { dryRun: false },
+        )
+        .catch(ignoreExists);
+    } else if (JSON.stringify(slice.obj.endpoints?.map((e: any) => e.addresses)) !== JSON.stringify([[ip]]) || slice.obj.ports?.[0]?.port !== port) {
+      await sliceStore.guaranteedUpdate('default', 'kubernetes', (cur) => ({ ...cur, endpoints, ports }), { dryRun: false });
     }
   }
 

@@ -1,7 +1,7 @@
 // `keelson server` (the all-in-one cluster) and `keelson apiserver` (the API server alone, with
 // kube-apiserver's flag names): option declarations, start-up and graceful shutdown.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, FeatureGate, type FlagSet } from './flags.js';
 import * as klog from './klog.js';
@@ -28,6 +28,8 @@ export interface APIServerOptions {
   tlsPrivateKeyFile: string;
   clientCAFile: string;
   advertiseAddress: string;
+  serviceClusterIPRange: string;
+  serviceNodePortRange: string;
 }
 
 /** The feature gates Keelson's API server knows, with Kubernetes 1.33's defaults and stages. */
@@ -57,6 +59,8 @@ function defaults(): APIServerOptions {
     tlsPrivateKeyFile: '',
     clientCAFile: '',
     advertiseAddress: '',
+    serviceClusterIPRange: '10.96.0.0/12',
+    serviceNodePortRange: '30000-32767',
   };
 }
 
@@ -70,6 +74,8 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   g.stringVar(o, 'advertiseAddress', 'advertise-address', 'The IP address on which to advertise the apiserver to members of the cluster. If blank, the --bind-address will be used.');
   g.durationVar(o, 'livezGracePeriod', 'livez-grace-period', 'This option represents the maximum amount of time it should take for apiserver to complete its startup sequence and become live. From apiserver\'s start time to when this amount of time has elapsed, /livez will assume that unfinished post-start hooks will complete successfully and therefore return true.');
   g.durationVar(o, 'minRequestTimeout', 'min-request-timeout', 'An optional field indicating the minimum number of seconds a handler must keep a request open before timing it out. Currently only honored by the watch request handler, which picks a randomized value above this number as the connection timeout, to spread out load.');
+  g.stringVar(o, 'serviceClusterIPRange', 'service-cluster-ip-range', 'A CIDR notation IP range from which to assign service cluster IPs. The first address is the kubernetes Service\'s. This must not overlap with any IP ranges assigned to nodes or pods.');
+  g.stringVar(o, 'serviceNodePortRange', 'service-node-port-range', 'A port range to reserve for services with NodePort visibility. This must not overlap with the ephemeral port range on nodes. Example: \'30000-32767\'. Inclusive at both ends of the range.');
   g.durationVar(o, 'shutdownDelayDuration', 'shutdown-delay-duration', 'Time to delay the termination. During that time the server keeps serving requests normally. The endpoints /healthz and /livez will return success, but /readyz immediately returns failure. Graceful termination starts after this delay has elapsed.');
   const e = s.flagSet('etcd');
   e.durationVar(o, 'etcdCompactionInterval', 'etcd-compaction-interval', 'The interval of compaction requests. If 0, the compaction request from apiserver is disabled. History older than one interval is compacted; watches and continue tokens older than the compacted revision get 410 Gone.');
@@ -89,6 +95,15 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   const gl = s.flagSet('global');
   gl.bool('help', false, `help for ${cmd.name}`, { shorthand: 'h' });
   gl.version();
+}
+
+/** --advertise-address, else the host's first non-loopback IPv4 address, else the bind address */
+function advertiseAddress(o: APIServerOptions): string {
+  if (o.advertiseAddress) return o.advertiseAddress;
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return o.bindAddress && o.bindAddress !== '0.0.0.0' && o.bindAddress !== '::' ? o.bindAddress : '127.0.0.1';
 }
 
 function klogAdapter(): Logger {
@@ -153,6 +168,9 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     shutdownDelayMs: o.shutdownDelayDuration,
     minRequestTimeoutMs: o.minRequestTimeout,
     featureGates,
+    serviceClusterIPRange: o.serviceClusterIPRange,
+    serviceNodePortRange: o.serviceNodePortRange,
+    advertiseAddress: advertiseAddress(o),
     version: getVersionInfo() as any,
     log,
   });

@@ -173,13 +173,25 @@ export class ResourceStore {
     if (this.strategy.generation) m.generation = 1;
     else delete m.generation;
     this.strategy.prepareForCreate(obj);
-    if (generated) m.name = generateName(m.generateName);
-    this.validateObject(obj);
-    if (this.kind.namespaced) this.hooks.checkNamespace?.(m.namespace, this.groupResource, m.name);
-    if (opts.dryRun) {
-      if (!generated && this.get(m.namespace ?? '', m.name)) throw errors.alreadyExists(this.groupResource, m.name);
-      return obj;
+    let stored = false;
+    try {
+      if (generated) m.name = generateName(m.generateName);
+      this.validateObject(obj);
+      if (this.kind.namespaced) this.hooks.checkNamespace?.(m.namespace, this.groupResource, m.name);
+      if (opts.dryRun) {
+        if (!generated && this.get(m.namespace ?? '', m.name)) throw errors.alreadyExists(this.groupResource, m.name);
+        return obj;
+      }
+      const out = await this.createStored(obj, generated);
+      stored = true;
+      return out;
+    } finally {
+      this.strategy.afterCreate?.(obj, stored);
     }
+  }
+
+  private async createStored(obj: any, generated: boolean): Promise<any> {
+    const m = obj.metadata;
     for (let attempt = 0; ; attempt++) {
       const key = this.key(m.namespace ?? '', m.name);
       try {
@@ -234,6 +246,8 @@ export class ResourceStore {
         throw errors.conflict(this.groupResource, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
       const next = this.prepareUpdate(obj, old);
+      let stored = false;
+      try {
       this.validateObject(next, old);
       if (sameObject(next, old)) return { obj: old, created: false };
       if (opts.dryRun) {
@@ -244,9 +258,11 @@ export class ResourceStore {
         const removed = this.isTerminatingAndDone(next);
         if (removed) {
           const kv = await this.backend.delete(key, cur.modRevision);
+          this.strategy.afterDelete?.(next);
           return { obj: { ...next, metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) } }, created: false };
         }
         const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
+        stored = true;
         const e = this.cacher.get(key);
         return { obj: e && e.modRevision === kv.modRevision ? e.obj : next, created: false };
       } catch (err) {
@@ -261,6 +277,9 @@ export class ResourceStore {
         }
         if (err instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name);
         throw err;
+      }
+      } finally {
+        this.strategy.afterUpdate?.(next, old, stored);
       }
     }
   }
@@ -282,20 +301,25 @@ export class ResourceStore {
       if (wantRV && wantRV !== old.metadata.resourceVersion) {
         throw errors.conflict(this.groupResource, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
-      if (opts.main !== false) next = this.prepareUpdate(next, old);
+      const main = opts.main !== false;
+      if (main) next = this.prepareUpdate(next, old);
       else {
         carryMeta(next, old);
         this.strategy.prepareForSubresourceUpdate?.(opts.subresource ?? 'status', next, old);
       }
-      this.validateObject(next, old, opts.main === false ? opts.subresource ?? 'status' : undefined);
-      if (sameObject(next, old)) return old;
-      if (opts.dryRun) return next;
+      let stored = false;
       try {
+        this.validateObject(next, old, main ? undefined : opts.subresource ?? 'status');
+        if (sameObject(next, old)) return old;
+        if (opts.dryRun) return next;
         if (this.isTerminatingAndDone(next)) {
           const kv = await this.backend.delete(key, cur.modRevision);
+          stored = true;
+          this.strategy.afterDelete?.(next);
           return { ...next, metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) } };
         }
         const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
+        stored = true;
         const e = this.cacher.get(key);
         return e && e.modRevision === kv.modRevision ? e.obj : next;
       } catch (err) {
@@ -307,6 +331,8 @@ export class ResourceStore {
         }
         if (err instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name);
         throw err;
+      } finally {
+        if (main) this.strategy.afterUpdate?.(next, old, stored);
       }
     }
   }
@@ -397,6 +423,7 @@ export class ResourceStore {
           }
           if (!deleteNow) return { obj: last, removed: false };
           const kv = await this.backend.delete(key, rev);
+          this.strategy.afterDelete?.(last);
           return { obj: { ...last, metadata: { ...last.metadata, resourceVersion: String(kv.modRevision) } }, removed: true };
         } catch (err) {
           this.pending.delete(key);
@@ -411,6 +438,7 @@ export class ResourceStore {
       if (opts.dryRun) return { obj: old, removed: true };
       try {
         const kv = await this.backend.delete(key, cur.modRevision);
+        this.strategy.afterDelete?.(old);
         const deleted = { ...old, metadata: { ...old.metadata, resourceVersion: String(kv.modRevision) } };
         return { obj: deleted, removed: true };
       } catch (err) {

@@ -2,7 +2,9 @@
 // the default strategy.
 import type { KindDecl } from '../../schema/model.js';
 import { defaultStrategy, type Strategy } from './strategy.js';
-import { generateJobSelector, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
+import { generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
+import { errors, field } from '../../machinery/errors.js';
+import type { IPAllocator, PortAllocator } from './allocator.js';
 
 type Tweak = (s: Strategy, kind: KindDecl) => void;
 
@@ -248,8 +250,195 @@ const TWEAKS: Record<string, Tweak[]> = {
   'certificates.k8s.io/CertificateSigningRequest': [statusOnly],
 };
 
-export function strategyFor(kind: KindDecl): Strategy {
+export function strategyFor(kind: KindDecl, ctx: { services?: ServiceAllocators } = {}): Strategy {
   const s = defaultStrategy(kind);
   for (const t of TWEAKS[`${kind.group}/${kind.kind}`] ?? []) t(s, kind);
+  if (kind.group === '' && kind.kind === 'Service' && ctx.services) serviceStrategyWith(s, ctx.services);
   return s;
+}
+
+// ---- Service: cluster IP and node port allocation ----
+
+export interface ServiceAllocators {
+  ips: IPAllocator;
+  ports: PortAllocator;
+}
+
+function needsNodePorts(spec: any): boolean {
+  return spec?.type === 'NodePort' || (spec?.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
+}
+
+function needsHealthCheckPort(spec: any): boolean {
+  return spec?.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local';
+}
+
+function hasClusterIP(spec: any): boolean {
+  return spec?.type !== 'ExternalName';
+}
+
+/** the addresses and ports a Service holds */
+function holdings(svc: any): { ips: string[]; ports: number[] } {
+  const spec = svc?.spec ?? {};
+  const ips = (spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : [])).filter((ip: string) => ip && ip !== 'None');
+  const ports: number[] = [];
+  for (const p of spec.ports ?? []) if (typeof p.nodePort === 'number' && p.nodePort > 0) ports.push(p.nodePort);
+  if (typeof spec.healthCheckNodePort === 'number' && spec.healthCheckNodePort > 0) ports.push(spec.healthCheckNodePort);
+  return { ips, ports };
+}
+
+/** record the holdings of a stored Service (rebuilding allocator state at start) */
+export function markServiceAllocations(a: ServiceAllocators, svc: any): void {
+  const h = holdings(svc);
+  for (const ip of h.ips) a.ips.mark(ip);
+  for (const p of h.ports) a.ports.mark(p);
+}
+
+function allocationFailed(svc: any, fieldPath: string, value: unknown, msg: string): never {
+  throw errors.invalid({ group: '', name: 'Service' }, svc.metadata?.name ?? '', [field.invalid(fieldPath, value, msg)]);
+}
+
+/**
+ * Allocate what a new (or changed) Service needs, keeping what it already holds. `taken` collects
+ * what this call allocated, so that a failed or dry-run write can give it back.
+ */
+function allocateService(a: ServiceAllocators, svc: any, old: any | undefined, taken: { ips: string[]; ports: number[] }): void {
+  const spec = svc.spec ?? (svc.spec = {});
+  const oldSpec = old?.spec;
+  const oldHeld = holdings(old);
+  if (hasClusterIP(spec)) {
+    if ((spec.clusterIP === undefined || spec.clusterIP === '') && oldSpec && hasClusterIP(oldSpec) && oldSpec.clusterIP) {
+      // an update that leaves the cluster IP out keeps the one allocated
+      spec.clusterIP = oldSpec.clusterIP;
+      spec.clusterIPs = oldSpec.clusterIPs ?? [oldSpec.clusterIP];
+    }
+    if (spec.clusterIP === 'None') spec.clusterIPs = ['None'];
+    else if (spec.clusterIP === undefined || spec.clusterIP === '') {
+      let ip: string;
+      try {
+        ip = a.ips.allocateNext();
+      } catch (e) {
+        return allocationFailed(svc, 'spec.clusterIPs', [], `failed to allocate IP: ${(e as Error).message}`);
+      }
+      taken.ips.push(ip);
+      spec.clusterIP = ip;
+      spec.clusterIPs = [ip];
+    } else if (!oldHeld.ips.includes(spec.clusterIP)) {
+      try {
+        a.ips.allocate(spec.clusterIP);
+      } catch (e) {
+        return allocationFailed(svc, 'spec.clusterIPs', spec.clusterIPs ?? [spec.clusterIP], `failed to allocate IP ${spec.clusterIP}: ${(e as Error).message}`);
+      }
+      taken.ips.push(spec.clusterIP);
+      if (!spec.clusterIPs || spec.clusterIPs.length === 0) spec.clusterIPs = [spec.clusterIP];
+    }
+  }
+  const ports: any[] = spec.ports ?? [];
+  if (needsNodePorts(spec)) {
+    ports.forEach((p, i) => {
+      if (p.nodePort === undefined || p.nodePort === 0) {
+        // keep the node port an update left out, from the old port of the same number and protocol
+        const prev = (oldSpec?.ports ?? []).find((o: any) => o.port === p.port && (o.protocol ?? 'TCP') === (p.protocol ?? 'TCP') && o.nodePort);
+        if (prev && needsNodePorts(oldSpec)) {
+          p.nodePort = prev.nodePort;
+          return;
+        }
+        try {
+          const n = a.ports.allocateNext();
+          taken.ports.push(n);
+          p.nodePort = n;
+        } catch (e) {
+          allocationFailed(svc, `spec.ports[${i}].nodePort`, 0, `failed to allocate port: ${(e as Error).message}`);
+        }
+      } else if (!oldHeld.ports.includes(p.nodePort) && !taken.ports.includes(p.nodePort)) {
+        try {
+          a.ports.allocate(p.nodePort);
+        } catch (e) {
+          allocationFailed(svc, `spec.ports[${i}].nodePort`, p.nodePort, (e as Error).message);
+        }
+        taken.ports.push(p.nodePort);
+      }
+    });
+  } else {
+    for (const p of ports) delete p.nodePort;
+  }
+  if (needsHealthCheckPort(spec)) {
+    if (!spec.healthCheckNodePort) {
+      if (oldSpec?.healthCheckNodePort && needsHealthCheckPort(oldSpec)) spec.healthCheckNodePort = oldSpec.healthCheckNodePort;
+      else {
+        const n = a.ports.allocateNext();
+        taken.ports.push(n);
+        spec.healthCheckNodePort = n;
+      }
+    } else if (!oldHeld.ports.includes(spec.healthCheckNodePort) && !taken.ports.includes(spec.healthCheckNodePort)) {
+      try {
+        a.ports.allocate(spec.healthCheckNodePort);
+      } catch (e) {
+        allocationFailed(svc, 'spec.healthCheckNodePort', spec.healthCheckNodePort, (e as Error).message);
+      }
+      taken.ports.push(spec.healthCheckNodePort);
+    }
+  } else delete spec.healthCheckNodePort;
+}
+
+function release(a: ServiceAllocators, ips: string[], ports: number[]): void {
+  for (const ip of ips) a.ips.release(ip);
+  for (const p of ports) a.ports.release(p);
+}
+
+export function serviceStrategyWith(s: Strategy, a: ServiceAllocators): void {
+  const taken = new WeakMap<object, { ips: string[]; ports: number[] }>();
+  const baseCreate = s.prepareForCreate;
+  const baseUpdate = s.prepareForUpdate;
+  s.prepareForCreate = (obj) => {
+    baseCreate(obj);
+    normalizeServiceClusterIPs(obj);
+    initServiceIPFamilies(obj, { families: ['IPv4'] });
+    const t = { ips: [] as string[], ports: [] as number[] };
+    taken.set(obj, t);
+    try {
+      allocateService(a, obj, undefined, t);
+    } catch (e) {
+      release(a, t.ips, t.ports);
+      taken.delete(obj);
+      throw e;
+    }
+  };
+  s.prepareForUpdate = (obj, old) => {
+    baseUpdate(obj, old);
+    initServiceIPFamilies(obj, { families: ['IPv4'] }, old);
+    const t = { ips: [] as string[], ports: [] as number[] };
+    taken.set(obj, t);
+    try {
+      allocateService(a, obj, old, t);
+    } catch (e) {
+      release(a, t.ips, t.ports);
+      taken.delete(obj);
+      throw e;
+    }
+  };
+  s.afterCreate = (obj, stored) => {
+    const t = taken.get(obj);
+    taken.delete(obj);
+    if (!stored && t) release(a, t.ips, t.ports);
+  };
+  s.afterUpdate = (obj, old, stored) => {
+    const t = taken.get(obj);
+    taken.delete(obj);
+    if (!stored) {
+      if (t) release(a, t.ips, t.ports);
+      return;
+    }
+    // what the old service held and the new one does not is free again
+    const now = holdings(obj);
+    const before = holdings(old);
+    release(
+      a,
+      before.ips.filter((ip) => !now.ips.includes(ip)),
+      before.ports.filter((p) => !now.ports.includes(p)),
+    );
+  };
+  s.afterDelete = (obj) => {
+    const h = holdings(obj);
+    release(a, h.ips, h.ports);
+  };
 }

@@ -34,6 +34,12 @@ export interface Strategy {
   validate(obj: any): FieldError[];
   /** kind-specific validation of an update */
   validateUpdate(obj: any, old: any): FieldError[];
+  /** after a create attempt: `stored` is false when it failed or was a dry run (release allocations) */
+  afterCreate?(obj: any, stored: boolean): void;
+  /** after an update attempt of the main resource: release what the losing side holds */
+  afterUpdate?(obj: any, old: any, stored: boolean): void;
+  /** after the object was removed from storage */
+  afterDelete?(obj: any): void;
   /** carry over what a write through a subresource may not change, before validation */
   prepareForSubresourceUpdate?(sub: string, obj: any, old: any): void;
   /** validation of a write through a subresource (status, finalize, approval) */
