@@ -234,3 +234,21 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
 }
 
 export { JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE };
+
+/** Write a list of plain objects (virtual resources, not from the watch cache). */
+export function writeListObjects(res: ServerResponse, kind: KindDecl, objs: any[], choice: OutputChoice, table?: TableOptions): void {
+  const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
+  const meta: ListMeta = { resourceVersion: '' };
+  let body: Uint8Array;
+  if (choice.transform === 'Table') body = serializePlain(tableOf(kind, objs, meta, table ?? { includeObject: 'Metadata' }, choice.transformVersion), choice, TABLE_TYPE);
+  else if (choice.transform === 'PartialObjectMetadataList') {
+    body = serializePlain(
+      { kind: 'PartialObjectMetadataList', apiVersion: `meta.k8s.io/${choice.transformVersion}`, metadata: meta, items: objs.map((o) => partialObjectMetadata(o, choice.transformVersion)) },
+      choice,
+      POML_TYPE,
+    );
+  } else body = serializePlain({ kind: kind.listKind, apiVersion, metadata: meta, items: objs }, choice, `${kind.type}List`, apiVersion, kind.listKind);
+  res.statusCode = 200;
+  headers(res, contentTypeOf(choice), body.length);
+  res.end(body);
+}

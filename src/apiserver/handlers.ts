@@ -19,6 +19,7 @@ import type { WatchRegistry } from './watch.js';
 import { normalize } from '../codec/json.js';
 import { subresourceView } from './subresources.js';
 import { applyDefaults } from '../schema/defaults/index.js';
+import type { UserInfo } from './authz.js';
 
 /** Kubernetes' request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -43,7 +44,12 @@ export interface Request {
   ctx: HandlerContext;
   /** warnings to send as Warning headers */
   warnings: string[];
+  /** the authenticated user */
+  user?: UserInfo;
 }
+
+/** what body decoding and negotiation need of a request (virtual resources have no store) */
+export type RequestBase = Pick<Request, 'req' | 'res' | 'info' | 'query' | 'ctx' | 'warnings' | 'user'>;
 
 function badListOptions(errs: FieldError[]): StatusError {
   // Kubernetes reports these as an Invalid ListOptions; Keelson answers them with 400 Bad Request,
@@ -52,7 +58,7 @@ function badListOptions(errs: FieldError[]): StatusError {
   return new StatusError(400, 'BadRequest', inv.message, inv.details);
 }
 
-export function outputChoice(r: Request, list: boolean): OutputChoice {
+export function outputChoice(r: RequestBase, list: boolean): OutputChoice {
   const pretty = queryBool(r.query.get('pretty'));
   try {
     return negotiateOutput(r.req.headers.accept, { list, table: true, metadata: true, protobuf: true, cbor: r.ctx.cbor }, pretty);
@@ -513,7 +519,7 @@ const UNKNOWN_FORMAT =
   'the body of the request was in an unknown format - accepted media types include: ';
 
 /** Decode a request body into an object of the endpoint's kind (or a given type). */
-export function decodeBody(r: Request, body: Buffer, kind: Pick<KindDecl, 'group' | 'version' | 'kind' | 'type'>): any {
+export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'group' | 'version' | 'kind' | 'type'>): any {
   const ct = r.req.headers['content-type'];
   const enc = inputEncoding(ct, { protobuf: true, cbor: r.ctx.cbor });
   if (!enc) throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf: true, cbor: r.ctx.cbor }).join(', '));
@@ -604,7 +610,7 @@ export function fieldValidationOf(q: URLSearchParams): 'Ignore' | 'Warn' | 'Stri
  * Give a decoded body the form Kubernetes' types give it, and apply the fieldValidation level to
  * its unknown fields. A value of the wrong type is the first fatal error, at every level.
  */
-function normalizeBody(r: Request, obj: any, kind: Pick<KindDecl, 'version' | 'kind' | 'type'>, level: 'Ignore' | 'Warn' | 'Strict'): any {
+export function normalizeBody(r: RequestBase, obj: any, kind: Pick<KindDecl, 'version' | 'kind' | 'type'>, level: 'Ignore' | 'Warn' | 'Strict'): any {
   const n = normalize(kind.type, obj);
   if (n.typeError) throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${n.typeError}`);
   if (level !== 'Ignore' && n.unknown.length) {

@@ -30,12 +30,11 @@ import { IPAllocator, PortAllocator } from './registry/allocator.js';
 import { WatchRegistry } from './watch.js';
 import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
 import { APIServerMetrics } from './metrics.js';
+import { AlwaysAllow, type Authorizer, type UserInfo } from './authz.js';
+import { bind, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
+import { decodeBody, readBody } from './handlers.js';
 
-export interface UserInfo {
-  name: string;
-  groups: string[];
-  uid?: string;
-}
+export type { UserInfo } from './authz.js';
 
 export interface TLSMaterial {
   cert: string | Buffer;
@@ -89,6 +88,10 @@ const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 export class APIServer {
   readonly stores = new Map<string, ResourceStore>();
   private readonly byGVR = new Map<string, ResourceStore>();
+  private readonly virtualByGVR = new Map<string, KindDecl>();
+  readonly authorizer: Authorizer = new AlwaysAllow();
+  private readonly components = new Map<string, () => Promise<{ healthy: boolean; message: string; error?: string }>>();
+  private virtualCtx!: VirtualContext;
   private readonly discovery: Discovery;
   private readonly watches = new WatchRegistry();
   private readonly health: Health;
@@ -111,7 +114,10 @@ export class APIServer {
     this.kinds = BUILTIN_KINDS;
     this.serviceAllocators = { ips: new IPAllocator(cfg.serviceClusterIPRange), ports: new PortAllocator(cfg.serviceNodePortRange) };
     for (const k of this.kinds) {
-      if (k.virtual) continue;
+      if (k.virtual) {
+        this.virtualByGVR.set(`${k.group}/${k.version}/${k.resource}`, k);
+        continue;
+      }
       const store = new ResourceStore(k, strategyFor(k, { services: this.serviceAllocators }), cfg.backend, { checkNamespace: (ns, res, name) => this.checkNamespace(ns, res, name) }, {
         historyWindowMs: cfg.compactionIntervalMs * 2,
       });
@@ -119,6 +125,18 @@ export class APIServer {
       this.byGVR.set(`${k.group}/${k.version}/${k.resource}`, store);
     }
     this.discovery = new Discovery(this.kinds);
+    this.components.set('etcd-0', async () =>
+      (await cfg.backend.healthy()) ? { healthy: true, message: '{"health":"true","reason":""}' } : { healthy: false, message: '', error: 'storage is not reachable' },
+    );
+    this.virtualCtx = {
+      authorizer: this.authorizer,
+      pods: this.store('', 'Pod'),
+      components: async () => {
+        const out = [];
+        for (const [name, probe] of [...this.components.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) out.push({ name, ...(await probe()) });
+        return out;
+      },
+    };
     this.ctx = {
       watches: this.watches,
       minRequestTimeoutMs: cfg.minRequestTimeoutMs,
@@ -152,6 +170,11 @@ export class APIServer {
       { name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) },
     ];
     this.health = new Health(common, readyOnly, cfg.livezGraceMs);
+  }
+
+  /** a component whose health `kubectl get componentstatuses` reports (controller-manager, scheduler) */
+  registerComponent(name: string, probe: () => Promise<{ healthy: boolean; message: string; error?: string }>): void {
+    this.components.set(name, probe);
   }
 
   store(group: string, kind: string): ResourceStore {
@@ -452,10 +475,22 @@ export class APIServer {
       throw errors.notFoundPath();
     }
     const store = this.byGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
-    if (!store) throw errors.notFoundPath();
+    if (!store) {
+      const vk = this.virtualByGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
+      if (!vk) throw errors.notFoundPath();
+      if (info.namespace && !vk.namespaced) throw errors.notFoundPath();
+      const vr = { req, res, info, query, ctx: this.ctx, warnings: [] as string[], user };
+      this.withWarnings(res, vr.warnings);
+      if (info.subresource || !vk.verbs.includes(info.verb)) {
+        req.resume();
+        throw methodNotAllowed();
+      }
+      if (vk.group === '' && vk.kind === 'ComponentStatus') return handleComponentStatuses(vr, vk, this.virtualCtx);
+      return handleVirtualCreate(vr, vk, this.virtualCtx);
+    }
     if (info.namespace && !store.kind.namespaced && info.resource !== 'namespaces') throw errors.notFoundPath();
     if (info.subresource && !store.kind.subresources.some((s) => s.name === info.subresource)) throw errors.notFoundPath();
-    const r: Request = { req, res, info, query, store, ctx: this.ctx, warnings: [] };
+    const r: Request = { req, res, info, query, store, ctx: this.ctx, warnings: [], user };
     const started = performance.now();
     const scope = info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster';
     const labels = { group: info.apiGroup, version: info.apiVersion, resource: info.resource, subresource: info.subresource, scope };
@@ -464,16 +499,21 @@ export class APIServer {
       endLong?.();
       this.metrics.observe({ ...labels, verb: info.verb, dryRun: query.get('dryRun') === 'All', code: res.statusCode }, (performance.now() - started) / 1000);
     });
-    const origWriteHead = res.writeHead;
-    res.writeHead = function (this: ServerResponse, ...args: any[]) {
-      if (r.warnings.length) res.setHeader('Warning', r.warnings.map((w) => `299 - ${JSON.stringify(w)}`));
-      return (origWriteHead as any).apply(this, args);
-    } as any;
+    this.withWarnings(res, r.warnings);
     try {
       await this.dispatch(r);
     } catch (err) {
       sendError(r, err);
     }
+  }
+
+  /** the request's warnings go out as Warning headers with the response */
+  private withWarnings(res: ServerResponse, warnings: string[]): void {
+    const origWriteHead = res.writeHead;
+    res.writeHead = function (this: ServerResponse, ...args: any[]) {
+      if (warnings.length) res.setHeader('Warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+      return (origWriteHead as any).apply(this, args);
+    } as any;
   }
 
   private async dispatch(r: Request): Promise<void> {
@@ -492,6 +532,14 @@ export class APIServer {
       case 'watch':
         return handleWatch(r);
       case 'create':
+        if (info.subresource === 'binding' && r.store.kind.group === '' && r.store.kind.kind === 'Pod') {
+          const bk = this.kinds.find((k) => k.group === '' && k.kind === 'Binding')!;
+          const binding = decodeBody(r, await readBody(r.req), bk);
+          if (binding.metadata?.name && binding.metadata.name !== info.name) {
+            throw errors.badRequest(`the name of the object (${binding.metadata.name}) does not match the name on the URL (${info.name})`);
+          }
+          return bind(r, binding, this.virtualCtx, info.namespace, info.name);
+        }
         if (info.name) throw methodNotAllowed();
         return handleCreate(r);
       case 'update':

@@ -192,6 +192,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   process.stderr.write(`Keelson is ready: ${serverURL}\nexport KUBECONFIG=${kubeconfig}\n`);
   // controllers hook (keelson server only; see src/cli/controllers.ts): the controller manager, a loopback client
   const controllers = allInOne ? await startControllers({ serverURL, caPEM: pki.ca.certPEM, ...(await controllerManagerCert(pki.ca)), log }) : undefined;
+  if (controllers) server.registerComponent('controller-manager', async () => ({ healthy: true, message: 'ok' }));
 
   let stopping = false;
   const stop = (sig: string) => {

@@ -87,6 +87,7 @@ const pods = k('', 'v1', 'Pod', 'pods', true, {
 export const BUILTIN_KINDS: KindDecl[] = [
   // core/v1
   k('', 'v1', 'Binding', 'bindings', true, { verbs: ['create'], virtual: true }),
+  k('', 'v1', 'ComponentStatus', 'componentstatuses', false, { short: ['cs'], verbs: ['get', 'list'], virtual: true }),
   k('', 'v1', 'ConfigMap', 'configmaps', true, { short: ['cm'] }),
   k('', 'v1', 'Endpoints', 'endpoints', true, { short: ['ep'], singular: 'endpoints', storage: 'services/endpoints' }),
   k('', 'v1', 'Event', 'events', true, {
@@ -124,6 +125,7 @@ export const BUILTIN_KINDS: KindDecl[] = [
   k('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true, { short: ['pvc'], sub: [status('', 'v1', 'PersistentVolumeClaim')] }),
   k('', 'v1', 'PersistentVolume', 'persistentvolumes', false, { short: ['pv'], sub: [status('', 'v1', 'PersistentVolume')] }),
   pods,
+  k('', 'v1', 'PodTemplate', 'podtemplates', true),
   k('', 'v1', 'ReplicationController', 'replicationcontrollers', true, {
     short: ['rc'],
     categories: ['all'],
@@ -147,6 +149,21 @@ export const BUILTIN_KINDS: KindDecl[] = [
     fields: ['spec.clusterIP', 'spec.type'],
     storage: 'services/specs',
   }),
+  // admissionregistration.k8s.io/v1
+  k('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false, { categories: ['api-extensions'] }),
+  k('admissionregistration.k8s.io', 'v1', 'ValidatingAdmissionPolicy', 'validatingadmissionpolicies', false, {
+    categories: ['api-extensions'],
+    sub: [status('admissionregistration.k8s.io', 'v1', 'ValidatingAdmissionPolicy')],
+  }),
+  k('admissionregistration.k8s.io', 'v1', 'ValidatingAdmissionPolicyBinding', 'validatingadmissionpolicybindings', false, { categories: ['api-extensions'] }),
+  k('admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false, { categories: ['api-extensions'] }),
+  // apiextensions.k8s.io/v1
+  k('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, {
+    short: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    sub: [status('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition')],
+    storage: 'apiextensions.k8s.io/customresourcedefinitions',
+  }),
   // apps/v1
   k('apps', 'v1', 'ControllerRevision', 'controllerrevisions', true),
   k('apps', 'v1', 'DaemonSet', 'daemonsets', true, { short: ['ds'], categories: ['all'], sub: [status('apps', 'v1', 'DaemonSet')] }),
@@ -166,6 +183,19 @@ export const BUILTIN_KINDS: KindDecl[] = [
     categories: ['all'],
     sub: [scale(), status('apps', 'v1', 'StatefulSet')],
   }),
+  // authentication.k8s.io/v1 and authorization.k8s.io/v1: reviews, answered and never stored
+  k('authentication.k8s.io', 'v1', 'SelfSubjectReview', 'selfsubjectreviews', false, { verbs: ['create'], virtual: true }),
+  k('authentication.k8s.io', 'v1', 'TokenReview', 'tokenreviews', false, { verbs: ['create'], virtual: true }),
+  k('authorization.k8s.io', 'v1', 'LocalSubjectAccessReview', 'localsubjectaccessreviews', true, { verbs: ['create'], virtual: true }),
+  k('authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', false, { verbs: ['create'], virtual: true }),
+  k('authorization.k8s.io', 'v1', 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', false, { verbs: ['create'], virtual: true }),
+  k('authorization.k8s.io', 'v1', 'SubjectAccessReview', 'subjectaccessreviews', false, { verbs: ['create'], virtual: true }),
+  // autoscaling/v2
+  k('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true, {
+    short: ['hpa'],
+    categories: ['all'],
+    sub: [status('autoscaling', 'v2', 'HorizontalPodAutoscaler')],
+  }),
   // batch/v1
   k('batch', 'v1', 'CronJob', 'cronjobs', true, { short: ['cj'], categories: ['all'], sub: [status('batch', 'v1', 'CronJob')] }),
   k('batch', 'v1', 'Job', 'jobs', true, { categories: ['all'], sub: [status('batch', 'v1', 'Job')], fields: ['status.successful'] }),
@@ -175,6 +205,13 @@ export const BUILTIN_KINDS: KindDecl[] = [
   k('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', true, { fields: ['addressType'] }),
   // events.k8s.io/v1: the same stored objects as core/v1 events, in another representation
   k('events.k8s.io', 'v1', 'Event', 'events', true, { short: ['ev'], storage: 'events' }),
+  // flowcontrol.apiserver.k8s.io/v1
+  k('flowcontrol.apiserver.k8s.io', 'v1', 'FlowSchema', 'flowschemas', false, { sub: [status('flowcontrol.apiserver.k8s.io', 'v1', 'FlowSchema')] }),
+  k('flowcontrol.apiserver.k8s.io', 'v1', 'PriorityLevelConfiguration', 'prioritylevelconfigurations', false, {
+    sub: [status('flowcontrol.apiserver.k8s.io', 'v1', 'PriorityLevelConfiguration')],
+  }),
+  // node.k8s.io/v1
+  k('node.k8s.io', 'v1', 'RuntimeClass', 'runtimeclasses', false),
   // rbac.authorization.k8s.io/v1
   k('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false),
   k('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false),
@@ -185,11 +222,17 @@ export const BUILTIN_KINDS: KindDecl[] = [
   // scheduling.k8s.io/v1
   k('scheduling.k8s.io', 'v1', 'PriorityClass', 'priorityclasses', false, { short: ['pc'] }),
   // storage.k8s.io/v1
+  k('storage.k8s.io', 'v1', 'CSIDriver', 'csidrivers', false),
+  k('storage.k8s.io', 'v1', 'CSINode', 'csinodes', false),
+  k('storage.k8s.io', 'v1', 'CSIStorageCapacity', 'csistoragecapacities', true),
   k('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false, { short: ['sc'] }),
+  k('storage.k8s.io', 'v1', 'VolumeAttachment', 'volumeattachments', false, { sub: [status('storage.k8s.io', 'v1', 'VolumeAttachment')] }),
   // networking.k8s.io/v1
   k('networking.k8s.io', 'v1', 'IngressClass', 'ingressclasses', false),
   k('networking.k8s.io', 'v1', 'Ingress', 'ingresses', true, { short: ['ing'], sub: [status('networking.k8s.io', 'v1', 'Ingress')], storage: 'ingress' }),
+  k('networking.k8s.io', 'v1', 'IPAddress', 'ipaddresses', false, { short: ['ip'] }),
   k('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', true, { short: ['netpol'] }),
+  k('networking.k8s.io', 'v1', 'ServiceCIDR', 'servicecidrs', false, { sub: [status('networking.k8s.io', 'v1', 'ServiceCIDR')] }),
   // certificates.k8s.io/v1
   k('certificates.k8s.io', 'v1', 'CertificateSigningRequest', 'certificatesigningrequests', false, {
     short: ['csr'],

@@ -37,8 +37,16 @@ export interface StoreHooks {
 const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 const MAX_GENERATE_ATTEMPTS = 8;
 
+let lastSecond = -1;
+let lastText = '';
+/** RFC 3339 in whole seconds, as Kubernetes writes timestamps (cached per second: it is on every write) */
 export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const sec = Math.floor(ms / 1000);
+  if (sec !== lastSecond) {
+    lastSecond = sec;
+    lastText = new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
+  }
+  return lastText;
 }
 
 export class ResourceStore {

@@ -50,6 +50,7 @@ import {
   ingressPrinter,
   ipAddressPrinter,
   leasePrinter,
+  componentStatusPrinter,
   mutatingAdmissionPolicyBindingPrinter,
   mutatingAdmissionPolicyPrinter,
   mutatingWebhookConfigurationPrinter,
@@ -100,6 +101,7 @@ const PRINTERS: Record<string, Record<string, Printer>> = {
     ReplicationController: replicationControllerPrinter,
     ResourceQuota: resourceQuotaPrinter,
     LimitRange: DEFAULT_PRINTER,
+    ComponentStatus: componentStatusPrinter,
   },
   apps: {
     Deployment: deploymentPrinter,

@@ -22,6 +22,29 @@ import { AGE_COLUMN, NAME_COLUMN, col, type Printer } from './types.js';
 // ---------------------------------------------------------------------------------------------
 // coordination.k8s.io, discovery.k8s.io
 
+/** core/v1 ComponentStatus: the Healthy condition of each control-plane component */
+export const componentStatusPrinter: Printer = {
+  columns: [
+    NAME_COLUMN,
+    col('Status', 'string', 'Whether the component reports itself healthy.'),
+    col('Message', 'string', 'What the component said about its health.'),
+    col('Error', 'string', 'Why the component could not be reached, if it could not.'),
+  ],
+  cells: (cs: any) => {
+    let status = 'Unknown';
+    let message = '';
+    let error = '';
+    for (const c of arr(cs?.conditions)) {
+      if (c?.type !== 'Healthy') continue;
+      status = c.status === 'True' ? 'Healthy' : 'Unhealthy';
+      message = str(c.message);
+      error = str(c.error);
+      break;
+    }
+    return [nameOf(cs), status, message, error];
+  },
+};
+
 export const leasePrinter: Printer = {
   columns: [NAME_COLUMN, col('Holder', 'string', 'The identity of the current holder of the lease.'), AGE_COLUMN],
   cells: (lease: any, now: number) => [nameOf(lease), str(lease?.spec?.holderIdentity), age(lease, now)],
