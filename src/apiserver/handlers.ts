@@ -20,6 +20,10 @@ import { normalize } from '../codec/json.js';
 import { subresourceView } from './subresources.js';
 import { applyDefaults } from '../schema/defaults/index.js';
 import type { UserInfo } from './authz.js';
+import { apply as ssaApply, managerOrUserAgent, resetFieldsFor, trackUpdate, validateFieldManager, type ManagerInfo } from '../patch/ssa/index.js';
+import { applyJSONPatch } from '../patch/jsonpatch.js';
+import { applyMergePatch } from '../patch/mergepatch.js';
+import { applyStrategicMergePatch } from '../patch/strategic.js';
 
 /** Kubernetes' request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -631,8 +635,9 @@ export async function handleCreate(r: Request): Promise<void> {
   const dryRun = dryRunOf(query);
   const level = fieldValidationOf(query);
   const body = await readBody(r.req);
-  const obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
+  let obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
   applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
+  obj = trackUpdate(undefined, obj, store.kind.type, managerOf(r, '', store.kind));
   if (store.kind.namespaced) {
     const ns = obj.metadata.namespace;
     if (ns === undefined || ns === '') obj.metadata.namespace = info.namespace;
@@ -650,18 +655,20 @@ export async function handleUpdate(r: Request): Promise<void> {
   const dryRun = dryRunOf(query);
   const level = fieldValidationOf(query);
   const body = await readBody(r.req);
+  const who = managerOf(r, info.subresource, store.kind);
   const view = info.subresource ? subresourceView(store.kind, info.subresource) : undefined;
   if (view) {
     const v = normalizeBody(r, decodeBody(r, body, view.view), view.view, level);
     if (v.metadata?.name !== undefined && v.metadata.name !== '' && v.metadata.name !== info.name) {
       throw errors.badRequest(`the name of the object (${v.metadata.name}) does not match the name on the URL (${info.name})`);
     }
-    const out = await store.guaranteedUpdate(info.namespace, info.name, (cur) => view.fromView(v, cur), { dryRun });
+    const out = await store.guaranteedUpdate(info.namespace, info.name, (cur) => trackUpdate(cur, view.fromView(v, cur), store.kind.type, who), { dryRun });
     writeObject(r.res, 200, view.toView(out), plainChoice(choice), view.view.type);
     return;
   }
-  const obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
+  let obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
   if (!info.subresource) applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
+  if (!info.subresource) obj = trackUpdate(store.get(info.namespace, info.name)?.obj, obj, store.kind.type, who);
   const m = obj.metadata;
   if (m.name !== info.name) {
     throw errors.badRequest(`the name of the object (${m.name ?? ''}) does not match the name on the URL (${info.name})`);
@@ -675,10 +682,11 @@ export async function handleUpdate(r: Request): Promise<void> {
       info.namespace,
       info.name,
       (cur) => {
+        const prev = structuredClone(cur);
         if (m.resourceVersion) cur.metadata.resourceVersion = m.resourceVersion;
         if (obj.status === undefined) delete cur.status;
         else cur.status = obj.status;
-        return cur;
+        return trackUpdate(prev, cur, store.kind.type, who);
       },
       { dryRun, main: false },
     );
@@ -825,4 +833,123 @@ export function sendError(r: { req: IncomingMessage; res: ServerResponse }, err:
     choice = undefined;
   }
   writeStatusError(r.res, se, choice);
+}
+
+// ---- field managers (managedFields) ----
+
+/** the field manager of a write: the fieldManager parameter, else derived from the User-Agent */
+function managerOf(r: RequestBase, subresource: string, kind: Pick<KindDecl, 'group' | 'version' | 'subresources'>): ManagerInfo {
+  const param = r.query.get('fieldManager') ?? '';
+  const errs = validateFieldManager(param, 'fieldManager');
+  if (errs.length) throw errors.invalid({ group: 'meta.k8s.io', name: 'CreateOptions' }, '', errs);
+  return {
+    manager: managerOrUserAgent(param, r.req.headers['user-agent'] ?? ''),
+    apiVersion: kind.group ? `${kind.group}/${kind.version}` : kind.version,
+    subresource,
+    resetFields: resetFieldsFor(subresource, kind.subresources.some((s) => s.name === 'status')),
+  };
+}
+
+// ---- patch ----
+
+const PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
+];
+
+/** PATCH: JSON patch, merge patch, strategic merge patch, or server-side apply */
+export async function handlePatch(r: Request): Promise<void> {
+  const { store, info, query } = r;
+  const kind = store.kind;
+  let ct = (r.req.headers['content-type'] ?? '').trim();
+  const semi = ct.indexOf(';');
+  if (semi > 0) ct = ct.slice(0, semi).trim();
+  ct = ct.toLowerCase();
+  if (!PATCH_TYPES.includes(ct)) {
+    r.req.resume();
+    throw errors.unsupportedMediaType(UNKNOWN_FORMAT + PATCH_TYPES.join(', '));
+  }
+  const isApply = ct === 'application/apply-patch+yaml';
+  const choice = outputChoice(r, false);
+  const body = await readBody(r.req);
+  // PatchOptions
+  const optErrs: FieldError[] = [];
+  const fm = query.get('fieldManager') ?? '';
+  if (isApply && fm === '') optErrs.push(field.required('fieldManager', 'is required for apply patch'));
+  if (!isApply && query.has('force')) optErrs.push(field.forbidden('force', 'may not be specified for non-apply patch'));
+  optErrs.push(...validateFieldManager(fm, 'fieldManager'));
+  if (optErrs.length) throw errors.invalid({ group: 'meta.k8s.io', name: 'PatchOptions' }, '', optErrs);
+  const dryRun = dryRunOf(query);
+  const level = fieldValidationOf(query);
+  const force = queryBool(query.get('force'));
+
+  const sub = info.subresource;
+  const view = sub ? subresourceView(kind, sub) : undefined;
+  if (sub && sub !== 'status' && !view) throw methodNotAllowed();
+  const who = managerOf(r, sub, kind);
+
+  let patch: unknown;
+  const text = body.toString('utf8');
+  if (isApply) {
+    try {
+      patch = YAML.parse(text, { uniqueKeys: false, version: '1.2' });
+    } catch (e) {
+      throw errors.badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
+    }
+  } else {
+    try {
+      patch = JSON.parse(text);
+    } catch (e) {
+      throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
+    }
+  }
+
+  // the view a patch applies to (the object, or its Scale), and back
+  const typeOfView = view ? view.view : kind;
+  const apply1 = (cur: any): any => {
+    const base = view ? view.toView(cur) : cur;
+    let patched: any;
+    if (isApply) {
+      patched = ssaApply(base, patch, typeOfView.type, { ...who, subresource: view ? '' : sub, force, kind: typeOfView.kind });
+      if (patched === base) return cur; // nothing changes
+    } else if (ct === 'application/json-patch+json') {
+      patched = applyJSONPatch(base, patch, { fieldValidation: level });
+    } else if (ct === 'application/merge-patch+json') {
+      patched = applyMergePatch(base, patch, { fieldValidation: level });
+    } else {
+      patched = applyStrategicMergePatch(base, patch, typeOfView.type, { fieldValidation: level });
+    }
+    let next = normalizeBody(r, patched, typeOfView, isApply ? 'Ignore' : ct === 'application/json-patch+json' ? 'Ignore' : level);
+    if (!view && !sub) applyDefaults(kind.group, kind.version, kind.kind, next);
+    if (view) next = view.fromView(next, cur);
+    if (!isApply) next = trackUpdate(cur, next, kind.type, { ...who, subresource: view ? sub : sub });
+    return next;
+  };
+
+  const existing = store.get(info.namespace, info.name);
+  if (!existing) {
+    if (!isApply || sub) throw errors.notFound(store.groupResource, info.name);
+    // apply creates the object
+    let obj = ssaApply(undefined, patch, kind.type, { ...who, force, kind: kind.kind });
+    obj = normalizeBody(r, obj, kind, 'Ignore');
+    applyDefaults(kind.group, kind.version, kind.kind, obj);
+    obj.metadata ??= {};
+    if (obj.metadata.name === undefined || obj.metadata.name === '') obj.metadata.name = info.name;
+    if (kind.namespaced) {
+      if (obj.metadata.namespace && obj.metadata.namespace !== info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      obj.metadata.namespace = info.namespace;
+    }
+    if (obj.metadata.name !== info.name) throw errors.badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${info.name})`);
+    const created = await store.create(obj, { dryRun });
+    writeEntry(r.res, 201, kind, created, dryRun ? undefined : store.get(info.namespace, info.name), choice);
+    return;
+  }
+  const out = await store.guaranteedUpdate(info.namespace, info.name, apply1, { dryRun, main: !sub || !!view, subresource: view ? undefined : sub });
+  if (view) {
+    writeObject(r.res, 200, view.toView(out), plainChoice(choice), view.view.type);
+    return;
+  }
+  writeEntry(r.res, 200, kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
 }

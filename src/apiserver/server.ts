@@ -17,6 +17,7 @@ import {
   handleList,
   handleUpdate,
   handleWatch,
+  handlePatch,
   methodNotAllowed,
   sendError,
   type HandlerContext,
@@ -549,8 +550,7 @@ export class APIServer {
       case 'deletecollection':
         return handleDeleteCollection(r);
       case 'patch':
-        r.req.resume();
-        throw errors.unsupportedMediaType('PATCH is not supported yet by this server');
+        return handlePatch(r);
       default:
         r.req.resume();
         throw methodNotAllowed();
