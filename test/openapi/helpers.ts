@@ -16,18 +16,6 @@ export function fresh(): OpenAPIBuild {
   return buildOpenAPI(BUILTIN_KINDS, { gitVersion: GIT_VERSION });
 }
 
-/** every value of a key anywhere in a JSON value, with the path to it */
-export function* walk(v: Json, path = '#'): Generator<[string, string, Json]> {
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) yield* walk(v[i], `${path}/${i}`);
-  } else if (v !== null && typeof v === 'object') {
-    for (const [k, x] of Object.entries(v)) {
-      yield [k, path, x];
-      yield* walk(x, `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
-    }
-  }
-}
-
 /** resolves a local JSON pointer (#/a/b) in a document */
 export function resolvePointer(doc: JsonObject, ref: string): Json | undefined {
   if (!ref.startsWith('#/')) return undefined;
@@ -41,10 +29,27 @@ export function resolvePointer(doc: JsonObject, ref: string): Json | undefined {
   return cur;
 }
 
+/**
+ * Every key of a document that is a keyword (or an ordinary key outside schemas), with the path
+ * of the object that holds it and its value. The keys of a schema's `properties` are field
+ * names, not keywords: JSONSchemaProps has fields named `$ref`, `$schema`, `allOf`, `oneOf`,
+ * `anyOf`, `not`, whose values are schemas (walked in turn), not keywords.
+ */
+export function* keywords(v: Json, path = '#', names = false): Generator<[string, string, Json]> {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) yield* keywords(v[i], `${path}/${i}`);
+  } else if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      if (!names) yield [k, path, x];
+      yield* keywords(x, `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, !names && k === 'properties');
+    }
+  }
+}
+
 export function unresolvedRefs(doc: JsonObject): string[] {
   const bad: string[] = [];
-  for (const [k, path, v] of walk(doc)) {
-    if (k === '$ref' && (typeof v !== 'string' || resolvePointer(doc, v) === undefined)) bad.push(`${path}: ${String(v)}`);
+  for (const [k, path, v] of keywords(doc)) {
+    if (k === '$ref' && (typeof v !== 'string' || resolvePointer(doc, v) === undefined)) bad.push(`${path}: ${JSON.stringify(v)}`);
   }
   return bad;
 }

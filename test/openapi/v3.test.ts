@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Json, JsonObject } from '../../src/apiserver/openapi/json.js';
 import { gvDocName, gvPrefix } from '../../src/apiserver/openapi/routes.js';
 import { BUILTIN_KINDS } from '../../src/schema/kinds.js';
-import { docs, fresh, GIT_VERSION, obj, unresolvedRefs, walk } from './helpers.js';
+import { docs, fresh, GIT_VERSION, keywords, obj, unresolvedRefs } from './helpers.js';
 
 const PATCH_TYPES = ['application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json'];
 
@@ -68,8 +68,9 @@ test('every kind has its paths, with fieldValidation on PATCH and POST and the g
     if (verbs.has('list')) {
       const list = obj(obj(paths[coll]).get);
       assert.equal(list['x-kubernetes-action'], 'list', where);
+      // a collection path that is only listed (componentstatuses) carries the list parameters on the path
       for (const p of ['allowWatchBookmarks', 'continue', 'fieldSelector', 'labelSelector', 'limit', 'resourceVersion', 'resourceVersionMatch', 'sendInitialEvents', 'timeoutSeconds', 'watch']) {
-        assert.ok(paramNames(list).includes(`query:${p}`), `${where}: list without ${p}`);
+        assert.ok(allParams(obj(paths[coll]), list).includes(`query:${p}`), `${where}: list without ${p}`);
       }
       const content = obj(obj(obj(list.responses)['200']).content);
       assert.ok(content['application/json;stream=watch'] && content['application/vnd.kubernetes.protobuf;stream=watch'], where);
@@ -104,6 +105,112 @@ test('every kind has its paths, with fieldValidation on PATCH and POST and the g
     // kubectl explain: a schema carries the kind's group/version/kind
     assert.deepEqual(schemasWithGVK(d, { group: k.group, version: k.version, kind: k.kind }).length, 1, `${where}: no single schema for the kind`);
   }
+});
+
+test('a resource has exactly the operations of its verbs: create-only reviews, get and list only for componentstatuses', () => {
+  const methodOf: Record<string, [string, 'coll' | 'item' | 'all' | 'watch']> = {
+    list: ['get', 'coll'],
+    create: ['post', 'coll'],
+    deletecollection: ['delete', 'coll'],
+    get: ['get', 'item'],
+    update: ['put', 'item'],
+    delete: ['delete', 'item'],
+    patch: ['patch', 'item'],
+  };
+  for (const k of BUILTIN_KINDS) {
+    const prefix = gvPrefix(k.group, k.version);
+    const ns = k.namespaced ? '/namespaces/{namespace}' : '';
+    const coll = `${prefix}${ns}/${k.resource}`;
+    const shapes = {
+      coll,
+      item: `${coll}/{name}`,
+      all: `${prefix}/${k.resource}`,
+      watch: `${prefix}/watch${ns}/${k.resource}`,
+    };
+    const expected = new Set<string>();
+    for (const v of k.verbs) {
+      const m = methodOf[v];
+      if (m) expected.add(`${m[0].toUpperCase()} ${shapes[m[1]]}`);
+    }
+    if (k.namespaced && k.verbs.includes('list')) expected.add(`GET ${shapes.all}`);
+    if (k.verbs.includes('watch')) {
+      expected.add(`GET ${shapes.watch}`);
+      expected.add(`GET ${shapes.watch}/{name}`);
+      if (k.namespaced) expected.add(`GET ${prefix}/watch/${k.resource}`);
+    }
+    const candidates = new Set([shapes.coll, shapes.item, shapes.all, shapes.watch, `${shapes.watch}/{name}`, `${prefix}/watch/${k.resource}`]);
+    const actual = new Set<string>();
+    for (const [path, item] of Object.entries(obj(doc(gvDocName(k.group, k.version)).paths))) {
+      if (!candidates.has(path)) continue;
+      for (const m of Object.keys(obj(item))) if (m !== 'parameters') actual.add(`${m.toUpperCase()} ${path}`);
+    }
+    assert.deepEqual([...actual].sort(), [...expected].sort(), `${k.group}/${k.version} ${k.kind}`);
+  }
+  const p = obj(doc('api/v1').paths);
+  assert.equal(obj(obj(p['/api/v1/componentstatuses']).get).description, 'list objects of kind ComponentStatus');
+  assert.equal(obj(obj(p['/api/v1/pods']).get).description, 'list or watch objects of kind Pod');
+  // a review is answered in the body of the POST, with the review's own kind
+  const sar = obj(obj(obj(doc('apis/authorization.k8s.io/v1').paths)['/apis/authorization.k8s.io/v1/selfsubjectaccessreviews']).post);
+  assert.equal(sar.operationId, 'createAuthorizationV1SelfSubjectAccessReview');
+  assert.equal(sar.description, 'create a SelfSubjectAccessReview');
+  assert.deepEqual(Object.keys(obj(sar.responses)), ['200', '201', '202', '401']);
+  assert.equal(obj(obj(obj(obj(obj(sar.responses)['201']).content)['application/json']).schema).$ref, '#/components/schemas/io.k8s.api.authorization.v1.SelfSubjectAccessReview');
+  const lsar = obj(doc('apis/authorization.k8s.io/v1').paths)['/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews'];
+  assert.equal(obj(obj(lsar).post).operationId, 'createAuthorizationV1NamespacedLocalSubjectAccessReview');
+  // a virtual kind that cannot be listed has no list schema; componentstatuses has one
+  const authz = obj(obj(doc('apis/authorization.k8s.io/v1').components).schemas);
+  assert.ok(!Object.keys(authz).some((n) => n.endsWith('ReviewList')));
+  assert.deepEqual(obj(obj(obj(doc('api/v1').components).schemas)['io.k8s.api.core.v1.ComponentStatusList'])['x-kubernetes-group-version-kind'], [{ group: '', kind: 'ComponentStatusList', version: 'v1' }]);
+});
+
+test('DELETE answers with the object for the resources whose registry returns it', () => {
+  const returns = ['/api/v1/namespaces/{namespace}/pods/{name}', '/api/v1/namespaces/{namespace}/podtemplates/{name}', '/apis/storage.k8s.io/v1/csidrivers/{name}', '/apis/storage.k8s.io/v1/csinodes/{name}', '/apis/storage.k8s.io/v1/storageclasses/{name}', '/apis/storage.k8s.io/v1/volumeattachments/{name}'];
+  const status = ['/apis/storage.k8s.io/v1/namespaces/{namespace}/csistoragecapacities/{name}', '/apis/node.k8s.io/v1/runtimeclasses/{name}', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}'];
+  for (const path of [...returns, ...status]) {
+    const name = path.startsWith('/api/') ? 'api/v1' : path.split('/').slice(1, 4).join('/');
+    const del = obj(obj(obj(doc(name).paths)[path]).delete);
+    const ref = obj(obj(obj(obj(obj(del.responses)['200']).content)['application/json']).schema).$ref as string;
+    assert.equal(ref.endsWith('.Status'), status.includes(path), path);
+  }
+});
+
+test('apiextensions JSONSchemaProps is published as Kubernetes publishes it: a recursive schema whose fields may be named $ref or allOf', () => {
+  const A = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1';
+  const s = obj(obj(doc('apis/apiextensions.k8s.io/v1').components).schemas);
+  const props = obj(obj(s[`${A}.JSONSchemaProps`]).properties);
+  assert.equal(obj(s[`${A}.JSONSchemaProps`]).type, 'object');
+  assert.equal(obj(props.$ref).type, 'string');
+  assert.equal(obj(props.$schema).type, 'string');
+  assert.deepEqual(obj(props.properties).additionalProperties, { allOf: [{ $ref: `#/components/schemas/${A}.JSONSchemaProps` }], default: {} });
+  assert.equal(obj(props.properties).type, 'object');
+  for (const f of ['allOf', 'oneOf', 'anyOf']) {
+    assert.equal(obj(props[f]).type, 'array', f);
+    assert.deepEqual(obj(obj(props[f]).items).allOf, [{ $ref: `#/components/schemas/${A}.JSONSchemaProps` }], f);
+  }
+  // a described field wraps its reference in allOf
+  const refOf = (v: Json | undefined) => {
+    const o = obj(v);
+    return (o.$ref ?? obj((o.allOf as Json[] | undefined)?.[0]).$ref) as string;
+  };
+  assert.equal(refOf(props.not), `#/components/schemas/${A}.JSONSchemaProps`);
+  assert.equal(refOf(props.items), `#/components/schemas/${A}.JSONSchemaPropsOrArray`);
+  assert.equal(refOf(props.additionalItems), `#/components/schemas/${A}.JSONSchemaPropsOrBool`);
+  assert.equal(refOf(props.additionalProperties), `#/components/schemas/${A}.JSONSchemaPropsOrBool`);
+  assert.deepEqual(obj(props.dependencies).additionalProperties, { $ref: `#/components/schemas/${A}.JSONSchemaPropsOrStringArray` });
+  assert.deepEqual(obj(props.enum).items, { $ref: `#/components/schemas/${A}.JSON` });
+  assert.equal(refOf(props.default), `#/components/schemas/${A}.JSON`);
+  assert.equal(refOf(props.example), `#/components/schemas/${A}.JSON`);
+  assert.deepEqual(obj(props['x-kubernetes-validations'])['x-kubernetes-list-map-keys'], ['rule']);
+  assert.equal(obj(props['x-kubernetes-preserve-unknown-fields']).type, 'boolean');
+  assert.deepEqual({ type: obj(props.maxLength).type, format: obj(props.maxLength).format }, { type: 'integer', format: 'int64' });
+  // the values that are "a schema or something else" carry no type, as kube-openapi leaves them
+  for (const t of ['JSON', 'JSONSchemaPropsOrArray', 'JSONSchemaPropsOrBool', 'JSONSchemaPropsOrStringArray']) {
+    assert.deepEqual(Object.keys(obj(s[`${A}.${t}`])), ['description'], t);
+  }
+  // kubectl explain customresourcedefinitions.spec.versions.schema reaches openAPIV3Schema
+  const validation = obj(obj(obj(s[`${A}.CustomResourceValidation`]).properties).openAPIV3Schema);
+  assert.deepEqual(validation.allOf, [{ $ref: `#/components/schemas/${A}.JSONSchemaProps` }]);
+  assert.deepEqual(obj(obj(obj(s[`${A}.CustomResourceDefinitionVersion`]).properties).schema).allOf, [{ $ref: `#/components/schemas/${A}.CustomResourceValidation` }]);
 });
 
 test('operation ids follow Kubernetes naming and are unique in each document', () => {
@@ -256,7 +363,7 @@ test('schemas carry merge keys, list and map types, formats, defaults, required 
   assert.deepEqual(targetPort.allOf, [{ $ref: '#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString' }]);
 
   // no schema key is misplaced: every allOf is a one-element list of a reference
-  for (const [k, path, v] of walk(doc('api/v1'))) {
+  for (const [k, path, v] of keywords(doc('api/v1'))) {
     if (k !== 'allOf') continue;
     assert.ok(Array.isArray(v) && v.length === 1 && typeof obj(v[0] as Json).$ref === 'string', path);
   }

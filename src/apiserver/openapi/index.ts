@@ -101,7 +101,7 @@ export function buildOpenAPI(kinds: KindDecl[], opts: BuildOptions): OpenAPIBuil
       addGVK(WATCH_EVENT, { group: gv.group, version: gv.version, kind: 'WatchEvent' });
       for (const k of gv.kinds) {
         addGVK(routes.typeOf(k.group, k.version, k.kind, k.type), { group: k.group, version: k.version, kind: k.kind });
-        if (!k.virtual) addGVK(routes.typeOf(k.group, k.version, k.listKind, `${k.type}List`), { group: k.group, version: k.version, kind: k.listKind });
+        if (k.verbs.includes('list')) addGVK(routes.typeOf(k.group, k.version, k.listKind, `${k.type}List`), { group: k.group, version: k.version, kind: k.listKind });
       }
     }
     extra = m;

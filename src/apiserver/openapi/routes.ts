@@ -72,9 +72,21 @@ export const API_RESOURCE_LIST = `${META}.APIResourceList`;
 
 /**
  * Resources whose DELETE answers with the deleted object rather than a Status, as
- * kube-apiserver's registries for them do.
+ * kube-apiserver's registries for them do (ReturnDeletedObject), by '<group>/<resource>'.
  */
-const RETURNS_DELETED_OBJECT = new Set(['/pods', '/persistentvolumeclaims', '/persistentvolumes', '/podtemplates', '/resourcequotas', '/serviceaccounts', '/services']);
+const RETURNS_DELETED_OBJECT = new Set([
+  '/persistentvolumeclaims',
+  '/persistentvolumes',
+  '/pods',
+  '/podtemplates',
+  '/resourcequotas',
+  '/serviceaccounts',
+  '/services',
+  'storage.k8s.io/csidrivers',
+  'storage.k8s.io/csinodes',
+  'storage.k8s.io/storageclasses',
+  'storage.k8s.io/volumeattachments',
+]);
 
 /** 'Core', 'Apps', 'RbacAuthorization', 'Networking', 'FlowcontrolApiserver' */
 export function groupTitle(group: string): string {
@@ -191,7 +203,8 @@ export class RouteBuilder {
           ...base,
           method: 'get',
           operationId,
-          description: `list or watch objects of kind ${K}`,
+          // a resource that cannot be watched (componentstatuses) is only listed
+          description: verbs.has('watch') ? `list or watch objects of kind ${K}` : `list objects of kind ${K}`,
           action: 'list',
           params: [...params, P.pretty, ...LIST_PARAMS],
           responses: [{ code: '200', schema: { ref: listType }, mediaTypes: this.stream }],

@@ -201,8 +201,8 @@ export class SchemaSet {
         return { description, type: 'object' };
       case 'Duration':
         return { description, type: 'string' };
+      // no type: any JSON value (kube-openapi publishes these without a type)
       case 'JSON':
-        return { description, 'x-kubernetes-preserve-unknown-fields': true };
       case 'JSONSchemaPropsOrArray':
       case 'JSONSchemaPropsOrBool':
       case 'JSONSchemaPropsOrStringArray':
