@@ -16,7 +16,11 @@ import type { RequestInfo } from './requestinfo.js';
 import { queryBool } from './requestinfo.js';
 import type { ResourceStore } from './registry/store.js';
 import type { WatchRegistry } from './watch.js';
-import { normalize } from '../codec/json.js';
+import { normalize, pruneUnknown } from '../codec/json.js';
+import { jsonDuplicateFields, yamlDuplicateFields } from '../codec/duplicates.js';
+
+/** duplicate-field messages of a decoded body, reported by normalizeBody per fieldValidation */
+const duplicates = new WeakMap<object, string[]>();
 import { subresourceView } from './subresources.js';
 import { applyDefaults } from '../schema/defaults/index.js';
 import type { UserInfo } from './authz.js';
@@ -530,20 +534,32 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
   let obj: any;
   const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
   switch (enc.encoding) {
-    case 'json':
+    case 'json': {
+      const text = body.toString('utf8');
       try {
-        obj = JSON.parse(body.toString('utf8'));
+        obj = JSON.parse(text);
       } catch (e) {
         throw errors.badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
       }
+      if (obj !== null && typeof obj === 'object' && r.query.get('fieldValidation') !== 'Ignore') {
+        const d = jsonDuplicateFields(text);
+        if (d.length) duplicates.set(obj, d.map((p) => `duplicate field "${p}"`));
+      }
       break;
-    case 'yaml':
+    }
+    case 'yaml': {
+      const text = body.toString('utf8');
       try {
-        obj = YAML.parse(body.toString('utf8'), { uniqueKeys: false, version: '1.2' });
+        obj = YAML.parse(text, { uniqueKeys: false, version: '1.2' });
       } catch (e) {
         throw errors.badRequest(`couldn't get version/kind; yaml parse error: ${(e as Error).message.split('\n')[0]}`);
       }
+      if (obj !== null && typeof obj === 'object' && r.query.get('fieldValidation') !== 'Ignore') {
+        const d = yamlDuplicateFields(text);
+        if (d.length) duplicates.set(obj, d);
+      }
       break;
+    }
     case 'protobuf': {
       let env;
       try {
@@ -614,14 +630,26 @@ export function fieldValidationOf(q: URLSearchParams): 'Ignore' | 'Warn' | 'Stri
  * Give a decoded body the form Kubernetes' types give it, and apply the fieldValidation level to
  * its unknown fields. A value of the wrong type is the first fatal error, at every level.
  */
-export function normalizeBody(r: RequestBase, obj: any, kind: Pick<KindDecl, 'version' | 'kind' | 'type'>, level: 'Ignore' | 'Warn' | 'Strict'): any {
+/** fieldValidation for problems found outside normalization (duplicates, unknown fields of an apply) */
+function reportFieldProblems(r: RequestBase, kind: Pick<KindDecl, 'version' | 'kind'>, level: 'Ignore' | 'Warn' | 'Strict', problems: string[]): void {
+  if (level === 'Ignore' || problems.length === 0) return;
+  if (level === 'Strict') {
+    throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${problems.join(', ')}`);
+  }
+  for (const p of problems) r.warnings.push(p);
+}
+
+export function normalizeBody(r: RequestBase, obj: any, kind: Pick<KindDecl, 'version' | 'kind' | 'type'>, level: 'Ignore' | 'Warn' | 'Strict', extraDuplicates?: string[]): any {
   const n = normalize(kind.type, obj);
   if (n.typeError) throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${n.typeError}`);
-  if (level !== 'Ignore' && n.unknown.length) {
-    if (level === 'Strict') {
-      throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${n.unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+  if (level !== 'Ignore') {
+    const problems = [...(extraDuplicates ?? duplicates.get(obj) ?? []), ...n.unknown.map((f) => `unknown field "${f}"`)];
+    if (problems.length) {
+      if (level === 'Strict') {
+        throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${problems.join(', ')}`);
+      }
+      for (const p of problems) r.warnings.push(p);
     }
-    for (const f of n.unknown) r.warnings.push(`unknown field "${f}"`);
   }
   return n.obj;
 }
@@ -892,18 +920,27 @@ export async function handlePatch(r: Request): Promise<void> {
 
   let patch: unknown;
   const text = body.toString('utf8');
+  let patchDuplicates: string[] = [];
   if (isApply) {
     try {
       patch = YAML.parse(text, { uniqueKeys: false, version: '1.2' });
     } catch (e) {
       throw errors.badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
     }
+    if (level !== 'Ignore') patchDuplicates = yamlDuplicateFields(text);
+    // the applied configuration keeps exactly what was sent, less the fields the type lacks
+    const typeName = (sub && subresourceView(kind, sub)?.view.type) || kind.type;
+    const pr = pruneUnknown(typeName, patch);
+    reportFieldProblems(r, kind, level, [...patchDuplicates, ...pr.unknown.map((f) => `unknown field "${f}"`)]);
+    patchDuplicates = [];
+    patch = pr.obj;
   } else {
     try {
       patch = JSON.parse(text);
     } catch (e) {
       throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
     }
+    if (level !== 'Ignore' && ct !== 'application/json-patch+json') patchDuplicates = jsonDuplicateFields(text).map((p) => `duplicate field "${p}"`);
   }
 
   // the view a patch applies to (the object, or its Scale), and back
@@ -921,7 +958,7 @@ export async function handlePatch(r: Request): Promise<void> {
     } else {
       patched = applyStrategicMergePatch(base, patch, typeOfView.type, { fieldValidation: level });
     }
-    let next = normalizeBody(r, patched, typeOfView, isApply ? 'Ignore' : ct === 'application/json-patch+json' ? 'Ignore' : level);
+    let next = normalizeBody(r, patched, typeOfView, ct === 'application/json-patch+json' || isApply ? 'Ignore' : level, patchDuplicates);
     if (!view && !sub) applyDefaults(kind.group, kind.version, kind.kind, next);
     if (view) next = view.fromView(next, cur);
     if (!isApply) next = trackUpdate(cur, next, kind.type, { ...who, subresource: view ? sub : sub });

@@ -239,3 +239,48 @@ export function normalize(typeName: string, obj: unknown): NormalizeResult {
   const out = normObject(decl, obj as Record<string, unknown>, '', ctx);
   return { obj: out, unknown: ctx.unknown, typeError: ctx.typeError };
 }
+
+/**
+ * Remove the fields a type does not declare, and nothing else (no zero values are added): the
+ * configuration of a server-side apply must keep exactly the fields the applier sent.
+ */
+export function pruneUnknown(typeName: string, obj: unknown): { obj: unknown; unknown: string[] } {
+  const unknown: string[] = [];
+  const walkRef = (t: TypeRef, v: unknown, path: string): unknown => {
+    if (v === null || typeof v !== 'object') return v;
+    switch (t.kind) {
+      case 'object': {
+        if (Array.isArray(v)) return v;
+        const decl = getType(t.name);
+        return decl ? walkObj(decl, v as Record<string, unknown>, path) : v;
+      }
+      case 'array':
+        return Array.isArray(v) ? v.map((item, i) => walkRef(t.items, item, `${path}[${i}]`)) : v;
+      case 'map': {
+        if (Array.isArray(v)) return v;
+        const out: Record<string, unknown> = {};
+        for (const [k, item] of Object.entries(v as Record<string, unknown>)) out[k] = walkRef(t.values, item, `${path}[${k}]`);
+        return out;
+      }
+      default:
+        return v;
+    }
+  };
+  const walkObj = (decl: TypeDecl, v: Record<string, unknown>, path: string): Record<string, unknown> => {
+    const fields = jsonFields(decl);
+    const out: Record<string, unknown> = {};
+    for (const [k, item] of Object.entries(v)) {
+      const p = path ? `${path}.${k}` : k;
+      const f = fields.get(k);
+      if (!f) {
+        unknown.push(p);
+        continue;
+      }
+      out[k] = walkRef(f.type, item, p);
+    }
+    return out;
+  };
+  const decl = getType(typeName);
+  if (!decl || obj === null || typeof obj !== 'object' || Array.isArray(obj)) return { obj, unknown };
+  return { obj: walkObj(decl, obj as Record<string, unknown>, ''), unknown };
+}

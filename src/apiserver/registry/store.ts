@@ -395,7 +395,7 @@ export class ResourceStore {
       const next = structuredClone(old);
       const finalizers: string[] = [...(next.metadata.finalizers ?? [])];
       const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined);
-      if (policy === 'Orphan' && !finalizers.includes('orphan') && hasOwnersToOrphan()) finalizers.push('orphan');
+      if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
       if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
       const decision = this.strategy.beforeDelete?.(next, opts.gracePeriodSeconds) ?? { graceful: false };
       const graceful = decision.graceful;
@@ -457,9 +457,6 @@ export class ResourceStore {
         if (err instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name);
         throw err;
       }
-    }
-    function hasOwnersToOrphan() {
-      return true;
     }
   }
 }

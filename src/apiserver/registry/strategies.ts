@@ -250,8 +250,24 @@ const TWEAKS: Record<string, Tweak[]> = {
   'certificates.k8s.io/CertificateSigningRequest': [statusOnly],
 };
 
+/** kinds whose PUT of an absent object creates it, as in Kubernetes */
+const CREATE_ON_UPDATE = new Set([
+  '/Service',
+  '/Endpoints',
+  '/Event',
+  '/LimitRange',
+  'events.k8s.io/Event',
+  'coordination.k8s.io/Lease',
+  'node.k8s.io/RuntimeClass',
+  'rbac.authorization.k8s.io/Role',
+  'rbac.authorization.k8s.io/ClusterRole',
+  'rbac.authorization.k8s.io/RoleBinding',
+  'rbac.authorization.k8s.io/ClusterRoleBinding',
+]);
+
 export function strategyFor(kind: KindDecl, ctx: { services?: ServiceAllocators } = {}): Strategy {
   const s = defaultStrategy(kind);
+  s.allowCreateOnUpdate = CREATE_ON_UPDATE.has(`${kind.group}/${kind.kind}`);
   for (const t of TWEAKS[`${kind.group}/${kind.kind}`] ?? []) t(s, kind);
   if (kind.group === '' && kind.kind === 'Service' && ctx.services) serviceStrategyWith(s, ctx.services);
   return s;
