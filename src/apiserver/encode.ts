@@ -2,6 +2,7 @@
 // encoding and the bytes are kept on its cache entry, so that every get, list and watcher of
 // that version shares them.
 import type { ServerResponse } from 'node:http';
+import zlib from 'node:zlib';
 import YAML from 'yaml';
 import type { CacheEntry } from '../storage/cacher.js';
 import type { KindDecl } from '../schema/model.js';
@@ -17,6 +18,36 @@ export const POML_TYPE = 'io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMeta
 
 /** Lists larger than this are written in chunks rather than as one buffer. */
 const CHUNK_BYTES = 256 * 1024;
+
+// Response compression, as kube-apiserver does it (APIResponseCompression, on by default): a
+// response of at least 128 KiB to a client that accepts gzip is gzipped at the fastest level.
+const GZIP_THRESHOLD = 128 * 1024;
+let compression = true;
+
+export function setResponseCompression(on: boolean): void {
+  compression = on;
+}
+
+function acceptsGzip(res: ServerResponse): boolean {
+  if (!compression) return false;
+  const ae = res.req?.headers['accept-encoding'];
+  return typeof ae === 'string' && /(^|[\s,])gzip(\s*(;|,|$))/i.test(ae) && !/gzip\s*;\s*q=0(\.0*)?\s*(,|$)/i.test(ae);
+}
+
+/** end the response with body, gzipped when it is large and the client accepts it */
+function finish(res: ServerResponse, body: Uint8Array): void {
+  if (body.length >= GZIP_THRESHOLD && acceptsGzip(res)) {
+    res.removeHeader('Content-Length');
+    res.setHeader('Content-Encoding', 'gzip');
+    res.setHeader('Vary', 'Accept-Encoding');
+    zlib.gzip(body, { level: 1 }, (err, out) => {
+      if (err) res.destroy(err);
+      else res.end(out);
+    });
+    return;
+  }
+  res.end(body);
+}
 
 export interface ListMeta {
   resourceVersion: string;
@@ -73,7 +104,7 @@ export function writeObject(res: ServerResponse, code: number, obj: unknown, cho
   const body = serializePlain(obj, choice, protoType);
   res.statusCode = code;
   headers(res, choice.mediaType, body.length);
-  res.end(body);
+  finish(res, body);
 }
 
 export function writeStatusError(res: ServerResponse, err: StatusError, choice?: OutputChoice): void {
@@ -87,7 +118,7 @@ export function writeStatusError(res: ServerResponse, err: StatusError, choice?:
   const body = serializePlain(st, c, STATUS_TYPE, 'v1', 'Status');
   res.statusCode = err.code;
   headers(res, c.mediaType, body.length);
-  res.end(body);
+  finish(res, body);
 }
 
 export function partialObjectMetadata(obj: any, version = 'v1'): any {
@@ -141,7 +172,7 @@ export function writeEntry(res: ServerResponse, code: number, kind: KindDecl, ob
   }
   res.statusCode = code;
   headers(res, contentTypeOf(choice), body.length);
-  res.end(body);
+  finish(res, body);
 }
 
 /** Write a list of stored objects. Large JSON and Protobuf lists are written item by item. */
@@ -161,7 +192,7 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
       TABLE_TYPE,
     );
     headers(res, contentTypeOf(choice), body.length);
-    res.end(body);
+    finish(res, body);
     return;
   }
   if (choice.transform === 'PartialObjectMetadataList') {
@@ -173,21 +204,21 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
     };
     const body = serializePlain(list, choice, POML_TYPE);
     headers(res, contentTypeOf(choice), body.length);
-    res.end(body);
+    finish(res, body);
     return;
   }
   if (choice.encoding === 'protobuf') {
     const items = entries.map((e) => entryProto(e, kind));
     const body = encodeEnvelope(apiVersion, kind.listKind, encodeListFromItems(`${kind.type}List`, meta, items));
     headers(res, PROTOBUF_TYPE, body.length);
-    res.end(body);
+    finish(res, body);
     return;
   }
   if (choice.encoding !== 'json' || choice.pretty) {
     const list = { kind: kind.listKind, apiVersion, metadata: meta, items: entries.map((e) => e.obj) };
     const body = serializePlain(list, choice);
     headers(res, choice.encoding === 'yaml' ? YAML_TYPE : JSON_TYPE, body.length);
-    res.end(body);
+    finish(res, body);
     return;
   }
   // JSON, item by item from the cached encodings
@@ -209,10 +240,19 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
       all.push(parts[i]!);
     }
     all.push(tail);
-    res.end(Buffer.concat(all, total));
+    finish(res, Buffer.concat(all, total));
     return;
   }
   // written in chunks of about CHUNK_BYTES, so the whole body is never copied at once
+  let out: { write(b: Uint8Array): unknown; end(b: Uint8Array): unknown } = res;
+  if (acceptsGzip(res)) {
+    res.removeHeader('Content-Length');
+    res.setHeader('Content-Encoding', 'gzip');
+    res.setHeader('Vary', 'Accept-Encoding');
+    const gz = zlib.createGzip({ level: 1 });
+    gz.pipe(res);
+    out = gz;
+  }
   let batch: Uint8Array[] = [head];
   let size = head.length;
   for (let i = 0; i < parts.length; i++) {
@@ -223,14 +263,14 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
     batch.push(parts[i]!);
     size += parts[i]!.length;
     if (size >= CHUNK_BYTES) {
-      res.write(Buffer.concat(batch, size));
+      out.write(Buffer.concat(batch, size));
       batch = [];
       size = 0;
     }
   }
   batch.push(tail);
   size += tail.length;
-  res.end(Buffer.concat(batch, size));
+  out.end(Buffer.concat(batch, size));
 }
 
 export { JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE };
@@ -250,5 +290,5 @@ export function writeListObjects(res: ServerResponse, kind: KindDecl, objs: any[
   } else body = serializePlain({ kind: kind.listKind, apiVersion, metadata: meta, items: objs }, choice, `${kind.type}List`, apiVersion, kind.listKind);
   res.statusCode = 200;
   headers(res, contentTypeOf(choice), body.length);
-  res.end(body);
+  finish(res, body);
 }

@@ -31,6 +31,7 @@ import { IPAllocator, PortAllocator } from './registry/allocator.js';
 import { WatchRegistry } from './watch.js';
 import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
 import { APIServerMetrics } from './metrics.js';
+import { setResponseCompression } from './encode.js';
 import { AlwaysAllow, type Authorizer, type UserInfo } from './authz.js';
 import { bind, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
 import { decodeBody, readBody } from './handlers.js';
@@ -126,6 +127,7 @@ export class APIServer {
       this.byGVR.set(`${k.group}/${k.version}/${k.resource}`, store);
     }
     this.discovery = new Discovery(this.kinds);
+    setResponseCompression(cfg.featureGates.get('APIResponseCompression') !== false);
     this.components.set('etcd-0', async () =>
       (await cfg.backend.healthy()) ? { healthy: true, message: '{"health":"true","reason":""}' } : { healthy: false, message: '', error: 'storage is not reachable' },
     );
