@@ -1,0 +1,51 @@
+// Admission: a chain of mutating, then validating plugins, run on every create, update, delete
+// and connect after the object is decoded, defaulted and prepared by the strategy, and before
+// validation (mutating) or storage (validating). A plugin rejects with a Status error (usually
+// 403 Forbidden through errors.forbidden, or 422 Invalid).
+import type { UserInfo } from '../authz.js';
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+export interface AdmissionAttributes {
+  operation: Operation;
+  /** the group/version/kind of the object as the request sent it */
+  kind: { group: string; version: string; kind: string };
+  /** group/version/resource and subresource of the request */
+  resource: { group: string; version: string; resource: string };
+  subresource: string;
+  namespace: string;
+  name: string;
+  /** the new object (create, update); mutating plugins change it in place */
+  object?: any;
+  /** the stored object (update, delete) */
+  oldObject?: any;
+  /** the operation's options (CreateOptions, UpdateOptions, DeleteOptions, PatchOptions) */
+  options?: any;
+  dryRun: boolean;
+  user: UserInfo;
+}
+
+/**
+ * What plugins may read of the cluster (namespaces, service accounts, limit ranges, quotas,
+ * priority classes, webhook configurations...): the API server's own stores, read from their
+ * watch caches. `list` returns the objects of a resource in a namespace ('' = all).
+ */
+export interface ClusterReader {
+  get(group: string, resource: string, namespace: string, name: string): any | undefined;
+  list(group: string, resource: string, namespace: string): any[];
+}
+
+/** writes a plugin may make (ResourceQuota status); never used on dry runs */
+export interface ClusterWriter {
+  updateStatus(group: string, resource: string, namespace: string, name: string, mutate: (obj: any) => any): Promise<any>;
+}
+
+export interface AdmissionPlugin {
+  readonly name: string;
+  /** change the object (or reject) */
+  mutate?(a: AdmissionAttributes): Promise<void> | void;
+  /** accept or reject, without changing anything */
+  validate?(a: AdmissionAttributes): Promise<void> | void;
+  /** the plugin has side effects a dry run must not trigger (webhooks declare theirs) */
+  handles?(a: AdmissionAttributes): boolean;
+}
