@@ -5,15 +5,17 @@
 // The facts of the wire format (JSON names, protobuf field numbers, merge keys, list types,
 // enum values, defaults) are read from the Go sources of the Kubernetes API packages, which are
 // not part of this repository: fetch them, extract them somewhere outside the tree, and pass the
-// three directories:
+// four directories:
 //
 //   node scripts/gen-schema.mjs --api /tmp/k8s-src/api \
 //       --apimachinery /tmp/k8s-src/apimachinery \
 //       --apiextensions /tmp/k8s-src/apiextensions-apiserver \
+//       --aggregator /tmp/k8s-src/kube-aggregator \
 //       [--out src/schema/gen] [--strict] [--from "<where the sources came from>"]
 //
 // The declarations in the tree were generated from the release-1.33 branches of
-// kubernetes/api, kubernetes/apimachinery and kubernetes/apiextensions-apiserver
+// kubernetes/api, kubernetes/apimachinery, kubernetes/apiextensions-apiserver and
+// kubernetes/kube-aggregator (its API types: pkg/apis/apiregistration/v1, the APIService kind)
 // (`git archive release-1.33 | tar -x -C /tmp/k8s-src/<repo>`); --from is recorded in
 // gen/index.json. The packages and the root types are listed in PACKAGES below; every type
 // reachable from a root is declared too. Also written: gen/index.json, the per-file table
@@ -52,7 +54,7 @@ function parseArgs(argv) {
     if (v === undefined) throw new Error(`--${key} needs a value`);
     o[key] = resolve(v);
   }
-  for (const k of ['api', 'apimachinery', 'apiextensions']) {
+  for (const k of ['api', 'apimachinery', 'apiextensions', 'aggregator']) {
     if (!o[k]) throw new Error(`missing --${k} <dir> (see the header of scripts/gen-schema.mjs)`);
     if (!existsSync(o[k])) throw new Error(`--${k}: no such directory ${o[k]}`);
   }
@@ -91,6 +93,7 @@ const PACKAGES = [
   { path: 'k8s.io/api/apidiscovery/v2', objects: true },
   { path: 'k8s.io/api/apidiscovery/v2beta1', objects: true },
   { path: 'k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1', objects: true },
+  { path: 'k8s.io/kube-aggregator/pkg/apis/apiregistration/v1', objects: true },
   {
     path: 'k8s.io/apimachinery/pkg/apis/meta/v1',
     roots: [
@@ -153,11 +156,12 @@ const META_PKG = 'k8s.io/apimachinery/pkg/apis/meta/v1';
 // ---------------------------------------------------------------------------------------------
 // Locating packages
 
-let SRC; // { api, apimachinery, apiextensions }
+let SRC; // { api, apimachinery, apiextensions, aggregator }
 
 function packageDir(path) {
   const table = [
     ['k8s.io/apiextensions-apiserver/', SRC.apiextensions],
+    ['k8s.io/kube-aggregator/', SRC.aggregator],
     ['k8s.io/apimachinery/', SRC.apimachinery],
     ['k8s.io/api/', SRC.api],
   ];
@@ -928,7 +932,7 @@ function formatDecls(decls) {
 
 function main() {
   const opts = parseArgs(process.argv.slice(2));
-  SRC = { api: opts.api, apimachinery: opts.apimachinery, apiextensions: opts.apiextensions };
+  SRC = { api: opts.api, apimachinery: opts.apimachinery, apiextensions: opts.apiextensions, aggregator: opts.aggregator };
 
   for (const spec of PACKAGES) {
     const pkg = loadPackage(spec.path);

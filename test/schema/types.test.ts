@@ -247,6 +247,10 @@ test('meta kinds and extra groups', () => {
     ['apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition'],
     ['apiextensions.k8s.io', 'v1', 'CustomResourceDefinitionList', 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList'],
     ['node.k8s.io', 'v1', 'RuntimeClass', 'io.k8s.api.node.v1.RuntimeClass'],
+    ['apiregistration.k8s.io', 'v1', 'APIService', 'io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService'],
+    ['apiregistration.k8s.io', 'v1', 'APIServiceList', 'io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList'],
+    ['apiregistration.k8s.io', 'v1', 'DeleteOptions', `${META}.DeleteOptions`],
+    ['flowcontrol.apiserver.k8s.io', 'v1', 'FlowSchema', 'io.k8s.api.flowcontrol.v1.FlowSchema'],
     ['storage.k8s.io', 'v1', 'CSIDriver', 'io.k8s.api.storage.v1.CSIDriver'],
     ['storage.k8s.io', 'v1', 'VolumeAttachment', 'io.k8s.api.storage.v1.VolumeAttachment'],
     ['apidiscovery.k8s.io', 'v2', 'APIGroupDiscoveryList', 'io.k8s.api.apidiscovery.v2.APIGroupDiscoveryList'],
@@ -282,4 +286,43 @@ test('descriptions are merged for the main kinds', () => {
   assert.ok(field(`${META}.ObjectMeta`, 'name').description);
   assert.ok(field(`${CORE}.PodSpec`, 'containers').description);
   assert.ok(field(`${CORE}.Container`, 'image').description);
+});
+
+test('every type and field of every generated package has a description', () => {
+  const missing: string[] = [];
+  for (const t of allTypes().values()) {
+    if (!t.description) missing.push(t.name);
+    for (const f of t.fields) if (!f.inline && !f.description) missing.push(`${t.name}.${f.name}`);
+  }
+  assert.deepEqual(missing, []);
+});
+
+test('apiregistration.k8s.io/v1 APIService as kube-aggregator declares it', () => {
+  const A = 'io.k8s.kube-aggregator.pkg.apis.apiregistration.v1';
+  const svc = mustGetType(`${A}.APIService`);
+  assert.equal(svc.protoName, 'k8s.io.kube_aggregator.pkg.apis.apiregistration.v1.APIService');
+  assert.equal(svc.typeMeta, true);
+  assert.deepEqual(protoFields(svc).get(2)?.name, 'spec');
+  const spec = mustGetType(`${A}.APIServiceSpec`);
+  const byName = jsonFields(spec);
+  assert.deepEqual(
+    [...byName.values()].map((f) => [f.name, f.proto, f.optional]),
+    [
+      ['service', 1, true],
+      ['group', 2, true],
+      ['version', 3, true],
+      ['insecureSkipTLSVerify', 4, true],
+      ['caBundle', 5, true],
+      ['groupPriorityMinimum', 7, false],
+      ['versionPriority', 8, false],
+    ],
+  );
+  assert.equal(byName.get('caBundle')?.listType, 'atomic');
+  assert.deepEqual(byName.get('caBundle')?.type, { kind: 'scalar', scalar: 'bytes' });
+  const conditions = field(`${A}.APIServiceStatus`, 'conditions');
+  assert.equal(conditions.listType, 'map');
+  assert.deepEqual(conditions.listMapKeys, ['type']);
+  assert.equal(conditions.patchMergeKey, 'type');
+  assert.equal(field(`${A}.ServiceReference`, 'port').nullable, true);
+  assert.deepEqual(field(`${A}.APIServiceCondition`, 'lastTransitionTime').type, { kind: 'special', special: 'Time' });
 });

@@ -292,6 +292,8 @@ export class SchemaSet {
       if (def !== undefined) out.default = def;
       const en = f.enum ?? (t.kind === 'scalar' ? t.enum : undefined);
       if (en && en.length) out.enum = [...en];
+      // a []byte field marked +listType=atomic (a CSR's request, an APIService's caBundle) says so
+      if (f.listType) ext['x-kubernetes-list-type'] = f.listType;
     } else if (t.kind === 'array') {
       out.type = 'array';
       out.items = this.element(t.items, deps);
