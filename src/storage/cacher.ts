@@ -16,6 +16,15 @@
 //   an unfiltered watcher receives the cache's own event object (shared by every watcher, so
 //   per-event memoization by the caller is shared too); filtered watchers get ADDED/DELETED
 //   transitions built once per event and shared among the watchers that need them.
+// - Apply now, fan out right after: the backend hands a commit's events to the cache synchronously,
+//   before the writer's promise resolves, and the cache applies them at once (tree, history,
+//   revision, freshness waiters: a writer reads its own write from the cache). The calls to the
+//   cache's watchers (the API server's watch streams, thousands of them) are queued and run in a
+//   setImmediate, after the writers' continuations, so a write's answer does not wait for the
+//   fan-out. Every watcher still sees every event once, in revision order: the queue is drained in
+//   order, and a watch started meanwhile replays the history (which already holds the queued events)
+//   and skips them when the queue reaches it. revision() drains the queue first, so a caller that
+//   reports revision() to a watcher (a bookmark) never gets ahead of the events sent to it.
 // - Freshness: the backend watch reports progress after every commit (onProgress), so revision()
 //   follows the store's revision even when this prefix sees no writes; waitUntilFresh waits for it.
 
@@ -234,6 +243,11 @@ class WatchCache implements Cacher {
   /** watchers by prefix length, then prefix */
   private readonly watchers = new Map<number, Map<string, Set<CacheWatcher>>>();
   private waiters: Waiter[] = [];
+  /** events applied but not yet passed to the watchers, in revision order */
+  private outbox: CacheEvent[] = [];
+  private outboxHandle: NodeJS.Immediate | undefined;
+  private dispatching = false;
+  private readonly drainOutbox = () => this.flushOutbox();
   private backendWatch: Watch | undefined;
   private running = false;
   private generation = 0;
@@ -277,6 +291,7 @@ class WatchCache implements Cacher {
     this.backendWatch = undefined;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
+    this.dropOutbox();
     this.closeWatchers(undefined);
     for (const w of this.waiters) {
       clearTimeout(w.timer);
@@ -286,6 +301,7 @@ class WatchCache implements Cacher {
   }
 
   revision(): number {
+    if (this.outbox.length > 0 && !this.dispatching) this.flushOutbox();
     return this.rev;
   }
 
@@ -415,6 +431,7 @@ class WatchCache implements Cacher {
     this.byKey = byKey;
     this.history.clear();
     this.snapshots = [];
+    this.dropOutbox();
     this.rev = res.revision;
     this.oldest = res.revision;
     this.backendWatch = this.backend.watch(this.resourcePrefix, {
@@ -437,6 +454,7 @@ class WatchCache implements Cacher {
     if (!this.running) return;
     this.generation++;
     this.backendWatch = undefined;
+    this.dropOutbox();
     this.closeWatchers(err);
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
@@ -453,10 +471,39 @@ class WatchCache implements Cacher {
       const ev = this.toCacheEvent(se);
       this.history.push(ev, now);
       this.rev = se.revision;
-      this.dispatch(ev);
+      // a watcher registered later replays the history, which holds the event
+      if (this.watchers.size > 0) this.outbox.push(ev);
     }
+    if (this.outbox.length > 0 && !this.outboxHandle) this.outboxHandle = setImmediate(this.drainOutbox);
     this.trim(now);
     if (this.waiters.length > 0) this.notifyWaiters();
+  }
+
+  /** pass the applied events to the watchers, in order */
+  private flushOutbox(): void {
+    if (this.outboxHandle) {
+      clearImmediate(this.outboxHandle);
+      this.outboxHandle = undefined;
+    }
+    if (this.dispatching) return;
+    this.dispatching = true;
+    try {
+      // events applied while a watcher runs (none today: backends deliver from their own tasks)
+      // are passed on in the same call, after these
+      while (this.outbox.length > 0) {
+        const evs = this.outbox;
+        this.outbox = [];
+        for (let i = 0; i < evs.length; i++) this.dispatch(evs[i]);
+      }
+    } finally {
+      this.dispatching = false;
+    }
+  }
+
+  private dropOutbox(): void {
+    this.outbox = [];
+    if (this.outboxHandle) clearImmediate(this.outboxHandle);
+    this.outboxHandle = undefined;
   }
 
   private advance(rev: number): void {

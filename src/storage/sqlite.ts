@@ -12,22 +12,50 @@
 //
 // The state at revision R: for each key, its newest row with rev <= R, unless that row is a tombstone.
 //
-// Writes. An in-memory index key -> {createRevision, modRevision} of the live keys (loaded at open)
-// makes the conditional checks and revision assignment synchronous and ordered; a rejected write
-// changes nothing. Accepted writes are queued and committed together by one setImmediate: every
-// write issued during the current turn of the event loop goes into that transaction (and, since a
-// commit blocks the loop while it fsyncs, the writes that arrive meanwhile form the next one). With
-// WAL and synchronous=FULL the commit is durable when it returns; then the events are delivered to
-// watchers, synchronously, and only then are the writers' promises resolved. If the commit fails,
-// the index and the revision counter are rolled back and every write of the batch is rejected.
+// Threads. A worker thread (sqlite-worker.ts) owns the SQLite connection and runs every statement:
+// commits with their fsyncs and WAL checkpoints, reads, compaction. It serves the main thread's
+// messages strictly in order. The main thread keeps what must be synchronous: the in-memory index
+// key -> {createRevision, modRevision} of the live keys, which makes the conditional checks and the
+// revision assignment synchronous and ordered (a rejected write changes nothing), the batching,
+// and the delivery of events.
+//
+// Startup. open() starts the worker and, meanwhile, opens the file on the main thread and loads the
+// index (a worker takes some 30-50 ms to start); until the worker reports ready, requests run on
+// that main-thread connection, synchronously. Then the main thread closes its connection and the
+// worker opens the file (the exclusive lock passes over; the worker checks that nothing was written
+// in between). Without a worker (option `worker: false`, or a worker that fails to start) the
+// backend keeps running on the main thread.
+//
+// Writes. Accepted writes are queued; a setImmediate posts them to the worker as one batch (every
+// write issued during the current turn of the event loop). Batches are pipelined: while one commits
+// the next may already wait in the worker's queue (at most `maxInFlight`, default 2), and writes
+// arriving meanwhile form the batch after, posted as soon as an earlier one is durable. The worker
+// commits each batch in one transaction (WAL, synchronous=FULL: durable when it returns) and
+// replies; on the reply, the main thread delivers the batch's events to the watch hub, synchronously
+// (the caches apply them), and only then resolves the writers' promises.
+// Values travel packed into one transferred buffer; the main thread keeps the caller's own
+// Uint8Array for the events (identity), and keeps the values of writes not yet durable, so
+// conflicts and prevKv can be answered without a read; other previous values (prevKv of an update,
+// the value of a delete) are read by the worker inside the commit and sent back.
+// If a commit fails, its batch, every batch behind it and every queued write are rejected (they were
+// checked against an index that included the failed writes), the index and the revision counter are
+// rolled back, and the worker, which refuses commits after a failure, is told to resume.
+//
+// Reads (get, list, count, watch replay) go through the worker too, at the main thread's committed
+// revision: SQLite's work stays off the event loop (a list of 10,000 keys takes tens of ms), and the
+// results come back as one packed buffer (the values are views into it: no per-value copy on the
+// main thread). A second, read-only connection on the main thread would need the file opened
+// without the exclusive lock that keeps other processes out. Watch replays start from the hub's
+// in-memory recent events when they cover the start revision (the common case: a cache lists, then
+// watches from the list's revision).
 //
 // Compaction removes, in chunks of revisions, the rows superseded by a row at or below the
 // compaction revision (each row names the row it supersedes in prev_rev) and the tombstones, one
-// short transaction per chunk, yielding to the event loop between chunks.
+// short transaction per chunk; commits queued meanwhile run between chunks.
 
-import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import {
   CompactedError,
   ConflictError,
@@ -42,15 +70,28 @@ import {
   type Watch,
   type WatchOptions,
 } from './interface.js';
-import { compareKeysExact, maxKey, prefixEnd } from './keys.js';
+import { maxKey, prefixEnd } from './keys.js';
+import {
+  OP_CREATE,
+  OP_DELETE,
+  OP_FIELDS,
+  OP_UPDATE,
+  Store,
+  pack,
+  transferOf,
+  valueOf,
+  type CommitResult,
+  type FromWorker,
+  type GetResult,
+  type HistoryRows,
+  type ListRows,
+  type Request,
+  type ToWorker,
+  type Values,
+} from './sqlite-ops.js';
 import { WatchHub } from './watch-hub.js';
 
-/** A BLOB compares greater than every TEXT value in SQLite: the upper bound of an open range. */
-const TOP = Buffer.from([0xff]);
-
-const OP_CREATE = 0;
-const OP_UPDATE = 1;
-const OP_DELETE = 2;
+const EMPTY = new Uint8Array(0);
 
 interface IndexEntry {
   readonly c: number; // createRevision
@@ -68,102 +109,118 @@ interface Op {
   reject: (err: Error) => void;
 }
 
+interface Batch {
+  ops: Op[];
+  /** the previous values known on the main thread when the batch was posted, by op */
+  prev: (Uint8Array | undefined)[];
+  cancelled: boolean;
+}
+
+type Done = (err: Error | undefined, value: unknown) => void;
+
 export interface SqliteBackendOptions {
   /** revisions removed per compaction transaction (default 1000) */
   compactChunk?: number;
+  /** run SQLite in a worker thread (default true); false: every statement on the main thread */
+  worker?: boolean;
+  /** batches posted to the worker and not yet durable, at most (default 2) */
+  maxInFlight?: number;
+  /** events kept in memory for watch replays (default 1024) */
+  recentEvents?: number;
 }
 
 export class SqliteBackend implements Backend {
   readonly name = 'sqlite';
 
-  private db: Database.Database | undefined;
-  private st!: Statements;
-  private writeBatch!: (ops: Op[], values: Map<number, Uint8Array>, events: StorageEvent[]) => void;
+  private opened = false;
+  private closing = false;
+  private closed: Promise<void> | undefined;
+  /** the backend cannot go on (the worker died, or could not take the file over) */
+  private broken: Error | undefined;
+  /** the main thread's connection: before the hand-over to the worker, or without a worker */
+  private local: Store | undefined;
+  private worker: Worker | undefined;
+  /** requests go to the worker */
+  private handedOver = false;
+  private nextId = 1;
+  private readonly replies = new Map<number, Done>();
+  private readonly useWorker: boolean;
+  private readonly maxInFlight: number;
+
   private readonly index = new Map<string, IndexEntry>();
   /** the last revision handed out */
   private assigned = 0;
-  /** the newest revision in the table */
+  /** the newest durable revision whose events have been delivered */
   private committedRev = 0;
   private compactRev = 0;
   private compactDone = 0;
   private compactJob: Promise<void> | undefined;
   private readonly compactChunk: number;
+  /** accepted writes not yet posted */
   private pending: Op[] = [];
-  /** values of the queued creates and updates by revision (conflict reports, delete values) */
-  private pendingValues = new Map<number, Uint8Array>();
+  /** posted batches not yet durable, oldest first */
+  private inflight: Batch[] = [];
+  /** values of the accepted creates and updates not yet durable, by revision */
+  private readonly recentValues = new Map<number, Uint8Array>();
   private flushHandle: NodeJS.Immediate | undefined;
-  private closing = false;
+  private readonly flushNow = () => this.flush();
+  private drainWaiters: (() => void)[] = [];
   private readonly hub: WatchHub;
-  private readonly counters = { commits: 0, writes: 0, largestBatch: 0 };
+  private readonly counters = { commits: 0, writes: 0, largestBatch: 0, maxInFlight: 0 };
 
   constructor(
     readonly path: string,
     opts: SqliteBackendOptions = {},
   ) {
     this.compactChunk = Math.max(1, opts.compactChunk ?? 1000);
-    this.hub = new WatchHub({
-      history: (prefix, after, upto, max) => this.history(prefix, after, upto, max),
-      committed: () => this.committedRev,
-      compacted: () => this.compactRev,
-    });
+    this.useWorker = opts.worker ?? true;
+    this.maxInFlight = Math.max(1, opts.maxInFlight ?? 2);
+    this.hub = new WatchHub(
+      {
+        history: (prefix, after, upto, max) => this.history(prefix, after, upto, max),
+        committed: () => this.committedRev,
+        compacted: () => this.compactRev,
+      },
+      { recent: Math.max(0, opts.recentEvents ?? 1024) },
+    );
   }
 
   async open(): Promise<void> {
-    if (this.db) return;
+    if (this.opened) return;
+    if (this.closed) await this.closed;
     if (this.path !== ':memory:') mkdirSync(dirname(this.path), { recursive: true });
-    const db = new Database(this.path);
+    // the worker starts while this thread loads the index
+    if (this.useWorker && this.path !== ':memory:') this.startWorker();
+    let store: Store | undefined;
     try {
-      // one process owns the file: the in-memory index is the truth for conditional writes, so a
-      // second writer must not exist (exclusive locking: it gets SQLITE_BUSY), and no shared-memory
-      // WAL index is needed
-      db.pragma('locking_mode = EXCLUSIVE');
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
-      db.exec(`
-        CREATE TABLE IF NOT EXISTS kv (
-          rev INTEGER PRIMARY KEY,
-          key TEXT NOT NULL,
-          create_rev INTEGER NOT NULL,
-          prev_rev INTEGER NOT NULL,
-          deleted INTEGER NOT NULL,
-          value BLOB
-        );
-        CREATE INDEX IF NOT EXISTS kv_key_rev ON kv (key, rev);
-        CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-      `);
-      this.db = db;
-      this.st = prepareStatements(db);
-      this.writeBatch = db.transaction((ops: Op[], values: Map<number, Uint8Array>, events: StorageEvent[]) =>
-        this.writeOps(ops, values, events),
-      );
-      this.compactRev = this.st.getMeta.get('compact_rev') ?? 0;
-      this.compactDone = this.st.getMeta.get('compact_done') ?? 0;
-      const maxRev = this.st.maxRev.get() ?? 0;
-      this.committedRev = this.assigned = Math.max(maxRev, this.compactRev);
+      store = new Store(this.path, false);
+      const st = store.state();
+      this.compactRev = st.compactRev;
+      this.compactDone = st.compactDone;
+      this.committedRev = this.assigned = Math.max(st.maxRev, this.compactRev);
       this.index.clear();
-      for (const [key, c, m] of this.st.liveKeys.iterate() as IterableIterator<[string, number, number]>) {
-        this.index.set(key, { c, m });
-      }
+      for (const [key, c, m] of store.liveKeys()) this.index.set(key, { c, m });
     } catch (err) {
-      this.db = undefined;
-      db.close();
+      store?.close();
+      this.stopWorker();
       throw err;
     }
+    this.local = store;
+    this.handedOver = false;
+    this.broken = undefined;
     this.closing = false;
+    this.opened = true;
+    this.hub.resetRecent(this.committedRev);
     if (this.compactDone < this.compactRev) void this.runCompaction().catch(() => {});
   }
 
-  async close(): Promise<void> {
-    if (!this.db) return;
-    if (this.flushHandle) {
-      clearImmediate(this.flushHandle);
-      this.flush();
+  close(): Promise<void> {
+    if (!this.opened) return this.closed ?? Promise.resolve();
+    if (!this.closing) {
+      this.closing = true;
+      this.closed = this.shutdown();
     }
-    this.closing = true;
-    if (this.compactJob) await this.compactJob.catch(() => {});
-    this.hub.failAll(new Error('storage closed'));
-    this.db.close();
-    this.db = undefined;
+    return this.closed!;
   }
 
   async currentRevision(): Promise<number> {
@@ -175,45 +232,36 @@ export class SqliteBackend implements Backend {
   }
 
   async get(key: string): Promise<KeyValue | undefined> {
-    const row = this.live().get.get(key) as [number, number, number, Uint8Array] | undefined;
-    if (!row || row[2] !== 0) return undefined;
-    return { key, value: row[3], createRevision: row[0], modRevision: row[1] };
+    this.readable();
+    const r = (await this.call({ t: 'get', key, rev: this.committedRev })) as GetResult;
+    if (!r.found) return undefined;
+    return { key, value: valueOf(r.vals, 0) ?? EMPTY, createRevision: r.c, modRevision: r.m };
   }
 
   async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
-    const st = this.live();
+    this.readable();
     const rev = opts.revision && opts.revision > 0 ? opts.revision : this.committedRev;
     if (rev > this.committedRev) throw new FutureRevisionError(rev, this.committedRev);
     if (rev < this.compactRev) throw new CompactedError(rev, this.compactRev);
     const low = opts.startKey ? maxKey(opts.startKey, prefix) : prefix;
-    const high = prefixEnd(prefix) ?? TOP;
+    const high = prefixEnd(prefix) ?? null;
     const limit = opts.limit && opts.limit > 0 ? opts.limit : -1;
-    const rows = st.list.all(low, high, rev, limit < 0 ? -1 : limit + 1) as [string, number, number, Uint8Array][];
-    let more = false;
-    let remaining = 0;
-    if (limit > 0 && rows.length > limit) {
-      rows.length = limit;
-      more = true;
+    const r = (await this.call({ t: 'list', low, high, rev, limit })) as ListRows;
+    const n = r.keys.length;
+    const kvs: KeyValue[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      kvs[i] = { key: r.keys[i], value: valueOf(r.vals, i) ?? EMPTY, createRevision: r.nums[2 * i], modRevision: r.nums[2 * i + 1] };
     }
-    const kvs: KeyValue[] = new Array(rows.length);
-    let sorted = true;
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i];
-      kvs[i] = { key: r[0], value: r[3], createRevision: r[1], modRevision: r[2] };
-      if (i > 0 && sorted && compareKeysExact(rows[i - 1][0], r[0]) > 0) sorted = false;
-    }
-    // the join yields keys in index order; should a future query plan not, restore the contract
-    if (!sorted) kvs.sort((a, b) => compareKeysExact(a.key, b.key));
-    if (more) remaining = st.count.get(kvs[kvs.length - 1].key + '\0', high, rev) as number;
-    return { kvs, revision: rev, more, remaining };
+    return { kvs, revision: rev, more: r.more, remaining: r.remaining };
   }
 
   async count(prefix: string): Promise<number> {
-    return this.live().count.get(prefix, prefixEnd(prefix) ?? TOP, this.committedRev) as number;
+    this.readable();
+    return (await this.call({ t: 'count', low: prefix, high: prefixEnd(prefix) ?? null, rev: this.committedRev })) as number;
   }
 
   create(key: string, value: Uint8Array): Promise<KeyValue> {
-    if (!this.db || this.closing) return Promise.reject(new Error('storage closed'));
+    if (!this.writable()) return Promise.reject(this.broken ?? new Error('storage closed'));
     if (this.index.has(key)) return Promise.reject(new KeyExistsError(key));
     const rev = ++this.assigned;
     this.index.set(key, { c: rev, m: rev });
@@ -221,75 +269,209 @@ export class SqliteBackend implements Backend {
   }
 
   update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KeyValue> {
-    if (!this.db || this.closing) return Promise.reject(new Error('storage closed'));
+    if (!this.writable()) return Promise.reject(this.broken ?? new Error('storage closed'));
     const cur = this.index.get(key);
     if (!cur) return Promise.reject(new KeyNotFoundError(key));
-    if (cur.m !== expectedModRevision) return Promise.reject(new ConflictError(key, this.current(key, cur)));
+    if (cur.m !== expectedModRevision) return this.conflict(key, cur);
     const rev = ++this.assigned;
     this.index.set(key, { c: cur.c, m: rev });
     return this.enqueue(OP_UPDATE, rev, key, cur.c, cur.m, value);
   }
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
-    if (!this.db || this.closing) return Promise.reject(new Error('storage closed'));
+    if (!this.writable()) return Promise.reject(this.broken ?? new Error('storage closed'));
     const cur = this.index.get(key);
     if (!cur) return Promise.reject(new KeyNotFoundError(key));
-    if (expectedModRevision !== undefined && cur.m !== expectedModRevision) {
-      return Promise.reject(new ConflictError(key, this.current(key, cur)));
-    }
+    if (expectedModRevision !== undefined && cur.m !== expectedModRevision) return this.conflict(key, cur);
     const rev = ++this.assigned;
     this.index.delete(key);
     return this.enqueue(OP_DELETE, rev, key, cur.c, cur.m, null);
   }
 
   watch(prefix: string, opts: WatchOptions): Watch {
-    if (!this.db || this.closing) {
-      queueMicrotask(() => opts.onError(new Error('storage closed')));
+    if (!this.writable()) {
+      const err = this.broken ?? new Error('storage closed');
+      queueMicrotask(() => opts.onError(err));
       return { cancel() {} };
     }
     return this.hub.watch(prefix, opts);
   }
 
   async compact(revision: number): Promise<void> {
-    this.live();
+    this.readable();
     if (revision > this.committedRev) throw new FutureRevisionError(revision, this.committedRev);
     if (revision > this.compactRev) {
       this.compactRev = revision;
-      this.st.setMeta.run('compact_rev', revision);
+      await this.call({ t: 'meta', name: 'compact_rev', value: revision });
     }
     if (this.compactDone < this.compactRev) await this.runCompaction();
   }
 
   async healthy(): Promise<boolean> {
-    if (!this.db || this.closing) return false;
+    if (!this.writable()) return false;
     try {
-      return this.st.ping.get() === 1;
+      return (await this.call({ t: 'ping' })) === true;
     } catch {
       return false;
     }
   }
 
-  /** write transactions committed, writes in them, and the largest batch (for metrics) */
-  stats(): { commits: number; writes: number; largestBatch: number } {
-    return { ...this.counters };
+  /** write transactions committed, writes in them, the largest batch, the most batches in flight */
+  stats(): { commits: number; writes: number; largestBatch: number; maxInFlight: number; worker: boolean } {
+    return { ...this.counters, worker: this.handedOver };
   }
 
-  // ---------------------------------------------------------------------------------------------
-
-  private live() {
-    if (!this.db) throw new Error('storage closed');
-    return this.st;
+  /** resolves once SQLite runs in the worker (false: it never will, e.g. `worker: false`) */
+  async workerReady(timeoutMs = 5000): Promise<boolean> {
+    const end = Date.now() + timeoutMs;
+    while (this.opened && !this.handedOver && this.worker && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+    return this.handedOver;
   }
 
-  /** the current state of a live key whose index entry is `e` (queued or committed) */
-  private current(key: string, e: IndexEntry): KeyValue {
-    const value = this.pendingValues.get(e.m) ?? (this.st.valueAt.get(e.m) as Uint8Array | undefined) ?? new Uint8Array(0);
-    return { key, value, createRevision: e.c, modRevision: e.m };
+  /** run a pragma on the connection, in order with the writes (for tests: e.g. query_only) */
+  pragma(pragma: string): Promise<unknown> {
+    return this.call({ t: 'pragma', pragma });
+  }
+
+  // ---- the connection: on this thread until the worker takes over ----------------------------------
+
+  private startWorker(): void {
+    let w: Worker;
+    try {
+      w = new Worker(new URL('./sqlite-worker.js', import.meta.url));
+    } catch {
+      return; // no worker: stay on the main thread
+    }
+    w.unref();
+    this.worker = w;
+    w.on('message', (m: FromWorker) => this.onMessage(w, m));
+    w.on('error', (err) => this.workerGone(w, err));
+    w.on('exit', (code) => this.workerGone(w, new Error(`storage worker exited (code ${code})`)));
+  }
+
+  private stopWorker(): Promise<unknown> {
+    const w = this.worker;
+    this.worker = undefined;
+    return w ? w.terminate().catch(() => {}) : Promise.resolve();
+  }
+
+  private onMessage(w: Worker, m: FromWorker): void {
+    if (w !== this.worker) return;
+    if (m.t === 'ready') {
+      this.handOver();
+      return;
+    }
+    const done = this.replies.get(m.id);
+    if (!done) return;
+    this.replies.delete(m.id);
+    if (this.replies.size === 0) w.unref();
+    if (m.ok) done(undefined, m.value);
+    else {
+      const err = new Error(m.message) as Error & { code?: string };
+      if (m.code) err.code = m.code;
+      done(err, undefined);
+    }
+  }
+
+  /** the worker is ready: pass it the file (between two tasks: nothing runs on the local connection) */
+  private handOver(): void {
+    if (!this.local || this.closing || this.handedOver || !this.worker) return;
+    try {
+      this.local.close();
+    } catch (err) {
+      // the file stays with this thread
+      void err;
+      return;
+    }
+    this.local = undefined;
+    this.handedOver = true;
+    this.post({ t: 'open', id: 0, path: this.path, expectRev: this.committedRev }, (err) => {
+      if (err) this.breakDown(new Error(`storage: the worker could not open ${this.path}: ${err.message}`));
+    });
+    if (this.pending.length > 0 && !this.flushHandle) this.flushHandle = setImmediate(this.flushNow);
+  }
+
+  private workerGone(w: Worker, err: Error): void {
+    if (w !== this.worker) return;
+    this.worker = undefined;
+    // before the hand-over the main thread simply keeps the file
+    if (this.handedOver) this.breakDown(err);
+  }
+
+  /** fail everything in flight and every later request */
+  private breakDown(err: Error): void {
+    if (this.broken) return;
+    this.broken = err;
+    const waiting = [...this.replies.values()];
+    this.replies.clear();
+    for (const done of waiting) done(err, undefined);
+    this.rejectQueued(err);
+    this.hub.failAll(err);
+    void this.stopWorker();
+    this.drained();
+  }
+
+  /** run a request where the store is now: here, synchronously (done is called before submit returns), or in the worker */
+  private submit(req: Request, done: Done): void {
+    if (this.broken) return done(this.broken, undefined);
+    if (!this.handedOver) {
+      let value: unknown;
+      try {
+        if (!this.local) throw new Error('storage closed');
+        value = this.local.handle(req);
+      } catch (err) {
+        return done(err instanceof Error ? err : new Error(String(err)), undefined);
+      }
+      return done(undefined, value);
+    }
+    const transfer: ArrayBuffer[] = [];
+    if (req.t === 'commit') {
+      transferOf(req.vals, transfer);
+      transfer.push(req.nums.buffer as ArrayBuffer);
+    }
+    this.post(req as ToWorker, done, transfer);
+  }
+
+  private post(msg: ToWorker, done: Done, transfer: ArrayBuffer[] = []): void {
+    const w = this.worker;
+    if (!w) return done(this.broken ?? new Error('storage closed'), undefined);
+    msg.id = this.nextId++;
+    this.replies.set(msg.id, done);
+    if (this.replies.size === 1) w.ref();
+    w.postMessage(msg, transfer);
+  }
+
+  private call(req: Request): Promise<unknown> {
+    return new Promise((resolve, reject) => this.submit(req, (err, value) => (err ? reject(err) : resolve(value))));
+  }
+
+  private readable(): void {
+    if (!this.opened) throw new Error('storage closed');
+    if (this.broken) throw this.broken;
+  }
+
+  private writable(): boolean {
+    return this.opened && !this.closing && !this.broken;
+  }
+
+  // ---- writes ------------------------------------------------------------------------------------
+
+  /** a ConflictError with the key's current state (its value: kept here if not yet durable, else read) */
+  private conflict(key: string, e: IndexEntry): Promise<never> {
+    const known = this.recentValues.get(e.m);
+    const fail = (value: Uint8Array): never => {
+      throw new ConflictError(key, { key, value, createRevision: e.c, modRevision: e.m });
+    };
+    if (known) return Promise.resolve(known).then(fail);
+    return this.call({ t: 'value', rev: e.m }).then(
+      (vals) => fail(valueOf(vals as Values, 0) ?? EMPTY),
+      () => fail(EMPTY),
+    );
   }
 
   private enqueue(kind: number, rev: number, key: string, createRev: number, prevRev: number, value: Uint8Array | null): Promise<KeyValue> {
-    if (value) this.pendingValues.set(rev, value);
-    if (!this.flushHandle) this.flushHandle = setImmediate(() => this.flush());
+    if (value) this.recentValues.set(rev, value);
+    if (!this.flushHandle) this.flushHandle = setImmediate(this.flushNow);
     return new Promise<KeyValue>((resolve, reject) => {
       this.pending.push({ kind, rev, key, createRev, prevRev, value, resolve, reject });
     });
@@ -297,99 +479,171 @@ export class SqliteBackend implements Backend {
 
   private flush(): void {
     this.flushHandle = undefined;
+    if (this.pending.length === 0) return;
+    // the pipeline is full: the batch goes out when an earlier one is durable
+    if (this.handedOver && this.inflight.length >= this.maxInFlight) return;
+    this.postBatch();
+  }
+
+  /** send the queued writes as one batch */
+  private postBatch(): void {
     const ops = this.pending;
-    if (ops.length === 0) return;
     this.pending = [];
-    const values = this.pendingValues;
-    this.pendingValues = new Map();
-    const events: StorageEvent[] = new Array(ops.length);
-    try {
-      this.writeBatch(ops, values, events);
-    } catch (e) {
-      const err = e instanceof Error ? e : new Error(String(e));
-      // nothing of the batch is stored: undo its index changes, newest first, and its revisions
-      for (let i = ops.length - 1; i >= 0; i--) {
-        const op = ops[i];
-        if (op.kind === OP_CREATE) this.index.delete(op.key);
-        else this.index.set(op.key, { c: op.createRev, m: op.prevRev });
+    const n = ops.length;
+    const keys: string[] = new Array(n);
+    const nums = new Float64Array(n * OP_FIELDS);
+    const values: (Uint8Array | null)[] = new Array(n);
+    const prev: (Uint8Array | undefined)[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const op = ops[i];
+      const o = i * OP_FIELDS;
+      keys[i] = op.key;
+      nums[o] = op.kind;
+      nums[o + 1] = op.rev;
+      nums[o + 2] = op.createRev;
+      nums[o + 3] = op.prevRev;
+      if (op.kind !== OP_CREATE) {
+        const p = this.recentValues.get(op.prevRev);
+        prev[i] = p;
+        nums[o + 4] = p ? 0 : 1;
       }
-      this.assigned = this.committedRev;
-      for (const op of ops) op.reject(err);
+      values[i] = op.value;
+    }
+    const batch: Batch = { ops, prev, cancelled: false };
+    this.inflight.push(batch);
+    if (this.inflight.length > this.counters.maxInFlight) this.counters.maxInFlight = this.inflight.length;
+    const vals: Values = this.handedOver ? pack(values) : values;
+    this.submit({ t: 'commit', keys, nums, vals }, (err, res) => this.committed(batch, err, res as CommitResult | undefined));
+  }
+
+  /** a batch is durable (or failed); replies come in order, so it is the oldest in flight */
+  private committed(batch: Batch, err: Error | undefined, res: CommitResult | undefined): void {
+    if (batch.cancelled) return;
+    this.inflight.shift();
+    if (err) {
+      this.failFrom(batch, err);
+      this.drained();
       return;
     }
-    this.committedRev = ops[ops.length - 1].rev;
-    this.counters.commits++;
-    this.counters.writes += ops.length;
-    if (ops.length > this.counters.largestBatch) this.counters.largestBatch = ops.length;
-    this.hub.deliver(events, this.committedRev);
-    for (let i = 0; i < ops.length; i++) ops[i].resolve(events[i].kv);
-  }
-
-  /** the rows of one batch (runs inside the batch's transaction) */
-  private writeOps(ops: Op[], values: Map<number, Uint8Array>, events: StorageEvent[]): void {
-    const st = this.st;
-    for (let i = 0; i < ops.length; i++) {
+    // keep the worker busy: the next batch goes out before this one's watchers and writers run
+    if (this.pending.length > 0 && this.handedOver && this.inflight.length < this.maxInFlight) {
+      if (this.flushHandle) {
+        clearImmediate(this.flushHandle);
+        this.flushHandle = undefined;
+      }
+      this.postBatch();
+    }
+    const ops = batch.ops;
+    const n = ops.length;
+    const events: StorageEvent[] = new Array(n);
+    for (let i = 0; i < n; i++) {
       const op = ops[i];
-      let prevValue: Uint8Array | undefined;
-      if (op.kind !== OP_CREATE) {
-        prevValue = values.get(op.prevRev) ?? (st.valueAt.get(op.prevRev) as Uint8Array | undefined) ?? new Uint8Array(0);
+      if (op.kind === OP_CREATE) {
+        events[i] = { type: 'put', kv: { key: op.key, value: op.value!, createRevision: op.rev, modRevision: op.rev }, revision: op.rev };
+        continue;
       }
-      const deleted = op.kind === OP_DELETE;
-      const value = deleted ? prevValue! : op.value!;
-      st.insert.run(op.rev, op.key, op.createRev, op.prevRev, deleted ? 1 : 0, value);
-      if (deleted) values.set(op.rev, value);
-      const kv: KeyValue = { key: op.key, value, createRevision: op.createRev, modRevision: op.rev };
-      events[i] =
-        op.kind === OP_CREATE
-          ? { type: 'put', kv, revision: op.rev }
-          : {
-              type: deleted ? 'delete' : 'put',
-              kv,
-              prevKv: { key: op.key, value: prevValue!, createRevision: op.createRev, modRevision: op.prevRev },
-              revision: op.rev,
-            };
+      const prevValue = batch.prev[i] ?? (res && valueOf(res.prev, i)) ?? EMPTY;
+      const prevKv: KeyValue = { key: op.key, value: prevValue, createRevision: op.createRev, modRevision: op.prevRev };
+      if (op.kind === OP_UPDATE) {
+        events[i] = { type: 'put', kv: { key: op.key, value: op.value!, createRevision: op.createRev, modRevision: op.rev }, prevKv, revision: op.rev };
+      } else {
+        events[i] = { type: 'delete', kv: { key: op.key, value: prevValue, createRevision: op.createRev, modRevision: op.rev }, prevKv, revision: op.rev };
+      }
     }
+    for (let i = 0; i < n; i++) if (ops[i].value) this.recentValues.delete(ops[i].rev);
+    this.committedRev = ops[n - 1].rev;
+    this.counters.commits++;
+    this.counters.writes += n;
+    if (n > this.counters.largestBatch) this.counters.largestBatch = n;
+    this.hub.deliver(events, this.committedRev);
+    for (let i = 0; i < n; i++) ops[i].resolve(events[i].kv);
+    this.drained();
   }
 
-  private history(prefix: string, after: number, upto: number, max: number): StorageEvent[] {
-    const rows = this.live().history.all(after, upto, prefix, prefixEnd(prefix) ?? TOP, max) as [
-      number,
-      string,
-      number,
-      number,
-      number,
-      Uint8Array,
-      Uint8Array | null,
-    ][];
-    const out: StorageEvent[] = new Array(rows.length);
-    for (let i = 0; i < rows.length; i++) {
-      const [rev, key, createRev, prevRev, deleted, value, prevValue] = rows[i];
-      const kv: KeyValue = { key, value, createRevision: createRev, modRevision: rev };
-      if (deleted) {
-        out[i] = { type: 'delete', kv, prevKv: { key, value, createRevision: createRev, modRevision: prevRev }, revision: rev };
-      } else if (prevValue) {
-        out[i] = { type: 'put', kv, prevKv: { key, value: prevValue, createRevision: createRev, modRevision: prevRev }, revision: rev };
-      } else {
-        out[i] = { type: 'put', kv, revision: rev };
-      }
+  /** a commit failed: reject it and everything accepted after it, and undo their index changes */
+  private failFrom(batch: Batch, err: Error): void {
+    this.rejectQueued(err, [batch]);
+    // the worker refuses commits after a failure (those already sent were rejected above)
+    this.submit({ t: 'resume' }, () => {});
+  }
+
+  /** reject the batches in flight and the queued writes (with `first` before them), rolling back the index */
+  private rejectQueued(err: Error, first: Batch[] = []): void {
+    const batches = [...first, ...this.inflight];
+    this.inflight = [];
+    for (const b of batches) b.cancelled = true;
+    const ops: Op[] = [];
+    for (const b of batches) for (const op of b.ops) ops.push(op);
+    for (const op of this.pending) ops.push(op);
+    this.pending = [];
+    if (this.flushHandle) {
+      clearImmediate(this.flushHandle);
+      this.flushHandle = undefined;
     }
-    return out;
+    if (ops.length === 0) return;
+    // nothing of them is stored: undo their index changes, newest first, and their revisions
+    for (let i = ops.length - 1; i >= 0; i--) {
+      const op = ops[i];
+      if (op.kind === OP_CREATE) this.index.delete(op.key);
+      else this.index.set(op.key, { c: op.createRev, m: op.prevRev });
+      this.recentValues.delete(op.rev);
+    }
+    this.assigned = this.committedRev;
+    for (const op of ops) op.reject(err);
+  }
+
+  private drained(): void {
+    if (this.inflight.length > 0 || this.pending.length > 0 || this.drainWaiters.length === 0) return;
+    const ws = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const w of ws) w();
+  }
+
+  private async shutdown(): Promise<void> {
+    // the queued writes go out now, whatever the pipeline holds; then wait until all are durable
+    if (this.flushHandle) {
+      clearImmediate(this.flushHandle);
+      this.flushHandle = undefined;
+    }
+    if (this.pending.length > 0 && !this.broken) this.postBatch();
+    if (this.inflight.length > 0 || this.pending.length > 0) await new Promise<void>((r) => this.drainWaiters.push(r));
+    if (this.compactJob) await this.compactJob.catch(() => {});
+    this.hub.failAll(new Error('storage closed'));
+    if (this.handedOver && this.worker) {
+      await new Promise<void>((resolve) => this.post({ t: 'close', id: 0 }, () => resolve()));
+    }
+    this.local?.close();
+    this.local = undefined;
+    await this.stopWorker();
+    this.handedOver = false;
+    this.opened = false;
+    this.replies.clear();
+    this.recentValues.clear();
+  }
+
+  // ---- reads for the watch hub and compaction ------------------------------------------------------
+
+  private history(prefix: string, after: number, upto: number, max: number): StorageEvent[] | Promise<StorageEvent[]> {
+    const req: Request = { t: 'history', low: prefix, high: prefixEnd(prefix) ?? null, after, upto, max };
+    if (!this.handedOver) {
+      if (!this.local) throw this.broken ?? new Error('storage closed');
+      return historyEvents(this.local.handle(req) as HistoryRows);
+    }
+    return this.call(req).then((r) => historyEvents(r as HistoryRows));
   }
 
   private runCompaction(): Promise<void> {
     if (this.compactJob) return this.compactJob;
     const job = (async () => {
       try {
-        while (this.db && !this.closing && this.compactDone < this.compactRev) {
+        while (this.opened && !this.closing && !this.broken && this.compactDone < this.compactRev) {
           const lo = this.compactDone;
           const hi = Math.min(lo + this.compactChunk, this.compactRev);
-          this.db.transaction(() => {
-            this.st.compactPrev.run(lo, hi);
-            this.st.compactTombstones.run(lo, hi);
-            this.st.setMeta.run('compact_done', hi);
-          })();
+          const sync = !this.handedOver;
+          await this.call({ t: 'compact', lo, hi });
           this.compactDone = hi;
-          if (this.compactDone < this.compactRev) await new Promise<void>((r) => setImmediate(r));
+          // on this thread, let the event loop run between chunks (in the worker, commits queued meanwhile run between them)
+          if (sync && this.compactDone < this.compactRev) await new Promise<void>((r) => setImmediate(r));
         }
       } finally {
         this.compactJob = undefined;
@@ -400,49 +654,25 @@ export class SqliteBackend implements Backend {
   }
 }
 
-function prepareStatements(db: Database.Database) {
-  return {
-    insert: db.prepare('INSERT INTO kv (rev, key, create_rev, prev_rev, deleted, value) VALUES (?, ?, ?, ?, ?, ?)'),
-    valueAt: db.prepare('SELECT value FROM kv WHERE rev = ?').pluck(),
-    get: db.prepare('SELECT create_rev, rev, deleted, value FROM kv WHERE key = ? ORDER BY rev DESC LIMIT 1').raw(),
-    // for each key in the range its newest row at or below the revision, unless a tombstone;
-    // the grouped scan runs on the covering (key, rev) index, only the winners touch the table
-    list: db
-      .prepare(
-        `SELECT kv.key, kv.create_rev, kv.rev, kv.value
-         FROM (SELECT MAX(rev) AS mr FROM kv WHERE key >= ? AND key < ? AND rev <= ? GROUP BY key) m
-         JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0 LIMIT ?`,
-      )
-      .raw(),
-    count: db
-      .prepare(
-        `SELECT COUNT(*) FROM (SELECT MAX(rev) AS mr FROM kv WHERE key >= ? AND key < ? AND rev <= ? GROUP BY key) m
-         JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0`,
-      )
-      .pluck(),
-    liveKeys: db
-      .prepare(
-        `SELECT kv.key, kv.create_rev, kv.rev FROM (SELECT MAX(rev) AS mr FROM kv GROUP BY key) m
-         JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0`,
-      )
-      .raw(),
-    // replay: a range of revisions (the primary key) filtered by prefix; the unary + keeps the
-    // planner off the key index, which would read the prefix's whole history
-    history: db
-      .prepare(
-        `SELECT t.rev, t.key, t.create_rev, t.prev_rev, t.deleted, t.value, p.value
-         FROM kv t LEFT JOIN kv p ON t.deleted = 0 AND t.prev_rev > 0 AND p.rev = t.prev_rev
-         WHERE t.rev > ? AND t.rev <= ? AND +t.key >= ? AND +t.key < ?
-         ORDER BY t.rev LIMIT ?`,
-      )
-      .raw(),
-    maxRev: db.prepare('SELECT MAX(rev) FROM kv').pluck() as Database.Statement<[], number | null>,
-    getMeta: db.prepare('SELECT value FROM meta WHERE name = ?').pluck() as Database.Statement<[string], number>,
-    setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
-    compactPrev: db.prepare('DELETE FROM kv WHERE rev IN (SELECT prev_rev FROM kv WHERE rev > ? AND rev <= ? AND prev_rev > 0)'),
-    compactTombstones: db.prepare('DELETE FROM kv WHERE rev > ? AND rev <= ? AND deleted = 1'),
-    ping: db.prepare('SELECT 1').pluck(),
-  };
+function historyEvents(r: HistoryRows): StorageEvent[] {
+  const n = r.keys.length;
+  const out: StorageEvent[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const key = r.keys[i];
+    const rev = r.nums[4 * i];
+    const createRev = r.nums[4 * i + 1];
+    const prevRev = r.nums[4 * i + 2];
+    const deleted = r.nums[4 * i + 3] !== 0;
+    const value = valueOf(r.vals, i) ?? EMPTY;
+    const kv: KeyValue = { key, value, createRevision: createRev, modRevision: rev };
+    const prevValue = valueOf(r.prevVals, i);
+    if (deleted) {
+      out[i] = { type: 'delete', kv, prevKv: { key, value, createRevision: createRev, modRevision: prevRev }, revision: rev };
+    } else if (prevValue) {
+      out[i] = { type: 'put', kv, prevKv: { key, value: prevValue, createRevision: createRev, modRevision: prevRev }, revision: rev };
+    } else {
+      out[i] = { type: 'put', kv, revision: rev };
+    }
+  }
+  return out;
 }
-
-type Statements = ReturnType<typeof prepareStatements>;

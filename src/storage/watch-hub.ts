@@ -1,27 +1,47 @@
 // Fan-out of committed events to backend watchers, shared by the in-process backends.
 //
-// A watcher starts by replaying history (revisions in (afterRevision, committed]) read through the
-// backend's `history` function, in chunks, one chunk per turn of the event loop; once a replay step
-// reaches the committed revision the watcher turns live in the same synchronous step, so no commit
-// can fall between replay and live delivery. Live delivery is synchronous: the backend calls
-// `deliver` right after a commit, before it resolves the writers' promises.
+// A watcher starts by replaying history (revisions in (afterRevision, committed]), then turns live.
+// The replay reads, in order of preference:
+// - the recent events the hub keeps in memory (`recent` option: the last N events delivered),
+//   synchronously: a replay that starts within them turns live in the same synchronous step, so no
+//   commit can fall between replay and live delivery;
+// - the backend's `history` function, in chunks: synchronously (memory backend), one chunk per
+//   turn of the event loop, turning live in the step that reaches the committed revision; or
+//   asynchronously (the sqlite backend reads in its worker), one chunk per reply, until the replay
+//   reaches the recent events (or the committed revision) and finishes synchronously as above.
+// Live delivery is synchronous: the backend calls `deliver` right after a commit, before it
+// resolves the writers' promises.
 //
-// Watchers are grouped by prefix: the events of a commit are filtered once per distinct prefix and
-// the same (read-only) array goes to every watcher of that prefix.
+// Watchers are grouped by prefix, and the groups are indexed so an event finds its groups by
+// lookup rather than by testing every prefix: prefixes that end in '/' (every resource prefix,
+// '/registry/configmaps/', and namespace prefixes) are found by looking up each of the key's own
+// '/'-terminated prefixes (a key like /registry/configmaps/ns/name has four); any other prefix is
+// found by looking up the key's head of that prefix's length (one lookup per distinct length).
+// Each group collects the events of a commit that match it, and the same (read-only) array goes
+// to every watcher of the group.
 
 import { CompactedError, type StorageEvent, type Watch, type WatchOptions } from './interface.js';
 
 export interface HistorySource {
-  /** events for keys with the prefix, revisions in (after, upto], in revision order, at most max */
-  history(prefix: string, after: number, upto: number, max: number): StorageEvent[];
-  /** the newest committed revision */
+  /**
+   * events for keys with the prefix, revisions in (after, upto], in revision order, at most max;
+   * synchronously or as a promise
+   */
+  history(prefix: string, after: number, upto: number, max: number): StorageEvent[] | Promise<StorageEvent[]>;
+  /** the newest committed revision (every event up to it has been passed to deliver) */
   committed(): number;
   /** the compacted revision */
   compacted(): number;
 }
 
+export interface WatchHubOptions {
+  /** how many of the newest delivered events to keep in memory for replays (default 0: none) */
+  recent?: number;
+}
+
 interface Watcher {
   prefix: string;
+  group: Group;
   /** every event with a revision <= after has been delivered (or skipped as before the start) */
   after: number;
   live: boolean;
@@ -29,26 +49,59 @@ interface Watcher {
   opts: WatchOptions;
 }
 
+interface Group {
+  prefix: string;
+  watchers: Set<Watcher>;
+  /** the deliver() call whose events `batch` holds */
+  epoch: number;
+  batch: StorageEvent[];
+}
+
 const REPLAY_CHUNK = 1000;
+const NO_EVENTS: StorageEvent[] = [];
 
 export class WatchHub {
-  private readonly groups = new Map<string, Set<Watcher>>();
+  /** groups of prefixes that end in '/', by prefix */
+  private readonly slashGroups = new Map<string, Group>();
+  /** groups of other prefixes (including ''), by prefix length, then prefix */
+  private readonly otherGroups = new Map<number, Map<string, Group>>();
   private liveCount = 0;
+  private epoch = 0;
+  /** the recent events: a ring of `cap` slots holding `len` events from `head` on */
+  private readonly cap: number;
+  private ring: (StorageEvent | undefined)[];
+  private head = 0;
+  private len = 0;
+  /** the ring holds every event with a revision > ringBase */
+  private ringBase = 0;
 
-  constructor(private readonly source: HistorySource) {}
+  constructor(
+    private readonly source: HistorySource,
+    opts: WatchHubOptions = {},
+  ) {
+    this.cap = Math.max(0, opts.recent ?? 0);
+    this.ring = new Array(this.cap);
+  }
 
   /** the number of registered watchers */
   get size(): number {
     let n = 0;
-    for (const g of this.groups.values()) n += g.size;
+    for (const g of this.groups()) n += g.watchers.size;
     return n;
   }
 
+  /** forget the recent events: the next ones delivered follow `rev` (the backend (re)opened at rev) */
+  resetRecent(rev: number): void {
+    this.ring = new Array(this.cap);
+    this.head = 0;
+    this.len = 0;
+    this.ringBase = rev;
+  }
+
   watch(prefix: string, opts: WatchOptions): Watch {
-    const w: Watcher = { prefix, after: Math.max(0, opts.afterRevision | 0), live: false, done: false, opts };
-    let g = this.groups.get(prefix);
-    if (!g) this.groups.set(prefix, (g = new Set()));
-    g.add(w);
+    const group = this.groupFor(prefix);
+    const w: Watcher = { prefix, group, after: Math.max(0, opts.afterRevision | 0), live: false, done: false, opts };
+    group.watchers.add(w);
     // The first replay step runs in a microtask, so the caller holds the Watch handle before any
     // event arrives. Whatever commits first, nothing is lost or repeated: the replay reads up to
     // the committed revision and turns live in the same step, and live delivery skips revisions
@@ -59,44 +112,130 @@ export class WatchHub {
 
   /** deliver the events of one commit (revision order) whose newest revision is `rev` */
   deliver(events: StorageEvent[], rev: number): void {
+    if (this.cap > 0) this.remember(events);
     if (this.liveCount === 0) return;
-    for (const [prefix, group] of this.groups) {
-      let matching: StorageEvent[] = events;
-      if (prefix !== '') {
-        matching = [];
-        for (let i = 0; i < events.length; i++) {
-          if (events[i].kv.key.startsWith(prefix)) matching.push(events[i]);
+    const epoch = ++this.epoch;
+    const slash = this.slashGroups;
+    const other = this.otherGroups;
+    for (let e = 0; e < events.length; e++) {
+      const ev = events[e];
+      const key = ev.kv.key;
+      if (slash.size > 0) {
+        for (let i = key.indexOf('/'); i !== -1; i = key.indexOf('/', i + 1)) {
+          const g = slash.get(key.slice(0, i + 1));
+          if (g !== undefined) add(g, ev, epoch);
         }
       }
-      for (const w of group) {
-        if (!w.live || w.done) continue;
-        let evs = matching;
-        if (evs.length > 0 && evs[0].revision <= w.after) evs = evs.filter((e) => e.revision > w.after);
-        if (evs.length > 0) {
-          w.after = evs[evs.length - 1].revision;
-          if (!this.call(w, evs)) continue;
-        }
-        if (w.after < rev) {
-          w.after = rev;
-          if (w.opts.onProgress) this.progress(w, rev);
+      if (other.size > 0) {
+        for (const [len, byPrefix] of other) {
+          if (len > key.length) continue;
+          const g = byPrefix.get(len === key.length ? key : key.slice(0, len));
+          if (g !== undefined) add(g, ev, epoch);
         }
       }
     }
+    // every group: its events (if any), then progress to the commit's revision
+    for (const g of slash.values()) this.deliverGroup(g, epoch, rev);
+    for (const byPrefix of other.values()) for (const g of byPrefix.values()) this.deliverGroup(g, epoch, rev);
   }
 
   /** fail every watcher (the backend is closing, or broke) */
   failAll(err: Error): void {
-    for (const g of [...this.groups.values()]) for (const w of [...g]) this.fail(w, err);
+    for (const g of [...this.groups()]) for (const w of [...g.watchers]) this.fail(w, err);
   }
 
   /** drop every watcher without notice */
   clear(): void {
-    for (const g of this.groups.values()) for (const w of g) w.done = true;
-    this.groups.clear();
+    for (const g of this.groups()) for (const w of g.watchers) w.done = true;
+    this.slashGroups.clear();
+    this.otherGroups.clear();
     this.liveCount = 0;
   }
 
-  /** fail watchers that are still replaying from a revision that is now compacted */
+  // ---------------------------------------------------------------------------------------------
+
+  private deliverGroup(g: Group, epoch: number, rev: number): void {
+    const matching = g.epoch === epoch ? g.batch : NO_EVENTS;
+    for (const w of g.watchers) {
+      if (!w.live || w.done) continue;
+      let evs = matching;
+      if (evs.length > 0 && evs[0].revision <= w.after) evs = evs.filter((x) => x.revision > w.after);
+      if (evs.length > 0) {
+        w.after = evs[evs.length - 1].revision;
+        if (!this.call(w, evs)) continue;
+      }
+      if (w.after < rev) {
+        w.after = rev;
+        if (w.opts.onProgress) this.progress(w, rev);
+      }
+    }
+    if (g.epoch === epoch) g.batch = NO_EVENTS;
+  }
+
+  private *groups(): IterableIterator<Group> {
+    yield* this.slashGroups.values();
+    for (const m of this.otherGroups.values()) yield* m.values();
+  }
+
+  private groupFor(prefix: string): Group {
+    let g: Group | undefined;
+    if (prefix.endsWith('/')) {
+      g = this.slashGroups.get(prefix);
+      if (!g) this.slashGroups.set(prefix, (g = newGroup(prefix)));
+      return g;
+    }
+    let m = this.otherGroups.get(prefix.length);
+    if (!m) this.otherGroups.set(prefix.length, (m = new Map()));
+    g = m.get(prefix);
+    if (!g) m.set(prefix, (g = newGroup(prefix)));
+    return g;
+  }
+
+  private dropGroup(g: Group): void {
+    if (g.prefix.endsWith('/')) {
+      if (this.slashGroups.get(g.prefix) === g) this.slashGroups.delete(g.prefix);
+    } else {
+      const m = this.otherGroups.get(g.prefix.length);
+      if (m && m.get(g.prefix) === g) {
+        m.delete(g.prefix);
+        if (m.size === 0) this.otherGroups.delete(g.prefix.length);
+      }
+    }
+  }
+
+  private remember(events: StorageEvent[]): void {
+    const cap = this.cap;
+    for (let i = 0; i < events.length; i++) {
+      if (this.len === cap) {
+        this.ringBase = this.ring[this.head]!.revision;
+        this.ring[this.head] = undefined;
+        this.head = (this.head + 1) % cap;
+        this.len--;
+      }
+      this.ring[(this.head + this.len) % cap] = events[i];
+      this.len++;
+    }
+  }
+
+  /** the recent events after `after` for keys with the prefix (the ring must cover after) */
+  private recentAfter(prefix: string, after: number): StorageEvent[] {
+    const cap = this.cap;
+    // the first event with revision > after (binary search: revisions increase along the ring)
+    let lo = 0;
+    let hi = this.len;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.ring[(this.head + mid) % cap]!.revision <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: StorageEvent[] = [];
+    for (let i = lo; i < this.len; i++) {
+      const ev = this.ring[(this.head + i) % cap]!;
+      if (ev.kv.key.startsWith(prefix)) out.push(ev);
+    }
+    return out;
+  }
+
   private replayStep(w: Watcher): void {
     if (w.done) return;
     try {
@@ -107,14 +246,30 @@ export class WatchHub {
       }
       const upto = this.source.committed();
       if (w.after < upto) {
-        const evs = this.source.history(w.prefix, w.after, upto, REPLAY_CHUNK);
-        if (evs.length > 0) {
-          w.after = evs[evs.length - 1].revision;
-          if (!this.call(w, evs)) return;
-        }
-        if (evs.length >= REPLAY_CHUNK) {
-          setImmediate(() => this.replayStep(w));
-          return;
+        if (this.cap > 0 && w.after >= this.ringBase) {
+          // everything after the watcher's position is in memory: replay it and turn live now
+          const evs = this.recentAfter(w.prefix, w.after);
+          if (evs.length > 0) {
+            w.after = evs[evs.length - 1].revision;
+            if (!this.call(w, evs)) return;
+          }
+        } else {
+          const res = this.source.history(w.prefix, w.after, upto, REPLAY_CHUNK);
+          if (!Array.isArray(res)) {
+            res.then(
+              (evs) => this.replayed(w, upto, evs),
+              (err) => this.fail(w, err instanceof Error ? err : new Error(String(err))),
+            );
+            return;
+          }
+          if (res.length > 0) {
+            w.after = res[res.length - 1].revision;
+            if (!this.call(w, res)) return;
+          }
+          if (res.length >= REPLAY_CHUNK) {
+            setImmediate(() => this.replayStep(w));
+            return;
+          }
         }
         if (w.after < upto) {
           w.after = upto;
@@ -127,6 +282,33 @@ export class WatchHub {
     } catch (err) {
       this.fail(w, err instanceof Error ? err : new Error(String(err)));
     }
+  }
+
+  /** a chunk of history read asynchronously, for revisions in (w.after, upto] */
+  private replayed(w: Watcher, upto: number, evs: StorageEvent[]): void {
+    if (w.done) return;
+    try {
+      // a compaction that started while the chunk was read may have removed rows from it
+      const compacted = this.source.compacted();
+      if (w.after < compacted) {
+        this.fail(w, new CompactedError(w.after, compacted));
+        return;
+      }
+      if (evs.length > 0) {
+        w.after = evs[evs.length - 1].revision;
+        if (!this.call(w, evs)) return;
+      }
+      if (evs.length < REPLAY_CHUNK && w.after < upto) {
+        w.after = upto;
+        if (w.opts.onProgress) this.progress(w, upto);
+        if (w.done) return;
+      }
+    } catch (err) {
+      this.fail(w, err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    // commits went on meanwhile: the next step reads them (from memory, most likely) and turns live
+    this.replayStep(w);
   }
 
   private call(w: Watcher, evs: StorageEvent[]): boolean {
@@ -161,10 +343,19 @@ export class WatchHub {
     if (w.done) return;
     w.done = true;
     if (w.live) this.liveCount--;
-    const g = this.groups.get(w.prefix);
-    if (g) {
-      g.delete(w);
-      if (g.size === 0) this.groups.delete(w.prefix);
-    }
+    const g = w.group;
+    g.watchers.delete(w);
+    if (g.watchers.size === 0) this.dropGroup(g);
   }
+}
+
+function newGroup(prefix: string): Group {
+  return { prefix, watchers: new Set(), epoch: 0, batch: NO_EVENTS };
+}
+
+function add(g: Group, ev: StorageEvent, epoch: number): void {
+  if (g.epoch !== epoch) {
+    g.epoch = epoch;
+    g.batch = [ev];
+  } else g.batch.push(ev);
 }

@@ -24,6 +24,7 @@ const backends: Record<string, () => Promise<Backend>> = {
   sqlite: async () => {
     const b = new SqliteBackend(join(dir, `c${n++}.db`));
     await b.open();
+    await b.workerReady();
     return b;
   },
 };
@@ -56,6 +57,9 @@ function cacherFor(b: Backend, opts: { clock?: Clock; historyWindowMs?: number; 
     now: opts.clock ? () => opts.clock!.t : undefined,
   });
 }
+
+/** let the cache's fan-out run: it passes applied events to its watchers in a setImmediate */
+const settle = () => new Promise<void>((r) => setImmediate(r));
 
 const names = (items: CacheEntry[]) => items.map((e) => `${e.namespace}/${e.name}`);
 const evs = (events: CacheEvent[]) =>
@@ -226,6 +230,7 @@ for (const [bname, make] of Object.entries(backends)) {
       // the replay ran inside watch()
       assert.equal(all.events.length, 4);
       const c2 = await b.create(key('w', 'c'), json(obj('w', 'c')));
+      await settle();
       assert.deepEqual(evs(all.events), [
         ['MODIFIED', 'w/a', a2.modRevision, String(a2.modRevision)],
         ['ADDED', 'w/b', bb.modRevision, String(bb.modRevision)],
@@ -241,9 +246,11 @@ for (const [bname, make] of Object.entries(backends)) {
       const future = recordWatch(c, { afterRevision: c.revision() + 1 });
       await b.create(key('w', 'd'), json(obj('w', 'd')));
       await b.create(key('w', 'e'), json(obj('w', 'e')));
+      await settle();
       assert.deepEqual(evs(future.events).map((e) => e[1]), ['w/e']);
       all.stop();
       await b.create(key('w', 'f'), json(obj('w', 'f')));
+      await settle();
       assert.equal(all.events.length, 7);
       assert.equal(ns.events.length, 7);
     }),
@@ -262,6 +269,7 @@ for (const [bname, make] of Object.entries(backends)) {
       await b.update(x.key, json(obj('s', 'x', { app: 'db', t: '2' })), x4.modRevision); // nothing
       const y = await b.create(key('s', 'y'), json(obj('s', 'y', { app: 'web' }))); // ADDED
       const yd = await b.delete(y.key); // DELETED
+      await settle();
       assert.deepEqual(evs(r.events), [
         ['ADDED', 's/x', x2.modRevision, String(x2.modRevision)],
         ['MODIFIED', 's/x', x3.modRevision, String(x3.modRevision)],
@@ -307,6 +315,7 @@ for (const [bname, make] of Object.entries(backends)) {
         assert.equal(c.oldestRevision(), bb.modRevision);
         const w = recordWatch(c, { afterRevision: c.revision() });
         await b.create(key('t', 'c'), json(obj('t', 'c')));
+        await settle();
         assert.equal(w.events.length, 1);
       });
     })(),
@@ -366,6 +375,7 @@ for (const [bname, make] of Object.entries(backends)) {
       }
       await b.create(key('f', 'a'), json(obj('f', 'a')));
       await b.create(key('g', 'a'), json(obj('g', 'a')));
+      await settle();
       assert.equal(got.length, 1500);
       assert.ok(got.slice(0, 1000).every((e) => e === got[0]));
       // a watcher that throws is dropped with its error
@@ -381,12 +391,65 @@ for (const [bname, make] of Object.entries(backends)) {
       });
       await b.create(key('f', 'b'), json(obj('f', 'b')));
       await b.create(key('f', 'c'), json(obj('f', 'c')));
+      await settle();
       assert.equal(throws, 1);
       assert.equal(closed.length, 1);
       assert.equal(closed[0]?.message, 'boom');
       c.stop();
       assert.equal(closed.length, 1001);
       assert.equal(await c.waitUntilFresh(c.revision() + 1, 1000), false);
+    }),
+  );
+
+  test(
+    `cacher/${bname}: a write resolves before the fan-out; per-watcher order and start revisions hold`,
+    withCacher({}, async (b, c) => {
+      const web = (e: CacheEntry) => e.obj.metadata.labels?.app === 'web';
+      const early = recordWatch(c, { afterRevision: c.revision() });
+      const filtered = recordWatch(c, { afterRevision: c.revision(), filter: web });
+      const kv1 = await b.create(key('o', 'a'), json(obj('o', 'a', { app: 'web' })));
+      // applied before the writer resumes (it reads its own write), not yet passed to the watchers
+      assert.equal(c.get(kv1.key)?.modRevision, kv1.modRevision);
+      assert.equal(c.list({ prefix: PREFIX }).items.length, 1);
+      assert.equal(early.events.length, 0);
+      // a watch from the write's revision sees nothing older; one from just before replays it, once
+      const atWrite = recordWatch(c, { afterRevision: kv1.modRevision });
+      const before = recordWatch(c, { afterRevision: kv1.modRevision - 1 });
+      assert.deepEqual(
+        before.events.map((e) => e.revision),
+        [kv1.modRevision],
+      );
+      const kv2 = await b.update(kv1.key, json(obj('o', 'a', { app: 'web', v: '2' })), kv1.modRevision);
+      const kv3 = await b.create(key('o', 'b'), json(obj('o', 'b')));
+      await settle();
+      const all = [kv1.modRevision, kv2.modRevision, kv3.modRevision];
+      assert.deepEqual(
+        early.events.map((e) => e.revision),
+        all,
+      );
+      assert.deepEqual(
+        filtered.events.map((e) => e.revision),
+        all.slice(0, 2),
+      );
+      assert.deepEqual(
+        atWrite.events.map((e) => e.revision),
+        all.slice(1),
+      );
+      assert.deepEqual(
+        before.events.map((e) => e.revision),
+        all,
+      );
+      // revision() passes queued events on first: a bookmark at revision() never overtakes them
+      const kv4 = await b.delete(kv3.key);
+      assert.equal(early.events.length, 3);
+      assert.equal(c.revision(), kv4.modRevision);
+      assert.equal(early.events.length, 4);
+      // a watcher stopped while events are queued gets none of them
+      await b.create(key('o', 'c'), json(obj('o', 'c')));
+      early.stop();
+      await settle();
+      assert.equal(early.events.length, 4);
+      assert.equal(before.events.length, 5);
     }),
   );
 

@@ -4,26 +4,106 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteBackend } from '../../src/storage/sqlite.js';
+import { SqliteBackend, type SqliteBackendOptions } from '../../src/storage/sqlite.js';
 import type { Backend } from '../../src/storage/interface.js';
-import { bytes, conformance, record, text } from './conformance.js';
+import { bytes, conformance, record, text, until } from './conformance.js';
+import { ConflictError } from '../../src/storage/interface.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'keelson-sqlite-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 
-conformance('sqlite', {
-  async create() {
-    const b = new SqliteBackend(join(dir, `t${n++}`, 'state.db'), { compactChunk: 3 });
-    await b.open();
-    return b;
-  },
-  async reopen(b: Backend) {
-    await b.close();
-    const next = new SqliteBackend((b as SqliteBackend).path, { compactChunk: 3 });
-    await next.open();
-    return next;
-  },
+// the usual configuration (SQLite in a worker thread), SQLite on the main thread, and a worker
+// with one batch in flight at a time
+for (const [label, opts] of [
+  ['sqlite', {}],
+  ['sqlite (main thread)', { worker: false }],
+  ['sqlite (one batch in flight)', { maxInFlight: 1, recentEvents: 4 }],
+] as [string, SqliteBackendOptions][]) {
+  conformance(label, {
+    backendName: 'sqlite',
+    async create() {
+      const b = new SqliteBackend(join(dir, `t${n++}`, 'state.db'), { compactChunk: 3, ...opts });
+      await b.open();
+      // run the suite against the worker, not the main-thread connection that serves until it is ready
+      await b.workerReady();
+      return b;
+    },
+    async reopen(b: Backend) {
+      await b.close();
+      const next = new SqliteBackend((b as SqliteBackend).path, { compactChunk: 3, ...opts });
+      await next.open();
+      await next.workerReady();
+      return next;
+    },
+  });
+}
+
+const tick = () => new Promise<void>((r) => setImmediate(r));
+
+test('sqlite: the worker takes the file over; a second process can neither read nor write it', async () => {
+  const path = join(dir, 'handover.db');
+  const b = new SqliteBackend(path);
+  await b.open();
+  // until the worker is ready, writes commit on the main thread
+  const early = await b.create('/h/early', bytes('1'));
+  assert.equal(await b.workerReady(), true);
+  assert.equal(b.stats().worker, true);
+  const late = await b.create('/h/late', bytes('2'));
+  assert.equal(late.modRevision, early.modRevision + 1);
+  assert.equal(text((await b.get('/h/early'))!.value), '1');
+  const other = new Database(path, { timeout: 0 });
+  assert.throws(() => other.prepare('SELECT COUNT(*) FROM kv').get(), /locked|busy/i);
+  other.close();
+  await b.close();
+  const db = new Database(path, { readonly: true });
+  assert.equal(db.prepare('SELECT COUNT(*) FROM kv').pluck().get(), 2);
+  db.close();
+});
+
+test('sqlite: batches are pipelined, committed in order, and close drains them', async () => {
+  const path = join(dir, 'pipeline.db');
+  const b = new SqliteBackend(path);
+  await b.open();
+  await b.workerReady();
+  const seen: number[] = [];
+  const r = record(b, '/p/', 0);
+  await new Promise((res) => setTimeout(res, 1));
+  const writes: Promise<unknown>[] = [];
+  const resolvedAt: number[] = [];
+  // writes in several turns of the event loop: several batches, in flight together
+  for (let turn = 0; turn < 20; turn++) {
+    for (let i = 0; i < 10; i++) {
+      const p = b.create(`/p/k${turn}-${i}`, bytes(`${turn}-${i}`));
+      writes.push(p.then((kv) => void resolvedAt.push(kv.modRevision)));
+    }
+    await tick();
+  }
+  // updates that depend on writes not yet durable, then close at once: every write lands
+  const first = await b.create('/p/u', bytes('0'));
+  let prev = first.modRevision;
+  for (let i = 1; i <= 5; i++) {
+    const u = b.update('/p/u', bytes(String(i)), prev);
+    prev++;
+    writes.push(u);
+  }
+  writes.push(b.delete('/p/u', prev));
+  await b.close();
+  await Promise.all(writes);
+  for (const e of r.events) seen.push(e.revision);
+  assert.deepEqual(resolvedAt, [...resolvedAt].sort((x, y) => x - y), 'writers resolve in revision order');
+  assert.deepEqual(seen, Array.from({ length: seen.length }, (_, i) => i + 1), 'watchers see every revision once, in order');
+  assert.equal(seen.length, 200 + 7);
+  const del = r.events[r.events.length - 1];
+  assert.equal(del.type, 'delete');
+  assert.equal(text(del.kv.value), '5');
+  assert.equal(text(del.prevKv!.value), '5');
+  assert.ok(b.stats().maxInFlight >= 2, `batches in flight together: ${b.stats().maxInFlight}`);
+  const b2 = new SqliteBackend(path);
+  await b2.open();
+  assert.equal(await b2.currentRevision(), 207);
+  assert.equal(await b2.count('/p/'), 200);
+  await b2.close();
 });
 
 test('sqlite: a second process cannot write the file while a backend holds it', async () => {
@@ -106,10 +186,9 @@ test('sqlite: a failed commit rejects the batch and leaves nothing behind', asyn
   const r = record(b, '/f/', a.modRevision);
   await new Promise((res) => setTimeout(res, 1));
   // make the next transaction fail: the connection refuses writes for a moment
-  const db = (b as unknown as { db: Database.Database }).db;
-  db.pragma('query_only = ON');
+  await b.pragma('query_only = ON');
   const results = await Promise.allSettled([b.update('/f/a', bytes('a2'), a.modRevision), b.create('/f/b', bytes('b'))]);
-  db.pragma('query_only = OFF');
+  await b.pragma('query_only = OFF');
   assert.deepEqual(
     results.map((x) => x.status),
     ['rejected', 'rejected'],
@@ -122,5 +201,76 @@ test('sqlite: a failed commit rejects the batch and leaves nothing behind', asyn
   const c = await b.create('/f/b', bytes('b'));
   assert.equal(c.modRevision, a.modRevision + 2);
   assert.equal(r.events.length, 2);
+  await b.close();
+});
+
+test('sqlite: a failed commit also rejects the batches behind it and the writes that depend on it', async () => {
+  const path = join(dir, 'fail-pipeline.db');
+  const b = new SqliteBackend(path);
+  await b.open();
+  await b.workerReady();
+  const a = await b.create('/g/a', bytes('a'));
+  const r = record(b, '/g/', a.modRevision);
+  await new Promise((res) => setTimeout(res, 1));
+  void b.pragma('query_only = ON');
+  const first = b.update('/g/a', bytes('a2'), a.modRevision); // fails in the worker
+  await tick(); // posted as one batch
+  void b.pragma('query_only = OFF');
+  // checked against the failed update: queued or in flight when it fails, rejected with it
+  const second = b.update('/g/a', bytes('a3'), a.modRevision + 1);
+  const third = b.create('/g/c', bytes('c'));
+  const results = await Promise.allSettled([first, second, third]);
+  assert.deepEqual(
+    results.map((x) => x.status),
+    ['rejected', 'rejected', 'rejected'],
+  );
+  assert.equal(await b.currentRevision(), a.modRevision);
+  await assert.rejects(b.update('/g/a', bytes('x'), a.modRevision + 1), (err: Error) => err.name === 'ConflictError');
+  const u = await b.update('/g/a', bytes('a2'), a.modRevision);
+  assert.equal(u.modRevision, a.modRevision + 1);
+  assert.equal(text((await b.get('/g/a'))!.value), 'a2');
+  assert.deepEqual(
+    r.events.map((e) => e.revision),
+    [u.modRevision],
+  );
+  await b.close();
+});
+
+test('sqlite: a conflict reports the current value, durable or not', async () => {
+  const b = new SqliteBackend(join(dir, 'conflict.db'));
+  await b.open();
+  await b.workerReady();
+  const a = await b.create('/k/a', bytes('durable'));
+  await assert.rejects(b.update('/k/a', bytes('x'), a.modRevision + 7), (err: Error) => err instanceof ConflictError && text(err.current!.value) === 'durable');
+  const pending = b.update('/k/a', bytes('queued'), a.modRevision);
+  await assert.rejects(b.delete('/k/a', a.modRevision), (err: Error) => err instanceof ConflictError && text(err.current!.value) === 'queued');
+  await pending;
+  await b.close();
+});
+
+test('sqlite: a watch replays from the database beyond the recent events, then from memory, while writes go on', async () => {
+  const b = new SqliteBackend(join(dir, 'replay.db'), { recentEvents: 8 });
+  await b.open();
+  await b.workerReady();
+  for (let i = 0; i < 40; i++) await b.create(`/r/k${i}`, bytes(String(i)));
+  await b.create('/other/x', bytes('x'));
+  const got: number[] = [];
+  const w = b.watch('/r/', {
+    afterRevision: 3,
+    onEvents: (evs) => got.push(...evs.map((e) => e.revision)),
+    onError: (err) => assert.fail(err),
+  });
+  const more: Promise<unknown>[] = [];
+  for (let i = 40; i < 60; i++) more.push(b.create(`/r/k${i}`, bytes(String(i))));
+  await Promise.all(more);
+  await until(() => got.length === 57, 'replay and live events');
+  assert.deepEqual(got, [...Array.from({ length: 37 }, (_, i) => i + 4), ...Array.from({ length: 20 }, (_, i) => 42 + i)]);
+  w.cancel();
+  // a replay from before a compaction fails
+  await b.compact(30);
+  const errors: Error[] = [];
+  b.watch('/r/', { afterRevision: 10, onEvents: () => {}, onError: (err) => errors.push(err) });
+  await until(() => errors.length === 1, 'compacted error');
+  assert.equal(errors[0].name, 'CompactedError');
   await b.close();
 });

@@ -1,0 +1,397 @@
+// The SQLite side of SqliteBackend: the connection, its statements, and the requests the backend
+// sends it (commit a batch, read, compact). The same code runs in the backend's worker thread (the
+// usual case, see sqlite-worker.ts) and, before that worker has started or without one, on the main
+// thread: requests and replies are plain data either way (keys as strings, numbers in Float64Arrays,
+// byte values packed into one buffer), so the main thread never needs to know where they ran.
+//
+// Table layout: see sqlite.ts.
+
+import Database from 'better-sqlite3';
+import { compareKeysExact } from './keys.js';
+
+export const OP_CREATE = 0;
+export const OP_UPDATE = 1;
+export const OP_DELETE = 2;
+
+/** numbers per op in a commit request: kind, rev, createRev, prevRev, needPrev */
+export const OP_FIELDS = 5;
+
+/** A BLOB compares greater than every TEXT value in SQLite: the upper bound of an open range. */
+const TOP = Buffer.from([0xff]);
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Byte values in transit: either the values themselves (on the main thread) or packed into one
+ * buffer (between threads: one copy, one transfer, no per-value serialization). `idx` holds
+ * (offset, length) per value; length 0xffffffff stands for an absent value.
+ */
+export type Values = (Uint8Array | null)[] | Packed;
+export interface Packed {
+  buf: Uint8Array;
+  idx: Uint32Array;
+}
+const ABSENT = 0xffffffff;
+
+export function pack(values: readonly (Uint8Array | null | undefined)[]): Packed {
+  let total = 0;
+  for (const v of values) if (v) total += v.byteLength;
+  const buf = new Uint8Array(new ArrayBuffer(total));
+  const idx = new Uint32Array(values.length * 2);
+  let off = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (!v) {
+      idx[2 * i + 1] = ABSENT;
+      continue;
+    }
+    buf.set(v, off);
+    idx[2 * i] = off;
+    idx[2 * i + 1] = v.byteLength;
+    off += v.byteLength;
+  }
+  return { buf, idx };
+}
+
+/** value i of `vals` (views into a packed buffer share it: no copy) */
+export function valueOf(vals: Values, i: number): Uint8Array | null {
+  if (Array.isArray(vals)) return vals[i] ?? null;
+  const len = vals.idx[2 * i + 1];
+  if (len === ABSENT) return null;
+  const b = vals.buf;
+  return new Uint8Array(b.buffer, b.byteOffset + vals.idx[2 * i], len);
+}
+
+/** the buffers to transfer with a message that carries `vals` */
+export function transferOf(vals: Values, out: ArrayBuffer[]): void {
+  if (!Array.isArray(vals)) out.push(vals.buf.buffer as ArrayBuffer, vals.idx.buffer as ArrayBuffer);
+}
+
+// ---- requests and replies -----------------------------------------------------------------------
+
+export type Request =
+  | { t: 'commit'; keys: string[]; nums: Float64Array; vals: Values }
+  | { t: 'resume' }
+  | { t: 'get'; key: string; rev: number }
+  | { t: 'list'; low: string; high: string | null; rev: number; limit: number }
+  | { t: 'count'; low: string; high: string | null; rev: number }
+  | { t: 'history'; low: string; high: string | null; after: number; upto: number; max: number }
+  | { t: 'value'; rev: number }
+  | { t: 'meta'; name: string; value: number }
+  | { t: 'compact'; lo: number; hi: number }
+  | { t: 'ping' }
+  | { t: 'pragma'; pragma: string };
+
+/** the previous values a commit was asked for (needPrev), by op index */
+export interface CommitResult {
+  prev: Values;
+}
+export interface GetResult {
+  found: boolean;
+  c: number;
+  m: number;
+  vals: Values;
+}
+export interface ListRows {
+  keys: string[];
+  /** createRevision, modRevision per row */
+  nums: Float64Array;
+  vals: Values;
+  more: boolean;
+  remaining: number;
+}
+export interface HistoryRows {
+  keys: string[];
+  /** rev, createRev, prevRev, deleted per row */
+  nums: Float64Array;
+  vals: Values;
+  prevVals: Values;
+}
+
+/** open (or create) the store file with the backend's pragmas and tables */
+export function openDatabase(path: string): Database.Database {
+  const db = new Database(path);
+  try {
+    // one process owns the file: the in-memory index is the truth for conditional writes, so a
+    // second writer must not exist (exclusive locking: it gets SQLITE_BUSY), and no shared-memory
+    // WAL index is needed
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS kv (
+        rev INTEGER PRIMARY KEY,
+        key TEXT NOT NULL,
+        create_rev INTEGER NOT NULL,
+        prev_rev INTEGER NOT NULL,
+        deleted INTEGER NOT NULL,
+        value BLOB
+      );
+      CREATE INDEX IF NOT EXISTS kv_key_rev ON kv (key, rev);
+      CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    `);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    insert: db.prepare('INSERT INTO kv (rev, key, create_rev, prev_rev, deleted, value) VALUES (?, ?, ?, ?, ?, ?)'),
+    // a tombstone carries the deleted value: copied from the key's previous row, in SQLite
+    insertTombstone: db.prepare('INSERT INTO kv (rev, key, create_rev, prev_rev, deleted, value) SELECT ?, ?, ?, ?, 1, value FROM kv WHERE rev = ?'),
+    valueAt: db.prepare('SELECT value FROM kv WHERE rev = ?').pluck(),
+    get: db.prepare('SELECT create_rev, rev, deleted, value FROM kv WHERE key = ? AND rev <= ? ORDER BY rev DESC LIMIT 1').raw(),
+    // for each key in the range its newest row at or below the revision, unless a tombstone;
+    // the grouped scan runs on the covering (key, rev) index, only the winners touch the table
+    list: db
+      .prepare(
+        `SELECT kv.key, kv.create_rev, kv.rev, kv.value
+         FROM (SELECT MAX(rev) AS mr FROM kv WHERE key >= ? AND key < ? AND rev <= ? GROUP BY key) m
+         JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0 LIMIT ?`,
+      )
+      .raw(),
+    count: db
+      .prepare(
+        `SELECT COUNT(*) FROM (SELECT MAX(rev) AS mr FROM kv WHERE key >= ? AND key < ? AND rev <= ? GROUP BY key) m
+         JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0`,
+      )
+      .pluck(),
+    liveKeys: db
+      .prepare(
+        `SELECT kv.key, kv.create_rev, kv.rev FROM (SELECT MAX(rev) AS mr FROM kv GROUP BY key) m
+         JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0`,
+      )
+      .raw(),
+    // replay: a range of revisions (the primary key) filtered by prefix; the unary + keeps the
+    // planner off the key index, which would read the prefix's whole history
+    history: db
+      .prepare(
+        `SELECT t.rev, t.key, t.create_rev, t.prev_rev, t.deleted, t.value, p.value
+         FROM kv t LEFT JOIN kv p ON t.deleted = 0 AND t.prev_rev > 0 AND p.rev = t.prev_rev
+         WHERE t.rev > ? AND t.rev <= ? AND +t.key >= ? AND +t.key < ?
+         ORDER BY t.rev LIMIT ?`,
+      )
+      .raw(),
+    maxRev: db.prepare('SELECT MAX(rev) FROM kv').pluck() as Database.Statement<[], number | null>,
+    getMeta: db.prepare('SELECT value FROM meta WHERE name = ?').pluck() as Database.Statement<[string], number>,
+    setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
+    compactPrev: db.prepare('DELETE FROM kv WHERE rev IN (SELECT prev_rev FROM kv WHERE rev > ? AND rev <= ? AND prev_rev > 0)'),
+    compactTombstones: db.prepare('DELETE FROM kv WHERE rev > ? AND rev <= ? AND deleted = 1'),
+    ping: db.prepare('SELECT 1').pluck(),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+export interface LoadedState {
+  compactRev: number;
+  compactDone: number;
+  /** the newest revision in the table (0 when empty) */
+  maxRev: number;
+}
+
+/**
+ * One connection and the requests it serves. `pack` chooses how byte values leave: packed (for a
+ * message to another thread) or as they are (for a caller on the same thread).
+ */
+export class Store {
+  readonly db: Database.Database;
+  private readonly st: Statements;
+  private readonly tx: (keys: string[], nums: Float64Array, vals: Values, prev: (Uint8Array | null)[]) => void;
+  /** a commit failed: refuse the commits already queued behind it until the backend says resume */
+  private failed = false;
+
+  constructor(
+    path: string,
+    private readonly packValues: boolean,
+  ) {
+    this.db = openDatabase(path);
+    try {
+      this.st = prepareStatements(this.db);
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
+    this.tx = this.db.transaction((keys: string[], nums: Float64Array, vals: Values, prev: (Uint8Array | null)[]) =>
+      this.writeOps(keys, nums, vals, prev),
+    );
+  }
+
+  /** the stored metadata and the newest revision */
+  state(): LoadedState {
+    return {
+      compactRev: this.st.getMeta.get('compact_rev') ?? 0,
+      compactDone: this.st.getMeta.get('compact_done') ?? 0,
+      maxRev: this.st.maxRev.get() ?? 0,
+    };
+  }
+
+  /** every live key with its createRevision and modRevision */
+  liveKeys(): IterableIterator<[string, number, number]> {
+    return this.st.liveKeys.iterate() as IterableIterator<[string, number, number]>;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** serve one request; throws on failure */
+  handle(req: Request): unknown {
+    const st = this.st;
+    switch (req.t) {
+      case 'commit': {
+        if (this.failed) throw new Error('storage commit refused: an earlier commit failed');
+        const prev: (Uint8Array | null)[] = new Array(req.keys.length).fill(null);
+        try {
+          this.tx(req.keys, req.nums, req.vals, prev);
+        } catch (err) {
+          this.failed = true;
+          throw err;
+        }
+        const res: CommitResult = { prev: this.out(prev) };
+        return res;
+      }
+      case 'resume':
+        this.failed = false;
+        return undefined;
+      case 'get': {
+        const row = st.get.get(req.key, req.rev) as [number, number, number, Uint8Array] | undefined;
+        const found = !!row && row[2] === 0;
+        const res: GetResult = { found, c: found ? row![0] : 0, m: found ? row![1] : 0, vals: this.out([found ? row![3] : null]) };
+        return res;
+      }
+      case 'list':
+        return this.list(req.low, req.high ?? TOP, req.rev, req.limit);
+      case 'count':
+        return st.count.get(req.low, req.high ?? TOP, req.rev) as number;
+      case 'history':
+        return this.history(req.low, req.high ?? TOP, req.after, req.upto, req.max);
+      case 'value':
+        return this.out([(st.valueAt.get(req.rev) as Uint8Array | undefined) ?? null]);
+      case 'meta':
+        st.setMeta.run(req.name, req.value);
+        return undefined;
+      case 'compact':
+        this.db.transaction(() => {
+          st.compactPrev.run(req.lo, req.hi);
+          st.compactTombstones.run(req.lo, req.hi);
+          st.setMeta.run('compact_done', req.hi);
+        })();
+        return undefined;
+      case 'ping':
+        return st.ping.get() === 1;
+      case 'pragma':
+        return this.db.pragma(req.pragma);
+    }
+  }
+
+  private out(values: (Uint8Array | null)[]): Values {
+    return this.packValues ? pack(values) : values;
+  }
+
+  /** the rows of one batch (runs inside the batch's transaction) */
+  private writeOps(keys: string[], nums: Float64Array, vals: Values, prev: (Uint8Array | null)[]): void {
+    const st = this.st;
+    for (let i = 0; i < keys.length; i++) {
+      const o = i * OP_FIELDS;
+      const kind = nums[o];
+      const rev = nums[o + 1];
+      const createRev = nums[o + 2];
+      const prevRev = nums[o + 3];
+      const needPrev = nums[o + 4] !== 0;
+      if (kind === OP_CREATE) {
+        st.insert.run(rev, keys[i], createRev, 0, 0, valueOf(vals, i) ?? EMPTY);
+      } else if (kind === OP_UPDATE) {
+        if (needPrev) prev[i] = (st.valueAt.get(prevRev) as Uint8Array | undefined) ?? EMPTY;
+        st.insert.run(rev, keys[i], createRev, prevRev, 0, valueOf(vals, i) ?? EMPTY);
+      } else {
+        if (st.insertTombstone.run(rev, keys[i], createRev, prevRev, prevRev).changes === 0) {
+          // the previous row is missing (should not happen): keep the delete, with an empty value
+          st.insert.run(rev, keys[i], createRev, prevRev, 1, EMPTY);
+        }
+        if (needPrev) prev[i] = (st.valueAt.get(prevRev) as Uint8Array | undefined) ?? EMPTY;
+      }
+    }
+  }
+
+  private list(low: string, high: string | Buffer, rev: number, limit: number): ListRows {
+    const st = this.st;
+    const rows = st.list.all(low, high, rev, limit > 0 ? limit + 1 : -1) as [string, number, number, Uint8Array][];
+    let more = false;
+    let remaining = 0;
+    if (limit > 0 && rows.length > limit) {
+      rows.length = limit;
+      more = true;
+    }
+    // the join yields keys in index order; should a future query plan not, restore the contract
+    let sorted = true;
+    for (let i = 1; i < rows.length; i++) {
+      if (compareKeysExact(rows[i - 1][0], rows[i][0]) > 0) {
+        sorted = false;
+        break;
+      }
+    }
+    if (!sorted) rows.sort((a, b) => compareKeysExact(a[0], b[0]));
+    if (more) remaining = st.count.get(rows[rows.length - 1][0] + '\0', high, rev) as number;
+    const keys: string[] = new Array(rows.length);
+    const nums = new Float64Array(rows.length * 2);
+    const values: Uint8Array[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i];
+      keys[i] = r[0];
+      nums[2 * i] = r[1];
+      nums[2 * i + 1] = r[2];
+      values[i] = r[3];
+    }
+    return { keys, nums, vals: this.out(values), more, remaining };
+  }
+
+  private history(low: string, high: string | Buffer, after: number, upto: number, max: number): HistoryRows {
+    const rows = this.st.history.all(after, upto, low, high, max) as [number, string, number, number, number, Uint8Array, Uint8Array | null][];
+    const keys: string[] = new Array(rows.length);
+    const nums = new Float64Array(rows.length * 4);
+    const values: Uint8Array[] = new Array(rows.length);
+    const prevValues: (Uint8Array | null)[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const [rev, key, createRev, prevRev, deleted, value, prevValue] = rows[i];
+      keys[i] = key;
+      nums[4 * i] = rev;
+      nums[4 * i + 1] = createRev;
+      nums[4 * i + 2] = prevRev;
+      nums[4 * i + 3] = deleted;
+      values[i] = value;
+      prevValues[i] = prevValue;
+    }
+    return { keys, nums, vals: this.out(values), prevVals: this.out(prevValues) };
+  }
+}
+
+// ---- messages between the backend and its worker ------------------------------------------------
+
+/** main -> worker: open the store (after the main thread released it), then requests in order */
+export type ToWorker =
+  | { t: 'open'; id: number; path: string; expectRev: number }
+  | { t: 'close'; id: number }
+  | (Request & { id: number });
+
+/** worker -> main: 'ready' once loaded, then one reply per message, in order */
+export type FromWorker =
+  | { t: 'ready' }
+  | { t: 'reply'; id: number; ok: true; value: unknown }
+  | { t: 'reply'; id: number; ok: false; message: string; code?: string };
+
+/** the buffers to transfer with a reply value */
+export function transferOfResult(value: unknown): ArrayBuffer[] {
+  const out: ArrayBuffer[] = [];
+  if (value && typeof value === 'object') {
+    const v = value as Partial<ListRows & HistoryRows & CommitResult & Packed>;
+    if (v.vals) transferOf(v.vals, out);
+    if (v.prevVals) transferOf(v.prevVals, out);
+    if (v.prev) transferOf(v.prev, out);
+    if (v.nums) out.push(v.nums.buffer as ArrayBuffer);
+    if (v.buf && v.idx) transferOf(v as Packed, out);
+  }
+  return out;
+}
