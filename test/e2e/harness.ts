@@ -39,6 +39,8 @@ export async function freePort(): Promise<number> {
 export interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
+  /** every header as the list of its values, one per header line (Warning headers repeat) */
+  headersDistinct: Record<string, string[]>;
   body: Buffer;
   text: string;
   json(): any;
@@ -297,6 +299,7 @@ function request(opts: https.RequestOptions, body?: string | Buffer): Promise<Ra
         resolve({
           status: res.statusCode ?? 0,
           headers: res.headers,
+          headersDistinct: res.headersDistinct as Record<string, string[]>,
           body: b,
           text: b.toString('utf8'),
           json: () => JSON.parse(b.toString('utf8')),
@@ -323,4 +326,23 @@ export async function startCluster(opts: StartOptions = {}): Promise<Cluster> {
     throw e;
   }
   return c;
+}
+
+/** the Status body of a failed request, after checking its code and reason */
+export function expectStatus(r: RawResponse, code: number, reason: string, what = ''): any {
+  let s: any;
+  try {
+    s = r.json();
+  } catch {
+    throw new Error(`${what}: expected a Status ${code} ${reason}, got ${r.status} ${r.text.slice(0, 500)}`);
+  }
+  const got = { status: r.status, kind: s.kind, apiVersion: s.apiVersion, code: s.code, reason: s.reason, statusField: s.status };
+  const want = { status: code, kind: 'Status', apiVersion: 'v1', code, reason, statusField: 'Failure' };
+  if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`${what}: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)}: ${r.text.slice(0, 800)}`);
+  return s;
+}
+
+/** the Warning header values of a response, one per header line */
+export function warningsOf(r: RawResponse): string[] {
+  return r.headersDistinct['warning'] ?? [];
 }

@@ -1,0 +1,395 @@
+// PATCH over raw HTTP: JSON patch (every op, atomic failure), JSON merge patch, strategic merge
+// patch on built-in kinds (merge keys, $patch, $retainKeys, $deleteFromPrimitiveList,
+// $setElementOrder), the same on status, and malformed or failing patches: each answered with
+// Kubernetes' Status, and the stored object exactly as it was.
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startCluster, expectStatus, type Cluster, type RawResponse } from './harness.js';
+
+let c: Cluster;
+const NS = 'default';
+const cms = `/api/v1/namespaces/${NS}/configmaps`;
+const deploys = `/apis/apps/v1/namespaces/${NS}/deployments`;
+const JSONP = 'application/json-patch+json';
+const MERGE = 'application/merge-patch+json';
+const SMP = 'application/strategic-merge-patch+json';
+
+before(async () => {
+  c = await startCluster();
+});
+
+after(async () => {
+  await c?.stop();
+});
+
+function ok(r: RawResponse, code: number, what: string): any {
+  assert.equal(r.status, code, `${what}: ${r.status} ${r.text.slice(0, 800)}`);
+  return r.json();
+}
+async function get(path: string): Promise<any> {
+  return ok(await c.raw('GET', path), 200, `GET ${path}`);
+}
+async function create(collection: string, obj: any): Promise<any> {
+  return ok(await c.raw('POST', collection, { body: obj }), 201, `POST ${collection}`);
+}
+function patch(path: string, type: string, body: unknown): Promise<RawResponse> {
+  return c.raw('PATCH', path, { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': type } });
+}
+/** the stored object, unchanged: same resourceVersion and content */
+async function unchanged(path: string, before: any, what: string): Promise<void> {
+  const now = await get(path);
+  assert.deepEqual(now, before, `${what}: the stored object changed`);
+}
+
+const DEPLOYMENT = (name: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, labels: { app: name } },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: name } },
+    template: {
+      metadata: { labels: { app: name } },
+      spec: {
+        containers: [
+          { name: 'a', image: 'nginx:1', ports: [{ containerPort: 80 }], env: [{ name: 'X', value: '1' }, { name: 'Y', value: '2' }] },
+          { name: 'b', image: 'busybox:1', command: ['sleep', '3600'] },
+        ],
+      },
+    },
+  },
+});
+
+describe('JSON patch', () => {
+  test('add, remove, replace, move, copy and test', async () => {
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'jp-ops', labels: { keep: 'yes' } }, data: { a: '1', b: '2' } });
+    const out = ok(
+      await patch(`${cms}/jp-ops`, JSONP, [
+        { op: 'add', path: '/data/c', value: '3' },
+        { op: 'remove', path: '/data/b' },
+        { op: 'replace', path: '/data/a', value: '10' },
+        { op: 'move', from: '/data/c', path: '/data/d' },
+        { op: 'copy', from: '/data/a', path: '/data/e' },
+        { op: 'test', path: '/data/a', value: '10' },
+        { op: 'add', path: '/metadata/labels/new~1key', value: 'v' },
+      ]),
+      200,
+      'json patch',
+    );
+    assert.deepEqual(out.data, { a: '10', d: '3', e: '10' });
+    assert.deepEqual(out.metadata.labels, { keep: 'yes', 'new/key': 'v' });
+    assert.deepEqual((await get(`${cms}/jp-ops`)).data, { a: '10', d: '3', e: '10' });
+  });
+
+  test('a failing test rejects the whole patch and changes nothing', async () => {
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'jp-test' }, data: { a: '1' } });
+    const before = await get(`${cms}/jp-test`);
+    const r = await patch(`${cms}/jp-test`, JSONP, [
+      { op: 'replace', path: '/data/a', value: '99' },
+      { op: 'add', path: '/data/z', value: 'z' },
+      { op: 'test', path: '/data/a', value: 'nope' },
+    ]);
+    const s = expectStatus(r, 422, 'Invalid', 'failing test');
+    assert.equal(s.message, 'the server rejected our request due to an error in our request');
+    await unchanged(`${cms}/jp-test`, before, 'failing test');
+  });
+
+  test('a path that does not exist: 422 and nothing changes', async () => {
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'jp-missing' }, data: { a: '1' } });
+    const before = await get(`${cms}/jp-missing`);
+    for (const ops of [
+      [{ op: 'remove', path: '/data/nope' }],
+      [{ op: 'add', path: '/spec/nothing/here', value: 1 }],
+      [{ op: 'replace', path: '/metadata/annotations/x', value: 'y' }],
+      [{ op: 'move', from: '/data/nope', path: '/data/b' }],
+      [{ op: 'test', path: '/data/nope', value: 'x' }],
+      [
+        { op: 'add', path: '/data/b', value: '2' },
+        { op: 'remove', path: '/data/nope' },
+      ],
+    ]) {
+      const s = expectStatus(await patch(`${cms}/jp-missing`, JSONP, ops), 422, 'Invalid', JSON.stringify(ops));
+      assert.equal(s.message, 'the server rejected our request due to an error in our request');
+    }
+    await unchanged(`${cms}/jp-missing`, before, 'missing paths');
+  });
+
+  test('malformed JSON patches: 400 and nothing changes', async () => {
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'jp-bad' }, data: { a: '1' } });
+    const before = await get(`${cms}/jp-bad`);
+    const cases: [string, string][] = [
+      ['{bad', 'error decoding patch: invalid character \'b\' looking for beginning of object key string'],
+      ['{"op":"add","path":"/data/b","value":"2"}', 'error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp'],
+    ];
+    for (const [body, message] of cases) {
+      assert.equal(expectStatus(await patch(`${cms}/jp-bad`, JSONP, body), 400, 'BadRequest', body).message, message);
+    }
+    // well-formed JSON, but an operation the library cannot apply: 422
+    for (const body of ['[{"op":"frobnicate","path":"/data/a"}]', '[{"op":"add","value":"x"}]', '[{"op":"move","path":"/data/b"}]']) {
+      const s = expectStatus(await patch(`${cms}/jp-bad`, JSONP, body), 422, 'Invalid', body);
+      assert.equal(s.message, 'the server rejected our request due to an error in our request');
+    }
+    await unchanged(`${cms}/jp-bad`, before, 'malformed');
+  });
+
+  test('on the status subresource, only status changes', async () => {
+    await create(deploys, DEPLOYMENT('jp-status'));
+    const out = ok(
+      await patch(`${deploys}/jp-status/status`, JSONP, [
+        { op: 'add', path: '/status/replicas', value: 3 },
+        { op: 'replace', path: '/spec/replicas', value: 9 },
+      ]),
+      200,
+      'json patch status',
+    );
+    assert.equal(out.status.replicas, 3);
+    assert.equal(out.spec.replicas, 1);
+  });
+});
+
+describe('JSON merge patch', () => {
+  test('maps merge, null removes, lists are replaced whole', async () => {
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mp', labels: { a: '1', b: '2' } }, data: { a: '1', b: '2' } });
+    const out = ok(await patch(`${cms}/mp`, MERGE, { metadata: { labels: { b: null, c: '3' } }, data: { a: null, z: '26' } }), 200, 'merge');
+    assert.deepEqual(out.metadata.labels, { a: '1', c: '3' });
+    assert.deepEqual(out.data, { b: '2', z: '26' });
+
+    await create(deploys, DEPLOYMENT('mp-list'));
+    const d = ok(await patch(`${deploys}/mp-list`, MERGE, { spec: { template: { spec: { containers: [{ name: 'only', image: 'x:1' }] } } } }), 200, 'merge list');
+    assert.deepEqual(
+      d.spec.template.spec.containers.map((x: any) => [x.name, x.image]),
+      [['only', 'x:1']],
+    );
+  });
+
+  test('malformed merge patches: 400 and nothing changes', async () => {
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mp-bad' }, data: { a: '1' } });
+    const before = await get(`${cms}/mp-bad`);
+    for (const [body, message] of [
+      ['{bad', 'error decoding patch: invalid character \'b\' looking for beginning of object key string'],
+      ['[1,2]', 'error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}'],
+    ]) {
+      const s = expectStatus(await patch(`${cms}/mp-bad`, MERGE, body), 400, 'BadRequest', body);
+      assert.equal(s.message, message);
+    }
+    await unchanged(`${cms}/mp-bad`, before, 'malformed merge');
+  });
+
+  test('a merge patch that makes the object invalid: 422 with the kind\'s causes, nothing changes', async () => {
+    await create(deploys, DEPLOYMENT('mp-invalid'));
+    const before = await get(`${deploys}/mp-invalid`);
+    const s = expectStatus(await patch(`${deploys}/mp-invalid`, MERGE, { spec: { replicas: -2 } }), 422, 'Invalid', 'negative replicas');
+    assert.equal(s.message, 'Deployment.apps "mp-invalid" is invalid: spec.replicas: Invalid value: -2: must be greater than or equal to 0');
+    assert.deepEqual(s.details, { name: 'mp-invalid', group: 'apps', kind: 'Deployment', causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: -2: must be greater than or equal to 0', field: 'spec.replicas' }] });
+    const t = expectStatus(await patch(`${deploys}/mp-invalid`, MERGE, { spec: { replicas: 'three' } }), 422, 'Invalid', 'replicas of the wrong type');
+    assert.match(t.message, /^ "" is invalid: patch: Invalid value: ".*": json: cannot unmarshal string into Go struct field DeploymentSpec\.spec\.replicas of type int32$/s);
+    await unchanged(`${deploys}/mp-invalid`, before, 'invalid merge');
+  });
+});
+
+describe('strategic merge patch', () => {
+  const containers = (d: any) => d.spec.template.spec.containers;
+  const spec = (s: any) => ({ spec: { template: { spec: s } } });
+
+  test('containers merge by name: change one, add one, delete one with $patch: delete', async () => {
+    await create(deploys, DEPLOYMENT('smp-c'));
+    let d = ok(await patch(`${deploys}/smp-c`, SMP, spec({ containers: [{ name: 'b', image: 'busybox:2' }] })), 200, 'change b');
+    assert.deepEqual(
+      containers(d).map((x: any) => [x.name, x.image]),
+      [
+        ['a', 'nginx:1'],
+        ['b', 'busybox:2'],
+      ],
+    );
+    assert.deepEqual(containers(d)[1].command, ['sleep', '3600'], 'fields not in the patch stay');
+    d = ok(await patch(`${deploys}/smp-c`, SMP, spec({ containers: [{ name: 'c', image: 'redis:7' }] })), 200, 'add c');
+    // an element the live list does not have goes before the live ones (normalizeElementOrder)
+    assert.deepEqual(
+      containers(d).map((x: any) => x.name),
+      ['c', 'a', 'b'],
+    );
+    assert.equal(containers(d)[0].imagePullPolicy, 'IfNotPresent', 'the new container is defaulted');
+    d = ok(await patch(`${deploys}/smp-c`, SMP, spec({ containers: [{ name: 'c', $patch: 'delete' }] })), 200, 'delete c');
+    assert.deepEqual(
+      containers(d).map((x: any) => x.name),
+      ['a', 'b'],
+    );
+    // env merges by name, ports by containerPort
+    d = ok(
+      await patch(`${deploys}/smp-c`, SMP, spec({ containers: [{ name: 'a', env: [{ name: 'Y', value: '22' }, { name: 'Z', value: '3' }], ports: [{ containerPort: 443 }] }] })),
+      200,
+      'env and ports',
+    );
+    assert.deepEqual(
+      containers(d)[0].env,
+      [
+        { name: 'X', value: '1' },
+        { name: 'Y', value: '22' },
+        { name: 'Z', value: '3' },
+      ],
+    );
+    assert.deepEqual(
+      containers(d)[0].ports.map((p: any) => p.containerPort),
+      [443, 80],
+    );
+    // a list without a merge key (command) is replaced
+    d = ok(await patch(`${deploys}/smp-c`, SMP, spec({ containers: [{ name: 'b', command: ['true'] }] })), 200, 'command');
+    assert.deepEqual(containers(d)[1].command, ['true']);
+    // $patch: replace on a list replaces it whole
+    d = ok(await patch(`${deploys}/smp-c`, SMP, spec({ containers: [{ name: 'solo', image: 'x:1' }, { $patch: 'replace' }] })), 200, 'replace list');
+    assert.deepEqual(
+      containers(d).map((x: any) => x.name),
+      ['solo'],
+    );
+  });
+
+  test('$setElementOrder orders the merged list', async () => {
+    await create(deploys, DEPLOYMENT('smp-order'));
+    const d = ok(
+      await patch(`${deploys}/smp-order`, SMP, spec({ '$setElementOrder/containers': [{ name: 'b' }, { name: 'a' }], containers: [{ name: 'a', image: 'nginx:2' }] })),
+      200,
+      'setElementOrder',
+    );
+    assert.deepEqual(
+      containers(d).map((x: any) => [x.name, x.image]),
+      [
+        ['b', 'busybox:1'],
+        ['a', 'nginx:2'],
+      ],
+    );
+  });
+
+  test('$retainKeys clears the fields of a union it does not name', async () => {
+    await create(deploys, { ...DEPLOYMENT('smp-retain'), spec: { ...DEPLOYMENT('smp-retain').spec, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 2 } } } });
+    const before = await get(`${deploys}/smp-retain`);
+    // without $retainKeys, rollingUpdate stays and the object is invalid
+    const s = expectStatus(await patch(`${deploys}/smp-retain`, SMP, { spec: { strategy: { type: 'Recreate' } } }), 422, 'Invalid', 'Recreate with rollingUpdate');
+    assert.equal(s.message, "Deployment.apps \"smp-retain\" is invalid: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'");
+    await unchanged(`${deploys}/smp-retain`, before, 'invalid strategy');
+    const d = ok(await patch(`${deploys}/smp-retain`, SMP, { spec: { strategy: { $retainKeys: ['type'], type: 'Recreate' } } }), 200, 'retainKeys');
+    assert.deepEqual(d.spec.strategy, { type: 'Recreate' });
+  });
+
+  test('$deleteFromPrimitiveList and merging of a primitive list (finalizers)', async () => {
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'smp-fin', finalizers: ['example.com/a', 'example.com/b'] } });
+    let cm = ok(await patch(`${cms}/smp-fin`, SMP, { metadata: { finalizers: ['example.com/c'] } }), 200, 'merge finalizers');
+    assert.deepEqual(cm.metadata.finalizers, ['example.com/c', 'example.com/a', 'example.com/b']);
+    cm = ok(await patch(`${cms}/smp-fin`, SMP, { metadata: { '$deleteFromPrimitiveList/finalizers': ['example.com/a', 'example.com/c'] } }), 200, 'deleteFromPrimitiveList');
+    assert.deepEqual(cm.metadata.finalizers, ['example.com/b']);
+    // a merge patch of the same list replaces it
+    cm = ok(await patch(`${cms}/smp-fin`, MERGE, { metadata: { finalizers: null } }), 200, 'clear finalizers');
+    assert.equal(cm.metadata.finalizers, undefined);
+  });
+
+  test('$patch: replace and $patch: delete on maps; null removes a key', async () => {
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'smp-map', annotations: { a: '1', b: '2' } }, data: { a: '1', b: '2' } });
+    let cm = ok(await patch(`${cms}/smp-map`, SMP, { metadata: { annotations: { $patch: 'replace', only: 'this' } }, data: { b: null } }), 200, 'replace map');
+    assert.deepEqual(cm.metadata.annotations, { only: 'this' });
+    assert.deepEqual(cm.data, { a: '1' });
+    cm = ok(await patch(`${cms}/smp-map`, SMP, { data: { $patch: 'delete' } }), 200, 'delete map');
+    assert.equal(cm.data, undefined);
+  });
+
+  test('lists of kinds without merge keys are replaced (Role rules)', async () => {
+    const roles = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`;
+    await create(roles, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'smp-role' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] });
+    const r = ok(await patch(`${roles}/smp-role`, SMP, { rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }] }), 200, 'rules');
+    assert.deepEqual(r.rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }]);
+  });
+
+  test('an element without its merge key: 500 with the library\'s message, nothing changes', async () => {
+    await create(deploys, DEPLOYMENT('smp-nokey'));
+    const before = await get(`${deploys}/smp-nokey`);
+    const r = await patch(`${deploys}/smp-nokey`, SMP, spec({ containers: [{ image: 'busybox:9' }] }));
+    assert.equal(r.status, 500, r.text);
+    const s = r.json();
+    assert.equal(s.kind, 'Status');
+    assert.equal(s.reason, undefined);
+    assert.equal(s.message, 'map: map[image:busybox:9] does not contain declared merge key: name');
+    await unchanged(`${deploys}/smp-nokey`, before, 'missing merge key');
+  });
+
+  test('malformed strategic patches: 400, nothing changes', async () => {
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'smp-bad' }, data: { a: '1' } });
+    const before = await get(`${cms}/smp-bad`);
+    const cases: [string, number, string, string][] = [
+      ['{bad', 400, 'BadRequest', "invalid character 'b' looking for beginning of object key string"],
+      ['[1]', 400, 'BadRequest', 'json: cannot unmarshal array into Go value of type map[string]interface {}'],
+      ['{"metadata":{"$deleteFromPrimitiveList/finalizers":"x"}}', 400, 'BadRequest', 'invalid patch format of primitive list'],
+      ['{"data":{"$retainKeys":"a"}}', 400, 'BadRequest', 'invalid patch format of retainKeys'],
+      ['{"data":{"$retainKeys":["a"],"b":"2"}}', 400, 'BadRequest', 'invalid patch format of retainKeys'],
+    ];
+    for (const [body, code, reason, message] of cases) {
+      const s = expectStatus(await patch(`${cms}/smp-bad`, SMP, body), code, reason, body);
+      assert.equal(s.message, message, body);
+    }
+    // an unknown $patch directive is an error of the library, not a Status: 500 with its text
+    const u = await patch(`${cms}/smp-bad`, SMP, '{"data":{"$patch":"frobnicate"}}');
+    assert.equal(u.status, 500, u.text);
+    assert.equal(u.json().message, 'Unknown patch type: frobnicate in map: map[$patch:frobnicate]');
+    await unchanged(`${cms}/smp-bad`, before, 'malformed smp');
+  });
+
+  test('on the status subresource: conditions merge by type, spec is ignored', async () => {
+    await create(deploys, DEPLOYMENT('smp-status'));
+    ok(await patch(`${deploys}/smp-status/status`, SMP, { status: { conditions: [{ type: 'Available', status: 'True', reason: 'A' }] } }), 200, 'first condition');
+    const d = ok(await patch(`${deploys}/smp-status/status`, SMP, { spec: { replicas: 7 }, status: { conditions: [{ type: 'Progressing', status: 'True', reason: 'P' }] } }), 200, 'second condition');
+    assert.deepEqual(
+      d.status.conditions.map((x: any) => [x.type, x.status, x.reason]),
+      [
+        ['Progressing', 'True', 'P'],
+        ['Available', 'True', 'A'],
+      ],
+    );
+    assert.equal(d.spec.replicas, 1);
+    const m = ok(await patch(`${deploys}/smp-status/status`, SMP, { status: { conditions: [{ type: 'Available', status: 'False', reason: 'B' }] } }), 200, 'change a condition');
+    assert.deepEqual(
+      m.status.conditions.map((x: any) => [x.type, x.status, x.reason]),
+      [
+        ['Progressing', 'True', 'P'],
+        ['Available', 'False', 'B'],
+      ],
+    );
+  });
+});
+
+describe('patch errors that are not about the body', () => {
+  test('an unsupported patch Content-Type: 415', async () => {
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pt-415' } });
+    const s = expectStatus(await patch(`${cms}/pt-415`, 'application/json', '{}'), 415, 'UnsupportedMediaType', 'json');
+    assert.equal(
+      s.message,
+      'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml',
+    );
+  });
+
+  test('a patch of an absent object: 404 for every patch type but apply', async () => {
+    for (const [type, body] of [
+      [JSONP, '[{"op":"add","path":"/data","value":{}}]'],
+      [MERGE, '{"data":{"a":"1"}}'],
+      [SMP, '{"data":{"a":"1"}}'],
+    ]) {
+      const s = expectStatus(await patch(`${cms}/pt-absent`, type, body), 404, 'NotFound', type);
+      assert.equal(s.message, 'configmaps "pt-absent" not found');
+    }
+  });
+
+  test('a patch carrying a stale resourceVersion: 409', async () => {
+    const made = await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pt-rv' }, data: { a: '1' } });
+    ok(await patch(`${cms}/pt-rv`, MERGE, { data: { a: '2' } }), 200, 'first');
+    const s = expectStatus(await patch(`${cms}/pt-rv`, MERGE, { metadata: { resourceVersion: made.metadata.resourceVersion }, data: { a: '3' } }), 409, 'Conflict', 'stale rv');
+    assert.equal(s.message, 'Operation cannot be fulfilled on configmaps "pt-rv": the object has been modified; please apply your changes to the latest version and try again');
+    assert.deepEqual((await get(`${cms}/pt-rv`)).data, { a: '2' });
+  });
+
+  test('a patch may not change the name or the uid', async () => {
+    const made = await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pt-name' }, data: { a: '1' } });
+    const before = await get(`${cms}/pt-name`);
+    const n = expectStatus(await patch(`${cms}/pt-name`, MERGE, { metadata: { name: 'other' } }), 400, 'BadRequest', 'rename');
+    assert.equal(n.message, 'the name of the object (other) does not match the name on the URL (pt-name)');
+    const u = expectStatus(await patch(`${cms}/pt-name`, MERGE, { metadata: { uid: '00000000-0000-0000-0000-000000000000' } }), 422, 'Invalid', 'uid');
+    assert.equal(u.message, 'ConfigMap "pt-name" is invalid: metadata.uid: Invalid value: "00000000-0000-0000-0000-000000000000": field is immutable');
+    assert.ok(made.metadata.uid);
+    await unchanged(`${cms}/pt-name`, before, 'rename');
+  });
+});
