@@ -30,6 +30,7 @@ import { markServiceAllocations, strategyFor, type ServiceAllocators } from './r
 import { IPAllocator, PortAllocator } from './registry/allocator.js';
 import { WatchRegistry } from './watch.js';
 import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
+import { apiServiceStoreOf, servedGroupVersions, syncLocalAPIServices } from './apiservices.js';
 import { APIServerMetrics } from './metrics.js';
 import { setResponseCompression } from './encode.js';
 import { AlwaysAllow, type Authorizer, type UserInfo } from './authz.js';
@@ -244,6 +245,7 @@ export class APIServer {
       }
     }
     await this.bootstrapKubernetesService();
+    await syncLocalAPIServices(apiServiceStoreOf(this.store('apiregistration.k8s.io', 'APIService')), servedGroupVersions(this.kinds));
     const pcStore = this.store('scheduling.k8s.io', 'PriorityClass');
     const classes = [
       { name: 'system-node-critical', value: 2000001000, description: 'Used for system critical pods that must not be moved from their current node.' },

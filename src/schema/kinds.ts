@@ -16,6 +16,7 @@ function typeName(group: string, version: string, kind: string): string {
   };
   const p = special[group] ?? pkg;
   if (group === 'apiextensions.k8s.io') return `io.k8s.${p}.${version}.${kind}`;
+  if (group === 'apiregistration.k8s.io') return `io.k8s.kube-aggregator.pkg.apis.apiregistration.${version}.${kind}`;
   return `io.k8s.api.${p}.${version}.${kind}`;
 }
 
@@ -163,6 +164,12 @@ export const BUILTIN_KINDS: KindDecl[] = [
     categories: ['api-extensions'],
     sub: [status('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition')],
     storage: 'apiextensions.k8s.io/customresourcedefinitions',
+  }),
+  // apiregistration.k8s.io/v1
+  k('apiregistration.k8s.io', 'v1', 'APIService', 'apiservices', false, {
+    categories: ['api-extensions'],
+    sub: [status('apiregistration.k8s.io', 'v1', 'APIService')],
+    storage: 'apiregistration.k8s.io/apiservices',
   }),
   // apps/v1
   k('apps', 'v1', 'ControllerRevision', 'controllerrevisions', true),

@@ -5,6 +5,7 @@ import { defaultStrategy, type Strategy } from './strategy.js';
 import { generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
 import { errors, field } from '../../machinery/errors.js';
 import type { IPAllocator, PortAllocator } from './allocator.js';
+import { apiServiceStrategy } from '../apiservices.js';
 
 type Tweak = (s: Strategy, kind: KindDecl) => void;
 
@@ -204,6 +205,11 @@ const eventsV1: Tweak = (s) => {
 };
 
 const TWEAKS: Record<string, Tweak[]> = {
+  'apiregistration.k8s.io/APIService': [apiServiceStrategy],
+  '/PodTemplate': [returnsObject],
+  'storage.k8s.io/CSIDriver': [returnsObject],
+  'storage.k8s.io/CSINode': [returnsObject],
+  'storage.k8s.io/VolumeAttachment': [returnsObject],
   'events.k8s.io/Event': [eventsV1],
   '/Namespace': [namespace],
   '/Pod': [pod],
@@ -212,7 +218,7 @@ const TWEAKS: Record<string, Tweak[]> = {
   '/Node': [statusOnly],
   '/PersistentVolume': [statusOnly, returnsObject],
   '/PersistentVolumeClaim': [statusOnly, returnsObject],
-  '/ResourceQuota': [statusOnly],
+  '/ResourceQuota': [statusOnly, returnsObject],
   '/ReplicationController': [workload],
   'apps/Deployment': [workload],
   'apps/ReplicaSet': [workload],
