@@ -9,6 +9,8 @@ export interface AuthResult {
   user: UserInfo;
   /** the audiences a bearer token was valid for (TokenReview reports them) */
   audiences?: string[];
+  /** warnings for the client (Warning headers), such as a legacy auto-generated token's */
+  warnings?: string[];
 }
 
 export class AuthenticationError extends Error {}
