@@ -1,0 +1,1510 @@
+// Kubernetes' CBOR encoding (`application/cbor`, `application/cbor-seq` for watches,
+// `application/apply-patch+cbor`), behind the CBORServingAndStorage feature gate.
+//
+// Objects are plain JS values in their JSON form. The wire rules are those of
+// k8s.io/apimachinery/pkg/runtime/serializer/cbor (Kubernetes 1.32+) over fxamacker/cbor v2.9
+// with the options of its internal/modes package:
+//
+// Encoding (modes/encode.go, cbor.go, collections.go):
+//  - a body is one data item enclosed in the self-described CBOR tag 55799 (d9 d9 f7);
+//  - every Go string is a CBOR *byte* string (major type 2, `String: StringToByteString`), and so
+//    is every map key and struct field name (`FieldName: FieldNameToByteString`): Kubernetes
+//    never writes text strings. Times, quantities, int-or-strings, durations are their JSON
+//    strings, as byte strings;
+//  - a Go []byte (schema scalar `bytes`: Secret.data values, ConfigMap.binaryData values,
+//    caBundle, CSR request) is a byte string of the raw bytes inside tag 22 ("expected later
+//    base64 encoding", d6), so that decoding it into a string gives the base64 text JSON has;
+//  - integers are CBOR integers in the shortest head; a Go float64 (schema scalar `double`) is a
+//    float in the shortest of half, single or double precision that keeps its value
+//    (`ShortestFloat16`); NaN and infinities are refused;
+//  - map keys and struct fields are sorted bytewise by their encoded form (`SortBytewiseLexical`,
+//    RFC 8949 4.2.1): shorter keys first, then bytewise. (The API server serves responses with
+//    its nondeterministic mode, which shuffles them; the sorted order is one of those orders and
+//    is byte for byte what Kubernetes' deterministic encoder, used for storage, writes.)
+//  - nil slices and maps are null, as absent pointers; omitempty as encoding/json: this module
+//    writes what the JSON form holds, so the JSON form must already be Go's;
+//  - lists: {kind, items, metadata, apiVersion} in that (sorted) order, items without their own
+//    self-described tag; watch events: each event is one data item of the CBOR sequence, with its
+//    own self-described tag, {type, object}, whose object is the object's full body (tag included).
+//
+// Decoding (modes/decode.go): the tag is optional; indefinite-length items are accepted;
+// duplicate map keys, invalid UTF-8 in text strings, NaN and infinities, bignums (tags 2, 3),
+// simple values other than false/true/null (undefined included), integers beyond int64 and
+// non-string map keys are rejected with fxamacker's messages; other tags are transparent
+// (tags 0 and 1 are times; 21, 22, 23 give byte strings their text encoding when they land in a
+// string). Text and byte strings are both accepted wherever a string is expected. A byte string
+// in a []byte field is taken as raw bytes when enclosed in tag 21, 22 or 23, and otherwise as
+// base64 text (`ByteStringExpectedBase64`), as JSON does.
+//
+// In the server: encode an object once, `encodeCBOR(typeName, obj)`, and keep the body. It answers
+// a GET as is; a list is `encodeCBORListFromItems` / `encodeCBORListChunks` over the cached bodies
+// (the tag is stripped, nothing is re-encoded); a watch event is `encodeCBORWatchEvent(type, body)`.
+import type { FieldDecl, Special, TypeDecl, TypeRef } from '../schema/model.js';
+import { getType, jsonFields, typeForKind } from '../schema/types.js';
+import {
+  CBORDecodeError,
+  CBOREncodeError,
+  CBORRaw,
+  CBORSequenceSplitter,
+  MAJOR_NAMES,
+  MAX_NESTED_LEVELS,
+  SELF_DESCRIBED,
+  Writer,
+  bytesToString,
+  checkWellFormed,
+  goBase64Error,
+  goQuote,
+  halfToNumber,
+  hasSelfDescribedTag,
+  stripSelfDescribedTag,
+  syntax,
+  textToString,
+  u64String,
+  wellFormedEnd,
+} from './cbor-wire.js';
+
+export { CBORDecodeError, CBOREncodeError, CBORRaw, CBORSequenceSplitter, SELF_DESCRIBED, hasSelfDescribedTag, stripSelfDescribedTag };
+
+export const CBOR_MEDIA_TYPE = 'application/cbor';
+export const CBOR_SEQ_MEDIA_TYPE = 'application/cbor-seq';
+export const APPLY_PATCH_CBOR_MEDIA_TYPE = 'application/apply-patch+cbor';
+
+const JSON_SCHEMA_PROPS = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps';
+const LIST_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta';
+const META_PACKAGE = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
+const TWO53 = 9007199254740992;
+const TWO63 = 9223372036854775808;
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+// ---------------------------------------------------------------- plans (per type, built once)
+
+interface FieldPlan {
+  name: string;
+  /** the encoded key: byte-string head + UTF-8 name */
+  key: Uint8Array;
+  type: TypeRef;
+}
+
+interface StructPlan {
+  decl: TypeDecl;
+  /** Go's name of the type in messages: `v1.PodSpec` */
+  goName: string;
+  /** fields in the order Kubernetes writes them (sorted by encoded key) */
+  sorted: FieldPlan[];
+  byName: Map<string, FieldDecl>;
+}
+
+const plans = new Map<string, StructPlan>();
+
+function encodedKey(name: string): Uint8Array {
+  const w = new Writer(64);
+  w.str(name, 0x40);
+  return w.finish();
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+function goTypeName(name: string): string {
+  const parts = name.split('.');
+  return `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
+}
+
+function planOf(name: string): StructPlan | undefined {
+  const cached = plans.get(name);
+  if (cached) return cached;
+  const decl = getType(name);
+  if (!decl) return undefined;
+  const fields = jsonFields(decl);
+  const sorted: FieldPlan[] = [];
+  for (const [n, f] of fields) sorted.push({ name: n, key: encodedKey(n), type: f.type });
+  sorted.sort((a, b) => compareBytes(a.key, b.key));
+  const plan: StructPlan = { decl, goName: goTypeName(name), sorted, byName: new Map(fields) };
+  plans.set(name, plan);
+  return plan;
+}
+
+function mustPlan(name: string): StructPlan {
+  const p = planOf(name);
+  if (!p) throw new CBOREncodeError(`cbor: no type ${name}`);
+  return p;
+}
+
+/** Go's name of a type reference, as fxamacker prints it in type errors */
+function goTypeOf(t: TypeRef): string {
+  switch (t.kind) {
+    case 'scalar':
+      return { string: 'string', bool: 'bool', int32: 'int32', int64: 'int64', double: 'float64', bytes: '[]uint8' }[t.scalar];
+    case 'special':
+      switch (t.special) {
+        case 'Time':
+        case 'MicroTime':
+        case 'Quantity':
+          return 'string'; // their UnmarshalCBOR decodes into a *string
+        case 'IntOrString':
+          return 'int32';
+        default:
+          return 'interface {}';
+      }
+    case 'object':
+      return goTypeName(t.name);
+    case 'array':
+      return `[]${goTypeOf(t.items)}`;
+    case 'map':
+      return `map[string]${goTypeOf(t.values)}`;
+  }
+}
+
+// ---------------------------------------------------------------- encoding
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array) && !(v instanceof CBORRaw);
+}
+
+function isAsciiKeys(keys: string[]): boolean {
+  for (const k of keys) {
+    for (let i = 0; i < k.length; i++) if (k.charCodeAt(i) >= 0x80) return false;
+  }
+  return true;
+}
+
+function compareAscii(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/** the keys of a JS object with a defined value, in the order Kubernetes' encoder writes them */
+function sortedKeys(o: Record<string, unknown>): string[] {
+  const keys: string[] = [];
+  for (const k in o) {
+    if (hasOwn.call(o, k) && o[k] !== undefined) keys.push(k);
+  }
+  if (keys.length < 2) return keys;
+  if (isAsciiKeys(keys)) return keys.sort(compareAscii);
+  const enc = keys.map((k) => ({ k, b: Buffer.from(k, 'utf8') }));
+  enc.sort((x, y) => x.b.length - y.b.length || Buffer.compare(x.b, y.b));
+  return enc.map((e) => e.k);
+}
+
+class Encoder {
+  constructor(readonly w: Writer) {}
+
+  /** a map head for `count` entries at `at`, where one byte was reserved; moves the entries when the head is longer */
+  private fixMapHead(at: number, count: number): void {
+    const w = this.w;
+    if (count < 24) {
+      w.buf[at] = 0xa0 | count;
+      return;
+    }
+    const extra = count < 0x100 ? 1 : count < 0x10000 ? 2 : 4;
+    w.ensure(extra);
+    w.buf.copyWithin(at + 1 + extra, at + 1, w.pos);
+    const end = w.pos + extra;
+    w.pos = at;
+    w.head(0xa0, count);
+    w.pos = end;
+  }
+
+  struct(plan: StructPlan, o: Record<string, unknown>): void {
+    const w = this.w;
+    const at = w.pos;
+    w.byte(0xa0);
+    let count = 0;
+    const fields = plan.sorted;
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i]!;
+      const v = o[f.name];
+      if (v === undefined) continue;
+      count++;
+      w.raw(f.key);
+      this.typed(f.type, v);
+    }
+    if (count !== 0) this.fixMapHead(at, count);
+  }
+
+  typed(t: TypeRef, v: unknown): void {
+    const w = this.w;
+    if (v === null || v === undefined) {
+      w.byte(0xf6);
+      return;
+    }
+    switch (t.kind) {
+      case 'scalar':
+        switch (t.scalar) {
+          case 'string':
+            if (typeof v === 'string') return w.str(v, 0x40);
+            break;
+          case 'bool':
+            if (typeof v === 'boolean') return w.byte(v ? 0xf5 : 0xf4);
+            break;
+          case 'int32':
+          case 'int64':
+            break; // the generic rules (integer or float by value) are Go's for these
+          case 'double':
+            if (typeof v === 'number') return w.float(v);
+            break;
+          case 'bytes':
+            if (typeof v === 'string') {
+              w.byte(0xd6);
+              return w.bytesFromBase64(v);
+            }
+            break;
+        }
+        return this.any(v);
+      case 'special':
+        switch (t.special) {
+          case 'JSONSchemaPropsOrArray':
+            if (Array.isArray(v)) {
+              const p = mustPlan(JSON_SCHEMA_PROPS);
+              w.head(0x80, v.length);
+              for (const item of v) {
+                if (isPlainObject(item)) this.struct(p, item);
+                else this.any(item);
+              }
+              return;
+            }
+            if (isPlainObject(v)) return this.struct(mustPlan(JSON_SCHEMA_PROPS), v);
+            return this.any(v);
+          case 'JSONSchemaPropsOrBool':
+          case 'JSONSchemaPropsOrStringArray':
+            if (isPlainObject(v)) return this.struct(mustPlan(JSON_SCHEMA_PROPS), v);
+            return this.any(v);
+          default:
+            // Time, MicroTime, Quantity, Duration (strings), IntOrString, and the free-form
+            // RawExtension, FieldsV1 and JSON: their Go marshallers write what the generic rules write
+            return this.any(v);
+        }
+      case 'object': {
+        if (isPlainObject(v)) {
+          const p = planOf(t.name);
+          if (p) return this.struct(p, v);
+        }
+        return this.any(v);
+      }
+      case 'array':
+        if (Array.isArray(v)) {
+          w.head(0x80, v.length);
+          for (let i = 0; i < v.length; i++) this.typed(t.items, v[i]);
+          return;
+        }
+        return this.any(v);
+      case 'map':
+        if (isPlainObject(v)) {
+          const keys = sortedKeys(v);
+          w.head(0xa0, keys.length);
+          for (const k of keys) {
+            w.str(k, 0x40);
+            this.typed(t.values, v[k]);
+          }
+          return;
+        }
+        return this.any(v);
+    }
+  }
+
+  /** a value without a schema, as Kubernetes encodes unstructured content (map[string]interface{}) */
+  any(v: unknown): void {
+    const w = this.w;
+    switch (typeof v) {
+      case 'string':
+        return w.str(v, 0x40);
+      case 'number':
+        if (Number.isInteger(v) && v >= -TWO63 && v < TWO63) {
+          if (v > -TWO53 && v < TWO53) return w.int(v);
+          return w.bigint(BigInt(v));
+        }
+        return w.float(v);
+      case 'boolean':
+        return w.byte(v ? 0xf5 : 0xf4);
+      case 'bigint':
+        return w.bigint(v);
+      case 'undefined':
+        return w.byte(0xf6);
+      case 'object': {
+        if (v === null) return w.byte(0xf6);
+        if (Array.isArray(v)) {
+          w.head(0x80, v.length);
+          for (let i = 0; i < v.length; i++) this.any(v[i]);
+          return;
+        }
+        if (v instanceof Uint8Array) {
+          w.byte(0xd6);
+          return w.bytes(v);
+        }
+        if (v instanceof CBORRaw) return w.raw(stripSelfDescribedTag(v.bytes));
+        const o = v as Record<string, unknown>;
+        const keys = sortedKeys(o);
+        w.head(0xa0, keys.length);
+        for (const k of keys) {
+          w.str(k, 0x40);
+          this.any(o[k]);
+        }
+        return;
+      }
+      default:
+        throw new CBOREncodeError(`cbor: unsupported type: ${typeof v}`);
+    }
+  }
+}
+
+const WRITER_KEEP = 1 << 20;
+let spareWriter: Writer | undefined = new Writer();
+
+function withWriter<T>(fn: (w: Writer) => T): T {
+  const w = spareWriter ?? new Writer();
+  spareWriter = undefined; // re-entrant calls get their own writer
+  w.reset();
+  try {
+    return fn(w);
+  } catch (e) {
+    if (e instanceof RangeError && /call stack/i.test(e.message)) throw new CBOREncodeError('cbor: value nested too deeply to encode');
+    throw e;
+  } finally {
+    spareWriter = w.buf.length > WRITER_KEEP ? new Writer() : w;
+  }
+}
+
+/**
+ * The CBOR body of an object of a type (canonical name, e.g. 'io.k8s.api.core.v1.Pod') in its
+ * JSON form: the self-described tag, then the object. Fields the type does not declare are left
+ * out (Go's struct has no place for them). An unknown type name encodes the value without a
+ * schema (custom resources: strings, numbers, maps, arrays as unstructured content encodes).
+ */
+export function encodeCBOR(typeName: string, obj: unknown): Uint8Array {
+  const plan = planOf(typeName);
+  return withWriter((w) => {
+    w.raw(SELF_DESCRIBED);
+    const e = new Encoder(w);
+    if (plan && isPlainObject(obj)) e.struct(plan, obj);
+    else e.any(obj);
+    return w.finish();
+  });
+}
+
+/**
+ * The CBOR body of a value without a schema (Status, Table, PartialObjectMetadata, discovery
+ * documents, unstructured objects): the self-described tag, then the value. Strings are byte
+ * strings, integral numbers (within int64) integers, other numbers floats, maps sorted.
+ * A Uint8Array is a Go []byte (tag 22, byte string); a CBORRaw is written as is (its own
+ * self-described tag dropped), e.g. an embedded object already encoded with its schema.
+ */
+export function encodeCBORValue(value: unknown): Uint8Array {
+  return withWriter((w) => {
+    w.raw(SELF_DESCRIBED);
+    new Encoder(w).any(value);
+    return w.finish();
+  });
+}
+
+/** The root type of an apiVersion and kind (meta.k8s.io kinds resolve in every group, as in Go). */
+export function cborTypeOfKind(apiVersion: string, kind: string): TypeDecl | undefined {
+  const slash = apiVersion.indexOf('/');
+  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+  const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+  const exact = typeForKind(group, version, kind);
+  if (exact) return exact;
+  for (const [g, v] of [
+    ['', 'v1'],
+    ['meta.k8s.io', 'v1'],
+  ] as const) {
+    const t = typeForKind(g, v, kind);
+    if (t && t.name.startsWith(META_PACKAGE)) return t;
+  }
+  return undefined;
+}
+
+/** encodeCBOR with the type chosen by the object's own apiVersion and kind (schemaless when none is known) */
+export function encodeCBORObject(obj: Record<string, unknown>): Uint8Array {
+  const t = typeof obj.apiVersion === 'string' && typeof obj.kind === 'string' ? cborTypeOfKind(obj.apiVersion, obj.kind) : undefined;
+  return t ? encodeCBOR(t.name, obj) : encodeCBORValue(obj);
+}
+
+// ---------------------------------------------------------------- lists and watch events
+
+const KEY_KIND = encodedKey('kind');
+const KEY_ITEMS = encodedKey('items');
+const KEY_METADATA = encodedKey('metadata');
+const KEY_API_VERSION = encodedKey('apiVersion');
+const KEY_TYPE = encodedKey('type');
+const KEY_OBJECT = encodedKey('object');
+
+function listHeadAndTail(apiVersion: string, kind: string, listMeta: unknown, count: number): { head: Uint8Array; tail: Uint8Array } {
+  return withWriter((w) => {
+    w.raw(SELF_DESCRIBED);
+    w.head(0xa0, 2 + (kind ? 1 : 0) + (apiVersion ? 1 : 0));
+    if (kind) {
+      w.raw(KEY_KIND);
+      w.str(kind, 0x40);
+    }
+    w.raw(KEY_ITEMS);
+    w.head(0x80, count);
+    const head = w.finish();
+    w.reset();
+    const e = new Encoder(w);
+    w.raw(KEY_METADATA);
+    const lm = isPlainObject(listMeta) ? listMeta : {};
+    e.struct(mustPlan(LIST_META), lm);
+    if (apiVersion) {
+      w.raw(KEY_API_VERSION);
+      w.str(apiVersion, 0x40);
+    }
+    return { head, tail: w.finish() };
+  });
+}
+
+/**
+ * The body of a list (PodList, ...) from its items' already-encoded bodies (as encodeCBOR gives
+ * them; a leading self-described tag is dropped), copied once, never re-encoded:
+ * d9d9f7 {kind, items: [...], metadata: ListMeta, apiVersion}, the order Kubernetes writes.
+ * `kind` and `apiVersion` are left out when empty, as Go leaves out an empty TypeMeta field.
+ */
+export function encodeCBORListFromItems(apiVersion: string, kind: string, listMeta: unknown, itemBodies: readonly Uint8Array[]): Uint8Array {
+  const { head, tail } = listHeadAndTail(apiVersion, kind, listMeta, itemBodies.length);
+  let size = head.length + tail.length;
+  const items = itemBodies.map((b) => {
+    const s = stripSelfDescribedTag(b);
+    size += s.length;
+    return s;
+  });
+  const out = Buffer.allocUnsafe(size);
+  out.set(head, 0);
+  let p = head.length;
+  for (const s of items) {
+    out.set(s, p);
+    p += s.length;
+  }
+  out.set(tail, p);
+  return out;
+}
+
+/**
+ * The same body as encodeCBORListFromItems as a sequence of chunks for a streaming response:
+ * the head, then each item's bytes as a view of its cached body (no copy), then the list's
+ * metadata and apiVersion.
+ */
+export function* encodeCBORListChunks(
+  apiVersion: string,
+  kind: string,
+  listMeta: unknown,
+  itemBodies: readonly Uint8Array[],
+): Generator<Uint8Array, void, undefined> {
+  const { head, tail } = listHeadAndTail(apiVersion, kind, listMeta, itemBodies.length);
+  yield head;
+  for (const b of itemBodies) yield stripSelfDescribedTag(b);
+  yield tail;
+}
+
+/**
+ * One event of an `application/cbor-seq` watch stream, as the Kubernetes API server frames it:
+ * the event is its own data item, with its own self-described tag, a map {type, object} whose
+ * object is the object's full body (metav1.WatchEvent with a RawExtension holding the embedded
+ * encoder's output, self-described tag included). The sequence needs no other framing: the
+ * frames are written one after another.
+ */
+export function encodeCBORWatchEvent(type: string, objectCBOR: Uint8Array): Uint8Array {
+  return withWriter((w) => {
+    w.raw(SELF_DESCRIBED);
+    w.byte(0xa2);
+    w.raw(KEY_TYPE);
+    w.str(type, 0x40);
+    w.raw(KEY_OBJECT);
+    if (!hasSelfDescribedTag(objectCBOR)) w.raw(SELF_DESCRIBED);
+    w.raw(objectCBOR);
+    return w.finish();
+  });
+}
+
+// ---------------------------------------------------------------- decoding
+
+type NodeBuffer = Buffer & { base64Slice(start: number, end: number): string; hexSlice(start: number, end: number): string };
+
+function asBuffer(b: Uint8Array): NodeBuffer {
+  return (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)) as NodeBuffer;
+}
+
+function setKey(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
+}
+
+function dupKey(k: string, i: number): CBORDecodeError {
+  return new CBORDecodeError(`cbor: found duplicate map key ${goQuote(k)} at map element index ${i}`);
+}
+
+const RFC3339_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+function pad(n: number, w: number): string {
+  return String(n).padStart(w, '0');
+}
+
+/** RFC 3339 with nanoseconds, trailing zeros trimmed, as Go's time.Time.MarshalText writes it */
+function formatNano(ms: number, nanos: number, offsetMin: number): string | undefined {
+  const d = new Date(ms + offsetMin * 60000);
+  const y = d.getUTCFullYear();
+  if (!(y >= 0 && y <= 9999)) return undefined;
+  let s = `${pad(y, 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}`;
+  if (nanos > 0) s += `.${pad(nanos, 9).replace(/0+$/, '')}`;
+  if (offsetMin === 0) return `${s}Z`;
+  const a = Math.abs(offsetMin);
+  return `${s}${offsetMin < 0 ? '-' : '+'}${pad(Math.floor(a / 60), 2)}:${pad(a % 60, 2)}`;
+}
+
+function daysIn(y: number, m: number): number {
+  return [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1]!;
+}
+
+/** a tag 0 time (RFC 3339 text) as Go decodes it into an interface{}: reformatted, offset kept */
+function tag0Time(s: string): string {
+  const m = RFC3339_RE.exec(s);
+  const bad = (why: string): CBORDecodeError => new CBORDecodeError(`cbor: cannot set ${goQuote(s)} for time.Time: parsing time ${goQuote(s)}${why}`);
+  if (!m) throw bad(' as "2006-01-02T15:04:05Z07:00": cannot parse');
+  const [y, mo, d, h, mi, se] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  if (mo < 1 || mo > 12) throw bad(': month out of range');
+  if (d < 1 || d > daysIn(y, mo)) throw bad(': day out of range');
+  if (h > 23) throw bad(': hour out of range');
+  if (mi > 59) throw bad(': minute out of range');
+  if (se > 59) throw bad(': second out of range');
+  const nanos = m[7] ? Number((m[7] + '00000000').slice(0, 9)) : 0;
+  let off = 0;
+  if (!m[8]) {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) throw bad(': time zone offset out of range');
+    off = (oh * 60 + om) * (m[9] === '-' ? -1 : 1);
+  }
+  const ms = Date.UTC(y, mo - 1, d, h, mi, se) - off * 60000;
+  return formatNano(ms, nanos, off)!;
+}
+
+/** a tag 1 time (seconds since the epoch) as Go decodes it into an interface{}: UTC */
+function tag1Time(secs: number): string {
+  let whole = Math.trunc(secs);
+  let nanos = Math.round((secs - whole) * 1e9);
+  if (nanos < 0) {
+    whole -= 1;
+    nanos += 1e9;
+  }
+  const s = Math.abs(whole) < 1e14 ? formatNano(whole * 1000, nanos, 0) : undefined;
+  if (s === undefined) {
+    throw new CBORDecodeError('cbor: decoded time cannot be represented in RFC3339 format with sub-second precision: Time.MarshalText: year outside of range [0,9999]');
+  }
+  return s;
+}
+
+/** Kubernetes decodes raw types (RawExtension, FieldsV1) again when it transcodes them to JSON; their errors carry these */
+const RAW_EXTENSION_PREFIX = 'failed to transcode RawExtension to JSON: failed to parse RawExtension bytes as CBOR: ';
+const FIELDS_V1_PREFIX = 'failed to transcode FieldsV1 to JSON: metav1.FieldsV1 cbor invalid: ';
+
+const STRING: TypeRef = { kind: 'scalar', scalar: 'string' };
+const INT32: TypeRef = { kind: 'scalar', scalar: 'int32' };
+const SCHEMA_ARRAY: TypeRef = { kind: 'array', items: { kind: 'object', name: JSON_SCHEMA_PROPS } };
+const STRING_ARRAY: TypeRef = { kind: 'array', items: STRING };
+
+/**
+ * A single-pass decoder: builds the JSON form while it checks what fxamacker checks. Errors are
+ * thrown as found; the callers then check the well-formedness of the whole input, since
+ * Kubernetes reports a syntax error anywhere before any other error.
+ *
+ * The readers named `...Body` expect the item's head to be read already.
+ */
+class Decoder {
+  private readonly b: NodeBuffer;
+  pos = 0;
+  private depth = 0;
+  /** the innermost enclosing "expected later encoding" tag (21, 22, 23), or 0 */
+  private later = 0;
+  /** the Go type of the root struct and its field being decoded: fxamacker names it in type errors */
+  private rootGo: string | undefined;
+  private rootField: string | undefined;
+  /** the first field no type declares, worded as Kubernetes' strict decoding reports it */
+  unknownField: string | undefined;
+  /** the last head read: major type, additional information, argument (high 32 bits apart) */
+  private major = 0;
+  private ai = 0;
+  private arg = 0;
+  private argHi = 0;
+
+  constructor(bytes: Uint8Array) {
+    this.b = asBuffer(bytes);
+  }
+
+  // ---- heads and strings
+
+  private eof(): CBORDecodeError {
+    return new CBORDecodeError('unexpected EOF', true);
+  }
+
+  /** reads a head; an indefinite length leaves ai = 31 */
+  private head(): void {
+    const b = this.b;
+    const p = this.pos;
+    if (p >= b.length) throw this.eof();
+    const ib = b[p]!;
+    this.major = ib >>> 5;
+    const ai = ib & 0x1f;
+    this.ai = ai;
+    this.argHi = 0;
+    if (ai < 24) {
+      this.arg = ai;
+      this.pos = p + 1;
+      return;
+    }
+    switch (ai) {
+      case 24:
+        if (p + 2 > b.length) throw this.eof();
+        this.arg = b[p + 1]!;
+        this.pos = p + 2;
+        if (this.major === 7 && this.arg < 32) throw syntax(`cbor: invalid simple value ${this.arg} for type primitives`);
+        return;
+      case 25:
+        if (p + 3 > b.length) throw this.eof();
+        this.arg = (b[p + 1]! << 8) | b[p + 2]!;
+        this.pos = p + 3;
+        return;
+      case 26:
+        if (p + 5 > b.length) throw this.eof();
+        this.arg = b.readUInt32BE(p + 1);
+        this.pos = p + 5;
+        return;
+      case 27:
+        if (p + 9 > b.length) throw this.eof();
+        this.argHi = b.readUInt32BE(p + 1);
+        this.arg = this.argHi * 4294967296 + b.readUInt32BE(p + 5);
+        this.pos = p + 9;
+        return;
+      case 31:
+        this.pos = p + 1;
+        if (this.major === 0 || this.major === 1 || this.major === 6) throw syntax(`cbor: invalid additional information 31 for type ${MAJOR_NAMES[this.major]}`);
+        if (this.major === 7) throw syntax('cbor: unexpected "break" code');
+        this.arg = -1;
+        return;
+      default:
+        throw syntax(`cbor: invalid additional information ${ai} for type ${MAJOR_NAMES[this.major]}`);
+    }
+  }
+
+  /** the exact unsigned argument of the last head, as text (for overflow messages) */
+  private argText(): string {
+    return this.argHi ? u64String(this.argHi, this.arg % 4294967296) : String(this.arg);
+  }
+
+  /** the offset where the item whose head was just read began */
+  private itemStart(): number {
+    const ai = this.ai;
+    return this.pos - (ai < 24 || ai === 31 ? 1 : ai === 24 ? 2 : ai === 25 ? 3 : ai === 26 ? 5 : 9);
+  }
+
+  private peekByte(): number {
+    if (this.pos >= this.b.length) throw this.eof();
+    return this.b[this.pos]!;
+  }
+
+  /** in an indefinite-length array or map: consumes the break code when it comes */
+  private atBreak(): boolean {
+    if (this.pos >= this.b.length) throw this.eof();
+    if (this.b[this.pos] === 0xff) {
+      this.pos++;
+      return true;
+    }
+    return false;
+  }
+
+  private enter(): void {
+    if (++this.depth > MAX_NESTED_LEVELS) throw syntax(`cbor: exceeded max nested level ${MAX_NESTED_LEVELS}`);
+  }
+
+  /** skips one item (head not read), checking its well-formedness only (Go skips what it does not decode) */
+  skip(): void {
+    this.pos = wellFormedEnd(this.b, this.pos, this.depth);
+  }
+
+  /** skips the rest of the item whose head was read */
+  private skipRest(): void {
+    const major = this.major;
+    if (major === 2 || major === 3) this.stringBytes();
+    else if (major === 4 || major === 5 || major === 6) {
+      this.pos = this.itemStart();
+      this.skip();
+    } else if (major === 7 && this.ai >= 25 && this.ai <= 27) this.float();
+  }
+
+  private typeError(cborType: string, goType: string, detail?: string): CBORDecodeError {
+    const where = this.rootField !== undefined ? `Go struct field ${this.rootGo}.${this.rootField}` : 'Go value';
+    return new CBORDecodeError(`cbor: cannot unmarshal ${cborType} into ${where} of type ${goType}${detail ? ` (${detail})` : ''}`);
+  }
+
+  /** the item whose head was read cannot go into a Go value of this type: Go's checks of it first, then the type error */
+  private wrongType(goType: string, detail?: string): never {
+    const major = this.major;
+    if (major === 3) this.text(); // invalid UTF-8 is reported before the type
+    else if (major === 7 && this.ai !== 20 && this.ai !== 21 && this.ai !== 22 && !(this.ai >= 25 && this.ai <= 27)) throw this.rejectSimple();
+    else this.skipRest();
+    throw this.typeError(MAJOR_NAMES[major]!, goType, detail);
+  }
+
+  private checkSize(): void {
+    if (this.argHi >= 0x80000000) throw syntax(`cbor: ${MAJOR_NAMES[this.major]} length ${this.argText()} is too large, it would cause integer overflow`);
+    if (this.major === 4 && this.arg > 2147483647) throw syntax('cbor: exceeded max number of elements 2147483647 for CBOR array');
+    if (this.major === 5 && this.arg > 2097152) throw syntax('cbor: exceeded max number of key-value pairs 2097152 for CBOR map');
+  }
+
+  /** the content of the string whose head was read: a range of the input, or of the joined chunks of an indefinite one */
+  private stringBytes(): { buf: NodeBuffer; start: number; end: number } {
+    const b = this.b;
+    if (this.ai !== 31) {
+      if (this.argHi >= 0x80000000) throw syntax(`cbor: ${MAJOR_NAMES[this.major]} length ${this.argText()} is too large, causing integer overflow`);
+      const start = this.pos;
+      if (b.length - start < this.arg) throw this.eof();
+      this.pos = start + this.arg;
+      return { buf: b, start, end: this.pos };
+    }
+    const major = this.major;
+    const parts: Buffer[] = [];
+    for (;;) {
+      const ib = this.peekByte();
+      if (ib === 0xff) {
+        this.pos++;
+        break;
+      }
+      if (ib >>> 5 !== major) throw syntax(`cbor: wrong element type ${MAJOR_NAMES[ib >>> 5]} for indefinite-length ${MAJOR_NAMES[major]}`);
+      if ((ib & 0x1f) === 31) throw syntax(`cbor: indefinite-length ${MAJOR_NAMES[major]} chunk is not definite-length`);
+      this.head();
+      const s = this.stringBytes();
+      if (major === 3 && textToString(s.buf, s.start, s.end) === undefined) throw new CBORDecodeError('cbor: invalid UTF-8 string');
+      parts.push(s.buf.subarray(s.start, s.end));
+    }
+    this.major = major;
+    const joined = Buffer.concat(parts) as NodeBuffer;
+    return { buf: joined, start: 0, end: joined.length };
+  }
+
+  /** a text string (head read), its UTF-8 checked */
+  private text(): string {
+    const s = this.stringBytes();
+    const v = textToString(s.buf, s.start, s.end);
+    if (v === undefined) throw new CBORDecodeError('cbor: invalid UTF-8 string');
+    return v;
+  }
+
+  /** a byte string (head read) into a Go string: the enclosing later-encoding tag applies */
+  private byteText(): string {
+    const s = this.stringBytes();
+    switch (this.later) {
+      case 0:
+        return bytesToString(s.buf, s.start, s.end);
+      case 22:
+        return s.buf.base64Slice(s.start, s.end);
+      case 21:
+        return s.buf.base64Slice(s.start, s.end).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+      default:
+        return s.buf.hexSlice(s.start, s.end);
+    }
+  }
+
+  /** a float's value (head read, major 7, ai 25-27) */
+  private float(): number {
+    let f: number;
+    if (this.ai === 25) f = halfToNumber(this.arg);
+    else if (this.ai === 26) {
+      fdv.setUint32(0, this.arg);
+      f = fdv.getFloat32(0);
+    } else {
+      fdv.setUint32(0, this.argHi);
+      fdv.setUint32(4, this.arg % 4294967296);
+      f = fdv.getFloat64(0);
+    }
+    if (f !== f) throw new CBORDecodeError('cbor: data item of cbor type primitives is not accepted by protocol: floating-point NaN', true);
+    if (f === Infinity || f === -Infinity) throw new CBORDecodeError('cbor: data item of cbor type primitives is not accepted by protocol: floating-point infinity', true);
+    return f;
+  }
+
+  /** simple values other than false, true and null (undefined included) are rejected */
+  private rejectSimple(): CBORDecodeError {
+    return new CBORDecodeError(`cbor: data item of cbor type primitives is not accepted by protocol: simple value ${this.arg} is not recognized`);
+  }
+
+  // ---- tags
+
+  /**
+   * Consumes the tags before an item (a tag head was read) and reads the content's head. 55799
+   * and unregistered tags are transparent; 2 and 3 (bignums) are refused; 21-23 set the later
+   * encoding of the byte strings inside; the contents of 0 and 1 are checked. Returns 0 or 1 for
+   * a time tag, else -1. The caller restores `later` and `depth` (withTags).
+   */
+  private tags(): number {
+    let timeTag = -1;
+    let first = true;
+    for (;;) {
+      const tag = this.argHi ? -1 : this.arg;
+      if (tag === 2 || tag === 3) throw new CBORDecodeError('cbor: data item of cbor type tag is not accepted by protocol: bignum', true);
+      const next = this.peekByte();
+      const nm = next >>> 5;
+      if (tag === 0) {
+        if (nm !== 3) throw new CBORDecodeError(`cbor: tag number 0 must be followed by text string, got ${MAJOR_NAMES[nm]}`);
+        timeTag = 0;
+      } else if (tag === 1) {
+        if (nm !== 0 && nm !== 1 && (next < 0xf9 || next > 0xfb)) {
+          throw new CBORDecodeError(`cbor: tag number 1 must be followed by integer or floating-point number, got ${MAJOR_NAMES[nm]}`);
+        }
+        timeTag = 1;
+      } else if (tag === 21 || tag === 22 || tag === 23) {
+        this.later = tag;
+      } else if (tag !== 55799) {
+        timeTag = -1;
+      }
+      if (!first) this.enter();
+      first = false;
+      this.head();
+      if (this.major !== 6) return timeTag;
+    }
+  }
+
+  private withTags<T>(body: (timeTag: number) => T): T {
+    const later = this.later;
+    const depth = this.depth;
+    try {
+      return body(this.tags());
+    } finally {
+      this.later = later;
+      this.depth = depth;
+    }
+  }
+
+  /** runs a reader as Go runs a type's own UnmarshalCBOR: on the item's bytes alone, outside enclosing tags */
+  private fresh<T>(fn: () => T): T {
+    if (this.later === 0) return fn();
+    const later = this.later;
+    this.later = 0;
+    try {
+      return fn();
+    } finally {
+      this.later = later;
+    }
+  }
+
+  // ---- without a schema (Go interface{})
+
+  any(): unknown {
+    this.head();
+    return this.anyBody();
+  }
+
+  private anyBody(): unknown {
+    switch (this.major) {
+      case 0:
+        if (this.argHi >= 0x80000000) throw this.typeError('positive integer', 'int64', `${this.argText()} overflows Go's int64`);
+        return this.arg;
+      case 1:
+        if (this.argHi >= 0x80000000) throw this.typeError('negative integer', 'int64', `${-1n - BigInt(this.argText())} overflows Go's int64`);
+        return -1 - this.arg;
+      case 2:
+        return this.byteText();
+      case 3:
+        return this.text();
+      case 4: {
+        this.checkSize();
+        this.enter();
+        const out: unknown[] = [];
+        if (this.ai === 31) while (!this.atBreak()) out.push(this.any());
+        else for (let i = 0, n = this.arg; i < n; i++) out.push(this.any());
+        this.depth--;
+        return out;
+      }
+      case 5:
+        return this.mapBody(undefined);
+      case 6:
+        return this.withTags((timeTag) => {
+          if (timeTag === 0) return tag0Time(this.text());
+          if (timeTag === 1) return tag1Time(this.anyBody() as number);
+          return this.anyBody();
+        });
+      default:
+        switch (this.ai) {
+          case 20:
+            return false;
+          case 21:
+            return true;
+          case 22:
+            return null;
+          case 25:
+          case 26:
+          case 27:
+            return this.float();
+          default:
+            throw this.rejectSimple();
+        }
+    }
+  }
+
+  /** a key of a Go map[string]X: decoded as a Go string (null gives "") */
+  private mapKey(): string {
+    const v = this.scalar('string');
+    return v === null ? '' : (v as string);
+  }
+
+  /** a map (head read, major 5) into a Go map[string]X, X given by `values` (undefined: interface{}) */
+  private mapBody(values: TypeRef | undefined): Record<string, unknown> {
+    this.checkSize();
+    this.enter();
+    const out: Record<string, unknown> = {};
+    const indef = this.ai === 31;
+    const n = this.arg;
+    for (let i = 0; indef ? !this.atBreak() : i < n; i++) {
+      const k = this.mapKey();
+      const v = values === undefined ? this.any() : this.typed(values);
+      if (hasOwn.call(out, k)) throw dupKey(k, i);
+      setKey(out, k, v);
+    }
+    this.depth--;
+    return out;
+  }
+
+  // ---- with a schema
+
+  /** a value of a declared type */
+  typed(t: TypeRef): unknown {
+    if (t.kind === 'special') return this.special(t.special);
+    this.head();
+    return this.typedBody(t);
+  }
+
+  private typedBody(t: TypeRef): unknown {
+    const major = this.major;
+    if (major === 6) return this.withTags(() => this.typedBody(t));
+    if (major === 7 && this.ai === 22) return null; // null leaves a Go value at its zero value
+    switch (t.kind) {
+      case 'scalar':
+        return this.scalarBody(t.scalar);
+      case 'object': {
+        const p = planOf(t.name);
+        return p ? this.structBody(p, false) : this.anyBody();
+      }
+      case 'array': {
+        if (major !== 4) return this.wrongType(goTypeOf(t));
+        this.checkSize();
+        this.enter();
+        const out: unknown[] = [];
+        if (this.ai === 31) while (!this.atBreak()) out.push(this.typed(t.items));
+        else for (let i = 0, n = this.arg; i < n; i++) out.push(this.typed(t.items));
+        this.depth--;
+        return out;
+      }
+      case 'map':
+        if (major !== 5) return this.wrongType(goTypeOf(t));
+        return this.mapBody(t.values);
+      default:
+        return this.anyBody();
+    }
+  }
+
+  /** a scalar of a Go type, head not read */
+  private scalar(s: ScalarName): unknown {
+    this.head();
+    if (this.major === 6) return this.withTags(() => this.scalar2(s));
+    return this.scalar2(s);
+  }
+
+  private scalar2(s: ScalarName): unknown {
+    if (this.major === 7 && this.ai === 22) return null;
+    return this.scalarBody(s);
+  }
+
+  private scalarBody(s: ScalarName): unknown {
+    const major = this.major;
+    switch (major) {
+      case 0:
+        if (s === 'int32' || s === 'int64' || s === 'double') {
+          if (s === 'int32' && this.arg > 2147483647) throw this.typeError('positive integer', 'int32', `${this.argText()} overflows int32`);
+          if (s === 'int64' && this.argHi >= 0x80000000) throw this.typeError('positive integer', 'int64', `${this.argText()} overflows int64`);
+          return this.arg;
+        }
+        break;
+      case 1:
+        if (s === 'int32' || s === 'int64' || s === 'double') {
+          if (this.argHi >= 0x80000000) throw this.typeError('negative integer', SCALAR_GO[s], `${-1n - BigInt(this.argText())} overflows Go's int64`);
+          if (s === 'int32' && this.arg > 2147483647) throw this.typeError('negative integer', 'int32', `${-1 - this.arg} overflows int32`);
+          return -1 - this.arg;
+        }
+        break;
+      case 2:
+        if (s === 'string') return this.byteText();
+        if (s === 'bytes') return this.bytesField();
+        break;
+      case 3:
+        if (s === 'string') return this.text();
+        break;
+      case 4:
+        if (s === 'bytes') return this.bytesFromArray();
+        break;
+      case 7:
+        switch (this.ai) {
+          case 20:
+          case 21:
+            if (s === 'bool') return this.ai === 21;
+            break;
+          case 25:
+          case 26:
+          case 27: {
+            const f = this.float();
+            if (s === 'double') return f;
+            break;
+          }
+          default:
+            throw this.rejectSimple();
+        }
+        break;
+    }
+    return this.wrongType(SCALAR_GO[s]);
+  }
+
+  /** a byte string (head read) into a Go []byte, as base64 text (the JSON form) */
+  private bytesField(): string {
+    const s = this.stringBytes();
+    if (this.later !== 0) return s.buf.base64Slice(s.start, s.end); // enclosed in tag 21, 22 or 23: raw bytes
+    // no later-encoding tag: the content is base64 text (ByteStringExpectedBase64)
+    const err = goBase64Error(s.buf, s.start, s.end);
+    if (err) throw new CBORDecodeError(`cbor: failed to decode base64 from byte string: ${err}`);
+    let text = s.buf.toString('latin1', s.start, s.end);
+    if (/[\r\n]/.test(text)) text = text.replace(/[\r\n]/g, '');
+    return Buffer.from(text, 'base64').toString('base64');
+  }
+
+  /** an array of integers (head read, major 4) into a Go []byte */
+  private bytesFromArray(): string {
+    this.checkSize();
+    this.enter();
+    const out: number[] = [];
+    const indef = this.ai === 31;
+    const n = this.arg;
+    for (let i = 0; indef ? !this.atBreak() : i < n; i++) {
+      const v = this.scalar('int64');
+      const x = v === null ? 0 : (v as number);
+      if (x < 0 || x > 255) throw this.typeError(x < 0 ? 'negative integer' : 'positive integer', 'uint8', `${x} overflows uint8`);
+      out.push(x);
+    }
+    this.depth--;
+    return Buffer.from(out).toString('base64');
+  }
+
+  /** an object of a declared type; `root` marks the body's top-level object */
+  struct(plan: StructPlan, root: boolean): unknown {
+    this.head();
+    if (this.major === 6) return this.withTags(() => this.struct2(plan, root));
+    return this.struct2(plan, root);
+  }
+
+  private struct2(plan: StructPlan, root: boolean): unknown {
+    if (this.major === 7 && this.ai === 22) return null;
+    return this.structBody(plan, root);
+  }
+
+  private structBody(plan: StructPlan, root: boolean): Record<string, unknown> {
+    if (this.major !== 5) {
+      return this.wrongType(plan.goName, this.major === 4 ? 'cannot decode CBOR array to struct without toarray option' : undefined);
+    }
+    this.checkSize();
+    this.enter();
+    const out: Record<string, unknown> = {};
+    const indef = this.ai === 31;
+    const n = this.arg;
+    const byName = plan.byName;
+    if (root) this.rootGo = plan.goName;
+    for (let i = 0; indef ? !this.atBreak() : i < n; i++) {
+      const k = this.fieldName();
+      if (hasOwn.call(out, k)) throw dupKey(k, i);
+      const f = byName.get(k);
+      if (f === undefined) {
+        // Go skips the value of a key no field matches (and strict decoding reports the first)
+        if (this.unknownField === undefined) this.unknownField = `cbor: found unknown field at map element index ${i}`;
+        this.skip();
+        setKey(out, k, null);
+        continue;
+      }
+      if (root) this.rootField = k;
+      out[k] = this.typed(f.type);
+    }
+    if (root) this.rootField = undefined;
+    this.depth--;
+    return out;
+  }
+
+  /** a struct field name: a text or a byte string; a key of another type (tags included) names no field */
+  private fieldName(): string {
+    this.head();
+    if (this.major === 3) return this.text();
+    if (this.major === 2) {
+      const s = this.stringBytes();
+      return bytesToString(s.buf, s.start, s.end);
+    }
+    const what = MAJOR_NAMES[this.major]!;
+    throw this.typeError(what, 'string', `map key is of type ${what} and cannot be used to match struct field name`);
+  }
+
+  /** the types whose Go marshallers are their own (head not read) */
+  private special(sp: Special): unknown {
+    switch (sp) {
+      case 'Time':
+      case 'MicroTime':
+      case 'Quantity':
+        // UnmarshalCBOR into a *string: null, a text or a byte string
+        return this.fresh(() => this.scalar('string'));
+      case 'IntOrString':
+        // UnmarshalCBOR: a string first (null gives the empty string), then an int32
+        return this.fresh(() => {
+          const start = this.pos;
+          try {
+            const v = this.scalar('string');
+            return v === null ? '' : v;
+          } catch (e) {
+            if (!(e instanceof CBORDecodeError) || e.syntax) throw e;
+            this.pos = start;
+            return this.scalar('int32');
+          }
+        });
+      case 'Duration':
+        // json.Unmarshaler: transcoded to JSON, then Duration's UnmarshalJSON (the JSON layer checks the string)
+        return this.fresh(() => this.any());
+      case 'JSON':
+        if (this.peekByte() === CBOR_NULL) {
+          this.pos++;
+          return null;
+        }
+        return this.fresh(() => this.any());
+      case 'RawExtension':
+        if (this.peekByte() === CBOR_NULL) {
+          this.pos++;
+          return null;
+        }
+        return this.nested(RAW_EXTENSION_PREFIX, () => this.any());
+      case 'FieldsV1':
+        if (this.peekByte() === CBOR_NULL) {
+          this.pos++;
+          return null;
+        }
+        return this.nested(FIELDS_V1_PREFIX, () => {
+          const first = this.peekByte();
+          const v = this.any();
+          if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+            throw new CBORDecodeError(`cbor: cannot unmarshal ${MAJOR_NAMES[first >>> 5]} into Go value of type map[string]interface {}`);
+          }
+          return v;
+        });
+      case 'JSONSchemaPropsOrBool':
+        return this.fresh(() => {
+          const first = this.peekByte();
+          if (first >>> 5 === 5) return this.struct(mustPlan(JSON_SCHEMA_PROPS), false);
+          if (first === 0xf5 || first === 0xf4) {
+            this.pos++;
+            return first === 0xf5;
+          }
+          this.skip();
+          throw new CBORDecodeError('boolean or JSON schema expected');
+        });
+      case 'JSONSchemaPropsOrArray':
+      case 'JSONSchemaPropsOrStringArray':
+        return this.fresh(() => {
+          const m = this.peekByte() >>> 5;
+          if (m === 5) return this.struct(mustPlan(JSON_SCHEMA_PROPS), false);
+          if (m === 4) return this.typed(sp === 'JSONSchemaPropsOrArray' ? SCHEMA_ARRAY : STRING_ARRAY);
+          this.skip(); // anything else leaves the zero value, as its UnmarshalJSON does
+          return null;
+        });
+    }
+  }
+
+  /** a value Kubernetes decodes once more when it transcodes raw types: its errors are prefixed and name no struct field */
+  private nested<T>(prefix: string, fn: () => T): T {
+    const field = this.rootField;
+    const later = this.later;
+    this.rootField = undefined;
+    this.later = 0;
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof CBORDecodeError && !e.syntax) e.message = prefix + e.message;
+      throw e;
+    } finally {
+      this.rootField = field;
+      this.later = later;
+    }
+  }
+
+  /** after the top-level item: nothing may follow */
+  finish(): void {
+    if (this.pos !== this.b.length) {
+      throw new CBORDecodeError(`cbor: ${this.b.length - this.pos} bytes of extraneous data starting at index ${this.pos}`, true);
+    }
+  }
+
+  // ---- apiVersion and kind, as Kubernetes reads them first (a TypeMeta, other keys skipped)
+
+  typeMeta(): { apiVersion: string; kind: string } {
+    const out = { apiVersion: '', kind: '' };
+    this.head();
+    if (this.major === 6) this.withTags(() => this.typeMetaBody(out));
+    else this.typeMetaBody(out);
+    return out;
+  }
+
+  private typeMetaBody(out: { apiVersion: string; kind: string }): void {
+    if (this.major === 7 && this.ai === 22) return;
+    if (this.major !== 5) this.wrongType('v1.TypeMeta');
+    const seen = new Set<string>();
+    const indef = this.ai === 31;
+    const n = this.arg;
+    this.rootGo = 'v1.TypeMeta';
+    for (let i = 0; indef ? !this.atBreak() : i < n; i++) {
+      const k = this.fieldName();
+      if (seen.has(k)) throw dupKey(k, i);
+      seen.add(k);
+      if (k === 'kind' || k === 'apiVersion') {
+        this.rootField = k;
+        const v = this.scalar('string');
+        this.rootField = undefined;
+        if (typeof v === 'string') out[k] = v;
+      } else this.skip();
+    }
+  }
+
+  // ---- watch events
+
+  /** one watch event {type, object}: the object's bytes are kept as they are (a view) */
+  watchEvent(): CBORWatchEvent {
+    let type = '';
+    let object: Uint8Array | undefined;
+    this.head();
+    const body = (): void => {
+      if (this.major !== 5) this.wrongType('v1.WatchEvent');
+      const seen = new Set<string>();
+      const indef = this.ai === 31;
+      const n = this.arg;
+      for (let i = 0; indef ? !this.atBreak() : i < n; i++) {
+        const k = this.fieldName();
+        if (seen.has(k)) throw dupKey(k, i);
+        seen.add(k);
+        if (k === 'type') {
+          const v = this.scalar('string');
+          if (typeof v === 'string') type = v;
+        } else if (k === 'object') {
+          const start = this.pos;
+          this.skip();
+          object = this.b.subarray(start, this.pos);
+        } else this.skip();
+      }
+    };
+    if (this.major === 6) this.withTags(body);
+    else body();
+    this.finish();
+    if (!object) throw new CBORDecodeError('cbor: watch event has no object');
+    return { type, object };
+  }
+}
+
+type ScalarName = 'string' | 'bool' | 'int32' | 'int64' | 'double' | 'bytes';
+const SCALAR_GO: Record<ScalarName, string> = { string: 'string', bool: 'bool', int32: 'int32', int64: 'int64', double: 'float64', bytes: '[]uint8' };
+const CBOR_NULL = 0xf6;
+const fdv = new DataView(new ArrayBuffer(8));
+
+function wrapStack(e: unknown): unknown {
+  if (e instanceof RangeError && /call stack/i.test(e.message)) {
+    return new CBORDecodeError('cbor: data item nested too deeply for this decoder (JavaScript stack exhausted)', true);
+  }
+  return e;
+}
+
+// ---------------------------------------------------------------- decoding API
+
+/**
+ * What Kubernetes' CBOR serializer reads first (metaFactory.Interpret): the whole input checked
+ * for well-formedness, then the top level decoded into a TypeMeta (other keys skipped). Returns
+ * the data's apiVersion and kind ('' when absent); throws, with phase 'gvk', what Kubernetes
+ * reports as "unable to determine group/version/kind".
+ */
+export function interpretCBORTypeMeta(bytes: Uint8Array): { apiVersion: string; kind: string } {
+  try {
+    checkWellFormed(bytes);
+    return new Decoder(bytes).typeMeta();
+  } catch (e) {
+    const err = wrapStack(e);
+    if (err instanceof CBORDecodeError) err.phase = 'gvk';
+    throw err;
+  }
+}
+
+export interface CBORObjectResult {
+  /** the JSON form; fields the type does not declare keep their key, with the value null */
+  obj: Record<string, unknown>;
+  /**
+   * what Kubernetes' strict decoding reports for fields the type does not declare (the first
+   * one only, as fxamacker does): "cbor: found unknown field at map element index N". Kubernetes
+   * returns it as a strict decoding error: with fieldValidation=Strict a 400 "<Kind> in version
+   * \"<v>\" cannot be handled as a <Kind>: strict decoding error: cbor: found unknown field at map
+   * element index N"; with Warn, a warning of this text.
+   */
+  strictErrors: string[];
+  /** the apiVersion and kind the body carries ('' when absent) */
+  apiVersion: string;
+  kind: string;
+}
+
+/** a CBORDecodeError of phase 'decode' carries the apiVersion and kind of the data */
+export interface CBORDecodeErrorWithTypeMeta extends CBORDecodeError {
+  dataTypeMeta?: { apiVersion: string; kind: string };
+}
+
+/**
+ * The JSON form of a CBOR body of a type (canonical name, 'io.k8s.api.core.v1.Pod'), with or
+ * without the self-described tag. Strings come out as strings ([]byte fields as base64 text),
+ * integers and floats as numbers, a null top level as {} (Kubernetes decodes it as the zero
+ * object). Fields the type does not declare keep their key with the value null (Kubernetes never
+ * decodes their values; fieldValidation reports them) and are named in `strictErrors`.
+ * An unknown type name decodes without a schema.
+ * Throws CBORDecodeError (400) with Kubernetes' message and phase.
+ */
+export function decodeCBORObject(typeName: string, bytes: Uint8Array): CBORObjectResult {
+  const plan = planOf(typeName);
+  if (!plan) {
+    const tm = interpretCBORTypeMeta(bytes);
+    const v = decodeCBORValue(bytes);
+    return { obj: (v ?? {}) as Record<string, unknown>, strictErrors: [], ...tm };
+  }
+  const d = new Decoder(bytes);
+  try {
+    const v = (d.struct(plan, true) ?? {}) as Record<string, unknown>;
+    d.finish();
+    const apiVersion = typeof v.apiVersion === 'string' ? v.apiVersion : '';
+    const kind = typeof v.kind === 'string' ? v.kind : '';
+    return { obj: v, strictErrors: d.unknownField ? [d.unknownField] : [], apiVersion, kind };
+  } catch (e) {
+    const err = wrapStack(e);
+    if (!(err instanceof CBORDecodeError)) throw err;
+    // Kubernetes reads apiVersion and kind first, after checking well-formedness: its errors come first
+    const tm = interpretCBORTypeMeta(bytes);
+    err.phase = 'decode';
+    (err as CBORDecodeErrorWithTypeMeta).dataTypeMeta = tm;
+    throw err;
+  }
+}
+
+/** decodeCBORObject's JSON form alone */
+export function decodeCBOR(typeName: string, bytes: Uint8Array): unknown {
+  return decodeCBORObject(typeName, bytes).obj;
+}
+
+/**
+ * A CBOR body without a schema, as Go decodes it into an interface{}: maps (string keys only) to
+ * objects, byte and text strings to strings (byte strings inside tag 22 to base64, 21 base64url,
+ * 23 hex), integers and floats to numbers, tags 0 and 1 to RFC 3339 times, other tags to their
+ * content. Throws CBORDecodeError.
+ */
+export function decodeCBORValue(bytes: Uint8Array): unknown {
+  const d = new Decoder(bytes);
+  try {
+    if (bytes.length === 0) throw new CBORDecodeError('EOF', true);
+    const v = d.any();
+    d.finish();
+    return v;
+  } catch (e) {
+    const err = wrapStack(e);
+    if (!(err instanceof CBORDecodeError) || err.syntax) throw err;
+    checkWellFormed(bytes); // a syntax error anywhere is what Kubernetes reports
+    throw err;
+  }
+}
+
+/**
+ * An `application/apply-patch+cbor` body: the apply configuration in the JSON form the
+ * server-side apply code expects (an unstructured object). Kubernetes decodes it into an
+ * interface{} and then a map[string]interface{}; it answers errors with 400
+ * "error decoding patch: <message>".
+ */
+export function decodeApplyPatchCBOR(bytes: Uint8Array): Record<string, unknown> {
+  const v = decodeCBORValue(bytes);
+  if (v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) {
+    const top = stripSelfDescribedTag(bytes)[0]!;
+    throw new CBORDecodeError(`cbor: cannot unmarshal ${MAJOR_NAMES[top >>> 5]} into Go value of type map[string]interface {}`);
+  }
+  return v as Record<string, unknown>;
+}
+
+/**
+ * The message of the 400 BadRequest Status Kubernetes returns when a CBOR request body fails to
+ * decode (k8s.io/apiserver handlers/rest.go transformDecodeError):
+ *  - phase 'gvk': `the object provided is unrecognized (must be of type <Kind>): unable to
+ *    determine group/version/kind: <message> (<hex of the body, 30 bytes at most> ...)`;
+ *  - phase 'decode': `<Kind of the data> in version "<version of the data>" cannot be handled as
+ *    a <Kind>: <message>`, the data's kind and version defaulted from the endpoint's.
+ */
+export function cborDecodeStatusMessage(err: CBORDecodeError, endpoint: { group?: string; version: string; kind: string }, body: Uint8Array): string {
+  if (err.phase === 'gvk') {
+    const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+    const summary = body.length === 0 ? '<empty>' : body.length > 30 ? `${hex(body.subarray(0, 30))} ...` : hex(body);
+    return `the object provided is unrecognized (must be of type ${endpoint.kind}): unable to determine group/version/kind: ${err.message} (${summary})`;
+  }
+  const tm = (err as CBORDecodeErrorWithTypeMeta).dataTypeMeta;
+  const kind = tm?.kind || endpoint.kind;
+  let version = endpoint.version;
+  if (tm?.apiVersion) {
+    const slash = tm.apiVersion.indexOf('/');
+    version = slash < 0 ? tm.apiVersion : tm.apiVersion.slice(slash + 1);
+    if (!version) version = endpoint.version;
+  }
+  return `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${endpoint.kind}: ${err.message}`;
+}
+
+// ---------------------------------------------------------------- sequences and watch events
+
+export interface CBORWatchEvent {
+  type: string;
+  /** the event's object: its full body, self-described tag included (a view of the input) */
+  object: Uint8Array;
+}
+
+/** every data item of a CBOR sequence (RFC 8742), each decoded without a schema */
+export function decodeCBORSequence(bytes: Uint8Array): unknown[] {
+  const s = new CBORSequenceSplitter();
+  const items = s.push(bytes);
+  if (s.buffered) throw new CBORDecodeError(`cbor: sequence ends inside a data item (${s.buffered} bytes left over)`, true);
+  return items.map((i) => decodeCBORValue(i));
+}
+
+/** one watch event data item: {type, object}, the object left encoded */
+export function decodeCBORWatchEvent(item: Uint8Array): CBORWatchEvent {
+  try {
+    return new Decoder(item).watchEvent();
+  } catch (e) {
+    const err = wrapStack(e);
+    if (err instanceof CBORDecodeError && !err.syntax) checkWellFormed(item);
+    throw err;
+  }
+}
+
+/** every event of an `application/cbor-seq` watch body */
+export function decodeCBORWatchEvents(bytes: Uint8Array): CBORWatchEvent[] {
+  const s = new CBORSequenceSplitter();
+  const items = s.push(bytes);
+  if (s.buffered) throw new CBORDecodeError(`cbor: watch stream ends inside an event (${s.buffered} bytes left over)`, true);
+  return items.map(decodeCBORWatchEvent);
+}
+
+/** Reads an `application/cbor-seq` watch stream chunk by chunk: push() returns the events completed so far. */
+export class CBORWatchEventDecoder {
+  private readonly splitter: CBORSequenceSplitter;
+
+  constructor(maxEvent?: number) {
+    this.splitter = new CBORSequenceSplitter(maxEvent);
+  }
+
+  push(chunk: Uint8Array): CBORWatchEvent[] {
+    return this.splitter.push(chunk).map(decodeCBORWatchEvent);
+  }
+
+  /** bytes received but not yet part of a complete event */
+  get buffered(): number {
+    return this.splitter.buffered;
+  }
+}
