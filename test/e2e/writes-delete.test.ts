@@ -1,0 +1,289 @@
+// Deletion: deletionTimestamp and deletionGracePeriodSeconds, finalizers (terminating objects can
+// be read and updated, no finalizer can be added, the last one removed removes the object and
+// watchers see DELETED), graceful deletion of pods, preconditions, propagation policies and
+// orphanDependents (their finalizers only: there is no garbage collector yet), deletecollection
+// with selectors, and kubectl delete.
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { startCluster, expectStatus, type Cluster, type RawResponse, type RunResult } from './harness.js';
+
+let c: Cluster;
+const NS = 'default';
+const cms = `/api/v1/namespaces/${NS}/configmaps`;
+const pods = `/api/v1/namespaces/${NS}/pods`;
+const deploys = `/apis/apps/v1/namespaces/${NS}/deployments`;
+const MERGE = { 'content-type': 'application/merge-patch+json' };
+
+before(async () => {
+  c = await startCluster();
+});
+
+after(async () => {
+  await c?.stop();
+});
+
+function ok(r: RawResponse, code: number, what: string): any {
+  assert.equal(r.status, code, `${what}: ${r.status} ${r.text.slice(0, 800)}`);
+  return r.json();
+}
+async function get(path: string): Promise<any> {
+  return ok(await c.raw('GET', path), 200, `GET ${path}`);
+}
+async function create(collection: string, obj: any): Promise<any> {
+  return ok(await c.raw('POST', collection, { body: obj }), 201, `POST ${collection}`);
+}
+function run(r: RunResult): { code: number; stdout: string; stderr: string } {
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+}
+const cm = (name: string, extra: any = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...extra }, data: { a: '1' } });
+const seconds = (t: string) => Date.parse(t) / 1000;
+
+describe('finalizers', () => {
+  test('a delete marks the object; it stays readable and updatable; no finalizer can be added; the last one removed deletes it', async () => {
+    const made = await create(cms, cm('fin', { finalizers: ['example.com/a', 'example.com/b'] }));
+    const w = c.stream(`${cms}?watch=1&fieldSelector=metadata.name%3Dfin&resourceVersion=${made.metadata.resourceVersion}`);
+    await w.ready;
+    const t0 = Date.now() / 1000;
+    const d = ok(await c.raw('DELETE', `${cms}/fin`), 200, 'delete');
+    assert.equal(d.kind, 'ConfigMap');
+    assert.ok(d.metadata.deletionTimestamp);
+    assert.ok(Math.abs(seconds(d.metadata.deletionTimestamp) - t0) < 5, d.metadata.deletionTimestamp);
+    assert.equal(d.metadata.deletionGracePeriodSeconds, 0);
+    assert.deepEqual(d.metadata.finalizers, ['example.com/a', 'example.com/b']);
+    assert.notEqual(d.metadata.resourceVersion, made.metadata.resourceVersion);
+
+    const g = await get(`${cms}/fin`);
+    assert.equal(g.metadata.deletionTimestamp, d.metadata.deletionTimestamp);
+    // a second delete answers the object, still terminating
+    const d2 = ok(await c.raw('DELETE', `${cms}/fin`), 200, 'second delete');
+    assert.equal(d2.metadata.deletionTimestamp, d.metadata.deletionTimestamp);
+    // updates work
+    const u = ok(await c.raw('PUT', `${cms}/fin`, { body: { ...g, data: { a: 'updated' } } }), 200, 'update while terminating');
+    assert.deepEqual(u.data, { a: 'updated' });
+    assert.equal(u.metadata.deletionTimestamp, d.metadata.deletionTimestamp, 'an update keeps deletionTimestamp');
+    // an update that leaves deletionTimestamp out keeps it
+    const u2 = ok(await c.raw('PUT', `${cms}/fin`, { body: { ...u, metadata: { ...u.metadata, deletionTimestamp: undefined, deletionGracePeriodSeconds: undefined } } }), 200, 'update without deletionTimestamp');
+    assert.equal(u2.metadata.deletionTimestamp, d.metadata.deletionTimestamp);
+    assert.equal(u2.metadata.deletionGracePeriodSeconds, 0);
+    // no new finalizer
+    const f = expectStatus(await c.raw('PATCH', `${cms}/fin`, { body: '{"metadata":{"finalizers":["example.com/a","example.com/b","example.com/c"]}}', headers: MERGE }), 422, 'Invalid', 'new finalizer');
+    assert.equal(f.message, 'ConfigMap "fin" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/c"}');
+    // remove one: still there
+    const one = ok(await c.raw('PATCH', `${cms}/fin`, { body: '{"metadata":{"finalizers":["example.com/b"]}}', headers: MERGE }), 200, 'remove a');
+    assert.deepEqual(one.metadata.finalizers, ['example.com/b']);
+    await get(`${cms}/fin`);
+    // remove the last: gone
+    const last = ok(await c.raw('PATCH', `${cms}/fin`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE }), 200, 'remove the last');
+    assert.equal(last.metadata.name, 'fin');
+    expectStatus(await c.raw('GET', `${cms}/fin`), 404, 'NotFound', 'gone');
+    const ev = await w.until((e) => e.some((x) => x.type === 'DELETED'));
+    w.close();
+    // marked, updated, one finalizer removed (an unchanged second delete and update write nothing),
+    // then DELETED carrying the last stored state: the update that emptied the finalizers is not stored
+    assert.deepEqual(
+      ev.map((e) => e.type),
+      ['MODIFIED', 'MODIFIED', 'MODIFIED', 'DELETED'],
+    );
+    assert.ok(ev[0].object.metadata.deletionTimestamp);
+    assert.deepEqual(ev[3].object.metadata.finalizers, ['example.com/b']);
+    assert.deepEqual(last.metadata.finalizers, ['example.com/b']);
+  });
+
+  test('deleting a Deployment that has a finalizer bumps its generation once', async () => {
+    const made = await create(deploys, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'fin-deploy', finalizers: ['example.com/x'] },
+      spec: { selector: { matchLabels: { app: 'f' } }, template: { metadata: { labels: { app: 'f' } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } } },
+    });
+    assert.equal(made.metadata.generation, 1);
+    const d = ok(await c.raw('DELETE', `${deploys}/fin-deploy`), 200, 'delete');
+    assert.equal(d.metadata.generation, 2);
+    const d2 = ok(await c.raw('DELETE', `${deploys}/fin-deploy`), 200, 'delete again');
+    assert.equal(d2.metadata.generation, 2);
+    ok(await c.raw('PATCH', `${deploys}/fin-deploy`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE }), 200, 'release');
+    expectStatus(await c.raw('GET', `${deploys}/fin-deploy`), 404, 'NotFound', 'gone');
+  });
+});
+
+describe('pods and grace periods', () => {
+  test('a pod bound to a node is only marked, with its grace period; a shorter grace period or 0 finishes it', async () => {
+    const p = await create(pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bound' }, spec: { nodeName: 'node-x', containers: [{ name: 'c', image: 'nginx:1' }] } });
+    assert.equal(p.spec.terminationGracePeriodSeconds, 30);
+    const t0 = Date.now() / 1000;
+    const d = ok(await c.raw('DELETE', `${pods}/bound`), 200, 'delete');
+    assert.equal(d.metadata.deletionGracePeriodSeconds, 30);
+    const due = seconds(d.metadata.deletionTimestamp) - t0;
+    assert.ok(due > 25 && due < 35, `deletionTimestamp is about 30s ahead: ${due}`);
+    await get(`${pods}/bound`);
+    // a longer grace period changes nothing
+    const longer = ok(await c.raw('DELETE', `${pods}/bound`, { body: { gracePeriodSeconds: 60 } }), 200, 'longer');
+    assert.equal(longer.metadata.deletionGracePeriodSeconds, 30);
+    assert.equal(longer.metadata.deletionTimestamp, d.metadata.deletionTimestamp);
+    // a shorter one moves the deadline
+    const shorter = ok(await c.raw('DELETE', `${pods}/bound`, { body: { gracePeriodSeconds: 10 } }), 200, 'shorter');
+    assert.equal(shorter.metadata.deletionGracePeriodSeconds, 10);
+    assert.equal(seconds(shorter.metadata.deletionTimestamp), seconds(d.metadata.deletionTimestamp) - 20);
+    await get(`${pods}/bound`);
+    ok(await c.raw('DELETE', `${pods}/bound?gracePeriodSeconds=0`), 200, 'force');
+    expectStatus(await c.raw('GET', `${pods}/bound`), 404, 'NotFound', 'gone');
+  });
+
+  test('an unbound pod goes at once: watchers see it terminating, then DELETED', async () => {
+    const p = await create(pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'unbound' }, spec: { schedulerName: 'manual', containers: [{ name: 'c', image: 'nginx:1' }] } });
+    const w = c.stream(`${pods}?watch=1&fieldSelector=metadata.name%3Dunbound&resourceVersion=${p.metadata.resourceVersion}`);
+    await w.ready;
+    const d = ok(await c.raw('DELETE', `${pods}/unbound`), 200, 'delete');
+    assert.equal(d.metadata.deletionGracePeriodSeconds, 0);
+    assert.ok(d.metadata.deletionTimestamp);
+    expectStatus(await c.raw('GET', `${pods}/unbound`), 404, 'NotFound', 'gone at once');
+    const ev = await w.until((e) => e.some((x) => x.type === 'DELETED'));
+    w.close();
+    assert.deepEqual(
+      ev.map((e) => [e.type, e.object.metadata.deletionGracePeriodSeconds]),
+      [
+        ['MODIFIED', 0],
+        ['DELETED', 0],
+      ],
+    );
+  });
+
+  test('kubectl delete of a bound pod with --grace-period=0 --force', async () => {
+    await create(pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'forced' }, spec: { nodeName: 'node-x', containers: [{ name: 'c', image: 'nginx:1' }] } });
+    assert.deepEqual(run(c.kubectl(['delete', 'pod', 'forced', '--grace-period=0', '--force'], { version: '1.33' })), {
+      code: 0,
+      stdout: 'pod "forced" force deleted\n',
+      stderr: 'Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.\n',
+    });
+    expectStatus(await c.raw('GET', `${pods}/forced`), 404, 'NotFound', 'gone');
+  });
+});
+
+describe('preconditions', () => {
+  test('a uid or resourceVersion that does not match: 409 with Kubernetes\' message; a match deletes', async () => {
+    const made = await create(cms, cm('pre'));
+    const u = expectStatus(await c.raw('DELETE', `${cms}/pre`, { body: { preconditions: { uid: 'wrong-uid' } } }), 409, 'Conflict', 'uid');
+    assert.equal(
+      u.message,
+      `Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (wrong-uid) does not match the UID in record (${made.metadata.uid}). The object might have been deleted and then recreated`,
+    );
+    assert.deepEqual(u.details, { name: 'pre', kind: 'ConfigMap' });
+    const r = expectStatus(await c.raw('DELETE', `${cms}/pre`, { body: { preconditions: { resourceVersion: '1' } } }), 409, 'Conflict', 'resourceVersion');
+    assert.equal(
+      r.message,
+      `Operation cannot be fulfilled on ConfigMap "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${made.metadata.resourceVersion}). The object might have been modified`,
+    );
+    assert.deepEqual(await get(`${cms}/pre`), made);
+    ok(await c.raw('DELETE', `${cms}/pre`, { body: { preconditions: { uid: made.metadata.uid, resourceVersion: made.metadata.resourceVersion } } }), 200, 'matching');
+    expectStatus(await c.raw('GET', `${cms}/pre`), 404, 'NotFound', 'gone');
+
+    const d = await create(deploys, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'pre' },
+      spec: { selector: { matchLabels: { app: 'p' } }, template: { metadata: { labels: { app: 'p' } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } } },
+    });
+    const du = expectStatus(await c.raw('DELETE', `${deploys}/pre`, { body: { preconditions: { uid: 'nope' } } }), 409, 'Conflict', 'deployment uid');
+    assert.equal(du.message, `Operation cannot be fulfilled on Deployment.apps "pre": the UID in the precondition (nope) does not match the UID in record (${d.metadata.uid}). The object might have been deleted and then recreated`);
+    assert.deepEqual(du.details, { name: 'pre', group: 'apps', kind: 'Deployment' });
+  });
+});
+
+describe('propagation', () => {
+  const cases: [string, any, number, string[] | null][] = [
+    ['Orphan', { propagationPolicy: 'Orphan' }, 200, ['orphan']],
+    ['Foreground', { propagationPolicy: 'Foreground' }, 200, ['foregroundDeletion']],
+    ['Background', { propagationPolicy: 'Background' }, 200, null],
+    ['orphanDependents true', { orphanDependents: true }, 200, ['orphan']],
+    ['orphanDependents false', { orphanDependents: false }, 200, null],
+  ];
+  for (const [what, body, code, finalizers] of cases) {
+    test(`${what}: ${finalizers ? `the ${finalizers.join(', ')} finalizer, the object stays` : 'deleted at once'}`, async () => {
+      const name = `prop-${what.toLowerCase().replace(/ /g, '-')}`;
+      await create(cms, cm(name));
+      const d = ok(await c.raw('DELETE', `${cms}/${name}`, { body }), code, what);
+      if (finalizers) {
+        assert.deepEqual(d.metadata.finalizers, finalizers);
+        assert.ok(d.metadata.deletionTimestamp);
+        assert.equal(d.metadata.deletionGracePeriodSeconds, 0);
+        const g = await get(`${cms}/${name}`);
+        assert.deepEqual(g.metadata.finalizers, finalizers);
+        ok(await c.raw('PATCH', `${cms}/${name}`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE }), 200, 'release');
+      }
+      expectStatus(await c.raw('GET', `${cms}/${name}`), 404, 'NotFound', 'gone');
+    });
+  }
+
+  test('the query form of propagationPolicy', async () => {
+    await create(cms, cm('prop-query'));
+    const d = ok(await c.raw('DELETE', `${cms}/prop-query?propagationPolicy=Foreground`), 200, 'query');
+    assert.deepEqual(d.metadata.finalizers, ['foregroundDeletion']);
+    ok(await c.raw('PATCH', `${cms}/prop-query`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE }), 200, 'release');
+  });
+
+  test('orphanDependents=false on an object with finalizers answers 202 Accepted', async () => {
+    await create(cms, cm('prop-202', { finalizers: ['example.com/x'] }));
+    const d = ok(await c.raw('DELETE', `${cms}/prop-202`, { body: { orphanDependents: false } }), 202, 'accepted');
+    assert.ok(d.metadata.deletionTimestamp);
+    assert.deepEqual(d.metadata.finalizers, ['example.com/x']);
+    ok(await c.raw('PATCH', `${cms}/prop-202`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE }), 200, 'release');
+  });
+
+  test('both orphanDependents and propagationPolicy, or an unknown policy: 422, nothing deleted', async () => {
+    await create(cms, cm('prop-bad'));
+    const both = expectStatus(await c.raw('DELETE', `${cms}/prop-bad`, { body: { orphanDependents: true, propagationPolicy: 'Orphan' } }), 422, 'Invalid', 'both');
+    assert.equal(both.message, 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set');
+    const bad = expectStatus(await c.raw('DELETE', `${cms}/prop-bad`, { body: { propagationPolicy: 'Sideways' } }), 422, 'Invalid', 'unknown');
+    assert.equal(bad.message, 'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"');
+    const body = expectStatus(await c.raw('DELETE', `${cms}/prop-bad`, { body: '{"gracePeriodSeconds":"soon"}', headers: { 'content-type': 'application/json' } }), 400, 'BadRequest', 'malformed options');
+    assert.ok(body.message.length > 0);
+    await get(`${cms}/prop-bad`);
+  });
+});
+
+describe('deletecollection', () => {
+  test('with a label selector and with a field selector: only the matching objects go, listed in the answer', async () => {
+    for (const [n, grp] of [
+      ['dc-1', 'x'],
+      ['dc-2', 'x'],
+      ['dc-3', 'y'],
+      ['dc-4', 'y'],
+    ]) {
+      await create(cms, cm(n, { labels: { grp } }));
+    }
+    const r = ok(await c.raw('DELETE', `${cms}?labelSelector=grp%3Dx`), 200, 'by label');
+    assert.equal(r.kind, 'ConfigMapList');
+    assert.deepEqual(r.items.map((i: any) => i.metadata.name).sort(), ['dc-1', 'dc-2']);
+    const left = await get(`${cms}?labelSelector=grp`);
+    assert.deepEqual(left.items.map((i: any) => i.metadata.name).sort(), ['dc-3', 'dc-4']);
+    const f = ok(await c.raw('DELETE', `${cms}?fieldSelector=metadata.name%3Ddc-3`), 200, 'by field');
+    assert.deepEqual(
+      f.items.map((i: any) => i.metadata.name),
+      ['dc-3'],
+    );
+    await get(`${cms}/dc-4`);
+    // an unknown field selector is rejected
+    const bad = expectStatus(await c.raw('DELETE', `${cms}?fieldSelector=data.a%3D1`), 400, 'BadRequest', 'field selector');
+    assert.equal(bad.message, 'field label not supported: data.a');
+    await get(`${cms}/dc-4`);
+  });
+
+  test('kubectl delete -l and --field-selector', async () => {
+    await create(cms, cm('kdc-1', { labels: { kgrp: 'a' } }));
+    await create(cms, cm('kdc-2', { labels: { kgrp: 'b' } }));
+    assert.deepEqual(run(c.kubectl(['delete', 'configmap', '-l', 'kgrp=a'], { version: '1.33' })), { code: 0, stdout: 'configmap "kdc-1" deleted\n', stderr: '' });
+    assert.deepEqual(run(c.kubectl(['delete', 'configmap', '--field-selector', 'metadata.name=kdc-2'], { version: '1.27' })), { code: 0, stdout: 'configmap "kdc-2" deleted\n', stderr: '' });
+  });
+
+  test('kubectl delete --wait=false of an object with a finalizer, then the finalizer removed by kubectl patch', async () => {
+    await create(cms, cm('kfin', { finalizers: ['example.com/k'] }));
+    assert.deepEqual(run(c.kubectl(['delete', 'configmap', 'kfin', '--wait=false'], { version: '1.33' })), { code: 0, stdout: 'configmap "kfin" deleted\n', stderr: '' });
+    assert.ok((await get(`${cms}/kfin`)).metadata.deletionTimestamp);
+    assert.deepEqual(run(c.kubectl(['patch', 'configmap', 'kfin', '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]'], { version: '1.33' })), {
+      code: 0,
+      stdout: 'configmap/kfin patched\n',
+      stderr: '',
+    });
+    expectStatus(await c.raw('GET', `${cms}/kfin`), 404, 'NotFound', 'gone');
+  });
+});
