@@ -23,6 +23,18 @@ export interface AdmissionAttributes {
   options?: any;
   dryRun: boolean;
   user: UserInfo;
+  /**
+   * Warnings for the client (sent as `Warning: 299 - "..."` headers): plugins append to it (the
+   * webhooks' response warnings, PodSecurity's warn mode). The caller passes the request's own
+   * warnings array; the chain creates one when it is missing.
+   */
+  warnings?: string[];
+  /**
+   * Audit annotations the plugins add (key -> value), for the audit log: PodSecurity's
+   * `pod-security.kubernetes.io/enforce-policy` and `.../audit-violations`, a webhook's
+   * `<webhook name>/<key>` annotations, `mutation.webhook.admission.k8s.io/round_0_index_0`.
+   */
+  auditAnnotations?: Record<string, string>;
 }
 
 /**
@@ -38,6 +50,8 @@ export interface ClusterReader {
 /** writes a plugin may make (ResourceQuota status); never used on dry runs */
 export interface ClusterWriter {
   updateStatus(group: string, resource: string, namespace: string, name: string, mutate: (obj: any) => any): Promise<any>;
+  /** create an object (NamespaceAutoProvision creates the namespace); optional: plugins that need it are refused at build time without it */
+  create?(group: string, resource: string, namespace: string, obj: any): Promise<any>;
 }
 
 export interface AdmissionPlugin {

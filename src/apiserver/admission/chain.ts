@@ -1,0 +1,297 @@
+// The admission chain: kube-apiserver's plugins, by kube-apiserver's names, in its fixed order
+// (Kubernetes 1.33), enabled by default as kube-apiserver enables them and chosen with
+// --enable-admission-plugins / --disable-admission-plugins. mutate() runs the mutating half of
+// every enabled plugin in order (twice when a mutating webhook changed the object and a webhook
+// asks to be reinvoked); validate() runs the validating half. A plugin rejects by throwing a
+// StatusError; the first rejection ends the request.
+import { errors } from '../../machinery/errors.js';
+import type { AdmissionAttributes, AdmissionPlugin, ClusterReader, ClusterWriter } from './types.js';
+import { namespaceAutoProvision, namespaceExists, namespaceLifecycle } from './namespace.js';
+import { serviceAccountPlugin, type ServiceAccountPluginOptions } from './serviceaccount.js';
+import { limitRanger } from './limitranger.js';
+import { nodeRestriction } from './noderestriction.js';
+import { podSecurity, type PodSecurityOptions } from './podsecurity.js';
+import {
+  alwaysPullImages,
+  defaultIngressClass,
+  defaultStorageClass,
+  defaultTolerationSeconds,
+  denyServiceExternalIPs,
+  extendedResourceToleration,
+  limitPodHardAntiAffinityTopology,
+  persistentVolumeClaimResize,
+  priorityPlugin,
+  runtimeClassPlugin,
+  storageObjectInUseProtection,
+  taintNodesByCondition,
+} from './pods.js';
+import { certificateSubjectRestriction } from './certificates.js';
+import { mutatingWebhooks, validatingWebhooks, type WebhookPluginOptions } from './webhook.js';
+import { resourceQuota, type ResourceQuotaOptions } from './resourcequota.js';
+import { reinvocationContext } from './reinvocation.js';
+import { forbidden } from './util.js';
+
+/** kube-apiserver's AllOrderedPlugins (1.33): the order the enabled plugins run in */
+export const ADMISSION_PLUGIN_ORDER: readonly string[] = [
+  'AlwaysAdmit',
+  'NamespaceAutoProvision',
+  'NamespaceLifecycle',
+  'NamespaceExists',
+  'LimitPodHardAntiAffinityTopology',
+  'LimitRanger',
+  'ServiceAccount',
+  'NodeRestriction',
+  'TaintNodesByCondition',
+  'AlwaysPullImages',
+  'ImagePolicyWebhook',
+  'PodSecurity',
+  'PodNodeSelector',
+  'Priority',
+  'DefaultTolerationSeconds',
+  'PodTolerationRestriction',
+  'EventRateLimit',
+  'ExtendedResourceToleration',
+  'DefaultStorageClass',
+  'StorageObjectInUseProtection',
+  'OwnerReferencesPermissionEnforcement',
+  'PersistentVolumeClaimResize',
+  'RuntimeClass',
+  'CertificateApproval',
+  'CertificateSigning',
+  'ClusterTrustBundleAttest',
+  'CertificateSubjectRestriction',
+  'DefaultIngressClass',
+  'DenyServiceExternalIPs',
+  'PodTopologyLabels',
+  'MutatingAdmissionPolicy',
+  'MutatingAdmissionWebhook',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionWebhook',
+  'ResourceQuota',
+  'AlwaysDeny',
+];
+
+const DEFAULT_ON = new Set([
+  'NamespaceLifecycle',
+  'LimitRanger',
+  'ServiceAccount',
+  'DefaultStorageClass',
+  'PersistentVolumeClaimResize',
+  'DefaultTolerationSeconds',
+  'MutatingAdmissionWebhook',
+  'ValidatingAdmissionWebhook',
+  'ResourceQuota',
+  'StorageObjectInUseProtection',
+  'Priority',
+  'TaintNodesByCondition',
+  'RuntimeClass',
+  'CertificateApproval',
+  'CertificateSigning',
+  'ClusterTrustBundleAttest',
+  'CertificateSubjectRestriction',
+  'DefaultIngressClass',
+  'PodSecurity',
+  'PodTopologyLabels',
+  'MutatingAdmissionPolicy',
+  'ValidatingAdmissionPolicy',
+]);
+
+/** the plugins enabled when no flag says otherwise, in order */
+export const DEFAULT_ENABLED_ADMISSION_PLUGINS: readonly string[] = ADMISSION_PLUGIN_ORDER.filter((n) => DEFAULT_ON.has(n));
+
+/** every plugin name, sorted (as kube-apiserver lists them in --help) */
+export const REGISTERED_ADMISSION_PLUGINS: readonly string[] = [...ADMISSION_PLUGIN_ORDER].sort();
+
+/**
+ * Plugins whose name is accepted but which Keelson does not implement: they need a configuration
+ * file (--admission-control-config-file, not supported yet) or namespace annotations Keelson does
+ * not read. Enabling one is an error at start.
+ */
+export const UNSUPPORTED_ADMISSION_PLUGINS: readonly string[] = ['ImagePolicyWebhook', 'EventRateLimit', 'PodNodeSelector', 'PodTolerationRestriction'];
+
+/** the help texts of the two flags, as kube-apiserver words them */
+export function admissionFlagHelp(): { enable: string; disable: string } {
+  const defaults = DEFAULT_ENABLED_ADMISSION_PLUGINS.join(', ');
+  const all = REGISTERED_ADMISSION_PLUGINS.join(', ');
+  return {
+    enable: `admission plugins that should be enabled in addition to default enabled ones (${defaults}). Comma-delimited list of admission plugins: ${all}. The order of plugins in this flag does not matter.`,
+    disable: `admission plugins that should be disabled although they are in the default enabled plugins list (${defaults}). Comma-delimited list of admission plugins: ${all}. The order of plugins in this flag does not matter.`,
+  };
+}
+
+/** kube-apiserver's checks of the two flags; an empty list when they are valid */
+export function validateAdmissionPluginFlags(enable: readonly string[], disable: readonly string[]): string[] {
+  const errs: string[] = [];
+  const known = new Set(ADMISSION_PLUGIN_ORDER);
+  for (const n of enable) if (!known.has(n)) errs.push(`enable-admission-plugins plugin ${JSON.stringify(n)} is unknown`);
+  for (const n of disable) if (!known.has(n)) errs.push(`disable-admission-plugins plugin ${JSON.stringify(n)} is unknown`);
+  const both = [...new Set(enable.filter((n) => disable.includes(n)))].sort();
+  if (both.length) errs.push(`[${both.join(' ')}] in enable-admission-plugins and disable-admission-plugins overlapped`);
+  for (const n of enable) if (UNSUPPORTED_ADMISSION_PLUGINS.includes(n)) errs.push(`enable-admission-plugins plugin ${JSON.stringify(n)} is not supported by Keelson`);
+  return errs;
+}
+
+/** the enabled plugins, in order: the defaults, plus --enable, minus --disable */
+export function enabledAdmissionPlugins(enable: readonly string[], disable: readonly string[]): string[] {
+  const on = new Set(enable);
+  const off = new Set(disable.filter((n) => !on.has(n)));
+  return ADMISSION_PLUGIN_ORDER.filter((n) => !off.has(n) && (DEFAULT_ON.has(n) || on.has(n)));
+}
+
+export interface AdmissionChainOptions {
+  /** --enable-admission-plugins */
+  enable: string[];
+  /** --disable-admission-plugins */
+  disable: string[];
+  /** the API server's stores, read from their caches */
+  reader: ClusterReader;
+  /** writes plugins make (ResourceQuota status; NamespaceAutoProvision creates namespaces) */
+  writer: ClusterWriter;
+  /** --default-not-ready-toleration-seconds (300) */
+  defaultNotReadyTolerationSeconds?: number;
+  /** --default-unreachable-toleration-seconds (300) */
+  defaultUnreachableTolerationSeconds?: number;
+  /** the namespaces NamespaceLifecycle keeps from deletion (Kubernetes': default, kube-system, kube-public) */
+  immortalNamespaces?: string[];
+  serviceAccount?: ServiceAccountPluginOptions;
+  podSecurity?: PodSecurityOptions;
+  resourceQuota?: ResourceQuotaOptions;
+  webhook?: WebhookPluginOptions;
+}
+
+export interface AdmissionChain {
+  /** the enabled plugins, in the order they run */
+  readonly plugins: readonly string[];
+  /** the mutating phase (after decoding and defaulting, before the strategy prepares the object) */
+  mutate(a: AdmissionAttributes): Promise<void>;
+  /** the validating phase (after the object validated, before it is stored; dry runs too) */
+  validate(a: AdmissionAttributes): Promise<void>;
+}
+
+const noop = (name: string): AdmissionPlugin => ({ name });
+
+function plugin(name: string, o: AdmissionChainOptions): AdmissionPlugin {
+  const { reader, writer } = o;
+  switch (name) {
+    case 'AlwaysAdmit':
+      return noop(name);
+    case 'AlwaysDeny':
+      return {
+        name,
+        mutate: (a) => {
+          throw forbidden(a, 'admission control is denying all modifications');
+        },
+        validate: (a) => {
+          throw forbidden(a, 'admission control is denying all modifications');
+        },
+      };
+    case 'NamespaceAutoProvision':
+      return namespaceAutoProvision(reader, writer);
+    case 'NamespaceLifecycle':
+      return namespaceLifecycle(reader, o.immortalNamespaces);
+    case 'NamespaceExists':
+      return namespaceExists(reader);
+    case 'LimitPodHardAntiAffinityTopology':
+      return limitPodHardAntiAffinityTopology();
+    case 'LimitRanger':
+      return limitRanger(reader);
+    case 'ServiceAccount':
+      return serviceAccountPlugin(reader, o.serviceAccount);
+    case 'NodeRestriction':
+      return nodeRestriction(reader);
+    case 'TaintNodesByCondition':
+      return taintNodesByCondition();
+    case 'AlwaysPullImages':
+      return alwaysPullImages();
+    case 'PodSecurity':
+      return podSecurity(reader, o.podSecurity);
+    case 'Priority':
+      return priorityPlugin(reader);
+    case 'DefaultTolerationSeconds':
+      return defaultTolerationSeconds(o.defaultNotReadyTolerationSeconds ?? 300, o.defaultUnreachableTolerationSeconds ?? 300);
+    case 'ExtendedResourceToleration':
+      return extendedResourceToleration();
+    case 'DefaultStorageClass':
+      return defaultStorageClass(reader);
+    case 'StorageObjectInUseProtection':
+      return storageObjectInUseProtection();
+    case 'PersistentVolumeClaimResize':
+      return persistentVolumeClaimResize(reader);
+    case 'RuntimeClass':
+      return runtimeClassPlugin(reader);
+    case 'CertificateSubjectRestriction':
+      return certificateSubjectRestriction();
+    case 'DefaultIngressClass':
+      return defaultIngressClass(reader);
+    case 'DenyServiceExternalIPs':
+      return denyServiceExternalIPs();
+    case 'MutatingAdmissionWebhook':
+      return mutatingWebhooks(reader, o.webhook);
+    case 'ValidatingAdmissionWebhook':
+      return validatingWebhooks(reader, o.webhook);
+    case 'ResourceQuota':
+      return resourceQuota(reader, writer, o.resourceQuota);
+    // With the AlwaysAllow authorizer every user may approve, sign, attest and set owner
+    // references, so these authorization checks admit everything; they become real with RBAC.
+    case 'CertificateApproval':
+    case 'CertificateSigning':
+    case 'ClusterTrustBundleAttest':
+    case 'OwnerReferencesPermissionEnforcement':
+    // Behind feature gates that are off in 1.33 (PodTopologyLabelsAdmission, MutatingAdmissionPolicy).
+    case 'PodTopologyLabels':
+    case 'MutatingAdmissionPolicy':
+    // ValidatingAdmissionPolicy objects are stored and served, but their CEL validations are not
+    // evaluated yet.
+    case 'ValidatingAdmissionPolicy':
+      return noop(name);
+    default:
+      throw new Error(`admission plugin ${JSON.stringify(name)} is not supported by Keelson`);
+  }
+}
+
+/**
+ * The admission chain of the enabled plugins. Throws an Error with kube-apiserver's messages
+ * (joined by "; ") when the flags name unknown plugins or overlap.
+ */
+export function buildAdmissionChain(opts: AdmissionChainOptions): AdmissionChain {
+  const errs = validateAdmissionPluginFlags(opts.enable, opts.disable);
+  if (errs.length) throw new Error(errs.join('; '));
+  const names = enabledAdmissionPlugins(opts.enable, opts.disable);
+  const plugins = names.map((n) => plugin(n, opts));
+  const mutators = plugins.filter((p) => p.mutate);
+  const validators = plugins.filter((p) => p.validate);
+
+  const prepare = (a: AdmissionAttributes) => {
+    a.warnings ??= [];
+    a.auditAnnotations ??= {};
+  };
+  const refuseSideEffects = (p: AdmissionPlugin, a: AdmissionAttributes) => {
+    if (a.dryRun && p.handles?.(a)) throw errors.badRequest(`admission plugin ${JSON.stringify(p.name)} does not support dry run`);
+  };
+  const runMutators = async (a: AdmissionAttributes) => {
+    for (const p of mutators) {
+      refuseSideEffects(p, a);
+      await p.mutate!(a);
+    }
+  };
+
+  return {
+    plugins: names,
+    async mutate(a) {
+      prepare(a);
+      await runMutators(a);
+      const ctx = reinvocationContext(a);
+      if (ctx.shouldReinvoke && !ctx.isReinvoke) {
+        ctx.isReinvoke = true;
+        await runMutators(a);
+      }
+    },
+    async validate(a) {
+      prepare(a);
+      for (const p of validators) {
+        refuseSideEffects(p, a);
+        await p.validate!(a);
+      }
+    },
+  };
+}
