@@ -626,6 +626,7 @@ class Decoder {
   private ai = 0;
   private arg = 0;
   private argHi = 0;
+  private argLo = 0;
 
   constructor(bytes: Uint8Array) {
     this.b = asBuffer(bytes);
@@ -672,7 +673,8 @@ class Decoder {
       case 27:
         if (p + 9 > b.length) throw this.eof();
         this.argHi = b.readUInt32BE(p + 1);
-        this.arg = this.argHi * 4294967296 + b.readUInt32BE(p + 5);
+        this.argLo = b.readUInt32BE(p + 5);
+        this.arg = this.argHi * 4294967296 + this.argLo;
         this.pos = p + 9;
         return;
       case 31:
@@ -688,7 +690,7 @@ class Decoder {
 
   /** the exact unsigned argument of the last head, as text (for overflow messages) */
   private argText(): string {
-    return this.argHi ? u64String(this.argHi, this.arg % 4294967296) : String(this.arg);
+    return this.argHi ? u64String(this.argHi, this.argLo) : String(this.arg);
   }
 
   /** the offset where the item whose head was just read began */
@@ -813,7 +815,7 @@ class Decoder {
       f = fdv.getFloat32(0);
     } else {
       fdv.setUint32(0, this.argHi);
-      fdv.setUint32(4, this.arg % 4294967296);
+      fdv.setUint32(4, this.argLo);
       f = fdv.getFloat64(0);
     }
     if (f !== f) throw new CBORDecodeError('cbor: data item of cbor type primitives is not accepted by protocol: floating-point NaN', true);
@@ -1112,8 +1114,15 @@ class Decoder {
     const n = this.arg;
     const byName = plan.byName;
     if (root) this.rootGo = plan.goName;
+    let intKeys: Set<number> | undefined;
     for (let i = 0; indef ? !this.atBreak() : i < n; i++) {
       const k = this.fieldName();
+      if (k === undefined) {
+        intKeys = this.seenIntKey(intKeys, i);
+        if (this.unknownField === undefined) this.unknownField = `cbor: found unknown field at map element index ${i}`;
+        this.skip();
+        continue;
+      }
       if (hasOwn.call(out, k)) throw dupKey(k, i);
       const f = byName.get(k);
       if (f === undefined) {
@@ -1131,16 +1140,40 @@ class Decoder {
     return out;
   }
 
-  /** a struct field name: a text or a byte string; a key of another type (tags included) names no field */
-  private fieldName(): string {
+  /**
+   * A struct field name: a text or a byte string. An integer names no field of Kubernetes' types
+   * (none is `keyasint`): undefined is returned and `intKey` holds it, Go treats it as an unknown
+   * field. A key of another type (tags included) cannot name a field: a type error.
+   */
+  private fieldName(): string | undefined {
     this.head();
-    if (this.major === 3) return this.text();
-    if (this.major === 2) {
+    const major = this.major;
+    if (major === 3) return this.text();
+    if (major === 2) {
       const s = this.stringBytes();
       return bytesToString(s.buf, s.start, s.end);
     }
-    const what = MAJOR_NAMES[this.major]!;
+    if (major === 0 || major === 1) {
+      if (this.argHi >= 0x80000000) {
+        const v = major === 0 ? this.argText() : `-1-${this.argText()}`;
+        throw this.typeError(MAJOR_NAMES[major]!, 'int64', `${v} overflows Go's int64`);
+      }
+      this.intKey = major === 0 ? this.arg : -1 - this.arg;
+      return undefined;
+    }
+    const what = MAJOR_NAMES[major]!;
     throw this.typeError(what, 'string', `map key is of type ${what} and cannot be used to match struct field name`);
+  }
+
+  /** the last integer key fieldName() met */
+  private intKey = 0;
+
+  /** an integer key of a struct (unknown field): its duplicates are errors too */
+  private seenIntKey(seen: Set<number> | undefined, i: number): Set<number> {
+    const set = seen ?? new Set<number>();
+    if (set.has(this.intKey)) throw new CBORDecodeError(`cbor: found duplicate map key ${this.intKey} at map element index ${i}`);
+    set.add(this.intKey);
+    return set;
   }
 
   /** the types whose Go marshallers are their own (head not read) */
@@ -1251,13 +1284,19 @@ class Decoder {
 
   private typeMetaBody(out: { apiVersion: string; kind: string }): void {
     if (this.major === 7 && this.ai === 22) return;
-    if (this.major !== 5) this.wrongType('v1.TypeMeta');
+    if (this.major !== 5) this.wrongType('v1.TypeMeta', this.major === 4 ? 'cannot decode CBOR array to struct without toarray option' : undefined);
     const seen = new Set<string>();
     const indef = this.ai === 31;
     const n = this.arg;
     this.rootGo = 'v1.TypeMeta';
+    let intKeys: Set<number> | undefined;
     for (let i = 0; indef ? !this.atBreak() : i < n; i++) {
       const k = this.fieldName();
+      if (k === undefined) {
+        intKeys = this.seenIntKey(intKeys, i);
+        this.skip();
+        continue;
+      }
       if (seen.has(k)) throw dupKey(k, i);
       seen.add(k);
       if (k === 'kind' || k === 'apiVersion') {
@@ -1281,8 +1320,14 @@ class Decoder {
       const seen = new Set<string>();
       const indef = this.ai === 31;
       const n = this.arg;
+      let intKeys: Set<number> | undefined;
       for (let i = 0; indef ? !this.atBreak() : i < n; i++) {
         const k = this.fieldName();
+        if (k === undefined) {
+          intKeys = this.seenIntKey(intKeys, i);
+          this.skip();
+          continue;
+        }
         if (seen.has(k)) throw dupKey(k, i);
         seen.add(k);
         if (k === 'type') {
