@@ -86,14 +86,6 @@ describe('dry-run', () => {
     );
     assert.equal(ac.metadata.name, 'dry-new');
     expectStatus(await c.raw('GET', `${cms}/dry-new`), 404, 'NotFound', 'dry apply stored nothing');
-    // DELETE, in the query and in the DeleteOptions body
-    const d1 = ok(await c.raw('DELETE', `${cms}/dry-live?dryRun=All`), 200, 'dry DELETE query');
-    assert.equal(d1.metadata.name, 'dry-live');
-    const d2 = ok(await c.raw('DELETE', `${cms}/dry-live`, { body: { dryRun: ['All'] } }), 200, 'dry DELETE body');
-    assert.equal(d2.metadata.name, 'dry-live');
-    // deletecollection
-    ok(await c.raw('DELETE', `${cms}?dryRun=All&fieldSelector=metadata.name%3Ddry-live`), 200, 'dry deletecollection');
-
     const stored = await get(`${cms}/dry-live`);
     assert.deepEqual(stored, live, 'nothing was stored');
 
@@ -104,6 +96,32 @@ describe('dry-run', () => {
     assert.deepEqual(
       ev.map((e) => `${e.type} ${e.object.metadata.name}`),
       ['ADDED dry-marker'],
+    );
+  });
+
+  test('dryRun=All on DELETE (query or DeleteOptions body) and deletecollection deletes nothing', async () => {
+    const live = await create(cms, cm('dry-del', { a: '1' }, { labels: { dry: 'del' } }));
+    const list = await get(cms);
+    const w = c.stream(`${cms}?watch=1&resourceVersion=${list.metadata.resourceVersion}`);
+    await w.ready;
+    // a ConfigMap's registry answers an immediate delete with a Success Status, dry run or not
+    const d1 = ok(await c.raw('DELETE', `${cms}/dry-del?dryRun=All`), 200, 'dry DELETE query');
+    assert.deepEqual(d1, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'dry-del', kind: 'configmaps', uid: live.metadata.uid } });
+    const d2 = ok(await c.raw('DELETE', `${cms}/dry-del`, { body: { dryRun: ['All'] } }), 200, 'dry DELETE body');
+    assert.deepEqual(d2, d1);
+    const dc = ok(await c.raw('DELETE', `${cms}?dryRun=All&labelSelector=dry%3Ddel`), 200, 'dry deletecollection');
+    assert.equal(dc.kind, 'ConfigMapList');
+    assert.deepEqual(
+      dc.items.map((i: any) => i.metadata.name),
+      ['dry-del'],
+    );
+    assert.deepEqual(await get(`${cms}/dry-del`), live);
+    await create(cms, cm('dry-del-marker'));
+    const ev = await w.until((e) => e.some((x) => x.object?.metadata?.name === 'dry-del-marker'));
+    w.close();
+    assert.deepEqual(
+      ev.map((e) => `${e.type} ${e.object.metadata.name}`),
+      ['ADDED dry-del-marker'],
     );
   });
 
@@ -138,9 +156,10 @@ describe('dry-run', () => {
       expectStatus(await c.raw('GET', `${cms}/dryk-${tag}`), 404, 'NotFound', 'kubectl create dry run');
       assert.equal(c.kubectl(['create', '-f', f], { version: v }).code, 0);
       const before = await get(`${cms}/dryk-${tag}`);
+      // kubectl patch prints no dry-run suffix (a client behaviour)
       assert.deepEqual(run(c.kubectl(['patch', 'configmap', `dryk-${tag}`, '-p', '{"data":{"a":"2"}}', '--dry-run=server'], { version: v })), {
         code: 0,
-        stdout: `configmap/dryk-${tag} patched (server dry run)\n`,
+        stdout: `configmap/dryk-${tag} patched\n`,
         stderr: '',
       });
       assert.deepEqual(run(c.kubectl(['delete', 'configmap', `dryk-${tag}`, '--dry-run=server'], { version: v })), { code: 0, stdout: `configmap "dryk-${tag}" deleted (server dry run)\n`, stderr: '' });
@@ -295,9 +314,11 @@ describe('validation', () => {
   test('names: DNS subdomain for most kinds, DNS label for namespaces, DNS-1035 label for services', async () => {
     await create(cms, cm('a.b-c'));
     const ns = expectStatus(await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a.b' } } }), 422, 'Invalid', 'namespace');
+    assert.equal(ns.message, 'Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots');
+    const ns2 = expectStatus(await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'A_b' } } }), 422, 'Invalid', 'namespace');
     assert.equal(
-      ns.message,
-      `Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+      ns2.message,
+      `Namespace "A_b" is invalid: metadata.name: Invalid value: "A_b": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
     );
     const svc = expectStatus(await c.raw('POST', svcs, { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: '1svc' }, spec: { ports: [{ port: 80 }] } } }), 422, 'Invalid', 'service');
     assert.equal(
@@ -323,7 +344,16 @@ describe('validation', () => {
     const both = expectStatus(await c.raw('POST', cms, { body: cm('both', {}, { labels: { 'a/b/c': 'x' }, annotations: { '': 'y' } }) }), 422, 'Invalid', 'two causes');
     assert.deepEqual(
       both.details.causes.map((x: any) => x.field),
-      ['metadata.labels', 'metadata.annotations'],
+      ['metadata.labels', 'metadata.annotations', 'metadata.annotations'],
+    );
+    assert.match(both.details.causes[0].message, /^Invalid value: "a\/b\/c": a (qualified name|valid label key) must consist of alphanumeric characters/);
+    assert.deepEqual(
+      both.details.causes.map((x: any) => x.message),
+      [
+        both.details.causes[0].message,
+        'Invalid value: "": name part must be non-empty',
+        `Invalid value: "": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+      ],
     );
   });
 
