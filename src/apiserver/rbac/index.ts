@@ -32,6 +32,7 @@ export * from './reconcile.js';
 export * from './resolver.js';
 export * from './reviews.js';
 export * from './rules.js';
+export * from './stores.js';
 
 export interface AuthorizationOptions {
   /** --authorization-mode, parsed (e.g. ['RBAC', 'Node']) or as given ('RBAC,Node') */
