@@ -443,7 +443,7 @@ export function buildAuthenticator(opts: AuthenticationOptions): RequestAuthenti
       opts.onError?.(new AuthenticationError(`unable to match the audience: ${JSON.stringify(result.audiences)} , accepted: ${JSON.stringify(apiAudiences)}`));
       return null;
     }
-    const all = [...warnings, ...(result.warnings ?? [])];
+    const all = [...new Set([...warnings, ...(result.warnings ?? [])])];
     const out: AuthResult = { user: result.user };
     if (result.audiences) out.audiences = result.audiences;
     if (all.length) out.warnings = all;
