@@ -416,121 +416,168 @@ export function goQuote(s: string): string {
 /**
  * Scans one data item from `pos` and returns the offset after it, checking what fxamacker's
  * well-formedness pass checks with Kubernetes' options: heads and lengths, indefinite-length
- * items (allowed) and their chunks, break codes, nesting depth (10000), array and map sizes,
- * NaN and infinite floats (rejected), bignum tags 2 and 3 (rejected), two-byte simple values
- * below 32 (ill-formed). It does not check what is found only while values are built: UTF-8 of
- * text strings, duplicate map keys, rejected simple values, tag contents.
+ * items (allowed) and their chunks, break codes, nesting depth (10000: arrays, maps and nested
+ * tags count), array and map sizes, NaN and infinite floats (rejected), bignum tags 2 and 3
+ * (rejected), two-byte simple values below 32 (ill-formed). It does not check what is found only
+ * while values are built: UTF-8 of text strings, duplicate map keys, rejected simple values, the
+ * contents of tags 0 and 1.
  *
+ * Iterative (an explicit stack), so that any depth up to the limit is scanned.
  * Throws CBORDecodeError (syntax = true); `unexpected EOF` when the data ends inside the item.
  */
 export function wellFormedEnd(b: Uint8Array, pos: number, depth = 0): number {
   const end = b.length;
-  if (pos >= end) throw eof();
-  const ib = b[pos++]!;
-  const major = ib >>> 5;
-  const ai = ib & 0x1f;
-  let arg = ai;
-  let argHi = 0; // high 32 bits of an 8-byte argument
-  if (ai >= 24) {
-    if (ai === 24) {
-      if (pos + 1 > end) throw eof();
-      arg = b[pos++]!;
-      if (major === 7 && arg < 32) throw syntax(`cbor: invalid simple value ${arg} for type primitives`);
-    } else if (ai === 25) {
-      if (pos + 2 > end) throw eof();
-      arg = (b[pos]! << 8) | b[pos + 1]!;
-      pos += 2;
-      if (major === 7) checkFloat(halfToNumber(arg));
-    } else if (ai === 26) {
-      if (pos + 4 > end) throw eof();
-      arg = ((b[pos]! << 24) | (b[pos + 1]! << 16) | (b[pos + 2]! << 8) | b[pos + 3]!) >>> 0;
-      if (major === 7) {
-        f32dv.setUint32(0, arg);
-        checkFloat(f32dv.getFloat32(0));
+  // open arrays and maps: items left (-1: indefinite), items seen (indefinite), major, depth added
+  const left: number[] = [];
+  const seen: number[] = [];
+  const majors: number[] = [];
+  const added: number[] = [];
+  let tagDepth = 0; // depth added by a chain of tags before the current item
+  for (;;) {
+    // the break code of an indefinite-length container
+    const top = left.length - 1;
+    if (top >= 0 && left[top] === -1) {
+      if (pos >= end) throw eof();
+      if (b[pos] === 0xff) {
+        pos++;
+        if (majors[top] === 5 && seen[top]! % 2 === 1) throw syntax('cbor: unexpected "break" code');
+        depth -= added[top]!;
+        left.pop();
+        seen.pop();
+        majors.pop();
+        added.pop();
+        if (completed()) return pos;
+        continue;
       }
-      pos += 4;
-    } else if (ai === 27) {
-      if (pos + 8 > end) throw eof();
-      argHi = ((b[pos]! << 24) | (b[pos + 1]! << 16) | (b[pos + 2]! << 8) | b[pos + 3]!) >>> 0;
-      const lo = ((b[pos + 4]! << 24) | (b[pos + 5]! << 16) | (b[pos + 6]! << 8) | b[pos + 7]!) >>> 0;
-      if (major === 7) {
-        f32dv.setUint32(0, argHi);
-        f32dv.setUint32(4, lo);
-        checkFloat(f32dv.getFloat64(0));
-      }
-      arg = argHi * TWO32 + lo;
-      pos += 8;
-    } else if (ai === 31) {
-      switch (major) {
-        case 0:
-        case 1:
-        case 6:
-          throw syntax(`cbor: invalid additional information 31 for type ${MAJOR_NAMES[major]}`);
-        case 7:
-          throw syntax('cbor: unexpected "break" code');
-        case 2:
-        case 3:
-          return wellFormedIndefString(b, pos, major);
-        default: {
-          // indefinite array or map
-          const d = depth + 1;
-          if (d > MAX_NESTED_LEVELS) throw syntax(`cbor: exceeded max nested level ${MAX_NESTED_LEVELS}`);
-          let i = 0;
-          for (;;) {
-            if (pos >= end) throw eof();
-            if (b[pos] === 0xff) {
-              pos++;
-              break;
-            }
-            pos = wellFormedEnd(b, pos, d);
-            i++;
-            if (major === 4 ? i > MAX_ARRAY_ELEMENTS : i % 2 === 0 && i / 2 > MAX_MAP_PAIRS) {
-              throw syntax(major === 4 ? `cbor: exceeded max number of elements ${MAX_ARRAY_ELEMENTS} for CBOR array` : `cbor: exceeded max number of key-value pairs ${MAX_MAP_PAIRS} for CBOR map`);
-            }
-          }
-          if (major === 5 && i % 2 === 1) throw syntax('cbor: unexpected "break" code');
-          return pos;
+    }
+    if (pos >= end) throw eof();
+    const ib = b[pos++]!;
+    const major = ib >>> 5;
+    const ai = ib & 0x1f;
+    let arg = ai;
+    let argHi = 0;
+    if (ai >= 24) {
+      if (ai === 24) {
+        if (pos + 1 > end) throw eof();
+        arg = b[pos++]!;
+        if (major === 7 && arg < 32) throw syntax(`cbor: invalid simple value ${arg} for type primitives`);
+      } else if (ai === 25) {
+        if (pos + 2 > end) throw eof();
+        arg = (b[pos]! << 8) | b[pos + 1]!;
+        pos += 2;
+        if (major === 7) checkFloat(halfToNumber(arg));
+      } else if (ai === 26) {
+        if (pos + 4 > end) throw eof();
+        arg = ((b[pos]! << 24) | (b[pos + 1]! << 16) | (b[pos + 2]! << 8) | b[pos + 3]!) >>> 0;
+        if (major === 7) {
+          f32dv.setUint32(0, arg);
+          checkFloat(f32dv.getFloat32(0));
         }
+        pos += 4;
+      } else if (ai === 27) {
+        if (pos + 8 > end) throw eof();
+        argHi = ((b[pos]! << 24) | (b[pos + 1]! << 16) | (b[pos + 2]! << 8) | b[pos + 3]!) >>> 0;
+        const lo = ((b[pos + 4]! << 24) | (b[pos + 5]! << 16) | (b[pos + 6]! << 8) | b[pos + 7]!) >>> 0;
+        if (major === 7) {
+          f32dv.setUint32(0, argHi);
+          f32dv.setUint32(4, lo);
+          checkFloat(f32dv.getFloat64(0));
+        }
+        arg = argHi * TWO32 + lo;
+        pos += 8;
+      } else if (ai === 31) {
+        switch (major) {
+          case 0:
+          case 1:
+          case 6:
+            throw syntax(`cbor: invalid additional information 31 for type ${MAJOR_NAMES[major]}`);
+          case 7:
+            throw syntax('cbor: unexpected "break" code');
+          case 2:
+          case 3:
+            pos = wellFormedIndefString(b, pos, major);
+            if (completed()) return pos;
+            continue;
+          default:
+            open(-1, major);
+            continue;
+        }
+      } else {
+        throw syntax(`cbor: invalid additional information ${ai} for type ${MAJOR_NAMES[major]}`);
       }
-    } else {
-      throw syntax(`cbor: invalid additional information ${ai} for type ${MAJOR_NAMES[major]}`);
     }
-  }
-  switch (major) {
-    case 2:
-    case 3:
-      if (argHi >= 0x80000000) throw syntax(`cbor: ${MAJOR_NAMES[major]} length ${u64String(argHi, arg)} is too large, causing integer overflow`);
-      if (end - pos < arg) throw eof();
-      return pos + arg;
-    case 4:
-    case 5: {
-      const d = depth + 1;
-      if (d > MAX_NESTED_LEVELS) throw syntax(`cbor: exceeded max nested level ${MAX_NESTED_LEVELS}`);
-      if (argHi >= 0x80000000) throw syntax(`cbor: ${MAJOR_NAMES[major]} length ${u64String(argHi, arg)} is too large, it would cause integer overflow`);
-      if (major === 4 && arg > MAX_ARRAY_ELEMENTS) throw syntax(`cbor: exceeded max number of elements ${MAX_ARRAY_ELEMENTS} for CBOR array`);
-      if (major === 5 && arg > MAX_MAP_PAIRS) throw syntax(`cbor: exceeded max number of key-value pairs ${MAX_MAP_PAIRS} for CBOR map`);
-      const n = major === 5 ? arg * 2 : arg;
-      for (let i = 0; i < n; i++) pos = wellFormedEnd(b, pos, d);
-      return pos;
-    }
-    case 6: {
-      // a chain of tags, then the content
-      let tag = arg;
-      let d = depth;
-      for (;;) {
-        if (tag === 2 || tag === 3) throw new CBORDecodeError('cbor: data item of cbor type tag is not accepted by protocol: bignum', true);
+    switch (major) {
+      case 2:
+      case 3:
+        if (argHi >= 0x80000000) throw syntax(`cbor: ${MAJOR_NAMES[major]} length ${u64String(argHi, arg % TWO32)} is too large, causing integer overflow`);
+        if (end - pos < arg) throw eof();
+        pos += arg;
+        break;
+      case 4:
+      case 5: {
+        if (argHi >= 0x80000000) throw syntax(`cbor: ${MAJOR_NAMES[major]} length ${u64String(argHi, arg % TWO32)} is too large, it would cause integer overflow`);
+        if (major === 4 && arg > MAX_ARRAY_ELEMENTS) throw syntax(`cbor: exceeded max number of elements ${MAX_ARRAY_ELEMENTS} for CBOR array`);
+        if (major === 5 && arg > MAX_MAP_PAIRS) throw syntax(`cbor: exceeded max number of key-value pairs ${MAX_MAP_PAIRS} for CBOR map`);
+        const n = major === 5 ? arg * 2 : arg;
+        open(n, major);
+        if (n > 0) continue;
+        // an empty container is complete at once
+        depth -= added[added.length - 1]!;
+        left.pop();
+        seen.pop();
+        majors.pop();
+        added.pop();
+        break;
+      }
+      case 6: {
+        // a chain of tags: each tag after the first adds a level
+        if (arg === 2 || arg === 3) throw new CBORDecodeError('cbor: data item of cbor type tag is not accepted by protocol: bignum', true);
         if (pos >= end) throw eof();
-        if (b[pos]! >>> 5 !== 6) break;
-        const r = tagHead(b, pos);
-        tag = r.tag;
-        pos = r.pos;
-        d++;
-        if (d > MAX_NESTED_LEVELS) throw syntax(`cbor: exceeded max nested level ${MAX_NESTED_LEVELS}`);
+        if (b[pos]! >>> 5 === 6) {
+          tagDepth++;
+          if (depth + tagDepth > MAX_NESTED_LEVELS) throw syntax(`cbor: exceeded max nested level ${MAX_NESTED_LEVELS}`);
+        }
+        continue; // the content is read next as the same item
       }
-      return wellFormedEnd(b, pos, d);
+      default:
+        break;
     }
-    default:
-      return pos;
+    tagDepth = 0;
+    if (completed()) return pos;
+  }
+
+  /** opens an array or map: its depth is checked as Go checks it, tags before it included */
+  function open(n: number, major: number): void {
+    const add = tagDepth + 1;
+    tagDepth = 0;
+    depth += add;
+    if (depth > MAX_NESTED_LEVELS) throw syntax(`cbor: exceeded max nested level ${MAX_NESTED_LEVELS}`);
+    left.push(n);
+    seen.push(0);
+    majors.push(major);
+    added.push(add);
+  }
+
+  /** an item is complete: counts it in its container, closes finished containers; true when the top item is done */
+  function completed(): boolean {
+    tagDepth = 0;
+    for (;;) {
+      const top = left.length - 1;
+      if (top < 0) return true;
+      if (left[top] === -1) {
+        const s = ++seen[top]!;
+        if (majors[top] === 4 ? s > MAX_ARRAY_ELEMENTS : s % 2 === 0 && s / 2 > MAX_MAP_PAIRS) {
+          throw syntax(majors[top] === 4 ? `cbor: exceeded max number of elements ${MAX_ARRAY_ELEMENTS} for CBOR array` : `cbor: exceeded max number of key-value pairs ${MAX_MAP_PAIRS} for CBOR map`);
+        }
+        return false;
+      }
+      if (--left[top]! > 0) return false;
+      depth -= added[top]!;
+      left.pop();
+      seen.pop();
+      majors.pop();
+      added.pop();
+    }
   }
 }
 
@@ -539,31 +586,6 @@ const f32dv = new DataView(new ArrayBuffer(8));
 function checkFloat(f: number): void {
   if (f !== f) throw new CBORDecodeError('cbor: data item of cbor type primitives is not accepted by protocol: floating-point NaN', true);
   if (f === Infinity || f === -Infinity) throw new CBORDecodeError('cbor: data item of cbor type primitives is not accepted by protocol: floating-point infinity', true);
-}
-
-function tagHead(b: Uint8Array, pos: number): { tag: number; pos: number } {
-  const ai = b[pos++]! & 0x1f;
-  const end = b.length;
-  if (ai < 24) return { tag: ai, pos };
-  if (ai === 24) {
-    if (pos + 1 > end) throw eof();
-    return { tag: b[pos]!, pos: pos + 1 };
-  }
-  if (ai === 25) {
-    if (pos + 2 > end) throw eof();
-    return { tag: (b[pos]! << 8) | b[pos + 1]!, pos: pos + 2 };
-  }
-  if (ai === 26) {
-    if (pos + 4 > end) throw eof();
-    return { tag: ((b[pos]! << 24) | (b[pos + 1]! << 16) | (b[pos + 2]! << 8) | b[pos + 3]!) >>> 0, pos: pos + 4 };
-  }
-  if (ai === 27) {
-    if (pos + 8 > end) throw eof();
-    const hi = ((b[pos]! << 24) | (b[pos + 1]! << 16) | (b[pos + 2]! << 8) | b[pos + 3]!) >>> 0;
-    const lo = ((b[pos + 4]! << 24) | (b[pos + 5]! << 16) | (b[pos + 6]! << 8) | b[pos + 7]!) >>> 0;
-    return { tag: hi * TWO32 + lo, pos: pos + 8 };
-  }
-  throw syntax(`cbor: invalid additional information ${ai} for type tag`);
 }
 
 function wellFormedIndefString(b: Uint8Array, pos: number, major: number): number {

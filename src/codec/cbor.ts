@@ -1353,9 +1353,15 @@ const SCALAR_GO: Record<ScalarName, string> = { string: 'string', bool: 'bool', 
 const CBOR_NULL = 0xf6;
 const fdv = new DataView(new ArrayBuffer(8));
 
+/**
+ * The decoder recurses: JavaScript's stack can end before Kubernetes' limit of 10000 levels
+ * (a few thousand levels of maps). Such an input is either beyond the limit, which the
+ * (iterative) well-formedness check then reports as Kubernetes does, or one this server cannot
+ * take: a 400 saying so.
+ */
 function wrapStack(e: unknown): unknown {
   if (e instanceof RangeError && /call stack/i.test(e.message)) {
-    return new CBORDecodeError('cbor: data item nested too deeply for this decoder (JavaScript stack exhausted)', true);
+    return new CBORDecodeError('cbor: data item nested too deeply for this server to decode');
   }
   return e;
 }
