@@ -1,0 +1,123 @@
+// What the API server needs to put the chain in its write path: a ClusterReader and a
+// ClusterWriter over its stores, the attributes of a request, and the flags' declarations.
+import type { UserInfo } from '../authz.js';
+import type { KindDecl } from '../../schema/model.js';
+import type { ResourceStore } from '../registry/store.js';
+import type { AdmissionAttributes, ClusterReader, ClusterWriter, Operation } from './types.js';
+import { admissionFlagHelp } from './chain.js';
+
+function index(stores: Iterable<ResourceStore>): Map<string, ResourceStore> {
+  const m = new Map<string, ResourceStore>();
+  for (const s of stores) m.set(`${s.kind.group}/${s.kind.resource}`, s);
+  return m;
+}
+
+/** reads of the stores' watch caches; unknown resources read as empty */
+export function storeReader(stores: Iterable<ResourceStore>): ClusterReader {
+  const byResource = index(stores);
+  return {
+    get(group, resource, namespace, name) {
+      const s = byResource.get(`${group}/${resource}`);
+      return s?.get(s.kind.namespaced ? namespace : '', name)?.obj;
+    },
+    list(group, resource, namespace) {
+      const s = byResource.get(`${group}/${resource}`);
+      if (!s) return [];
+      return s.cacher.list({ prefix: s.scopePrefix(namespace) }).items.map((e) => e.obj);
+    },
+  };
+}
+
+/** writes straight to the stores (status through the status subresource's path) */
+export function storeWriter(stores: Iterable<ResourceStore>): ClusterWriter {
+  const byResource = index(stores);
+  const store = (group: string, resource: string) => {
+    const s = byResource.get(`${group}/${resource}`);
+    if (!s) throw new Error(`no store for ${resource}${group ? '.' + group : ''}`);
+    return s;
+  };
+  return {
+    updateStatus(group, resource, namespace, name, mutate) {
+      return store(group, resource).guaranteedUpdate(namespace, name, mutate, { dryRun: false, main: false, subresource: 'status' });
+    },
+    create(group, resource, namespace, obj) {
+      const s = store(group, resource);
+      if (s.kind.namespaced) obj.metadata = { ...(obj.metadata ?? {}), namespace };
+      return s.create(obj, { dryRun: false });
+    },
+  };
+}
+
+export interface RequestAdmission {
+  operation: Operation;
+  /** the namespace of the URL ('' for cluster-scoped resources) */
+  namespace: string;
+  /** the name of the URL; '' for a create (the object's name is taken, '' with generateName) */
+  name: string;
+  subresource?: string;
+  object?: any;
+  oldObject?: any;
+  /** CreateOptions, UpdateOptions, PatchOptions or DeleteOptions as the request gave them */
+  options?: any;
+  dryRun: boolean;
+  user: UserInfo;
+  /** the request's Warning list (Request.warnings): plugins append to it */
+  warnings?: string[];
+}
+
+/**
+ * The attributes of a request on a kind. The kind of a subresource is the subresource's own
+ * (autoscaling/v1 Scale for scale, policy/v1 Eviction for eviction); a Namespace's requests carry
+ * the namespace's name as their namespace, as Kubernetes' request info does.
+ */
+export function admissionAttributes(kind: KindDecl, r: RequestAdmission): AdmissionAttributes {
+  const sub = r.subresource ?? '';
+  const subDecl = sub ? kind.subresources.find((s) => s.name === sub) : undefined;
+  const k = subDecl && subDecl.kind ? { group: subDecl.group, version: subDecl.version, kind: subDecl.kind } : { group: kind.group, version: kind.version, kind: kind.kind };
+  const name = r.name || (r.operation === 'CREATE' && sub === '' ? (r.object?.metadata?.name ?? '') : '');
+  let namespace = r.namespace;
+  if (kind.group === '' && kind.kind === 'Namespace') namespace = name;
+  return {
+    operation: r.operation,
+    kind: k,
+    resource: { group: kind.group, version: kind.version, resource: kind.resource },
+    subresource: sub,
+    namespace,
+    name,
+    object: r.object,
+    oldObject: r.oldObject,
+    options: r.options,
+    dryRun: r.dryRun,
+    user: r.user,
+    warnings: r.warnings ?? [],
+    auditAnnotations: {},
+  };
+}
+
+export interface FlagDecl {
+  name: string;
+  type: 'strings' | 'int';
+  default: string[] | number;
+  help: string;
+}
+
+/** kube-apiserver's admission flags, as the cli should declare them (section "admission") */
+export function admissionFlags(): FlagDecl[] {
+  const h = admissionFlagHelp();
+  return [
+    { name: 'enable-admission-plugins', type: 'strings', default: [], help: h.enable },
+    { name: 'disable-admission-plugins', type: 'strings', default: [], help: h.disable },
+    {
+      name: 'default-not-ready-toleration-seconds',
+      type: 'int',
+      default: 300,
+      help: 'Indicates the tolerationSeconds of the toleration for notReady:NoExecute that is added by default to every pod that does not already have such a toleration.',
+    },
+    {
+      name: 'default-unreachable-toleration-seconds',
+      type: 'int',
+      default: 300,
+      help: 'Indicates the tolerationSeconds of the toleration for unreachable:NoExecute that is added by default to every pod that does not already have such a toleration.',
+    },
+  ];
+}
