@@ -35,7 +35,8 @@ const ABSENT = 0xffffffff;
 export function pack(values: readonly (Uint8Array | null | undefined)[]): Packed {
   let total = 0;
   for (const v of values) if (v) total += v.byteLength;
-  const buf = new Uint8Array(new ArrayBuffer(total));
+  // a buffer of its own (not from Buffer's pool, so it can be transferred), not zero-filled
+  const buf: Uint8Array = Buffer.allocUnsafeSlow(total);
   const idx = new Uint32Array(values.length * 2);
   let off = 0;
   for (let i = 0; i < values.length; i++) {
@@ -83,7 +84,8 @@ export type Request =
 
 /** the previous values a commit was asked for (needPrev), by op index */
 export interface CommitResult {
-  prev: Values;
+  /** null when no previous value was asked for */
+  prev: Values | null;
 }
 export interface GetResult {
   found: boolean;
@@ -244,13 +246,15 @@ export class Store {
       case 'commit': {
         if (this.failed) throw new Error('storage commit refused: an earlier commit failed');
         const prev: (Uint8Array | null)[] = new Array(req.keys.length).fill(null);
+        let wanted = false;
+        for (let o = 4; o < req.nums.length; o += OP_FIELDS) if (req.nums[o] !== 0) wanted = true;
         try {
           this.tx(req.keys, req.nums, req.vals, prev);
         } catch (err) {
           this.failed = true;
           throw err;
         }
-        const res: CommitResult = { prev: this.out(prev) };
+        const res: CommitResult = { prev: wanted ? this.out(prev) : null };
         return res;
       }
       case 'resume':

@@ -542,7 +542,7 @@ export class SqliteBackend implements Backend {
         events[i] = { type: 'put', kv: { key: op.key, value: op.value!, createRevision: op.rev, modRevision: op.rev }, revision: op.rev };
         continue;
       }
-      const prevValue = batch.prev[i] ?? (res && valueOf(res.prev, i)) ?? EMPTY;
+      const prevValue = batch.prev[i] ?? (res?.prev && valueOf(res.prev, i)) ?? EMPTY;
       const prevKv: KeyValue = { key: op.key, value: prevValue, createRevision: op.createRev, modRevision: op.prevRev };
       if (op.kind === OP_UPDATE) {
         events[i] = { type: 'put', kv: { key: op.key, value: op.value!, createRevision: op.createRev, modRevision: op.rev }, prevKv, revision: op.rev };
