@@ -351,3 +351,23 @@ test('validating webhooks run in parallel', async () => {
   const took = Date.now() - started;
   assert.ok(took < 4500, `two 2.5 s webhooks took ${took} ms`);
 });
+
+test('matchConditions: only matching requests are sent; an error fails the request (Fail) or skips the webhook (Ignore)', async () => {
+  reset();
+  const { c, chain } = setup();
+  validatingConfig(c, 'cond', hook('cond.example.com', '/allow', { matchConditions: [{ name: 'labeled', expression: "has(object.metadata.labels) && 'team' in object.metadata.labels" }] }));
+  await chain.validate(attrs('pods', 'CREATE', { object: pod('plain', 'apps') }));
+  await chain.validate(attrs('pods', 'CREATE', { object: pod('team', 'apps', {}, { labels: { team: 'a' } }) }));
+  assert.deepEqual(
+    calls('/allow').map((x) => x.review.request.name),
+    ['team'],
+  );
+  const { c: c2, chain: chain2 } = setup();
+  validatingConfig(c2, 'cond', hook('cond.example.com', '/allow', { matchConditions: [{ name: 'broken', expression: 'object.metadata.annotations.owner == "me"' }] }));
+  const err = await rejection(() => chain2.validate(attrs('pods', 'CREATE', { object: pod('web', 'apps') })));
+  assert.equal(err.code, 403);
+  assert.equal(err.message, `pods "web" is forbidden: expression 'object.metadata.annotations.owner == "me"' resulted in error: no such key: annotations`);
+  const { c: c3, chain: chain3 } = setup();
+  validatingConfig(c3, 'cond', hook('cond.example.com', '/deny', { failurePolicy: 'Ignore', matchConditions: [{ name: 'broken', expression: 'object.metadata.annotations.owner == "me"' }] }));
+  await chain3.validate(attrs('pods', 'CREATE', { object: pod('web', 'apps') }));
+});

@@ -1,5 +1,773 @@
-// matchConditions: placeholder replaced below
+// matchConditions: the CEL expressions a webhook uses to narrow the requests it is sent. Each is
+// evaluated with `object`, `oldObject` and `request` (the AdmissionRequest without its objects);
+// the webhook is called only when all are true. A false condition skips the webhook even when
+// another failed to evaluate; otherwise an error fails the request (failurePolicy Fail) or skips
+// the webhook (Ignore).
+//
+// This is a small interpreter of the part of CEL match conditions use: literals (int, uint,
+// double, string, bytes, bool, null), lists and maps, field selection and indexing, has(), the
+// operators (! - * / % + < <= > >= == != in && || ?:), the macros all, exists, exists_one, map
+// and filter, and the functions size, contains, startsWith, endsWith, matches, lowerAscii,
+// upperAscii, trim, split, join, indexOf, lastIndexOf, int, uint, double, string, bool, dyn and
+// type. `authorizer` is not available (Keelson authorizes everything). Integers are 64-bit
+// (bigint); && and || are commutative over errors, as in CEL.
 import type { AdmissionAttributes } from './types.js';
-export function evaluateMatchConditions(_conditions: unknown[], _a: AdmissionAttributes): { matches: boolean; error?: string } {
-  return { matches: false, error: 'CEL is not supported' };
+import { admissionRequest } from './webhook.js';
+
+// ---------------------------------------------------------------------------------------------
+// values
+
+class Uint {
+  constructor(readonly v: bigint) {}
+}
+
+class CelError extends Error {}
+
+type Value = null | boolean | bigint | number | string | Uint | Uint8Array | Value[] | Map<unknown, Value> | { [k: string]: unknown } | CelType;
+
+class CelType {
+  constructor(readonly name: string) {}
+}
+
+function typeName(v: unknown): string {
+  if (v === null || v === undefined) return 'null_type';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'bigint') return 'int';
+  if (typeof v === 'number') return 'double';
+  if (typeof v === 'string') return 'string';
+  if (v instanceof Uint) return 'uint';
+  if (v instanceof Uint8Array) return 'bytes';
+  if (Array.isArray(v)) return 'list';
+  if (v instanceof CelType) return 'type';
+  return 'map';
+}
+
+/** a JSON value as CEL sees it: integral numbers are ints */
+function fromJSON(v: unknown): Value {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (v === undefined) return null;
+  return v as Value;
+}
+
+function isMap(v: unknown): v is Record<string, unknown> | Map<unknown, Value> {
+  return typeName(v) === 'map';
+}
+
+function mapGet(m: Record<string, unknown> | Map<unknown, Value>, k: unknown): { found: boolean; v?: Value } {
+  if (m instanceof Map) {
+    for (const [key, val] of m) if (equals(key as Value, k as Value)) return { found: true, v: val };
+    return { found: false };
+  }
+  if (typeof k !== 'string') return { found: false };
+  if (Object.prototype.hasOwnProperty.call(m, k) && m[k] !== undefined) return { found: true, v: fromJSON(m[k]) };
+  return { found: false };
+}
+
+function mapEntries(m: Record<string, unknown> | Map<unknown, Value>): [Value, Value][] {
+  if (m instanceof Map) return [...m.entries()] as [Value, Value][];
+  return Object.entries(m)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => [k, fromJSON(v)]);
+}
+
+function num(v: Value): number | undefined {
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'number') return v;
+  if (v instanceof Uint) return Number(v.v);
+  return undefined;
+}
+
+function equals(a: Value, b: Value): boolean {
+  const na = num(a);
+  const nb = num(b);
+  if (na !== undefined && nb !== undefined) {
+    if (typeof a === 'bigint' && typeof b === 'bigint') return a === b;
+    return na === nb;
+  }
+  const ta = typeName(a);
+  if (ta !== typeName(b)) return false;
+  switch (ta) {
+    case 'null_type':
+      return true;
+    case 'bytes':
+      return Buffer.from(a as Uint8Array).equals(Buffer.from(b as Uint8Array));
+    case 'list': {
+      const x = a as Value[];
+      const y = b as Value[];
+      return x.length === y.length && x.every((v, i) => equals(fromJSON(v), fromJSON(y[i])));
+    }
+    case 'map': {
+      const x = mapEntries(a as any);
+      const y = b as any;
+      if (x.length !== mapEntries(y).length) return false;
+      return x.every(([k, v]) => {
+        const r = mapGet(y, k);
+        return r.found && equals(v, r.v!);
+      });
+    }
+    case 'type':
+      return (a as CelType).name === (b as CelType).name;
+    default:
+      return a === b;
+  }
+}
+
+function compare(a: Value, b: Value): number {
+  const na = num(a);
+  const nb = num(b);
+  if (na !== undefined && nb !== undefined) {
+    if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
+    return na < nb ? -1 : na > nb ? 1 : 0;
+  }
+  const ta = typeName(a);
+  if (ta === typeName(b)) {
+    if (ta === 'string') return (a as string) < (b as string) ? -1 : (a as string) > (b as string) ? 1 : 0;
+    if (ta === 'bool') return Number(a) - Number(b);
+  }
+  throw new CelError(`no such overload: ${ta} < ${typeName(b)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// lexer
+
+type Tok = { t: 'num' | 'str' | 'bytes' | 'id' | 'op' | 'eof'; v: any; pos: number };
+
+const OPS = ['&&', '||', '==', '!=', '<=', '>=', '<', '>', '!', '+', '-', '*', '/', '%', '?', ':', '.', ',', '(', ')', '[', ']', '{', '}'];
+
+function lex(src: string): Tok[] {
+  const out: Tok[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i]!;
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === '/' && src[i + 1] === '/') {
+      while (i < src.length && src[i] !== '\n') i++;
+      continue;
+    }
+    const start = i;
+    if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(src[i + 1] ?? ''))) {
+      let m = /^0[xX][0-9a-fA-F]+[uU]?/.exec(src.slice(i));
+      if (m) {
+        const s = m[0];
+        i += s.length;
+        const u = /[uU]$/.test(s);
+        const v = BigInt(u ? s.slice(0, -1) : s);
+        out.push({ t: 'num', v: u ? new Uint(v) : v, pos: start });
+        continue;
+      }
+      m = /^(?:[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|[0-9]+[uU]?)/.exec(src.slice(i))!;
+      const s = m[0];
+      i += s.length;
+      if (/[.eE]/.test(s)) out.push({ t: 'num', v: Number(s), pos: start });
+      else if (/[uU]$/.test(s)) out.push({ t: 'num', v: new Uint(BigInt(s.slice(0, -1))), pos: start });
+      else out.push({ t: 'num', v: BigInt(s), pos: start });
+      continue;
+    }
+    const strStart = /^([rRbB]{0,2})("""|'''|"|')/.exec(src.slice(i));
+    if (strStart && (strStart[1] === '' || /^[rRbB]{1,2}$/.test(strStart[1]!))) {
+      const prefix = strStart[1]!.toLowerCase();
+      const quote = strStart[2]!;
+      i += strStart[0].length;
+      let s = '';
+      for (;;) {
+        if (i >= src.length) throw new CelError(`Syntax error: unterminated string at ${start}`);
+        if (src.startsWith(quote, i)) {
+          i += quote.length;
+          break;
+        }
+        const ch = src[i]!;
+        if (ch === '\\' && !prefix.includes('r')) {
+          const n = src[i + 1];
+          const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', '"': '"', "'": "'", '`': '`', '?': '?', a: '\x07', b: '\b', f: '\f', v: '\v' };
+          if (n !== undefined && n in simple) {
+            s += simple[n];
+            i += 2;
+            continue;
+          }
+          const hex = /^\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|([0-3][0-7]{2}))/.exec(src.slice(i));
+          if (hex) {
+            const code = hex[1] ?? hex[2] ?? hex[3];
+            s += String.fromCodePoint(code ? parseInt(code, 16) : parseInt(hex[4]!, 8));
+            i += hex[0].length;
+            continue;
+          }
+          throw new CelError(`Syntax error: invalid escape at ${i}`);
+        }
+        if ((ch === '\n' || ch === '\r') && quote.length === 1) throw new CelError(`Syntax error: newline in string at ${start}`);
+        s += ch;
+        i++;
+      }
+      out.push(prefix.includes('b') ? { t: 'bytes', v: Buffer.from(s, 'utf8'), pos: start } : { t: 'str', v: s, pos: start });
+      continue;
+    }
+    const id = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
+    if (id) {
+      i += id[0].length;
+      out.push({ t: 'id', v: id[0], pos: start });
+      continue;
+    }
+    const op = OPS.find((o) => src.startsWith(o, i));
+    if (!op) throw new CelError(`Syntax error: unexpected character ${JSON.stringify(c)} at ${i}`);
+    i += op.length;
+    out.push({ t: 'op', v: op, pos: start });
+  }
+  out.push({ t: 'eof', v: '', pos: src.length });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// parser
+
+type Node =
+  | { k: 'lit'; v: Value }
+  | { k: 'id'; name: string }
+  | { k: 'sel'; target: Node; field: string; test?: boolean }
+  | { k: 'index'; target: Node; index: Node }
+  | { k: 'call'; fn: string; target?: Node; args: Node[] }
+  | { k: 'list'; items: Node[] }
+  | { k: 'map'; entries: [Node, Node][] }
+  | { k: 'unary'; op: string; arg: Node }
+  | { k: 'bin'; op: string; l: Node; r: Node }
+  | { k: 'cond'; c: Node; t: Node; f: Node }
+  | { k: 'macro'; fn: string; target: Node; v: string; args: Node[] };
+
+const MACROS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
+const RESERVED = new Set(['in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
+
+function parse(src: string): Node {
+  const toks = lex(src);
+  let p = 0;
+  const peek = () => toks[p]!;
+  const next = () => toks[p++]!;
+  const isOp = (v: string) => peek().t === 'op' && peek().v === v;
+  const isId = (v: string) => peek().t === 'id' && peek().v === v;
+  const expect = (v: string) => {
+    if (!isOp(v)) throw new CelError(`Syntax error: expected ${JSON.stringify(v)} at ${peek().pos}`);
+    next();
+  };
+
+  const expr = (): Node => {
+    const c = or();
+    if (isOp('?')) {
+      next();
+      const t = or();
+      expect(':');
+      const f = expr();
+      return { k: 'cond', c, t, f };
+    }
+    return c;
+  };
+  const or = (): Node => {
+    let l = and();
+    while (isOp('||')) {
+      next();
+      l = { k: 'bin', op: '||', l, r: and() };
+    }
+    return l;
+  };
+  const and = (): Node => {
+    let l = relation();
+    while (isOp('&&')) {
+      next();
+      l = { k: 'bin', op: '&&', l, r: relation() };
+    }
+    return l;
+  };
+  const relation = (): Node => {
+    let l = addition();
+    for (;;) {
+      const t = peek();
+      if ((t.t === 'op' && ['<', '<=', '>', '>=', '==', '!='].includes(t.v)) || (t.t === 'id' && t.v === 'in')) {
+        next();
+        l = { k: 'bin', op: t.v, l, r: addition() };
+      } else return l;
+    }
+  };
+  const addition = (): Node => {
+    let l = multiplication();
+    while (isOp('+') || isOp('-')) {
+      const op = next().v;
+      l = { k: 'bin', op, l, r: multiplication() };
+    }
+    return l;
+  };
+  const multiplication = (): Node => {
+    let l = unary();
+    while (isOp('*') || isOp('/') || isOp('%')) {
+      const op = next().v;
+      l = { k: 'bin', op, l, r: unary() };
+    }
+    return l;
+  };
+  const unary = (): Node => {
+    if (isOp('!')) {
+      next();
+      return { k: 'unary', op: '!', arg: unary() };
+    }
+    if (isOp('-')) {
+      next();
+      const t = peek();
+      if (t.t === 'num' && typeof t.v === 'bigint') {
+        next();
+        return member({ k: 'lit', v: -t.v });
+      }
+      return { k: 'unary', op: '-', arg: unary() };
+    }
+    return member(primary());
+  };
+  const args = (): Node[] => {
+    const out: Node[] = [];
+    expect('(');
+    if (!isOp(')')) {
+      out.push(expr());
+      while (isOp(',')) {
+        next();
+        out.push(expr());
+      }
+    }
+    expect(')');
+    return out;
+  };
+  const member = (n: Node): Node => {
+    for (;;) {
+      if (isOp('.')) {
+        next();
+        const id = next();
+        if (id.t !== 'id') throw new CelError(`Syntax error: expected a field name at ${id.pos}`);
+        if (isOp('(')) {
+          const a = args();
+          if (MACROS.has(id.v) && a.length >= 2 && a[0]!.k === 'id') {
+            n = { k: 'macro', fn: id.v, target: n, v: (a[0] as any).name, args: a.slice(1) };
+          } else n = { k: 'call', fn: id.v, target: n, args: a };
+        } else n = { k: 'sel', target: n, field: id.v };
+      } else if (isOp('[')) {
+        next();
+        const index = expr();
+        expect(']');
+        n = { k: 'index', target: n, index };
+      } else return n;
+    }
+  };
+  const primary = (): Node => {
+    const t = next();
+    switch (t.t) {
+      case 'num':
+      case 'str':
+      case 'bytes':
+        return { k: 'lit', v: t.v };
+      case 'id': {
+        if (t.v === 'true') return { k: 'lit', v: true };
+        if (t.v === 'false') return { k: 'lit', v: false };
+        if (t.v === 'null') return { k: 'lit', v: null };
+        if (RESERVED.has(t.v)) throw new CelError(`Syntax error: reserved identifier ${t.v}`);
+        if (isOp('(')) {
+          const a = args();
+          if (t.v === 'has') {
+            if (a.length !== 1 || a[0]!.k !== 'sel') throw new CelError('invalid argument to has() macro');
+            return { ...(a[0] as any), test: true };
+          }
+          return { k: 'call', fn: t.v, args: a };
+        }
+        return { k: 'id', name: t.v };
+      }
+      case 'op':
+        if (t.v === '.') {
+          const id = next();
+          if (id.t !== 'id') throw new CelError(`Syntax error: expected an identifier at ${id.pos}`);
+          return { k: 'id', name: id.v };
+        }
+        if (t.v === '(') {
+          const e = expr();
+          expect(')');
+          return e;
+        }
+        if (t.v === '[') {
+          const items: Node[] = [];
+          if (!isOp(']')) {
+            items.push(expr());
+            while (isOp(',')) {
+              next();
+              if (isOp(']')) break;
+              items.push(expr());
+            }
+          }
+          expect(']');
+          return { k: 'list', items };
+        }
+        if (t.v === '{') {
+          const entries: [Node, Node][] = [];
+          if (!isOp('}')) {
+            for (;;) {
+              const key = expr();
+              expect(':');
+              entries.push([key, expr()]);
+              if (!isOp(',')) break;
+              next();
+              if (isOp('}')) break;
+            }
+          }
+          expect('}');
+          return { k: 'map', entries };
+        }
+        throw new CelError(`Syntax error: unexpected ${JSON.stringify(t.v)} at ${t.pos}`);
+      default:
+        throw new CelError(`Syntax error: unexpected end of expression`);
+    }
+  };
+  const root = expr();
+  if (peek().t !== 'eof') throw new CelError(`Syntax error: unexpected ${JSON.stringify(peek().v)} at ${peek().pos}`);
+  void isId;
+  return root;
+}
+
+// ---------------------------------------------------------------------------------------------
+// evaluation
+
+type Env = Map<string, Value>;
+
+const INT_MIN = -(2n ** 63n);
+const INT_MAX = 2n ** 63n - 1n;
+
+function checkInt(v: bigint): bigint {
+  if (v < INT_MIN || v > INT_MAX) throw new CelError('return error for overflow');
+  return v;
+}
+
+function select(target: Value, field: string, test: boolean): Value {
+  if (isMap(target)) {
+    const r = mapGet(target as any, field);
+    if (test) return r.found;
+    if (!r.found) throw new CelError(`no such key: ${field}`);
+    return r.v!;
+  }
+  throw new CelError(`unsupported type for field selection: ${typeName(target)}`);
+}
+
+function index(target: Value, i: Value): Value {
+  if (Array.isArray(target)) {
+    const n = typeof i === 'bigint' ? i : i instanceof Uint ? i.v : typeof i === 'number' && Number.isInteger(i) ? BigInt(i) : undefined;
+    if (n === undefined) throw new CelError(`no such overload: list[${typeName(i)}]`);
+    if (n < 0n || n >= BigInt(target.length)) throw new CelError(`index out of bounds: ${n}`);
+    return fromJSON(target[Number(n)]);
+  }
+  if (isMap(target)) {
+    const r = mapGet(target as any, i);
+    if (!r.found) throw new CelError(`no such key: ${typeof i === 'string' ? i : String(i)}`);
+    return r.v!;
+  }
+  throw new CelError(`no such overload: ${typeName(target)}[${typeName(i)}]`);
+}
+
+function truthy(v: Value, what: string): boolean {
+  if (typeof v !== 'boolean') throw new CelError(`no such overload: ${what} on ${typeName(v)}`);
+  return v;
+}
+
+function arith(op: string, a: Value, b: Value): Value {
+  if (typeof a === 'bigint' && typeof b === 'bigint') {
+    switch (op) {
+      case '+':
+        return checkInt(a + b);
+      case '-':
+        return checkInt(a - b);
+      case '*':
+        return checkInt(a * b);
+      case '/':
+        if (b === 0n) throw new CelError('division by zero');
+        return checkInt(a / b);
+      case '%':
+        if (b === 0n) throw new CelError('modulus by zero');
+        return a % b;
+    }
+  }
+  if (a instanceof Uint && b instanceof Uint) {
+    const r = arith(op, a.v, b.v) as bigint;
+    if (r < 0n) throw new CelError('return error for overflow');
+    return new Uint(r);
+  }
+  if (typeof a === 'number' && typeof b === 'number' && op !== '%') {
+    return op === '+' ? a + b : op === '-' ? a - b : op === '*' ? a * b : a / b;
+  }
+  if (op === '+' && typeof a === 'string' && typeof b === 'string') return a + b;
+  if (op === '+' && Array.isArray(a) && Array.isArray(b)) return [...a, ...b];
+  if (op === '+' && a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.concat([a, b]);
+  throw new CelError(`no such overload: ${typeName(a)} ${op} ${typeName(b)}`);
+}
+
+function toStr(v: Value): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof Uint) return v.v.toString();
+  if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) < 1e21 ? `${v}` : String(v);
+  if (typeof v === 'boolean') return String(v);
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
+  throw new CelError(`no such overload: string(${typeName(v)})`);
+}
+
+function call(fn: string, target: Value | undefined, args: Value[]): Value {
+  const t = target;
+  const str = (v: Value | undefined) => {
+    if (typeof v !== 'string') throw new CelError(`no such overload: ${fn} on ${typeName(v as Value)}`);
+    return v;
+  };
+  const arg = (i: number) => {
+    if (args.length <= i) throw new CelError(`no matching overload for '${fn}'`);
+    return args[i]!;
+  };
+  switch (fn) {
+    case 'size': {
+      const v = t !== undefined ? t : arg(0);
+      if (typeof v === 'string') return BigInt([...v].length);
+      if (v instanceof Uint8Array) return BigInt(v.length);
+      if (Array.isArray(v)) return BigInt(v.length);
+      if (isMap(v)) return BigInt(mapEntries(v as any).length);
+      throw new CelError(`no such overload: size(${typeName(v)})`);
+    }
+    case 'contains':
+      return str(t).includes(str(arg(0)));
+    case 'startsWith':
+      return str(t).startsWith(str(arg(0)));
+    case 'endsWith':
+      return str(t).endsWith(str(arg(0)));
+    case 'matches': {
+      const s = t !== undefined ? str(t) : str(arg(0));
+      const re = t !== undefined ? str(arg(0)) : str(arg(1));
+      try {
+        return new RegExp(re, 'u').test(s);
+      } catch (e) {
+        throw new CelError(`invalid regular expression: ${(e as Error).message}`);
+      }
+    }
+    case 'lowerAscii':
+      return str(t).replace(/[A-Z]/g, (c) => c.toLowerCase());
+    case 'upperAscii':
+      return str(t).replace(/[a-z]/g, (c) => c.toUpperCase());
+    case 'trim':
+      return str(t).trim();
+    case 'split':
+      return str(t).split(str(arg(0)));
+    case 'join': {
+      if (!Array.isArray(t)) throw new CelError('no such overload: join');
+      return t.map((x) => str(fromJSON(x))).join(args.length ? str(arg(0)) : '');
+    }
+    case 'indexOf':
+      return BigInt(str(t).indexOf(str(arg(0))));
+    case 'lastIndexOf':
+      return BigInt(str(t).lastIndexOf(str(arg(0))));
+    case 'int': {
+      const v = arg(0);
+      if (typeof v === 'bigint') return v;
+      if (v instanceof Uint) return checkInt(v.v);
+      if (typeof v === 'number') {
+        if (!Number.isFinite(v)) throw new CelError('double is out of range for int');
+        return checkInt(BigInt(Math.trunc(v)));
+      }
+      if (typeof v === 'string' && /^[+-]?[0-9]+$/.test(v)) return checkInt(BigInt(v));
+      throw new CelError(`no such overload: int(${typeName(v)})`);
+    }
+    case 'uint': {
+      const v = arg(0);
+      const i = call('int', undefined, [v instanceof Uint ? v.v : v]) as bigint;
+      if (i < 0n) throw new CelError('uint out of range');
+      return new Uint(i);
+    }
+    case 'double': {
+      const v = arg(0);
+      const n = num(v);
+      if (n !== undefined) return n;
+      if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) return Number(v);
+      throw new CelError(`no such overload: double(${typeName(v)})`);
+    }
+    case 'string':
+      return toStr(arg(0));
+    case 'bool': {
+      const v = arg(0);
+      if (typeof v === 'boolean') return v;
+      if (typeof v === 'string' && ['true', 'false', 'True', 'False', 'TRUE', 'FALSE', 't', 'f', '1', '0'].includes(v)) return ['true', 'True', 'TRUE', 't', '1'].includes(v);
+      throw new CelError(`no such overload: bool(${typeName(v)})`);
+    }
+    case 'dyn':
+      return arg(0);
+    case 'type':
+      return new CelType(typeName(arg(0)));
+    default:
+      throw new CelError(`undeclared reference to '${fn}'`);
+  }
+}
+
+function evaluate(n: Node, env: Env): Value {
+  switch (n.k) {
+    case 'lit':
+      return n.v;
+    case 'id': {
+      if (env.has(n.name)) return env.get(n.name)!;
+      if (['int', 'uint', 'double', 'string', 'bool', 'bytes', 'list', 'map', 'null_type', 'type'].includes(n.name)) return new CelType(n.name);
+      throw new CelError(`undeclared reference to '${n.name}'`);
+    }
+    case 'sel':
+      return select(evaluate(n.target, env), n.field, n.test === true);
+    case 'index':
+      return index(evaluate(n.target, env), evaluate(n.index, env));
+    case 'list':
+      return n.items.map((x) => evaluate(x, env));
+    case 'map': {
+      const m = new Map<unknown, Value>();
+      for (const [k, v] of n.entries) m.set(evaluate(k, env), evaluate(v, env));
+      return m;
+    }
+    case 'unary': {
+      const v = evaluate(n.arg, env);
+      if (n.op === '!') return !truthy(v, '!');
+      if (typeof v === 'bigint') return checkInt(-v);
+      if (typeof v === 'number') return -v;
+      throw new CelError(`no such overload: -${typeName(v)}`);
+    }
+    case 'cond':
+      return truthy(evaluate(n.c, env), '?:') ? evaluate(n.t, env) : evaluate(n.f, env);
+    case 'bin': {
+      if (n.op === '&&' || n.op === '||') {
+        const short = n.op === '||';
+        let lv: Value | undefined;
+        let le: unknown;
+        try {
+          lv = truthy(evaluate(n.l, env), n.op);
+          if (lv === short) return short;
+        } catch (e) {
+          le = e;
+        }
+        const rv = truthy(evaluate(n.r, env), n.op);
+        if (rv === short) return short;
+        if (le !== undefined) throw le;
+        return !short;
+      }
+      const l = evaluate(n.l, env);
+      const r = evaluate(n.r, env);
+      switch (n.op) {
+        case '==':
+          return equals(l, r);
+        case '!=':
+          return !equals(l, r);
+        case '<':
+          return compare(l, r) < 0;
+        case '<=':
+          return compare(l, r) <= 0;
+        case '>':
+          return compare(l, r) > 0;
+        case '>=':
+          return compare(l, r) >= 0;
+        case 'in':
+          if (Array.isArray(r)) return r.some((x) => equals(fromJSON(x), l));
+          if (isMap(r)) return mapGet(r as any, l).found;
+          throw new CelError(`no such overload: in ${typeName(r)}`);
+        default:
+          return arith(n.op, l, r);
+      }
+    }
+    case 'call':
+      return call(n.fn, n.target ? evaluate(n.target, env) : undefined, n.args.map((a) => evaluate(a, env)));
+    case 'macro': {
+      const target = evaluate(n.target, env);
+      let items: Value[];
+      if (Array.isArray(target)) items = target.map(fromJSON);
+      else if (isMap(target)) items = mapEntries(target as any).map(([k]) => k);
+      else throw new CelError(`no such overload: ${n.fn} on ${typeName(target)}`);
+      const withVar = (v: Value) => {
+        const e = new Map(env);
+        e.set(n.v, v);
+        return e;
+      };
+      switch (n.fn) {
+        case 'all': {
+          let err: unknown;
+          for (const it of items) {
+            try {
+              if (!truthy(evaluate(n.args[0]!, withVar(it)), 'all')) return false;
+            } catch (e) {
+              err ??= e;
+            }
+          }
+          if (err) throw err;
+          return true;
+        }
+        case 'exists': {
+          let err: unknown;
+          for (const it of items) {
+            try {
+              if (truthy(evaluate(n.args[0]!, withVar(it)), 'exists')) return true;
+            } catch (e) {
+              err ??= e;
+            }
+          }
+          if (err) throw err;
+          return false;
+        }
+        case 'exists_one':
+          return items.filter((it) => truthy(evaluate(n.args[0]!, withVar(it)), 'exists_one')).length === 1;
+        case 'filter':
+          return items.filter((it) => truthy(evaluate(n.args[0]!, withVar(it)), 'filter'));
+        case 'map':
+          if (n.args.length === 2) return items.filter((it) => truthy(evaluate(n.args[0]!, withVar(it)), 'map')).map((it) => evaluate(n.args[1]!, withVar(it)));
+          return items.map((it) => evaluate(n.args[0]!, withVar(it)));
+      }
+      throw new CelError(`undeclared reference to '${n.fn}'`);
+    }
+  }
+}
+
+const cache = new Map<string, Node | CelError>();
+
+function compiled(expr: string): Node {
+  let n = cache.get(expr);
+  if (!n) {
+    try {
+      n = parse(expr);
+    } catch (e) {
+      n = e instanceof CelError ? e : new CelError(String(e));
+    }
+    if (cache.size > 1000) cache.clear();
+    cache.set(expr, n);
+  }
+  if (n instanceof CelError) throw n;
+  return n;
+}
+
+/** evaluate one CEL expression with the given variables (JSON values) */
+export function evaluateCEL(expr: string, vars: Record<string, unknown>): unknown {
+  const env: Env = new Map(Object.entries(vars).map(([k, v]) => [k, fromJSON(v)]));
+  const v = evaluate(compiled(expr), env);
+  if (typeof v === 'bigint') return Number(v);
+  return v;
+}
+
+export interface MatchResult {
+  matches: boolean;
+  /** the evaluation errors, when no condition was false */
+  error?: string;
+  /** the condition that was false */
+  failedCondition?: string;
+}
+
+/** the conditions of a webhook against a request */
+export function evaluateMatchConditions(conditions: unknown[], a: AdmissionAttributes): MatchResult {
+  const request = admissionRequest('', { accessor: undefined as any, resource: a.resource, subresource: a.subresource, kind: a.kind }, a);
+  delete request.uid;
+  delete request.object;
+  delete request.oldObject;
+  const vars = { object: a.object ?? null, oldObject: a.oldObject ?? null, request };
+  const errs: string[] = [];
+  for (const c of conditions) {
+    const cond = c as { name?: string; expression?: string };
+    try {
+      const v = evaluateCEL(String(cond.expression ?? ''), vars);
+      if (typeof v !== 'boolean') throw new CelError(`expression must evaluate to bool, got ${typeName(v as Value)}`);
+      if (v === false) return { matches: false, failedCondition: cond.name };
+    } catch (e) {
+      errs.push(`expression '${String(cond.expression ?? '')}' resulted in error: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  if (errs.length) return { matches: false, error: errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]` };
+  return { matches: true };
 }
