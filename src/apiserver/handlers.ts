@@ -17,10 +17,20 @@ import { queryBool } from './requestinfo.js';
 import type { ResourceStore } from './registry/store.js';
 import type { WatchRegistry } from './watch.js';
 import { normalize, pruneUnknown } from '../codec/json.js';
-import { jsonDuplicateFields, yamlDuplicateFields } from '../codec/duplicates.js';
+import { jsonPatchStrictProblems, jsonStrictProblems, yamlDuplicateFields } from '../codec/duplicates.js';
+import { goJSONSyntaxError } from '../schema/validation/gojson.js';
 
-/** duplicate-field messages of a decoded body, reported by normalizeBody per fieldValidation */
-const duplicates = new WeakMap<object, string[]>();
+/**
+ * Strict-decoding problems of a decoded body, found while decoding (they need the body's text),
+ * reported by normalizeBody per fieldValidation: for JSON every duplicate and unknown field in
+ * document order (`complete`), for YAML the duplicated keys (unknown fields come from normalize).
+ */
+const strictProblems = new WeakMap<object, { list: string[]; warnings: string[]; complete: boolean }>();
+
+/** Kubernetes' YAML-to-JSON conversion reports duplicated keys as one error */
+function yamlStrictError(lines: string[]): string {
+  return `yaml: unmarshal errors:\n  ${lines.join('\n  ')}`;
+}
 import { subresourceView } from './subresources.js';
 import { applyDefaults } from '../schema/defaults/index.js';
 import type { UserInfo } from './authz.js';
@@ -542,8 +552,8 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
         throw errors.badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
       }
       if (obj !== null && typeof obj === 'object' && r.query.get('fieldValidation') !== 'Ignore') {
-        const d = jsonDuplicateFields(text);
-        if (d.length) duplicates.set(obj, d.map((p) => `duplicate field "${p}"`));
+        const list = jsonStrictProblems(text, kind.type);
+        strictProblems.set(obj, { list, warnings: list, complete: true });
       }
       break;
     }
@@ -556,7 +566,7 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
       }
       if (obj !== null && typeof obj === 'object' && r.query.get('fieldValidation') !== 'Ignore') {
         const d = yamlDuplicateFields(text);
-        if (d.length) duplicates.set(obj, d);
+        if (d.length) strictProblems.set(obj, { list: [yamlStrictError(d)], warnings: d, complete: false });
       }
       break;
     }
@@ -608,22 +618,41 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
 
 type DryRun = boolean;
 
-export function dryRunOf(q: URLSearchParams, fromBody?: unknown): DryRun {
-  const vals = q.getAll('dryRun');
-  const all = [...vals];
+/** the options kind of a verb, for the messages of invalid query parameters */
+function optionsKind(method: string | undefined): string {
+  switch (method) {
+    case 'PUT':
+      return 'UpdateOptions';
+    case 'PATCH':
+      return 'PatchOptions';
+    case 'DELETE':
+      return 'DeleteOptions';
+    default:
+      return 'CreateOptions';
+  }
+}
+
+/**
+ * dryRun: only "All". Kubernetes reports an invalid value as an Invalid <Verb>Options (422);
+ * Keelson answers 400 Bad Request, as the project's issue asks, with Kubernetes' wording.
+ */
+export function dryRunOf(q: URLSearchParams, fromBody?: unknown, method?: string): DryRun {
+  const all = [...q.getAll('dryRun')];
   if (Array.isArray(fromBody)) all.push(...fromBody.map(String));
-  for (const v of all) {
-    if (v !== 'All' && v !== '') throw errors.badRequest(`Invalid value: ${JSON.stringify(v)}: supported values: "All"`);
+  // `dryRun` with no value is accepted and means no dry run (the spec's parameter definition)
+  if (all.some((v) => v !== 'All' && v !== '')) {
+    const inv = errors.invalid({ group: 'meta.k8s.io', name: optionsKind(method) }, '', [field.notSupported('dryRun', all.filter((v) => v !== ''), ['All'])]);
+    throw new StatusError(400, 'BadRequest', inv.message, inv.details);
   }
   return all.includes('All');
 }
 
-/** fieldValidation: Ignore, Warn (default), Strict */
-export function fieldValidationOf(q: URLSearchParams): 'Ignore' | 'Warn' | 'Strict' {
+/** fieldValidation: Ignore, Warn (default), Strict; anything else is an Invalid <Verb>Options (422) */
+export function fieldValidationOf(q: URLSearchParams, method?: string): 'Ignore' | 'Warn' | 'Strict' {
   const v = q.get('fieldValidation');
   if (v === null || v === '') return 'Warn';
   if (v === 'Ignore' || v === 'Warn' || v === 'Strict') return v;
-  throw errors.badRequest(`fieldValidation must be one of "Ignore", "Strict", "Warn", or not set, got ${JSON.stringify(v)}`);
+  throw errors.invalid({ group: 'meta.k8s.io', name: optionsKind(method) }, '', [field.notSupported('fieldValidation', v, ['', 'Ignore', 'Strict', 'Warn'])]);
 }
 
 /**
@@ -643,12 +672,15 @@ export function normalizeBody(r: RequestBase, obj: any, kind: Pick<KindDecl, 've
   const n = normalize(kind.type, obj);
   if (n.typeError) throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${n.typeError}`);
   if (level !== 'Ignore') {
-    const problems = [...(extraDuplicates ?? duplicates.get(obj) ?? []), ...n.unknown.map((f) => `unknown field "${f}"`)];
+    const pre = strictProblems.get(obj);
+    const unknown = n.unknown.map((f) => `unknown field "${f}"`);
+    const problems = pre?.complete ? pre.list : [...(extraDuplicates ?? pre?.list ?? []), ...unknown];
+    const warnings = pre?.complete ? pre.warnings : [...(extraDuplicates ?? pre?.warnings ?? []), ...unknown];
     if (problems.length) {
       if (level === 'Strict') {
         throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${problems.join(', ')}`);
       }
-      for (const p of problems) r.warnings.push(p);
+      for (const p of warnings) r.warnings.push(p);
     }
   }
   return n.obj;
@@ -660,8 +692,8 @@ export async function handleCreate(r: Request): Promise<void> {
   const { store, info, query } = r;
   if (!store.kind.verbs.includes('create')) throw methodNotAllowed();
   const choice = outputChoice(r, false);
-  const dryRun = dryRunOf(query);
-  const level = fieldValidationOf(query);
+  const dryRun = dryRunOf(query, undefined, r.req.method);
+  const level = fieldValidationOf(query, r.req.method);
   const body = await readBody(r.req);
   let obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
   applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
@@ -680,8 +712,8 @@ export async function handleCreate(r: Request): Promise<void> {
 export async function handleUpdate(r: Request): Promise<void> {
   const { store, info, query } = r;
   const choice = outputChoice(r, false);
-  const dryRun = dryRunOf(query);
-  const level = fieldValidationOf(query);
+  const dryRun = dryRunOf(query, undefined, r.req.method);
+  const level = fieldValidationOf(query, r.req.method);
   const body = await readBody(r.req);
   const who = managerOf(r, info.subresource, store.kind);
   const view = info.subresource ? subresourceView(store.kind, info.subresource) : undefined;
@@ -772,6 +804,9 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
     if (opts === null || typeof opts !== 'object' || Array.isArray(opts)) throw errors.badRequest('decoded object cannot be converted to DeleteOptions');
     const k = (opts as any).kind;
     if (k !== undefined && k !== 'DeleteOptions') throw errors.badRequest('decoded object cannot be converted to DeleteOptions');
+    // the options must decode as DeleteOptions: a value of the wrong type deletes nothing
+    const n = normalize(DELETE_OPTIONS_TYPE, opts);
+    if (n.typeError) throw errors.badRequest(n.typeError);
   }
   const q = r.query;
   const gp = q.get('gracePeriodSeconds');
@@ -792,7 +827,7 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
   }
   if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds < 0) opts.gracePeriodSeconds = 1;
   if (errs.length) throw errors.invalid({ group: 'meta.k8s.io', name: 'DeleteOptions' }, '', errs);
-  const dry = dryRunOf(q, opts.dryRun);
+  const dry = dryRunOf(q, opts.dryRun, 'DELETE');
   return { ...opts, dry };
 }
 
@@ -909,8 +944,8 @@ export async function handlePatch(r: Request): Promise<void> {
   if (!isApply && query.has('force')) optErrs.push(field.forbidden('force', 'may not be specified for non-apply patch'));
   optErrs.push(...validateFieldManager(fm, 'fieldManager'));
   if (optErrs.length) throw errors.invalid({ group: 'meta.k8s.io', name: 'PatchOptions' }, '', optErrs);
-  const dryRun = dryRunOf(query);
-  const level = fieldValidationOf(query);
+  const dryRun = dryRunOf(query, undefined, r.req.method);
+  const level = fieldValidationOf(query, r.req.method);
   const force = queryBool(query.get('force'));
 
   const sub = info.subresource;
@@ -920,31 +955,48 @@ export async function handlePatch(r: Request): Promise<void> {
 
   let patch: unknown;
   const text = body.toString('utf8');
-  let patchDuplicates: string[] = [];
+  const typeOfView = view ? view.view : kind;
+  /** problems of the patch document (duplicates, unknown fields) in document order */
+  let patchProblems: string[] = [];
   if (isApply) {
     try {
       patch = YAML.parse(text, { uniqueKeys: false, version: '1.2' });
     } catch (e) {
       throw errors.badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
     }
-    if (level !== 'Ignore') patchDuplicates = yamlDuplicateFields(text);
+    if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
+      const what = patch === null ? 'null' : Array.isArray(patch) ? 'array' : typeof patch === 'string' ? 'string' : typeof patch;
+      throw errors.badRequest(`error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${what} into Go value of type map[string]interface {}`);
+    }
+    if (level !== 'Ignore') {
+      const dups = yamlDuplicateFields(text);
+      if (dups.length && level === 'Strict') {
+        throw errors.badRequest(`error strict decoding YAML: error converting YAML to JSON: ${yamlStrictError(dups)}`);
+      }
+      for (const d of dups) r.warnings.push(d);
+    }
     // the applied configuration keeps exactly what was sent, less the fields the type lacks
-    const typeName = (sub && subresourceView(kind, sub)?.view.type) || kind.type;
-    const pr = pruneUnknown(typeName, patch);
-    reportFieldProblems(r, kind, level, [...patchDuplicates, ...pr.unknown.map((f) => `unknown field "${f}"`)]);
-    patchDuplicates = [];
+    const pr = pruneUnknown(typeOfView.type, patch);
+    reportFieldProblems(r, kind, level, pr.unknown.map((f) => `unknown field "${f}"`));
     patch = pr.obj;
   } else {
-    try {
-      patch = JSON.parse(text);
-    } catch (e) {
-      throw errors.badRequest(`error decoding patch: ${(e as Error).message}`);
+    const syntax = goJSONSyntaxError(body);
+    if (syntax !== null) {
+      // Kubernetes: the strategic merge patch path reports the decoder's error as it is
+      throw errors.badRequest(ct === 'application/strategic-merge-patch+json' ? syntax : `error decoding patch: ${syntax}`);
     }
-    if (level !== 'Ignore' && ct !== 'application/json-patch+json') patchDuplicates = jsonDuplicateFields(text).map((p) => `duplicate field "${p}"`);
+    patch = JSON.parse(text);
+    if (level !== 'Ignore') {
+      patchProblems =
+        ct === 'application/json-patch+json' ? jsonPatchStrictProblems(text) : jsonStrictProblems(text, typeOfView.type, ct === 'application/strategic-merge-patch+json');
+    }
   }
 
+  /** a problem of the patched object: 422 Invalid on the field "patch", carrying the patched JSON */
+  const patchInvalid = (patched: unknown, msg: string) =>
+    errors.invalid({ group: '', name: '' }, '', [field.invalid('patch', JSON.stringify(patched), msg)]);
+
   // the view a patch applies to (the object, or its Scale), and back
-  const typeOfView = view ? view.view : kind;
   const apply1 = (cur: any): any => {
     const base = view ? view.toView(cur) : cur;
     let patched: any;
@@ -958,10 +1010,38 @@ export async function handlePatch(r: Request): Promise<void> {
     } else {
       patched = applyStrategicMergePatch(base, patch, typeOfView.type, { fieldValidation: level });
     }
-    let next = normalizeBody(r, patched, typeOfView, ct === 'application/json-patch+json' || isApply ? 'Ignore' : level, patchDuplicates);
+    // the patched object as Kubernetes decodes it: types first, then the strict problems
+    const n = normalize(typeOfView.type, patched);
+    if (n.typeError) throw patchInvalid(patched, n.typeError);
+    if (!isApply && level !== 'Ignore') {
+      const problems = [...patchProblems];
+      if (ct === 'application/json-patch+json') for (const f of n.unknown) problems.push(`unknown field "${f}"`);
+      if (problems.length) {
+        if (level === 'Strict') throw patchInvalid(patched, `strict decoding error: ${problems.join(', ')}`);
+        for (const p of problems) r.warnings.push(p);
+      }
+      patchProblems = []; // reported once, not again on a retry
+    }
+    let next = n.obj;
+    if (!view) {
+      if (next.metadata?.name !== cur.metadata.name) {
+        throw errors.badRequest(`the name of the object (${next.metadata?.name ?? ''}) does not match the name on the URL (${info.name})`);
+      }
+      if ((next.metadata?.uid ?? '') !== '' && next.metadata.uid !== cur.metadata.uid) {
+        throw errors.invalid(store.groupKind, info.name, [field.invalid('metadata.uid', next.metadata.uid, 'field is immutable')]);
+      }
+    }
     if (!view && !sub) applyDefaults(kind.group, kind.version, kind.kind, next);
+    if (sub === 'status') {
+      // the status subresource changes status only
+      const onlyStatus = structuredClone(cur);
+      if (next.status === undefined) delete onlyStatus.status;
+      else onlyStatus.status = next.status;
+      if (isApply) onlyStatus.metadata.managedFields = next.metadata?.managedFields;
+      next = onlyStatus;
+    }
     if (view) next = view.fromView(next, cur);
-    if (!isApply) next = trackUpdate(cur, next, kind.type, { ...who, subresource: view ? sub : sub });
+    if (!isApply) next = trackUpdate(cur, next, kind.type, { ...who, subresource: sub });
     return next;
   };
 

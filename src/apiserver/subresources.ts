@@ -47,7 +47,9 @@ function scaleView(kind: KindDecl): SubresourceView {
       const status: any = { replicas: obj.status?.replicas ?? 0 };
       const sel = selectorString(kind, obj);
       if (sel) status.selector = sel;
-      return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: meta, spec: { replicas: obj.spec?.replicas ?? 0 }, status };
+      // ScaleSpec.replicas is omitempty: zero replicas is an empty spec
+      const replicas = obj.spec?.replicas ?? 0;
+      return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: meta, spec: replicas ? { replicas } : {}, status };
     },
     fromView(view, obj) {
       const replicas = view?.spec?.replicas ?? 0;

@@ -77,13 +77,66 @@ const TWO63 = 9223372036854775808;
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-// ---------------------------------------------------------------- plans (per type, built once)
+// ---------------------------------------------------------------- type nodes (compiled once per type)
 
-interface FieldPlan {
+// What the codec needs of a TypeRef, as a small object with a numeric kind: the encoder and the
+// decoder switch on `k` and follow `items`, `values` and `plan` without any lookup by name.
+const S_STRING = 0;
+const S_BOOL = 1;
+const S_INT32 = 2;
+const S_INT64 = 3;
+const S_DOUBLE = 4;
+const S_BYTES = 5;
+const K_STRUCT = 6;
+const K_ARRAY = 7;
+const K_MAP = 8;
+const K_ANY = 9; // free-form: RawExtension content, JSON, Duration (their Go forms are generic)
+const K_STRINGISH = 10; // Time, MicroTime, Quantity: a string, UnmarshalCBOR into a *string
+const K_INT_OR_STRING = 11;
+const K_DURATION = 12;
+const K_JSON = 13;
+const K_RAW_EXTENSION = 14;
+const K_FIELDS_V1 = 15;
+const K_OR_ARRAY = 16; // JSONSchemaPropsOrArray
+const K_OR_BOOL = 17; // JSONSchemaPropsOrBool
+const K_OR_STRING_ARRAY = 18; // JSONSchemaPropsOrStringArray
+
+const SCALAR_KIND: Record<string, number> = { string: S_STRING, bool: S_BOOL, int32: S_INT32, int64: S_INT64, double: S_DOUBLE, bytes: S_BYTES };
+const SPECIAL_KIND: Record<Special, number> = {
+  Time: K_STRINGISH,
+  MicroTime: K_STRINGISH,
+  Quantity: K_STRINGISH,
+  IntOrString: K_INT_OR_STRING,
+  Duration: K_DURATION,
+  JSON: K_JSON,
+  RawExtension: K_RAW_EXTENSION,
+  FieldsV1: K_FIELDS_V1,
+  JSONSchemaPropsOrArray: K_OR_ARRAY,
+  JSONSchemaPropsOrBool: K_OR_BOOL,
+  JSONSchemaPropsOrStringArray: K_OR_STRING_ARRAY,
+};
+/** Go's names of the scalar kinds, as fxamacker prints them in type errors */
+const SCALAR_GO = ['string', 'bool', 'int32', 'int64', 'float64', '[]uint8'];
+
+interface TypeNode {
+  k: number;
+  /** Go's name of the type, as fxamacker prints it in type errors: `v1.PodSpec`, `[]string` */
+  go: string;
+  items?: TypeNode;
+  values?: TypeNode;
+  /** K_STRUCT: the type's canonical name, and its plan once resolved (null: no such type) */
+  name?: string;
+  plan?: StructPlan | null;
+}
+
+interface FieldEntry {
   name: string;
+  node: TypeNode;
   /** the encoded key: byte-string head + UTF-8 name */
   key: Uint8Array;
-  type: TypeRef;
+  /** the name's UTF-8 bytes, and their hash (to match a key on the wire without making a string) */
+  raw: Uint8Array;
+  hash: number;
 }
 
 interface StructPlan {
@@ -91,11 +144,13 @@ interface StructPlan {
   /** Go's name of the type in messages: `v1.PodSpec` */
   goName: string;
   /** fields in the order Kubernetes writes them (sorted by encoded key) */
-  sorted: FieldPlan[];
-  byName: Map<string, FieldDecl>;
+  sorted: FieldEntry[];
+  byName: Map<string, FieldEntry>;
+  byHash: Map<number, FieldEntry[]>;
 }
 
-const plans = new Map<string, StructPlan>();
+const plans = new Map<string, StructPlan | null>();
+const nodes = new WeakMap<TypeRef, TypeNode>();
 
 function encodedKey(name: string): Uint8Array {
   const w = new Writer(64);
@@ -109,22 +164,83 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
+/** FNV-1a over bytes, seeded with the length */
+function hashBytes(b: Uint8Array, start: number, end: number): number {
+  let h = 0x811c9dc5 ^ (end - start);
+  for (let i = start; i < end; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return h;
+}
+
 function goTypeName(name: string): string {
   const parts = name.split('.');
   return `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
 }
 
+function nodeOf(t: TypeRef): TypeNode {
+  const cached = nodes.get(t);
+  if (cached) return cached;
+  let n: TypeNode;
+  switch (t.kind) {
+    case 'scalar':
+      n = { k: SCALAR_KIND[t.scalar]!, go: SCALAR_GO[SCALAR_KIND[t.scalar]!]! };
+      break;
+    case 'special': {
+      const k = SPECIAL_KIND[t.special];
+      // the Go type their UnmarshalCBOR reports in type errors
+      n = { k, go: k === K_STRINGISH ? 'string' : k === K_INT_OR_STRING ? 'int32' : 'interface {}' };
+      break;
+    }
+    case 'object':
+      n = { k: K_STRUCT, go: goTypeName(t.name), name: t.name };
+      break;
+    case 'array': {
+      const items = nodeOf(t.items);
+      n = { k: K_ARRAY, go: `[]${items.go}`, items };
+      break;
+    }
+    case 'map': {
+      const values = nodeOf(t.values);
+      n = { k: K_MAP, go: `map[string]${values.go}`, values };
+      break;
+    }
+  }
+  nodes.set(t, n);
+  return n;
+}
+
+function structNode(name: string): TypeNode {
+  return { k: K_STRUCT, go: goTypeName(name), name };
+}
+
+/** the plan of a struct node (resolved once; null when the schema has no such type) */
+function planOfNode(n: TypeNode): StructPlan | null {
+  if (n.plan === undefined) n.plan = planOf(n.name!) ?? null;
+  return n.plan;
+}
+
 function planOf(name: string): StructPlan | undefined {
   const cached = plans.get(name);
-  if (cached) return cached;
+  if (cached !== undefined) return cached ?? undefined;
   const decl = getType(name);
-  if (!decl) return undefined;
-  const fields = jsonFields(decl);
-  const sorted: FieldPlan[] = [];
-  for (const [n, f] of fields) sorted.push({ name: n, key: encodedKey(n), type: f.type });
+  if (!decl) {
+    plans.set(name, null);
+    return undefined;
+  }
+  const sorted: FieldEntry[] = [];
+  const byName = new Map<string, FieldEntry>();
+  const byHash = new Map<number, FieldEntry[]>();
+  const plan: StructPlan = { decl, goName: goTypeName(name), sorted, byName, byHash };
+  plans.set(name, plan); // before the fields: types refer to themselves (JSONSchemaProps)
+  for (const [n, f] of jsonFields(decl)) {
+    const raw = Buffer.from(n, 'utf8');
+    const e: FieldEntry = { name: n, node: nodeOf(f.type), key: encodedKey(n), raw, hash: hashBytes(raw, 0, raw.length) };
+    sorted.push(e);
+    byName.set(n, e);
+    const list = byHash.get(e.hash);
+    if (list) list.push(e);
+    else byHash.set(e.hash, [e]);
+  }
   sorted.sort((a, b) => compareBytes(a.key, b.key));
-  const plan: StructPlan = { decl, goName: goTypeName(name), sorted, byName: new Map(fields) };
-  plans.set(name, plan);
   return plan;
 }
 
@@ -134,30 +250,10 @@ function mustPlan(name: string): StructPlan {
   return p;
 }
 
-/** Go's name of a type reference, as fxamacker prints it in type errors */
-function goTypeOf(t: TypeRef): string {
-  switch (t.kind) {
-    case 'scalar':
-      return { string: 'string', bool: 'bool', int32: 'int32', int64: 'int64', double: 'float64', bytes: '[]uint8' }[t.scalar];
-    case 'special':
-      switch (t.special) {
-        case 'Time':
-        case 'MicroTime':
-        case 'Quantity':
-          return 'string'; // their UnmarshalCBOR decodes into a *string
-        case 'IntOrString':
-          return 'int32';
-        default:
-          return 'interface {}';
-      }
-    case 'object':
-      return goTypeName(t.name);
-    case 'array':
-      return `[]${goTypeOf(t.items)}`;
-    case 'map':
-      return `map[string]${goTypeOf(t.values)}`;
-  }
-}
+const SCHEMA_PROPS_NODE = structNode(JSON_SCHEMA_PROPS);
+const SCHEMA_ARRAY_NODE: TypeNode = { k: K_ARRAY, go: '[]v1.JSONSchemaProps', items: SCHEMA_PROPS_NODE };
+const STRING_NODE: TypeNode = { k: S_STRING, go: 'string' };
+const STRING_ARRAY_NODE: TypeNode = { k: K_ARRAY, go: '[]string', items: STRING_NODE };
 
 // ---------------------------------------------------------------- encoding
 
@@ -220,89 +316,73 @@ class Encoder {
       if (v === undefined) continue;
       count++;
       w.raw(f.key);
-      this.typed(f.type, v);
+      this.typed(f.node, v);
     }
     if (count !== 0) this.fixMapHead(at, count);
   }
 
-  typed(t: TypeRef, v: unknown): void {
+  typed(n: TypeNode, v: unknown): void {
     const w = this.w;
     if (v === null || v === undefined) {
       w.byte(0xf6);
       return;
     }
-    switch (t.kind) {
-      case 'scalar':
-        switch (t.scalar) {
-          case 'string':
-            if (typeof v === 'string') return w.str(v, 0x40);
-            break;
-          case 'bool':
-            if (typeof v === 'boolean') return w.byte(v ? 0xf5 : 0xf4);
-            break;
-          case 'int32':
-          case 'int64':
-            break; // the generic rules (integer or float by value) are Go's for these
-          case 'double':
-            if (typeof v === 'number') return w.float(v);
-            break;
-          case 'bytes':
-            if (typeof v === 'string') {
-              w.byte(0xd6);
-              return w.bytesFromBase64(v);
-            }
-            break;
+    switch (n.k) {
+      case S_STRING:
+        if (typeof v === 'string') return w.str(v, 0x40);
+        break;
+      case S_BOOL:
+        if (typeof v === 'boolean') return w.byte(v ? 0xf5 : 0xf4);
+        break;
+      case S_DOUBLE:
+        if (typeof v === 'number') return w.float(v);
+        break;
+      case S_BYTES:
+        if (typeof v === 'string') {
+          w.byte(0xd6);
+          return w.bytesFromBase64(v);
         }
-        return this.any(v);
-      case 'special':
-        switch (t.special) {
-          case 'JSONSchemaPropsOrArray':
-            if (Array.isArray(v)) {
-              const p = mustPlan(JSON_SCHEMA_PROPS);
-              w.head(0x80, v.length);
-              for (const item of v) {
-                if (isPlainObject(item)) this.struct(p, item);
-                else this.any(item);
-              }
-              return;
-            }
-            if (isPlainObject(v)) return this.struct(mustPlan(JSON_SCHEMA_PROPS), v);
-            return this.any(v);
-          case 'JSONSchemaPropsOrBool':
-          case 'JSONSchemaPropsOrStringArray':
-            if (isPlainObject(v)) return this.struct(mustPlan(JSON_SCHEMA_PROPS), v);
-            return this.any(v);
-          default:
-            // Time, MicroTime, Quantity, Duration (strings), IntOrString, and the free-form
-            // RawExtension, FieldsV1 and JSON: their Go marshallers write what the generic rules write
-            return this.any(v);
-        }
-      case 'object': {
+        break;
+      case K_STRUCT:
         if (isPlainObject(v)) {
-          const p = planOf(t.name);
+          const p = planOfNode(n);
           if (p) return this.struct(p, v);
         }
-        return this.any(v);
-      }
-      case 'array':
+        break;
+      case K_ARRAY:
         if (Array.isArray(v)) {
           w.head(0x80, v.length);
-          for (let i = 0; i < v.length; i++) this.typed(t.items, v[i]);
+          const items = n.items!;
+          for (let i = 0; i < v.length; i++) this.typed(items, v[i]);
           return;
         }
-        return this.any(v);
-      case 'map':
+        break;
+      case K_MAP:
         if (isPlainObject(v)) {
           const keys = sortedKeys(v);
           w.head(0xa0, keys.length);
-          for (const k of keys) {
+          const values = n.values!;
+          for (let i = 0; i < keys.length; i++) {
+            const k = keys[i]!;
             w.str(k, 0x40);
-            this.typed(t.values, v[k]);
+            this.typed(values, v[k]);
           }
           return;
         }
-        return this.any(v);
+        break;
+      case K_OR_ARRAY:
+        if (Array.isArray(v)) return this.typed(SCHEMA_ARRAY_NODE, v);
+        if (isPlainObject(v)) return this.typed(SCHEMA_PROPS_NODE, v);
+        break;
+      case K_OR_BOOL:
+      case K_OR_STRING_ARRAY:
+        if (isPlainObject(v)) return this.typed(SCHEMA_PROPS_NODE, v);
+        break;
+      // int32 and int64 (integers by value are Go's integers), Time, MicroTime, Quantity,
+      // Duration (strings), IntOrString, and the free-form RawExtension, FieldsV1 and JSON:
+      // their Go marshallers write what the generic rules write
     }
+    return this.any(v);
   }
 
   /** a value without a schema, as Kubernetes encodes unstructured content (map[string]interface{}) */
@@ -1188,6 +1268,8 @@ class Decoder {
         // UnmarshalCBOR: a string first (null gives the empty string), then an int32
         return this.fresh(() => {
           const start = this.pos;
+          const m = this.peekByte() >>> 5;
+          if (m === 0 || m === 1) return this.scalar('int32'); // what the string attempt would refuse
           try {
             const v = this.scalar('string');
             return v === null ? '' : v;

@@ -27,6 +27,8 @@ interface Ctx {
   typeError?: string;
   /** the Go name of the root type, for error messages (`ConfigMap`) */
   root: string;
+  /** the Go name of the innermost struct being decoded: Go's errors name it (`DeploymentSpec`) */
+  struct: string;
 }
 
 const QUANTITY_RE = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;
@@ -61,7 +63,7 @@ function typeErr(ctx: Ctx, v: unknown, path: string, t: TypeRef): void {
   if (ctx.typeError) return;
   const what = typeof v === 'number' ? `number ${String(v)}` : jsonKind(v);
   const p = path.replace(/\[[^\]]*\]/g, '');
-  ctx.typeError = `json: cannot unmarshal ${what.startsWith('number') && Number.isInteger(v) ? 'number' : what} into Go struct field ${ctx.root}.${p} of type ${goName(t)}`;
+  ctx.typeError = `json: cannot unmarshal ${what.startsWith('number') && Number.isInteger(v) ? 'number' : what} into Go struct field ${ctx.struct}.${p} of type ${goName(t)}`;
 }
 
 /** RFC 3339 time in Go's output form: UTC, whole seconds (micro: six fractional digits). */
@@ -215,6 +217,16 @@ function normField(f: FieldDecl, v: unknown, present: boolean, path: string, ctx
 }
 
 function normObject(decl: TypeDecl, v: Record<string, unknown>, path: string, ctx: Ctx): Record<string, unknown> {
+  const outer = ctx.struct;
+  ctx.struct = decl.name.slice(decl.name.lastIndexOf('.') + 1);
+  try {
+    return normFields(decl, v, path, ctx);
+  } finally {
+    ctx.struct = outer;
+  }
+}
+
+function normFields(decl: TypeDecl, v: Record<string, unknown>, path: string, ctx: Ctx): Record<string, unknown> {
   const fields = jsonFields(decl);
   for (const k in v) {
     if (!fields.has(k)) ctx.unknown.push(path ? `${path}.${k}` : k);
@@ -235,7 +247,7 @@ export function normalize(typeName: string, obj: unknown): NormalizeResult {
   const decl = getType(typeName);
   if (!decl || obj === null || typeof obj !== 'object' || Array.isArray(obj)) return { obj, unknown: [] };
   const parts = typeName.split('.');
-  const ctx: Ctx = { unknown: [], root: parts[parts.length - 1]! };
+  const ctx: Ctx = { unknown: [], root: parts[parts.length - 1]!, struct: parts[parts.length - 1]! };
   const out = normObject(decl, obj as Record<string, unknown>, '', ctx);
   return { obj: out, unknown: ctx.unknown, typeError: ctx.typeError };
 }

@@ -95,7 +95,7 @@ export const errors = {
     const d: StatusDetails = {};
     if (name) d.name = name;
     if (kind.group) d.group = kind.group;
-    d.kind = kind.name;
+    if (kind.name) d.kind = kind.name;
     d.causes = causes;
     return new StatusError(422, 'Invalid', `${qualified(kind)} "${name}" is invalid: ${aggregate(errs.map((e) => e.toString()))}`, d);
   },

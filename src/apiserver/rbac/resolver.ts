@@ -164,6 +164,24 @@ function toRules(v: unknown): PolicyRule[] {
   return v.map(normalizeRule);
 }
 
+interface Visit {
+  source?: RuleSource;
+  rule?: PolicyRule;
+  err?: ResolutionError;
+}
+
+/** a binding as a rule source; its description is built once, when first asked */
+class BindingSource implements RuleSource {
+  private text?: string;
+  constructor(private readonly make: () => string) {}
+  describe(): string {
+    return (this.text ??= this.make());
+  }
+}
+
+/** users, groups and namespaces whose resolution is kept between changes */
+const CACHE_MAX = 4096;
+
 export type ChangeListener = (resource: RBACResource, type: ChangeType, obj: any, old?: any) => void;
 
 /**
@@ -178,6 +196,8 @@ export class RBACResolver {
   private readonly crbIndex = new SubjectIndex();
   private readonly rbIndex = new Map<string, SubjectIndex>();
   private readonly listeners = new Set<ChangeListener>();
+  private readonly cache = new Map<string, Visit[]>();
+  private cacheGeneration = -1;
   /** incremented on every change: callers may cache per generation */
   generation = 0;
 
@@ -339,6 +359,32 @@ export class RBACResolver {
     visit: (source: RuleSource | undefined, rule: PolicyRule | undefined, err: ResolutionError | undefined) => boolean,
     style: NotFoundStyle = 'lister',
   ): void {
+    for (const v of this.visits(user, namespace, style)) {
+      if (!visit(v.source, v.rule, v.err)) return;
+    }
+  }
+
+  /**
+   * What a user reaches in a namespace, in visiting order: computed once per user, groups and
+   * namespace, and kept until the next change of any RBAC object.
+   */
+  private visits(user: UserInfo, namespace: string, style: NotFoundStyle): readonly Visit[] {
+    if (this.cacheGeneration !== this.generation) {
+      this.cache.clear();
+      this.cacheGeneration = this.generation;
+    }
+    const key = `${style}\u0000${namespace}\u0000${user.name}\u0000${user.groups.join('\u0000')}`;
+    let v = this.cache.get(key);
+    if (!v) {
+      v = this.computeVisits(user, namespace, style);
+      if (this.cache.size >= CACHE_MAX) this.cache.clear();
+      this.cache.set(key, v);
+    }
+    return v;
+  }
+
+  private computeVisits(user: UserInfo, namespace: string, style: NotFoundStyle): Visit[] {
+    const out: Visit[] = [];
     for (const name of this.crbIndex.candidates(user)) {
       const b = this.clusterRoleBindings.get(name);
       if (!b) continue;
@@ -346,18 +392,16 @@ export class RBACResolver {
       if (!subject) continue;
       const got = this.getRoleReferenceRules(b.roleRef, '', style);
       if ('error' in got) {
-        if (!visit(undefined, undefined, got.error)) return;
+        out.push({ err: got.error });
         continue;
       }
-      const source: RuleSource = {
-        describe: () => `ClusterRoleBinding ${goQuote(b.name)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name)} to ${describeSubject(subject, '')}`,
-      };
-      for (const rule of got.rules) if (!visit(source, rule, undefined)) return;
+      const source = new BindingSource(() => `ClusterRoleBinding ${goQuote(b.name)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name)} to ${describeSubject(subject, '')}`);
+      for (const rule of got.rules) out.push({ source, rule });
     }
-    if (!namespace) return;
+    if (!namespace) return out;
     const idx = this.rbIndex.get(namespace);
     const bindings = this.roleBindings.get(namespace);
-    if (!idx || !bindings) return;
+    if (!idx || !bindings) return out;
     for (const name of idx.candidates(user)) {
       const b = bindings.get(name);
       if (!b) continue;
@@ -365,14 +409,13 @@ export class RBACResolver {
       if (!subject) continue;
       const got = this.getRoleReferenceRules(b.roleRef, namespace, style);
       if ('error' in got) {
-        if (!visit(undefined, undefined, got.error)) return;
+        out.push({ err: got.error });
         continue;
       }
-      const source: RuleSource = {
-        describe: () => `RoleBinding ${goQuote(`${b.name}/${b.namespace}`)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name)} to ${describeSubject(subject, namespace)}`,
-      };
-      for (const rule of got.rules) if (!visit(source, rule, undefined)) return;
+      const source = new BindingSource(() => `RoleBinding ${goQuote(`${b.name}/${b.namespace}`)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name)} to ${describeSubject(subject, namespace)}`);
+      for (const rule of got.rules) out.push({ source, rule });
     }
+    return out;
   }
 
   /** every rule that applies to the user in the namespace, and the resolution errors met */

@@ -246,6 +246,14 @@ export class ResourceStore {
       }
       const old = cur.obj;
       const wantRV = m.resourceVersion;
+      if (m.uid && m.uid !== old.metadata.uid) {
+        // a uid in the body is a precondition of the update, as Kubernetes' storage checks it
+        throw errors.conflict(
+          this.groupResource,
+          name,
+          `StorageError: invalid object, Code: 4, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${m.uid}, UID in object meta: ${old.metadata.uid}`,
+        );
+      }
       if (wantRV === undefined || wantRV === '') {
         if (!this.strategy.allowUnconditionalUpdate) {
           throw errors.invalid(this.groupKind, name, [field.invalid('metadata.resourceVersion', '', 'must be specified for an update')]);
@@ -266,8 +274,8 @@ export class ResourceStore {
         const removed = this.isTerminatingAndDone(next);
         if (removed) {
           const kv = await this.backend.delete(key, cur.modRevision);
-          this.strategy.afterDelete?.(next);
-          return { obj: { ...next, metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) } }, created: false };
+          this.strategy.afterDelete?.(old);
+          return { obj: { ...old, metadata: { ...old.metadata, resourceVersion: String(kv.modRevision) } }, created: false };
         }
         const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
         stored = true;
@@ -321,10 +329,11 @@ export class ResourceStore {
         if (sameObject(next, old)) return old;
         if (opts.dryRun) return next;
         if (this.isTerminatingAndDone(next)) {
+          // the update that empties the finalizers is never written: the object goes as it was stored
           const kv = await this.backend.delete(key, cur.modRevision);
           stored = true;
-          this.strategy.afterDelete?.(next);
-          return { ...next, metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) } };
+          this.strategy.afterDelete?.(old);
+          return { ...old, metadata: { ...old.metadata, resourceVersion: String(kv.modRevision) } };
         }
         const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
         stored = true;
@@ -356,7 +365,8 @@ export class ResourceStore {
     this.strategy.prepareForUpdate(next, old);
     if (this.strategy.generation) {
       const g = old.metadata.generation ?? 1;
-      next.metadata.generation = jsonEqual(next.spec, old.spec) ? g : g + 1;
+      const changed = !jsonEqual(next.spec, old.spec) || (this.strategy.generationOnAnnotations === true && !jsonEqual(next.metadata.annotations, old.metadata.annotations));
+      next.metadata.generation = changed ? g + 1 : g;
     }
     return next;
   }
@@ -380,16 +390,16 @@ export class ResourceStore {
       const pre = opts.preconditions;
       if (pre?.uid && pre.uid !== old.metadata.uid) {
         throw errors.conflict(
-          this.groupResource,
+          this.groupKind,
           name,
-          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`,
+          `the UID in the precondition (${pre.uid}) does not match the UID in record (${old.metadata.uid}). The object might have been deleted and then recreated`,
         );
       }
       if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
         throw errors.conflict(
-          this.groupResource,
+          this.groupKind,
           name,
-          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
+          `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${old.metadata.resourceVersion}). The object might have been modified`,
         );
       }
       const next = structuredClone(old);
@@ -411,6 +421,8 @@ export class ResourceStore {
         if (!old.metadata.deletionTimestamp) {
           next.metadata.deletionTimestamp = rfc3339(now + (graceful ? grace : 0) * 1000);
           next.metadata.deletionGracePeriodSeconds = graceful ? grace : 0;
+          // marking an object for deletion is a change its controllers must see
+          if (typeof next.metadata.generation === 'number' && next.metadata.generation > 0) next.metadata.generation++;
           changed = true;
         } else if (graceful && typeof old.metadata.deletionGracePeriodSeconds === 'number' && grace < old.metadata.deletionGracePeriodSeconds) {
           next.metadata.deletionTimestamp = rfc3339(now + grace * 1000);

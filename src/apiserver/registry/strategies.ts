@@ -220,7 +220,7 @@ const TWEAKS: Record<string, Tweak[]> = {
   '/PersistentVolumeClaim': [statusOnly, returnsObject],
   '/ResourceQuota': [statusOnly, returnsObject],
   '/ReplicationController': [workload],
-  'apps/Deployment': [workload],
+  'apps/Deployment': [workload, (s) => void (s.generationOnAnnotations = true)],
   'apps/ReplicaSet': [workload],
   'apps/StatefulSet': [workload],
   'apps/DaemonSet': [

@@ -18,6 +18,8 @@ export interface Strategy {
   nameRule: NameRule;
   /** metadata.generation starts at 1 and increases on every change of spec */
   generation: boolean;
+  /** a change of metadata.annotations also increases generation (Deployments: ReplicaSets copy them) */
+  generationOnAnnotations?: boolean;
   /** the kind has a status subresource: the main resource ignores status changes */
   statusSubresource: boolean;
   /** DELETE answers with the deleted object rather than a Status */
