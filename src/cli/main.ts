@@ -21,5 +21,6 @@ const root = new Command({
 });
 root.localFlags.bool('version', false, 'print the version and exit');
 root.addCommand(apiserverCommand(true), apiserverCommand(false));
+root.addCommand(...(await import('../kubectl/commands.js')).kubectlCommands());
 
 await runMain(root);

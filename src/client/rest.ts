@@ -54,6 +54,25 @@ export interface RESTConfig {
   disableCompression?: boolean;
   /** Sockets per host of the keep-alive agent (default: unlimited; watches each hold one). */
   maxSockets?: number;
+  /**
+   * Called with every HTTP response's head (any status, before retries are decided), e.g. to
+   * print the server's `Warning` headers or log requests as kubectl does at -v=6.
+   */
+  onResponse?: (info: ResponseInfo) => void;
+  /** Called when a request gets no response (connection refused, reset, TLS, timeout). */
+  onRequestError?: (info: { verb: string; url: string; error: Error; elapsedMs: number }) => void;
+}
+
+/** What onResponse sees of a response. */
+export interface ResponseInfo {
+  verb: string;
+  /** the full URL requested */
+  url: string;
+  status: number;
+  statusText: string;
+  headers: IncomingHttpHeaders;
+  elapsedMs: number;
+  requestHeaders: Record<string, string | string[] | number>;
 }
 
 // ── errors ──────────────────────────────────────────────────────────────────
@@ -368,10 +387,12 @@ export class RESTClient {
       if (timeoutMs > 0 && left <= 0) throw new TransportError(`${verb} ${path}: context deadline exceeded`, 'ETIMEDOUT', verb, path);
       const headers = await this.headersFor(o, body);
       let res: IncomingMessage;
+      const sentAt = Date.now();
       try {
         res = await this.send(o, path, body, headers, left);
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
+        this.config.onRequestError?.({ verb, url: this.base.origin + path, error: err, elapsedMs: Date.now() - sentAt });
         if (o.signal?.aborted) throw o.signal.reason ?? err;
         const code = err.code ?? (err.message === 'socket hang up' ? 'ECONNRESET' : undefined);
         if (verb === 'GET' && code && RETRYABLE_ERR_CODES.has(code) && attempt < this.maxRetries) {
@@ -381,6 +402,7 @@ export class RESTClient {
         throw new TransportError(`${verb} ${this.base.origin}${path}: ${err.message}`, code, verb, path, err);
       }
       const status = res.statusCode ?? 0;
+      this.config.onResponse?.({ verb, url: this.base.origin + path, status, statusText: res.statusMessage ?? '', headers: res.headers, elapsedMs: Date.now() - sentAt, requestHeaders: headers });
       if (status >= 200 && status < 300) return { res, deadline: timeoutMs > 0 ? started + timeoutMs : 0 };
       const buf = await readAll(res);
       const retryAfter = parseRetryAfter(res.headers['retry-after']);
