@@ -14,9 +14,10 @@
 //
 // Watchers are grouped by prefix, and the groups are indexed so an event finds its groups by
 // lookup rather than by testing every prefix: prefixes that end in '/' (every resource prefix,
-// '/registry/configmaps/', and namespace prefixes) are found by looking up each of the key's own
-// '/'-terminated prefixes (a key like /registry/configmaps/ns/name has four); any other prefix is
-// found by looking up the key's head of that prefix's length (one lookup per distinct length).
+// '/registry/configmaps/', and namespace prefixes) are found by looking up the key's own
+// '/'-terminated prefixes, those as long as a watched one can be (for /registry/configmaps/ns/name
+// and watchers of resource prefixes only: one or two lookups); any other prefix is found by
+// looking up the key's head of that prefix's length (one lookup per distinct length).
 // Each group collects the events of a commit that match it, and the same (read-only) array goes
 // to every watcher of the group.
 
@@ -63,9 +64,17 @@ const NO_EVENTS: StorageEvent[] = [];
 export class WatchHub {
   /** groups of prefixes that end in '/', by prefix */
   private readonly slashGroups = new Map<string, Group>();
+  /** the shortest and longest of those prefixes: a key's '/'-prefixes outside them are not looked up */
+  private slashMin = 0;
+  private slashMax = 0;
   /** groups of other prefixes (including ''), by prefix length, then prefix */
   private readonly otherGroups = new Map<number, Map<string, Group>>();
   private liveCount = 0;
+  /** the live watchers (and some done ones, dropped at the next delivery when `dirty`) */
+  private liveList: Watcher[] = [];
+  private dirty = false;
+  /** the groups the current delivery added events to */
+  private touched: Group[] = [];
   private epoch = 0;
   /** the recent events: a ring of `cap` slots holding `len` events from `head` on */
   private readonly cap: number;
@@ -121,22 +130,47 @@ export class WatchHub {
       const ev = events[e];
       const key = ev.kv.key;
       if (slash.size > 0) {
-        for (let i = key.indexOf('/'); i !== -1; i = key.indexOf('/', i + 1)) {
+        const max = this.slashMax;
+        for (let i = key.indexOf('/', this.slashMin - 1); i !== -1 && i < max; i = key.indexOf('/', i + 1)) {
           const g = slash.get(key.slice(0, i + 1));
-          if (g !== undefined) add(g, ev, epoch);
+          if (g !== undefined) this.add(g, ev, epoch);
         }
       }
       if (other.size > 0) {
         for (const [len, byPrefix] of other) {
           if (len > key.length) continue;
           const g = byPrefix.get(len === key.length ? key : key.slice(0, len));
-          if (g !== undefined) add(g, ev, epoch);
+          if (g !== undefined) this.add(g, ev, epoch);
         }
       }
     }
-    // every group: its events (if any), then progress to the commit's revision
-    for (const g of slash.values()) this.deliverGroup(g, epoch, rev);
-    for (const byPrefix of other.values()) for (const g of byPrefix.values()) this.deliverGroup(g, epoch, rev);
+    // every live watcher: its group's events (if any), then progress to the commit's revision
+    if (this.dirty) {
+      this.liveList = this.liveList.filter((w) => !w.done);
+      this.dirty = false;
+    }
+    const list = this.liveList;
+    const n = list.length;
+    for (let i = 0; i < n; i++) {
+      const w = list[i];
+      if (w.done) continue;
+      const g = w.group;
+      if (g.epoch === epoch) {
+        let evs = g.batch;
+        if (evs[0].revision <= w.after) evs = evs.filter((x) => x.revision > w.after);
+        if (evs.length > 0) {
+          w.after = evs[evs.length - 1].revision;
+          if (!this.call(w, evs)) continue;
+        }
+      }
+      if (w.after < rev) {
+        w.after = rev;
+        if (w.opts.onProgress) this.progress(w, rev);
+      }
+    }
+    const touched = this.touched;
+    for (let i = 0; i < touched.length; i++) touched[i].batch = NO_EVENTS;
+    touched.length = 0;
   }
 
   /** fail every watcher (the backend is closing, or broke) */
@@ -148,28 +182,21 @@ export class WatchHub {
   clear(): void {
     for (const g of this.groups()) for (const w of g.watchers) w.done = true;
     this.slashGroups.clear();
+    this.slashBounds();
     this.otherGroups.clear();
     this.liveCount = 0;
+    this.liveList = [];
+    this.dirty = false;
   }
 
   // ---------------------------------------------------------------------------------------------
 
-  private deliverGroup(g: Group, epoch: number, rev: number): void {
-    const matching = g.epoch === epoch ? g.batch : NO_EVENTS;
-    for (const w of g.watchers) {
-      if (!w.live || w.done) continue;
-      let evs = matching;
-      if (evs.length > 0 && evs[0].revision <= w.after) evs = evs.filter((x) => x.revision > w.after);
-      if (evs.length > 0) {
-        w.after = evs[evs.length - 1].revision;
-        if (!this.call(w, evs)) continue;
-      }
-      if (w.after < rev) {
-        w.after = rev;
-        if (w.opts.onProgress) this.progress(w, rev);
-      }
-    }
-    if (g.epoch === epoch) g.batch = NO_EVENTS;
+  private add(g: Group, ev: StorageEvent, epoch: number): void {
+    if (g.epoch !== epoch) {
+      g.epoch = epoch;
+      g.batch = [ev];
+      this.touched.push(g);
+    } else g.batch.push(ev);
   }
 
   private *groups(): IterableIterator<Group> {
@@ -181,7 +208,10 @@ export class WatchHub {
     let g: Group | undefined;
     if (prefix.endsWith('/')) {
       g = this.slashGroups.get(prefix);
-      if (!g) this.slashGroups.set(prefix, (g = newGroup(prefix)));
+      if (!g) {
+        this.slashGroups.set(prefix, (g = newGroup(prefix)));
+        this.slashBounds();
+      }
       return g;
     }
     let m = this.otherGroups.get(prefix.length);
@@ -191,9 +221,23 @@ export class WatchHub {
     return g;
   }
 
+  private slashBounds(): void {
+    let min = Infinity;
+    let max = 0;
+    for (const p of this.slashGroups.keys()) {
+      if (p.length < min) min = p.length;
+      if (p.length > max) max = p.length;
+    }
+    this.slashMin = max === 0 ? 0 : min;
+    this.slashMax = max;
+  }
+
   private dropGroup(g: Group): void {
     if (g.prefix.endsWith('/')) {
-      if (this.slashGroups.get(g.prefix) === g) this.slashGroups.delete(g.prefix);
+      if (this.slashGroups.get(g.prefix) === g) {
+        this.slashGroups.delete(g.prefix);
+        this.slashBounds();
+      }
     } else {
       const m = this.otherGroups.get(g.prefix.length);
       if (m && m.get(g.prefix) === g) {
@@ -279,6 +323,7 @@ export class WatchHub {
       if (w.done) return;
       w.live = true;
       this.liveCount++;
+      this.liveList.push(w);
     } catch (err) {
       this.fail(w, err instanceof Error ? err : new Error(String(err)));
     }
@@ -342,7 +387,14 @@ export class WatchHub {
   private remove(w: Watcher): void {
     if (w.done) return;
     w.done = true;
-    if (w.live) this.liveCount--;
+    if (w.live) {
+      this.liveCount--;
+      this.dirty = true;
+      if (this.liveList.length > 2 * this.liveCount + 64) {
+        this.liveList = this.liveList.filter((x) => !x.done);
+        this.dirty = false;
+      }
+    }
     const g = w.group;
     g.watchers.delete(w);
     if (g.watchers.size === 0) this.dropGroup(g);
@@ -353,9 +405,3 @@ function newGroup(prefix: string): Group {
   return { prefix, watchers: new Set(), epoch: 0, batch: NO_EVENTS };
 }
 
-function add(g: Group, ev: StorageEvent, epoch: number): void {
-  if (g.epoch !== epoch) {
-    g.epoch = epoch;
-    g.batch = [ev];
-  } else g.batch.push(ev);
-}

@@ -274,3 +274,28 @@ test('sqlite: a watch replays from the database beyond the recent events, then f
   assert.equal(errors[0].name, 'CompactedError');
   await b.close();
 });
+
+test('sqlite: a worker that dies fails the writes in flight, every later request, and the health check', async () => {
+  const b = new SqliteBackend(join(dir, 'dies.db'));
+  await b.open();
+  await b.workerReady();
+  const a = await b.create('/d/a', bytes('a'));
+  const errors: Error[] = [];
+  b.watch('/d/', { afterRevision: a.modRevision, onEvents: () => {}, onError: (err) => errors.push(err) });
+  await new Promise((res) => setTimeout(res, 1));
+  const w = (b as unknown as { worker: { terminate(): Promise<number> } }).worker;
+  const inFlight = b.create('/d/b', bytes('b'));
+  await w.terminate();
+  await assert.rejects(inFlight, /exited/);
+  await assert.rejects(b.create('/d/c', bytes('c')), /exited/);
+  await assert.rejects(b.get('/d/a'), /exited/);
+  assert.equal(await b.healthy(), false);
+  assert.equal(errors.length, 1);
+  await b.close();
+  // the file is intact: the next open finds the durable writes
+  const b2 = new SqliteBackend(join(dir, 'dies.db'));
+  await b2.open();
+  assert.equal(text((await b2.get('/d/a'))!.value), 'a');
+  assert.equal(await b2.get('/d/b'), undefined);
+  await b2.close();
+});
