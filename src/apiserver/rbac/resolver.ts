@@ -164,9 +164,9 @@ function toRules(v: unknown): PolicyRule[] {
   return v.map(normalizeRule);
 }
 
-interface Visit {
+interface BindingVisit {
   source?: RuleSource;
-  rule?: PolicyRule;
+  rules?: readonly PolicyRule[];
   err?: ResolutionError;
 }
 
@@ -196,7 +196,7 @@ export class RBACResolver {
   private readonly crbIndex = new SubjectIndex();
   private readonly rbIndex = new Map<string, SubjectIndex>();
   private readonly listeners = new Set<ChangeListener>();
-  private readonly cache = new Map<string, Visit[]>();
+  private readonly cache = new Map<string, BindingVisit[]>();
   private cacheGeneration = -1;
   /** incremented on every change: callers may cache per generation */
   generation = 0;
@@ -359,44 +359,48 @@ export class RBACResolver {
     visit: (source: RuleSource | undefined, rule: PolicyRule | undefined, err: ResolutionError | undefined) => boolean,
     style: NotFoundStyle = 'lister',
   ): void {
-    for (const v of this.visits(user, namespace, style)) {
-      if (!visit(v.source, v.rule, v.err)) return;
+    for (const b of this.bindingsFor(user, namespace, style)) {
+      if (b.err) {
+        if (!visit(undefined, undefined, b.err)) return;
+        continue;
+      }
+      for (const rule of b.rules!) if (!visit(b.source, rule, undefined)) return;
     }
   }
 
   /**
-   * What a user reaches in a namespace, in visiting order: computed once per user, groups and
-   * namespace, and kept until the next change of any RBAC object.
+   * The bindings that apply to a user in a namespace, in visiting order, each with its role's
+   * rules (or the error resolving it). Kept per user, groups and namespace until the next change
+   * of any RBAC object (least recently used dropped first).
    */
-  private visits(user: UserInfo, namespace: string, style: NotFoundStyle): readonly Visit[] {
+  private bindingsFor(user: UserInfo, namespace: string, style: NotFoundStyle): readonly BindingVisit[] {
     if (this.cacheGeneration !== this.generation) {
       this.cache.clear();
       this.cacheGeneration = this.generation;
     }
     const key = `${style}\u0000${namespace}\u0000${user.name}\u0000${user.groups.join('\u0000')}`;
-    let v = this.cache.get(key);
-    if (!v) {
-      v = this.computeVisits(user, namespace, style);
-      if (this.cache.size >= CACHE_MAX) this.cache.clear();
-      this.cache.set(key, v);
+    const hit = this.cache.get(key);
+    if (hit) {
+      this.cache.delete(key);
+      this.cache.set(key, hit);
+      return hit;
     }
-    return v;
+    const out = this.computeBindings(user, namespace, style);
+    if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(key, out);
+    return out;
   }
 
-  private computeVisits(user: UserInfo, namespace: string, style: NotFoundStyle): Visit[] {
-    const out: Visit[] = [];
+  private computeBindings(user: UserInfo, namespace: string, style: NotFoundStyle): BindingVisit[] {
+    const out: BindingVisit[] = [];
     for (const name of this.crbIndex.candidates(user)) {
       const b = this.clusterRoleBindings.get(name);
       if (!b) continue;
       const subject = b.subjects.find((s) => subjectApplies(user, s, ''));
       if (!subject) continue;
       const got = this.getRoleReferenceRules(b.roleRef, '', style);
-      if ('error' in got) {
-        out.push({ err: got.error });
-        continue;
-      }
-      const source = new BindingSource(() => `ClusterRoleBinding ${goQuote(b.name)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name)} to ${describeSubject(subject, '')}`);
-      for (const rule of got.rules) out.push({ source, rule });
+      if ('error' in got) out.push({ err: got.error });
+      else out.push({ rules: got.rules, source: new BindingSource(() => `ClusterRoleBinding ${goQuote(b.name)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name)} to ${describeSubject(subject, '')}`) });
     }
     if (!namespace) return out;
     const idx = this.rbIndex.get(namespace);
@@ -408,12 +412,12 @@ export class RBACResolver {
       const subject = b.subjects.find((s) => subjectApplies(user, s, namespace));
       if (!subject) continue;
       const got = this.getRoleReferenceRules(b.roleRef, namespace, style);
-      if ('error' in got) {
-        out.push({ err: got.error });
-        continue;
-      }
-      const source = new BindingSource(() => `RoleBinding ${goQuote(`${b.name}/${b.namespace}`)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name)} to ${describeSubject(subject, namespace)}`);
-      for (const rule of got.rules) out.push({ source, rule });
+      if ('error' in got) out.push({ err: got.error });
+      else
+        out.push({
+          rules: got.rules,
+          source: new BindingSource(() => `RoleBinding ${goQuote(`${b.name}/${b.namespace}`)} of ${b.roleRef.kind} ${goQuote(b.roleRef.name)} to ${describeSubject(subject, namespace)}`),
+        });
     }
     return out;
   }
