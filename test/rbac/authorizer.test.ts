@@ -161,3 +161,22 @@ test('selectors of an access review reach the attributes (the Node authorizer re
   const req = { user: 'u', resourceAttributes: { verb: 'list', resource: 'pods', fieldSelector: { requirements: [{ key: 'spec.nodeName', operator: 'In', values: ['n2'] }] } } };
   assert.deepEqual(reviewAttributes(reviewSubject(req), req).fieldSelector, [{ field: 'spec.nodeName', op: '=', value: 'n2' }]);
 });
+
+test('--authorization-config: the authorizers of an AuthorizationConfiguration, in order', async () => {
+  const { modesFromAuthorizationConfig, resolveAuthorizationModes } = await import('../../src/apiserver/rbac/config.js');
+  const doc = `apiVersion: apiserver.config.k8s.io/v1
+kind: AuthorizationConfiguration
+authorizers:
+- type: Node
+  name: node
+- type: RBAC
+  name: rbac
+`;
+  assert.deepEqual(modesFromAuthorizationConfig(doc), ['Node', 'RBAC']);
+  assert.throws(() => modesFromAuthorizationConfig(doc.replace('type: RBAC', 'type: Webhook')), /webhook authorizers are not supported by keelson/);
+  assert.throws(() => modesFromAuthorizationConfig(doc.replace('name: rbac', 'name: node')), /authorizers\[1\]\.name: Duplicate value: "node"/);
+  assert.throws(() => modesFromAuthorizationConfig('kind: AuthorizationConfiguration\napiVersion: apiserver.config.k8s.io/v1\nauthorizers: []\n'), /at least one authorization mode must be defined/);
+  assert.deepEqual(resolveAuthorizationModes({ authorizationConfig: 'f', readFile: () => doc }), ['Node', 'RBAC']);
+  assert.throws(() => resolveAuthorizationModes({ authorizationConfig: 'f', authorizationModeSet: true, authorizationMode: ['RBAC'], readFile: () => doc }), /can not be specified when --authorization-mode is specified/);
+  assert.deepEqual(resolveAuthorizationModes({ readFile: () => '' }), ['AlwaysAllow']);
+});

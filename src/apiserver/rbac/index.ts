@@ -24,6 +24,7 @@ import { RBACResolver, type ChangeType, type RBACResource } from './resolver.js'
 export * from './aggregation.js';
 export * from './attributes.js';
 export * from './authorizers.js';
+export * from './config.js';
 export * from './escalation.js';
 export * from './feeds.js';
 export * from './node.js';
