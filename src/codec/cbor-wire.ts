@@ -157,6 +157,17 @@ export class Writer {
     this.buf[this.pos++] = b;
   }
 
+  /** short bytes (an encoded key) copied by hand: cheaper than a typed-array copy */
+  key(b: Uint8Array): void {
+    const n = b.length;
+    if (n > 32) return this.raw(b);
+    if (this.pos + n > this.buf.length) this.ensure(n);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) buf[p++] = b[i]!;
+    this.pos = p;
+  }
+
   raw(b: Uint8Array): void {
     this.ensure(b.length);
     this.buf.set(b, this.pos);
@@ -351,35 +362,62 @@ export function goBase64Error(b: Uint8Array, start: number, end: number): string
 
 // ---------------------------------------------------------------- strings
 
+// Short ASCII strings repeat across objects (field names, "True", "TCP", "v1", label keys):
+// a direct-mapped cache gives the same JS string back without creating it again.
+const CACHE_BITS = 12;
+const CACHE_MASK = (1 << CACHE_BITS) - 1;
+const cacheStr: (string | undefined)[] = new Array(1 << CACHE_BITS).fill(undefined);
+const cacheBytes: (Uint8Array | undefined)[] = new Array(1 << CACHE_BITS).fill(undefined);
+const SHORT = 24;
+
+/** an ASCII string of fewer than 24 bytes, through the cache; undefined when not ASCII */
+function shortAscii(b: Buffer, start: number, end: number): string | undefined {
+  let h = end - start;
+  for (let i = start; i < end; i++) {
+    const c = b[i]!;
+    if (c >= 0x80) return undefined;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  const slot = (h ^ (h >>> 15)) & CACHE_MASK;
+  const cb = cacheBytes[slot];
+  const n = end - start;
+  if (cb !== undefined && cb.length === n) {
+    let i = 0;
+    while (i < n && cb[i] === b[start + i]) i++;
+    if (i === n) return cacheStr[slot];
+  }
+  const s = (b as NodeBuffer).latin1Slice(start, end);
+  cacheBytes[slot] = Uint8Array.prototype.slice.call(b, start, end);
+  cacheStr[slot] = s;
+  return s;
+}
+
 /** UTF-8 of bytes, invalid sequences replaced (what a Go string prints as in JSON) */
 export function bytesToString(b: Buffer, start: number, end: number): string {
-  const n = end - start;
-  if (n < 32) {
-    let s = '';
-    for (let i = start; i < end; i++) {
-      const c = b[i]!;
-      if (c >= 0x80) return (b as NodeBuffer).utf8Slice(start, end);
-      s += String.fromCharCode(c);
-    }
-    return s;
+  if (start === end) return '';
+  if (end - start < SHORT) {
+    const s = shortAscii(b, start, end);
+    if (s !== undefined) return s;
+    return (b as NodeBuffer).utf8Slice(start, end);
   }
-  return (b as NodeBuffer).utf8Slice(start, end);
+  for (let i = start; i < end; i++) {
+    if (b[i]! >= 0x80) return (b as NodeBuffer).utf8Slice(start, end);
+  }
+  return (b as NodeBuffer).latin1Slice(start, end);
 }
 
 /** UTF-8 of a CBOR text string; undefined when it is not valid UTF-8 */
 export function textToString(b: Buffer, start: number, end: number): string | undefined {
-  const n = end - start;
-  if (n < 32) {
-    let s = '';
-    for (let i = start; i < end; i++) {
-      const c = b[i]!;
-      if (c >= 0x80) return isUtf8(b.subarray(start, end)) ? (b as NodeBuffer).utf8Slice(start, end) : undefined;
-      s += String.fromCharCode(c);
-    }
-    return s;
+  if (start === end) return '';
+  if (end - start < SHORT) {
+    const s = shortAscii(b, start, end);
+    if (s !== undefined) return s;
+    return isUtf8(b.subarray(start, end)) ? (b as NodeBuffer).utf8Slice(start, end) : undefined;
   }
-  const view = b.subarray(start, end);
-  return isUtf8(view) ? (b as NodeBuffer).utf8Slice(start, end) : undefined;
+  for (let i = start; i < end; i++) {
+    if (b[i]! >= 0x80) return isUtf8(b.subarray(start, end)) ? (b as NodeBuffer).utf8Slice(start, end) : undefined;
+  }
+  return start === end ? '' : (b as NodeBuffer).latin1Slice(start, end);
 }
 
 /** Go's %#v of a string (strconv.Quote), for error messages */

@@ -132,6 +132,8 @@ interface TypeNode {
 interface FieldEntry {
   name: string;
   node: TypeNode;
+  /** position in the order Kubernetes writes the fields */
+  rank: number;
   /** the encoded key: byte-string head + UTF-8 name */
   key: Uint8Array;
   /** the name's UTF-8 bytes, and their hash (to match a key on the wire without making a string) */
@@ -147,6 +149,9 @@ interface StructPlan {
   sorted: FieldEntry[];
   byName: Map<string, FieldEntry>;
   byHash: Map<number, FieldEntry[]>;
+  /** generated on first use: the encoder of the type, and the store of a decoded field by rank */
+  enc?: (e: Encoder, w: Writer, o: Record<string, unknown>) => void;
+  set?: (out: Record<string, unknown>, rank: number, v: unknown) => void;
 }
 
 const plans = new Map<string, StructPlan | null>();
@@ -233,7 +238,7 @@ function planOf(name: string): StructPlan | undefined {
   plans.set(name, plan); // before the fields: types refer to themselves (JSONSchemaProps)
   for (const [n, f] of jsonFields(decl)) {
     const raw = Buffer.from(n, 'utf8');
-    const e: FieldEntry = { name: n, node: nodeOf(f.type), key: encodedKey(n), raw, hash: hashBytes(raw, 0, raw.length) };
+    const e: FieldEntry = { name: n, node: nodeOf(f.type), rank: 0, key: encodedKey(n), raw, hash: hashBytes(raw, 0, raw.length) };
     sorted.push(e);
     byName.set(n, e);
     const list = byHash.get(e.hash);
@@ -241,6 +246,7 @@ function planOf(name: string): StructPlan | undefined {
     else byHash.set(e.hash, [e]);
   }
   sorted.sort((a, b) => compareBytes(a.key, b.key));
+  sorted.forEach((e, i) => (e.rank = i));
   return plan;
 }
 
@@ -248,6 +254,52 @@ function mustPlan(name: string): StructPlan {
   const p = planOf(name);
   if (!p) throw new CBOREncodeError(`cbor: no type ${name}`);
   return p;
+}
+
+// Per-type functions generated once (as the Protobuf codec does): property names as literals let
+// V8 use its inline caches instead of generic keyed lookups on every object.
+
+/** the encoder of a struct type: loads each field by name, counts the present ones, writes them in order */
+function generateEncoder(plan: StructPlan): NonNullable<StructPlan['enc']> {
+  const f = plan.sorted;
+  const lit = (n: string): string => JSON.stringify(n);
+  let src = '';
+  for (let i = 0; i < f.length; i++) src += `const v${i} = o[${lit(f[i]!.name)}];\n`;
+  src += 'let n = 0;\n';
+  for (let i = 0; i < f.length; i++) src += `if (v${i} !== undefined) n++;\n`;
+  src += 'w.head(0xa0, n);\n';
+  for (let i = 0; i < f.length; i++) {
+    const v = `v${i}`;
+    let write: string;
+    switch (f[i]!.node.k) {
+      case S_STRING:
+        write = `if (typeof ${v} === 'string') w.str(${v}, 0x40); else e.typed(N[${i}], ${v});`;
+        break;
+      case S_BOOL:
+        write = `if (${v} === true) w.byte(0xf5); else if (${v} === false) w.byte(0xf4); else e.typed(N[${i}], ${v});`;
+        break;
+      case S_INT32:
+      case S_INT64:
+        write = `if (typeof ${v} === 'number' && (${v} | 0) === ${v}) w.int(${v}); else e.typed(N[${i}], ${v});`;
+        break;
+      default:
+        write = `e.typed(N[${i}], ${v});`;
+    }
+    src += `if (${v} !== undefined) { w.key(K[${i}]); ${write} }\n`;
+  }
+  const make = new Function('K', 'N', `return function encode(e, w, o) {\n${src}};`) as (k: Uint8Array[], n: TypeNode[]) => NonNullable<StructPlan['enc']>;
+  return make(
+    f.map((x) => x.key),
+    f.map((x) => x.node),
+  );
+}
+
+/** the store of a decoded field into the object by the field's rank */
+function generateSetter(plan: StructPlan): NonNullable<StructPlan['set']> {
+  let src = 'switch (r) {\n';
+  plan.sorted.forEach((e, i) => (src += `case ${i}: o[${JSON.stringify(e.name)}] = v; return;\n`));
+  src += '}\n';
+  return new Function('o', 'r', 'v', src) as NonNullable<StructPlan['set']>;
 }
 
 const SCHEMA_PROPS_NODE = structNode(JSON_SCHEMA_PROPS);
@@ -288,37 +340,8 @@ function sortedKeys(o: Record<string, unknown>): string[] {
 class Encoder {
   constructor(readonly w: Writer) {}
 
-  /** a map head for `count` entries at `at`, where one byte was reserved; moves the entries when the head is longer */
-  private fixMapHead(at: number, count: number): void {
-    const w = this.w;
-    if (count < 24) {
-      w.buf[at] = 0xa0 | count;
-      return;
-    }
-    const extra = count < 0x100 ? 1 : count < 0x10000 ? 2 : 4;
-    w.ensure(extra);
-    w.buf.copyWithin(at + 1 + extra, at + 1, w.pos);
-    const end = w.pos + extra;
-    w.pos = at;
-    w.head(0xa0, count);
-    w.pos = end;
-  }
-
   struct(plan: StructPlan, o: Record<string, unknown>): void {
-    const w = this.w;
-    const at = w.pos;
-    w.byte(0xa0);
-    let count = 0;
-    const fields = plan.sorted;
-    for (let i = 0; i < fields.length; i++) {
-      const f = fields[i]!;
-      const v = o[f.name];
-      if (v === undefined) continue;
-      count++;
-      w.raw(f.key);
-      this.typed(f.node, v);
-    }
-    if (count !== 0) this.fixMapHead(at, count);
+    (plan.enc ??= generateEncoder(plan))(this, this.w, o);
   }
 
   typed(n: TypeNode, v: unknown): void {
@@ -678,10 +701,6 @@ function tag1Time(secs: number): string {
 const RAW_EXTENSION_PREFIX = 'failed to transcode RawExtension to JSON: failed to parse RawExtension bytes as CBOR: ';
 const FIELDS_V1_PREFIX = 'failed to transcode FieldsV1 to JSON: metav1.FieldsV1 cbor invalid: ';
 
-const STRING: TypeRef = { kind: 'scalar', scalar: 'string' };
-const INT32: TypeRef = { kind: 'scalar', scalar: 'int32' };
-const SCHEMA_ARRAY: TypeRef = { kind: 'array', items: { kind: 'object', name: JSON_SCHEMA_PROPS } };
-const STRING_ARRAY: TypeRef = { kind: 'array', items: STRING };
 
 /**
  * A single-pass decoder: builds the JSON form while it checks what fxamacker checks. Errors are
@@ -1023,12 +1042,12 @@ class Decoder {
 
   /** a key of a Go map[string]X: decoded as a Go string (null gives "") */
   private mapKey(): string {
-    const v = this.scalar('string');
+    const v = this.scalar(S_STRING);
     return v === null ? '' : (v as string);
   }
 
   /** a map (head read, major 5) into a Go map[string]X, X given by `values` (undefined: interface{}) */
-  private mapBody(values: TypeRef | undefined): Record<string, unknown> {
+  private mapBody(values: TypeNode | undefined): Record<string, unknown> {
     this.checkSize();
     this.enter();
     const out: Record<string, unknown> = {};
@@ -1037,7 +1056,7 @@ class Decoder {
     for (let i = 0; indef ? !this.atBreak() : i < n; i++) {
       const k = this.mapKey();
       const v = values === undefined ? this.any() : this.typed(values);
-      if (hasOwn.call(out, k)) throw dupKey(k, i);
+      if (out[k] !== undefined && hasOwn.call(out, k)) throw dupKey(k, i);
       setKey(out, k, v);
     }
     this.depth--;
@@ -1047,91 +1066,91 @@ class Decoder {
   // ---- with a schema
 
   /** a value of a declared type */
-  typed(t: TypeRef): unknown {
-    if (t.kind === 'special') return this.special(t.special);
+  typed(n: TypeNode): unknown {
+    if (n.k >= K_STRINGISH) return this.special(n);
     this.head();
-    return this.typedBody(t);
+    return this.typedBody(n);
   }
 
-  private typedBody(t: TypeRef): unknown {
+  private typedBody(n: TypeNode): unknown {
     const major = this.major;
-    if (major === 6) return this.withTags(() => this.typedBody(t));
+    if (major === 6) return this.withTags(() => this.typedBody(n));
     if (major === 7 && this.ai === 22) return null; // null leaves a Go value at its zero value
-    switch (t.kind) {
-      case 'scalar':
-        return this.scalarBody(t.scalar);
-      case 'object': {
-        const p = planOf(t.name);
+    switch (n.k) {
+      case K_STRUCT: {
+        const p = planOfNode(n);
         return p ? this.structBody(p, false) : this.anyBody();
       }
-      case 'array': {
-        if (major !== 4) return this.wrongType(goTypeOf(t));
+      case K_ARRAY: {
+        if (major !== 4) return this.wrongType(n.go);
         this.checkSize();
         this.enter();
         const out: unknown[] = [];
-        if (this.ai === 31) while (!this.atBreak()) out.push(this.typed(t.items));
-        else for (let i = 0, n = this.arg; i < n; i++) out.push(this.typed(t.items));
+        const items = n.items!;
+        if (this.ai === 31) while (!this.atBreak()) out.push(this.typed(items));
+        else for (let i = 0, c = this.arg; i < c; i++) out.push(this.typed(items));
         this.depth--;
         return out;
       }
-      case 'map':
-        if (major !== 5) return this.wrongType(goTypeOf(t));
-        return this.mapBody(t.values);
-      default:
+      case K_MAP:
+        if (major !== 5) return this.wrongType(n.go);
+        return this.mapBody(n.values);
+      case K_ANY:
         return this.anyBody();
+      default:
+        return this.scalarBody(n.k);
     }
   }
 
-  /** a scalar of a Go type, head not read */
-  private scalar(s: ScalarName): unknown {
+  /** a scalar of a Go type (S_*), head not read */
+  private scalar(s: number): unknown {
     this.head();
     if (this.major === 6) return this.withTags(() => this.scalar2(s));
     return this.scalar2(s);
   }
 
-  private scalar2(s: ScalarName): unknown {
+  private scalar2(s: number): unknown {
     if (this.major === 7 && this.ai === 22) return null;
     return this.scalarBody(s);
   }
 
-  private scalarBody(s: ScalarName): unknown {
-    const major = this.major;
-    switch (major) {
+  private scalarBody(s: number): unknown {
+    switch (this.major) {
       case 0:
-        if (s === 'int32' || s === 'int64' || s === 'double') {
-          if (s === 'int32' && this.arg > 2147483647) throw this.typeError('positive integer', 'int32', `${this.argText()} overflows int32`);
-          if (s === 'int64' && this.argHi >= 0x80000000) throw this.typeError('positive integer', 'int64', `${this.argText()} overflows int64`);
+        if (s === S_INT32 || s === S_INT64 || s === S_DOUBLE) {
+          if (s === S_INT32 && this.arg > 2147483647) throw this.typeError('positive integer', 'int32', `${this.argText()} overflows int32`);
+          if (s === S_INT64 && this.argHi >= 0x80000000) throw this.typeError('positive integer', 'int64', `${this.argText()} overflows int64`);
           return this.arg;
         }
         break;
       case 1:
-        if (s === 'int32' || s === 'int64' || s === 'double') {
-          if (this.argHi >= 0x80000000) throw this.typeError('negative integer', SCALAR_GO[s], `${-1n - BigInt(this.argText())} overflows Go's int64`);
-          if (s === 'int32' && this.arg > 2147483647) throw this.typeError('negative integer', 'int32', `${-1 - this.arg} overflows int32`);
+        if (s === S_INT32 || s === S_INT64 || s === S_DOUBLE) {
+          if (this.argHi >= 0x80000000) throw this.typeError('negative integer', SCALAR_GO[s]!, `${-1n - BigInt(this.argText())} overflows Go's int64`);
+          if (s === S_INT32 && this.arg > 2147483647) throw this.typeError('negative integer', 'int32', `${-1 - this.arg} overflows int32`);
           return -1 - this.arg;
         }
         break;
       case 2:
-        if (s === 'string') return this.byteText();
-        if (s === 'bytes') return this.bytesField();
+        if (s === S_STRING) return this.byteText();
+        if (s === S_BYTES) return this.bytesField();
         break;
       case 3:
-        if (s === 'string') return this.text();
+        if (s === S_STRING) return this.text();
         break;
       case 4:
-        if (s === 'bytes') return this.bytesFromArray();
+        if (s === S_BYTES) return this.bytesFromArray();
         break;
       case 7:
         switch (this.ai) {
           case 20:
           case 21:
-            if (s === 'bool') return this.ai === 21;
+            if (s === S_BOOL) return this.ai === 21;
             break;
           case 25:
           case 26:
           case 27: {
             const f = this.float();
-            if (s === 'double') return f;
+            if (s === S_DOUBLE) return f;
             break;
           }
           default:
@@ -1139,7 +1158,7 @@ class Decoder {
         }
         break;
     }
-    return this.wrongType(SCALAR_GO[s]);
+    return this.wrongType(SCALAR_GO[s]!);
   }
 
   /** a byte string (head read) into a Go []byte, as base64 text (the JSON form) */
@@ -1162,7 +1181,7 @@ class Decoder {
     const indef = this.ai === 31;
     const n = this.arg;
     for (let i = 0; indef ? !this.atBreak() : i < n; i++) {
-      const v = this.scalar('int64');
+      const v = this.scalar(S_INT64);
       const x = v === null ? 0 : (v as number);
       if (x < 0 || x > 255) throw this.typeError(x < 0 ? 'negative integer' : 'positive integer', 'uint8', `${x} overflows uint8`);
       out.push(x);
@@ -1190,34 +1209,87 @@ class Decoder {
     this.checkSize();
     this.enter();
     const out: Record<string, unknown> = {};
+    const set = (plan.set ??= generateSetter(plan));
     const indef = this.ai === 31;
     const n = this.arg;
-    const byName = plan.byName;
     if (root) this.rootGo = plan.goName;
     let intKeys: Set<number> | undefined;
+    // the fields seen so far, by rank (no type has more than 64 fields)
+    let seenLo = 0;
+    let seenHi = 0;
     for (let i = 0; indef ? !this.atBreak() : i < n; i++) {
-      const k = this.fieldName();
-      if (k === undefined) {
+      let f = this.fieldKey(plan);
+      if (typeof f === 'string') {
+        // no field matched the key's bytes: an unknown field, or a key sent in chunks
+        const name = f;
+        f = plan.byName.get(name);
+        if (f === undefined) {
+          if (out[name] !== undefined && hasOwn.call(out, name)) throw dupKey(name, i);
+          // Go skips the value of a key no field matches (and strict decoding reports the first)
+          if (this.unknownField === undefined) this.unknownField = `cbor: found unknown field at map element index ${i}`;
+          this.skip();
+          setKey(out, name, null);
+          continue;
+        }
+      } else if (f === undefined) {
+        // an integer key: no field of Kubernetes' types has one
         intKeys = this.seenIntKey(intKeys, i);
         if (this.unknownField === undefined) this.unknownField = `cbor: found unknown field at map element index ${i}`;
         this.skip();
         continue;
       }
-      if (hasOwn.call(out, k)) throw dupKey(k, i);
-      const f = byName.get(k);
-      if (f === undefined) {
-        // Go skips the value of a key no field matches (and strict decoding reports the first)
-        if (this.unknownField === undefined) this.unknownField = `cbor: found unknown field at map element index ${i}`;
-        this.skip();
-        setKey(out, k, null);
-        continue;
+      const r = f.rank;
+      if (r < 32) {
+        const bit = 1 << r;
+        if (seenLo & bit) throw dupKey(f.name, i);
+        seenLo |= bit;
+      } else {
+        const bit = 1 << (r - 32);
+        if (seenHi & bit) throw dupKey(f.name, i);
+        seenHi |= bit;
       }
-      if (root) this.rootField = k;
-      out[k] = this.typed(f.type);
+      if (root) this.rootField = f.name;
+      set(out, r, this.typed(f.node));
     }
     if (root) this.rootField = undefined;
     this.depth--;
     return out;
+  }
+
+  /**
+   * A struct's key: the field it names, matched by its bytes (no string is made), or the key as
+   * a string when no field has these bytes, or undefined for an integer key (see fieldName).
+   */
+  private fieldKey(plan: StructPlan): FieldEntry | string | undefined {
+    const b = this.b;
+    const p = this.pos;
+    if (p < b.length) {
+      const ib = b[p]!;
+      const major = ib >>> 5;
+      const len = ib & 0x1f;
+      // the common case: a definite string of fewer than 24 bytes
+      if ((major === 2 || major === 3) && len < 24) {
+        const start = p + 1;
+        const end = start + len;
+        if (end <= b.length) {
+          const list = plan.byHash.get(hashBytes(b, start, end));
+          if (list !== undefined) {
+            for (let j = 0; j < list.length; j++) {
+              const e = list[j]!;
+              const raw = e.raw;
+              if (raw.length !== len) continue;
+              let k = 0;
+              while (k < len && raw[k] === b[start + k]) k++;
+              if (k === len) {
+                this.pos = end;
+                return e;
+              }
+            }
+          }
+        }
+      }
+    }
+    return this.fieldName();
   }
 
   /**
@@ -1257,44 +1329,42 @@ class Decoder {
   }
 
   /** the types whose Go marshallers are their own (head not read) */
-  private special(sp: Special): unknown {
-    switch (sp) {
-      case 'Time':
-      case 'MicroTime':
-      case 'Quantity':
+  private special(n: TypeNode): unknown {
+    switch (n.k) {
+      case K_STRINGISH:
         // UnmarshalCBOR into a *string: null, a text or a byte string
-        return this.fresh(() => this.scalar('string'));
-      case 'IntOrString':
+        return this.fresh(() => this.scalar(S_STRING));
+      case K_INT_OR_STRING:
         // UnmarshalCBOR: a string first (null gives the empty string), then an int32
         return this.fresh(() => {
           const start = this.pos;
           const m = this.peekByte() >>> 5;
-          if (m === 0 || m === 1) return this.scalar('int32'); // what the string attempt would refuse
+          if (m === 0 || m === 1) return this.scalar(S_INT32); // what the string attempt would refuse
           try {
-            const v = this.scalar('string');
+            const v = this.scalar(S_STRING);
             return v === null ? '' : v;
           } catch (e) {
             if (!(e instanceof CBORDecodeError) || e.syntax) throw e;
             this.pos = start;
-            return this.scalar('int32');
+            return this.scalar(S_INT32);
           }
         });
-      case 'Duration':
+      case K_DURATION:
         // json.Unmarshaler: transcoded to JSON, then Duration's UnmarshalJSON (the JSON layer checks the string)
         return this.fresh(() => this.any());
-      case 'JSON':
+      case K_JSON:
         if (this.peekByte() === CBOR_NULL) {
           this.pos++;
           return null;
         }
         return this.fresh(() => this.any());
-      case 'RawExtension':
+      case K_RAW_EXTENSION:
         if (this.peekByte() === CBOR_NULL) {
           this.pos++;
           return null;
         }
         return this.nested(RAW_EXTENSION_PREFIX, () => this.any());
-      case 'FieldsV1':
+      case K_FIELDS_V1:
         if (this.peekByte() === CBOR_NULL) {
           this.pos++;
           return null;
@@ -1307,10 +1377,10 @@ class Decoder {
           }
           return v;
         });
-      case 'JSONSchemaPropsOrBool':
+      case K_OR_BOOL:
         return this.fresh(() => {
           const first = this.peekByte();
-          if (first >>> 5 === 5) return this.struct(mustPlan(JSON_SCHEMA_PROPS), false);
+          if (first >>> 5 === 5) return this.typed(SCHEMA_PROPS_NODE);
           if (first === 0xf5 || first === 0xf4) {
             this.pos++;
             return first === 0xf5;
@@ -1318,12 +1388,12 @@ class Decoder {
           this.skip();
           throw new CBORDecodeError('boolean or JSON schema expected');
         });
-      case 'JSONSchemaPropsOrArray':
-      case 'JSONSchemaPropsOrStringArray':
+      case K_OR_ARRAY:
+      case K_OR_STRING_ARRAY:
         return this.fresh(() => {
           const m = this.peekByte() >>> 5;
-          if (m === 5) return this.struct(mustPlan(JSON_SCHEMA_PROPS), false);
-          if (m === 4) return this.typed(sp === 'JSONSchemaPropsOrArray' ? SCHEMA_ARRAY : STRING_ARRAY);
+          if (m === 5) return this.typed(SCHEMA_PROPS_NODE);
+          if (m === 4) return this.typed(n.k === K_OR_ARRAY ? SCHEMA_ARRAY_NODE : STRING_ARRAY_NODE);
           this.skip(); // anything else leaves the zero value, as its UnmarshalJSON does
           return null;
         });
@@ -1383,7 +1453,7 @@ class Decoder {
       seen.add(k);
       if (k === 'kind' || k === 'apiVersion') {
         this.rootField = k;
-        const v = this.scalar('string');
+        const v = this.scalar(S_STRING);
         this.rootField = undefined;
         if (typeof v === 'string') out[k] = v;
       } else this.skip();
@@ -1413,7 +1483,7 @@ class Decoder {
         if (seen.has(k)) throw dupKey(k, i);
         seen.add(k);
         if (k === 'type') {
-          const v = this.scalar('string');
+          const v = this.scalar(S_STRING);
           if (typeof v === 'string') type = v;
         } else if (k === 'object') {
           const start = this.pos;
@@ -1430,8 +1500,6 @@ class Decoder {
   }
 }
 
-type ScalarName = 'string' | 'bool' | 'int32' | 'int64' | 'double' | 'bytes';
-const SCALAR_GO: Record<ScalarName, string> = { string: 'string', bool: 'bool', int32: 'int32', int64: 'int64', double: 'float64', bytes: '[]uint8' };
 const CBOR_NULL = 0xf6;
 const fdv = new DataView(new ArrayBuffer(8));
 
