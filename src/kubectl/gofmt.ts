@@ -1129,3 +1129,162 @@ export function toUnstructuredValues(v: unknown): unknown {
   }
   return v;
 }
+
+// ─────────────────────────────────────────────────────────────────────────────
+// encoding/json syntax errors
+// ─────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Checks that `text` is one JSON value as Go's json.Unmarshal does; returns Go's error text
+ * (`unexpected end of JSON input`, `invalid character 'x' looking for beginning of value`, ...)
+ * or undefined when the text is valid.
+ */
+export function goJSONSyntaxError(text: string): string | undefined {
+  let i = 0;
+  const n = text.length;
+  const ws = () => {
+    while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
+  };
+  const bad = (context: string): never => {
+    const c = text.codePointAt(i)!;
+    throw new Error(`invalid character ${c === 0x27 ? "'\\''" : c === 0x22 ? `'"'` : quoteRune(c)} ${context}`);
+  };
+  const eof = (): never => {
+    throw new Error('unexpected end of JSON input');
+  };
+  const value = (): void => {
+    ws();
+    if (i >= n) eof();
+    const c = text[i]!;
+    if (c === '{') {
+      i++;
+      ws();
+      if (i >= n) eof();
+      if (text[i] === '}') {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        if (i >= n) eof();
+        if (text[i] !== '"') bad('looking for beginning of object key string');
+        string();
+        ws();
+        if (i >= n) eof();
+        if (text[i] !== ':') bad('after object key');
+        i++;
+        value();
+        ws();
+        if (i >= n) eof();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === '}') {
+          i++;
+          return;
+        }
+        bad('after object key:value pair');
+      }
+    }
+    if (c === '[') {
+      i++;
+      ws();
+      if (i >= n) eof();
+      if (text[i] === ']') {
+        i++;
+        return;
+      }
+      for (;;) {
+        value();
+        ws();
+        if (i >= n) eof();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === ']') {
+          i++;
+          return;
+        }
+        bad('after array element');
+      }
+    }
+    if (c === '"') return string();
+    if (c === '-' || (c >= '0' && c <= '9')) return number();
+    for (const lit of ['true', 'false', 'null']) {
+      if (c === lit[0]) {
+        for (let k = 1; k < lit.length; k++) {
+          i++;
+          if (i >= n) eof();
+          if (text[i] !== lit[k]) bad(`in literal ${lit} (expecting ${quoteRune(lit.charCodeAt(k))})`);
+        }
+        i++;
+        return;
+      }
+    }
+    bad('looking for beginning of value');
+  };
+  const string = (): void => {
+    i++;
+    for (;;) {
+      if (i >= n) eof();
+      const c = text[i]!;
+      if (c === '"') {
+        i++;
+        return;
+      }
+      if (c === '\\') {
+        i++;
+        if (i >= n) eof();
+        const e = text[i]!;
+        if ('"\\/bfnrt'.includes(e)) {
+          i++;
+          continue;
+        }
+        if (e === 'u') {
+          for (let k = 0; k < 4; k++) {
+            i++;
+            if (i >= n) eof();
+            if (!/[0-9a-fA-F]/.test(text[i]!)) bad('in \\u hexadecimal character escape');
+          }
+          i++;
+          continue;
+        }
+        bad('in string escape code');
+      }
+      if (c.charCodeAt(0) < 0x20) bad('in string literal');
+      i++;
+    }
+  };
+  const number = (): void => {
+    if (text[i] === '-') {
+      i++;
+      if (i >= n) eof();
+      if (!(text[i]! >= '0' && text[i]! <= '9')) bad('in numeric literal');
+    }
+    if (text[i] === '0') i++;
+    else while (i < n && text[i]! >= '0' && text[i]! <= '9') i++;
+    if (i < n && text[i] === '.') {
+      i++;
+      if (i >= n) eof();
+      if (!(text[i]! >= '0' && text[i]! <= '9')) bad('after decimal point in numeric literal');
+      while (i < n && text[i]! >= '0' && text[i]! <= '9') i++;
+    }
+    if (i < n && (text[i] === 'e' || text[i] === 'E')) {
+      i++;
+      if (i < n && (text[i] === '+' || text[i] === '-')) i++;
+      if (i >= n) eof();
+      if (!(text[i]! >= '0' && text[i]! <= '9')) bad('in exponent of numeric literal');
+      while (i < n && text[i]! >= '0' && text[i]! <= '9') i++;
+    }
+  };
+  try {
+    value();
+    ws();
+    if (i < n) bad('after top-level value');
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return undefined;
+}

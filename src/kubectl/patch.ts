@@ -17,7 +17,7 @@ import { applyMergePatch } from '../patch/mergepatch.js';
 import { applyStrategicMergePatch } from '../patch/strategic.js';
 import { PatchError, deepEqualJSON } from '../patch/errors.js';
 import { typeForKind } from '../schema/types.js';
-import { quote } from './gofmt.js';
+import { goJSONSyntaxError, jsonMarshal, quote } from './gofmt.js';
 import { yamlToJSON } from './goyaml.js';
 import { Factory } from './factory.js';
 import { addGlobalFlags, asConnectionError, optionsText, runKubectlCommand, type KubectlCommandSpec, type KubectlIO, type RunContext } from './cmd.js';
@@ -154,14 +154,36 @@ function gvkOf(obj: KubeObject): { group: string; version: string; kind: string 
   return { group: i < 0 ? '' : av.slice(0, i), version: i < 0 ? av : av.slice(i + 1), kind: typeof obj.kind === 'string' ? obj.kind : '' };
 }
 
+/** A patch as given: its bytes as sent, and its value (or Go's JSON syntax error). */
+export interface PatchInput {
+  body: string;
+  value?: unknown;
+  syntaxError?: string;
+}
+
+/**
+ * apimachinery's yaml.ToJSON: text starting with `{` is taken as JSON as it is (even invalid:
+ * the error comes later, from whoever reads it); anything else is YAML converted to JSON.
+ */
+export function patchInput(text: string): PatchInput {
+  if (/^\s*\{/u.test(text)) {
+    const syntaxError = goJSONSyntaxError(text);
+    return syntaxError ? { body: text, syntaxError } : { body: text, value: JSON.parse(text) };
+  }
+  const v = yamlToJSON(text) ?? null;
+  return { body: jsonMarshal(v), value: v };
+}
+
 /** The patch applied on the client (--local, --dry-run=client), as kubectl's getPatchedJSON. */
-export function patchLocally(patchType: string, original: KubeObject, patch: unknown): KubeObject {
+export function patchLocally(patchType: string, original: KubeObject, input: PatchInput): KubeObject {
   const local = (e: unknown): Error => {
     if (e instanceof PatchError) return new Error(e.detail);
     return e as Error;
   };
+  const patch = input.value;
   switch (patchType) {
     case 'json': {
+      if (input.syntaxError) throw new Error(input.syntaxError);
       let out: unknown;
       try {
         out = applyJSONPatch(original, patch, { fieldValidation: 'Ignore', maxOperations: Number.MAX_SAFE_INTEGER, maxCopyBytes: 0 });
@@ -173,18 +195,23 @@ export function patchLocally(patchType: string, original: KubeObject, patch: unk
       }
       return asObject(out);
     }
-    case 'merge':
+    case 'merge': {
+      if (input.syntaxError) throw new Error('Invalid JSON Patch');
+      let out: unknown;
       try {
-        return asObject(applyMergePatch(original, patch, { fieldValidation: 'Ignore' }));
+        out = applyMergePatch(original, patch, { fieldValidation: 'Ignore' });
       } catch (e) {
         throw local(e);
       }
+      return asObject(out);
+    }
     default: {
+      if (input.syntaxError || (patch !== null && (typeof patch !== 'object' || Array.isArray(patch)))) throw new Error('invalid JSON document');
       const gvk = gvkOf(original);
       const t = typeForKind(gvk.group, gvk.version, gvk.kind);
       if (!t) throw new Error(`strategic merge patch is not supported for ${gvkString(gvk)} locally, try --type merge`);
       try {
-        return asObject(applyStrategicMergePatch(original, patch, t.name));
+        return asObject(applyStrategicMergePatch(original, patch ?? {}, t.name));
       } catch (e) {
         throw local(e);
       }
@@ -192,10 +219,14 @@ export function patchLocally(patchType: string, original: KubeObject, patch: unk
   }
 }
 
+/** runtime.Decode(unstructured.UnstructuredJSONScheme, ...) of a patched document. */
 function asObject(v: unknown): KubeObject {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error(`json: cannot unmarshal ${Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v} into Go value of type map[string]interface {}`);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    const kind = Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v === 'boolean' ? 'bool' : typeof v;
+    throw new Error(`json: cannot unmarshal ${kind} into Go value of type unstructured.detector`);
+  }
   const o = v as KubeObject;
-  if (typeof o.kind !== 'string' || !o.kind) throw new Error(`Object 'Kind' is missing in '${JSON.stringify(o)}'`);
+  if (typeof o.kind !== 'string' || !o.kind) throw new Error(`Object 'Kind' is missing in '${jsonMarshal(o)}'`);
   return o;
 }
 
@@ -249,14 +280,12 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
         throw new Error(`unable to read patch file: open ${o.patchFile}: ${why}`);
       }
     } else patchText = o.patch;
-    let patch: unknown;
+    let patch: PatchInput;
     try {
-      patch = patchText.trimStart().startsWith('{') || patchText.trimStart().startsWith('[') ? parseJSONOrYAML(patchText) : yamlToJSON(patchText);
+      patch = patchInput(patchText);
     } catch (e) {
       throw new Error(`unable to parse ${quote(o.patch)}: ${(e as Error).message}`);
     }
-    if (patch === undefined) patch = null;
-    const patchBody = JSON.stringify(patch);
 
     const printFlags: PrintFlagValues = { output: o.output, outputChanged, template: o.template, allowMissingTemplateKeys: o.allowMissingTemplateKeys, showManagedFields: o.showManagedFields };
 
@@ -298,7 +327,7 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
             method: 'PATCH',
             path: resourcePath(mapping.resource, ns, name, o.subresource),
             query: { dryRun: dryRun === 'server' ? 'All' : undefined, fieldManager: o.fieldManager },
-            body: Buffer.from(patchBody),
+            body: Buffer.from(patch.body),
             contentType: PATCH_TYPES[patchType],
           });
         } catch (e) {
@@ -322,15 +351,6 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
     throw asConnectionError(e, (t) => factory.connectionError(t));
   } finally {
     factory.close();
-  }
-}
-
-/** yaml.ToJSON of a patch: JSON as JSON (numbers and all), YAML through the YAML reader. */
-function parseJSONOrYAML(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return yamlToJSON(text);
   }
 }
 

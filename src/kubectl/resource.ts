@@ -396,7 +396,6 @@ export async function buildResources(o: BuilderOptions): Promise<ResourceResult>
     }
     return fail(new Error('resource(s) were provided, but no name was specified'));
   }
-  if (o.local) return fail(new Error(LOCAL_RESOURCE_MESSAGE));
   return fail(new Error(MISSING_RESOURCE_MESSAGE));
 }
 
