@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPublicKey } from 'node:crypto';
 import {
-  buildAuthenticator, buildAuthenticatorFromFlags, defaultAuthenticationFlags, validateAuthenticationFlags, authenticationFlagWarnings, AudienceValidationError, type AuthenticationOptions,
+  buildAuthenticator, buildAuthenticatorFromFlags, defaultAuthenticationFlags, validateAuthenticationFlags, authenticationFlagWarnings, audienceValidationError, type AuthenticationOptions,
 } from '../../src/apiserver/authn/chain.js';
 import { CertPool } from '../../src/apiserver/authn/x509.js';
 import { StaticTokenAuthenticator, parseTokenFile } from '../../src/apiserver/authn/tokenfile.js';
@@ -213,7 +213,7 @@ describe('TokenReview (authenticateToken)', () => {
     const auth = buildAuthenticator({ tokenFile: new StaticTokenAuthenticator(parseTokenFile('t,u,1\n', 'f')) });
     assert.deepEqual(await auth.authenticateToken('t'), { authenticated: true, user: { username: 'u', uid: '1', groups: ['system:authenticated'] } });
     assert.deepEqual(await auth.authenticateToken('t', ['vault']), { user: {}, error: 'invalid bearer token' });
-    void AudienceValidationError;
+    assert.equal(audienceValidationError().message, 'Internal error occurred: error validating audiences');
   });
   test('legacy tokens review as their service account', async () => {
     const { auth, objects, sa } = setup();

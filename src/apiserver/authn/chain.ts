@@ -21,6 +21,7 @@
 // 10 s) per token and audiences, as Kubernetes caches them.
 import { createHash, randomBytes } from 'node:crypto';
 import type { UserInfo } from '../authz.js';
+import { errors, type StatusError } from '../../machinery/errors.js';
 import { aggregate, asError, AuthenticationError } from './errors.js';
 import { publicKeysFromFile } from './jose.js';
 import { headerFirst, headerValues, syntheticRequest, type AuthnRequest } from './request.js';
@@ -331,8 +332,8 @@ export interface RequestAuthenticator {
   /**
    * TokenReview: authenticates `token` as a bearer token of a request for `audiences` (the
    * review's spec.audiences; the API audiences when empty) and answers its status. Throws a 500
-   * StatusError-compatible error ("error validating audiences") when an authenticator answers for
-   * none of the audiences asked, as Kubernetes does.
+   * StatusError ("Internal error occurred: error validating audiences") when an authenticator
+   * answers for none of the audiences asked, as Kubernetes does.
    */
   authenticateToken(token: string, audiences?: string[]): Promise<TokenReviewStatus>;
   /** the API audiences in effect (--api-audiences, else the issuers) */
@@ -341,12 +342,9 @@ export interface RequestAuthenticator {
   readonly credentialHeaders: { names: string[]; prefixes: string[] };
 }
 
-export class AudienceValidationError extends Error {
-  override name = 'AudienceValidationError';
-  readonly code = 500;
-  constructor() {
-    super('Internal error occurred: error validating audiences');
-  }
+/** TokenReview's answer when an authenticator answered for none of the audiences asked (500, as Kubernetes' badAuthenticatorAuds). */
+export function audienceValidationError(): StatusError {
+  return errors.internal(new Error('error validating audiences'));
 }
 
 function acceptableAudiences(api: string[], got: string[] | undefined): boolean {
@@ -456,7 +454,7 @@ export function buildAuthenticator(opts: AuthenticationOptions): RequestAuthenti
     const status: TokenReviewStatus = { user: {} };
     if (result) status.authenticated = true;
     if (error && error.message) status.error = error.message;
-    if (auds.length && result && intersect(auds, result.audiences ?? []).length === 0) throw new AudienceValidationError();
+    if (auds.length && result && intersect(auds, result.audiences ?? []).length === 0) throw audienceValidationError();
     if (result) {
       const u = result.user;
       const user: TokenReviewUser = {};

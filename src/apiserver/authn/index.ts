@@ -2,7 +2,7 @@
 // form kube-apiserver's chain).
 export * from './types.js';
 export { AggregateAuthenticationError, aggregate } from './errors.js';
-export { buildAuthenticator, buildAuthenticatorFromFlags, defaultAuthenticationFlags, validateAuthenticationFlags, authenticationFlagWarnings, bearerTokenOf, AudienceValidationError, ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, INVALID_BEARER_TOKEN } from './chain.js';
+export { buildAuthenticator, buildAuthenticatorFromFlags, defaultAuthenticationFlags, validateAuthenticationFlags, authenticationFlagWarnings, bearerTokenOf, audienceValidationError, ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, INVALID_BEARER_TOKEN } from './chain.js';
 export type { AuthenticationOptions, AuthenticationFlags, FromFlagsDeps, RequestAuthenticator, RequestHeaderOptions, ServiceAccountAuthOptions, TokenReviewStatus, TokenReviewUser } from './chain.js';
 export { CertPool, X509Authenticator, commonNameUser, loadCertPool, parseCertsPEM, peerCertificates, verifyClientCertificate, CREDENTIAL_ID_KEY } from './x509.js';
 export { RequestHeaderAuthenticator, userFromHeaders } from './requestheader.js';
