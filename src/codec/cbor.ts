@@ -39,7 +39,7 @@
 // In the server: encode an object once, `encodeCBOR(typeName, obj)`, and keep the body. It answers
 // a GET as is; a list is `encodeCBORListFromItems` / `encodeCBORListChunks` over the cached bodies
 // (the tag is stripped, nothing is re-encoded); a watch event is `encodeCBORWatchEvent(type, body)`.
-import type { FieldDecl, Special, TypeDecl, TypeRef } from '../schema/model.js';
+import type { Special, TypeDecl, TypeRef } from '../schema/model.js';
 import { getType, jsonFields, typeForKind } from '../schema/types.js';
 import {
   CBORDecodeError,
