@@ -20,6 +20,7 @@ import {
   handlePatch,
   methodNotAllowed,
   sendError,
+  outputChoice,
   type HandlerContext,
   type Request,
 } from './handlers.js';
@@ -36,6 +37,8 @@ import { setResponseCompression } from './encode.js';
 import { AlwaysAllow, type Authorizer, type UserInfo } from './authz.js';
 import { bind, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
 import { decodeBody, readBody } from './handlers.js';
+import { writeObject } from './encode.js';
+import { createTokenRequest, impersonate, ImpersonationInternalError, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
 
 export type { UserInfo } from './authz.js';
 
@@ -64,6 +67,10 @@ export interface APIServerConfig {
   advertiseAddress: string;
   version: VersionInfo;
   log: Logger;
+  /** the authentication chain (authn/buildAuthenticatorFromFlags); without it only client certificates of tls.clientCA authenticate */
+  authenticator?: RequestAuthenticator;
+  /** TokenRequest issuing (serviceaccounts/<name>/token); the reader is the server's */
+  tokenRequest?: Omit<TokenRequestOptions, 'reader'>;
 }
 
 export interface VersionInfo {
@@ -135,6 +142,7 @@ export class APIServer {
     this.virtualCtx = {
       authorizer: this.authorizer,
       pods: this.store('', 'Pod'),
+      authenticator: cfg.authenticator,
       components: async () => {
         const out = [];
         for (const [name, probe] of [...this.components.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) out.push({ name, ...(await probe()) });
@@ -175,6 +183,12 @@ export class APIServer {
     ];
     this.health = new Health(common, readyOnly, cfg.livezGraceMs);
   }
+
+  /** the objects token checks look up: service accounts, secrets, pods, nodes */
+  readonly objectReader: ObjectReader = (resource, namespace, name) => {
+    const kind = { serviceaccounts: 'ServiceAccount', secrets: 'Secret', pods: 'Pod', nodes: 'Node' }[resource];
+    return this.store('', kind).get(namespace, name)?.obj;
+  };
 
   /** a component whose health `kubectl get componentstatuses` reports (controller-manager, scheduler) */
   registerComponent(name: string, probe: () => Promise<{ healthy: boolean; message: string; error?: string }>): void {
@@ -428,10 +442,33 @@ export class APIServer {
       if (await this.health.handle(req, res, path, query)) return;
     }
 
-    const user = this.authenticate(req);
+    let user: UserInfo | null;
+    let authnWarnings: string[] = [];
+    if (this.cfg.authenticator) {
+      const r = await this.cfg.authenticator(req);
+      user = r?.user ?? null;
+      authnWarnings = r?.warnings ?? [];
+    } else user = this.authenticate(req);
     if (!user) {
       req.resume();
       throw errors.unauthorized();
+    }
+    try {
+      const as = await impersonate(user, req, (_u, a) => {
+        const d = this.authorizer.authorize(a);
+        return { allowed: d.decision === 'allow', reason: d.reason };
+      });
+      if (as) user = as;
+    } catch (e) {
+      req.resume();
+      if (e instanceof ImpersonationInternalError) {
+        res.statusCode = e.code;
+        res.setHeader('Content-Type', e.contentType);
+        res.setHeader('X-Content-Type-Options', 'nosniff');
+        res.end(e.body + '\n');
+        return;
+      }
+      throw e;
     }
 
     if (path === '/api' || path === '/api/') {
@@ -484,7 +521,7 @@ export class APIServer {
       const vk = this.virtualByGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
       if (!vk) throw errors.notFoundPath();
       if (info.namespace && !vk.namespaced) throw errors.notFoundPath();
-      const vr = { req, res, info, query, ctx: this.ctx, warnings: [] as string[], user };
+      const vr = { req, res, info, query, ctx: this.ctx, warnings: [...authnWarnings], user };
       this.withWarnings(res, vr.warnings);
       if (info.subresource || !vk.verbs.includes(info.verb)) {
         req.resume();
@@ -495,7 +532,7 @@ export class APIServer {
     }
     if (info.namespace && !store.kind.namespaced && info.resource !== 'namespaces') throw errors.notFoundPath();
     if (info.subresource && !store.kind.subresources.some((s) => s.name === info.subresource)) throw errors.notFoundPath();
-    const r: Request = { req, res, info, query, store, ctx: this.ctx, warnings: [], user };
+    const r: Request = { req, res, info, query, store, ctx: this.ctx, warnings: [...authnWarnings], user };
     const started = performance.now();
     const scope = info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster';
     const labels = { group: info.apiGroup, version: info.apiVersion, resource: info.resource, subresource: info.subresource, scope };
@@ -544,6 +581,15 @@ export class APIServer {
             throw errors.badRequest(`the name of the object (${binding.metadata.name}) does not match the name on the URL (${info.name})`);
           }
           return bind(r, binding, this.virtualCtx, info.namespace, info.name);
+        }
+        if (info.subresource === 'token' && r.store.kind.group === '' && r.store.kind.kind === 'ServiceAccount') {
+          if (!this.cfg.tokenRequest) throw methodNotAllowed();
+          const trKind = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', type: 'io.k8s.api.authentication.v1.TokenRequest' };
+          const body = decodeBody(r, await readBody(r.req), trKind as any);
+          const out = await createTokenRequest({ ...this.cfg.tokenRequest, reader: this.objectReader }, info.namespace, info.name, body);
+          r.warnings.push(...out.warnings);
+          writeObject(r.res, 201, out.object, outputChoice(r, false), 'io.k8s.api.authentication.v1.TokenRequest');
+          return;
         }
         if (info.name) throw methodNotAllowed();
         return handleCreate(r);

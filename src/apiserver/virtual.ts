@@ -12,6 +12,7 @@ import { rfc3339 } from './registry/store.js';
 export interface VirtualContext {
   authorizer: Authorizer;
   pods: ResourceStore;
+  authenticator?: import('./authn/index.js').RequestAuthenticator;
   /** health probes of the control plane's components, by component name */
   components: () => Promise<{ name: string; healthy: boolean; message: string; error?: string }[]>;
 }
@@ -78,8 +79,7 @@ export async function handleVirtualCreate(r: RequestBase, kind: KindDecl, ctx: V
       return reply(obj);
     case 'authentication.k8s.io/TokenReview': {
       if (!obj.spec?.token) throw errors.invalid({ group: 'authentication.k8s.io', name: 'TokenReview' }, '', [field.required('spec.token', '')]);
-      // only client certificates authenticate today: no bearer token is valid
-      obj.status = { user: {} };
+      obj.status = ctx.authenticator ? await ctx.authenticator.authenticateToken(obj.spec.token, obj.spec.audiences ?? []) : { user: {} };
       return reply(obj);
     }
     case 'authorization.k8s.io/SelfSubjectAccessReview':

@@ -13,6 +13,12 @@ import { APIServer, type Logger } from '../apiserver/server.js';
 import { MemoryBackend } from '../storage/memory.js';
 import { SqliteBackend } from '../storage/sqlite.js';
 import type { Backend } from '../storage/interface.js';
+import {
+  authenticationFlagWarnings, buildAuthenticatorFromFlags, CertPool, defaultAuthenticationFlags, ensureServiceAccountKey, newTokenSigner, parseCertsPEM, privateKeyFromFile,
+  validateAuthenticationFlags, type AuthenticationFlags, type RequestAuthenticator,
+} from '../apiserver/authn/index.js';
+import { readFileSync as readFile } from 'node:fs';
+import { createPublicKey } from 'node:crypto';
 
 export interface APIServerOptions {
   dataDir: string;
@@ -30,6 +36,7 @@ export interface APIServerOptions {
   advertiseAddress: string;
   serviceClusterIPRange: string;
   serviceNodePortRange: string;
+  authn: AuthenticationFlags;
 }
 
 /** The feature gates Keelson's API server knows, with Kubernetes 1.33's defaults and stages. */
@@ -61,6 +68,7 @@ function defaults(): APIServerOptions {
     advertiseAddress: '',
     serviceClusterIPRange: '10.96.0.0/12',
     serviceNodePortRange: '30000-32767',
+    authn: defaultAuthenticationFlags(),
   };
 }
 
@@ -87,7 +95,23 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   ss.stringVar(o, 'tlsCertFile', 'tls-cert-file', 'File containing the default x509 Certificate for HTTPS. (CA cert, if any, concatenated after server cert). If HTTPS serving is enabled, and --tls-cert-file and --tls-private-key-file are not provided, a self-signed certificate and key are generated for the public address and saved to the directory specified by --cert-dir.');
   ss.stringVar(o, 'tlsPrivateKeyFile', 'tls-private-key-file', 'File containing the default x509 private key matching --tls-cert-file.');
   const a = s.flagSet('authentication');
+  const f = o.authn;
+  a.stringsVar(f, 'apiAudiences', 'api-audiences', 'Identifiers of the API. The service account token authenticator will validate that tokens used against the API are bound to at least one of these audiences. If the --service-account-issuer flag is configured and this flag is not, this field defaults to a single element list containing the issuer URL.');
+  a.boolVar(f, 'anonymousAuth', 'anonymous-auth', 'Enables anonymous requests to the secure port of the API server. Requests that are not rejected by another authentication method are treated as anonymous requests. Anonymous requests have a username of system:anonymous, and a group name of system:unauthenticated.');
   a.stringVar(o, 'clientCAFile', 'client-ca-file', 'If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate.');
+  a.stringsVar(f, 'requestheaderAllowedNames', 'requestheader-allowed-names', 'List of client certificate common names to allow to provide usernames in headers specified by --requestheader-username-headers. If empty, any client certificate validated by the authorities in --requestheader-client-ca-file is allowed.');
+  a.stringVar(f, 'requestheaderClientCAFile', 'requestheader-client-ca-file', 'Root certificate bundle to use to verify client certificates on incoming requests before trusting usernames in headers specified by --requestheader-username-headers. WARNING: generally do not depend on authorization being already done for incoming requests.');
+  a.stringsVar(f, 'requestheaderExtraHeadersPrefix', 'requestheader-extra-headers-prefix', 'List of request header prefixes to inspect. X-Remote-Extra- is suggested.');
+  a.stringsVar(f, 'requestheaderGroupHeaders', 'requestheader-group-headers', 'List of request headers to inspect for groups. X-Remote-Group is suggested.');
+  a.stringsVar(f, 'requestheaderUIDHeaders', 'requestheader-uid-headers', 'List of request headers to inspect for UIDs. X-Remote-Uid is suggested. Requires the RemoteRequestHeaderUID feature to be enabled.');
+  a.stringsVar(f, 'requestheaderUsernameHeaders', 'requestheader-username-headers', 'List of request headers to inspect for usernames. X-Remote-User is common.');
+  a.boolVar(f, 'serviceAccountExtendTokenExpiration', 'service-account-extend-token-expiration', 'Turns on projected service account expiration extension during token generation, which helps safe transition from legacy token to bound service account token feature. If this flag is enabled, admission injected tokens would be extended up to 1 year to prevent unexpected failure during transition, ignoring value of service-account-max-token-expiration.');
+  a.stringArrayVar(f, 'serviceAccountIssuers', 'service-account-issuer', 'Identifier of the service account token issuer. The issuer will assert this identifier in "iss" claim of issued tokens. This value is a string or URI. If this option is not a valid URI per the OpenID Discovery 1.0 spec, the ServiceAccountIssuerDiscovery feature will remain disabled, even if the feature gate is set to true. It is highly recommended that this value comply with the OpenID spec: https://openid.net/specs/openid-connect-discovery-1_0.html. In practice, this means that service-account-issuer must be an https URL. It is also highly recommended that this URL be capable of serving OpenID discovery documents at {service-account-issuer}/.well-known/openid-configuration. When this flag is specified multiple times, the first is used to generate tokens and all are used to determine which issuers are accepted.');
+  a.stringArrayVar(f, 'serviceAccountKeyFiles', 'service-account-key-file', 'File containing PEM-encoded x509 RSA or ECDSA private or public keys, used to verify ServiceAccount tokens. The specified file can contain multiple keys, and the flag can be specified multiple times with different files. If unspecified, --tls-private-key-file is used. Must be specified when --service-account-signing-key-file is provided');
+  a.boolVar(f, 'serviceAccountLookup', 'service-account-lookup', 'If true, validate ServiceAccount tokens exist in etcd as part of authentication.');
+  a.durationVar(f, 'serviceAccountMaxTokenExpiration', 'service-account-max-token-expiration', 'The maximum validity duration of a token created by the service account token issuer. If an otherwise valid TokenRequest with a validity duration larger than this value is requested, a token will be issued with a validity duration of this value.');
+  a.stringVar(f, 'serviceAccountSigningKeyFile', 'service-account-signing-key-file', 'Path to the file that contains the current private key of the service account token issuer. The issuer will sign issued ID tokens with this private key.');
+  a.stringVar(f, 'tokenAuthFile', 'token-auth-file', 'If set, the file that will be used to secure the secure port of the API server via token authentication.');
   const fg = s.flagSet('feature gate');
   gate.addFlag(fg);
   const logs = s.flagSet('logs');
@@ -145,6 +169,27 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   }
   let clientCA: string = pki.ca.certPEM;
   if (o.clientCAFile) clientCA += '\n' + readFileSync(o.clientCAFile, 'utf8');
+  const af = { ...o.authn, clientCAFile: o.clientCAFile };
+  if (!af.serviceAccountIssuers.length) af.serviceAccountIssuers = ['https://kubernetes.default.svc.cluster.local'];
+  const gates = { RemoteRequestHeaderUID: gate.enabled('RemoteRequestHeaderUID'), AllowParsingUserUIDFromCertAuth: true };
+  const aerrs = validateAuthenticationFlags(af, gates);
+  if (aerrs.length) throw new Error(aerrs.join(', '));
+  for (const w of authenticationFlagWarnings(af)) log.warn(w);
+  if (af.anonymousAuth) {
+    log.warn('AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer');
+    af.anonymousAuth = false;
+  }
+  if (af.requestheaderClientCAFile) clientCA += '\n' + readFile(af.requestheaderClientCAFile, 'utf8');
+  const signingKey = af.serviceAccountSigningKeyFile ? privateKeyFromFile(af.serviceAccountSigningKeyFile) : ensureServiceAccountKey(certDir).privateKey;
+  let server!: APIServer;
+  const authenticator: RequestAuthenticator = buildAuthenticatorFromFlags(af, {
+    reader: (res, ns, name) => server.objectReader(res, ns, name),
+    extraClientCAs: new CertPool(parseCertsPEM(pki.ca.certPEM)),
+    defaultServiceAccountKeys: [createPublicKey(signingKey)],
+    gates,
+    warn: (m) => log.warn(m),
+    onError: (e) => log.v(2).info('Unable to authenticate the request', { err: e.message }),
+  });
 
   let backend: Backend;
   if (o.storageBackend === 'memory') backend = new MemoryBackend();
@@ -158,7 +203,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
 
   const featureGates = new Map<string, boolean>();
   for (const name of Object.keys(APISERVER_FEATURES)) featureGates.set(name, gate.enabled(name));
-  const server = new APIServer({
+  server = new APIServer({
     backend,
     bindAddress: o.bindAddress || '0.0.0.0',
     port: o.securePort,
@@ -173,6 +218,13 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     advertiseAddress: advertiseAddress(o),
     version: getVersionInfo() as any,
     log,
+    authenticator,
+    tokenRequest: {
+      signer: newTokenSigner(af.serviceAccountIssuers[0]!, signingKey),
+      apiAudiences: authenticator.apiAudiences,
+      maxExpirationSeconds: Math.floor(af.serviceAccountMaxTokenExpiration / 1000),
+      extendExpiration: af.serviceAccountExtendTokenExpiration,
+    },
   });
   await server.start();
   const shown = o.bindAddress === '0.0.0.0' || o.bindAddress === '' || o.bindAddress === '::' ? '127.0.0.1' : o.bindAddress;

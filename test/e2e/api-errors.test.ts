@@ -137,8 +137,10 @@ describe('errors', () => {
     assert.equal(n.message, 'the name of the object (other) does not match the name on the URL (keep)');
   });
 
-  test('bad query parameters are 400, never a crash', async () => {
-    for (const q of ['limit=abc', 'resourceVersion=-1', 'timeoutSeconds=x&watch=1', 'continue=%%%', 'labelSelector=%3D%3D', 'dryRun=Sometimes', 'fieldValidation=Loose']) {
+  test('bad query parameters are 400 (an invalid fieldValidation, 422 as in Kubernetes), never a crash', async () => {
+    const invalid = await c.raw('POST', `${cms}?fieldValidation=Loose`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'q' } } });
+    assert.equal(invalid.status, 422, invalid.text);
+    for (const q of ['limit=abc', 'resourceVersion=-1', 'timeoutSeconds=x&watch=1', 'continue=%%%', 'labelSelector=%3D%3D', 'dryRun=Sometimes']) {
       const r = await c.raw(q.startsWith('dryRun') || q.startsWith('fieldValidation') ? 'POST' : 'GET', `${cms}?${q}`, {
         body: q.startsWith('dryRun') || q.startsWith('fieldValidation') ? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'q' } } : undefined,
       });
