@@ -1568,9 +1568,22 @@ export interface CBORDecodeErrorWithTypeMeta extends CBORDecodeError {
 export function decodeCBORObject(typeName: string, bytes: Uint8Array): CBORObjectResult {
   const plan = planOf(typeName);
   if (!plan) {
-    const tm = interpretCBORTypeMeta(bytes);
-    const v = decodeCBORValue(bytes);
-    return { obj: (v ?? {}) as Record<string, unknown>, strictErrors: [], ...tm };
+    // no schema (custom resources): Kubernetes decodes into an unstructured map first
+    let v: unknown;
+    try {
+      v = decodeCBORValue(bytes);
+      if (v !== null && (typeof v !== 'object' || Array.isArray(v))) {
+        throw new CBORDecodeError(`cbor: cannot unmarshal ${MAJOR_NAMES[stripSelfDescribedTag(bytes)[0]! >>> 5]} into Go value of type map[string]interface {}`);
+      }
+    } catch (e) {
+      if (!(e instanceof CBORDecodeError)) throw e;
+      const tm = interpretCBORTypeMeta(bytes);
+      e.phase = 'decode';
+      (e as CBORDecodeErrorWithTypeMeta).dataTypeMeta = tm;
+      throw e;
+    }
+    const o = (v ?? {}) as Record<string, unknown>;
+    return { obj: o, strictErrors: [], apiVersion: typeof o.apiVersion === 'string' ? o.apiVersion : '', kind: typeof o.kind === 'string' ? o.kind : '' };
   }
   const d = new Decoder(bytes);
   try {

@@ -85,6 +85,15 @@ test('round trip: a custom resource (no schema) encodes as unstructured content'
   const body = encodeCBOR('com.example.v1.Widget', cr);
   assert.equal(hex(encodeCBORObject(cr)), hex(body));
   assert.deepEqual(decodeCBOR('com.example.v1.Widget', body), cr);
+  // decoded into an unstructured map: a duplicate key below the top is a decode error naming the data's kind
+  const dup = bytes(hx('a2', '44', t('kind'), '46', t('Widget'), '44', t('spec'), 'a2', '41', t('a'), '01', '41', t('a'), '02'));
+  assert.throws(
+    () => decodeCBOR('com.example.v1.Widget', dup),
+    (e: unknown) =>
+      e instanceof CBORDecodeError &&
+      e.phase === 'decode' &&
+      cborDecodeStatusMessage(e, { group: 'example.com', version: 'v1', kind: 'Widget' }, dup) === 'Widget in version "v1" cannot be handled as a Widget: cbor: found duplicate map key "a" at map element index 1',
+  );
 });
 
 test('managedFields: fieldsV1 keys sorted by length then bytewise, values empty maps', () => {
