@@ -36,9 +36,27 @@
 // in a []byte field is taken as raw bytes when enclosed in tag 21, 22 or 23, and otherwise as
 // base64 text (`ByteStringExpectedBase64`), as JSON does.
 //
+// The JSON form decoded is what the JSON layer (json.ts normalize, fieldValidation) expects of a
+// JSON body: fields a type does not declare keep their key with the value null (Kubernetes skips
+// their values, so errors inside them are not reported either) and the first is named as
+// Kubernetes' strict decoding names it; errors are CBORDecodeError, 400, worded as fxamacker's,
+// with the phase (apiVersion/kind or object) that decides Kubernetes' Status message.
+//
 // In the server: encode an object once, `encodeCBOR(typeName, obj)`, and keep the body. It answers
 // a GET as is; a list is `encodeCBORListFromItems` / `encodeCBORListChunks` over the cached bodies
 // (the tag is stripped, nothing is re-encoded); a watch event is `encodeCBORWatchEvent(type, body)`.
+//
+// Limits, where JavaScript or this design differs from Go:
+//  - a number is integral or not, nothing more: in schemaless content (custom resources,
+//    RawExtension, JSON) a JSON 1.0 that Kubernetes keeps as a float64 is written as the integer 1
+//    (typed float64 fields are written as floats, as Go writes them); integers beyond 2^53 lose
+//    precision when decoded, as everywhere in the JSON form;
+//  - a byte string with invalid UTF-8 decoded into a string holds U+FFFD where Go keeps the bytes;
+//  - when an object has several errors, the first in document order is reported (well-formedness
+//    and apiVersion/kind errors first, as Kubernetes does); Go sometimes reports a later duplicate
+//    key instead of an earlier type error in the same map;
+//  - the decoder recurses: past a few thousand levels of nesting (JavaScript's stack) an input that
+//    Kubernetes would accept (its limit is 10000) is refused with a 400 saying so.
 import type { Special, TypeDecl, TypeRef } from '../schema/model.js';
 import { getType, jsonFields, typeForKind } from '../schema/types.js';
 import {
