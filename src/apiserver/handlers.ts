@@ -33,7 +33,8 @@ function yamlStrictError(lines: string[]): string {
 }
 import { subresourceView } from './subresources.js';
 import { applyDefaults } from '../schema/defaults/index.js';
-import type { UserInfo } from './authz.js';
+import type { Authorizer, UserInfo } from './authz.js';
+import { authorizeCreateOnWrite, requestAttributes, type RBACResource } from './rbac/index.js';
 import { apply as ssaApply, managerOrUserAgent, resetFieldsFor, trackUpdate, validateFieldManager, type ManagerInfo } from '../patch/ssa/index.js';
 import { applyJSONPatch } from '../patch/jsonpatch.js';
 import { applyMergePatch } from '../patch/mergepatch.js';
@@ -51,6 +52,26 @@ export interface HandlerContext {
   cbor: boolean;
   /** the storage's current revision (a consistent read waits for the cache to reach it) */
   currentRevision(): Promise<number>;
+  /** the escalation check of a write of an RBAC object (no granting what the writer lacks) */
+  checkWrite?(w: { user: UserInfo; resource: RBACResource; namespace: string; requestName: string; obj: any; old?: any }): StatusError | undefined;
+  /** the authorizer, for create-on-write and unsafe deletes */
+  authorizer?(): Authorizer;
+}
+
+/** RBAC objects may only grant what their writer holds (unless it may escalate or bind) */
+function rbacWriteCheck(r: Request, obj: any, old: any | undefined): void {
+  const k = r.store.kind;
+  if (k.group !== 'rbac.authorization.k8s.io' || !r.user || !r.ctx.checkWrite) return;
+  const err = r.ctx.checkWrite({ user: r.user, resource: k.resource as RBACResource, namespace: r.info.namespace, requestName: r.info.name, obj, old });
+  if (err) throw err;
+}
+
+/** a PUT or apply that creates needs `create` as well */
+function createOnWriteCheck(r: Request): void {
+  const az = r.ctx.authorizer?.();
+  if (!az || !r.user) return;
+  const err = authorizeCreateOnWrite(az, requestAttributes(r.user, r.info, r.req.method ?? 'PUT', r.query));
+  if (err) throw err;
 }
 
 export interface Request {
@@ -703,6 +724,7 @@ export async function handleCreate(r: Request): Promise<void> {
     if (ns === undefined || ns === '') obj.metadata.namespace = info.namespace;
     else if (ns !== info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   } else delete obj.metadata.namespace;
+  rbacWriteCheck(r, obj, undefined);
   const created = await store.create(obj, { dryRun });
   writeEntry(r.res, 201, store.kind, created, dryRun ? undefined : store.get(info.namespace, created.metadata.name), choice);
 }
@@ -771,6 +793,9 @@ export async function handleUpdate(r: Request): Promise<void> {
     return;
   }
   if (info.subresource) throw errors.notFoundPath();
+  const live = store.get(info.namespace, info.name)?.obj;
+  if (!live && store.strategy.allowCreateOnUpdate) createOnWriteCheck(r);
+  rbacWriteCheck(r, obj, live);
   const { obj: out, created } = await store.update(info.namespace, info.name, obj, { dryRun });
   writeEntry(r.res, created ? 201 : 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
 }
@@ -1042,6 +1067,7 @@ export async function handlePatch(r: Request): Promise<void> {
     }
     if (view) next = view.fromView(next, cur);
     if (!isApply) next = trackUpdate(cur, next, kind.type, { ...who, subresource: sub });
+    if (!sub) rbacWriteCheck(r, next, cur);
     return next;
   };
 
@@ -1059,6 +1085,8 @@ export async function handlePatch(r: Request): Promise<void> {
       obj.metadata.namespace = info.namespace;
     }
     if (obj.metadata.name !== info.name) throw errors.badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${info.name})`);
+    createOnWriteCheck(r);
+    rbacWriteCheck(r, obj, undefined);
     const created = await store.create(obj, { dryRun });
     writeEntry(r.res, 201, kind, created, dryRun ? undefined : store.get(info.namespace, info.name), choice);
     return;

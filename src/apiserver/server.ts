@@ -34,7 +34,15 @@ import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.j
 import { apiServiceStoreOf, servedGroupVersions, syncLocalAPIServices } from './apiservices.js';
 import { APIServerMetrics } from './metrics.js';
 import { setResponseCompression } from './encode.js';
-import { AlwaysAllow, type Authorizer, type UserInfo } from './authz.js';
+import { type Authorizer, type UserInfo } from './authz.js';
+import {
+  Authorization,
+  authorizeRequest,
+  requestAttributes,
+  storeAggregationWriter,
+  storePolicyWriter,
+  type RBACResource,
+} from './rbac/index.js';
 import { bind, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
 import { decodeBody, readBody } from './handlers.js';
 import { writeObject } from './encode.js';
@@ -69,6 +77,8 @@ export interface APIServerConfig {
   log: Logger;
   /** the authentication chain (authn/buildAuthenticatorFromFlags); without it only client certificates of tls.clientCA authenticate */
   authenticator?: RequestAuthenticator;
+  /** --authorization-mode, resolved (AlwaysAllow when absent) */
+  authorizationModes?: string[];
   /** TokenRequest issuing (serviceaccounts/<name>/token); the reader is the server's */
   tokenRequest?: Omit<TokenRequestOptions, 'reader'>;
 }
@@ -99,7 +109,9 @@ export class APIServer {
   readonly stores = new Map<string, ResourceStore>();
   private readonly byGVR = new Map<string, ResourceStore>();
   private readonly virtualByGVR = new Map<string, KindDecl>();
-  readonly authorizer: Authorizer = new AlwaysAllow();
+  readonly authorization: Authorization;
+  readonly authorizer: Authorizer;
+  private rbacBootstrapped = false;
   private readonly components = new Map<string, () => Promise<{ healthy: boolean; message: string; error?: string }>>();
   private virtualCtx!: VirtualContext;
   private readonly discovery: Discovery;
@@ -122,6 +134,8 @@ export class APIServer {
 
   constructor(private readonly cfg: APIServerConfig) {
     this.kinds = BUILTIN_KINDS;
+    this.authorization = new Authorization({ modes: cfg.authorizationModes ?? ['AlwaysAllow'] });
+    this.authorizer = this.authorization.authorizer;
     this.serviceAllocators = { ips: new IPAllocator(cfg.serviceClusterIPRange), ports: new PortAllocator(cfg.serviceNodePortRange) };
     for (const k of this.kinds) {
       if (k.virtual) {
@@ -154,6 +168,8 @@ export class APIServer {
       minRequestTimeoutMs: cfg.minRequestTimeoutMs,
       cbor: cfg.featureGates.get('CBORServingAndStorage') === true,
       currentRevision: () => cfg.backend.currentRevision(),
+      checkWrite: (w) => this.authorization.checkWrite(w),
+      authorizer: () => this.authorizer,
     };
     const storageCheck: HealthCheck = {
       name: 'etcd',
@@ -175,6 +191,7 @@ export class APIServer {
       hook('scheduling/bootstrap-system-priority-classes', started),
       hook('start-system-namespaces-controller', started),
       hook('storage-object-count-tracker-hook', started),
+      hook('rbac/bootstrap-roles', () => this.rbacBootstrapped),
     ];
     const readyOnly: HealthCheck[] = [
       { name: 'etcd-readiness', check: storageCheck.check },
@@ -217,6 +234,14 @@ export class APIServer {
     const svcs = this.store('', 'Service');
     for (const e of svcs.cacher.list({ prefix: svcs.prefix }).items) markServiceAllocations(this.serviceAllocators, e.obj);
     await this.bootstrap();
+    // authorization: RBAC fed from the watch caches, the bootstrap policy reconciled, aggregation running
+    const rbacStore = (r: RBACResource) => this.byGVR.get(`rbac.authorization.k8s.io/v1/${r}`)!;
+    this.authorization.attach((g, r) => [...this.stores.values()].find((st) => st.kind.group === g && st.kind.resource === r), (e) =>
+      this.cfg.log.error(e, 'Authorization feed failed'),
+    );
+    await this.authorization.bootstrap(storePolicyWriter(rbacStore), (l) => this.cfg.log.v(2).info(l));
+    this.authorization.startAggregation(storeAggregationWriter(rbacStore('clusterroles')), (name, e) => this.cfg.log.error(e, 'ClusterRole aggregation failed', { name }));
+    this.rbacBootstrapped = true;
     this.bootstrapped = true;
     this.openapi = buildOpenAPI(this.kinds, { gitVersion: cfg.version.gitVersion });
     const server = https.createServer(
@@ -384,6 +409,7 @@ export class APIServer {
     if (this.inFlight > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
     server?.closeAllConnections();
     await closed;
+    this.authorization.stop();
     for (const s of this.stores.values()) s.stop();
     await this.cfg.backend.close();
     this.cfg.log.info('Shutdown complete');
@@ -471,6 +497,13 @@ export class APIServer {
       throw e;
     }
 
+    const info = parseRequestInfo(method, path, query);
+    const denied = authorizeRequest(this.authorizer, requestAttributes(user, info, method, query));
+    if (denied) {
+      req.resume();
+      throw denied;
+    }
+
     if (path === '/api' || path === '/api/') {
       this.discovery.serveRoot(req, res, true, this.address);
       return;
@@ -494,7 +527,6 @@ export class APIServer {
       throw errors.notFoundPath();
     }
 
-    const info = parseRequestInfo(method, path, query);
     if (!info.isResourceRequest) {
       if (info.apiPrefix && method === 'GET') {
         const doc = this.discovery.apiResourceList(info.apiGroup, info.apiVersion);

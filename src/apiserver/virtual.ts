@@ -4,6 +4,7 @@
 import { errors, field, StatusError } from '../machinery/errors.js';
 import type { KindDecl } from '../schema/model.js';
 import type { Authorizer, UserInfo } from './authz.js';
+import { accessReviewStatus, reviewAttributes, rulesReviewStatus } from './rbac/index.js';
 import { decodeBody, dryRunOf, fieldValidationOf, normalizeBody, outputChoice, readBody, type RequestBase } from './handlers.js';
 import { writeListObjects, writeObject } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
@@ -31,27 +32,7 @@ async function bodyOf(r: RequestBase, kind: KindDecl): Promise<any> {
 }
 
 function reviewStatus(ctx: VirtualContext, user: UserInfo, spec: any, namespaceOverride?: string): any {
-  const ra = spec?.resourceAttributes;
-  const nra = spec?.nonResourceAttributes;
-  const { decision, reason } = ctx.authorizer.authorize(
-    ra
-      ? {
-          user,
-          verb: ra.verb ?? '',
-          namespace: namespaceOverride ?? ra.namespace ?? '',
-          apiGroup: ra.group ?? '',
-          apiVersion: ra.version ?? '',
-          resource: ra.resource ?? '',
-          subresource: ra.subresource ?? '',
-          name: ra.name ?? '',
-          resourceRequest: true,
-        }
-      : { user, verb: nra?.verb ?? '', path: nra?.path ?? '', resourceRequest: false },
-  );
-  const st: any = { allowed: decision === 'allow' };
-  if (decision === 'deny') st.denied = true;
-  if (reason) st.reason = reason;
-  return st;
+  return accessReviewStatus(ctx.authorizer, reviewAttributes(user, spec, namespaceOverride));
 }
 
 function validateReviewSpec(kind: string, spec: any, needUser: boolean): void {
@@ -107,7 +88,8 @@ export async function handleVirtualCreate(r: RequestBase, kind: KindDecl, ctx: V
     }
     case 'authorization.k8s.io/SelfSubjectRulesReview': {
       const ns = obj.spec?.namespace ?? '';
-      obj.status = ctx.authorizer.rulesFor(user, ns);
+      if (!ns) throw errors.badRequest('no namespace on request');
+      obj.status = rulesReviewStatus(ctx.authorizer, user, ns);
       return reply(obj);
     }
     case '/Binding':

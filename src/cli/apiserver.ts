@@ -10,6 +10,7 @@ import { ensurePKI } from '../apiserver/pki.js';
 import { writeKubeconfig } from '../client/kubeconfig.js';
 import { controllerManagerCert, startControllers } from './controllers.js'; // controllers hook (keelson server only)
 import { APIServer, type Logger } from '../apiserver/server.js';
+import { resolveAuthorizationModes } from '../apiserver/rbac/index.js';
 import { MemoryBackend } from '../storage/memory.js';
 import { SqliteBackend } from '../storage/sqlite.js';
 import type { Backend } from '../storage/interface.js';
@@ -37,6 +38,8 @@ export interface APIServerOptions {
   serviceClusterIPRange: string;
   serviceNodePortRange: string;
   authn: AuthenticationFlags;
+  authorizationMode: string[];
+  authorizationConfig: string;
 }
 
 /** The feature gates Keelson's API server knows, with Kubernetes 1.33's defaults and stages. */
@@ -69,6 +72,8 @@ function defaults(): APIServerOptions {
     serviceClusterIPRange: '10.96.0.0/12',
     serviceNodePortRange: '30000-32767',
     authn: defaultAuthenticationFlags(),
+    authorizationMode: ['AlwaysAllow'],
+    authorizationConfig: '',
   };
 }
 
@@ -94,6 +99,15 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   ss.intVar(o, 'securePort', 'secure-port', 'The port on which to serve HTTPS with authentication and authorization. It cannot be switched off with 0.');
   ss.stringVar(o, 'tlsCertFile', 'tls-cert-file', 'File containing the default x509 Certificate for HTTPS. (CA cert, if any, concatenated after server cert). If HTTPS serving is enabled, and --tls-cert-file and --tls-private-key-file are not provided, a self-signed certificate and key are generated for the public address and saved to the directory specified by --cert-dir.');
   ss.stringVar(o, 'tlsPrivateKeyFile', 'tls-private-key-file', 'File containing the default x509 private key matching --tls-cert-file.');
+  if (allInOne) o.authorizationMode = ['Node', 'RBAC']; // the all-in-one cluster is shared safely by default, as k3s
+  const az = s.flagSet('authorization');
+  az.stringsVar(
+    o,
+    'authorizationMode',
+    'authorization-mode',
+    'Ordered list of plug-ins to do authorization on secure port. Defaults to AlwaysAllow if --authorization-config is not used (keelson server: Node,RBAC). Comma-delimited list of: AlwaysAllow,AlwaysDeny,Node,RBAC.',
+  );
+  az.stringVar(o, 'authorizationConfig', 'authorization-config', 'File with Authorization Configuration to configure the authorizer chain. Requires feature gate StructuredAuthorizationConfiguration. This flag is mutually exclusive with the other --authorization-mode and --authorization-webhook-* flags.');
   const a = s.flagSet('authentication');
   const f = o.authn;
   a.stringsVar(f, 'apiAudiences', 'api-audiences', 'Identifiers of the API. The service account token authenticator will validate that tokens used against the API are bound to at least one of these audiences. If the --service-account-issuer flag is configured and this flag is not, this field defaults to a single element list containing the issuer URL.');
@@ -175,7 +189,13 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   const aerrs = validateAuthenticationFlags(af, gates);
   if (aerrs.length) throw new Error(aerrs.join(', '));
   for (const w of authenticationFlagWarnings(af)) log.warn(w);
-  if (af.anonymousAuth) {
+  const authorizationModes = resolveAuthorizationModes({
+    authorizationMode: o.authorizationMode,
+    authorizationModeSet: flags.changed('authorization-mode'),
+    authorizationConfig: o.authorizationConfig,
+    readFile: (p) => readFileSync(p, 'utf8'),
+  });
+  if (af.anonymousAuth && authorizationModes.includes('AlwaysAllow')) {
     log.warn('AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer');
     af.anonymousAuth = false;
   }
@@ -219,6 +239,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     version: getVersionInfo() as any,
     log,
     authenticator,
+    authorizationModes,
     tokenRequest: {
       signer: newTokenSigner(af.serviceAccountIssuers[0]!, signingKey),
       apiAudiences: authenticator.apiAudiences,

@@ -26,7 +26,10 @@ export interface StartControllersOptions {
 
 /** A client certificate for the embedded controller manager, signed by the cluster CA (kept in memory). */
 export async function controllerManagerCert(ca: CertKey): Promise<{ certPEM: string; keyPEM: string }> {
-  const ck = await issueClientCert(ca, CONTROLLER_MANAGER_USER);
+  // The in-process controller manager acts for every built-in controller under one identity;
+  // until each controller runs under its own service account (as --use-service-account-credentials
+  // does in Kubernetes), it is a cluster administrator.
+  const ck = await issueClientCert(ca, CONTROLLER_MANAGER_USER, ['system:masters']);
   return { certPEM: ck.certPEM, keyPEM: ck.keyPEM };
 }
 

@@ -37,11 +37,20 @@ async function keepUnchanged(): Promise<void> {
 }
 
 describe('errors', () => {
-  test('401 without credentials; health and version stay public', async () => {
-    status(await c.rawNoAuth('GET', '/api/v1/namespaces'), 401, 'Unauthorized');
-    status(await c.rawNoAuth('GET', '/api'), 401, 'Unauthorized');
+  test('without credentials: the anonymous user, whom RBAC allows only the public paths; 401 with anonymous auth off', async () => {
+    const f = status(await c.rawNoAuth('GET', '/api/v1/namespaces'), 403, 'Forbidden');
+    assert.equal(f.message, 'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope');
+    status(await c.rawNoAuth('GET', '/api'), 403, 'Forbidden');
     assert.equal((await c.rawNoAuth('GET', '/livez')).status, 200);
     assert.equal((await c.rawNoAuth('GET', '/version')).status, 200);
+    const closed = await startCluster({ args: ['--storage-backend=memory', '--anonymous-auth=false'] });
+    try {
+      status(await closed.rawNoAuth('GET', '/api/v1/namespaces'), 401, 'Unauthorized');
+      status(await closed.rawNoAuth('GET', '/api'), 401, 'Unauthorized');
+      assert.equal((await closed.rawNoAuth('GET', '/livez')).status, 200);
+    } finally {
+      await closed.stop();
+    }
   });
 
   test('404 for an object, for an unknown resource type and for an unknown path', async () => {

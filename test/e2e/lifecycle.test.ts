@@ -55,7 +55,7 @@ describe('metrics', () => {
     clusters.push(c);
     assert.equal((await c.raw('GET', '/api/v1/namespaces/kube-public/configmaps')).status, 200);
     assert.equal((await c.raw('GET', '/api/v1/namespaces/kube-public/configmaps/nope')).status, 404);
-    assert.equal((await c.rawNoAuth('GET', '/metrics')).status, 401);
+    assert.equal((await c.rawNoAuth('GET', '/metrics')).status, 403, 'anonymous may not read metrics');
     const m = await c.raw('GET', '/metrics');
     assert.equal(m.status, 200);
     assert.match(String(m.headers['content-type']), /^text\/plain/);
