@@ -346,7 +346,7 @@ export class Factory {
     const ctx = name ? cfg.contexts[name] : undefined;
     if (this.flags.user && !cfg.users[this.flags.user]) throw new Error(`auth info ${JSON.stringify(this.flags.user)} does not exist`);
     if (this.flags.context && !ctx) throw new Error(`context was not found for specified context: ${this.flags.context}`);
-    if (this.flags.cluster && !cfg.clusters[this.flags.cluster]) throw new Error(`cluster ${JSON.stringify(this.flags.cluster)} does not exist`);
+    if (this.flags.cluster && !cfg.clusters[this.flags.cluster] && !opts.server) throw new Error(`no server found for cluster ${JSON.stringify(this.flags.cluster)}`);
     if (name && !ctx) throw new ConfigurationInvalidError([`context was not found for specified context: ${name}`]);
     const clusterName = this.flags.cluster || ctx?.cluster || '';
     const cluster = clusterName ? cfg.clusters[clusterName] : undefined;

@@ -782,8 +782,49 @@ export function yamlToJSON(text: string): unknown {
   return convert(doc.contents as YNode, doc);
 }
 
+/**
+ * go-yaml v2's message for the syntax errors people make most, from the YAML library's error
+ * (`yaml: line N: mapping values are not allowed in this context`, ...). Scanner errors name
+ * the 1-based line of the problem (none on the first line); parser errors name libyaml's
+ * 0-based mark line, which at the end of the input is the line after the last one.
+ */
 function yamlErrorMessage(text: string, e: import('yaml').YAMLError): string {
-  const line = e.linePos?.[0]?.line ?? text.slice(0, e.pos[0]).split('\n').length;
+  const pos = Math.min(e.pos[0], text.length);
+  const lineOf0 = (p: number) => text.slice(0, p).split('\n').length - 1;
+  const scanner = (line0: number, msg: string) => `yaml: ${line0 !== 0 ? `line ${line0 + 1}: ` : ''}${msg}`;
+  const parser = (line0: number, msg: string) => `yaml: ${line0 !== 0 ? `line ${line0}: ` : ''}${msg}`;
+  const eofLine0 = () => {
+    const n = (text.match(/\n/g) ?? []).length;
+    return text.length > 0 && !text.endsWith('\n') ? n + 1 : n;
+  };
+  switch (e.code) {
+    case 'BLOCK_AS_IMPLICIT_KEY':
+    case 'MULTILINE_IMPLICIT_KEY': {
+      const m = /:(?=[ \t\r\n]|$)/.exec(text.slice(pos));
+      const at = m ? pos + m.index : pos;
+      return scanner(lineOf0(at), 'mapping values are not allowed in this context');
+    }
+    case 'BAD_INDENT':
+    case 'MISSING_CHAR': {
+      if (/quote/i.test(e.message)) return scanner((text.match(/\n/g) ?? []).length, 'found unexpected end of stream');
+      const flow = /Flow (sequence|map)/.exec(e.message);
+      if (flow) {
+        const open = flow[1] === 'sequence' ? '[' : '{';
+        const close = flow[1] === 'sequence' ? ']' : '}';
+        const start = text.lastIndexOf(open, pos);
+        const inside = start >= 0 ? text.slice(start + 1).trim() : '';
+        return parser(eofLine0(), inside === '' ? 'did not find expected node content' : `did not find expected ',' or '${close}'`);
+      }
+      break;
+    }
+    case 'TAB_AS_INDENT':
+    case 'BAD_SCALAR_START':
+      return scanner(lineOf0(pos), 'found character that cannot start any token');
+    case 'UNEXPECTED_TOKEN':
+      if (/Unexpected scalar at node end/.test(e.message) && /^\s*- /m.test(text)) return parser(lineOf0(pos), "did not find expected '-' indicator");
+      break;
+  }
+  const line = e.linePos?.[0]?.line ?? lineOf0(pos) + 1;
   const msg = e.message.replace(/ at line \d+, column \d+:?[\s\S]*$/, '').replace(/\.$/, '');
   return `yaml: line ${line}: ${msg.charAt(0).toLowerCase()}${msg.slice(1)}`;
 }

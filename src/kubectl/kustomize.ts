@@ -253,14 +253,14 @@ function fixNameReferences(objs: Obj[], renames: Renames): void {
 
 // ── build ────────────────────────────────────────────────────────────────────
 
-function readResources(path: string): Obj[] {
+function readResources(path: string, warn: (line: string) => void): Obj[] {
   let st;
   try {
     st = statSync(path);
   } catch {
     throw new KustomizeError(`accumulating resources: accumulation err='accumulating resources from '${path}': open ${resolve(path)}: no such file or directory'`);
   }
-  if (st.isDirectory()) return kustomizeBuild(path);
+  if (st.isDirectory()) return kustomizeBuild(path, warn);
   const docs = yamlToJSONDocuments(readFileSync(path, 'utf8'));
   const out: Obj[] = [];
   for (const d of docs) {
@@ -275,18 +275,30 @@ function readResources(path: string): Obj[] {
 
 const UNSUPPORTED = ['configMapGenerator', 'secretGenerator', 'patches', 'patchesStrategicMerge', 'patchesJson6902', 'images', 'replicas', 'components', 'generators', 'transformers', 'helmCharts', 'replacements', 'vars'];
 
-/** The objects `kustomize build DIR` produces, in kustomize's legacy order. */
-export function kustomizeBuild(dir: string): Obj[] {
+const DEPRECATED: [string, string][] = [
+  ['bases', 'resources'],
+  ['commonLabels', 'labels'],
+  ['imageTags', 'images'],
+  ['patchesJson6902', 'patches'],
+  ['patchesStrategicMerge', 'patches'],
+  ['vars', 'replacements'],
+];
+
+/** The objects `kustomize build DIR` produces, in kustomize's legacy order; `warn` gets kustomize's deprecation notes. */
+export function kustomizeBuild(dir: string, warn: (line: string) => void = () => {}): Obj[] {
   const file = findKustomization(dir);
   const docs = yamlToJSONDocuments(readFileSync(file, 'utf8'));
   const k = (docs[0] ?? {}) as Obj;
+  for (const [old, neu] of DEPRECATED) {
+    if (k[old] !== undefined) warn(`# Warning: '${old}' is deprecated. Please use '${neu}' instead. Run 'kustomize edit fix' to update your Kustomization automatically.`);
+  }
   for (const f of UNSUPPORTED) {
     if (k[f] !== undefined && !(Array.isArray(k[f]) && k[f].length === 0)) throw new KustomizeError(`kustomization field ${JSON.stringify(f)} is not supported by keelson`);
   }
   const objs: Obj[] = [];
   for (const r of [...(k.bases ?? []), ...(k.resources ?? [])] as string[]) {
     if (/^[a-z]+:\/\//.test(r) || r.startsWith('github.com/')) throw new KustomizeError(`remote resource ${JSON.stringify(r)} is not supported by keelson`);
-    objs.push(...readResources(join(dir, r)));
+    objs.push(...readResources(join(dir, r), warn));
   }
   const renames: Renames = new Map();
   // namespace

@@ -253,6 +253,12 @@ async function fetchURL(url: string): Promise<string> {
 async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
   const { io, global } = ctx;
   const outputChanged = ctx.flags.changed('output');
+  if (log.enabled(1)) {
+    // client-go's feature gates, which kubectl reports at -v=1
+    for (const [feature, enabled] of [['ClientsAllowCBOR', false], ['ClientsPreferCBOR', false], ['InformerResourceVersion', false], ['InOrderInformers', true], ['WatchListClient', false]] as const) {
+      log.v(1).info('Feature gate default state', { feature, enabled });
+    }
+  }
   const dryRun = dryRunStrategy(o.dryRun);
   const factory = new Factory(global.config, io, 'kubectl patch', io.env);
   ctx.setWarningCounter(() => factory.warnings.count);
@@ -311,6 +317,7 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
       isNotFound,
       fetchURL,
       readStdin: io.readStdin,
+      warn: (line) => io.stderr.write(line + '\n'),
     });
     if (result.err) throw result.err;
 

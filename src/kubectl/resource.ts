@@ -68,6 +68,8 @@ export interface BuilderOptions {
   /** a URL's body (kubectl retries 5xx three times) */
   fetchURL: (url: string) => Promise<string>;
   readStdin: () => Promise<string>;
+  /** notes for the user (kustomize's deprecation warnings) */
+  warn?: (line: string) => void;
 }
 
 type Source = { kind: 'file'; path: string } | { kind: 'url'; url: string } | { kind: 'stdin' } | { kind: 'kustomize'; dir: string };
@@ -467,7 +469,7 @@ async function readSource(o: BuilderOptions, s: Source): Promise<{ source: strin
       break;
     case 'kustomize': {
       source = s.dir;
-      const objs = kustomizeBuild(s.dir);
+      const objs = kustomizeBuild(s.dir, o.warn);
       return { source, docs: objs.map((x) => [x, jsonMarshal(x)]) };
     }
   }
