@@ -8,6 +8,7 @@ import type { CacheEntry } from '../storage/cacher.js';
 import type { KindDecl } from '../schema/model.js';
 import { JSON_TYPE, PROTOBUF_TYPE, YAML_TYPE, type OutputChoice } from '../codec/negotiate.js';
 import { encodeEnvelope, encodeListFromItems, encodeMessage } from '../codec/protobuf.js';
+import { encodeCBOR, encodeCBORListFromItems, encodeCBORValue, CBOR_MEDIA_TYPE } from '../codec/cbor.js';
 import { DEFAULT_PRINTER, printerFor, type Printer } from '../schema/printers/index.js';
 import { errors, type StatusError } from '../machinery/errors.js';
 
@@ -73,6 +74,16 @@ export function entryProto(e: CacheEntry, kind: KindDecl): Uint8Array {
   return b;
 }
 
+/** the CBOR body of a stored object, encoded once and shared */
+export function entryCBOR(e: CacheEntry, kind: KindDecl): Uint8Array {
+  let b = e.encoded.get('cbor');
+  if (!b) {
+    b = encodeCBOR(kind.type, e.obj);
+    e.encoded.set('cbor', b);
+  }
+  return b;
+}
+
 export function contentTypeOf(choice: OutputChoice): string {
   let t = choice.mediaType;
   if (choice.transform) t += `;as=${choice.transform};g=meta.k8s.io;v=${choice.transformVersion}`;
@@ -94,6 +105,9 @@ function serializePlain(obj: unknown, choice: OutputChoice, protoType?: string, 
       const o = obj as { apiVersion?: string; kind?: string };
       return encodeEnvelope(apiVersion ?? o.apiVersion ?? '', kind ?? o.kind ?? '', encodeMessage(protoType, obj));
     }
+    case 'cbor':
+      // the schema gives []byte fields their byte-string form; schemaless values as they are
+      return protoType && !protoType.startsWith('io.k8s.apimachinery.pkg.apis.meta.v1.Table') ? encodeCBOR(protoType, obj) : encodeCBORValue(obj);
     default:
       return Buffer.from(choice.pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj));
   }
@@ -168,7 +182,8 @@ export function writeEntry(res: ServerResponse, code: number, kind: KindDecl, ob
       else if (choice.encoding === 'protobuf') {
         const raw = entry && entry.obj === obj ? entryProto(entry, kind) : encodeMessage(kind.type, obj);
         body = encodeEnvelope(obj.apiVersion, obj.kind, raw);
-      } else body = serializePlain(obj, choice, kind.type);
+      } else if (choice.encoding === 'cbor') body = entry && entry.obj === obj ? entryCBOR(entry, kind) : encodeCBOR(kind.type, obj);
+      else body = serializePlain(obj, choice, kind.type);
   }
   res.statusCode = code;
   headers(res, contentTypeOf(choice), body.length);
@@ -211,6 +226,12 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
     const items = entries.map((e) => entryProto(e, kind));
     const body = encodeEnvelope(apiVersion, kind.listKind, encodeListFromItems(`${kind.type}List`, meta, items));
     headers(res, PROTOBUF_TYPE, body.length);
+    finish(res, body);
+    return;
+  }
+  if (choice.encoding === 'cbor') {
+    const body = encodeCBORListFromItems(apiVersion, kind.listKind, meta, entries.map((e) => entryCBOR(e, kind)));
+    headers(res, CBOR_MEDIA_TYPE, body.length);
     finish(res, body);
     return;
   }

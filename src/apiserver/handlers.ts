@@ -7,6 +7,7 @@ import { errors, field, StatusError, type FieldError } from '../machinery/errors
 import { matchLabels, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../machinery/selectors.js';
 import { inputEncoding, negotiateOutput, NotAcceptableError, supportedInputTypes, type OutputChoice } from '../codec/negotiate.js';
 import { decodeEnvelope, decodeMessage } from '../codec/protobuf.js';
+import { APPLY_PATCH_CBOR_MEDIA_TYPE, CBORDecodeError, cborDecodeStatusMessage, decodeApplyPatchCBOR, decodeCBORObject, decodeCBORValue } from '../codec/cbor.js';
 import type { KindDecl } from '../schema/model.js';
 import type { CacheEntry } from '../storage/cacher.js';
 import { TooOldError } from '../storage/cacher.js';
@@ -612,6 +613,20 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
       obj = { kind: kind.kind, apiVersion, ...obj };
       break;
     }
+    case 'cbor': {
+      let res;
+      try {
+        res = decodeCBORObject(kind.type, body);
+      } catch (e) {
+        if (e instanceof CBORDecodeError) throw errors.badRequest(cborDecodeStatusMessage(e, kind, body));
+        throw e;
+      }
+      obj = res.obj;
+      if (obj !== null && typeof obj === 'object' && r.query.get('fieldValidation') !== 'Ignore' && res.strictErrors.length) {
+        strictProblems.set(obj, { list: res.strictErrors, warnings: res.strictErrors, complete: true });
+      }
+      break;
+    }
     default:
       throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf: true, cbor: r.ctx.cbor }).join(', '));
   }
@@ -821,6 +836,7 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
     if (!enc) throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf: true, cbor: r.ctx.cbor }).join(', '));
     try {
       if (enc.encoding === 'protobuf') opts = decodeMessage(DELETE_OPTIONS_TYPE, decodeEnvelope(body).raw) as DeleteOptionsBody;
+      else if (enc.encoding === 'cbor') opts = decodeCBORValue(body) as DeleteOptionsBody;
       else if (enc.encoding === 'yaml') opts = YAML.parse(body.toString('utf8')) ?? {};
       else opts = JSON.parse(body.toString('utf8'));
     } catch (e) {
@@ -912,11 +928,11 @@ export function methodNotAllowed(): StatusError {
 }
 
 /** Write an error as a Status in the representation the client asked for (JSON when in doubt). */
-export function sendError(r: { req: IncomingMessage; res: ServerResponse }, err: unknown): void {
+export function sendError(r: { req: IncomingMessage; res: ServerResponse }, err: unknown, cbor = false): void {
   const se = err instanceof StatusError ? err : errors.internal(err);
   let choice: OutputChoice | undefined;
   try {
-    choice = negotiateOutput(r.req.headers.accept, { list: false, table: false, metadata: false, protobuf: true, cbor: false }, false);
+    choice = negotiateOutput(r.req.headers.accept, { list: false, table: false, metadata: false, protobuf: true, cbor }, false);
   } catch {
     choice = undefined;
   }
@@ -955,11 +971,13 @@ export async function handlePatch(r: Request): Promise<void> {
   const semi = ct.indexOf(';');
   if (semi > 0) ct = ct.slice(0, semi).trim();
   ct = ct.toLowerCase();
-  if (!PATCH_TYPES.includes(ct)) {
+  const patchTypes = r.ctx.cbor ? [...PATCH_TYPES, APPLY_PATCH_CBOR_MEDIA_TYPE] : PATCH_TYPES;
+  if (!patchTypes.includes(ct)) {
     r.req.resume();
-    throw errors.unsupportedMediaType(UNKNOWN_FORMAT + PATCH_TYPES.join(', '));
+    throw errors.unsupportedMediaType(UNKNOWN_FORMAT + patchTypes.join(', '));
   }
-  const isApply = ct === 'application/apply-patch+yaml';
+  const applyCBOR = ct === APPLY_PATCH_CBOR_MEDIA_TYPE;
+  const isApply = ct === 'application/apply-patch+yaml' || applyCBOR;
   const choice = outputChoice(r, false);
   const body = await readBody(r.req);
   // PatchOptions
@@ -984,16 +1002,24 @@ export async function handlePatch(r: Request): Promise<void> {
   /** problems of the patch document (duplicates, unknown fields) in document order */
   let patchProblems: string[] = [];
   if (isApply) {
-    try {
-      patch = YAML.parse(text, { uniqueKeys: false, version: '1.2' });
-    } catch (e) {
-      throw errors.badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
-    }
+    if (applyCBOR) {
+      try {
+        patch = decodeApplyPatchCBOR(body);
+      } catch (e) {
+        if (e instanceof CBORDecodeError) throw errors.badRequest(`error decoding patch: ${e.message}`);
+        throw e;
+      }
+    } else
+      try {
+        patch = YAML.parse(text, { uniqueKeys: false, version: '1.2' });
+      } catch (e) {
+        throw errors.badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
+      }
     if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) {
       const what = patch === null ? 'null' : Array.isArray(patch) ? 'array' : typeof patch === 'string' ? 'string' : typeof patch;
       throw errors.badRequest(`error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${what} into Go value of type map[string]interface {}`);
     }
-    if (level !== 'Ignore') {
+    if (level !== 'Ignore' && !applyCBOR) {
       const dups = yamlDuplicateFields(text);
       if (dups.length && level === 'Strict') {
         throw errors.badRequest(`error strict decoding YAML: error converting YAML to JSON: ${yamlStrictError(dups)}`);

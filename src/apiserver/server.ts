@@ -243,7 +243,7 @@ export class APIServer {
     this.authorization.startAggregation(storeAggregationWriter(rbacStore('clusterroles')), (name, e) => this.cfg.log.error(e, 'ClusterRole aggregation failed', { name }));
     this.rbacBootstrapped = true;
     this.bootstrapped = true;
-    this.openapi = buildOpenAPI(this.kinds, { gitVersion: cfg.version.gitVersion });
+    this.openapi = buildOpenAPI(this.kinds, { gitVersion: cfg.version.gitVersion, cbor: this.ctx.cbor });
     const server = https.createServer(
       {
         cert: cfg.tls.cert,
@@ -446,7 +446,7 @@ export class APIServer {
     res.setHeader('Audit-Id', randomUUID());
     this.route(req, res).catch((err) => {
       if (!(err instanceof StatusError)) this.cfg.log.error(err, 'Unhandled error serving request', { method: req.method, path: req.url });
-      sendError({ req, res }, err);
+      sendError({ req, res }, err, this.ctx.cbor);
     });
   }
 
@@ -577,7 +577,7 @@ export class APIServer {
     try {
       await this.dispatch(r);
     } catch (err) {
-      sendError(r, err);
+      sendError(r, err, this.ctx.cbor);
     }
   }
 

@@ -6,8 +6,9 @@ import type { CacheEntry, CacheEvent } from '../storage/cacher.js';
 import { TooOldError } from '../storage/cacher.js';
 import type { OutputChoice } from '../codec/negotiate.js';
 import { encodeEnvelope, encodeMessage, encodeWatchEventFrame } from '../codec/protobuf.js';
+import { encodeCBOR, encodeCBORValue, encodeCBORWatchEvent, CBOR_SEQ_MEDIA_TYPE } from '../codec/cbor.js';
 import { errors, type StatusError } from '../machinery/errors.js';
-import { contentTypeOf, entryJSON, entryProto, partialObjectMetadata, POM_TYPE, STATUS_TYPE, TABLE_TYPE, tableOf, type TableOptions } from './encode.js';
+import { contentTypeOf, entryCBOR, entryJSON, entryProto, partialObjectMetadata, POM_TYPE, STATUS_TYPE, TABLE_TYPE, tableOf, type TableOptions } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
 
 export interface WatchParams {
@@ -46,12 +47,14 @@ export class WatchRegistry {
     const kind = store.kind;
     const cacher = store.cacher;
     const proto = choice.encoding === 'protobuf';
+    const cbor = choice.encoding === 'cbor';
     const plain = !choice.transform;
     // memoized per event object: watchers that get the same event share its frame
-    const memoKey = proto ? 'pb' : 'json';
+    const memoKey = proto ? 'pb' : cbor ? 'cbor' : 'json';
 
     res.statusCode = 200;
-    res.setHeader('Content-Type', proto ? `${contentTypeOf(choice)};stream=watch` : contentTypeOf(choice));
+    // a CBOR watch is a CBOR sequence (application/cbor-seq), one data item per event
+    res.setHeader('Content-Type', proto ? `${contentTypeOf(choice)};stream=watch` : cbor ? CBOR_SEQ_MEDIA_TYPE : contentTypeOf(choice));
     res.setHeader('Cache-Control', 'no-cache, private');
     res.setHeader('Transfer-Encoding', 'chunked');
     if (req.httpVersionMajor === 1) res.setHeader('Connection', 'keep-alive');
@@ -61,18 +64,19 @@ export class WatchRegistry {
     let lastRV = 0;
     const objectBytes = (obj: any, entry: CacheEntry | undefined): Uint8Array => {
       if (plain) {
-        if (entry) return proto ? encodeEnvelope(obj.apiVersion, obj.kind, entryProto(entry, kind)) : entryJSON(entry);
-        return proto ? encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(kind.type, obj)) : Buffer.from(JSON.stringify(obj));
+        if (entry) return proto ? encodeEnvelope(obj.apiVersion, obj.kind, entryProto(entry, kind)) : cbor ? entryCBOR(entry, kind) : entryJSON(entry);
+        return proto ? encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(kind.type, obj)) : cbor ? encodeCBOR(kind.type, obj) : Buffer.from(JSON.stringify(obj));
       }
       if (choice.transform === 'Table') {
         const t = tableOf(kind, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, p.table ?? { includeObject: 'Metadata' }, choice.transformVersion);
-        return proto ? encodeEnvelope(t.apiVersion, 'Table', encodeMessage(TABLE_TYPE, t)) : Buffer.from(JSON.stringify(t));
+        return proto ? encodeEnvelope(t.apiVersion, 'Table', encodeMessage(TABLE_TYPE, t)) : cbor ? encodeCBORValue(t) : Buffer.from(JSON.stringify(t));
       }
       const m = partialObjectMetadata(obj, choice.transformVersion);
-      return proto ? encodeEnvelope(m.apiVersion, m.kind, encodeMessage(POM_TYPE, m)) : Buffer.from(JSON.stringify(m));
+      return proto ? encodeEnvelope(m.apiVersion, m.kind, encodeMessage(POM_TYPE, m)) : cbor ? encodeCBOR(POM_TYPE, m) : Buffer.from(JSON.stringify(m));
     };
     const frame = (type: string, obj: Uint8Array): Uint8Array => {
       if (proto) return encodeWatchEventFrame(type, obj);
+      if (cbor) return encodeCBORWatchEvent(type, obj);
       const head = Buffer.from(`{"type":"${type}","object":`);
       return Buffer.concat([head, obj, Buffer.from('}\n')]);
     };
@@ -107,15 +111,15 @@ export class WatchRegistry {
       if (choice.transform === 'PartialObjectMetadata') obj = { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${choice.transformVersion}`, metadata: meta };
       else obj = { kind: kind.kind, apiVersion: store.apiVersion, metadata: meta };
       let bytes: Uint8Array;
-      if (proto) {
-        const type = choice.transform === 'PartialObjectMetadata' ? POM_TYPE : kind.type;
-        bytes = encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(type, obj));
-      } else bytes = Buffer.from(JSON.stringify(obj));
+      const type = choice.transform === 'PartialObjectMetadata' ? POM_TYPE : kind.type;
+      if (proto) bytes = encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(type, obj));
+      else if (cbor) bytes = encodeCBOR(type, obj);
+      else bytes = Buffer.from(JSON.stringify(obj));
       write(frame('BOOKMARK', bytes));
     };
     const errorEvent = (err: StatusError) => {
       const st = err.toStatus();
-      const bytes = proto ? encodeEnvelope('v1', 'Status', encodeMessage(STATUS_TYPE, st)) : Buffer.from(JSON.stringify(st));
+      const bytes = proto ? encodeEnvelope('v1', 'Status', encodeMessage(STATUS_TYPE, st)) : cbor ? encodeCBOR(STATUS_TYPE, st) : Buffer.from(JSON.stringify(st));
       write(frame('ERROR', bytes));
     };
 
