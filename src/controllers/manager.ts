@@ -17,6 +17,7 @@ import { nopLogger, type Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
 import { NamespaceController, type Namespace } from './namespace.js';
+import { ServiceAccountsController } from './serviceaccounts.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
 /** What a controller gets when it starts. */
@@ -57,8 +58,26 @@ export const namespaceControllerDescriptor: ControllerDescriptor = {
   },
 };
 
+export const serviceAccountControllerDescriptor: ControllerDescriptor = {
+  name: 'serviceaccount-controller',
+  async run(ctx) {
+    const client = ctx.clientFor('service-account-controller');
+    try {
+      const c = new ServiceAccountsController({
+        client,
+        namespaces: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, NAMESPACES)),
+        serviceAccounts: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'serviceaccounts' })),
+        log: ctx.log,
+      });
+      await c.run(1, ctx.signal);
+    } finally {
+      client.close();
+    }
+  },
+};
+
 /** Every controller Keelson has, in start order. */
-export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [namespaceControllerDescriptor];
+export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [namespaceControllerDescriptor, serviceAccountControllerDescriptor];
 
 export interface ControllerManagerConfig {
   /** where and how to reach the API server (TLS, credentials); qps/burst/userAgent are set here */

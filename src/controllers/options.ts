@@ -54,6 +54,7 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
 /** Controllers Keelson has, by name; `aliases` are the names older releases used. */
 export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDefault?: boolean }[] = [
   { name: 'namespace-controller', aliases: ['namespace'] },
+  { name: 'serviceaccount-controller', aliases: ['serviceaccount'] },
 ];
 
 function canonical(name: string): string | undefined {

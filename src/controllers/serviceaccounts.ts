@@ -1,0 +1,101 @@
+// The service accounts controller: every active namespace has a `default` ServiceAccount, which
+// pods use when they name none (the ServiceAccount admission plugin refuses pods whose account
+// does not exist). Like kube-controller-manager's, it creates the account when a namespace
+// appears and again when the account is deleted.
+import { setMaxListeners } from 'node:events';
+import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
+import { nopLogger, type Logger } from '../client/log.js';
+import { isAlreadyExists, isNotFound, type RESTClient } from '../client/rest.js';
+import { ResourceClient } from '../client/resources.js';
+import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
+
+const SERVICE_ACCOUNTS = { group: '', version: 'v1', resource: 'serviceaccounts' };
+
+export interface ServiceAccountsControllerOptions {
+  client: RESTClient;
+  namespaces: Informer<any>;
+  serviceAccounts: Informer<any>;
+  /** the accounts every namespace gets */
+  accounts?: string[];
+  log?: Logger;
+}
+
+export class ServiceAccountsController {
+  readonly queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), 'serviceaccount');
+  private readonly accounts: string[];
+  private readonly log: Logger;
+
+  constructor(private readonly o: ServiceAccountsControllerOptions) {
+    this.accounts = o.accounts ?? ['default'];
+    this.log = o.log ?? nopLogger;
+    o.namespaces.addEventHandler({
+      add: (ns) => this.enqueue(ns),
+      update: (_old, ns) => this.enqueue(ns),
+    });
+    o.serviceAccounts.addEventHandler({
+      delete: (sa) => {
+        const obj = sa instanceof DeletedFinalStateUnknown ? sa.obj : sa;
+        const ns = obj?.metadata?.namespace;
+        if (ns && this.accounts.includes(obj.metadata.name)) this.queue.add(ns);
+      },
+    });
+  }
+
+  private enqueue(ns: any): void {
+    if (ns instanceof DeletedFinalStateUnknown) return;
+    if (ns?.metadata?.deletionTimestamp || ns?.status?.phase === 'Terminating') return;
+    if (ns?.metadata?.name) this.queue.add(ns.metadata.name);
+  }
+
+  async run(workers: number, signal: AbortSignal): Promise<void> {
+    setMaxListeners(0, signal);
+    this.log.info('Starting service account controller');
+    try {
+      const synced = await Promise.all([this.o.namespaces.waitForSync({ signal }), this.o.serviceAccounts.waitForSync({ signal })]);
+      if (!synced.every(Boolean)) return;
+      const done: Promise<void>[] = [];
+      for (let i = 0; i < Math.max(1, workers); i++) done.push(this.worker(signal));
+      await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+      this.queue.shutDown();
+      await Promise.all(done);
+    } finally {
+      this.queue.shutDown();
+      this.log.info('Shutting down service account controller');
+    }
+  }
+
+  private async worker(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const { item: ns, shutdown } = await this.queue.get();
+      if (shutdown) return;
+      try {
+        if (!signal.aborted) await this.sync(ns, signal);
+        this.queue.forget(ns);
+      } catch (e) {
+        this.log.error(e, 'Syncing service accounts failed', { namespace: ns });
+        this.queue.addRateLimited(ns);
+      } finally {
+        this.queue.done(ns);
+      }
+    }
+  }
+
+  /** create the missing accounts of one namespace */
+  async sync(namespace: string, signal?: AbortSignal): Promise<void> {
+    const ns = this.o.namespaces.getByName('', namespace);
+    if (!ns || ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating') return;
+    const client = new ResourceClient<any>(this.o.client, SERVICE_ACCOUNTS, namespace);
+    for (const name of this.accounts) {
+      if (this.o.serviceAccounts.getByName(namespace, name)) continue;
+      try {
+        await client.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } }, { signal });
+      } catch (e) {
+        // created meanwhile, or the namespace went away: nothing to do
+        if (isAlreadyExists(e) || isNotFound(e)) continue;
+        // a namespace being deleted refuses new content
+        if ((e as { code?: number }).code === 403) continue;
+        throw e;
+      }
+    }
+  }
+}
