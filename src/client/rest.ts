@@ -358,7 +358,8 @@ export class RESTClient {
       );
       let timer: NodeJS.Timeout | undefined;
       if (timeoutMs > 0) {
-        timer = setTimeout(() => req.destroy(Object.assign(new Error(`context deadline exceeded (Client.Timeout exceeded while awaiting headers)`), { code: 'ETIMEDOUT' })), timeoutMs);
+        // beforeConnect: the timeout fired before a connection was made (Go says "while waiting for connection")
+        timer = setTimeout(() => req.destroy(Object.assign(new Error(`context deadline exceeded (Client.Timeout exceeded while awaiting headers)`), { code: 'ETIMEDOUT', beforeConnect: !req.socket || req.socket.connecting })), timeoutMs);
       }
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (timer) clearTimeout(timer);

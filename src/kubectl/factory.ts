@@ -127,10 +127,15 @@ export function goURLErrorText(verb: string, url: string, e: Error): { text: str
       detail = `dial tcp: lookup ${u.hostname}: no such host`;
       break;
     case 'ETIMEDOUT':
-      detail = /deadline|Timeout/.test(err.message) ? 'net/http: request canceled (Client.Timeout exceeded while awaiting headers)' : `dial tcp ${dialHost}: i/o timeout`;
+      if (/deadline|Timeout/.test(err.message)) {
+        detail = (err as { beforeConnect?: boolean }).beforeConnect
+          ? 'net/http: request canceled while waiting for connection (Client.Timeout exceeded while awaiting headers)'
+          : 'net/http: request canceled (Client.Timeout exceeded while awaiting headers)';
+      } else detail = `dial tcp ${dialHost}: i/o timeout`;
       break;
     case 'ECONNRESET':
-      detail = 'read: connection reset by peer';
+      // a TLS server closing on a plain-HTTP request, or a peer hanging up: Go reads EOF
+      detail = err.message === 'socket hang up' ? 'EOF' : 'read: connection reset by peer';
       break;
     case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
     case 'SELF_SIGNED_CERT_IN_CHAIN':
@@ -143,7 +148,7 @@ export function goURLErrorText(verb: string, url: string, e: Error): { text: str
       detail = 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
       break;
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
-      detail = `tls: failed to verify certificate: x509: ${err.message.replace(/^Hostname\/IP does not match certificate's altnames: /, '')}`;
+      detail = `tls: failed to verify certificate: ${hostnameErrorText(err as NodeJS.ErrnoException & { host?: string; cert?: { subjectaltname?: string } }, u.hostname)}`;
       break;
     case 'EPROTO':
       detail = /wrong version number|http request/i.test(err.message) ? 'http: server gave HTTP response to HTTPS client' : err.message;
@@ -152,6 +157,18 @@ export function goURLErrorText(verb: string, url: string, e: Error): { text: str
       detail = err.message;
   }
   return { text: `${method} "${url}": ${detail}`, refused, host, detail };
+}
+
+/** Go's x509.HostnameError text from Node's altname error. */
+function hostnameErrorText(err: { host?: string; cert?: { subjectaltname?: string } }, urlHost: string): string {
+  const host = err.host ?? urlHost;
+  const sans = (err.cert?.subjectaltname ?? '').split(/,\s*/).filter(Boolean);
+  const dns = sans.filter((x) => x.startsWith('DNS:')).map((x) => x.slice(4));
+  const ips = sans.filter((x) => x.startsWith('IP Address:')).map((x) => x.slice('IP Address:'.length));
+  const isIP = /^[\d.]+$/.test(host) || host.includes(':');
+  const valid = isIP ? ips : dns;
+  if (valid.length === 0) return `x509: certificate is not valid for any names, but wanted to match ${host}`;
+  return `x509: certificate is valid for ${valid.join(', ')}, not ${host}`;
 }
 
 export interface FactoryIO {
@@ -236,6 +253,7 @@ function statusText(code: number, text: string): string {
 
 export class Factory {
   private conn: ConnectionConfig | undefined;
+  private connErr: Error | undefined;
   private rest: RESTClient | undefined;
   private disco: CachedDiscovery | undefined;
   private mapper: KubectlRESTMapper | undefined;
@@ -300,6 +318,11 @@ export class Factory {
     }
     const name = this.contextName(cfg);
     if (name && !cfg.contexts[name]) throw new ConfigurationInvalidError([`context was not found for specified context: ${name}`]);
+    const authName = this.flags.user || (name ? cfg.contexts[name]?.user : '') || '';
+    if ((this.flags.asGroup.length || this.flags.asUid) && !this.flags.as && !(authName && cfg.users[authName]?.impersonate)) {
+      // reported plainly on this path, as kubectl does
+      throw new Error(`requesting uid, groups or user-extra for ${authName || 'default'} without impersonating a user`);
+    }
     const isEmpty = !cfg.currentContext && !Object.keys(cfg.clusters).length && !Object.keys(cfg.users).length && !Object.keys(cfg.contexts).length;
     if (isEmpty) {
       const ic = this.inClusterNamespace();
@@ -332,9 +355,32 @@ export class Factory {
     return e as Error;
   }
 
+  /**
+   * A failure of an exec credential plugin, as kubectl reports it when its transport asks for
+   * credentials: `Unable to connect to the server: getting credentials: exec: ...`.
+   */
+  private execError(e: unknown, command: string | undefined): Error | undefined {
+    if (!command || !(e instanceof KubeconfigError) || !/^(exec|decoding stdout)/.test(e.message)) return undefined;
+    let msg = e.message;
+    const notFound = /^exec: executable (.*) not found/.exec(msg);
+    if (notFound && command.includes('/')) msg = `exec: fork/exec ${command}: no such file or directory`;
+    const detail = `getting credentials: ${msg}`;
+    return new ConnectionError(detail, '', false, detail);
+  }
+
   /** The resolved connection (clientcmd's ClientConfig; runs exec credential plugins). */
   async connection(): Promise<ConnectionConfig> {
     if (this.conn) return this.conn;
+    if (this.connErr) throw this.connErr;
+    try {
+      return await this.resolveConnection();
+    } catch (e) {
+      this.connErr = e as Error;
+      throw e;
+    }
+  }
+
+  private async resolveConnection(): Promise<ConnectionConfig> {
     const opts = this.loadOptions();
     let cfg;
     try {
@@ -348,6 +394,13 @@ export class Factory {
     if (this.flags.context && !ctx) throw new Error(`context was not found for specified context: ${this.flags.context}`);
     if (this.flags.cluster && !cfg.clusters[this.flags.cluster] && !opts.server) throw new Error(`no server found for cluster ${JSON.stringify(this.flags.cluster)}`);
     if (name && !ctx) throw new ConfigurationInvalidError([`context was not found for specified context: ${name}`]);
+    const authName = this.flags.user || ctx?.user || '';
+    const auth = authName ? cfg.users[authName] : undefined;
+    if ((this.flags.asGroup.length || this.flags.asUid) && !this.flags.as && !auth?.impersonate) {
+      throw new ConfigurationInvalidError([`requesting uid, groups or user-extra for ${authName || 'default'} without impersonating a user`]);
+    }
+    // client-go takes a server without a scheme to be plain HTTP
+    if (opts.server && !/^[a-z][a-z0-9+.-]*:\/\//i.test(opts.server)) opts.server = `http://${opts.server}`;
     const clusterName = this.flags.cluster || ctx?.cluster || '';
     const cluster = clusterName ? cfg.clusters[clusterName] : undefined;
     const isEmpty = !cfg.currentContext && !Object.keys(cfg.clusters).length && !Object.keys(cfg.users).length && !Object.keys(cfg.contexts).length;
@@ -380,7 +433,7 @@ export class Factory {
       try {
         conn = await loadKubeconfig(opts);
       } catch (e) {
-        throw this.configError(e);
+        throw this.execError(e, auth?.exec?.command) ?? this.configError(e);
       }
     }
     if (this.flags.disableCompression) conn.disableCompression = true;

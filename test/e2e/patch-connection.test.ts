@@ -175,11 +175,31 @@ test('exec credential plugin that fails', async () => {
   const p = kubeconfig('kc-exec-fail.yaml', (kc) => {
     kc.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: join(dir, 'plugin.mjs'), interactiveMode: 'Never' } };
   });
-  const r = await run('keelson', PATCH, { KUBECONFIG: p, FAIL_PLUGIN: '1' });
-  const k = await run('kubectl', PATCH, { KUBECONFIG: p, FAIL_PLUGIN: '1' });
-  assert.equal(r.code, k.code);
-  assert.match(r.stderr, /plugin says no/);
+  await differential(PATCH, { KUBECONFIG: p, FAIL_PLUGIN: '1' });
 });
+
+test('exec credential plugin that is not there', async () => {
+  const p = kubeconfig('kc-exec-missing.yaml', (kc) => {
+    kc.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: join(dir, 'no-such-plugin'), interactiveMode: 'Never' } };
+  });
+  await differential(PATCH, { KUBECONFIG: p });
+});
+
+test('a server name the certificate does not cover', () => differential([...PATCH, '--tls-server-name', 'wrong.example']));
+
+test('a CA that did not sign the server certificate', async () => {
+  const p = kubeconfig('kc-other-ca.yaml', (kc) => {
+    // the client certificate as CA: a valid PEM certificate that signed nothing the server shows
+    kc.clusters[0].cluster['certificate-authority-data'] = kc.users[0].user['client-certificate-data'];
+  });
+  await differential(PATCH, { KUBECONFIG: p });
+});
+
+test('a server without a scheme is plain HTTP', () => differential([...PATCH, '-s', `127.0.0.1:${c.port}`]));
+
+test('--as-group without --as', () => differential([...PATCH, '--as-group', 'g1']));
+
+test('--as-uid without --as, no -n', () => differential(['cm', 'c1', '-p', '{}', '--as-uid', 'u1']));
 
 test('client certificate and key by flag, CA by flag', async () => {
   const p = kubeconfig('kc-nocreds.yaml', (kc) => {
