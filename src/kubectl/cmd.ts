@@ -27,6 +27,8 @@ export interface KubectlIO {
   env: NodeJS.ProcessEnv;
   /** whether stdout is a terminal, and its width (for help wrapping) */
   stdoutColumns?: number;
+  /** whether stderr is a color terminal (warnings are then colored, as kubectl's) */
+  colorWarnings?: boolean;
 }
 
 /** The values of kubectl's global (persistent) flags. */
@@ -62,7 +64,10 @@ export function addGlobalFlags(fs: FlagSet, env: NodeJS.ProcessEnv): GlobalOptio
   boolFlag(fs, g, 'warningsAsErrors', 'warnings-as-errors', 'Treat warnings received from the server as errors and exit with a non-zero exit code');
   if (kubercEnabled(env)) {
     stringFlag(fs, g, 'kuberc', 'kuberc', 'Path to the kuberc file to use for preferences. This can be disabled by exporting KUBECTL_KUBERC=false.');
-    stringFlag(fs, g, 'kuberc', 'rc', 'Path to the preferences (kuberc) file; the same as --kuberc.', { hidden: true });
+  }
+  // keelson's name for the preferences file: accepted unless KUBECTL_KUBERC=false
+  if ((env.KUBECTL_KUBERC ?? '').toLowerCase() !== 'false') {
+    stringFlag(fs, g, 'kuberc', 'rc', 'Path to the preferences (kuberc) file. This can be disabled by exporting KUBECTL_KUBERC=false.', { hidden: true });
   }
   stringFlag(fs, c, 'kubeconfig', 'kubeconfig', 'Path to the kubeconfig file to use for CLI requests.');
   stringFlag(fs, c, 'cacheDir', 'cache-dir', 'Default cache directory');
@@ -487,7 +492,8 @@ export async function runKubectlCommand(spec: KubectlCommandSpec, argv: readonly
     return code;
   };
 
-  if (kubercEnabled(io.env) && !spec.noGlobals) {
+  const rcGiven = argv.some((a) => a === '--rc' || a.startsWith('--rc=')) && (io.env.KUBECTL_KUBERC ?? '').toLowerCase() !== 'false';
+  if ((kubercEnabled(io.env) || rcGiven) && !spec.noGlobals) {
     const err = applyKuberc(all, spec.name, argv, io.env, io.stderr);
     if (err) return fail(`error occurred while applying preferences ${err}`);
   }

@@ -173,6 +173,8 @@ function hostnameErrorText(err: { host?: string; cert?: { subjectaltname?: strin
 
 export interface FactoryIO {
   stderr: { write(s: string): unknown };
+  /** kubectl colors `Warning:` when stderr is a terminal */
+  colorWarnings?: boolean;
 }
 
 /** Prints the server's `Warning:` headers once each, and counts them (for --warnings-as-errors). */
@@ -266,7 +268,7 @@ export class Factory {
     readonly command: string,
     readonly env: NodeJS.ProcessEnv = process.env,
   ) {
-    this.warnings = new WarningPrinter(io.stderr);
+    this.warnings = new WarningPrinter(io.stderr, !!io.colorWarnings);
   }
 
   private loadOptions(): LoadOptions {

@@ -411,6 +411,7 @@ export function runFromProcess(name: 'patch' | 'options', args: string[]): Promi
       return Buffer.concat(chunks).toString('utf8');
     },
     stdoutColumns: process.stdout.isTTY ? terminalLimit(process.stdout.columns ?? 0) : 0,
+    colorWarnings: !!process.stderr.isTTY && process.env.TERM !== 'dumb',
   };
   return runKubectlCommand(name === 'patch' ? patchSpec() : optionsSpec(), args, io);
 }

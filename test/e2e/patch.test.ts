@@ -165,6 +165,24 @@ before(async () => {
   w('kz/base/kustomization.yaml', 'resources:\n- cm.yaml\ncommonLabels:\n  team: a\n');
   w('kz/base/cm.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kzcm\ndata:\n  k: v\n');
   w('kz/over/kustomization.yaml', `resources:\n- ../base\nnamespace: ${NS}\nnamePrefix: pre-\nnameSuffix: -suf\ncommonLabels:\n  env: prod\n`);
+  // a kustomization with workloads: selectors, templates, name references, a Namespace object, order
+  mkdirSync(join(files, 'kz', 'app'), { recursive: true });
+  w(
+    'kz/app/kustomization.yaml',
+    'namespace: shop\nnamePrefix: dev-\ncommonLabels:\n  app.kubernetes.io/part-of: shop\nlabels:\n- pairs:\n    tier: web\ncommonAnnotations:\n  owner: team-a\nresources:\n- app.yaml\n- ns.yaml\n',
+  );
+  w(
+    'kz/app/app.yaml',
+    [
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      serviceAccountName: runner\n      containers:\n      - name: c\n        image: nginx\n        envFrom:\n        - configMapRef: {name: settings}\n        env:\n        - name: P\n          valueFrom:\n            secretKeyRef: {name: creds, key: p}\n      volumes:\n      - name: v\n        configMap: {name: settings}\n',
+      'apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports:\n  - port: 80\n',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  k: v\n',
+      'apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  p: x\n',
+      'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: reader\nrules: []\n',
+    ].join('---\n'),
+  );
+  w('kz/app/ns.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: anything\n');
 });
 
 after(async () => {
@@ -192,6 +210,10 @@ const cases: Case[] = [
   { name: 'strategic merges containers by name', objects: [deploy('web')], args: ['deployment', 'web', '-n', NS, '-p', '{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.27"}]}}}}', '-o', 'yaml'], checkState: deploy('web') },
   { name: 'strategic $patch delete', objects: [deploy('web')], args: ['deploy', 'web', '-n', NS, '-p', '{"spec":{"template":{"spec":{"containers":[{"name":"side","$patch":"delete"}]}}}}', '-o', 'json'] },
   { name: 'merge replaces the containers list', objects: [deploy('web')], args: ['deployments.apps', 'web', '-n', NS, '--type', 'merge', '-p', '{"spec":{"template":{"spec":{"containers":[{"name":"only","image":"x"}]}}}}', '-o', 'name'] },
+  { name: 'Deployment.v1.apps (kind form)', objects: [deploy('web')], args: ['Deployment.v1.apps', 'web', '-n', NS, '-p', '{"metadata":{"labels":{"x":"y"}}}'] },
+  { name: 'deployment.apps', objects: [deploy('web')], args: ['deployment.apps/web', '-n', NS, '-p', '{"metadata":{"labels":{"x":"y"}}}'] },
+  { name: '--field-manager', objects: [cm('cm1')], args: ['cm', 'cm1', '-n', NS, '-p', '{"data":{"b":"2"}}', '--field-manager', 'me', '-o', 'yaml', '--show-managed-fields'] },
+  { name: 'two -f flags and a comma list', objects: [cm('cm-f'), cm('cm-dir-a'), cm('cm-dir-b')], args: ['-f', 'files/cm-f.yaml', '-f', 'files/dir/a.yaml,files/dir/b.json', '-p', '{"data":{"m":"1"}}'] },
   { name: 'deployment.v1.apps', objects: [deploy('web')], args: ['deployment.v1.apps', 'web', '-n', NS, '-p', '{"metadata":{"labels":{"x":"y"}}}'] },
   { name: 'pod image', objects: [pod('p1')], args: ['pod', 'p1', '-n', NS, '-p', '{"spec":{"containers":[{"name":"side","image":"busybox:1.37"}]}}', '-o', 'jsonpath={.spec.containers[*].image}'] },
   { name: 'cluster-scoped node', objects: [node('n1')], args: ['node', 'n1', '-p', '{"spec":{"unschedulable":true}}'], checkState: node('n1') },
@@ -256,6 +278,8 @@ const cases: Case[] = [
   { name: '-f -', objects: [cm('cm-f')], args: ['-f', '-', '-p', '{"data":{"s":"1"}}'], input: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-f\n  namespace: ${NS}\n` },
   { name: '-f missing file', args: ['-f', 'files/nope.yaml', '-p', '{}'] },
   { name: '-k DIR', objects: [cm('pre-kzcm-suf')], args: ['-k', 'files/kz/over', '-p', '{"data":{"k2":"v2"}}', '-o', 'yaml'] },
+  { name: '--local -k with workloads', args: ['--local', '-k', 'files/kz/app', '-p', '{}', '-o', 'yaml'] },
+  { name: '--local -k names in order', args: ['--local', '-k', 'files/kz/app', '-p', '{"metadata":{"labels":{"p":"1"}}}'] },
   { name: '-k with -f', args: ['-k', 'files/kz/over', '-f', 'files/cm-f.yaml', '-p', '{}'] },
   { name: '-f and names', args: ['cm', 'x', '-f', 'files/cm-f.yaml', '-p', '{}'] },
 
