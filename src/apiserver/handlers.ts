@@ -15,7 +15,8 @@ import { CompactedError } from '../storage/interface.js';
 import { writeEntry, writeList, writeObject, writeStatusError, type IncludeObject, type ListMeta, type TableOptions } from './encode.js';
 import type { RequestInfo } from './requestinfo.js';
 import { queryBool } from './requestinfo.js';
-import type { ResourceStore } from './registry/store.js';
+import type { ResourceStore, WriteAdmission } from './registry/store.js';
+import type { AdmissionChain } from './admission/chain.js';
 import type { WatchRegistry } from './watch.js';
 import { normalize, pruneUnknown } from '../codec/json.js';
 import { jsonPatchStrictProblems, jsonStrictProblems, yamlDuplicateFields } from '../codec/duplicates.js';
@@ -57,6 +58,39 @@ export interface HandlerContext {
   checkWrite?(w: { user: UserInfo; resource: RBACResource; namespace: string; requestName: string; obj: any; old?: any }): StatusError | undefined;
   /** the authorizer, for create-on-write and unsafe deletes */
   authorizer?(): Authorizer;
+  /** the admission chain every user's write passes */
+  admission?: AdmissionChain;
+}
+
+const ANONYMOUS: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
+
+/**
+ * The admission of a write: the chain, the request's URL facts, its options (dryRun,
+ * fieldManager, fieldValidation, as given; the store names their kind by operation), its user
+ * and its warnings list.
+ */
+export function admissionOf(r: RequestBase, options: Record<string, unknown> = {}, name = r.info.name): WriteAdmission | undefined {
+  const chain = r.ctx.admission;
+  if (!chain) return undefined;
+  const q = r.query;
+  const opts: Record<string, unknown> = {};
+  const dry = q.getAll('dryRun').filter((v) => v !== '');
+  if (dry.length) opts.dryRun = dry;
+  const fm = q.get('fieldManager');
+  if (fm) opts.fieldManager = fm;
+  const fv = q.get('fieldValidation');
+  if (fv) opts.fieldValidation = fv;
+  return {
+    chain,
+    request: {
+      namespace: r.info.namespace,
+      name,
+      subresource: r.info.subresource || undefined,
+      options: { ...opts, ...options },
+      user: r.user ?? ANONYMOUS,
+      warnings: r.warnings,
+    },
+  };
 }
 
 /** RBAC objects may only grant what their writer holds (unless it may escalate or bind) */
@@ -740,7 +774,7 @@ export async function handleCreate(r: Request): Promise<void> {
     else if (ns !== info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   } else delete obj.metadata.namespace;
   rbacWriteCheck(r, obj, undefined);
-  const created = await store.create(obj, { dryRun });
+  const created = await store.create(obj, { dryRun, admission: admissionOf(r, {}, '') });
   writeEntry(r.res, 201, store.kind, created, dryRun ? undefined : store.get(info.namespace, created.metadata.name), choice);
 }
 
@@ -759,7 +793,7 @@ export async function handleUpdate(r: Request): Promise<void> {
     if (v.metadata?.name !== undefined && v.metadata.name !== '' && v.metadata.name !== info.name) {
       throw errors.badRequest(`the name of the object (${v.metadata.name}) does not match the name on the URL (${info.name})`);
     }
-    const out = await store.guaranteedUpdate(info.namespace, info.name, (cur) => trackUpdate(cur, view.fromView(v, cur), store.kind.type, who), { dryRun });
+    const out = await store.guaranteedUpdate(info.namespace, info.name, (cur) => trackUpdate(cur, view.fromView(v, cur), store.kind.type, who), { dryRun, admission: admissionOf(r) });
     writeObject(r.res, 200, view.toView(out), plainChoice(choice), view.view.type);
     return;
   }
@@ -785,7 +819,7 @@ export async function handleUpdate(r: Request): Promise<void> {
         else cur.status = obj.status;
         return trackUpdate(prev, cur, store.kind.type, who);
       },
-      { dryRun, main: false },
+      { dryRun, main: false, admission: admissionOf(r) },
     );
     writeEntry(r.res, 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
     return;
@@ -802,7 +836,7 @@ export async function handleUpdate(r: Request): Promise<void> {
         else cur.spec.finalizers = obj.spec.finalizers;
         return cur;
       },
-      { dryRun, main: false, subresource: 'finalize' },
+      { dryRun, main: false, subresource: 'finalize', admission: admissionOf(r) },
     );
     writeEntry(r.res, 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
     return;
@@ -811,7 +845,7 @@ export async function handleUpdate(r: Request): Promise<void> {
   const live = store.get(info.namespace, info.name)?.obj;
   if (!live && store.strategy.allowCreateOnUpdate) createOnWriteCheck(r);
   rbacWriteCheck(r, obj, live);
-  const { obj: out, created } = await store.update(info.namespace, info.name, obj, { dryRun });
+  const { obj: out, created } = await store.update(info.namespace, info.name, obj, { dryRun, admission: admissionOf(r) });
   writeEntry(r.res, created ? 201 : 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
 }
 
@@ -872,6 +906,17 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
   return { ...opts, dry };
 }
 
+/** DeleteOptions as admission shows them (the body's fields and the query's) */
+function deleteOptionsForAdmission(o: DeleteOptionsBody & { dry: boolean }): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (o.gracePeriodSeconds !== undefined) out.gracePeriodSeconds = o.gracePeriodSeconds;
+  if (o.preconditions) out.preconditions = o.preconditions;
+  if (o.orphanDependents !== undefined) out.orphanDependents = o.orphanDependents;
+  if (o.propagationPolicy !== undefined) out.propagationPolicy = o.propagationPolicy;
+  if (o.dry) out.dryRun = ['All'];
+  return out;
+}
+
 export async function handleDelete(r: Request): Promise<void> {
   const { store, info } = r;
   if (info.subresource) throw methodNotAllowed();
@@ -880,6 +925,7 @@ export async function handleDelete(r: Request): Promise<void> {
   const o = await deleteOptions(r);
   const result = await store.delete(info.namespace, info.name, {
     dryRun: o.dry,
+    admission: admissionOf(r, deleteOptionsForAdmission(o)),
     gracePeriodSeconds: o.gracePeriodSeconds,
     preconditions: o.preconditions,
     propagationPolicy: o.propagationPolicy,
@@ -909,6 +955,7 @@ export async function handleDeleteCollection(r: Request): Promise<void> {
     try {
       const res = await store.delete(e.namespace, e.name, {
         dryRun: o.dry,
+        admission: admissionOf(r, deleteOptionsForAdmission(o), e.name),
         gracePeriodSeconds: o.gracePeriodSeconds,
         preconditions: o.preconditions,
         propagationPolicy: o.propagationPolicy,
@@ -1113,11 +1160,11 @@ export async function handlePatch(r: Request): Promise<void> {
     if (obj.metadata.name !== info.name) throw errors.badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${info.name})`);
     createOnWriteCheck(r);
     rbacWriteCheck(r, obj, undefined);
-    const created = await store.create(obj, { dryRun });
+    const created = await store.create(obj, { dryRun, admission: admissionOf(r) });
     writeEntry(r.res, 201, kind, created, dryRun ? undefined : store.get(info.namespace, info.name), choice);
     return;
   }
-  const out = await store.guaranteedUpdate(info.namespace, info.name, apply1, { dryRun, main: !sub || !!view, subresource: view ? undefined : sub });
+  const out = await store.guaranteedUpdate(info.namespace, info.name, apply1, { dryRun, main: !sub || !!view, subresource: view ? undefined : sub, admission: admissionOf(r) });
   if (view) {
     writeObject(r.res, 200, view.toView(out), plainChoice(choice), view.view.type);
     return;

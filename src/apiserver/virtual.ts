@@ -5,10 +5,11 @@ import { errors, field, StatusError } from '../machinery/errors.js';
 import type { KindDecl } from '../schema/model.js';
 import type { Authorizer, UserInfo } from './authz.js';
 import { accessReviewStatus, reviewAttributes, rulesReviewStatus } from './rbac/index.js';
-import { decodeBody, dryRunOf, fieldValidationOf, normalizeBody, outputChoice, readBody, type RequestBase } from './handlers.js';
+import { admissionOf, decodeBody, dryRunOf, fieldValidationOf, normalizeBody, outputChoice, readBody, type RequestBase } from './handlers.js';
 import { writeListObjects, writeObject } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
 import { rfc3339 } from './registry/store.js';
+import { admissionAttributes } from './admission/wiring.js';
 
 export interface VirtualContext {
   authorizer: Authorizer;
@@ -107,6 +108,16 @@ export async function bind(r: RequestBase, binding: any, ctx: VirtualContext, na
   if (target.kind && target.kind !== 'Node') errs.push(field.notSupported('target.kind', target.kind, ['Node', '<empty>']));
   if (!target.name) errs.push(field.required('target.name', ''));
   if (errs.length) throw errors.invalid({ group: '', name: 'Binding' }, name, errs);
+  const chain = r.ctx.admission;
+  if (chain) {
+    // a binding is a create on pods/binding, whose object is the Binding
+    const a = admissionOf(r, {}, name);
+    if (a) {
+      const attrs = admissionAttributes(ctx.pods.kind, { ...a.request, namespace, subresource: 'binding', operation: 'CREATE', object: binding, options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', ...a.request.options }, dryRun });
+      await chain.mutate(attrs);
+      await chain.validate(attrs);
+    }
+  }
   await ctx.pods.guaranteedUpdate(
     namespace,
     name,

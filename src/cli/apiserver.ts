@@ -11,6 +11,8 @@ import { writeKubeconfig } from '../client/kubeconfig.js';
 import { controllerManagerCert, startControllers } from './controllers.js'; // controllers hook (keelson server only)
 import { APIServer, type Logger } from '../apiserver/server.js';
 import { resolveAuthorizationModes } from '../apiserver/rbac/index.js';
+import { validateAdmissionPluginFlags } from '../apiserver/admission/chain.js';
+import { admissionFlags } from '../apiserver/admission/wiring.js';
 import { MemoryBackend } from '../storage/memory.js';
 import { SqliteBackend } from '../storage/sqlite.js';
 import type { Backend } from '../storage/interface.js';
@@ -40,6 +42,10 @@ export interface APIServerOptions {
   authn: AuthenticationFlags;
   authorizationMode: string[];
   authorizationConfig: string;
+  enableAdmissionPlugins: string[];
+  disableAdmissionPlugins: string[];
+  defaultNotReadyTolerationSeconds: number;
+  defaultUnreachableTolerationSeconds: number;
 }
 
 /** The feature gates Keelson's API server knows, with Kubernetes 1.33's defaults and stages. */
@@ -74,6 +80,10 @@ function defaults(): APIServerOptions {
     authn: defaultAuthenticationFlags(),
     authorizationMode: ['AlwaysAllow'],
     authorizationConfig: '',
+    enableAdmissionPlugins: [],
+    disableAdmissionPlugins: [],
+    defaultNotReadyTolerationSeconds: 300,
+    defaultUnreachableTolerationSeconds: 300,
   };
 }
 
@@ -108,6 +118,12 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     'Ordered list of plug-ins to do authorization on secure port. Defaults to AlwaysAllow if --authorization-config is not used (keelson server: Node,RBAC). Comma-delimited list of: AlwaysAllow,AlwaysDeny,Node,RBAC.',
   );
   az.stringVar(o, 'authorizationConfig', 'authorization-config', 'File with Authorization Configuration to configure the authorizer chain. Requires feature gate StructuredAuthorizationConfiguration. This flag is mutually exclusive with the other --authorization-mode and --authorization-webhook-* flags.');
+  const adm = s.flagSet('admission');
+  const help = Object.fromEntries(admissionFlags().map((d) => [d.name, d.help]));
+  adm.intVar(o, 'defaultNotReadyTolerationSeconds', 'default-not-ready-toleration-seconds', help['default-not-ready-toleration-seconds']!);
+  adm.intVar(o, 'defaultUnreachableTolerationSeconds', 'default-unreachable-toleration-seconds', help['default-unreachable-toleration-seconds']!);
+  adm.stringsVar(o, 'disableAdmissionPlugins', 'disable-admission-plugins', help['disable-admission-plugins']!);
+  adm.stringsVar(o, 'enableAdmissionPlugins', 'enable-admission-plugins', help['enable-admission-plugins']!);
   const a = s.flagSet('authentication');
   const f = o.authn;
   a.stringsVar(f, 'apiAudiences', 'api-audiences', 'Identifiers of the API. The service account token authenticator will validate that tokens used against the API are bound to at least one of these audiences. If the --service-account-issuer flag is configured and this flag is not, this field defaults to a single element list containing the issuer URL.');
@@ -162,6 +178,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   }
   if (o.securePort <= 0 || o.securePort > 65535) throw new Error(`--secure-port ${o.securePort} must be between 1 and 65535, inclusive. It cannot be turned off with 0`);
   if ((o.tlsCertFile === '') !== (o.tlsPrivateKeyFile === '')) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
+  const admErrs = validateAdmissionPluginFlags(o.enableAdmissionPlugins, o.disableAdmissionPlugins);
+  if (admErrs.length) throw new Error(admErrs.join('; '));
   const started = Date.now();
   const dataDir = resolve(o.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -240,6 +258,12 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     log,
     authenticator,
     authorizationModes,
+    admission: {
+      enable: o.enableAdmissionPlugins,
+      disable: o.disableAdmissionPlugins,
+      defaultNotReadyTolerationSeconds: o.defaultNotReadyTolerationSeconds,
+      defaultUnreachableTolerationSeconds: o.defaultUnreachableTolerationSeconds,
+    },
     tokenRequest: {
       signer: newTokenSigner(af.serviceAccountIssuers[0]!, signingKey),
       apiAudiences: authenticator.apiAudiences,

@@ -12,11 +12,7 @@ import { FlagSet, StringSliceValue, StringValue, BoolValue, type Flag } from '..
 import { log } from '../cli/klog.js';
 import { APIError, isNotFound } from '../client/rest.js';
 import { resourcePath } from '../client/resources.js';
-import { applyJSONPatch } from '../patch/jsonpatch.js';
-import { applyMergePatch } from '../patch/mergepatch.js';
-import { applyStrategicMergePatch } from '../patch/strategic.js';
 import { PatchError, deepEqualJSON } from '../patch/errors.js';
-import { typeForKind } from '../schema/types.js';
 import { goJSONSyntaxError, jsonMarshal, quote } from './gofmt.js';
 import { yamlToJSON } from './goyaml.js';
 import { Factory } from './factory.js';
@@ -174,8 +170,17 @@ export function patchInput(text: string): PatchInput {
   return { body: jsonMarshal(v), value: v };
 }
 
-/** The patch applied on the client (--local, --dry-run=client), as kubectl's getPatchedJSON. */
-export function patchLocally(patchType: string, original: KubeObject, input: PatchInput): KubeObject {
+/**
+ * The patch applied on the client (--local, --dry-run=client), as kubectl's getPatchedJSON.
+ * The patch algorithms (and the schema, for strategic merge) are loaded only for this path.
+ */
+export async function patchLocally(patchType: string, original: KubeObject, input: PatchInput): Promise<KubeObject> {
+  const [{ applyJSONPatch }, { applyMergePatch }, { applyStrategicMergePatch }, { typeForKind }] = await Promise.all([
+    import('../patch/jsonpatch.js'),
+    import('../patch/mergepatch.js'),
+    import('../patch/strategic.js'),
+    import('../schema/types.js'),
+  ]);
   const local = (e: unknown): Error => {
     if (e instanceof PatchError) return new Error(e.detail);
     return e as Error;
@@ -348,7 +353,7 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
         return;
       }
       const original = info.object!;
-      const target = patchLocally(patchType, original, patch);
+      const target = await patchLocally(patchType, original, patch);
       const didPatch = !deepEqualJSON(original, target);
       print(io, printFlags, didPatch, target);
     });

@@ -111,7 +111,8 @@ for (const v of VERSIONS) {
     const w = watch(v, ['get', 'pods', '-n', ns, '-w'], t);
     run(v, ['create', '-n', ns, '-f', '-'], POD('wp', { app: 'web' }));
     await w.until('the new pod', (ls) => ls.some((l) => l[0] === 'wp'));
-    run(v, ['replace', '-n', ns, '-f', '-'], POD('wp', { app: 'web', stage: 'two' }));
+    // a change a real cluster accepts (a replace from the manifest would drop what admission added)
+    run(v, ['label', 'pod', 'wp', '-n', ns, 'stage=two']);
     await w.until('the change', (ls) => ls.filter((l) => l[0] === 'wp').length >= 2);
     run(v, ['delete', 'pod', 'wp', '-n', ns]);
     await w.until('the deletion', (ls) => ls.filter((l) => l[0] === 'wp' && l[2] === 'Terminating').length >= 2, 5_000);
@@ -136,7 +137,8 @@ for (const v of VERSIONS) {
     const w = watch(v, ['get', 'pod', 'solo', '-n', ns, '-w'], t);
     await w.until('the pod', (ls) => ls.some((l) => l[0] === 'solo'));
     run(v, ['create', '-n', ns, '-f', '-'], POD('other', { app: 'solo' }));
-    run(v, ['replace', '-n', ns, '-f', '-'], POD('solo', { app: 'solo', stage: 'two' }));
+    // a change a real cluster accepts (a replace from the manifest would drop what admission added)
+    run(v, ['label', 'pod', 'solo', '-n', ns, 'stage=two']);
     await w.until('the change', (ls) => ls.filter((l) => l[0] === 'solo').length >= 2);
     run(v, ['delete', 'pod', 'solo', 'other', '-n', ns]);
     await w.until('the deletion', (ls) => ls.filter((l) => l[0] === 'solo' && l[2] === 'Terminating').length >= 2, 5_000);
@@ -159,7 +161,8 @@ for (const v of VERSIONS) {
     await w.until('the existing pod', (ls) => ls.some((l) => l[1] === 'before'));
     run(v, ['create', '-n', ns, '-f', '-'], POD('decoy', { app: 'other' }) + '---\n' + POD('ev', { app: 'ev' }));
     await w.until('the new pod', (ls) => ls.some((l) => l[1] === 'ev'));
-    run(v, ['replace', '-n', ns, '-f', '-'], POD('ev', { app: 'ev', stage: 'two' }));
+    // a change a real cluster accepts (a replace from the manifest would drop what admission added)
+    run(v, ['label', 'pod', 'ev', '-n', ns, 'stage=two']);
     await w.until('the change', (ls) => ls.filter((l) => l[1] === 'ev').length >= 2);
     run(v, ['delete', 'pod', 'ev', 'before', 'decoy', '-n', ns]);
     await w.until('the deletions', (ls) => ls.filter((l) => l[0] === 'DELETED').length >= 2 && ls.filter((l) => l[3] === 'Terminating').length >= 4, 5_000);

@@ -9,9 +9,20 @@ import type { KindDecl } from '../../schema/model.js';
 import { newCacher, type Cacher, type CacheEntry } from '../../storage/cacher.js';
 import { ConflictError, KeyExistsError, KeyNotFoundError, type Backend, type KeyValue } from '../../storage/interface.js';
 import type { Strategy } from './strategy.js';
+import type { AdmissionChain } from '../admission/chain.js';
+import type { Operation } from '../admission/types.js';
+import { admissionAttributes, type RequestAdmission } from '../admission/wiring.js';
 
 export interface WriteOptions {
   dryRun: boolean;
+  /** the admission chain a user's write passes (absent for the server's own writes) */
+  admission?: WriteAdmission;
+}
+
+/** a request's admission: the chain and what the request says (the store adds object, old object, operation) */
+export interface WriteAdmission {
+  chain: AdmissionChain;
+  request: Omit<RequestAdmission, 'operation' | 'object' | 'oldObject' | 'dryRun'>;
 }
 
 export interface DeleteOptions extends WriteOptions {
@@ -33,6 +44,8 @@ export interface StoreHooks {
   /** called before a namespaced object is created: throws when its namespace refuses it */
   checkNamespace?(namespace: string, resource: GroupThing, name: string): void;
 }
+
+const OPTIONS_KIND: Record<Operation, string> = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions', CONNECT: '' };
 
 const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 const MAX_GENERATE_ATTEMPTS = 8;
@@ -140,6 +153,25 @@ export class ResourceStore {
     return e;
   }
 
+  // ---- admission ----
+
+  private admissionOf(opts: WriteOptions, operation: Operation, object: any, oldObject: any) {
+    const a = opts.admission!;
+    // the options as the operation's own kind (a PUT that creates is a create with CreateOptions)
+    const options = operation === 'CONNECT' ? a.request.options : { kind: OPTIONS_KIND[operation], apiVersion: 'meta.k8s.io/v1', ...(a.request.options ?? {}) };
+    return admissionAttributes(this.kind, { ...a.request, operation, object, oldObject, options, dryRun: opts.dryRun });
+  }
+
+  /** the mutating phase: before the strategy prepares the object (plugins change `object` in place) */
+  private async admitMutate(opts: WriteOptions, operation: Operation, object: any, oldObject?: any): Promise<void> {
+    if (opts.admission) await opts.admission.chain.mutate(this.admissionOf(opts, operation, object, oldObject));
+  }
+
+  /** the validating phase: after the object validated, before it is stored (dry runs too) */
+  private async admitValidate(opts: WriteOptions, operation: Operation, object: any, oldObject?: any): Promise<void> {
+    if (opts.admission) await opts.admission.chain.validate(this.admissionOf(opts, operation, object, oldObject));
+  }
+
   // ---- create ----
 
   /** Validate metadata common to every kind and the kind's own rules; throws 422 Invalid. */
@@ -172,6 +204,10 @@ export class ResourceStore {
    */
   async create(obj: any, opts: WriteOptions): Promise<any> {
     obj.metadata ??= {};
+    if (opts.admission) {
+      await this.admitMutate(opts, 'CREATE', obj);
+      obj.metadata ??= {};
+    }
     const m = obj.metadata;
     if (!this.kind.namespaced) delete m.namespace;
     const generated = !m.name && typeof m.generateName === 'string' && m.generateName !== '';
@@ -186,6 +222,7 @@ export class ResourceStore {
       if (generated) m.name = generateName(m.generateName);
       this.validateObject(obj);
       if (this.kind.namespaced) this.hooks.checkNamespace?.(m.namespace, this.groupResource, m.name);
+      await this.admitValidate(opts, 'CREATE', obj);
       if (opts.dryRun) {
         if (!generated && this.get(m.namespace ?? '', m.name)) throw errors.alreadyExists(this.groupResource, m.name);
         return obj;
@@ -261,10 +298,18 @@ export class ResourceStore {
       } else if (wantRV !== old.metadata.resourceVersion) {
         throw errors.conflict(this.groupResource, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
-      const next = this.prepareUpdate(obj, old);
+      let body = obj;
+      if (opts.admission) {
+        // a retry starts again from the client's object, not from what the plugins made of it
+        body = structuredClone(obj);
+        await this.admitMutate(opts, 'UPDATE', body, old);
+        body.metadata ??= {};
+      }
+      const next = this.prepareUpdate(body, old);
       let stored = false;
       try {
       this.validateObject(next, old);
+      await this.admitValidate(opts, 'UPDATE', next, old);
       if (sameObject(next, old)) return { obj: old, created: false };
       if (opts.dryRun) {
         next.metadata.resourceVersion = old.metadata.resourceVersion;
@@ -313,6 +358,10 @@ export class ResourceStore {
       const old = cur.obj;
       let next = mutate(structuredClone(old));
       next.metadata ??= {};
+      if (opts.admission) {
+        await this.admitMutate(opts, 'UPDATE', next, old);
+        next.metadata ??= {};
+      }
       const wantRV = next.metadata.resourceVersion;
       if (wantRV && wantRV !== old.metadata.resourceVersion) {
         throw errors.conflict(this.groupResource, name, 'the object has been modified; please apply your changes to the latest version and try again');
@@ -326,6 +375,7 @@ export class ResourceStore {
       let stored = false;
       try {
         this.validateObject(next, old, main ? undefined : opts.subresource ?? 'status');
+        await this.admitValidate(opts, 'UPDATE', next, old);
         if (sameObject(next, old)) return old;
         if (opts.dryRun) return next;
         if (this.isTerminatingAndDone(next)) {
@@ -383,6 +433,8 @@ export class ResourceStore {
 
   async delete(namespace: string, name: string, opts: DeleteOptions): Promise<DeleteResult> {
     const key = this.key(namespace, name);
+    // Kubernetes' delete runs the mutating plugins without an object, the validating ones on the stored object
+    await this.admitMutate(opts, 'DELETE', undefined, undefined);
     for (;;) {
       const cur = this.cacher.get(key);
       if (!cur) throw errors.notFound(this.groupResource, name);
@@ -402,6 +454,7 @@ export class ResourceStore {
           `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${old.metadata.resourceVersion}). The object might have been modified`,
         );
       }
+      await this.admitValidate(opts, 'DELETE', undefined, old);
       const next = structuredClone(old);
       const finalizers: string[] = [...(next.metadata.finalizers ?? [])];
       const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined);
