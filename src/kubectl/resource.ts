@@ -42,11 +42,6 @@ Example resource specifications include:
    '<resource> <name>'
    '<resource>'`;
 
-export const LOCAL_RESOURCE_MESSAGE = `error: you must specify resources by --filename when --local is set.
-Example resource specifications include:
-   '-f rsrc.yaml'
-   '--filename=rsrc.json'`;
-
 export interface BuilderOptions {
   local: boolean;
   namespace: string;
@@ -249,7 +244,6 @@ export class ResourceResult {
 export async function buildResources(o: BuilderOptions): Promise<ResourceResult> {
   const errs: Error[] = [];
   const sources: Source[] = [];
-  let singleFile = false;
   // FilenameParam
   if (o.filenames.length > 0 && o.kustomize) errs.push(new Error('only one of -f or -k can be specified'));
   if (o.kustomize && o.recursive) errs.push(new Error("the -k flag can't be used with -f or -R"));
@@ -273,7 +267,6 @@ export async function buildResources(o: BuilderOptions): Promise<ResourceResult>
           errs.push(e as Error);
           continue;
         }
-        if (!o.recursive && matches.length === 1) singleFile = true;
         for (const p of matches) {
           let files: string[];
           try {
@@ -293,7 +286,6 @@ export async function buildResources(o: BuilderOptions): Promise<ResourceResult>
     }
     if (o.kustomize) sources.push({ kind: 'kustomize', dir: o.kustomize });
   }
-  void singleFile;
 
   // ResourceTypeOrNameArgs(false, args...)
   const tuples: { resource: string; name: string }[] = [];
