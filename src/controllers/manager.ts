@@ -18,6 +18,7 @@ import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
 import { NamespaceController, type Namespace } from './namespace.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
+import { RootCACertPublisher } from './rootcacertpublisher.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
 /** What a controller gets when it starts. */
@@ -32,6 +33,8 @@ export interface ControllerContext {
   log: Logger;
   /** aborts when the controller must stop (stop, or leadership lost) */
   signal: AbortSignal;
+  /** the CA bundle published to namespaces (--root-ca-file, else the CA the manager trusts the server with) */
+  rootCA?: string;
 }
 
 export interface ControllerDescriptor {
@@ -76,8 +79,31 @@ export const serviceAccountControllerDescriptor: ControllerDescriptor = {
   },
 };
 
+export const rootCACertPublisherDescriptor: ControllerDescriptor = {
+  name: 'root-ca-certificate-publisher-controller',
+  async run(ctx) {
+    if (!ctx.rootCA) {
+      ctx.log.warn('No root CA to publish: the root CA certificate publisher is not started');
+      return;
+    }
+    const client = ctx.clientFor('root-ca-cert-publisher');
+    try {
+      const c = new RootCACertPublisher({
+        client,
+        namespaces: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, NAMESPACES)),
+        configMaps: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'configmaps' })),
+        rootCA: ctx.rootCA,
+        log: ctx.log,
+      });
+      await c.run(1, ctx.signal);
+    } finally {
+      client.close();
+    }
+  },
+};
+
 /** Every controller Keelson has, in start order. */
-export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [namespaceControllerDescriptor, serviceAccountControllerDescriptor];
+export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [namespaceControllerDescriptor, serviceAccountControllerDescriptor, rootCACertPublisherDescriptor];
 
 export interface ControllerManagerConfig {
   /** where and how to reach the API server (TLS, credentials); qps/burst/userAgent are set here */
@@ -88,6 +114,8 @@ export interface ControllerManagerConfig {
   log?: Logger;
   /** leader election identity (default `<hostname>_<uuid>`) */
   identity?: string;
+  /** the CA bundle the root CA publisher puts in every namespace (default: rest.ca) */
+  rootCA?: string;
   /** controllers to run (default: CONTROLLER_DESCRIPTORS filtered by --controllers) */
   descriptors?: ControllerDescriptor[];
 }
@@ -203,6 +231,7 @@ export class ControllerManager {
       clientFor: (name, scale) => this.client(name, scale, term),
       log: this.log,
       signal,
+      rootCA: this.cfg.rootCA ?? (this.cfg.rest.ca === undefined ? undefined : String(this.cfg.rest.ca)),
     };
     const descriptors = (this.cfg.descriptors ?? CONTROLLER_DESCRIPTORS).filter((d) => isControllerEnabled(d.name, this.options.controllers));
     const runs: Promise<void>[] = [];

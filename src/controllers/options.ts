@@ -55,6 +55,7 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
 export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDefault?: boolean }[] = [
   { name: 'namespace-controller', aliases: ['namespace'] },
   { name: 'serviceaccount-controller', aliases: ['serviceaccount'] },
+  { name: 'root-ca-certificate-publisher-controller', aliases: ['root-ca-cert-publisher'] },
 ];
 
 function canonical(name: string): string | undefined {

@@ -1,0 +1,118 @@
+// The root CA publisher: every active namespace holds a ConfigMap `kube-root-ca.crt` whose
+// `ca.crt` is the CA bundle that verifies the API server. Pods read it through the projected
+// service account volume the ServiceAccount admission plugin adds (kube-api-access-*). As in
+// kube-controller-manager, the map is created when a namespace appears and put back when it is
+// deleted or its data drifts.
+import { setMaxListeners } from 'node:events';
+import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
+import { nopLogger, type Logger } from '../client/log.js';
+import { isAlreadyExists, isNotFound, type RESTClient } from '../client/rest.js';
+import { ResourceClient } from '../client/resources.js';
+import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
+
+export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
+const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+const DESCRIPTION =
+  'The CA bundle of this cluster\'s API server, for clients inside the cluster that reach it at an internal address (kubernetes.default.svc or the kubernetes Service IP).';
+
+export interface RootCACertPublisherOptions {
+  client: RESTClient;
+  namespaces: Informer<any>;
+  configMaps: Informer<any>;
+  /** the PEM bundle to publish */
+  rootCA: string;
+  log?: Logger;
+}
+
+export class RootCACertPublisher {
+  readonly queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), 'root_ca_cert_publisher');
+  private readonly log: Logger;
+
+  constructor(private readonly o: RootCACertPublisherOptions) {
+    this.log = o.log ?? nopLogger;
+    o.namespaces.addEventHandler({
+      add: (ns) => this.enqueueNamespace(ns),
+      update: (_old, ns) => this.enqueueNamespace(ns),
+    });
+    const onMap = (cm: any) => {
+      const obj = cm instanceof DeletedFinalStateUnknown ? cm.obj : cm;
+      if (obj?.metadata?.name === ROOT_CA_CONFIGMAP && obj.metadata.namespace) this.queue.add(obj.metadata.namespace);
+    };
+    o.configMaps.addEventHandler({ update: (_old, cm) => onMap(cm), delete: onMap });
+  }
+
+  private enqueueNamespace(ns: any): void {
+    if (ns instanceof DeletedFinalStateUnknown) return;
+    if (ns?.metadata?.deletionTimestamp || ns?.status?.phase === 'Terminating') return;
+    if (ns?.metadata?.name) this.queue.add(ns.metadata.name);
+  }
+
+  async run(workers: number, signal: AbortSignal): Promise<void> {
+    setMaxListeners(0, signal);
+    this.log.info('Starting root CA cert publisher controller');
+    try {
+      const synced = await Promise.all([this.o.namespaces.waitForSync({ signal }), this.o.configMaps.waitForSync({ signal })]);
+      if (!synced.every(Boolean)) return;
+      const done: Promise<void>[] = [];
+      for (let i = 0; i < Math.max(1, workers); i++) done.push(this.worker(signal));
+      await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+      this.queue.shutDown();
+      await Promise.all(done);
+    } finally {
+      this.queue.shutDown();
+      this.log.info('Shutting down root CA cert publisher controller');
+    }
+  }
+
+  private async worker(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const { item: ns, shutdown } = await this.queue.get();
+      if (shutdown) return;
+      try {
+        if (!signal.aborted) await this.sync(ns, signal);
+        this.queue.forget(ns);
+      } catch (e) {
+        this.log.error(e, 'Publishing the root CA failed', { namespace: ns });
+        this.queue.addRateLimited(ns);
+      } finally {
+        this.queue.done(ns);
+      }
+    }
+  }
+
+  /** create or correct the ConfigMap of one namespace */
+  async sync(namespace: string, signal?: AbortSignal): Promise<void> {
+    const ns = this.o.namespaces.getByName('', namespace);
+    if (!ns || ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating') return;
+    const client = new ResourceClient<any>(this.o.client, CONFIGMAPS, namespace);
+    const cur = this.o.configMaps.getByName(namespace, ROOT_CA_CONFIGMAP);
+    try {
+      if (!cur) {
+        await client.create(
+          {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: ROOT_CA_CONFIGMAP, annotations: { 'kubernetes.io/description': DESCRIPTION } },
+            data: { 'ca.crt': this.o.rootCA },
+          },
+          { signal },
+        );
+        return;
+      }
+      const data = cur.data ?? {};
+      if (data['ca.crt'] === this.o.rootCA && Object.keys(data).length === 1 && !cur.binaryData) return;
+      // only ca.crt is ours to keep; the update is conditional on what the cache saw
+      const next = structuredClone(cur);
+      next.data = { 'ca.crt': this.o.rootCA };
+      delete next.binaryData;
+      next.metadata.annotations = { ...(next.metadata.annotations ?? {}), 'kubernetes.io/description': DESCRIPTION };
+      await client.update(next, { signal });
+    } catch (e) {
+      // created meanwhile, the namespace went away, or it is being deleted: nothing to do;
+      // a conflict is retried from the queue with a fresher cache
+      if (isAlreadyExists(e) || isNotFound(e)) return;
+      if ((e as { code?: number }).code === 403) return;
+      throw e;
+    }
+  }
+}
