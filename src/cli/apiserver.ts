@@ -55,7 +55,7 @@ export const APISERVER_FEATURES = {
   CBORServingAndStorage: { default: false, preRelease: 'ALPHA' },
   ConsistentListFromCache: { default: true, preRelease: 'BETA' },
   ListFromCacheSnapshot: { default: true, preRelease: 'BETA' },
-  RemoteRequestHeaderUID: { default: false, preRelease: 'ALPHA' },
+  RemoteRequestHeaderUID: { default: true, preRelease: 'BETA' },
   WatchList: { default: true, preRelease: 'BETA' },
   ...klog.loggingFeatureSpecs,
 } as const;
