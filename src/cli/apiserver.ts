@@ -319,7 +319,7 @@ export function apiserverCommand(allInOne: boolean): Command {
     use: allInOne ? 'server' : 'apiserver',
     short: allInOne ? 'Run a single-node cluster: the API server on the embedded store' : 'Run the Kubernetes-compatible API server',
     long: allInOne
-      ? 'Runs a Keelson cluster on this machine: the API server (and, as they land, the controller manager, the scheduler and the node agent) in one process, on an embedded SQLite store under --data-dir. The admin kubeconfig is written to <data-dir>/kubeconfig.'
+      ? 'Runs a Keelson cluster on this machine: the API server and the controller manager (the scheduler and the node agent join as they land) in one process, on an embedded SQLite store under --data-dir. The admin kubeconfig is written to <data-dir>/kubeconfig.'
       : 'The Keelson API server validates and configures data for the API objects (pods, services, deployments and the rest) and serves the REST operations that real Kubernetes clients use. It takes kube-apiserver\'s flag names.',
     args: 'none',
     run: async ({ flags }) => {

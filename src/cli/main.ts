@@ -1,6 +1,8 @@
 // The keelson command: one binary, with a subcommand per daemon (as k3s has).
+//
+// Each subcommand's modules are loaded only when that subcommand runs: `keelson patch` is a
+// short-lived client and must not pay for loading the API server (about half a second).
 import { Command, runMain } from './flags.js';
-import { apiserverCommand } from './apiserver.js';
 import { formatVersionLine, setProgramName } from './version.js';
 
 setProgramName('Keelson');
@@ -20,7 +22,14 @@ const root = new Command({
   },
 });
 root.localFlags.bool('version', false, 'print the version and exit');
-root.addCommand(apiserverCommand(true), apiserverCommand(false));
-root.addCommand(...(await import('../kubectl/commands.js')).kubectlCommands());
+
+const SERVER_COMMANDS = new Set(['server', 'apiserver']);
+const KUBECTL_COMMANDS = new Set(['patch', 'options']);
+const sub = process.argv[2] ?? '';
+if (!KUBECTL_COMMANDS.has(sub)) {
+  const { apiserverCommand } = await import('./apiserver.js');
+  root.addCommand(apiserverCommand(true), apiserverCommand(false));
+}
+if (!SERVER_COMMANDS.has(sub)) root.addCommand(...(await import('../kubectl/commands.js')).kubectlCommands());
 
 await runMain(root);
