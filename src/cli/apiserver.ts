@@ -8,6 +8,7 @@ import * as klog from './klog.js';
 import { getVersionInfo } from './version.js';
 import { ensurePKI } from '../apiserver/pki.js';
 import { writeKubeconfig } from '../client/kubeconfig.js';
+import { defaultControllerManagerOptions, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
 import { controllerManagerCert, startControllers } from './controllers.js'; // controllers hook (keelson server only)
 import { APIServer, type Logger } from '../apiserver/server.js';
 import { resolveAuthorizationModes } from '../apiserver/rbac/index.js';
@@ -46,6 +47,8 @@ export interface APIServerOptions {
   disableAdmissionPlugins: string[];
   defaultNotReadyTolerationSeconds: number;
   defaultUnreachableTolerationSeconds: number;
+  /** the embedded controller manager's options (keelson server only) */
+  controllerManager: ControllerManagerOptions;
 }
 
 /** The feature gates Keelson's API server knows, with Kubernetes 1.33's defaults and stages. */
@@ -84,6 +87,7 @@ function defaults(): APIServerOptions {
     disableAdmissionPlugins: [],
     defaultNotReadyTolerationSeconds: 300,
     defaultUnreachableTolerationSeconds: 300,
+    controllerManager: defaultControllerManagerOptions(),
   };
 }
 
@@ -142,6 +146,24 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   a.durationVar(f, 'serviceAccountMaxTokenExpiration', 'service-account-max-token-expiration', 'The maximum validity duration of a token created by the service account token issuer. If an otherwise valid TokenRequest with a validity duration larger than this value is requested, a token will be issued with a validity duration of this value.');
   a.stringVar(f, 'serviceAccountSigningKeyFile', 'service-account-signing-key-file', 'Path to the file that contains the current private key of the service account token issuer. The issuer will sign issued ID tokens with this private key.');
   a.stringVar(f, 'tokenAuthFile', 'token-auth-file', 'If set, the file that will be used to secure the secure port of the API server via token authentication.');
+  if (allInOne) {
+    // kube-controller-manager's flags for the controller manager inside `keelson server`
+    const cm = s.flagSet('controller manager');
+    const m = o.controllerManager;
+    cm.stringsVar(m, 'controllers', 'controllers', `A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables the controller named 'foo'.\nAll controllers: ${KNOWN_CONTROLLERS.map((c) => c.name).join(', ')}\nDisabled-by-default controllers: ${KNOWN_CONTROLLERS.filter((c) => c.disabledByDefault).map((c) => c.name).join(', ')}`);
+    cm.int32Var(m, 'concurrentNamespaceSyncs', 'concurrent-namespace-syncs', 'The number of namespace objects that are allowed to sync concurrently. Larger number = more responsive namespace termination, but more CPU (and network) load');
+    cm.int32Var(m, 'kubeAPIBurst', 'kube-api-burst', 'Burst to use while talking with kubernetes apiserver.');
+    cm.float64Var(m, 'kubeAPIQPS', 'kube-api-qps', 'QPS to use while talking with kubernetes apiserver.');
+    cm.boolVar(m, 'leaderElect', 'leader-elect', 'Start a leader election client and gain leadership before executing the main loop. Enable this when running replicated components for high availability.');
+    cm.durationVar(m, 'leaseDurationMs', 'leader-elect-lease-duration', 'The duration that non-leader candidates will wait after observing a leadership renewal until attempting to acquire leadership of a led but unrenewed leader slot. This is effectively the maximum duration that a leader can be stopped before it is replaced by another candidate. This is only applicable if leader election is enabled.');
+    cm.durationVar(m, 'renewDeadlineMs', 'leader-elect-renew-deadline', 'The interval between attempts by the acting master to renew a leadership slot before it stops leading. This must be less than the lease duration. This is only applicable if leader election is enabled.');
+    cm.stringVar(m, 'resourceLock', 'leader-elect-resource-lock', "The type of resource object that is used for locking during leader election. Supported options are 'leases'.");
+    cm.stringVar(m, 'resourceName', 'leader-elect-resource-name', 'The name of resource object that is used for locking during leader election.');
+    cm.stringVar(m, 'resourceNamespace', 'leader-elect-resource-namespace', 'The namespace of resource object that is used for locking during leader election.');
+    cm.durationVar(m, 'retryPeriodMs', 'leader-elect-retry-period', 'The duration the clients should wait between attempting acquisition and renewal of a leadership. This is only applicable if leader election is enabled.');
+    cm.durationVar(m, 'minResyncPeriodMs', 'min-resync-period', 'The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod.');
+    cm.durationVar(m, 'namespaceSyncPeriodMs', 'namespace-sync-period', 'The period for syncing namespace life-cycle updates');
+  }
   const fg = s.flagSet('feature gate');
   gate.addFlag(fg);
   const logs = s.flagSet('logs');
@@ -180,6 +202,10 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   if ((o.tlsCertFile === '') !== (o.tlsPrivateKeyFile === '')) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
   const admErrs = validateAdmissionPluginFlags(o.enableAdmissionPlugins, o.disableAdmissionPlugins);
   if (admErrs.length) throw new Error(admErrs.join('; '));
+  if (allInOne) {
+    const cmErrs = validateControllerManagerOptions(o.controllerManager);
+    if (cmErrs.length) throw new Error(cmErrs.join('; '));
+  }
   const started = Date.now();
   const dataDir = resolve(o.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -288,7 +314,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   log.info('Wrote the admin kubeconfig', { path: kubeconfig });
   process.stderr.write(`Keelson is ready: ${serverURL}\nexport KUBECONFIG=${kubeconfig}\n`);
   // controllers hook (keelson server only; see src/cli/controllers.ts): the controller manager, a loopback client
-  const controllers = allInOne ? await startControllers({ serverURL, caPEM: pki.ca.certPEM, ...(await controllerManagerCert(pki.ca)), log }) : undefined;
+  const controllers = allInOne ? await startControllers({ serverURL, caPEM: pki.ca.certPEM, ...(await controllerManagerCert(pki.ca)), log, options: o.controllerManager }) : undefined;
   if (controllers) server.registerComponent('controller-manager', async () => ({ healthy: true, message: 'ok' }));
 
   let stopping = false;

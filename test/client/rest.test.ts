@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startCluster, type Cluster } from '../e2e/harness.js';
+import { startCluster, NO_CA_PUBLISHER, type Cluster } from '../e2e/harness.js';
 import { TokenBucket } from '../../src/client/flowcontrol.js';
 import {
   APIError,
@@ -25,7 +25,7 @@ let cluster: Cluster;
 let rest: RESTClient;
 
 before(async () => {
-  cluster = await startCluster();
+  cluster = await startCluster({ args: [NO_CA_PUBLISHER] });
   const t = cluster.credentials;
   rest = new RESTClient({ server: cluster.url, ca: t.ca, cert: t.cert, key: t.key, qps: Infinity });
 });

@@ -2,7 +2,7 @@
 // bookmarks, timeouts, streaming lists, selector transitions and Protobuf frames.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, type Cluster } from './harness.js';
+import { startCluster, NO_CA_PUBLISHER, type Cluster } from './harness.js';
 import { WatchFrameDecoder, decodeEnvelope } from '../../src/codec/protobuf.js';
 
 let c: Cluster;
@@ -26,7 +26,7 @@ async function update(name: string, mutate: (o: any) => void): Promise<any> {
 const summary = (evs: any[]) => evs.map((e) => `${e.type}:${e.object.metadata?.name ?? ''}`);
 
 before(async () => {
-  c = await startCluster();
+  c = await startCluster({ args: [NO_CA_PUBLISHER] });
   assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
 });
 
@@ -214,7 +214,7 @@ describe('encodings of a watch', () => {
 describe('compaction: 410 Gone', () => {
   let cc: Cluster;
   before(async () => {
-    cc = await startCluster({ args: ['--etcd-compaction-interval=1s'] });
+    cc = await startCluster({ args: [NO_CA_PUBLISHER, '--etcd-compaction-interval=1s'] });
   });
   after(async () => {
     await cc?.stop();

@@ -52,6 +52,13 @@ export interface RunResult {
   stderr: string;
 }
 
+/**
+ * A server argument for tests that count the ConfigMaps of a namespace: the controller manager
+ * runs as usual but without the root-ca-certificate-publisher, which puts kube-root-ca.crt into
+ * every namespace (as it does in Kubernetes).
+ */
+export const NO_CA_PUBLISHER = '--controllers=*,-root-ca-certificate-publisher-controller';
+
 export interface StartOptions {
   args?: string[];
   dataDir?: string;

@@ -2,12 +2,12 @@
 // namespaces as a user would.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, type Cluster } from './harness.js';
+import { startCluster, NO_CA_PUBLISHER, type Cluster } from './harness.js';
 
 let c: Cluster;
 
 before(async () => {
-  c = await startCluster();
+  c = await startCluster({ args: [NO_CA_PUBLISHER] });
 });
 
 after(async () => {

@@ -3,13 +3,13 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
-import { startCluster, type Cluster } from './harness.js';
+import { startCluster, NO_CA_PUBLISHER, type Cluster } from './harness.js';
 
 let c: Cluster;
 const cms = '/api/v1/namespaces/default/configmaps';
 
 before(async () => {
-  c = await startCluster({ args: ['--storage-backend=memory'] });
+  c = await startCluster({ args: [NO_CA_PUBLISHER, '--storage-backend=memory'] });
   const big = 'x'.repeat(20_000);
   for (let i = 0; i < 10; i++) {
     const r = await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}` }, data: { v: big } } });
@@ -38,7 +38,7 @@ describe('compression', () => {
     assert.equal(one.json().metadata.name, 'big-0');
   });
   test('off with the APIResponseCompression gate', async () => {
-    const off = await startCluster({ args: ['--storage-backend=memory', '--feature-gates=APIResponseCompression=false'] });
+    const off = await startCluster({ args: [NO_CA_PUBLISHER, '--storage-backend=memory', '--feature-gates=APIResponseCompression=false'] });
     try {
       const big = 'y'.repeat(70_000);
       for (let i = 0; i < 3; i++) {
@@ -84,7 +84,7 @@ describe('CBOR (CBORServingAndStorage)', () => {
   });
 
   test('on: objects, lists, errors, watch sequences and apply in CBOR, read back by another CBOR library', async () => {
-    const on = await startCluster({ args: ['--storage-backend=memory', '--feature-gates=CBORServingAndStorage=true'] });
+    const on = await startCluster({ args: [NO_CA_PUBLISHER, '--storage-backend=memory', '--feature-gates=CBORServingAndStorage=true'] });
     try {
       const { encode, Token, Type } = (await cborgP) as any;
       // a request body in CBOR (text strings are accepted; a []byte field holds raw bytes tagged

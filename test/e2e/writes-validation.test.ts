@@ -4,7 +4,7 @@
 // immutable fields) and defaulting, as a Kubernetes 1.33 API server answers them.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, expectStatus, warningsOf, type Cluster, type RawResponse, type RunResult } from './harness.js';
+import { startCluster, NO_CA_PUBLISHER, expectStatus, warningsOf, type Cluster, type RawResponse, type RunResult } from './harness.js';
 
 let c: Cluster;
 const NS = 'default';
@@ -14,7 +14,7 @@ const pods = `/api/v1/namespaces/${NS}/pods`;
 const svcs = `/api/v1/namespaces/${NS}/services`;
 
 before(async () => {
-  c = await startCluster();
+  c = await startCluster({ args: [NO_CA_PUBLISHER] });
 });
 
 after(async () => {
