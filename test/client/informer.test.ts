@@ -3,7 +3,7 @@
 // compacted resourceVersion fails with Expired, and an informer lists again and carries on.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, type Cluster } from '../e2e/harness.js';
+import { startCluster, NO_CA_PUBLISHER, type Cluster } from '../e2e/harness.js';
 import { RESTClient, isResourceExpired, APIError } from '../../src/client/rest.js';
 import { gvr, resource, type KubeObject } from '../../src/client/resources.js';
 import { DeletedFinalStateUnknown, Informer } from '../../src/client/informer.js';
@@ -12,7 +12,7 @@ let cluster: Cluster;
 let rest: RESTClient;
 
 before(async () => {
-  cluster = await startCluster({ args: ['--etcd-compaction-interval=1s'] });
+  cluster = await startCluster({ args: [NO_CA_PUBLISHER, '--etcd-compaction-interval=1s'] });
   const t = cluster.credentials;
   rest = new RESTClient({ server: cluster.url, ca: t.ca, cert: t.cert, key: t.key, qps: Infinity });
   for (const ns of ['inf-a', 'inf-b', 'inf-c', 'inf-w']) await resource(rest, gvr('v1', 'namespaces')).create({ metadata: { name: ns } });
