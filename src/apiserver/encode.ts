@@ -7,7 +7,7 @@ import YAML from 'yaml';
 import type { CacheEntry } from '../storage/cacher.js';
 import type { KindDecl } from '../schema/model.js';
 import { JSON_TYPE, PROTOBUF_TYPE, YAML_TYPE, type OutputChoice } from '../codec/negotiate.js';
-import { encodeEnvelope, encodeListFromItems, encodeMessage } from '../codec/protobuf.js';
+import { encodeEnvelope, encodeListFromItems, encodeListObjectChunks, encodeMessage } from '../codec/protobuf.js';
 import { encodeCBOR, encodeCBORListFromItems, encodeCBORValue, CBOR_MEDIA_TYPE } from '../codec/cbor.js';
 import { DEFAULT_PRINTER, printerFor, type Printer } from '../schema/printers/index.js';
 import { errors, type StatusError } from '../machinery/errors.js';
@@ -21,7 +21,8 @@ export const POML_TYPE = 'io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMeta
 const CHUNK_BYTES = 256 * 1024;
 
 // Response compression, as kube-apiserver does it (APIResponseCompression, on by default): a
-// response of at least 128 KiB to a client that accepts gzip is gzipped at the fastest level.
+// response longer than 128 KiB to a client whose Accept-Encoding lists the token `gzip` is gzipped
+// at the fastest level. As in Kubernetes, a token with parameters (`gzip;q=0.5`) does not count.
 const GZIP_THRESHOLD = 128 * 1024;
 let compression = true;
 
@@ -32,12 +33,12 @@ export function setResponseCompression(on: boolean): void {
 function acceptsGzip(res: ServerResponse): boolean {
   if (!compression) return false;
   const ae = res.req?.headers['accept-encoding'];
-  return typeof ae === 'string' && /(^|[\s,])gzip(\s*(;|,|$))/i.test(ae) && !/gzip\s*;\s*q=0(\.0*)?\s*(,|$)/i.test(ae);
+  return typeof ae === 'string' && ae.split(',').some((t) => t.trim() === 'gzip');
 }
 
 /** end the response with body, gzipped when it is large and the client accepts it */
 function finish(res: ServerResponse, body: Uint8Array): void {
-  if (body.length >= GZIP_THRESHOLD && acceptsGzip(res)) {
+  if (body.length > GZIP_THRESHOLD && acceptsGzip(res)) {
     res.removeHeader('Content-Length');
     res.setHeader('Content-Encoding', 'gzip');
     res.setHeader('Vary', 'Accept-Encoding');
@@ -84,10 +85,13 @@ export function entryCBOR(e: CacheEntry, kind: KindDecl): Uint8Array {
   return b;
 }
 
+/**
+ * The Content-Type of a response: the media type of the serializer chosen, without the `as`, `g`
+ * and `v` of a Table or metadata-only answer (kube-apiserver writes them the same way; the body's
+ * kind says what it is).
+ */
 export function contentTypeOf(choice: OutputChoice): string {
-  let t = choice.mediaType;
-  if (choice.transform) t += `;as=${choice.transform};g=meta.k8s.io;v=${choice.transformVersion}`;
-  return t;
+  return choice.mediaType;
 }
 
 function headers(res: ServerResponse, contentType: string, len?: number): void {
@@ -109,7 +113,8 @@ function serializePlain(obj: unknown, choice: OutputChoice, protoType?: string, 
       // the schema gives []byte fields their byte-string form; schemaless values as they are
       return protoType && !protoType.startsWith('io.k8s.apimachinery.pkg.apis.meta.v1.Table') ? encodeCBOR(protoType, obj) : encodeCBORValue(obj);
     default:
-      return Buffer.from(choice.pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj));
+      // pretty: indented by two spaces, without a final newline (Go's json.MarshalIndent)
+      return Buffer.from(choice.pretty ? JSON.stringify(obj, null, 2) : JSON.stringify(obj));
   }
 }
 
@@ -161,7 +166,12 @@ export function tableOf(kind: KindDecl, objs: any[], listMeta: ListMeta | undefi
     else if (opts.includeObject === 'Metadata') row.object = partialObjectMetadata(o, version);
     return row;
   });
-  const t: any = { kind: 'Table', apiVersion: `meta.k8s.io/${version}`, metadata: listMeta ?? {} };
+  // ListMeta's fields are omitted when empty, as in Kubernetes' JSON
+  const md: any = {};
+  if (listMeta?.resourceVersion) md.resourceVersion = listMeta.resourceVersion;
+  if (listMeta?.continue) md.continue = listMeta.continue;
+  if (listMeta?.remainingItemCount !== undefined) md.remainingItemCount = listMeta.remainingItemCount;
+  const t: any = { kind: 'Table', apiVersion: `meta.k8s.io/${version}`, metadata: md };
   t.columnDefinitions = opts.noHeaders ? null : p.columns;
   t.rows = rows;
   return t;
@@ -172,7 +182,8 @@ export function writeEntry(res: ServerResponse, code: number, kind: KindDecl, ob
   let body: Uint8Array;
   switch (choice.transform) {
     case 'Table':
-      body = serializePlain(tableOf(kind, [obj], { resourceVersion: '' }, table ?? { includeObject: 'Metadata' }, choice.transformVersion), choice, TABLE_TYPE);
+      // the Table of one object carries that object's resourceVersion, as Kubernetes' table generator sets it
+      body = serializePlain(tableOf(kind, [obj], { resourceVersion: obj?.metadata?.resourceVersion ?? '' }, table ?? { includeObject: 'Metadata' }, choice.transformVersion), choice, TABLE_TYPE);
       break;
     case 'PartialObjectMetadata':
       body = serializePlain(partialObjectMetadata(obj, choice.transformVersion), choice, POM_TYPE);
@@ -224,9 +235,17 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
   }
   if (choice.encoding === 'protobuf') {
     const items = entries.map((e) => entryProto(e, kind));
-    const body = encodeEnvelope(apiVersion, kind.listKind, encodeListFromItems(`${kind.type}List`, meta, items));
-    headers(res, PROTOBUF_TYPE, body.length);
-    finish(res, body);
+    let size = 0;
+    for (const b of items) size += b.length;
+    if (size <= CHUNK_BYTES) {
+      const body = encodeEnvelope(apiVersion, kind.listKind, encodeListFromItems(`${kind.type}List`, meta, items));
+      headers(res, PROTOBUF_TYPE, body.length);
+      finish(res, body);
+      return;
+    }
+    // item by item, from the cached encodings, at the pace the client reads
+    headers(res, PROTOBUF_TYPE);
+    stream(res, encodeListObjectChunks(apiVersion, kind.listKind, meta, items, CHUNK_BYTES));
     return;
   }
   if (choice.encoding === 'cbor') {
@@ -253,8 +272,8 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
     parts[i] = b;
     total += b.length;
   }
-  headers(res, JSON_TYPE, total);
   if (total <= CHUNK_BYTES) {
+    headers(res, JSON_TYPE, total);
     const all: Uint8Array[] = [head];
     for (let i = 0; i < parts.length; i++) {
       if (i) all.push(comma);
@@ -264,34 +283,70 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
     finish(res, Buffer.concat(all, total));
     return;
   }
-  // written in chunks of about CHUNK_BYTES, so the whole body is never copied at once
-  let out: { write(b: Uint8Array): unknown; end(b: Uint8Array): unknown } = res;
-  if (acceptsGzip(res)) {
-    res.removeHeader('Content-Length');
-    res.setHeader('Content-Encoding', 'gzip');
-    res.setHeader('Vary', 'Accept-Encoding');
-    const gz = zlib.createGzip({ level: 1 });
-    gz.pipe(res);
-    out = gz;
-  }
+  headers(res, JSON_TYPE, total);
+  stream(res, jsonListChunks(head, parts, tail));
+}
+
+/** the body of a JSON list in chunks of about CHUNK_BYTES: the whole body is never copied at once */
+function* jsonListChunks(head: Uint8Array, parts: Uint8Array[], tail: Uint8Array): Generator<Uint8Array> {
   let batch: Uint8Array[] = [head];
   let size = head.length;
   for (let i = 0; i < parts.length; i++) {
     if (i) {
-      batch.push(comma);
+      batch.push(COMMA);
       size += 1;
     }
     batch.push(parts[i]!);
     size += parts[i]!.length;
     if (size >= CHUNK_BYTES) {
-      out.write(Buffer.concat(batch, size));
+      yield Buffer.concat(batch, size);
       batch = [];
       size = 0;
     }
   }
   batch.push(tail);
   size += tail.length;
-  out.end(Buffer.concat(batch, size));
+  yield Buffer.concat(batch, size);
+}
+const COMMA = Buffer.from(',');
+
+/**
+ * Write a large body chunk by chunk, each chunk only when the previous ones have drained to the
+ * socket, so that what is queued for a slow reader stays around one chunk instead of the whole
+ * response. Gzipped (dropping Content-Length) for a client that accepts it: such a body is always
+ * above the compression threshold.
+ */
+function stream(res: ServerResponse, chunks: Iterator<Uint8Array>): void {
+  let out: NodeJS.WritableStream = res;
+  if (acceptsGzip(res)) {
+    res.removeHeader('Content-Length');
+    res.setHeader('Content-Encoding', 'gzip');
+    res.setHeader('Vary', 'Accept-Encoding');
+    const gz = zlib.createGzip({ level: 1 });
+    gz.on('error', (e) => res.destroy(e));
+    gz.pipe(res);
+    out = gz;
+  }
+  let gone = false;
+  res.once('close', () => {
+    gone = true;
+    if (out !== res) (out as zlib.Gzip).destroy();
+  });
+  const pump = (): void => {
+    for (;;) {
+      if (gone) return;
+      const n = chunks.next();
+      if (n.done) {
+        out.end();
+        return;
+      }
+      if (!out.write(n.value)) {
+        out.once('drain', pump);
+        return;
+      }
+    }
+  };
+  pump();
 }
 
 export { JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE };

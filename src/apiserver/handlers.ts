@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import YAML from 'yaml';
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import { matchLabels, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../machinery/selectors.js';
-import { inputEncoding, negotiateOutput, NotAcceptableError, supportedInputTypes, type OutputChoice } from '../codec/negotiate.js';
+import { inputEncoding, negotiateOutput, negotiateWatch, NotAcceptableError, prettyRequested, supportedInputTypes, type OutputChoice } from '../codec/negotiate.js';
 import { decodeEnvelope, decodeMessage } from '../codec/protobuf.js';
 import { APPLY_PATCH_CBOR_MEDIA_TYPE, CBORDecodeError, cborDecodeStatusMessage, decodeApplyPatchCBOR, decodeCBORObject, decodeCBORValue } from '../codec/cbor.js';
 import type { KindDecl } from '../schema/model.js';
@@ -132,10 +132,11 @@ function badListOptions(errs: FieldError[]): StatusError {
   return new StatusError(400, 'BadRequest', inv.message, inv.details);
 }
 
-export function outputChoice(r: RequestBase, list: boolean): OutputChoice {
-  const pretty = queryBool(r.query.get('pretty'));
+/** the response representation; `table: false` for endpoints without a Table form (virtual kinds) */
+export function outputChoice(r: RequestBase, list: boolean, forms: { table?: boolean } = {}): OutputChoice {
+  const pretty = prettyRequested(r.query.get('pretty'), r.req.headers['user-agent']);
   try {
-    return negotiateOutput(r.req.headers.accept, { list, table: true, metadata: true, protobuf: true, cbor: r.ctx.cbor }, pretty);
+    return negotiateOutput(r.req.headers.accept, { list, table: forms.table ?? true, metadata: true, protobuf: true, cbor: r.ctx.cbor }, pretty);
   } catch (e) {
     if (e instanceof NotAcceptableError) throw errors.notAcceptable(e.message);
     throw e;
@@ -466,21 +467,11 @@ export async function handleWatch(r: Request): Promise<void> {
   const { store, info, query } = r;
   let choice: OutputChoice;
   try {
-    choice = negotiateOutput(r.req.headers.accept, { list: false, table: true, metadata: true, protobuf: true, cbor: r.ctx.cbor }, false);
+    // YAML has no stream framing: 406 listing the stream media types, as in Kubernetes
+    choice = negotiateWatch(r.req.headers.accept, { list: false, table: true, metadata: true, protobuf: true, cbor: r.ctx.cbor });
   } catch (e) {
     if (e instanceof NotAcceptableError) throw errors.notAcceptable(e.message);
     throw e;
-  }
-  if (choice.encoding === 'yaml') {
-    // YAML has no stream framing
-    choice = negotiateOutput(
-      (r.req.headers.accept ?? '')
-        .split(',')
-        .filter((t) => !t.includes('yaml'))
-        .join(',') || 'none/none',
-      { list: false, table: true, metadata: true, protobuf: true, cbor: r.ctx.cbor },
-      false,
-    );
   }
   const name = info.name || undefined;
   const sel = selection(store.kind, query, name);

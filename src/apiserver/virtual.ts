@@ -6,7 +6,7 @@ import type { KindDecl } from '../schema/model.js';
 import type { Authorizer, UserInfo } from './authz.js';
 import { accessReviewStatus, reviewAttributes, rulesReviewStatus } from './rbac/index.js';
 import { admissionOf, decodeBody, dryRunOf, fieldValidationOf, normalizeBody, outputChoice, readBody, type RequestBase } from './handlers.js';
-import { writeListObjects, writeObject } from './encode.js';
+import { partialObjectMetadata, POM_TYPE, writeListObjects, writeObject } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
 import { rfc3339 } from './registry/store.js';
 import { admissionAttributes } from './admission/wiring.js';
@@ -50,10 +50,12 @@ function validateReviewSpec(kind: string, spec: any, needUser: boolean): void {
 export async function handleVirtualCreate(r: RequestBase, kind: KindDecl, ctx: VirtualContext): Promise<void> {
   const user = r.user;
   if (!user) throw errors.unauthorized();
-  const choice = outputChoice(r, false);
+  // these kinds have no Table form (Table-only Accept is 406, as in Kubernetes); the metadata-only form they have
+  const choice = outputChoice(r, false, { table: false });
   dryRunOf(r.query);
   const obj = await bodyOf(r, kind);
-  const reply = (o: any) => writeObject(r.res, 201, o, choice.transform ? { ...choice, transform: '', transformVersion: '' } : choice, kind.type);
+  const reply = (o: any) =>
+    choice.transform === 'PartialObjectMetadata' ? writeObject(r.res, 201, partialObjectMetadata(o, choice.transformVersion), choice, POM_TYPE) : writeObject(r.res, 201, o, choice, kind.type);
   switch (`${kind.group}/${kind.kind}`) {
     case 'authentication.k8s.io/SelfSubjectReview':
       obj.metadata = { ...(obj.metadata ?? {}), creationTimestamp: rfc3339(Date.now()) };

@@ -132,18 +132,20 @@ export function negotiateOutput(accept: string | undefined, o: NegotiateOptions,
       if (g !== 'meta.k8s.io' || (v !== 'v1' && v !== 'v1beta1')) continue;
       if (as === 'Table') {
         if (!o.table) continue;
-        if (e.enc === 'protobuf') continue; // Table has no protobuf form in Kubernetes
-        return { encoding: e.enc, mediaType: e.type, transform: 'Table', transformVersion: v, pretty };
+        // Kubernetes serves Table in JSON and YAML only (it has no Protobuf form, and the CBOR
+        // serializer is not offered for it): with another encoding the clause is skipped
+        if (e.enc !== 'json' && e.enc !== 'yaml') continue;
+        return { encoding: e.enc, mediaType: e.type, transform: 'Table', transformVersion: v, pretty: pretty || r.params['pretty'] === '1' };
       }
       if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') {
         if (!o.metadata) continue;
         // PartialObjectMetadata for objects, PartialObjectMetadataList for collections
         if (o.list !== (as === 'PartialObjectMetadataList')) continue;
-        return { encoding: e.enc, mediaType: e.type, transform: as, transformVersion: v, pretty };
+        return { encoding: e.enc, mediaType: e.type, transform: as, transformVersion: v, pretty: pretty || r.params['pretty'] === '1' };
       }
       continue;
     }
-    return { encoding: e.enc, mediaType: e.type, transform: '', transformVersion: '', pretty };
+    return { encoding: e.enc, mediaType: e.type, transform: '', transformVersion: '', pretty: pretty || r.params['pretty'] === '1' };
   }
   const accepted = [JSON_TYPE, YAML_TYPE];
   if (o.protobuf) accepted.push(PROTOBUF_TYPE);
@@ -151,9 +153,33 @@ export function negotiateOutput(accept: string | undefined, o: NegotiateOptions,
   throw new NotAcceptableError(accepted);
 }
 
-/** Choose the representation of a watch stream. */
+/**
+ * Choose the representation of a watch stream. YAML has no stream framing: a watch that
+ * negotiates YAML is 406, as in Kubernetes, and the 406 lists the stream media types.
+ */
 export function negotiateWatch(accept: string | undefined, o: NegotiateOptions): OutputChoice {
-  return negotiateOutput(accept, { ...o, list: false }, false);
+  const streamTypes = [`${JSON_TYPE};stream=watch`];
+  if (o.protobuf) streamTypes.push(`${PROTOBUF_TYPE};stream=watch`);
+  if (o.cbor) streamTypes.push(CBOR_SEQ_TYPE);
+  let c: OutputChoice;
+  try {
+    c = negotiateOutput(accept, { ...o, list: false }, false);
+  } catch (e) {
+    if (e instanceof NotAcceptableError) throw new NotAcceptableError(streamTypes);
+    throw e;
+  }
+  if (c.encoding === 'yaml') throw new NotAcceptableError(streamTypes);
+  return c;
+}
+
+/**
+ * Whether the response is indented, as Kubernetes decides it: `pretty` in the query (Go's
+ * ParseBool: 1, t, T, TRUE, true, True), else a User-Agent of a browser, curl or Wget.
+ */
+export function prettyRequested(pretty: string | null | undefined, userAgent: string | undefined): boolean {
+  if (pretty !== null && pretty !== undefined && pretty !== '') return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(pretty);
+  const ua = userAgent ?? '';
+  return ua.startsWith('curl') || ua.startsWith('Wget') || ua.startsWith('Mozilla/5.0');
 }
 
 export interface InputChoice {
