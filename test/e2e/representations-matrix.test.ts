@@ -1,0 +1,655 @@
+// Issue 4, end to end over raw HTTPS: every verb that returns objects (get, list, watch, create,
+// update, patch, delete) in every representation (JSON, YAML, Protobuf, CBOR with its gate on,
+// Table, PartialObjectMetadata, PartialObjectMetadataList), each answer decoded by a decoder that
+// is not the server's and compared with the JSON form of the same object:
+// - Protobuf: a small reader written here from the field numbers of Kubernetes' generated.proto
+//   (runtime.Unknown, meta/v1 ObjectMeta/ListMeta/Status/WatchEvent/PartialObjectMetadata(List),
+//   core/v1 ConfigMap, apps/v1 Deployment), and a small writer for request bodies;
+// - CBOR: the cborg library (the server uses cbor-x);
+// - YAML: the yaml library, compared in full with the JSON form.
+// Then the negotiation rules (q values, fallbacks, 406, 415, the k8s\0 prefix, Content-Type),
+// response compression at Kubernetes' threshold, pretty output, and large lists written item by
+// item.
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
+import YAML from 'yaml';
+import { startCluster, NO_CA_PUBLISHER, expectStatus, type Cluster, type RawResponse } from './harness.js';
+
+const PB = 'application/vnd.kubernetes.protobuf';
+const META = ';g=meta.k8s.io;v=v1';
+
+// ---- an independent Protobuf reader (wire format + Kubernetes' field numbers) ----
+
+type Fields = Map<number, (bigint | Buffer)[]>;
+
+function varintAt(b: Buffer, p: number): [bigint, number] {
+  let v = 0n;
+  let shift = 0n;
+  for (;;) {
+    if (p >= b.length) throw new Error('truncated varint');
+    const x = b[p++]!;
+    v |= BigInt(x & 0x7f) << shift;
+    if (x < 0x80) return [v, p];
+    shift += 7n;
+  }
+}
+
+function fields(b: Buffer): Fields {
+  const m: Fields = new Map();
+  let p = 0;
+  while (p < b.length) {
+    const [key, p1] = varintAt(b, p);
+    p = p1;
+    const no = Number(key >> 3n);
+    const wt = Number(key & 7n);
+    let v: bigint | Buffer;
+    if (wt === 0) [v, p] = varintAt(b, p);
+    else if (wt === 2) {
+      const [len, p2] = varintAt(b, p);
+      v = b.subarray(p2, p2 + Number(len));
+      p = p2 + Number(len);
+    } else if (wt === 1 || wt === 5) {
+      v = b.subarray(p, p + (wt === 1 ? 8 : 4));
+      p += wt === 1 ? 8 : 4;
+    } else throw new Error(`unexpected wire type ${wt}`);
+    if (!m.has(no)) m.set(no, []);
+    m.get(no)!.push(v);
+  }
+  return m;
+}
+const last = (f: Fields, n: number) => f.get(n)?.at(-1);
+const str = (f: Fields, n: number) => (last(f, n) as Buffer | undefined)?.toString('utf8');
+const num = (f: Fields, n: number) => (last(f, n) === undefined ? undefined : Number(last(f, n) as bigint));
+const msg = (f: Fields | undefined, n: number): Fields | undefined => (f && last(f, n) !== undefined ? fields(last(f, n) as Buffer) : undefined);
+const msgs = (f: Fields, n: number): Fields[] => (f.get(n) ?? []).map((b) => fields(b as Buffer));
+const strs = (f: Fields, n: number) => (f.get(n) ?? []).map((b) => (b as Buffer).toString('utf8'));
+function strMap(f: Fields | undefined, n: number): Record<string, string> {
+  const o: Record<string, string> = {};
+  if (f) for (const e of msgs(f, n)) o[str(e, 1) ?? ''] = str(e, 2) ?? '';
+  return o;
+}
+/** meta/v1 Time: seconds = 1 */
+const time = (f?: Fields) => (f ? new Date((num(f, 1) ?? 0) * 1000).toISOString().replace('.000Z', 'Z') : undefined);
+
+/** meta/v1 ObjectMeta: name 1, generateName 2, namespace 3, uid 5, resourceVersion 6, generation 7, creationTimestamp 8, deletionTimestamp 9, labels 11, annotations 12, finalizers 14 */
+function pbObjectMeta(f: Fields | undefined): any {
+  if (!f) return undefined;
+  return {
+    name: str(f, 1),
+    generateName: str(f, 2),
+    namespace: str(f, 3),
+    uid: str(f, 5),
+    resourceVersion: str(f, 6),
+    generation: num(f, 7),
+    creationTimestamp: time(msg(f, 8)),
+    deletionTimestamp: time(msg(f, 9)),
+    labels: strMap(f, 11),
+    annotations: strMap(f, 12),
+    finalizers: strs(f, 14),
+  };
+}
+/** core/v1 ConfigMap: metadata 1, data 2, immutable 4 */
+const pbConfigMap = (f: Fields) => ({ metadata: pbObjectMeta(msg(f, 1)), data: strMap(f, 2), immutable: num(f, 4) === 1 });
+/** apps/v1 Deployment: metadata 1, spec 2 (replicas 1, selector 2 {matchLabels 1}, template 3 {metadata 1, spec 2 {containers 2 {name 1, image 2}}}, minReadySeconds 5, revisionHistoryLimit 6, paused 7, progressDeadlineSeconds 9) */
+function pbDeployment(f: Fields): any {
+  const s = msg(f, 2);
+  const tpl = msg(s, 3);
+  const podSpec = msg(tpl, 2);
+  return {
+    metadata: pbObjectMeta(msg(f, 1)),
+    spec: s && {
+      replicas: num(s, 1),
+      selector: { matchLabels: strMap(msg(s, 2), 1) },
+      template: { metadata: { labels: strMap(msg(tpl, 1), 11) }, spec: { containers: podSpec ? msgs(podSpec, 2).map((c) => ({ name: str(c, 1), image: str(c, 2) })) : [] } },
+      minReadySeconds: num(s, 5),
+      revisionHistoryLimit: num(s, 6),
+      paused: num(s, 7) === 1,
+      progressDeadlineSeconds: num(s, 9),
+    },
+  };
+}
+/** the `k8s\0` prefix and runtime.Unknown: typeMeta 1 {apiVersion 1, kind 2}, raw 2 */
+function pbUnknown(body: Buffer): { apiVersion?: string; kind?: string; raw: Buffer } {
+  assert.deepEqual([...body.subarray(0, 4)], [0x6b, 0x38, 0x73, 0x00], 'the k8s\\0 prefix');
+  const f = fields(body.subarray(4));
+  const tm = msg(f, 1);
+  return { apiVersion: tm && str(tm, 1), kind: tm && str(tm, 2), raw: (last(f, 2) as Buffer | undefined) ?? Buffer.alloc(0) };
+}
+/** a list: metadata 1 (ListMeta: resourceVersion 2, continue 3), items 2 */
+const pbList = (raw: Buffer, item: (f: Fields) => any) => {
+  const f = fields(raw);
+  return { resourceVersion: str(msg(f, 1) ?? new Map(), 2), items: msgs(f, 2).map(item) };
+};
+/** meta/v1 Status: status 2, message 3, reason 4, code 6 */
+const pbStatus = (raw: Buffer) => {
+  const f = fields(raw);
+  return { status: str(f, 2), message: str(f, 3), reason: str(f, 4), code: num(f, 6) };
+};
+/** watch frames: a 4-byte big-endian length, then a WatchEvent (type 1, object 2 {raw 1}) */
+function pbWatchEvents(stream: Buffer): { type: string; object: Buffer }[] {
+  const out: { type: string; object: Buffer }[] = [];
+  let p = 0;
+  while (p + 4 <= stream.length) {
+    const len = stream.readUInt32BE(p);
+    if (p + 4 + len > stream.length) break;
+    const f = fields(stream.subarray(p + 4, p + 4 + len));
+    out.push({ type: str(f, 1)!, object: (last(msg(f, 2)!, 1) as Buffer) ?? Buffer.alloc(0) });
+    p += 4 + len;
+  }
+  return out;
+}
+
+// ---- a small Protobuf writer for request bodies ----
+
+function varint(n: number): Buffer {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  out.push(n);
+  return Buffer.from(out);
+}
+const fld = (no: number, payload: Buffer) => Buffer.concat([varint((no << 3) | 2), varint(payload.length), payload]);
+const fstr = (no: number, s: string) => fld(no, Buffer.from(s, 'utf8'));
+const fint = (no: number, n: number) => Buffer.concat([varint(no << 3), varint(n)]);
+const fmap = (no: number, o: Record<string, string> = {}) => Buffer.concat(Object.entries(o).map(([k, v]) => fld(no, Buffer.concat([fstr(1, k), fstr(2, v)]))));
+function pbMetaBytes(m: any): Buffer {
+  const parts = [fstr(1, m.name)];
+  if (m.resourceVersion) parts.push(fstr(6, m.resourceVersion));
+  parts.push(fmap(11, m.labels), ...(m.finalizers ?? []).map((x: string) => fstr(14, x)));
+  return Buffer.concat(parts);
+}
+function pbEnvelope(apiVersion: string, kind: string, raw: Buffer): Buffer {
+  return Buffer.concat([Buffer.from('k8s\0', 'latin1'), fld(1, Buffer.concat([fstr(1, apiVersion), fstr(2, kind)])), fld(2, raw)]);
+}
+
+// ---- CBOR through cborg ----
+
+const cborgP = import('cborg');
+const cborTags = (): any[] => Object.assign([], { 55799: (d: any) => d(), 22: (d: any) => d() });
+function cborToJS(v: any): any {
+  if (v instanceof Map) return Object.fromEntries([...v.entries()].map(([k, x]) => [k instanceof Uint8Array ? Buffer.from(k).toString('utf8') : String(k), cborToJS(x)]));
+  if (Array.isArray(v)) return v.map(cborToJS);
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
+  return v;
+}
+async function cborDecode(b: Buffer): Promise<any> {
+  const { decode } = await cborgP;
+  assert.deepEqual([...b.subarray(0, 3)], [0xd9, 0xd9, 0xf7], 'self-described CBOR');
+  return cborToJS(decode(b, { tags: cborTags(), useMaps: true } as any));
+}
+async function cborDecodeSequence(b: Buffer): Promise<any[]> {
+  const { decodeFirst } = (await cborgP) as any;
+  const out: any[] = [];
+  let rest: Uint8Array = b;
+  while (rest.length) {
+    try {
+      const [v, r] = decodeFirst(rest, { tags: cborTags(), useMaps: true });
+      out.push(cborToJS(v));
+      rest = r;
+    } catch {
+      break; // an incomplete last item
+    }
+  }
+  return out;
+}
+
+// ---- the comparable view of an object: what every decoder above reads ----
+
+function clean(v: any): any {
+  if (Array.isArray(v)) {
+    const a = v.map(clean).filter((x) => x !== undefined);
+    return a.length ? a : undefined;
+  }
+  if (v && typeof v === 'object') {
+    const o: any = {};
+    for (const [k, x] of Object.entries(v)) {
+      const c = clean(x);
+      if (c !== undefined) o[k] = c;
+    }
+    return Object.keys(o).length ? o : undefined;
+  }
+  return v === '' || v === 0 || v === false || v === null ? undefined : v;
+}
+const metaView = (m: any) =>
+  clean({
+    name: m?.name,
+    generateName: m?.generateName,
+    namespace: m?.namespace,
+    uid: m?.uid,
+    resourceVersion: m?.resourceVersion,
+    generation: m?.generation,
+    creationTimestamp: m?.creationTimestamp,
+    deletionTimestamp: m?.deletionTimestamp,
+    labels: m?.labels,
+    annotations: m?.annotations,
+    finalizers: m?.finalizers,
+  });
+
+interface Kind {
+  id: string;
+  kind: string;
+  apiVersion: string;
+  collection: (ns: string) => string;
+  make: (name: string) => any;
+  /** a change of the kind's own fields, for update */
+  change: (o: any) => void;
+  patch: any;
+  view: (o: any) => any;
+  pbRead: (f: Fields) => any;
+  pbWrite: (o: any) => Buffer;
+}
+
+const KINDS: Kind[] = [
+  {
+    id: 'cm',
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    collection: (ns) => `/api/v1/namespaces/${ns}/configmaps`,
+    make: (name) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'matrix', tier: 'x' } }, data: { a: '1', b: 'two' } }),
+    change: (o) => (o.data = { ...o.data, c: 'three' }),
+    patch: { data: { patched: 'yes' } },
+    view: (o) => clean({ metadata: metaView(o.metadata), data: o.data, immutable: o.immutable }),
+    pbRead: (f) => {
+      const c = pbConfigMap(f);
+      return clean({ metadata: metaView(c.metadata), data: c.data, immutable: c.immutable });
+    },
+    pbWrite: (o) => Buffer.concat([fld(1, pbMetaBytes(o.metadata)), fmap(2, o.data)]),
+  },
+  {
+    id: 'deploy',
+    kind: 'Deployment',
+    apiVersion: 'apps/v1',
+    collection: (ns) => `/apis/apps/v1/namespaces/${ns}/deployments`,
+    make: (name) => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, labels: { app: 'matrix' } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } },
+      },
+    }),
+    change: (o) => (o.spec.replicas = 3),
+    patch: { spec: { replicas: 5 } },
+    view: (o) => {
+      const s = o.spec;
+      return clean({
+        metadata: metaView(o.metadata),
+        spec: s && {
+          replicas: s.replicas,
+          selector: { matchLabels: s.selector?.matchLabels },
+          template: { metadata: { labels: s.template?.metadata?.labels }, spec: { containers: (s.template?.spec?.containers ?? []).map((c: any) => ({ name: c.name, image: c.image })) } },
+          minReadySeconds: s.minReadySeconds,
+          revisionHistoryLimit: s.revisionHistoryLimit,
+          paused: s.paused,
+          progressDeadlineSeconds: s.progressDeadlineSeconds,
+        },
+      });
+    },
+    pbRead: (f) => {
+      const d = pbDeployment(f);
+      return clean({ ...d, metadata: metaView(d.metadata) });
+    },
+    pbWrite: (o) => {
+      const c = o.spec.template.spec.containers[0];
+      const podSpec = fld(2, Buffer.concat([fstr(1, c.name), fstr(2, c.image)]));
+      const tpl = Buffer.concat([fld(1, fmap(11, o.spec.template.metadata.labels)), fld(2, podSpec)]);
+      const spec = Buffer.concat([fint(1, o.spec.replicas), fld(2, fmap(1, o.spec.selector.matchLabels)), fld(3, tpl)]);
+      return Buffer.concat([fld(1, pbMetaBytes(o.metadata)), fld(2, spec)]);
+    },
+  },
+];
+
+// ---- the representations ----
+
+type Shape = 'object' | 'list' | 'status';
+interface Rep {
+  id: string;
+  /** Accept for one object and for a collection */
+  accept: string;
+  acceptList: string;
+  /** the Content-Type the answer must carry */
+  contentType: string;
+  /** the request body in this representation, when it has one as input */
+  body?: (k: Kind, o: any) => { body: Buffer; contentType: string };
+  /** decode an answer into the comparable view; lists into their items' views */
+  decode: (k: Kind, r: Buffer, shape: Shape) => Promise<any>;
+  /** watch: the Accept, and the decoded events */
+  watch?: { accept: string; contentType: string; events: (k: Kind, b: Buffer) => Promise<{ type: string; view: any }[]> };
+}
+
+const jsonView = (k: Kind, o: any, shape: Shape) => (shape === 'list' ? o.items.map(k.view) : shape === 'status' ? statusView(o) : k.view(o));
+const statusView = (s: any) => ({ kind: s.kind, status: s.status, reason: s.reason ?? '', code: s.code || undefined });
+const pomView = (o: any) => {
+  assert.equal(o.kind, 'PartialObjectMetadata');
+  assert.equal(o.apiVersion, 'meta.k8s.io/v1');
+  assert.equal(o.spec, undefined);
+  assert.equal(o.data, undefined);
+  return metaView(o.metadata);
+};
+const pomlView = (o: any) => {
+  assert.equal(o.kind, 'PartialObjectMetadataList');
+  assert.equal(o.apiVersion, 'meta.k8s.io/v1');
+  assert.ok(o.metadata.resourceVersion);
+  return o.items.map(pomView);
+};
+
+function metadataRep(enc: 'json' | 'yaml' | 'protobuf' | 'cbor'): Rep {
+  const mt = enc === 'json' ? 'application/json' : enc === 'yaml' ? 'application/yaml' : enc === 'protobuf' ? PB : 'application/cbor';
+  const plain = async (b: Buffer): Promise<any> => (enc === 'json' ? JSON.parse(b.toString('utf8')) : enc === 'yaml' ? YAML.parse(b.toString('utf8')) : cborDecode(b));
+  const decode = async (_k: Kind, b: Buffer, shape: Shape): Promise<any> => {
+    if (enc === 'protobuf') {
+      const u = pbUnknown(b);
+      if (shape === 'status') return { kind: u.kind, ...pick(pbStatus(u.raw)) };
+      assert.equal(u.apiVersion, 'meta.k8s.io/v1');
+      if (shape === 'list') {
+        assert.equal(u.kind, 'PartialObjectMetadataList');
+        return pbList(u.raw, (i) => metaView(pbObjectMeta(msg(i, 1)))).items;
+      }
+      assert.equal(u.kind, 'PartialObjectMetadata');
+      return metaView(pbObjectMeta(msg(fields(u.raw), 1)));
+    }
+    const o = await plain(b);
+    return shape === 'list' ? pomlView(o) : shape === 'status' ? statusView(o) : pomView(o);
+  };
+  const rep: Rep = {
+    id: `metadata-${enc}`,
+    accept: `${mt};as=PartialObjectMetadata${META}`,
+    acceptList: `${mt};as=PartialObjectMetadataList${META}`,
+    contentType: mt,
+    decode,
+  };
+  if (enc !== 'yaml') {
+    rep.watch = {
+      accept: `${mt};as=PartialObjectMetadata${META}`,
+      contentType: enc === 'protobuf' ? `${PB};stream=watch` : enc === 'cbor' ? 'application/cbor-seq' : 'application/json',
+      events: async (_k, b) => {
+        if (enc === 'protobuf') return pbWatchEvents(b).map((e) => ({ type: e.type, view: metaView(pbObjectMeta(msg(fields(pbUnknown(e.object).raw), 1))) }));
+        const evs = enc === 'cbor' ? await cborDecodeSequence(b) : jsonLines(b);
+        return evs.map((e) => ({ type: e.type, view: pomView(e.object) }));
+      },
+    };
+  }
+  return rep;
+}
+const pick = (s: { status?: string; reason?: string; code?: number }) => ({ status: s.status, reason: s.reason ?? '', code: s.code || undefined });
+const jsonLines = (b: Buffer) =>
+  b
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l)];
+      } catch {
+        return []; // an incomplete last line
+      }
+    });
+
+function tableRep(enc: 'json' | 'yaml'): Rep {
+  const mt = enc === 'json' ? 'application/json' : 'application/yaml';
+  const parse = (b: Buffer) => (enc === 'json' ? JSON.parse(b.toString('utf8')) : YAML.parse(b.toString('utf8')));
+  const rows = (t: any) => {
+    assert.equal(t.kind, 'Table');
+    assert.equal(t.apiVersion, 'meta.k8s.io/v1');
+    assert.equal(t.columnDefinitions[0].name, 'Name');
+    assert.equal(t.columnDefinitions[0].format, 'name');
+    return t.rows.map((r: any) => {
+      assert.equal(r.cells[0], r.object.metadata.name, 'the Name cell');
+      assert.equal(r.cells.length, t.columnDefinitions.length);
+      return pomView(r.object);
+    });
+  };
+  const rep: Rep = {
+    id: `table-${enc}`,
+    accept: `${mt};as=Table${META}`,
+    acceptList: `${mt};as=Table${META}`,
+    contentType: mt,
+    decode: async (_k, b, shape) => {
+      const t = parse(b);
+      if (shape === 'status') return statusView(t);
+      const r = rows(t);
+      if (shape === 'list') return r;
+      assert.equal(r.length, 1);
+      assert.equal(t.metadata.resourceVersion, r[0].resourceVersion, "a single object's Table carries its resourceVersion");
+      return r[0];
+    },
+  };
+  if (enc === 'json') {
+    rep.watch = {
+      accept: `application/json;as=Table${META}`,
+      contentType: 'application/json',
+      events: async (_k, b) => jsonLines(b).map((e) => ({ type: e.type, view: rows(e.object)[0] })),
+    };
+  }
+  return rep;
+}
+
+const REPS: Rep[] = [
+  {
+    id: 'json',
+    accept: 'application/json',
+    acceptList: 'application/json',
+    contentType: 'application/json',
+    body: (_k, o) => ({ body: Buffer.from(JSON.stringify(o)), contentType: 'application/json' }),
+    decode: async (k, b, shape) => jsonView(k, JSON.parse(b.toString('utf8')), shape),
+    watch: { accept: 'application/json', contentType: 'application/json', events: async (k, b) => jsonLines(b).map((e) => ({ type: e.type, view: k.view(e.object) })) },
+  },
+  {
+    id: 'yaml',
+    accept: 'application/yaml',
+    acceptList: 'application/yaml',
+    contentType: 'application/yaml',
+    body: (_k, o) => ({ body: Buffer.from(YAML.stringify(o)), contentType: 'application/yaml' }),
+    decode: async (k, b, shape) => jsonView(k, YAML.parse(b.toString('utf8')), shape),
+  },
+  {
+    id: 'protobuf',
+    accept: PB,
+    acceptList: PB,
+    contentType: PB,
+    body: (k, o) => ({ body: pbEnvelope(k.apiVersion, k.kind, k.pbWrite(o)), contentType: PB }),
+    decode: async (k, b, shape) => {
+      const u = pbUnknown(b);
+      if (shape === 'status') {
+        assert.equal(u.kind, 'Status');
+        return { kind: 'Status', ...pick(pbStatus(u.raw)) };
+      }
+      assert.equal(u.apiVersion, k.apiVersion);
+      if (shape === 'list') {
+        assert.equal(u.kind, `${k.kind}List`);
+        return pbList(u.raw, k.pbRead).items;
+      }
+      assert.equal(u.kind, k.kind);
+      return k.pbRead(fields(u.raw));
+    },
+    watch: {
+      accept: PB,
+      contentType: `${PB};stream=watch`,
+      events: async (k, b) => pbWatchEvents(b).map((e) => ({ type: e.type, view: k.pbRead(fields(pbUnknown(e.object).raw)) })),
+    },
+  },
+  {
+    id: 'cbor',
+    accept: 'application/cbor',
+    acceptList: 'application/cbor',
+    contentType: 'application/cbor',
+    body: (_k, o) => ({ body: Buffer.from(cborEncodeSync(o)), contentType: 'application/cbor' }),
+    decode: async (k, b, shape) => jsonView(k, await cborDecode(b), shape),
+    watch: {
+      accept: 'application/cbor',
+      contentType: 'application/cbor-seq',
+      events: async (k, b) => (await cborDecodeSequence(b)).map((e) => ({ type: e.type, view: k.view(e.object) })),
+    },
+  },
+  tableRep('json'),
+  tableRep('yaml'),
+  metadataRep('json'),
+  metadataRep('yaml'),
+  metadataRep('protobuf'),
+  metadataRep('cbor'),
+];
+
+let cborEncode: ((o: any) => Uint8Array) | undefined;
+const cborEncodeSync = (o: any) => cborEncode!(o);
+
+let c: Cluster;
+
+before(async () => {
+  cborEncode = (await cborgP).encode;
+  c = await startCluster({ args: [NO_CA_PUBLISHER, '--storage-backend=memory', '--feature-gates=CBORServingAndStorage=true'] });
+  for (const r of REPS) {
+    const ns = await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `m-${r.id}` } } });
+    assert.equal(ns.status, 201, ns.text);
+  }
+});
+after(async () => {
+  await c?.stop();
+});
+
+/** the decoded answer equals the JSON form's view, which must name an object (an empty view would prove nothing) */
+function same(actual: any, expected: any, what: string): void {
+  const names = (v: any): string[] => (Array.isArray(v) ? v.flatMap(names) : v?.kind === 'Status' ? ['Status'] : [v?.metadata?.name ?? v?.name].filter(Boolean));
+  assert.ok(names(expected).length > 0 && names(expected).every((n) => n), `${what}: nothing to compare in ${JSON.stringify(expected)}`);
+  assert.deepEqual(actual, expected, what);
+  if (process.env.MATRIX_DEBUG) console.log(what, JSON.stringify(actual));
+}
+
+function ok(r: RawResponse, code: number, contentType: string, what: string): void {
+  assert.equal(r.status, code, `${what}: ${r.status} ${r.text.slice(0, 400)}`);
+  assert.equal(r.headers['content-type'], contentType, `${what}: Content-Type`);
+}
+
+async function jsonGet(path: string): Promise<any> {
+  const r = await c.raw('GET', path);
+  assert.equal(r.status, 200, r.text);
+  return r.json();
+}
+
+async function until<T>(f: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+for (const k of KINDS) {
+  describe(`${k.kind}: every verb in every representation`, () => {
+    for (const rep of REPS) {
+      test(rep.id, async () => {
+        const ns = `m-${rep.id}`;
+        const col = k.collection(ns);
+        const item = (n: string) => `${col}/${n}`;
+        const what = (verb: string) => `${k.kind} ${verb} as ${rep.id}`;
+
+        // create: the body in this representation where it is an input encoding, else JSON
+        const obj = k.make(`${k.id}-a`);
+        const input = rep.body ? rep.body(k, obj) : { body: Buffer.from(JSON.stringify(obj)), contentType: 'application/json' };
+        const cr = await c.raw('POST', col, { body: input.body, headers: { 'content-type': input.contentType, accept: rep.accept } });
+        ok(cr, 201, rep.contentType, what('create'));
+        // what the answer must hold: the JSON form's view (its metadata, for Table rows and metadata-only forms)
+        const expectOne = async (name: string) => {
+          const j = await jsonGet(item(name));
+          return rep.id.startsWith('table') || rep.id.startsWith('metadata') ? metaView(j.metadata) : k.view(j);
+        };
+        same(await rep.decode(k, cr.body, 'object'), await expectOne(obj.metadata.name), what('create'));
+
+        // a second object, created in JSON, so that lists have two items
+        const b = k.make(`${k.id}-b`);
+        assert.equal((await c.raw('POST', col, { body: b })).status, 201);
+
+        // get
+        const g = await c.raw('GET', item(obj.metadata.name), { headers: { accept: rep.accept } });
+        ok(g, 200, rep.contentType, what('get'));
+        same(await rep.decode(k, g.body, 'object'), await expectOne(obj.metadata.name), what('get'));
+        if (rep.id === 'yaml') assert.deepEqual(YAML.parse(g.text), await jsonGet(item(obj.metadata.name)), 'YAML equals JSON in full');
+
+        // list
+        const l = await c.raw('GET', col, { headers: { accept: rep.acceptList } });
+        ok(l, 200, rep.contentType, what('list'));
+        const jl = await jsonGet(col);
+        const want = jl.items.map((i: any) => (rep.id.startsWith('table') || rep.id.startsWith('metadata') ? metaView(i.metadata) : k.view(i)));
+        same(await rep.decode(k, l.body, 'list'), want, what('list'));
+
+        // update: the body in this representation where it has one
+        const cur = await jsonGet(item(obj.metadata.name));
+        k.change(cur);
+        const upBody = rep.body ? rep.body(k, cur) : { body: Buffer.from(JSON.stringify(cur)), contentType: 'application/json' };
+        const up = await c.raw('PUT', item(obj.metadata.name), { body: upBody.body, headers: { 'content-type': upBody.contentType, accept: rep.accept } });
+        ok(up, 200, rep.contentType, what('update'));
+        const afterUp = await expectOne(obj.metadata.name);
+        same(await rep.decode(k, up.body, 'object'), afterUp, what('update'));
+        assert.notEqual(afterUp.metadata?.resourceVersion ?? afterUp.resourceVersion, cur.metadata.resourceVersion, 'the update was stored');
+
+        // watch: from the list's version, one change, the event decoded
+        if (rep.watch) {
+          const rv = (await jsonGet(col)).metadata.resourceVersion;
+          const w = c.stream(`${col}?watch=1&resourceVersion=${rv}`, { accept: rep.watch.accept });
+          await w.ready;
+          try {
+            assert.equal(w.status, 200);
+            assert.equal(w.headers['content-type'], rep.watch.contentType, what('watch'));
+            const pr = await c.raw('PATCH', item(obj.metadata.name), { body: JSON.stringify(k.patch), headers: { 'content-type': 'application/merge-patch+json' } });
+            assert.equal(pr.status, 200, pr.text);
+            const evs = await until(async () => {
+              const e = await rep.watch!.events(k, Buffer.concat(w.chunks));
+              return e.length ? e : undefined;
+            }, what('watch'));
+            assert.equal(evs[0]!.type, 'MODIFIED');
+            same(evs[0]!.view, await expectOne(obj.metadata.name), what('watch'));
+          } finally {
+            w.close();
+          }
+        } else {
+          // YAML has no stream framing: a watch asking only for it is 406, naming the stream types
+          const wr = await c.raw('GET', `${col}?watch=1&timeoutSeconds=1`, { headers: { accept: rep.accept } });
+          assert.equal(wr.status, 406, what('watch'));
+          assert.match(wr.text, /application\/json;stream=watch, application\/vnd\.kubernetes\.protobuf;stream=watch, application\/cbor-seq/);
+        }
+
+        // patch
+        const pa = await c.raw('PATCH', item(obj.metadata.name), { body: JSON.stringify(k.patch), headers: { 'content-type': 'application/merge-patch+json', accept: rep.accept } });
+        ok(pa, 200, rep.contentType, what('patch'));
+        same(await rep.decode(k, pa.body, 'object'), await expectOne(obj.metadata.name), what('patch'));
+
+        // delete of an object held by a finalizer: the object comes back, with deletionTimestamp
+        const held = k.make(`${k.id}-held`);
+        held.metadata.finalizers = ['example.com/hold'];
+        assert.equal((await c.raw('POST', col, { body: held })).status, 201);
+        const dh = await c.raw('DELETE', item(held.metadata.name), { headers: { accept: rep.accept } });
+        ok(dh, 200, rep.contentType, what('delete (held)'));
+        const heldNow = await expectOne(held.metadata.name);
+        assert.ok((heldNow.metadata ?? heldNow).deletionTimestamp, 'marked for deletion');
+        same(await rep.decode(k, dh.body, 'object'), heldNow, what('delete (held)'));
+        const rel = await c.raw('PATCH', item(held.metadata.name), { body: '{"metadata":{"finalizers":null}}', headers: { 'content-type': 'application/merge-patch+json' } });
+        assert.equal(rel.status, 200, rel.text);
+
+        // delete that removes at once: a Status, in this encoding (a Table or metadata-only ask gets the Status as is)
+        const d = await c.raw('DELETE', item(obj.metadata.name), { headers: { accept: rep.accept } });
+        ok(d, 200, rep.contentType, what('delete'));
+        const st = rep.id.startsWith('table') || rep.id.startsWith('metadata')
+          ? await metadataStatus(rep, d.body)
+          : await rep.decode(k, d.body, 'status');
+        same(st, { kind: 'Status', status: 'Success', reason: '', code: undefined }, what('delete'));
+        assert.equal((await c.raw('GET', item(obj.metadata.name))).status, 404);
+      });
+    }
+  });
+}
+
+/** a Status answered to a Table or metadata-only ask, in that ask's encoding */
+async function metadataStatus(rep: Rep, b: Buffer): Promise<any> {
+  if (rep.contentType === PB) {
+    const u = pbUnknown(b);
+    return { kind: u.kind, ...pick(pbStatus(u.raw)) };
+  }
+  const o = rep.contentType === 'application/cbor' ? await cborDecode(b) : rep.contentType === 'application/yaml' ? YAML.parse(b.toString('utf8')) : JSON.parse(b.toString('utf8'));
+  return statusView(o);
+}
