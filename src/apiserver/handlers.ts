@@ -15,7 +15,7 @@ import { CompactedError } from '../storage/interface.js';
 import { writeEntry, writeList, writeObject, writeStatusError, type IncludeObject, type ListMeta, type TableOptions } from './encode.js';
 import type { RequestInfo } from './requestinfo.js';
 import { queryBool } from './requestinfo.js';
-import type { ResourceStore, WriteAdmission } from './registry/store.js';
+import { CorruptObjectError, type ResourceStore, type WriteAdmission } from './registry/store.js';
 import type { AdmissionChain } from './admission/chain.js';
 import type { WatchRegistry } from './watch.js';
 import { normalize, pruneUnknown } from '../codec/json.js';
@@ -36,7 +36,7 @@ function yamlStrictError(lines: string[]): string {
 import { subresourceView } from './subresources.js';
 import { applyDefaults } from '../schema/defaults/index.js';
 import type { Authorizer, UserInfo } from './authz.js';
-import { authorizeCreateOnWrite, requestAttributes, type RBACResource } from './rbac/index.js';
+import { authorizeCreateOnWrite, authorizeUnsafeDelete, requestAttributes, type RBACResource } from './rbac/index.js';
 import { apply as ssaApply, managerOrUserAgent, resetFieldsFor, trackUpdate, validateFieldManager, type ManagerInfo } from '../patch/ssa/index.js';
 import { applyJSONPatch } from '../patch/jsonpatch.js';
 import { applyMergePatch } from '../patch/mergepatch.js';
@@ -395,6 +395,9 @@ export async function handleList(r: Request): Promise<void> {
     nextKey = res.continueKey;
     remaining = res.remaining;
   }
+  // an object of this page's range that cannot be read fails the list, as in Kubernetes
+  const unreadable = store.listReadError(scope, plan.startKey, nextKey);
+  if (unreadable) throw unreadable;
   const meta: ListMeta = { resourceVersion: String(revision) };
   if (nextKey !== undefined) {
     meta.continue = encodeContinue(nextKey, scope, revision);
@@ -436,7 +439,13 @@ async function listFromStorage(
     }
     for (let i = 0; i < res.kvs.length; i++) {
       const kv = res.kvs[i]!;
-      const obj = store.decodeKV(kv);
+      let obj: any;
+      try {
+        obj = store.decodeKV(kv);
+      } catch (e) {
+        if (e instanceof CorruptObjectError) throw store.listError([{ key: kv.key, error: e }]);
+        throw e;
+      }
       const rest = kv.key.slice(store.prefix.length);
       const slash = store.kind.namespaced ? rest.indexOf('/') : -1;
       const e: CacheEntry = {
@@ -848,6 +857,7 @@ interface DeleteOptionsBody {
   propagationPolicy?: string;
   orphanDependents?: boolean;
   dryRun?: string[];
+  ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
 }
 
 const DELETE_OPTIONS_TYPE = 'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions';
@@ -884,12 +894,25 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
   if (pp !== null && pp !== '') opts.propagationPolicy = pp;
   const od = q.get('orphanDependents');
   if (od !== null) opts.orphanDependents = queryBool(od);
+  const unsafe = q.get('ignoreStoreReadErrorWithClusterBreakingPotential');
+  if (unsafe !== null) opts.ignoreStoreReadErrorWithClusterBreakingPotential = queryBool(unsafe);
+  // without the gate AllowUnsafeMalformedObjectDeletion the option is dropped, as Kubernetes drops it
+  if (!r.store.unsafeDeletion) delete opts.ignoreStoreReadErrorWithClusterBreakingPotential;
   const errs: FieldError[] = [];
   if (opts.propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
     errs.push(field.notSupported('propagationPolicy', opts.propagationPolicy, ['Foreground', 'Background', 'Orphan', 'nil']));
   }
   if (opts.propagationPolicy !== undefined && opts.orphanDependents !== undefined) {
     errs.push(field.invalid('propagationPolicy', opts.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'));
+  }
+  if (opts.ignoreStoreReadErrorWithClusterBreakingPotential === true) {
+    // the unsafe delete takes no other option
+    const path = 'ignoreStoreReadErrorWithClusterBreakingPotential';
+    if (q.getAll('dryRun').length > 0 || (opts.dryRun?.length ?? 0) > 0) errs.push(field.invalid(path, true, 'cannot be set together with .dryRun'));
+    if (opts.propagationPolicy !== undefined) errs.push(field.invalid(path, true, 'cannot be set together with .propagationPolicy'));
+    if (opts.orphanDependents !== undefined) errs.push(field.invalid(path, true, 'cannot be set together with .orphanDependents'));
+    if (opts.gracePeriodSeconds !== undefined) errs.push(field.invalid(path, true, 'cannot be set together with .gracePeriodSeconds'));
+    if (opts.preconditions !== undefined && opts.preconditions !== null) errs.push(field.invalid(path, true, 'cannot be set together with .preconditions'));
   }
   if (opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds < 0) opts.gracePeriodSeconds = 1;
   if (errs.length) throw errors.invalid({ group: 'meta.k8s.io', name: 'DeleteOptions' }, '', errs);
@@ -914,6 +937,10 @@ export async function handleDelete(r: Request): Promise<void> {
   if (!store.kind.verbs.includes('delete')) throw methodNotAllowed();
   const choice = outputChoice(r, false);
   const o = await deleteOptions(r);
+  if (o.ignoreStoreReadErrorWithClusterBreakingPotential === true) {
+    await unsafeDelete(r, choice);
+    return;
+  }
   const result = await store.delete(info.namespace, info.name, {
     dryRun: o.dry,
     admission: admissionOf(r, deleteOptionsForAdmission(o)),
@@ -934,12 +961,32 @@ export async function handleDelete(r: Request): Promise<void> {
   writeObject(r.res, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }, choice.transform ? { ...choice, transform: '' } : choice, 'io.k8s.apimachinery.pkg.apis.meta.v1.Status');
 }
 
+/**
+ * DELETE with ignoreStoreReadErrorWithClusterBreakingPotential=true (the gate is on and no other
+ * option is set): the caller must also be allowed `unsafe-delete-ignore-read-errors` on the
+ * object; the store refuses an object that reads. The answer is a Success Status naming the kind.
+ */
+async function unsafeDelete(r: Request, choice: OutputChoice): Promise<void> {
+  const { store, info } = r;
+  const az = r.ctx.authorizer?.();
+  if (az) {
+    const err = authorizeUnsafeDelete(az, requestAttributes(r.user ?? ANONYMOUS, info, 'DELETE', r.query));
+    if (err) throw err;
+  }
+  await store.unsafeDelete(info.namespace, info.name);
+  const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: info.name, kind: store.kind.kind }, code: 200 };
+  writeObject(r.res, 200, status, choice.transform ? { ...choice, transform: '' } : choice, 'io.k8s.apimachinery.pkg.apis.meta.v1.Status');
+}
+
 export async function handleDeleteCollection(r: Request): Promise<void> {
   const { store, info, query } = r;
   if (!store.kind.verbs.includes('deletecollection')) throw methodNotAllowed();
   const choice = outputChoice(r, true);
   const sel = selection(store.kind, query);
   const o = await deleteOptions(r);
+  // Kubernetes lists first: an object that cannot be read fails the whole request
+  const unreadable = store.listReadError(store.scopePrefix(info.namespace));
+  if (unreadable) throw unreadable;
   const { items, revision } = store.cacher.list({ prefix: store.scopePrefix(info.namespace), filter: sel.filter });
   const out: CacheEntry[] = [];
   for (const e of items) {

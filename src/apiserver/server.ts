@@ -27,6 +27,7 @@ import {
 import { Health, type HealthCheck } from './health.js';
 import { parseRequestInfo } from './requestinfo.js';
 import { ResourceStore } from './registry/store.js';
+import type { EncryptionConfig } from './encryption/config.js';
 import { buildAdmissionChain, type AdmissionChain } from './admission/chain.js';
 import { storeReader, storeWriter } from './admission/wiring.js';
 import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
@@ -83,6 +84,8 @@ export interface APIServerConfig {
   authorizationModes?: string[];
   /** TokenRequest issuing (serviceaccounts/<name>/token); the reader is the server's */
   tokenRequest?: Omit<TokenRequestOptions, 'reader'>;
+  /** --encryption-provider-config, loaded: encryption at rest of the resources it names */
+  encryption?: EncryptionConfig;
   /** --enable-admission-plugins, --disable-admission-plugins and the plugins' own flags (Kubernetes' default chain when absent) */
   admission?: {
     enable: string[];
@@ -90,6 +93,17 @@ export interface APIServerConfig {
     defaultNotReadyTolerationSeconds?: number;
     defaultUnreachableTolerationSeconds?: number;
   };
+}
+
+/** the transformer of a kind's stored values (events.k8s.io Events are stored as core events, as in Kubernetes) */
+function encryptionTransformer(enc: EncryptionConfig | undefined, k: KindDecl) {
+  if (!enc) return undefined;
+  return k.group === 'events.k8s.io' ? enc.transformerFor('', 'events') : enc.transformerFor(k.group, k.resource);
+}
+
+/** a new encryption configuration (automatic reload): every store takes its new transformer */
+export function applyEncryptionConfig(stores: Iterable<ResourceStore>, enc: EncryptionConfig | undefined): void {
+  for (const s of stores) s.setTransformer(encryptionTransformer(enc, s.kind));
 }
 
 export interface VersionInfo {
@@ -154,6 +168,8 @@ export class APIServer {
       }
       const store = new ResourceStore(k, strategyFor(k, { services: this.serviceAllocators }), cfg.backend, {}, {
         historyWindowMs: cfg.compactionIntervalMs * 2,
+        transformer: encryptionTransformer(cfg.encryption, k),
+        allowUnsafeMalformedObjectDeletion: cfg.featureGates.get('AllowUnsafeMalformedObjectDeletion') === true,
       });
       this.stores.set(`${k.group}/${k.kind}`, store);
       this.byGVR.set(`${k.group}/${k.version}/${k.resource}`, store);

@@ -1,6 +1,6 @@
 // `keelson server` (the all-in-one cluster) and `keelson apiserver` (the API server alone, with
 // kube-apiserver's flag names): option declarations, start-up and graceful shutdown.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, watchFile } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command, FeatureGate, type FlagSet } from './flags.js';
@@ -10,7 +10,8 @@ import { ensurePKI } from '../apiserver/pki.js';
 import { writeKubeconfig } from '../client/kubeconfig.js';
 import { defaultControllerManagerOptions, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
 import { controllerManagerCert, startControllers } from './controllers.js'; // controllers hook (keelson server only)
-import { APIServer, type Logger } from '../apiserver/server.js';
+import { APIServer, applyEncryptionConfig, type Logger } from '../apiserver/server.js';
+import { encryptionConfigHash, loadEncryptionConfig } from '../apiserver/encryption/config.js';
 import { resolveAuthorizationModes } from '../apiserver/rbac/index.js';
 import { validateAdmissionPluginFlags } from '../apiserver/admission/chain.js';
 import { admissionFlags } from '../apiserver/admission/wiring.js';
@@ -30,6 +31,8 @@ export interface APIServerOptions {
   securePort: number;
   storageBackend: string;
   etcdCompactionInterval: number;
+  encryptionProviderConfig: string;
+  encryptionProviderConfigAutomaticReload: boolean;
   livezGracePeriod: number;
   shutdownDelayDuration: number;
   minRequestTimeout: number;
@@ -70,6 +73,8 @@ function defaults(): APIServerOptions {
     securePort: 6443,
     storageBackend: 'sqlite',
     etcdCompactionInterval: 5 * 60_000,
+    encryptionProviderConfig: '',
+    encryptionProviderConfigAutomaticReload: false,
     livezGracePeriod: 0,
     shutdownDelayDuration: 0,
     minRequestTimeout: 1800_000,
@@ -106,6 +111,8 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   g.durationVar(o, 'shutdownDelayDuration', 'shutdown-delay-duration', 'Time to delay the termination. During that time the server keeps serving requests normally. The endpoints /healthz and /livez will return success, but /readyz immediately returns failure. Graceful termination starts after this delay has elapsed.');
   const e = s.flagSet('etcd');
   e.durationVar(o, 'etcdCompactionInterval', 'etcd-compaction-interval', 'The interval of compaction requests. If 0, the compaction request from apiserver is disabled. History older than one interval is compacted; watches and continue tokens older than the compacted revision get 410 Gone.');
+  e.stringVar(o, 'encryptionProviderConfig', 'encryption-provider-config', 'The file with the configuration of the encryption providers (an EncryptionConfiguration) used to encrypt resources such as secrets before they are stored.');
+  e.boolVar(o, 'encryptionProviderConfigAutomaticReload', 'encryption-provider-config-automatic-reload', 'Reload the file given by --encryption-provider-config whenever its contents change on disk. Setting this to true disables the ability to uniquely identify distinct KMS plugins via the API server healthz endpoints.');
   e.stringVar(o, 'storageBackend', 'storage-backend', 'The storage backend for persistence. Options: \'sqlite\' (embedded, durable, the default), \'memory\' (nothing is kept after exit).');
   const ss = s.flagSet('secure serving');
   ss.stringVar(o, 'bindAddress', 'bind-address', 'The IP address on which to listen for the --secure-port port. The associated interface(s) must be reachable by the rest of the cluster, and by CLI/web clients. If blank or an unspecified address (0.0.0.0 or ::), all interfaces and IP address families will be used.');
@@ -200,6 +207,9 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   }
   if (o.securePort <= 0 || o.securePort > 65535) throw new Error(`--secure-port ${o.securePort} must be between 1 and 65535, inclusive. It cannot be turned off with 0`);
   if ((o.tlsCertFile === '') !== (o.tlsPrivateKeyFile === '')) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
+  if (o.encryptionProviderConfigAutomaticReload && !o.encryptionProviderConfig) throw new Error('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
+  // encryption at rest: a file that cannot be used stops the start, in kube-apiserver's words
+  const encryption = o.encryptionProviderConfig ? loadEncryptionConfig(o.encryptionProviderConfig) : undefined;
   const admErrs = validateAdmissionPluginFlags(o.enableAdmissionPlugins, o.disableAdmissionPlugins);
   if (admErrs.length) throw new Error(admErrs.join('; '));
   if (allInOne) {
@@ -284,6 +294,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     log,
     authenticator,
     authorizationModes,
+    encryption,
     admission: {
       enable: o.enableAdmissionPlugins,
       disable: o.disableAdmissionPlugins,
@@ -298,6 +309,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     },
   });
   await server.start();
+  if (encryption) log.info('Encryption at rest', { config: o.encryptionProviderConfig, resources: encryption.resources.join(',') });
+  if (encryption && o.encryptionProviderConfigAutomaticReload) watchEncryptionConfig(o.encryptionProviderConfig, encryption.contentHash, server, log);
   const shown = o.bindAddress === '0.0.0.0' || o.bindAddress === '' || o.bindAddress === '::' ? '127.0.0.1' : o.bindAddress;
   const serverURL = `https://${shown.includes(':') ? `[${shown}]` : shown}:${o.securePort}`;
   const kubeconfig = join(dataDir, 'kubeconfig');
@@ -336,6 +349,34 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   await new Promise(() => {});
+}
+
+/**
+ * --encryption-provider-config-automatic-reload: a changed file is loaded again and each
+ * resource's new transformer takes over; a file that cannot be used is reported and the
+ * configuration in use stays, as kube-apiserver's reload controller does.
+ */
+function watchEncryptionConfig(path: string, hash: string, server: APIServer, log: Logger): void {
+  let current = hash;
+  const check = () => {
+    let data: Buffer;
+    try {
+      data = readFileSync(path);
+    } catch (e) {
+      log.error(e, 'failed to read the encryption provider configuration file', { path });
+      return;
+    }
+    if (encryptionConfigHash(data) === current) return;
+    try {
+      const next = loadEncryptionConfig(path);
+      applyEncryptionConfig(server.stores.values(), next);
+      current = next.contentHash;
+      log.info('Reloaded the encryption provider configuration', { path, resources: next.resources.join(',') });
+    } catch (e) {
+      log.error(e, 'failed to load the new encryption provider configuration; the previous one stays in use', { path });
+    }
+  };
+  watchFile(path, { interval: 1000, persistent: false }, check);
 }
 
 export function apiserverCommand(allInOne: boolean): Command {

@@ -46,6 +46,21 @@ export interface CacheEntry {
   encoded: Map<string, Uint8Array>;
 }
 
+/**
+ * A key whose stored value cannot be read back (its decode threw: a value the configured
+ * encryption cannot decrypt, or bytes that do not decode). It is kept out of the tree, the
+ * lists and the watches; reads of it report `error`, and only an unsafe delete removes it.
+ */
+export interface CorruptEntry {
+  key: string;
+  namespace: string;
+  name: string;
+  modRevision: number;
+  createRevision: number;
+  /** what decode threw */
+  error: Error;
+}
+
 export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface CacheEvent {
@@ -109,11 +124,19 @@ export interface Cacher {
   list(opts: CacheListOptions): CacheListResult;
   /** throws TooOldError (410) if afterRevision < oldestRevision() */
   watch(opts: CacheWatchOptions): { stop(): void };
+  /** the key, when its stored value could not be decoded */
+  corrupt(key: string): CorruptEntry | undefined;
+  /** the unreadable keys with the prefix (>= startKey, < endKey when given), in key order */
+  corruptIn(prefix: string, startKey?: string, endKey?: string): CorruptEntry[];
+  /** end every watch and load the state again from the backend (after the decode changed) */
+  resync(reason: Error): void;
 }
 
 export interface CacherOptions {
-  /** JSON bytes -> object with resourceVersion set to String(kv.modRevision) */
+  /** JSON bytes -> object with resourceVersion set to String(kv.modRevision); a throw marks the key corrupt */
   decode: (kv: KeyValue) => any;
+  /** the object of the DELETED event of a corrupt key (its last value could not be decoded) */
+  tombstone?: (namespace: string, name: string, revision: number) => any;
   split: (key: string) => { namespace: string; name: string };
   /** events kept for watch resume (default 5 minutes) */
   historyWindowMs?: number;
@@ -236,6 +259,8 @@ class WatchCache implements Cacher {
   private tree: BTree<string, CacheEntry> = new BTree<string, CacheEntry>(undefined, compareKeys);
   /** the same latest entries by key, for O(1) get */
   private byKey = new Map<string, CacheEntry>();
+  /** the keys whose value does not decode (rarely any) */
+  private corruptByKey = new Map<string, CorruptEntry>();
   private rev = 0;
   private oldest = 0;
   private readonly history = new History();
@@ -253,6 +278,7 @@ class WatchCache implements Cacher {
   private generation = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly decode: (kv: KeyValue) => any;
+  private readonly tombstone: (namespace: string, name: string, revision: number) => any;
   private readonly split: (key: string) => { namespace: string; name: string };
   private readonly historyWindowMs: number;
   private readonly snapshotMaxAgeMs: number;
@@ -265,6 +291,7 @@ class WatchCache implements Cacher {
     opts: CacherOptions,
   ) {
     this.decode = opts.decode;
+    this.tombstone = opts.tombstone ?? ((namespace, name, revision) => ({ metadata: { ...(namespace ? { namespace } : {}), name, resourceVersion: String(revision) } }));
     this.split = opts.split;
     this.historyWindowMs = opts.historyWindowMs ?? 5 * 60_000;
     this.snapshotMaxAgeMs = opts.snapshotMaxAgeMs ?? 75_000;
@@ -396,6 +423,26 @@ class WatchCache implements Cacher {
     return handle;
   }
 
+  corrupt(key: string): CorruptEntry | undefined {
+    return this.corruptByKey.size === 0 ? undefined : this.corruptByKey.get(key);
+  }
+
+  corruptIn(prefix: string, startKey?: string, endKey?: string): CorruptEntry[] {
+    if (this.corruptByKey.size === 0) return [];
+    const out: CorruptEntry[] = [];
+    for (const c of this.corruptByKey.values()) {
+      if (!c.key.startsWith(prefix)) continue;
+      if (startKey !== undefined && compareKeys(c.key, startKey) < 0) continue;
+      if (endKey !== undefined && compareKeys(c.key, endKey) >= 0) continue;
+      out.push(c);
+    }
+    return out.sort((a, b) => compareKeys(a.key, b.key));
+  }
+
+  resync(reason: Error): void {
+    if (this.running) this.restart(reason);
+  }
+
   /** the number of active watchers (for metrics and tests) */
   watcherCount(): number {
     let n = 0;
@@ -409,26 +456,36 @@ class WatchCache implements Cacher {
     const gen = ++this.generation;
     const res = await this.backend.list(this.resourcePrefix);
     if (gen !== this.generation) return;
-    const pairs: [string, CacheEntry][] = new Array(res.kvs.length);
+    const pairs: [string, CacheEntry][] = [];
     const byKey = new Map<string, CacheEntry>();
+    const corrupt = new Map<string, CorruptEntry>();
     for (let i = 0; i < res.kvs.length; i++) {
       const kv = res.kvs[i];
       noteKey(kv.key);
       const { namespace, name } = this.split(kv.key);
+      let obj: any;
+      try {
+        obj = this.decode(kv);
+      } catch (e) {
+        // one unreadable value does not keep the rest of the collection from being served
+        corrupt.set(kv.key, corruptEntry(kv, namespace, name, e));
+        continue;
+      }
       const entry: CacheEntry = {
         key: kv.key,
         namespace,
         name,
-        obj: this.decode(kv),
+        obj,
         modRevision: kv.modRevision,
         createRevision: kv.createRevision,
         encoded: new Map(),
       };
-      pairs[i] = [kv.key, entry];
+      pairs.push([kv.key, entry]);
       byKey.set(kv.key, entry);
     }
     this.tree = new BTree<string, CacheEntry>(pairs, compareKeys);
     this.byKey = byKey;
+    this.corruptByKey = corrupt;
     this.history.clear();
     this.snapshots = [];
     this.dropOutbox();
@@ -469,8 +526,10 @@ class WatchCache implements Cacher {
       const se = evs[i];
       if (se.revision <= this.rev) continue;
       const ev = this.toCacheEvent(se);
-      this.history.push(ev, now);
       this.rev = se.revision;
+      // a value that does not decode, of a key the watchers never saw: no event
+      if (!ev) continue;
+      this.history.push(ev, now);
       // a watcher registered later replays the history, which holds the event
       if (this.watchers.size > 0) this.outbox.push(ev);
     }
@@ -512,10 +571,14 @@ class WatchCache implements Cacher {
     if (this.waiters.length > 0) this.notifyWaiters();
   }
 
-  private toCacheEvent(se: StorageEvent): CacheEvent {
+  private toCacheEvent(se: StorageEvent): CacheEvent | undefined {
     const kv = se.kv;
     const key = kv.key;
     const prev = this.byKey.get(key);
+    if (this.corruptByKey.size > 0 && !prev) {
+      const c = this.corruptByKey.get(key);
+      if (c) return this.corruptKeyEvent(se, c);
+    }
     if (se.type === 'put') {
       let namespace: string;
       let name: string;
@@ -526,11 +589,17 @@ class WatchCache implements Cacher {
         noteKey(key);
         ({ namespace, name } = this.split(key));
       }
+      let obj: any;
+      try {
+        obj = this.decode(kv);
+      } catch (e) {
+        return this.becameCorrupt(se, corruptEntry(kv, namespace, name, e), prev);
+      }
       const entry: CacheEntry = {
         key,
         namespace,
         name,
-        obj: this.decode(kv),
+        obj,
         modRevision: kv.modRevision,
         createRevision: kv.createRevision,
         encoded: new Map(),
@@ -552,8 +621,58 @@ class WatchCache implements Cacher {
     } else {
       // not in the cache (should not happen): build it from the event
       const { namespace, name } = this.split(key);
-      entry = { key, namespace, name, obj: this.decode(kv), modRevision: se.revision, createRevision: kv.createRevision, encoded: new Map() };
+      let obj: any;
+      try {
+        obj = this.decode(kv);
+      } catch {
+        obj = this.tombstone(namespace, name, se.revision);
+      }
+      entry = { key, namespace, name, obj, modRevision: se.revision, createRevision: kv.createRevision, encoded: new Map() };
     }
+    return { type: 'DELETED', entry, prev, revision: se.revision };
+  }
+
+  /** an event of a key whose value did not decode */
+  private corruptKeyEvent(se: StorageEvent, c: CorruptEntry): CacheEvent | undefined {
+    const kv = se.kv;
+    if (se.type === 'delete') {
+      // removed (the unsafe delete): the watchers learn of it from the object's name alone
+      this.corruptByKey.delete(kv.key);
+      const entry: CacheEntry = {
+        key: kv.key,
+        namespace: c.namespace,
+        name: c.name,
+        obj: this.tombstone(c.namespace, c.name, se.revision),
+        modRevision: se.revision,
+        createRevision: c.createRevision,
+        encoded: new Map(),
+      };
+      return { type: 'DELETED', entry, revision: se.revision };
+    }
+    let obj: any;
+    try {
+      obj = this.decode(kv);
+    } catch (e) {
+      this.corruptByKey.set(kv.key, corruptEntry(kv, c.namespace, c.name, e));
+      return undefined;
+    }
+    // readable again (written anew): for the watchers it appears
+    this.corruptByKey.delete(kv.key);
+    const entry: CacheEntry = { key: kv.key, namespace: c.namespace, name: c.name, obj, modRevision: kv.modRevision, createRevision: kv.createRevision, encoded: new Map() };
+    this.tree.set(kv.key, entry);
+    this.byKey.set(kv.key, entry);
+    return { type: 'ADDED', entry, revision: se.revision };
+  }
+
+  /** a put whose value does not decode: the key leaves the readable state (DELETED for those who saw it) */
+  private becameCorrupt(se: StorageEvent, c: CorruptEntry, prev: CacheEntry | undefined): CacheEvent | undefined {
+    this.corruptByKey.set(c.key, c);
+    if (!prev) return undefined;
+    this.tree.delete(c.key);
+    this.byKey.delete(c.key);
+    const o = prev.obj;
+    const obj = o && typeof o === 'object' && o.metadata && typeof o.metadata === 'object' ? { ...o, metadata: { ...o.metadata, resourceVersion: String(se.revision) } } : o;
+    const entry: CacheEntry = { key: c.key, namespace: prev.namespace, name: prev.name, obj, modRevision: se.revision, createRevision: prev.createRevision, encoded: new Map() };
     return { type: 'DELETED', entry, prev, revision: se.revision };
   }
 
@@ -722,6 +841,10 @@ class WatchCache implements Cacher {
     while (i < h.length && h.timeAt(i) < horizon) i++;
     return i === 0 ? this.oldest : h.at(i - 1).revision;
   }
+}
+
+function corruptEntry(kv: KeyValue, namespace: string, name: string, e: unknown): CorruptEntry {
+  return { key: kv.key, namespace, name, modRevision: kv.modRevision, createRevision: kv.createRevision, error: e instanceof Error ? e : new Error(String(e)) };
 }
 
 interface Derived {

@@ -3,7 +3,7 @@
 // creationTimestamp, generation, deletion state), and serves reads from the watch cache. It
 // knows no kind by name: a kind's special behaviour comes from its Strategy.
 import { randomUUID, randomInt } from 'node:crypto';
-import { errors, field, StatusError, type FieldError, type GroupThing } from '../../machinery/errors.js';
+import { errors, field, qualified, StatusError, type FieldError, type GroupThing, type StatusCause, type StatusDetails } from '../../machinery/errors.js';
 import { validateAnnotations, validateLabels, validateName } from '../../machinery/validation.js';
 import type { KindDecl } from '../../schema/model.js';
 import { newCacher, type Cacher, type CacheEntry } from '../../storage/cacher.js';
@@ -12,6 +12,7 @@ import type { Strategy } from './strategy.js';
 import type { AdmissionChain } from '../admission/chain.js';
 import type { Operation } from '../admission/types.js';
 import { admissionAttributes, type RequestAdmission } from '../admission/wiring.js';
+import type { Transformer } from '../../storage/value/transformer.js';
 
 export interface WriteOptions {
   dryRun: boolean;
@@ -31,6 +32,30 @@ export interface DeleteOptions extends WriteOptions {
   propagationPolicy?: string;
   orphanDependents?: boolean;
 }
+
+/**
+ * A stored value that cannot be read back: the configured encryption does not decrypt it
+ * (`transform`), or its bytes do not decode into an object (`decode`). Kubernetes calls such an
+ * object corrupt; only an unsafe delete removes it.
+ */
+export class CorruptObjectError extends Error {
+  constructor(
+    readonly key: string,
+    readonly stage: 'transform' | 'decode',
+    /** the transformer's or the decoder's own message */
+    readonly detail: string,
+    /** the revision Kubernetes names in the message (0 for a transformation failure) */
+    readonly revision: number,
+  ) {
+    super(`${stage === 'transform' ? 'data from the storage is not transformable' : 'object not decodable'} revision=${revision}: ${detail}`);
+    this.name = 'CorruptObjectError';
+  }
+}
+
+/** Kubernetes' limit on the corrupt objects a list error names */
+const MAX_CORRUPT_CAUSES = 100;
+/** what the identity provider says of encrypted bytes (Kubernetes' encrypt-check transformer) */
+const ENCRYPTED_PREFIX = 'k8s:enc:';
 
 export interface DeleteResult {
   /** the object as it was removed, or as it now is (terminating) */
@@ -62,6 +87,15 @@ export function rfc3339(ms: number): string {
   return lastText;
 }
 
+function asCorrupt(key: string, err: Error): CorruptObjectError {
+  return err instanceof CorruptObjectError ? err : new CorruptObjectError(key, 'decode', err.message, 0);
+}
+
+/** Kubernetes' StorageError of a corrupt object (code 7) */
+function corruptStorageError(key: string, e: CorruptObjectError): string {
+  return `StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: ${e.message}`;
+}
+
 export class ResourceStore {
   readonly prefix: string;
   readonly groupResource: GroupThing;
@@ -70,14 +104,20 @@ export class ResourceStore {
   readonly cacher: Cacher;
   /** objects written by this process, handed to the cache without re-parsing their bytes */
   private readonly pending = new Map<string, { bytes: Uint8Array; obj: any }>();
+  /** encryption at rest of this resource (--encryption-provider-config); none: bytes stored as they are */
+  private transformer: Transformer | undefined;
+  /** feature gate AllowUnsafeMalformedObjectDeletion: corrupt objects named in errors, the unsafe delete */
+  readonly unsafeDeletion: boolean;
 
   constructor(
     readonly kind: KindDecl,
     readonly strategy: Strategy,
     readonly backend: Backend,
     readonly hooks: StoreHooks = {},
-    cacheOpts: { historyWindowMs?: number } = {},
+    cacheOpts: { historyWindowMs?: number; transformer?: Transformer; allowUnsafeMalformedObjectDeletion?: boolean } = {},
   ) {
+    this.transformer = cacheOpts.transformer;
+    this.unsafeDeletion = cacheOpts.allowUnsafeMalformedObjectDeletion === true;
     this.prefix = `/registry/${kind.storagePrefix}/`;
     this.groupResource = { group: kind.group, name: kind.resource };
     this.groupKind = { group: kind.group, name: kind.kind };
@@ -92,8 +132,28 @@ export class ResourceStore {
         const slash = rest.indexOf('/');
         return { namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
       },
+      tombstone: (namespace, name, revision) => this.tombstone(namespace, name, revision),
       historyWindowMs: cacheOpts.historyWindowMs,
     });
+  }
+
+  /**
+   * Change the encryption of this resource (an automatic reload of the configuration). Values
+   * already stored keep their form until rewritten; when some could not be read, the cache is
+   * loaded again, so that a key given back makes them readable.
+   */
+  setTransformer(t: Transformer | undefined): void {
+    if (t === this.transformer) return;
+    this.transformer = t;
+    if (this.cacher.corruptIn(this.prefix).length > 0) this.cacher.resync(new Error('the encryption configuration changed'));
+  }
+
+  /** the object of a watch event about an object that could not be read: kind, name, namespace */
+  private tombstone(namespace: string, name: string, revision: number): any {
+    const metadata: any = { name };
+    if (namespace) metadata.namespace = namespace;
+    metadata.resourceVersion = String(revision);
+    return { kind: this.kind.kind, apiVersion: this.apiVersion, metadata };
   }
 
   start(): Promise<void> {
@@ -123,22 +183,51 @@ export class ResourceStore {
     return this.decodeKV(kv);
   }
 
-  /** an object from its stored bytes, in this resource's form, resourceVersion set */
+  /** an object from its stored bytes, in this resource's form, resourceVersion set; CorruptObjectError when unreadable */
   decodeKV(kv: KeyValue): any {
-    let obj = JSON.parse(Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength).toString('utf8'));
-    if (this.strategy.storageForm) obj = this.strategy.storageForm.fromStorage(obj);
+    let value = kv.value;
+    if (this.transformer) {
+      try {
+        value = this.transformer.fromStorage(value, Buffer.from(kv.key)).data;
+      } catch (e) {
+        throw new CorruptObjectError(kv.key, 'transform', e instanceof Error ? e.message : String(e), 0);
+      }
+    }
+    let obj: any;
+    try {
+      obj = JSON.parse(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'));
+    } catch (e) {
+      // a resource no rule encrypts reads its values as Kubernetes' identity provider does
+      if (!this.transformer && Buffer.from(value.buffer, value.byteOffset, Math.min(value.byteLength, ENCRYPTED_PREFIX.length)).toString('latin1') === ENCRYPTED_PREFIX) {
+        throw new CorruptObjectError(kv.key, 'transform', 'identity transformer tried to read encrypted data', 0);
+      }
+      throw new CorruptObjectError(kv.key, 'decode', `couldn't get version/kind; json parse error: ${(e as Error).message}`, kv.modRevision);
+    }
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+      throw new CorruptObjectError(kv.key, 'decode', `couldn't get version/kind; json parse error: json: cannot unmarshal ${obj === null ? 'null' : Array.isArray(obj) ? 'array' : typeof obj} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`, kv.modRevision);
+    }
+    try {
+      if (this.strategy.storageForm) obj = this.strategy.storageForm.fromStorage(obj);
+    } catch (e) {
+      throw new CorruptObjectError(kv.key, 'decode', e instanceof Error ? e.message : String(e), kv.modRevision);
+    }
     obj.metadata ??= {};
     obj.metadata.resourceVersion = String(kv.modRevision);
     return obj;
   }
 
-  /** the stored bytes of an object: JSON without resourceVersion (in the stored form) */
+  /** the stored bytes of an object: JSON without resourceVersion (in the stored form), encrypted when configured */
   private encode(key: string, obj: any): Uint8Array {
     const rv = obj.metadata.resourceVersion;
     delete obj.metadata.resourceVersion;
-    const stored = this.strategy.storageForm ? this.strategy.storageForm.toStorage(obj) : obj;
-    const bytes = Buffer.from(JSON.stringify(stored));
-    if (rv !== undefined) obj.metadata.resourceVersion = rv;
+    let bytes: Uint8Array;
+    try {
+      const stored = this.strategy.storageForm ? this.strategy.storageForm.toStorage(obj) : obj;
+      bytes = Buffer.from(JSON.stringify(stored));
+    } finally {
+      if (rv !== undefined) obj.metadata.resourceVersion = rv;
+    }
+    if (this.transformer) bytes = this.transformer.toStorage(bytes, Buffer.from(key));
     this.pending.set(key, { bytes, obj });
     return bytes;
   }
@@ -149,8 +238,90 @@ export class ResourceStore {
 
   mustGet(namespace: string, name: string): CacheEntry {
     const e = this.get(namespace, name);
-    if (!e) throw errors.notFound(this.groupResource, name);
+    if (!e) throw this.readError(this.key(namespace, name)) ?? errors.notFound(this.groupResource, name);
     return e;
+  }
+
+  // ---- objects that cannot be read back ----
+
+  /**
+   * The answer to a read of a key whose value cannot be read back (undefined when it is not such
+   * a key), worded as Kubernetes 1.33 words it: without the gate AllowUnsafeMalformedObjectDeletion
+   * an InternalError with the transformer's message (a value that does not decode: the decoder's
+   * message); with it, the storage's corrupt-object error naming the key, which tells the
+   * operator what the unsafe delete may remove.
+   */
+  readError(key: string): StatusError | undefined {
+    const c = this.cacher.corrupt(key);
+    if (!c) return undefined;
+    const ce = asCorrupt(c.key, c.error);
+    // Kubernetes' registry names the key without the storage prefix
+    const registryKey = key.startsWith('/registry/') ? key.slice('/registry'.length) : key;
+    if (this.unsafeDeletion) return new StatusError(500, '', corruptStorageError(registryKey, ce), undefined);
+    if (ce.stage === 'transform') return errors.internal(new Error(ce.detail));
+    return new StatusError(500, '', ce.detail, undefined);
+  }
+
+  /** a list over the keys of `scope` from startKey (inclusive) to endKey (exclusive): its error when some cannot be read */
+  listReadError(scope: string, startKey?: string, endKey?: string): StatusError | undefined {
+    const corrupt = this.cacher.corruptIn(scope, startKey, endKey);
+    return corrupt.length ? this.listError(corrupt) : undefined;
+  }
+
+  /**
+   * The answer to a list over keys that cannot be read back: with the gate on, 500
+   * StorageReadError naming each one (at most 100) in the causes; without it, the first one's
+   * error, as Kubernetes' list stops at it.
+   */
+  listError(corrupt: { key: string; error: Error }[]): StatusError {
+    const first = asCorrupt(corrupt[0]!.key, corrupt[0]!.error);
+    if (!this.unsafeDeletion) {
+      if (first.stage === 'transform') return errors.internal(new Error(`unable to transform key ${JSON.stringify(first.key)}: ${first.detail}`));
+      return new StatusError(500, '', first.detail, undefined);
+    }
+    const causes: StatusCause[] = corrupt
+      .slice(0, MAX_CORRUPT_CAUSES)
+      .map((c) => ({ reason: 'UnexpectedServerResponse', message: corruptStorageError(c.key, asCorrupt(c.key, c.error)), field: c.key }));
+    if (corrupt.length > MAX_CORRUPT_CAUSES) causes.push({ reason: 'FieldValueTooMany', message: 'too many errors, the list is truncated' });
+    const details: StatusDetails = { name: 'list' };
+    if (this.groupResource.group) details.group = this.groupResource.group;
+    details.kind = this.groupResource.name;
+    details.causes = causes;
+    return new StatusError(500, 'StorageReadError', `failed to read one or more ${qualified(this.groupResource)} from the storage`, details);
+  }
+
+  /**
+   * DELETE with ignoreStoreReadErrorWithClusterBreakingPotential (the handler has checked the
+   * gate, the other options and the caller's authorization): refused, as Kubernetes refuses it,
+   * when the stored object reads (or is missing); otherwise the key is removed from storage
+   * whatever its finalizers, without preconditions or admission, as Kubernetes' corrupt-object
+   * deleter does. Returns whether a key was removed.
+   */
+  async unsafeDelete(namespace: string, name: string): Promise<boolean> {
+    const key = this.key(namespace, name);
+    // read from storage itself, not the cache: only a value that really cannot be read goes this way
+    const kv = await this.backend.get(key);
+    let corrupt = false;
+    if (kv) {
+      try {
+        this.decodeKV(kv);
+      } catch (e) {
+        if (!(e instanceof CorruptObjectError)) throw e;
+        corrupt = true;
+      }
+    }
+    if (!corrupt) {
+      throw errors.invalid(this.groupResource, name, [
+        field.invalid('ignoreStoreReadErrorWithClusterBreakingPotential', true, 'is exclusively used to delete corrupt object(s), try again by removing this option'),
+      ]);
+    }
+    try {
+      await this.backend.delete(key);
+      return true;
+    } catch (e) {
+      if (e instanceof KeyNotFoundError) return false;
+      throw e;
+    }
   }
 
   // ---- admission ----
@@ -275,6 +446,8 @@ export class ResourceStore {
     for (;;) {
       const cur = this.cacher.get(key);
       if (!cur) {
+        const unreadable = this.readError(key);
+        if (unreadable) throw unreadable;
         if (!this.strategy.allowCreateOnUpdate) throw errors.notFound(this.groupResource, name);
         if (m.resourceVersion) throw errors.notFound(this.groupResource, name);
         m.name = name;
@@ -354,7 +527,7 @@ export class ResourceStore {
     const key = this.key(namespace, name);
     for (;;) {
       const cur = this.cacher.get(key);
-      if (!cur) throw errors.notFound(this.groupResource, name);
+      if (!cur) throw this.readError(key) ?? errors.notFound(this.groupResource, name);
       const old = cur.obj;
       let next = mutate(structuredClone(old));
       next.metadata ??= {};
@@ -437,7 +610,7 @@ export class ResourceStore {
     await this.admitMutate(opts, 'DELETE', undefined, undefined);
     for (;;) {
       const cur = this.cacher.get(key);
-      if (!cur) throw errors.notFound(this.groupResource, name);
+      if (!cur) throw this.readError(key) ?? errors.notFound(this.groupResource, name);
       const old = cur.obj;
       const pre = opts.preconditions;
       if (pre?.uid && pre.uid !== old.metadata.uid) {
