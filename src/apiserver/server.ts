@@ -1,6 +1,5 @@
 // The API server: an HTTPS listener, the request chain (request info, authentication,
 // routing), the resource API over the generic stores, discovery, OpenAPI, version and health.
-import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { randomUUID } from 'node:crypto';
@@ -49,16 +48,13 @@ import {
 import { bind, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
 import { decodeBody, readBody } from './handlers.js';
 import { writeObject } from './encode.js';
+import { prepareServing, SecureListener, type SecureServingOptions } from './tls.js';
 import { createTokenRequest, impersonate, ImpersonationInternalError, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
 
 export type { UserInfo } from './authz.js';
 
-export interface TLSMaterial {
-  cert: string | Buffer;
-  key: string | Buffer;
-  /** CA bundle that client certificates are verified against */
-  clientCA?: string | Buffer;
-}
+/** the serving certificate, client CA bundle and TLS options of the secure port (tls.ts) */
+export type TLSMaterial = SecureServingOptions;
 
 export interface APIServerConfig {
   backend: Backend;
@@ -142,7 +138,7 @@ export class APIServer {
   private readonly health: Health;
   private readonly ctx: HandlerContext;
   private openapi?: OpenAPIDocs;
-  private server?: https.Server;
+  private listener?: SecureListener;
   private shuttingDown = false;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
@@ -274,31 +270,11 @@ export class APIServer {
     this.rbacBootstrapped = true;
     this.bootstrapped = true;
     this.openapi = buildOpenAPI(this.kinds, { gitVersion: cfg.version.gitVersion, cbor: this.ctx.cbor });
-    const server = https.createServer(
-      {
-        cert: cfg.tls.cert,
-        key: cfg.tls.key,
-        ca: cfg.tls.clientCA,
-        requestCert: true,
-        rejectUnauthorized: false,
-        minVersion: 'TLSv1.2',
-        keepAliveTimeout: 60_000,
-      },
-      (req, res) => this.handle(req, res),
-    );
-    server.headersTimeout = 60_000;
-    server.requestTimeout = 0;
-    server.keepAliveTimeout = 60_000;
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(cfg.port, cfg.bindAddress, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    const a = server.address();
-    if (a && typeof a === 'object') this.address = `${a.address.includes(':') ? `[${a.address}]` : a.address}:${a.port}`;
+    // the secure port: TLS with HTTP/2 and HTTP/1.1 (tls.ts)
+    const listener = new SecureListener(prepareServing(cfg.tls), (req, res) => this.handle(req, res));
+    this.listener = listener;
+    await listener.listen(cfg.port, cfg.bindAddress);
+    this.address = listener.address;
     this.scheduleCompaction();
   }
 
@@ -432,12 +408,12 @@ export class APIServer {
     this.cfg.log.info('Shutdown requested: /readyz now fails', { delay: `${this.cfg.shutdownDelayMs}ms` });
     if (this.cfg.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.cfg.shutdownDelayMs));
     if (this.compactTimer) clearInterval(this.compactTimer);
-    const server = this.server;
-    const closed = server ? new Promise<void>((r) => server.close(() => r())) : Promise.resolve();
+    // stop listening, GOAWAY to HTTP/2 connections, idle HTTP/1.1 connections closed; watches end; in-flight requests finish
+    const listener = this.listener;
+    const closed = listener ? listener.beginShutdown() : Promise.resolve();
     this.watches.closeAll();
-    server?.closeIdleConnections();
     if (this.inFlight > 0) await new Promise<void>((r) => this.idleWaiters.push(r));
-    server?.closeAllConnections();
+    listener?.closeAll();
     await closed;
     this.authorization.stop();
     for (const s of this.stores.values()) s.stop();

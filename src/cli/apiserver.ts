@@ -3,13 +3,14 @@
 import { existsSync, mkdirSync, readFileSync, watchFile } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Command, FeatureGate, type FlagSet } from './flags.js';
+import { Command, FeatureGate, type FlagSet, type NamedCertKey } from './flags.js';
 import * as klog from './klog.js';
 import { getVersionInfo } from './version.js';
 import { ensurePKI } from '../apiserver/pki.js';
 import { writeKubeconfig } from '../client/kubeconfig.js';
 import { defaultControllerManagerOptions, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
 import { controllerManagerCert, startControllers } from './controllers.js'; // controllers hook (keelson server only)
+import { insecureTLSCipherNames, loadCertKeyFiles, loadSNICertKeys, preferredTLSCipherNames, prepareServing, tlsPossibleVersions } from '../apiserver/tls.js';
 import { APIServer, applyEncryptionConfig, type Logger } from '../apiserver/server.js';
 import { encryptionConfigHash, loadEncryptionConfig } from '../apiserver/encryption/config.js';
 import { resolveAuthorizationModes } from '../apiserver/rbac/index.js';
@@ -39,6 +40,13 @@ export interface APIServerOptions {
   certDir: string;
   tlsCertFile: string;
   tlsPrivateKeyFile: string;
+  tlsMinVersion: string;
+  tlsCipherSuites: string[];
+  tlsSNICertKey: NamedCertKey[];
+  http2MaxStreamsPerConnection: number;
+  disableHTTP2Serving: boolean;
+  permitPortSharing: boolean;
+  permitAddressSharing: boolean;
   clientCAFile: string;
   advertiseAddress: string;
   serviceClusterIPRange: string;
@@ -81,6 +89,13 @@ function defaults(): APIServerOptions {
     certDir: '',
     tlsCertFile: '',
     tlsPrivateKeyFile: '',
+    tlsMinVersion: '',
+    tlsCipherSuites: [],
+    tlsSNICertKey: [],
+    http2MaxStreamsPerConnection: 0,
+    disableHTTP2Serving: false,
+    permitPortSharing: false,
+    permitAddressSharing: false,
     clientCAFile: '',
     advertiseAddress: '',
     serviceClusterIPRange: '10.96.0.0/12',
@@ -120,6 +135,13 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   ss.intVar(o, 'securePort', 'secure-port', 'The port on which to serve HTTPS with authentication and authorization. It cannot be switched off with 0.');
   ss.stringVar(o, 'tlsCertFile', 'tls-cert-file', 'File containing the default x509 Certificate for HTTPS. (CA cert, if any, concatenated after server cert). If HTTPS serving is enabled, and --tls-cert-file and --tls-private-key-file are not provided, a self-signed certificate and key are generated for the public address and saved to the directory specified by --cert-dir.');
   ss.stringVar(o, 'tlsPrivateKeyFile', 'tls-private-key-file', 'File containing the default x509 private key matching --tls-cert-file.');
+  ss.boolVar(o, 'disableHTTP2Serving', 'disable-http2-serving', 'If true, the secure port speaks HTTP/1.1 only: HTTP/2 is not offered to clients. [default=false]');
+  ss.intVar(o, 'http2MaxStreamsPerConnection', 'http2-max-streams-per-connection', 'The most streams a client may open at once on one HTTP/2 connection to the server. Zero means the default, 100.');
+  ss.boolVar(o, 'permitAddressSharing', 'permit-address-sharing', 'If true, SO_REUSEADDR will be used when binding the port, so that wildcard and specific addresses can be bound in parallel and sockets in TIME_WAIT do not block a restart. (Node.js always binds this way.) [default=false]');
+  ss.boolVar(o, 'permitPortSharing', 'permit-port-sharing', 'If true, SO_REUSEPORT will be used when binding the port, which lets more than one instance bind the same address and port (needs Node.js 22.12 or later). [default=false]');
+  ss.stringsVar(o, 'tlsCipherSuites', 'tls-cipher-suites', `Comma-separated list of cipher suites for the server, by their Go (IANA) names. If omitted, Go's default cipher suites are used. TLS 1.3 suites are always on. \nPreferred values: ${preferredTLSCipherNames().join(', ')}. \nInsecure values: ${insecureTLSCipherNames().join(', ')}.`);
+  ss.stringVar(o, 'tlsMinVersion', 'tls-min-version', `Minimum TLS version supported. Possible values: ${tlsPossibleVersions().join(', ')}`);
+  ss.namedCertKeyVar(o, 'tlsSNICertKey', 'tls-sni-cert-key', 'A pair of x509 certificate and private key file paths, optionally followed by a list of domain patterns: fully qualified domain names, possibly with a leading wildcard segment. Patterns may also be IP addresses, matched when a client names one in SNI. Without patterns, the names of the certificate (its DNS names, and its CommonName when that is a domain) are used. Exact matches win over wildcard matches, explicit patterns over names taken from certificates. Repeat the flag for several pairs. Examples: "example.crt,example.key" or "foo.crt,foo.key:*.foo.com,foo.com".');
   if (allInOne) o.authorizationMode = ['Node', 'RBAC']; // the all-in-one cluster is shared safely by default, as k3s
   const az = s.flagSet('authorization');
   az.stringsVar(
@@ -206,7 +228,9 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     throw new Error(`--storage-backend: invalid value ${JSON.stringify(o.storageBackend)}: supported values are "sqlite" and "memory" (etcd comes later)`);
   }
   if (o.securePort <= 0 || o.securePort > 65535) throw new Error(`--secure-port ${o.securePort} must be between 1 and 65535, inclusive. It cannot be turned off with 0`);
-  if ((o.tlsCertFile === '') !== (o.tlsPrivateKeyFile === '')) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
+  // the serving certificates and TLS options, checked before anything starts (as kube-apiserver's secure serving options)
+  const userServing = o.tlsCertFile || o.tlsPrivateKeyFile ? loadCertKeyFiles('serving-cert', o.tlsCertFile, o.tlsPrivateKeyFile) : undefined;
+  const sniCertKeys = loadSNICertKeys(o.tlsSNICertKey);
   if (o.encryptionProviderConfigAutomaticReload && !o.encryptionProviderConfig) throw new Error('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
   // encryption at rest: a file that cannot be used stops the start, in kube-apiserver's words
   const encryption = o.encryptionProviderConfig ? loadEncryptionConfig(o.encryptionProviderConfig) : undefined;
@@ -229,14 +253,24 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   if (o.bindAddress && o.bindAddress !== '0.0.0.0' && o.bindAddress !== '::') extraIPs.push(o.bindAddress);
   const pki = await ensurePKI(certDir, { hostnames: [host], ips: extraIPs });
   if (pki.generated.ca) log.info('Generated a new cluster certificate authority', { path: pki.paths.caCert });
-  let cert: string | Buffer = pki.serving.certPEM;
-  let key: string | Buffer = pki.serving.keyPEM;
-  if (o.tlsCertFile) {
-    cert = readFileSync(o.tlsCertFile);
-    key = readFileSync(o.tlsPrivateKeyFile);
-  }
+  const cert: string | Buffer = userServing?.cert ?? pki.serving.certPEM;
+  const key: string | Buffer = userServing?.key ?? pki.serving.keyPEM;
   let clientCA: string = pki.ca.certPEM;
   if (o.clientCAFile) clientCA += '\n' + readFileSync(o.clientCAFile, 'utf8');
+  const serving = {
+    cert,
+    key,
+    minVersion: o.tlsMinVersion,
+    cipherSuites: o.tlsCipherSuites,
+    sniCertKeys,
+    http2MaxStreamsPerConnection: o.http2MaxStreamsPerConnection,
+    disableHTTP2: o.disableHTTP2Serving,
+    permitPortSharing: o.permitPortSharing,
+  };
+  const prepared = prepareServing(serving);
+  for (const c of prepared.insecureCiphers) log.warn(`Use of insecure cipher '${c}' detected.`);
+  for (const c of prepared.unavailableCiphers) log.warn(`Cipher suite ${c} is not available in this runtime's TLS library and is not offered`);
+  if (o.disableHTTP2Serving) log.info('Forcing use of http/1.1 only');
   const af = { ...o.authn, clientCAFile: o.clientCAFile };
   if (!af.serviceAccountIssuers.length) af.serviceAccountIssuers = ['https://kubernetes.default.svc.cluster.local'];
   const gates = { RemoteRequestHeaderUID: gate.enabled('RemoteRequestHeaderUID'), AllowParsingUserUIDFromCertAuth: true };
@@ -281,7 +315,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     backend,
     bindAddress: o.bindAddress || '0.0.0.0',
     port: o.securePort,
-    tls: { cert, key, clientCA },
+    tls: { ...serving, clientCA },
     compactionIntervalMs: o.etcdCompactionInterval,
     livezGraceMs: o.livezGracePeriod,
     shutdownDelayMs: o.shutdownDelayDuration,
