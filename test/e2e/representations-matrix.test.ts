@@ -653,3 +653,274 @@ async function metadataStatus(rep: Rep, b: Buffer): Promise<any> {
   const o = rep.contentType === 'application/cbor' ? await cborDecode(b) : rep.contentType === 'application/yaml' ? YAML.parse(b.toString('utf8')) : JSON.parse(b.toString('utf8'));
   return statusView(o);
 }
+
+describe('negotiation (Media types and content negotiation)', () => {
+  const cms = '/api/v1/namespaces/m-json/configmaps';
+  const one = `${cms}/neg`;
+  before(async () => {
+    const r = await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'neg' }, data: { k: 'v' } } });
+    assert.equal(r.status, 201, r.text);
+  });
+  const typeOf = async (accept: string, path = one) => {
+    const r = await c.raw('GET', path, { headers: { accept } });
+    assert.equal(r.status, 200, `${accept}: ${r.text.slice(0, 300)}`);
+    return r.headers['content-type'];
+  };
+
+  test('Accept lists: q values order them, the first supported one wins, wildcards mean JSON', async () => {
+    assert.equal(await typeOf(`${PB}, application/json`), PB);
+    assert.equal(await typeOf(`${PB};q=0.5, application/json`), 'application/json');
+    assert.equal(await typeOf('application/json;q=0.4, application/yaml;q=0.8'), 'application/yaml');
+    assert.equal(await typeOf('text/html, application/xml, application/yaml'), 'application/yaml');
+    assert.equal(await typeOf('text/html, */*'), 'application/json');
+    assert.equal(await typeOf('application/*'), 'application/json');
+    assert.equal(await typeOf('application/cbor, application/json'), 'application/cbor');
+    // the media type's own parameters other than as/g/v do not matter
+    assert.equal(await typeOf('application/json;charset=utf-8'), 'application/json');
+  });
+
+  test('406 when nothing listed is served, naming what is', async () => {
+    for (const accept of ['text/html', 'application/xml, text/plain', `application/json;as=Table;g=meta.k8s.io;v=v9`, 'application/json;as=Widget;g=meta.k8s.io;v=v1', 'application/json;as=Table']) {
+      const r = await c.raw('GET', one, { headers: { accept } });
+      const s = expectStatus(r, 406, 'NotAcceptable', accept);
+      assert.equal(s.message, 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor');
+    }
+  });
+
+  test('Table only in JSON and YAML: a Protobuf or CBOR Table ask is 406, or full objects with a fallback', async () => {
+    for (const mt of [PB, 'application/cbor']) {
+      expectStatus(await c.raw('GET', one, { headers: { accept: `${mt};as=Table${META}` } }), 406, 'NotAcceptable', mt);
+      assert.equal(await typeOf(`${mt};as=Table${META}, ${mt}`), mt);
+    }
+    const t = await c.raw('GET', one, { headers: { accept: `${PB};as=Table${META}, application/json;as=Table${META}, application/json` } });
+    assert.equal(t.json().kind, 'Table', 'the first clause that applies: the JSON Table');
+  });
+
+  test('a Table-only ask on a kind without a Table form is 406; with a fallback, the full object', async () => {
+    const ssr = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
+    const body = { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' };
+    expectStatus(await c.raw('POST', ssr, { body, headers: { accept: `application/json;as=Table${META}` } }), 406, 'NotAcceptable');
+    const r = await c.raw('POST', ssr, { body, headers: { accept: `application/json;as=Table${META}, application/json;q=0.5` } });
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.headers['content-type'], 'application/json');
+    assert.equal(r.json().kind, 'SelfSubjectReview');
+    assert.equal(r.json().status.userInfo.username, 'kubernetes-admin');
+    // the metadata-only form it has
+    const m = await c.raw('POST', ssr, { body, headers: { accept: `application/json;as=PartialObjectMetadata${META}` } });
+    assert.equal(m.status, 201, m.text);
+    assert.equal(m.json().kind, 'PartialObjectMetadata');
+  });
+
+  test('the metadata-only list form asked of one object: 406 alone, the full object with a fallback', async () => {
+    expectStatus(await c.raw('GET', one, { headers: { accept: `application/json;as=PartialObjectMetadataList${META}` } }), 406, 'NotAcceptable');
+    const r = await c.raw('GET', one, { headers: { accept: `application/json;as=PartialObjectMetadataList${META}, application/json` } });
+    assert.equal(r.json().kind, 'ConfigMap');
+  });
+
+  test('415 for a request body in a type the endpoint does not take', async () => {
+    const bad: [string, string, string][] = [
+      ['POST', cms, 'text/plain'],
+      ['POST', cms, 'application/merge-patch+json'],
+      ['POST', cms, 'application/cbor-seq'],
+      ['PUT', one, 'application/xml'],
+      ['PATCH', one, 'application/json'],
+      ['PATCH', one, 'text/plain'],
+    ];
+    for (const [method, path, ct] of bad) {
+      const r = await c.raw(method, path, { body: '{}', headers: { 'content-type': ct } });
+      const s = expectStatus(r, 415, 'UnsupportedMediaType', `${method} ${ct}`);
+      assert.match(s.message, /^the body of the request was in an unknown format - accepted media types include: /);
+    }
+  });
+
+  test('a Protobuf body needs the k8s\\0 prefix (400 without it); with it, it is read', async () => {
+    const cm = { metadata: { name: 'pb-in', labels: { a: 'b' } }, data: { x: 'y' } };
+    const raw = KINDS[0]!.pbWrite(cm);
+    const env = pbEnvelope('v1', 'ConfigMap', raw);
+    const noPrefix = await c.raw('POST', cms, { body: env.subarray(4), headers: { 'content-type': PB } });
+    expectStatus(noPrefix, 400, 'BadRequest', 'no prefix');
+    const wrongPrefix = await c.raw('POST', cms, { body: Buffer.concat([Buffer.from('k9s\0', 'latin1'), env.subarray(4)]), headers: { 'content-type': PB } });
+    expectStatus(wrongPrefix, 400, 'BadRequest', 'wrong prefix');
+    const bare = await c.raw('POST', cms, { body: raw, headers: { 'content-type': PB } });
+    expectStatus(bare, 400, 'BadRequest', 'a bare message');
+    assert.equal((await c.raw('GET', `${cms}/pb-in`)).status, 404, 'nothing was created');
+    const good = await c.raw('POST', cms, { body: env, headers: { 'content-type': PB } });
+    assert.equal(good.status, 201, good.text);
+    assert.equal(good.headers['content-type'], 'application/json', 'the answer in the default type: no Accept');
+    assert.deepEqual(good.json().data, { x: 'y' });
+  });
+
+  test('errors in the negotiated encoding: a Protobuf Status and a CBOR Status', async () => {
+    const p = await c.raw('GET', `${cms}/nope`, { headers: { accept: PB } });
+    assert.equal(p.status, 404);
+    assert.equal(p.headers['content-type'], PB);
+    const u = pbUnknown(p.body);
+    assert.deepEqual({ apiVersion: u.apiVersion, kind: u.kind }, { apiVersion: 'v1', kind: 'Status' });
+    assert.deepEqual(pbStatus(u.raw), { status: 'Failure', message: 'configmaps "nope" not found', reason: 'NotFound', code: 404 });
+    const cb = await c.raw('GET', `${cms}/nope`, { headers: { accept: 'application/cbor' } });
+    assert.equal(cb.headers['content-type'], 'application/cbor');
+    const s = await cborDecode(cb.body);
+    assert.deepEqual({ kind: s.kind, reason: s.reason, code: s.code }, { kind: 'Status', reason: 'NotFound', code: 404 });
+  });
+});
+
+describe('Tables: includeObject, and the default table', () => {
+  const cms = '/api/v1/namespaces/m-json/configmaps';
+  test('includeObject=None|Metadata|Object on get and list; a bad value is 400', async () => {
+    await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'inc' }, data: { k: 'v' } } });
+    const accept = `application/json;as=Table${META}`;
+    for (const path of [`${cms}/inc`, `${cms}?fieldSelector=metadata.name%3Dinc`]) {
+      const none = (await c.raw('GET', `${path}${path.includes('?') ? '&' : '?'}includeObject=None`, { headers: { accept } })).json();
+      assert.equal(none.rows[0].object, undefined);
+      const md = (await c.raw('GET', path, { headers: { accept } })).json();
+      assert.equal(md.rows[0].object.kind, 'PartialObjectMetadata', 'Metadata is the default');
+      const full = (await c.raw('GET', `${path}${path.includes('?') ? '&' : '?'}includeObject=Object`, { headers: { accept } })).json();
+      assert.equal(full.rows[0].object.kind, 'ConfigMap');
+      assert.deepEqual(full.rows[0].object.data, { k: 'v' });
+      assert.deepEqual(full.rows[0].cells.slice(0, 2), ['inc', 1]);
+    }
+    const bad = await c.raw('GET', `${cms}/inc?includeObject=Everything`, { headers: { accept } });
+    expectStatus(bad, 400, 'BadRequest');
+  });
+
+  test('a kind without a printer of its own: Name and Created At', async () => {
+    const r = await c.raw('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/admin', { headers: { accept: `application/json;as=Table${META}` } });
+    const t = r.json();
+    assert.deepEqual(
+      t.columnDefinitions.map((d: any) => [d.name, d.type, d.format]),
+      [
+        ['Name', 'string', 'name'],
+        ['Created At', 'date', ''],
+      ],
+    );
+    assert.equal(t.rows[0].cells[0], 'admin');
+    assert.match(t.rows[0].cells[1], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
+});
+
+describe('compression', () => {
+  const cms = '/api/v1/namespaces/m-yaml/configmaps';
+  const THRESHOLD = 128 * 1024;
+
+  /** a ConfigMap whose JSON GET answer is exactly `size` bytes */
+  async function sized(name: string, size: number): Promise<void> {
+    let pad = size - 300;
+    const create = await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: 'x'.repeat(pad) } } });
+    assert.equal(create.status, 201, create.text);
+    for (let i = 0; i < 5; i++) {
+      const len = (await c.raw('GET', `${cms}/${name}`)).body.length;
+      if (len === size) return;
+      pad += size - len;
+      const u = await c.raw('PATCH', `${cms}/${name}`, { body: JSON.stringify({ data: { v: 'x'.repeat(pad) } }), headers: { 'content-type': 'application/merge-patch+json' } });
+      assert.equal(u.status, 200, u.text);
+    }
+    throw new Error(`could not size ${name} to ${size} bytes`);
+  }
+
+  test("get: gzip above Kubernetes' threshold (more than 128 KiB), not at it", async () => {
+    await sized('at', THRESHOLD);
+    await sized('over', THRESHOLD + 1);
+    const at = await c.raw('GET', `${cms}/at`, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(at.headers['content-encoding'], undefined);
+    assert.equal(at.body.length, THRESHOLD);
+    const over = await c.raw('GET', `${cms}/over`, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(over.headers['content-encoding'], 'gzip');
+    assert.equal(over.headers['vary'], 'Accept-Encoding');
+    const plain = zlib.gunzipSync(over.body);
+    assert.equal(plain.length, THRESHOLD + 1);
+    assert.deepEqual(JSON.parse(plain.toString('utf8')), (await c.raw('GET', `${cms}/over`)).json());
+    // the token must be gzip itself; other codings, or none, are not compressed
+    for (const ae of ['deflate, br', 'identity', 'gzip;q=1.0']) {
+      assert.equal((await c.raw('GET', `${cms}/over`, { headers: { 'accept-encoding': ae } })).headers['content-encoding'], undefined, ae);
+    }
+    assert.equal((await c.raw('GET', `${cms}/over`, { headers: { 'accept-encoding': 'deflate, gzip' } })).headers['content-encoding'], 'gzip');
+    // Protobuf too (a larger object: the Protobuf form is shorter than the JSON one)
+    await sized('huge', 200 * 1024);
+    const pb = await c.raw('GET', `${cms}/huge`, { headers: { 'accept-encoding': 'gzip', accept: PB } });
+    assert.equal(pb.headers['content-encoding'], 'gzip');
+    assert.equal(pbUnknown(zlib.gunzipSync(pb.body)).kind, 'ConfigMap');
+  });
+
+  test('list: gzip in JSON, YAML and Protobuf, and the same items as uncompressed', async () => {
+    for (const accept of ['application/json', 'application/yaml', PB]) {
+      const z = await c.raw('GET', cms, { headers: { 'accept-encoding': 'gzip', accept } });
+      assert.equal(z.status, 200);
+      assert.equal(z.headers['content-encoding'], 'gzip', accept);
+      const plain = await c.raw('GET', cms, { headers: { accept } });
+      assert.equal(plain.headers['content-encoding'], undefined);
+      assert.ok(plain.body.length > THRESHOLD);
+      const unz = zlib.gunzipSync(z.body);
+      if (accept === PB) assert.deepEqual(pbList(pbUnknown(unz).raw, KINDS[0]!.pbRead), pbList(pbUnknown(plain.body).raw, KINDS[0]!.pbRead));
+      else assert.deepEqual(YAML.parse(unz.toString('utf8')).items, YAML.parse(plain.text).items);
+    }
+  });
+
+  test('watch streams are not compressed', async () => {
+    const w = c.stream(`${cms}?watch=1`, { 'accept-encoding': 'gzip' });
+    await w.ready;
+    try {
+      assert.equal(w.headers['content-encoding'], undefined);
+      await until(async () => (jsonLines(Buffer.concat(w.chunks)).length >= 2 ? true : undefined), 'two ADDED events');
+    } finally {
+      w.close();
+    }
+  });
+});
+
+describe('pretty', () => {
+  const one = '/api/v1/namespaces/m-json/configmaps/neg';
+  test('pretty=true indents JSON by two spaces (no final newline); pretty=false and no UA: compact', async () => {
+    const p = await c.raw('GET', `${one}?pretty=true`);
+    const obj = JSON.parse(p.text);
+    assert.equal(p.text, JSON.stringify(obj, null, 2));
+    assert.equal((await c.raw('GET', `${one}?pretty=1`)).text, p.text);
+    const compact = await c.raw('GET', one);
+    assert.equal(compact.text, JSON.stringify(obj));
+    assert.equal((await c.raw('GET', `${one}?pretty=false`, { headers: { 'user-agent': 'curl/8.5.0' } })).text, compact.text);
+    // the pretty=1 parameter of the media type
+    assert.equal((await c.raw('GET', one, { headers: { accept: 'application/json;pretty=1' } })).text, p.text);
+    // lists, and Tables
+    const l = await c.raw('GET', '/api/v1/namespaces/m-json/configmaps?pretty=true');
+    assert.equal(l.text, JSON.stringify(JSON.parse(l.text), null, 2));
+    assert.ok(l.text.includes('\n  "items": [\n'));
+    const t = await c.raw('GET', `${one}?pretty=true`, { headers: { accept: `application/json;as=Table${META}` } });
+    assert.equal(t.text, JSON.stringify(JSON.parse(t.text), null, 2));
+  });
+  test('curl, Wget and browsers get indented JSON without asking, as from kube-apiserver', async () => {
+    for (const ua of ['curl/8.5.0', 'Wget/1.21', 'Mozilla/5.0 (X11; Linux x86_64)']) {
+      const r = await c.raw('GET', one, { headers: { 'user-agent': ua } });
+      assert.equal(r.text, JSON.stringify(JSON.parse(r.text), null, 2), ua);
+    }
+    const k = await c.raw('GET', one, { headers: { 'user-agent': 'kubectl/v1.33.0 (linux/amd64) kubernetes/abcdef' } });
+    assert.ok(!k.text.includes('\n'));
+  });
+});
+
+describe('large lists, written item by item', () => {
+  const cms = '/api/v1/namespaces/m-table-yaml/configmaps';
+  test('1,500 ConfigMaps (~600 KB): JSON and Protobuf lists stream in chunks and decode to the same items', async () => {
+    const n = 1500;
+    const data = { v: 'y'.repeat(300) };
+    for (let i = 0; i < n; i += 50) {
+      await Promise.all(
+        Array.from({ length: Math.min(50, n - i) }, (_, j) => c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${String(i + j).padStart(5, '0')}` }, data } })),
+      );
+    }
+    const j = await c.raw('GET', `${cms}?labelSelector=`);
+    assert.equal(j.status, 200);
+    const list = j.json();
+    const names = list.items.map((i: any) => i.metadata.name).filter((x: string) => x.startsWith('big-'));
+    assert.equal(names.length, n);
+    assert.ok(j.body.length > 512 * 1024);
+    assert.equal(Number(j.headers['content-length']), j.body.length, 'JSON: sizes known up front');
+    const p = await c.raw('GET', cms, { headers: { accept: PB } });
+    assert.equal(p.headers['content-length'], undefined, 'Protobuf: chunked');
+    assert.equal(p.headers['transfer-encoding'], 'chunked');
+    const pl = pbList(pbUnknown(p.body).raw, KINDS[0]!.pbRead);
+    assert.equal(pl.resourceVersion, list.metadata.resourceVersion);
+    assert.deepEqual(pl.items, list.items.map(KINDS[0]!.view));
+    const z = await c.raw('GET', cms, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(z.headers['content-encoding'], 'gzip');
+    assert.deepEqual(JSON.parse(zlib.gunzipSync(z.body).toString('utf8')).items, list.items);
+  });
+});
