@@ -418,6 +418,9 @@ async function startupPhase() {
 
 async function listPhase(k: Keelson, bare: Bare) {
   const t = k.target!;
+  // the pods run as ServiceAccount "web": the ServiceAccount admission plugin refuses them without it
+  const sa = await request(t, undefined, 'POST', '/api/v1/namespaces/default/serviceaccounts', JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web' } }));
+  if (sa.status !== 201) throw new Error(`POST serviceaccounts: ${sa.status} ${sa.body.toString().slice(0, 300)}`);
   const before = await k.memory();
   const createRate = await createMany(t, '/api/v1/namespaces/default/pods', LIST_OBJECTS, pod);
   await sleep(300);
