@@ -9,6 +9,7 @@ import { createPrivateKey, X509Certificate, constants as cryptoConstants } from 
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import http2 from 'node:http2';
+import https from 'node:https';
 import { createSecureContext, getCiphers, type SecureContext, type SecureVersion, type TLSSocket } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseCertificate } from './authn/der.js';
@@ -454,7 +455,7 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
  * keep-alive, 1 MiB of request headers, 256 KiB HTTP/2 stream windows and frames).
  */
 export class SecureListener {
-  readonly server: http2.Http2SecureServer;
+  readonly server: http2.Http2SecureServer | https.Server;
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   private readonly sockets = new Set<TLSSocket>();
   private closing = false;
@@ -464,34 +465,39 @@ export class SecureListener {
     handler: RequestHandler,
   ) {
     const { sniContexts, sniTable } = p;
-    const server = http2.createSecureServer(
-      {
-        ...p.tls,
-        requestCert: true,
-        rejectUnauthorized: false,
-        allowHTTP1: true,
-        ALPNProtocols: p.http2 ? ['h2', 'http/1.1'] : ['http/1.1'],
-        SNICallback: sniContexts.length
-          ? (servername, cb) => {
-              const i = selectSNI(sniTable, servername);
-              cb(null, i === undefined ? undefined : sniContexts[i]);
-            }
-          : undefined,
-        settings: {
-          maxConcurrentStreams: p.maxStreams,
-          initialWindowSize: HTTP2_STREAM_WINDOW,
-          maxFrameSize: HTTP2_STREAM_WINDOW,
-          maxHeaderListSize: 1 << 20,
-        },
-        // queued watch output counts against this; a watcher is cut off at 64 MiB (watch.ts)
-        maxSessionMemory: 128,
-        keepAlive: true,
-        keepAliveInitialDelay: 180_000,
-        Http2ServerRequest: H2Request as unknown as typeof http2.Http2ServerRequest,
-        Http2ServerResponse: H2Response as unknown as typeof http2.Http2ServerResponse,
-      } as http2.SecureServerOptions,
-      handler as any,
-    );
+    const common = {
+      ...p.tls,
+      requestCert: true,
+      rejectUnauthorized: false,
+      SNICallback: sniContexts.length
+        ? (servername: string, cb: (err: Error | null, ctx?: SecureContext) => void) => {
+            const i = selectSNI(sniTable, servername);
+            cb(null, i === undefined ? undefined : sniContexts[i]);
+          }
+        : undefined,
+      keepAlive: true,
+      keepAliveInitialDelay: 180_000,
+    };
+    // --disable-http2-serving: a plain HTTPS server, whose ALPN offers HTTP/1.1 only
+    const server: http2.Http2SecureServer | https.Server = !p.http2
+      ? https.createServer({ ...common, ALPNProtocols: ['http/1.1'] }, handler)
+      : http2.createSecureServer(
+          {
+            ...common,
+            allowHTTP1: true,
+            settings: {
+              maxConcurrentStreams: p.maxStreams,
+              initialWindowSize: HTTP2_STREAM_WINDOW,
+              maxFrameSize: HTTP2_STREAM_WINDOW,
+              maxHeaderListSize: 1 << 20,
+            },
+            // queued watch output counts against this; a watcher is cut off at 64 MiB (watch.ts)
+            maxSessionMemory: 128,
+            Http2ServerRequest: H2Request as unknown as typeof http2.Http2ServerRequest,
+            Http2ServerResponse: H2Response as unknown as typeof http2.Http2ServerResponse,
+          } as http2.SecureServerOptions,
+          handler as any,
+        );
     // HTTP/1.1 on the same port: Go's IdleTimeout and MaxHeaderBytes; long requests (watches) have no deadline
     const h1 = server as unknown as { headersTimeout: number; requestTimeout: number; keepAliveTimeout: number; maxHeaderSize: number };
     h1.headersTimeout = 60_000;
