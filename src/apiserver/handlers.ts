@@ -34,6 +34,7 @@ function yamlStrictError(lines: string[]): string {
   return `yaml: unmarshal errors:\n  ${lines.join('\n  ')}`;
 }
 import { subresourceView } from './subresources.js';
+import { chainWithDeadline, scopeOf } from './limits.js';
 import { applyDefaults } from '../schema/defaults/index.js';
 import type { Authorizer, UserInfo } from './authz.js';
 import { authorizeCreateOnWrite, authorizeUnsafeDelete, requestAttributes, type RBACResource } from './rbac/index.js';
@@ -80,8 +81,10 @@ export function admissionOf(r: RequestBase, options: Record<string, unknown> = {
   if (fm) opts.fieldManager = fm;
   const fv = q.get('fieldValidation');
   if (fv) opts.fieldValidation = fv;
+  // the request's deadline stops its write from reaching storage; plugins annotate its audit event
+  const scope = scopeOf(r.req);
   return {
-    chain,
+    chain: chainWithDeadline(chain, scope?.deadline),
     request: {
       namespace: r.info.namespace,
       name,
@@ -89,6 +92,7 @@ export function admissionOf(r: RequestBase, options: Record<string, unknown> = {
       options: { ...opts, ...options },
       user: r.user ?? ANONYMOUS,
       warnings: r.warnings,
+      auditAnnotations: scope?.auditAnnotations,
     },
   };
 }

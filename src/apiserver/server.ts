@@ -39,7 +39,7 @@ import { setResponseCompression } from './encode.js';
 import { type Authorizer, type UserInfo } from './authz.js';
 import {
   Authorization,
-  authorizeRequest,
+  forbiddenError,
   requestAttributes,
   storeAggregationWriter,
   storePolicyWriter,
@@ -49,6 +49,8 @@ import { bind, handleComponentStatuses, handleVirtualCreate, type VirtualContext
 import { decodeBody, readBody } from './handlers.js';
 import { writeObject } from './encode.js';
 import { prepareServing, SecureListener, type SecureServingOptions } from './tls.js';
+import { InFlightLimiter, nowMicros, RequestDeadline, requestScope, requestTimeoutMs, TIMEOUT_STATUS, withStorageRequestLimit, writeTooManyRequests, type RequestScope } from './limits.js';
+import { auditIDOf, authenticationFailureMessage, type Auditor, type BodyTap, type RequestAudit } from './audit/index.js';
 import { createTokenRequest, impersonate, ImpersonationInternalError, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
 
 export type { UserInfo } from './authz.js';
@@ -82,6 +84,13 @@ export interface APIServerConfig {
   tokenRequest?: Omit<TokenRequestOptions, 'reader'>;
   /** --encryption-provider-config, loaded: encryption at rest of the resources it names */
   encryption?: EncryptionConfig;
+  /** --request-timeout in milliseconds (0: none; the `timeout` parameter of a request may shorten it) */
+  requestTimeoutMs?: number;
+  /** --max-requests-inflight and --max-mutating-requests-inflight (0: no limit) */
+  maxRequestsInFlight?: number;
+  maxMutatingRequestsInFlight?: number;
+  /** the audit log (--audit-policy-file with --audit-log-path); absent: nothing is audited */
+  audit?: Auditor;
   /** --enable-admission-plugins, --disable-admission-plugins and the plugins' own flags (Kubernetes' default chain when absent) */
   admission?: {
     enable: string[];
@@ -124,6 +133,16 @@ export interface Logger {
 
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 
+/** what the request chain carries for one request */
+interface ChainState {
+  scope: RequestScope;
+  auditID: string;
+  tap?: BodyTap;
+  audit?: RequestAudit;
+  /** the in-flight slot the request holds (released when its handler is done) */
+  release?: () => void;
+}
+
 export class APIServer {
   readonly stores = new Map<string, ResourceStore>();
   private readonly byGVR = new Map<string, ResourceStore>();
@@ -150,6 +169,8 @@ export class APIServer {
   readonly kinds: KindDecl[];
   readonly serviceAllocators: ServiceAllocators;
   readonly admission: AdmissionChain;
+  /** --max-requests-inflight, --max-mutating-requests-inflight */
+  private readonly limiter?: InFlightLimiter;
   address = '';
 
   constructor(private readonly cfg: APIServerConfig) {
@@ -157,12 +178,15 @@ export class APIServer {
     this.authorization = new Authorization({ modes: cfg.authorizationModes ?? ['AlwaysAllow'] });
     this.authorizer = this.authorization.authorizer;
     this.serviceAllocators = { ips: new IPAllocator(cfg.serviceClusterIPRange), ports: new PortAllocator(cfg.serviceNodePortRange) };
+    // writes larger than etcd accepts fail as they fail on etcd, whatever the backend
+    const storage = withStorageRequestLimit(cfg.backend);
+    if (cfg.maxRequestsInFlight || cfg.maxMutatingRequestsInFlight) this.limiter = new InFlightLimiter(cfg.maxRequestsInFlight ?? 0, cfg.maxMutatingRequestsInFlight ?? 0);
     for (const k of this.kinds) {
       if (k.virtual) {
         this.virtualByGVR.set(`${k.group}/${k.version}/${k.resource}`, k);
         continue;
       }
-      const store = new ResourceStore(k, strategyFor(k, { services: this.serviceAllocators }), cfg.backend, {}, {
+      const store = new ResourceStore(k, strategyFor(k, { services: this.serviceAllocators }), storage, {}, {
         historyWindowMs: cfg.compactionIntervalMs * 2,
         transformer: encryptionTransformer(cfg.encryption, k),
         allowUnsafeMalformedObjectDeletion: cfg.featureGates.get('AllowUnsafeMalformedObjectDeletion') === true,
@@ -416,6 +440,8 @@ export class APIServer {
     listener?.closeAll();
     await closed;
     this.authorization.stop();
+    this.limiter?.stop();
+    this.cfg.audit?.shutdown();
     for (const s of this.stores.values()) s.stop();
     await this.cfg.backend.close();
     this.cfg.log.info('Shutdown complete');
@@ -449,19 +475,36 @@ export class APIServer {
         for (const f of w) f();
       }
     });
-    res.setHeader('Audit-Id', randomUUID());
-    this.route(req, res).catch((err) => {
-      if (!(err instanceof StatusError)) this.cfg.log.error(err, 'Unhandled error serving request', { method: req.method, path: req.url });
-      sendError({ req, res }, err, this.ctx.cbor);
-    });
+    const st: ChainState = { scope: requestScope(req), auditID: auditIDOf(req, randomUUID) };
+    res.setHeader('Audit-Id', st.auditID);
+    // the body is tapped as it arrives, for the audit event (only when auditing)
+    if (this.cfg.audit) st.tap = this.cfg.audit.tap(req, st.scope.method);
+    this.route(req, res, st)
+      .catch((err) => {
+        if (!(err instanceof StatusError)) {
+          this.cfg.log.error(err, 'Unhandled error serving request', { method: req.method, path: req.url });
+          st.audit?.panic(err);
+        } else st.audit?.error(err);
+        sendError({ req, res }, err, this.ctx.cbor);
+      })
+      .finally(() => st.release?.());
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = req.url ?? '/';
-    const qi = url.indexOf('?');
-    const path = qi < 0 ? url : url.slice(0, qi);
-    const query = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
-    const method = req.method ?? 'GET';
+  private async route(req: IncomingMessage, res: ServerResponse, st: ChainState): Promise<void> {
+    const { path, query, method, info } = st.scope;
+
+    // the deadline of a request that is not long-running: --request-timeout, or a shorter `timeout`
+    if (!st.scope.longRunning) {
+      let ms: number;
+      try {
+        ms = requestTimeoutMs(query, this.cfg.requestTimeoutMs ?? 0);
+      } catch (e) {
+        req.resume();
+        this.cfg.audit?.failed(req, st.scope, st.auditID, 400, (e as Error).message);
+        throw e;
+      }
+      if (ms > 0) st.scope.deadline = new RequestDeadline(res, ms - (nowMicros() - st.scope.receivedAt), () => st.audit?.timedOut(TIMEOUT_STATUS));
+    }
 
     if (PUBLIC_PATHS.has(path) || path.startsWith('/livez/') || path.startsWith('/readyz/') || path.startsWith('/healthz/')) {
       if (path === '/version') {
@@ -483,14 +526,26 @@ export class APIServer {
     } else user = this.authenticate(req);
     if (!user) {
       req.resume();
+      this.cfg.audit?.failed(req, st.scope, st.auditID, 401, authenticationFailureMessage(req));
       throw errors.unauthorized();
+    }
+    if (this.cfg.audit) {
+      try {
+        st.audit = this.cfg.audit.begin(req, res, st.scope, st.auditID, user, st.tap);
+      } catch {
+        req.resume();
+        throw errors.internal(new Error('failed to store audit event'));
+      }
     }
     try {
       const as = await impersonate(user, req, (_u, a) => {
         const d = this.authorizer.authorize(a);
         return { allowed: d.decision === 'allow', reason: d.reason };
       });
-      if (as) user = as;
+      if (as) {
+        user = as;
+        st.audit?.impersonated(as);
+      }
     } catch (e) {
       req.resume();
       if (e instanceof ImpersonationInternalError) {
@@ -503,11 +558,22 @@ export class APIServer {
       throw e;
     }
 
-    const info = parseRequestInfo(method, path, query);
-    const denied = authorizeRequest(this.authorizer, requestAttributes(user, info, method, query));
-    if (denied) {
+    // the in-flight limits (long-running requests take no slot; system:masters is never refused)
+    if (this.limiter) {
+      st.release = this.limiter.acquire(st.scope, user);
+      if (!st.release) {
+        st.audit?.refused();
+        writeTooManyRequests(req, res);
+        return;
+      }
+    }
+
+    const attrs = requestAttributes(user, info, method, query);
+    const decision = this.authorizer.authorize(attrs);
+    st.audit?.authorized(decision.decision === 'allow', decision.reason);
+    if (decision.decision !== 'allow') {
       req.resume();
-      throw denied;
+      throw forbiddenError(attrs, decision.reason);
     }
 
     if (path === '/api' || path === '/api/') {
@@ -583,6 +649,8 @@ export class APIServer {
     try {
       await this.dispatch(r);
     } catch (err) {
+      if (err instanceof StatusError) st.audit?.error(err);
+      else st.audit?.panic(err);
       sendError(r, err, this.ctx.cbor);
     }
   }

@@ -14,6 +14,7 @@ import { insecureTLSCipherNames, loadCertKeyFiles, loadSNICertKeys, preferredTLS
 import { APIServer, applyEncryptionConfig, type Logger } from '../apiserver/server.js';
 import { encryptionConfigHash, loadEncryptionConfig } from '../apiserver/encryption/config.js';
 import { resolveAuthorizationModes } from '../apiserver/rbac/index.js';
+import { Auditor, defaultAuditLogOptions, loadPolicyFile, LogBackend, validateAuditLogOptions, type AuditLogOptions } from '../apiserver/audit/index.js';
 import { validateAdmissionPluginFlags } from '../apiserver/admission/chain.js';
 import { admissionFlags } from '../apiserver/admission/wiring.js';
 import { MemoryBackend } from '../storage/memory.js';
@@ -36,7 +37,12 @@ export interface APIServerOptions {
   encryptionProviderConfigAutomaticReload: boolean;
   livezGracePeriod: number;
   shutdownDelayDuration: number;
+  /** --min-request-timeout, in seconds (an int flag, as kube-apiserver's) */
   minRequestTimeout: number;
+  requestTimeout: number;
+  maxRequestsInFlight: number;
+  maxMutatingRequestsInFlight: number;
+  audit: { policyFile: string; logVersion: string; log: AuditLogOptions };
   certDir: string;
   tlsCertFile: string;
   tlsPrivateKeyFile: string;
@@ -85,7 +91,11 @@ function defaults(): APIServerOptions {
     encryptionProviderConfigAutomaticReload: false,
     livezGracePeriod: 0,
     shutdownDelayDuration: 0,
-    minRequestTimeout: 1800_000,
+    minRequestTimeout: 1800,
+    requestTimeout: 60_000,
+    maxRequestsInFlight: 400,
+    maxMutatingRequestsInFlight: 200,
+    audit: { policyFile: '', logVersion: 'audit.k8s.io/v1', log: defaultAuditLogOptions() },
     certDir: '',
     tlsCertFile: '',
     tlsPrivateKeyFile: '',
@@ -120,7 +130,10 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   const g = s.flagSet('generic');
   g.stringVar(o, 'advertiseAddress', 'advertise-address', 'The IP address on which to advertise the apiserver to members of the cluster. If blank, the --bind-address will be used.');
   g.durationVar(o, 'livezGracePeriod', 'livez-grace-period', 'This option represents the maximum amount of time it should take for apiserver to complete its startup sequence and become live. From apiserver\'s start time to when this amount of time has elapsed, /livez will assume that unfinished post-start hooks will complete successfully and therefore return true.');
-  g.durationVar(o, 'minRequestTimeout', 'min-request-timeout', 'An optional field indicating the minimum number of seconds a handler must keep a request open before timing it out. Currently only honored by the watch request handler, which picks a randomized value above this number as the connection timeout, to spread out load.');
+  g.intVar(o, 'maxMutatingRequestsInFlight', 'max-mutating-requests-inflight', 'The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests with 429 Too Many Requests and Retry-After. Long-running requests (watch, exec, attach, log, port-forward, proxy) are not counted, and members of system:masters are never rejected. Zero for no limit. (Keelson has no API Priority and Fairness: this limit applies as kube-apiserver applies it with --enable-priority-and-fairness=false.)');
+  g.intVar(o, 'maxRequestsInFlight', 'max-requests-inflight', 'The maximum number of non-mutating (get, list) requests in flight at a given time. When the server exceeds this, it rejects requests with 429 Too Many Requests and Retry-After. Long-running requests are not counted, and members of system:masters are never rejected. Zero for no limit.');
+  g.intVar(o, 'minRequestTimeout', 'min-request-timeout', 'An optional field indicating the minimum number of seconds a handler must keep a request open before timing it out. Currently only honored by the watch request handler, which picks a randomized value above this number as the connection timeout, to spread out load.');
+  g.durationVar(o, 'requestTimeout', 'request-timeout', 'An optional field indicating the duration a handler must keep a request open before timing it out (504 Timeout). This is the default request timeout for requests but may be overridden by flags such as --min-request-timeout for specific types of requests, and shortened by the timeout parameter of a request.');
   g.stringVar(o, 'serviceClusterIPRange', 'service-cluster-ip-range', 'A CIDR notation IP range from which to assign service cluster IPs. The first address is the kubernetes Service\'s. This must not overlap with any IP ranges assigned to nodes or pods.');
   g.stringVar(o, 'serviceNodePortRange', 'service-node-port-range', 'A port range to reserve for services with NodePort visibility. This must not overlap with the ephemeral port range on nodes. Example: \'30000-32767\'. Inclusive at both ends of the range.');
   g.durationVar(o, 'shutdownDelayDuration', 'shutdown-delay-duration', 'Time to delay the termination. During that time the server keeps serving requests normally. The endpoints /healthz and /livez will return success, but /readyz immediately returns failure. Graceful termination starts after this delay has elapsed.');
@@ -142,6 +155,7 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   ss.stringsVar(o, 'tlsCipherSuites', 'tls-cipher-suites', `Comma-separated list of cipher suites for the server, by their Go (IANA) names. If omitted, Go's default cipher suites are used. TLS 1.3 suites are always on. \nPreferred values: ${preferredTLSCipherNames().join(', ')}. \nInsecure values: ${insecureTLSCipherNames().join(', ')}.`);
   ss.stringVar(o, 'tlsMinVersion', 'tls-min-version', `Minimum TLS version supported. Possible values: ${tlsPossibleVersions().join(', ')}`);
   ss.namedCertKeyVar(o, 'tlsSNICertKey', 'tls-sni-cert-key', 'A pair of x509 certificate and private key file paths, optionally followed by a list of domain patterns: fully qualified domain names, possibly with a leading wildcard segment. Patterns may also be IP addresses, matched when a client names one in SNI. Without patterns, the names of the certificate (its DNS names, and its CommonName when that is a domain) are used. Exact matches win over wildcard matches, explicit patterns over names taken from certificates. Repeat the flag for several pairs. Examples: "example.crt,example.key" or "foo.crt,foo.key:*.foo.com,foo.com".');
+  declareAuditFlags(s.flagSet('auditing'), o.audit);
   if (allInOne) o.authorizationMode = ['Node', 'RBAC']; // the all-in-one cluster is shared safely by default, as k3s
   const az = s.flagSet('authorization');
   az.stringsVar(
@@ -202,6 +216,55 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   gl.version();
 }
 
+/** kube-apiserver's audit flags (the log backend; the webhook backend is not offered) */
+function declareAuditFlags(a: FlagSet, o: APIServerOptions['audit']): void {
+  const l = o.log;
+  a.stringVar(o, 'policyFile', 'audit-policy-file', 'Path to the file that defines the audit policy configuration (an audit.k8s.io/v1 Policy).');
+  a.stringVar(l, 'path', 'audit-log-path', "If set, all requests coming to the apiserver will be logged to this file.  '-' means standard out.");
+  a.intVar(l, 'maxAge', 'audit-log-maxage', 'The maximum number of days to retain old audit log files based on the timestamp encoded in their filename.');
+  a.intVar(l, 'maxBackups', 'audit-log-maxbackup', "The maximum number of old audit log files to retain. Setting a value of 0 will mean there's no restriction on the number of files.");
+  a.intVar(l, 'maxSize', 'audit-log-maxsize', 'The maximum size in megabytes of the audit log file before it gets rotated.');
+  a.stringVar(l as { format: string }, 'format', 'audit-log-format', 'Format of saved audits. "legacy" indicates 1-line text format for each event. "json" indicates structured json format. Known formats are legacy,json.');
+  a.stringVar(o, 'logVersion', 'audit-log-version', 'API group and version used for serializing audit events written to log.');
+  a.boolVar(l, 'compress', 'audit-log-compress', 'If set, the rotated log files will be compressed using gzip.');
+  a.stringVar(l as { mode: string }, 'mode', 'audit-log-mode', 'Strategy for sending audit events. Blocking indicates sending events should block server responses. Batch causes the backend to buffer and write events asynchronously. Known modes are batch,blocking,blocking-strict.');
+  const b = l.batch;
+  a.intVar(b, 'bufferSize', 'audit-log-batch-buffer-size', 'The size of the buffer to store events before batching and writing. Only used in batch mode.');
+  a.intVar(b, 'maxBatchSize', 'audit-log-batch-max-size', 'The maximum size of a batch. Only used in batch mode.');
+  a.durationVar(b, 'maxBatchWaitMs', 'audit-log-batch-max-wait', "The amount of time to wait before force writing the batch that hadn't reached the max size. Only used in batch mode.");
+  a.boolVar(b, 'throttleEnable', 'audit-log-batch-throttle-enable', 'Whether batching throttling is enabled. Only used in batch mode.');
+  a.float64Var(b, 'throttleQPS', 'audit-log-batch-throttle-qps', 'Maximum average number of batches per second. Only used in batch mode.');
+  a.intVar(b, 'throttleBurst', 'audit-log-batch-throttle-burst', 'Maximum number of requests sent at the same moment if ThrottleQPS was not utilized before. Only used in batch mode.');
+  const t = l.truncate;
+  a.boolVar(t, 'enabled', 'audit-log-truncate-enabled', 'Whether event and batch truncating is enabled.');
+  a.int64Var(t, 'maxBatchSize', 'audit-log-truncate-max-batch-size', 'Maximum size of the batch sent to the underlying backend. Actual serialized size can be several hundreds of bytes greater. If a batch exceeds this limit, it is split into several batches of smaller size.');
+  a.int64Var(t, 'maxEventSize', 'audit-log-truncate-max-event-size', "Maximum size of the audit event sent to the underlying backend. If the size of an event is greater than this number, first request and response are removed, and if this doesn't reduce the size enough, event is discarded.");
+}
+
+/**
+ * The audit log from the flags: undefined when nothing is to be recorded (no --audit-log-path,
+ * or no --audit-policy-file). A policy file is loaded (and must be valid) whenever it is given.
+ */
+function auditFromFlags(o: APIServerOptions['audit'], log: Logger): Auditor | undefined {
+  const errs = validateAuditLogOptions(o.log);
+  if (o.log.path && o.logVersion !== 'audit.k8s.io/v1') errs.push(`invalid group version, allowed versions are "[audit.k8s.io/v1]"`);
+  if (errs.length) throw new Error(errs.join(', '));
+  const policy = o.policyFile ? loadPolicyFile(o.policyFile, (m) => log.warn(m)) : undefined;
+  if (!o.log.path) return undefined;
+  if (!policy) {
+    log.v(2).info('No audit policy file provided, no events will be recorded for log backend');
+    return undefined;
+  }
+  let backend: LogBackend;
+  try {
+    backend = new LogBackend(o.log, (e, m) => log.error(e, m));
+  } catch (e) {
+    throw new Error(`ensureLogFile: ${(e as Error).message}`);
+  }
+  log.v(2).info('Using audit backend: log', { path: o.log.path, format: o.log.format, mode: o.log.mode });
+  return new Auditor(policy, backend, o.log.mode === 'blocking-strict');
+}
+
 /** --advertise-address, else the host's first non-loopback IPv4 address, else the bind address */
 function advertiseAddress(o: APIServerOptions): string {
   if (o.advertiseAddress) return o.advertiseAddress;
@@ -236,6 +299,12 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   const encryption = o.encryptionProviderConfig ? loadEncryptionConfig(o.encryptionProviderConfig) : undefined;
   const admErrs = validateAdmissionPluginFlags(o.enableAdmissionPlugins, o.disableAdmissionPlugins);
   if (admErrs.length) throw new Error(admErrs.join('; '));
+  const limitErrs: string[] = [];
+  if (o.maxRequestsInFlight < 0) limitErrs.push('--max-requests-inflight can not be negative value');
+  if (o.maxMutatingRequestsInFlight < 0) limitErrs.push('--max-mutating-requests-inflight can not be negative value');
+  if (o.requestTimeout < 0) limitErrs.push('--request-timeout can not be negative value');
+  if (o.minRequestTimeout < 0) limitErrs.push('--min-request-timeout can not be negative value');
+  if (limitErrs.length) throw new Error(limitErrs.join(', '));
   if (allInOne) {
     const cmErrs = validateControllerManagerOptions(o.controllerManager);
     if (cmErrs.length) throw new Error(cmErrs.join('; '));
@@ -245,6 +314,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const certDir = o.certDir ? resolve(o.certDir) : join(dataDir, 'pki');
   const log = klogAdapter();
+  // the audit policy and log, checked before anything is opened
+  const auditor = auditFromFlags(o.audit, log);
   klog.printFlags(flags, 1);
 
   const host = hostname();
@@ -319,7 +390,11 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     compactionIntervalMs: o.etcdCompactionInterval,
     livezGraceMs: o.livezGracePeriod,
     shutdownDelayMs: o.shutdownDelayDuration,
-    minRequestTimeoutMs: o.minRequestTimeout,
+    minRequestTimeoutMs: o.minRequestTimeout * 1000,
+    requestTimeoutMs: o.requestTimeout,
+    maxRequestsInFlight: o.maxRequestsInFlight,
+    maxMutatingRequestsInFlight: o.maxMutatingRequestsInFlight,
+    audit: auditor,
     featureGates,
     serviceClusterIPRange: o.serviceClusterIPRange,
     serviceNodePortRange: o.serviceNodePortRange,

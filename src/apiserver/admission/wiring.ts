@@ -63,6 +63,8 @@ export interface RequestAdmission {
   user: UserInfo;
   /** the request's Warning list (Request.warnings): plugins append to it */
   warnings?: string[];
+  /** the request's audit annotations (absent when the request is not audited): plugins add to them */
+  auditAnnotations?: Record<string, string>;
 }
 
 /**
@@ -90,7 +92,7 @@ export function admissionAttributes(kind: KindDecl, r: RequestAdmission): Admiss
     dryRun: r.dryRun,
     user: r.user,
     warnings: r.warnings ?? [],
-    auditAnnotations: {},
+    auditAnnotations: r.auditAnnotations ?? {},
   };
 }
 
