@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, KEELSON, kubectlBinary, ROOT, startCluster, type Cluster, type RunResult } from './harness.js';
+import { freePort, KEELSON, ROOT, startCluster, type Cluster, type RunResult } from './harness.js';
 import { patchResponse, respond, startWebhookServer, type WebhookServer } from '../admission/webhookserver.js';
 
 let c: Cluster;
@@ -62,14 +62,7 @@ function kubectl(args: string[], input?: string) {
 
 /** kubectl without blocking this process: needed while the test's own webhook server must answer */
 function kubectlAsync(args: string[]): Promise<RunResult> {
-  return new Promise((resolve) => {
-    const p = spawn(kubectlBinary(), args, { env: { PATH: process.env.PATH ?? '', HOME: c.home, KUBECONFIG: c.kubeconfig } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  return c.kubectlAsync(args);
 }
 
 test('NamespaceLifecycle: the immortal namespaces; content of missing namespaces', async () => {

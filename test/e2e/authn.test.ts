@@ -13,7 +13,6 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import YAML from 'yaml';
 import { startCluster, type Cluster, type RawResponse } from './harness.js';
 import { makeCert, type TestCert } from '../authn/helpers.js';
 import { boundClaims, legacyClaims, newTokenSigner, signToken } from '../../src/apiserver/authn/serviceaccount.js';
@@ -118,15 +117,7 @@ function expect401(r: { status: number; text: string }, what: string): void {
 
 /** a kubeconfig for a bearer token user, for kubectl */
 function tokenKubeconfig(name: string, token: string): string {
-  const kc = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'keelson', cluster: { server: c.url, 'certificate-authority-data': c.credentials.ca.toString('base64'), 'tls-server-name': 'localhost' } }],
-    users: [{ name, user: { token } }],
-    contexts: [{ name, context: { cluster: 'keelson', user: name } }],
-    'current-context': name,
-  };
-  return c.file(`${name}.kubeconfig`, YAML.stringify(kc));
+  return c.tokenKubeconfig(name, token);
 }
 
 function createToken(args: string[] = []): { code: number; token: string; stderr: string } {

@@ -168,6 +168,37 @@ export class Cluster {
     return { proc, out: () => out, err: () => err };
   }
 
+  /** a kubeconfig for a bearer token user (written once per name and token: kubectl processes may read it concurrently) */
+  tokenKubeconfig(name: string, token: string): string {
+    const key = `${name}\0${token}`;
+    const known = this.tokenConfigs.get(key);
+    if (known) return known;
+    const kc = {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'keelson', cluster: { server: this.url, 'certificate-authority-data': this.credentials.ca.toString('base64'), 'tls-server-name': 'localhost' } }],
+      users: [{ name, user: { token } }],
+      contexts: [{ name, context: { cluster: 'keelson', user: name } }],
+      'current-context': name,
+    };
+    const path = this.file(`${name}-${this.tokenConfigs.size}.kubeconfig`, YAML.stringify(kc));
+    this.tokenConfigs.set(key, path);
+    return path;
+  }
+  private tokenConfigs = new Map<string, string>();
+
+  /** kubectl without blocking this process (needed while the test itself must answer, e.g. a webhook) */
+  kubectlAsync(args: string[], opts: { kubeconfig?: string } = {}): Promise<RunResult> {
+    return new Promise((resolve) => {
+      const p = spawn(kubectlBinary(), args, { env: { PATH: process.env.PATH ?? '', HOME: this.home, KUBECONFIG: opts.kubeconfig ?? this.kubeconfig } });
+      let stdout = '';
+      let stderr = '';
+      p.stdout.on('data', (d) => (stdout += d));
+      p.stderr.on('data', (d) => (stderr += d));
+      p.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    });
+  }
+
   /** write a manifest into the cluster's temporary home and return its path */
   file(name: string, content: string): string {
     const p = join(this.home, name);
@@ -333,6 +364,17 @@ export async function startCluster(opts: StartOptions = {}): Promise<Cluster> {
     throw e;
   }
   return c;
+}
+
+/** poll f every 100 ms until it answers something truthy; throws after timeoutMs */
+export async function until<T>(what: string, f: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** the Status body of a failed request, after checking its code and reason */

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startCluster, type Cluster, type RunResult } from './harness.js';
+import { startCluster, until, type Cluster, type RunResult } from './harness.js';
 
 let c: Cluster;
 let dataDir: string;
@@ -23,16 +23,6 @@ const TOKENS: Record<string, string> = {
   bob: 'bob-token-0123456789',
   node1: 'node1-token-0123456789',
 };
-
-async function until<T>(what: string, f: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** a kubeconfig with the cluster's CA and a bearer token (or no credentials: anonymous) */
 function kubeconfigFor(name: string, token?: string): string {

@@ -17,13 +17,12 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPublicKey, createSign, createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import YAML from 'yaml';
-import { KEELSON, ROOT, kubectlBinary, startCluster, type Cluster, type RunResult } from './harness.js';
+import { KEELSON, ROOT, startCluster, until, type Cluster, type RunResult } from './harness.js';
 import { makeCert, type TestCert } from '../authn/helpers.js';
 import { respond, startWebhookServer, type WebhookServer } from '../admission/webhookserver.js';
 
@@ -117,43 +116,12 @@ async function adminOK(method: string, path: string, body?: unknown): Promise<an
   return r.text ? r.json() : undefined;
 }
 
-async function until<T>(what: string, f: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 function kubectlAsync(args: string[], kubeconfig: string): Promise<RunResult> {
-  return new Promise((resolve) => {
-    const p = spawn(kubectlBinary(), args, { env: { PATH: process.env.PATH ?? '', HOME: c.home, KUBECONFIG: kubeconfig } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  return c.kubectlAsync(args, { kubeconfig });
 }
 
-const kubeconfigs = new Map<string, string>();
-/** a kubeconfig for a bearer token (written once: kubectl processes read it concurrently) */
 function tokenKubeconfig(name: string, token: string): string {
-  const known = kubeconfigs.get(`${name}\0${token}`);
-  if (known) return known;
-  const kc = {
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'keelson', cluster: { server: c.url, 'certificate-authority-data': c.credentials.ca.toString('base64'), 'tls-server-name': 'localhost' } }],
-    users: [{ name, user: { token } }],
-    contexts: [{ name, context: { cluster: 'keelson', user: name } }],
-    'current-context': name,
-  };
-  const path = c.file(`${name}-${kubeconfigs.size}.kubeconfig`, YAML.stringify(kc));
-  kubeconfigs.set(`${name}\0${token}`, path);
-  return path;
+  return c.tokenKubeconfig(name, token);
 }
 
 // ---------------------------------------------------------------- RBAC as the test sees it
