@@ -1188,6 +1188,9 @@ export async function handlePatch(r: Request): Promise<void> {
 
   const existing = store.get(info.namespace, info.name);
   if (!existing) {
+    // an object that cannot be read back is neither patched nor created anew
+    const unreadable = store.readError(store.key(info.namespace, info.name));
+    if (unreadable) throw unreadable;
     if (!isApply || sub) throw errors.notFound(store.groupResource, info.name);
     // apply creates the object
     let obj = ssaApply(undefined, patch, kind.type, { ...who, force, kind: kind.kind });

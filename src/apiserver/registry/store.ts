@@ -216,6 +216,23 @@ export class ResourceStore {
     return obj;
   }
 
+  /**
+   * The stored value (at this revision) is in a form the encryption no longer writes (an older
+   * key or provider): an update that changes nothing still rewrites it, as Kubernetes does, so
+   * that `kubectl replace` of every object moves them to the new key. Resources without
+   * encryption never ask storage.
+   */
+  private async isStale(key: string, revision: number): Promise<boolean> {
+    if (!this.transformer) return false;
+    const kv = await this.backend.get(key);
+    if (!kv || kv.modRevision !== revision) return false;
+    try {
+      return this.transformer.fromStorage(kv.value, Buffer.from(key)).stale;
+    } catch {
+      return false;
+    }
+  }
+
   /** the stored bytes of an object: JSON without resourceVersion (in the stored form), encrypted when configured */
   private encode(key: string, obj: any): Uint8Array {
     const rv = obj.metadata.resourceVersion;
@@ -483,7 +500,7 @@ export class ResourceStore {
       try {
       this.validateObject(next, old);
       await this.admitValidate(opts, 'UPDATE', next, old);
-      if (sameObject(next, old)) return { obj: old, created: false };
+      if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return { obj: old, created: false };
       if (opts.dryRun) {
         next.metadata.resourceVersion = old.metadata.resourceVersion;
         return { obj: next, created: false };
@@ -549,7 +566,7 @@ export class ResourceStore {
       try {
         this.validateObject(next, old, main ? undefined : opts.subresource ?? 'status');
         await this.admitValidate(opts, 'UPDATE', next, old);
-        if (sameObject(next, old)) return old;
+        if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return old;
         if (opts.dryRun) return next;
         if (this.isTerminatingAndDone(next)) {
           // the update that empties the finalizers is never written: the object goes as it was stored
