@@ -988,6 +988,11 @@ export async function handleDeleteCollection(r: Request): Promise<void> {
   const choice = outputChoice(r, true);
   const sel = selection(store.kind, query);
   const o = await deleteOptions(r);
+  if (o.ignoreStoreReadErrorWithClusterBreakingPotential === true) {
+    throw errors.invalid({ group: 'meta.k8s.io', name: 'DeleteOptions' }, '', [
+      field.invalid('ignoreStoreReadErrorWithClusterBreakingPotential', true, 'is not allowed with DELETECOLLECTION, try again after removing the option'),
+    ]);
+  }
   // Kubernetes lists first: an object that cannot be read fails the whole request
   const unreadable = store.listReadError(store.scopePrefix(info.namespace));
   if (unreadable) throw unreadable;

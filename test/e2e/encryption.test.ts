@@ -251,6 +251,15 @@ test('keys lost, gate on: the corrupt-object errors, and the unsafe delete with 
     'preconditions',
   );
 
+  failed(
+    await c!.raw('DELETE', `${SECRETS}${unsafe}`),
+    422,
+    'Invalid',
+    'DeleteOptions.meta.k8s.io "" is invalid: ignoreStoreReadErrorWithClusterBreakingPotential: Invalid value: true: is not allowed with DELETECOLLECTION, try again after removing the option',
+    'deletecollection',
+  );
+  failed(await c!.raw('DELETE', SECRETS), 500, 'StorageReadError', 'failed to read one or more secrets from the storage', 'deletecollection without the option');
+
   // authorization: delete AND unsafe-delete-ignore-read-errors on the object
   const role = (name: string, verbs: string[]) => ({ metadata: { name }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs }] });
   const binding = (name: string, user: string) => ({ metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }] });
