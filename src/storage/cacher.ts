@@ -428,7 +428,7 @@ class WatchCache implements Cacher {
   }
 
   corruptIn(prefix: string, startKey?: string, endKey?: string): CorruptEntry[] {
-    if (this.corruptByKey.size === 0) return [];
+    if (this.corruptByKey.size === 0) return NONE_CORRUPT;
     const out: CorruptEntry[] = [];
     for (const c of this.corruptByKey.values()) {
       if (!c.key.startsWith(prefix)) continue;
@@ -842,6 +842,8 @@ class WatchCache implements Cacher {
     return i === 0 ? this.oldest : h.at(i - 1).revision;
   }
 }
+
+const NONE_CORRUPT: CorruptEntry[] = [];
 
 function corruptEntry(kv: KeyValue, namespace: string, name: string, e: unknown): CorruptEntry {
   return { key: kv.key, namespace, name, modRevision: kv.modRevision, createRevision: kv.createRevision, error: e instanceof Error ? e : new Error(String(e)) };

@@ -504,3 +504,54 @@ test('cacher: start after writes in flight, and a backend that closes ends the w
   assert.match(String(r.closed[0]?.message), /closed/);
   c.stop();
 });
+
+for (const [name, mk] of Object.entries(backends)) {
+  test(`cacher (${name}): values that do not decode are kept out of lists and watches, and named`, async () => {
+    const b = await mk();
+    await b.create(key('a', 'ok'), json(obj('a', 'ok')));
+    await b.create(key('a', 'bad'), Buffer.from('{not json'));
+    await b.create(key('b', 'bad'), Buffer.from('k8s:enc:aescbc:v1:x:'));
+    const c = cacherFor(b);
+    await c.start();
+    try {
+      assert.deepEqual(c.list({ prefix: PREFIX }).items.map((e) => e.key), [key('a', 'ok')]);
+      assert.equal(c.get(key('a', 'bad')), undefined);
+      assert.ok(c.corrupt(key('a', 'bad'))?.error instanceof SyntaxError);
+      assert.equal(c.corrupt(key('a', 'ok')), undefined);
+      assert.deepEqual(c.corruptIn(PREFIX).map((x) => x.key), [key('a', 'bad'), key('b', 'bad')]);
+      assert.deepEqual(c.corruptIn(`${PREFIX}a/`).map((x) => x.name), ['bad']);
+      assert.deepEqual(c.corruptIn(PREFIX, key('a', 'bad\0')).map((x) => x.key), [key('b', 'bad')]);
+      assert.deepEqual(c.corruptIn(PREFIX, undefined, key('b', 'bad')).map((x) => x.key), [key('a', 'bad')]);
+      const evs: CacheEvent[] = [];
+      const startRev = c.revision();
+      const w = c.watch({ prefix: PREFIX, afterRevision: startRev, onEvent: (e) => evs.push(e) });
+      // a readable object becomes unreadable: it leaves (DELETED); readable again: it comes back (ADDED)
+      const ok = c.get(key('a', 'ok'))!;
+      const broken = await b.update(key('a', 'ok'), Buffer.from('nope'), ok.modRevision);
+      const fixed = await b.update(key('a', 'ok'), json(obj('a', 'ok', { v: '2' })), broken.modRevision);
+      // an unreadable object written anew is ADDED; one removed is DELETED by name
+      const bad = c.corrupt(key('a', 'bad'))!;
+      await b.update(key('a', 'bad'), json(obj('a', 'bad')), bad.modRevision);
+      await b.delete(key('b', 'bad'));
+      await until(() => evs.length === 4);
+      assert.deepEqual(
+        evs.map((e) => [e.type, e.entry.key, e.entry.obj?.metadata?.name, e.revision]),
+        [
+          ['DELETED', key('a', 'ok'), 'ok', broken.modRevision],
+          ['ADDED', key('a', 'ok'), 'ok', fixed.modRevision],
+          ['ADDED', key('a', 'bad'), 'bad', evs[2]!.revision],
+          ['DELETED', key('b', 'bad'), 'bad', evs[3]!.revision],
+        ],
+      );
+      assert.equal(evs[0]!.prev?.obj.metadata.resourceVersion, String(ok.modRevision));
+      assert.deepEqual(c.corruptIn(PREFIX), []);
+      assert.deepEqual(c.list({ prefix: PREFIX }).items.map((e) => e.key), [key('a', 'bad'), key('a', 'ok')]);
+      // the state before the object broke is still listed exactly
+      assert.deepEqual(c.list({ prefix: PREFIX, revision: startRev }).items.map((e) => e.key), [key('a', 'ok')]);
+      w.stop();
+    } finally {
+      c.stop();
+      await b.close();
+    }
+  });
+}
