@@ -1,7 +1,7 @@
 // Virtual resources: operations rather than stored objects. Access reviews and self-subject
 // reviews answer from the request's user and the authorizer; a Binding assigns a pod to a node;
 // component statuses report the health of the control plane's parts.
-import { errors, field, StatusError } from '../machinery/errors.js';
+import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import type { KindDecl } from '../schema/model.js';
 import type { Authorizer, UserInfo } from './authz.js';
 import { accessReviewStatus, reviewAttributes, rulesReviewStatus } from './rbac/index.js';
@@ -36,13 +36,15 @@ function reviewStatus(ctx: VirtualContext, user: UserInfo, spec: any, namespaceO
   return accessReviewStatus(ctx.authorizer, reviewAttributes(user, spec, namespaceOverride));
 }
 
-function validateReviewSpec(kind: string, spec: any, needUser: boolean): void {
-  const errs = [];
+function validateReviewSpec(kind: string, spec: any, needUser: boolean, more: (errs: FieldError[]) => void = () => {}): void {
+  const errs: FieldError[] = [];
   const ra = spec?.resourceAttributes;
   const nra = spec?.nonResourceAttributes;
-  if (!ra && !nra) errs.push(field.required('spec.resourceAttributes', 'exactly one of nonResourceAttributes or resourceAttributes must be specified'));
+  // (Kubernetes reports the absent nonResourceAttributes as the bad value: "null")
+  if (!ra && !nra) errs.push(field.invalid('spec.resourceAttributes', 'null', 'exactly one of nonResourceAttributes or resourceAttributes must be specified'));
   if (ra && nra) errs.push(field.invalid('spec.nonResourceAttributes', nra, 'cannot be specified in combination with resourceAttributes'));
   if (needUser && !spec?.user && !(spec?.groups ?? []).length) errs.push(field.invalid('spec.user', '', 'at least one of user or group must be specified'));
+  more(errs);
   if (errs.length) throw errors.invalid({ group: 'authorization.k8s.io', name: kind }, '', errs);
 }
 
@@ -77,13 +79,12 @@ export async function handleVirtualCreate(r: RequestBase, kind: KindDecl, ctx: V
       return reply(obj);
     }
     case 'authorization.k8s.io/LocalSubjectAccessReview': {
-      validateReviewSpec(kind.kind, obj.spec, true);
-      const ns = obj.spec?.resourceAttributes?.namespace;
-      if (ns !== undefined && ns !== '' && ns !== r.info.namespace) {
-        throw errors.invalid({ group: 'authorization.k8s.io', name: kind.kind }, '', [
-          field.invalid('spec.resourceAttributes.namespace', ns, 'must match metadata.namespace'),
-        ]);
-      }
+      // the namespace of the attributes must be the review's own (the URL's), even when left out
+      validateReviewSpec(kind.kind, obj.spec, true, (errs) => {
+        const ra = obj.spec?.resourceAttributes;
+        if (ra && (ra.namespace ?? '') !== r.info.namespace) errs.push(field.invalid('spec.resourceAttributes.namespace', ra.namespace ?? '', 'must match metadata.namespace'));
+        if (obj.spec?.nonResourceAttributes) errs.push(field.invalid('spec.nonResourceAttributes', obj.spec.nonResourceAttributes, 'disallowed on this kind of request'));
+      });
       obj.metadata = { ...(obj.metadata ?? {}), namespace: r.info.namespace };
       const subject: UserInfo = { name: obj.spec.user ?? '', uid: obj.spec.uid, groups: obj.spec.groups ?? [], extra: obj.spec.extra };
       obj.status = reviewStatus(ctx, subject, obj.spec, r.info.namespace);
