@@ -7,7 +7,7 @@
 // their graceful end (GOAWAY on HTTP/2, idle HTTP/1.1 connections closed).
 import { createPrivateKey, X509Certificate, constants as cryptoConstants } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import http2 from 'node:http2';
 import https from 'node:https';
 import { createSecureContext, getCiphers, type SecureContext, type SecureVersion, type TLSSocket } from 'node:tls';
@@ -350,6 +350,10 @@ export interface PreparedServing {
   };
   sniContexts: SecureContext[];
   sniTable: Map<string, number>;
+  /** the default certificate's context, for SNI names that match no --tls-sni-cert-key */
+  defaultContext?: SecureContext;
+  /** explicit IP patterns (canonical form) to their SNI context: a client that sends no SNI gets the certificate of the address it reached */
+  ipContexts: Map<string, SecureContext>;
   http2: boolean;
   maxStreams: number;
   permitPortSharing: boolean;
@@ -357,6 +361,14 @@ export interface PreparedServing {
   insecureCiphers: string[];
   /** --tls-cipher-suites names this runtime's TLS library lacks (left out) */
   unavailableCiphers: string[];
+}
+
+/** An address as a socket reports it, comparable with a pattern: IPv4-mapped IPv6 as IPv4, IPv6 compressed. */
+export function canonicalIP(ip: string): string {
+  const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (v4) return v4[1]!;
+  if (isIP(ip) === 6) return new URL(`http://[${ip}]/`).hostname.slice(1, -1);
+  return ip;
 }
 
 /** Node 22.12 and later bind with SO_REUSEPORT (`reusePort`); older runtimes cannot share a port. */
@@ -391,10 +403,15 @@ export function prepareServing(o: SecureServingOptions): PreparedServing {
       throw new Error(`invalid SNI cert keypair [${i}/"${e.source ?? i}"]: ${(err as Error).message}`);
     }
   });
+  const sniTable = sniNameTable(sni);
+  const ipContexts = new Map<string, SecureContext>();
+  for (const [name, i] of sniTable) if (isIP(name)) ipContexts.set(canonicalIP(name), sniContexts[i]!);
   return {
     tls,
     sniContexts,
-    sniTable: sniNameTable(sni),
+    sniTable,
+    defaultContext: sniContexts.length ? createSecureContext(tls) : undefined,
+    ipContexts,
     http2: !o.disableHTTP2,
     maxStreams: http2MaxStreams(o.http2MaxStreamsPerConnection ?? 0),
     permitPortSharing: o.permitPortSharing === true,
@@ -464,7 +481,7 @@ export class SecureListener {
     private readonly p: PreparedServing,
     handler: RequestHandler,
   ) {
-    const { sniContexts, sniTable } = p;
+    const { sniContexts, sniTable, defaultContext } = p;
     const common = {
       ...p.tls,
       requestCert: true,
@@ -472,7 +489,7 @@ export class SecureListener {
       SNICallback: sniContexts.length
         ? (servername: string, cb: (err: Error | null, ctx?: SecureContext) => void) => {
             const i = selectSNI(sniTable, servername);
-            cb(null, i === undefined ? undefined : sniContexts[i]);
+            cb(null, i === undefined ? defaultContext : sniContexts[i]);
           }
         : undefined,
       keepAlive: true,
@@ -509,9 +526,33 @@ export class SecureListener {
       sock.once('close', () => this.sockets.delete(sock));
     });
     server.on('session', (session: http2.ServerHttp2Session) => this.track(session));
+    if (p.ipContexts.size) this.selectByLocalAddress(server, p.ipContexts);
     // a failed handshake is the client's problem: Node ends that socket; nothing to log at default verbosity
     server.on('tlsClientError', () => {});
     this.server = server;
+  }
+
+  /**
+   * kube-apiserver's choice for a client that sends no SNI: the certificate whose explicit
+   * pattern is the local address the client reached. Node asks for a certificate only when SNI
+   * is present, so the TLS socket of such a connection is created with that certificate's
+   * context: the server's shared context is swapped around Node's own connection listener
+   * (listeners run synchronously, in order), then restored.
+   */
+  private selectByLocalAddress(server: http2.Http2SecureServer | https.Server, ipContexts: Map<string, SecureContext>): void {
+    const shared = server as unknown as { _sharedCreds: SecureContext };
+    let saved: SecureContext | undefined;
+    server.prependListener('connection', (raw: Socket) => {
+      const ctx = ipContexts.get(canonicalIP(raw.localAddress ?? ''));
+      if (!ctx) return;
+      saved = shared._sharedCreds;
+      shared._sharedCreds = ctx;
+    });
+    server.on('connection', () => {
+      if (saved === undefined) return;
+      shared._sharedCreds = saved;
+      saved = undefined;
+    });
   }
 
   private track(session: http2.ServerHttp2Session): void {

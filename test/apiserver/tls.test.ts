@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCA, issueServingCert, issueClientCert, type CertKey } from '../../src/apiserver/pki.js';
 import {
+  canonicalIP,
   certificateNames,
   checkKeyPair,
   defaultCiphers,
@@ -146,6 +147,17 @@ describe('--tls-sni-cert-key', () => {
     assert.equal(selectSNI(t, 'unknown.test'), undefined);
     assert.equal(selectSNI(t, ''), undefined);
     assert.equal(selectSNI(new Map([['*', 3]]), 'localhost'), 3);
+  });
+
+  test('IP patterns: canonical forms, and their contexts for clients without SNI', () => {
+    assert.equal(canonicalIP('::ffff:127.0.0.1'), '127.0.0.1');
+    assert.equal(canonicalIP('0:0:0:0:0:0:0:1'), '::1');
+    assert.equal(canonicalIP('FE80:0:0:0:0:0:0:1'), 'fe80::1');
+    assert.equal(canonicalIP('10.0.0.1'), '10.0.0.1');
+    const p = prepareServing({ cert: foo.certPEM, key: foo.keyPEM, sniCertKeys: [{ cert: bar.certPEM, key: bar.keyPEM, names: ['10.0.0.9', '::1', 'bar.test'] }] });
+    assert.deepEqual([...p.ipContexts.keys()].sort(), ['10.0.0.9', '::1']);
+    assert.ok(p.defaultContext);
+    assert.equal(prepareServing({ cert: foo.certPEM, key: foo.keyPEM }).ipContexts.size, 0);
   });
 
   test('key pairs are checked with Go\'s words', () => {

@@ -12,7 +12,7 @@ import http2 from 'node:http2';
 import tls from 'node:tls';
 import zlib from 'node:zlib';
 import { startCluster, kubectlBinary, KEELSON, ROOT, type Cluster } from './harness.js';
-import { createCA, issueServingCert, type CertKey } from '../../src/apiserver/pki.js';
+import { createCA, ensurePKI, issueServingCert, type CertKey } from '../../src/apiserver/pki.js';
 
 interface H2Response {
   status: number;
@@ -331,14 +331,25 @@ describe('secure port: --tls-min-version, --tls-cipher-suites, --disable-http2-s
   });
 });
 
-describe('secure port: --tls-min-version=VersionTLS13', () => {
-  test('TLS 1.2 is refused, TLS 1.3 served', async () => {
-    const c = await startCluster({ args: ['--tls-min-version=VersionTLS13'] });
+describe('secure port: --tls-min-version=VersionTLS13, an SNI certificate for an IP address', () => {
+  test('TLS 1.2 is refused, TLS 1.3 served; a client without SNI gets the certificate of the address it reached', async () => {
+    // the cluster CA made beforehand, so that the IP certificate is one kubectl trusts
+    const dataDir = mkdtempSync(join(tmpdir(), 'keelson-tls-ip-'));
+    const pki = await ensurePKI(join(dataDir, 'pki'));
+    const ip = await issueServingCert(pki.ca, 'ip-cert', { dns: [], ips: ['127.0.0.1'] });
+    writeFileSync(join(dataDir, 'ip.crt'), ip.certPEM);
+    writeFileSync(join(dataDir, 'ip.key'), ip.keyPEM);
+    const c = await startCluster({ dataDir, args: ['--tls-min-version=VersionTLS13', `--tls-sni-cert-key=${join(dataDir, 'ip.crt')},${join(dataDir, 'ip.key')}:127.0.0.1`] });
     try {
       await assert.rejects(handshake(c.port, { maxVersion: 'TLSv1.2' }));
       assert.equal((await handshake(c.port, { ALPNProtocols: ['h2'] })).protocol, 'TLSv1.3');
+      assert.equal((await handshake(c.port, {})).cn, 'ip-cert');
+      assert.equal((await handshake(c.port, { servername: 'localhost' })).cn, 'kube-apiserver');
+      assert.equal((await handshake(c.port, { servername: 'unknown.test' })).cn, 'kube-apiserver');
       const g = c.kubectl(['get', 'ns', 'default', '-o', 'name']);
       assert.equal(g.code, 0, g.stderr);
+      // connections after that one get the default certificate again
+      assert.equal((await handshake(c.port, { servername: 'localhost' })).cn, 'kube-apiserver');
     } finally {
       await c.stop();
     }
