@@ -6,7 +6,7 @@
 // servers identically. Everything listens on and talks to 127.0.0.1; every process started here
 // is stopped here; every request loop is bounded in count and in time.
 //
-//   node dist/bench/run.js [--only startup,list,creates,gets,watch,sqlite] [--duration ms]
+//   node dist/bench/run.js [--only startup,list,creates,gets,watch,sqlite,biglist] [--duration ms]
 //                          [--warmup ms] [--rounds n] [--cpu-prof dir] [--keep]
 //                          [--node-flags "--trace-gc ..."] [--keelson-log file]
 //
@@ -15,7 +15,8 @@
 // See bench/README.md for how to read the figures.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg, totalmem, tmpdir, platform, arch } from 'node:os';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -44,7 +45,7 @@ const KEELSON = join(ROOT, 'bin', 'keelson');
 
 // ---- options ----
 
-const PHASES = ['startup', 'list', 'creates', 'gets', 'watch', 'sqlite'] as const;
+const PHASES = ['startup', 'list', 'creates', 'gets', 'watch', 'sqlite', 'biglist'] as const;
 type Phase = (typeof PHASES)[number];
 const argv = process.argv.slice(2);
 function opt(name: string): string | undefined {
@@ -71,6 +72,8 @@ const LIST_REPS = 7;
 const WATCHERS = 1000;
 const WATCH_ROUNDS = 15;
 const STARTUP_REPS = 3;
+/** the biglist phase: this many small ConfigMaps, listed whole */
+const BIG_LIST_OBJECTS = Number(opt('biglist-objects') ?? 100_000);
 
 const tmpRoot = mkdtempSync(join(tmpdir(), 'keelson-bench-run-'));
 const children = new Set<ChildProcess>();
@@ -88,6 +91,8 @@ class Keelson {
     readonly dataDir: string,
     private readonly nodeFlags: string[] = [],
     private readonly logFile?: string,
+    private readonly extraArgs: string[] = [],
+    private readonly extraEnv: Record<string, string> = {},
   ) {
     this.memFile = join(dataDir + '.mem.json');
   }
@@ -95,9 +100,9 @@ class Keelson {
   /** spawns Keelson and waits for /readyz 200; returns ms from spawn to the first 200 */
   async start(): Promise<number> {
     this.port = await freePort();
-    const args = [...this.nodeFlags, KEELSON, 'server', '--data-dir', this.dataDir, '--secure-port', String(this.port), '--bind-address', '127.0.0.1'];
+    const args = [...this.nodeFlags, KEELSON, 'server', '--data-dir', this.dataDir, '--secure-port', String(this.port), '--bind-address', '127.0.0.1', ...this.extraArgs];
     const t0 = performance.now();
-    const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, KEELSON_BENCH_MEMFILE: this.memFile }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, KEELSON_BENCH_MEMFILE: this.memFile, ...this.extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     children.add(proc);
     proc.once('exit', () => children.delete(proc));
@@ -129,8 +134,8 @@ class Keelson {
   }
 
   /** RSS from /proc, and (when loaded with heap-probe) the heap after a full collection */
-  async memory(): Promise<{ rssMiB: number; heapUsedMiB?: number; heapTotalMiB?: number; externalMiB?: number }> {
-    let heap: { heapUsed: number; heapTotal: number; external: number; arrayBuffers: number } | undefined;
+  async memory(): Promise<{ rssMiB: number; heapUsedMiB?: number; heapTotalMiB?: number; externalMiB?: number; peak?: { heapUsedMiB: number; externalMiB: number; rssMiB: number } }> {
+    let heap: { heapUsed: number; heapTotal: number; external: number; arrayBuffers: number; peak?: { heapUsed: number; external: number; rss: number } } | undefined;
     if (this.nodeFlags.some((f) => f.includes('heap-probe'))) {
       const before = existsSync(this.memFile) ? statSync(this.memFile).mtimeMs : 0;
       this.proc!.kill('SIGUSR2');
@@ -149,7 +154,8 @@ class Keelson {
     const { rssMiB } = procMemory(this.pid);
     if (!heap) return { rssMiB };
     const mib = (x: number) => round(x / 2 ** 20, 1);
-    return { rssMiB, heapUsedMiB: mib(heap.heapUsed), heapTotalMiB: mib(heap.heapTotal), externalMiB: mib(heap.external) };
+    const peak = heap.peak ? { heapUsedMiB: mib(heap.peak.heapUsed), externalMiB: mib(heap.peak.external), rssMiB: mib(heap.peak.rss) } : undefined;
+    return { rssMiB, heapUsedMiB: mib(heap.heapUsed), heapTotalMiB: mib(heap.heapTotal), externalMiB: mib(heap.external), ...(peak ? { peak } : {}) };
   }
 }
 
@@ -626,6 +632,117 @@ function sqlitePhase() {
   return { batch, valueBytes: 1024, commits, rowsPerSec, commitsPerSec: Math.round((commits * 1000) / ms), msPerCommit: round(ms / commits, 3) };
 }
 
+/**
+ * Reads a GET response as a client does, counting its bytes; `slow` pauses 10 ms after every
+ * 256 KiB, a reader slower than the server can write, which a server that does not wait for the
+ * socket to drain would answer by queueing the whole body in memory.
+ */
+function drainGET(t: Target, path: string, headers: Record<string, string>, slow: boolean): Promise<{ status: number; bytes: number; ms: number; encoding?: string }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = https.request(
+      { host: t.host, port: t.port, path, method: 'GET', headers, servername: t.servername, ca: t.tls.ca, cert: t.tls.cert, key: t.tls.key, agent: false },
+      (res) => {
+        let bytes = 0;
+        let sincePause = 0;
+        res.on('data', (d: Buffer) => {
+          bytes += d.length;
+          sincePause += d.length;
+          if (slow && sincePause >= 256 * 1024) {
+            sincePause = 0;
+            res.pause();
+            setTimeout(() => res.resume(), 10);
+          }
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0, encoding: res.headers['content-encoding'] }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(300_000, () => req.destroy(new Error(`GET ${path}: no answer in 300 s`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** the kernel's peak-RSS mark of a process (VmHWM) starts over from its current RSS */
+function resetPeakRSS(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+/**
+ * A list of 100,000 small ConfigMaps (memory backend) in full, in several forms, each beside the
+ * server's peak memory while it answers: JSON and Protobuf are written item by item from the
+ * encodings the watch cache keeps, so the peak stays near what the server held before, far below
+ * the response size; pretty JSON is built whole (as Kubernetes also does) and shows the difference.
+ */
+async function bigListPhase() {
+  const flags = ['--expose-gc', '--import', pathToFileURL(join(here, 'heap-probe.js')).href, ...NODE_FLAGS];
+  const k = new Keelson(join(tmpRoot, 'biglist'), flags, KEELSON_LOG, ['--storage-backend=memory', '--controllers=*,-root-ca-certificate-publisher-controller'], {
+    KEELSON_BENCH_PEAK_MS: '5',
+  });
+  try {
+    await k.start();
+    const t = k.target!;
+    const ns = await request(t, undefined, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'big' } }));
+    if (ns.status !== 201) throw new Error(`POST namespaces: ${ns.status}`);
+    const path = '/api/v1/namespaces/big/configmaps';
+    const small = (i: number) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i.toString(36).padStart(4, '0')}`, labels: { app: 'big' } }, data: { k: `v${i}` } });
+    const createsPerSec = await createMany(t, path, BIG_LIST_OBJECTS, small);
+    await sleep(300);
+    const held = await k.memory();
+    const variants: { name: string; headers: Record<string, string>; query?: string; slow?: boolean; warm?: boolean }[] = [
+      { name: 'JSON', headers: { accept: 'application/json' } },
+      { name: 'JSON, slow reader', headers: { accept: 'application/json' }, slow: true },
+      { name: 'JSON, gzip', headers: { accept: 'application/json', 'accept-encoding': 'gzip' } },
+      { name: 'Protobuf', headers: { accept: 'application/vnd.kubernetes.protobuf' }, warm: true },
+      { name: 'Protobuf, slow reader', headers: { accept: 'application/vnd.kubernetes.protobuf' }, slow: true },
+      { name: 'JSON, pretty=true (built whole, for comparison)', headers: { accept: 'application/json' }, query: '?pretty=true' },
+    ];
+    const runs = [];
+    for (const v of variants) {
+      // a first Protobuf list encodes every item once and the cache keeps it: warm it, then measure
+      if (v.warm) await drainGET(t, path, v.headers, false);
+      const before = await k.memory();
+      resetPeakRSS(k.pid);
+      const r = await drainGET(t, path + (v.query ?? ''), v.headers, !!v.slow);
+      if (r.status !== 200) throw new Error(`${v.name}: ${r.status}`);
+      await sleep(50);
+      const peakRss = procMemory(k.pid).peakRssMiB;
+      const after = await k.memory();
+      const heldMiB = (before.heapUsedMiB ?? 0) + (before.externalMiB ?? 0);
+      const peakHeap = after.peak ? after.peak.heapUsedMiB + after.peak.externalMiB : NaN;
+      runs.push({
+        variant: v.name,
+        responseMiB: round(r.bytes / 2 ** 20, 1),
+        contentEncoding: r.encoding ?? null,
+        ms: Math.round(r.ms),
+        rssBeforeMiB: before.rssMiB,
+        peakRssMiB: peakRss,
+        peakRssGrowthMiB: round(peakRss - before.rssMiB, 1),
+        heapAndBuffersBeforeMiB: round(heldMiB, 1),
+        peakHeapAndBuffersMiB: round(peakHeap, 1),
+        peakHeapAndBuffersGrowthMiB: round(peakHeap - heldMiB, 1),
+      });
+      const last = runs[runs.length - 1]!;
+      check(`biglist: ${v.name}: peak heap+Buffers growth while listing ${BIG_LIST_OBJECTS} ConfigMaps (response ${last.responseMiB} MiB)`, last.peakHeapAndBuffersGrowthMiB, 'MiB', 'report only', null);
+    }
+    return {
+      objects: BIG_LIST_OBJECTS,
+      kind: 'ConfigMap (about 300 bytes of JSON each), memory backend',
+      createsPerSec,
+      heldAfterCreates: held,
+      runs,
+      note:
+        'each run: GC, then the kernel peak-RSS mark (VmHWM) reset through /proc/<pid>/clear_refs, then one full GET of the list read by a client on the same machine; peakRss is VmHWM after it; peakHeapAndBuffers is the highest heapUsed plus the highest external (Buffers) sampled every 5 ms in the server (bench/heap-probe.ts); growth is against the same figures after GC just before the GET. JSON and Protobuf are written item by item, waiting for the socket to drain, from the encodings the watch cache already holds; pretty JSON is built whole.',
+    };
+  } catch (e) {
+    log(`keelson log tail:\n${k.logs.slice(-3000)}`);
+    throw e;
+  } finally {
+    await k.stop();
+  }
+}
+
 // ---- main ----
 
 async function main() {
@@ -688,6 +805,11 @@ async function main() {
   if (only.has('sqlite')) {
     log('raw sqlite inserts');
     figures.rawSqliteDurableInserts = sqlitePhase();
+  }
+
+  if (only.has('biglist')) {
+    log(`list of ${BIG_LIST_OBJECTS} ConfigMaps: peak memory against the response size`);
+    figures.bigList = await bigListPhase();
   }
 
   out.loadAverageAtEnd = loadavg().map((x) => round(x, 2));
