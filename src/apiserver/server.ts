@@ -523,6 +523,8 @@ export class APIServer {
       const r = await this.cfg.authenticator(req);
       user = r?.user ?? null;
       authnWarnings = r?.warnings ?? [];
+      // as Kubernetes' warning recorder: they go out with any answer (a 403 too), not only the handler's
+      if (authnWarnings.length) res.setHeader('Warning', authnWarnings.map((w) => `299 - ${JSON.stringify(w)}`));
     } else user = this.authenticate(req);
     if (!user) {
       req.resume();

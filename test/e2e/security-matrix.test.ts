@@ -889,6 +889,16 @@ describe('bad credentials: 401, and the server stays ready', () => {
       assert.equal(r.status, 403, `${h}: ${r.text}`);
       assert.equal(r.json().message, 'configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in API group "" in the namespace "mx-view"', h);
     }
+    // a space too many before the token: anonymous, with Kubernetes' warning
+    const spaced = await send('GET', '/api/v1/namespaces/mx-view/configmaps', { headers: { authorization: `Bearer  ${ALICE_TOKEN}` } });
+    assert.equal(spaced.status, 403, spaced.text);
+    assert.equal(spaced.json().message, 'configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in API group "" in the namespace "mx-view"');
+    assert.equal(spaced.headers.warning, '299 - "the provided Authorization header contains extra space before the bearer token, and is ignored"');
+    // surrounding space is trimmed, the scheme is case-insensitive
+    for (const h of [`  Bearer ${ALICE_TOKEN}  `, `bearer ${ALICE_TOKEN}`]) {
+      const r = await send('GET', '/api/v1/namespaces/mx-view/configmaps', { headers: { authorization: h } });
+      assert.equal(r.status, 200, `${JSON.stringify(h)}: ${r.text}`);
+    }
     assert.equal((await send('GET', '/readyz')).status, 200);
   });
 
