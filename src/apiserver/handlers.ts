@@ -972,6 +972,9 @@ export async function handleDelete(r: Request): Promise<void> {
  */
 async function unsafeDelete(r: Request, choice: OutputChoice): Promise<void> {
   const { store, info } = r;
+  // the audit event tells that the request asked for it, allowed or not
+  const audit = scopeOf(r.req)?.auditAnnotations;
+  if (audit) audit['apiserver.k8s.io/unsafe-delete-ignore-read-error'] = '';
   const az = r.ctx.authorizer?.();
   if (az) {
     const err = authorizeUnsafeDelete(az, requestAttributes(r.user ?? ANONYMOUS, info, 'DELETE', r.query));

@@ -217,7 +217,10 @@ test('keys lost, gate off: reads fail with InternalError, the collection\'s list
 });
 
 test('keys lost, gate on: the corrupt-object errors, and the unsafe delete with each of its preconditions', async () => {
-  await start(LOST, { gate: true });
+  const policy = join(confDir, 'audit-policy.yaml');
+  writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  resources: [{group: "", resources: [secrets]}]\n- level: None\n');
+  const auditLog = join(confDir, 'audit.log');
+  await start(LOST, { gate: true, extra: [`--audit-policy-file=${policy}`, `--audit-log-path=${auditLog}`] });
   failed(
     await c!.raw('GET', `${SECRETS}/s1`),
     500,
@@ -301,6 +304,12 @@ test('keys lost, gate on: the corrupt-object errors, and the unsafe delete with 
   await w.until((evs) => ['s1', 'fin'].every((n) => evs.some((e) => e.type === 'DELETED' && e.object.metadata.name === n)));
   w.close();
   for (const n of ['s2', 's3']) ok(await c!.raw('DELETE', `${SECRETS}/${n}${unsafe}`), `unsafe delete of ${n}`);
+  // the audit events of the unsafe deletes say so
+  const events = readFileSync(auditLog, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l));
+  const s1Done = events.find((e) => e.verb === 'delete' && e.objectRef?.name === 's1' && e.user.username === 'bob' && e.stage === 'ResponseComplete');
+  assert.ok(s1Done, 'audit event of bob\'s unsafe delete');
+  assert.equal(s1Done.annotations?.['apiserver.k8s.io/unsafe-delete-ignore-read-error'], '');
+  assert.equal(s1Done.responseStatus.code, 200);
   // with the corrupt objects gone the collection lists again
   assert.deepEqual(ok(await c!.raw('GET', SECRETS), 'list after').items.map((i: any) => i.metadata.name), ['s-new']);
 });
