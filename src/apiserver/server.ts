@@ -84,6 +84,8 @@ export interface APIServerConfig {
   tokenRequest?: Omit<TokenRequestOptions, 'reader'>;
   /** --encryption-provider-config, loaded: encryption at rest of the resources it names */
   encryption?: EncryptionConfig;
+  /** --encryption-provider-config-automatic-reload: the reload's post-start hook is reported */
+  encryptionReload?: boolean;
   /** --request-timeout in milliseconds (0: none; the `timeout` parameter of a request may shorten it) */
   requestTimeoutMs?: number;
   /** --max-requests-inflight and --max-mutating-requests-inflight (0: no limit) */
@@ -250,6 +252,7 @@ export class APIServer {
       hook('start-system-namespaces-controller', started),
       hook('storage-object-count-tracker-hook', started),
       hook('rbac/bootstrap-roles', () => this.rbacBootstrapped),
+      ...(cfg.encryptionReload ? [hook('start-encryption-provider-config-automatic-reload', started)] : []),
     ];
     const readyOnly: HealthCheck[] = [
       { name: 'etcd-readiness', check: storageCheck.check },

@@ -404,6 +404,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     authenticator,
     authorizationModes,
     encryption,
+    encryptionReload: o.encryptionProviderConfigAutomaticReload,
     admission: {
       enable: o.enableAdmissionPlugins,
       disable: o.disableAdmissionPlugins,

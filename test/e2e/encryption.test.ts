@@ -350,6 +350,7 @@ test('automatic reload: a changed file takes over without a restart', async () =
   const live = configFile('live.yaml', `- resources: [secrets]\n  providers:\n  - aescbc: {keys: [{name: key1, secret: ${KEY1}}]}\n`);
   await start(live, { extra: ['--encryption-provider-config-automatic-reload'] });
   kubectl(['create', 'secret', 'generic', 'before', '-n', 'enc', '--from-literal=a=b']);
+  assert.match((await c!.raw('GET', '/readyz?verbose')).text, /\[\+\]poststarthook\/start-encryption-provider-config-automatic-reload ok/);
   configFile('live.yaml', `- resources: [secrets]\n  providers:\n  - secretbox: {keys: [{name: sb2, secret: ${KEY2}}]}\n  - aescbc: {keys: [{name: key1, secret: ${KEY1}}]}\n`);
   for (let i = 0; !c!.logs.includes('Reloaded the encryption provider configuration'); i++) {
     assert.ok(i < 100, `no reload:\n${c!.logs}`);

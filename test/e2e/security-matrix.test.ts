@@ -29,6 +29,7 @@ import { respond, startWebhookServer, type WebhookServer } from '../admission/we
 const ISSUER = 'https://kubernetes.default.svc.cluster.local';
 const ALICE_TOKEN = 'alice-token-mx-0123456789';
 const EVE_TOKEN = 'eve-token-mx-0123456789';
+const NODE_TOKEN = 'node-token-mx-0123456789';
 
 let c: Cluster;
 let dir: string;
@@ -501,13 +502,14 @@ before(async () => {
   certs.proxy = await makeCert({ subject: 'CN=mx-proxy', issuer: proxyCA });
   certs.otherProxy = await makeCert({ subject: 'CN=mx-other-proxy', issuer: proxyCA });
   writeFileSync(join(dir, 'proxy-ca.crt'), proxyCA.pem);
-  writeFileSync(join(dir, 'tokens.csv'), `${ALICE_TOKEN},alice,alice-uid,"mx-team"\n${EVE_TOKEN},eve,eve-uid\n`);
+  writeFileSync(join(dir, 'tokens.csv'), `${ALICE_TOKEN},alice,alice-uid,"mx-team"\n${EVE_TOKEN},eve,eve-uid\n${NODE_TOKEN},system:node:mx-node,mx-node-uid,"system:nodes"\n`);
   saKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   writeFileSync(join(dir, 'sa.key'), saKey.export({ type: 'pkcs1', format: 'pem' }));
   writeFileSync(join(dir, 'sa.pub'), createPublicKey(saKey).export({ type: 'spki', format: 'pem' }));
   c = await startCluster({
     args: [
       '--authorization-mode=Node,RBAC',
+      '--enable-admission-plugins=NodeRestriction',
       '--client-ca-file', join(dir, 'client-ca.crt'),
       '--token-auth-file', join(dir, 'tokens.csv'),
       '--service-account-issuer', ISSUER,
@@ -1103,6 +1105,58 @@ describe('escalation prevention', () => {
     await until('eve may escalate', () => can({ verb: 'escalate', group: 'rbac.authorization.k8s.io', resource: 'roles' }));
     const now = await send('POST', `${rbac}/namespaces/mx-esc/roles`, { headers: eve, body: role('deleter', [{ apiGroups: [''], resources: ['configmaps', 'pods'], verbs: ['get', 'delete'] }]) });
     assert.equal(now.status, 201, now.text);
+  });
+});
+
+describe('ClusterRoles: escalation and aggregation rules', () => {
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  const alice = { authorization: `Bearer ${ALICE_TOKEN}` };
+  test('updating a ClusterRole (alice may update clusterroles): no rules beyond hers, no aggregationRule', async () => {
+    const role = await adminOK('POST', `${rbac}/clusterroles`, { metadata: { name: 'mx-esc-target' }, rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }] });
+    const more = structuredClone(role);
+    more.rules.push({ apiGroups: [''], resources: ['nodes'], verbs: ['delete'] });
+    const r = await send('PUT', `${rbac}/clusterroles/mx-esc-target`, { headers: alice, body: more });
+    assert.equal(r.status, 403, r.text);
+    assert.equal(r.json().message, 'clusterroles.rbac.authorization.k8s.io "mx-esc-target" is forbidden: user "alice" (groups=["mx-team" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["nodes"], Verbs:["delete"]}');
+    const agg = structuredClone(role);
+    agg.aggregationRule = { clusterRoleSelectors: [{ matchLabels: { 'mx-aggregate': 'true' } }] };
+    const a = await send('PUT', `${rbac}/clusterroles/mx-esc-target`, { headers: alice, body: agg });
+    assert.equal(a.status, 403, a.text);
+    assert.equal(a.json().message, 'clusterroles.rbac.authorization.k8s.io "mx-esc-target" is forbidden: must have cluster-admin privileges to use the aggregationRule');
+    const held = structuredClone(role);
+    held.metadata.labels = { updated: 'by-alice' };
+    const ok = await send('PUT', `${rbac}/clusterroles/mx-esc-target`, { headers: alice, body: held });
+    assert.equal(ok.status, 200, ok.text);
+  });
+});
+
+// ---------------------------------------------------------------- NodeRestriction
+
+describe('NodeRestriction (--enable-admission-plugins=NodeRestriction) with the Node authorizer', () => {
+  const node = { authorization: `Bearer ${NODE_TOKEN}` };
+  const nodeBody = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels } });
+  const podBody = (name: string, nodeName: string, annotations: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, annotations }, spec: { nodeName, containers: [{ name: 'c', image: 'nginx' }] } });
+  const refused = async (method: string, path: string, body: unknown, message: string, ctype?: string) => {
+    const r = await send(method, path, { headers: node, body, ctype });
+    assert.equal(r.status, 403, `${method} ${path}: ${r.text}`);
+    assert.equal(r.json().message, message);
+  };
+  test('a kubelet registers its own Node only, without restricted labels, and cannot change taints or labels', async () => {
+    await refused('POST', '/api/v1/nodes', nodeBody('mx-other-node'), 'nodes "mx-other-node" is forbidden: node "mx-node" is not allowed to modify node "mx-other-node"');
+    await refused('POST', '/api/v1/nodes', nodeBody('mx-node', { 'node-restriction.kubernetes.io/pool': 'a' }), 'nodes "mx-node" is forbidden: node "mx-node" is not allowed to set the following labels: node-restriction.kubernetes.io/pool');
+    const own = await send('POST', '/api/v1/nodes', { headers: node, body: nodeBody('mx-node', { 'kubernetes.io/hostname': 'mx-node' }) });
+    assert.equal(own.status, 201, own.text);
+    await refused('PATCH', '/api/v1/nodes/mx-node', { metadata: { labels: { 'node-role.kubernetes.io/control-plane': '' } } }, 'nodes "mx-node" is forbidden: is not allowed to modify labels: node-role.kubernetes.io/control-plane', 'application/merge-patch+json');
+    await refused('PATCH', '/api/v1/nodes/mx-node', { spec: { taints: [{ key: 'mx', effect: 'NoSchedule' }] } }, 'nodes "mx-node" is forbidden: node "mx-node" is not allowed to modify taints', 'application/merge-patch+json');
+    // the Node authorizer: another node's object is not its to read
+    const other = await send('GET', '/api/v1/nodes/ali-cl-nodes-a', { headers: node });
+    assert.equal(other.status, 403);
+    assert.equal(other.json().message, 'nodes "ali-cl-nodes-a" is forbidden: User "system:node:mx-node" cannot get resource "nodes" in API group "" at the cluster scope: node \'mx-node\' cannot read \'ali-cl-nodes-a\', only its own Node object');
+  });
+  test('a kubelet creates only mirror pods bound to itself and owned by its Node', async () => {
+    await refused('POST', '/api/v1/namespaces/mx-a/pods', podBody('plain', 'mx-node'), 'pods "plain" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "mx-node" can only create mirror pods');
+    await refused('POST', '/api/v1/namespaces/mx-a/pods', podBody('elsewhere', 'mx-other-node', { 'kubernetes.io/config.mirror': 'x' }), 'pods "elsewhere" is forbidden: node "mx-node" can only create pods with spec.nodeName set to itself');
+    await refused('POST', '/api/v1/namespaces/mx-a/pods', podBody('orphan', 'mx-node', { 'kubernetes.io/config.mirror': 'x' }), 'pods "orphan" is forbidden: node "mx-node" can only create pods with an owner reference set to itself');
   });
 });
 
