@@ -24,7 +24,6 @@ import {
   type Request,
 } from './handlers.js';
 import { Health, type HealthCheck } from './health.js';
-import { parseRequestInfo } from './requestinfo.js';
 import { ResourceStore } from './registry/store.js';
 import type { EncryptionConfig } from './encryption/config.js';
 import { buildAdmissionChain, type AdmissionChain } from './admission/chain.js';
@@ -484,10 +483,8 @@ export class APIServer {
     if (this.cfg.audit) st.tap = this.cfg.audit.tap(req, st.scope.method);
     this.route(req, res, st)
       .catch((err) => {
-        if (!(err instanceof StatusError)) {
-          this.cfg.log.error(err, 'Unhandled error serving request', { method: req.method, path: req.url });
-          st.audit?.panic(err);
-        } else st.audit?.error(err);
+        if (!(err instanceof StatusError)) this.cfg.log.error(err, 'Unhandled error serving request', { method: req.method, path: req.url });
+        st.audit?.fail(err);
         sendError({ req, res }, err, this.ctx.cbor);
       })
       .finally(() => st.release?.());
@@ -654,8 +651,7 @@ export class APIServer {
     try {
       await this.dispatch(r);
     } catch (err) {
-      if (err instanceof StatusError) st.audit?.error(err);
-      else st.audit?.panic(err);
+      st.audit?.fail(err);
       sendError(r, err, this.ctx.cbor);
     }
   }

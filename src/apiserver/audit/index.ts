@@ -18,7 +18,7 @@ import { gunzipSync } from 'node:zlib';
 import YAML from 'yaml';
 import { decodeEnvelope, decodeMessage } from '../../codec/protobuf.js';
 import { BUILTIN_KINDS } from '../../schema/kinds.js';
-import type { StatusError } from '../../machinery/errors.js';
+import { errors, StatusError } from '../../machinery/errors.js';
 import type { UserInfo } from '../authz.js';
 import { nowMicros, type RequestScope } from '../limits.js';
 import { MAX_BODY_BYTES } from '../handlers.js';
@@ -334,6 +334,16 @@ export class RequestAudit {
     if (this.done) return;
     this.responseStatus = { metadata: {}, status: status.status, message: status.message, reason: status.reason, details: status.details, code: status.code };
     this.started = true;
+  }
+
+  /**
+   * The request failed: a Status error is its responseStatus; a programming error (what a panic
+   * is in Go) is the Panic stage; any other error is the 500 InternalError the client gets.
+   */
+  fail(err: unknown): void {
+    if (err instanceof StatusError) this.error(err);
+    else if (err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError || err instanceof SyntaxError) this.panic(err);
+    else this.error(errors.internal(err));
   }
 
   /** the handler failed unexpectedly: the Panic stage (and no ResponseComplete) */

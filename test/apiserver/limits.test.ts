@@ -1,0 +1,120 @@
+// The request chain's limits as pure parts: which requests are long-running, the in-flight
+// pools, the deadline of a request, the admission chain bound to a deadline, and the storage
+// size limit over a real (memory) backend.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseRequestInfo } from '../../src/apiserver/requestinfo.js';
+import {
+  chainWithDeadline,
+  InFlightLimiter,
+  isLongRunning,
+  isMutating,
+  MAX_STORAGE_REQUEST_BYTES,
+  oversizedWrite,
+  requestTimeoutMs,
+  StorageRequestTooLargeError,
+  withStorageRequestLimit,
+} from '../../src/apiserver/limits.js';
+import { StatusError } from '../../src/machinery/errors.js';
+import { MemoryBackend } from '../../src/storage/memory.js';
+
+const info = (method: string, url: string) => {
+  const [path, q = ''] = url.split('?');
+  return parseRequestInfo(method, path!, new URLSearchParams(q));
+};
+
+test('long-running requests: watches, proxy, and the attach, exec, log, portforward and proxy subresources', () => {
+  for (const [m, u] of [
+    ['GET', '/api/v1/namespaces/a/pods?watch=true'],
+    ['GET', '/api/v1/watch/namespaces/a/pods'],
+    ['GET', '/api/v1/namespaces/a/pods/p/log'],
+    ['POST', '/api/v1/namespaces/a/pods/p/exec'],
+    ['GET', '/api/v1/namespaces/a/pods/p/attach'],
+    ['POST', '/api/v1/namespaces/a/pods/p/portforward'],
+    ['GET', '/api/v1/namespaces/a/services/s/proxy/x'],
+    ['GET', '/debug/pprof/profile'],
+  ])
+    assert.equal(isLongRunning(info(m!, u!)), true, `${m} ${u}`);
+  for (const [m, u] of [
+    ['GET', '/api/v1/namespaces/a/pods'],
+    ['GET', '/api/v1/namespaces/a/pods/p/status'],
+    ['POST', '/api/v1/namespaces/a/pods'],
+    ['GET', '/healthz'],
+  ])
+    assert.equal(isLongRunning(info(m!, u!)), false, `${m} ${u}`);
+  assert.equal(isMutating(info('GET', '/api/v1/pods')), false);
+  assert.equal(isMutating(info('POST', '/api/v1/namespaces/a/pods')), true);
+  assert.equal(isMutating(info('DELETE', '/api/v1/namespaces/a/pods/p')), true);
+});
+
+test('in-flight pools: full pools refuse, system:masters passes, long-running requests take nothing, 0 disables', () => {
+  const l = new InFlightLimiter(1, 2);
+  const get = { info: info('GET', '/api/v1/pods'), longRunning: false };
+  const post = { info: info('POST', '/api/v1/namespaces/a/pods'), longRunning: false };
+  const watch = { info: info('GET', '/api/v1/pods?watch=1'), longRunning: true };
+  const alice = { name: 'alice', groups: ['system:authenticated'] };
+  const admin = { name: 'admin', groups: ['system:masters', 'system:authenticated'] };
+  const r1 = l.acquire(get, alice)!;
+  assert.ok(r1);
+  assert.equal(l.acquire(get, alice), undefined);
+  assert.ok(l.acquire(get, admin), 'system:masters is never refused');
+  assert.ok(l.acquire(watch, alice));
+  const w1 = l.acquire(post, alice)!;
+  const w2 = l.acquire(post, alice)!;
+  assert.equal(l.acquire(post, alice), undefined);
+  assert.deepEqual(l.current, [1, 2]);
+  r1();
+  r1(); // a second release does nothing
+  w1();
+  assert.deepEqual(l.current, [0, 1]);
+  assert.ok(l.acquire(get, alice));
+  w2();
+  const off = new InFlightLimiter(0, 0);
+  assert.equal(off.enabled, false);
+  for (let i = 0; i < 1000; i++) assert.ok(off.acquire(post, alice));
+});
+
+test('the deadline: --request-timeout, shortened (never lengthened) by the timeout parameter', () => {
+  const q = (s: string) => new URLSearchParams(s);
+  assert.equal(requestTimeoutMs(q(''), 60_000), 60_000);
+  assert.equal(requestTimeoutMs(q('timeout=5s'), 60_000), 5000);
+  assert.equal(requestTimeoutMs(q('timeout=1h'), 60_000), 60_000);
+  assert.equal(requestTimeoutMs(q('timeout=0s'), 60_000), 60_000, '0 is the server default');
+  assert.equal(requestTimeoutMs(q('timeout=-3s'), 60_000), 60_000);
+  assert.equal(requestTimeoutMs(q('timeout=1500ms'), 60_000), 1500);
+  assert.equal(requestTimeoutMs(q('timeout=1s'), 0), 1000, 'no --request-timeout: the parameter still applies');
+  assert.throws(
+    () => requestTimeoutMs(q('timeout=10'), 60_000),
+    (e: unknown) => e instanceof StatusError && e.code === 400 && e.message === 'invalid timeout specified in the request URL - time: missing unit in duration "10"',
+  );
+});
+
+test('a chain bound to a passed deadline refuses to let the write through after validation', async () => {
+  const calls: string[] = [];
+  const chain = { plugins: ['X'], mutate: async (_a: unknown) => void calls.push('mutate'), validate: async (_a: unknown) => void calls.push('validate') };
+  assert.equal(chainWithDeadline(chain, undefined), chain);
+  const deadline = { timedOut: false, check() {
+    if (this.timedOut) throw new StatusError(504, 'Timeout', 'late');
+  } } as any;
+  const bound = chainWithDeadline(chain, deadline);
+  await bound.validate({});
+  deadline.timedOut = true;
+  await bound.mutate({});
+  await assert.rejects(bound.validate({}), (e: unknown) => e instanceof StatusError && e.code === 504);
+  assert.deepEqual(calls, ['validate', 'mutate', 'validate']);
+  assert.deepEqual(bound.plugins, ['X']);
+});
+
+test("storage size: etcd's limits, whatever the backend", async () => {
+  const b = withStorageRequestLimit(new MemoryBackend());
+  await b.open();
+  const key = '/registry/configmaps/default/x';
+  assert.equal(oversizedWrite(key, new Uint8Array(1000)), 0);
+  assert.ok(oversizedWrite(key, new Uint8Array(MAX_STORAGE_REQUEST_BYTES)) > MAX_STORAGE_REQUEST_BYTES);
+  const small = await b.create(key, new Uint8Array(10));
+  await assert.rejects(b.update(key, new Uint8Array(1_600_000), small.modRevision), (e: unknown) => e instanceof StorageRequestTooLargeError && e.code === 500 && e.reason === '' && e.message === 'etcdserver: request is too large');
+  await assert.rejects(b.create('/registry/configmaps/default/y', new Uint8Array(2_200_000)), (e: unknown) => e instanceof StorageRequestTooLargeError && /^rpc error: code = ResourceExhausted desc = trying to send message larger than max \(\d+ vs\. 2097152\)$/.test(e.message));
+  assert.equal((await b.get(key))?.value.length, 10, 'the stored value is untouched');
+  assert.equal(await b.currentRevision(), small.modRevision, 'other methods reach the backend');
+  await b.close();
+});
