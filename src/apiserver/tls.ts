@@ -168,6 +168,16 @@ export function parseCipherSuites(names: readonly string[], available: readonly 
 }
 
 /**
+ * Go's HTTP/2 server refuses a TLS 1.2 suite list without one of the two suites HTTP/2 requires
+ * (ECDHE with AES-128-GCM); kube-apiserver then fails to start. Undefined when the list is fine.
+ */
+export function http2CipherError(names: readonly string[], minVersion: SecureVersion): string | undefined {
+  if (!names.length || minVersion === 'TLSv1.3') return undefined;
+  if (names.some((n) => BY_NAME.get(n)?.id === 0xc02f || BY_NAME.get(n)?.id === 0xc02b)) return undefined;
+  return 'http2: TLSConfig.CipherSuites is missing an HTTP/2-required AES_128_GCM_SHA256 cipher (need at least one of TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 or TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256)';
+}
+
+/**
  * The cipher string the listener uses. TLS 1.0 and 1.1 sign with SHA-1, which OpenSSL 3 refuses
  * at its default security level: a minimum below TLS 1.2 lowers it, as Go would serve them.
  */
@@ -382,6 +392,8 @@ export function prepareServing(o: SecureServingOptions): PreparedServing {
   const minVersion = parseTLSMinVersion(o.minVersion ?? '');
   const selection = parseCipherSuites(o.cipherSuites ?? []);
   checkKeyPair(o.cert, o.key);
+  const h2err = o.disableHTTP2 ? undefined : http2CipherError(o.cipherSuites ?? [], minVersion);
+  if (h2err) throw new Error(`error configuring http2: ${h2err}`);
   if (o.permitPortSharing && !reusePortSupported()) {
     throw new Error(`failed to create listener: SO_REUSEPORT (--permit-port-sharing) needs Node.js 22.12 or later, this is ${process.version}`);
   }

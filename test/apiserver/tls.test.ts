@@ -13,6 +13,7 @@ import {
   checkKeyPair,
   defaultCiphers,
   effectiveCiphers,
+  http2CipherError,
   http2MaxStreams,
   insecureTLSCipherNames,
   loadCertKeyFiles,
@@ -80,6 +81,14 @@ describe('--tls-cipher-suites', () => {
     assert.deepEqual(s.unavailable, ['TLS_RSA_WITH_RC4_128_SHA']);
     assert.ok(s.ciphers.startsWith('ECDHE-ECDSA-AES128-GCM-SHA256:AES128-GCM-SHA256:TLS_'));
     assert.throws(() => parseCipherSuites(['TLS_RSA_WITH_RC4_128_SHA'], ['aes128-gcm-sha256']), /none of the cipher suites in --tls-cipher-suites can be negotiated: TLS_RSA_WITH_RC4_128_SHA/);
+  });
+  test('HTTP/2 needs ECDHE with AES-128-GCM among TLS 1.2 suites, as Go\'s HTTP/2 server checks', () => {
+    const want = 'http2: TLSConfig.CipherSuites is missing an HTTP/2-required AES_128_GCM_SHA256 cipher (need at least one of TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 or TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256)';
+    assert.equal(http2CipherError(['TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384'], 'TLSv1.2'), want);
+    assert.equal(http2CipherError(['TLS_AES_128_GCM_SHA256'], 'TLSv1.2'), want);
+    assert.equal(http2CipherError(['TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384'], 'TLSv1.3'), undefined);
+    assert.equal(http2CipherError(['TLS_RSA_WITH_RC4_128_SHA', 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256'], 'TLSv1'), undefined);
+    assert.equal(http2CipherError([], 'TLSv1.2'), undefined);
   });
   test('an unknown name is component-base\'s error', () => {
     assert.throws(() => parseCipherSuites(['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'ECDHE-RSA-AES128-GCM-SHA256']), {
@@ -197,6 +206,8 @@ describe('--tls-sni-cert-key', () => {
     assert.equal(prepareServing({ cert: foo.certPEM, key: foo.keyPEM, disableHTTP2: true, http2MaxStreamsPerConnection: 5, minVersion: 'VersionTLS13' }).maxStreams, 5);
     assert.throws(() => prepareServing({ cert: foo.certPEM, key: foo.keyPEM, minVersion: 'VersionTLS9' }), /unknown tls version/);
     assert.throws(() => prepareServing({ cert: foo.certPEM, key: bar.keyPEM }), /private key does not match/);
+    assert.throws(() => prepareServing({ cert: foo.certPEM, key: foo.keyPEM, cipherSuites: ['TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384'] }), /^Error: error configuring http2: http2: TLSConfig.CipherSuites is missing/);
+    assert.doesNotThrow(() => prepareServing({ cert: foo.certPEM, key: foo.keyPEM, cipherSuites: ['TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384'], disableHTTP2: true }));
     rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -363,6 +363,7 @@ describe('secure port: start-up errors', () => {
   const cases: [string[], string][] = [
     [['--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,ECDHE-RSA-AES128-GCM-SHA256'], "Error: Cipher suite ECDHE-RSA-AES128-GCM-SHA256 not supported or doesn't exist"],
     [['--tls-min-version=VersionTLS14'], 'Error: unknown tls version "VersionTLS14"'],
+    [['--tls-cipher-suites=TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384'], 'Error: error configuring http2: http2: TLSConfig.CipherSuites is missing an HTTP/2-required AES_128_GCM_SHA256 cipher (need at least one of TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 or TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256)'],
     [['--tls-cert-file=/nonexistent/serving.crt'], 'Error: missing filename for serving cert'],
     [['--tls-cert-file=/nonexistent/serving.crt', '--tls-private-key-file=/nonexistent/serving.key'], 'Error: open /nonexistent/serving.crt: no such file or directory'],
     [['--tls-sni-cert-key=/nonexistent/a.crt,/nonexistent/a.key:a.test'], 'Error: failed to load SNI cert and key: open /nonexistent/a.crt: no such file or directory'],
