@@ -936,6 +936,21 @@ describe('bad credentials: 401, and the server stays ready', () => {
   });
 });
 
+describe('TokenRequest', () => {
+  test('the answer in Kubernetes\' field order, whatever the order sent; the token is the service account', async () => {
+    const r = await admin('POST', '/api/v1/namespaces/mx-a/serviceaccounts/robot/token', { spec: { expirationSeconds: 1200, audiences: [] }, kind: 'TokenRequest', apiVersion: 'authentication.k8s.io/v1' });
+    assert.equal(r.status, 201, r.text);
+    const tr = r.json();
+    assert.deepEqual(Object.keys(tr), ['kind', 'apiVersion', 'metadata', 'spec', 'status']);
+    assert.deepEqual(Object.keys(tr.metadata), ['name', 'namespace', 'creationTimestamp']);
+    assert.deepEqual(tr.spec, { audiences: [ISSUER], expirationSeconds: 1200, boundObjectRef: null });
+    assert.deepEqual(Object.keys(tr.status), ['token', 'expirationTimestamp']);
+    const who = await send('POST', WHOAMI, { headers: { authorization: `Bearer ${tr.status.token}` }, body: whoamiBody });
+    assert.equal(who.status, 201, who.text);
+    assert.equal(who.json().status.userInfo.username, ROBOT);
+  });
+});
+
 // ---------------------------------------------------------------- front proxy
 
 describe('front proxy (--requestheader-*)', () => {

@@ -179,5 +179,25 @@ export async function createTokenRequest(opts: TokenRequestOptions, namespace: s
   });
   const token = signToken(opts.signer, claims);
   req.status = { token, expirationTimestamp: rfc3339(now + Number(spec.expirationSeconds) * 1000) };
-  return { object: req, warnings, credentialID: `JTI=${claims.jti as string}` };
+  return { object: inGoFieldOrder(req), warnings, credentialID: `JTI=${claims.jti as string}` };
+}
+
+/** the TokenRequest with its fields in the order Kubernetes encodes them (whatever order the client sent) */
+function inGoFieldOrder(req: any): any {
+  return {
+    kind: req.kind,
+    apiVersion: req.apiVersion,
+    metadata: ordered(req.metadata, OBJECT_META_ORDER),
+    spec: ordered(req.spec, ['audiences', 'expirationSeconds', 'boundObjectRef']),
+    status: req.status,
+  };
+}
+
+const OBJECT_META_ORDER = ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'];
+
+function ordered(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (k in o) out[k] = o[k];
+  for (const k of Object.keys(o)) if (!(k in out)) out[k] = o[k];
+  return out;
 }
