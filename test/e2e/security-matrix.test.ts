@@ -867,6 +867,12 @@ describe('bad credentials: 401, and the server stays ready', () => {
       ['header a JSON array', `${b64('[1,2]')}.${payload}.c2ln`],
       ['payload not JSON', `${b64('{"alg":"RS256"}')}.${b64('{{{{')}.c2ln`],
       ['huge header', `${b64(JSON.stringify({ alg: 'RS256', kid: 'k'.repeat(9000) }))}.${payload}.c2ln`],
+      ['a 200 KiB header (Go serves headers up to 1 MiB)', `${b64(JSON.stringify({ alg: 'RS256', kid: 'k'.repeat(150_000) }))}.${payload}.c2ln`],
+      ['alg RS512 over an RS256 signature', (() => {
+        const t = signRS256({ alg: 'RS256' }, claims(), saKey).split('.');
+        return `${b64(JSON.stringify({ alg: 'RS512' }))}.${t[1]}.${t[2]}`;
+      })()],
+      ['ES256 claimed for an RSA key', `${b64(JSON.stringify({ alg: 'ES256' }))}.${payload}.${b64(Buffer.alloc(64, 1))}`],
       ['deeply nested header', `${b64('{"alg":"RS256","x":' + '['.repeat(2000) + ']'.repeat(2000) + '}')}.${payload}.c2ln`],
       ['non-ASCII', 'tökén'],
       ['a JSON object', '{"iss":"x"}'],
