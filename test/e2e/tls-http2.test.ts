@@ -5,7 +5,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http2 from 'node:http2';
@@ -331,25 +331,39 @@ describe('secure port: --tls-min-version, --tls-cipher-suites, --disable-http2-s
   });
 });
 
-describe('secure port: --tls-min-version=VersionTLS13, an SNI certificate for an IP address', () => {
-  test('TLS 1.2 is refused, TLS 1.3 served; a client without SNI gets the certificate of the address it reached', async () => {
-    // the cluster CA made beforehand, so that the IP certificate is one kubectl trusts
+describe('secure port: --tls-min-version=VersionTLS13, --cert-dir, --tls-cert-file, an SNI certificate for an IP address', () => {
+  test('TLS 1.2 is refused, TLS 1.3 served; the given serving certificate; a client without SNI gets the certificate of the address it reached', async () => {
+    // the cluster CA made beforehand in --cert-dir, so that the certificates given are ones kubectl trusts
     const dataDir = mkdtempSync(join(tmpdir(), 'keelson-tls-ip-'));
-    const pki = await ensurePKI(join(dataDir, 'pki'));
+    const certDir = join(dataDir, 'certs');
+    const pki = await ensurePKI(certDir);
     const ip = await issueServingCert(pki.ca, 'ip-cert', { dns: [], ips: ['127.0.0.1'] });
-    writeFileSync(join(dataDir, 'ip.crt'), ip.certPEM);
-    writeFileSync(join(dataDir, 'ip.key'), ip.keyPEM);
-    const c = await startCluster({ dataDir, args: ['--tls-min-version=VersionTLS13', `--tls-sni-cert-key=${join(dataDir, 'ip.crt')},${join(dataDir, 'ip.key')}:127.0.0.1`] });
+    const serving = await issueServingCert(pki.ca, 'custom-serving', { dns: ['localhost'], ips: [] });
+    for (const [n, ck] of [['ip', ip], ['serving', serving]] as const) {
+      writeFileSync(join(dataDir, `${n}.crt`), ck.certPEM);
+      writeFileSync(join(dataDir, `${n}.key`), ck.keyPEM);
+    }
+    const c = await startCluster({
+      dataDir,
+      args: [
+        '--tls-min-version=VersionTLS13',
+        `--cert-dir=${certDir}`,
+        `--tls-cert-file=${join(dataDir, 'serving.crt')}`,
+        `--tls-private-key-file=${join(dataDir, 'serving.key')}`,
+        `--tls-sni-cert-key=${join(dataDir, 'ip.crt')},${join(dataDir, 'ip.key')}:127.0.0.1`,
+      ],
+    });
     try {
+      assert.ok(!existsSync(join(dataDir, 'pki')), 'certificates live in --cert-dir');
       await assert.rejects(handshake(c.port, { maxVersion: 'TLSv1.2' }));
       assert.equal((await handshake(c.port, { ALPNProtocols: ['h2'] })).protocol, 'TLSv1.3');
       assert.equal((await handshake(c.port, {})).cn, 'ip-cert');
-      assert.equal((await handshake(c.port, { servername: 'localhost' })).cn, 'kube-apiserver');
-      assert.equal((await handshake(c.port, { servername: 'unknown.test' })).cn, 'kube-apiserver');
+      assert.equal((await handshake(c.port, { servername: 'localhost' })).cn, 'custom-serving');
+      assert.equal((await handshake(c.port, { servername: 'unknown.test' })).cn, 'custom-serving');
       const g = c.kubectl(['get', 'ns', 'default', '-o', 'name']);
       assert.equal(g.code, 0, g.stderr);
       // connections after that one get the default certificate again
-      assert.equal((await handshake(c.port, { servername: 'localhost' })).cn, 'kube-apiserver');
+      assert.equal((await handshake(c.port, { servername: 'localhost' })).cn, 'custom-serving');
     } finally {
       await c.stop();
     }
