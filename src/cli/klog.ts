@@ -18,7 +18,6 @@
 import { readFileSync, existsSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SourceMap } from 'node:module';
 import { FlagSet, parseGoUint, goQuote, DurationValue, holder, QuantityValue, BoolValue, StringValue, type Value, type FeatureGate, type FeatureSpec } from './flags.js';
 
 // ── configuration ──────────────────────────────────────────────────────────
@@ -218,15 +217,95 @@ function rawCaller(skip: number): Site | undefined {
   return { file, line: s.getLineNumber() ?? 0, col: s.getColumnNumber() ?? 0 };
 }
 
-const sourceMaps = new Map<string, SourceMap | null>();
+/**
+ * A compiled file's source map, decoded only as far as the lines asked for. Node's SourceMap
+ * decodes every mapping of the file up front, which cost about 100 ms of start-up for the first
+ * log lines of the big modules; a log line needs one position, so this reads the VLQ mappings
+ * (source map v3) lazily, line by line, keeping the running state at each decoded line.
+ */
+export class LazyLineMap {
+  private readonly mappings: string;
+  private readonly sources: string[];
+  /** offset in `mappings` where the next undecoded generated line starts */
+  private pos = 0;
+  /** running values of the mappings' relative fields: source index, original line, original column */
+  private src = 0;
+  private oline = 0;
+  private ocol = 0;
+  /** per decoded generated line: its segments as [generatedColumn, source, originalLine] */
+  private readonly lines: number[][][] = [];
 
-function sourceMapFor(file: string): SourceMap | null {
+  constructor(map: { mappings?: unknown; sources?: unknown }) {
+    this.mappings = typeof map.mappings === 'string' ? map.mappings : '';
+    this.sources = Array.isArray(map.sources) ? map.sources.map(String) : [];
+  }
+
+  /** the original file and 0-based line of a 0-based generated position */
+  find(line: number, col: number): { source: string; line: number } | undefined {
+    while (this.lines.length <= line && this.pos <= this.mappings.length) this.decodeLine();
+    const segs = this.lines[line];
+    if (!segs || segs.length === 0) return undefined;
+    let best = segs[0]!;
+    for (const s of segs) {
+      if (s[0]! > col) break;
+      best = s;
+    }
+    const source = this.sources[best[1]!];
+    return source === undefined ? undefined : { source, line: best[2]! };
+  }
+
+  private decodeLine(): void {
+    const m = this.mappings;
+    const segs: number[][] = [];
+    let gcol = 0;
+    const fields: number[] = [];
+    let value = 0;
+    let shift = 0;
+    const endSegment = () => {
+      if (fields.length >= 4) {
+        gcol += fields[0]!;
+        this.src += fields[1]!;
+        this.oline += fields[2]!;
+        this.ocol += fields[3]!;
+        segs.push([gcol, this.src, this.oline]);
+      } else if (fields.length >= 1) gcol += fields[0]!;
+      fields.length = 0;
+    };
+    while (this.pos < m.length) {
+      const ch = m.charCodeAt(this.pos++);
+      if (ch === 59 /* ; */) break;
+      if (ch === 44 /* , */) {
+        endSegment();
+        continue;
+      }
+      const digit = BASE64.indexOf(String.fromCharCode(ch));
+      if (digit < 0) continue;
+      value += (digit & 31) << shift;
+      if (digit & 32) {
+        shift += 5;
+        continue;
+      }
+      fields.push(value & 1 ? -(value >>> 1) : value >>> 1);
+      value = 0;
+      shift = 0;
+    }
+    endSegment();
+    if (this.pos >= m.length) this.pos = m.length + 1; // the last line is decoded
+    this.lines.push(segs);
+  }
+}
+
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+const sourceMaps = new Map<string, LazyLineMap | null>();
+
+function sourceMapFor(file: string): LazyLineMap | null {
   let sm = sourceMaps.get(file);
   if (sm !== undefined) return sm;
   sm = null;
   try {
     const mapPath = file + '.map';
-    if (file.endsWith('.js') && existsSync(mapPath)) sm = new SourceMap(JSON.parse(readFileSync(mapPath, 'utf8')));
+    if (file.endsWith('.js') && existsSync(mapPath)) sm = new LazyLineMap(JSON.parse(readFileSync(mapPath, 'utf8')));
   } catch {
     sm = null;
   }
@@ -242,13 +321,8 @@ function siteLabel(site: Site): string {
   let label = headerCache.get(key);
   if (label !== undefined) return label;
   label = `${basename(site.file)}:${site.line}`;
-  const sm = sourceMapFor(site.file);
-  if (sm) {
-    const e = sm.findEntry(site.line - 1, site.col - 1) as { originalSource?: string; originalLine?: number };
-    if (e && e.originalSource !== undefined && e.originalLine !== undefined) {
-      label = `${basename(e.originalSource)}:${e.originalLine + 1}`;
-    }
-  }
+  const e = sourceMapFor(site.file)?.find(site.line - 1, site.col - 1);
+  if (e) label = `${basename(e.source)}:${e.line + 1}`;
   if (headerCache.size > 10000) headerCache.clear();
   headerCache.set(key, label);
   return label;
