@@ -151,11 +151,11 @@ export interface TableOptions {
   noHeaders?: boolean;
 }
 
-export function printerForKind(kind: KindDecl): Printer {
+export function printerForKind(kind: Pick<KindDecl, 'group' | 'kind'>): Printer {
   return printerFor(kind.group, kind.kind) ?? DEFAULT_PRINTER;
 }
 
-export function tableOf(kind: KindDecl, objs: any[], listMeta: ListMeta | undefined, opts: TableOptions, version: string): any {
+export function tableOf(kind: Pick<KindDecl, 'group' | 'kind'>, objs: any[], listMeta: ListMeta | undefined, opts: TableOptions, version: string): any {
   const p = printerForKind(kind);
   const now = Date.now();
   const rows = objs.map((o) => {
@@ -175,6 +175,18 @@ export function tableOf(kind: KindDecl, objs: any[], listMeta: ListMeta | undefi
   t.columnDefinitions = opts.noHeaders ? null : p.columns;
   t.rows = rows;
   return t;
+}
+
+/**
+ * Write a subresource view, an object of a kind of its own (autoscaling/v1 Scale), in the chosen
+ * representation: its Table (the view kind's printer) and metadata-only forms included.
+ */
+export function writeView(res: ServerResponse, code: number, obj: any, choice: OutputChoice, view: Pick<KindDecl, 'group' | 'kind' | 'type'>, table?: TableOptions): void {
+  if (choice.transform === 'Table') {
+    const t = tableOf(view, [obj], { resourceVersion: obj?.metadata?.resourceVersion ?? '' }, table ?? { includeObject: 'Metadata' }, choice.transformVersion);
+    writeObject(res, code, t, choice, TABLE_TYPE);
+  } else if (choice.transform === 'PartialObjectMetadata') writeObject(res, code, partialObjectMetadata(obj, choice.transformVersion), choice, POM_TYPE);
+  else writeObject(res, code, obj, choice, view.type);
 }
 
 /** Write one stored object in the chosen representation. */

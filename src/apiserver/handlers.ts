@@ -12,7 +12,7 @@ import type { KindDecl } from '../schema/model.js';
 import type { CacheEntry } from '../storage/cacher.js';
 import { TooOldError } from '../storage/cacher.js';
 import { CompactedError } from '../storage/interface.js';
-import { writeEntry, writeList, writeObject, writeStatusError, type IncludeObject, type ListMeta, type TableOptions } from './encode.js';
+import { writeEntry, writeList, writeObject, writeStatusError, writeView, type IncludeObject, type ListMeta, type TableOptions } from './encode.js';
 import type { RequestInfo } from './requestinfo.js';
 import { queryBool } from './requestinfo.js';
 import { CorruptObjectError, type ResourceStore, type WriteAdmission } from './registry/store.js';
@@ -263,16 +263,12 @@ export async function handleGet(r: Request): Promise<void> {
   }
   const view = subresourceView(store.kind, info.subresource);
   if (view) {
-    writeObject(r.res, 200, view.toView(e.obj), plainChoice(choice), view.view.type);
+    writeView(r.res, 200, view.toView(e.obj), choice, view.view, choice.transform === 'Table' ? tableOptions(r.query) : undefined);
     return;
   }
   throw errors.notFoundPath();
 }
 
-/** subresource views have no Table or metadata-only form: the plain encoding */
-function plainChoice(c: OutputChoice): OutputChoice {
-  return c.transform ? { ...c, transform: '', transformVersion: '' } : c;
-}
 
 // ---- list ----
 
@@ -798,7 +794,7 @@ export async function handleUpdate(r: Request): Promise<void> {
       throw errors.badRequest(`the name of the object (${v.metadata.name}) does not match the name on the URL (${info.name})`);
     }
     const out = await store.guaranteedUpdate(info.namespace, info.name, (cur) => trackUpdate(cur, view.fromView(v, cur), store.kind.type, who), { dryRun, admission: admissionOf(r) });
-    writeObject(r.res, 200, view.toView(out), plainChoice(choice), view.view.type);
+    writeView(r.res, 200, view.toView(out), choice, view.view, choice.transform === 'Table' ? tableOptions(r.query) : undefined);
     return;
   }
   let obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
@@ -1219,7 +1215,7 @@ export async function handlePatch(r: Request): Promise<void> {
   }
   const out = await store.guaranteedUpdate(info.namespace, info.name, apply1, { dryRun, main: !sub || !!view, subresource: view ? undefined : sub, admission: admissionOf(r) });
   if (view) {
-    writeObject(r.res, 200, view.toView(out), plainChoice(choice), view.view.type);
+    writeView(r.res, 200, view.toView(out), choice, view.view, choice.transform === 'Table' ? tableOptions(r.query) : undefined);
     return;
   }
   writeEntry(r.res, 200, kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);

@@ -210,6 +210,21 @@ for (const version of ['1.33', '1.27']) {
       assert.deepEqual(blocks(cs.stdout)[0]!.headers, headersOf(COMPONENT_STATUS_COLUMNS, false));
     });
 
+    test('the scale subresource prints as autoscaling/v1 Scale: Name, Desired, Available, Age', () => {
+      for (const [resource, name, desired] of [
+        ['deployments.apps', 'd1', '1'],
+        ['replicasets.apps', 'rs1', '1'],
+        ['statefulsets.apps', 'sts1', '1'],
+        ['replicationcontrollers', 'rc1', '1'],
+      ]) {
+        for (const wide of [false, true]) {
+          const b = blocks(run(version, ['get', resource!, name!, '-n', NS, '--subresource=scale', ...(wide ? ['-o', 'wide'] : [])]));
+          assert.deepEqual(b[0]!.headers, ['NAME', 'DESIRED', 'AVAILABLE', 'AGE'], resource);
+          assert.deepEqual(b[0]!.rows[0]!.slice(0, 3), [name, desired, '0'], resource);
+        }
+      }
+    });
+
     test('-A adds NAMESPACE first; -L adds a column per label key; --show-labels adds LABELS last', () => {
       const some = ['pods', 'deployments.apps', 'configmaps', 'jobs.batch', 'leases.coordination.k8s.io'];
       const all = blocks(run(version, ['get', some.join(','), '-A', '-l', SEL]), 1);

@@ -51,6 +51,7 @@ import {
   ipAddressPrinter,
   leasePrinter,
   componentStatusPrinter,
+  scalePrinter,
   mutatingAdmissionPolicyBindingPrinter,
   mutatingAdmissionPolicyPrinter,
   mutatingWebhookConfigurationPrinter,
@@ -116,6 +117,8 @@ const PRINTERS: Record<string, Record<string, Printer>> = {
   },
   autoscaling: {
     HorizontalPodAutoscaler: horizontalPodAutoscalerPrinter,
+    // the scale subresource of the workloads
+    Scale: scalePrinter,
   },
   'coordination.k8s.io': {
     Lease: leasePrinter,

@@ -45,6 +45,17 @@ export const componentStatusPrinter: Printer = {
   },
 };
 
+/** autoscaling/v1 Scale, the scale subresource (`kubectl get deployment web --subresource=scale`) */
+export const scalePrinter: Printer = {
+  columns: [
+    NAME_COLUMN,
+    col('Desired', 'integer', 'The number of replicas asked for, from spec.replicas.'),
+    col('Available', 'integer', 'The number of replicas observed, from status.replicas.'),
+    AGE_COLUMN,
+  ],
+  cells: (scale: any, now: number) => [nameOf(scale), Number(scale?.spec?.replicas ?? 0), Number(scale?.status?.replicas ?? 0), age(scale, now)],
+};
+
 export const leasePrinter: Printer = {
   columns: [NAME_COLUMN, col('Holder', 'string', 'The identity of the current holder of the lease.'), AGE_COLUMN],
   cells: (lease: any, now: number) => [nameOf(lease), str(lease?.spec?.holderIdentity), age(lease, now)],
