@@ -77,14 +77,32 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
 export const FIELD_MANAGER_MAX_LENGTH = 128;
 
+// the current second in RFC 3339, formatted once per second (every write records it)
+let nowSecond = -1;
+let nowText = '';
+
 function now(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const s = Math.floor(Date.now() / 1000);
+  if (s !== nowSecond) {
+    nowText = new Date(s * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+    nowSecond = s;
+  }
+  return nowText;
 }
+
+// the sets of the reset paths, built once per list of paths (sets are immutable once built)
+const resetSets = new Map<string, FieldSet>();
 
 function resetSet(paths: ManagerInfo['resetFields']): FieldSet | undefined {
   if (!paths || paths.length === 0) return undefined;
-  const s = new FieldSet();
-  for (const p of paths) s.insert(p.map(fieldPE));
+  let key = '';
+  for (const p of paths) key += p.join('\u0000') + '\u0001';
+  let s = resetSets.get(key);
+  if (!s) {
+    s = new FieldSet();
+    for (const p of paths) s.insert(p.map(fieldPE));
+    if (resetSets.size < 1000) resetSets.set(key, s);
+  }
   return s;
 }
 
@@ -121,7 +139,12 @@ function withoutManagedFields(obj: any): any {
   if (!isMap(obj)) return obj;
   const md = obj.metadata;
   if (!isMap(md)) return { ...obj };
-  const { managedFields: _drop, ...rest } = md;
+  let rest: Record<string, unknown>;
+  if (!Object.prototype.hasOwnProperty.call(md, 'managedFields')) rest = { ...md };
+  else {
+    rest = {};
+    for (const k of Object.keys(md)) if (k !== 'managedFields') rest[k] = md[k];
+  }
   return { ...obj, metadata: rest };
 }
 
@@ -150,23 +173,27 @@ function decodeOrEmpty(list: unknown): Managed {
 function updateManaged(shape: Shape, old: unknown, neu: unknown, managed: Managed, manager: string, info: ManagerInfo, time: string): Managed {
   const m = cloneManaged(managed);
   const reset = resetSet(info.resetFields);
-  const c = filterComparison(compare(shape, old, neu), reset);
-  const changed = c.modified.union(c.added);
-  const removedEmpty = c.removed.empty();
-  if (!changed.empty() || !removedEmpty) {
+  // what changed (added or modified: one set) and what was removed, outside the reset paths
+  const c = compare(shape, old, neu, true);
+  let changed = c.added;
+  let removed = c.removed;
+  if (reset) {
+    changed = changed.recursiveDifference(reset);
+    removed = removed.recursiveDifference(reset);
+  }
+  const removedEmpty = removed.empty();
+  if (m.fields.size > 0 && (!changed.empty() || !removedEmpty)) {
     for (const [id, vs] of m.fields) {
       let set = vs.set;
       const taken = set.intersection(changed);
       if (!taken.empty()) set = set.difference(taken);
-      if (!removedEmpty) set = set.difference(c.removed);
+      if (!removedEmpty) set = set.difference(removed);
       if (set === vs.set) continue;
       if (set.empty()) m.fields.delete(id);
       else m.fields.set(id, { ...vs, set });
     }
   }
-  let mine = changed;
-  if (reset) mine = mine.recursiveDifference(reset);
-  mine = mine.difference(STRIP);
+  const mine = changed.difference(STRIP);
   if (!mine.empty()) {
     const id = managerId({ manager: manager || 'unknown', operation: 'Update', apiVersion: info.apiVersion, subresource: info.subresource });
     const prev = m.fields.get(id);
@@ -213,7 +240,10 @@ export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: stri
   if (managed.fields.size === 0 && !isCreate) return neu;
   const old = isMap(oldObj) ? withoutManagedFields(oldObj) : zeroObject(typeName);
   const m = updateManaged(rootShape(typeName), old, neu, managed, info.manager, info, info.time ?? now());
-  return withManagedFields(neu, encodeManagedFields(m));
+  // neu is this function's own copy (with its own metadata): the entries go straight in
+  const entries = encodeManagedFields(m);
+  if (entries) neu.metadata.managedFields = entries;
+  return neu;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,6 +14,18 @@ interface Child {
 /** fieldsV1 JSON as kept in metadata.managedFields (an object of objects). */
 export type FieldsV1 = { [key: string]: FieldsV1 };
 
+// A document handed out by toFieldsV1 carries its set under this key (not enumerable: JSON,
+// YAML, Protobuf, CBOR and equality checks never see it), so that decoding it again is free.
+// A WeakMap from documents to sets did the same, but its entries cost the garbage collector
+// more than the rest of a create's managed-fields work together.
+const SET_OF_DOC = Symbol('fieldset');
+
+/** The set a document of toFieldsV1 was emitted from (undefined for any other object). */
+export function emittedSetOf(doc: object): FieldSet | undefined {
+  const s = (doc as { [SET_OF_DOC]?: unknown })[SET_OF_DOC];
+  return s instanceof FieldSet ? s : undefined;
+}
+
 export class FieldSet {
   readonly members = new Map<string, PathElement>();
   readonly children = new Map<string, Child>();
@@ -191,9 +203,12 @@ export class FieldSet {
       if (!c) out[pe.s] = EMPTY_DOC;
       else out[pe.s] = c.set.emit(this.members.has(pe.s));
     }
-    Object.freeze(out);
     if (includeSelf) this.docSelf = out;
-    else this.doc = out;
+    else {
+      Object.defineProperty(out, SET_OF_DOC, { value: this });
+      this.doc = out;
+    }
+    Object.freeze(out);
     return out;
   }
 

@@ -5,7 +5,7 @@
 // entry without fieldsType, fieldsV1 and time, and for Apply also without apiVersion. So Update
 // entries are kept apart per (manager, apiVersion, subresource) and an applier has one entry per
 // subresource whatever version it last applied with.
-import { FieldSet, FieldsV1Error, type FieldsV1 } from './fieldset.js';
+import { emittedSetOf, FieldSet, FieldsV1Error, type FieldsV1 } from './fieldset.js';
 import { compareStrings, goString } from './pathelement.js';
 
 export interface ManagedFieldsEntry {
@@ -46,8 +46,22 @@ export interface ManagerIdentity {
   subresource?: string;
 }
 
+const idOf = new Map<string, string>();
+
 /** The manager identifier: the JSON Kubernetes builds for it, in Go's field order. */
 export function managerId(e: { manager?: string; operation?: string; apiVersion?: string; subresource?: string }): string {
+  // the same few managers write again and again: their identifiers are kept
+  const key = `${e.manager ?? ''}\u0000${e.operation ?? ''}\u0000${e.apiVersion ?? ''}\u0000${e.subresource ?? ''}`;
+  let id = idOf.get(key);
+  if (id === undefined) {
+    id = buildManagerId(e);
+    if (idOf.size >= 10000) idOf.clear();
+    idOf.set(key, id);
+  }
+  return id;
+}
+
+function buildManagerId(e: { manager?: string; operation?: string; apiVersion?: string; subresource?: string }): string {
   const parts: string[] = [];
   if (e.manager) parts.push(`"manager":${goString(e.manager)}`);
   if (e.operation) parts.push(`"operation":${goString(e.operation)}`);
@@ -78,12 +92,11 @@ export function parseManagerId(id: string): ManagerIdentity {
 
 const MAX_CACHED = 4096;
 const setByText = new Map<string, FieldSet>();
-const setByDoc = new WeakMap<object, FieldSet>();
 
 /** The set of a fieldsV1 document (throws FieldsV1Error when it is malformed). */
 export function setOfFieldsV1(doc: unknown): FieldSet {
   if (doc === null || typeof doc !== 'object') return FieldSet.fromFieldsV1(doc);
-  const byDoc = Object.isFrozen(doc) ? setByDoc.get(doc) : undefined;
+  const byDoc = Object.isFrozen(doc) ? emittedSetOf(doc) : undefined;
   if (byDoc) return byDoc;
   const text = JSON.stringify(doc);
   let set = setByText.get(text);
@@ -99,9 +112,7 @@ export function setOfFieldsV1(doc: unknown): FieldSet {
 
 /** The fieldsV1 document of a set (frozen: shared between objects). */
 export function fieldsV1OfSet(set: FieldSet): FieldsV1 {
-  const doc = set.toFieldsV1();
-  setByDoc.set(doc, set);
-  return doc;
+  return set.toFieldsV1();
 }
 
 export class ManagedFieldsError extends Error {}

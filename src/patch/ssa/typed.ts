@@ -141,9 +141,13 @@ export interface Comparison {
   removed: FieldSet;
 }
 
-/** Compares two values (either may be undefined: absent). */
-export function compare(s: Shape, lhs: unknown, rhs: unknown): Comparison {
-  const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
+/**
+ * Compares two values (either may be undefined: absent). With `changedOnly`, `added` and
+ * `modified` are one and the same set (their union, for callers that only need what changed).
+ */
+export function compare(s: Shape, lhs: unknown, rhs: unknown, changedOnly = false): Comparison {
+  const added = new FieldSet();
+  const c: Comparison = { added, modified: changedOnly ? added : new FieldSet(), removed: new FieldSet() };
   cmpWalk(s, lhs, rhs, [], c);
   return c;
 }
