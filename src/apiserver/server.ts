@@ -297,7 +297,12 @@ export class APIServer {
     this.bootstrapped = true;
     this.openapi = buildOpenAPI(this.kinds, { gitVersion: cfg.version.gitVersion, cbor: this.ctx.cbor });
     // the secure port: TLS with HTTP/2 and HTTP/1.1 (tls.ts)
-    const listener = new SecureListener(prepareServing(cfg.tls), (req, res) => this.handle(req, res));
+    const handshakeLog = cfg.log.v(5);
+    const listener = new SecureListener(
+      prepareServing(cfg.tls),
+      (req, res) => this.handle(req, res),
+      handshakeLog.enabled ? (m) => handshakeLog.info(m) : undefined,
+    );
     this.listener = listener;
     await listener.listen(cfg.port, cfg.bindAddress);
     this.address = listener.address;

@@ -492,6 +492,8 @@ export class SecureListener {
   constructor(
     private readonly p: PreparedServing,
     handler: RequestHandler,
+    /** a failed handshake, worded as Go's server logs it (kube-apiserver logs these at V(5)) */
+    onHandshakeError?: (message: string) => void,
   ) {
     const { sniContexts, sniTable, defaultContext } = p;
     const common = {
@@ -539,8 +541,13 @@ export class SecureListener {
     });
     server.on('session', (session: http2.ServerHttp2Session) => this.track(session));
     if (p.ipContexts.size) this.selectByLocalAddress(server, p.ipContexts);
-    // a failed handshake is the client's problem: Node ends that socket; nothing to log at default verbosity
-    server.on('tlsClientError', () => {});
+    // a failed handshake is the client's problem: Node ends that socket
+    server.on('tlsClientError', (err: Error, sock: TLSSocket) => {
+      if (!onHandshakeError) return;
+      const addr = sock.remoteAddress ?? '';
+      const why = (err as { reason?: string }).reason ?? err.message.trim();
+      onHandshakeError(`http: TLS handshake error from ${addr.includes(':') ? `[${addr}]` : addr}:${sock.remotePort ?? ''}: ${why}`);
+    });
     this.server = server;
   }
 
