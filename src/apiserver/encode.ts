@@ -3,7 +3,7 @@
 // that version shares them.
 import type { ServerResponse } from 'node:http';
 import zlib from 'node:zlib';
-import YAML from 'yaml';
+import { yaml } from '../codec/yaml-lazy.js';
 import type { CacheEntry } from '../storage/cacher.js';
 import type { KindDecl } from '../schema/model.js';
 import { JSON_TYPE, PROTOBUF_TYPE, YAML_TYPE, type OutputChoice } from '../codec/negotiate.js';
@@ -103,7 +103,7 @@ function headers(res: ServerResponse, contentType: string, len?: number): void {
 function serializePlain(obj: unknown, choice: OutputChoice, protoType?: string, apiVersion?: string, kind?: string): Uint8Array {
   switch (choice.encoding) {
     case 'yaml':
-      return Buffer.from(YAML.stringify(obj, { aliasDuplicateObjects: false, lineWidth: 0 }));
+      return Buffer.from(yaml().stringify(obj, { aliasDuplicateObjects: false, lineWidth: 0 }));
     case 'protobuf': {
       if (!protoType) throw errors.notAcceptable('protobuf is not available for this object');
       const o = obj as { apiVersion?: string; kind?: string };

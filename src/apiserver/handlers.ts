@@ -2,7 +2,7 @@
 // deletecollection and the status subresource, with Kubernetes' query parameters and the full
 // resourceVersion semantics of get, list and watch.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import YAML from 'yaml';
+import { yaml } from '../codec/yaml-lazy.js';
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import { matchLabels, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../machinery/selectors.js';
 import { inputEncoding, negotiateOutput, negotiateWatch, NotAcceptableError, prettyRequested, supportedInputTypes, type OutputChoice } from '../codec/negotiate.js';
@@ -616,7 +616,7 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
     case 'yaml': {
       const text = body.toString('utf8');
       try {
-        obj = YAML.parse(text, { uniqueKeys: false, version: '1.2' });
+        obj = yaml().parse(text, { uniqueKeys: false, version: '1.2' });
       } catch (e) {
         throw errors.badRequest(`couldn't get version/kind; yaml parse error: ${(e as Error).message.split('\n')[0]}`);
       }
@@ -872,7 +872,7 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
     try {
       if (enc.encoding === 'protobuf') opts = decodeMessage(DELETE_OPTIONS_TYPE, decodeEnvelope(body).raw) as DeleteOptionsBody;
       else if (enc.encoding === 'cbor') opts = decodeCBORValue(body) as DeleteOptionsBody;
-      else if (enc.encoding === 'yaml') opts = YAML.parse(body.toString('utf8')) ?? {};
+      else if (enc.encoding === 'yaml') opts = yaml().parse(body.toString('utf8')) ?? {};
       else opts = JSON.parse(body.toString('utf8'));
     } catch (e) {
       throw errors.badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
@@ -1104,7 +1104,7 @@ export async function handlePatch(r: Request): Promise<void> {
       }
     } else
       try {
-        patch = YAML.parse(text, { uniqueKeys: false, version: '1.2' });
+        patch = yaml().parse(text, { uniqueKeys: false, version: '1.2' });
       } catch (e) {
         throw errors.badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
       }

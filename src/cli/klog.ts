@@ -278,7 +278,7 @@ export class LazyLineMap {
         endSegment();
         continue;
       }
-      const digit = BASE64.indexOf(String.fromCharCode(ch));
+      const digit = ch < 128 ? BASE64_DIGIT[ch]! : -1;
       if (digit < 0) continue;
       value += (digit & 31) << shift;
       if (digit & 32) {
@@ -295,7 +295,9 @@ export class LazyLineMap {
   }
 }
 
-const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+/** the value of each base64 character code, -1 for the others */
+const BASE64_DIGIT = new Int8Array(128).fill(-1);
+for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) BASE64_DIGIT[c.charCodeAt(0)] = i;
 
 const sourceMaps = new Map<string, LazyLineMap | null>();
 

@@ -2,7 +2,8 @@
 // keeps the last value silently, so JSON bodies are scanned separately: a tokenizer that only
 // follows strings and brackets (no values are built), run once per write; it costs a few
 // microseconds per kilobyte. YAML documents are walked through the `yaml` library's AST.
-import YAML, { isMap, isPair, isScalar, isSeq, LineCounter, type Node } from 'yaml';
+import type { Node } from 'yaml';
+import { yaml } from './yaml-lazy.js';
 
 /**
  * The paths of duplicated keys in a JSON text, as Kubernetes' strict decoder names them
@@ -82,22 +83,22 @@ export function jsonDuplicateFields(text: string): string[] {
 
 /** Kubernetes' messages for duplicated keys in a YAML document (`line 7: key "replicas" already set in map`). */
 export function yamlDuplicateFields(text: string): string[] {
-  const lc = new LineCounter();
+  const lc = new (yaml().LineCounter)();
   let doc;
   try {
-    doc = YAML.parseDocument(text, { uniqueKeys: false, lineCounter: lc });
+    doc = yaml().parseDocument(text, { uniqueKeys: false, lineCounter: lc });
   } catch {
     return [];
   }
   const out: string[] = [];
   const walk = (node: Node | null | undefined): void => {
     if (!node) return;
-    if (isMap(node)) {
+    if (yaml().isMap(node)) {
       const seen = new Set<string>();
       for (const item of node.items) {
-        if (!isPair(item)) continue;
+        if (!yaml().isPair(item)) continue;
         const k = item.key;
-        const name = isScalar(k) ? String(k.value) : undefined;
+        const name = yaml().isScalar(k) ? String(k.value) : undefined;
         if (name !== undefined) {
           if (seen.has(name)) {
             const line = k && (k as Node).range ? lc.linePos((k as Node).range![0]).line : 0;
@@ -106,7 +107,7 @@ export function yamlDuplicateFields(text: string): string[] {
         }
         walk(item.value as Node);
       }
-    } else if (isSeq(node)) {
+    } else if (yaml().isSeq(node)) {
       for (const item of node.items) walk(item as Node);
     }
   };
@@ -125,130 +126,210 @@ import { getType, jsonFields } from '../schema/types.js';
  * are patch directives when `directives` is set. The text must be valid JSON.
  */
 export function jsonStrictProblems(text: string, typeName: string | undefined, directives = false): string[] {
-  const out: string[] = [];
-  let i = 0;
-  const n = text.length;
-  const ws = () => {
-    while (i < n) {
-      const c = text.charCodeAt(i);
+  const sc = new StrictScanner(text, directives);
+  sc.value(typeName === JSON_PATCH ? { kind: 'array', items: { kind: 'object', name: JSON_PATCH_OP } } : typeName ? { kind: 'object', name: typeName } : undefined, undefined, '', -1);
+  return sc.out;
+}
+
+/**
+ * Where a container sits: the node of the container holding it (none for the root, whose path is
+ * empty) and its key there, or its index (>= 0). Built only for the containers the scan enters;
+ * a path is spelled out only when a problem is reported.
+ */
+interface PathNode {
+  parent: PathNode | undefined;
+  key: string;
+  index: number;
+}
+
+function pathText(parent: PathNode | undefined, key: string, index: number): string {
+  const up = parent ? pathText(parent.parent, parent.key, parent.index) : '';
+  if (index >= 0) return `${up}[${index}]`;
+  return up ? `${up}.${key}` : key;
+}
+
+/** the keys of one object so far: a short list, a set once the object has many */
+const MANY_KEYS = 16;
+
+// The scanner of jsonStrictProblems. Strings are skipped with indexOf (a value's text is never
+// copied; keys are), and the position of the next backslash is remembered, so that a body is
+// read about as fast as JSON.parse reads it.
+class StrictScanner {
+  readonly out: string[] = [];
+  private i = 0;
+  private readonly n: number;
+  /** the index of the next backslash at or after the last string start (n when none) */
+  private bs = -1;
+
+  constructor(
+    private readonly text: string,
+    private readonly directives: boolean,
+  ) {
+    this.n = text.length;
+  }
+
+  private ws(): void {
+    const t = this.text;
+    let i = this.i;
+    while (i < this.n) {
+      const c = t.charCodeAt(i);
       if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
       else break;
     }
-  };
-  const readString = (): string => {
-    const start = i;
-    i++;
+    this.i = i;
+  }
+
+  /** moves past the string at i (its opening quote); returns whether it has escapes */
+  private skipString(): boolean {
+    const t = this.text;
+    const n = this.n;
+    let j = this.i + 1;
     let escaped = false;
-    while (i < n) {
-      const d = text.charCodeAt(i);
-      if (d === 0x5c) {
+    for (;;) {
+      if (this.bs < j) {
+        const b = t.indexOf('\\', j);
+        this.bs = b < 0 ? n : b;
+      }
+      const q = t.indexOf('"', j);
+      if (q < 0) {
+        this.i = n + 1;
+        return escaped;
+      }
+      if (this.bs < q) {
+        // an escape before the quote: what it escapes is not the end
         escaped = true;
-        i += 2;
+        j = this.bs + 2;
         continue;
       }
-      if (d === 0x22) break;
-      i++;
+      this.i = q + 1;
+      return escaped;
     }
-    i++;
-    return escaped ? (JSON.parse(text.slice(start, i)) as string) : text.slice(start + 1, i - 1);
-  };
-  const skipScalar = () => {
-    if (text.charCodeAt(i) === 0x22) {
-      readString();
+  }
+
+  private readString(): string {
+    const start = this.i;
+    const escaped = this.skipString();
+    return escaped ? (JSON.parse(this.text.slice(start, this.i)) as string) : this.text.slice(start + 1, this.i - 1);
+  }
+
+  private skipScalar(): void {
+    const t = this.text;
+    if (t.charCodeAt(this.i) === 0x22) {
+      this.skipString();
       return;
     }
-    while (i < n) {
-      const c = text.charCodeAt(i);
+    let i = this.i;
+    while (i < this.n) {
+      const c = t.charCodeAt(i);
       if (c === 0x2c || c === 0x5d || c === 0x7d || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) break;
       i++;
     }
-  };
-  // skip a whole value (an unknown field's): nothing inside is reported
-  const skipValue = () => {
-    ws();
-    const c = text.charCodeAt(i);
-    if (c !== 0x7b && c !== 0x5b) return skipScalar();
+    this.i = i;
+  }
+
+  /** skips a whole value (an unknown field's): nothing inside is reported */
+  private skipValue(): void {
+    this.ws();
+    const t = this.text;
+    const c = t.charCodeAt(this.i);
+    if (c !== 0x7b && c !== 0x5b) return this.skipScalar();
     let depth = 0;
-    while (i < n) {
-      const d = text.charCodeAt(i);
+    while (this.i < this.n) {
+      const d = t.charCodeAt(this.i);
       if (d === 0x22) {
-        readString();
+        this.skipString();
         continue;
       }
       if (d === 0x7b || d === 0x5b) depth++;
       else if (d === 0x7d || d === 0x5d) {
         depth--;
         if (depth === 0) {
-          i++;
+          this.i++;
           return;
         }
       }
-      i++;
+      this.i++;
     }
-  };
-  const value = (ref: TypeRef | undefined, path: string): void => {
-    ws();
-    const c = text.charCodeAt(i);
-    if (c === 0x7b) object(ref, path);
-    else if (c === 0x5b) array(ref, path);
-    else skipScalar();
-  };
-  const object = (ref: TypeRef | undefined, path: string): void => {
-    i++;
-    const keys = new Set<string>();
+  }
+
+  /** the value at i, in the container `parent` by key (index < 0) or by index */
+  value(ref: TypeRef | undefined, parent: PathNode | undefined, key: string, index: number): void {
+    this.ws();
+    const c = this.text.charCodeAt(this.i);
+    if (c === 0x7b) this.object(ref, { parent, key, index });
+    else if (c === 0x5b) this.array(ref, { parent, key, index });
+    else this.skipScalar();
+  }
+
+  private object(ref: TypeRef | undefined, here: PathNode): void {
+    this.i++;
+    let few: string[] | undefined;
+    let many: Set<string> | undefined;
     const decl = ref && ref.kind === 'object' ? getType(ref.name) : undefined;
     const fields: ReadonlyMap<string, { type: TypeRef }> | undefined = decl ? jsonFields(decl) : ref && ref.kind === 'object' && ref.name === JSON_PATCH_OP ? JSON_PATCH_OP_FIELDS : undefined;
     const mapValues = ref && ref.kind === 'map' ? ref.values : undefined;
+    const t = this.text;
     for (;;) {
-      ws();
-      if (i >= n) return;
-      if (text.charCodeAt(i) === 0x7d) {
-        i++;
-        return;
-      }
-      if (text.charCodeAt(i) === 0x2c) {
-        i++;
-        continue;
-      }
-      const key = readString();
-      const p = path ? `${path}.${key}` : key;
-      if (keys.has(key)) out.push(`duplicate field "${p}"`);
-      else keys.add(key);
-      ws();
-      i++; // ':'
-      if (directives && key.startsWith('$')) {
-        value(undefined, p);
-      } else if (fields) {
-        const f = fields.get(key);
-        if (!f) {
-          out.push(`unknown field "${p}"`);
-          skipValue();
-        } else value(f.type, p);
-      } else value(mapValues, p);
-    }
-  };
-  const array = (ref: TypeRef | undefined, path: string): void => {
-    i++;
-    const items = ref && ref.kind === 'array' ? ref.items : undefined;
-    let idx = 0;
-    for (;;) {
-      ws();
-      if (i >= n) return;
-      const c = text.charCodeAt(i);
-      if (c === 0x5d) {
-        i++;
+      this.ws();
+      if (this.i >= this.n) return;
+      const c = t.charCodeAt(this.i);
+      if (c === 0x7d) {
+        this.i++;
         return;
       }
       if (c === 0x2c) {
-        i++;
+        this.i++;
+        continue;
+      }
+      const key = this.readString();
+      let dup: boolean;
+      if (many) {
+        dup = many.has(key);
+        if (!dup) many.add(key);
+      } else {
+        few ??= [];
+        dup = few.includes(key);
+        if (!dup) {
+          few.push(key);
+          if (few.length > MANY_KEYS) many = new Set(few);
+        }
+      }
+      if (dup) this.out.push(`duplicate field "${pathText(here, key, -1)}"`);
+      this.ws();
+      this.i++; // ':'
+      if (this.directives && key.startsWith('$')) {
+        this.value(undefined, here, key, -1);
+      } else if (fields) {
+        const f = fields.get(key);
+        if (!f) {
+          this.out.push(`unknown field "${pathText(here, key, -1)}"`);
+          this.skipValue();
+        } else this.value(f.type, here, key, -1);
+      } else this.value(mapValues, here, key, -1);
+    }
+  }
+
+  private array(ref: TypeRef | undefined, here: PathNode): void {
+    this.i++;
+    const items = ref && ref.kind === 'array' ? ref.items : undefined;
+    const t = this.text;
+    let idx = 0;
+    for (;;) {
+      this.ws();
+      if (this.i >= this.n) return;
+      const c = t.charCodeAt(this.i);
+      if (c === 0x5d) {
+        this.i++;
+        return;
+      }
+      if (c === 0x2c) {
+        this.i++;
         idx++;
         continue;
       }
-      value(items, `${path}[${idx}]`);
+      this.value(items, here, '', idx);
     }
-  };
-  value(typeName === JSON_PATCH ? { kind: 'array', items: { kind: 'object', name: JSON_PATCH_OP } } : typeName ? { kind: 'object', name: typeName } : undefined, '');
-  return out;
+  }
 }
 
 const JSON_PATCH = '#jsonpatch';

@@ -15,7 +15,7 @@
 // non-object patch replaces the target, and values that replace are not pruned inside arrays).
 import { PatchError, cloneJSON, deepEqualJSON, hasOwn, isMap, setOwn } from './errors.js';
 import type { FieldValidation } from './jsonpatch.js';
-import { stringify as yamlStringify } from 'yaml';
+import { yaml } from '../codec/yaml-lazy.js';
 
 type JMap = Record<string, unknown>;
 
@@ -231,7 +231,7 @@ export function hasConflicts(left: unknown, right: unknown): boolean {
 }
 
 function toYAML(v: unknown): string {
-  return yamlStringify(v, { sortMapEntries: true, indentSeq: false });
+  return yaml().stringify(v, { sortMapEntries: true, indentSeq: false });
 }
 
 /**

@@ -30,7 +30,7 @@
 // their maps merge and their lists are replaced, as a JSON merge patch would do.
 import type { FieldDecl, TypeDecl, TypeRef } from '../schema/model.js';
 import { getType as schemaGetType, jsonFields } from '../schema/types.js';
-import { stringify as yamlStringify } from 'yaml';
+import { yaml } from '../codec/yaml-lazy.js';
 import {
   PatchError,
   cloneJSON,
@@ -1294,7 +1294,7 @@ export function createTwoWayMergePatch(original: unknown, modified: unknown, typ
 
 /** A YAML rendering like sigs.k8s.io/yaml's (sorted keys, sequences not indented). */
 function toYAML(v: unknown): string {
-  return yamlStringify(v, { sortMapEntries: true, indentSeq: false });
+  return yaml().stringify(v, { sortMapEntries: true, indentSeq: false });
 }
 
 /**

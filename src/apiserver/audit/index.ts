@@ -15,7 +15,7 @@
 //   adds responseObject (the response body, except for long-running requests).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import YAML from 'yaml';
+import { yaml } from '../../codec/yaml-lazy.js';
 import { decodeEnvelope, decodeMessage } from '../../codec/protobuf.js';
 import { BUILTIN_KINDS } from '../../schema/kinds.js';
 import { errors, StatusError } from '../../machinery/errors.js';
@@ -107,7 +107,7 @@ function parseDocument(body: Buffer | undefined, contentType: string | undefined
   const ct = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
   try {
     if (ct === 'application/json' || ct.endsWith('+json') || ct === '*/*' || ct === '') return JSON.parse(body.toString('utf8'));
-    if (ct === 'application/yaml' || ct.endsWith('+yaml') || ct === 'text/yaml') return YAML.parse(body.toString('utf8'));
+    if (ct === 'application/yaml' || ct.endsWith('+yaml') || ct === 'text/yaml') return yaml().parse(body.toString('utf8'));
     if (ct === 'application/vnd.kubernetes.protobuf') return decodeProtobufDocument(body);
   } catch {
     return undefined;

@@ -3,7 +3,7 @@
 // not recorded (level None). The policy's omitStages are added to every rule's, and a rule's
 // omitManagedFields, when set, overrides the policy's.
 import { readFileSync } from 'node:fs';
-import YAML from 'yaml';
+import { yaml } from '../../codec/yaml-lazy.js';
 import { aggregate, field, type FieldError } from '../../machinery/errors.js';
 import { validateName } from '../../machinery/validation.js';
 
@@ -109,7 +109,7 @@ function unknownFields(o: Record<string, unknown>, known: Set<string>, prefix: s
 export function parsePolicy(text: string): { policy: Policy; warnings: string[] } {
   let doc: unknown;
   try {
-    doc = YAML.parse(text, { version: '1.2' });
+    doc = yaml().parse(text, { version: '1.2' });
   } catch (e) {
     throw new Error(`failed decoding: ${(e as Error).message.split('\n')[0]}`);
   }

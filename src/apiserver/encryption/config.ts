@@ -15,7 +15,7 @@
 //     - identity: {}                         # unencrypted data stays readable
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import YAML from 'yaml';
+import { yaml } from '../../codec/yaml-lazy.js';
 import { aggregate } from '../../machinery/errors.js';
 import { aesCBCTransformer, aesGCMTransformer } from '../../storage/value/aes.js';
 import { secretboxTransformer } from '../../storage/value/secretbox.js';
@@ -160,7 +160,7 @@ function goType(v: unknown): string {
 export function decodeEncryptionConfiguration(text: string): EncryptionConfiguration {
   let raw: unknown;
   try {
-    raw = YAML.parse(text, { uniqueKeys: true });
+    raw = yaml().parse(text, { uniqueKeys: true });
   } catch (e) {
     throw new Error(`error converting YAML to JSON: yaml: ${(e as Error).message.split('\n')[0]}`);
   }

@@ -2,7 +2,7 @@
 // v1 since Kubernetes 1.32; v1beta1 and v1alpha1 read alike) naming the authorizers in order, in
 // place of --authorization-mode. Keelson implements the types AlwaysAllow, AlwaysDeny, RBAC and
 // Node; a Webhook authorizer is refused. The two flags may not be given together.
-import YAML from 'yaml';
+import { yaml } from '../../codec/yaml-lazy.js';
 import { validateAuthorizationModes } from './authorizers.js';
 
 const API_VERSIONS = ['apiserver.config.k8s.io/v1', 'apiserver.config.k8s.io/v1beta1', 'apiserver.config.k8s.io/v1alpha1'];
@@ -19,7 +19,7 @@ export interface AuthorizerConfig {
 export function modesFromAuthorizationConfig(text: string): string[] {
   let doc: any;
   try {
-    doc = YAML.parse(text);
+    doc = yaml().parse(text);
   } catch (e) {
     throw new Error(`failed to parse authorization config: ${(e as Error).message}`);
   }
