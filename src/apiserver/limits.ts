@@ -4,14 +4,17 @@
 //   over its kind's limit is refused at once with 429 and `Retry-After: 1`, in the plain-text
 //   wording of Kubernetes' filter; long-running requests (watch, proxy, and the attach, exec,
 //   log, portforward and proxy subresources) are not counted; members of system:masters are
-//   never refused; 0 turns a limit off. Keelson applies these limits whether or not
-//   --enable-priority-and-fairness is set (it has no flow schemas or priority levels).
-// - the request deadline (--request-timeout and the `timeout` query parameter): a request that
-//   is not long-running and has not answered by its deadline gets 504 with Kubernetes' Timeout
-//   Status; whatever the handler does afterwards is discarded, and the store refuses to write
-//   for it (RequestDeadline.timedOut).
-// - the storage size limit: a write whose encoded object is larger than etcd accepts
-//   (--max-request-bytes, 1.5 MiB by default) fails as kube-apiserver fails it.
+//   never refused; 0 turns a limit off; the health endpoints are never limited (Kubernetes'
+//   priority and fairness exempts them). Keelson has no flow schemas or priority levels: these
+//   limits apply as kube-apiserver applies them with --enable-priority-and-fairness=false.
+// - the request deadline (--request-timeout and the `timeout` query parameter, counted from the
+//   request's arrival): a request that is not long-running and has not answered by its deadline
+//   gets 504 with Kubernetes' Timeout Status; whatever the handler does afterwards is discarded,
+//   and its write does not reach storage (chainWithDeadline: checked once validating admission
+//   is over). The in-flight slot is held until the handler is done, as in Kubernetes.
+// - the storage size limit: a write larger than etcd accepts (--max-request-bytes, 1.5 MiB by
+//   default; 2 MiB for its client) fails as kube-apiserver fails it, on every backend
+//   (withStorageRequestLimit).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errors, StatusError } from '../machinery/errors.js';
 import { parseGoDuration } from '../codec/protobuf-special.js';
