@@ -267,6 +267,12 @@ export class APIServer {
     return this.store('', kind).get(namespace, name)?.obj;
   };
 
+  /** new serving certificates (the files of --tls-cert-file or --tls-sni-cert-key changed): new connections get them */
+  reloadServingCertificates(tls: Partial<Pick<TLSMaterial, 'cert' | 'key' | 'sniCertKeys'>>): void {
+    this.cfg.tls = { ...this.cfg.tls, ...tls };
+    this.listener?.updateCertificates(prepareServing(this.cfg.tls));
+  }
+
   /** a component whose health `kubectl get componentstatuses` reports (controller-manager, scheduler) */
   registerComponent(name: string, probe: () => Promise<{ healthy: boolean; message: string; error?: string }>): void {
     this.components.set(name, probe);

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { isIP, type Socket } from 'node:net';
 import http2 from 'node:http2';
 import https from 'node:https';
-import { createSecureContext, getCiphers, type SecureContext, type SecureVersion, type TLSSocket } from 'node:tls';
+import tls, { createSecureContext, getCiphers, type SecureContext, type SecureVersion, type TLSSocket } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseCertificate } from './authn/der.js';
 import { isDNS1123Subdomain } from '../machinery/validation.js';
@@ -490,20 +490,20 @@ export class SecureListener {
   private closing = false;
 
   constructor(
-    private readonly p: PreparedServing,
+    private p: PreparedServing,
     handler: RequestHandler,
     /** a failed handshake, worded as Go's server logs it (kube-apiserver logs these at V(5)) */
     onHandshakeError?: (message: string) => void,
   ) {
-    const { sniContexts, sniTable, defaultContext } = p;
     const common = {
       ...p.tls,
       requestCert: true,
       rejectUnauthorized: false,
-      SNICallback: sniContexts.length
+      // (this.p, not p: certificates are replaced when their files change)
+      SNICallback: p.sniContexts.length
         ? (servername: string, cb: (err: Error | null, ctx?: SecureContext) => void) => {
-            const i = selectSNI(sniTable, servername);
-            cb(null, i === undefined ? defaultContext : sniContexts[i]);
+            const i = selectSNI(this.p.sniTable, servername);
+            cb(null, i === undefined ? this.p.defaultContext : this.p.sniContexts[i]);
           }
         : undefined,
       keepAlive: true,
@@ -540,7 +540,7 @@ export class SecureListener {
       sock.once('close', () => this.sockets.delete(sock));
     });
     server.on('session', (session: http2.ServerHttp2Session) => this.track(session));
-    if (p.ipContexts.size) this.selectByLocalAddress(server, p.ipContexts);
+    if (p.ipContexts.size) this.selectByLocalAddress(server);
     // a failed handshake is the client's problem: Node ends that socket
     server.on('tlsClientError', (err: Error, sock: TLSSocket) => {
       if (!onHandshakeError) return;
@@ -558,11 +558,11 @@ export class SecureListener {
    * context: the server's shared context is swapped around Node's own connection listener
    * (listeners run synchronously, in order), then restored.
    */
-  private selectByLocalAddress(server: http2.Http2SecureServer | https.Server, ipContexts: Map<string, SecureContext>): void {
+  private selectByLocalAddress(server: http2.Http2SecureServer | https.Server): void {
     const shared = server as unknown as { _sharedCreds: SecureContext };
     let saved: SecureContext | undefined;
     server.prependListener('connection', (raw: Socket) => {
-      const ctx = ipContexts.get(canonicalIP(raw.localAddress ?? ''));
+      const ctx = this.p.ipContexts.get(canonicalIP(raw.localAddress ?? ''));
       if (!ctx) return;
       saved = shared._sharedCreds;
       shared._sharedCreds = ctx;
@@ -599,6 +599,15 @@ export class SecureListener {
     });
     session.on('error', () => {});
     session.once('close', () => this.sessions.delete(session));
+  }
+
+  /**
+   * New certificates (the same flags, files whose contents changed), as kube-apiserver's
+   * dynamic serving certificates: new connections get them, open connections keep theirs.
+   */
+  updateCertificates(p: PreparedServing): void {
+    (this.server as tls.Server).setSecureContext(p.tls);
+    this.p = { ...this.p, tls: p.tls, sniContexts: p.sniContexts, sniTable: p.sniTable, defaultContext: p.defaultContext, ipContexts: p.ipContexts };
   }
 
   listen(port: number, host: string): Promise<void> {

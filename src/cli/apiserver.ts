@@ -421,6 +421,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   await server.start();
   if (encryption) log.info('Encryption at rest', { config: o.encryptionProviderConfig, resources: encryption.resources.join(',') });
   if (encryption && o.encryptionProviderConfigAutomaticReload) watchEncryptionConfig(o.encryptionProviderConfig, encryption.contentHash, server, log);
+  watchServingCertificates(o, server, log);
   const shown = o.bindAddress === '0.0.0.0' || o.bindAddress === '' || o.bindAddress === '::' ? '127.0.0.1' : o.bindAddress;
   const serverURL = `https://${shown.includes(':') ? `[${shown}]` : shown}:${o.securePort}`;
   const kubeconfig = join(dataDir, 'kubeconfig');
@@ -466,6 +467,35 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
  * resource's new transformer takes over; a file that cannot be used is reported and the
  * configuration in use stays, as kube-apiserver's reload controller does.
  */
+/**
+ * --tls-cert-file, --tls-private-key-file and --tls-sni-cert-key files are watched, as
+ * kube-apiserver's dynamic serving certificates: changed contents are loaded and checked, and
+ * new connections get them; contents that cannot be used are reported and the certificates in
+ * use stay.
+ */
+function watchServingCertificates(o: APIServerOptions, server: APIServer, log: Logger): void {
+  const files = new Set([o.tlsCertFile, o.tlsPrivateKeyFile, ...o.tlsSNICertKey.flatMap((n) => [n.certFile, n.keyFile])].filter((f) => f !== ''));
+  if (!files.size) return;
+  let timer: NodeJS.Timeout | undefined;
+  const reload = () => {
+    try {
+      const user = o.tlsCertFile ? loadCertKeyFiles('serving-cert', o.tlsCertFile, o.tlsPrivateKeyFile) : undefined;
+      server.reloadServingCertificates({ ...user, sniCertKeys: loadSNICertKeys(o.tlsSNICertKey) });
+      log.info('Loaded the serving certificates again', { files: [...files].join(',') });
+    } catch (e) {
+      log.error(e, 'Failed to load the changed serving certificates; the ones in use stay');
+    }
+  };
+  // a certificate and its key are written one after the other: load once both have settled
+  const changed = (cur: { mtimeMs: number; size: number }, prev: { mtimeMs: number; size: number }) => {
+    if (cur.mtimeMs === prev.mtimeMs && cur.size === prev.size) return;
+    clearTimeout(timer);
+    timer = setTimeout(reload, 300);
+    timer.unref();
+  };
+  for (const f of files) watchFile(f, { interval: 1000, persistent: false }, changed);
+}
+
 function watchEncryptionConfig(path: string, hash: string, server: APIServer, log: Logger): void {
   let current = hash;
   const check = () => {

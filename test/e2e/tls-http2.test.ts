@@ -269,6 +269,25 @@ describe('secure port: TLS and HTTP/2', () => {
     });
   }
 
+  test('changed certificate files are loaded for new connections; a pair that does not match is refused and the old one stays', async () => {
+    const cnFor = async () => (await handshake(c.port, { servername: 'foo.test' })).cn;
+    const rotated = await issueServingCert(ca, 'foo-rotated', { dns: ['foo.test'], ips: [] });
+    writeFileSync(join(dir, 'foo.key'), rotated.keyPEM);
+    writeFileSync(join(dir, 'foo.crt'), rotated.certPEM);
+    let deadline = Date.now() + 10_000;
+    while ((await cnFor()) !== 'foo-rotated' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    assert.equal(await cnFor(), 'foo-rotated');
+    // the names come from the new certificate: *.apps.test is gone
+    assert.equal((await handshake(c.port, { servername: 'web.apps.test' })).cn, 'kube-apiserver');
+    const mark = c.logs.length;
+    const other = await issueServingCert(ca, 'foo-mismatch', { dns: ['foo.test'], ips: [] });
+    writeFileSync(join(dir, 'foo.crt'), other.certPEM);
+    deadline = Date.now() + 10_000;
+    while (!c.logs.slice(mark).includes('Failed to load the changed serving certificates') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    assert.match(c.logs.slice(mark), /Failed to load the changed serving certificates.*failed to load SNI cert and key: tls: private key does not match public key/);
+    assert.equal(await cnFor(), 'foo-rotated');
+  });
+
   // last: the cluster stops
   test('SIGTERM with an h2 watch open: served through the delay, then the watch ends, GOAWAY, exit 0', async () => {
     const s = c.http2Session();
