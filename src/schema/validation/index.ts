@@ -52,6 +52,7 @@ import {
   validateStatefulSetStatusUpdate,
   validateStatefulSetUpdate,
 } from './apps.js';
+import { validateWebhookConfiguration, validateWebhookConfigurationUpdate } from './admissionregistration.js';
 import { validateCronJob, validateCronJobUpdate, validateJob, validateJobStatusUpdate, validateJobUpdate } from './batch.js';
 import { validateIngressClass, validateIngressClassUpdate, validateIngressCreate, validateIngressStatusUpdate, validateIngressUpdate, validateNetworkPolicy } from './networking.js';
 import {
@@ -127,6 +128,9 @@ const RULES: Record<string, KindRules> = {
   'networking.k8s.io/Ingress': { create: validateIngressCreate, update: validateIngressUpdate, status: validateIngressStatusUpdate },
   'networking.k8s.io/IngressClass': { create: validateIngressClass, update: validateIngressClassUpdate },
   'networking.k8s.io/NetworkPolicy': { create: validateNetworkPolicy, update: validateNetworkPolicy },
+  // admissionregistration.k8s.io/v1
+  'admissionregistration.k8s.io/MutatingWebhookConfiguration': { create: (o) => validateWebhookConfiguration(o, true), update: (o, old) => validateWebhookConfigurationUpdate(o, old, true) },
+  'admissionregistration.k8s.io/ValidatingWebhookConfiguration': { create: (o) => validateWebhookConfiguration(o, false), update: (o, old) => validateWebhookConfigurationUpdate(o, old, false) },
   // rbac.authorization.k8s.io/v1
   'rbac.authorization.k8s.io/Role': { create: (o) => validateRole(o, true), update: (o) => validateRole(o, true) },
   'rbac.authorization.k8s.io/ClusterRole': { create: (o) => validateRole(o, false), update: (o) => validateRole(o, false) },
