@@ -105,28 +105,36 @@ function zeroOf(t: TypeRef, ctx: Ctx): unknown {
   }
 }
 
-function normValue(t: TypeRef, v: unknown, path: string, ctx: Ctx): unknown {
+function pathAt(base: string, sub: string | number | undefined): string {
+  return sub === undefined ? base : `${base}[${sub}]`;
+}
+
+/**
+ * A value of type t at `base` (an item or map value at `base[sub]` when sub is given: that path
+ * is spelled out only for an error or a nested value).
+ */
+function normValue(t: TypeRef, v: unknown, base: string, ctx: Ctx, sub?: string | number): unknown {
   if (v === null) return null;
   switch (t.kind) {
     case 'scalar':
       switch (t.scalar) {
         case 'string':
-          if (typeof v !== 'string') return typeErr(ctx, v, path, t), OMIT;
+          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
           return v;
         case 'bool':
-          if (typeof v !== 'boolean') return typeErr(ctx, v, path, t), OMIT;
+          if (typeof v !== 'boolean') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
           return v;
         case 'int32':
         case 'int64':
-          if (typeof v !== 'number' || !Number.isInteger(v)) return typeErr(ctx, v, path, t), OMIT;
-          if (t.scalar === 'int32' && (v > 2147483647 || v < -2147483648)) return typeErr(ctx, v, path, t), OMIT;
+          if (typeof v !== 'number' || !Number.isInteger(v)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+          if (t.scalar === 'int32' && (v > 2147483647 || v < -2147483648)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
           return v;
         case 'double':
-          if (typeof v !== 'number') return typeErr(ctx, v, path, t), OMIT;
+          if (typeof v !== 'number') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
           return v;
         case 'bytes':
           if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 === 1) {
-            if (typeof v !== 'string') return typeErr(ctx, v, path, t), OMIT;
+            if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
             if (!ctx.typeError) ctx.typeError = `illegal base64 data at input byte ${Math.max(0, v.search(/[^A-Za-z0-9+/=]/))}`;
             return OMIT;
           }
@@ -137,7 +145,7 @@ function normValue(t: TypeRef, v: unknown, path: string, ctx: Ctx): unknown {
       switch (t.special) {
         case 'Time':
         case 'MicroTime': {
-          if (typeof v !== 'string') return typeErr(ctx, v, path, t), OMIT;
+          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
           const n = normTime(v, t.special === 'MicroTime');
           if (n === undefined) {
             if (!ctx.typeError) ctx.typeError = `parsing time ${JSON.stringify(v)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(v)} as "2006"`;
@@ -146,7 +154,7 @@ function normValue(t: TypeRef, v: unknown, path: string, ctx: Ctx): unknown {
           return n;
         }
         case 'Quantity': {
-          if (typeof v !== 'string' && typeof v !== 'number') return typeErr(ctx, v, path, t), OMIT;
+          if (typeof v !== 'string' && typeof v !== 'number') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
           const s = String(v).trim();
           if (!QUANTITY_RE.test(s)) {
             if (!ctx.typeError) ctx.typeError = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
@@ -156,38 +164,41 @@ function normValue(t: TypeRef, v: unknown, path: string, ctx: Ctx): unknown {
         }
         case 'IntOrString':
           if (typeof v === 'number') {
-            if (!Number.isInteger(v)) return typeErr(ctx, v, path, t), OMIT;
+            if (!Number.isInteger(v)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
             return v;
           }
-          if (typeof v !== 'string') return typeErr(ctx, v, path, t), OMIT;
+          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
           return v;
         case 'Duration':
-          if (typeof v !== 'string') return typeErr(ctx, v, path, t), OMIT;
+          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
           return v;
         default:
           return v; // free-form JSON
       }
     case 'object': {
-      if (typeof v !== 'object' || Array.isArray(v)) return typeErr(ctx, v, path, t), OMIT;
+      if (typeof v !== 'object' || Array.isArray(v)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
       const decl = getType(t.name);
       if (!decl) return v;
-      return normObject(decl, v as Record<string, unknown>, path, ctx);
+      return normObject(decl, v as Record<string, unknown>, pathAt(base, sub), ctx);
     }
     case 'array': {
-      if (!Array.isArray(v)) return typeErr(ctx, v, path, t), OMIT;
+      if (!Array.isArray(v)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
       const out: unknown[] = new Array(v.length);
+      const path = pathAt(base, sub);
       for (let i = 0; i < v.length; i++) {
         const item = v[i];
-        const n = item === null ? zeroOf(t.items, ctx) : normValue(t.items, item, `${path}[${i}]`, ctx);
+        const n = item === null ? zeroOf(t.items, ctx) : normValue(t.items, item, path, ctx, i);
         out[i] = n === OMIT ? zeroOf(t.items, ctx) : n;
       }
       return out;
     }
     case 'map': {
-      if (typeof v !== 'object' || Array.isArray(v)) return typeErr(ctx, v, path, t), OMIT;
+      if (typeof v !== 'object' || Array.isArray(v)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
       const out: Record<string, unknown> = {};
-      for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
-        const n = item === null ? (t.values.kind === 'scalar' ? zeroOf(t.values, ctx) : null) : normValue(t.values, item, `${path}[${k}]`, ctx);
+      const path = pathAt(base, sub);
+      for (const k of Object.keys(v as Record<string, unknown>)) {
+        const item = (v as Record<string, unknown>)[k];
+        const n = item === null ? (t.values.kind === 'scalar' ? zeroOf(t.values, ctx) : null) : normValue(t.values, item, path, ctx, k);
         if (n !== OMIT) out[k] = n;
       }
       return out;
@@ -195,7 +206,8 @@ function normValue(t: TypeRef, v: unknown, path: string, ctx: Ctx): unknown {
   }
 }
 
-function normField(f: FieldDecl, v: unknown, present: boolean, path: string, ctx: Ctx): unknown {
+/** a field of the struct at `parent`: its path is spelled out only when it has a value */
+function normField(f: FieldDecl, v: unknown, present: boolean, parent: string, ctx: Ctx): unknown {
   const t = f.type;
   if (!present || v === null) {
     if (f.nullable || t.kind === 'array' || t.kind === 'map') return f.omitEmpty ? OMIT : null;
@@ -207,7 +219,7 @@ function normField(f: FieldDecl, v: unknown, present: boolean, path: string, ctx
     }
     return f.omitEmpty ? OMIT : zeroOf(t, ctx);
   }
-  const n = normValue(t, v, path, ctx);
+  const n = normValue(t, v, parent ? `${parent}.${f.name}` : f.name, ctx);
   if (n === OMIT) return OMIT;
   if (f.omitEmpty) {
     if ((t.kind === 'array' && (n as unknown[]).length === 0) || (t.kind === 'map' && Object.keys(n as object).length === 0)) return OMIT;
@@ -216,25 +228,49 @@ function normField(f: FieldDecl, v: unknown, present: boolean, path: string, ctx
   return n;
 }
 
+/** a struct's JSON fields as arrays (iterated on every write) and its Go name */
+interface StructPlan {
+  names: string[];
+  fields: FieldDecl[];
+  byName: ReadonlyMap<string, FieldDecl>;
+  goName: string;
+}
+
+const plans = new WeakMap<TypeDecl, StructPlan>();
+
+function planOf(decl: TypeDecl): StructPlan {
+  let p = plans.get(decl);
+  if (!p) {
+    const byName = jsonFields(decl);
+    p = { names: [...byName.keys()], fields: [...byName.values()], byName, goName: decl.name.slice(decl.name.lastIndexOf('.') + 1) };
+    plans.set(decl, p);
+  }
+  return p;
+}
+
 function normObject(decl: TypeDecl, v: Record<string, unknown>, path: string, ctx: Ctx): Record<string, unknown> {
+  const plan = planOf(decl);
   const outer = ctx.struct;
-  ctx.struct = decl.name.slice(decl.name.lastIndexOf('.') + 1);
+  ctx.struct = plan.goName;
   try {
-    return normFields(decl, v, path, ctx);
+    return normFields(plan, v, path, ctx);
   } finally {
     ctx.struct = outer;
   }
 }
 
-function normFields(decl: TypeDecl, v: Record<string, unknown>, path: string, ctx: Ctx): Record<string, unknown> {
-  const fields = jsonFields(decl);
+function normFields(plan: StructPlan, v: Record<string, unknown>, path: string, ctx: Ctx): Record<string, unknown> {
+  const fields = plan.byName;
   for (const k in v) {
     if (!fields.has(k)) ctx.unknown.push(path ? `${path}.${k}` : k);
   }
   const out: Record<string, unknown> = {};
-  for (const [name, f] of fields) {
+  const names = plan.names;
+  const decls = plan.fields;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
     const present = Object.prototype.hasOwnProperty.call(v, name);
-    const r = normField(f, present ? v[name] : undefined, present, path ? `${path}.${name}` : name, ctx);
+    const r = normField(decls[i]!, present ? v[name] : undefined, present, path, ctx);
     if (r !== OMIT) out[name] = r;
   }
   return out;
