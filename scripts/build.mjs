@@ -1,7 +1,7 @@
 // Build: type-check and compile with tsc, then copy the data files tsc does not emit
 // (the generated schema declarations) beside the compiled modules that read them.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, statSync, mkdirSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
@@ -27,6 +27,24 @@ function copyData(dir) {
   }
 }
 if (existsSync(join(root, 'src'))) copyData(join(root, 'src'));
+// klog's call-site tables: each compiled module's source map decoded once here, so that a log
+// line does not decode a map at run time (see LazyLineMap in src/cli/klog.ts)
+try {
+  const { LazyLineMap } = await import(join(root, 'dist', 'src', 'cli', 'klog.js'));
+  const tables = (dir) => {
+    for (const name of readdirSync(dir)) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) tables(p);
+      else if (name.endsWith('.js.map')) {
+        const map = JSON.parse(readFileSync(p, 'utf8'));
+        writeFileSync(p.slice(0, -'.map'.length) + '.lines', JSON.stringify(new LazyLineMap(map).table()));
+      }
+    }
+  };
+  tables(join(root, 'dist', 'src'));
+} catch (e) {
+  console.error(`build: could not write the call-site tables: ${e.message}`);
+}
 // the build facts /version reports (commit, clean or dirty tree, build date)
 try {
   const v = await import(join(root, 'dist', 'src', 'cli', 'version.js'));

@@ -221,7 +221,9 @@ function rawCaller(skip: number): Site | undefined {
  * A compiled file's source map, decoded only as far as the lines asked for. Node's SourceMap
  * decodes every mapping of the file up front, which cost about 100 ms of start-up for the first
  * log lines of the big modules; a log line needs one position, so this reads the VLQ mappings
- * (source map v3) lazily, line by line, keeping the running state at each decoded line.
+ * (source map v3) lazily, line by line, keeping the running state at each decoded line. The build
+ * writes each map's decoded table beside it (`<file>.js.lines`, see table()), which is read instead
+ * when present: decoding even one big map in a cold process took tens of milliseconds.
  */
 export class LazyLineMap {
   private readonly mappings: string;
@@ -232,31 +234,44 @@ export class LazyLineMap {
   private src = 0;
   private oline = 0;
   private ocol = 0;
-  /** per decoded generated line: its segments as [generatedColumn, source, originalLine] */
-  private readonly lines: number[][][] = [];
+  /** per decoded generated line: its segments, flat, as generatedColumn, source, originalLine */
+  private readonly lines: number[][] = [];
 
   constructor(map: { mappings?: unknown; sources?: unknown }) {
     this.mappings = typeof map.mappings === 'string' ? map.mappings : '';
     this.sources = Array.isArray(map.sources) ? map.sources.map(String) : [];
   }
 
+  /** every line decoded, in the form fromTable() reads (what the build writes as `<file>.js.lines`) */
+  table(): { sources: string[]; lines: number[][] } {
+    while (this.pos <= this.mappings.length) this.decodeLine();
+    return { sources: this.sources, lines: this.lines };
+  }
+
+  static fromTable(t: { sources?: unknown; lines?: unknown }): LazyLineMap {
+    const m = new LazyLineMap({ sources: t.sources });
+    if (Array.isArray(t.lines)) for (const l of t.lines) m.lines.push(Array.isArray(l) ? l.map(Number) : []);
+    m.pos = 1; // nothing left to decode
+    return m;
+  }
+
   /** the original file and 0-based line of a 0-based generated position */
   find(line: number, col: number): { source: string; line: number } | undefined {
     while (this.lines.length <= line && this.pos <= this.mappings.length) this.decodeLine();
     const segs = this.lines[line];
-    if (!segs || segs.length === 0) return undefined;
-    let best = segs[0]!;
-    for (const s of segs) {
-      if (s[0]! > col) break;
-      best = s;
+    if (!segs || segs.length < 3) return undefined;
+    let best = 0;
+    for (let i = 0; i < segs.length; i += 3) {
+      if (segs[i]! > col) break;
+      best = i;
     }
-    const source = this.sources[best[1]!];
-    return source === undefined ? undefined : { source, line: best[2]! };
+    const source = this.sources[segs[best + 1]!];
+    return source === undefined ? undefined : { source, line: segs[best + 2]! };
   }
 
   private decodeLine(): void {
     const m = this.mappings;
-    const segs: number[][] = [];
+    const segs: number[] = [];
     let gcol = 0;
     const fields: number[] = [];
     let value = 0;
@@ -267,7 +282,7 @@ export class LazyLineMap {
         this.src += fields[1]!;
         this.oline += fields[2]!;
         this.ocol += fields[3]!;
-        segs.push([gcol, this.src, this.oline]);
+        segs.push(gcol, this.src, this.oline);
       } else if (fields.length >= 1) gcol += fields[0]!;
       fields.length = 0;
     };
@@ -306,8 +321,11 @@ function sourceMapFor(file: string): LazyLineMap | null {
   if (sm !== undefined) return sm;
   sm = null;
   try {
+    const tablePath = file + '.lines';
     const mapPath = file + '.map';
-    if (file.endsWith('.js') && existsSync(mapPath)) sm = new LazyLineMap(JSON.parse(readFileSync(mapPath, 'utf8')));
+    if (!file.endsWith('.js')) sm = null;
+    else if (existsSync(tablePath)) sm = LazyLineMap.fromTable(JSON.parse(readFileSync(tablePath, 'utf8')));
+    else if (existsSync(mapPath)) sm = new LazyLineMap(JSON.parse(readFileSync(mapPath, 'utf8')));
   } catch {
     sm = null;
   }

@@ -1,5 +1,5 @@
-// klog's lazy source-map lookup answers as Node's own SourceMap does, for every mapped position
-// of real compiled modules.
+// klog's lazy source-map lookup, and the call-site table the build writes, answer as Node's own
+// SourceMap does, for every mapped position of real compiled modules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SourceMap } from 'node:module';
@@ -19,6 +19,8 @@ for (const rel of ['src/apiserver/server.js', 'src/cli/klog.js', 'src/apiserver/
     const order = lines.map((_, i) => i);
     order.sort((a, b) => ((a * 7919) % 997) - ((b * 7919) % 997));
     const lazy = new LazyLineMap(raw);
+    // the table the build writes beside the module answers the same
+    const table = LazyLineMap.fromTable(JSON.parse(readFileSync(join(dist, rel + '.lines'), 'utf8')));
     let compared = 0;
     for (const line of order) {
       const text = lines[line]!;
@@ -29,6 +31,7 @@ for (const rel of ['src/apiserver/server.js', 'src/cli/klog.js', 'src/apiserver/
         const got = lazy.find(line, col);
         assert.ok(got, `${rel}:${line + 1}:${col + 1} has no mapping`);
         assert.equal(got.line, want.originalLine, `${rel}:${line + 1}:${col + 1}`);
+        assert.deepEqual(table.find(line, col), got, `${rel}:${line + 1}:${col + 1} from the table`);
         // Node resolves the source against the map's location; klog prints only the base name
         assert.equal(basename(got.source), basename(want.originalSource!), `${rel}:${line + 1}:${col + 1}`);
         compared++;
