@@ -339,29 +339,36 @@ export async function syncLocalAPIServices(store: APIServiceStore, groupVersions
   const desired = new Map(localAPIServices(groupVersions, nowMs).map((o) => [o.metadata.name as string, o]));
   const current = new Map(store.list().map((o) => [o.metadata.name as string, o]));
   const result: SyncResult = { created: [], updated: [], deleted: [] };
+  // every write at once, so that they share the storage's group commits; the result lists keep the desired order
+  const ops: Promise<void>[] = [];
+  const created: (string | undefined)[] = [];
+  const updated: (string | undefined)[] = [];
+  const deleted: (string | undefined)[] = [];
+  const run = (into: (string | undefined)[], name: string, write: () => Promise<unknown>) => {
+    const i = into.push(undefined) - 1;
+    ops.push(
+      write().then(
+        () => void (into[i] = name),
+        (e) => {
+          if (!lostRace(e)) throw e;
+        },
+      ),
+    );
+  };
   for (const [name, want] of desired) {
     const cur = current.get(name);
-    try {
-      if (!cur) {
-        await store.create(structuredClone(want));
-        result.created.push(name);
-      } else if (isAutomanaged(cur) && !sameSpec(cur.spec, want.spec)) {
-        await store.replaceSpec(name, cur.metadata.uid, want.spec);
-        result.updated.push(name);
-      }
-    } catch (e) {
-      if (!lostRace(e)) throw e;
-    }
+    if (!cur) run(created, name, () => store.create(structuredClone(want)));
+    else if (isAutomanaged(cur) && !sameSpec(cur.spec, want.spec)) run(updated, name, () => store.replaceSpec(name, cur.metadata.uid, want.spec));
   }
   for (const [name, cur] of current) {
     if (desired.has(name) || !isAutomanaged(cur)) continue;
-    try {
-      await store.delete(name, cur.metadata.uid);
-      result.deleted.push(name);
-    } catch (e) {
-      if (!lostRace(e)) throw e;
-    }
+    run(deleted, name, () => store.delete(name, cur.metadata.uid));
   }
+  await Promise.all(ops);
+  const done = (l: (string | undefined)[]) => l.filter((n): n is string => n !== undefined);
+  result.created = done(created);
+  result.updated = done(updated);
+  result.deleted = done(deleted);
   return result;
 }
 

@@ -317,15 +317,18 @@ export class APIServer {
 
   /** The system namespaces and priority classes every cluster has. */
   private async bootstrap(): Promise<void> {
+    // the writes go together, to share the storage's group commits
     const nsStore = this.store('', 'Namespace');
-    for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
-      if (nsStore.get('', ns)) continue;
-      try {
-        await nsStore.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { dryRun: false });
-      } catch (e) {
-        if (!(e instanceof StatusError && e.code === 409)) throw e;
-      }
-    }
+    await Promise.all(
+      ['default', 'kube-system', 'kube-public', 'kube-node-lease'].map(async (ns) => {
+        if (nsStore.get('', ns)) return;
+        try {
+          await nsStore.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { dryRun: false });
+        } catch (e) {
+          if (!(e instanceof StatusError && e.code === 409)) throw e;
+        }
+      }),
+    );
     await this.bootstrapKubernetesService();
     await syncLocalAPIServices(apiServiceStoreOf(this.store('apiregistration.k8s.io', 'APIService')), servedGroupVersions(this.kinds));
     const pcStore = this.store('scheduling.k8s.io', 'PriorityClass');
@@ -333,17 +336,19 @@ export class APIServer {
       { name: 'system-node-critical', value: 2000001000, description: 'Used for system critical pods that must not be moved from their current node.' },
       { name: 'system-cluster-critical', value: 2000000000, description: 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.' },
     ];
-    for (const pc of classes) {
-      if (pcStore.get('', pc.name)) continue;
-      try {
-        await pcStore.create(
-          { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: pc.name }, value: pc.value, description: pc.description, preemptionPolicy: 'PreemptLowerPriority' },
-          { dryRun: false },
-        );
-      } catch (e) {
-        if (!(e instanceof StatusError && e.code === 409)) throw e;
-      }
-    }
+    await Promise.all(
+      classes.map(async (pc) => {
+        if (pcStore.get('', pc.name)) return;
+        try {
+          await pcStore.create(
+            { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: pc.name }, value: pc.value, description: pc.description, preemptionPolicy: 'PreemptLowerPriority' },
+            { dryRun: false },
+          );
+        } catch (e) {
+          if (!(e instanceof StatusError && e.code === 409)) throw e;
+        }
+      }),
+    );
   }
 
   /**

@@ -242,17 +242,20 @@ export async function reconcileBootstrapPolicy(
   const policy = opts.policy ?? bootstrapPolicy();
   const results: ReconcileResult[] = [];
   const errors: string[] = [];
+  // the objects of one resource are reconciled together, so that their writes share the storage's
+  // group commits (one after the other, a fresh cluster's ~120 writes took ~120 durable commits);
+  // results and log lines keep the policy's order
   const run = async (resource: RBACResource, objs: any[]) => {
-    for (const o of objs) {
-      try {
-        const r = await reconcileOne(writer, resource, o);
-        results.push(r);
-        const line = describeResult(r);
+    const settled = await Promise.allSettled(objs.map((o) => reconcileOne(writer, resource, o)));
+    settled.forEach((s, i) => {
+      if (s.status === 'fulfilled') {
+        results.push(s.value);
+        const line = describeResult(s.value);
         if (line && opts.log) opts.log(line);
-      } catch (e) {
-        errors.push(`unable to reconcile ${SINGULAR[resource]}.${RBAC_GROUP}/${o.metadata?.name}: ${(e as Error).message}`);
+      } else {
+        errors.push(`unable to reconcile ${SINGULAR[resource]}.${RBAC_GROUP}/${objs[i]?.metadata?.name}: ${(s.reason as Error).message}`);
       }
-    }
+    });
   };
   await run('clusterroles', policy.clusterRoles);
   await run('clusterrolebindings', policy.clusterRoleBindings);
