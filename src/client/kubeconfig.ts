@@ -718,7 +718,52 @@ export function kubeconfigYAML(o: WriteKubeconfigOptions): string {
     preferences: {},
     users: [{ name: userName, user }],
   };
-  return yaml().stringify(doc, { lineWidth: 0 });
+  return emitKubeconfig(doc);
+}
+
+/**
+ * The YAML text of the fixed-shape document kubeconfigYAML() builds: block mappings and sequences
+ * of scalars, in kubeadm's layout (sequences not indented). Written by hand because the server writes
+ * its admin kubeconfig on the way to ready, and loading `yaml` for it alone cost 40-90 ms of
+ * start-up. A string that would not read back as the same plain string is written as a JSON
+ * string, which is also a valid YAML double-quoted scalar.
+ */
+function emitKubeconfig(doc: Record<string, unknown>): string {
+  const out: string[] = [];
+  const scalar = (v: unknown): string => {
+    if (typeof v === 'boolean' || typeof v === 'number') return String(v);
+    const t = String(v);
+    const plain = /^[A-Za-z0-9_/.][A-Za-z0-9_/.+=@:-]*$/.test(t) && !/:$/.test(t) && !/^(true|false|yes|no|on|off|y|n|null|~|[-+]?(\.?[0-9]).*|\.(inf|nan))$/i.test(t);
+    return plain ? t : JSON.stringify(t);
+  };
+  const emit = (v: unknown, indent: string, first: string): void => {
+    // first: what goes before the first key of a mapping (a "- " for an item of a sequence)
+    if (Array.isArray(v)) {
+      for (const item of v) emit(item, indent, `${indent}- `);
+      return;
+    }
+    const inner = first.endsWith('- ') ? `${indent}  ` : indent;
+    let lead = first;
+    for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+      const key = `${lead}${scalar(k)}:`;
+      lead = inner;
+      if (Array.isArray(val)) {
+        if (val.length === 0) out.push(`${key} []`);
+        else {
+          out.push(key);
+          emit(val, inner, `${inner}- `);
+        }
+      } else if (val !== null && typeof val === 'object') {
+        if (Object.keys(val).length === 0) out.push(`${key} {}`);
+        else {
+          out.push(key);
+          emit(val, `${inner}  `, `${inner}  `);
+        }
+      } else out.push(`${key} ${scalar(val)}`);
+    }
+  };
+  emit(doc, '', '');
+  return out.join('\n') + '\n';
 }
 
 /** Writes a kubeconfig atomically with mode 0600 (creating the directory if needed). */

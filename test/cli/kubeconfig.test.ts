@@ -87,6 +87,21 @@ describe('writing', () => {
     assert.match(kubeconfigYAML({ server: 'https://x' }), /current-context: kubernetes-admin@kubernetes/);
   });
 
+  test('names YAML would read as other types or structure are quoted, and read back as written', () => {
+    const text = kubeconfigYAML({ server: 'https://[::1]:6443', clusterName: 'true', userName: '123', contextName: 'a: b #c', namespace: "it's", token: '-x', insecureSkipTLSVerify: true });
+    assert.deepEqual(parseYAML(text), {
+      apiVersion: 'v1',
+      clusters: [{ cluster: { 'insecure-skip-tls-verify': true, server: 'https://[::1]:6443' }, name: 'true' }],
+      contexts: [{ context: { cluster: 'true', namespace: "it's", user: '123' }, name: 'a: b #c' }],
+      'current-context': 'a: b #c',
+      kind: 'Config',
+      preferences: {},
+      users: [{ name: '123', user: { token: '-x' } }],
+    });
+    // kubeadm's layout: sequences not indented under their key
+    assert.match(text, /^clusters:\n- cluster:\n {4}insecure-skip-tls-verify: true\n/m);
+  });
+
   test('kubectl reads what we write', { skip: !haveKubectl && 'kubectl not installed' }, async () => {
     const path = join(tmp(), 'config');
     writeKubeconfig(path, { server: 'https://10.0.0.1:6443', caPEM: CA, token: 'abc', userName: 'bot', namespace: 'team-a' });
