@@ -151,11 +151,12 @@ export interface TableOptions {
   noHeaders?: boolean;
 }
 
-export function printerForKind(kind: Pick<KindDecl, 'group' | 'kind'>): Printer {
+export function printerForKind(kind: Pick<KindDecl, 'group' | 'kind' | 'custom'>): Printer {
+  if (kind.custom) return kind.custom.printer ?? DEFAULT_PRINTER;
   return printerFor(kind.group, kind.kind) ?? DEFAULT_PRINTER;
 }
 
-export function tableOf(kind: Pick<KindDecl, 'group' | 'kind'>, objs: any[], listMeta: ListMeta | undefined, opts: TableOptions, version: string): any {
+export function tableOf(kind: Pick<KindDecl, 'group' | 'kind' | 'custom'>, objs: any[], listMeta: ListMeta | undefined, opts: TableOptions, version: string): any {
   const p = printerForKind(kind);
   const now = Date.now();
   const rows = objs.map((o) => {
@@ -255,9 +256,14 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
       finish(res, body);
       return;
     }
-    // item by item, from the cached encodings, at the pace the client reads
-    headers(res, PROTOBUF_TYPE);
-    stream(res, encodeListObjectChunks(apiVersion, kind.listKind, meta, items, CHUNK_BYTES));
+    // item by item, from the cached encodings, at the pace the client reads: the envelope and a
+    // small field header per item are new bytes, each item's message is the cached one (a chunk
+    // size below any item makes the encoder hand the items out as they are)
+    const pieces = [...encodeListObjectChunks(apiVersion, kind.listKind, meta, items, 16)];
+    let total = 0;
+    for (const b of pieces) total += b.length;
+    headers(res, PROTOBUF_TYPE, total);
+    stream(res, pieces);
     return;
   }
   if (choice.encoding === 'cbor') {
@@ -296,40 +302,47 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
     return;
   }
   headers(res, JSON_TYPE, total);
-  stream(res, jsonListChunks(head, parts, tail));
+  stream(res, jsonListPieces(head, parts, tail));
 }
 
-/** the body of a JSON list in chunks of about CHUNK_BYTES: the whole body is never copied at once */
-function* jsonListChunks(head: Uint8Array, parts: Uint8Array[], tail: Uint8Array): Generator<Uint8Array> {
-  let batch: Uint8Array[] = [head];
-  let size = head.length;
+/** the pieces of a JSON list body: the head, each item's cached bytes with commas between, the tail */
+function* jsonListPieces(head: Uint8Array, parts: Uint8Array[], tail: Uint8Array): Generator<Uint8Array> {
+  yield head;
   for (let i = 0; i < parts.length; i++) {
-    if (i) {
-      batch.push(COMMA);
-      size += 1;
-    }
-    batch.push(parts[i]!);
-    size += parts[i]!.length;
+    if (i) yield COMMA;
+    yield parts[i]!;
+  }
+  yield tail;
+}
+const COMMA = Buffer.from(',');
+
+/** pieces joined into buffers of about CHUNK_BYTES (for gzip, which wants few large writes) */
+function* coalesce(pieces: Iterable<Uint8Array>): Generator<Uint8Array> {
+  let batch: Uint8Array[] = [];
+  let size = 0;
+  for (const b of pieces) {
+    batch.push(b);
+    size += b.length;
     if (size >= CHUNK_BYTES) {
       yield Buffer.concat(batch, size);
       batch = [];
       size = 0;
     }
   }
-  batch.push(tail);
-  size += tail.length;
-  yield Buffer.concat(batch, size);
+  if (size) yield Buffer.concat(batch, size);
 }
-const COMMA = Buffer.from(',');
 
 /**
- * Write a large body chunk by chunk, each chunk only when the previous ones have drained to the
- * socket, so that what is queued for a slow reader stays around one chunk instead of the whole
- * response. Gzipped (dropping Content-Length) for a client that accepts it: such a body is always
- * above the compression threshold.
+ * Write a large body piece by piece: batches of about CHUNK_BYTES are handed to the socket
+ * together (corked, so they leave as few large writes), and the next batch only when the socket
+ * has drained, so that what is queued for a slow reader stays around one batch instead of the
+ * whole response. The pieces are the cached encodings themselves: nothing is copied here.
+ * Gzipped (dropping Content-Length) for a client that accepts it: such a body is always above
+ * the compression threshold.
  */
-function stream(res: ServerResponse, chunks: Iterator<Uint8Array>): void {
-  let out: NodeJS.WritableStream = res;
+function stream(res: ServerResponse, pieces: Iterable<Uint8Array>): void {
+  let out: NodeJS.WritableStream & { cork?(): void; uncork?(): void } = res;
+  let it: Iterator<Uint8Array> = pieces[Symbol.iterator]();
   if (acceptsGzip(res)) {
     res.removeHeader('Content-Length');
     res.setHeader('Content-Encoding', 'gzip');
@@ -338,6 +351,7 @@ function stream(res: ServerResponse, chunks: Iterator<Uint8Array>): void {
     gz.on('error', (e) => res.destroy(e));
     gz.pipe(res);
     out = gz;
+    it = coalesce(pieces)[Symbol.iterator]();
   }
   let gone = false;
   res.once('close', () => {
@@ -345,14 +359,22 @@ function stream(res: ServerResponse, chunks: Iterator<Uint8Array>): void {
     if (out !== res) (out as zlib.Gzip).destroy();
   });
   const pump = (): void => {
-    for (;;) {
-      if (gone) return;
-      const n = chunks.next();
-      if (n.done) {
-        out.end();
-        return;
+    while (!gone) {
+      let room = true;
+      let batch = 0;
+      out.cork?.();
+      while (room && batch < CHUNK_BYTES) {
+        const n = it.next();
+        if (n.done) {
+          out.uncork?.();
+          out.end();
+          return;
+        }
+        batch += n.value.length;
+        room = out.write(n.value);
       }
-      if (!out.write(n.value)) {
+      out.uncork?.();
+      if (!room) {
         out.once('drain', pump);
         return;
       }
