@@ -1133,6 +1133,30 @@ describe('escalation prevention', () => {
 describe('ClusterRoles: escalation and aggregation rules', () => {
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
   const alice = { authorization: `Bearer ${ALICE_TOKEN}` };
+  const aliceCan = async (verb: string, resource: string, namespace: string) => {
+    const r = await send('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', { headers: alice, body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, resource, namespace } } } });
+    return r.json().status.allowed === true;
+  };
+  test('a ClusterRole labelled to aggregate to view extends what view grants, while labelled', async () => {
+    assert.equal(await aliceCan('list', 'podtemplates', 'mx-view'), false);
+    await adminOK('POST', `${rbac}/clusterroles`, { metadata: { name: 'mx-podtemplates-view', labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } }, rules: [{ apiGroups: [''], resources: ['podtemplates'], verbs: ['get', 'list'] }] });
+    await until('view aggregates the new rules', async () => (await aliceCan('list', 'podtemplates', 'mx-view')) || undefined);
+    const list = await send('GET', '/api/v1/namespaces/mx-view/podtemplates', { headers: alice });
+    assert.equal(list.status, 200, list.text);
+    const view = await adminOK('GET', `${rbac}/clusterroles/view`);
+    assert.ok(view.rules.some((r: any) => (r.resources ?? []).includes('podtemplates')), 'the rules are in view itself');
+    // view is labelled to aggregate to edit, and edit to admin: the rules travel along
+    for (const role of ['edit', 'admin']) {
+      await until(`${role} has the rules too`, async () => (await adminOK('GET', `${rbac}/clusterroles/${role}`)).rules.some((r: any) => (r.resources ?? []).includes('podtemplates')));
+    }
+    // still refused elsewhere, in Kubernetes' words
+    const other = await send('GET', '/api/v1/namespaces/mx-a/podtemplates', { headers: alice });
+    assert.equal(other.json().message, 'podtemplates is forbidden: User "alice" cannot list resource "podtemplates" in API group "" in the namespace "mx-a"');
+    // without the label the rules leave view
+    const r = await send('PATCH', `${rbac}/clusterroles/mx-podtemplates-view`, { cert: true, body: { metadata: { labels: { 'rbac.authorization.k8s.io/aggregate-to-view': null } } }, ctype: 'application/merge-patch+json' });
+    assert.equal(r.status, 200, r.text);
+    await until('view drops the rules', async () => !(await aliceCan('list', 'podtemplates', 'mx-view')) || undefined);
+  });
   test('updating a ClusterRole (alice may update clusterroles): no rules beyond hers, no aggregationRule', async () => {
     const role = await adminOK('POST', `${rbac}/clusterroles`, { metadata: { name: 'mx-esc-target' }, rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }] });
     const more = structuredClone(role);
