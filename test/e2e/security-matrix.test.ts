@@ -12,8 +12,13 @@
 //    defines them), every 403 with Kubernetes' exact message, and `kubectl auth can-i` (and
 //    `--list`) agreeing with the raw requests.
 // Then impersonation without the impersonate verb, bad credentials of every kind (401, the
-// server stays ready), escalation prevention through raw requests, the dry-run rule of webhooks
-// with side effects, and the flags `keelson server` shares with `keelson apiserver`.
+// server stays ready), --anonymous-auth=false and AlwaysAllow, TokenRequest's answer, the front
+// proxy with its uid header, access reviews (SubjectAccessReview, LocalSubjectAccessReview,
+// SelfSubjectRulesReview), escalation prevention through raw requests (bind, escalate,
+// aggregationRule), ClusterRole aggregation, NodeRestriction with the Node authorizer, webhook
+// configuration validation and the dry-run rule of webhooks with side effects (configurations
+// written into the store while the server is stopped, since v1 validation refuses them), and
+// the flags `keelson server` shares with `keelson apiserver`.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
