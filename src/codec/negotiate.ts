@@ -50,6 +50,7 @@ export function parseMediaRanges(header: string | undefined): MediaRange[] {
 }
 
 function splitOutsideQuotes(s: string, sep: string): string[] {
+  if (!s.includes('"')) return s.split(sep);
   const out: string[] = [];
   let cur = '';
   let quoted = false;
@@ -113,11 +114,28 @@ function encodingOf(r: MediaRange, o: NegotiateOptions): { enc: Encoding; type: 
   }
 }
 
+// Clients send the same few Accept headers again and again: the choice for each (with the options
+// and pretty) is kept, and every caller gets its own copy.
+const MAX_CHOICES = 512;
+const choices = new Map<string, OutputChoice>();
+
 /**
  * Choose the response representation from an Accept header. Candidates are tried in order of q
  * (stable for equal q); a candidate with `as=` is taken only when that transformation applies.
  */
 export function negotiateOutput(accept: string | undefined, o: NegotiateOptions, pretty = false): OutputChoice {
+  if (!accept) return { encoding: 'json', mediaType: JSON_TYPE, transform: '', transformVersion: '', pretty };
+  const key = `${o.list ? 1 : 0}${o.table ? 1 : 0}${o.metadata ? 1 : 0}${o.protobuf ? 1 : 0}${o.cbor ? 1 : 0}${pretty ? 1 : 0}${accept}`;
+  let c = choices.get(key);
+  if (!c) {
+    c = chooseOutput(accept, o, pretty);
+    if (choices.size >= MAX_CHOICES) choices.clear();
+    choices.set(key, c);
+  }
+  return { ...c };
+}
+
+function chooseOutput(accept: string, o: NegotiateOptions, pretty: boolean): OutputChoice {
   const ranges = parseMediaRanges(accept);
   if (ranges.length === 0) return { encoding: 'json', mediaType: JSON_TYPE, transform: '', transformVersion: '', pretty };
   const ordered = ranges.map((r, i) => ({ r, i })).sort((a, b) => b.r.q - a.r.q || a.i - b.i);
@@ -189,7 +207,7 @@ export interface InputChoice {
 
 /** The encoding of a request body from its Content-Type; undefined when not supported. */
 export function inputEncoding(contentType: string | undefined, o: { protobuf: boolean; cbor: boolean }): InputChoice | undefined {
-  if (!contentType || contentType.trim() === '') return { encoding: 'json', mediaType: JSON_TYPE };
+  if (!contentType || contentType === JSON_TYPE || contentType.trim() === '') return { encoding: 'json', mediaType: JSON_TYPE };
   const r = parseMediaRanges(contentType)[0];
   if (!r) return { encoding: 'json', mediaType: JSON_TYPE };
   const full = `${r.type}/${r.subtype}`;
