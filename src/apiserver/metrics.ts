@@ -20,8 +20,16 @@ function esc(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
+/** the label text of one label set, built once, with its histogram and its text per code */
+interface Series {
+  base: string;
+  hist?: Hist;
+  byCode: Map<number, string>;
+}
+
 export class APIServerMetrics {
   readonly registry = new client.Registry();
+  private readonly series = new Map<string, Series>();
   private readonly requests = new Map<string, number>();
   private readonly durations = new Map<string, Hist>();
   private readonly longRunning = new Map<string, number>();
@@ -38,14 +46,29 @@ export class APIServerMetrics {
   }
 
   observe(l: { verb: string; dryRun: boolean; group: string; version: string; resource: string; subresource: string; scope: string; code: number }, seconds: number): void {
-    const base = `verb="${l.verb.toUpperCase()}",dry_run="${l.dryRun ? 'All' : ''}",group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="apiserver"`;
-    const rk = `${base},code="${l.code}"`;
+    // the label texts of a label set are built (and escaped) the first time it is seen
+    const key = `${l.verb}\u0000${l.dryRun ? 1 : 0}\u0000${l.group}\u0000${l.version}\u0000${l.resource}\u0000${l.subresource}\u0000${l.scope}`;
+    let ser = this.series.get(key);
+    if (!ser) {
+      const base = `verb="${l.verb.toUpperCase()}",dry_run="${l.dryRun ? 'All' : ''}",group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="apiserver"`;
+      ser = { base, byCode: new Map() };
+      this.series.set(key, ser);
+    }
+    let rk = ser.byCode.get(l.code);
+    if (rk === undefined) {
+      rk = `${ser.base},code="${l.code}"`;
+      ser.byCode.set(l.code, rk);
+    }
     this.requests.set(rk, (this.requests.get(rk) ?? 0) + 1);
     if (l.verb === 'watch') return;
-    let h = this.durations.get(base);
+    let h = ser.hist;
     if (!h) {
-      h = { labels: base, counts: new Array(DURATION_BUCKETS.length).fill(0), sum: 0, count: 0 };
-      this.durations.set(base, h);
+      h = this.durations.get(ser.base);
+      if (!h) {
+        h = { labels: ser.base, counts: new Array(DURATION_BUCKETS.length).fill(0), sum: 0, count: 0 };
+        this.durations.set(ser.base, h);
+      }
+      ser.hist = h;
     }
     for (let i = 0; i < DURATION_BUCKETS.length; i++) if (seconds <= DURATION_BUCKETS[i]!) h.counts[i]!++;
     h.sum += seconds;

@@ -44,8 +44,11 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     parts: [],
     legacyWatch: false,
   };
-  let segs = path.split('/').filter((s, i) => i > 0 || s !== '');
-  if (segs.length && segs[segs.length - 1] === '') segs = segs.slice(0, -1);
+  // the segments without a leading empty one and without one trailing empty one
+  let segs = path.split('/');
+  const from = segs[0] === '' ? 1 : 0;
+  const to = segs.length > from && segs[segs.length - 1] === '' ? segs.length - 1 : segs.length;
+  if (from > 0 || to < segs.length) segs = segs.slice(from, to);
   if (segs.length < 2) return info;
   const prefix = segs[0]!;
   if (prefix !== 'api' && prefix !== 'apis') return info;
@@ -61,10 +64,15 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   }
   info.apiPrefix = prefix;
   if (rest.length === 0) return info; // group-version discovery
-  try {
-    rest = rest.map(decodeURIComponent);
-  } catch {
-    return info;
+  // only a segment with an escape needs decoding (decodeURIComponent fails on bad escapes only)
+  for (let i = 0; i < rest.length; i++) {
+    const seg = rest[i]!;
+    if (!seg.includes('%')) continue;
+    try {
+      rest[i] = decodeURIComponent(seg);
+    } catch {
+      return info;
+    }
   }
   info.isResourceRequest = true;
   switch (method) {

@@ -16,6 +16,9 @@ export interface AuthnRequest {
 /** Every value of a header (case-insensitive name), in order. */
 export function headerValues(req: AuthnRequest, name: string): string[] {
   const n = name.toLowerCase();
+  // a header absent from `headers` is absent from `headersDistinct` too; most of the headers
+  // authentication asks for are absent, and Node builds headersDistinct on first use
+  if (req.headers[n] === undefined) return [];
   const d = req.headersDistinct?.[n];
   if (d) return d;
   const v = req.headers[n];
@@ -30,7 +33,15 @@ export function headerFirst(req: AuthnRequest, name: string): string {
 
 /** The lower-case names of the request's headers. */
 export function headerNames(req: AuthnRequest): string[] {
-  return Object.keys(req.headersDistinct ?? req.headers).filter((k) => headerValues(req, k).length > 0);
+  const out: string[] = [];
+  for (const k of Object.keys(req.headers)) {
+    // HTTP/2 pseudo-headers (:path, ...) are not headers of the request
+    if (k.charCodeAt(0) === 58 /* ':' */) continue;
+    const v = req.headers[k];
+    if (v === undefined) continue;
+    if (typeof v === 'string' || v.length > 0 || headerValues(req, k).length > 0) out.push(k);
+  }
+  return out;
 }
 
 /**
