@@ -28,7 +28,7 @@ import {
 import { certificateSubjectRestriction } from './certificates.js';
 import { mutatingWebhooks, validatingWebhooks, type WebhookPluginOptions } from './webhook.js';
 import { resourceQuota, type ResourceQuotaOptions } from './resourcequota.js';
-import { reinvocationContext } from './reinvocation.js';
+import { existingReinvocationContext } from './reinvocation.js';
 import { forbidden } from './util.js';
 
 /** kube-apiserver's AllOrderedPlugins (1.33): the order the enabled plugins run in */
@@ -268,10 +268,12 @@ export function buildAdmissionChain(opts: AdmissionChainOptions): AdmissionChain
   const refuseSideEffects = (p: AdmissionPlugin, a: AdmissionAttributes) => {
     if (a.dryRun && p.handles?.(a)) throw errors.badRequest(`admission plugin ${JSON.stringify(p.name)} does not support dry run`);
   };
+  // most plugins answer synchronously (the request is not theirs): only a promise is awaited
   const runMutators = async (a: AdmissionAttributes) => {
     for (const p of mutators) {
       refuseSideEffects(p, a);
-      await p.mutate!(a);
+      const r = p.mutate!(a);
+      if (r !== undefined) await r;
     }
   };
 
@@ -280,8 +282,9 @@ export function buildAdmissionChain(opts: AdmissionChainOptions): AdmissionChain
     async mutate(a) {
       prepare(a);
       await runMutators(a);
-      const ctx = reinvocationContext(a);
-      if (ctx.shouldReinvoke && !ctx.isReinvoke) {
+      // only a mutating webhook that ran can ask for a second round
+      const ctx = existingReinvocationContext(a);
+      if (ctx && ctx.shouldReinvoke && !ctx.isReinvoke) {
         ctx.isReinvoke = true;
         await runMutators(a);
       }
@@ -290,7 +293,8 @@ export function buildAdmissionChain(opts: AdmissionChainOptions): AdmissionChain
       prepare(a);
       for (const p of validators) {
         refuseSideEffects(p, a);
-        await p.validate!(a);
+        const r = p.validate!(a);
+        if (r !== undefined) await r;
       }
     },
   };

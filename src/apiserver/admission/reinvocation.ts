@@ -21,6 +21,11 @@ export interface ReinvocationContext {
 
 const contexts = new WeakMap<AdmissionAttributes, ReinvocationContext>();
 
+/** the request's reinvocation state if a plugin has made one (undefined: no webhook ran) */
+export function existingReinvocationContext(a: AdmissionAttributes): ReinvocationContext | undefined {
+  return contexts.get(a);
+}
+
 export function reinvocationContext(a: AdmissionAttributes): ReinvocationContext {
   let c = contexts.get(a);
   if (!c) {

@@ -524,6 +524,8 @@ export function resourceQuota(reader: ClusterReader, writer: ClusterWriter, opts
       if (a.operation === 'CREATE' && a.kind.group === '' && a.kind.kind === 'Namespace') return;
       if (IGNORED.has(`${a.resource.group}/${a.resource.resource}`)) return;
       if (!evaluatorFor(a.resource.group, a.resource.resource).handles(a)) return;
+      // a namespace without quotas has nothing to charge (most writes): no turn to wait for
+      if (reader.list('', 'resourcequotas', a.namespace).length === 0) return;
       // one evaluation at a time per namespace: each sees the charges of the ones before it
       const prev = locks.get(a.namespace) ?? Promise.resolve();
       let release!: () => void;
