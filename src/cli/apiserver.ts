@@ -434,7 +434,15 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     userName: 'kubernetes-admin',
     contextName: 'keelson',
   });
-  log.info('Serving securely', { address: server.address, storage: backend.name, startup: `${Date.now() - started}ms` });
+  const cpu = process.cpuUsage();
+  // startup: since the options were read; sinceProcessStart and cpu: since Node.js started (module loading included)
+  log.info('Serving securely', {
+    address: server.address,
+    storage: backend.name,
+    startup: `${Date.now() - started}ms`,
+    sinceProcessStart: `${Math.round(process.uptime() * 1000)}ms`,
+    cpu: `${Math.round((cpu.user + cpu.system) / 1000)}ms`,
+  });
   log.info('Wrote the admin kubeconfig', { path: kubeconfig });
   process.stderr.write(`Keelson is ready: ${serverURL}\nexport KUBECONFIG=${kubeconfig}\n`);
   // controllers hook (keelson server only; see src/cli/controllers.ts): the controller manager, a loopback client
