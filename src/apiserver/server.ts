@@ -79,6 +79,8 @@ export interface APIServerConfig {
   authenticator?: RequestAuthenticator;
   /** --authorization-mode, resolved (AlwaysAllow when absent) */
   authorizationModes?: string[];
+  /** service account issuer discovery (authn/oidc.ts); absent when the issuer is not an https URL */
+  issuerDiscovery?: import('./authn/index.js').IssuerDiscovery;
   /** TokenRequest issuing (serviceaccounts/<name>/token); the reader is the server's */
   tokenRequest?: Omit<TokenRequestOptions, 'reader'>;
   /** --encryption-provider-config, loaded: encryption at rest of the resources it names */
@@ -612,6 +614,7 @@ export class APIServer {
       res.end(body);
       return;
     }
+    if (method === 'GET' && this.cfg.issuerDiscovery?.serve(path, res)) return;
     if (path.startsWith('/openapi/')) {
       if (this.openapi && handleOpenAPI(req, res, this.openapi)) return;
       throw errors.notFoundPath();

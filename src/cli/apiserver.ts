@@ -21,8 +21,8 @@ import { MemoryBackend } from '../storage/memory.js';
 import { SqliteBackend } from '../storage/sqlite.js';
 import type { Backend } from '../storage/interface.js';
 import {
-  authenticationFlagWarnings, buildAuthenticatorFromFlags, CertPool, defaultAuthenticationFlags, ensureServiceAccountKey, newTokenSigner, parseCertsPEM, privateKeyFromFile,
-  validateAuthenticationFlags, type AuthenticationFlags, type RequestAuthenticator,
+  authenticationFlagWarnings, buildAuthenticatorFromFlags, CertPool, defaultAuthenticationFlags, ensureServiceAccountKey, issuerDiscovery, newTokenSigner, parseCertsPEM, privateKeyFromFile,
+  serviceAccountVerificationKeys, validateAuthenticationFlags, type AuthenticationFlags, type RequestAuthenticator,
 } from '../apiserver/authn/index.js';
 import { readFileSync as readFile } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
@@ -184,6 +184,7 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   a.stringsVar(f, 'requestheaderUsernameHeaders', 'requestheader-username-headers', 'List of request headers to inspect for usernames. X-Remote-User is common.');
   a.boolVar(f, 'serviceAccountExtendTokenExpiration', 'service-account-extend-token-expiration', 'Turns on projected service account expiration extension during token generation, which helps safe transition from legacy token to bound service account token feature. If this flag is enabled, admission injected tokens would be extended up to 1 year to prevent unexpected failure during transition, ignoring value of service-account-max-token-expiration.');
   a.stringArrayVar(f, 'serviceAccountIssuers', 'service-account-issuer', 'Identifier of the service account token issuer. The issuer will assert this identifier in "iss" claim of issued tokens. This value is a string or URI. If this option is not a valid URI per the OpenID Discovery 1.0 spec, the ServiceAccountIssuerDiscovery feature will remain disabled, even if the feature gate is set to true. It is highly recommended that this value comply with the OpenID spec: https://openid.net/specs/openid-connect-discovery-1_0.html. In practice, this means that service-account-issuer must be an https URL. It is also highly recommended that this URL be capable of serving OpenID discovery documents at {service-account-issuer}/.well-known/openid-configuration. When this flag is specified multiple times, the first is used to generate tokens and all are used to determine which issuers are accepted.');
+  a.stringVar(f, 'serviceAccountJWKSURI', 'service-account-jwks-uri', 'Overrides the URI of the JSON Web Key Set named in the discovery document served at /.well-known/openid-configuration, for relying parties that fetch the key set from somewhere other than the API server\'s external address. Must be an https URL.');
   a.stringArrayVar(f, 'serviceAccountKeyFiles', 'service-account-key-file', 'File containing PEM-encoded x509 RSA or ECDSA private or public keys, used to verify ServiceAccount tokens. The specified file can contain multiple keys, and the flag can be specified multiple times with different files. If unspecified, --tls-private-key-file is used. Must be specified when --service-account-signing-key-file is provided');
   a.boolVar(f, 'serviceAccountLookup', 'service-account-lookup', 'If true, validate ServiceAccount tokens exist in etcd as part of authentication.');
   a.durationVar(f, 'serviceAccountMaxTokenExpiration', 'service-account-max-token-expiration', 'The maximum validity duration of a token created by the service account token issuer. If an otherwise valid TokenRequest with a validity duration larger than this value is requested, a token will be issued with a validity duration of this value.');
@@ -263,6 +264,11 @@ function auditFromFlags(o: APIServerOptions['audit'], log: Logger): Auditor | un
   }
   log.v(2).info('Using audit backend: log', { path: o.log.path, format: o.log.format, mode: o.log.mode });
   return new Auditor(policy, backend, o.log.mode === 'blocking-strict');
+}
+
+/** host:port as Go's net.JoinHostPort writes it (IPv6 in brackets) */
+function joinHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 /** --advertise-address, else the host's first non-loopback IPv4 address, else the bind address */
@@ -370,6 +376,15 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     onError: (e) => log.v(2).info('Unable to authenticate the request', { err: e.message }),
   });
 
+  // service account issuer discovery (/.well-known/openid-configuration, /openid/v1/jwks)
+  const discovery = issuerDiscovery({
+    issuer: af.serviceAccountIssuers[0]!,
+    jwksURI: af.serviceAccountJWKSURI,
+    externalAddress: joinHostPort(advertiseAddress(o), o.securePort),
+    keys: serviceAccountVerificationKeys(af, [createPublicKey(signingKey)]),
+  });
+  if ('disabled' in discovery) log.error(new Error(discovery.disabled), 'Service account issuer discovery is off');
+
   let backend: Backend;
   if (o.storageBackend === 'memory') backend = new MemoryBackend();
   else {
@@ -411,6 +426,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
       defaultNotReadyTolerationSeconds: o.defaultNotReadyTolerationSeconds,
       defaultUnreachableTolerationSeconds: o.defaultUnreachableTolerationSeconds,
     },
+    issuerDiscovery: 'disabled' in discovery ? undefined : discovery,
     tokenRequest: {
       signer: newTokenSigner(af.serviceAccountIssuers[0]!, signingKey),
       apiAudiences: authenticator.apiAudiences,

@@ -26,7 +26,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPublicKey, createSign, createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, createSign, createHmac, createVerify, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { KEELSON, ROOT, startCluster, until, type Cluster, type RunResult } from './harness.js';
 import { makeCert, type TestCert } from '../authn/helpers.js';
@@ -931,7 +931,7 @@ describe('bad credentials: 401, and the server stays ready', () => {
   });
 
   test('--authorization-mode=AlwaysAllow: anonymous requests are turned off (401), any authenticated user may do anything', async () => {
-    const c3 = await startCluster({ args: ['--authorization-mode=AlwaysAllow', '--token-auth-file', join(dir, 'tokens.csv')] });
+    const c3 = await startCluster({ args: ['--authorization-mode=AlwaysAllow', '--token-auth-file', join(dir, 'tokens.csv'), '--service-account-jwks-uri=https://keys.example.com/cluster/jwks'] });
     try {
       const anon = await c3.rawNoAuth('GET', '/api/v1/namespaces/kube-system/secrets');
       assert.equal(anon.status, 401, anon.text);
@@ -942,6 +942,9 @@ describe('bad credentials: 401, and the server stays ready', () => {
       assert.equal(node.status, 201, node.text);
       const junk = await c3.rawNoAuth('GET', '/api/v1/nodes', { headers: { authorization: 'Bearer junk' } });
       assert.equal(junk.status, 401);
+      // (and the issuer discovery document names the --service-account-jwks-uri given)
+      const doc = await c3.rawNoAuth('GET', '/.well-known/openid-configuration', { headers: alice });
+      assert.equal(doc.json().jwks_uri, 'https://keys.example.com/cluster/jwks');
     } finally {
       await c3.stop();
     }
@@ -960,6 +963,48 @@ describe('TokenRequest', () => {
     const who = await send('POST', WHOAMI, { headers: { authorization: `Bearer ${tr.status.token}` }, body: whoamiBody });
     assert.equal(who.status, 201, who.text);
     assert.equal(who.json().status.userInfo.username, ROBOT);
+  });
+});
+
+describe('service account issuer discovery', () => {
+  test('/.well-known/openid-configuration and /openid/v1/jwks, for service accounts; the key set verifies their tokens', async () => {
+    const robot = { authorization: `Bearer ${robotToken}` };
+    const conf = await send('GET', '/.well-known/openid-configuration', { headers: robot });
+    assert.equal(conf.status, 200, conf.text);
+    assert.equal(conf.headers['content-type'], 'application/json');
+    assert.equal(conf.headers['cache-control'], 'public, max-age=3600');
+    const doc = conf.json();
+    assert.deepEqual(Object.keys(doc), ['issuer', 'jwks_uri', 'response_types_supported', 'subject_types_supported', 'id_token_signing_alg_values_supported']);
+    assert.equal(doc.issuer, ISSUER);
+    assert.match(doc.jwks_uri, new RegExp(`^https://[^/]+:${c.port}/openid/v1/jwks$`));
+    assert.deepEqual([doc.response_types_supported, doc.subject_types_supported, doc.id_token_signing_alg_values_supported], [['id_token'], ['public'], ['RS256']]);
+    const jwks = await send('GET', '/openid/v1/jwks', { headers: robot });
+    assert.equal(jwks.status, 200, jwks.text);
+    assert.equal(jwks.headers['content-type'], 'application/jwk-set+json');
+    const keys = jwks.json().keys;
+    assert.equal(keys.length, 1);
+    const kid = createHash('sha256').update(createPublicKey(saKey).export({ type: 'spki', format: 'der' })).digest('base64url');
+    assert.deepEqual(Object.keys(keys[0]), ['use', 'kty', 'kid', 'alg', 'n', 'e']);
+    assert.deepEqual({ use: keys[0].use, kty: keys[0].kty, kid: keys[0].kid, alg: keys[0].alg }, { use: 'sig', kty: 'RSA', kid, alg: 'RS256' });
+    // a relying party checks a token with the published key
+    const [h, p, sig] = robotToken.split('.');
+    assert.equal(JSON.parse(Buffer.from(h!, 'base64url').toString()).kid, kid);
+    const pub = createPublicKey({ key: keys[0], format: 'jwk' });
+    assert.ok(createVerify('RSA-SHA256').update(`${h}.${p}`).verify(pub, Buffer.from(sig!, 'base64url')), 'the token verifies with the published key');
+    // others may not read them (system:service-account-issuer-discovery is bound to service accounts)
+    const alice = await send('GET', '/.well-known/openid-configuration', { headers: { authorization: `Bearer ${ALICE_TOKEN}` } });
+    assert.equal(alice.status, 403);
+    assert.equal(alice.json().message, 'forbidden: User "alice" cannot get path "/.well-known/openid-configuration"');
+    const anon = await send('GET', '/openid/v1/jwks');
+    assert.equal(anon.status, 403);
+    assert.equal(anon.json().message, 'forbidden: User "system:anonymous" cannot get path "/openid/v1/jwks"');
+  });
+
+  test('--service-account-jwks-uri: named in the document; it must be https', async () => {
+    await assert.rejects(startCluster({ args: ['--service-account-jwks-uri=http://keys.example.com/jwks'] }), (e: Error) => {
+      assert.match(e.message, /service-account-jwks-uri requires https scheme, parsed as: http:\/\/keys\.example\.com\/jwks/);
+      return true;
+    });
   });
 });
 

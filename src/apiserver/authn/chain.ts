@@ -487,6 +487,8 @@ export interface AuthenticationFlags {
   serviceAccountSigningKeyFile: string;
   /** --service-account-issuer (stringArray) */
   serviceAccountIssuers: string[];
+  /** --service-account-jwks-uri: the key set's URI in the issuer discovery document */
+  serviceAccountJWKSURI: string;
   /** --api-audiences (strings) */
   apiAudiences: string[];
   /** --service-account-lookup, default true */
@@ -517,6 +519,7 @@ export function defaultAuthenticationFlags(): AuthenticationFlags {
     serviceAccountKeyFiles: [],
     serviceAccountSigningKeyFile: '',
     serviceAccountIssuers: [],
+    serviceAccountJWKSURI: '',
     apiAudiences: [],
     serviceAccountLookup: true,
     serviceAccountMaxTokenExpiration: 0,
@@ -560,6 +563,16 @@ export function validateAuthenticationFlags(f: AuthenticationFlags, gates: { Rem
       continue;
     }
     seen.add(iss);
+  }
+  if (f.serviceAccountJWKSURI) {
+    if (!f.serviceAccountIssuers.length) errs.push('service-account-jwks-uri requires service-account-issuer');
+    let scheme = '';
+    try {
+      scheme = new URL(f.serviceAccountJWKSURI).protocol.replace(/:$/, '');
+    } catch {
+      scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(f.serviceAccountJWKSURI)?.[1]?.toLowerCase() ?? '';
+    }
+    if (scheme !== 'https') errs.push(`service-account-jwks-uri requires https scheme, parsed as: ${f.serviceAccountJWKSURI}`);
   }
   if (f.serviceAccountMaxTokenExpiration !== 0) {
     const ms = f.serviceAccountMaxTokenExpiration;
@@ -614,6 +627,13 @@ export interface FromFlagsDeps {
   loopbackTokens?: Map<string, UserInfo>;
 }
 
+/** the keys service account tokens are verified with: --service-account-key-file's, else the defaults (the signing key's) */
+export function serviceAccountVerificationKeys(f: Pick<AuthenticationFlags, 'serviceAccountKeyFiles'>, defaults: KeyObject[]): KeyObject[] {
+  const keys: KeyObject[] = [];
+  for (const file of f.serviceAccountKeyFiles) keys.push(...publicKeysFromFile(file));
+  return keys.length ? keys : defaults;
+}
+
 /** Loads the files the flags name and builds the chain. Throws an Error with Kubernetes' wording for unreadable or malformed files. */
 export function buildAuthenticatorFromFlags(f: AuthenticationFlags, deps: FromFlagsDeps): RequestAuthenticator {
   let clientCA: CertPool | undefined = deps.extraClientCAs;
@@ -622,9 +642,7 @@ export function buildAuthenticatorFromFlags(f: AuthenticationFlags, deps: FromFl
     clientCA = clientCA ? mergePools(clientCA, pool) : pool;
   }
   const tokenFile = f.tokenAuthFile ? StaticTokenAuthenticator.fromFile(f.tokenAuthFile, deps.warn) : undefined;
-  let keys: KeyObject[] = [];
-  for (const file of f.serviceAccountKeyFiles) keys.push(...publicKeysFromFile(file));
-  if (!keys.length) keys = deps.defaultServiceAccountKeys ?? [];
+  const keys = serviceAccountVerificationKeys(f, deps.defaultServiceAccountKeys ?? []);
   const requestHeader: RequestHeaderOptions | undefined = f.requestheaderClientCAFile
     ? {
         pool: loadCertPool(f.requestheaderClientCAFile, 'request-header CA file'),

@@ -2,7 +2,7 @@
 // form kube-apiserver's chain).
 export * from './types.js';
 export { AggregateAuthenticationError, aggregate } from './errors.js';
-export { buildAuthenticator, buildAuthenticatorFromFlags, defaultAuthenticationFlags, validateAuthenticationFlags, authenticationFlagWarnings, bearerTokenOf, audienceValidationError, ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, INVALID_BEARER_TOKEN } from './chain.js';
+export { buildAuthenticator, buildAuthenticatorFromFlags, serviceAccountVerificationKeys, defaultAuthenticationFlags, validateAuthenticationFlags, authenticationFlagWarnings, bearerTokenOf, audienceValidationError, ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, INVALID_BEARER_TOKEN } from './chain.js';
 export type { AuthenticationOptions, AuthenticationFlags, FromFlagsDeps, RequestAuthenticator, RequestHeaderOptions, ServiceAccountAuthOptions, TokenReviewStatus, TokenReviewUser } from './chain.js';
 export { CertPool, X509Authenticator, commonNameUser, loadCertPool, parseCertsPEM, peerCertificates, verifyClientCertificate, CREDENTIAL_ID_KEY } from './x509.js';
 export { RequestHeaderAuthenticator, userFromHeaders } from './requestheader.js';
@@ -18,5 +18,7 @@ export type { ImpersonationAuthorizer, ImpersonationDecision } from './impersona
 export { keyIDFromPublicKey, parsePublicKeysPEM, parsePrivateKeyPEM, publicKeysFromFile, privateKeyFromFile } from './jose.js';
 export { ensureServiceAccountKey } from './keys.js';
 export type { ServiceAccountKeyPair } from './keys.js';
+export { issuerDiscovery, OPENID_CONFIGURATION_PATH, JWKS_PATH } from './oidc.js';
+export type { IssuerDiscovery, IssuerDiscoveryOptions } from './oidc.js';
 export { syntheticRequest } from './request.js';
 export type { AuthnRequest } from './request.js';
