@@ -27,7 +27,20 @@ import { goJSONSyntaxError } from '../schema/validation/gojson.js';
  * reported by normalizeBody per fieldValidation: for JSON every duplicate and unknown field in
  * document order (`complete`), for YAML the duplicated keys (unknown fields come from normalize).
  */
-const strictProblems = new WeakMap<object, { list: string[]; warnings: string[]; complete: boolean }>();
+type StrictProblems = { list: string[]; warnings: string[]; complete: boolean };
+// kept on the decoded object itself under a non-enumerable symbol (nothing that reads or copies
+// the object sees it): a WeakMap entry per write costs the garbage collector far more
+const STRICT_PROBLEMS = Symbol('strict decoding problems');
+const strictFallback = new WeakMap<object, StrictProblems>();
+const strictProblems = {
+  set(obj: object, p: StrictProblems): void {
+    if (Object.isExtensible(obj)) Object.defineProperty(obj, STRICT_PROBLEMS, { value: p, configurable: true });
+    else strictFallback.set(obj, p);
+  },
+  get(obj: object): StrictProblems | undefined {
+    return (obj as { [STRICT_PROBLEMS]?: StrictProblems })[STRICT_PROBLEMS] ?? strictFallback.get(obj);
+  },
+};
 
 /** Kubernetes' YAML-to-JSON conversion reports duplicated keys as one error */
 function yamlStrictError(lines: string[]): string {
