@@ -62,11 +62,13 @@ export function nowMicros(): number {
   return performance.timeOrigin + performance.now();
 }
 
-const scopes = new WeakMap<object, RequestScope>();
+// the scope travels on the request under a non-enumerable symbol: a WeakMap entry per request
+// costs the garbage collector more than the rest of this bookkeeping
+const SCOPE = Symbol('request scope');
 
 /** the request's scope, for the handlers (its deadline, its audit annotations) */
 export function scopeOf(req: object): RequestScope | undefined {
-  return scopes.get(req);
+  return (req as { [SCOPE]?: RequestScope })[SCOPE];
 }
 
 export function requestScope(req: IncomingMessage): RequestScope {
@@ -78,7 +80,7 @@ export function requestScope(req: IncomingMessage): RequestScope {
   const method = req.method ?? 'GET';
   const info = parseRequestInfo(method, path, query);
   const scope: RequestScope = { method, path, query, info, longRunning: isLongRunning(info), receivedAt };
-  scopes.set(req, scope);
+  Object.defineProperty(req, SCOPE, { value: scope, configurable: true });
   return scope;
 }
 
