@@ -139,7 +139,8 @@ class Keelson {
     if (this.nodeFlags.some((f) => f.includes('heap-probe'))) {
       const before = existsSync(this.memFile) ? statSync(this.memFile).mtimeMs : 0;
       this.proc!.kill('SIGUSR2');
-      for (let i = 0; i < 200; i++) {
+      // a full collection of a large heap on a busy machine can take seconds
+      for (let i = 0; i < 3000; i++) {
         await sleep(10);
         if (existsSync(this.memFile) && statSync(this.memFile).mtimeMs !== before) {
           try {

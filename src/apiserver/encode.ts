@@ -259,11 +259,12 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
     // item by item, from the cached encodings, at the pace the client reads: the envelope and a
     // small field header per item are new bytes, each item's message is the cached one (a chunk
     // size below any item makes the encoder hand the items out as they are)
-    const pieces = [...encodeListObjectChunks(apiVersion, kind.listKind, meta, items, 16)];
+    // (run twice: once for the length, once to write, rather than holding every piece at once)
+    const pieces = () => encodeListObjectChunks(apiVersion, kind.listKind, meta, items, 16);
     let total = 0;
-    for (const b of pieces) total += b.length;
+    for (const b of pieces()) total += b.length;
     headers(res, PROTOBUF_TYPE, total);
-    stream(res, pieces);
+    stream(res, pieces());
     return;
   }
   if (choice.encoding === 'cbor') {

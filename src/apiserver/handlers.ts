@@ -6,7 +6,7 @@ import { yaml } from '../codec/yaml-lazy.js';
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import { matchLabels, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../machinery/selectors.js';
 import { inputEncoding, negotiateOutput, negotiateWatch, NotAcceptableError, prettyRequested, supportedInputTypes, type OutputChoice } from '../codec/negotiate.js';
-import { decodeEnvelope, decodeMessage } from '../codec/protobuf.js';
+import { decodeEnvelope, decodeMessage, supportsProtobuf } from '../codec/protobuf.js';
 import { APPLY_PATCH_CBOR_MEDIA_TYPE, CBORDecodeError, cborDecodeStatusMessage, decodeApplyPatchCBOR, decodeCBORObject, decodeCBORValue } from '../codec/cbor.js';
 import type { KindDecl } from '../schema/model.js';
 import type { CacheEntry } from '../storage/cacher.js';
@@ -149,11 +149,17 @@ function badListOptions(errs: FieldError[]): StatusError {
   return new StatusError(400, 'BadRequest', inv.message, inv.details);
 }
 
+/** whether the endpoint's kind has a Protobuf form (custom resources have none, as in Kubernetes) */
+function protobufOf(r: Pick<RequestBase, 'req'>): boolean {
+  const store = (r as Partial<Request>).store;
+  return store ? supportsProtobuf(store.apiVersion, store.kind.kind) : true;
+}
+
 /** the response representation; `table: false` for endpoints without a Table form (virtual kinds) */
 export function outputChoice(r: RequestBase, list: boolean, forms: { table?: boolean } = {}): OutputChoice {
   const pretty = prettyRequested(r.query.get('pretty'), r.req.headers['user-agent']);
   try {
-    return negotiateOutput(r.req.headers.accept, { list, table: forms.table ?? true, metadata: true, protobuf: true, cbor: r.ctx.cbor }, pretty);
+    return negotiateOutput(r.req.headers.accept, { list, table: forms.table ?? true, metadata: true, protobuf: protobufOf(r), cbor: r.ctx.cbor, metadataProtobuf: true }, pretty);
   } catch (e) {
     if (e instanceof NotAcceptableError) throw errors.notAcceptable(e.message);
     throw e;
@@ -490,7 +496,7 @@ export async function handleWatch(r: Request): Promise<void> {
   let choice: OutputChoice;
   try {
     // YAML has no stream framing: 406 listing the stream media types, as in Kubernetes
-    choice = negotiateWatch(r.req.headers.accept, { list: false, table: true, metadata: true, protobuf: true, cbor: r.ctx.cbor });
+    choice = negotiateWatch(r.req.headers.accept, { list: false, table: true, metadata: true, protobuf: protobufOf(r), cbor: r.ctx.cbor, metadataProtobuf: true });
   } catch (e) {
     if (e instanceof NotAcceptableError) throw errors.notAcceptable(e.message);
     throw e;
@@ -608,10 +614,12 @@ const UNKNOWN_FORMAT =
 /** Decode a request body into an object of the endpoint's kind (or a given type). */
 export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'group' | 'version' | 'kind' | 'type'>): any {
   const ct = r.req.headers['content-type'];
-  const enc = inputEncoding(ct, { protobuf: true, cbor: r.ctx.cbor });
-  if (!enc) throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf: true, cbor: r.ctx.cbor }).join(', '));
-  let obj: any;
   const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
+  // a kind without a Protobuf form (a custom resource) takes no Protobuf body: 415, as in Kubernetes
+  const protobuf = supportsProtobuf(apiVersion, kind.kind);
+  const enc = inputEncoding(ct, { protobuf, cbor: r.ctx.cbor });
+  if (!enc) throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf, cbor: r.ctx.cbor }).join(', '));
+  let obj: any;
   switch (enc.encoding) {
     case 'json': {
       const text = body.toString('utf8');
@@ -1038,7 +1046,8 @@ export function sendError(r: { req: IncomingMessage; res: ServerResponse }, err:
   const se = err instanceof StatusError ? err : errors.internal(err);
   let choice: OutputChoice | undefined;
   try {
-    choice = negotiateOutput(r.req.headers.accept, { list: false, table: false, metadata: false, protobuf: true, cbor }, false);
+    // a Status in Protobuf only from an endpoint whose kind has a Protobuf form (else JSON, as Kubernetes does for custom resources)
+    choice = negotiateOutput(r.req.headers.accept, { list: false, table: false, metadata: false, protobuf: protobufOf(r), cbor }, false);
   } catch {
     choice = undefined;
   }

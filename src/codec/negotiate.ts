@@ -87,6 +87,11 @@ export interface NegotiateOptions {
   protobuf: boolean;
   /** CBOR is enabled (the CBORServingAndStorage gate) */
   cbor: boolean;
+  /**
+   * the metadata-only forms may be Protobuf even when the kind itself has no Protobuf form (custom
+   * resources: Kubernetes serves their PartialObjectMetadata(List) in Protobuf, for metadata informers)
+   */
+  metadataProtobuf?: boolean;
 }
 
 export class NotAcceptableError extends Error {
@@ -125,7 +130,7 @@ const choices = new Map<string, OutputChoice>();
  */
 export function negotiateOutput(accept: string | undefined, o: NegotiateOptions, pretty = false): OutputChoice {
   if (!accept) return { encoding: 'json', mediaType: JSON_TYPE, transform: '', transformVersion: '', pretty };
-  const key = `${o.list ? 1 : 0}${o.table ? 1 : 0}${o.metadata ? 1 : 0}${o.protobuf ? 1 : 0}${o.cbor ? 1 : 0}${pretty ? 1 : 0}${accept}`;
+  const key = `${o.list ? 1 : 0}${o.table ? 1 : 0}${o.metadata ? 1 : 0}${o.protobuf ? 1 : 0}${o.cbor ? 1 : 0}${o.metadataProtobuf ? 1 : 0}${pretty ? 1 : 0}${accept}`;
   let c = choices.get(key);
   if (!c) {
     c = chooseOutput(accept, o, pretty);
@@ -141,9 +146,13 @@ function chooseOutput(accept: string, o: NegotiateOptions, pretty: boolean): Out
   const ordered = ranges.map((r, i) => ({ r, i })).sort((a, b) => b.r.q - a.r.q || a.i - b.i);
   for (const { r } of ordered) {
     if (r.q === 0) continue;
-    const e = encodingOf(r, o);
-    if (!e) continue;
     const as = r.params['as'];
+    const e =
+      encodingOf(r, o) ??
+      (o.metadataProtobuf && (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') && `${r.type}/${r.subtype}` === PROTOBUF_TYPE
+        ? { enc: 'protobuf' as const, type: PROTOBUF_TYPE }
+        : undefined);
+    if (!e) continue;
     if (as) {
       const g = r.params['g'];
       const v = r.params['v'];
