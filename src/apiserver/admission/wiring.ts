@@ -73,23 +73,41 @@ export interface RequestAdmission {
  * the namespace's name as their namespace, as Kubernetes' request info does.
  */
 export function admissionAttributes(kind: KindDecl, r: RequestAdmission): AdmissionAttributes {
+  return admissionAttributesOf(kind, r, r.operation, r.object, r.oldObject, r.options, r.dryRun);
+}
+
+/**
+ * admissionAttributes of a request's facts and what the store adds to them. The store's write
+ * path calls this rather than spreading the request into a new object: V8 makes an object spread
+ * followed by new properties (`{ ...request, operation, object, ... }`) in its slow path, some
+ * 5 µs per write.
+ */
+export function admissionAttributesOf(
+  kind: KindDecl,
+  r: Omit<RequestAdmission, 'operation' | 'object' | 'oldObject' | 'options' | 'dryRun'>,
+  operation: Operation,
+  object: any,
+  oldObject: any,
+  options: any,
+  dryRun: boolean,
+): AdmissionAttributes {
   const sub = r.subresource ?? '';
   const subDecl = sub ? kind.subresources.find((s) => s.name === sub) : undefined;
   const k = subDecl && subDecl.kind ? { group: subDecl.group, version: subDecl.version, kind: subDecl.kind } : { group: kind.group, version: kind.version, kind: kind.kind };
-  const name = r.name || (r.operation === 'CREATE' && sub === '' ? (r.object?.metadata?.name ?? '') : '');
+  const name = r.name || (operation === 'CREATE' && sub === '' ? (object?.metadata?.name ?? '') : '');
   let namespace = r.namespace;
   if (kind.group === '' && kind.kind === 'Namespace') namespace = name;
   return {
-    operation: r.operation,
+    operation,
     kind: k,
     resource: { group: kind.group, version: kind.version, resource: kind.resource },
     subresource: sub,
     namespace,
     name,
-    object: r.object,
-    oldObject: r.oldObject,
-    options: r.options,
-    dryRun: r.dryRun,
+    object,
+    oldObject,
+    options,
+    dryRun,
     user: r.user,
     warnings: r.warnings ?? [],
     auditAnnotations: r.auditAnnotations ?? {},

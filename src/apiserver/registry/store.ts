@@ -11,7 +11,7 @@ import { ConflictError, KeyExistsError, KeyNotFoundError, type Backend, type Key
 import type { Strategy } from './strategy.js';
 import type { AdmissionChain } from '../admission/chain.js';
 import type { Operation } from '../admission/types.js';
-import { admissionAttributes, type RequestAdmission } from '../admission/wiring.js';
+import { admissionAttributesOf, type RequestAdmission } from '../admission/wiring.js';
 import type { Transformer } from '../../storage/value/transformer.js';
 
 export interface WriteOptions {
@@ -347,7 +347,7 @@ export class ResourceStore {
     const a = opts.admission!;
     // the options as the operation's own kind (a PUT that creates is a create with CreateOptions)
     const options = operation === 'CONNECT' ? a.request.options : { kind: OPTIONS_KIND[operation], apiVersion: 'meta.k8s.io/v1', ...(a.request.options ?? {}) };
-    return admissionAttributes(this.kind, { ...a.request, operation, object, oldObject, options, dryRun: opts.dryRun });
+    return admissionAttributesOf(this.kind, a.request, operation, object, oldObject, options, opts.dryRun);
   }
 
   /** the mutating phase: before the strategy prepares the object (plugins change `object` in place) */
