@@ -664,7 +664,8 @@ export class APIServer {
     const endLong = info.verb === 'watch' ? this.metrics.watchStarted(labels) : undefined;
     res.once('close', () => {
       endLong?.();
-      this.metrics.observe({ ...labels, verb: info.verb, dryRun: query.get('dryRun') === 'All', code: res.statusCode }, (performance.now() - started) / 1000);
+      // the new properties before the spread: after it, V8 builds each one a new hidden class
+      this.metrics.observe({ verb: info.verb, dryRun: query.get('dryRun') === 'All', code: res.statusCode, ...labels }, (performance.now() - started) / 1000);
     });
     this.withWarnings(res, r.warnings);
     try {
