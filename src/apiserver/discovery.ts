@@ -7,6 +7,7 @@ import type { KindDecl } from '../schema/model.js';
 import { GROUP_ORDER } from '../schema/kinds.js';
 import { parseMediaRanges } from '../codec/negotiate.js';
 import { encodeEnvelope, encodeMessage } from '../codec/protobuf.js';
+import { compareVersions } from './crd/customkind.js';
 
 interface GroupVersion {
   group: string;
@@ -19,10 +20,34 @@ function storageVersionHash(k: KindDecl): string {
 }
 
 export class Discovery {
-  private readonly gvs: GroupVersion[] = [];
+  private gvs: GroupVersion[] = [];
   private cache = new Map<string, { body: Buffer; etag: string; type: string }>();
+  private readonly builtin: GroupVersion[];
 
   constructor(kinds: KindDecl[]) {
+    this.builtin = Discovery.groupVersions(kinds);
+    this.gvs = this.builtin;
+  }
+
+  /**
+   * The kinds served from CustomResourceDefinitions changed: their groups follow the built-in
+   * ones (by name), each group's versions in Kubernetes' version order (the first is preferred).
+   */
+  setCustomKinds(kinds: KindDecl[]): void {
+    const byGV = new Map<string, GroupVersion>();
+    for (const k of kinds) {
+      const id = `${k.group}/${k.version}`;
+      let gv = byGV.get(id);
+      if (!gv) byGV.set(id, (gv = { group: k.group, version: k.version, kinds: [] }));
+      gv.kinds.push(k);
+    }
+    const custom = [...byGV.values()].sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : compareVersions(a.version, b.version)));
+    for (const gv of custom) gv.kinds.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
+    this.gvs = [...this.builtin, ...custom];
+    this.cache = new Map();
+  }
+
+  private static groupVersions(kinds: KindDecl[]): GroupVersion[] {
     const byGV = new Map<string, GroupVersion>();
     for (const k of kinds) {
       const id = `${k.group}/${k.version}`;
@@ -37,8 +62,9 @@ export class Discovery {
       const i = GROUP_ORDER.indexOf(g);
       return i < 0 ? GROUP_ORDER.length : i;
     };
-    this.gvs = [...byGV.values()].sort((a, b) => rank(a.group) - rank(b.group) || a.group.localeCompare(b.group));
-    for (const gv of this.gvs) gv.kinds.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
+    const gvs = [...byGV.values()].sort((a, b) => rank(a.group) - rank(b.group) || a.group.localeCompare(b.group));
+    for (const gv of gvs) gv.kinds.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
+    return gvs;
   }
 
   groupVersions(): { group: string; version: string }[] {

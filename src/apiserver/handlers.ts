@@ -629,8 +629,10 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
         throw errors.badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
       }
       if (obj !== null && typeof obj === 'object' && r.query.get('fieldValidation') !== 'Ignore') {
-        const list = jsonStrictProblems(text, kind.type);
-        strictProblems.set(obj, { list, warnings: list, complete: true });
+        // a custom resource's unknown fields come from its schema's pruning (normalize)
+        const custom = (kind as Partial<KindDecl>).custom !== undefined;
+        const list = jsonStrictProblems(text, custom ? undefined : kind.type);
+        strictProblems.set(obj, { list, warnings: list, complete: !custom });
       }
       break;
     }
@@ -1181,7 +1183,7 @@ export async function handlePatch(r: Request): Promise<void> {
     if (n.typeError) throw patchInvalid(patched, n.typeError);
     if (!isApply && level !== 'Ignore') {
       const problems = [...patchProblems];
-      if (ct === 'application/json-patch+json') for (const f of n.unknown) problems.push(`unknown field "${f}"`);
+      if (ct === 'application/json-patch+json' || (!view && kind.custom)) for (const f of n.unknown) problems.push(`unknown field "${f}"`);
       if (problems.length) {
         if (level === 'Strict') throw patchInvalid(patched, `strict decoding error: ${problems.join(', ')}`);
         for (const p of problems) r.warnings.push(p);

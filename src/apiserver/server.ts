@@ -31,6 +31,9 @@ import { storeReader, storeWriter } from './admission/wiring.js';
 import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
 import { IPAllocator, PortAllocator } from './registry/allocator.js';
 import { WatchRegistry } from './watch.js';
+import { CRDManager } from './crd/manager.js';
+import { withCRDStrategy } from './crd/strategy.js';
+import { routeCustom } from './crd/route.js';
 import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
 import { apiServiceStoreOf, servedGroupVersions, syncLocalAPIServices } from './apiservices.js';
 import { APIServerMetrics } from './metrics.js';
@@ -160,6 +163,9 @@ export class APIServer {
   private readonly health: Health;
   private readonly ctx: HandlerContext;
   private openapi?: OpenAPIDocs;
+  /** the kinds served from CustomResourceDefinitions (crd/) */
+  private crds?: CRDManager;
+  private readonly storageBackend: Backend;
   private listener?: SecureListener;
   private shuttingDown = false;
   private inFlight = 0;
@@ -182,14 +188,16 @@ export class APIServer {
     this.authorizer = this.authorization.authorizer;
     this.serviceAllocators = { ips: new IPAllocator(cfg.serviceClusterIPRange), ports: new PortAllocator(cfg.serviceNodePortRange) };
     // writes larger than etcd accepts fail as they fail on etcd, whatever the backend
-    const storage = withStorageRequestLimit(cfg.backend);
+    const storage = (this.storageBackend = withStorageRequestLimit(cfg.backend));
     if (cfg.maxRequestsInFlight || cfg.maxMutatingRequestsInFlight) this.limiter = new InFlightLimiter(cfg.maxRequestsInFlight ?? 0, cfg.maxMutatingRequestsInFlight ?? 0);
     for (const k of this.kinds) {
       if (k.virtual) {
         this.virtualByGVR.set(`${k.group}/${k.version}/${k.resource}`, k);
         continue;
       }
-      const store = new ResourceStore(k, strategyFor(k, { services: this.serviceAllocators }), storage, {}, {
+      let strategy = strategyFor(k, { services: this.serviceAllocators });
+      if (k.group === 'apiextensions.k8s.io' && k.kind === 'CustomResourceDefinition') strategy = withCRDStrategy(strategy);
+      const store = new ResourceStore(k, strategy, storage, {}, {
         historyWindowMs: cfg.compactionIntervalMs * 2,
         transformer: encryptionTransformer(cfg.encryption, k),
         allowUnsafeMalformedObjectDeletion: cfg.featureGates.get('AllowUnsafeMalformedObjectDeletion') === true,
@@ -294,6 +302,16 @@ export class APIServer {
     const svcs = this.store('', 'Service');
     for (const e of svcs.cacher.list({ prefix: svcs.prefix }).items) markServiceAllocations(this.serviceAllocators, e.obj);
     await this.bootstrap();
+    // the CustomResourceDefinitions stored are served before the server is ready
+    this.crds = new CRDManager({
+      crds: this.store('apiextensions.k8s.io', 'CustomResourceDefinition'),
+      backend: this.storageBackend,
+      historyWindowMs: cfg.compactionIntervalMs * 2,
+      builtin: (g, r) => this.byGVR.has(`${g}/v1/${r}`) || [...this.byGVR.values()].some((st) => st.kind.group === g && st.kind.resource === r),
+      onChange: () => this.discovery.setCustomKinds(this.crds?.kinds() ?? []),
+      log: cfg.log,
+    });
+    await this.crds.start();
     // authorization: RBAC fed from the watch caches, the bootstrap policy reconciled, aggregation running
     const rbacStore = (r: RBACResource) => this.byGVR.get(`rbac.authorization.k8s.io/v1/${r}`)!;
     this.authorization.attach((g, r) => [...this.stores.values()].find((st) => st.kind.group === g && st.kind.resource === r), (e) =>
@@ -460,6 +478,7 @@ export class APIServer {
     listener?.closeAll();
     await closed;
     this.authorization.stop();
+    this.crds?.stop();
     this.limiter?.stop();
     this.cfg.audit?.shutdown();
     for (const s of this.stores.values()) s.stop();
@@ -641,7 +660,9 @@ export class APIServer {
       }
       throw errors.notFoundPath();
     }
-    const store = this.byGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
+    const custom = this.crds?.store(info.apiGroup, info.apiVersion, info.resource);
+    if (custom) routeCustom(req, info, custom, this.crds!);
+    const store = this.byGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`) ?? custom;
     if (!store) {
       const vk = this.virtualByGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
       if (!vk) throw errors.notFoundPath();

@@ -66,6 +66,7 @@ function scaleView(kind: KindDecl): SubresourceView {
 }
 
 export function subresourceView(kind: KindDecl, sub: string): SubresourceView | undefined {
+  if (sub === 'scale' && kind.custom) return kind.custom.scale && { view: SCALE, ...kind.custom.scale };
   if (sub === 'scale' && kind.subresources.some((s) => s.name === 'scale')) return scaleView(kind);
   return undefined;
 }

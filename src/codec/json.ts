@@ -11,6 +11,7 @@
 import type { FieldDecl, TypeDecl, TypeRef } from '../schema/model.js';
 import { getType, jsonFields } from '../schema/types.js';
 import { canonicalQuantity } from '../schema/printers/quantity.js';
+import { dynamicNormalizer } from '../schema/dynamic.js';
 
 export interface NormalizeResult {
   obj: any;
@@ -280,6 +281,8 @@ function normFields(plan: StructPlan, v: Record<string, unknown>, path: string, 
  * Normalize an object of a declared type. An unknown type name returns the object as given.
  */
 export function normalize(typeName: string, obj: unknown): NormalizeResult {
+  const dyn = dynamicNormalizer(typeName);
+  if (dyn && obj !== null && typeof obj === 'object' && !Array.isArray(obj)) return dyn(obj as Record<string, unknown>);
   const decl = getType(typeName);
   if (!decl || obj === null || typeof obj !== 'object' || Array.isArray(obj)) return { obj, unknown: [] };
   const parts = typeName.split('.');

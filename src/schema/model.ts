@@ -139,6 +139,18 @@ export interface KindDecl {
   storagePrefix: string;
   /** the kind is a virtual type: create only, nothing stored (reviews) */
   virtual?: boolean;
+  /** the kind is served from a CustomResourceDefinition (apiserver/crd): what the generic parts ask of it */
+  custom?: CustomKindInfo;
+}
+
+/** What a kind served from a CustomResourceDefinition brings beyond a KindDecl. */
+export interface CustomKindInfo {
+  /** the Table printer of its additionalPrinterColumns (schema/printers Printer) */
+  printer?: { columns: { name: string; type: string; format: string; description: string; priority: number }[]; cells(obj: any, now: number): unknown[] };
+  /** the scale subresource's view of an object and the change a Scale write makes */
+  scale?: { toView(obj: any): any; fromView(view: any, obj: any): any };
+  /** no strategic merge patch, no protobuf */
+  schemaless: true;
 }
 
 export interface SubresourceDecl {

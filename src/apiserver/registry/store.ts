@@ -646,11 +646,12 @@ export class ResourceStore {
       }
       await this.admitValidate(opts, 'DELETE', undefined, old);
       const next = structuredClone(old);
+      // the strategy may add a finalizer of its own (a CustomResourceDefinition's cleanup)
+      const decision = this.strategy.beforeDelete?.(next, opts.gracePeriodSeconds) ?? { graceful: false };
       const finalizers: string[] = [...(next.metadata.finalizers ?? [])];
       const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined);
       if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
       if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
-      const decision = this.strategy.beforeDelete?.(next, opts.gracePeriodSeconds) ?? { graceful: false };
       const graceful = decision.graceful;
       const grace = decision.gracePeriodSeconds ?? 0;
       const pendingFinalizers = finalizers.length > 0;

@@ -1,0 +1,284 @@
+// The controllers of apiextensions-apiserver in one loop over CustomResourceDefinitions: the
+// naming controller (NamesAccepted, status.acceptedNames), the establishing controller
+// (Established), the serving of each CRD's versions (a ResourceStore per served version over one
+// storage prefix) and the finalizer that removes a deleted CRD's custom resources.
+import type { KindDecl } from '../../schema/model.js';
+import type { Backend } from '../../storage/interface.js';
+import { setDynamicNormalizer } from '../../schema/dynamic.js';
+import { ResourceStore } from '../registry/store.js';
+import type { CacheEvent } from '../../storage/cacher.js';
+import { compareVersions, customKind, customNormalizer, customStrategy, type CRDVersion } from './customkind.js';
+import { CLEANUP_FINALIZER, setCondition } from './strategy.js';
+
+export interface CRDManagerOptions {
+  crds: ResourceStore;
+  backend: Backend;
+  historyWindowMs?: number;
+  /** group/resource pairs served by built-in kinds: a CRD may not take them */
+  builtin: (group: string, resource: string) => boolean;
+  /** the served kinds changed (discovery, OpenAPI) */
+  onChange: () => void;
+  log: { error(err: unknown, msg: string, kv?: Record<string, unknown>): void };
+}
+
+interface Served {
+  /** the spec the stores were built from */
+  specKey: string;
+  kinds: KindDecl[];
+  stores: ResourceStore[];
+  /** the storage version's store (where the cleanup lists and deletes) */
+  storage: ResourceStore;
+  /** the CRD is terminating: no new objects */
+  terminating: boolean;
+  /** the CRD object served */
+  crd: any;
+}
+
+export class CRDManager {
+  private readonly served = new Map<string, Served>();
+  private readonly byGVR = new Map<string, ResourceStore>();
+  private watch?: { stop(): void };
+  private queue: Promise<void> = Promise.resolve();
+  private readonly pendingNames = new Set<string>();
+  private retryTimers = new Set<NodeJS.Timeout>();
+  private stopped = false;
+
+  constructor(private readonly o: CRDManagerOptions) {}
+
+  /** serve the stored CRDs, then follow their changes */
+  async start(): Promise<void> {
+    const list = this.o.crds.cacher.list({ prefix: this.o.crds.prefix });
+    // accepted names first: a CRD established before keeps its names on restart
+    const items = list.items.map((e) => e.obj).sort((a, b) => (a.metadata.creationTimestamp < b.metadata.creationTimestamp ? -1 : a.metadata.creationTimestamp > b.metadata.creationTimestamp ? 1 : 0));
+    for (const crd of items) {
+      try {
+        await this.sync(crd.metadata.name);
+      } catch (e) {
+        this.o.log.error(e, 'CustomResourceDefinition sync failed', { name: crd.metadata.name });
+        this.retry(crd.metadata.name, 1000);
+      }
+    }
+    this.watch = this.o.crds.cacher.watch({
+      prefix: this.o.crds.prefix,
+      afterRevision: list.revision,
+      onEvent: (ev: CacheEvent) => this.enqueue(ev.entry.name),
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watch?.stop();
+    for (const t of this.retryTimers) clearTimeout(t);
+    for (const s of this.served.values()) for (const st of s.stores) st.stop();
+  }
+
+  /** the store serving group/version/resource, if a CRD serves it */
+  store(group: string, version: string, resource: string): ResourceStore | undefined {
+    return this.byGVR.get(`${group}/${version}/${resource}`);
+  }
+
+  /** the CRD is being deleted: its resources take no new objects */
+  terminating(store: ResourceStore): boolean {
+    for (const s of this.served.values()) if (s.stores.includes(store)) return s.terminating;
+    return false;
+  }
+
+  /** every served custom kind */
+  kinds(): KindDecl[] {
+    const out: KindDecl[] = [];
+    for (const s of this.served.values()) out.push(...s.kinds);
+    return out;
+  }
+
+  /** every served store */
+  stores(): ResourceStore[] {
+    const out: ResourceStore[] = [];
+    for (const s of this.served.values()) out.push(...s.stores);
+    return out;
+  }
+
+  /** the CRD objects served, for OpenAPI */
+  definitions(): any[] {
+    return [...this.served.values()].map((s) => s.crd);
+  }
+
+  private enqueue(name: string): void {
+    if (this.stopped || this.pendingNames.has(name)) return;
+    this.pendingNames.add(name);
+    this.queue = this.queue.then(async () => {
+      this.pendingNames.delete(name);
+      if (this.stopped) return;
+      try {
+        await this.sync(name);
+      } catch (e) {
+        this.o.log.error(e, 'CustomResourceDefinition sync failed', { name });
+        this.retry(name, 1000);
+      }
+    });
+  }
+
+  private retry(name: string, ms: number): void {
+    const t = setTimeout(() => {
+      this.retryTimers.delete(t);
+      this.enqueue(name);
+    }, ms);
+    t.unref();
+    this.retryTimers.add(t);
+  }
+
+  /** a conflict of the CRD's names with another accepted CRD of its group (the naming controller) */
+  private conflict(crd: any): { reason: string; message: string } | undefined {
+    const group = crd.spec.group;
+    const names = crd.spec.names ?? {};
+    const singular = names.singular || String(names.kind ?? '').toLowerCase();
+    const listKind = names.listKind || `${names.kind}List`;
+    if (this.o.builtin(group, names.plural)) return { reason: 'PluralConflict', message: `"${names.plural}" is already in use` };
+    const all = this.o.crds.cacher.list({ prefix: this.o.crds.prefix }).items.map((e) => e.obj);
+    for (const other of all) {
+      if (other.metadata.name === crd.metadata.name || other.spec?.group !== group) continue;
+      const acc = other.status?.acceptedNames;
+      if (!acc || !acc.kind) continue;
+      const taken = new Set<string>([acc.plural, acc.singular, ...(acc.shortNames ?? [])].filter(Boolean));
+      if (taken.has(names.plural)) return { reason: 'PluralConflict', message: `"${names.plural}" is already in use` };
+      if (taken.has(singular)) return { reason: 'SingularConflict', message: `"${singular}" is already in use` };
+      for (const s of names.shortNames ?? []) if (taken.has(s)) return { reason: 'ShortNamesConflict', message: `"${s}" is already in use` };
+      if (acc.kind === names.kind || acc.listKind === names.kind) return { reason: 'KindConflict', message: `"${names.kind}" is already in use` };
+      if (acc.kind === listKind || acc.listKind === listKind) return { reason: 'ListKindConflict', message: `"${listKind}" is already in use` };
+    }
+    return undefined;
+  }
+
+  private async sync(name: string): Promise<void> {
+    const entry = this.o.crds.get('', name);
+    if (!entry) {
+      this.unserve(name);
+      return;
+    }
+    const crd = entry.obj;
+    const conflict = this.conflict(crd);
+    const terminating = !!crd.metadata.deletionTimestamp;
+    // status: names, conditions
+    const status = structuredClone(crd.status ?? {});
+    const names = crd.spec.names;
+    if (!conflict) {
+      status.acceptedNames = {
+        plural: names.plural,
+        singular: names.singular || names.kind.toLowerCase(),
+        ...(names.shortNames?.length ? { shortNames: names.shortNames } : {}),
+        kind: names.kind,
+        listKind: names.listKind || `${names.kind}List`,
+        ...(names.categories?.length ? { categories: names.categories } : {}),
+      };
+      setCondition(status, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' });
+      setCondition(status, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' });
+    } else {
+      setCondition(status, { type: 'NamesAccepted', status: 'False', reason: conflict.reason, message: conflict.message });
+      if (!status.conditions.some((c: any) => c.type === 'Established' && c.status === 'True')) {
+        setCondition(status, { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' });
+      }
+    }
+    const established = status.conditions.some((c: any) => c.type === 'Established' && c.status === 'True');
+    if (established && status.acceptedNames?.kind) await this.serve(crd, terminating);
+    else this.unserve(name);
+    if (JSON.stringify(status) !== JSON.stringify(crd.status ?? {})) {
+      await this.writeStatus(name, status);
+      return; // the write brings another event
+    }
+    if (terminating && (crd.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER)) await this.cleanup(crd);
+  }
+
+  private async writeStatus(name: string, status: any): Promise<void> {
+    await this.o.crds.guaranteedUpdate(
+      '',
+      name,
+      (cur) => {
+        cur.status = status;
+        return cur;
+      },
+      { dryRun: false, main: false, subresource: 'status' },
+    );
+  }
+
+  private async serve(crd: any, terminating: boolean): Promise<void> {
+    const name = crd.metadata.name;
+    const specKey = JSON.stringify(crd.spec) + JSON.stringify(crd.status?.acceptedNames ?? {});
+    const cur = this.served.get(name);
+    if (cur && cur.specKey === specKey) {
+      cur.terminating = terminating;
+      cur.crd = crd;
+      return;
+    }
+    if (cur) this.unserve(name, false);
+    const versions: CRDVersion[] = crd.spec.versions ?? [];
+    const storageVersion = versions.find((v) => v.storage)?.name ?? versions[0]?.name ?? 'v1';
+    const served = versions.filter((v) => v.served).sort((a, b) => compareVersions(a.name, b.name));
+    const kinds: KindDecl[] = [];
+    const stores: ResourceStore[] = [];
+    for (const v of served) {
+      const k = customKind(crd, v);
+      setDynamicNormalizer(k.type, customNormalizer(v.schema?.openAPIV3Schema));
+      const st = new ResourceStore(k, customStrategy(crd, v, storageVersion), this.o.backend, {}, { historyWindowMs: this.o.historyWindowMs });
+      kinds.push(k);
+      stores.push(st);
+    }
+    await Promise.all(stores.map((s) => s.start()));
+    const storage = stores.find((s) => s.kind.version === storageVersion) ?? stores[0]!;
+    this.served.set(name, { specKey, kinds, stores, storage, terminating, crd });
+    for (const st of stores) this.byGVR.set(`${st.kind.group}/${st.kind.version}/${st.kind.resource}`, st);
+    this.o.onChange();
+  }
+
+  private unserve(name: string, notify = true): void {
+    const s = this.served.get(name);
+    if (!s) return;
+    this.served.delete(name);
+    for (const st of s.stores) {
+      const key = `${st.kind.group}/${st.kind.version}/${st.kind.resource}`;
+      if (this.byGVR.get(key) === st) this.byGVR.delete(key);
+      setDynamicNormalizer(st.kind.type, undefined);
+      st.stop();
+    }
+    if (notify) this.o.onChange();
+  }
+
+  /** the finalizer: delete every custom resource, then release the CRD */
+  private async cleanup(crd: any): Promise<void> {
+    const name = crd.metadata.name;
+    const s = this.served.get(name);
+    if (s) {
+      const status = structuredClone(crd.status ?? {});
+      setCondition(status, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' });
+      if (JSON.stringify(status) !== JSON.stringify(crd.status)) {
+        await this.writeStatus(name, status);
+        return;
+      }
+      const items = s.storage.cacher.list({ prefix: s.storage.prefix }).items;
+      await Promise.all(
+        items.map(async (e) => {
+          if (e.obj.metadata.deletionTimestamp) return;
+          try {
+            await s.storage.delete(e.namespace, e.name, { dryRun: false });
+          } catch (err) {
+            if ((err as { code?: number }).code !== 404) throw err;
+          }
+        }),
+      );
+      await s.storage.cacher.waitUntilFresh(await this.o.backend.currentRevision(), 2000);
+      if (s.storage.cacher.list({ prefix: s.storage.prefix }).items.length > 0) {
+        // objects held by finalizers of their own: look again later
+        this.retry(name, 1000);
+        return;
+      }
+    }
+    await this.o.crds.guaranteedUpdate(
+      '',
+      name,
+      (cur) => {
+        cur.metadata.finalizers = (cur.metadata.finalizers ?? []).filter((f: string) => f !== CLEANUP_FINALIZER);
+        if (cur.metadata.finalizers.length === 0) delete cur.metadata.finalizers;
+        return cur;
+      },
+      { dryRun: false },
+    );
+  }
+}

@@ -1,0 +1,24 @@
+// What a request to a custom resource meets before the generic handlers: the patch types
+// Kubernetes accepts for custom resources (no strategic merge patch) and no new objects while
+// the CRD is being deleted.
+import type { IncomingMessage } from 'node:http';
+import { errors } from '../../machinery/errors.js';
+import type { RequestInfo } from '../requestinfo.js';
+import type { ResourceStore } from '../registry/store.js';
+import type { CRDManager } from './manager.js';
+
+const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
+
+export function routeCustom(req: IncomingMessage, info: RequestInfo, store: ResourceStore, crds: CRDManager): void {
+  if (info.verb === 'patch') {
+    const ct = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (ct === 'application/strategic-merge-patch+json') {
+      req.resume();
+      throw errors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${CR_PATCH_TYPES.join(', ')}`);
+    }
+  }
+  if (info.verb === 'create' && crds.terminating(store)) {
+    req.resume();
+    throw errors.methodNotSupported({ group: store.kind.group, name: store.kind.resource }, 'create');
+  }
+}

@@ -1,0 +1,173 @@
+// Validation of CustomResourceDefinition objects (apiextensions.k8s.io/v1), the main rules of
+// apiextensions-apiserver with its wording: names, scope, versions (one storage version, unique
+// names), subresources, printer columns, and the structural schema every version needs.
+import { field, type FieldError } from '../../machinery/errors.js';
+import { isDNS1035Label, isDNS1123Subdomain } from '../../machinery/validation.js';
+import type { JSONSchemaProps } from './schema.js';
+import { parseJSONPath } from './jsonpath.js';
+
+const KIND_RE = /^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/;
+const TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
+const PRINTER_TYPES = ['integer', 'number', 'string', 'boolean', 'date'];
+const PRINTER_FORMATS = ['int32', 'int64', 'float', 'double', 'byte', 'date', 'date-time', 'password'];
+
+function validateNames(names: any, path: string, errs: FieldError[]): void {
+  if (!names || typeof names !== 'object') {
+    errs.push(field.required(`${path}.plural`, ''), field.required(`${path}.kind`, ''));
+    return;
+  }
+  const label = (p: string, v: unknown, required: boolean) => {
+    if (v === undefined || v === '') {
+      if (required) errs.push(field.required(p, ''));
+      return;
+    }
+    if (typeof v !== 'string') return;
+    const msgs = isDNS1035Label(v);
+    if (msgs.length) errs.push(field.invalid(p, v, msgs.join(', ')));
+  };
+  label(`${path}.plural`, names.plural, true);
+  label(`${path}.singular`, names.singular, false);
+  const kindOf = (p: string, v: unknown, required: boolean) => {
+    if (v === undefined || v === '') {
+      if (required) errs.push(field.required(p, ''));
+      return;
+    }
+    if (typeof v === 'string' && !KIND_RE.test(v)) errs.push(field.invalid(p, v, 'may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?'));
+  };
+  kindOf(`${path}.kind`, names.kind, true);
+  kindOf(`${path}.listKind`, names.listKind, false);
+  if (names.kind && names.kind === names.listKind) errs.push(field.invalid(`${path}.listKind`, names.listKind, 'kind and listKind may not be the same'));
+  (names.shortNames ?? []).forEach((s: unknown, i: number) => label(`${path}.shortNames[${i}]`, s, true));
+  (names.categories ?? []).forEach((s: unknown, i: number) => label(`${path}.categories[${i}]`, s, true));
+}
+
+/** the structural schema rules (the main ones): types everywhere, no tuple items */
+function validateStructural(s: JSONSchemaProps, path: string, root: boolean, errs: FieldError[]): void {
+  if (!s || typeof s !== 'object') return;
+  const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
+  const intOrString = s['x-kubernetes-int-or-string'] === true;
+  if (s.type === undefined || s.type === '') {
+    if (root) errs.push(field.required(`${path}.type`, 'must not be empty at the root'));
+    else if (!preserve && !intOrString) errs.push(field.required(`${path}.type`, 'must not be empty for specified object fields'));
+  } else if (!TYPES.includes(s.type)) {
+    errs.push(field.notSupported(`${path}.type`, s.type, TYPES));
+  }
+  if (root && s.type && s.type !== 'object') errs.push(field.invalid(`${path}.type`, s.type, 'must be object at the root'));
+  if (intOrString && s.type) errs.push(field.invalid(`${path}.type`, s.type, 'must be empty if x-kubernetes-int-or-string is true'));
+  if (s['x-kubernetes-embedded-resource'] === true && s.type !== 'object') errs.push(field.invalid(`${path}.type`, s.type ?? '', 'must be object if x-kubernetes-embedded-resource is true'));
+  if (s.properties && s.additionalProperties !== undefined && s.additionalProperties !== false) {
+    errs.push(field.forbidden(`${path}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'));
+  }
+  if (Array.isArray(s.items)) errs.push(field.forbidden(`${path}.items`, 'items must be a schema object and not an array'));
+  else if (s.type === 'array' && !s.items) errs.push(field.required(`${path}.items`, 'must be specified'));
+  if (s.pattern !== undefined) {
+    try {
+      new RegExp(s.pattern, 'u');
+    } catch {
+      errs.push(field.invalid(`${path}.pattern`, s.pattern, 'must be a valid regular expression'));
+    }
+  }
+  const lt = s['x-kubernetes-list-type'];
+  if (lt !== undefined) {
+    if (!['atomic', 'set', 'map'].includes(lt)) errs.push(field.notSupported(`${path}.x-kubernetes-list-type`, lt, ['atomic', 'set', 'map']));
+    else if (s.type !== 'array') errs.push(field.invalid(`${path}.x-kubernetes-list-type`, lt, 'must only be used on array types'));
+    if (lt === 'map' && !(s['x-kubernetes-list-map-keys'] ?? []).length) errs.push(field.required(`${path}.x-kubernetes-list-map-keys`, 'must not be empty if x-kubernetes-list-type is map'));
+  }
+  if (s['x-kubernetes-list-map-keys'] !== undefined && lt !== 'map') {
+    errs.push(field.invalid(`${path}.x-kubernetes-list-type`, lt ?? '', 'must be map if x-kubernetes-list-map-keys is non-empty'));
+  }
+  for (const [k, ps] of Object.entries(s.properties ?? {})) {
+    if (root && k === 'metadata' && ps && typeof ps === 'object') {
+      const extra = Object.keys(ps).filter((x) => x !== 'type' && x !== 'description' && x !== 'properties');
+      if (extra.length === 0) {
+        for (const mk of Object.keys(ps.properties ?? {})) {
+          if (mk !== 'name' && mk !== 'generateName') errs.push(field.forbidden(`${path}.properties[metadata].properties[${mk}]`, 'must not be specified'));
+        }
+      }
+      continue;
+    }
+    validateStructural(ps, `${path}.properties[${k}]`, false, errs);
+  }
+  if (s.items && !Array.isArray(s.items)) validateStructural(s.items, `${path}.items`, false, errs);
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') validateStructural(s.additionalProperties, `${path}.additionalProperties`, false, errs);
+}
+
+/** validation of a CRD on create (and on update: `old` given) */
+export function validateCRD(crd: any, old?: any): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec = crd?.spec;
+  if (!spec || typeof spec !== 'object') return [field.required('spec', '')];
+  const group = spec.group;
+  if (!group) errs.push(field.required('spec.group', ''));
+  else if (typeof group === 'string') {
+    const msgs = isDNS1123Subdomain(group);
+    if (msgs.length) errs.push(field.invalid('spec.group', group, msgs.join(', ')));
+    else if (!group.includes('.')) errs.push(field.invalid('spec.group', group, 'should be a domain with at least one dot'));
+  }
+  const plural = spec.names?.plural;
+  if (crd.metadata?.name !== `${plural}.${group}`) errs.push(field.invalid('metadata.name', crd.metadata?.name ?? '', 'must be spec.names.plural+"."+spec.group'));
+  validateNames(spec.names, 'spec.names', errs);
+  if (!spec.scope) errs.push(field.required('spec.scope', ''));
+  else if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') errs.push(field.notSupported('spec.scope', spec.scope, ['Cluster', 'Namespaced']));
+  const versions: any[] = Array.isArray(spec.versions) ? spec.versions : [];
+  if (versions.length === 0) errs.push(field.invalid('spec.versions', null, 'must have exactly one version marked as storage version'));
+  else {
+    const storage = versions.filter((v) => v?.storage === true).length;
+    if (storage !== 1) errs.push(field.invalid('spec.versions', versions, 'must have exactly one version marked as storage version'));
+    if (!versions.some((v) => v?.served === true)) errs.push(field.invalid('spec.versions', versions, 'must have at least one version marked as served'));
+  }
+  const seen = new Set<string>();
+  versions.forEach((v, i) => {
+    const p = `spec.versions[${i}]`;
+    if (!v?.name) errs.push(field.required(`${p}.name`, ''));
+    else {
+      const msgs = isDNS1035Label(v.name);
+      if (msgs.length) errs.push(field.invalid(`${p}.name`, v.name, msgs.join(', ')));
+      if (seen.has(v.name)) errs.push(field.invalid('spec.versions', versions, 'must contain unique version names'));
+      seen.add(v.name);
+    }
+    const schema = v?.schema?.openAPIV3Schema;
+    if (!schema) errs.push(field.required(`${p}.schema.openAPIV3Schema`, 'schemas are required'));
+    else validateStructural(schema, `${p}.schema.openAPIV3Schema`, true, errs);
+    const scale = v?.subresources?.scale;
+    if (scale) {
+      for (const [k, required] of [['specReplicasPath', true], ['statusReplicasPath', true], ['labelSelectorPath', false]] as const) {
+        const val = scale[k];
+        if (val === undefined || val === '') {
+          if (required) errs.push(field.required(`${p}.subresources.scale.${k}`, ''));
+          continue;
+        }
+        if (typeof val !== 'string' || !/^\.[A-Za-z0-9_]/.test(val) || /[[\]*]/.test(val)) {
+          errs.push(field.invalid(`${p}.subresources.scale.${k}`, val, 'should be a json path starting with a dot, without array indices or wildcards'));
+        } else if (k === 'specReplicasPath' && !val.startsWith('.spec.')) {
+          errs.push(field.invalid(`${p}.subresources.scale.${k}`, val, 'should be a json path under .spec'));
+        } else if (k === 'statusReplicasPath' && !val.startsWith('.status.')) {
+          errs.push(field.invalid(`${p}.subresources.scale.${k}`, val, 'should be a json path under .status'));
+        }
+      }
+    }
+    (v?.additionalPrinterColumns ?? []).forEach((c: any, j: number) => {
+      const cp = `${p}.additionalPrinterColumns[${j}]`;
+      if (!c?.name) errs.push(field.required(`${cp}.name`, ''));
+      if (!c?.type) errs.push(field.required(`${cp}.type`, ''));
+      else if (!PRINTER_TYPES.includes(c.type)) errs.push(field.notSupported(`${cp}.type`, c.type, PRINTER_TYPES));
+      if (c?.format && !PRINTER_FORMATS.includes(c.format)) errs.push(field.notSupported(`${cp}.format`, c.format, PRINTER_FORMATS));
+      if (c?.priority !== undefined && (typeof c.priority !== 'number' || c.priority < 0)) errs.push(field.invalid(`${cp}.priority`, c.priority, 'must be greater than or equal to 0'));
+      if (!c?.jsonPath) errs.push(field.required(`${cp}.JSONPath`, ''));
+      else if (!parseJSONPath(c.jsonPath)) errs.push(field.invalid(`${cp}.JSONPath`, c.jsonPath, 'must be a simple json path'));
+    });
+  });
+  const conv = spec.conversion?.strategy;
+  if (conv !== undefined && conv !== 'None' && conv !== 'Webhook') errs.push(field.notSupported('spec.conversion.strategy', conv, ['None', 'Webhook']));
+  if (conv === 'Webhook' && !spec.conversion?.webhook?.clientConfig) errs.push(field.required('spec.conversion.webhook', 'required when strategy is set to Webhook'));
+  if (old) {
+    if (old.spec?.group !== undefined && spec.group !== old.spec.group) errs.push(field.invalid('spec.group', spec.group, 'field is immutable'));
+    if (old.spec?.names?.plural !== undefined && spec.names?.plural !== old.spec.names.plural) errs.push(field.invalid('spec.names.plural', spec.names?.plural, 'field is immutable'));
+    if (old.status?.acceptedNames?.kind && spec.scope !== old.spec?.scope) errs.push(field.invalid('spec.scope', spec.scope, 'field is immutable'));
+  }
+  const stored: string[] = crd.status?.storedVersions ?? [];
+  for (const s of stored) {
+    if (old && !versions.some((v) => v?.name === s)) errs.push(field.invalid('status.storedVersions[0]', s, 'must appear in spec.versions'));
+  }
+  return errs;
+}

@@ -1,0 +1,417 @@
+// CustomResourceDefinitions end to end: a real keelson, a CronTab CRD applied as an operator's
+// chart applies it (versions v1 and v1beta1, status and scale subresources, printer columns,
+// defaults, validation), then its custom resources through raw HTTPS and kubectl 1.33 and 1.27:
+// Established, discovery, create/get/list/watch/patch/apply/scale/delete, tables, the CRD's
+// deletion (its custom resources go first) and a restart.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { startCluster, until, KEELSON, kubectlBinary, type Cluster } from './harness.js';
+
+let c: Cluster;
+const NS = 'crd-e2e';
+const BASE = `/apis/stable.example.com/v1/namespaces/${NS}/crontabs`;
+
+const CRD_YAML = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names:
+    plural: crontabs
+    singular: crontab
+    kind: CronTab
+    shortNames: [ct]
+    categories: [all]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        description: A CronTab runs an image on a schedule.
+        properties:
+          spec:
+            type: object
+            description: What to run and when.
+            properties:
+              cronSpec:
+                type: string
+                description: The schedule, in cron format.
+                pattern: '^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$'
+              image:
+                type: string
+                maxLength: 30
+              replicas:
+                type: integer
+                minimum: 1
+                maximum: 10
+                default: 1
+              mode:
+                type: string
+                enum: [Fast, Slow]
+                default: Slow
+              extra:
+                type: object
+                x-kubernetes-preserve-unknown-fields: true
+            required: [cronSpec]
+          status:
+            type: object
+            properties:
+              replicas:
+                type: integer
+              labelSelector:
+                type: string
+    subresources:
+      status: {}
+      scale:
+        specReplicasPath: .spec.replicas
+        statusReplicasPath: .status.replicas
+        labelSelectorPath: .status.labelSelector
+    additionalPrinterColumns:
+    - name: Spec
+      type: string
+      description: The cron spec defining the interval a CronJob is run
+      jsonPath: .spec.cronSpec
+    - name: Replicas
+      type: integer
+      jsonPath: .spec.replicas
+    - name: Mode
+      type: string
+      priority: 1
+      jsonPath: .spec.mode
+    - name: Age
+      type: date
+      jsonPath: .metadata.creationTimestamp
+  - name: v1beta1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`;
+
+const cron = (name: string, spec: Record<string, unknown> = {}) => ({
+  apiVersion: 'stable.example.com/v1',
+  kind: 'CronTab',
+  metadata: { name, namespace: NS },
+  spec: { cronSpec: '* * * * */5', image: 'my-cron-image', ...spec },
+});
+
+function kubectl(args: string[], version = '1.33', input?: string) {
+  const r = c.kubectl(args, { version, input });
+  return r;
+}
+
+function ok(args: string[], version = '1.33', input?: string): string {
+  const r = kubectl(args, version, input);
+  assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+before(async () => {
+  c = await startCluster({ keepData: true });
+  const ns = await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
+  assert.equal(ns.status, 201, ns.text);
+  ok(['apply', '-f', '-'], '1.33', CRD_YAML);
+  ok(['wait', '--for', 'condition=established', '--timeout=30s', 'crd/crontabs.stable.example.com']);
+});
+
+after(async () => {
+  await c?.stop();
+});
+
+test('the CRD is Established with its names accepted, and its storage version recorded', async () => {
+  const crd = (await c.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com')).json();
+  const cond = Object.fromEntries(crd.status.conditions.map((x: any) => [x.type, x]));
+  assert.equal(cond.NamesAccepted.status, 'True');
+  assert.equal(cond.NamesAccepted.reason, 'NoConflicts');
+  assert.equal(cond.Established.status, 'True');
+  assert.equal(cond.Established.reason, 'InitialNamesAccepted');
+  assert.deepEqual(crd.status.acceptedNames, { plural: 'crontabs', singular: 'crontab', shortNames: ['ct'], kind: 'CronTab', listKind: 'CronTabList', categories: ['all'] });
+  assert.deepEqual(crd.status.storedVersions, ['v1']);
+  assert.equal(crd.spec.conversion.strategy, 'None');
+});
+
+test('discovery: the group, its versions (v1 preferred) and resources, legacy and aggregated', async () => {
+  const groups = (await c.raw('GET', '/apis')).json();
+  const g = groups.groups.find((x: any) => x.name === 'stable.example.com');
+  assert.deepEqual(g.versions.map((v: any) => v.version), ['v1', 'v1beta1']);
+  assert.equal(g.preferredVersion.version, 'v1');
+  const group = await c.raw('GET', '/apis/stable.example.com');
+  assert.equal(group.status, 200);
+  const rl = (await c.raw('GET', '/apis/stable.example.com/v1')).json();
+  const names = rl.resources.map((r: any) => r.name);
+  assert.deepEqual(names, ['crontabs', 'crontabs/status', 'crontabs/scale']);
+  const main = rl.resources[0];
+  assert.equal(main.kind, 'CronTab');
+  assert.equal(main.singularName, 'crontab');
+  assert.equal(main.namespaced, true);
+  assert.deepEqual(main.shortNames, ['ct']);
+  assert.deepEqual(main.categories, ['all']);
+  assert.deepEqual(main.verbs, ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch']);
+  assert.equal(rl.resources[2].kind, 'Scale');
+  assert.equal(rl.resources[2].group, 'autoscaling');
+  const agg = (await c.raw('GET', '/apis', { headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } })).json();
+  const ag = agg.items.find((x: any) => x.metadata.name === 'stable.example.com');
+  assert.deepEqual(ag.versions.map((v: any) => v.version), ['v1', 'v1beta1']);
+  assert.deepEqual(ag.versions[0].resources[0].subresources.map((s: any) => s.subresource), ['status', 'scale']);
+  for (const v of ['1.33', '1.27']) {
+    const out = ok(['api-resources', '--api-group=stable.example.com'], v);
+    assert.match(out, /^crontabs\s+ct\s+stable\.example\.com\/v1\s+true\s+CronTab$/m, out);
+  }
+});
+
+test('create: defaults applied, unknown fields pruned (reported per fieldValidation), preserved where the schema says so', async () => {
+  const warn = await c.raw('POST', BASE, { body: cron('warned', { bogus: 1, extra: { anything: { goes: true } } }) });
+  assert.equal(warn.status, 201, warn.text);
+  assert.deepEqual(warn.headersDistinct['warning'], ['299 - "unknown field \\"spec.bogus\\""']);
+  const o = warn.json();
+  assert.equal(o.spec.replicas, 1);
+  assert.equal(o.spec.mode, 'Slow');
+  assert.equal(o.spec.bogus, undefined);
+  assert.deepEqual(o.spec.extra, { anything: { goes: true } });
+  assert.equal(o.metadata.generation, 1);
+  const strict = await c.raw('POST', `${BASE}?fieldValidation=Strict`, { body: cron('strict', { bogus: 1 }) });
+  assert.equal(strict.status, 400, strict.text);
+  assert.equal(strict.json().message, 'CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.bogus"');
+  const ignore = await c.raw('POST', `${BASE}?fieldValidation=Ignore`, { body: cron('ignored', { bogus: 1 }) });
+  assert.equal(ignore.status, 201);
+  assert.equal(ignore.headersDistinct['warning'], undefined);
+});
+
+test('validation: 422 with a cause per field, in Kubernetes\' wording', async () => {
+  const bad = await c.raw('POST', BASE, { body: { ...cron('bad', { replicas: 20, mode: 'Medium', image: 'x'.repeat(31) }), spec: { replicas: 20, mode: 'Medium', image: 'x'.repeat(31) } } });
+  assert.equal(bad.status, 422, bad.text);
+  const st = bad.json();
+  assert.equal(st.reason, 'Invalid');
+  assert.equal(st.details.kind, 'CronTab');
+  assert.equal(st.details.group, 'stable.example.com');
+  const msgs = st.details.causes.map((x: any) => `${x.field}: ${x.message}`).sort();
+  assert.deepEqual(msgs, [
+    'spec.cronSpec: Required value',
+    'spec.image: Too long: may not be more than 30 bytes',
+    'spec.mode: Unsupported value: "Medium": supported values: "Fast", "Slow"',
+    'spec.replicas: Invalid value: 20: spec.replicas in body should be less than or equal to 10',
+  ]);
+  const typ = await c.raw('POST', BASE, { body: cron('typ', { replicas: 'two', cronSpec: 'nope' }) });
+  assert.equal(typ.status, 422);
+  const tm = typ.json().message;
+  assert.match(tm, /spec\.replicas: Invalid value: "string": spec\.replicas in body must be of type integer: "string"/);
+  assert.match(tm, /spec\.cronSpec: Invalid value: "nope": spec\.cronSpec in body should match/);
+  const name = await c.raw('POST', BASE, { body: { ...cron('Bad_Name') } });
+  assert.equal(name.status, 422);
+  assert.match(name.json().message, /metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+});
+
+test('get, list, watch with resourceVersions; other versions see apiVersion rewritten', async () => {
+  const created = await c.raw('POST', BASE, { body: cron('rv') });
+  assert.equal(created.status, 201);
+  const rv = created.json().metadata.resourceVersion;
+  const list = (await c.raw('GET', `${BASE}?resourceVersion=0`)).json();
+  assert.equal(list.kind, 'CronTabList');
+  assert.equal(list.apiVersion, 'stable.example.com/v1');
+  assert.ok(list.items.some((x: any) => x.metadata.name === 'rv'));
+  const exact = await c.raw('GET', `${BASE}?resourceVersion=${rv}&resourceVersionMatch=Exact`);
+  assert.equal(exact.status, 200);
+  const all = (await c.raw('GET', '/apis/stable.example.com/v1/crontabs')).json();
+  assert.ok(all.items.length >= 1);
+  const beta = (await c.raw('GET', `/apis/stable.example.com/v1beta1/namespaces/${NS}/crontabs/rv`)).json();
+  assert.equal(beta.apiVersion, 'stable.example.com/v1beta1');
+  assert.equal(beta.spec.cronSpec, '* * * * */5');
+  const w = c.stream(`${BASE}?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name=rv`);
+  try {
+    const p = await c.raw('PATCH', `${BASE}/rv`, { headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { image: 'v2' } }) });
+    assert.equal(p.status, 200, p.text);
+    const evs = await w.until((e) => e.some((x) => x.type === 'MODIFIED'));
+    const m = evs.find((x) => x.type === 'MODIFIED');
+    assert.equal(m.object.spec.image, 'v2');
+    assert.equal(m.object.metadata.generation, 2);
+  } finally {
+    w.close();
+  }
+  const missing = await c.raw('GET', `${BASE}/nope`);
+  assert.equal(missing.status, 404);
+  assert.equal(missing.json().message, 'crontabs.stable.example.com "nope" not found');
+});
+
+test('patch: JSON patch, merge patch; strategic merge patch is 415 as for every custom resource', async () => {
+  await c.raw('POST', BASE, { body: cron('p') });
+  const jp = await c.raw('PATCH', `${BASE}/p`, { headers: { 'Content-Type': 'application/json-patch+json' }, body: JSON.stringify([{ op: 'replace', path: '/spec/replicas', value: 4 }]) });
+  assert.equal(jp.status, 200, jp.text);
+  assert.equal(jp.json().spec.replicas, 4);
+  const smp = await c.raw('PATCH', `${BASE}/p`, { headers: { 'Content-Type': 'application/strategic-merge-patch+json' }, body: '{"spec":{"replicas":5}}' });
+  assert.equal(smp.status, 415);
+  assert.equal(smp.json().reason, 'UnsupportedMediaType');
+  assert.equal(smp.json().message, 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+  const bad = await c.raw('PATCH', `${BASE}/p`, { headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"spec":{"replicas":50}}' });
+  assert.equal(bad.status, 422);
+});
+
+test('kubectl patch without --type on a custom resource: keelson patch says what kubectl says', async () => {
+  await c.raw('POST', BASE, { body: cron('kp') });
+  const args = ['patch', 'crontab', 'kp', '-n', NS, '-p', '{"spec":{"replicas":2}}'];
+  const env = { PATH: process.env.PATH ?? '', HOME: c.home, KUBECONFIG: c.kubeconfig };
+  const a = spawnSync(kubectlBinary('1.33'), args, { env, encoding: 'utf8' });
+  const b = spawnSync(process.execPath, [KEELSON, ...args], { env, encoding: 'utf8' });
+  assert.equal(a.status, 1);
+  assert.match(a.stderr, /application\/strategic-merge-patch\+json is not supported by stable\.example\.com\/v1, Kind=CronTab/);
+  assert.deepEqual({ code: b.status, stdout: b.stdout, stderr: b.stderr }, { code: a.status, stdout: a.stdout, stderr: a.stderr });
+  const m = ok(['patch', 'ct', 'kp', '-n', NS, '--type=merge', '-p', '{"spec":{"replicas":2}}']);
+  assert.match(m, /crontab\.stable\.example\.com\/kp patched/);
+});
+
+test('server-side apply creates and updates, with managedFields; kubectl apply (client- and server-side)', async () => {
+  const body = `apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: ssa\n  namespace: ${NS}\nspec:\n  cronSpec: "*/2 * * * *"\n  replicas: 2\n`;
+  const a = await c.raw('PATCH', `${BASE}/ssa?fieldManager=tester`, { headers: { 'Content-Type': 'application/apply-patch+yaml' }, body });
+  assert.equal(a.status, 201, a.text);
+  const o = a.json();
+  assert.equal(o.spec.replicas, 2);
+  assert.equal(o.spec.mode, 'Slow');
+  assert.equal(o.metadata.managedFields[0].manager, 'tester');
+  assert.equal(o.metadata.managedFields[0].operation, 'Apply');
+  assert.ok(o.metadata.managedFields[0].fieldsV1['f:spec']['f:cronSpec']);
+  const conflict = await c.raw('PATCH', `${BASE}/ssa?fieldManager=other`, { headers: { 'Content-Type': 'application/apply-patch+yaml' }, body: body.replace('replicas: 2', 'replicas: 3') });
+  assert.equal(conflict.status, 409, conflict.text);
+  const yaml = body.replace('name: ssa', 'name: kapply');
+  for (const v of ['1.33', '1.27']) {
+    assert.match(ok(['apply', '-f', '-'], v, yaml), /crontab\.stable\.example\.com\/kapply (created|unchanged|configured)/);
+    assert.match(ok(['apply', '--server-side', '--force-conflicts', '-f', '-'], v, yaml.replace('replicas: 2', 'replicas: 3')), /serverside-applied/);
+  }
+  const got = (await c.raw('GET', `${BASE}/kapply`)).json();
+  assert.equal(got.spec.replicas, 3);
+});
+
+test('status and scale subresources: generation moves with spec only; kubectl scale', async () => {
+  await c.raw('POST', BASE, { body: cron('sc') });
+  const st = await c.raw('PATCH', `${BASE}/sc/status`, { headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { replicas: 9 }, status: { replicas: 1, labelSelector: 'app=sc' } }) });
+  assert.equal(st.status, 200, st.text);
+  assert.equal(st.json().status.replicas, 1);
+  assert.equal(st.json().spec.replicas, 1, 'a status write leaves spec alone');
+  assert.equal(st.json().metadata.generation, 1);
+  const main = await c.raw('PATCH', `${BASE}/sc`, { headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ status: { replicas: 7 } }) });
+  assert.equal(main.json().status.replicas, 1, 'the main resource leaves status alone');
+  assert.equal(main.json().metadata.generation, 1);
+  const scale = (await c.raw('GET', `${BASE}/sc/scale`)).json();
+  assert.deepEqual({ kind: scale.kind, apiVersion: scale.apiVersion, spec: scale.spec, status: scale.status }, { kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 1 }, status: { replicas: 1, selector: 'app=sc' } });
+  for (const v of ['1.33', '1.27']) assert.match(ok(['scale', 'crontab', 'sc', '-n', NS, `--replicas=${v === '1.33' ? 3 : 4}`], v), /crontab\.stable\.example\.com\/sc scaled/);
+  const after = (await c.raw('GET', `${BASE}/sc`)).json();
+  assert.equal(after.spec.replicas, 4);
+  assert.equal(after.metadata.generation, 3);
+  const fresh = (await c.raw('GET', `${BASE}/sc/scale`)).json();
+  const tooMany = await c.raw('PUT', `${BASE}/sc/scale`, { body: { ...fresh, spec: { replicas: 11 } } });
+  assert.equal(tooMany.status, 422, tooMany.text);
+});
+
+test('kubectl get: printer columns (wide adds priority 1), every name of the kind, category all', async () => {
+  await c.raw('POST', BASE, { body: cron('cols', { replicas: 2, mode: 'Fast' }) });
+  for (const v of ['1.33', '1.27']) {
+    const out = ok(['get', 'crontabs', 'cols', '-n', NS], v);
+    assert.match(out, /^NAME\s+SPEC\s+REPLICAS\s+AGE\n/, out);
+    assert.match(out, /^cols\s+\* \* \* \* \*\/5\s+2\s+\d+s$/m, out);
+    const wide = ok(['get', 'crontabs', 'cols', '-n', NS, '-o', 'wide'], v);
+    assert.match(wide, /^NAME\s+SPEC\s+REPLICAS\s+MODE\s+AGE\n/, wide);
+    assert.match(wide, /\s2\s+Fast\s+\d+s$/m, wide);
+    for (const name of ['crontab', 'ct', 'CronTab', 'crontabs.stable.example.com', 'crontabs.v1beta1.stable.example.com']) {
+      assert.match(ok(['get', name, 'cols', '-n', NS, '-o', 'name'], v), /^crontab\.stable\.example\.com\/cols$/m);
+    }
+    const all = ok(['get', 'all', '-n', NS], v);
+    assert.match(all, /crontab\.stable\.example\.com\/cols/);
+  }
+  const t = (await c.raw('GET', `${BASE}/cols`, { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } })).json();
+  assert.deepEqual(
+    t.columnDefinitions.map((d: any) => [d.name, d.type, d.priority]),
+    [
+      ['Name', 'string', 0],
+      ['Spec', 'string', 0],
+      ['Replicas', 'integer', 0],
+      ['Mode', 'string', 1],
+      ['Age', 'date', 0],
+    ],
+  );
+  assert.deepEqual(t.rows[0].cells.slice(0, 4), ['cols', '* * * * */5', 2, 'Fast']);
+});
+
+test('delete and deletecollection', async () => {
+  await c.raw('POST', BASE, { body: cron('del1') });
+  const d = await c.raw('DELETE', `${BASE}/del1`);
+  assert.equal(d.status, 200, d.text);
+  assert.equal((await c.raw('GET', `${BASE}/del1`)).status, 404);
+  await c.raw('POST', BASE, { body: { ...cron('dc1'), metadata: { name: 'dc1', namespace: NS, labels: { batch: 'x' } } } });
+  await c.raw('POST', BASE, { body: { ...cron('dc2'), metadata: { name: 'dc2', namespace: NS, labels: { batch: 'x' } } } });
+  const dc = await c.raw('DELETE', `${BASE}?labelSelector=batch%3Dx`);
+  assert.equal(dc.status, 200, dc.text);
+  const left = (await c.raw('GET', `${BASE}?labelSelector=batch%3Dx`)).json();
+  assert.equal(left.items.length, 0);
+});
+
+test('a second CRD with a name taken in its group is not accepted', async () => {
+  const other = CRD_YAML.replace('name: crontabs.stable.example.com', 'name: crontables.stable.example.com').replace('plural: crontabs', 'plural: crontables').replace('singular: crontab', 'singular: crontable').replace('kind: CronTab', 'kind: CronTable').replace('shortNames: [ct]', 'shortNames: [ct2]');
+  ok(['apply', '-f', '-'], '1.33', other.replace('singular: crontable', 'singular: crontab'));
+  const crd = await until('NamesAccepted', async () => {
+    const o = (await c.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontables.stable.example.com')).json();
+    return o.status?.conditions?.find((x: any) => x.type === 'NamesAccepted') ? o : undefined;
+  });
+  const cond = Object.fromEntries(crd.status.conditions.map((x: any) => [x.type, x]));
+  assert.deepEqual([cond.NamesAccepted.status, cond.NamesAccepted.reason, cond.NamesAccepted.message], ['False', 'SingularConflict', '"crontab" is already in use']);
+  assert.equal(cond.Established.status, 'False');
+  assert.equal((await c.raw('GET', `/apis/stable.example.com/v1/namespaces/${NS}/crontables`)).status, 404);
+  ok(['delete', 'crd', 'crontables.stable.example.com']);
+});
+
+test('a bad CRD is refused with Kubernetes\' wording', async () => {
+  const bad = await c.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    body: {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'gadgets', kind: 'Widget' }, versions: [{ name: 'v1', served: true, storage: false, schema: { openAPIV3Schema: { properties: { spec: { type: 'object' } } } } }] },
+    },
+  });
+  assert.equal(bad.status, 422, bad.text);
+  const msgs = bad.json().details.causes.map((x: any) => `${x.field}: ${x.message}`);
+  assert.ok(msgs.includes('metadata.name: Invalid value: "widgets.example.com": must be spec.names.plural+"."+spec.group'), msgs.join('\n'));
+  assert.ok(msgs.some((m: string) => m.startsWith('spec.versions: Invalid value') && m.endsWith('must have exactly one version marked as storage version')), msgs.join('\n'));
+  assert.ok(msgs.includes('spec.versions[0].schema.openAPIV3Schema.type: Required value: must not be empty at the root'), msgs.join('\n'));
+});
+
+test('restart: the CRD is served again with its objects', async () => {
+  await c.raw('POST', BASE, { body: cron('persist') });
+  await c.stopProcess();
+  await c.launch();
+  const got = await c.raw('GET', `${BASE}/persist`);
+  assert.equal(got.status, 200, got.text);
+  assert.equal(got.json().spec.replicas, 1);
+  assert.match(ok(['get', 'ct', 'persist', '-n', NS]), /^persist\s/m);
+});
+
+test('deleting the CRD removes its custom resources first (finalizer, Terminating), then stops serving', async () => {
+  const w = c.stream('/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1&fieldSelector=metadata.name=crontabs.stable.example.com');
+  try {
+    const d = await c.raw('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com');
+    assert.equal(d.status, 200, d.text);
+    const marked = d.json();
+    assert.ok(marked.metadata.deletionTimestamp);
+    assert.deepEqual(marked.metadata.finalizers, ['customresourcecleanup.apiextensions.k8s.io']);
+    const term = marked.status.conditions.find((x: any) => x.type === 'Terminating');
+    assert.deepEqual([term.status, term.reason], ['True', 'InstanceDeletionPending']);
+    const evs = await w.until((e) => e.some((x) => x.type === 'DELETED'), 20_000);
+    const reasons = evs.map((e) => e.object.status?.conditions?.find((x: any) => x.type === 'Terminating')?.reason).filter(Boolean);
+    assert.ok(reasons.includes('InstanceDeletionInProgress'), reasons.join(','));
+  } finally {
+    w.close();
+  }
+  assert.equal((await c.raw('GET', `${BASE}`)).status, 404);
+  assert.equal((await c.raw('GET', '/apis/stable.example.com/v1')).status, 404);
+  const groups = (await c.raw('GET', '/apis')).json();
+  assert.ok(!groups.groups.some((x: any) => x.name === 'stable.example.com'));
+  // created again: no object of the old one is left in storage
+  ok(['apply', '-f', '-'], '1.33', CRD_YAML);
+  ok(['wait', '--for', 'condition=established', '--timeout=30s', 'crd/crontabs.stable.example.com']);
+  const list = (await c.raw('GET', '/apis/stable.example.com/v1/crontabs')).json();
+  assert.deepEqual(list.items, []);
+});
