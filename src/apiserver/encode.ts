@@ -317,22 +317,6 @@ function* jsonListPieces(head: Uint8Array, parts: Uint8Array[], tail: Uint8Array
 }
 const COMMA = Buffer.from(',');
 
-/** pieces joined into buffers of about CHUNK_BYTES (for gzip, which wants few large writes) */
-function* coalesce(pieces: Iterable<Uint8Array>): Generator<Uint8Array> {
-  let batch: Uint8Array[] = [];
-  let size = 0;
-  for (const b of pieces) {
-    batch.push(b);
-    size += b.length;
-    if (size >= CHUNK_BYTES) {
-      yield Buffer.concat(batch, size);
-      batch = [];
-      size = 0;
-    }
-  }
-  if (size) yield Buffer.concat(batch, size);
-}
-
 /**
  * Write a large body piece by piece: batches of about CHUNK_BYTES are handed to the socket
  * together (corked, so they leave as few large writes), and the next batch only when the socket
@@ -342,23 +326,22 @@ function* coalesce(pieces: Iterable<Uint8Array>): Generator<Uint8Array> {
  * the compression threshold.
  */
 function stream(res: ServerResponse, pieces: Iterable<Uint8Array>): void {
-  let out: NodeJS.WritableStream & { cork?(): void; uncork?(): void } = res;
-  let it: Iterator<Uint8Array> = pieces[Symbol.iterator]();
+  const it = pieces[Symbol.iterator]();
+  let gone = false;
+  res.once('close', () => (gone = true));
   if (acceptsGzip(res)) {
     res.removeHeader('Content-Length');
     res.setHeader('Content-Encoding', 'gzip');
     res.setHeader('Vary', 'Accept-Encoding');
     const gz = zlib.createGzip({ level: 1 });
     gz.on('error', (e) => res.destroy(e));
+    res.once('close', () => gz.destroy());
     gz.pipe(res);
-    out = gz;
-    it = coalesce(pieces)[Symbol.iterator]();
+    gzipPieces(gz, it, () => gone);
+    return;
   }
-  let gone = false;
-  res.once('close', () => {
-    gone = true;
-    if (out !== res) (out as zlib.Gzip).destroy();
-  });
+  // (an HTTP/2 compatibility response has no cork: then the writes go one by one)
+  const out = res as ServerResponse & { cork?: () => void; uncork?: () => void };
   const pump = (): void => {
     while (!gone) {
       let room = true;
@@ -368,20 +351,61 @@ function stream(res: ServerResponse, pieces: Iterable<Uint8Array>): void {
         const n = it.next();
         if (n.done) {
           out.uncork?.();
-          out.end();
+          res.end();
           return;
         }
         batch += n.value.length;
-        room = out.write(n.value);
+        room = res.write(n.value);
       }
       out.uncork?.();
       if (!room) {
-        out.once('drain', pump);
+        res.once('drain', pump);
         return;
       }
     }
   };
   pump();
+}
+
+/**
+ * Feed pieces to gzip through one staging buffer of CHUNK_BYTES, reused once zlib has consumed
+ * it (the write callback; zlib holds back while the socket is full): the compressor wants few
+ * large writes, and one buffer per response keeps the memory flat however large the list.
+ */
+function gzipPieces(gz: zlib.Gzip, it: Iterator<Uint8Array>, gone: () => boolean): void {
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  let carry: Uint8Array | undefined;
+  let exhausted = false;
+  const step = (): void => {
+    if (gone()) return;
+    let n = 0;
+    while (n < buf.length) {
+      let piece = carry;
+      carry = undefined;
+      if (!piece) {
+        const r = it.next();
+        if (r.done) {
+          exhausted = true;
+          break;
+        }
+        piece = r.value;
+      }
+      const take = Math.min(piece.length, buf.length - n);
+      buf.set(take === piece.length ? piece : piece.subarray(0, take), n);
+      n += take;
+      if (take < piece.length) carry = piece.subarray(take);
+    }
+    if (n === 0) {
+      gz.end();
+      return;
+    }
+    gz.write(buf.subarray(0, n), (err) => {
+      if (err) return;
+      if (exhausted) gz.end();
+      else step();
+    });
+  };
+  step();
 }
 
 export { JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE };

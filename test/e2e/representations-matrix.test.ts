@@ -923,6 +923,25 @@ describe('large lists, written item by item', () => {
     const z = await c.raw('GET', cms, { headers: { 'accept-encoding': 'gzip' } });
     assert.equal(z.headers['content-encoding'], 'gzip');
     assert.deepEqual(JSON.parse(zlib.gunzipSync(z.body).toString('utf8')).items, list.items);
+    // over HTTP/2 too, plain and gzipped
+    const session = c.http2Session();
+    try {
+      for (const gzip of [false, true]) {
+        const body = await new Promise<Buffer>((resolve, reject) => {
+          const req = session.request({ ':method': 'GET', ':path': cms, ...(gzip ? { 'accept-encoding': 'gzip' } : {}) });
+          const chunks: Buffer[] = [];
+          let enc: unknown;
+          req.on('response', (h) => (enc = h['content-encoding']));
+          req.on('data', (d: Buffer) => chunks.push(d));
+          req.on('end', () => resolve(enc === 'gzip' ? zlib.gunzipSync(Buffer.concat(chunks)) : Buffer.concat(chunks)));
+          req.on('error', reject);
+          req.end();
+        });
+        assert.deepEqual(JSON.parse(body.toString('utf8')).items, list.items, `HTTP/2${gzip ? ', gzip' : ''}`);
+      }
+    } finally {
+      session.close();
+    }
   });
 });
 
