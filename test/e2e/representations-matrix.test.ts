@@ -945,7 +945,7 @@ describe('large lists, written item by item', () => {
   });
 });
 
-describe('every built-in kind: lists in Protobuf, CBOR and the metadata-only Protobuf form', () => {
+describe('every built-in kind: lists in Protobuf, CBOR and the metadata-only Protobuf form, Protobuf watches', () => {
   test('each served resource lists the same objects in every encoding as in JSON', async () => {
     const made = c.kubectl(['create', '-f', '-'], { input: everyKindManifest('every', 'keelson-every=yes', certificateRequestPEM()) });
     assert.equal(made.code, 0, `${made.stdout}\n${made.stderr}`);
@@ -960,6 +960,17 @@ describe('every built-in kind: lists in Protobuf, CBOR and the metadata-only Pro
     const gvs = ['/api/v1', ...((await c.raw('GET', '/apis')).json().groups as any[]).flatMap((g) => g.versions.map((v: any) => `/apis/${v.groupVersion}`))];
     let resources = 0;
     let objects = 0;
+    const watches: Promise<void>[] = [];
+    const watchCheck = async (path: string, want: any[], what: string) => {
+      const w = await c.raw('GET', path, { headers: { accept: PB } });
+      assert.equal(w.status, 200, `${what} watch`);
+      assert.equal(w.headers['content-type'], `${PB};stream=watch`, what);
+      const evs = pbWatchEvents(w.body);
+      assert.ok(evs.every((e) => e.type === 'ADDED'), what);
+      const got = evs.map((e) => metaView(pbObjectMeta(msg(fields(pbUnknown(e.object).raw), 1))));
+      const key = (v: any) => `${v.namespace ?? ''}/${v.name}`;
+      assert.deepEqual(got.map(key).sort(), want.map(key).sort(), `${what} watch`);
+    };
     for (const gv of gvs) {
       const rl = (await c.raw('GET', gv)).json();
       for (const res of rl.resources as any[]) {
@@ -996,6 +1007,8 @@ describe('every built-in kind: lists in Protobuf, CBOR and the metadata-only Pro
         const cl = await cborDecode(cb.body);
         assert.equal(cl.kind, `${res.kind}List`, what);
         assert.deepEqual((cl.items as any[]).map((i) => metaView(i.metadata)), want, `${what} cbor`);
+        // a Protobuf watch from resourceVersion 0: the ADDED events of the same objects, in frames
+        if (res.verbs.includes('watch')) watches.push(watchCheck(`${path}&watch=1&resourceVersion=0&timeoutSeconds=1`, want, what));
         // the metadata-only list, in Protobuf
         const m = await c.raw('GET', path, { headers: { accept: `${PB};as=PartialObjectMetadataList${META}` } });
         assert.equal(m.status, 200, `${what} metadata`);
@@ -1004,6 +1017,8 @@ describe('every built-in kind: lists in Protobuf, CBOR and the metadata-only Pro
         assert.deepEqual(pbList(mu.raw, (f) => metaView(pbObjectMeta(msg(f, 1)))).items, want, `${what} metadata-only`);
       }
     }
+    await Promise.all(watches);
+    assert.ok(watches.length >= 45, `watched resources: ${watches.length}`);
     assert.ok(resources >= 50, `listable resources: ${resources}`);
     assert.ok(objects >= 50, `objects compared: ${objects}`);
   });
