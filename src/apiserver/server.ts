@@ -308,7 +308,10 @@ export class APIServer {
       backend: this.storageBackend,
       historyWindowMs: cfg.compactionIntervalMs * 2,
       builtin: (g, r) => this.byGVR.has(`${g}/v1/${r}`) || [...this.byGVR.values()].some((st) => st.kind.group === g && st.kind.resource === r),
-      onChange: () => this.discovery.setCustomKinds(this.crds?.kinds() ?? []),
+      onChange: () => {
+        this.discovery.setCustomKinds(this.crds?.kinds() ?? []);
+        if (this.openapi) this.openapi = this.buildOpenAPI();
+      },
       log: cfg.log,
     });
     await this.crds.start();
@@ -321,7 +324,7 @@ export class APIServer {
     this.authorization.startAggregation(storeAggregationWriter(rbacStore('clusterroles')), (name, e) => this.cfg.log.error(e, 'ClusterRole aggregation failed', { name }));
     this.rbacBootstrapped = true;
     this.bootstrapped = true;
-    this.openapi = buildOpenAPI(this.kinds, { gitVersion: cfg.version.gitVersion, cbor: this.ctx.cbor });
+    this.openapi = this.buildOpenAPI();
     // the secure port: TLS with HTTP/2 and HTTP/1.1 (tls.ts)
     const handshakeLog = cfg.log.v(5);
     const listener = new SecureListener(
@@ -333,6 +336,11 @@ export class APIServer {
     await listener.listen(cfg.port, cfg.bindAddress);
     this.address = listener.address;
     this.scheduleCompaction();
+  }
+
+  /** the OpenAPI documents of the built-in kinds and of the custom resources served (built on first use) */
+  private buildOpenAPI(): OpenAPIDocs {
+    return buildOpenAPI([...this.kinds, ...(this.crds?.kinds() ?? [])], { gitVersion: this.cfg.version.gitVersion, cbor: this.ctx.cbor, types: this.crds?.typeSource() });
   }
 
   /** The system namespaces and priority classes every cluster has. */

@@ -379,6 +379,29 @@ test('a bad CRD is refused with Kubernetes\' wording', async () => {
   assert.ok(msgs.includes('spec.versions[0].schema.openAPIV3Schema.type: Required value: must not be empty at the root'), msgs.join('\n'));
 });
 
+test('OpenAPI v3 and v2 carry the custom resource schemas: kubectl explain', async () => {
+  const index = (await c.raw('GET', '/openapi/v3')).json();
+  assert.ok(index.paths['apis/stable.example.com/v1'], Object.keys(index.paths).join(' '));
+  const doc = (await c.raw('GET', '/openapi/v3/apis/stable.example.com/v1')).json();
+  const ct = doc.components.schemas['com.example.stable.v1.CronTab'];
+  assert.deepEqual(ct['x-kubernetes-group-version-kind'], [{ group: 'stable.example.com', kind: 'CronTab', version: 'v1' }]);
+  assert.deepEqual(ct.properties.metadata.allOf, [{ $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta' }]);
+  assert.deepEqual(ct.properties.spec.required, ['cronSpec']);
+  assert.equal(ct.properties.spec.properties.replicas.maximum, 10);
+  assert.ok(doc.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']);
+  assert.ok(doc.paths['/apis/stable.example.com/v1/namespaces/{namespace}/crontabs/{name}/scale']);
+  const v2 = (await c.raw('GET', '/openapi/v2')).json();
+  assert.equal(v2.definitions['com.example.stable.v1.CronTab'].properties.metadata.$ref, '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta');
+  assert.ok(v2.definitions['com.example.stable.v1beta1.CronTabList']);
+  for (const v of ['1.33', '1.27']) {
+    const out = ok(['explain', 'crontab.spec'], v);
+    assert.match(out, /KIND:\s+CronTab/);
+    assert.match(out, /What to run and when\./);
+    assert.match(out, /cronSpec\s+<string> -required-\n\s+The schedule, in cron format\./);
+    assert.match(ok(['explain', 'ct.spec.replicas'], v), /FIELD:\s+replicas <integer>/);
+  }
+});
+
 test('restart: the CRD is served again with its objects', async () => {
   await c.raw('POST', BASE, { body: cron('persist') });
   await c.stopProcess();

@@ -9,6 +9,9 @@ import { ResourceStore } from '../registry/store.js';
 import type { CacheEvent } from '../../storage/cacher.js';
 import { compareVersions, customKind, customNormalizer, customStrategy, type CRDVersion } from './customkind.js';
 import { CLEANUP_FINALIZER, setCondition } from './strategy.js';
+import { getType, typeForKind } from '../../schema/types.js';
+import type { TypeSource } from '../openapi/source.js';
+import { kindDefinition, listDefinition, type CustomTypeInfo } from './openapi.js';
 
 export interface CRDManagerOptions {
   crds: ResourceStore;
@@ -37,6 +40,8 @@ interface Served {
 export class CRDManager {
   private readonly served = new Map<string, Served>();
   private readonly byGVR = new Map<string, ResourceStore>();
+  /** OpenAPI: the kinds' type names (and their lists') */
+  private readonly types = new Map<string, { info: CustomTypeInfo; list: boolean }>();
   private watch?: { stop(): void };
   private queue: Promise<void> = Promise.resolve();
   private readonly pendingNames = new Set<string>();
@@ -97,9 +102,18 @@ export class CRDManager {
     return out;
   }
 
-  /** the CRD objects served, for OpenAPI */
-  definitions(): any[] {
-    return [...this.served.values()].map((s) => s.crd);
+  /** the declared types, and the custom resources' schemas, for the OpenAPI documents */
+  typeSource(): TypeSource {
+    return {
+      get: getType,
+      forKind: typeForKind,
+      raw: (name, dialect, ref) => {
+        const t = this.types.get(name);
+        if (!t) return undefined;
+        if (t.list) return listDefinition(t.info, ref(name.slice(0, -'List'.length)), dialect, ref);
+        return kindDefinition(t.info, dialect, ref);
+      },
+    };
   }
 
   private enqueue(name: string): void {
@@ -220,6 +234,9 @@ export class CRDManager {
       const st = new ResourceStore(k, customStrategy(crd, v, storageVersion), this.o.backend, {}, { historyWindowMs: this.o.historyWindowMs });
       kinds.push(k);
       stores.push(st);
+      const info: CustomTypeInfo = { group: k.group, version: k.version, kind: k.kind, listKind: k.listKind, plural: k.resource, schema: v.schema?.openAPIV3Schema };
+      this.types.set(k.type, { info, list: false });
+      this.types.set(`${k.type}List`, { info, list: true });
     }
     await Promise.all(stores.map((s) => s.start()));
     const storage = stores.find((s) => s.kind.version === storageVersion) ?? stores[0]!;
@@ -236,6 +253,8 @@ export class CRDManager {
       const key = `${st.kind.group}/${st.kind.version}/${st.kind.resource}`;
       if (this.byGVR.get(key) === st) this.byGVR.delete(key);
       setDynamicNormalizer(st.kind.type, undefined);
+      this.types.delete(st.kind.type);
+      this.types.delete(`${st.kind.type}List`);
       st.stop();
     }
     if (notify) this.o.onChange();

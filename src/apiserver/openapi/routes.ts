@@ -62,6 +62,9 @@ export interface MediaOptions {
 export const PATCH_TYPES = ['application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json'];
 /** v2 `consumes` of a PATCH, in Kubernetes' order */
 const PATCH_CONSUMES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml'];
+/** a custom resource takes no strategic merge patch (kubectl's apply reads this to choose merge patch) */
+const CUSTOM_PATCH_TYPES = PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json');
+const CUSTOM_PATCH_CONSUMES = PATCH_CONSUMES.filter((t) => t !== 'application/strategic-merge-patch+json');
 
 export const META = 'io.k8s.apimachinery.pkg.apis.meta.v1';
 export const DELETE_OPTIONS = `${META}.DeleteOptions`;
@@ -292,9 +295,9 @@ export class RouteBuilder {
         description: `partially update the specified ${K}`,
         action: 'patch',
         params: [...itemParams, ...PATCH_PARAMS],
-        body: { ref: PATCH, mediaTypes: PATCH_TYPES, required: true },
+        body: { ref: PATCH, mediaTypes: k.custom ? CUSTOM_PATCH_TYPES : PATCH_TYPES, required: true },
         responses: objResp(['200', '201']),
-        consumes: PATCH_CONSUMES,
+        consumes: k.custom ? CUSTOM_PATCH_CONSUMES : PATCH_CONSUMES,
         produces: this.object,
       });
     }
@@ -452,9 +455,9 @@ export class RouteBuilder {
         action: 'patch',
         gvk: subGVK,
         params: [...itemParams, ...PATCH_PARAMS],
-        body: { ref: PATCH, mediaTypes: PATCH_TYPES, required: true },
+        body: { ref: PATCH, mediaTypes: k.custom ? CUSTOM_PATCH_TYPES : PATCH_TYPES, required: true },
         responses: objResp(['200', '201']),
-        consumes: PATCH_CONSUMES,
+        consumes: k.custom ? CUSTOM_PATCH_CONSUMES : PATCH_CONSUMES,
         produces: this.object,
       });
     }

@@ -171,6 +171,9 @@ export class SchemaSet {
     if (special) return this.specialDefinition(special);
     const decl = this.src.get(name);
     if (!decl && FIELDLESS_DEFINITIONS[name]) return { ...FIELDLESS_DEFINITIONS[name] };
+    // a type declared at run time (a custom resource's schema) comes as a schema already
+    const raw = decl ? undefined : this.src.raw?.(name, this.dialect, (n) => this.refTo(n, deps));
+    if (raw) return raw;
     if (!decl) {
       this.missing.add(name);
       return {

@@ -7,6 +7,11 @@ export interface TypeSource {
   get(name: string): TypeDecl | undefined;
   /** the root type of a group/version/kind ('' for the core group) */
   forKind(group: string, version: string, kind: string): TypeDecl | undefined;
+  /**
+   * The schema of a type without a declaration, given as a schema (custom resources), in the
+   * dialect asked for; `ref` gives a reference to a declared definition.
+   */
+  raw?(name: string, dialect: 'v2' | 'v3', ref: (name: string) => Record<string, unknown>): import('./json.js').JsonObject | undefined;
 }
 
 /** A TypeSource over a plain list of declarations. */
