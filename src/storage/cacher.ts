@@ -366,6 +366,8 @@ class WatchCache implements Cacher {
       revision = opts.revision;
       tree = this.treeAt(revision);
     }
+    // nothing stored (most admission lookups: webhook configurations, quotas, limit ranges)
+    if (tree === this.tree && this.byKey.size === 0) return { items: [], revision };
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
     const items: CacheEntry[] = [];
     let more = false;
