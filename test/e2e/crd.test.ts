@@ -57,6 +57,18 @@ spec:
               extra:
                 type: object
                 x-kubernetes-preserve-unknown-fields: true
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name:
+                      type: string
+                    port:
+                      type: integer
             required: [cronSpec]
           status:
             type: object
@@ -284,6 +296,22 @@ test('server-side apply creates and updates, with managedFields; kubectl apply (
   }
   const got = (await c.raw('GET', `${BASE}/kapply`)).json();
   assert.equal(got.spec.replicas, 3);
+});
+
+test('server-side apply merges x-kubernetes-list-type map lists by their keys, one owner per item', async () => {
+  const doc = (port: string, n: number) => `apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: lm\n  namespace: ${NS}\nspec:\n  cronSpec: "* * * * *"\n  ports:\n  - name: ${port}\n    port: ${n}\n`;
+  const a = await c.raw('PATCH', `${BASE}/lm?fieldManager=a`, { headers: { 'Content-Type': 'application/apply-patch+yaml' }, body: doc('http', 80) });
+  assert.equal(a.status, 201, a.text);
+  const b = await c.raw('PATCH', `${BASE}/lm?fieldManager=b&force=true`, { headers: { 'Content-Type': 'application/apply-patch+yaml' }, body: doc('https', 443) });
+  assert.equal(b.status, 200, b.text);
+  const o = b.json();
+  assert.deepEqual(o.spec.ports, [{ name: 'http', port: 80 }, { name: 'https', port: 443 }]);
+  const mfA = o.metadata.managedFields.find((m: any) => m.manager === 'a');
+  assert.ok(mfA.fieldsV1['f:spec']['f:ports']['k:{"name":"http"}'], JSON.stringify(mfA.fieldsV1));
+  // a dropped item goes; the other manager's stays
+  const a2 = await c.raw('PATCH', `${BASE}/lm?fieldManager=a`, { headers: { 'Content-Type': 'application/apply-patch+yaml' }, body: doc('http', 80).replace(/  ports:\n[\s\S]*$/, '') });
+  assert.equal(a2.status, 200, a2.text);
+  assert.deepEqual(a2.json().spec.ports, [{ name: 'https', port: 443 }]);
 });
 
 test('status and scale subresources: generation moves with spec only; kubectl scale', async () => {

@@ -176,11 +176,27 @@ export function keyDefault(l: ListShape, key: string): unknown {
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 let schemaless: StructShape | undefined;
 
+/** the root shapes of types declared at run time (custom resources, from their structural schemas) */
+const customRoots = new Map<string, Shape>();
+
+/** Declare (or, with undefined, remove) the root shape of a type the schema does not declare. */
+export function setCustomRootShape(typeName: string, shape: Shape | undefined): void {
+  if (shape) customRoots.set(typeName, shape);
+  else customRoots.delete(typeName);
+}
+
+/** the field declaration of ObjectMeta as a root's `metadata` (for custom root shapes) */
+export function metadataField(): FieldDecl {
+  return { name: 'metadata', type: { kind: 'object', name: META }, optional: true, omitEmpty: true, nullable: false };
+}
+
 /**
  * The shape of the root type (a kind's TypeDecl name). A name the schema does not know gets a
  * schemaless shape: metadata as ObjectMeta, everything else deduced.
  */
 export function rootShape(typeName: string): Shape {
+  const custom = customRoots.get(typeName);
+  if (custom) return custom;
   const decl = getType(typeName);
   if (decl) return structShape(decl, false);
   if (!schemaless) {
