@@ -1046,12 +1046,16 @@ export function methodNotAllowed(): StatusError {
 /** Write an error as a Status in the representation the client asked for (JSON when in doubt). */
 export function sendError(r: { req: IncomingMessage; res: ServerResponse }, err: unknown, cbor = false): void {
   const se = err instanceof StatusError ? err : errors.internal(err);
-  let choice: OutputChoice | undefined;
+  const url = r.req.url ?? '';
+  const q = url.indexOf('?');
+  const pretty = prettyRequested(q >= 0 && url.includes('pretty') ? new URLSearchParams(url.slice(q + 1)).get('pretty') : null, r.req.headers['user-agent']);
+  let choice: OutputChoice;
   try {
     // a Status in Protobuf only from an endpoint whose kind has a Protobuf form (else JSON, as Kubernetes does for custom resources)
-    choice = negotiateOutput(r.req.headers.accept, { list: false, table: false, metadata: false, protobuf: protobufOf(r), cbor }, false);
+    choice = negotiateOutput(r.req.headers.accept, { list: false, table: false, metadata: false, protobuf: protobufOf(r), cbor }, pretty);
   } catch {
-    choice = undefined;
+    // nothing acceptable: indented JSON, as kube-apiserver writes a Status it cannot negotiate
+    choice = { encoding: 'json', mediaType: 'application/json', transform: '', transformVersion: '', pretty: true };
   }
   writeStatusError(r.res, se, choice);
 }

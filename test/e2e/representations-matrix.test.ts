@@ -896,6 +896,19 @@ describe('pretty', () => {
     const k = await c.raw('GET', one, { headers: { 'user-agent': 'kubectl/v1.33.0 (linux/amd64) kubernetes/abcdef' } });
     assert.ok(!k.text.includes('\n'));
   });
+  test('errors too: a Status is indented for pretty=true and for curl, and always when no Accept type fits', async () => {
+    const missing = '/api/v1/namespaces/m-json/configmaps/missing';
+    const indented = (r: RawResponse) => r.text === JSON.stringify(JSON.parse(r.text), null, 2);
+    const p = await c.raw('GET', `${missing}?pretty=true`);
+    assert.equal(p.status, 404);
+    assert.ok(indented(p));
+    assert.ok(indented(await c.raw('GET', missing, { headers: { 'user-agent': 'curl/8.5.0' } })));
+    assert.ok(!(await c.raw('GET', missing)).text.includes('\n'));
+    const na = await c.raw('GET', missing, { headers: { accept: 'text/html' } });
+    assert.equal(na.status, 406);
+    assert.equal(na.headers['content-type'], 'application/json');
+    assert.ok(indented(na), 'a Status that cannot be negotiated is written as indented JSON');
+  });
 });
 
 describe('large lists, written item by item', () => {
