@@ -11,7 +11,7 @@
 import type { FieldDecl, TypeDecl, TypeRef } from '../schema/model.js';
 import { getType, jsonFields } from '../schema/types.js';
 import { canonicalQuantity } from '../schema/printers/quantity.js';
-import { dynamicNormalizer } from '../schema/dynamic.js';
+import { dynamicNormalizer, dynamicPruner } from '../schema/dynamic.js';
 
 export interface NormalizeResult {
   obj: any;
@@ -296,6 +296,8 @@ export function normalize(typeName: string, obj: unknown): NormalizeResult {
  * configuration of a server-side apply must keep exactly the fields the applier sent.
  */
 export function pruneUnknown(typeName: string, obj: unknown): { obj: unknown; unknown: string[] } {
+  const dyn = dynamicPruner(typeName);
+  if (dyn && obj !== null && typeof obj === 'object' && !Array.isArray(obj)) return dyn(obj as Record<string, unknown>);
   const unknown: string[] = [];
   const walkRef = (t: TypeRef, v: unknown, path: string): unknown => {
     if (v === null || typeof v !== 'object') return v;

@@ -25,3 +25,18 @@ export function setDynamicNormalizer(typeName: string, n: DynamicNormalizer | un
 export function dynamicNormalizer(typeName: string): DynamicNormalizer | undefined {
   return normalizers.size === 0 ? undefined : normalizers.get(typeName);
 }
+
+export type DynamicPruner = (obj: Record<string, unknown>) => { obj: any; unknown: string[] };
+
+const pruners = new Map<string, DynamicPruner>();
+
+/** Declare (or remove) how the fields a dynamic type does not declare are removed, and nothing else (an apply configuration). */
+export function setDynamicPruner(typeName: string, p: DynamicPruner | undefined): void {
+  if (p) pruners.set(typeName, p);
+  else pruners.delete(typeName);
+}
+
+/** The pruner of a dynamic type name, if one is declared. */
+export function dynamicPruner(typeName: string): DynamicPruner | undefined {
+  return pruners.size === 0 ? undefined : pruners.get(typeName);
+}

@@ -314,6 +314,17 @@ test('server-side apply merges x-kubernetes-list-type map lists by their keys, o
   assert.deepEqual(a2.json().spec.ports, [{ name: 'https', port: 443 }]);
 });
 
+test('server-side apply reports unknown fields per fieldValidation', async () => {
+  const body = `apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: ssa-unknown\n  namespace: ${NS}\nspec:\n  cronSpec: "* * * * *"\n  bogus: 1\n`;
+  const strict = await c.raw('PATCH', `${BASE}/ssa-unknown?fieldManager=t&fieldValidation=Strict`, { headers: { 'Content-Type': 'application/apply-patch+yaml' }, body });
+  assert.equal(strict.status, 400, strict.text);
+  assert.match(strict.json().message, /unknown field "spec\.bogus"/);
+  const warn = await c.raw('PATCH', `${BASE}/ssa-unknown?fieldManager=t`, { headers: { 'Content-Type': 'application/apply-patch+yaml' }, body });
+  assert.equal(warn.status, 201, warn.text);
+  assert.deepEqual(warn.headersDistinct['warning'], ['299 - "unknown field \\"spec.bogus\\""']);
+  assert.equal(warn.json().spec.bogus, undefined);
+});
+
 test('status and scale subresources: generation moves with spec only; kubectl scale', async () => {
   await c.raw('POST', BASE, { body: cron('sc') });
   const st = await c.raw('PATCH', `${BASE}/sc/status`, { headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { replicas: 9 }, status: { replicas: 1, labelSelector: 'app=sc' } }) });
@@ -428,6 +439,39 @@ test('OpenAPI v3 and v2 carry the custom resource schemas: kubectl explain', asy
     assert.match(out, /cronSpec\s+<string> -required-\n\s+The schedule, in cron format\./);
     assert.match(ok(['explain', 'ct.spec.replicas'], v), /FIELD:\s+replicas <integer>/);
   }
+});
+
+test('a CRD update is served at once: a new column, a new storage version recorded in storedVersions', async () => {
+  await c.raw('POST', BASE, { body: cron('upd') });
+  const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com';
+  const crd = (await c.raw('GET', crdPath)).json();
+  const v1 = crd.spec.versions.find((v: any) => v.name === 'v1');
+  v1.additionalPrinterColumns.splice(1, 0, { name: 'Image', type: 'string', jsonPath: '.spec.image' });
+  v1.storage = false;
+  crd.spec.versions.find((v: any) => v.name === 'v1beta1').storage = true;
+  const put = await c.raw('PUT', crdPath, { body: crd });
+  assert.equal(put.status, 200, put.text);
+  assert.deepEqual(put.json().status.storedVersions, ['v1', 'v1beta1']);
+  const out = await until('the new column', () => {
+    const r = kubectl(['get', 'crontab', 'upd', '-n', NS]);
+    return /^NAME\s+SPEC\s+IMAGE\s+REPLICAS\s+AGE$/m.test(r.stdout) ? r.stdout : undefined;
+  });
+  assert.match(out, /^upd\s+\* \* \* \* \*\/5\s+my-cron-image\s+1\s/m);
+  // written now through v1: stored as v1beta1, still read as v1
+  const p = await c.raw('PATCH', `${BASE}/upd`, { headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"spec":{"image":"again"}}' });
+  assert.equal(p.status, 200, p.text);
+  assert.equal(p.json().apiVersion, 'stable.example.com/v1');
+  assert.equal((await c.raw('GET', `/apis/stable.example.com/v1beta1/namespaces/${NS}/crontabs/upd`)).json().spec.image, 'again');
+});
+
+test('deleting a namespace removes its custom resources', async () => {
+  const ns = 'crd-e2e-gone';
+  assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } })).status, 201);
+  const created = await c.raw('POST', `/apis/stable.example.com/v1/namespaces/${ns}/crontabs`, { body: { ...cron('inside'), metadata: { name: 'inside', namespace: ns } } });
+  assert.equal(created.status, 201, created.text);
+  assert.equal((await c.raw('DELETE', `/api/v1/namespaces/${ns}`)).status, 200);
+  await until('namespace gone', async () => (await c.raw('GET', `/api/v1/namespaces/${ns}`)).status === 404, 30_000);
+  assert.equal((await c.raw('GET', `/apis/stable.example.com/v1/namespaces/${ns}/crontabs/inside`)).status, 404);
 });
 
 test('restart: the CRD is served again with its objects', async () => {

@@ -7,7 +7,7 @@ import type { KindDecl, SubresourceDecl } from '../../schema/model.js';
 import { isQualifiedName } from '../../machinery/validation.js';
 import { NAME_COLUMN } from '../../schema/printers/types.js';
 import { humanDuration } from '../../schema/printers/format.js';
-import { normalize } from '../../codec/json.js';
+import { normalize, pruneUnknown } from '../../codec/json.js';
 import type { DynamicNormalized } from '../../schema/dynamic.js';
 import type { Strategy } from '../registry/strategy.js';
 import { applySchemaDefaults, prune, validateValue, type JSONSchemaProps } from './schema.js';
@@ -80,6 +80,21 @@ export function customNormalizer(schema: JSONSchemaProps | undefined): (obj: Rec
     unknown.push(...prune(obj, schema));
     applySchemaDefaults(obj, schema);
     return { obj: sortKeys(obj), unknown, typeError };
+  };
+}
+
+/** the pruner of one version's apply configurations: undeclared fields out, no defaults added */
+export function customPruner(schema: JSONSchemaProps | undefined): (obj: Record<string, unknown>) => { obj: any; unknown: string[] } {
+  return (input) => {
+    const obj = structuredClone(input);
+    const unknown: string[] = [];
+    if (obj.metadata !== null && typeof obj.metadata === 'object' && !Array.isArray(obj.metadata)) {
+      const m = pruneUnknown(OBJECT_META, obj.metadata);
+      obj.metadata = m.obj;
+      for (const u of m.unknown) unknown.push(`metadata.${u}`);
+    }
+    unknown.push(...prune(obj, schema));
+    return { obj, unknown };
   };
 }
 

@@ -4,12 +4,12 @@
 // storage prefix) and the finalizer that removes a deleted CRD's custom resources.
 import type { KindDecl } from '../../schema/model.js';
 import type { Backend } from '../../storage/interface.js';
-import { setDynamicNormalizer } from '../../schema/dynamic.js';
+import { setDynamicNormalizer, setDynamicPruner } from '../../schema/dynamic.js';
 import { setCustomRootShape } from '../../patch/ssa/shape.js';
 import { shapeOf } from './ssashape.js';
 import { ResourceStore } from '../registry/store.js';
 import type { CacheEvent } from '../../storage/cacher.js';
-import { compareVersions, customKind, customNormalizer, customStrategy, type CRDVersion } from './customkind.js';
+import { compareVersions, customKind, customNormalizer, customPruner, customStrategy, type CRDVersion } from './customkind.js';
 import { CLEANUP_FINALIZER, setCondition } from './strategy.js';
 import { getType, typeForKind } from '../../schema/types.js';
 import type { TypeSource } from '../openapi/source.js';
@@ -233,6 +233,7 @@ export class CRDManager {
     for (const v of served) {
       const k = customKind(crd, v);
       setDynamicNormalizer(k.type, customNormalizer(v.schema?.openAPIV3Schema));
+      setDynamicPruner(k.type, customPruner(v.schema?.openAPIV3Schema));
       setCustomRootShape(k.type, shapeOf(v.schema?.openAPIV3Schema, true));
       const st = new ResourceStore(k, customStrategy(crd, v, storageVersion), this.o.backend, {}, { historyWindowMs: this.o.historyWindowMs });
       kinds.push(k);
@@ -256,6 +257,7 @@ export class CRDManager {
       const key = `${st.kind.group}/${st.kind.version}/${st.kind.resource}`;
       if (this.byGVR.get(key) === st) this.byGVR.delete(key);
       setDynamicNormalizer(st.kind.type, undefined);
+      setDynamicPruner(st.kind.type, undefined);
       setCustomRootShape(st.kind.type, undefined);
       this.types.delete(st.kind.type);
       this.types.delete(`${st.kind.type}List`);
