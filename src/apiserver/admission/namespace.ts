@@ -38,24 +38,33 @@ async function lookupNamespace(reader: ClusterReader, name: string, wait: boolea
 
 export function namespaceLifecycle(reader: ClusterReader, immortal: string[] = IMMORTAL_NAMESPACES): AdmissionPlugin {
   const immortalSet = new Set(immortal);
+  const admit = async (a: AdmissionAttributes): Promise<void> => {
+    if (a.operation === 'DELETE' && isNamespaceKind(a) && immortalSet.has(a.name)) {
+      throw forbidden(a, 'this namespace may not be deleted');
+    }
+    if (!a.namespace && !isNamespaceKind(a)) return;
+    if (isNamespaceKind(a)) return;
+    if (a.operation !== 'CREATE') return;
+    if (isAccessReview(a)) return;
+    const ns = await lookupNamespace(reader, a.namespace, true);
+    if (!ns) throw errors.notFound(NAMESPACES, a.namespace);
+    if (terminating(ns)) {
+      const err = forbidden(a, `unable to create new content in namespace ${a.namespace} because it is being terminated`);
+      const details = { ...(err.details ?? {}) };
+      details.causes = [...(details.causes ?? []), { reason: 'NamespaceTerminating', message: `namespace ${a.namespace} is being terminated`, field: 'metadata.namespace' }];
+      throw new StatusError(err.code, err.reason, err.message, details);
+    }
+  };
   return {
     name: 'NamespaceLifecycle',
-    async mutate(a) {
-      if (a.operation === 'DELETE' && isNamespaceKind(a) && immortalSet.has(a.name)) {
-        throw forbidden(a, 'this namespace may not be deleted');
-      }
-      if (!a.namespace && !isNamespaceKind(a)) return;
-      if (isNamespaceKind(a)) return;
+    // synchronous (no promise) for the common case: a create in a live namespace, or nothing to check
+    mutate(a) {
+      if (a.operation === 'DELETE') return isNamespaceKind(a) ? admit(a) : undefined;
       if (a.operation !== 'CREATE') return;
-      if (isAccessReview(a)) return;
-      const ns = await lookupNamespace(reader, a.namespace, true);
-      if (!ns) throw errors.notFound(NAMESPACES, a.namespace);
-      if (terminating(ns)) {
-        const err = forbidden(a, `unable to create new content in namespace ${a.namespace} because it is being terminated`);
-        const details = { ...(err.details ?? {}) };
-        details.causes = [...(details.causes ?? []), { reason: 'NamespaceTerminating', message: `namespace ${a.namespace} is being terminated`, field: 'metadata.namespace' }];
-        throw new StatusError(err.code, err.reason, err.message, details);
-      }
+      if (!a.namespace || isNamespaceKind(a) || isAccessReview(a)) return;
+      const ns = reader.get('', 'namespaces', '', a.namespace);
+      if (ns && !terminating(ns)) return;
+      return admit(a);
     },
   };
 }

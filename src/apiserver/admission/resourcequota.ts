@@ -517,28 +517,33 @@ export function resourceQuota(reader: ClusterReader, writer: ClusterWriter, opts
     }
   };
 
+  // one evaluation at a time per namespace: each sees the charges of the ones before it
+  const evaluateInTurn = async (a: AdmissionAttributes): Promise<void> => {
+    const prev = locks.get(a.namespace) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const chained = prev.then(() => mine);
+    locks.set(a.namespace, chained);
+    await prev;
+    try {
+      await check(a);
+    } finally {
+      release();
+      if (locks.get(a.namespace) === chained) locks.delete(a.namespace);
+    }
+  };
+
   return {
     name: 'ResourceQuota',
-    async validate(a) {
+    // synchronous (no promise) for what no quota can charge, and in a namespace without quotas
+    validate(a) {
       if (!a.namespace) return;
       if (a.operation === 'CREATE' && a.kind.group === '' && a.kind.kind === 'Namespace') return;
       if (IGNORED.has(`${a.resource.group}/${a.resource.resource}`)) return;
       if (!evaluatorFor(a.resource.group, a.resource.resource).handles(a)) return;
       // a namespace without quotas has nothing to charge (most writes): no turn to wait for
       if (reader.list('', 'resourcequotas', a.namespace).length === 0) return;
-      // one evaluation at a time per namespace: each sees the charges of the ones before it
-      const prev = locks.get(a.namespace) ?? Promise.resolve();
-      let release!: () => void;
-      const mine = new Promise<void>((r) => (release = r));
-      const chained = prev.then(() => mine);
-      locks.set(a.namespace, chained);
-      await prev;
-      try {
-        await check(a);
-      } finally {
-        release();
-        if (locks.get(a.namespace) === chained) locks.delete(a.namespace);
-      }
+      return evaluateInTurn(a);
     },
   };
 }

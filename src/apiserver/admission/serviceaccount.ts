@@ -117,8 +117,7 @@ export function serviceAccountPlugin(reader: ClusterReader, opts: ServiceAccount
     }
   };
 
-  const validate = async (a: AdmissionAttributes) => {
-    if (shouldIgnore(a)) return;
+  const validatePod = async (a: AdmissionAttributes) => {
     const pod = a.object;
     if (a.operation === 'UPDATE' && a.subresource === 'ephemeralcontainers') {
       if (!pod.spec?.serviceAccountName) throw forbidden(a, `no service account specified for pod ${a.namespace}/${pod.metadata?.name ?? ''}`);
@@ -147,18 +146,24 @@ export function serviceAccountPlugin(reader: ClusterReader, opts: ServiceAccount
     }
   };
 
+  // synchronous (no promise) for every request that is not about a pod
+  const validate = (a: AdmissionAttributes) => (shouldIgnore(a) ? undefined : validatePod(a));
+
+  const mutatePod = async (a: AdmissionAttributes) => {
+    const pod = a.object;
+    if (isMirrorPod(pod)) return validate(a);
+    if (!isObject(pod.spec)) pod.spec = {};
+    const sa = await lookup(a, pod.spec.serviceAccountName || DEFAULT_SERVICE_ACCOUNT);
+    const msg = admitPodServiceAccount(pod, { serviceAccount: sa, suffix: opts.suffix });
+    if (msg) throw forbidden(a, msg);
+    return validate(a);
+  };
+
   return {
     name: 'ServiceAccount',
-    async mutate(a) {
-      if (shouldIgnore(a)) return;
-      if (a.operation !== 'CREATE') return;
-      const pod = a.object;
-      if (isMirrorPod(pod)) return validate(a);
-      if (!isObject(pod.spec)) pod.spec = {};
-      const sa = await lookup(a, pod.spec.serviceAccountName || DEFAULT_SERVICE_ACCOUNT);
-      const msg = admitPodServiceAccount(pod, { serviceAccount: sa, suffix: opts.suffix });
-      if (msg) throw forbidden(a, msg);
-      return validate(a);
+    mutate(a) {
+      if (shouldIgnore(a) || a.operation !== 'CREATE') return;
+      return mutatePod(a);
     },
     validate,
   };

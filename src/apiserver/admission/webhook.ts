@@ -602,101 +602,110 @@ function applyPatch(hook: any, inv: Invocation, a: AdmissionAttributes, result: 
 
 export function mutatingWebhooks(reader: ClusterReader, opts: WebhookPluginOptions = {}): AdmissionPlugin {
   const resolver = opts.resolveService ?? endpointServiceResolver(reader);
+  const callMutating = async (a: AdmissionAttributes, hooks: WebhookAccessor[]): Promise<void> => {
+    const ctx = reinvocationContext(a);
+    const w = ctx.webhooks;
+    if (ctx.isReinvoke && w.lastOutput !== undefined && w.lastOutput !== stableJSON(a.object)) {
+      // built-in plugins changed the object since the last webhook: all eligible webhooks again
+      requireReinvokingPreviouslyInvoked(w);
+    }
+    try {
+      for (let i = 0; i < hooks.length; i++) {
+        const acc = hooks[i]!;
+        const inv = shouldCallHook(reader, acc, a);
+        if (!inv) continue;
+        const hook = acc.hook;
+        if (ctx.isReinvoke && !w.reinvoke.has(acc.uid)) continue;
+        const round = ctx.isReinvoke ? 1 : 0;
+        let changed = false;
+        let err: unknown;
+        try {
+          checkDryRun(hook, a);
+          const result = await callHook(hook, inv, a, true, resolver);
+          const p = applyPatch(hook, inv, a, result);
+          changed = p.changed;
+          if (p.patch !== undefined) {
+            annotate(a, `patch.webhook.admission.k8s.io/round_${round}_index_${i}`, JSON.stringify({ configuration: acc.configuration, webhook: hook.name, patch: p.patch, patchType: 'JSONPatch' }));
+          }
+        } catch (e) {
+          err = e;
+        } finally {
+          annotate(a, `mutation.webhook.admission.k8s.io/round_${round}_index_${i}`, JSON.stringify({ configuration: acc.configuration, webhook: hook.name, mutated: changed }));
+        }
+        if (changed) {
+          requireReinvokingPreviouslyInvoked(w);
+          ctx.shouldReinvoke = true;
+        }
+        if (hook.reinvocationPolicy === 'IfNeeded') w.previouslyInvoked.add(acc.uid);
+        if (err === undefined) continue;
+        if (err instanceof CallingWebhookError) {
+          if ((hook.failurePolicy ?? 'Fail') === 'Ignore') {
+            opts.log?.warn('Failed calling webhook, failing open', { webhook: hook.name, err: err.message });
+            annotate(a, `failed-open.mutation.webhook.admission.k8s.io/round_${round}_index_${i}`, hook.name);
+            continue;
+          }
+          opts.log?.warn('Failed calling webhook, failing closed', { webhook: hook.name, err: err.message });
+          throw errors.internal(err);
+        }
+        throw err;
+      }
+    } finally {
+      w.lastOutput = stableJSON(a.object);
+    }
+  };
   return {
     name: 'MutatingAdmissionWebhook',
-    async mutate(a) {
+    // synchronous (no promise) when no mutating webhook is configured
+    mutate(a) {
       if (isExemptAdmissionConfiguration(a)) return;
       const hooks = webhooksFrom(reader, 'mutatingwebhookconfigurations');
       if (!hooks.length) return;
-      const ctx = reinvocationContext(a);
-      const w = ctx.webhooks;
-      if (ctx.isReinvoke && w.lastOutput !== undefined && w.lastOutput !== stableJSON(a.object)) {
-        // built-in plugins changed the object since the last webhook: all eligible webhooks again
-        requireReinvokingPreviouslyInvoked(w);
-      }
-      try {
-        for (let i = 0; i < hooks.length; i++) {
-          const acc = hooks[i]!;
-          const inv = shouldCallHook(reader, acc, a);
-          if (!inv) continue;
-          const hook = acc.hook;
-          if (ctx.isReinvoke && !w.reinvoke.has(acc.uid)) continue;
-          const round = ctx.isReinvoke ? 1 : 0;
-          let changed = false;
-          let err: unknown;
-          try {
-            checkDryRun(hook, a);
-            const result = await callHook(hook, inv, a, true, resolver);
-            const p = applyPatch(hook, inv, a, result);
-            changed = p.changed;
-            if (p.patch !== undefined) {
-              annotate(a, `patch.webhook.admission.k8s.io/round_${round}_index_${i}`, JSON.stringify({ configuration: acc.configuration, webhook: hook.name, patch: p.patch, patchType: 'JSONPatch' }));
-            }
-          } catch (e) {
-            err = e;
-          } finally {
-            annotate(a, `mutation.webhook.admission.k8s.io/round_${round}_index_${i}`, JSON.stringify({ configuration: acc.configuration, webhook: hook.name, mutated: changed }));
-          }
-          if (changed) {
-            requireReinvokingPreviouslyInvoked(w);
-            ctx.shouldReinvoke = true;
-          }
-          if (hook.reinvocationPolicy === 'IfNeeded') w.previouslyInvoked.add(acc.uid);
-          if (err === undefined) continue;
-          if (err instanceof CallingWebhookError) {
-            if ((hook.failurePolicy ?? 'Fail') === 'Ignore') {
-              opts.log?.warn('Failed calling webhook, failing open', { webhook: hook.name, err: err.message });
-              annotate(a, `failed-open.mutation.webhook.admission.k8s.io/round_${round}_index_${i}`, hook.name);
-              continue;
-            }
-            opts.log?.warn('Failed calling webhook, failing closed', { webhook: hook.name, err: err.message });
-            throw errors.internal(err);
-          }
-          throw err;
-        }
-      } finally {
-        w.lastOutput = stableJSON(a.object);
-      }
+      return callMutating(a, hooks);
     },
   };
 }
 
 export function validatingWebhooks(reader: ClusterReader, opts: WebhookPluginOptions = {}): AdmissionPlugin {
   const resolver = opts.resolveService ?? endpointServiceResolver(reader);
-  return {
-    name: 'ValidatingAdmissionWebhook',
-    async validate(a) {
-      if (isExemptAdmissionConfiguration(a)) return;
-      const hooks = webhooksFrom(reader, 'validatingwebhookconfigurations');
-      const relevant: { inv: Invocation; index: number }[] = [];
-      for (const acc of hooks) {
-        const inv = shouldCallHook(reader, acc, a);
-        if (inv) relevant.push({ inv, index: relevant.length });
-      }
-      if (!relevant.length) return;
-      const errs: unknown[] = [];
-      await Promise.all(
-        relevant.map(async ({ inv, index }) => {
-          const hook = inv.accessor.hook;
-          try {
-            checkDryRun(hook, a);
-            await callHook(hook, inv, a, false, resolver);
-          } catch (e) {
-            if (e instanceof CallingWebhookError) {
-              if ((hook.failurePolicy ?? 'Fail') === 'Ignore') {
-                opts.log?.warn('Failed calling webhook, failing open', { webhook: hook.name, err: e.message });
-                annotate(a, `failed-open.validating.webhook.admission.k8s.io/round_0_index_${index}`, hook.name);
-                return;
-              }
-              opts.log?.warn('Failed calling webhook, failing closed', { webhook: hook.name, err: e.message });
-              errs.push(errors.internal(e));
+  const callValidating = async (a: AdmissionAttributes, hooks: WebhookAccessor[]): Promise<void> => {
+    const relevant: { inv: Invocation; index: number }[] = [];
+    for (const acc of hooks) {
+      const inv = shouldCallHook(reader, acc, a);
+      if (inv) relevant.push({ inv, index: relevant.length });
+    }
+    if (!relevant.length) return;
+    const errs: unknown[] = [];
+    await Promise.all(
+      relevant.map(async ({ inv, index }) => {
+        const hook = inv.accessor.hook;
+        try {
+          checkDryRun(hook, a);
+          await callHook(hook, inv, a, false, resolver);
+        } catch (e) {
+          if (e instanceof CallingWebhookError) {
+            if ((hook.failurePolicy ?? 'Fail') === 'Ignore') {
+              opts.log?.warn('Failed calling webhook, failing open', { webhook: hook.name, err: e.message });
+              annotate(a, `failed-open.validating.webhook.admission.k8s.io/round_0_index_${index}`, hook.name);
               return;
             }
-            errs.push(e);
+            opts.log?.warn('Failed calling webhook, failing closed', { webhook: hook.name, err: e.message });
+            errs.push(errors.internal(e));
+            return;
           }
-        }),
-      );
-      if (errs.length) throw errs[0];
+          errs.push(e);
+        }
+      }),
+    );
+    if (errs.length) throw errs[0];
+  };
+  return {
+    name: 'ValidatingAdmissionWebhook',
+    // synchronous (no promise) when no validating webhook is configured
+    validate(a) {
+      if (isExemptAdmissionConfiguration(a)) return;
+      const hooks = webhooksFrom(reader, 'validatingwebhookconfigurations');
+      if (!hooks.length) return;
+      return callValidating(a, hooks);
     },
   };
 }
