@@ -313,6 +313,7 @@ export class APIServer {
         if (this.openapi) this.openapi = this.buildOpenAPI();
       },
       log: cfg.log,
+      apiServices: apiServiceStoreOf(this.store('apiregistration.k8s.io', 'APIService')),
     });
     await this.crds.start();
     // authorization: RBAC fed from the watch caches, the bootstrap policy reconciled, aggregation running

@@ -178,6 +178,17 @@ test('discovery: the group, its versions (v1 preferred) and resources, legacy an
   }
 });
 
+test('an APIService for each served group version, automanaged and local, as kube-aggregator registers them', async () => {
+  const a = await until('the APIService', async () => {
+    const r = await c.raw('GET', '/apis/apiregistration.k8s.io/v1/apiservices/v1.stable.example.com');
+    return r.status === 200 ? r.json() : undefined;
+  });
+  assert.deepEqual(a.metadata.labels, { 'kube-aggregator.kubernetes.io/automanaged': 'true' });
+  assert.deepEqual(a.spec, { group: 'stable.example.com', version: 'v1', groupPriorityMinimum: 1000, versionPriority: 100 });
+  assert.deepEqual([a.status.conditions[0].type, a.status.conditions[0].status, a.status.conditions[0].reason], ['Available', 'True', 'Local']);
+  assert.match(ok(['get', 'apiservices']), /^v1beta1\.stable\.example\.com\s+Local\s+True\s/m);
+});
+
 test('create: defaults applied, unknown fields pruned (reported per fieldValidation), preserved where the schema says so', async () => {
   const warn = await c.raw('POST', BASE, { body: cron('warned', { bogus: 1, extra: { anything: { goes: true } } }) });
   assert.equal(warn.status, 201, warn.text);
@@ -504,6 +515,7 @@ test('deleting the CRD removes its custom resources first (finalizer, Terminatin
   assert.equal((await c.raw('GET', '/apis/stable.example.com/v1')).status, 404);
   const groups = (await c.raw('GET', '/apis')).json();
   assert.ok(!groups.groups.some((x: any) => x.name === 'stable.example.com'));
+  await until('APIServices gone', async () => (await c.raw('GET', '/apis/apiregistration.k8s.io/v1/apiservices/v1.stable.example.com')).status === 404);
   // created again: no object of the old one is left in storage
   ok(['apply', '-f', '-'], '1.33', CRD_YAML);
   ok(['wait', '--for', 'condition=established', '--timeout=30s', 'crd/crontabs.stable.example.com']);

@@ -14,6 +14,7 @@ import { CLEANUP_FINALIZER, setCondition } from './strategy.js';
 import { getType, typeForKind } from '../../schema/types.js';
 import type { TypeSource } from '../openapi/source.js';
 import { kindDefinition, listDefinition, type CustomTypeInfo } from './openapi.js';
+import { AUTOMANAGED_LABEL, apiServiceName, type APIServiceStore } from '../apiservices.js';
 
 export interface CRDManagerOptions {
   crds: ResourceStore;
@@ -24,7 +25,13 @@ export interface CRDManagerOptions {
   /** the served kinds changed (discovery, OpenAPI) */
   onChange: () => void;
   log: { error(err: unknown, msg: string, kv?: Record<string, unknown>): void };
+  /** the APIServices kube-aggregator's autoregistration keeps for the CRDs' group versions */
+  apiServices?: APIServiceStore;
 }
+
+/** the priorities Kubernetes gives the APIService of a CRD's group version */
+const CRD_GROUP_PRIORITY = 1000;
+const CRD_VERSION_PRIORITY = 100;
 
 interface Served {
   /** the spec the stores were built from */
@@ -64,6 +71,11 @@ export class CRDManager {
         this.o.log.error(e, 'CustomResourceDefinition sync failed', { name: crd.metadata.name });
         this.retry(crd.metadata.name, 1000);
       }
+    }
+    try {
+      await this.syncAPIServices();
+    } catch (e) {
+      this.o.log.error(e, 'APIService registration of CustomResourceDefinitions failed');
     }
     this.watch = this.o.crds.cacher.watch({
       prefix: this.o.crds.prefix,
@@ -126,6 +138,7 @@ export class CRDManager {
       if (this.stopped) return;
       try {
         await this.sync(name);
+        await this.syncAPIServices();
       } catch (e) {
         this.o.log.error(e, 'CustomResourceDefinition sync failed', { name });
         this.retry(name, 1000);
@@ -140,6 +153,38 @@ export class CRDManager {
     }, ms);
     t.unref();
     this.retryTimers.add(t);
+  }
+
+  /**
+   * An APIService per group version the CRDs serve (`v1.stable.example.com`, automanaged, local),
+   * as kube-aggregator's autoregistration keeps them; removed when no CRD serves it any more.
+   */
+  private async syncAPIServices(): Promise<void> {
+    const store = this.o.apiServices;
+    if (!store) return;
+    const want = new Map<string, { group: string; version: string }>();
+    for (const k of this.kinds()) want.set(apiServiceName(k), { group: k.group, version: k.version });
+    const current = new Map(store.list().map((o) => [o.metadata.name as string, o]));
+    for (const [name, gv] of want) {
+      if (current.has(name)) continue;
+      await store
+        .create({
+          apiVersion: 'apiregistration.k8s.io/v1',
+          kind: 'APIService',
+          metadata: { name, labels: { [AUTOMANAGED_LABEL]: 'true' } },
+          spec: { group: gv.group, version: gv.version, groupPriorityMinimum: CRD_GROUP_PRIORITY, versionPriority: CRD_VERSION_PRIORITY },
+        })
+        .catch((e) => {
+          if ((e as { code?: number }).code !== 409) throw e;
+        });
+    }
+    for (const [name, o] of current) {
+      if (want.has(name) || o.metadata.labels?.[AUTOMANAGED_LABEL] !== 'true' || o.spec?.service) continue;
+      if (o.spec?.groupPriorityMinimum !== CRD_GROUP_PRIORITY) continue;
+      await store.delete(name, o.metadata.uid).catch((e) => {
+        if ((e as { code?: number }).code !== 404 && (e as { code?: number }).code !== 409) throw e;
+      });
+    }
   }
 
   /** a conflict of the CRD's names with another accepted CRD of its group (the naming controller) */
