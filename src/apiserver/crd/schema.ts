@@ -193,13 +193,13 @@ export function validateValue(v: unknown, s: JSONSchemaProps | undefined, path: 
   const at = path || '<root>';
   if (v === null) {
     if (s.nullable === true || (s['x-kubernetes-preserve-unknown-fields'] === true && !s.type)) return errs;
-    if (s.type) errs.push(field.invalid(at, 'null', `${at} in body must be of type ${s.type}: "null"`));
+    if (s.type) errs.push(field.typeInvalid(at, 'null', `${at} in body must be of type ${s.type}: "null"`));
     return errs;
   }
   if (s['x-kubernetes-int-or-string'] === true) {
-    if (!(typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v)))) errs.push(field.invalid(at, goType(v), `${at} in body must be of type integer,string: ${JSON.stringify(goType(v))}`));
+    if (!(typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v)))) errs.push(field.typeInvalid(at, goType(v), `${at} in body must be of type integer,string: ${JSON.stringify(goType(v))}`));
   } else if (s.type && !typeMatches(v, s.type)) {
-    errs.push(field.invalid(at, goType(v), `${at} in body must be of type ${s.type}: ${JSON.stringify(goType(v))}`));
+    errs.push(field.typeInvalid(at, goType(v), `${at} in body must be of type ${s.type}: ${JSON.stringify(goType(v))}`));
     return errs;
   }
   if (s.enum && s.enum.length && !s.enum.some((e) => canonicalJSON(e) === canonicalJSON(v))) {

@@ -6,10 +6,9 @@ import { isDNS1035Label, isDNS1123Subdomain } from '../../machinery/validation.j
 import type { JSONSchemaProps } from './schema.js';
 import { parseJSONPath } from './jsonpath.js';
 
-const KIND_RE = /^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/;
 const TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
-const PRINTER_TYPES = ['integer', 'number', 'string', 'boolean', 'date'];
-const PRINTER_FORMATS = ['int32', 'int64', 'float', 'double', 'byte', 'date', 'date-time', 'password'];
+const PRINTER_TYPES = ['boolean', 'date', 'integer', 'number', 'string'];
+const PRINTER_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 'int32', 'int64', 'password'];
 
 function validateNames(names: any, path: string, errs: FieldError[]): void {
   if (!names || typeof names !== 'object') {
@@ -23,7 +22,7 @@ function validateNames(names: any, path: string, errs: FieldError[]): void {
     }
     if (typeof v !== 'string') return;
     const msgs = isDNS1035Label(v);
-    if (msgs.length) errs.push(field.invalid(p, v, msgs.join(', ')));
+    if (msgs.length) errs.push(field.invalid(p, v, msgs.join(',')));
   };
   label(`${path}.plural`, names.plural, true);
   label(`${path}.singular`, names.singular, false);
@@ -32,7 +31,8 @@ function validateNames(names: any, path: string, errs: FieldError[]): void {
       if (required) errs.push(field.required(p, ''));
       return;
     }
-    if (typeof v === 'string' && !KIND_RE.test(v)) errs.push(field.invalid(p, v, 'may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?'));
+    const msgs = typeof v === 'string' ? isDNS1035Label(v.toLowerCase()) : [];
+    if (msgs.length) errs.push(field.invalid(p, v, `may have mixed case, but should otherwise match: ${msgs.join(',')}`));
   };
   kindOf(`${path}.kind`, names.kind, true);
   kindOf(`${path}.listKind`, names.listKind, false);
@@ -42,19 +42,25 @@ function validateNames(names: any, path: string, errs: FieldError[]): void {
 }
 
 /** the structural schema rules (the main ones): types everywhere, no tuple items */
-function validateStructural(s: JSONSchemaProps, path: string, root: boolean, errs: FieldError[]): void {
+function validateStructural(s: JSONSchemaProps, path: string, level: 'root' | 'field' | 'item', errs: FieldError[]): void {
   if (!s || typeof s !== 'object') return;
+  const root = level === 'root';
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
   const intOrString = s['x-kubernetes-int-or-string'] === true;
-  if (s.type === undefined || s.type === '') {
-    if (root) errs.push(field.required(`${path}.type`, 'must not be empty at the root'));
-    else if (!preserve && !intOrString) errs.push(field.required(`${path}.type`, 'must not be empty for specified object fields'));
-  } else if (!TYPES.includes(s.type)) {
+  const embedded = s['x-kubernetes-embedded-resource'] === true;
+  if (s.$ref !== undefined) errs.push(field.forbidden(`${path}.$ref`, '$ref is not supported'));
+  if (s.uniqueItems === true) errs.push(field.forbidden(`${path}.uniqueItems`, 'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'));
+  if (embedded && s.type !== 'object') {
+    if (!s.type) errs.push(field.required(`${path}.type`, 'must be object if x-kubernetes-embedded-resource is true'));
+    else errs.push(field.invalid(`${path}.type`, s.type, 'must be object if x-kubernetes-embedded-resource is true'));
+  } else if ((s.type === undefined || s.type === '') && !preserve && !intOrString) {
+    errs.push(field.required(`${path}.type`, root ? 'must not be empty at the root' : level === 'item' ? 'must not be empty for specified array items' : 'must not be empty for specified object fields'));
+  } else if (s.type && !TYPES.includes(s.type)) {
     errs.push(field.notSupported(`${path}.type`, s.type, TYPES));
   }
   if (root && s.type && s.type !== 'object') errs.push(field.invalid(`${path}.type`, s.type, 'must be object at the root'));
   if (intOrString && s.type) errs.push(field.invalid(`${path}.type`, s.type, 'must be empty if x-kubernetes-int-or-string is true'));
-  if (s['x-kubernetes-embedded-resource'] === true && s.type !== 'object') errs.push(field.invalid(`${path}.type`, s.type ?? '', 'must be object if x-kubernetes-embedded-resource is true'));
+  if (embedded && s.additionalProperties !== undefined) errs.push(field.forbidden(`${path}.additionalProperties`, 'must not be used if x-kubernetes-embedded-resource is set'));
   if (s.properties && s.additionalProperties !== undefined && s.additionalProperties !== false) {
     errs.push(field.forbidden(`${path}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'));
   }
@@ -86,10 +92,10 @@ function validateStructural(s: JSONSchemaProps, path: string, root: boolean, err
       }
       continue;
     }
-    validateStructural(ps, `${path}.properties[${k}]`, false, errs);
+    validateStructural(ps, `${path}.properties[${k}]`, 'field', errs);
   }
-  if (s.items && !Array.isArray(s.items)) validateStructural(s.items, `${path}.items`, false, errs);
-  if (s.additionalProperties && typeof s.additionalProperties === 'object') validateStructural(s.additionalProperties, `${path}.additionalProperties`, false, errs);
+  if (s.items && !Array.isArray(s.items)) validateStructural(s.items, `${path}.items`, 'item', errs);
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') validateStructural(s.additionalProperties, `${path}.additionalProperties`, 'field', errs);
 }
 
 /** validation of a CRD on create (and on update: `old` given) */
@@ -101,7 +107,7 @@ export function validateCRD(crd: any, old?: any): FieldError[] {
   if (!group) errs.push(field.required('spec.group', ''));
   else if (typeof group === 'string') {
     const msgs = isDNS1123Subdomain(group);
-    if (msgs.length) errs.push(field.invalid('spec.group', group, msgs.join(', ')));
+    if (msgs.length) errs.push(field.invalid('spec.group', group, msgs.join(',')));
     else if (!group.includes('.')) errs.push(field.invalid('spec.group', group, 'should be a domain with at least one dot'));
   }
   const plural = spec.names?.plural;
@@ -122,13 +128,13 @@ export function validateCRD(crd: any, old?: any): FieldError[] {
     if (!v?.name) errs.push(field.required(`${p}.name`, ''));
     else {
       const msgs = isDNS1035Label(v.name);
-      if (msgs.length) errs.push(field.invalid(`${p}.name`, v.name, msgs.join(', ')));
+      if (msgs.length) errs.push(field.invalid(`${p}.name`, v.name, msgs.join(',')));
       if (seen.has(v.name)) errs.push(field.invalid('spec.versions', versions, 'must contain unique version names'));
       seen.add(v.name);
     }
     const schema = v?.schema?.openAPIV3Schema;
     if (!schema) errs.push(field.required(`${p}.schema.openAPIV3Schema`, 'schemas are required'));
-    else validateStructural(schema, `${p}.schema.openAPIV3Schema`, true, errs);
+    else validateStructural(schema, `${p}.schema.openAPIV3Schema`, 'root', errs);
     const scale = v?.subresources?.scale;
     if (scale) {
       for (const [k, required] of [['specReplicasPath', true], ['statusReplicasPath', true], ['labelSelectorPath', false]] as const) {
@@ -149,9 +155,9 @@ export function validateCRD(crd: any, old?: any): FieldError[] {
     (v?.additionalPrinterColumns ?? []).forEach((c: any, j: number) => {
       const cp = `${p}.additionalPrinterColumns[${j}]`;
       if (!c?.name) errs.push(field.required(`${cp}.name`, ''));
-      if (!c?.type) errs.push(field.required(`${cp}.type`, ''));
-      else if (!PRINTER_TYPES.includes(c.type)) errs.push(field.notSupported(`${cp}.type`, c.type, PRINTER_TYPES));
-      if (c?.format && !PRINTER_FORMATS.includes(c.format)) errs.push(field.notSupported(`${cp}.format`, c.format, PRINTER_FORMATS));
+      if (!c?.type) errs.push(field.required(`${cp}.type`, `must be one of ${PRINTER_TYPES.join(',')}`));
+      else if (!PRINTER_TYPES.includes(c.type)) errs.push(field.invalid(`${cp}.type`, c.type, `must be one of ${PRINTER_TYPES.join(',')}`));
+      if (c?.format && !PRINTER_FORMATS.includes(c.format)) errs.push(field.invalid(`${cp}.format`, c.format, `must be one of ${PRINTER_FORMATS.join(',')}`));
       if (c?.priority !== undefined && (typeof c.priority !== 'number' || c.priority < 0)) errs.push(field.invalid(`${cp}.priority`, c.priority, 'must be greater than or equal to 0'));
       if (!c?.jsonPath) errs.push(field.required(`${cp}.JSONPath`, ''));
       else if (!parseJSONPath(c.jsonPath)) errs.push(field.invalid(`${cp}.JSONPath`, c.jsonPath, 'must be a simple json path'));
@@ -159,11 +165,14 @@ export function validateCRD(crd: any, old?: any): FieldError[] {
   });
   const conv = spec.conversion?.strategy;
   if (conv !== undefined && conv !== 'None' && conv !== 'Webhook') errs.push(field.notSupported('spec.conversion.strategy', conv, ['None', 'Webhook']));
-  if (conv === 'Webhook' && !spec.conversion?.webhook?.clientConfig) errs.push(field.required('spec.conversion.webhook', 'required when strategy is set to Webhook'));
+  if (conv === 'Webhook' && !spec.conversion?.webhook?.clientConfig) errs.push(field.required('spec.conversion.webhookClientConfig', 'required when strategy is set to Webhook'));
   if (old) {
     if (old.spec?.group !== undefined && spec.group !== old.spec.group) errs.push(field.invalid('spec.group', spec.group, 'field is immutable'));
     if (old.spec?.names?.plural !== undefined && spec.names?.plural !== old.spec.names.plural) errs.push(field.invalid('spec.names.plural', spec.names?.plural, 'field is immutable'));
-    if (old.status?.acceptedNames?.kind && spec.scope !== old.spec?.scope) errs.push(field.invalid('spec.scope', spec.scope, 'field is immutable'));
+    // once established, what the stored objects depend on stays
+    const established = (old.status?.conditions ?? []).some((c: any) => c.type === 'Established' && c.status === 'True');
+    if (established && spec.scope !== old.spec?.scope) errs.push(field.invalid('spec.scope', spec.scope, 'field is immutable'));
+    if (established && spec.names?.kind !== old.spec?.names?.kind) errs.push(field.invalid('spec.names.kind', spec.names?.kind, 'field is immutable'));
   }
   const stored: string[] = crd.status?.storedVersions ?? [];
   for (const s of stored) {

@@ -116,6 +116,17 @@ test('CRD validation: names, scope, versions, schemas', () => {
   assert.deepEqual(msgs({ ...good, versions: [{ ...good.versions[0], schema: { openAPIV3Schema: { type: 'object', properties: { spec: { properties: {} } } } } }] }), [
     'spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields',
   ]);
+  const withSchema = (openAPIV3Schema: any) => msgs({ ...good, versions: [{ ...good.versions[0], schema: { openAPIV3Schema } }] });
+  assert.deepEqual(withSchema({ type: 'object', properties: { l: { type: 'array', items: { properties: {} } } } }), ['spec.versions[0].schema.openAPIV3Schema.properties[l].items.type: Required value: must not be empty for specified array items']);
+  assert.deepEqual(withSchema({ type: 'object', properties: { l: { type: 'array', uniqueItems: true, items: { type: 'string' } } } }), [
+    'spec.versions[0].schema.openAPIV3Schema.properties[l].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic',
+  ]);
+  assert.deepEqual(withSchema({ type: 'object', properties: { e: { 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true } } }), [
+    'spec.versions[0].schema.openAPIV3Schema.properties[e].type: Required value: must be object if x-kubernetes-embedded-resource is true',
+  ]);
+  assert.deepEqual(withSchema({ type: 'string' }), ['spec.versions[0].schema.openAPIV3Schema.type: Invalid value: "string": must be object at the root']);
+  assert.deepEqual(withSchema({ type: 'object', properties: { free: { 'x-kubernetes-preserve-unknown-fields': true } } }), []);
+  assert.deepEqual(msgs({ ...good, names: { plural: 'things', kind: 'Th_ing' } }).map((m) => m.split(': ').slice(0, 3).join(': ')), ['spec.names.kind: Invalid value: "Th_ing"']);
   const two = msgs({ ...good, versions: [good.versions[0], { ...good.versions[0] }] });
   assert.ok(two.some((m) => m.endsWith('must have exactly one version marked as storage version')), two.join('\n'));
   assert.ok(two.some((m) => m.endsWith('must contain unique version names')), two.join('\n'));
