@@ -670,7 +670,7 @@ export class APIServer {
       throw errors.notFoundPath();
     }
     const custom = this.crds?.store(info.apiGroup, info.apiVersion, info.resource);
-    if (custom) routeCustom(req, info, custom, this.crds!);
+    if (custom) authnWarnings = [...authnWarnings, ...routeCustom(req, info, custom, this.crds!)];
     const store = this.byGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`) ?? custom;
     if (!store) {
       const vk = this.virtualByGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);

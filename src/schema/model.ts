@@ -149,6 +149,8 @@ export interface CustomKindInfo {
   printer?: { columns: { name: string; type: string; format: string; description: string; priority: number }[]; cells(obj: any, now: number): unknown[] };
   /** the scale subresource's view of an object and the change a Scale write makes */
   scale?: { toView(obj: any): any; fromView(view: any, obj: any): any };
+  /** the Warning every request to a deprecated version gets */
+  deprecationWarning?: string;
   /** no strategic merge patch, no protobuf */
   schemaless: true;
 }

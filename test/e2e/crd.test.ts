@@ -101,6 +101,7 @@ spec:
   - name: v1beta1
     served: true
     storage: false
+    deprecated: true
     schema:
       openAPIV3Schema:
         type: object
@@ -207,6 +208,18 @@ test('create: defaults applied, unknown fields pruned (reported per fieldValidat
   assert.equal(ignore.headersDistinct['warning'], undefined);
 });
 
+test('kubectl --validate=strict and --validate=warn on a custom resource with an unknown field', async () => {
+  const doc = `apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: kv\n  namespace: ${NS}\nspec:\n  cronSpec: "* * * * *"\n  bogus: 1\n`;
+  for (const v of ['1.33', '1.27']) {
+    const r = kubectl(['create', '--validate=strict', '-f', '-'], v, doc);
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stderr, /strict decoding error: unknown field "spec\.bogus"/);
+  }
+  const w = kubectl(['create', '--validate=warn', '-f', '-'], '1.33', doc);
+  assert.equal(w.code, 0, w.stderr);
+  assert.match(w.stderr, /Warning: unknown field "spec\.bogus"/);
+});
+
 test('validation: 422 with a cause per field, in Kubernetes\' wording', async () => {
   const bad = await c.raw('POST', BASE, { body: { ...cron('bad', { replicas: 20, mode: 'Medium', image: 'x'.repeat(31) }), spec: { replicas: 20, mode: 'Medium', image: 'x'.repeat(31) } } });
   assert.equal(bad.status, 422, bad.text);
@@ -243,7 +256,9 @@ test('get, list, watch with resourceVersions; other versions see apiVersion rewr
   assert.equal(exact.status, 200);
   const all = (await c.raw('GET', '/apis/stable.example.com/v1/crontabs')).json();
   assert.ok(all.items.length >= 1);
-  const beta = (await c.raw('GET', `/apis/stable.example.com/v1beta1/namespaces/${NS}/crontabs/rv`)).json();
+  const betaResp = await c.raw('GET', `/apis/stable.example.com/v1beta1/namespaces/${NS}/crontabs/rv`);
+  assert.deepEqual(betaResp.headersDistinct['warning'], ['299 - "stable.example.com/v1beta1 CronTab is deprecated; use stable.example.com/v1 CronTab"']);
+  const beta = betaResp.json();
   assert.equal(beta.apiVersion, 'stable.example.com/v1beta1');
   assert.equal(beta.spec.cronSpec, '* * * * */5');
   const w = c.stream(`${BASE}?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name=rv`);

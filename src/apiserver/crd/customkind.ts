@@ -192,6 +192,22 @@ function customScale(group: string, kind: string, sc: NonNullable<NonNullable<CR
   };
 }
 
+/**
+ * The warning of a deprecated version: its own text, or Kubernetes' default naming the most
+ * preferred served version that is not deprecated and ranks above it.
+ */
+export function deprecationWarning(crd: any, v: CRDVersion): string | undefined {
+  if (!v.deprecated) return undefined;
+  if (typeof v.deprecationWarning === 'string') return v.deprecationWarning;
+  const { group, names } = crd.spec;
+  const msg = `${group}/${v.name} ${names.kind} is deprecated`;
+  const better = ((crd.spec.versions ?? []) as CRDVersion[])
+    .filter((o) => o.served && !o.deprecated && o.name !== v.name && compareVersions(o.name, v.name) < 0)
+    .map((o) => o.name)
+    .sort(compareVersions)[0];
+  return better ? `${msg}; use ${group}/${better} ${names.kind}` : msg;
+}
+
 /** the KindDecl of one served version of a CRD */
 export function customKind(crd: any, v: CRDVersion): KindDecl {
   const spec = crd.spec;
@@ -217,6 +233,7 @@ export function customKind(crd: any, v: CRDVersion): KindDecl {
     storagePrefix: `${group}/${names.plural}`,
     custom: {
       schemaless: true,
+      deprecationWarning: deprecationWarning(crd, v),
       printer: customPrinter(v),
       scale: v.subresources?.scale ? customScale(group, names.kind, v.subresources.scale) : undefined,
     },

@@ -9,7 +9,8 @@ import type { CRDManager } from './manager.js';
 
 const CR_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
 
-export function routeCustom(req: IncomingMessage, info: RequestInfo, store: ResourceStore, crds: CRDManager): void {
+/** checks a request to a custom resource; returns the warnings it gets (a deprecated version) */
+export function routeCustom(req: IncomingMessage, info: RequestInfo, store: ResourceStore, crds: CRDManager): string[] {
   if (info.verb === 'patch') {
     const ct = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (ct === 'application/strategic-merge-patch+json') {
@@ -21,4 +22,6 @@ export function routeCustom(req: IncomingMessage, info: RequestInfo, store: Reso
     req.resume();
     throw errors.methodNotSupported({ group: store.kind.group, name: store.kind.resource }, 'create');
   }
+  const w = store.kind.custom?.deprecationWarning;
+  return w ? [w] : [];
 }
