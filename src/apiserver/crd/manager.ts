@@ -269,28 +269,30 @@ export class CRDManager {
       cur.crd = crd;
       return;
     }
-    if (cur) this.unserve(name, false);
     const versions: CRDVersion[] = crd.spec.versions ?? [];
     const storageVersion = versions.find((v) => v.storage)?.name ?? versions[0]?.name ?? 'v1';
     const served = versions.filter((v) => v.served).sort((a, b) => compareVersions(a.name, b.name));
-    const kinds: KindDecl[] = [];
-    const stores: ResourceStore[] = [];
-    for (const v of served) {
+    const built = served.map((v) => {
       const k = customKind(crd, v);
-      setDynamicNormalizer(k.type, customNormalizer(v.schema?.openAPIV3Schema));
-      setDynamicPruner(k.type, customPruner(v.schema?.openAPIV3Schema));
-      setCustomRootShape(k.type, shapeOf(v.schema?.openAPIV3Schema, true));
       const st = new ResourceStore(k, customStrategy(crd, v, storageVersion), this.o.backend, {}, { historyWindowMs: this.o.historyWindowMs });
-      kinds.push(k);
-      stores.push(st);
-      const info: CustomTypeInfo = { group: k.group, version: k.version, kind: k.kind, listKind: k.listKind, plural: k.resource, schema: v.schema?.openAPIV3Schema };
+      return { v, k, st };
+    });
+    // the new stores are loaded before the old ones go: requests meet one or the other, never none
+    await Promise.all(built.map((b) => b.st.start()));
+    if (cur) this.unserve(name, false);
+    for (const { v, k, st } of built) {
+      const schema = v.schema?.openAPIV3Schema;
+      setDynamicNormalizer(k.type, customNormalizer(schema));
+      setDynamicPruner(k.type, customPruner(schema));
+      setCustomRootShape(k.type, shapeOf(schema, true));
+      const info: CustomTypeInfo = { group: k.group, version: k.version, kind: k.kind, listKind: k.listKind, plural: k.resource, schema };
       this.types.set(k.type, { info, list: false });
       this.types.set(`${k.type}List`, { info, list: true });
+      this.byGVR.set(`${k.group}/${k.version}/${k.resource}`, st);
     }
-    await Promise.all(stores.map((s) => s.start()));
+    const stores = built.map((b) => b.st);
     const storage = stores.find((s) => s.kind.version === storageVersion) ?? stores[0]!;
-    this.served.set(name, { specKey, kinds, stores, storage, terminating, crd });
-    for (const st of stores) this.byGVR.set(`${st.kind.group}/${st.kind.version}/${st.kind.resource}`, st);
+    this.served.set(name, { specKey, kinds: built.map((b) => b.k), stores, storage, terminating, crd });
     this.o.onChange();
   }
 
