@@ -115,7 +115,8 @@ export function everyKindManifest(NS: string, selector: string, csrPEM: string):
       'spec: {priorityLevelConfiguration: {name: tbl-plc}, matchingPrecedence: 5000, distinguisherMethod: {type: ByUser}, rules: [{subjects: [{kind: Group, group: {name: devs}}], resourceRules: [{verbs: ["*"], apiGroups: ["*"], resources: ["*"], namespaces: ["*"]}]}]}',
       false,
     ),
-    m('apiregistration.k8s.io/v1', 'APIService', 'v1.tables.example.com', 'spec: {group: tables.example.com, version: v1, groupPriorityMinimum: 1000, versionPriority: 15}', false),
+    // (not the CRD's group: its APIService is registered by the server itself, as in Kubernetes)
+    m('apiregistration.k8s.io/v1', 'APIService', 'v1.fixture.example.com', 'spec: {group: fixture.example.com, version: v1, groupPriorityMinimum: 1000, versionPriority: 15}', false),
     m(
       'v1',
       'Event',
