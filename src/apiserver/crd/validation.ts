@@ -1,9 +1,9 @@
 // Validation of CustomResourceDefinition objects (apiextensions.k8s.io/v1), the main rules of
 // apiextensions-apiserver with its wording: names, scope, versions (one storage version, unique
 // names), subresources, printer columns, and the structural schema every version needs.
-import { field, type FieldError } from '../../machinery/errors.js';
+import { field, FieldError } from '../../machinery/errors.js';
 import { isDNS1035Label, isDNS1123Subdomain } from '../../machinery/validation.js';
-import type { JSONSchemaProps } from './schema.js';
+import { prune, validateValue, type JSONSchemaProps } from './schema.js';
 import { parseJSONPath } from './jsonpath.js';
 
 const TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
@@ -82,6 +82,7 @@ function validateStructural(s: JSONSchemaProps, path: string, level: 'root' | 'f
   if (s['x-kubernetes-list-map-keys'] !== undefined && lt !== 'map') {
     errs.push(field.invalid(`${path}.x-kubernetes-list-type`, lt ?? '', 'must be map if x-kubernetes-list-map-keys is non-empty'));
   }
+  if (s.default !== undefined) validateDefault(s, path, errs);
   for (const [k, ps] of Object.entries(s.properties ?? {})) {
     if (root && k === 'metadata' && ps && typeof ps === 'object') {
       const extra = Object.keys(ps).filter((x) => x !== 'type' && x !== 'description' && x !== 'properties');
@@ -96,6 +97,19 @@ function validateStructural(s: JSONSchemaProps, path: string, level: 'root' | 'f
   }
   if (s.items && !Array.isArray(s.items)) validateStructural(s.items, `${path}.items`, 'item', errs);
   if (s.additionalProperties && typeof s.additionalProperties === 'object') validateStructural(s.additionalProperties, `${path}.additionalProperties`, 'field', errs);
+}
+
+/** a `default` must itself be valid against its schema (pruned as an object of that schema would be) */
+function validateDefault(s: JSONSchemaProps, path: string, errs: FieldError[]): void {
+  const value = structuredClone(s.default);
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const unknown = prune(value as Record<string, unknown>, s, false);
+    for (const u of unknown) errs.push(field.invalid(`${path}.default.${u}`, 'unknown field', 'must not be set: the schema does not declare it (it would be pruned)'));
+  }
+  for (const e of validateValue(value, { ...s, default: undefined }, '', [], false)) {
+    const at = e.field === '<root>' ? `${path}.default` : `${path}.default.${e.field}`;
+    errs.push(new FieldError(e.type, at, e.value, e.detail.replace(/^<root> in body/, 'in body').replace(/^(\S+) in body/, 'in body')));
+  }
 }
 
 /** validation of a CRD on create (and on update: `old` given) */

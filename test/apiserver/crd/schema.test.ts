@@ -126,6 +126,12 @@ test('CRD validation: names, scope, versions, schemas', () => {
   ]);
   assert.deepEqual(withSchema({ type: 'string' }), ['spec.versions[0].schema.openAPIV3Schema.type: Invalid value: "string": must be object at the root']);
   assert.deepEqual(withSchema({ type: 'object', properties: { free: { 'x-kubernetes-preserve-unknown-fields': true } } }), []);
+  assert.deepEqual(withSchema({ type: 'object', properties: { n: { type: 'integer', maximum: 3, default: 5 } } }), [
+    'spec.versions[0].schema.openAPIV3Schema.properties[n].default: Invalid value: 5: in body should be less than or equal to 3',
+  ]);
+  assert.deepEqual(withSchema({ type: 'object', properties: { s: { type: 'string', default: 1 } } }), [
+    'spec.versions[0].schema.openAPIV3Schema.properties[s].default: Invalid value: "integer": in body must be of type string: "integer"',
+  ]);
   assert.deepEqual(msgs({ ...good, names: { plural: 'things', kind: 'Th_ing' } }).map((m) => m.split(': ').slice(0, 3).join(': ')), ['spec.names.kind: Invalid value: "Th_ing"']);
   const two = msgs({ ...good, versions: [good.versions[0], { ...good.versions[0] }] });
   assert.ok(two.some((m) => m.endsWith('must have exactly one version marked as storage version')), two.join('\n'));
