@@ -471,7 +471,21 @@ function syncLastApplied(obj: any, applied: any): any {
  * `kubectl`).
  */
 export function defaultFieldManager(userAgent: string | undefined): string {
-  const head = (userAgent ?? '').split('/')[0]!;
+  // clients send the same few User-Agents on every write
+  const ua = userAgent ?? '';
+  let m = managerOfAgent.get(ua);
+  if (m === undefined) {
+    m = managerFromAgent(ua);
+    if (managerOfAgent.size >= 256) managerOfAgent.clear();
+    managerOfAgent.set(ua, m);
+  }
+  return m;
+}
+
+const managerOfAgent = new Map<string, string>();
+
+function managerFromAgent(userAgent: string): string {
+  const head = userAgent.split('/')[0]!;
   let out = '';
   let bytes = 0;
   for (const ch of head) {
