@@ -633,7 +633,7 @@ export class APIServer {
       return;
     }
     if (path === '/metrics') {
-      for (const st of this.stores.values()) {
+      for (const st of [...this.stores.values(), ...(this.crds?.stores() ?? [])]) {
         this.metrics.storageObjects.set({ resource: st.kind.group ? `${st.kind.resource}.${st.kind.group}` : st.kind.resource }, st.cacher.list({ prefix: st.prefix }).items.length);
       }
       const body = Buffer.from(await this.metrics.text());

@@ -277,6 +277,12 @@ test('get, list, watch with resourceVersions; other versions see apiVersion rewr
   assert.equal(missing.json().message, 'crontabs.stable.example.com "nope" not found');
 });
 
+test('/metrics counts the stored custom resources', async () => {
+  const text = (await c.raw('GET', '/metrics')).text;
+  const m = /^apiserver_storage_objects\{resource="crontabs\.stable\.example\.com"\} (\d+)$/m.exec(text);
+  assert.ok(m && Number(m[1]) > 0, text.split('\n').filter((l) => l.includes('storage_objects')).join('\n'));
+});
+
 test('patch: JSON patch, merge patch; strategic merge patch is 415 as for every custom resource', async () => {
   await c.raw('POST', BASE, { body: cron('p') });
   const jp = await c.raw('PATCH', `${BASE}/p`, { headers: { 'Content-Type': 'application/json-patch+json' }, body: JSON.stringify([{ op: 'replace', path: '/spec/replicas', value: 4 }]) });
@@ -511,6 +517,9 @@ test('restart: the CRD is served again with its objects', async () => {
 });
 
 test('deleting the CRD removes its custom resources first (finalizer, Terminating), then stops serving', async () => {
+  // an object held by a finalizer of its own keeps the CRD until it goes
+  const held = await c.raw('POST', BASE, { body: { ...cron('held'), metadata: { name: 'held', namespace: NS, finalizers: ['example.com/hold'] } } });
+  assert.equal(held.status, 201, held.text);
   const w = c.stream('/apis/apiextensions.k8s.io/v1/customresourcedefinitions?watch=1&fieldSelector=metadata.name=crontabs.stable.example.com');
   try {
     const d = await c.raw('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com');
@@ -520,6 +529,13 @@ test('deleting the CRD removes its custom resources first (finalizer, Terminatin
     assert.deepEqual(marked.metadata.finalizers, ['customresourcecleanup.apiextensions.k8s.io']);
     const term = marked.status.conditions.find((x: any) => x.type === 'Terminating');
     assert.deepEqual([term.status, term.reason], ['True', 'InstanceDeletionPending']);
+    await until('held marked for deletion', async () => (await c.raw('GET', `${BASE}/held`)).json().metadata?.deletionTimestamp);
+    const refused = await c.raw('POST', BASE, { body: cron('late') });
+    assert.equal(refused.status, 405, refused.text);
+    assert.equal(refused.json().message, 'create is not supported on resources of kind "crontabs.stable.example.com"');
+    assert.equal((await c.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com')).status, 200);
+    const release = await c.raw('PATCH', `${BASE}/held`, { headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"metadata":{"finalizers":null}}' });
+    assert.equal(release.status, 200, release.text);
     const evs = await w.until((e) => e.some((x) => x.type === 'DELETED'), 20_000);
     const reasons = evs.map((e) => e.object.status?.conditions?.find((x: any) => x.type === 'Terminating')?.reason).filter(Boolean);
     assert.ok(reasons.includes('InstanceDeletionInProgress'), reasons.join(','));
