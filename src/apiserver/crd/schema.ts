@@ -264,7 +264,12 @@ export function validateValue(v: unknown, s: JSONSchemaProps | undefined, path: 
     for (const r of s.required ?? []) if (v[r] === undefined) errs.push(field.required(join(path, r), ''));
     const embedded = root || s['x-kubernetes-embedded-resource'] === true;
     for (const [k, x] of Object.entries(v)) {
-      if (root && META_KEYS.has(k)) continue;
+      if (root && META_KEYS.has(k)) {
+        // the schema may restrict metadata.name and metadata.generateName, nothing else of metadata
+        const ms = k === 'metadata' && isObject(x) ? s.properties?.metadata?.properties : undefined;
+        for (const f of ['name', 'generateName']) if (ms?.[f] && x !== undefined && (x as Record<string, unknown>)[f] !== undefined) validateValue((x as Record<string, unknown>)[f], ms[f], `metadata.${f}`, errs, false);
+        continue;
+      }
       const ps = s.properties?.[k] ?? (isObject(s.additionalProperties) ? s.additionalProperties : undefined);
       if (ps) validateValue(x, ps, join(path, k), errs, false);
     }

@@ -86,6 +86,12 @@ test('validation: each rule, in Kubernetes\' wording', () => {
   assert.deepEqual(msgs({ name: 'ab', template: { spec: {} } }), ['spec.template.kind: Required value: must not be empty', 'spec.template.apiVersion: Required value: must not be empty']);
 });
 
+test('the schema may restrict metadata.name, and nothing else of metadata', () => {
+  const s: JSONSchemaProps = { type: 'object', properties: { metadata: { type: 'object', properties: { name: { type: 'string', maxLength: 5 } } } } };
+  assert.deepEqual(validateValue({ metadata: { name: 'abcdef', labels: { a: 'b' } } }, s, '', [], true).map(String), ['metadata.name: Too long: may not be more than 5 bytes']);
+  assert.deepEqual(validateValue({ metadata: { name: 'abc' } }, s, '', [], true), []);
+});
+
 test('printer columns: JSONPath, types, the Age default', () => {
   assert.deepEqual(evalJSONPath({ status: { conditions: [{ type: 'A', status: 'x' }, { type: 'Ready', status: 'True' }] } }, '.status.conditions[?(@.type=="Ready")].status'), ['True']);
   assert.deepEqual(evalJSONPath({ spec: { l: [1, 2, 3] } }, '.spec.l[-1]'), [3]);
