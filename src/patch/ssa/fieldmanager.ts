@@ -31,6 +31,7 @@ import {
   isResetManagedFields,
   managerId,
   ManagedFieldsError,
+  remembered,
   type Managed,
 } from './managed.js';
 import { equalValues, fieldPE, goJSON, isMap, isPrint } from './pathelement.js';
@@ -472,14 +473,7 @@ function syncLastApplied(obj: any, applied: any): any {
  */
 export function defaultFieldManager(userAgent: string | undefined): string {
   // clients send the same few User-Agents on every write
-  const ua = userAgent ?? '';
-  let m = managerOfAgent.get(ua);
-  if (m === undefined) {
-    m = managerFromAgent(ua);
-    if (managerOfAgent.size >= 256) managerOfAgent.clear();
-    managerOfAgent.set(ua, m);
-  }
-  return m;
+  return remembered(managerOfAgent, 256, userAgent ?? '', managerFromAgent);
 }
 
 const managerOfAgent = new Map<string, string>();

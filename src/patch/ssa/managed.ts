@@ -46,19 +46,23 @@ export interface ManagerIdentity {
   subresource?: string;
 }
 
+/** `make(key)` kept in `cache` (emptied when it reaches `max` entries): for the few values every write recomputes */
+export function remembered(cache: Map<string, string>, max: number, key: string, make: (key: string) => string): string {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = make(key);
+    if (cache.size >= max) cache.clear();
+    cache.set(key, v);
+  }
+  return v;
+}
+
 const idOf = new Map<string, string>();
 
 /** The manager identifier: the JSON Kubernetes builds for it, in Go's field order. */
 export function managerId(e: { manager?: string; operation?: string; apiVersion?: string; subresource?: string }): string {
   // the same few managers write again and again: their identifiers are kept
-  const key = `${e.manager ?? ''}\u0000${e.operation ?? ''}\u0000${e.apiVersion ?? ''}\u0000${e.subresource ?? ''}`;
-  let id = idOf.get(key);
-  if (id === undefined) {
-    id = buildManagerId(e);
-    if (idOf.size >= 10000) idOf.clear();
-    idOf.set(key, id);
-  }
-  return id;
+  return remembered(idOf, 10000, `${e.manager ?? ''}\u0000${e.operation ?? ''}\u0000${e.apiVersion ?? ''}\u0000${e.subresource ?? ''}`, () => buildManagerId(e));
 }
 
 function buildManagerId(e: { manager?: string; operation?: string; apiVersion?: string; subresource?: string }): string {
