@@ -552,17 +552,6 @@ export class APIServer {
       if (ms > 0) st.scope.deadline = new RequestDeadline(res, ms - (nowMicros() - st.scope.receivedAt), () => st.audit?.timedOut(TIMEOUT_STATUS));
     }
 
-    if (PUBLIC_PATHS.has(path) || path.startsWith('/livez/') || path.startsWith('/readyz/') || path.startsWith('/healthz/')) {
-      if (path === '/version') {
-        const body = Buffer.from(JSON.stringify(this.cfg.version, null, 2));
-        res.setHeader('Content-Type', 'application/json');
-        res.setHeader('Content-Length', body.length);
-        res.end(body);
-        return;
-      }
-      if (await this.health.handle(req, res, path, query)) return;
-    }
-
     let user: UserInfo | null;
     let authnWarnings: string[] = [];
     if (this.cfg.authenticator) {
@@ -604,6 +593,26 @@ export class APIServer {
         return;
       }
       throw e;
+    }
+
+    // health and /version: authenticated and authorized as every request (anonymous clients reach
+    // them through system:public-info-viewer), but never refused by the in-flight limits
+    if (PUBLIC_PATHS.has(path) || path.startsWith('/livez/') || path.startsWith('/readyz/') || path.startsWith('/healthz/')) {
+      const attrs = requestAttributes(user, info, method, query);
+      const decision = this.authorizer.authorize(attrs);
+      st.audit?.authorized(decision.decision === 'allow', decision.reason);
+      if (decision.decision !== 'allow') {
+        req.resume();
+        throw forbiddenError(attrs, decision.reason);
+      }
+      if (path === '/version') {
+        const body = Buffer.from(JSON.stringify(this.cfg.version, null, 2));
+        res.setHeader('Content-Type', 'application/json');
+        res.setHeader('Content-Length', body.length);
+        res.end(body);
+        return;
+      }
+      if (await this.health.handle(req, res, path, query)) return;
     }
 
     // the in-flight limits (long-running requests take no slot; system:masters is never refused)

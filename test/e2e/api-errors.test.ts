@@ -43,11 +43,18 @@ describe('errors', () => {
     status(await c.rawNoAuth('GET', '/api'), 403, 'Forbidden');
     assert.equal((await c.rawNoAuth('GET', '/livez')).status, 200);
     assert.equal((await c.rawNoAuth('GET', '/version')).status, 200);
+    // the public-info-viewer rules name the paths exactly: a single check is not public
+    status(await c.rawNoAuth('GET', '/livez/ping'), 403, 'Forbidden');
+    assert.equal((await c.raw('GET', '/livez/ping')).status, 200);
     const closed = await startCluster({ args: ['--storage-backend=memory', '--anonymous-auth=false'] });
     try {
       status(await closed.rawNoAuth('GET', '/api/v1/namespaces'), 401, 'Unauthorized');
       status(await closed.rawNoAuth('GET', '/api'), 401, 'Unauthorized');
-      assert.equal((await closed.rawNoAuth('GET', '/livez')).status, 200);
+      // health and /version are authenticated as every path (system:public-info-viewer lets anonymous
+      // clients in only while anonymous auth is on), as in Kubernetes
+      status(await closed.rawNoAuth('GET', '/livez'), 401, 'Unauthorized');
+      status(await closed.rawNoAuth('GET', '/version'), 401, 'Unauthorized');
+      assert.equal((await closed.raw('GET', '/livez')).status, 200);
     } finally {
       await closed.stop();
     }

@@ -100,7 +100,9 @@ export class Cluster {
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`keelson exited with ${proc.exitCode} during start:\n${this.logs}`);
       try {
-        const r = await this.rawNoAuth('GET', '/readyz');
+        let r = await this.rawNoAuth('GET', '/readyz');
+        // with --anonymous-auth=false /readyz needs credentials, as in Kubernetes: the generated admin certificate
+        if (r.status === 401) r = await this.readyzAsAdmin();
         if (r.status === 200) break;
       } catch {
         /* not listening yet */
@@ -204,6 +206,12 @@ export class Cluster {
     const p = join(this.home, name);
     writeFileSync(p, content);
     return p;
+  }
+
+  /** GET /readyz with the admin certificate the server generated in <data-dir>/pki (before the kubeconfig exists) */
+  private readyzAsAdmin(): Promise<RawResponse> {
+    const pki = join(this.dataDir, 'pki');
+    return request({ host: '127.0.0.1', port: this.port, method: 'GET', path: '/readyz', rejectUnauthorized: false, cert: readFileSync(join(pki, 'admin.crt')), key: readFileSync(join(pki, 'admin.key')) });
   }
 
   rawNoAuth(method: string, path: string, opts: { headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<RawResponse> {
