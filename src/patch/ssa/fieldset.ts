@@ -27,8 +27,30 @@ export function emittedSetOf(doc: object): FieldSet | undefined {
 }
 
 export class FieldSet {
-  readonly members = new Map<string, PathElement>();
-  readonly children = new Map<string, Child>();
+  // Most sets in a write's work are small or empty: their maps are made on the first insert, and
+  // an empty set reads as the shared empty maps (never written: only addMember/addChild write).
+  private m: Map<string, PathElement> | undefined;
+  private c: Map<string, Child> | undefined;
+
+  /** the paths that end at this level, by their element's string */
+  get members(): ReadonlyMap<string, PathElement> {
+    return this.m ?? NO_MEMBERS;
+  }
+
+  /** the sets of the paths that go deeper, by the first element's string */
+  get children(): ReadonlyMap<string, Child> {
+    return this.c ?? NO_CHILDREN;
+  }
+
+  /** adds a member at this level (building only) */
+  addMember(k: string, pe: PathElement): void {
+    (this.m ??= new Map()).set(k, pe);
+  }
+
+  /** sets the child set under k (building only) */
+  addChild(k: string, child: Child): void {
+    (this.c ??= new Map()).set(k, child);
+  }
   /** the fieldsV1 documents of this set, once emitted (as a child that is / is not also a member) */
   private docSelf?: FieldsV1;
   private doc?: FieldsV1;
@@ -45,7 +67,7 @@ export class FieldSet {
     let s: FieldSet = this;
     for (let i = 0; i < p.length - 1; i++) s = s.descend(p[i]!);
     const last = p[p.length - 1]!;
-    s.members.set(last.s, last);
+    s.addMember(last.s, last);
   }
 
   /** The child set for pe, created when absent (building only). */
@@ -53,7 +75,7 @@ export class FieldSet {
     let c = this.children.get(pe.s);
     if (!c) {
       c = { pe, set: new FieldSet() };
-      this.children.set(pe.s, c);
+      this.addChild(pe.s, c);
     }
     return c.set;
   }
@@ -90,24 +112,24 @@ export class FieldSet {
     if (o === this || o.members.size + o.children.size === 0) return this;
     if (this.members.size + this.children.size === 0) return o;
     const out = new FieldSet();
-    for (const [k, pe] of this.members) out.members.set(k, pe);
-    for (const [k, pe] of o.members) out.members.set(k, pe);
+    for (const [k, pe] of this.members) out.addMember(k, pe);
+    for (const [k, pe] of o.members) out.addMember(k, pe);
     for (const [k, c] of this.children) {
       const d = o.children.get(k);
-      out.children.set(k, d ? { pe: c.pe, set: c.set.union(d.set) } : c);
+      out.addChild(k, d ? { pe: c.pe, set: c.set.union(d.set) } : c);
     }
-    for (const [k, d] of o.children) if (!this.children.has(k)) out.children.set(k, d);
+    for (const [k, d] of o.children) if (!this.children.has(k)) out.addChild(k, d);
     return out;
   }
 
   intersection(o: FieldSet): FieldSet {
     const out = new FieldSet();
-    for (const [k, pe] of this.members) if (o.members.has(k)) out.members.set(k, pe);
+    for (const [k, pe] of this.members) if (o.members.has(k)) out.addMember(k, pe);
     for (const [k, c] of this.children) {
       const d = o.children.get(k);
       if (!d) continue;
       const r = c.set.intersection(d.set);
-      if (!r.empty()) out.children.set(k, { pe: c.pe, set: r });
+      if (!r.empty()) out.addChild(k, { pe: c.pe, set: r });
     }
     return out;
   }
@@ -119,15 +141,15 @@ export class FieldSet {
   difference(o: FieldSet): FieldSet {
     if (o.members.size + o.children.size === 0) return this;
     const out = new FieldSet();
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
+    for (const [k, pe] of this.members) if (!o.members.has(k)) out.addMember(k, pe);
     for (const [k, c] of this.children) {
       const d = o.children.get(k);
       if (!d) {
-        out.children.set(k, c);
+        out.addChild(k, c);
         continue;
       }
       const r = c.set.difference(d.set);
-      if (!r.empty()) out.children.set(k, { pe: c.pe, set: r });
+      if (!r.empty()) out.addChild(k, { pe: c.pe, set: r });
     }
     return out;
   }
@@ -136,16 +158,16 @@ export class FieldSet {
   recursiveDifference(o: FieldSet): FieldSet {
     if (o.members.size + o.children.size === 0) return this;
     const out = new FieldSet();
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
+    for (const [k, pe] of this.members) if (!o.members.has(k)) out.addMember(k, pe);
     for (const [k, c] of this.children) {
       if (o.members.has(k)) continue;
       const d = o.children.get(k);
       if (!d) {
-        out.children.set(k, c);
+        out.addChild(k, c);
         continue;
       }
       const r = c.set.recursiveDifference(d.set);
-      if (!r.empty()) out.children.set(k, { pe: c.pe, set: r });
+      if (!r.empty()) out.addChild(k, { pe: c.pe, set: r });
     }
     return out;
   }
@@ -254,29 +276,31 @@ function read(obj: Record<string, unknown>): { children?: FieldSet; member: bool
     const sub = read(val as Record<string, unknown>);
     if (sub.member) {
       children ??= new FieldSet();
-      children.members.set(pe.s, pe);
+      children.addMember(pe.s, pe);
     }
     if (sub.children) {
       children ??= new FieldSet();
       const existing = children.children.get(pe.s);
-      children.children.set(pe.s, { pe, set: existing ? existing.set.union(sub.children) : sub.children });
+      children.addChild(pe.s, { pe, set: existing ? existing.set.union(sub.children) : sub.children });
     }
   }
   if (!children) member = true;
   return { children, member };
 }
 
-function sortedPEs(m: Map<string, PathElement>): PathElement[] {
+function sortedPEs(m: ReadonlyMap<string, PathElement>): PathElement[] {
   const a = [...m.values()];
   if (a.length > 1) a.sort(comparePE);
   return a;
 }
 
-function sortedChildren(m: Map<string, Child>): Child[] {
+function sortedChildren(m: ReadonlyMap<string, Child>): Child[] {
   const a = [...m.values()];
   if (a.length > 1) a.sort((x, y) => comparePE(x.pe, y.pe));
   return a;
 }
 
+const NO_MEMBERS: ReadonlyMap<string, PathElement> = new Map();
+const NO_CHILDREN: ReadonlyMap<string, Child> = new Map();
 const EMPTY = new FieldSet();
 const EMPTY_DOC: FieldsV1 = Object.freeze({}) as FieldsV1;

@@ -417,16 +417,16 @@ function rmWalk(s: Shape, v: unknown, toRemove: FieldSet): unknown {
 
 export function ensureNamedFieldsAreMembers(set: FieldSet, s: Shape | undefined): FieldSet {
   const out = new FieldSet();
-  for (const [k, pe] of set.members) out.members.set(k, pe);
+  for (const [k, pe] of set.members) out.addMember(k, pe);
   for (const [k, c] of set.children) {
     let cs: Shape | undefined;
     if (c.pe.t === 'f' && s && hasMapAtom(s)) {
-      if (isNamedField(s, c.pe.name)) out.members.set(k, c.pe);
+      if (isNamedField(s, c.pe.name)) out.addMember(k, c.pe);
       cs = childShape(s, c.pe.name);
     } else if (c.pe.t === 'k' && s) {
       cs = listShapeOf(s)?.items;
     }
-    out.children.set(k, { pe: c.pe, set: ensureNamedFieldsAreMembers(c.set, cs) });
+    out.addChild(k, { pe: c.pe, set: ensureNamedFieldsAreMembers(c.set, cs) });
   }
   return out;
 }
