@@ -77,6 +77,8 @@ spec:
                 type: integer
               labelSelector:
                 type: string
+    selectableFields:
+    - jsonPath: .spec.mode
     subresources:
       status: {}
       scale:
@@ -405,6 +407,16 @@ test('kubectl get: printer columns (wide adds priority 1), every name of the kin
     ],
   );
   assert.deepEqual(t.rows[0].cells.slice(0, 4), ['cols', '* * * * */5', 2, 'Fast']);
+});
+
+test('selectableFields: field selectors on a custom resource\'s own fields', async () => {
+  await c.raw('POST', BASE, { body: cron('fast1', { mode: 'Fast' }) });
+  const l = (await c.raw('GET', `${BASE}?fieldSelector=spec.mode%3DFast`)).json();
+  assert.ok(l.items.length >= 1);
+  assert.ok(l.items.every((x: any) => x.spec.mode === 'Fast'));
+  assert.match(ok(['get', 'ct', '-n', NS, '--field-selector', 'spec.mode=Fast', '-o', 'name']), /crontab\.stable\.example\.com\/fast1/);
+  const bad = await c.raw('GET', `${BASE}?fieldSelector=spec.image%3Dx`);
+  assert.equal(bad.status, 400);
 });
 
 test('delete and deletecollection', async () => {
