@@ -830,19 +830,26 @@ export async function handleUpdate(r: Request): Promise<void> {
   if (store.kind.namespaced && m.namespace && m.namespace !== info.namespace) {
     throw errors.badRequest(`the namespace of the object (${m.namespace}) does not match the namespace on the request (${info.namespace})`);
   }
-  if (info.subresource === 'status') {
-    if (!store.kind.subresources.some((s) => s.name === 'status')) throw errors.notFoundPath();
+  // a CSR's approval: the request's conditions replace the stored ones, nothing else changes
+  const csrApproval = info.subresource === 'approval' && store.kind.group === 'certificates.k8s.io' && store.kind.kind === 'CertificateSigningRequest';
+  if (info.subresource === 'status' || csrApproval) {
+    if (!csrApproval && !store.kind.subresources.some((s) => s.name === 'status')) throw errors.notFoundPath();
     const out = await store.guaranteedUpdate(
       info.namespace,
       info.name,
       (cur) => {
         const prev = structuredClone(cur);
         if (m.resourceVersion) cur.metadata.resourceVersion = m.resourceVersion;
-        if (obj.status === undefined) delete cur.status;
+        if (csrApproval) {
+          cur.status = { ...(cur.status ?? {}) };
+          const conditions = csrConditionTimestamps(obj.status?.conditions, prev.status?.conditions);
+          if (conditions === undefined) delete cur.status.conditions;
+          else cur.status.conditions = conditions;
+        } else if (obj.status === undefined) delete cur.status;
         else cur.status = obj.status;
         return trackUpdate(prev, cur, store.kind.type, who);
       },
-      { dryRun, main: false, admission: admissionOf(r) },
+      { dryRun, main: false, subresource: info.subresource, admission: admissionOf(r) },
     );
     writeEntry(r.res, 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
     return;
@@ -1247,4 +1254,24 @@ export async function handlePatch(r: Request): Promise<void> {
     return;
   }
   writeEntry(r.res, 200, kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
+}
+
+/**
+ * A CSR's new conditions with their timestamps filled as Kubernetes does: lastUpdateTime now when
+ * unset; lastTransitionTime kept from the stored condition of the same type and status, else now.
+ */
+function csrConditionTimestamps(conditions: unknown, old: unknown): unknown {
+  if (!Array.isArray(conditions)) return conditions;
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const before = Array.isArray(old) ? old : [];
+  return conditions.map((c) => {
+    if (c === null || typeof c !== 'object') return c;
+    const out = { ...c };
+    if (!out.lastUpdateTime) out.lastUpdateTime = now;
+    if (!out.lastTransitionTime) {
+      const was = before.find((o) => o?.type === out.type);
+      out.lastTransitionTime = was && was.status === out.status && was.lastTransitionTime ? was.lastTransitionTime : now;
+    }
+    return out;
+  });
 }

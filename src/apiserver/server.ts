@@ -215,6 +215,8 @@ export class APIServer {
       reader: storeReader(this.stores.values()),
       writer: storeWriter(this.stores.values()),
       webhook: { log: cfg.log },
+      authorizer: this.authorizer,
+      kinds: () => [...this.kinds, ...(this.crds?.kinds() ?? [])],
     });
     this.discovery = new Discovery(this.kinds);
     setResponseCompression(cfg.featureGates.get('APIResponseCompression') !== false);

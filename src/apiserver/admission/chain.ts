@@ -30,6 +30,8 @@ import { mutatingWebhooks, validatingWebhooks, type WebhookPluginOptions } from 
 import { resourceQuota, type ResourceQuotaOptions } from './resourcequota.js';
 import { existingReinvocationContext } from './reinvocation.js';
 import { forbidden } from './util.js';
+import { certificateApproval, certificateSigning, ownerReferencesPermissionEnforcement, type KindsSource } from './authorization.js';
+import { AlwaysAllow, type Authorizer } from '../authz.js';
 
 /** kube-apiserver's AllOrderedPlugins (1.33): the order the enabled plugins run in */
 export const ADMISSION_PLUGIN_ORDER: readonly string[] = [
@@ -157,6 +159,13 @@ export interface AdmissionChainOptions {
   podSecurity?: PodSecurityOptions;
   resourceQuota?: ResourceQuotaOptions;
   webhook?: WebhookPluginOptions;
+  /**
+   * the server's authorizer, asked by CertificateApproval, CertificateSigning and
+   * OwnerReferencesPermissionEnforcement (AlwaysAllow when missing)
+   */
+  authorizer?: Authorizer;
+  /** the kinds the server serves (built-in and CRDs): OwnerReferencesPermissionEnforcement maps an owner's kind to its resource */
+  kinds?: KindsSource;
 }
 
 export interface AdmissionChain {
@@ -231,12 +240,14 @@ function plugin(name: string, o: AdmissionChainOptions): AdmissionPlugin {
       return validatingWebhooks(reader, o.webhook);
     case 'ResourceQuota':
       return resourceQuota(reader, writer, o.resourceQuota);
-    // With the AlwaysAllow authorizer every user may approve, sign, attest and set owner
-    // references, so these authorization checks admit everything; they become real with RBAC.
     case 'CertificateApproval':
+      return certificateApproval(o.authorizer ?? new AlwaysAllow());
     case 'CertificateSigning':
-    case 'ClusterTrustBundleAttest':
+      return certificateSigning(o.authorizer ?? new AlwaysAllow());
     case 'OwnerReferencesPermissionEnforcement':
+      return ownerReferencesPermissionEnforcement(o.authorizer ?? new AlwaysAllow(), o.kinds ?? (() => []));
+    // ClusterTrustBundle (certificates.k8s.io/v1beta1) is not served, so there is no bundle to attest.
+    case 'ClusterTrustBundleAttest':
     // Behind feature gates that are off in 1.33 (PodTopologyLabelsAdmission, MutatingAdmissionPolicy).
     case 'PodTopologyLabels':
     case 'MutatingAdmissionPolicy':
