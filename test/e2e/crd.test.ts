@@ -491,9 +491,15 @@ test('a CRD update is served at once: a new column, a new storage version record
   const crd = (await c.raw('GET', crdPath)).json();
   const v1 = crd.spec.versions.find((v: any) => v.name === 'v1');
   v1.additionalPrinterColumns.splice(1, 0, { name: 'Image', type: 'string', jsonPath: '.spec.image' });
-  v1.storage = false;
-  crd.spec.versions.find((v: any) => v.name === 'v1beta1').storage = true;
-  const put = await c.raw('PUT', crdPath, { body: crd });
+  v1.schema.openAPIV3Schema.properties.spec.properties.zone = { type: 'string', default: 'zone-a' };
+  const put1 = await c.raw('PUT', crdPath, { body: crd });
+  assert.equal(put1.status, 200, put1.text);
+  // objects stored before get the storage version's new default when read
+  await until('the new default', async () => (await c.raw('GET', `${BASE}/upd`)).json().spec?.zone === 'zone-a');
+  const crd2 = put1.json();
+  crd2.spec.versions.find((v: any) => v.name === 'v1').storage = false;
+  crd2.spec.versions.find((v: any) => v.name === 'v1beta1').storage = true;
+  const put = await c.raw('PUT', crdPath, { body: crd2 });
   assert.equal(put.status, 200, put.text);
   assert.deepEqual(put.json().status.storedVersions, ['v1', 'v1beta1']);
   const out = await until('the new column', () => {

@@ -257,6 +257,7 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
   const statusSub = !!v.subresources?.status;
   const apiVersion = `${group}/${v.name}`;
   const storageAPIVersion = `${group}/${storageVersion}`;
+  const storageSchema = ((crd.spec.versions ?? []) as CRDVersion[]).find((x) => x.name === storageVersion)?.schema?.openAPIV3Schema;
   const validate = (obj: any): FieldError[] => {
     const errs: FieldError[] = [];
     // ObjectMeta's generic rules: finalizers are qualified names
@@ -297,10 +298,12 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
       obj.metadata.resourceVersion = rv;
     },
     validateSubresource: (_sub, obj) => validate(obj),
-    // conversion None: the stored form is the storage version's apiVersion, the rest as it is
+    // conversion None: the stored form is the storage version's apiVersion, the rest as it is;
+    // what is read from storage gets the storage version's defaults (fields defaulted since)
     storageForm: {
       toStorage: (obj) => (obj.apiVersion === storageAPIVersion ? obj : { ...obj, apiVersion: storageAPIVersion }),
       fromStorage: (obj) => {
+        applySchemaDefaults(obj, storageSchema);
         obj.apiVersion = apiVersion;
         return obj;
       },
