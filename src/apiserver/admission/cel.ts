@@ -4,15 +4,22 @@
 // another failed to evaluate; otherwise an error fails the request (failurePolicy Fail) or skips
 // the webhook (Ignore).
 //
-// This is a small interpreter of the part of CEL match conditions use: literals (int, uint,
-// double, string, bytes, bool, null), lists and maps, field selection and indexing, has(), the
-// operators (! - * / % + < <= > >= == != in && || ?:), the macros all, exists, exists_one, map
-// and filter, and the functions size, contains, startsWith, endsWith, matches, lowerAscii,
-// upperAscii, trim, split, join, indexOf, lastIndexOf, int, uint, double, string, bool, dyn and
-// type. `authorizer` is not available (Keelson authorizes everything). Integers are 64-bit
-// (bigint); && and || are commutative over errors, as in CEL.
+// This is a small interpreter of the part of CEL match conditions and ValidatingAdmissionPolicy
+// (vap.ts) use: literals (int, uint, double, string, bytes, bool, null), lists and maps, field
+// selection and indexing, has(), the operators (! - * / % + < <= > >= == != in && || ?:), the
+// macros all, exists, exists_one, map and filter, and the functions size, contains, startsWith,
+// endsWith, matches, lowerAscii, upperAscii, trim, split, join, indexOf, lastIndexOf, replace,
+// substring, charAt, int, uint, double, string, bool, dyn and type; of Kubernetes' libraries:
+// regex find/findAll, lists isSorted/sum/min/max/indexOf/lastIndexOf, quantity (quantity(),
+// isQuantity(), sign, isInteger, asInteger, asApproximateFloat, add, sub, compareTo,
+// isGreaterThan, isLessThan) and the authorizer (group/resource/subresource/namespace/name/path,
+// serviceAccount, requestResource, check(verb).allowed()/reason()). Not supported: optionals,
+// timestamps and durations, format(), url/ip/cidr/semver, the sets library, type checking and
+// cost limits. Integers are 64-bit (bigint); && and || are commutative over errors, as in CEL.
 import type { AdmissionAttributes } from './types.js';
 import { admissionRequest } from './webhook.js';
+import type { Authorizer, UserInfo } from '../authz.js';
+import { cmpQuantity, parseQuantity, quantityString, type Quantity } from '../../schema/validation/quantity.js';
 
 // ---------------------------------------------------------------------------------------------
 // values
@@ -21,9 +28,44 @@ class Uint {
   constructor(readonly v: bigint) {}
 }
 
-class CelError extends Error {}
+export class CelError extends Error {}
 
-type Value = null | boolean | bigint | number | string | Uint | Uint8Array | Value[] | Map<unknown, Value> | { [k: string]: unknown } | CelType;
+/** Kubernetes' quantity library: an opaque resource.Quantity */
+class CelQuantity {
+  constructor(readonly q: Quantity) {}
+}
+
+/**
+ * Kubernetes' authorizer library: `authorizer` (and `authorizer.serviceAccount(ns, name)`) builds
+ * a check step by step (group, resource, subresource, namespace, name, or path) and `check(verb)`
+ * asks the server's authorizer, answering a decision (allowed(), reason(), errored(), error()).
+ */
+class CelAuthz {
+  constructor(
+    readonly authz: Authorizer,
+    readonly user: UserInfo,
+    readonly attrs: { path?: string; apiGroup?: string; resource?: string; subresource?: string; namespace?: string; name?: string; resourceRequest: boolean },
+    /** the request's own resource, for `authorizer.requestResource` */
+    readonly request?: { group: string; resource: string; subresource: string; namespace: string; name: string },
+  ) {}
+  with(more: Partial<CelAuthz['attrs']>): CelAuthz {
+    return new CelAuthz(this.authz, this.user, { ...this.attrs, ...more }, this.request);
+  }
+}
+
+class CelDecision {
+  constructor(
+    readonly decision: string,
+    readonly reason: string,
+  ) {}
+}
+
+/** the value of the CEL variable `authorizer`: checks as `user` through the server's authorizer */
+export function celAuthorizer(authz: Authorizer, user: UserInfo, request?: { group: string; resource: string; subresource: string; namespace: string; name: string }): unknown {
+  return new CelAuthz(authz, user, { resourceRequest: false }, request);
+}
+
+type Value = null | boolean | bigint | number | string | Uint | Uint8Array | Value[] | Map<unknown, Value> | { [k: string]: unknown } | CelType | CelQuantity | CelAuthz | CelDecision;
 
 class CelType {
   constructor(readonly name: string) {}
@@ -39,6 +81,9 @@ function typeName(v: unknown): string {
   if (v instanceof Uint8Array) return 'bytes';
   if (Array.isArray(v)) return 'list';
   if (v instanceof CelType) return 'type';
+  if (v instanceof CelQuantity) return 'kubernetes.Quantity';
+  if (v instanceof CelAuthz) return 'kubernetes.authorization.Authorizer';
+  if (v instanceof CelDecision) return 'kubernetes.authorization.Decision';
   return 'map';
 }
 
@@ -107,6 +152,8 @@ function equals(a: Value, b: Value): boolean {
     }
     case 'type':
       return (a as CelType).name === (b as CelType).name;
+    case 'kubernetes.Quantity':
+      return cmpQuantity((a as CelQuantity).q, (b as CelQuantity).q) === 0;
     default:
       return a === b;
   }
@@ -437,6 +484,11 @@ function checkInt(v: bigint): bigint {
 }
 
 function select(target: Value, field: string, test: boolean): Value {
+  if (target instanceof CelAuthz && field === 'requestResource' && !test) {
+    const r = target.request;
+    if (!r) throw new CelError('no such key: requestResource');
+    return target.with({ resourceRequest: true, apiGroup: r.group, resource: r.resource, subresource: r.subresource, namespace: r.namespace, name: r.name });
+  }
   if (isMap(target)) {
     const r = mapGet(target as any, field);
     if (test) return r.found;
@@ -504,6 +556,7 @@ function toStr(v: Value): string {
   if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) < 1e21 ? `${v}` : String(v);
   if (typeof v === 'boolean') return String(v);
   if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
+  if (v instanceof CelQuantity) return quantityString(v.q);
   throw new CelError(`no such overload: string(${typeName(v)})`);
 }
 
@@ -517,7 +570,58 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
     if (args.length <= i) throw new CelError(`no matching overload for '${fn}'`);
     return args[i]!;
   };
+  if (t instanceof CelQuantity || t instanceof CelAuthz || t instanceof CelDecision) return opaqueMethod(fn, t, args);
+  if (Array.isArray(t) && LIST_METHODS.has(fn)) return listMethod(fn, t.map(fromJSON), args);
   switch (fn) {
+    case 'quantity': {
+      const q = parseQuantity(str(arg(0)));
+      if (!q) throw new CelError('quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'');
+      return new CelQuantity(q);
+    }
+    case 'isQuantity':
+      return parseQuantity(str(arg(0))) !== null;
+    case 'replace': {
+      const from = str(arg(0));
+      const to = str(arg(1));
+      const n = args.length > 2 ? Number(arg(2) as bigint) : -1;
+      if (n < 0) return str(t).split(from).join(to);
+      let out = str(t);
+      let done = '';
+      for (let i = 0; i < n; i++) {
+        const at = out.indexOf(from);
+        if (at < 0) break;
+        done += out.slice(0, at) + to;
+        out = out.slice(at + from.length);
+      }
+      return done + out;
+    }
+    case 'substring': {
+      const cps = [...str(t)];
+      const b = Number(arg(0) as bigint);
+      const e = args.length > 1 ? Number(arg(1) as bigint) : cps.length;
+      if (b < 0 || b > cps.length) throw new CelError(`index out of range: ${b}`);
+      if (e < b || e > cps.length) throw new CelError(`index out of range: ${e}`);
+      return cps.slice(b, e).join('');
+    }
+    case 'charAt': {
+      const cps = [...str(t)];
+      const i = Number(arg(0) as bigint);
+      if (i < 0 || i > cps.length) throw new CelError(`index out of range: ${i}`);
+      return cps[i] ?? '';
+    }
+    case 'find':
+    case 'findAll': {
+      let re: RegExp;
+      try {
+        re = new RegExp(str(arg(0)), 'gu');
+      } catch (e) {
+        throw new CelError(`invalid regular expression: ${(e as Error).message}`);
+      }
+      const all = [...str(t).matchAll(re)].map((m) => m[0]);
+      if (fn === 'find') return all[0] ?? '';
+      const limit = args.length > 1 ? Number(arg(1) as bigint) : -1;
+      return limit < 0 ? all : all.slice(0, limit);
+    }
     case 'size': {
       const v = t !== undefined ? t : arg(0);
       if (typeof v === 'string') return BigInt([...v].length);
@@ -596,6 +700,104 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
     default:
       throw new CelError(`undeclared reference to '${fn}'`);
   }
+}
+
+const LIST_METHODS = new Set(['isSorted', 'sum', 'min', 'max', 'indexOf', 'lastIndexOf']);
+
+/** Kubernetes' lists library */
+function listMethod(fn: string, items: Value[], args: Value[]): Value {
+  switch (fn) {
+    case 'isSorted':
+      return items.every((v, i) => i === 0 || compare(items[i - 1]!, v) <= 0);
+    case 'sum': {
+      if (!items.length) return 0n;
+      return items.slice(1).reduce((acc, v) => arith('+', acc, v), items[0]!);
+    }
+    case 'min':
+    case 'max': {
+      if (!items.length) throw new CelError(`${fn}(list) called on an empty list`);
+      return items.reduce((acc, v) => ((fn === 'min' ? compare(v, acc) < 0 : compare(v, acc) > 0) ? v : acc));
+    }
+    case 'indexOf':
+      return BigInt(items.findIndex((v) => equals(v, args[0]!)));
+    default:
+      return BigInt(items.findLastIndex((v) => equals(v, args[0]!)));
+  }
+}
+
+/** the methods of the quantity and authorizer libraries */
+function opaqueMethod(fn: string, t: CelQuantity | CelAuthz | CelDecision, args: Value[]): Value {
+  const strArg = (i: number) => {
+    const v = args[i];
+    if (typeof v !== 'string') throw new CelError(`no such overload: ${fn}(${typeName(v ?? null)})`);
+    return v;
+  };
+  const quantityArg = (i: number): Quantity => {
+    const v = args[i];
+    if (v instanceof CelQuantity) return v.q;
+    if (typeof v === 'bigint') return { nano: v * 1_000_000_000n, format: 'DecimalSI' };
+    throw new CelError(`no such overload: ${fn}(${typeName(v ?? null)})`);
+  };
+  if (t instanceof CelQuantity) {
+    const q = t.q;
+    switch (fn) {
+      case 'sign':
+        return q.nano > 0n ? 1n : q.nano < 0n ? -1n : 0n;
+      case 'isInteger':
+        return q.nano % 1_000_000_000n === 0n;
+      case 'asInteger':
+        if (q.nano % 1_000_000_000n !== 0n) throw new CelError('cannot convert value to integer');
+        return checkInt(q.nano / 1_000_000_000n);
+      case 'asApproximateFloat':
+        return Number(q.nano) / 1e9;
+      case 'add':
+        return new CelQuantity({ nano: q.nano + quantityArg(0).nano, format: q.format });
+      case 'sub':
+        return new CelQuantity({ nano: q.nano - quantityArg(0).nano, format: q.format });
+      case 'compareTo':
+        return BigInt(cmpQuantity(q, quantityArg(0)));
+      case 'isGreaterThan':
+        return cmpQuantity(q, quantityArg(0)) > 0;
+      case 'isLessThan':
+        return cmpQuantity(q, quantityArg(0)) < 0;
+    }
+  } else if (t instanceof CelAuthz) {
+    switch (fn) {
+      case 'group':
+        return t.with({ resourceRequest: true, apiGroup: strArg(0) });
+      case 'resource':
+        return t.with({ resourceRequest: true, resource: strArg(0) });
+      case 'subresource':
+        return t.with({ subresource: strArg(0) });
+      case 'namespace':
+        return t.with({ namespace: strArg(0) });
+      case 'name':
+        return t.with({ name: strArg(0) });
+      case 'path':
+        return t.with({ resourceRequest: false, path: strArg(0) });
+      case 'serviceAccount': {
+        const ns = strArg(0);
+        const user = { name: `system:serviceaccount:${ns}:${strArg(1)}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'] };
+        return new CelAuthz(t.authz, user, { resourceRequest: false }, t.request);
+      }
+      case 'check': {
+        const d = t.authz.authorize({ user: t.user, verb: strArg(0), ...t.attrs });
+        return new CelDecision(d.decision, d.reason);
+      }
+    }
+  } else {
+    switch (fn) {
+      case 'allowed':
+        return t.decision === 'allow';
+      case 'reason':
+        return t.reason;
+      case 'errored':
+        return false;
+      case 'error':
+        return '';
+    }
+  }
+  throw new CelError(`no such overload: ${typeName(t)}.${fn}`);
 }
 
 function evaluate(n: Node, env: Env): Value {
@@ -740,6 +942,27 @@ export function evaluateCEL(expr: string, vars: Record<string, unknown>): unknow
   const v = evaluate(compiled(expr), env);
   if (typeof v === 'bigint') return Number(v);
   return v;
+}
+
+/** evaluate one CEL expression and keep CEL's values (ints stay bigint; opaque values stay as they are) */
+export function evaluateCELValue(expr: string, vars: Record<string, unknown>): unknown {
+  const env: Env = new Map(Object.entries(vars).map(([k, v]) => [k, fromJSON(v)]));
+  return evaluate(compiled(expr), env);
+}
+
+/** the parse error of an expression, or undefined when it parses */
+export function celSyntaxError(expr: string): string | undefined {
+  try {
+    compiled(expr);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** the CEL type name of a value (for `must evaluate to bool` errors) */
+export function celTypeName(v: unknown): string {
+  return typeName(v);
 }
 
 export interface MatchResult {

@@ -32,6 +32,7 @@ import { existingReinvocationContext } from './reinvocation.js';
 import { forbidden } from './util.js';
 import { certificateApproval, certificateSigning, ownerReferencesPermissionEnforcement, type KindsSource } from './authorization.js';
 import { AlwaysAllow, type Authorizer } from '../authz.js';
+import { validatingAdmissionPolicy } from './vap.js';
 
 /** kube-apiserver's AllOrderedPlugins (1.33): the order the enabled plugins run in */
 export const ADMISSION_PLUGIN_ORDER: readonly string[] = [
@@ -240,6 +241,8 @@ function plugin(name: string, o: AdmissionChainOptions): AdmissionPlugin {
       return validatingWebhooks(reader, o.webhook);
     case 'ResourceQuota':
       return resourceQuota(reader, writer, o.resourceQuota);
+    case 'ValidatingAdmissionPolicy':
+      return validatingAdmissionPolicy(reader, { authorizer: o.authorizer, kinds: o.kinds });
     case 'CertificateApproval':
       return certificateApproval(o.authorizer ?? new AlwaysAllow());
     case 'CertificateSigning':
@@ -251,9 +254,6 @@ function plugin(name: string, o: AdmissionChainOptions): AdmissionPlugin {
     // Behind feature gates that are off in 1.33 (PodTopologyLabelsAdmission, MutatingAdmissionPolicy).
     case 'PodTopologyLabels':
     case 'MutatingAdmissionPolicy':
-    // ValidatingAdmissionPolicy objects are stored and served, but their CEL validations are not
-    // evaluated yet.
-    case 'ValidatingAdmissionPolicy':
       return noop(name);
     default:
       throw new Error(`admission plugin ${JSON.stringify(name)} is not supported by Keelson`);

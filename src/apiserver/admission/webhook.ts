@@ -157,7 +157,7 @@ function parseSelector(sel: unknown): Requirement[] {
 }
 
 /** the namespaceSelector: true, false, or a StatusError (the namespace does not exist) */
-function matchNamespaceSelector(reader: ClusterReader, hook: any, a: AdmissionAttributes): boolean | StatusError {
+export function matchNamespaceSelector(reader: ClusterReader, hook: any, a: AdmissionAttributes): boolean | StatusError {
   if (a.namespace === '' && a.resource.resource !== 'namespaces') return true;
   let reqs: Requirement[];
   try {
@@ -177,7 +177,7 @@ function matchNamespaceSelector(reader: ClusterReader, hook: any, a: AdmissionAt
   return matchLabels(reqs, labels);
 }
 
-function matchObjectSelector(hook: any, a: AdmissionAttributes): boolean | StatusError {
+export function matchObjectSelector(hook: any, a: AdmissionAttributes): boolean | StatusError {
   let reqs: Requirement[];
   try {
     reqs = parseSelector(hook.objectSelector);
