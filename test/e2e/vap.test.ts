@@ -134,5 +134,5 @@ test('params: a new maximum in the ConfigMap applies; a missing ConfigMap denies
     const x = c.kubectl(['create', '-f', '-'], { input: deployment('lost', 'test-env', 1) });
     return x.code !== 0 ? x : undefined;
   });
-  assert.ok(r.stderr.includes("ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit-binding' denied request: no params found for policy binding with `Deny` parameterNotFoundAction"), r.stderr);
+  assert.ok(r.stderr.includes("ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit-binding' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"), r.stderr);
 });

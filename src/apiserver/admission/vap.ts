@@ -110,20 +110,20 @@ function celVars(policy: any, base: Record<string, unknown>): Record<string, unk
 }
 
 /** the parameter objects of a binding: undefined when there is no paramKind */
-function paramsFor(reader: ClusterReader, kinds: readonly KindDecl[], policy: any, binding: any, a: AdmissionAttributes): { params: unknown[] } | { error: string } | undefined {
+function paramsFor(reader: ClusterReader, kinds: readonly KindDecl[], policy: any, binding: any, a: AdmissionAttributes): { params: unknown[] } | { error: string; policyError?: boolean } | undefined {
   const pk = policy.spec?.paramKind;
   if (!isObject(pk)) return undefined;
   const ref = binding.spec?.paramRef;
-  if (!isObject(ref)) return { error: `failed to configure binding: paramRef is required when paramKind is set` };
+  if (!isObject(ref)) return { error: `paramRef is required when paramKind is set` };
   const [g, v] = String(pk.apiVersion ?? '').includes('/') ? String(pk.apiVersion).split('/') : ['', String(pk.apiVersion ?? '')];
   const kind = kinds.find((k) => !k.virtual && k.group === g && k.version === v && k.kind === pk.kind);
-  if (!kind) return { error: `failed to configure policy: failed to find resource referenced by paramKind: '${pk.apiVersion}, Kind=${pk.kind}'` };
+  if (!kind) return { error: `failed to find resource referenced by paramKind: '${pk.apiVersion}, Kind=${pk.kind}'`, policyError: true };
   let namespace = '';
   if (kind.namespaced) namespace = typeof ref.namespace === 'string' && ref.namespace ? ref.namespace : a.namespace;
   let found: any[] = [];
   if (kind.namespaced && !namespace) {
     // a namespaced param kind for a cluster-scoped request without paramRef.namespace
-    return { error: `failed to configure binding: cannot use namespaced paramRef in policy binding that matches cluster-scoped resources` };
+    return { error: `cannot use namespaced paramRef in policy binding that matches cluster-scoped resources` };
   }
   if (typeof ref.name === 'string' && ref.name) {
     const o = reader.get(kind.group, kind.resource, namespace, ref.name);
@@ -191,7 +191,7 @@ export function validatingAdmissionPolicy(reader: ClusterReader, opts: VAPOption
       if (!bindings.length || isExemptAdmissionConfiguration(a)) return;
       const kinds = opts.kinds?.() ?? [];
       let base: Record<string, unknown> | undefined;
-      const denied: { policy: string; binding: string; v: Violation }[] = [];
+      const denied: { policy: string; binding?: string; v: Violation }[] = [];
       const auditFailures: any[] = [];
       for (const binding of [...bindings].sort((x, y) => String(x.metadata?.name).localeCompare(String(y.metadata?.name)))) {
         const policy = reader.get(GROUP, 'validatingadmissionpolicies', '', String(binding.spec?.policyName ?? ''));
@@ -206,20 +206,29 @@ export function validatingAdmissionPolicy(reader: ClusterReader, opts: VAPOption
           // a binding without resourceRules matches whatever its policy matches
           if (isObject(mr) && !matchesResources(reader, { ...mr, resourceRules: asArray(mr.resourceRules).length ? mr.resourceRules : [ANY_RESOURCE] }, a)) continue;
         } catch (e) {
-          if (failClosed) denied.push({ policy: pName, binding: bName, v: { message: (e as Error).message, reason: 'Invalid' } });
+          if (failClosed) denied.push({ policy: pName, binding: bName, v: { message: `failed to configure binding: ${(e as Error).message}`, reason: 'Invalid' } });
           continue;
         }
         base ??= baseVars(reader, a, opts.authorizer);
         const found = paramsFor(reader, kinds, policy, binding, a);
         if (found && 'error' in found) {
-          if (failClosed) denied.push({ policy: pName, binding: bName, v: { message: found.error, reason: 'Invalid' } });
+          // a configuration error: denied under failurePolicy Fail whatever the validationActions
+          if (failClosed) {
+            const message = found.policyError ? `failed to configure policy: ${found.error}` : `failed to configure binding: ${found.error}`;
+            denied.push({ policy: pName, binding: found.policyError ? undefined : bName, v: { message, reason: 'Invalid' } });
+          }
           continue;
         }
         const paramSets = found ? found.params : [null];
         for (const params of paramSets) {
           const r = evaluatePolicy(policy, celVars(policy, { ...base, params }));
           if (r.skipped) continue;
-          for (const [k, val] of r.annotations) a.auditAnnotations![k] = val;
+          for (const [k, val] of r.annotations) {
+            // distinct values of the same key (one per parameter object) are joined
+            const have = a.auditAnnotations![k];
+            if (have === undefined) a.auditAnnotations![k] = val;
+            else if (!have.split(', ').includes(val)) a.auditAnnotations![k] = `${have}, ${val}`;
+          }
           for (const v of r.violations) {
             if (v.error && !failClosed) continue;
             if (actions.includes('Deny')) denied.push({ policy: pName, binding: bName, v });
@@ -233,7 +242,10 @@ export function validatingAdmissionPolicy(reader: ClusterReader, opts: VAPOption
       if (auditFailures.length) a.auditAnnotations!['validation.policy.admission.k8s.io/validation_failure'] = JSON.stringify(auditFailures);
       if (!denied.length) return;
       const d = denied[0]!;
-      const message = `ValidatingAdmissionPolicy '${d.policy}' with binding '${d.binding}' denied request: ${d.v.message}`;
+      const message =
+        d.binding !== undefined
+          ? `ValidatingAdmissionPolicy '${d.policy}' with binding '${d.binding}' denied request: ${d.v.message}`
+          : `ValidatingAdmissionPolicy '${d.policy}' denied request: ${d.v.message}`;
       const f = forbidden(a, message);
       const err = new StatusError(REASON_CODES[d.v.reason] ?? 422, d.v.reason, f.message, { ...(f.details ?? {}), causes: [...(f.details?.causes ?? []), { message }] } as any);
       throw err;
@@ -248,7 +260,9 @@ function baseVars(reader: ClusterReader, a: AdmissionAttributes, authz: Authoriz
   delete request.oldObject;
   const object = a.operation === 'DELETE' ? null : (a.object ?? null);
   const oldObject = a.operation === 'CREATE' ? null : (a.oldObject ?? null);
-  const namespaceObject = a.namespace ? (reader.get('', 'namespaces', '', a.namespace) ?? null) : null;
+  // a Namespace's own request has no namespaceObject
+  const isNamespace = a.kind.group === '' && a.kind.version === 'v1' && a.kind.kind === 'Namespace';
+  const namespaceObject = a.namespace && !isNamespace ? (reader.get('', 'namespaces', '', a.namespace) ?? null) : null;
   const vars: Record<string, unknown> = { object, oldObject, request, namespaceObject };
   if (authz) vars.authorizer = celAuthorizer(authz, a.user, { group: a.resource.group, resource: a.resource.resource, subresource: a.subresource, namespace: a.namespace, name: a.name });
   return vars;
