@@ -77,11 +77,36 @@ export class CRDManager {
     } catch (e) {
       this.o.log.error(e, 'APIService registration of CustomResourceDefinitions failed');
     }
+    this.follow(list.revision);
+  }
+
+  /** watch the CRDs from a revision; a watch the cache ends (a resync) starts again over a new list */
+  private follow(revision: number): void {
     this.watch = this.o.crds.cacher.watch({
       prefix: this.o.crds.prefix,
-      afterRevision: list.revision,
+      afterRevision: revision,
       onEvent: (ev: CacheEvent) => this.enqueue(ev.entry.name),
+      onClose: () => this.refollow(100),
     });
+  }
+
+  /** list the CRDs again (every one, and every one served that is gone), then follow them */
+  private refollow(ms: number): void {
+    if (this.stopped) return;
+    const t = setTimeout(() => {
+      this.retryTimers.delete(t);
+      if (this.stopped) return;
+      try {
+        const list = this.o.crds.cacher.list({ prefix: this.o.crds.prefix });
+        for (const name of new Set([...list.items.map((e) => e.name), ...this.served.keys()])) this.enqueue(name);
+        this.follow(list.revision);
+      } catch (e) {
+        this.o.log.error(e, 'Watching CustomResourceDefinitions failed');
+        this.refollow(1000);
+      }
+    }, ms);
+    t.unref();
+    this.retryTimers.add(t);
   }
 
   stop(): void {
