@@ -1121,7 +1121,8 @@ export async function handlePatch(r: Request): Promise<void> {
 
   const sub = info.subresource;
   const view = sub ? subresourceView(kind, sub) : undefined;
-  if (sub && sub !== 'status' && !view) throw methodNotAllowed();
+  const csrApproval = sub === 'approval' && kind.group === 'certificates.k8s.io' && kind.kind === 'CertificateSigningRequest';
+  if (sub && sub !== 'status' && !csrApproval && !view) throw methodNotAllowed();
   const who = managerOf(r, sub, kind);
 
   let patch: unknown;
@@ -1218,6 +1219,16 @@ export async function handlePatch(r: Request): Promise<void> {
       else onlyStatus.status = next.status;
       if (isApply) onlyStatus.metadata.managedFields = next.metadata?.managedFields;
       next = onlyStatus;
+    }
+    if (csrApproval) {
+      // the approval subresource changes the conditions only
+      const onlyConditions = structuredClone(cur);
+      onlyConditions.status = { ...(cur.status ?? {}) };
+      const conditions = csrConditionTimestamps(next.status?.conditions, cur.status?.conditions);
+      if (conditions === undefined) delete onlyConditions.status.conditions;
+      else onlyConditions.status.conditions = conditions;
+      if (isApply) onlyConditions.metadata.managedFields = next.metadata?.managedFields;
+      next = onlyConditions;
     }
     if (view) next = view.fromView(next, cur);
     if (!isApply) next = trackUpdate(cur, next, kind.type, { ...who, subresource: sub });

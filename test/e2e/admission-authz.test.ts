@@ -70,7 +70,7 @@ before(async () => {
   // alice may read CSRs and update their approval and status, but holds no signer permission
   admin(['create', 'clusterrole', 'csr-handler', '--verb=get,list,watch', '--resource=certificatesigningrequests']);
   admin(['patch', 'clusterrole', 'csr-handler', '--type=json', '-p', JSON.stringify([
-    { op: 'add', path: '/rules/-', value: { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval', 'certificatesigningrequests/status'], verbs: ['update'] } },
+    { op: 'add', path: '/rules/-', value: { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval', 'certificatesigningrequests/status'], verbs: ['update', 'patch'] } },
   ])]);
   admin(['create', 'clusterrolebinding', 'alice-csr-handler', '--clusterrole=csr-handler', '--user=alice']);
   admin(['create', 'namespace', 'team']);
@@ -93,6 +93,13 @@ test('CertificateApproval: kubectl certificate approve needs approve on the sign
   );
   const csr = JSON.parse(admin(['get', 'csr', 'alice-client', '-o', 'json']));
   assert.equal(csr.status.conditions, undefined, 'nothing was approved');
+  // a merge patch of the approval subresource is refused alike
+  const patched = await c.rawNoAuth('PATCH', '/apis/certificates.k8s.io/v1/certificatesigningrequests/alice-client/approval', {
+    headers: { authorization: `Bearer ${ALICE_TOKEN}`, 'content-type': 'application/merge-patch+json' },
+    body: JSON.stringify({ status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Patch', message: 'by patch' }] } }),
+  });
+  assert.equal(patched.status, 403, patched.text);
+  assert.equal(patched.json().message, `certificatesigningrequests.certificates.k8s.io "alice-client" is forbidden: user not permitted to approve requests with signerName "${signer}"`);
 
   signerRole('client-approver', 'approve', signer);
   admin(['create', 'clusterrolebinding', 'alice-client-approver', '--clusterrole=client-approver', '--user=alice']);
@@ -106,8 +113,19 @@ test('CertificateApproval: kubectl certificate approve needs approve on the sign
   assert.ok(after.status.conditions.some((x: any) => x.type === 'Approved' && x.status === 'True'));
   // denying is an approval-subresource update as well, and so allowed now
   createCSR('alice-client-2', signer, ['client auth']);
-  const deny = alice(['certificate', 'deny', 'alice-client-2']);
+  createCSR('alice-client-3', signer, ['client auth']);
+  const deny = alice(['certificate', 'deny', 'alice-client-3']);
   assert.equal(deny.code, 0, deny.stderr);
+  // a patch of the approval changes the conditions only
+  const denyPatch = await c.rawNoAuth('PATCH', '/apis/certificates.k8s.io/v1/certificatesigningrequests/alice-client-2/approval', {
+    headers: { authorization: `Bearer ${ALICE_TOKEN}`, 'content-type': 'application/merge-patch+json' },
+    body: JSON.stringify({ metadata: { labels: { ignored: 'yes' } }, status: { conditions: [{ type: 'Denied', status: 'True', reason: 'Patch', message: 'by patch' }] } }),
+  });
+  assert.equal(denyPatch.status, 200, denyPatch.text);
+  const denied = denyPatch.json();
+  assert.equal(denied.status.conditions[0].reason, 'Patch');
+  assert.ok(denied.status.conditions[0].lastUpdateTime);
+  assert.equal(denied.metadata.labels, undefined);
   // another signer's request is still refused
   createCSR('other-signer', 'example.com/other', ['digital signature']);
   const other = alice(['certificate', 'approve', 'other-signer']);
