@@ -446,6 +446,26 @@ test('a second CRD with a name taken in its group is not accepted', async () => 
   ok(['delete', 'crd', 'crontables.stable.example.com']);
 });
 
+test('a CRD in a Kubernetes community group needs the API approval annotation; its condition says which', async () => {
+  const crd = (annotations?: Record<string, string>) => ({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'gizmos.x.k8s.io', ...(annotations ? { annotations } : {}) },
+    spec: { group: 'x.k8s.io', scope: 'Cluster', names: { plural: 'gizmos', kind: 'Gizmo' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
+  });
+  const missing = await c.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd() });
+  assert.equal(missing.status, 422, missing.text);
+  assert.match(missing.json().message, /metadata\.annotations\[api-approved\.kubernetes\.io\]: Required value: protected groups must have approval annotation/);
+  const bypass = await c.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd({ 'api-approved.kubernetes.io': 'unapproved, testing only' }) });
+  assert.equal(bypass.status, 201, bypass.text);
+  const cond = await until('the approval condition', async () => {
+    const o = (await c.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.x.k8s.io')).json();
+    return o.status?.conditions?.find((x: any) => x.type === 'KubernetesAPIApprovalPolicyConformant');
+  });
+  assert.deepEqual([cond.status, cond.reason, cond.message], ['False', 'UnapprovedAnnotation', 'not approved: "unapproved, testing only"']);
+  assert.equal((await c.raw('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.x.k8s.io')).status, 200);
+});
+
 test('a bad CRD is refused with Kubernetes\' wording', async () => {
   const bad = await c.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
     body: {

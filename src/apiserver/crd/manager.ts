@@ -11,6 +11,7 @@ import { ResourceStore } from '../registry/store.js';
 import type { CacheEvent } from '../../storage/cacher.js';
 import { compareVersions, customKind, customNormalizer, customPruner, customStrategy, type CRDVersion } from './customkind.js';
 import { CLEANUP_FINALIZER, setCondition } from './strategy.js';
+import { API_APPROVED_ANNOTATION, apiApprovalState, isProtectedGroup } from './validation.js';
 import { getType, typeForKind } from '../../schema/types.js';
 import type { TypeSource } from '../openapi/source.js';
 import { kindDefinition, listDefinition, type CustomTypeInfo } from './openapi.js';
@@ -262,6 +263,13 @@ export class CRDManager {
       if (!status.conditions.some((c: any) => c.type === 'Established' && c.status === 'True')) {
         setCondition(status, { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' });
       }
+    }
+    // the API approval of a community group (kube-apiserver's API approval controller)
+    if (isProtectedGroup(crd.spec.group)) {
+      const v = crd.metadata.annotations?.[API_APPROVED_ANNOTATION] ?? '';
+      if (apiApprovalState(crd.metadata.annotations) === 'approved') {
+        setCondition(status, { type: 'KubernetesAPIApprovalPolicyConformant', status: 'True', reason: 'ApprovedAnnotation', message: `approved in ${v}` });
+      } else setCondition(status, { type: 'KubernetesAPIApprovalPolicyConformant', status: 'False', reason: 'UnapprovedAnnotation', message: `not approved: ${JSON.stringify(v)}` });
     }
     const established = status.conditions.some((c: any) => c.type === 'Established' && c.status === 'True');
     if (established && status.acceptedNames?.kind) await this.serve(crd, terminating);

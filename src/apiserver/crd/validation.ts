@@ -112,11 +112,38 @@ function validateDefault(s: JSONSchemaProps, path: string, errs: FieldError[]): 
   }
 }
 
+export const API_APPROVED_ANNOTATION = 'api-approved.kubernetes.io';
+
+/** groups of the Kubernetes community (k8s.io, kubernetes.io and their subdomains) need an API review's approval */
+export function isProtectedGroup(group: string): boolean {
+  return group === 'k8s.io' || group === 'kubernetes.io' || group.endsWith('.k8s.io') || group.endsWith('.kubernetes.io');
+}
+
+/** the approval a CRD's annotation states: approved (a URL), bypassed (`unapproved...`), missing, or invalid */
+export function apiApprovalState(annotations: Record<string, string> | undefined): 'approved' | 'bypassed' | 'missing' | 'invalid' {
+  const v = annotations?.[API_APPROVED_ANNOTATION];
+  if (v === undefined) return 'missing';
+  if (v.startsWith('unapproved')) return 'bypassed';
+  try {
+    const u = new URL(v);
+    return u.protocol === 'https:' || u.protocol === 'http:' ? 'approved' : 'invalid';
+  } catch {
+    return 'invalid';
+  }
+}
+
 /** validation of a CRD on create (and on update: `old` given) */
 export function validateCRD(crd: any, old?: any): FieldError[] {
   const errs: FieldError[] = [];
   const spec = crd?.spec;
   if (!spec || typeof spec !== 'object') return [field.required('spec', '')];
+  if (typeof spec.group === 'string' && isProtectedGroup(spec.group)) {
+    const path = `metadata.annotations[${API_APPROVED_ANNOTATION}]`;
+    const msg = `protected groups must have approval annotation "${API_APPROVED_ANNOTATION}", see https://github.com/kubernetes/enhancements/pull/1111`;
+    const state = apiApprovalState(crd.metadata?.annotations);
+    if (state === 'missing') errs.push(field.required(path, msg));
+    else if (state === 'invalid') errs.push(field.invalid(path, crd.metadata.annotations[API_APPROVED_ANNOTATION], msg));
+  }
   const group = spec.group;
   if (!group) errs.push(field.required('spec.group', ''));
   else if (typeof group === 'string') {

@@ -139,6 +139,15 @@ test('CRD validation: names, scope, versions, schemas', () => {
     'spec.versions[0].schema.openAPIV3Schema.properties[s].default: Invalid value: "integer": in body must be of type string: "integer"',
   ]);
   assert.deepEqual(msgs({ ...good, names: { plural: 'things', kind: 'Th_ing' } }).map((m) => m.split(': ').slice(0, 3).join(': ')), ['spec.names.kind: Invalid value: "Th_ing"']);
+  // community groups need the API approval annotation
+  const k8s = { ...good, group: 'x.k8s.io' };
+  assert.deepEqual(msgs(k8s, 'things.x.k8s.io'), [
+    'metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must have approval annotation "api-approved.kubernetes.io", see https://github.com/kubernetes/enhancements/pull/1111',
+  ]);
+  const annotated = (v: string) => validateCRD({ metadata: { name: 'things.x.k8s.io', annotations: { 'api-approved.kubernetes.io': v } }, spec: k8s }).map(String);
+  assert.deepEqual(annotated('https://github.com/kubernetes/kubernetes/pull/1'), []);
+  assert.deepEqual(annotated('unapproved, experimental'), []);
+  assert.equal(annotated('yes').length, 1);
   const two = msgs({ ...good, versions: [good.versions[0], { ...good.versions[0] }] });
   assert.ok(two.some((m) => m.endsWith('must have exactly one version marked as storage version')), two.join('\n'));
   assert.ok(two.some((m) => m.endsWith('must contain unique version names')), two.join('\n'));
