@@ -138,6 +138,20 @@ test('CEL libraries: quantity, lists, regex, strings', () => {
   assert.equal(e("'hello'.charAt(4)"), 'o');
 });
 
+test('CEL optionals', () => {
+  const e = (x: string) => evaluateCEL(x, { object: { metadata: { labels: { app: 'web' } }, spec: { ports: [80] } } });
+  assert.equal(e('object.spec.?replicas.orValue(1)'), 1);
+  assert.equal(e("object.metadata.?labels.?app.orValue('none')"), 'web');
+  assert.equal(e("object.metadata.?annotations.?owner.hasValue()"), false);
+  assert.equal(e("object.metadata.labels[?'tier'].orValue('front')"), 'front');
+  assert.equal(e('object.spec.ports[?0].value()'), 80);
+  assert.equal(e('object.spec.ports[?3].hasValue()'), false);
+  assert.equal(e('optional.of(2).value() + optional.none().orValue(3)'), 5);
+  assert.equal(e("optional.ofNonZeroValue('').hasValue()"), false);
+  assert.equal(e('object.spec.?replicas.or(optional.of(4)).value()'), 4);
+  assert.equal(e('true ?.5 : 1.0'), 0.5);
+});
+
 test('CEL authorizer library', () => {
   const asked: Attributes[] = [];
   const authz: Authorizer = {

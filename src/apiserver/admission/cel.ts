@@ -13,7 +13,8 @@
 // regex find/findAll, lists isSorted/sum/min/max/indexOf/lastIndexOf, quantity (quantity(),
 // isQuantity(), sign, isInteger, asInteger, asApproximateFloat, add, sub, compareTo,
 // isGreaterThan, isLessThan) and the authorizer (group/resource/subresource/namespace/name/path,
-// serviceAccount, requestResource, check(verb).allowed()/reason()). Not supported: optionals,
+// serviceAccount, requestResource, check(verb).allowed()/reason()); optionals (`a.?b`, `m[?k]`,
+// optional.of/none/ofNonZeroValue, hasValue, value, orValue, or). Not supported:
 // timestamps and durations, format(), url/ip/cidr/semver, the sets library, type checking and
 // cost limits. Integers are 64-bit (bigint); && and || are commutative over errors, as in CEL.
 import type { AdmissionAttributes } from './types.js';
@@ -29,6 +30,15 @@ class Uint {
 }
 
 export class CelError extends Error {}
+
+/** optional_type: optional.of(v), optional.none(), `a.?b`, `m[?k]` */
+class CelOptional {
+  constructor(
+    readonly present: boolean,
+    readonly value: unknown,
+  ) {}
+}
+const NONE = new CelOptional(false, null);
 
 /** Kubernetes' quantity library: an opaque resource.Quantity */
 class CelQuantity {
@@ -65,7 +75,7 @@ export function celAuthorizer(authz: Authorizer, user: UserInfo, request?: { gro
   return new CelAuthz(authz, user, { resourceRequest: false }, request);
 }
 
-type Value = null | boolean | bigint | number | string | Uint | Uint8Array | Value[] | Map<unknown, Value> | { [k: string]: unknown } | CelType | CelQuantity | CelAuthz | CelDecision;
+type Value = null | boolean | bigint | number | string | Uint | Uint8Array | Value[] | Map<unknown, Value> | { [k: string]: unknown } | CelType | CelQuantity | CelAuthz | CelDecision | CelOptional;
 
 class CelType {
   constructor(readonly name: string) {}
@@ -82,6 +92,7 @@ function typeName(v: unknown): string {
   if (Array.isArray(v)) return 'list';
   if (v instanceof CelType) return 'type';
   if (v instanceof CelQuantity) return 'kubernetes.Quantity';
+  if (v instanceof CelOptional) return 'optional_type';
   if (v instanceof CelAuthz) return 'kubernetes.authorization.Authorizer';
   if (v instanceof CelDecision) return 'kubernetes.authorization.Decision';
   return 'map';
@@ -154,6 +165,11 @@ function equals(a: Value, b: Value): boolean {
       return (a as CelType).name === (b as CelType).name;
     case 'kubernetes.Quantity':
       return cmpQuantity((a as CelQuantity).q, (b as CelQuantity).q) === 0;
+    case 'optional_type': {
+      const x = a as CelOptional;
+      const y = b as CelOptional;
+      return x.present === y.present && (!x.present || equals(fromJSON(x.value), fromJSON(y.value)));
+    }
     default:
       return a === b;
   }
@@ -179,7 +195,7 @@ function compare(a: Value, b: Value): number {
 
 type Tok = { t: 'num' | 'str' | 'bytes' | 'id' | 'op' | 'eof'; v: any; pos: number };
 
-const OPS = ['&&', '||', '==', '!=', '<=', '>=', '<', '>', '!', '+', '-', '*', '/', '%', '?', ':', '.', ',', '(', ')', '[', ']', '{', '}'];
+const OPS = ['.?', '[?', '&&', '||', '==', '!=', '<=', '>=', '<', '>', '!', '+', '-', '*', '/', '%', '?', ':', '.', ',', '(', ')', '[', ']', '{', '}'];
 
 function lex(src: string): Tok[] {
   const out: Tok[] = [];
@@ -271,8 +287,8 @@ function lex(src: string): Tok[] {
 type Node =
   | { k: 'lit'; v: Value }
   | { k: 'id'; name: string }
-  | { k: 'sel'; target: Node; field: string; test?: boolean }
-  | { k: 'index'; target: Node; index: Node }
+  | { k: 'sel'; target: Node; field: string; test?: boolean; optional?: boolean }
+  | { k: 'index'; target: Node; index: Node; optional?: boolean }
   | { k: 'call'; fn: string; target?: Node; args: Node[] }
   | { k: 'list'; items: Node[] }
   | { k: 'map'; entries: [Node, Node][] }
@@ -380,7 +396,19 @@ function parse(src: string): Node {
   };
   const member = (n: Node): Node => {
     for (;;) {
-      if (isOp('.')) {
+      if (isOp('.?') || isOp('[?')) {
+        // optional selection and indexing (CEL's optional syntax)
+        const op = next().v;
+        if (op === '[?') {
+          const index = expr();
+          expect(']');
+          n = { k: 'index', target: n, index, optional: true };
+        } else {
+          const id = next();
+          if (id.t !== 'id') throw new CelError(`Syntax error: expected a field name at ${id.pos}`);
+          n = { k: 'sel', target: n, field: id.v, optional: true };
+        }
+      } else if (isOp('.')) {
         next();
         const id = next();
         if (id.t !== 'id') throw new CelError(`Syntax error: expected a field name at ${id.pos}`);
@@ -702,6 +730,14 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
   }
 }
 
+function isZeroValue(v: Value): boolean {
+  if (v === null || v === false || v === '' || v === 0n || v === 0) return true;
+  if (v instanceof Uint) return v.v === 0n;
+  if (v instanceof Uint8Array || Array.isArray(v)) return v.length === 0;
+  if (isMap(v)) return mapEntries(v as any).length === 0;
+  return false;
+}
+
 const LIST_METHODS = new Set(['isSorted', 'sum', 'min', 'max', 'indexOf', 'lastIndexOf']);
 
 /** Kubernetes' lists library */
@@ -809,10 +845,38 @@ function evaluate(n: Node, env: Env): Value {
       if (['int', 'uint', 'double', 'string', 'bool', 'bytes', 'list', 'map', 'null_type', 'type'].includes(n.name)) return new CelType(n.name);
       throw new CelError(`undeclared reference to '${n.name}'`);
     }
-    case 'sel':
-      return select(evaluate(n.target, env), n.field, n.test === true);
-    case 'index':
-      return index(evaluate(n.target, env), evaluate(n.index, env));
+    case 'sel': {
+      const target = evaluate(n.target, env);
+      // selection on an optional, or optional selection: absent is optional.none()
+      if (n.optional || target instanceof CelOptional) {
+        const inner = target instanceof CelOptional ? target : new CelOptional(true, target);
+        if (!inner.present) return NONE;
+        const t = fromJSON(inner.value);
+        if (!isMap(t)) throw new CelError(`unsupported type for field selection: ${typeName(t)}`);
+        const r = mapGet(t as any, n.field);
+        return r.found ? new CelOptional(true, r.v) : NONE;
+      }
+      return select(target, n.field, n.test === true);
+    }
+    case 'index': {
+      const target = evaluate(n.target, env);
+      const i = evaluate(n.index, env);
+      if (n.optional || target instanceof CelOptional) {
+        const inner = target instanceof CelOptional ? target : new CelOptional(true, target);
+        if (!inner.present) return NONE;
+        const t = fromJSON(inner.value);
+        if (Array.isArray(t)) {
+          const k = typeof i === 'bigint' ? i : -1n;
+          return k >= 0n && k < BigInt(t.length) ? new CelOptional(true, t[Number(k)]) : NONE;
+        }
+        if (isMap(t)) {
+          const r = mapGet(t as any, i);
+          return r.found ? new CelOptional(true, r.v) : NONE;
+        }
+        throw new CelError(`no such overload: ${typeName(t)}[?${typeName(i)}]`);
+      }
+      return index(target, i);
+    }
     case 'list':
       return n.items.map((x) => evaluate(x, env));
     case 'map': {
@@ -868,8 +932,26 @@ function evaluate(n: Node, env: Env): Value {
           return arith(n.op, l, r);
       }
     }
-    case 'call':
-      return call(n.fn, n.target ? evaluate(n.target, env) : undefined, n.args.map((a) => evaluate(a, env)));
+    case 'call': {
+      if (n.target?.k === 'id' && n.target.name === 'optional' && !env.has('optional')) {
+        const a = n.args.map((x) => evaluate(x, env));
+        if (n.fn === 'none' && a.length === 0) return NONE;
+        if (n.fn === 'of' && a.length === 1) return new CelOptional(true, a[0]);
+        if (n.fn === 'ofNonZeroValue' && a.length === 1) return isZeroValue(a[0]!) ? NONE : new CelOptional(true, a[0]);
+        throw new CelError(`undeclared reference to 'optional.${n.fn}'`);
+      }
+      const target = n.target ? evaluate(n.target, env) : undefined;
+      if (target instanceof CelOptional) {
+        if (n.fn === 'hasValue' && n.args.length === 0) return target.present;
+        if (n.fn === 'value' && n.args.length === 0) {
+          if (!target.present) throw new CelError('optional.none() dereference');
+          return fromJSON(target.value);
+        }
+        if (n.fn === 'orValue' && n.args.length === 1) return target.present ? fromJSON(target.value) : evaluate(n.args[0]!, env);
+        if (n.fn === 'or' && n.args.length === 1) return target.present ? target : evaluate(n.args[0]!, env);
+      }
+      return call(n.fn, target, n.args.map((a) => evaluate(a, env)));
+    }
     case 'macro': {
       const target = evaluate(n.target, env);
       let items: Value[];
