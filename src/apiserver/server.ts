@@ -217,6 +217,7 @@ export class APIServer {
       webhook: { log: cfg.log },
       authorizer: this.authorizer,
       kinds: () => [...this.kinds, ...(this.crds?.kinds() ?? [])],
+      customReader: () => storeReader(this.crds?.stores() ?? []),
     });
     this.discovery = new Discovery(this.kinds);
     setResponseCompression(cfg.featureGates.get('APIResponseCompression') !== false);

@@ -14,6 +14,8 @@ function ok(args: string[], input?: string) {
   return r;
 }
 
+const DEPLOYMENTS = '{apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}';
+
 const POLICIES = `
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
@@ -21,9 +23,7 @@ metadata: {name: replica-limit}
 spec:
   failurePolicy: Fail
   paramKind: {apiVersion: v1, kind: ConfigMap}
-  matchConstraints:
-    resourceRules:
-    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}
+  matchConstraints: {resourceRules: [${DEPLOYMENTS}]}
   matchConditions:
   - name: not-exempt
     expression: "!has(object.metadata.labels) || !('exempt' in object.metadata.labels)"
@@ -50,9 +50,7 @@ apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: replica-warn}
 spec:
-  matchConstraints:
-    resourceRules:
-    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}
+  matchConstraints: {resourceRules: [${DEPLOYMENTS}]}
   validations:
   - expression: "object.spec.replicas <= 3"
     message: more than 3 replicas
@@ -135,4 +133,49 @@ test('params: a new maximum in the ConfigMap applies; a missing ConfigMap denies
     return x.code !== 0 ? x : undefined;
   });
   assert.ok(r.stderr.includes("ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit-binding' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"), r.stderr);
+});
+
+test('params of a custom resource kind', async () => {
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'replicalimits.policy.example.com' },
+    spec: {
+      group: 'policy.example.com',
+      scope: 'Cluster',
+      names: { plural: 'replicalimits', singular: 'replicalimit', kind: 'ReplicaLimit' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { maxReplicas: { type: 'integer' } } } } }],
+    },
+  };
+  ok(['apply', '-f', '-'], JSON.stringify(crd));
+  await until('CRD served', () => c.kubectl(['get', 'replicalimits']).code === 0);
+  ok(['apply', '-f', '-'], `
+apiVersion: policy.example.com/v1
+kind: ReplicaLimit
+metadata: {name: strict}
+maxReplicas: 1
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: crd-limit}
+spec:
+  paramKind: {apiVersion: policy.example.com/v1, kind: ReplicaLimit}
+  matchConstraints: {resourceRules: [${DEPLOYMENTS}]}
+  validations:
+  - expression: "object.spec.replicas <= params.maxReplicas"
+    messageExpression: "'at most ' + string(params.maxReplicas) + ' by ' + params.metadata.name"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: crd-limit-binding}
+spec: {policyName: crd-limit, validationActions: [Deny], paramRef: {name: strict, parameterNotFoundAction: Deny}, matchResources: {namespaceSelector: {matchLabels: {strict: "yes"}}}}
+`);
+  ok(['create', 'namespace', 'strict']);
+  ok(['label', 'namespace', 'strict', 'strict=yes']);
+  const r = await until('custom params in force', () => {
+    const x = c.kubectl(['create', '-f', '-'], { input: deployment('two', 'strict', 2) });
+    return x.code !== 0 ? x : undefined;
+  });
+  assert.ok(r.stderr.includes("ValidatingAdmissionPolicy 'crd-limit' with binding 'crd-limit-binding' denied request: at most 1 by strict"), r.stderr);
+  ok(['create', '-f', '-'], deployment('one', 'strict', 1));
 });

@@ -167,6 +167,8 @@ export interface AdmissionChainOptions {
   authorizer?: Authorizer;
   /** the kinds the server serves (built-in and CRDs): OwnerReferencesPermissionEnforcement maps an owner's kind to its resource */
   kinds?: KindsSource;
+  /** reads of the custom resources' stores (ValidatingAdmissionPolicy parameters of a CRD's kind) */
+  customReader?: () => ClusterReader;
 }
 
 export interface AdmissionChain {
@@ -242,7 +244,7 @@ function plugin(name: string, o: AdmissionChainOptions): AdmissionPlugin {
     case 'ResourceQuota':
       return resourceQuota(reader, writer, o.resourceQuota);
     case 'ValidatingAdmissionPolicy':
-      return validatingAdmissionPolicy(reader, { authorizer: o.authorizer, kinds: o.kinds });
+      return validatingAdmissionPolicy(reader, { authorizer: o.authorizer, kinds: o.kinds, customReader: o.customReader });
     case 'CertificateApproval':
       return certificateApproval(o.authorizer ?? new AlwaysAllow());
     case 'CertificateSigning':

@@ -13,9 +13,8 @@
 // violation under failurePolicy Fail (the default) and nothing under Ignore. auditAnnotations add
 // `<policy>/<key>` annotations.
 //
-// Not evaluated: typeChecking (no status.typeChecking is written), CEL cost limits, parameter
-// objects of custom resources (only built-in kinds can be params), matchPolicy Equivalent (every
-// resource is served at one version).
+// Not evaluated: typeChecking (no status.typeChecking is written), CEL cost limits, matchPolicy
+// Equivalent (every resource is served at one version).
 import { StatusError } from '../../machinery/errors.js';
 import { fromLabelSelector, matchLabels } from '../../machinery/selectors.js';
 import type { Authorizer } from '../authz.js';
@@ -30,6 +29,8 @@ const GROUP = 'admissionregistration.k8s.io';
 export interface VAPOptions {
   authorizer?: Authorizer;
   kinds?: () => readonly KindDecl[];
+  /** reads of the custom resources (parameter objects of a CRD's kind) */
+  customReader?: () => ClusterReader;
 }
 
 const ANY_RESOURCE = { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'] };
@@ -110,7 +111,7 @@ function celVars(policy: any, base: Record<string, unknown>): Record<string, unk
 }
 
 /** the parameter objects of a binding: undefined when there is no paramKind */
-function paramsFor(reader: ClusterReader, kinds: readonly KindDecl[], policy: any, binding: any, a: AdmissionAttributes): { params: unknown[] } | { error: string; policyError?: boolean } | undefined {
+function paramsFor(builtin: ClusterReader, custom: (() => ClusterReader) | undefined, kinds: readonly KindDecl[], policy: any, binding: any, a: AdmissionAttributes): { params: unknown[] } | { error: string; policyError?: boolean } | undefined {
   const pk = policy.spec?.paramKind;
   if (!isObject(pk)) return undefined;
   const ref = binding.spec?.paramRef;
@@ -118,6 +119,8 @@ function paramsFor(reader: ClusterReader, kinds: readonly KindDecl[], policy: an
   const [g, v] = String(pk.apiVersion ?? '').includes('/') ? String(pk.apiVersion).split('/') : ['', String(pk.apiVersion ?? '')];
   const kind = kinds.find((k) => !k.virtual && k.group === g && k.version === v && k.kind === pk.kind);
   if (!kind) return { error: `failed to find resource referenced by paramKind: '${pk.apiVersion}, Kind=${pk.kind}'`, policyError: true };
+  const reader = kind.custom ? custom?.() : builtin;
+  if (!reader) return { error: `failed to find resource referenced by paramKind: '${pk.apiVersion}, Kind=${pk.kind}'`, policyError: true };
   let namespace = '';
   if (kind.namespaced) namespace = typeof ref.namespace === 'string' && ref.namespace ? ref.namespace : a.namespace;
   let found: any[] = [];
@@ -210,7 +213,7 @@ export function validatingAdmissionPolicy(reader: ClusterReader, opts: VAPOption
           continue;
         }
         base ??= baseVars(reader, a, opts.authorizer);
-        const found = paramsFor(reader, kinds, policy, binding, a);
+        const found = paramsFor(reader, opts.customReader, kinds, policy, binding, a);
         if (found && 'error' in found) {
           // a configuration error: denied under failurePolicy Fail whatever the validationActions
           if (failClosed) {
