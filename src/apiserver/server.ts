@@ -539,6 +539,16 @@ export class APIServer {
       .finally(() => st.release?.());
   }
 
+  /** the authorizer's decision on a request, audited; a denial is thrown as kube-apiserver's 403 */
+  private authorizeOrRefuse(req: IncomingMessage, st: ChainState, attrs: ReturnType<typeof requestAttributes>): void {
+    const decision = this.authorizer.authorize(attrs);
+    st.audit?.authorized(decision.decision === 'allow', decision.reason);
+    if (decision.decision !== 'allow') {
+      req.resume();
+      throw forbiddenError(attrs, decision.reason);
+    }
+  }
+
   private async route(req: IncomingMessage, res: ServerResponse, st: ChainState): Promise<void> {
     const { path, query, method, info } = st.scope;
 
@@ -601,13 +611,7 @@ export class APIServer {
     // health and /version: authenticated and authorized as every request (anonymous clients reach
     // them through system:public-info-viewer), but never refused by the in-flight limits
     if (PUBLIC_PATHS.has(path) || path.startsWith('/livez/') || path.startsWith('/readyz/') || path.startsWith('/healthz/')) {
-      const attrs = requestAttributes(user, info, method, query);
-      const decision = this.authorizer.authorize(attrs);
-      st.audit?.authorized(decision.decision === 'allow', decision.reason);
-      if (decision.decision !== 'allow') {
-        req.resume();
-        throw forbiddenError(attrs, decision.reason);
-      }
+      this.authorizeOrRefuse(req, st, requestAttributes(user, info, method, query));
       if (path === '/version') {
         const body = Buffer.from(JSON.stringify(this.cfg.version, null, 2));
         res.setHeader('Content-Type', 'application/json');
@@ -628,13 +632,7 @@ export class APIServer {
       }
     }
 
-    const attrs = requestAttributes(user, info, method, query);
-    const decision = this.authorizer.authorize(attrs);
-    st.audit?.authorized(decision.decision === 'allow', decision.reason);
-    if (decision.decision !== 'allow') {
-      req.resume();
-      throw forbiddenError(attrs, decision.reason);
-    }
+    this.authorizeOrRefuse(req, st, requestAttributes(user, info, method, query));
 
     if (path === '/api' || path === '/api/') {
       this.discovery.serveRoot(req, res, true, this.address);

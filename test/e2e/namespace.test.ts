@@ -2,7 +2,10 @@
 // namespaces as a user would.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, NO_CA_PUBLISHER, type Cluster } from './harness.js';
+import { startCluster, NO_CA_PUBLISHER, until as untilWithin, type Cluster } from './harness.js';
+
+/** the harness's polling with a minute to go: namespace deletion runs through the controller's queue */
+const until = <T>(what: string, f: () => Promise<T | undefined | false>): Promise<T> => untilWithin(what, f, 60_000);
 
 let c: Cluster;
 
@@ -14,15 +17,6 @@ after(async () => {
   await c?.stop();
 });
 
-async function until<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function kubectl(args: string[], input?: string) {
   const r = c.kubectl(args, { input, timeoutMs: 120_000 });
