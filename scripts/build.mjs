@@ -1,7 +1,7 @@
 // Build: type-check and compile with tsc, then copy the data files tsc does not emit
 // (the generated schema declarations) beside the compiled modules that read them.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, statSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
@@ -14,6 +14,21 @@ try {
 } catch {
   failed = true; // tsc still emitted; copy the data files anyway, then report the failure
 }
+
+// a test whose source is gone must not run from a stale compiled file (tsc never deletes outputs)
+function dropStaleTests(dir) {
+  if (!existsSync(dir)) return;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const name = e.name;
+    const p = join(dir, name);
+    if (e.isDirectory()) dropStaleTests(p);
+    else if (name.endsWith('.test.js')) {
+      const src = join(root, p.slice(join(root, 'dist').length + 1)).replace(/\.js$/, '.ts');
+      if (!existsSync(src)) for (const ext of ['', '.map', '.lines']) rmSync(p + ext, { force: true });
+    }
+  }
+}
+dropStaleTests(join(root, 'dist', 'test'));
 
 function copyData(dir) {
   for (const name of readdirSync(dir)) {
