@@ -23,7 +23,6 @@
 //   - errors requeue with per-namespace exponential backoff (5 ms to 60 s) under an overall
 //     10 qps / 100 burst bucket.
 
-import { setMaxListeners } from 'node:events';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isMethodNotSupported, isNotFound, type RESTClient } from '../client/rest.js';
 import {
@@ -40,6 +39,7 @@ import {
 } from '../client/resources.js';
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import { BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter, RateLimitingQueue } from '../client/workqueue.js';
+import { runQueueWorkers } from './workers.js';
 
 /** Events are handled this long after they arrive (namespaceDeletionGracePeriod). */
 export const NAMESPACE_DELETION_GRACE_PERIOD_MS = 5_000;
@@ -528,50 +528,31 @@ export class NamespaceController {
    * Waits for the informer's cache, runs `workers` workers until `signal` aborts, then shuts the
    * queue down and waits for the workers to finish their current namespace.
    */
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info('Starting namespace controller');
-    // each worker's requests listen on the signal
-    setMaxListeners(0, signal);
-    try {
-      if (!(await this.informer.waitForSync({ signal }))) return;
-      const done: Promise<void>[] = [];
-      for (let i = 0; i < Math.max(1, workers); i++) done.push(this.worker(signal));
-      await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
-      this.queue.shutDown();
-      await Promise.all(done);
-    } finally {
-      this.queue.shutDown();
-      this.log.info('Shutting down namespace controller');
-    }
-  }
-
-  private async worker(signal: AbortSignal): Promise<void> {
-    for (;;) {
-      const { item: key, shutdown } = await this.queue.get();
-      if (shutdown) return;
-      if (signal.aborted) {
-        this.queue.done(key);
-        return;
-      }
-      try {
-        await this.sync(key, signal);
-        this.queue.forget(key);
-      } catch (e) {
-        if (signal.aborted) {
-          // stopping: the next leader picks the namespace up
-        } else if (e instanceof ResourcesRemainingError) {
-          const t = Math.floor(e.estimate / 2) + 1;
-          this.log.v(4).info('Content remaining in namespace', { namespace: key, waitSeconds: t });
-          this.queue.addAfter(key, t * 1000);
-        } else {
-          // rather than wait for a full resync, try again with backoff
-          this.queue.addRateLimited(key);
-          this.log.error(e, 'Deletion of namespace failed', { namespace: key });
-        }
-      } finally {
-        this.queue.done(key);
-      }
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    return runQueueWorkers(
+      {
+        name: 'namespace controller',
+        log: this.log,
+        queue: this.queue,
+        informers: [this.informer],
+        sync: (key, s) => this.sync(key, s),
+        onError: (key, e, s) => {
+          if (s.aborted) {
+            // stopping: the next leader picks the namespace up
+          } else if (e instanceof ResourcesRemainingError) {
+            const t = Math.floor(e.estimate / 2) + 1;
+            this.log.v(4).info('Content remaining in namespace', { namespace: key, waitSeconds: t });
+            this.queue.addAfter(key, t * 1000);
+          } else {
+            // rather than wait for a full resync, try again with backoff
+            this.queue.addRateLimited(key);
+            this.log.error(e, 'Deletion of namespace failed', { namespace: key });
+          }
+        },
+      },
+      workers,
+      signal,
+    );
   }
 
   /** One pass over a namespace key (syncNamespaceFromKey). */

@@ -3,12 +3,12 @@
 // service account volume the ServiceAccount admission plugin adds (kube-api-access-*). As in
 // kube-controller-manager, the map is created when a namespace appears and put back when it is
 // deleted or its data drifts.
-import { setMaxListeners } from 'node:events';
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isAlreadyExists, isNotFound, type RESTClient } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
+import { runQueueWorkers } from './workers.js';
 
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
@@ -47,37 +47,13 @@ export class RootCACertPublisher {
     if (ns?.metadata?.name) this.queue.add(ns.metadata.name);
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    setMaxListeners(0, signal);
-    this.log.info('Starting root CA cert publisher controller');
-    try {
-      const synced = await Promise.all([this.o.namespaces.waitForSync({ signal }), this.o.configMaps.waitForSync({ signal })]);
-      if (!synced.every(Boolean)) return;
-      const done: Promise<void>[] = [];
-      for (let i = 0; i < Math.max(1, workers); i++) done.push(this.worker(signal));
-      await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
-      this.queue.shutDown();
-      await Promise.all(done);
-    } finally {
-      this.queue.shutDown();
-      this.log.info('Shutting down root CA cert publisher controller');
-    }
-  }
-
-  private async worker(signal: AbortSignal): Promise<void> {
-    for (;;) {
-      const { item: ns, shutdown } = await this.queue.get();
-      if (shutdown) return;
-      try {
-        if (!signal.aborted) await this.sync(ns, signal);
-        this.queue.forget(ns);
-      } catch (e) {
-        this.log.error(e, 'Publishing the root CA failed', { namespace: ns });
-        this.queue.addRateLimited(ns);
-      } finally {
-        this.queue.done(ns);
-      }
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    const o = this.o;
+    return runQueueWorkers(
+      { name: 'root CA cert publisher controller', log: this.log, queue: this.queue, informers: [o.namespaces, o.configMaps], sync: (ns, s) => this.sync(ns, s), failure: 'Publishing the root CA failed' },
+      workers,
+      signal,
+    );
   }
 
   /** create or correct the ConfigMap of one namespace */

@@ -2,12 +2,12 @@
 // pods use when they name none (the ServiceAccount admission plugin refuses pods whose account
 // does not exist). Like kube-controller-manager's, it creates the account when a namespace
 // appears and again when the account is deleted.
-import { setMaxListeners } from 'node:events';
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isAlreadyExists, isNotFound, type RESTClient } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
+import { runQueueWorkers } from './workers.js';
 
 const SERVICE_ACCOUNTS = { group: '', version: 'v1', resource: 'serviceaccounts' };
 
@@ -47,37 +47,13 @@ export class ServiceAccountsController {
     if (ns?.metadata?.name) this.queue.add(ns.metadata.name);
   }
 
-  async run(workers: number, signal: AbortSignal): Promise<void> {
-    setMaxListeners(0, signal);
-    this.log.info('Starting service account controller');
-    try {
-      const synced = await Promise.all([this.o.namespaces.waitForSync({ signal }), this.o.serviceAccounts.waitForSync({ signal })]);
-      if (!synced.every(Boolean)) return;
-      const done: Promise<void>[] = [];
-      for (let i = 0; i < Math.max(1, workers); i++) done.push(this.worker(signal));
-      await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
-      this.queue.shutDown();
-      await Promise.all(done);
-    } finally {
-      this.queue.shutDown();
-      this.log.info('Shutting down service account controller');
-    }
-  }
-
-  private async worker(signal: AbortSignal): Promise<void> {
-    for (;;) {
-      const { item: ns, shutdown } = await this.queue.get();
-      if (shutdown) return;
-      try {
-        if (!signal.aborted) await this.sync(ns, signal);
-        this.queue.forget(ns);
-      } catch (e) {
-        this.log.error(e, 'Syncing service accounts failed', { namespace: ns });
-        this.queue.addRateLimited(ns);
-      } finally {
-        this.queue.done(ns);
-      }
-    }
+  run(workers: number, signal: AbortSignal): Promise<void> {
+    const o = this.o;
+    return runQueueWorkers(
+      { name: 'service account controller', log: this.log, queue: this.queue, informers: [o.namespaces, o.serviceAccounts], sync: (ns, s) => this.sync(ns, s), failure: 'Syncing service accounts failed' },
+      workers,
+      signal,
+    );
   }
 
   /** create the missing accounts of one namespace */
