@@ -42,8 +42,8 @@ function copyData(dir) {
   }
 }
 if (existsSync(join(root, 'src'))) copyData(join(root, 'src'));
-// klog's call-site tables: each compiled module's source map decoded once here, so that a log
-// line does not decode a map at run time (see LazyLineMap in src/cli/klog.ts)
+// klog's call-site indexes: each compiled module's source map with checkpoints, so that a log line
+// decodes a few lines of a map at run time, not the whole map (see LazyLineMap in src/cli/klog.ts)
 try {
   const { LazyLineMap } = await import(join(root, 'dist', 'src', 'cli', 'klog.js'));
   const tables = (dir) => {
@@ -52,7 +52,7 @@ try {
       if (statSync(p).isDirectory()) tables(p);
       else if (name.endsWith('.js.map')) {
         const map = JSON.parse(readFileSync(p, 'utf8'));
-        writeFileSync(p.slice(0, -'.map'.length) + '.lines', JSON.stringify(new LazyLineMap(map).table()));
+        writeFileSync(p.slice(0, -'.map'.length) + '.lines', JSON.stringify(new LazyLineMap(map).index()));
       }
     }
   };
@@ -66,5 +66,50 @@ try {
   await v.writeBuildInfo();
 } catch (e) {
   console.error(`build: could not record build info: ${e.message}`);
+}
+// The bundle the keelson command runs (bin/keelson): the compiled modules joined by esbuild into a
+// few files. Node.js 20 loads each ES module on its own (resolve, read, compile, link), and the API
+// server's ~240 modules cost about 200 ms of every start that way (bench/run.ts's startup phase).
+// Chunks are split at the command's dynamic imports, so `keelson patch` still does not load the API
+// server. Files the modules find beside themselves (the schema declarations, the storage worker,
+// the build facts) are placed beside the bundle too. Without esbuild (a production install) the
+// command runs the modules themselves.
+try {
+  const esbuild = await import(createRequire(import.meta.url).resolve('esbuild'));
+  const outdir = join(root, 'dist', 'bundle');
+  rmSync(outdir, { recursive: true, force: true });
+  await esbuild.build({
+    entryPoints: { keelson: join(root, 'dist', 'src', 'cli', 'main.js'), 'sqlite-worker': join(root, 'dist', 'src', 'storage', 'sqlite-worker.js') },
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // native addons stay in node_modules, and so does @peculiar/x509: loaded only for a CSR, by
+    // Node's own CommonJS interop, which gives its exports as the modules expect them
+    external: ['better-sqlite3', 'cbor-extract', '@peculiar/x509'],
+    sourcemap: true,
+    sourcesContent: false,
+    // the CommonJS dependencies inside the bundle call require()
+    banner: { js: "import { createRequire as __keelsonCreateRequire } from 'node:module'; const require = __keelsonCreateRequire(import.meta.url);" },
+    logLevel: 'warning',
+  });
+  cpSync(join(root, 'dist', 'src', 'schema', 'gen'), join(outdir, 'gen'), { recursive: true });
+  const buildInfo = join(root, 'dist', 'src', 'cli', 'buildinfo.json');
+  if (existsSync(buildInfo)) cpSync(buildInfo, join(outdir, 'buildinfo.json'));
+  const { LazyLineMap } = await import(join(root, 'dist', 'src', 'cli', 'klog.js'));
+  for (const name of readdirSync(outdir)) {
+    if (!name.endsWith('.js.map')) continue;
+    const p = join(outdir, name);
+    writeFileSync(p.slice(0, -'.map'.length) + '.lines', JSON.stringify(new LazyLineMap(JSON.parse(readFileSync(p, 'utf8'))).index()));
+  }
+} catch (e) {
+  if (e?.code === 'ERR_MODULE_NOT_FOUND' || e?.code === 'MODULE_NOT_FOUND') console.error('build: esbuild is not installed; the keelson command will run the modules unbundled');
+  else {
+    console.error(`build: could not bundle the keelson command: ${e.message}`);
+    failed = true;
+  }
+  rmSync(join(root, 'dist', 'bundle'), { recursive: true, force: true });
 }
 if (failed) process.exit(1);

@@ -221,44 +221,71 @@ function rawCaller(skip: number): Site | undefined {
  * A compiled file's source map, decoded only as far as the lines asked for. Node's SourceMap
  * decodes every mapping of the file up front, which cost about 100 ms of start-up for the first
  * log lines of the big modules; a log line needs one position, so this reads the VLQ mappings
- * (source map v3) lazily, line by line, keeping the running state at each decoded line. The build
- * writes each map's decoded table beside it (`<file>.js.lines`, see table()), which is read instead
- * when present: decoding even one big map in a cold process took tens of milliseconds.
+ * (source map v3) lazily, line by line. The mappings' fields are relative to the segment before,
+ * across lines, so reaching line N means decoding every line before it: for the bundle's big
+ * chunks (a megabyte of mappings) that alone took about 100 ms. The build therefore writes, beside
+ * each map, its index (`<file>.js.lines`, see index()): the mappings with the decoder's running
+ * state at every CHECKPOINT_LINES-th line, so that a lookup decodes at most that many lines.
  */
 export class LazyLineMap {
   private readonly mappings: string;
   private readonly sources: string[];
-  /** offset in `mappings` where the next undecoded generated line starts */
+  /** per CHECKPOINT_LINES-th generated line: offset in `mappings`, source index, original line, original column */
+  private checkpoints: number[] = [];
+  /** offset in `mappings` where generated line `next` starts */
   private pos = 0;
+  private next = 0;
   /** running values of the mappings' relative fields: source index, original line, original column */
   private src = 0;
   private oline = 0;
   private ocol = 0;
-  /** per decoded generated line: its segments, flat, as generatedColumn, source, originalLine */
-  private readonly lines: number[][] = [];
+  /** decoded generated lines: their segments, flat, as generatedColumn, source, originalLine */
+  private readonly lines = new Map<number, number[]>();
 
   constructor(map: { mappings?: unknown; sources?: unknown }) {
     this.mappings = typeof map.mappings === 'string' ? map.mappings : '';
     this.sources = Array.isArray(map.sources) ? map.sources.map(String) : [];
   }
 
-  /** every line decoded, in the form fromTable() reads (what the build writes as `<file>.js.lines`) */
-  table(): { sources: string[]; lines: number[][] } {
-    while (this.pos <= this.mappings.length) this.decodeLine();
-    return { sources: this.sources, lines: this.lines };
+  /** the whole map with its checkpoints, in the form fromIndex() reads (what the build writes as `<file>.js.lines`) */
+  index(): { sources: string[]; mappings: string; every: number; checkpoints: number[] } {
+    const cps: number[] = [];
+    this.seek(0, 0, 0, 0, 0);
+    while (this.pos <= this.mappings.length) {
+      if (this.next % CHECKPOINT_LINES === 0) cps.push(this.pos, this.src, this.oline, this.ocol);
+      this.decodeLine(false);
+    }
+    this.seek(0, 0, 0, 0, 0);
+    return { sources: this.sources, mappings: this.mappings, every: CHECKPOINT_LINES, checkpoints: cps };
   }
 
-  static fromTable(t: { sources?: unknown; lines?: unknown }): LazyLineMap {
-    const m = new LazyLineMap({ sources: t.sources });
-    if (Array.isArray(t.lines)) for (const l of t.lines) m.lines.push(Array.isArray(l) ? l.map(Number) : []);
-    m.pos = 1; // nothing left to decode
+  static fromIndex(t: { sources?: unknown; mappings?: unknown; every?: unknown; checkpoints?: unknown }): LazyLineMap {
+    const m = new LazyLineMap(t);
+    if (t.every === CHECKPOINT_LINES && Array.isArray(t.checkpoints)) m.checkpoints = t.checkpoints.map(Number);
     return m;
+  }
+
+  private seek(line: number, pos: number, src: number, oline: number, ocol: number): void {
+    this.next = line;
+    this.pos = pos;
+    this.src = src;
+    this.oline = oline;
+    this.ocol = ocol;
   }
 
   /** the original file and 0-based line of a 0-based generated position */
   find(line: number, col: number): { source: string; line: number } | undefined {
-    while (this.lines.length <= line && this.pos <= this.mappings.length) this.decodeLine();
-    const segs = this.lines[line];
+    let segs = this.lines.get(line);
+    if (!segs) {
+      // from the nearest checkpoint at or before the line, unless decoding goes there anyway
+      const k = Math.floor(line / CHECKPOINT_LINES);
+      if ((line < this.next || k * CHECKPOINT_LINES > this.next) && this.checkpoints.length >= 4 * (k + 1)) {
+        const c = this.checkpoints;
+        this.seek(k * CHECKPOINT_LINES, c[4 * k]!, c[4 * k + 1]!, c[4 * k + 2]!, c[4 * k + 3]!);
+      } else if (line < this.next) this.seek(0, 0, 0, 0, 0);
+      while (this.next <= line && this.pos <= this.mappings.length) this.decodeLine(true);
+      segs = this.lines.get(line);
+    }
     if (!segs || segs.length < 3) return undefined;
     let best = 0;
     for (let i = 0; i < segs.length; i += 3) {
@@ -269,7 +296,7 @@ export class LazyLineMap {
     return source === undefined ? undefined : { source, line: segs[best + 2]! };
   }
 
-  private decodeLine(): void {
+  private decodeLine(keep: boolean): void {
     const m = this.mappings;
     const segs: number[] = [];
     let gcol = 0;
@@ -306,9 +333,16 @@ export class LazyLineMap {
     }
     endSegment();
     if (this.pos >= m.length) this.pos = m.length + 1; // the last line is decoded
-    this.lines.push(segs);
+    if (keep) {
+      if (this.lines.size > 4096) this.lines.clear();
+      this.lines.set(this.next, segs);
+    }
+    this.next++;
   }
 }
+
+/** how many generated lines lie between two checkpoints of a map's index */
+const CHECKPOINT_LINES = 256;
 
 /** the value of each base64 character code, -1 for the others */
 const BASE64_DIGIT = new Int8Array(128).fill(-1);
@@ -324,7 +358,7 @@ function sourceMapFor(file: string): LazyLineMap | null {
     const tablePath = file + '.lines';
     const mapPath = file + '.map';
     if (!file.endsWith('.js')) sm = null;
-    else if (existsSync(tablePath)) sm = LazyLineMap.fromTable(JSON.parse(readFileSync(tablePath, 'utf8')));
+    else if (existsSync(tablePath)) sm = LazyLineMap.fromIndex(JSON.parse(readFileSync(tablePath, 'utf8')));
     else if (existsSync(mapPath)) sm = new LazyLineMap(JSON.parse(readFileSync(mapPath, 'utf8')));
   } catch {
     sm = null;
@@ -577,7 +611,9 @@ export class Logger {
     if (file === undefined) {
       const site = rawCaller(skip + this.depth);
       if (!site) return false;
-      file = moduleName(site.file);
+      // the source file's name, as in the log header (a bundle's chunk is not a module of ours)
+      const e = sourceMapFor(site.file)?.find(site.line - 1, site.col - 1);
+      file = moduleName(e ? e.source : site.file);
     }
     return vmoduleLevel(file) >= level;
   }
