@@ -378,8 +378,10 @@ export function buildAuthenticator(opts: AuthenticationOptions): RequestAuthenti
     credentialHeaders.prefixes.push(...a.headers.prefixes.map((n) => n.trim().toLowerCase()));
     requestAuths.push(audienceAgnostic(apiAudiences, (req) => a.authenticate(req)));
   }
+  let x509: X509Authenticator | undefined;
   if (opts.clientCA) {
     const a = new X509Authenticator(opts.clientCA, { parseUID: opts.parseCertUID !== false, now });
+    x509 = a;
     requestAuths.push((req) => a.authenticate(req));
   }
   const tokenAuths: TokenAuth[] = [];
@@ -431,7 +433,33 @@ export function buildAuthenticator(opts: AuthenticationOptions): RequestAuthenti
     }
   };
 
+  // A request that carries no credential in its headers is authenticated by its connection alone
+  // (its client certificate, or none: anonymous), so the answer is kept per connection for as long
+  // as the certificate's verification holds, and the chain is not walked again for each request
+  // of a keep-alive connection or HTTP/2 session.
+  const credentialNames = new Set([...credentialHeaders.names, 'sec-websocket-protocol']);
+  const carriesCredentials = (req: AuthnRequest): boolean => {
+    const h = req.headers;
+    for (const n of credentialNames) if (h[n] !== undefined) return true;
+    if (credentialHeaders.prefixes.length) {
+      for (const k in h) if (credentialHeaders.prefixes.some((p) => k.startsWith(p))) return true;
+    }
+    return false;
+  };
+  const byConnection = new WeakMap<object, { until: number; result: AuthResult }>();
+  const copy = (r: AuthResult): AuthResult => {
+    const out: AuthResult = { user: cloneUser(r.user) };
+    if (r.audiences) out.audiences = r.audiences;
+    return out;
+  };
+
   const authenticate = async (req: AuthnRequest) => {
+    const sock = req.socket as object | undefined;
+    const connectionOnly = x509 !== undefined && sock !== undefined && !carriesCredentials(req);
+    if (connectionOnly) {
+      const hit = byConnection.get(sock);
+      if (hit && hit.until > now()) return copy(hit.result);
+    }
     const { result, error, warnings } = await run(req, apiAudiences.length ? apiAudiences : undefined);
     if (!result) {
       if (error) opts.onError?.(error);
@@ -445,6 +473,10 @@ export function buildAuthenticator(opts: AuthenticationOptions): RequestAuthenti
     const out: AuthResult = { user: result.user };
     if (result.audiences) out.audiences = result.audiences;
     if (all.length) out.warnings = all;
+    else if (connectionOnly) {
+      const until = x509!.validUntil(sock);
+      if (until > now()) byConnection.set(sock, { until, result: copy(out) });
+    }
     return out;
   };
 

@@ -295,6 +295,15 @@ export class X509Authenticator implements Authenticator {
     return entry.result ? { ...entry.result, user: cloneUser(entry.result.user) } : null;
   }
 
+  /**
+   * Until when (ms) the last answer for this connection holds: its certificate chain's earliest
+   * expiry, Infinity for a connection without a certificate, 0 when there is no answer to reuse.
+   */
+  validUntil(sock: object): number {
+    const e = this.cache.get(sock);
+    return e && !e.error ? e.until : 0;
+  }
+
   private compute(sock: object, now: number): CacheEntry {
     const certs = peerCertificates(sock);
     if (!certs || !certs.length) return { until: Infinity, result: null };
