@@ -18,7 +18,7 @@ import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
 import { NamespaceController, type Namespace } from './namespace.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
-import { RootCACertPublisher } from './rootcacertpublisher.js';
+import { ROOT_CA_CONFIGMAP, RootCACertPublisher } from './rootcacertpublisher.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
 /** What a controller gets when it starts. */
@@ -91,7 +91,12 @@ export const rootCACertPublisherDescriptor: ControllerDescriptor = {
       const c = new RootCACertPublisher({
         client,
         namespaces: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, NAMESPACES)),
-        configMaps: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'configmaps' })),
+        // only the ConfigMap it keeps: Kubernetes' publisher watches every ConfigMap through the
+        // shared informer, which here would cost every ConfigMap write a watch event sent to and
+        // decoded by this process while no other controller reads ConfigMaps
+        configMaps: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'configmaps' }), {
+          fieldSelector: `metadata.name=${ROOT_CA_CONFIGMAP}`,
+        }),
         rootCA: ctx.rootCA,
         log: ctx.log,
       });
