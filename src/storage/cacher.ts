@@ -135,6 +135,11 @@ export interface Cacher {
 export interface CacherOptions {
   /** JSON bytes -> object with resourceVersion set to String(kv.modRevision); a throw marks the key corrupt */
   decode: (kv: KeyValue) => any;
+  /**
+   * the JSON of an object decode() just returned for a put, when it is known without serializing
+   * the object (it becomes the entry's encoded 'json'); undefined: serialized when first asked
+   */
+  json?: (kv: KeyValue, obj: any) => Uint8Array | undefined;
   /** the object of the DELETED event of a corrupt key (its last value could not be decoded) */
   tombstone?: (namespace: string, name: string, revision: number) => any;
   split: (key: string) => { namespace: string; name: string };
@@ -278,6 +283,7 @@ class WatchCache implements Cacher {
   private generation = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly decode: (kv: KeyValue) => any;
+  private readonly json: ((kv: KeyValue, obj: any) => Uint8Array | undefined) | undefined;
   private readonly tombstone: (namespace: string, name: string, revision: number) => any;
   private readonly split: (key: string) => { namespace: string; name: string };
   private readonly historyWindowMs: number;
@@ -291,6 +297,7 @@ class WatchCache implements Cacher {
     opts: CacherOptions,
   ) {
     this.decode = opts.decode;
+    this.json = opts.json;
     this.tombstone = opts.tombstone ?? ((namespace, name, revision) => ({ metadata: { ...(namespace ? { namespace } : {}), name, resourceVersion: String(revision) } }));
     this.split = opts.split;
     this.historyWindowMs = opts.historyWindowMs ?? 5 * 60_000;
@@ -606,6 +613,8 @@ class WatchCache implements Cacher {
         createRevision: kv.createRevision,
         encoded: new Map(),
       };
+      const json = this.json?.(kv, obj);
+      if (json) entry.encoded.set('json', json);
       this.tree.set(key, entry);
       this.byKey.set(key, entry);
       return { type: prev ? 'MODIFIED' : 'ADDED', entry, prev, revision: se.revision };

@@ -3,6 +3,7 @@
 // creationTimestamp, generation, deletion state), and serves reads from the watch cache. It
 // knows no kind by name: a kind's special behaviour comes from its Strategy.
 import { randomUUID, randomInt } from 'node:crypto';
+import { withResourceVersion } from '../../codec/resourceversion.js';
 import { errors, field, qualified, StatusError, type FieldError, type GroupThing, type StatusCause, type StatusDetails } from '../../machinery/errors.js';
 import { validateAnnotations, validateLabels, validateName } from '../../machinery/validation.js';
 import type { KindDecl } from '../../schema/model.js';
@@ -103,7 +104,9 @@ export class ResourceStore {
   readonly apiVersion: string;
   readonly cacher: Cacher;
   /** objects written by this process, handed to the cache without re-parsing their bytes */
-  private readonly pending = new Map<string, { bytes: Uint8Array; obj: any }>();
+  private readonly pending = new Map<string, { bytes: Uint8Array; obj: any; json?: Uint8Array }>();
+  /** the object decode() last took from `pending`, with its stored JSON (see jsonOf) */
+  private lastPending?: { obj: any; json?: Uint8Array };
   /** encryption at rest of this resource (--encryption-provider-config); none: bytes stored as they are */
   private transformer: Transformer | undefined;
   /** feature gate AllowUnsafeMalformedObjectDeletion: corrupt objects named in errors, the unsafe delete */
@@ -126,6 +129,7 @@ export class ResourceStore {
     const namespaced = kind.namespaced;
     this.cacher = newCacher(backend, this.prefix, {
       decode: (kv) => this.decode(kv),
+      json: (kv, obj) => this.jsonOf(kv, obj),
       split: (key) => {
         const rest = key.slice(prefixLen);
         if (!namespaced) return { namespace: '', name: rest };
@@ -178,9 +182,18 @@ export class ResourceStore {
     if (p && p.bytes === kv.value) {
       this.pending.delete(kv.key);
       p.obj.metadata.resourceVersion = String(kv.modRevision);
+      this.lastPending = p;
       return p.obj;
     }
     return this.decodeKV(kv);
+  }
+
+  /** the answer's JSON of an object this process just wrote: its stored JSON with the resourceVersion added */
+  private jsonOf(kv: KeyValue, obj: any): Uint8Array | undefined {
+    const p = this.lastPending;
+    this.lastPending = undefined;
+    if (!p || p.obj !== obj || !p.json) return undefined;
+    return withResourceVersion(p.json, String(kv.modRevision));
   }
 
   /** an object from its stored bytes, in this resource's form, resourceVersion set; CorruptObjectError when unreadable */
@@ -235,17 +248,21 @@ export class ResourceStore {
 
   /** the stored bytes of an object: JSON without resourceVersion (in the stored form), encrypted when configured */
   private encode(key: string, obj: any): Uint8Array {
-    const rv = obj.metadata.resourceVersion;
-    delete obj.metadata.resourceVersion;
-    let bytes: Uint8Array;
+    const m = obj.metadata;
+    const rv = m.resourceVersion;
+    // left out of the JSON as an undefined member: a delete would turn metadata into a slow
+    // dictionary-mode object for everything that reads it afterwards
+    if (rv !== undefined) m.resourceVersion = undefined;
+    let json: Uint8Array;
     try {
       const stored = this.strategy.storageForm ? this.strategy.storageForm.toStorage(obj) : obj;
-      bytes = Buffer.from(JSON.stringify(stored));
+      json = Buffer.from(JSON.stringify(stored));
     } finally {
-      if (rv !== undefined) obj.metadata.resourceVersion = rv;
+      if (rv !== undefined) m.resourceVersion = rv;
     }
-    if (this.transformer) bytes = this.transformer.toStorage(bytes, Buffer.from(key));
-    this.pending.set(key, { bytes, obj });
+    const bytes = this.transformer ? this.transformer.toStorage(json, Buffer.from(key)) : json;
+    // the answer's JSON is made from the stored JSON when the stored form is the object itself
+    this.pending.set(key, { bytes, obj, json: this.strategy.storageForm ? undefined : json });
     return bytes;
   }
 
