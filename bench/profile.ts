@@ -9,7 +9,9 @@
 // --group (repeatable) splits the busy time into disjoint groups: each sample goes to the first
 // group, in the order given, with a frame on its stack whose "function file:line" contains the
 // substring; the rest is "other". --per N divides every figure by N (e.g. requests served) and
-// reports microseconds per unit as well.
+// reports microseconds per unit as well. --from-ms A --to-ms B keep only the samples taken between
+// A and B ms after the profile began (the busy time per second, `busyMsBySecond`, shows where the
+// measured rounds are), so that start-up does not blur a steady-state profile.
 import { readFileSync, existsSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +38,7 @@ interface Profile {
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = process.argv.slice(2);
-const file = args.find((a, i) => !a.startsWith('--') && (i === 0 || !['--top', '--filter', '--group', '--per'].includes(args[i - 1]!)));
+const file = args.find((a, i) => !a.startsWith('--') && (i === 0 || !['--top', '--filter', '--group', '--per', '--from-ms', '--to-ms'].includes(args[i - 1]!)));
 if (!file) {
   process.stderr.write('usage: profile.js <file.cpuprofile> [--top N] [--filter text]\n');
   process.exit(2);
@@ -54,6 +56,12 @@ for (let i = 0; i < args.length; i++) {
 }
 const perIdx = args.indexOf('--per');
 const PER = perIdx >= 0 ? Number(args[perIdx + 1]) : 0;
+const numArg = (name: string, dflt: number): number => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : dflt;
+};
+const FROM_MS = numArg('--from-ms', 0);
+const TO_MS = numArg('--to-ms', Infinity);
 
 const maps = new Map<string, SourceMap | null>();
 function sourceMapFor(url: string): SourceMap | null {
@@ -104,10 +112,15 @@ let total = 0;
 let idle = 0;
 let filtered = 0;
 const groupMs = new Map<string, number>();
+const bySecond: number[] = [];
+let at = 0; // ms since the profile began
 for (let i = 0; i < prof.samples.length; i++) {
+  at += (prof.timeDeltas[i] ?? 0) / 1000;
   const dt = (prof.timeDeltas[i + 1] ?? 0) / 1000; // the delta after a sample is the time it stands for
   const id = prof.samples[i]!;
   const l = labels.get(id)!;
+  if (l.fn !== '(idle)') bySecond[Math.floor(at / 1000)] = (bySecond[Math.floor(at / 1000)] ?? 0) + dt;
+  if (at < FROM_MS || at >= TO_MS) continue;
   total += dt;
   if (l.fn === '(idle)') {
     idle += dt;
@@ -149,6 +162,7 @@ const out: Record<string, unknown> = {
   wallMs: Math.round((prof.endTime - prof.startTime) / 1000),
   busyMs: Math.round(busy),
   idleMs: Math.round(idle),
+  busyMsBySecond: Array.from(bySecond, (v) => Math.round(v ?? 0)).join(' '),
   selfByFunction: top(self),
   inclusiveByFunction: top(incl),
   selfByFile: top(files),
