@@ -378,7 +378,74 @@ export class Store {
 export type ToWorker =
   | { t: 'open'; id: number; path: string; expectRev: number }
   | { t: 'close'; id: number }
+  | { t: 'commit1'; id: number; buf: ArrayBuffer }
   | (Request & { id: number });
+
+// A commit crosses to the worker as one transferred buffer (the 'commit1' message): every write
+// posts one, and postMessage costs per value it clones: the keys, the numbers and the values as
+// separate arrays took about 20 us of the main thread per batch, one buffer about 4 us.
+// Layout: u32 n; u32 key bytes; f64 nums[n * OP_FIELDS]; u32 keyIdx[2n]; u32 valIdx[2n]; the keys
+// (UTF-8); the values.
+
+/** the commit request as one buffer to transfer */
+export function encodeCommit(keys: readonly string[], nums: Float64Array, values: readonly (Uint8Array | null)[]): ArrayBuffer {
+  const n = keys.length;
+  const keyBytes = keys.map((k) => Buffer.from(k, 'utf8'));
+  let keyTotal = 0;
+  for (const k of keyBytes) keyTotal += k.length;
+  let valTotal = 0;
+  for (const v of values) if (v) valTotal += v.byteLength;
+  const numsAt = 8;
+  const keyIdxAt = numsAt + nums.length * 8;
+  const valIdxAt = keyIdxAt + n * 8;
+  const keysAt = valIdxAt + n * 8;
+  const valsAt = keysAt + keyTotal;
+  const buf = new ArrayBuffer(valsAt + valTotal);
+  const head = new Uint32Array(buf, 0, 2);
+  head[0] = n;
+  head[1] = keyTotal;
+  new Float64Array(buf, numsAt, nums.length).set(nums);
+  const keyIdx = new Uint32Array(buf, keyIdxAt, 2 * n);
+  const valIdx = new Uint32Array(buf, valIdxAt, 2 * n);
+  const bytes = new Uint8Array(buf);
+  let off = keysAt;
+  for (let i = 0; i < n; i++) {
+    bytes.set(keyBytes[i]!, off);
+    keyIdx[2 * i] = off;
+    keyIdx[2 * i + 1] = keyBytes[i]!.length;
+    off += keyBytes[i]!.length;
+  }
+  let voff = 0;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (!v) {
+      valIdx[2 * i + 1] = ABSENT;
+      continue;
+    }
+    bytes.set(v, valsAt + voff);
+    valIdx[2 * i] = voff;
+    valIdx[2 * i + 1] = v.byteLength;
+    voff += v.byteLength;
+  }
+  return buf;
+}
+
+/** the commit request of encodeCommit's buffer (views into it, no copies of the values) */
+export function decodeCommit(buf: ArrayBuffer): { t: 'commit'; keys: string[]; nums: Float64Array; vals: Packed } {
+  const head = new Uint32Array(buf, 0, 2);
+  const n = head[0]!;
+  const keyTotal = head[1]!;
+  const numsAt = 8;
+  const nums = new Float64Array(buf, numsAt, n * OP_FIELDS);
+  const keyIdxAt = numsAt + n * OP_FIELDS * 8;
+  const keyIdx = new Uint32Array(buf, keyIdxAt, 2 * n);
+  const valIdx = new Uint32Array(buf, keyIdxAt + n * 8, 2 * n);
+  const all = Buffer.from(buf);
+  const keys: string[] = new Array(n);
+  for (let i = 0; i < n; i++) keys[i] = all.toString('utf8', keyIdx[2 * i]!, keyIdx[2 * i]! + keyIdx[2 * i + 1]!);
+  const valsAt = keyIdxAt + n * 16 + keyTotal;
+  return { t: 'commit', keys, nums, vals: { buf: new Uint8Array(buf, valsAt), idx: valIdx } };
+}
 
 /** worker -> main: 'ready' once loaded, then one reply per message, in order */
 export type FromWorker =

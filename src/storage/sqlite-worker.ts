@@ -4,7 +4,7 @@
 // See sqlite.ts for the design, sqlite-ops.ts for the requests.
 
 import { parentPort } from 'node:worker_threads';
-import { Store, transferOfResult, type FromWorker, type ToWorker } from './sqlite-ops.js';
+import { decodeCommit, Store, transferOfResult, type FromWorker, type ToWorker } from './sqlite-ops.js';
 
 const port = parentPort;
 if (!port) throw new Error('sqlite-worker: not started as a worker thread');
@@ -47,6 +47,11 @@ port.on('message', (m: ToWorker) => {
         store?.close();
         store = undefined;
         return undefined;
+      });
+    case 'commit1':
+      return reply(m.id, () => {
+        if (!store) throw new Error('storage closed');
+        return store.handle(decodeCommit(m.buf));
       });
     default:
       return reply(m.id, () => {

@@ -77,7 +77,7 @@ import {
   OP_FIELDS,
   OP_UPDATE,
   Store,
-  pack,
+  encodeCommit,
   transferOf,
   valueOf,
   type CommitResult,
@@ -424,6 +424,11 @@ export class SqliteBackend implements Backend {
       }
       return done(undefined, value);
     }
+    if (req.t === 'commit' && Array.isArray(req.vals)) {
+      const buf = encodeCommit(req.keys, req.nums, req.vals);
+      this.post({ t: 'commit1', id: 0, buf }, done, [buf]);
+      return;
+    }
     const transfer: ArrayBuffer[] = [];
     if (req.t === 'commit') {
       transferOf(req.vals, transfer);
@@ -512,8 +517,8 @@ export class SqliteBackend implements Backend {
     const batch: Batch = { ops, prev, cancelled: false };
     this.inflight.push(batch);
     if (this.inflight.length > this.counters.maxInFlight) this.counters.maxInFlight = this.inflight.length;
-    const vals: Values = this.handedOver ? pack(values) : values;
-    this.submit({ t: 'commit', keys, nums, vals }, (err, res) => this.committed(batch, err, res as CommitResult | undefined));
+    // (to the worker the batch goes as one buffer: see encodeCommit)
+    this.submit({ t: 'commit', keys, nums, vals: values }, (err, res) => this.committed(batch, err, res as CommitResult | undefined));
   }
 
   /** a batch is durable (or failed); replies come in order, so it is the oldest in flight */
