@@ -69,7 +69,7 @@ after(async () => {
 });
 
 /** an HTTPS request with the given client certificate and headers (no admin credentials) */
-function rawAs(method: string, path: string, opts: { cert?: TestCert; headers?: Record<string, string | string[]>; body?: object } = {}): Promise<RawResponse> {
+function rawAs(method: string, path: string, opts: { cert?: TestCert; headers?: Record<string, string | string[]>; body?: object; agent?: https.Agent; reused?: boolean[] } = {}): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const body = opts.body ? JSON.stringify(opts.body) : undefined;
     const headers: Record<string, string | string[] | number> = { ...(opts.headers ?? {}) };
@@ -78,7 +78,9 @@ function rawAs(method: string, path: string, opts: { cert?: TestCert; headers?: 
       headers['content-length'] = Buffer.byteLength(body);
     }
     const req = https.request(
-      { host: '127.0.0.1', port: c.port, method, path, headers, ca: c.credentials.ca, servername: 'localhost', cert: opts.cert?.pem, key: opts.cert?.keyPEM, agent: false },
+      opts.agent
+        ? { host: '127.0.0.1', port: c.port, method, path, headers, servername: 'localhost', agent: opts.agent }
+        : { host: '127.0.0.1', port: c.port, method, path, headers, ca: c.credentials.ca, servername: 'localhost', cert: opts.cert?.pem, key: opts.cert?.keyPEM, agent: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (d: Buffer) => chunks.push(d));
@@ -89,6 +91,7 @@ function rawAs(method: string, path: string, opts: { cert?: TestCert; headers?: 
       },
     );
     req.on('error', reject);
+    req.on('socket', () => opts.reused?.push(req.reusedSocket));
     if (body) req.write(body);
     req.end();
   });
@@ -98,7 +101,7 @@ const SSR = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
 const ssrBody = { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' };
 
 /** who the server takes a request with these credentials for (SelfSubjectReview) */
-async function whoami(opts: { cert?: TestCert; headers?: Record<string, string | string[]> }): Promise<{ status: number; user?: any; text: string }> {
+async function whoami(opts: { cert?: TestCert; headers?: Record<string, string | string[]>; agent?: https.Agent; reused?: boolean[] }): Promise<{ status: number; user?: any; text: string }> {
   const r = await rawAs('POST', SSR, { ...opts, body: ssrBody });
   return { status: r.status, user: r.status === 201 ? r.json().status.userInfo : undefined, text: r.text };
 }
@@ -289,6 +292,52 @@ describe('front proxy (--requestheader-*)', () => {
     const w = await whoami({ cert: erin, headers: { 'X-Remote-User': 'dana', 'X-Remote-Group': 'system:masters' } });
     assert.equal(w.user.username, 'erin');
     expect401(await whoami({ cert: stranger, headers: { 'X-Remote-User': 'dana' } }), 'untrusted proxy');
+  });
+});
+
+describe('one keep-alive connection', () => {
+  // the server keeps a connection's authentication (its certificate) between requests: a request
+  // that carries credentials in its headers must still be authenticated by them, and the next
+  // one without them by the certificate again
+  const agentFor = (cert?: TestCert) => new https.Agent({ keepAlive: true, maxSockets: 1, ca: c.credentials.ca, cert: cert?.pem, key: cert?.keyPEM });
+  /** who each request was taken for, in turn, on one connection */
+  async function sequence(cert: TestCert | undefined, headerList: Record<string, string>[]): Promise<string[]> {
+    const agent = agentFor(cert);
+    const reused: boolean[] = [];
+    try {
+      const seen: string[] = [];
+      for (const headers of headerList) {
+        const w = await whoami({ agent, headers, reused });
+        seen.push(w.status === 201 ? w.user.username : w.status === 403 && w.text.includes('User \\"system:anonymous\\"') ? 'anonymous (403)' : String(w.status));
+      }
+      assert.ok(reused.slice(1).every(Boolean), `the requests did not share one connection: ${reused}`);
+      return seen;
+    } finally {
+      agent.destroy();
+    }
+  }
+  test('without a client certificate: each request is authenticated by its own token, or is anonymous', async () => {
+    const seen = await sequence(undefined, [{}, bearer('static-secret'), {}, { authorization: 'Bearer not-a-token' }, {}, bearer('static-secret')]);
+    assert.deepEqual(seen, ['anonymous (403)', 'carol', 'anonymous (403)', '401', 'anonymous (403)', 'carol']);
+  });
+  test('with a client certificate: the certificate, also when a token comes along (x509 comes first, as in kube-apiserver)', async () => {
+    const seen = await sequence(erin, [{}, bearer('static-secret'), {}, { authorization: 'Bearer not-a-token' }, {}]);
+    assert.deepEqual(seen, ['erin', 'erin', 'erin', 'erin', 'erin']);
+  });
+  test('a front proxy\'s connection: identity headers, then none (its certificate is no client certificate), then headers again', async () => {
+    const agent = agentFor(frontProxy);
+    const reused: boolean[] = [];
+    try {
+      const withHeaders = { 'X-Remote-User': 'dana', 'X-Remote-Group': 'g1' };
+      const a = await whoami({ agent, headers: withHeaders, reused });
+      assert.equal(a.user?.username, 'dana', a.text);
+      expect401(await whoami({ agent, reused }), 'the proxy without identity headers');
+      const b = await whoami({ agent, headers: { 'X-Remote-User': 'eve' }, reused });
+      assert.equal(b.user?.username, 'eve', b.text);
+      assert.ok(reused.slice(1).every(Boolean), `the requests did not share one connection: ${reused}`);
+    } finally {
+      agent.destroy();
+    }
   });
 });
 
