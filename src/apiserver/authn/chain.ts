@@ -447,10 +447,17 @@ export function buildAuthenticator(opts: AuthenticationOptions): RequestAuthenti
     return false;
   };
   const byConnection = new WeakMap<object, { until: number; result: AuthResult }>();
-  const copy = (r: AuthResult): AuthResult => {
-    const out: AuthResult = { user: cloneUser(r.user) };
-    if (r.audiences) out.audiences = r.audiences;
-    return out;
+  // the kept answer is shared by the connection's requests: frozen, so that nothing can change it
+  const frozen = (r: AuthResult): AuthResult => {
+    const u = cloneUser(r.user);
+    Object.freeze(u.groups);
+    if (u.extra) {
+      for (const v of Object.values(u.extra)) Object.freeze(v);
+      Object.freeze(u.extra);
+    }
+    const out: AuthResult = { user: Object.freeze(u) };
+    if (r.audiences) out.audiences = Object.freeze([...r.audiences]) as string[];
+    return Object.freeze(out);
   };
 
   const authenticate = async (req: AuthnRequest) => {
@@ -458,7 +465,7 @@ export function buildAuthenticator(opts: AuthenticationOptions): RequestAuthenti
     const connectionOnly = x509 !== undefined && sock !== undefined && !carriesCredentials(req);
     if (connectionOnly) {
       const hit = byConnection.get(sock);
-      if (hit && hit.until > now()) return copy(hit.result);
+      if (hit && hit.until > now()) return hit.result;
     }
     const { result, error, warnings } = await run(req, apiAudiences.length ? apiAudiences : undefined);
     if (!result) {
@@ -475,7 +482,7 @@ export function buildAuthenticator(opts: AuthenticationOptions): RequestAuthenti
     if (all.length) out.warnings = all;
     else if (connectionOnly) {
       const until = x509!.validUntil(sock);
-      if (until > now()) byConnection.set(sock, { until, result: copy(out) });
+      if (until > now()) byConnection.set(sock, { until, result: frozen(out) });
     }
     return out;
   };
