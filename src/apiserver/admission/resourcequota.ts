@@ -323,8 +323,16 @@ const IGNORED = new Set([
   'authorization.k8s.io/selfsubjectrulesreviews',
 ]);
 
+/** the object-count evaluators made so far, one per resource (asked on every write) */
+const countEvaluators = new Map<string, Evaluator>();
+
 export function evaluatorFor(group: string, resource: string): Evaluator {
-  return EVALUATORS.get(`${group}/${resource}`) ?? objectCountEvaluator(group, resource);
+  const key = `${group}/${resource}`;
+  const e = EVALUATORS.get(key) ?? countEvaluators.get(key);
+  if (e) return e;
+  const made = objectCountEvaluator(group, resource);
+  if (countEvaluators.size < 4096) countEvaluators.set(key, made);
+  return made;
 }
 
 /** the evaluator whose resource a quota name counts (for recounting) */
