@@ -255,7 +255,11 @@ export class RequestDeadline {
   ) {
     const proto = Object.getPrototypeOf(res) as ServerResponse;
     this.timer = setTimeout(() => this.fire(proto), Math.max(0, ms));
-    res.once('close', () => clearTimeout(this.timer));
+  }
+
+  /** the request is done (its response closed): the deadline no longer applies */
+  cancel(): void {
+    clearTimeout(this.timer);
   }
 
   /** a write for this request must not reach storage any more */

@@ -147,6 +147,8 @@ interface ChainState {
   audit?: RequestAudit;
   /** the in-flight slot the request holds (released when its handler is done) */
   release?: () => void;
+  /** what is done when the response closes, besides the in-flight count (its metrics) */
+  onClose?: () => void;
 }
 
 export class APIServer {
@@ -519,14 +521,17 @@ export class APIServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     this.inFlight++;
+    const st: ChainState = { scope: requestScope(req), auditID: auditIDOf(req, randomUUID) };
+    // the one 'close' listener of the request: its deadline, its metrics, the in-flight count
     res.once('close', () => {
+      st.scope.deadline?.cancel();
+      st.onClose?.();
       if (--this.inFlight === 0 && this.idleWaiters.length) {
         const w = this.idleWaiters;
         this.idleWaiters = [];
         for (const f of w) f();
       }
     });
-    const st: ChainState = { scope: requestScope(req), auditID: auditIDOf(req, randomUUID) };
     res.setHeader('Audit-Id', st.auditID);
     // the body is tapped as it arrives, for the audit event (only when auditing)
     if (this.cfg.audit) st.tap = this.cfg.audit.tap(req, st.scope.method);
@@ -702,11 +707,11 @@ export class APIServer {
     const scope = info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster';
     const labels = { group: info.apiGroup, version: info.apiVersion, resource: info.resource, subresource: info.subresource, scope };
     const endLong = info.verb === 'watch' ? this.metrics.watchStarted(labels) : undefined;
-    res.once('close', () => {
+    st.onClose = () => {
       endLong?.();
       // the new properties before the spread: after it, V8 builds each one a new hidden class
       this.metrics.observe({ verb: info.verb, dryRun: query.get('dryRun') === 'All', code: res.statusCode, ...labels }, (performance.now() - started) / 1000);
-    });
+    };
     this.withWarnings(res, r.warnings);
     try {
       await this.dispatch(r);
