@@ -684,9 +684,11 @@ export class APIServer {
       }
       throw errors.notFoundPath();
     }
-    const custom = this.crds?.store(info.apiGroup, info.apiVersion, info.resource);
+    // a built-in resource first (a custom resource never takes a built-in one's name)
+    const builtin = this.byGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
+    const custom = builtin ? undefined : this.crds?.store(info.apiGroup, info.apiVersion, info.resource);
     if (custom) authnWarnings = [...authnWarnings, ...routeCustom(req, info, custom, this.crds!)];
-    const store = this.byGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`) ?? custom;
+    const store = builtin ?? custom;
     if (!store) {
       const vk = this.virtualByGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
       if (!vk) throw errors.notFoundPath();
