@@ -68,6 +68,8 @@ export interface HandlerContext {
   cbor: boolean;
   /** the storage's current revision (a consistent read waits for the cache to reach it) */
   currentRevision(): Promise<number>;
+  /** the same, when known without asking the storage (see Backend.revisionNow) */
+  revisionNow?(): number | undefined;
   /** the escalation check of a write of an RBAC object (no granting what the writer lacks) */
   checkWrite?(w: { user: UserInfo; resource: RBACResource; namespace: string; requestName: string; obj: any; old?: any }): StatusError | undefined;
   /** the authorizer, for create-on-write and unsafe deletes */
@@ -261,7 +263,7 @@ async function waitFresh(store: ResourceStore, rv: number): Promise<void> {
 
 /** a consistent read: the cache must have caught up with storage's current revision */
 async function waitConsistent(r: Request): Promise<void> {
-  const cur = await r.ctx.currentRevision();
+  const cur = r.ctx.revisionNow?.() ?? (await r.ctx.currentRevision());
   if (r.store.cacher.revision() >= cur) return;
   const ok = await r.store.cacher.waitUntilFresh(cur, FRESHNESS_WAIT_MS);
   if (!ok) throw errors.timeout('Too large resource version: the watch cache could not catch up with storage', 1);
@@ -273,8 +275,11 @@ export async function handleGet(r: Request): Promise<void> {
   const { store, info, query } = r;
   const choice = outputChoice(r, false);
   const rv = query.get('resourceVersion');
-  if (rv === null || rv === '') await waitConsistent(r);
-  else if (rv !== '0') await waitFresh(store, parseRV(rv));
+  if (rv === null || rv === '') {
+    // (no wait at all, the common case, when the cache is known to be current)
+    const known = r.ctx.revisionNow?.();
+    if (known === undefined || store.cacher.revision() < known) await waitConsistent(r);
+  } else if (rv !== '0') await waitFresh(store, parseRV(rv));
   const e = store.mustGet(info.namespace, info.name);
   if (info.subresource === 'status' || info.subresource === '') {
     writeEntry(r.res, 200, store.kind, e.obj, e, choice, choice.transform === 'Table' ? tableOptions(query) : undefined);

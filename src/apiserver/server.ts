@@ -53,7 +53,7 @@ import { writeObject } from './encode.js';
 import { prepareServing, SecureListener, type SecureServingOptions } from './tls.js';
 import { InFlightLimiter, nowMicros, RequestDeadline, requestScope, requestTimeoutMs, TIMEOUT_STATUS, withStorageRequestLimit, writeTooManyRequests, type RequestScope } from './limits.js';
 import { auditIDOf, authenticationFailureMessage, type Auditor, type BodyTap, type RequestAudit } from './audit/index.js';
-import { createTokenRequest, impersonate, ImpersonationInternalError, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
+import { createTokenRequest, hasImpersonationHeaders, impersonate, ImpersonationInternalError, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
 
 export type { UserInfo } from './authz.js';
 
@@ -241,6 +241,7 @@ export class APIServer {
       minRequestTimeoutMs: cfg.minRequestTimeoutMs,
       cbor: cfg.featureGates.get('CBORServingAndStorage') === true,
       currentRevision: () => cfg.backend.currentRevision(),
+      revisionNow: () => cfg.backend.revisionNow?.(),
       checkWrite: (w) => this.authorization.checkWrite(w),
       authorizer: () => this.authorizer,
       admission: this.admission,
@@ -573,7 +574,9 @@ export class APIServer {
     let user: UserInfo | null;
     let authnWarnings: string[] = [];
     if (this.cfg.authenticator) {
-      const r = await this.cfg.authenticator(req);
+      // (a connection's kept answer comes back synchronously: no promise to wait for)
+      const pending = this.cfg.authenticator(req);
+      const r = pending instanceof Promise ? await pending : pending;
       user = r?.user ?? null;
       authnWarnings = r?.warnings ?? [];
       // as Kubernetes' warning recorder: they go out with any answer (a 403 too), not only the handler's
@@ -592,25 +595,27 @@ export class APIServer {
         throw errors.internal(new Error('failed to store audit event'));
       }
     }
-    try {
-      const as = await impersonate(user, req, (_u, a) => {
-        const d = this.authorizer.authorize(a);
-        return { allowed: d.decision === 'allow', reason: d.reason };
-      });
-      if (as) {
-        user = as;
-        st.audit?.impersonated(as);
+    if (hasImpersonationHeaders(req)) {
+      try {
+        const as = await impersonate(user, req, (_u, a) => {
+          const d = this.authorizer.authorize(a);
+          return { allowed: d.decision === 'allow', reason: d.reason };
+        });
+        if (as) {
+          user = as;
+          st.audit?.impersonated(as);
+        }
+      } catch (e) {
+        req.resume();
+        if (e instanceof ImpersonationInternalError) {
+          res.statusCode = e.code;
+          res.setHeader('Content-Type', e.contentType);
+          res.setHeader('X-Content-Type-Options', 'nosniff');
+          res.end(e.body + '\n');
+          return;
+        }
+        throw e;
       }
-    } catch (e) {
-      req.resume();
-      if (e instanceof ImpersonationInternalError) {
-        res.statusCode = e.code;
-        res.setHeader('Content-Type', e.contentType);
-        res.setHeader('X-Content-Type-Options', 'nosniff');
-        res.end(e.body + '\n');
-        return;
-      }
-      throw e;
     }
 
     // health and /version: authenticated and authorized as every request (anonymous clients reach

@@ -134,6 +134,11 @@ export interface Backend {
 
   /** the latest revision (of any key) */
   currentRevision(): Promise<number>;
+  /**
+   * the latest revision when this process knows it without asking anyone (a store it owns
+   * alone: sqlite, memory); undefined for a store shared with other servers (etcd)
+   */
+  revisionNow?(): number | undefined;
   /** the revision history has been compacted to (reads and watches below it fail) */
   compactedRevision(): Promise<number>;
 

@@ -78,6 +78,10 @@ export class MemoryBackend implements Backend {
     return this.rev;
   }
 
+  revisionNow(): number {
+    return this.rev;
+  }
+
   async compactedRevision(): Promise<number> {
     return this.compacted;
   }

@@ -227,6 +227,10 @@ export class SqliteBackend implements Backend {
     return this.committedRev;
   }
 
+  revisionNow(): number {
+    return this.committedRev;
+  }
+
   async compactedRevision(): Promise<number> {
     return this.compactRev;
   }

@@ -326,9 +326,10 @@ export interface RequestAuthenticator {
   /**
    * The user of a request, with the audiences it authenticated for; null when the request is
    * refused (bad credentials of any kind, or none while anonymous requests are off): answer 401.
-   * Never throws.
+   * Never throws. A request answered from its connection's kept result is answered at once
+   * (no promise).
    */
-  (req: AuthnRequest): Promise<(AuthResult & { warnings?: string[] }) | null>;
+  (req: AuthnRequest): (AuthResult & { warnings?: string[] }) | null | Promise<(AuthResult & { warnings?: string[] }) | null>;
   /**
    * TokenReview: authenticates `token` as a bearer token of a request for `audiences` (the
    * review's spec.audiences; the API audiences when empty) and answers its status. Throws a 500
@@ -460,13 +461,17 @@ export function buildAuthenticator(opts: AuthenticationOptions): RequestAuthenti
     return Object.freeze(out);
   };
 
-  const authenticate = async (req: AuthnRequest) => {
+  const authenticate = (req: AuthnRequest): AuthResult | null | Promise<AuthResult | null> => {
     const sock = req.socket as object | undefined;
     const connectionOnly = x509 !== undefined && sock !== undefined && !carriesCredentials(req);
     if (connectionOnly) {
       const hit = byConnection.get(sock);
       if (hit && hit.until > now()) return hit.result;
     }
+    return authenticateChain(req, sock, connectionOnly);
+  };
+
+  const authenticateChain = async (req: AuthnRequest, sock: object | undefined, connectionOnly: boolean): Promise<AuthResult | null> => {
     const { result, error, warnings } = await run(req, apiAudiences.length ? apiAudiences : undefined);
     if (!result) {
       if (error) opts.onError?.(error);
@@ -480,7 +485,7 @@ export function buildAuthenticator(opts: AuthenticationOptions): RequestAuthenti
     const out: AuthResult = { user: result.user };
     if (result.audiences) out.audiences = result.audiences;
     if (all.length) out.warnings = all;
-    else if (connectionOnly) {
+    else if (connectionOnly && sock) {
       const until = x509!.validUntil(sock);
       if (until > now()) byConnection.set(sock, { until, result: frozen(out) });
     }
