@@ -282,8 +282,10 @@ export function buildAdmissionChain(opts: AdmissionChainOptions): AdmissionChain
     if (a.dryRun && p.handles?.(a)) throw errors.badRequest(`admission plugin ${JSON.stringify(p.name)} does not support dry run`);
   };
   // most plugins answer synchronously (the request is not theirs): only a promise is awaited
+  // (indexed loops: for-of in these async functions allocated an iterator result per plugin)
   const runMutators = async (a: AdmissionAttributes) => {
-    for (const p of mutators) {
+    for (let i = 0; i < mutators.length; i++) {
+      const p = mutators[i]!;
       refuseSideEffects(p, a);
       const r = p.mutate!(a);
       if (r !== undefined) await r;
@@ -304,7 +306,8 @@ export function buildAdmissionChain(opts: AdmissionChainOptions): AdmissionChain
     },
     async validate(a) {
       prepare(a);
-      for (const p of validators) {
+      for (let i = 0; i < validators.length; i++) {
+        const p = validators[i]!;
         refuseSideEffects(p, a);
         const r = p.validate!(a);
         if (r !== undefined) await r;

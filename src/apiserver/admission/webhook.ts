@@ -85,7 +85,10 @@ export interface WebhookAccessor {
 
 /** the webhooks of the configurations of one kind, in Kubernetes' order (configurations by name) */
 export function webhooksFrom(reader: ClusterReader, resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations'): WebhookAccessor[] {
-  const configs = [...reader.list('admissionregistration.k8s.io', resource, '')].sort((a, b) => {
+  const listed = reader.list('admissionregistration.k8s.io', resource, '');
+  // asked on every write: most clusters have no webhook configurations at all
+  if (listed.length === 0) return [];
+  const configs = [...listed].sort((a, b) => {
     const x = a?.metadata?.name ?? '';
     const y = b?.metadata?.name ?? '';
     return x < y ? -1 : x > y ? 1 : 0;
