@@ -323,6 +323,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   // the audit policy and log, checked before anything is opened
   const auditor = auditFromFlags(o.audit, log);
   klog.printFlags(flags, 1);
+  // which build of the command runs: the bundle (bin/keelson's default) or the compiled modules
+  log.v(1).info('Command', { bundle: import.meta.url.includes('/dist/bundle/'), node: process.version });
 
   const host = hostname();
   const extraIPs: string[] = [];
