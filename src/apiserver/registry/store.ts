@@ -3,7 +3,7 @@
 // creationTimestamp, generation, deletion state), and serves reads from the watch cache. It
 // knows no kind by name: a kind's special behaviour comes from its Strategy.
 import { randomUUID, randomInt } from 'node:crypto';
-import { withResourceVersion } from '../../codec/resourceversion.js';
+import { fillPlaceholder, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
 import { errors, field, qualified, StatusError, type FieldError, type GroupThing, type StatusCause, type StatusDetails } from '../../machinery/errors.js';
 import { validateAnnotations, validateLabels, validateName } from '../../machinery/validation.js';
 import type { KindDecl } from '../../schema/model.js';
@@ -104,9 +104,9 @@ export class ResourceStore {
   readonly apiVersion: string;
   readonly cacher: Cacher;
   /** objects written by this process, handed to the cache without re-parsing their bytes */
-  private readonly pending = new Map<string, { bytes: Uint8Array; obj: any; json?: Uint8Array }>();
+  private readonly pending = new Map<string, { bytes: Uint8Array; obj: any; answer?: PlaceholderText }>();
   /** the object decode() last took from `pending`, with its stored JSON (see jsonOf) */
-  private lastPending?: { obj: any; json?: Uint8Array };
+  private lastPending?: { obj: any; answer?: PlaceholderText };
   /** encryption at rest of this resource (--encryption-provider-config); none: bytes stored as they are */
   private transformer: Transformer | undefined;
   /** feature gate AllowUnsafeMalformedObjectDeletion: corrupt objects named in errors, the unsafe delete */
@@ -192,8 +192,8 @@ export class ResourceStore {
   private jsonOf(kv: KeyValue, obj: any): Uint8Array | undefined {
     const p = this.lastPending;
     this.lastPending = undefined;
-    if (!p || p.obj !== obj || !p.json) return undefined;
-    return withResourceVersion(p.json, String(kv.modRevision));
+    if (!p || p.obj !== obj || !p.answer) return undefined;
+    return fillPlaceholder(p.answer, String(kv.modRevision));
   }
 
   /** an object from its stored bytes, in this resource's form, resourceVersion set; CorruptObjectError when unreadable */
@@ -250,19 +250,39 @@ export class ResourceStore {
   private encode(key: string, obj: any): Uint8Array {
     const m = obj.metadata;
     const rv = m.resourceVersion;
-    // left out of the JSON as an undefined member: a delete would turn metadata into a slow
-    // dictionary-mode object for everything that reads it afterwards
-    if (rv !== undefined) m.resourceVersion = undefined;
     let json: Uint8Array;
-    try {
-      const stored = this.strategy.storageForm ? this.strategy.storageForm.toStorage(obj) : obj;
-      json = Buffer.from(JSON.stringify(stored));
-    } finally {
-      if (rv !== undefined) m.resourceVersion = rv;
+    let answer: PlaceholderText | undefined;
+    if (this.strategy.storageForm) {
+      // left out of the JSON as an undefined member: a delete would turn metadata into a slow
+      // dictionary-mode object for everything that reads it afterwards
+      if (rv !== undefined) m.resourceVersion = undefined;
+      try {
+        json = Buffer.from(JSON.stringify(this.strategy.storageForm.toStorage(obj)));
+      } finally {
+        if (rv !== undefined) m.resourceVersion = rv;
+      }
+    } else {
+      // one serialization for the stored JSON and the answer's (see splitPlaceholder)
+      m.resourceVersion = RV_PLACEHOLDER;
+      let text: string;
+      try {
+        text = JSON.stringify(obj);
+      } finally {
+        m.resourceVersion = rv;
+      }
+      answer = splitPlaceholder(text);
+      if (answer) json = Buffer.from(answer.stored);
+      else {
+        m.resourceVersion = undefined;
+        try {
+          json = Buffer.from(JSON.stringify(obj));
+        } finally {
+          m.resourceVersion = rv;
+        }
+      }
     }
     const bytes = this.transformer ? this.transformer.toStorage(json, Buffer.from(key)) : json;
-    // the answer's JSON is made from the stored JSON when the stored form is the object itself
-    this.pending.set(key, { bytes, obj, json: this.strategy.storageForm ? undefined : json });
+    this.pending.set(key, { bytes, obj, answer });
     return bytes;
   }
 

@@ -21,7 +21,7 @@ import { normalize } from '../../codec/json.js';
 import { field, StatusError, type FieldError } from '../../machinery/errors.js';
 import { getType } from '../../schema/types.js';
 import { ApplyConflictError } from './conflict.js';
-import { FieldSet } from './fieldset.js';
+import { FieldSet, type FieldsV1 } from './fieldset.js';
 import {
   capUpdateManagers,
   cloneManaged,
@@ -33,6 +33,7 @@ import {
   ManagedFieldsError,
   remembered,
   type Managed,
+  type ManagedFieldsEntry,
 } from './managed.js';
 import { equalValues, fieldPE, goJSON, isMap, isPrint } from './pathelement.js';
 import { rootShape, type Shape } from './shape.js';
@@ -240,11 +241,77 @@ export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: stri
   const isCreate = !isMap(oldObj) || !isMap(oldObj.metadata) || !oldObj.metadata.uid;
   if (managed.fields.size === 0 && !isCreate) return neu;
   const old = isMap(oldObj) ? withoutManagedFields(oldObj) : zeroObject(typeName);
-  const m = updateManaged(rootShape(typeName), old, neu, managed, info.manager, info, info.time ?? now());
+  const time = info.time ?? now();
+  // a plain create: its fields, by the structure of the object, may be known already
+  const memoKey = managed.fields.size === 0 && !isMap(oldObj) && !info.subresource ? createMemoKey(typeName, info, neu, old) : undefined;
+  const known = memoKey === undefined ? undefined : createMemo.get(memoKey);
+  if (known !== undefined) {
+    if (known !== null) neu.metadata.managedFields = [createEntry(info, time, known)];
+    return neu;
+  }
+  const m = updateManaged(rootShape(typeName), old, neu, managed, info.manager, info, time);
   // neu is this function's own copy (with its own metadata): the entries go straight in
   const entries = encodeManagedFields(m);
   if (entries) neu.metadata.managedFields = entries;
+  if (memoKey !== undefined) {
+    if (createMemo.size >= CREATE_MEMO_MAX) createMemo.clear();
+    createMemo.set(memoKey, entries ? entries[0]!.fieldsV1! : null);
+  }
   return neu;
+}
+
+// The fields a create gives its manager depend on the structure of the object only: which keys
+// it has at every level, which items its lists hold (the keys of associative lists, the values
+// of sets: so every scalar inside a list counts), and which of its other leaves equal the
+// type's zero value (the create is compared with it). Objects created from one template (the
+// pods of a ReplicaSet, the ConfigMaps of a load test) share that structure, so the fieldsV1
+// document of a create is computed once per structure and shared (it is frozen, like every
+// document FieldSet hands out). The memo is dropped whole when it grows past its bound.
+const CREATE_MEMO_MAX = 2048;
+const createMemo = new Map<string, FieldsV1 | null>();
+
+function createMemoKey(typeName: string, info: ManagerInfo, neu: any, zero: unknown): string {
+  let reset = '';
+  if (info.resetFields) for (const p of info.resetFields) reset += p.join('\u0000') + '\u0001';
+  return `${typeName}\u0002${reset}\u0002${structureOf(neu, zero, false)}`;
+}
+
+/** see createMemo: equal texts for objects whose create owns the same fields */
+function structureOf(v: unknown, zero: unknown, inList: boolean): string {
+  if (v === null) return zero === null && !inList ? 'z=' : 'z';
+  if (Array.isArray(v)) {
+    let s = '[';
+    for (let i = 0; i < v.length; i++) s += structureOf(v[i], undefined, true) + ',';
+    return s + ']';
+  }
+  switch (typeof v) {
+    case 'object': {
+      const z = zero !== null && typeof zero === 'object' && !Array.isArray(zero) ? (zero as Record<string, unknown>) : undefined;
+      let s = '{';
+      for (const k in v as Record<string, unknown>) {
+        const x = (v as Record<string, unknown>)[k];
+        if (x === undefined) continue;
+        s += `${k.length}:${k}${structureOf(x, z ? z[k] : undefined, inList)};`;
+      }
+      return s + '}';
+    }
+    case 'string':
+      if (inList) return `s${v.length}:${v}`;
+      return zero === undefined || (zero !== null && typeof zero === 'object') ? 's' : v === zero ? 's=' : 's!';
+    default:
+      if (inList) return `${typeof v}:${String(v)}`;
+      return zero === undefined || (zero !== null && typeof zero === 'object') ? typeof v : v === zero ? `${typeof v}=` : `${typeof v}!`;
+  }
+}
+
+/** the one entry of a create by info.manager, as encodeManagedFields writes it */
+function createEntry(info: ManagerInfo, time: string, fieldsV1: FieldsV1): ManagedFieldsEntry {
+  const e: ManagedFieldsEntry = { manager: info.manager || 'unknown', operation: 'Update' };
+  if (info.apiVersion) e.apiVersion = info.apiVersion;
+  if (time) e.time = time;
+  e.fieldsType = 'FieldsV1';
+  e.fieldsV1 = fieldsV1;
+  return e;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -523,4 +590,9 @@ export function resetFieldsFor(subresource: string | undefined, hasStatusSubreso
   if (!subresource) return hasStatusSubresource ? [['status']] : [];
   if (subresource === 'status') return [['spec']];
   return [];
+}
+
+/** forget what creates taught the memo (tests compare the memo's answers with computed ones) */
+export function clearCreateMemo(): void {
+  createMemo.clear();
 }

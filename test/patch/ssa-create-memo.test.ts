@@ -1,0 +1,114 @@
+// trackUpdate's memo of create fields by object structure: every answer it gives must be the
+// answer computed without it, whatever object of the same type was created before.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { trackUpdate, clearCreateMemo, type ManagerInfo } from '../../src/patch/ssa/fieldmanager.js';
+import { normalize } from '../../src/codec/json.js';
+
+const T = '2026-11-22T10:00:00Z';
+const INFO: ManagerInfo = { manager: 'kubectl-create', apiVersion: 'v1', time: T };
+
+function pod(name: string, containers: { name: string; image: string; ports?: number[] }[], extra: Record<string, unknown> = {}): any {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { app: name.split('-')[0] } },
+    spec: { containers: containers.map((c) => ({ name: c.name, image: c.image, ...(c.ports ? { ports: c.ports.map((p) => ({ containerPort: p, protocol: 'TCP' })) } : {}) })), ...extra },
+  };
+}
+
+const CASES: { type: string; info?: Partial<ManagerInfo>; variants: any[] }[] = [
+  {
+    type: 'io.k8s.api.core.v1.ConfigMap',
+    variants: [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', labels: { app: 'x' } }, data: { payload: 'one' } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'b', labels: { app: 'y' } }, data: { payload: 'two' } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: { tier: 'y' } }, data: { payload: '' } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'd', labels: {} }, data: { payload: 'x' } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'e' }, data: { payload: 'x' }, immutable: false },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'f' }, data: { payload: 'x' }, immutable: true },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'g', finalizers: ['a/b'] } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'h', finalizers: ['c/d'] } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'i', finalizers: ['a/b', 'c/d'] } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'j', creationTimestamp: null } },
+    ],
+  },
+  {
+    type: 'io.k8s.api.core.v1.Pod',
+    variants: [
+      pod('web-1', [{ name: 'web', image: 'nginx' }]),
+      pod('web-2', [{ name: 'web', image: 'nginx:2' }]),
+      pod('db-1', [{ name: 'db', image: 'postgres' }]),
+      pod('web-3', [{ name: 'web', image: 'nginx', ports: [80] }]),
+      pod('web-4', [{ name: 'web', image: 'nginx', ports: [8080] }]),
+      pod('web-5', [{ name: 'web', image: 'nginx', ports: [80, 443] }]),
+      pod('web-6', [{ name: 'a', image: 'x' }, { name: 'b', image: 'y' }]),
+      pod('web-7', [{ name: 'b', image: 'x' }, { name: 'a', image: 'y' }]),
+      pod('web-8', [{ name: 'web', image: 'nginx' }], { nodeName: 'n1' }),
+      pod('web-9', [{ name: 'web', image: 'nginx' }], { nodeName: '' }),
+      pod('web-10', [{ name: 'web', image: 'nginx' }], { hostNetwork: false }),
+      pod('web-11', [{ name: 'web', image: 'nginx' }], { hostNetwork: true }),
+    ],
+  },
+  {
+    type: 'io.k8s.api.apps.v1.ReplicaSet',
+    info: { apiVersion: 'apps/v1', resetFields: [['status']] },
+    variants: [0, 1, 2].flatMap((r) => [
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: `rs-${r}` }, spec: { replicas: r, selector: { matchLabels: { app: 'a' } }, template: { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } }, status: { replicas: r } },
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: `rs-${r}b` }, spec: { replicas: r, selector: { matchLabels: { app: 'b' } }, template: { metadata: { labels: { app: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } },
+    ]),
+  },
+  {
+    type: 'io.k8s.api.core.v1.Service',
+    variants: [
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 's1' }, spec: { ports: [{ port: 80, protocol: 'TCP' }], selector: { app: 'a' } } },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 's2' }, spec: { ports: [{ port: 81, protocol: 'TCP' }], selector: { app: 'a' } } },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 's3' }, spec: { ports: [{ port: 80, protocol: 'UDP' }], selector: { app: 'b' } } },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 's4' }, spec: { ports: [{ port: 80, protocol: 'TCP' }, { port: 80, protocol: 'UDP' }] } },
+    ],
+  },
+];
+
+for (const c of CASES) {
+  test(`a create's managed fields are the same with and without the memo: ${c.type.split('.').pop()}`, () => {
+    const info = { ...INFO, ...c.info };
+    const objs = c.variants.map((v) => normalize(c.type, structuredClone(v)).obj);
+    const computed = objs.map((o) => {
+      clearCreateMemo();
+      return trackUpdate(undefined, o, c.type, info);
+    });
+    for (let a = 0; a < objs.length; a++) {
+      for (let b = 0; b < objs.length; b++) {
+        clearCreateMemo();
+        trackUpdate(undefined, objs[a], c.type, info);
+        const got = trackUpdate(undefined, objs[b], c.type, info);
+        assert.deepEqual(got, computed[b], `variant ${b} after variant ${a}`);
+      }
+    }
+    // the arguments are never changed, and the documents are shared
+    clearCreateMemo();
+    const first = trackUpdate(undefined, objs[0], c.type, info);
+    const again = trackUpdate(undefined, objs[0], c.type, info);
+    assert.equal(again.metadata.managedFields[0].fieldsV1, first.metadata.managedFields[0].fieldsV1);
+    assert.ok(Object.isFrozen(first.metadata.managedFields[0].fieldsV1));
+    assert.equal(objs[0].metadata.managedFields, undefined);
+  });
+}
+
+test('managed fields sent with a create are not taken from the memo', () => {
+  clearCreateMemo();
+  const type = 'io.k8s.api.core.v1.ConfigMap';
+  const plain = normalize(type, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: { k: 'v' } }).obj;
+  trackUpdate(undefined, plain, type, INFO);
+  const sent = structuredClone(plain);
+  sent.metadata.managedFields = [{ manager: 'other', operation: 'Apply', apiVersion: 'v1', time: T, fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:k': {} } } }];
+  const out = trackUpdate(undefined, sent, type, INFO);
+  clearCreateMemo();
+  assert.deepEqual(out, trackUpdate(undefined, sent, type, INFO));
+  // the sent entry's fields all change with the create: they move to its manager, as in Kubernetes
+  assert.deepEqual(out.metadata.managedFields.map((e: any) => e.manager), ['kubectl-create']);
+  // fields the create does not touch stay with their manager
+  sent.metadata.managedFields[0].fieldsV1 = { 'f:metadata': { 'f:annotations': {} } };
+  const kept = trackUpdate(undefined, sent, type, INFO);
+  assert.deepEqual(kept.metadata.managedFields.map((e: any) => e.manager).sort(), ['kubectl-create', 'other']);
+});
