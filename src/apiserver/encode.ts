@@ -58,29 +58,29 @@ export interface ListMeta {
 }
 
 export function entryJSON(e: CacheEntry): Uint8Array {
-  let b = e.encoded.get('json');
+  let b = e.json;
   if (!b) {
     b = Buffer.from(JSON.stringify(e.obj));
-    e.encoded.set('json', b);
+    e.json = b;
   }
   return b;
 }
 
 export function entryProto(e: CacheEntry, kind: KindDecl): Uint8Array {
-  let b = e.encoded.get('pb');
+  let b = e.pb;
   if (!b) {
     b = encodeMessage(kind.type, e.obj);
-    e.encoded.set('pb', b);
+    e.pb = b;
   }
   return b;
 }
 
 /** the CBOR body of a stored object, encoded once and shared */
 export function entryCBOR(e: CacheEntry, kind: KindDecl): Uint8Array {
-  let b = e.encoded.get('cbor');
+  let b = e.cbor;
   if (!b) {
     b = encodeCBOR(kind.type, e.obj);
-    e.encoded.set('cbor', b);
+    e.cbor = b;
   }
   return b;
 }

@@ -479,7 +479,9 @@ async function listFromStorage(
         obj,
         modRevision: kv.modRevision,
         createRevision: kv.createRevision,
-        encoded: new Map(),
+        json: undefined,
+        pb: undefined,
+        cbor: undefined,
       };
       if (filter && !filter(e)) continue;
       items.push(e);
@@ -1042,7 +1044,7 @@ export async function handleDeleteCollection(r: Request): Promise<void> {
         propagationPolicy: o.propagationPolicy,
         orphanDependents: o.orphanDependents,
       });
-      out.push({ ...e, obj: res.obj, encoded: new Map() });
+      out.push({ ...e, obj: res.obj, json: undefined, pb: undefined, cbor: undefined });
     } catch (err) {
       if (err instanceof StatusError && err.code === 404) continue;
       throw err;

@@ -18,16 +18,17 @@ export const RV_PLACEHOLDER = '\u0001keelson:resourceVersion\u0001';
 const PLACEHOLDER_JSON = JSON.stringify(RV_PLACEHOLDER);
 const PLACEHOLDER_MEMBER = `"resourceVersion":${PLACEHOLDER_JSON}`;
 
-export interface PlaceholderText {
-  /** the JSON with the placeholder member */
-  text: string;
-  /** where the placeholder's value (its opening quote) starts in text */
-  at: number;
-  /** the JSON without the placeholder member: what is stored */
-  stored: string;
-}
-
 const COMMA = 0x2c;
+
+export interface PlaceholderText {
+  /** the JSON without the placeholder member (UTF-8): what is stored */
+  stored: Buffer;
+  /** the byte offset in stored where the member was */
+  cut: number;
+  /** what goes around the member there: the comma before or after it */
+  lead: string;
+  trail: string;
+}
 
 /**
  * Splits the JSON.stringify text of an object serialized with RV_PLACEHOLDER as its
@@ -38,16 +39,31 @@ export function splitPlaceholder(text: string): PlaceholderText | undefined {
   if (start < 0) return undefined;
   const end = start + PLACEHOLDER_MEMBER.length;
   if (text.indexOf(PLACEHOLDER_MEMBER, end) >= 0) return undefined;
-  const at = end - PLACEHOLDER_JSON.length;
-  let stored: string;
-  if (text.charCodeAt(start - 1) === COMMA) stored = text.slice(0, start - 1) + text.slice(end);
-  else if (text.charCodeAt(end) === COMMA) stored = text.slice(0, start) + text.slice(end + 1);
-  else stored = text.slice(0, start) + text.slice(end);
-  return { text, at, stored };
+  let before = start;
+  let after = end;
+  let lead = '';
+  let trail = '';
+  if (text.charCodeAt(start - 1) === COMMA) {
+    before--;
+    lead = ',';
+  } else if (text.charCodeAt(end) === COMMA) {
+    after++;
+    trail = ',';
+  }
+  const head = text.slice(0, before);
+  const stored = Buffer.from(head + text.slice(after));
+  // the same length in bytes as in characters: all ASCII, the offsets agree
+  const cut = stored.length === text.length - (after - before) ? before : Buffer.byteLength(head);
+  return { stored, cut, lead, trail };
 }
 
-/** the answer's JSON: the text with the revision (a decimal number) in the placeholder's place */
-export function fillPlaceholder(p: { text: string; at: number }, rv: string): Buffer {
-  const t = p.text;
-  return Buffer.from(`${t.slice(0, p.at)}"${rv}"${t.slice(p.at + PLACEHOLDER_JSON.length)}`);
+/** the answer's JSON: the stored JSON with the revision (a decimal number) as its resourceVersion */
+export function fillPlaceholder(p: PlaceholderText, rv: string): Buffer {
+  const member = `${p.lead}"resourceVersion":"${rv}"${p.trail}`;
+  const s = p.stored;
+  const out = Buffer.allocUnsafe(s.length + member.length);
+  s.copy(out, 0, 0, p.cut);
+  out.write(member, p.cut, 'latin1');
+  s.copy(out, p.cut + member.length, p.cut);
+  return out;
 }

@@ -42,8 +42,12 @@ export interface CacheEntry {
   obj: any;
   modRevision: number;
   createRevision: number;
-  /** per-encoding serialized bytes, filled lazily by the API server, shared by every list and watcher */
-  encoded: Map<string, Uint8Array>;
+  // the object's serialized bytes, each made once (by the API server, when first asked for)
+  // and shared by every answer, list and watcher: JSON, Protobuf, CBOR. Plain fields rather
+  // than a Map: a Map per cached object cost memory and allocation on every write.
+  json: Uint8Array | undefined;
+  pb: Uint8Array | undefined;
+  cbor: Uint8Array | undefined;
 }
 
 /**
@@ -487,7 +491,9 @@ class WatchCache implements Cacher {
         obj,
         modRevision: kv.modRevision,
         createRevision: kv.createRevision,
-        encoded: new Map(),
+        json: undefined,
+        pb: undefined,
+        cbor: undefined,
       };
       pairs.push([kv.key, entry]);
       byKey.set(kv.key, entry);
@@ -611,10 +617,10 @@ class WatchCache implements Cacher {
         obj,
         modRevision: kv.modRevision,
         createRevision: kv.createRevision,
-        encoded: new Map(),
+        json: this.json?.(kv, obj),
+        pb: undefined,
+        cbor: undefined,
       };
-      const json = this.json?.(kv, obj);
-      if (json) entry.encoded.set('json', json);
       this.tree.set(key, entry);
       this.byKey.set(key, entry);
       return { type: prev ? 'MODIFIED' : 'ADDED', entry, prev, revision: se.revision };
@@ -626,7 +632,7 @@ class WatchCache implements Cacher {
         o && typeof o === 'object' && o.metadata && typeof o.metadata === 'object'
           ? { ...o, metadata: { ...o.metadata, resourceVersion: String(se.revision) } }
           : this.decode(kv);
-      entry = { key, namespace: prev.namespace, name: prev.name, obj, modRevision: se.revision, createRevision: kv.createRevision, encoded: new Map() };
+      entry = { key, namespace: prev.namespace, name: prev.name, obj, modRevision: se.revision, createRevision: kv.createRevision, json: undefined, pb: undefined, cbor: undefined };
       this.tree.delete(key);
       this.byKey.delete(key);
     } else {
@@ -638,7 +644,7 @@ class WatchCache implements Cacher {
       } catch {
         obj = this.tombstone(namespace, name, se.revision);
       }
-      entry = { key, namespace, name, obj, modRevision: se.revision, createRevision: kv.createRevision, encoded: new Map() };
+      entry = { key, namespace, name, obj, modRevision: se.revision, createRevision: kv.createRevision, json: undefined, pb: undefined, cbor: undefined };
     }
     return { type: 'DELETED', entry, prev, revision: se.revision };
   }
@@ -656,7 +662,9 @@ class WatchCache implements Cacher {
         obj: this.tombstone(c.namespace, c.name, se.revision),
         modRevision: se.revision,
         createRevision: c.createRevision,
-        encoded: new Map(),
+        json: undefined,
+        pb: undefined,
+        cbor: undefined,
       };
       return { type: 'DELETED', entry, revision: se.revision };
     }
@@ -669,7 +677,7 @@ class WatchCache implements Cacher {
     }
     // readable again (written anew): for the watchers it appears
     this.corruptByKey.delete(kv.key);
-    const entry: CacheEntry = { key: kv.key, namespace: c.namespace, name: c.name, obj, modRevision: kv.modRevision, createRevision: kv.createRevision, encoded: new Map() };
+    const entry: CacheEntry = { key: kv.key, namespace: c.namespace, name: c.name, obj, modRevision: kv.modRevision, createRevision: kv.createRevision, json: undefined, pb: undefined, cbor: undefined };
     this.tree.set(kv.key, entry);
     this.byKey.set(kv.key, entry);
     return { type: 'ADDED', entry, revision: se.revision };
@@ -683,7 +691,7 @@ class WatchCache implements Cacher {
     this.byKey.delete(c.key);
     const o = prev.obj;
     const obj = o && typeof o === 'object' && o.metadata && typeof o.metadata === 'object' ? { ...o, metadata: { ...o.metadata, resourceVersion: String(se.revision) } } : o;
-    const entry: CacheEntry = { key: c.key, namespace: prev.namespace, name: prev.name, obj, modRevision: se.revision, createRevision: prev.createRevision, encoded: new Map() };
+    const entry: CacheEntry = { key: c.key, namespace: prev.namespace, name: prev.name, obj, modRevision: se.revision, createRevision: prev.createRevision, json: undefined, pb: undefined, cbor: undefined };
     return { type: 'DELETED', entry, prev, revision: se.revision };
   }
 

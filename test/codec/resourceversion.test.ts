@@ -31,7 +31,7 @@ for (const [name, obj] of cases) {
   test(`one serialization gives the stored and the answer's JSON: ${name}`, () => {
     const p = splitPlaceholder(withRV(obj, RV_PLACEHOLDER));
     assert.ok(p);
-    assert.equal(p.stored, withRV(obj, undefined));
+    assert.equal(p.stored.toString('utf8'), withRV(obj, undefined));
     assert.equal(fillPlaceholder(p, '12345').toString('utf8'), withRV(obj, '12345'));
   });
 }

@@ -112,7 +112,7 @@ for (const [bname, make] of Object.entries(backends)) {
         assert.equal(e.namespace, 'a');
         assert.equal(e.name, 'y');
         assert.equal(e.obj.metadata.resourceVersion, String(e.modRevision));
-        assert.ok(e.encoded instanceof Map);
+        assert.ok(e.json === undefined || e.json instanceof Uint8Array);
         assert.equal(c.get(key('zz', 'x')), undefined);
 
         const kv = await b.create(key('a', 'z'), json(obj('a', 'z')));

@@ -74,6 +74,8 @@ export interface StoreHooks {
 const OPTIONS_KIND: Record<Operation, string> = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions', CONNECT: '' };
 
 const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+/** metadata a client may not set on a create: removed before the server sets its own */
+const SERVER_SET_ON_CREATE = ['uid', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'];
 const MAX_GENERATE_ATTEMPTS = 8;
 
 let lastSecond = -1;
@@ -271,7 +273,7 @@ export class ResourceStore {
         m.resourceVersion = rv;
       }
       answer = splitPlaceholder(text);
-      if (answer) json = Buffer.from(answer.stored);
+      if (answer) json = answer.stored;
       else {
         m.resourceVersion = undefined;
         try {
@@ -436,11 +438,12 @@ export class ResourceStore {
     const m = obj.metadata;
     if (!this.kind.namespaced) delete m.namespace;
     const generated = !m.name && typeof m.generateName === 'string' && m.generateName !== '';
-    for (const k of ['uid', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink']) delete m[k];
+    // (a delete only where there is something to delete: it costs a runtime call each)
+    for (let i = 0; i < SERVER_SET_ON_CREATE.length; i++) if (SERVER_SET_ON_CREATE[i]! in m) delete m[SERVER_SET_ON_CREATE[i]!];
     m.uid = randomUUID();
     m.creationTimestamp = rfc3339(Date.now());
     if (this.strategy.generation) m.generation = 1;
-    else delete m.generation;
+    else if ('generation' in m) delete m.generation;
     this.strategy.prepareForCreate(obj);
     let stored = false;
     try {

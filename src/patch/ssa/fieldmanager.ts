@@ -167,6 +167,9 @@ function decodeOrEmpty(list: unknown): Managed {
 // ---------------------------------------------------------------------------------------------
 // Update
 
+/** no managers (most creates): only read (updateManaged works on a copy) */
+const NO_MANAGERS: Managed = emptyManaged();
+
 /**
  * The managers after a non-apply write from old to neu by `manager` (the structured-merge
  * Update, with the current operation's fields merged into the manager's Update entry and the
@@ -225,6 +228,7 @@ export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: stri
   const liveList = isMap(oldObj) && isMap(oldObj.metadata) ? oldObj.metadata.managedFields : undefined;
   let managed: Managed;
   if (info.subresource) managed = decodeOrEmpty(liveList);
+  else if (newObj.metadata.managedFields === undefined && liveList === undefined) managed = NO_MANAGERS;
   else if (isResetManagedFields(newObj.metadata.managedFields)) managed = emptyManaged();
   else {
     let fromNew: Managed | undefined;
