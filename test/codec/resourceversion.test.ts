@@ -20,7 +20,7 @@ const cases: [string, any][] = [
   [
     'a nested resourceVersion (a template) and awkward strings',
     {
-      spec: { template: { metadata: { name: 'inner', resourceVersion: '3' } }, s: '"resourceVersion":"\u0001keelson:resourceVersion\u0001"' },
+      spec: { template: { metadata: { name: 'inner', resourceVersion: '3' } }, s: '"resourceVersion":"keelson"' },
       data: { 'we"ird}': 'a\\"}{[]",\\', ünï: 'çødé 🚀 \u0000\u001f' },
       metadata: { name: 'outer' },
     },
@@ -40,4 +40,9 @@ test('the placeholder member missing or found twice: not splittable (the caller 
   assert.equal(splitPlaceholder(JSON.stringify({ metadata: { name: 'a' } })), undefined);
   const twice = { spec: { x: { resourceVersion: RV_PLACEHOLDER } }, metadata: { name: 'a', resourceVersion: RV_PLACEHOLDER } };
   assert.equal(splitPlaceholder(JSON.stringify(twice)), undefined);
+  // the placeholder's text inside another string, before or after the member
+  for (const where of ['before', 'after']) {
+    const o: any = where === 'before' ? { a: `x${RV_PLACEHOLDER}`, metadata: { name: 'a', resourceVersion: RV_PLACEHOLDER } } : { metadata: { name: 'a', resourceVersion: RV_PLACEHOLDER }, z: RV_PLACEHOLDER };
+    assert.equal(splitPlaceholder(JSON.stringify(o)), undefined, where);
+  }
 });
