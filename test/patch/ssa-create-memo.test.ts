@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { trackUpdate, clearCreateMemo, type ManagerInfo } from '../../src/patch/ssa/fieldmanager.js';
 import { normalize } from '../../src/codec/json.js';
+import { setCustomRootShape } from '../../src/patch/ssa/shape.js';
+import { shapeOf } from '../../src/apiserver/crd/ssashape.js';
 
 const T = '2026-11-22T10:00:00Z';
 const INFO: ManagerInfo = { manager: 'kubectl-create', apiVersion: 'v1', time: T };
@@ -74,19 +76,19 @@ for (const c of CASES) {
     const info = { ...INFO, ...c.info };
     const objs = c.variants.map((v) => normalize(c.type, structuredClone(v)).obj);
     const computed = objs.map((o) => {
-      clearCreateMemo();
+      clearCreateMemo(c.type);
       return trackUpdate(undefined, o, c.type, info);
     });
     for (let a = 0; a < objs.length; a++) {
       for (let b = 0; b < objs.length; b++) {
-        clearCreateMemo();
+        clearCreateMemo(c.type);
         trackUpdate(undefined, objs[a], c.type, info);
         const got = trackUpdate(undefined, objs[b], c.type, info);
         assert.deepEqual(got, computed[b], `variant ${b} after variant ${a}`);
       }
     }
     // the arguments are never changed, and the documents are shared
-    clearCreateMemo();
+    clearCreateMemo(c.type);
     const first = trackUpdate(undefined, objs[0], c.type, info);
     const again = trackUpdate(undefined, objs[0], c.type, info);
     assert.equal(again.metadata.managedFields[0].fieldsV1, first.metadata.managedFields[0].fieldsV1);
@@ -96,14 +98,14 @@ for (const c of CASES) {
 }
 
 test('managed fields sent with a create are not taken from the memo', () => {
-  clearCreateMemo();
   const type = 'io.k8s.api.core.v1.ConfigMap';
+  clearCreateMemo(type);
   const plain = normalize(type, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: { k: 'v' } }).obj;
   trackUpdate(undefined, plain, type, INFO);
   const sent = structuredClone(plain);
   sent.metadata.managedFields = [{ manager: 'other', operation: 'Apply', apiVersion: 'v1', time: T, fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:k': {} } } }];
   const out = trackUpdate(undefined, sent, type, INFO);
-  clearCreateMemo();
+  clearCreateMemo(type);
   assert.deepEqual(out, trackUpdate(undefined, sent, type, INFO));
   // the sent entry's fields all change with the create: they move to its manager, as in Kubernetes
   assert.deepEqual(out.metadata.managedFields.map((e: any) => e.manager), ['kubectl-create']);
@@ -111,4 +113,34 @@ test('managed fields sent with a create are not taken from the memo', () => {
   sent.metadata.managedFields[0].fieldsV1 = { 'f:metadata': { 'f:annotations': {} } };
   const kept = trackUpdate(undefined, sent, type, INFO);
   assert.deepEqual(kept.metadata.managedFields.map((e: any) => e.manager).sort(), ['kubectl-create', 'other']);
+});
+
+test("a custom resource's new schema (a new root shape) is not answered from the old one's memo", () => {
+  const type = 'test.keelson.memo.v1.Widget';
+  const schema = (listType: 'atomic' | 'map') => ({
+    type: 'object',
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec: {
+        type: 'object',
+        properties: {
+          ports: { type: 'array', 'x-kubernetes-list-type': listType, ...(listType === 'map' ? { 'x-kubernetes-list-map-keys': ['name'] } : {}), items: { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' } } } },
+        },
+      },
+    },
+  });
+  const obj = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { ports: [{ name: 'http', port: 80 }] } };
+  const info = { ...INFO, apiVersion: 'example.com/v1' };
+  try {
+    setCustomRootShape(type, shapeOf(schema('atomic') as any, true));
+    const atomic = trackUpdate(undefined, obj, type, info).metadata.managedFields[0].fieldsV1;
+    assert.deepEqual(atomic['f:spec']['f:ports'], {});
+    setCustomRootShape(type, shapeOf(schema('map') as any, true));
+    const map = trackUpdate(undefined, obj, type, info).metadata.managedFields[0].fieldsV1;
+    assert.deepEqual(map['f:spec']['f:ports'], { '.': {}, 'k:{"name":"http"}': { '.': {}, 'f:name': {}, 'f:port': {} } });
+  } finally {
+    setCustomRootShape(type, undefined);
+  }
 });

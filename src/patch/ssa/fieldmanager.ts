@@ -246,20 +246,22 @@ export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: stri
   if (managed.fields.size === 0 && !isCreate) return neu;
   const old = isMap(oldObj) ? withoutManagedFields(oldObj) : zeroObject(typeName);
   const time = info.time ?? now();
+  const shape = rootShape(typeName);
   // a plain create: its fields, by the structure of the object, may be known already
-  const memoKey = managed.fields.size === 0 && !isMap(oldObj) && !info.subresource ? createMemoKey(typeName, info, neu, old) : undefined;
-  const known = memoKey === undefined ? undefined : createMemo.get(memoKey);
+  const memo = managed.fields.size === 0 && !isMap(oldObj) && !info.subresource ? createMemoOf(shape) : undefined;
+  const memoKey = memo === undefined ? undefined : createMemoKey(info, neu, old);
+  const known = memoKey === undefined ? undefined : memo!.get(memoKey);
   if (known !== undefined) {
     if (known !== null) neu.metadata.managedFields = [createEntry(info, time, known)];
     return neu;
   }
-  const m = updateManaged(rootShape(typeName), old, neu, managed, info.manager, info, time);
+  const m = updateManaged(shape, old, neu, managed, info.manager, info, time);
   // neu is this function's own copy (with its own metadata): the entries go straight in
   const entries = encodeManagedFields(m);
   if (entries) neu.metadata.managedFields = entries;
   if (memoKey !== undefined) {
-    if (createMemo.size >= CREATE_MEMO_MAX) createMemo.clear();
-    createMemo.set(memoKey, entries ? entries[0]!.fieldsV1! : null);
+    if (memo!.size >= CREATE_MEMO_MAX) memo!.clear();
+    memo!.set(memoKey, entries ? entries[0]!.fieldsV1! : null);
   }
   return neu;
 }
@@ -270,14 +272,24 @@ export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: stri
 // type's zero value (the create is compared with it). Objects created from one template (the
 // pods of a ReplicaSet, the ConfigMaps of a load test) share that structure, so the fieldsV1
 // document of a create is computed once per structure and shared (it is frozen, like every
-// document FieldSet hands out). The memo is dropped whole when it grows past its bound.
+// document FieldSet hands out). There is one memo per shape (a custom resource's shape is new
+// when its CRD's schema changes), dropped whole when it grows past its bound.
 const CREATE_MEMO_MAX = 2048;
-const createMemo = new Map<string, FieldsV1 | null>();
+const createMemos = new WeakMap<Shape, Map<string, FieldsV1 | null>>();
 
-function createMemoKey(typeName: string, info: ManagerInfo, neu: any, zero: unknown): string {
+function createMemoOf(shape: Shape): Map<string, FieldsV1 | null> {
+  let m = createMemos.get(shape);
+  if (!m) {
+    m = new Map();
+    createMemos.set(shape, m);
+  }
+  return m;
+}
+
+function createMemoKey(info: ManagerInfo, neu: any, zero: unknown): string {
   let reset = '';
   if (info.resetFields) for (const p of info.resetFields) reset += p.join('\u0000') + '\u0001';
-  return `${typeName}\u0002${reset}\u0002${structureOf(neu, zero, false)}`;
+  return `${reset}\u0002${structureOf(neu, zero, false)}`;
 }
 
 /** see createMemo: equal texts for objects whose create owns the same fields */
@@ -597,6 +609,6 @@ export function resetFieldsFor(subresource: string | undefined, hasStatusSubreso
 }
 
 /** forget what creates taught the memo (tests compare the memo's answers with computed ones) */
-export function clearCreateMemo(): void {
-  createMemo.clear();
+export function clearCreateMemo(typeName: string): void {
+  createMemos.delete(rootShape(typeName));
 }
