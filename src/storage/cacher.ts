@@ -121,6 +121,8 @@ export interface Cacher {
   waitUntilFresh(rev: number, timeoutMs: number): Promise<boolean>;
   /** the latest entry of a key */
   get(key: string): CacheEntry | undefined;
+  /** whether the resource holds no object now (cheaper than an empty list) */
+  isEmpty(): boolean;
   /**
    * Throws TooOldError when `revision` is older than the cache can rebuild (the caller falls back
    * to the backend), FutureRevisionError when it is newer than revision() (wait first).
@@ -367,6 +369,10 @@ class WatchCache implements Cacher {
 
   get(key: string): CacheEntry | undefined {
     return this.byKey.get(key);
+  }
+
+  isEmpty(): boolean {
+    return this.byKey.size === 0;
   }
 
   list(opts: CacheListOptions): CacheListResult {

@@ -12,17 +12,32 @@ function index(stores: Iterable<ResourceStore>): Map<string, ResourceStore> {
   return m;
 }
 
+/** by group, then resource: found without building a key (admission reads on every write) */
+function nestedIndex(stores: Iterable<ResourceStore>): Map<string, Map<string, ResourceStore>> {
+  const m = new Map<string, Map<string, ResourceStore>>();
+  for (const s of stores) {
+    let g = m.get(s.kind.group);
+    if (!g) m.set(s.kind.group, (g = new Map()));
+    g.set(s.kind.resource, s);
+  }
+  return m;
+}
+
+/** what a list of a resource without objects gives (shared: callers only read lists) */
+const NOTHING: readonly any[] = Object.freeze([]);
+
 /** reads of the stores' watch caches; unknown resources read as empty */
 export function storeReader(stores: Iterable<ResourceStore>): ClusterReader {
-  const byResource = index(stores);
+  const byResource = nestedIndex(stores);
   return {
     get(group, resource, namespace, name) {
-      const s = byResource.get(`${group}/${resource}`);
+      const s = byResource.get(group)?.get(resource);
       return s?.get(s.kind.namespaced ? namespace : '', name)?.obj;
     },
     list(group, resource, namespace) {
-      const s = byResource.get(`${group}/${resource}`);
-      if (!s) return [];
+      const s = byResource.get(group)?.get(resource);
+      // most admission lookups (webhook configurations, policies, quotas, limit ranges) find none
+      if (!s || s.cacher.isEmpty()) return NOTHING as any[];
       return s.cacher.list({ prefix: s.scopePrefix(namespace) }).items.map((e) => e.obj);
     },
   };

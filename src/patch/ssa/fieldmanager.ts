@@ -249,20 +249,24 @@ export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: stri
   const shape = rootShape(typeName);
   // a plain create: its fields, by the structure of the object, may be known already
   const memo = managed.fields.size === 0 && !isMap(oldObj) && !info.subresource ? createMemoOf(shape) : undefined;
-  const memoKey = memo === undefined ? undefined : createMemoKey(info, neu, old);
-  const known = memoKey === undefined ? undefined : memo!.get(memoKey);
+  const known = memo === undefined ? undefined : memoNode(memo, info, neu, old, false)?.doc;
   if (known !== undefined) {
     if (known !== null) neu.metadata.managedFields = [createEntry(info, time, known)];
     return neu;
   }
   const m = updateManaged(shape, old, neu, managed, info.manager, info, time);
-  // neu is this function's own copy (with its own metadata): the entries go straight in
   const entries = encodeManagedFields(m);
-  if (entries) neu.metadata.managedFields = entries;
-  if (memoKey !== undefined) {
-    if (memo!.size >= CREATE_MEMO_MAX) memo!.clear();
-    memo!.set(memoKey, entries ? entries[0]!.fieldsV1! : null);
+  if (memo !== undefined) {
+    if (memo.nodes > CREATE_MEMO_MAX_NODES) {
+      memo.roots.clear();
+      memo.nodes = 0;
+    }
+    // (the walk is of the object as the lookup saw it: without the entries)
+    const node = memoNode(memo, info, neu, old, true);
+    if (node) node.doc = entries ? entries[0]!.fieldsV1! : null;
   }
+  // neu is this function's own copy (with its own metadata): the entries go straight in
+  if (entries) neu.metadata.managedFields = entries;
   return neu;
 }
 
@@ -273,51 +277,119 @@ export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: stri
 // pods of a ReplicaSet, the ConfigMaps of a load test) share that structure, so the fieldsV1
 // document of a create is computed once per structure and shared (it is frozen, like every
 // document FieldSet hands out). There is one memo per shape (a custom resource's shape is new
-// when its CRD's schema changes), dropped whole when it grows past its bound.
-const CREATE_MEMO_MAX = 2048;
-const createMemos = new WeakMap<Shape, Map<string, FieldsV1 | null>>();
+// when its CRD's schema changes): a trie walked along the object (keys, list items, and tokens
+// for the kind and zero-equality of leaves), so that a create whose structure is known allocates
+// nothing to find its document. A memo that grows past its bound is dropped whole.
+const CREATE_MEMO_MAX_NODES = 100_000;
 
-function createMemoOf(shape: Shape): Map<string, FieldsV1 | null> {
+interface MemoNode {
+  next: Map<unknown, MemoNode> | undefined;
+  /** the document of the structure ending here (null: the create owns nothing); undefined: none yet */
+  doc: FieldsV1 | null | undefined;
+}
+
+interface ShapeMemo {
+  /** by reset paths ('' for none) */
+  roots: Map<string, MemoNode>;
+  nodes: number;
+}
+
+const createMemos = new WeakMap<Shape, ShapeMemo>();
+
+function createMemoOf(shape: Shape): ShapeMemo {
   let m = createMemos.get(shape);
   if (!m) {
-    m = new Map();
+    m = { roots: new Map(), nodes: 0 };
     createMemos.set(shape, m);
   }
   return m;
 }
 
-function createMemoKey(info: ManagerInfo, neu: any, zero: unknown): string {
-  let reset = '';
-  if (info.resetFields) for (const p of info.resetFields) reset += p.join('\u0000') + '\u0001';
-  return `${reset}\u0002${structureOf(neu, zero, false)}`;
+function resetKey(paths: ManagerInfo['resetFields']): string {
+  if (!paths || paths.length === 0) return '';
+  if (paths.length === 1 && paths[0]!.length === 1) return paths[0]![0]!;
+  let key = '';
+  for (const p of paths) key += p.join('\u0000') + '\u0001';
+  return key;
 }
 
-/** see createMemo: equal texts for objects whose create owns the same fields */
-function structureOf(v: unknown, zero: unknown, inList: boolean): string {
-  if (v === null) return zero === null && !inList ? 'z=' : 'z';
-  if (Array.isArray(v)) {
-    let s = '[';
-    for (let i = 0; i < v.length; i++) s += structureOf(v[i], undefined, true) + ',';
-    return s + ']';
+// tokens of the walk besides keys and the scalars inside lists (symbols: they equal no key or value)
+const OBJECT = Symbol('{');
+const ARRAY = Symbol('[');
+const END = Symbol('}');
+const NULL = Symbol('null');
+const NULL_ZERO = Symbol('null=');
+const LEAF: Record<string, [unknown, unknown, unknown]> = {
+  string: [Symbol('s'), Symbol('s='), Symbol('s!')],
+  number: [Symbol('n'), Symbol('n='), Symbol('n!')],
+  boolean: [Symbol('b'), Symbol('b='), Symbol('b!')],
+};
+const OTHER = Symbol('?');
+
+/** A walk of the trie along an object: finds its node, or (create) makes the missing ones. */
+class MemoWalk {
+  node: MemoNode | undefined;
+  constructor(
+    root: MemoNode,
+    private readonly memo: ShapeMemo | undefined,
+  ) {
+    this.node = root;
   }
-  switch (typeof v) {
-    case 'object': {
+
+  private step(token: unknown): boolean {
+    const n = this.node!;
+    let next = n.next?.get(token);
+    if (next === undefined) {
+      if (!this.memo) {
+        this.node = undefined;
+        return false;
+      }
+      next = { next: undefined, doc: undefined };
+      (n.next ??= new Map()).set(token, next);
+      this.memo.nodes++;
+    }
+    this.node = next;
+    return true;
+  }
+
+  /** see createMemo: one path for all objects whose create owns the same fields */
+  value(v: unknown, zero: unknown, inList: boolean): boolean {
+    if (v === null) return this.step(zero === null && !inList ? NULL_ZERO : NULL);
+    if (Array.isArray(v)) {
+      if (!this.step(ARRAY)) return false;
+      for (let i = 0; i < v.length; i++) if (!this.value(v[i], undefined, true)) return false;
+      return this.step(END);
+    }
+    const t = typeof v;
+    if (t === 'object') {
+      if (!this.step(OBJECT)) return false;
       const z = zero !== null && typeof zero === 'object' && !Array.isArray(zero) ? (zero as Record<string, unknown>) : undefined;
-      let s = '{';
       for (const k in v as Record<string, unknown>) {
         const x = (v as Record<string, unknown>)[k];
         if (x === undefined) continue;
-        s += `${k.length}:${k}${structureOf(x, z ? z[k] : undefined, inList)};`;
+        if (!this.step(k) || !this.value(x, z ? z[k] : undefined, inList)) return false;
       }
-      return s + '}';
+      return this.step(END);
     }
-    case 'string':
-      if (inList) return `s${v.length}:${v}`;
-      return zero === undefined || (zero !== null && typeof zero === 'object') ? 's' : v === zero ? 's=' : 's!';
-    default:
-      if (inList) return `${typeof v}:${String(v)}`;
-      return zero === undefined || (zero !== null && typeof zero === 'object') ? typeof v : v === zero ? `${typeof v}=` : `${typeof v}!`;
+    const leaf = LEAF[t];
+    if (!leaf) return this.step(OTHER);
+    if (inList) return this.step(leaf[0]) && this.step(v);
+    if (zero === undefined || (zero !== null && typeof zero === 'object')) return this.step(leaf[0]);
+    return this.step(v === zero ? leaf[1] : leaf[2]);
   }
+}
+
+/** the memo's node for this create (created when `create`), or undefined when it has none */
+function memoNode(memo: ShapeMemo, info: ManagerInfo, neu: any, zero: unknown, create: boolean): MemoNode | undefined {
+  const key = resetKey(info.resetFields);
+  let root = memo.roots.get(key);
+  if (!root) {
+    if (!create) return undefined;
+    root = { next: undefined, doc: undefined };
+    memo.roots.set(key, root);
+  }
+  const w = new MemoWalk(root, create ? memo : undefined);
+  return w.value(neu, zero, false) ? w.node : undefined;
 }
 
 /** the one entry of a create by info.manager, as encodeManagedFields writes it */
