@@ -92,7 +92,6 @@ import {
 import { WatchHub } from './watch-hub.js';
 
 const EMPTY = new Uint8Array(0);
-const FLUSH_AT = +(process.env.KEELSON_FLUSH_AT ?? Infinity);
 
 interface IndexEntry {
   readonly c: number; // createRevision
@@ -482,11 +481,9 @@ export class SqliteBackend implements Backend {
   private enqueue(kind: number, rev: number, key: string, createRev: number, prevRev: number, value: Uint8Array | null): Promise<KeyValue> {
     if (value) this.recentValues.set(rev, value);
     if (!this.flushHandle) this.flushHandle = setImmediate(this.flushNow);
-    const p = new Promise<KeyValue>((resolve, reject) => {
+    return new Promise<KeyValue>((resolve, reject) => {
       this.pending.push({ kind, rev, key, createRev, prevRev, value, resolve, reject });
     });
-    if (this.pending.length >= FLUSH_AT && this.handedOver && this.inflight.length < this.maxInFlight) this.postBatch();
-    return p;
   }
 
   private flush(): void {
