@@ -155,6 +155,11 @@ test('set operations', () => {
   assert.ok(!A.has([f('b')]));
   assert.equal(A.size(), 4);
   assert.ok(A.union(B).difference(B).equals(A.difference(B)));
+  // subsets: by paths (a member does not stand for the paths below it)
+  assert.ok(A.intersection(B).isSubsetOf(A) && A.intersection(B).isSubsetOf(B));
+  assert.ok(A.isSubsetOf(A.union(B)) && !A.isSubsetOf(B) && !A.union(B).isSubsetOf(A));
+  assert.ok(new FieldSet().isSubsetOf(B));
+  assert.ok(!C.isSubsetOf(P) && P.isSubsetOf(C));
   assert.deepEqual(
     A.paths().map(pathString),
     ['.a', '.e', '.b.c', '.b.d'], // members first, then children (fieldpath.Set.Iterate)

@@ -333,3 +333,19 @@ test('default field manager from the User-Agent', () => {
     ['fieldManager: Too long: may not be more than 128 bytes'],
   );
 });
+
+test("an update of fields its manager owns already keeps the manager's fieldsV1 document (shared, not rebuilt)", () => {
+  const info = { manager: 'kubectl-patch', apiVersion: 'v1' };
+  const live = created({ a: '1' });
+  const withUID = (data: Record<string, string>) => cm(data, { uid: live.metadata.uid, creationTimestamp: T0 });
+  const step1 = trackUpdate(live, withUID({ a: '1', b: '2' }), CONFIGMAP, { ...info, time: T1 });
+  // the server keeps the object as written: the next update starts from it, documents and all
+  const step2 = trackUpdate(step1, { ...withUID({ a: '1', b: '3' }), metadata: { ...step1.metadata } }, CONFIGMAP, { ...info, time: T2 });
+  const doc = (o: any) => o.metadata.managedFields.find((e: any) => e.manager === 'kubectl-patch').fieldsV1;
+  assert.deepEqual(doc(step2), { 'f:data': { 'f:b': {} } });
+  assert.equal(doc(step2), doc(step1));
+  // a new field makes a new document
+  const step3 = trackUpdate(step2, { ...withUID({ a: '1', b: '3', c: '4' }), metadata: { ...step2.metadata } }, CONFIGMAP, { ...info, time: T3 });
+  assert.deepEqual(doc(step3), { 'f:data': { 'f:b': {}, 'f:c': {} } });
+  assert.notEqual(doc(step3), doc(step2));
+});

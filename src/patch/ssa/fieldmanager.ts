@@ -202,7 +202,12 @@ function updateManaged(shape: Shape, old: unknown, neu: unknown, managed: Manage
   if (!mine.empty()) {
     const id = managerId({ manager: manager || 'unknown', operation: 'Update', apiVersion: info.apiVersion, subresource: info.subresource });
     const prev = m.fields.get(id);
-    m.fields.set(id, { set: prev ? mine.union(prev.set) : mine, apiVersion: info.apiVersion, applied: false });
+    let set = prev ? mine.union(prev.set) : mine;
+    // the same fields as the manager had before this write: its set, and so its document, are
+    // kept (shared by the old and the new object rather than built again)
+    const before = managed.fields.get(id)?.set;
+    if (before && set !== before && set.isSubsetOf(before) && before.isSubsetOf(set)) set = before;
+    m.fields.set(id, { set, apiVersion: info.apiVersion, applied: false });
     m.times.set(id, time);
   }
   capUpdateManagers(m);

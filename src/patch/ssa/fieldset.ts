@@ -172,6 +172,17 @@ export class FieldSet {
     return out;
   }
 
+  /** whether every path of this set is in o (a member of o does not stand for the paths below it) */
+  isSubsetOf(o: FieldSet): boolean {
+    if (o === this) return true;
+    for (const k of this.members.keys()) if (!o.members.has(k)) return false;
+    for (const [k, c] of this.children) {
+      const d = o.children.get(k);
+      if (d ? !c.set.isSubsetOf(d.set) : !c.set.empty()) return false;
+    }
+    return true;
+  }
+
   equals(o: FieldSet): boolean {
     if (o === this) return true;
     if (this.members.size !== o.members.size) return false;
