@@ -1,0 +1,122 @@
+// Two Keelsons side by side, one load alternated between them: an A/B comparison of two builds
+// (or of two sets of node flags or environment variables) that holds up on a noisy machine.
+//
+//   node dist/bench/duel.js [--rounds 8] [--a DIR] [--b DIR] [--a-flags "..."] [--b-flags "..."]
+//                           [--a-env "K=V ..."] [--b-env "K=V ..."] [--warmup ms] [--duration ms]
+//
+// DIR is a checkout with a build (default: this one). Both servers run for the whole duel on
+// fresh data directories; each round measures A then B (B then A in odd rounds) with the
+// creates load of `npm run bench` (64 clients, 1 KB ConfigMaps, bench/loadgen.ts), and reads each
+// server's CPU time around its measured window. Rates of consecutive `npm run bench` runs move
+// 20% or more with the machine's other load; two servers measured in alternating windows of a
+// few seconds see the same machine, so their medians compare. Prints one JSON document: per
+// round rates, p99 and server CPU per create, and the medians.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { clientTLSFromKubeconfig, freePort, median, probe, procCPUSeconds, round, sleep, stopChild, type Target } from './common.js';
+import type { LoadConfig, LoadResult } from './loadgen.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(here, '..', '..');
+const args = process.argv.slice(2);
+const opt = (name: string): string | undefined => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const ROUNDS = Number(opt('rounds') ?? 8);
+const WARMUP_MS = Number(opt('warmup') ?? 700);
+const DURATION_MS = Number(opt('duration') ?? 2500);
+
+interface Side {
+  label: string;
+  dir: string;
+  flags: string[];
+  env: Record<string, string>;
+  proc?: ChildProcess;
+  target?: Target;
+  rounds: { perSec: number; p99Ms: number; cpuUsPerCreate: number }[];
+}
+
+function side(name: 'a' | 'b'): Side {
+  const dir = resolve(opt(name) ?? ROOT);
+  const flags = (opt(`${name}-flags`) ?? '').split(' ').filter(Boolean);
+  const env: Record<string, string> = {};
+  for (const kv of (opt(`${name}-env`) ?? '').split(' ').filter(Boolean)) env[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
+  const label = [dir, ...flags, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ');
+  return { label, dir, flags, env, rounds: [] };
+}
+
+async function start(s: Side, dataDir: string): Promise<void> {
+  const port = await freePort();
+  const argv = [...s.flags, join(s.dir, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1'];
+  s.proc = spawn(process.execPath, argv, { cwd: s.dir, env: { ...process.env, ...s.env }, stdio: 'ignore' });
+  const deadline = Date.now() + 30_000;
+  while ((await probe(port, '/readyz')) !== 200) {
+    if (s.proc.exitCode !== null) throw new Error(`keelson (${s.label}) exited with ${s.proc.exitCode}`);
+    if (Date.now() > deadline) throw new Error(`keelson (${s.label}) not ready in 30 s`);
+    await sleep(20);
+  }
+  s.target = { host: '127.0.0.1', port, servername: 'localhost', tls: clientTLSFromKubeconfig(join(dataDir, 'kubeconfig')) };
+}
+
+const BODY = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-__N__', labels: { app: 'bench', tier: 'load' } }, data: { payload: 'x'.repeat(1024 - 150) } });
+
+/** one measured window of creates against s; the server's CPU is read when the load generator says "warm" and "end" */
+function measure(s: Side): Promise<void> {
+  const t = s.target!;
+  const cfg: LoadConfig = { ...t, method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: BODY, expectStatus: 201, concurrency: 64, warmupMs: WARMUP_MS, durationMs: DURATION_MS, maxRequests: 2_000_000 };
+  return new Promise((res, rej) => {
+    const lg = spawn(process.execPath, [join(here, 'loadgen.js'), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const pid = s.proc!.pid!;
+    let out = '';
+    let cpu0 = 0;
+    let t0 = 0;
+    let used = 0;
+    let secs = 0;
+    lg.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      let nl: number;
+      while ((nl = out.indexOf('\n')) >= 0) {
+        const line = out.slice(0, nl);
+        out = out.slice(nl + 1);
+        if (line === 'warm') {
+          cpu0 = procCPUSeconds(pid);
+          t0 = performance.now();
+        } else if (line === 'end') {
+          used = procCPUSeconds(pid) - cpu0;
+          secs = (performance.now() - t0) / 1000;
+        } else if (line.startsWith('{')) {
+          const r = JSON.parse(line) as LoadResult;
+          s.rounds.push({ perSec: r.perSec, p99Ms: round(r.latencyMs.p99, 1), cpuUsPerCreate: Math.round((used * 1e6) / (r.perSec * secs)) });
+        }
+      }
+    });
+    lg.once('exit', (code) => (code === 0 ? res() : rej(new Error(`loadgen exited with ${code}`))));
+  });
+}
+
+const a = side('a');
+const b = side('b');
+const tmp = mkdtempSync(join(tmpdir(), 'keelson-duel-'));
+try {
+  await start(a, join(tmp, 'a'));
+  await start(b, join(tmp, 'b'));
+  for (let i = 0; i < ROUNDS; i++) {
+    process.stderr.write(`[duel] round ${i + 1}/${ROUNDS}\n`);
+    for (const s of i % 2 ? [b, a] : [a, b]) await measure(s);
+  }
+  // the first round of each is a warm-up (JIT, heap growth): the medians leave it out
+  const summary = (s: Side) => {
+    const rs = s.rounds.slice(1);
+    return { label: s.label, medianPerSec: median(rs.map((r) => r.perSec)), medianCpuUsPerCreate: median(rs.map((r) => r.cpuUsPerCreate)), medianP99Ms: median(rs.map((r) => r.p99Ms)), rounds: s.rounds };
+  };
+  const sa = summary(a);
+  const sb = summary(b);
+  console.log(JSON.stringify({ a: sa, b: sb, bOverA: { perSec: round(sb.medianPerSec / sa.medianPerSec, 3), cpuUsPerCreate: round(sb.medianCpuUsPerCreate / sa.medianCpuUsPerCreate, 3) } }, null, 2));
+} finally {
+  await Promise.all([stopChild(a.proc), stopChild(b.proc)]);
+  rmSync(tmp, { recursive: true, force: true });
+}
