@@ -139,6 +139,55 @@ for (const [bname, make] of Object.entries(backends)) {
   );
 
   test(
+    `cacher/${bname}: new keys join the sorted tree in batches; lists (latest and exact) see every write in order`,
+    withCacher({}, async (b, c) => {
+      // a model of the state after each write, to compare lists with
+      const model = new Map<string, string>();
+      const states: { rev: number; names: string[] }[] = [];
+      const sortedNames = () => [...model.keys()].sort();
+      const mods = new Map<string, number>();
+      let i = 0;
+      // more new keys than wait unsorted at most (512), with updates and deletes of keys not in the tree yet
+      for (let round = 0; round < 3; round++) {
+        for (let k = 0; k < 300; k++, i++) {
+          const name = `n${(i * 7919) % 1000}-${i}`;
+          const kv = await b.create(key('a', name), json(obj('a', name)));
+          model.set(`a/${name}`, name);
+          mods.set(name, kv.modRevision);
+          if (i % 7 === 0) {
+            const u = await b.update(key('a', name), json(obj('a', name, { v: 'u' })), kv.modRevision);
+            mods.set(name, u.modRevision);
+          }
+          if (i % 11 === 0) {
+            const d = await b.delete(key('a', name));
+            model.delete(`a/${name}`);
+            mods.delete(name);
+            states.push({ rev: d.modRevision, names: sortedNames() });
+          }
+        }
+        const res = c.list({ prefix: `${PREFIX}a/` });
+        assert.deepEqual(names(res.items), sortedNames(), `latest list after round ${round}`);
+        states.push({ rev: res.revision, names: sortedNames() });
+      }
+      for (const st of states.slice(-8)) {
+        assert.deepEqual(names(c.list({ prefix: `${PREFIX}a/`, revision: st.rev }).items), st.names, `exact list at ${st.rev}`);
+      }
+      // updated entries are the latest ones, in the tree and by key
+      for (const e of c.list({ prefix: `${PREFIX}a/` }).items) assert.equal(e.modRevision, mods.get(e.name));
+      // a paged list walks the same order
+      const paged: string[] = [];
+      let start: string | undefined;
+      for (;;) {
+        const page = c.list({ prefix: `${PREFIX}a/`, limit: 97, startKey: start });
+        paged.push(...names(page.items));
+        if (!page.continueKey) break;
+        start = page.continueKey;
+      }
+      assert.deepEqual(paged, sortedNames());
+    }),
+  );
+
+  test(
     `cacher/${bname}: one decode per write`,
     (() => {
       const decodes = { n: 0 };
