@@ -181,3 +181,17 @@ export function machineCPUTicks(): { busy: number; total: number } {
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** calls fn with each line (without its newline) a helper process writes */
+export function onLines(stream: NodeJS.ReadableStream, fn: (line: string) => void): void {
+  let out = '';
+  stream.on('data', (d: Buffer) => {
+    out += d.toString();
+    let nl: number;
+    while ((nl = out.indexOf('\n')) >= 0) {
+      const line = out.slice(0, nl);
+      out = out.slice(nl + 1);
+      fn(line);
+    }
+  });
+}

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { clientTLSFromKubeconfig, freePort, median, probe, procCPUSeconds, round, sleep, stopChild, type Target } from './common.js';
+import { clientTLSFromKubeconfig, freePort, median, onLines, probe, procCPUSeconds, round, sleep, stopChild, type Target } from './common.js';
 import type { LoadConfig, LoadResult } from './loadgen.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -71,27 +71,20 @@ function measure(s: Side): Promise<void> {
   return new Promise((res, rej) => {
     const lg = spawn(process.execPath, [join(here, 'loadgen.js'), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'inherit'] });
     const pid = s.proc!.pid!;
-    let out = '';
     let cpu0 = 0;
     let t0 = 0;
     let used = 0;
     let secs = 0;
-    lg.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      let nl: number;
-      while ((nl = out.indexOf('\n')) >= 0) {
-        const line = out.slice(0, nl);
-        out = out.slice(nl + 1);
-        if (line === 'warm') {
-          cpu0 = procCPUSeconds(pid);
-          t0 = performance.now();
-        } else if (line === 'end') {
-          used = procCPUSeconds(pid) - cpu0;
-          secs = (performance.now() - t0) / 1000;
-        } else if (line.startsWith('{')) {
-          const r = JSON.parse(line) as LoadResult;
-          s.rounds.push({ perSec: r.perSec, p99Ms: round(r.latencyMs.p99, 1), cpuUsPerCreate: Math.round((used * 1e6) / (r.perSec * secs)) });
-        }
+    onLines(lg.stdout!, (line) => {
+      if (line === 'warm') {
+        cpu0 = procCPUSeconds(pid);
+        t0 = performance.now();
+      } else if (line === 'end') {
+        used = procCPUSeconds(pid) - cpu0;
+        secs = (performance.now() - t0) / 1000;
+      } else if (line.startsWith('{')) {
+        const r = JSON.parse(line) as LoadResult;
+        s.rounds.push({ perSec: r.perSec, p99Ms: round(r.latencyMs.p99, 1), cpuUsPerCreate: Math.round((used * 1e6) / (r.perSec * secs)) });
       }
     });
     lg.once('exit', (code) => (code === 0 ? res() : rej(new Error(`loadgen exited with ${code}`))));

@@ -26,6 +26,7 @@ import {
   clientTLSFromKubeconfig,
   freePort,
   median,
+  onLines,
   probe,
   procCPUSeconds,
   procMemory,
@@ -209,36 +210,29 @@ function runHelper<R>(script: string, cfg: object, serverPids: number[] = []): P
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [join(here, script), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(proc);
-    let out = '';
     let err = '';
     let cpuWarm: number[] = [];
     let tWarm = 0;
     let machineWarm = { busy: 0, total: 0 };
     let extra: ServerCPU = {};
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      let nl: number;
-      while ((nl = out.indexOf('\n')) >= 0) {
-        const line = out.slice(0, nl);
-        out = out.slice(nl + 1);
-        if (line === 'warm' && serverPids.length) {
-          cpuWarm = serverPids.map(procCPUSeconds);
-          machineWarm = machineCPUTicks();
-          tWarm = performance.now();
-        } else if (line === 'end' && serverPids.length && tWarm) {
-          const secs = (performance.now() - tWarm) / 1000;
-          const used = serverPids.map((p, i) => round(procCPUSeconds(p) - cpuWarm[i]!, 2));
-          const m = machineCPUTicks();
-          extra = { serverCores: round(used[0]! / secs, 2), serverCpuSeconds: used, machineBusyCores: round((m.busy - machineWarm.busy) / 100 / secs, 2) };
-        } else if (line.startsWith('{')) {
-          try {
-            const r = JSON.parse(line) as R;
-            const perSec = (r as { perSec?: number }).perSec;
-            if (perSec && extra.serverCores !== undefined) extra.serverCpuUsPerRequest = Math.round((extra.serverCores * 1e6) / perSec);
-            resolve({ ...r, ...extra });
-          } catch (e) {
-            reject(e);
-          }
+    onLines(proc.stdout!, (line) => {
+      if (line === 'warm' && serverPids.length) {
+        cpuWarm = serverPids.map(procCPUSeconds);
+        machineWarm = machineCPUTicks();
+        tWarm = performance.now();
+      } else if (line === 'end' && serverPids.length && tWarm) {
+        const secs = (performance.now() - tWarm) / 1000;
+        const used = serverPids.map((p, i) => round(procCPUSeconds(p) - cpuWarm[i]!, 2));
+        const m = machineCPUTicks();
+        extra = { serverCores: round(used[0]! / secs, 2), serverCpuSeconds: used, machineBusyCores: round((m.busy - machineWarm.busy) / 100 / secs, 2) };
+      } else if (line.startsWith('{')) {
+        try {
+          const r = JSON.parse(line) as R;
+          const perSec = (r as { perSec?: number }).perSec;
+          if (perSec && extra.serverCores !== undefined) extra.serverCpuUsPerRequest = Math.round((extra.serverCores * 1e6) / perSec);
+          resolve({ ...r, ...extra });
+        } catch (e) {
+          reject(e);
         }
       }
     });
