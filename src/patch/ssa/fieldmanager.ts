@@ -262,12 +262,14 @@ export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: stri
   const m = updateManaged(shape, old, neu, managed, info.manager, info, time);
   const entries = encodeManagedFields(m);
   if (memo !== undefined) {
-    if (memo.nodes > CREATE_MEMO_MAX_NODES) {
-      memo.roots.clear();
-      memo.nodes = 0;
+    let into = memo;
+    if (createMemoNodes > CREATE_MEMO_MAX_NODES) {
+      createMemos = new WeakMap();
+      createMemoNodes = 0;
+      into = createMemoOf(shape);
     }
     // (the walk is of the object as the lookup saw it: without the entries)
-    const node = memoNode(memo, info, neu, old, true);
+    const node = memoNode(into, info, neu, old, true);
     if (node) node.doc = entries ? entries[0]!.fieldsV1! : null;
   }
   // neu is this function's own copy (with its own metadata): the entries go straight in
@@ -284,8 +286,10 @@ export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: stri
 // document FieldSet hands out). There is one memo per shape (a custom resource's shape is new
 // when its CRD's schema changes): a trie walked along the object (keys, list items, and tokens
 // for the kind and zero-equality of leaves), so that a create whose structure is known allocates
-// nothing to find its document. A memo that grows past its bound is dropped whole.
-const CREATE_MEMO_MAX_NODES = 100_000;
+// nothing to find its document. The memos together hold at most CREATE_MEMO_MAX_NODES nodes
+// (a few MB): past that they are all dropped and start again.
+const CREATE_MEMO_MAX_NODES = 50_000;
+let createMemoNodes = 0;
 
 interface MemoNode {
   next: Map<unknown, MemoNode> | undefined;
@@ -296,15 +300,14 @@ interface MemoNode {
 interface ShapeMemo {
   /** by reset paths ('' for none) */
   roots: Map<string, MemoNode>;
-  nodes: number;
 }
 
-const createMemos = new WeakMap<Shape, ShapeMemo>();
+let createMemos = new WeakMap<Shape, ShapeMemo>();
 
 function createMemoOf(shape: Shape): ShapeMemo {
   let m = createMemos.get(shape);
   if (!m) {
-    m = { roots: new Map(), nodes: 0 };
+    m = { roots: new Map() };
     createMemos.set(shape, m);
   }
   return m;
@@ -336,7 +339,7 @@ class MemoWalk {
   node: MemoNode | undefined;
   constructor(
     root: MemoNode,
-    private readonly memo: ShapeMemo | undefined,
+    private readonly create: boolean,
   ) {
     this.node = root;
   }
@@ -345,19 +348,19 @@ class MemoWalk {
     const n = this.node!;
     let next = n.next?.get(token);
     if (next === undefined) {
-      if (!this.memo) {
+      if (!this.create) {
         this.node = undefined;
         return false;
       }
       next = { next: undefined, doc: undefined };
       (n.next ??= new Map()).set(token, next);
-      this.memo.nodes++;
+      createMemoNodes++;
     }
     this.node = next;
     return true;
   }
 
-  /** see createMemo: one path for all objects whose create owns the same fields */
+  /** one path for all objects whose create owns the same fields (see CREATE_MEMO_MAX_NODES) */
   value(v: unknown, zero: unknown, inList: boolean): boolean {
     if (v === null) return this.step(zero === null && !inList ? NULL_ZERO : NULL);
     if (Array.isArray(v)) {
@@ -393,7 +396,7 @@ function memoNode(memo: ShapeMemo, info: ManagerInfo, neu: any, zero: unknown, c
     root = { next: undefined, doc: undefined };
     memo.roots.set(key, root);
   }
-  const w = new MemoWalk(root, create ? memo : undefined);
+  const w = new MemoWalk(root, create);
   return w.value(neu, zero, false) ? w.node : undefined;
 }
 
