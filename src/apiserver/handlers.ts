@@ -261,9 +261,18 @@ async function waitFresh(store: ResourceStore, rv: number): Promise<void> {
   if (!ok) throw errors.tooLargeResourceVersion(rv, store.cacher.revision(), 1);
 }
 
-/** a consistent read: the cache must have caught up with storage's current revision */
-async function waitConsistent(r: Request): Promise<void> {
-  const cur = r.ctx.revisionNow?.() ?? (await r.ctx.currentRevision());
+/**
+ * A consistent read: the cache must have caught up with storage's current revision. Undefined
+ * (nothing to wait for, no promise: the common case) when the cache is known to be current.
+ */
+function waitConsistent(r: Request): Promise<void> | undefined {
+  const known = r.ctx.revisionNow?.();
+  if (known !== undefined && r.store.cacher.revision() >= known) return undefined;
+  return catchUp(r, known);
+}
+
+async function catchUp(r: Request, known: number | undefined): Promise<void> {
+  const cur = known ?? (await r.ctx.currentRevision());
   if (r.store.cacher.revision() >= cur) return;
   const ok = await r.store.cacher.waitUntilFresh(cur, FRESHNESS_WAIT_MS);
   if (!ok) throw errors.timeout('Too large resource version: the watch cache could not catch up with storage', 1);
@@ -276,9 +285,8 @@ export async function handleGet(r: Request): Promise<void> {
   const choice = outputChoice(r, false);
   const rv = query.get('resourceVersion');
   if (rv === null || rv === '') {
-    // (no wait at all, the common case, when the cache is known to be current)
-    const known = r.ctx.revisionNow?.();
-    if (known === undefined || store.cacher.revision() < known) await waitConsistent(r);
+    const wait = waitConsistent(r);
+    if (wait) await wait;
   } else if (rv !== '0') await waitFresh(store, parseRV(rv));
   const e = store.mustGet(info.namespace, info.name);
   if (info.subresource === 'status' || info.subresource === '') {

@@ -144,7 +144,7 @@ export interface CacherOptions {
   decode: (kv: KeyValue) => any;
   /**
    * the JSON of an object decode() just returned for a put, when it is known without serializing
-   * the object (it becomes the entry's encoded 'json'); undefined: serialized when first asked
+   * the object (it becomes the entry's `json`); undefined: serialized when first asked
    */
   json?: (kv: KeyValue, obj: any) => Uint8Array | undefined;
   /** the object of the DELETED event of a corrupt key (its last value could not be decoded) */

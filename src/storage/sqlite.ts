@@ -78,7 +78,6 @@ import {
   OP_UPDATE,
   Store,
   encodeCommit,
-  transferOf,
   valueOf,
   type CommitResult,
   type FromWorker,
@@ -428,17 +427,12 @@ export class SqliteBackend implements Backend {
       }
       return done(undefined, value);
     }
-    if (req.t === 'commit' && Array.isArray(req.vals)) {
-      const buf = encodeCommit(req.keys, req.nums, req.vals);
+    if (req.t === 'commit') {
+      const buf = encodeCommit(req.keys, req.nums, req.vals as (Uint8Array | null)[]);
       this.post({ t: 'commit1', id: 0, buf }, done, [buf]);
       return;
     }
-    const transfer: ArrayBuffer[] = [];
-    if (req.t === 'commit') {
-      transferOf(req.vals, transfer);
-      transfer.push(req.nums.buffer as ArrayBuffer);
-    }
-    this.post(req as ToWorker, done, transfer);
+    this.post(req as ToWorker, done);
   }
 
   private post(msg: ToWorker, done: Done, transfer: ArrayBuffer[] = []): void {

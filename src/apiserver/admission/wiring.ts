@@ -6,14 +6,8 @@ import type { ResourceStore } from '../registry/store.js';
 import type { AdmissionAttributes, ClusterReader, ClusterWriter, Operation } from './types.js';
 import { admissionFlagHelp } from './chain.js';
 
-function index(stores: Iterable<ResourceStore>): Map<string, ResourceStore> {
-  const m = new Map<string, ResourceStore>();
-  for (const s of stores) m.set(`${s.kind.group}/${s.kind.resource}`, s);
-  return m;
-}
-
 /** by group, then resource: found without building a key (admission reads on every write) */
-function nestedIndex(stores: Iterable<ResourceStore>): Map<string, Map<string, ResourceStore>> {
+function index(stores: Iterable<ResourceStore>): Map<string, Map<string, ResourceStore>> {
   const m = new Map<string, Map<string, ResourceStore>>();
   for (const s of stores) {
     let g = m.get(s.kind.group);
@@ -28,7 +22,7 @@ const NOTHING: readonly any[] = Object.freeze([]);
 
 /** reads of the stores' watch caches; unknown resources read as empty */
 export function storeReader(stores: Iterable<ResourceStore>): ClusterReader {
-  const byResource = nestedIndex(stores);
+  const byResource = index(stores);
   return {
     get(group, resource, namespace, name) {
       const s = byResource.get(group)?.get(resource);
@@ -47,7 +41,7 @@ export function storeReader(stores: Iterable<ResourceStore>): ClusterReader {
 export function storeWriter(stores: Iterable<ResourceStore>): ClusterWriter {
   const byResource = index(stores);
   const store = (group: string, resource: string) => {
-    const s = byResource.get(`${group}/${resource}`);
+    const s = byResource.get(group)?.get(resource);
     if (!s) throw new Error(`no store for ${resource}${group ? '.' + group : ''}`);
     return s;
   };

@@ -252,37 +252,21 @@ export class ResourceStore {
   private encode(key: string, obj: any): Uint8Array {
     const m = obj.metadata;
     const rv = m.resourceVersion;
-    let json: Uint8Array;
-    let answer: PlaceholderText | undefined;
-    if (this.strategy.storageForm) {
-      // left out of the JSON as an undefined member: a delete would turn metadata into a slow
-      // dictionary-mode object for everything that reads it afterwards
-      if (rv !== undefined) m.resourceVersion = undefined;
+    // the JSON with metadata.resourceVersion set to `value` for the time of the serialization
+    // (undefined leaves it out: a delete would turn metadata into a slow dictionary-mode object)
+    const serialize = (value: string | undefined, form: (o: any) => any = (o) => o): string => {
+      m.resourceVersion = value;
       try {
-        json = Buffer.from(JSON.stringify(this.strategy.storageForm.toStorage(obj)));
-      } finally {
-        if (rv !== undefined) m.resourceVersion = rv;
-      }
-    } else {
-      // one serialization for the stored JSON and the answer's (see splitPlaceholder)
-      m.resourceVersion = RV_PLACEHOLDER;
-      let text: string;
-      try {
-        text = JSON.stringify(obj);
+        return JSON.stringify(form(obj));
       } finally {
         m.resourceVersion = rv;
       }
-      answer = splitPlaceholder(text);
-      if (answer) json = answer.stored;
-      else {
-        m.resourceVersion = undefined;
-        try {
-          json = Buffer.from(JSON.stringify(obj));
-        } finally {
-          m.resourceVersion = rv;
-        }
-      }
-    }
+    };
+    const storageForm = this.strategy.storageForm;
+    // one serialization for the stored JSON and the answer's (see splitPlaceholder), when the
+    // stored form is the object itself
+    const answer = storageForm ? undefined : splitPlaceholder(serialize(RV_PLACEHOLDER));
+    const json = answer ? answer.stored : Buffer.from(serialize(undefined, storageForm ? (o) => storageForm.toStorage(o) : undefined));
     const bytes = this.transformer ? this.transformer.toStorage(json, Buffer.from(key)) : json;
     this.pending.set(key, { bytes, obj, answer });
     return bytes;
