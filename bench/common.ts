@@ -3,7 +3,7 @@
 // Everything here talks to 127.0.0.1 only.
 import https from 'node:https';
 import net from 'node:net';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 
@@ -169,6 +169,35 @@ export function procCPUSeconds(pid: number): number {
   const fields = s.slice(s.lastIndexOf(')') + 2).split(' ');
   // fields[11] = utime, fields[12] = stime (after pid and comm), in clock ticks (100 Hz on Linux)
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds of a process's threads, from /proc/<pid>/task/<tid>/stat: its main thread (the one
+ * whose id is the process id: Node's event loop) apart, user and system time, and all its other
+ * threads together (worker threads, V8's GC and compiler helpers, libuv's pool). Threads that
+ * ended since an earlier reading are missing from the sum, so compare readings of a process whose
+ * threads live on (a server under load).
+ */
+export function threadCPUSeconds(pid: number): { mainUser: number; mainSys: number; others: number } {
+  let mainUser = 0;
+  let mainSys = 0;
+  let others = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let s: string;
+    try {
+      s = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended
+    }
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    const user = Number(f[11]) / 100;
+    const sys = Number(f[12]) / 100;
+    if (Number(tid) === pid) {
+      mainUser = user;
+      mainSys = sys;
+    } else others += user + sys;
+  }
+  return { mainUser, mainSys, others };
 }
 
 /** busy and total CPU ticks of the whole machine, from /proc/stat (busy excludes idle and iowait) */

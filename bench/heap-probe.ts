@@ -1,10 +1,27 @@
 // Loaded into the Keelson process by bench/run.ts (node --expose-gc --import <this file>), only to
-// read its heap from outside: on SIGUSR2 it collects garbage and writes process.memoryUsage() as
-// JSON to $KEELSON_BENCH_MEMFILE. With $KEELSON_BENCH_PEAK_MS set (the biglist phase), it also
-// samples process.memoryUsage() at that interval and adds the highest heapUsed, external and rss
-// seen since the previous SIGUSR2 (`peak`), then starts over. It changes nothing else in the
-// process it is loaded into.
+// read the process from outside:
+// - on SIGUSR2 it collects garbage and writes process.memoryUsage() as JSON to
+//   $KEELSON_BENCH_MEMFILE. With $KEELSON_BENCH_PEAK_MS set (the biglist phase), it also samples
+//   process.memoryUsage() at that interval and adds the highest heapUsed, external and rss seen
+//   since the previous SIGUSR2 (`peak`), then starts over.
+// - when run.ts spawned it with an IPC channel, it answers the message 'loop' with the main
+//   thread's event-loop utilization so far (active and idle ms) and the garbage collector's pauses
+//   so far (ms, minor and major), which run.ts reads at both ends of a measured window: whether
+//   the event loop was saturated, and how much of it went to collection.
+// It changes nothing else in the process it is loaded into (the channel is unreferenced: it keeps
+// nothing alive).
 import { writeFileSync } from 'node:fs';
+import { constants, performance, PerformanceObserver } from 'node:perf_hooks';
+
+/** what the probe answers to 'loop' */
+export interface LoopSnapshot {
+  /** ms since the process started, of the event loop running and of it waiting */
+  activeMs: number;
+  idleMs: number;
+  /** ms the main thread spent paused for garbage collection since the probe loaded */
+  gcMinorMs: number;
+  gcMajorMs: number;
+}
 
 const out = process.env.KEELSON_BENCH_MEMFILE;
 const peakMs = Number(process.env.KEELSON_BENCH_PEAK_MS ?? 0);
@@ -29,4 +46,23 @@ if (out) {
     writeFileSync(out, JSON.stringify({ ...m, ...(peak ? { peak: { ...peak } } : {}), at: Date.now() }));
     if (peak) peak = Object.assign(peak, { heapUsed: m.heapUsed, external: m.external, rss: m.rss });
   });
+}
+
+if (process.send && process.channel) {
+  let gcMinorMs = 0;
+  let gcMajorMs = 0;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = ((e as { detail?: unknown }).detail as { kind?: number } | undefined)?.kind;
+      if (kind === constants.NODE_PERFORMANCE_GC_MINOR) gcMinorMs += e.duration;
+      else gcMajorMs += e.duration;
+    }
+  }).observe({ entryTypes: ['gc'] });
+  process.on('message', (m) => {
+    if (m !== 'loop') return;
+    const u = performance.eventLoopUtilization();
+    const snap: LoopSnapshot = { activeMs: u.active, idleMs: u.idle, gcMinorMs, gcMajorMs };
+    process.send!(snap);
+  });
+  process.channel.unref();
 }

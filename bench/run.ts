@@ -13,7 +13,7 @@
 // --cpu-prof dir  runs the Keelson under load with `node --cpu-prof` (profile written to dir when
 //                 it stops); summarize it with `node dist/bench/profile.js dir/*.cpuprofile`.
 // See bench/README.md for how to read the figures.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { cpus, loadavg, totalmem, tmpdir, platform, arch } from 'node:os';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
@@ -29,6 +29,7 @@ import {
   onLines,
   probe,
   procCPUSeconds,
+  threadCPUSeconds,
   procMemory,
   machineCPUTicks,
   request,
@@ -38,6 +39,7 @@ import {
   type Target,
 } from './common.js';
 import type { LoadConfig, LoadResult } from './loadgen.js';
+import type { LoopSnapshot } from './heap-probe.js';
 import type { WatchConfig, WatchOutput } from './watchers.js';
 
 const here = dirname(fileURLToPath(import.meta.url)); // dist/bench
@@ -98,12 +100,20 @@ class Keelson {
     this.memFile = join(dataDir + '.mem.json');
   }
 
+  /** loaded with bench/heap-probe.js */
+  private get probed(): boolean {
+    return this.nodeFlags.some((f) => f.includes('heap-probe'));
+  }
+
   /** spawns Keelson and waits for /readyz 200; returns ms from spawn to the first 200 */
   async start(): Promise<number> {
     this.port = await freePort();
     const args = [...this.nodeFlags, KEELSON, 'server', '--data-dir', this.dataDir, '--secure-port', String(this.port), '--bind-address', '127.0.0.1', ...this.extraArgs];
     const t0 = performance.now();
-    const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, KEELSON_BENCH_MEMFILE: this.memFile, ...this.extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // an IPC channel only for heap-probe (it answers 'loop', see loop(), and unreferences the
+    // channel); without the probe nothing would, and the channel would keep the server alive
+    const stdio: StdioOptions = this.probed ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'];
+    const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, KEELSON_BENCH_MEMFILE: this.memFile, ...this.extraEnv }, stdio });
     this.proc = proc;
     children.add(proc);
     proc.once('exit', () => children.delete(proc));
@@ -134,10 +144,30 @@ class Keelson {
     await stopChild(this.proc, 20_000);
   }
 
+  /** the main thread's event-loop and GC totals so far (heap-probe's answer), or undefined without the probe */
+  loop(): Promise<LoopSnapshot | undefined> {
+    const p = this.proc;
+    if (!p || !p.connected) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const done = (m?: LoopSnapshot) => {
+        clearTimeout(timer);
+        p.off('message', onMessage);
+        resolve(m);
+      };
+      const onMessage = (m: unknown) => {
+        if (m && typeof m === 'object' && 'activeMs' in m) done(m as LoopSnapshot);
+      };
+      // a server too busy to answer within seconds gets no figure rather than a stalled bench
+      const timer = setTimeout(() => done(undefined), 5000);
+      p.on('message', onMessage);
+      p.send('loop');
+    });
+  }
+
   /** RSS from /proc, and (when loaded with heap-probe) the heap after a full collection */
   async memory(): Promise<{ rssMiB: number; heapUsedMiB?: number; heapTotalMiB?: number; externalMiB?: number; peak?: { heapUsedMiB: number; externalMiB: number; rssMiB: number } }> {
     let heap: { heapUsed: number; heapTotal: number; external: number; arrayBuffers: number; peak?: { heapUsed: number; external: number; rss: number } } | undefined;
-    if (this.nodeFlags.some((f) => f.includes('heap-probe'))) {
+    if (this.probed) {
       const before = existsSync(this.memFile) ? statSync(this.memFile).mtimeMs : 0;
       this.proc!.kill('SIGUSR2');
       // a full collection of a large heap on a busy machine can take seconds
@@ -189,8 +219,23 @@ class Bare {
   }
 }
 
+/** how the first server's time went during the measured window, per request (runHelper with a loop probe) */
+interface ServerThreads {
+  /** CPU µs of its main thread (the event loop), user and system */
+  mainUserUs: number;
+  mainSysUs: number;
+  /** CPU µs of all its other threads together (storage worker, GC and compiler helpers) */
+  otherThreadsUs: number;
+  /** share of the window the event loop was running (not waiting); near 1: the main thread is the bound */
+  mainLoopBusy?: number;
+  /** µs per request the main thread stood paused for garbage collection (minor, major) */
+  gcMinorUs?: number;
+  gcMajorUs?: number;
+}
+
 /** what runHelper adds to a helper's result when it was given server pids */
 interface ServerCPU {
+  serverThreads?: ServerThreads;
   /** CPU cores the first server used during the helper's measured window */
   serverCores?: number;
   /** server CPU time per request (when the result has perSec) */
@@ -206,8 +251,12 @@ interface ServerCPU {
  * result line. The helper prints "warm" and "end" around its measured window; the CPU time of the
  * given server processes and of the machine is read at those moments.
  */
-function runHelper<R>(script: string, cfg: object, serverPids: number[] = []): Promise<R & ServerCPU> {
+function runHelper<R>(script: string, cfg: object, serverPids: number[] = [], loop?: () => Promise<LoopSnapshot | undefined>): Promise<R & ServerCPU> {
   return new Promise((resolve, reject) => {
+    let threadsWarm: ReturnType<typeof threadCPUSeconds> | undefined;
+    let threadsEnd: ReturnType<typeof threadCPUSeconds> | undefined;
+    let loopWarm: Promise<LoopSnapshot | undefined> | undefined;
+    let loopEnd: Promise<LoopSnapshot | undefined> | undefined;
     const proc = spawn(process.execPath, [join(here, script), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(proc);
     let err = '';
@@ -220,20 +269,50 @@ function runHelper<R>(script: string, cfg: object, serverPids: number[] = []): P
         cpuWarm = serverPids.map(procCPUSeconds);
         machineWarm = machineCPUTicks();
         tWarm = performance.now();
+        if (loop) {
+          threadsWarm = threadCPUSeconds(serverPids[0]!);
+          loopWarm = loop();
+        }
       } else if (line === 'end' && serverPids.length && tWarm) {
         const secs = (performance.now() - tWarm) / 1000;
         const used = serverPids.map((p, i) => round(procCPUSeconds(p) - cpuWarm[i]!, 2));
         const m = machineCPUTicks();
         extra = { serverCores: round(used[0]! / secs, 2), serverCpuSeconds: used, machineBusyCores: round((m.busy - machineWarm.busy) / 100 / secs, 2) };
+        if (loop) {
+          threadsEnd = threadCPUSeconds(serverPids[0]!);
+          loopEnd = loop();
+        }
       } else if (line.startsWith('{')) {
+        let r: R;
         try {
-          const r = JSON.parse(line) as R;
-          const perSec = (r as { perSec?: number }).perSec;
-          if (perSec && extra.serverCores !== undefined) extra.serverCpuUsPerRequest = Math.round((extra.serverCores * 1e6) / perSec);
-          resolve({ ...r, ...extra });
+          r = JSON.parse(line) as R;
         } catch (e) {
           reject(e);
+          return;
         }
+        const perSec = (r as { perSec?: number }).perSec;
+        if (perSec && extra.serverCores !== undefined) extra.serverCpuUsPerRequest = Math.round((extra.serverCores * 1e6) / perSec);
+        const requests = (r as { requests?: number }).requests;
+        if (!threadsWarm || !threadsEnd || !requests) {
+          resolve({ ...r, ...extra });
+          return;
+        }
+        const per = (s: number) => Math.round((s * 1e6) / requests);
+        const t: ServerThreads = {
+          mainUserUs: per(threadsEnd.mainUser - threadsWarm.mainUser),
+          mainSysUs: per(threadsEnd.mainSys - threadsWarm.mainSys),
+          otherThreadsUs: per(threadsEnd.others - threadsWarm.others),
+        };
+        void Promise.all([loopWarm, loopEnd]).then(([a, b]) => {
+          if (a && b) {
+            const active = b.activeMs - a.activeMs;
+            const idle = b.idleMs - a.idleMs;
+            t.mainLoopBusy = round(active / (active + idle), 2);
+            t.gcMinorUs = round(((b.gcMinorMs - a.gcMinorMs) * 1000) / requests, 1);
+            t.gcMajorUs = round(((b.gcMajorMs - a.gcMajorMs) * 1000) / requests, 1);
+          }
+          resolve({ ...r, ...extra, serverThreads: t });
+        });
       }
     });
     proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -246,7 +325,7 @@ function runHelper<R>(script: string, cfg: object, serverPids: number[] = []): P
   });
 }
 
-function load(t: Target, c: Omit<LoadConfig, 'host' | 'port' | 'servername' | 'tls' | 'concurrency' | 'warmupMs' | 'durationMs' | 'maxRequests'>, serverPid: number) {
+function load(t: Target, c: Omit<LoadConfig, 'host' | 'port' | 'servername' | 'tls' | 'concurrency' | 'warmupMs' | 'durationMs' | 'maxRequests'>, serverPid: number, loop?: () => Promise<LoopSnapshot | undefined>) {
   const cfg: LoadConfig = {
     host: t.host,
     port: t.port,
@@ -258,7 +337,7 @@ function load(t: Target, c: Omit<LoadConfig, 'host' | 'port' | 'servername' | 't
     maxRequests: 2_000_000,
     ...c,
   };
-  return runHelper<LoadResult>('loadgen.js', cfg, [serverPid]);
+  return runHelper<LoadResult>('loadgen.js', cfg, [serverPid], loop);
 }
 
 // ---- objects ----
@@ -497,12 +576,13 @@ async function interleaved(k: Keelson, bare: Bare, c: Parameters<typeof load>[1]
   const ks: Awaited<ReturnType<typeof load>>[] = [];
   const bs: Awaited<ReturnType<typeof load>>[] = [];
   for (let i = 0; i < ROUNDS; i++) {
+    const loop = () => k.loop();
     if (i % 2 === 0) {
-      ks.push(await load(k.target!, c, k.pid));
+      ks.push(await load(k.target!, c, k.pid, loop));
       bs.push(await load(bare.target!, c, bare.pid));
     } else {
       bs.push(await load(bare.target!, c, bare.pid));
-      ks.push(await load(k.target!, c, k.pid));
+      ks.push(await load(k.target!, c, k.pid, loop));
     }
   }
   const best = (xs: typeof ks) => xs.reduce((a, b) => (b.perSec > a.perSec ? b : a));
@@ -512,6 +592,7 @@ async function interleaved(k: Keelson, bare: Bare, c: Parameters<typeof load>[1]
     roundsP99Ms: xs.map((r) => r.latencyMs.p99),
     roundsMachineBusyCores: xs.map((r) => r.machineBusyCores ?? null),
     roundsServerCpuUsPerRequest: xs.map((r) => r.serverCpuUsPerRequest ?? null),
+    roundsMainLoopBusy: xs.map((r) => r.serverThreads?.mainLoopBusy ?? null),
     // cores used by processes other than this load generator and this server during each round
     roundsOtherCores: xs.map((r) => noteOther(r.machineBusyCores === undefined || r.serverCores === undefined ? NaN : r.machineBusyCores - r.clientCores - r.serverCores)),
   });
