@@ -47,7 +47,7 @@ function yamlStrictError(lines: string[]): string {
   return `yaml: unmarshal errors:\n  ${lines.join('\n  ')}`;
 }
 import { subresourceView } from './subresources.js';
-import { chainWithDeadline, scopeOf } from './limits.js';
+import { scopeOf } from './limits.js';
 import { applyDefaults } from '../schema/defaults/index.js';
 import type { Authorizer, UserInfo } from './authz.js';
 import { authorizeCreateOnWrite, authorizeUnsafeDelete, requestAttributes, type RBACResource } from './rbac/index.js';
@@ -99,7 +99,8 @@ export function admissionOf(r: RequestBase, options: Record<string, unknown> = {
   // the request's deadline stops its write from reaching storage; plugins annotate its audit event
   const scope = scopeOf(r.req);
   return {
-    chain: chainWithDeadline(chain, scope?.deadline),
+    chain,
+    deadline: scope?.deadline,
     request: {
       namespace: r.info.namespace,
       name,

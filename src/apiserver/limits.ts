@@ -10,8 +10,8 @@
 // - the request deadline (--request-timeout and the `timeout` query parameter, counted from the
 //   request's arrival): a request that is not long-running and has not answered by its deadline
 //   gets 504 with Kubernetes' Timeout Status; whatever the handler does afterwards is discarded,
-//   and its write does not reach storage (chainWithDeadline: checked once validating admission
-//   is over). The in-flight slot is held until the handler is done, as in Kubernetes.
+//   and its write does not reach storage (the store checks it once validating admission is
+//   over: WriteAdmission.deadline). The in-flight slot is held until the handler is done, as in Kubernetes.
 // - the storage size limit: a write larger than etcd accepts (--max-request-bytes, 1.5 MiB by
 //   default; 2 MiB for its client) fails as kube-apiserver fails it, on every backend
 //   (withStorageRequestLimit).
@@ -82,24 +82,6 @@ export function requestScope(req: IncomingMessage): RequestScope {
   const scope: RequestScope = { method, path, query, info, longRunning: isLongRunning(info), receivedAt };
   Object.defineProperty(req, SCOPE, { value: scope, configurable: true });
   return scope;
-}
-
-/**
- * The admission chain a request's write passes, bound to its deadline: once the validating
- * phase is over (the last step before the write reaches storage), a request whose deadline has
- * passed (and was answered with 504) does not write.
- */
-export function chainWithDeadline<C extends { readonly plugins: readonly string[]; mutate(a: A): Promise<void>; validate(a: A): Promise<void> }, A>(chain: C, deadline: RequestDeadline | undefined): C {
-  if (!deadline) return chain;
-  return {
-    ...chain,
-    plugins: chain.plugins,
-    mutate: (a: A) => chain.mutate(a),
-    validate: async (a: A) => {
-      await chain.validate(a);
-      deadline.check();
-    },
-  };
 }
 
 // ---- in-flight limits ----

@@ -1,11 +1,10 @@
 // The request chain's limits as pure parts: which requests are long-running, the in-flight
-// pools, the deadline of a request, the admission chain bound to a deadline, and the storage
-// size limit over a real (memory) backend.
+// pools, the deadline of a request, a store's write stopped by a passed deadline once its
+// validating admission is over, and the storage size limit over a real (memory) backend.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseRequestInfo } from '../../src/apiserver/requestinfo.js';
 import {
-  chainWithDeadline,
   InFlightLimiter,
   isLongRunning,
   isMutating,
@@ -17,6 +16,10 @@ import {
 } from '../../src/apiserver/limits.js';
 import { StatusError } from '../../src/machinery/errors.js';
 import { MemoryBackend } from '../../src/storage/memory.js';
+import { BUILTIN_KINDS } from '../../src/schema/kinds.js';
+import { ResourceStore } from '../../src/apiserver/registry/store.js';
+import { strategyFor } from '../../src/apiserver/registry/strategies.js';
+import type { AdmissionAttributes } from '../../src/apiserver/admission/types.js';
 
 const info = (method: string, url: string) => {
   const [path, q = ''] = url.split('?');
@@ -89,20 +92,57 @@ test('the deadline: --request-timeout, shortened (never lengthened) by the timeo
   );
 });
 
-test('a chain bound to a passed deadline refuses to let the write through after validation', async () => {
-  const calls: string[] = [];
-  const chain = { plugins: ['X'], mutate: async (_a: unknown) => void calls.push('mutate'), validate: async (_a: unknown) => void calls.push('validate') };
-  assert.equal(chainWithDeadline(chain, undefined), chain);
-  const deadline = { timedOut: false, check() {
-    if (this.timedOut) throw new StatusError(504, 'Timeout', 'late');
-  } } as any;
-  const bound = chainWithDeadline(chain, deadline);
-  await bound.validate({});
-  deadline.timedOut = true;
-  await bound.mutate({});
-  await assert.rejects(bound.validate({}), (e: unknown) => e instanceof StatusError && e.code === 504);
-  assert.deepEqual(calls, ['validate', 'mutate', 'validate']);
-  assert.deepEqual(bound.plugins, ['X']);
+test("a write whose deadline passed by the end of validating admission does not reach storage; both phases share the options", async () => {
+  const backend = new MemoryBackend();
+  await backend.open();
+  const kind = BUILTIN_KINDS.find((k) => k.group === '' && k.resource === 'configmaps')!;
+  const store = new ResourceStore(kind, strategyFor(kind), backend);
+  await store.start();
+  try {
+    const seen: { phase: string; options: unknown }[] = [];
+    const deadline = {
+      timedOut: false,
+      check() {
+        if (this.timedOut) throw new StatusError(504, 'Timeout', 'late');
+      },
+    };
+    const admission = (passDuring?: 'mutate' | 'validate') => ({
+      chain: {
+        plugins: ['X'],
+        mutate: async (a: AdmissionAttributes) => {
+          seen.push({ phase: 'mutate', options: a.options });
+          if (passDuring === 'mutate') deadline.timedOut = true;
+        },
+        validate: async (a: AdmissionAttributes) => {
+          seen.push({ phase: 'validate', options: a.options });
+          if (passDuring === 'validate') deadline.timedOut = true;
+        },
+      },
+      deadline,
+      request: { namespace: 'default', name: '', options: { fieldManager: 'm' }, user: { name: 'u', groups: ['system:authenticated'] } },
+    });
+    const cm = (name: string): any => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { a: 'b' } });
+
+    await store.create(cm('in-time'), { dryRun: false, admission: admission() });
+    assert.ok(await backend.get('/registry/configmaps/default/in-time'), 'written');
+    assert.deepEqual(seen.map((s) => s.phase), ['mutate', 'validate']);
+    assert.equal(seen[0]!.options, seen[1]!.options, 'one options object for both phases');
+    assert.deepEqual(seen[0]!.options, { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', fieldManager: 'm' });
+
+    for (const when of ['mutate', 'validate'] as const) {
+      deadline.timedOut = false;
+      seen.length = 0;
+      await assert.rejects(store.create(cm(`late-${when}`), { dryRun: false, admission: admission(when) }), (e: unknown) => e instanceof StatusError && e.code === 504);
+      assert.deepEqual(seen.map((s) => s.phase), ['mutate', 'validate'], 'the validating phase still runs');
+      assert.equal(await backend.get(`/registry/configmaps/default/late-${when}`), undefined, `a deadline passed during ${when}: nothing written`);
+    }
+    // without a deadline (the server's own writes) nothing is checked
+    await store.create(cm('no-deadline'), { dryRun: false, admission: { ...admission(), deadline: undefined } });
+    assert.ok(await backend.get('/registry/configmaps/default/no-deadline'));
+  } finally {
+    store.stop();
+    await backend.close();
+  }
 });
 
 test("storage size: etcd's limits, whatever the backend", async () => {

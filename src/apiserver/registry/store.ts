@@ -25,6 +25,13 @@ export interface WriteOptions {
 export interface WriteAdmission {
   chain: AdmissionChain;
   request: Omit<RequestAdmission, 'operation' | 'object' | 'oldObject' | 'dryRun'>;
+  /**
+   * the request's deadline: checked once the validating phase is over (the last step before the
+   * write reaches storage), so that a request already answered with 504 does not write
+   */
+  deadline?: { check(): void };
+  /** the options as the operation's kind, made on the first phase and shared by the next (the store's) */
+  optionsFor?: { operation: Operation; options: unknown };
 }
 
 export interface DeleteOptions extends WriteOptions {
@@ -366,21 +373,31 @@ export class ResourceStore {
 
   // ---- admission ----
 
-  private admissionOf(opts: WriteOptions, operation: Operation, object: any, oldObject: any) {
-    const a = opts.admission!;
-    // the options as the operation's own kind (a PUT that creates is a create with CreateOptions)
-    const options = operation === 'CONNECT' ? a.request.options : { kind: OPTIONS_KIND[operation], apiVersion: 'meta.k8s.io/v1', ...(a.request.options ?? {}) };
-    return admissionAttributesOf(this.kind, a.request, operation, object, oldObject, options, opts.dryRun);
+  private admissionOf(a: WriteAdmission, dryRun: boolean, operation: Operation, object: any, oldObject: any) {
+    // the options as the operation's own kind (a PUT that creates is a create with CreateOptions);
+    // both phases of a write see the same options, as in Kubernetes
+    let options: unknown;
+    if (operation === 'CONNECT') options = a.request.options;
+    else if (a.optionsFor?.operation === operation) options = a.optionsFor.options;
+    else {
+      options = { kind: OPTIONS_KIND[operation], apiVersion: 'meta.k8s.io/v1', ...(a.request.options ?? {}) };
+      a.optionsFor = { operation, options };
+    }
+    return admissionAttributesOf(this.kind, a.request, operation, object, oldObject, options, dryRun);
   }
 
   /** the mutating phase: before the strategy prepares the object (plugins change `object` in place) */
   private async admitMutate(opts: WriteOptions, operation: Operation, object: any, oldObject?: any): Promise<void> {
-    if (opts.admission) await opts.admission.chain.mutate(this.admissionOf(opts, operation, object, oldObject));
+    const a = opts.admission;
+    if (a) await a.chain.mutate(this.admissionOf(a, opts.dryRun, operation, object, oldObject));
   }
 
-  /** the validating phase: after the object validated, before it is stored (dry runs too) */
+  /** the validating phase: after the object validated, before it is stored (dry runs too); then the deadline */
   private async admitValidate(opts: WriteOptions, operation: Operation, object: any, oldObject?: any): Promise<void> {
-    if (opts.admission) await opts.admission.chain.validate(this.admissionOf(opts, operation, object, oldObject));
+    const a = opts.admission;
+    if (!a) return;
+    await a.chain.validate(this.admissionOf(a, opts.dryRun, operation, object, oldObject));
+    a.deadline?.check();
   }
 
   // ---- create ----
