@@ -160,7 +160,11 @@ class Keelson {
       // a server too busy to answer within seconds gets no figure rather than a stalled bench
       const timer = setTimeout(() => done(undefined), 5000);
       p.on('message', onMessage);
-      p.send('loop');
+      try {
+        p.send('loop');
+      } catch {
+        done(undefined); // the channel closed meanwhile (the server is gone)
+      }
     });
   }
 
@@ -575,8 +579,8 @@ async function listPhase(k: Keelson, bare: Bare) {
 async function interleaved(k: Keelson, bare: Bare, c: Parameters<typeof load>[1]) {
   const ks: Awaited<ReturnType<typeof load>>[] = [];
   const bs: Awaited<ReturnType<typeof load>>[] = [];
+  const loop = () => k.loop();
   for (let i = 0; i < ROUNDS; i++) {
-    const loop = () => k.loop();
     if (i % 2 === 0) {
       ks.push(await load(k.target!, c, k.pid, loop));
       bs.push(await load(bare.target!, c, bare.pid));

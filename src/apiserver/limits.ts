@@ -11,7 +11,8 @@
 //   request's arrival): a request that is not long-running and has not answered by its deadline
 //   gets 504 with Kubernetes' Timeout Status; whatever the handler does afterwards is discarded,
 //   and its write does not reach storage (the store checks it once validating admission is
-//   over: WriteAdmission.deadline). The in-flight slot is held until the handler is done, as in Kubernetes.
+//   over: WriteAdmission.deadline). The in-flight slot is held until the handler is done, as in
+//   Kubernetes.
 // - the storage size limit: a write larger than etcd accepts (--max-request-bytes, 1.5 MiB by
 //   default; 2 MiB for its client) fails as kube-apiserver fails it, on every backend
 //   (withStorageRequestLimit).
