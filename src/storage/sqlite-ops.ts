@@ -16,6 +16,14 @@ export const OP_DELETE = 2;
 /** numbers per op in a commit request: kind, rev, createRev, prevRev, needPrev */
 export const OP_FIELDS = 5;
 
+/**
+ * How many revisions the log's tail may run ahead of keyrev before a commit indexes it. Indexed one
+ * row at a time (the index on the log it replaces), every commit rewrote one leaf page per row:
+ * concurrent writers' keys fall on different leaves, so a commit of 20 creates wrote some 48 WAL
+ * frames of 4 KB. Indexed in batches, in key order, a leaf is written once per batch.
+ */
+export const INDEX_EVERY = 2048;
+
 /** A BLOB compares greater than every TEXT value in SQLite: the upper bound of an open range. */
 const TOP = Buffer.from([0xff]);
 const EMPTY = Buffer.alloc(0);
@@ -128,9 +136,10 @@ export function openDatabase(path: string): Database.Database {
         deleted INTEGER NOT NULL,
         value BLOB
       );
-      CREATE INDEX IF NOT EXISTS kv_key_rev ON kv (key, rev);
       CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS keyrev (key TEXT NOT NULL, rev INTEGER NOT NULL, PRIMARY KEY (key, rev)) WITHOUT ROWID;
     `);
+    migrateKeyIndex(db);
     return db;
   } catch (err) {
     db.close();
@@ -138,34 +147,62 @@ export function openDatabase(path: string): Database.Database {
   }
 }
 
+/**
+ * A file written before `keyrev` existed has the index kv_key_rev (key, rev) on the log instead:
+ * the table is filled from the log (emptied first: a file opened by such an older version since
+ * may hold rows the log no longer has) and the index dropped, in one transaction.
+ */
+function migrateKeyIndex(db: Database.Database): void {
+  const old = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'kv_key_rev'").get();
+  if (!old) return;
+  db.transaction(() => {
+    db.exec('DELETE FROM keyrev; INSERT INTO keyrev (key, rev) SELECT key, rev FROM kv ORDER BY key, rev; DROP INDEX kv_key_rev;');
+    db.prepare("INSERT INTO meta (name, value) VALUES ('indexed', (SELECT COALESCE(MAX(rev), 0) FROM kv)) ON CONFLICT (name) DO UPDATE SET value = excluded.value").run();
+  })();
+}
+
+// The newest row of each key at a revision: the rows indexed in keyrev (revisions up to @ix) and
+// the log's tail above @ix, found by a range of the primary key and filtered by key.
+const NEWEST_OF_KEYS_WITH_TAIL = `SELECT k, MAX(r) AS mr FROM (
+    SELECT key AS k, rev AS r FROM keyrev WHERE key >= @low AND key < @high AND rev <= @rev
+    UNION ALL
+    SELECT key, rev FROM kv WHERE rev > @ix AND rev <= @rev AND +key >= @low AND +key < @high
+  ) GROUP BY k`;
+// the same when the revision is at or below @ix: keyrev alone, scanned in key order
+const NEWEST_OF_KEYS = 'SELECT key AS k, MAX(rev) AS mr FROM keyrev WHERE key >= @low AND key < @high AND rev <= @rev GROUP BY key';
+
 function prepareStatements(db: Database.Database) {
   return {
     insert: db.prepare('INSERT INTO kv (rev, key, create_rev, prev_rev, deleted, value) VALUES (?, ?, ?, ?, ?, ?)'),
     // a tombstone carries the deleted value: copied from the key's previous row, in SQLite
     insertTombstone: db.prepare('INSERT INTO kv (rev, key, create_rev, prev_rev, deleted, value) SELECT ?, ?, ?, ?, 1, value FROM kv WHERE rev = ?'),
     valueAt: db.prepare('SELECT value FROM kv WHERE rev = ?').pluck(),
-    get: db.prepare('SELECT create_rev, rev, deleted, value FROM kv WHERE key = ? AND rev <= ? ORDER BY rev DESC LIMIT 1').raw(),
-    // for each key in the range its newest row at or below the revision, unless a tombstone;
-    // the grouped scan runs on the covering (key, rev) index, only the winners touch the table
-    list: db
+    // a key's newest row at or below the revision: in keyrev, or in the log's unindexed tail
+    get: db
       .prepare(
-        `SELECT kv.key, kv.create_rev, kv.rev, kv.value
-         FROM (SELECT MAX(rev) AS mr FROM kv WHERE key >= ? AND key < ? AND rev <= ? GROUP BY key) m
-         JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0 LIMIT ?`,
+        `SELECT create_rev, rev, deleted, value FROM kv WHERE rev = (SELECT MAX(r) FROM (
+           SELECT MAX(rev) AS r FROM keyrev WHERE key = @key AND rev <= @rev
+           UNION ALL
+           SELECT MAX(rev) FROM kv WHERE rev > @ix AND rev <= @rev AND +key = @key))`,
       )
       .raw(),
-    count: db
-      .prepare(
-        `SELECT COUNT(*) FROM (SELECT MAX(rev) AS mr FROM kv WHERE key >= ? AND key < ? AND rev <= ? GROUP BY key) m
-         JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0`,
-      )
-      .pluck(),
+    // for each key in the range its newest row at or below the revision, unless a tombstone; the
+    // grouped scan runs on keyrev in key order (with the tail: through a sorted temporary tree),
+    // only the winners touch the log. (No ORDER BY: it would sort the whole range before LIMIT.)
+    list: db.prepare(`SELECT kv.key, kv.create_rev, kv.rev, kv.value FROM (${NEWEST_OF_KEYS}) m JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0 LIMIT @limit`).raw(),
+    listWithTail: db.prepare(`SELECT kv.key, kv.create_rev, kv.rev, kv.value FROM (${NEWEST_OF_KEYS_WITH_TAIL}) m JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0 LIMIT @limit`).raw(),
+    count: db.prepare(`SELECT COUNT(*) FROM (${NEWEST_OF_KEYS}) m JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0`).pluck(),
+    countWithTail: db.prepare(`SELECT COUNT(*) FROM (${NEWEST_OF_KEYS_WITH_TAIL}) m JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0`).pluck(),
+    // (at open, once the tail is indexed)
     liveKeys: db
       .prepare(
-        `SELECT kv.key, kv.create_rev, kv.rev FROM (SELECT MAX(rev) AS mr FROM kv GROUP BY key) m
+        `SELECT kv.key, kv.create_rev, kv.rev FROM (SELECT MAX(rev) AS mr FROM keyrev GROUP BY key) m
          JOIN kv ON kv.rev = m.mr WHERE kv.deleted = 0`,
       )
       .raw(),
+    // the tail's (key, rev) pairs into keyrev, in key order: each leaf page of keyrev is written
+    // once per batch of the tail rather than once per row
+    indexTail: db.prepare('INSERT OR IGNORE INTO keyrev (key, rev) SELECT key, rev FROM kv WHERE rev > ? AND rev <= ? ORDER BY key, rev'),
     // replay: a range of revisions (the primary key) filtered by prefix; the unary + keeps the
     // planner off the key index, which would read the prefix's whole history
     history: db
@@ -179,7 +216,10 @@ function prepareStatements(db: Database.Database) {
     maxRev: db.prepare('SELECT MAX(rev) FROM kv').pluck() as Database.Statement<[], number | null>,
     getMeta: db.prepare('SELECT value FROM meta WHERE name = ?').pluck() as Database.Statement<[string], number>,
     setMeta: db.prepare('INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
+    // (keyrev first: its pairs are found through the rows about to go)
+    compactPrevKeys: db.prepare('DELETE FROM keyrev WHERE (key, rev) IN (SELECT p.key, p.rev FROM kv t JOIN kv p ON p.rev = t.prev_rev WHERE t.rev > ? AND t.rev <= ? AND t.prev_rev > 0)'),
     compactPrev: db.prepare('DELETE FROM kv WHERE rev IN (SELECT prev_rev FROM kv WHERE rev > ? AND rev <= ? AND prev_rev > 0)'),
+    compactTombstoneKeys: db.prepare('DELETE FROM keyrev WHERE (key, rev) IN (SELECT key, rev FROM kv WHERE rev > ? AND rev <= ? AND deleted = 1)'),
     compactTombstones: db.prepare('DELETE FROM kv WHERE rev > ? AND rev <= ? AND deleted = 1'),
     ping: db.prepare('SELECT 1').pluck(),
   };
@@ -201,24 +241,46 @@ export interface LoadedState {
 export class Store {
   readonly db: Database.Database;
   private readonly st: Statements;
-  private readonly tx: (keys: string[], nums: Float64Array, vals: Values, prev: (Uint8Array | null)[]) => void;
+  private readonly tx: (keys: string[], nums: Float64Array, vals: Values, prev: (Uint8Array | null)[]) => number;
   /** a commit failed: refuse the commits already queued behind it until the backend says resume */
   private failed = false;
+  /** every row of the log up to this revision has its (key, rev) pair in keyrev (meta 'indexed') */
+  private indexed: number;
 
+  /**
+   * `indexEvery`: how many revisions the log's unindexed tail may hold before a commit indexes
+   * it (in the same transaction)
+   */
   constructor(
     path: string,
     private readonly packValues: boolean,
+    private readonly indexEvery = INDEX_EVERY,
   ) {
     this.db = openDatabase(path);
     try {
       this.st = prepareStatements(this.db);
+      this.indexed = this.st.getMeta.get('indexed') ?? 0;
+      // a file is opened with its tail indexed: loads (liveKeys, the caches' lists) read keyrev alone
+      const top = this.st.maxRev.get() ?? 0;
+      if (top > this.indexed) this.db.transaction(() => this.indexUpTo(top))();
+      this.indexed = top;
     } catch (err) {
       this.db.close();
       throw err;
     }
-    this.tx = this.db.transaction((keys: string[], nums: Float64Array, vals: Values, prev: (Uint8Array | null)[]) =>
-      this.writeOps(keys, nums, vals, prev),
-    );
+    // (returns the revision the tail was indexed up to, 0 when it was not)
+    this.tx = this.db.transaction((keys: string[], nums: Float64Array, vals: Values, prev: (Uint8Array | null)[]) => {
+      const top = this.writeOps(keys, nums, vals, prev);
+      if (top - this.indexed < this.indexEvery) return 0;
+      this.indexUpTo(top);
+      return top;
+    });
+  }
+
+  /** (inside a transaction) the tail's pairs up to `top` into keyrev; the watermark moves once the transaction commits */
+  private indexUpTo(top: number): void {
+    this.st.indexTail.run(this.indexed, top);
+    this.st.setMeta.run('indexed', top);
   }
 
   /** the stored metadata and the newest revision */
@@ -249,7 +311,8 @@ export class Store {
         let wanted = false;
         for (let o = 4; o < req.nums.length; o += OP_FIELDS) if (req.nums[o] !== 0) wanted = true;
         try {
-          this.tx(req.keys, req.nums, req.vals, prev);
+          const indexedTo = this.tx(req.keys, req.nums, req.vals, prev);
+          if (indexedTo > 0) this.indexed = indexedTo;
         } catch (err) {
           this.failed = true;
           throw err;
@@ -261,7 +324,7 @@ export class Store {
         this.failed = false;
         return undefined;
       case 'get': {
-        const row = st.get.get(req.key, req.rev) as [number, number, number, Uint8Array] | undefined;
+        const row = st.get.get({ key: req.key, rev: req.rev, ix: this.indexed }) as [number, number, number, Uint8Array] | undefined;
         const found = !!row && row[2] === 0;
         const res: GetResult = { found, c: found ? row![0] : 0, m: found ? row![1] : 0, vals: this.out([found ? row![3] : null]) };
         return res;
@@ -269,7 +332,7 @@ export class Store {
       case 'list':
         return this.list(req.low, req.high ?? TOP, req.rev, req.limit);
       case 'count':
-        return st.count.get(req.low, req.high ?? TOP, req.rev) as number;
+        return this.count(req.low, req.high ?? TOP, req.rev);
       case 'history':
         return this.history(req.low, req.high ?? TOP, req.after, req.upto, req.max);
       case 'value':
@@ -277,13 +340,21 @@ export class Store {
       case 'meta':
         st.setMeta.run(req.name, req.value);
         return undefined;
-      case 'compact':
+      case 'compact': {
+        // the rows to remove must have their pairs in keyrev, which loses them too (the backend
+        // compacts only committed revisions; the watermark never passes the log's newest row)
+        const top = Math.max(this.indexed, Math.min(req.hi, st.maxRev.get() ?? 0));
         this.db.transaction(() => {
+          if (top > this.indexed) this.indexUpTo(top);
+          st.compactPrevKeys.run(req.lo, req.hi);
           st.compactPrev.run(req.lo, req.hi);
+          st.compactTombstoneKeys.run(req.lo, req.hi);
           st.compactTombstones.run(req.lo, req.hi);
           st.setMeta.run('compact_done', req.hi);
         })();
+        this.indexed = top;
         return undefined;
+      }
       case 'ping':
         return st.ping.get() === 1;
       case 'pragma':
@@ -295,9 +366,10 @@ export class Store {
     return this.packValues ? pack(values) : values;
   }
 
-  /** the rows of one batch (runs inside the batch's transaction) */
-  private writeOps(keys: string[], nums: Float64Array, vals: Values, prev: (Uint8Array | null)[]): void {
+  /** the rows of one batch (runs inside the batch's transaction); returns the newest revision written */
+  private writeOps(keys: string[], nums: Float64Array, vals: Values, prev: (Uint8Array | null)[]): number {
     const st = this.st;
+    let top = 0;
     for (let i = 0; i < keys.length; i++) {
       const o = i * OP_FIELDS;
       const kind = nums[o];
@@ -317,19 +389,27 @@ export class Store {
         }
         if (needPrev) prev[i] = (st.valueAt.get(prevRev) as Uint8Array | undefined) ?? EMPTY;
       }
+      if (rev > top) top = rev;
     }
+    return top;
+  }
+
+  private count(low: string, high: string | Buffer, rev: number): number {
+    if (rev <= this.indexed) return this.st.count.get({ low, high, rev }) as number;
+    return this.st.countWithTail.get({ low, high, rev, ix: this.indexed }) as number;
   }
 
   private list(low: string, high: string | Buffer, rev: number, limit: number): ListRows {
     const st = this.st;
-    const rows = st.list.all(low, high, rev, limit > 0 ? limit + 1 : -1) as [string, number, number, Uint8Array][];
+    const n = limit > 0 ? limit + 1 : -1;
+    const rows = (rev <= this.indexed ? st.list.all({ low, high, rev, limit: n }) : st.listWithTail.all({ low, high, rev, ix: this.indexed, limit: n })) as [string, number, number, Uint8Array][];
     let more = false;
     let remaining = 0;
     if (limit > 0 && rows.length > limit) {
       rows.length = limit;
       more = true;
     }
-    // the join yields keys in index order; should a future query plan not, restore the contract
+    // the join yields keys in the grouping's order; should a future query plan not, restore the contract
     let sorted = true;
     for (let i = 1; i < rows.length; i++) {
       if (compareKeysExact(rows[i - 1][0], rows[i][0]) > 0) {
@@ -338,7 +418,7 @@ export class Store {
       }
     }
     if (!sorted) rows.sort((a, b) => compareKeysExact(a[0], b[0]));
-    if (more) remaining = st.count.get(rows[rows.length - 1][0] + '\0', high, rev) as number;
+    if (more) remaining = this.count(rows[rows.length - 1][0] + '\0', high, rev);
     const keys: string[] = new Array(rows.length);
     const nums = new Float64Array(rows.length * 2);
     const values: Uint8Array[] = new Array(rows.length);
@@ -376,7 +456,7 @@ export class Store {
 
 /** main -> worker: open the store (after the main thread released it), then requests in order */
 export type ToWorker =
-  | { t: 'open'; id: number; path: string; expectRev: number }
+  | { t: 'open'; id: number; path: string; expectRev: number; indexEvery: number }
   | { t: 'close'; id: number }
   | { t: 'commit1'; id: number; buf: ArrayBuffer }
   | (Request & { id: number });

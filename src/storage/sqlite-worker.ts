@@ -29,7 +29,7 @@ port.on('message', (m: ToWorker) => {
   switch (m.t) {
     case 'open':
       return reply(m.id, () => {
-        const s = new Store(m.path, true);
+        const s = new Store(m.path, true, m.indexEvery);
         try {
           // the first read takes the exclusive lock; no revision may have appeared since the main
           // thread let go of the file (compaction may have removed the newest rows: fewer is fine)

@@ -7,8 +7,13 @@
 //   prev_rev   INTEGER              the key's previous row for an update or delete, 0 for a create
 //   deleted    INTEGER              1 for a tombstone (a delete); its value is the deleted value
 //   value      BLOB
-// Index kv_key_rev (key, rev). Table `meta`: compact_rev (reads and watches below it fail) and
-// compact_done (how far rows have physically been removed).
+// Table `keyrev` (key, rev), WITHOUT ROWID: the key index of the log, kept behind it. A commit
+// adds its rows' pairs only once the log's unindexed tail reaches `indexEvery` revisions (2048),
+// all at once in key order (meta `indexed`: the revision up to which every row has its pair);
+// reads by key take keyrev and a scan of that tail. (An index on kv itself rewrote one leaf page
+// per row in every commit: most of what a commit wrote.) Files with the old index kv_key_rev are
+// migrated at open. Table `meta`: compact_rev (reads and watches below it fail), compact_done (how
+// far rows have physically been removed) and indexed.
 //
 // The state at revision R: for each key, its newest row with rev <= R, unless that row is a tombstone.
 //
@@ -72,6 +77,7 @@ import {
 } from './interface.js';
 import { maxKey, prefixEnd } from './keys.js';
 import {
+  INDEX_EVERY,
   OP_CREATE,
   OP_DELETE,
   OP_FIELDS,
@@ -126,6 +132,8 @@ export interface SqliteBackendOptions {
   maxInFlight?: number;
   /** events kept in memory for watch replays (default 1024) */
   recentEvents?: number;
+  /** revisions the log may hold beyond the key index before a commit indexes them (default INDEX_EVERY; tests use a few) */
+  indexEvery?: number;
 }
 
 export class SqliteBackend implements Backend {
@@ -145,6 +153,7 @@ export class SqliteBackend implements Backend {
   private readonly replies = new Map<number, Done>();
   private readonly useWorker: boolean;
   private readonly maxInFlight: number;
+  private readonly indexEvery: number;
 
   private readonly index = new Map<string, IndexEntry>();
   /** the last revision handed out */
@@ -174,6 +183,7 @@ export class SqliteBackend implements Backend {
     this.compactChunk = Math.max(1, opts.compactChunk ?? 1000);
     this.useWorker = opts.worker ?? true;
     this.maxInFlight = Math.max(1, opts.maxInFlight ?? 2);
+    this.indexEvery = Math.max(1, opts.indexEvery ?? INDEX_EVERY);
     this.hub = new WatchHub(
       {
         history: (prefix, after, upto, max) => this.history(prefix, after, upto, max),
@@ -192,7 +202,7 @@ export class SqliteBackend implements Backend {
     if (this.useWorker && this.path !== ':memory:') this.startWorker();
     let store: Store | undefined;
     try {
-      store = new Store(this.path, false);
+      store = new Store(this.path, false, this.indexEvery);
       const st = store.state();
       this.compactRev = st.compactRev;
       this.compactDone = st.compactDone;
@@ -388,7 +398,7 @@ export class SqliteBackend implements Backend {
     }
     this.local = undefined;
     this.handedOver = true;
-    this.post({ t: 'open', id: 0, path: this.path, expectRev: this.committedRev }, (err) => {
+    this.post({ t: 'open', id: 0, path: this.path, expectRev: this.committedRev, indexEvery: this.indexEvery }, (err) => {
       if (err) this.breakDown(new Error(`storage: the worker could not open ${this.path}: ${err.message}`));
     });
     if (this.pending.length > 0 && !this.flushHandle) this.flushHandle = setImmediate(this.flushNow);
