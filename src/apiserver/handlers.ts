@@ -155,7 +155,19 @@ function badListOptions(errs: FieldError[]): StatusError {
 /** whether the endpoint's kind has a Protobuf form (custom resources have none, as in Kubernetes) */
 function protobufOf(r: Pick<RequestBase, 'req'>): boolean {
   const store = (r as Partial<Request>).store;
-  return store ? supportsProtobuf(store.apiVersion, store.kind.kind) : true;
+  return store ? protobufFor(store.kind) : true;
+}
+
+// whether a kind has a protobuf form, kept per kind declaration: the lookup builds its key
+// strings anew on every call, and every request asked it once or twice
+const PROTOBUF_OF_KIND = new WeakMap<object, boolean>();
+function protobufFor(kind: Pick<KindDecl, 'group' | 'version' | 'kind'>): boolean {
+  let v = PROTOBUF_OF_KIND.get(kind);
+  if (v === undefined) {
+    v = supportsProtobuf(kind.group ? `${kind.group}/${kind.version}` : kind.version, kind.kind);
+    PROTOBUF_OF_KIND.set(kind, v);
+  }
+  return v;
 }
 
 /** the response representation; `table: false` for endpoints without a Table form (virtual kinds) */
@@ -632,7 +644,7 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
   const ct = r.req.headers['content-type'];
   const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
   // a kind without a Protobuf form (a custom resource) takes no Protobuf body: 415, as in Kubernetes
-  const protobuf = supportsProtobuf(apiVersion, kind.kind);
+  const protobuf = protobufFor(kind);
   const enc = inputEncoding(ct, { protobuf, cbor: r.ctx.cbor });
   if (!enc) throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf, cbor: r.ctx.cbor }).join(', '));
   let obj: any;

@@ -56,14 +56,17 @@ export function splitPlaceholder(text: string): PlaceholderText | undefined {
     after++;
     trail = ',';
   }
-  // the text is encoded once; the stored bytes are the bytes around the member (byte offsets:
-  // the member is ASCII, so only what precedes it can make them differ from character offsets)
-  const full = Buffer.from(text);
-  const b0 = full.length === text.length ? before : Buffer.byteLength(text.slice(0, before));
-  const b1 = b0 + (after - before);
-  const stored = Buffer.allocUnsafe(full.length - (b1 - b0));
-  full.copy(stored, 0, 0, b0);
-  full.copy(stored, b0, b1);
+  // the stored bytes are the text around the member, encoded straight into one buffer (byte
+  // offsets: the member is ASCII, so only what precedes it can make them differ from character
+  // offsets). A text of ASCII only (as long in bytes as in characters) is copied as latin1, the
+  // same bytes without UTF-8's encoder.
+  const total = Buffer.byteLength(text);
+  const ascii = total === text.length;
+  const b0 = ascii ? before : Buffer.byteLength(text.slice(0, before));
+  const stored = Buffer.allocUnsafe(total - (after - before));
+  const enc = ascii ? 'latin1' : 'utf8';
+  stored.write(text.slice(0, before), 0, enc);
+  stored.write(text.slice(after), b0, enc);
   return { stored, cut: b0, lead, trail };
 }
 
