@@ -386,18 +386,25 @@ export class ResourceStore {
     return admissionAttributesOf(this.kind, a.request, operation, object, oldObject, options, dryRun);
   }
 
-  /** the mutating phase: before the strategy prepares the object (plugins change `object` in place) */
-  private async admitMutate(opts: WriteOptions, operation: Operation, object: any, oldObject?: any): Promise<void> {
+  /**
+   * the mutating phase: before the strategy prepares the object (plugins change `object` in
+   * place); a promise only when a plugin answered with one (see AdmissionChain)
+   */
+  private admitMutate(opts: WriteOptions, operation: Operation, object: any, oldObject?: any): Promise<void> | undefined {
     const a = opts.admission;
-    if (a) await a.chain.mutate(this.admissionOf(a, opts.dryRun, operation, object, oldObject));
+    return a ? a.chain.mutate(this.admissionOf(a, opts.dryRun, operation, object, oldObject)) : undefined;
   }
 
   /** the validating phase: after the object validated, before it is stored (dry runs too); then the deadline */
-  private async admitValidate(opts: WriteOptions, operation: Operation, object: any, oldObject?: any): Promise<void> {
+  private admitValidate(opts: WriteOptions, operation: Operation, object: any, oldObject?: any): Promise<void> | undefined {
     const a = opts.admission;
-    if (!a) return;
-    await a.chain.validate(this.admissionOf(a, opts.dryRun, operation, object, oldObject));
-    a.deadline?.check();
+    if (!a) return undefined;
+    const r = a.chain.validate(this.admissionOf(a, opts.dryRun, operation, object, oldObject));
+    if (r === undefined) {
+      a.deadline?.check();
+      return undefined;
+    }
+    return r.then(() => a.deadline?.check());
   }
 
   // ---- create ----
@@ -433,7 +440,8 @@ export class ResourceStore {
   async create(obj: any, opts: WriteOptions): Promise<any> {
     obj.metadata ??= {};
     if (opts.admission) {
-      await this.admitMutate(opts, 'CREATE', obj);
+      const mutating = this.admitMutate(opts, 'CREATE', obj);
+      if (mutating) await mutating;
       obj.metadata ??= {};
     }
     const m = obj.metadata;
@@ -451,7 +459,8 @@ export class ResourceStore {
       if (generated) m.name = generateName(m.generateName);
       this.validateObject(obj);
       if (this.kind.namespaced) this.hooks.checkNamespace?.(m.namespace, this.groupResource, m.name);
-      await this.admitValidate(opts, 'CREATE', obj);
+      const validating = this.admitValidate(opts, 'CREATE', obj);
+      if (validating) await validating;
       if (opts.dryRun) {
         if (!generated && this.get(m.namespace ?? '', m.name)) throw errors.alreadyExists(this.groupResource, m.name);
         return obj;
@@ -533,14 +542,16 @@ export class ResourceStore {
       if (opts.admission) {
         // a retry starts again from the client's object, not from what the plugins made of it
         body = structuredClone(obj);
-        await this.admitMutate(opts, 'UPDATE', body, old);
+        const mutating = this.admitMutate(opts, 'UPDATE', body, old);
+        if (mutating) await mutating;
         body.metadata ??= {};
       }
       const next = this.prepareUpdate(body, old);
       let stored = false;
       try {
       this.validateObject(next, old);
-      await this.admitValidate(opts, 'UPDATE', next, old);
+      const validating = this.admitValidate(opts, 'UPDATE', next, old);
+      if (validating) await validating;
       if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return { obj: old, created: false };
       if (opts.dryRun) {
         next.metadata.resourceVersion = old.metadata.resourceVersion;
@@ -590,7 +601,8 @@ export class ResourceStore {
       let next = mutate(structuredClone(old));
       next.metadata ??= {};
       if (opts.admission) {
-        await this.admitMutate(opts, 'UPDATE', next, old);
+        const mutating = this.admitMutate(opts, 'UPDATE', next, old);
+        if (mutating) await mutating;
         next.metadata ??= {};
       }
       const wantRV = next.metadata.resourceVersion;
@@ -606,7 +618,8 @@ export class ResourceStore {
       let stored = false;
       try {
         this.validateObject(next, old, main ? undefined : opts.subresource ?? 'status');
-        await this.admitValidate(opts, 'UPDATE', next, old);
+        const validating = this.admitValidate(opts, 'UPDATE', next, old);
+        if (validating) await validating;
         if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return old;
         if (opts.dryRun) return next;
         if (this.isTerminatingAndDone(next)) {
@@ -665,7 +678,8 @@ export class ResourceStore {
   async delete(namespace: string, name: string, opts: DeleteOptions): Promise<DeleteResult> {
     const key = this.key(namespace, name);
     // Kubernetes' delete runs the mutating plugins without an object, the validating ones on the stored object
-    await this.admitMutate(opts, 'DELETE', undefined, undefined);
+    const mutating = this.admitMutate(opts, 'DELETE', undefined, undefined);
+    if (mutating) await mutating;
     for (;;) {
       const cur = this.cacher.get(key);
       if (!cur) throw this.readError(key) ?? errors.notFound(this.groupResource, name);
@@ -685,7 +699,8 @@ export class ResourceStore {
           `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${old.metadata.resourceVersion}). The object might have been modified`,
         );
       }
-      await this.admitValidate(opts, 'DELETE', undefined, old);
+      const validating = this.admitValidate(opts, 'DELETE', undefined, old);
+      if (validating) await validating;
       const next = structuredClone(old);
       // the strategy may add a finalizer of its own (a CustomResourceDefinition's cleanup)
       const decision = this.strategy.beforeDelete?.(next, opts.gracePeriodSeconds) ?? { graceful: false };
