@@ -289,21 +289,12 @@ export function buildAdmissionChain(opts: AdmissionChainOptions): AdmissionChain
   // plugin did stays synchronous: no promise, no turn of the microtask queue (a write passes two
   // phases, and async functions here cost a few promises each). From the first plugin that
   // answers with a promise on, the rest of the phase runs after it.
-  const runMutators = (a: AdmissionAttributes, from: number): Promise<void> | undefined => {
-    for (let i = from; i < mutators.length; i++) {
-      const p = mutators[i]!;
+  const run = (phase: 'mutate' | 'validate', list: readonly AdmissionPlugin[], a: AdmissionAttributes, from: number): Promise<void> | undefined => {
+    for (let i = from; i < list.length; i++) {
+      const p = list[i]!;
       refuseSideEffects(p, a);
-      const r = p.mutate!(a);
-      if (r !== undefined) return r.then(() => runMutators(a, i + 1));
-    }
-    return undefined;
-  };
-  const runValidators = (a: AdmissionAttributes, from: number): Promise<void> | undefined => {
-    for (let i = from; i < validators.length; i++) {
-      const p = validators[i]!;
-      refuseSideEffects(p, a);
-      const r = p.validate!(a);
-      if (r !== undefined) return r.then(() => runValidators(a, i + 1));
+      const r = p[phase]!(a);
+      if (r !== undefined) return r.then(() => run(phase, list, a, i + 1));
     }
     return undefined;
   };
@@ -312,19 +303,19 @@ export function buildAdmissionChain(opts: AdmissionChainOptions): AdmissionChain
     const ctx = existingReinvocationContext(a);
     if (!ctx || !ctx.shouldReinvoke || ctx.isReinvoke) return undefined;
     ctx.isReinvoke = true;
-    return runMutators(a, 0);
+    return run('mutate', mutators, a, 0);
   };
 
   return {
     plugins: names,
     mutate(a) {
       prepare(a);
-      const r = runMutators(a, 0);
+      const r = run('mutate', mutators, a, 0);
       return r ? r.then(() => reinvoke(a)) : reinvoke(a);
     },
     validate(a) {
       prepare(a);
-      return runValidators(a, 0);
+      return run('validate', validators, a, 0);
     },
   };
 }
