@@ -72,15 +72,51 @@ export function scopeOf(req: object): RequestScope | undefined {
   return (req as { [SCOPE]?: RequestScope })[SCOPE];
 }
 
-export function requestScope(req: IncomingMessage): RequestScope {
-  const receivedAt = nowMicros();
-  const url = req.url ?? '/';
+/** what a request's method and URL say, parsed once per distinct request line (see targetOf) */
+interface Target {
+  path: string;
+  query: URLSearchParams;
+  info: RequestInfo;
+  longRunning: boolean;
+}
+
+// Clients repeat their request lines (a controller's creates, a poller's gets, kubectl's
+// discovery), and parsing one (path, query, request info) cost a few µs and a dozen objects per
+// request. The parses of the lines seen are kept, by method and URL, up to TARGETS_MAX lines of
+// at most TARGET_URL_MAX characters (then the cache starts over); the request info is frozen, as
+// it is shared by every request of that line (and the query is only read).
+const TARGETS = new Map<string, Map<string, Target>>();
+const TARGETS_MAX = 1024;
+const TARGET_URL_MAX = 512;
+let targetCount = 0;
+
+function targetOf(method: string, url: string): Target {
+  let byURL = TARGETS.get(method);
+  const hit = byURL?.get(url);
+  if (hit) return hit;
   const qi = url.indexOf('?');
   const path = qi < 0 ? url : url.slice(0, qi);
   const query = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
-  const method = req.method ?? 'GET';
   const info = parseRequestInfo(method, path, query);
-  const scope: RequestScope = { method, path, query, info, longRunning: isLongRunning(info), receivedAt };
+  Object.freeze(info.parts);
+  const t: Target = { path, query, info: Object.freeze(info), longRunning: isLongRunning(info) };
+  // (a long line, a big selector say, is rarely repeated: not kept, so the cache stays small)
+  if (url.length > TARGET_URL_MAX) return t;
+  if (++targetCount > TARGETS_MAX) {
+    TARGETS.clear();
+    targetCount = 1;
+    byURL = undefined;
+  }
+  if (!byURL) TARGETS.set(method, (byURL = new Map()));
+  byURL.set(url, t);
+  return t;
+}
+
+export function requestScope(req: IncomingMessage): RequestScope {
+  const receivedAt = nowMicros();
+  const method = req.method ?? 'GET';
+  const t = targetOf(method, req.url ?? '/');
+  const scope: RequestScope = { method, path: t.path, query: t.query, info: t.info, longRunning: t.longRunning, receivedAt };
   Object.defineProperty(req, SCOPE, { value: scope, configurable: true });
   return scope;
 }

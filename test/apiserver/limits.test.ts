@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { parseRequestInfo } from '../../src/apiserver/requestinfo.js';
 import {
   InFlightLimiter,
+  requestScope,
   isLongRunning,
   isMutating,
   MAX_STORAGE_REQUEST_BYTES,
@@ -143,6 +144,29 @@ test("a write whose deadline passed by the end of validating admission does not 
     store.stop();
     await backend.close();
   }
+});
+
+test('request scopes: a repeated request line shares one frozen parse; each request has its own scope', () => {
+  const req = (method: string, url: string) => ({ method, url }) as unknown as import('node:http').IncomingMessage;
+  const a = requestScope(req('POST', '/api/v1/namespaces/default/configmaps?fieldManager=m'));
+  const b = requestScope(req('POST', '/api/v1/namespaces/default/configmaps?fieldManager=m'));
+  assert.notEqual(a, b, 'a scope per request (its deadline, its audit annotations)');
+  assert.equal(a.info, b.info, 'one parse for the line');
+  assert.ok(Object.isFrozen(a.info));
+  assert.throws(() => {
+    (a.info as { verb: string }).verb = 'get';
+  }, TypeError);
+  assert.deepEqual([a.path, a.query.get('fieldManager'), a.info.verb, a.info.namespace, a.info.resource], ['/api/v1/namespaces/default/configmaps', 'm', 'create', 'default', 'configmaps']);
+  // the method is part of the line; so is the query (a watch is another verb)
+  const g = requestScope(req('GET', '/api/v1/namespaces/default/configmaps'));
+  const w = requestScope(req('GET', '/api/v1/namespaces/default/configmaps?watch=1'));
+  assert.deepEqual([g.info.verb, g.longRunning, w.info.verb, w.longRunning], ['list', false, 'watch', true]);
+  // a long line is parsed for its request alone
+  const long = `/api/v1/namespaces/default/pods?labelSelector=${'a'.repeat(600)}`;
+  const l1 = requestScope(req('GET', long));
+  const l2 = requestScope(req('GET', long));
+  assert.notEqual(l1.info, l2.info);
+  assert.deepEqual(l1.info, l2.info);
 });
 
 test("storage size: etcd's limits, whatever the backend", async () => {
