@@ -203,8 +203,8 @@ function prepareStatements(db: Database.Database) {
     // the tail's (key, rev) pairs into keyrev, in key order: each leaf page of keyrev is written
     // once per batch of the tail rather than once per row
     indexTail: db.prepare('INSERT OR IGNORE INTO keyrev (key, rev) SELECT key, rev FROM kv WHERE rev > ? AND rev <= ? ORDER BY key, rev'),
-    // replay: a range of revisions (the primary key) filtered by prefix; the unary + keeps the
-    // planner off the key index, which would read the prefix's whole history
+    // replay: a range of revisions (the primary key) filtered by prefix (the unary + keeps the
+    // planner on the primary key should kv ever have an index on key again)
     history: db
       .prepare(
         `SELECT t.rev, t.key, t.create_rev, t.prev_rev, t.deleted, t.value, p.value
