@@ -8,7 +8,7 @@
 //   deleted    INTEGER              1 for a tombstone (a delete); its value is the deleted value
 //   value      BLOB
 // Table `keyrev` (key, rev), WITHOUT ROWID: the key index of the log, kept behind it. A commit
-// adds its rows' pairs only once the log's unindexed tail reaches `indexEvery` revisions (2048),
+// adds its rows' pairs only once the log's unindexed tail reaches `indexEvery` revisions (1024),
 // all at once in key order (meta `indexed`: the revision up to which every row has its pair);
 // reads by key take keyrev and a scan of that tail. (An index on kv itself rewrote one leaf page
 // per row in every commit: most of what a commit wrote.) Files with the old index kv_key_rev are

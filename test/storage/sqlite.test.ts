@@ -15,7 +15,7 @@ let n = 0;
 
 // the usual configuration (SQLite in a worker thread), SQLite on the main thread, a worker with
 // one batch in flight at a time, and the key index kept only three revisions behind the log (the
-// default keeps it 2,048 behind: the other runs read the log's tail nearly always)
+// default keeps it 1,024 behind: the other runs read the log's tail nearly always)
 for (const [label, opts] of [
   ['sqlite', {}],
   ['sqlite (main thread)', { worker: false }],
