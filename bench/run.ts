@@ -73,7 +73,7 @@ const CONCURRENCY = 64;
 const LIST_OBJECTS = 10_000;
 const LIST_REPS = 7;
 const WATCHERS = 1000;
-const WATCH_ROUNDS = 15;
+const WATCH_ROUNDS = 40;
 const STARTUP_REPS = 3;
 /** the biglist phase: this many small ConfigMaps, listed whole */
 const BIG_LIST_OBJECTS = Number(opt('biglist-objects') ?? 100_000);
