@@ -10,7 +10,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 let failed = false;
 try {
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+  // tsconfig.json alone only type-checks (a plain `tsc` writes nothing into dist/ but its own
+  // dist/.typecheck.tsbuildinfo): the build is the one compile that emits, and its dist/.tsbuildinfo
+  // is what bin/keelson compares the bundle with
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--noEmit', 'false', '--tsBuildInfoFile', join(root, 'dist', '.tsbuildinfo')], { stdio: 'inherit' });
 } catch {
   failed = true; // tsc still emitted; copy the data files anyway, then report the failure
 }
