@@ -200,13 +200,17 @@ export function threadCPUSeconds(pid: number): { mainUser: number; mainSys: numb
   return { mainUser, mainSys, others };
 }
 
-/** busy and total CPU ticks of the whole machine, from /proc/stat (busy excludes idle and iowait) */
-export function machineCPUTicks(): { busy: number; total: number } {
+/**
+ * busy and total CPU ticks of the whole machine, from /proc/stat (busy excludes idle and iowait),
+ * and steal: ticks a virtual machine's CPUs were ready to run but the hypervisor ran something
+ * else (counted in busy; on a shared host the main source of round-to-round noise)
+ */
+export function machineCPUTicks(): { busy: number; total: number; steal: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
   const v = line.trim().split(/\s+/).slice(1).map(Number);
   const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
   const idle = v[3]! + v[4]!;
-  return { busy: total - idle, total };
+  return { busy: total - idle, total, steal: v[7] ?? 0 };
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -246,8 +246,10 @@ interface ServerCPU {
   serverCpuUsPerRequest?: number;
   /** CPU seconds each given server used during the measured window */
   serverCpuSeconds?: number[];
-  /** the whole machine's busy cores during the window */
+  /** the whole machine's busy cores during the window (steal included) */
   machineBusyCores?: number;
+  /** of those, cores the hypervisor took from this virtual machine (steal) */
+  machineStealCores?: number;
 }
 
 /**
@@ -266,7 +268,7 @@ function runHelper<R>(script: string, cfg: object, serverPids: number[] = [], lo
     let err = '';
     let cpuWarm: number[] = [];
     let tWarm = 0;
-    let machineWarm = { busy: 0, total: 0 };
+    let machineWarm = { busy: 0, total: 0, steal: 0 };
     let extra: ServerCPU = {};
     onLines(proc.stdout!, (line) => {
       if (line === 'warm' && serverPids.length) {
@@ -281,7 +283,12 @@ function runHelper<R>(script: string, cfg: object, serverPids: number[] = [], lo
         const secs = (performance.now() - tWarm) / 1000;
         const used = serverPids.map((p, i) => round(procCPUSeconds(p) - cpuWarm[i]!, 2));
         const m = machineCPUTicks();
-        extra = { serverCores: round(used[0]! / secs, 2), serverCpuSeconds: used, machineBusyCores: round((m.busy - machineWarm.busy) / 100 / secs, 2) };
+        extra = {
+          serverCores: round(used[0]! / secs, 2),
+          serverCpuSeconds: used,
+          machineBusyCores: round((m.busy - machineWarm.busy) / 100 / secs, 2),
+          machineStealCores: noteSteal((m.steal - machineWarm.steal) / 100 / secs),
+        };
         if (loop) {
           threadsEnd = threadCPUSeconds(serverPids[0]!);
           loopEnd = loop();
@@ -452,6 +459,12 @@ async function createMany(t: Target, path: string, total: number, body: (i: numb
 
 /** the most cores other processes used during any measured round (noise on a shared machine) */
 let maxOtherCores = 0;
+let maxStealCores = 0;
+function noteSteal(cores: number): number {
+  const c = round(Math.max(0, cores), 2);
+  maxStealCores = Math.max(maxStealCores, c);
+  return c;
+}
 function noteOther(cores: number): number | null {
   if (!Number.isFinite(cores)) return null;
   const c = round(Math.max(0, cores), 2);
@@ -598,14 +611,21 @@ async function interleaved(k: Keelson, bare: Bare, c: Parameters<typeof load>[1]
     roundsServerCpuUsPerRequest: xs.map((r) => r.serverCpuUsPerRequest ?? null),
     roundsMainLoopBusy: xs.map((r) => r.serverThreads?.mainLoopBusy ?? null),
     // cores used by processes other than this load generator and this server during each round
-    roundsOtherCores: xs.map((r) => noteOther(r.machineBusyCores === undefined || r.serverCores === undefined ? NaN : r.machineBusyCores - r.clientCores - r.serverCores)),
+    roundsOtherCores: xs.map((r) => noteOther(r.machineBusyCores === undefined || r.serverCores === undefined ? NaN : r.machineBusyCores - (r.machineStealCores ?? 0) - r.clientCores - r.serverCores)),
+    roundsStealCores: xs.map((r) => r.machineStealCores ?? null),
   });
+  // rounds alternate, so round i of each server saw nearly the same machine: the median of the
+  // per-round ratios is less sensitive to a host whose speed changes from round to round than the
+  // ratio of the two best rounds (which can come from different moments)
+  const pairRatios = ks.map((r, i) => round(r.perSec / bs[i]!.perSec, 2));
   const cpu = (xs: typeof ks) => median(xs.map((r) => r.serverCpuUsPerRequest ?? NaN).filter((x) => Number.isFinite(x)));
   return {
     keelson: summary(ks),
     bare: summary(bs),
     // CPU time of the server process per request: much less sensitive to other load on the machine than rates
     serverCpuUsPerRequest: { keelson: cpu(ks), bare: cpu(bs) },
+    pairRatios,
+    medianPairRatio: round(median(pairRatios), 2),
   };
 }
 
@@ -666,7 +686,7 @@ async function watchPhase(k: Keelson, bare: Bare) {
   const keelson = r.results.keelson!;
   const b = r.results.bare!;
   const otherCores =
-    r.machineBusyCores !== undefined && r.serverCpuSeconds ? noteOther(r.machineBusyCores - (r.clientCpuSeconds + r.serverCpuSeconds[0]! + r.serverCpuSeconds[1]!) / r.seconds) : null;
+    r.machineBusyCores !== undefined && r.serverCpuSeconds ? noteOther(r.machineBusyCores - (r.machineStealCores ?? 0) - (r.clientCpuSeconds + r.serverCpuSeconds[0]! + r.serverCpuSeconds[1]!) / r.seconds) : null;
   // each server is busy only in its own rounds (one write, 1,000 deliveries each)
   const events = cfg.rounds + cfg.warmupRounds;
   const cpuMsPerEvent = r.serverCpuSeconds ? { keelson: round((r.serverCpuSeconds[0]! * 1000) / events, 1), bare: round((r.serverCpuSeconds[1]! * 1000) / events, 1) } : null;
@@ -683,6 +703,7 @@ async function watchPhase(k: Keelson, bare: Bare) {
     // server CPU per round (one write and its delivery to 1,000 streams), from /proc; 10 ms ticks
     serverCpuMsPerEvent: cpuMsPerEvent,
     machineBusyCores: r.machineBusyCores ?? null,
+    machineStealCores: r.machineStealCores ?? null,
     otherCores,
   };
 }
@@ -894,8 +915,12 @@ async function main() {
 
   out.loadAverageAtEnd = loadavg().map((x) => round(x, 2));
   out.maxOtherCoresDuringLoad = maxOtherCores;
-  if (maxOtherCores > 0.3) {
-    out.warning = `other processes used up to ${maxOtherCores} of ${cpus().length} cores during measured rounds: rates and latencies are disturbed; compare serverCpuUsPerRequest, or run again on a quiet machine`;
+  out.maxStealCoresDuringLoad = maxStealCores;
+  const disturbed: string[] = [];
+  if (maxOtherCores > 0.3) disturbed.push(`other processes used up to ${maxOtherCores} of ${cpus().length} cores during measured rounds`);
+  if (maxStealCores > 0.1) disturbed.push(`the hypervisor took up to ${maxStealCores} of ${cpus().length} cores (steal) during measured rounds`);
+  if (disturbed.length) {
+    out.warning = `${disturbed.join('; ')}: rates and latencies are disturbed; compare serverCpuUsPerRequest and medianPairRatio, or run again on a quiet machine`;
   }
   out.summary = checks;
   out.passed = checks.filter((c) => c.pass === true).length;
