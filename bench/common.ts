@@ -203,7 +203,7 @@ export function threadCPUSeconds(pid: number): { mainUser: number; mainSys: numb
 /**
  * busy and total CPU ticks of the whole machine, from /proc/stat (busy excludes idle and iowait),
  * and steal: ticks a virtual machine's CPUs were ready to run but the hypervisor ran something
- * else (counted in busy; on a shared host the main source of round-to-round noise)
+ * else (counted in busy; on a shared host one source of round-to-round noise)
  */
 export function machineCPUTicks(): { busy: number; total: number; steal: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
