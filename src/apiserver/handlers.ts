@@ -10,7 +10,7 @@ import { decodeEnvelope, decodeMessage, supportsProtobuf } from '../codec/protob
 import { APPLY_PATCH_CBOR_MEDIA_TYPE, CBORDecodeError, cborDecodeStatusMessage, decodeApplyPatchCBOR, decodeCBORObject, decodeCBORValue } from '../codec/cbor.js';
 import type { KindDecl } from '../schema/model.js';
 import type { CacheEntry } from '../storage/cacher.js';
-import { TooOldError } from '../storage/cacher.js';
+import { cacheEntry, TooOldError } from '../storage/cacher.js';
 import { CompactedError } from '../storage/interface.js';
 import { writeEntry, writeList, writeObject, writeStatusError, writeView, type IncludeObject, type ListMeta, type TableOptions } from './encode.js';
 import type { RequestInfo } from './requestinfo.js';
@@ -493,17 +493,7 @@ async function listFromStorage(
       }
       const rest = kv.key.slice(store.prefix.length);
       const slash = store.kind.namespaced ? rest.indexOf('/') : -1;
-      const e: CacheEntry = {
-        key: kv.key,
-        namespace: slash >= 0 ? rest.slice(0, slash) : '',
-        name: slash >= 0 ? rest.slice(slash + 1) : rest,
-        obj,
-        modRevision: kv.modRevision,
-        createRevision: kv.createRevision,
-        json: undefined,
-        pb: undefined,
-        cbor: undefined,
-      };
+      const e = cacheEntry(kv.key, slash >= 0 ? rest.slice(0, slash) : '', slash >= 0 ? rest.slice(slash + 1) : rest, obj, kv.modRevision, kv.createRevision);
       if (filter && !filter(e)) continue;
       items.push(e);
       if (limit > 0 && items.length === limit) {
@@ -1065,7 +1055,7 @@ export async function handleDeleteCollection(r: Request): Promise<void> {
         propagationPolicy: o.propagationPolicy,
         orphanDependents: o.orphanDependents,
       });
-      out.push({ ...e, obj: res.obj, json: undefined, pb: undefined, cbor: undefined });
+      out.push(cacheEntry(e.key, e.namespace, e.name, res.obj, e.modRevision, e.createRevision));
     } catch (err) {
       if (err instanceof StatusError && err.code === 404) continue;
       throw err;

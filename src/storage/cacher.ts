@@ -51,6 +51,16 @@ export interface CacheEntry {
   cbor: Uint8Array | undefined;
 }
 
+/** a cache entry whose encodings are made later, when first asked for (json: when the writer already has it) */
+export function cacheEntry(key: string, namespace: string, name: string, obj: any, modRevision: number, createRevision: number, json?: Uint8Array): CacheEntry {
+  return { key, namespace, name, obj, modRevision, createRevision, json, pb: undefined, cbor: undefined };
+}
+
+/** the last state of a deleted object as its DELETED event shows it: a copy at the delete's revision (undefined: not an object) */
+function atDeletion(o: any, revision: number): any {
+  return o && typeof o === 'object' && o.metadata && typeof o.metadata === 'object' ? { ...o, metadata: { ...o.metadata, resourceVersion: String(revision) } } : undefined;
+}
+
 /**
  * A key whose stored value cannot be read back (its decode threw: a value the configured
  * encryption cannot decrypt, or bytes that do not decode). It is kept out of the tree, the
@@ -502,17 +512,7 @@ class WatchCache implements Cacher {
         corrupt.set(kv.key, corruptEntry(kv, namespace, name, e));
         continue;
       }
-      const entry: CacheEntry = {
-        key: kv.key,
-        namespace,
-        name,
-        obj,
-        modRevision: kv.modRevision,
-        createRevision: kv.createRevision,
-        json: undefined,
-        pb: undefined,
-        cbor: undefined,
-      };
+      const entry = cacheEntry(kv.key, namespace, name, obj, kv.modRevision, kv.createRevision);
       pairs.push([kv.key, entry]);
       byKey.set(kv.key, entry);
     }
@@ -629,17 +629,7 @@ class WatchCache implements Cacher {
       } catch (e) {
         return this.becameCorrupt(se, corruptEntry(kv, namespace, name, e), prev);
       }
-      const entry: CacheEntry = {
-        key,
-        namespace,
-        name,
-        obj,
-        modRevision: kv.modRevision,
-        createRevision: kv.createRevision,
-        json: this.json?.(kv, obj),
-        pb: undefined,
-        cbor: undefined,
-      };
+      const entry = cacheEntry(key, namespace, name, obj, kv.modRevision, kv.createRevision, this.json?.(kv, obj));
       if (prev) this.replaceInTree(key, entry);
       else this.insertIntoTree(key, entry);
       this.byKey.set(key, entry);
@@ -647,12 +637,8 @@ class WatchCache implements Cacher {
     }
     let entry: CacheEntry;
     if (prev) {
-      const o = prev.obj;
-      const obj =
-        o && typeof o === 'object' && o.metadata && typeof o.metadata === 'object'
-          ? { ...o, metadata: { ...o.metadata, resourceVersion: String(se.revision) } }
-          : this.decode(kv);
-      entry = { key, namespace: prev.namespace, name: prev.name, obj, modRevision: se.revision, createRevision: kv.createRevision, json: undefined, pb: undefined, cbor: undefined };
+      const obj = atDeletion(prev.obj, se.revision) ?? this.decode(kv);
+      entry = cacheEntry(key, prev.namespace, prev.name, obj, se.revision, kv.createRevision);
       this.removeFromTree(key);
       this.byKey.delete(key);
     } else {
@@ -664,7 +650,7 @@ class WatchCache implements Cacher {
       } catch {
         obj = this.tombstone(namespace, name, se.revision);
       }
-      entry = { key, namespace, name, obj, modRevision: se.revision, createRevision: kv.createRevision, json: undefined, pb: undefined, cbor: undefined };
+      entry = cacheEntry(key, namespace, name, obj, se.revision, kv.createRevision);
     }
     return { type: 'DELETED', entry, prev, revision: se.revision };
   }
@@ -675,17 +661,7 @@ class WatchCache implements Cacher {
     if (se.type === 'delete') {
       // removed (the unsafe delete): the watchers learn of it from the object's name alone
       this.corruptByKey.delete(kv.key);
-      const entry: CacheEntry = {
-        key: kv.key,
-        namespace: c.namespace,
-        name: c.name,
-        obj: this.tombstone(c.namespace, c.name, se.revision),
-        modRevision: se.revision,
-        createRevision: c.createRevision,
-        json: undefined,
-        pb: undefined,
-        cbor: undefined,
-      };
+      const entry = cacheEntry(kv.key, c.namespace, c.name, this.tombstone(c.namespace, c.name, se.revision), se.revision, c.createRevision);
       return { type: 'DELETED', entry, revision: se.revision };
     }
     let obj: any;
@@ -697,7 +673,7 @@ class WatchCache implements Cacher {
     }
     // readable again (written anew): for the watchers it appears
     this.corruptByKey.delete(kv.key);
-    const entry: CacheEntry = { key: kv.key, namespace: c.namespace, name: c.name, obj, modRevision: kv.modRevision, createRevision: kv.createRevision, json: undefined, pb: undefined, cbor: undefined };
+    const entry = cacheEntry(kv.key, c.namespace, c.name, obj, kv.modRevision, kv.createRevision);
     this.insertIntoTree(kv.key, entry);
     this.byKey.set(kv.key, entry);
     return { type: 'ADDED', entry, revision: se.revision };
@@ -709,9 +685,7 @@ class WatchCache implements Cacher {
     if (!prev) return undefined;
     this.removeFromTree(c.key);
     this.byKey.delete(c.key);
-    const o = prev.obj;
-    const obj = o && typeof o === 'object' && o.metadata && typeof o.metadata === 'object' ? { ...o, metadata: { ...o.metadata, resourceVersion: String(se.revision) } } : o;
-    const entry: CacheEntry = { key: c.key, namespace: prev.namespace, name: prev.name, obj, modRevision: se.revision, createRevision: prev.createRevision, json: undefined, pb: undefined, cbor: undefined };
+    const entry = cacheEntry(c.key, prev.namespace, prev.name, atDeletion(prev.obj, se.revision) ?? prev.obj, se.revision, prev.createRevision);
     return { type: 'DELETED', entry, prev, revision: se.revision };
   }
 
