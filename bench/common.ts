@@ -163,12 +163,17 @@ export function procMemory(pid: number): { rssMiB: number; peakRssMiB: number } 
   return { rssMiB: round(kb('VmRSS') / 1024, 1), peakRssMiB: round(kb('VmHWM') / 1024, 1) };
 }
 
+/** user and system CPU seconds from a /proc stat line (a process's or a thread's) */
+function statCPUSeconds(stat: string): { user: number; sys: number } {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // f[11] = utime, f[12] = stime (after pid and comm), in clock ticks (100 Hz on Linux)
+  return { user: Number(f[11]) / 100, sys: Number(f[12]) / 100 };
+}
+
 /** user+system CPU seconds a process has used, from /proc/<pid>/stat */
 export function procCPUSeconds(pid: number): number {
-  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = s.slice(s.lastIndexOf(')') + 2).split(' ');
-  // fields[11] = utime, fields[12] = stime (after pid and comm), in clock ticks (100 Hz on Linux)
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  const { user, sys } = statCPUSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  return user + sys;
 }
 
 /**
@@ -189,9 +194,7 @@ export function threadCPUSeconds(pid: number): { mainUser: number; mainSys: numb
     } catch {
       continue; // the thread ended
     }
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    const user = Number(f[11]) / 100;
-    const sys = Number(f[12]) / 100;
+    const { user, sys } = statCPUSeconds(s);
     if (Number(tid) === pid) {
       mainUser = user;
       mainSys = sys;
