@@ -218,6 +218,14 @@ export function machineCPUTicks(): { busy: number; total: number; steal: number 
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+const DATA_1K = 'x'.repeat(1024 - 150);
+
+/** the creates load's object: a ConfigMap of about 1 KB (name `bench-__N__` for loadgen's unique names) */
+export function benchConfigMap(name: string, extra: Record<string, string> = {}): string {
+  const o = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'bench', tier: 'load' } }, data: { payload: DATA_1K, ...extra } };
+  return JSON.stringify(o);
+}
+
 /** calls fn with each line (without its newline) a helper process writes */
 export function onLines(stream: NodeJS.ReadableStream, fn: (line: string) => void): void {
   let out = '';

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { clientTLSFromKubeconfig, freePort, median, onLines, probe, procCPUSeconds, round, sleep, stopChild, type Target } from './common.js';
+import { benchConfigMap, clientTLSFromKubeconfig, freePort, median, onLines, probe, procCPUSeconds, round, sleep, stopChild, type Target } from './common.js';
 import type { LoadConfig, LoadResult } from './loadgen.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -62,7 +62,7 @@ async function start(s: Side, dataDir: string): Promise<void> {
   s.target = { host: '127.0.0.1', port, servername: 'localhost', tls: clientTLSFromKubeconfig(join(dataDir, 'kubeconfig')) };
 }
 
-const BODY = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-__N__', labels: { app: 'bench', tier: 'load' } }, data: { payload: 'x'.repeat(1024 - 150) } });
+const BODY = benchConfigMap('bench-__N__');
 
 /** one measured window of creates against s; the server's CPU is read when the load generator says "warm" and "end" */
 function measure(s: Side): Promise<void> {

@@ -8,9 +8,13 @@
 //   thread's event-loop utilization so far (active and idle ms) and the garbage collector's pauses
 //   so far (ms, minor and major), which run.ts reads at both ends of a measured window: whether
 //   the event loop was saturated, and how much of it went to collection.
+// - on the message { snapshot: <path> } it writes a heap snapshot there (v8.writeHeapSnapshot, which
+//   collects garbage first and stops the process meanwhile) and answers { snapshotWritten: <path> }
+//   (bench/heapdiff.ts).
 // It changes nothing else in the process it is loaded into (the channel is unreferenced: it keeps
 // nothing alive).
 import { writeFileSync } from 'node:fs';
+import { writeHeapSnapshot } from 'node:v8';
 import { constants, performance, PerformanceObserver } from 'node:perf_hooks';
 
 /** what the probe answers to 'loop' */
@@ -59,6 +63,11 @@ if (process.send && process.channel) {
     }
   }).observe({ entryTypes: ['gc'] });
   process.on('message', (m) => {
+    const snapshot = m && typeof m === 'object' ? (m as { snapshot?: unknown }).snapshot : undefined;
+    if (typeof snapshot === 'string') {
+      process.send!({ snapshotWritten: writeHeapSnapshot(snapshot) });
+      return;
+    }
     if (m !== 'loop') return;
     const u = performance.eventLoopUtilization();
     const snap: LoopSnapshot = { activeMs: u.active, idleMs: u.idle, gcMinorMs, gcMajorMs };

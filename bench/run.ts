@@ -23,6 +23,7 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import {
   agentFor,
+  benchConfigMap,
   clientTLSFromKubeconfig,
   freePort,
   median,
@@ -353,12 +354,6 @@ function load(t: Target, c: Omit<LoadConfig, 'host' | 'port' | 'servername' | 't
 
 // ---- objects ----
 
-const DATA_1K = 'x'.repeat(1024 - 150);
-
-function configMap(name: string, extra: Record<string, string> = {}): string {
-  const o = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'bench', tier: 'load' } }, data: { payload: DATA_1K, ...extra } };
-  return JSON.stringify(o);
-}
 
 /** a pod as a ReplicaSet of a Deployment makes it, with the fields defaulting fills in */
 function pod(i: number): string {
@@ -493,7 +488,7 @@ async function startupPhase() {
     try {
       fresh.push(await k.start());
       // a little state, so the restart reads something back
-      await request(k.target!, undefined, 'POST', '/api/v1/namespaces/default/configmaps', configMap('startup'));
+      await request(k.target!, undefined, 'POST', '/api/v1/namespaces/default/configmaps', benchConfigMap('startup'));
       await k.stop();
       const k2 = new Keelson(dir);
       try {
@@ -634,7 +629,7 @@ async function interleaved(k: Keelson, bare: Bare, c: Parameters<typeof load>[1]
 
 async function createsPhase(k: Keelson, bare: Bare) {
   const path = '/api/v1/namespaces/default/configmaps';
-  const body = configMap('bench-__N__');
+  const body = benchConfigMap('bench-__N__');
   const r = await interleaved(k, bare, { method: 'POST', path, body, expectStatus: 201 });
   const ratio = r.keelson.perSec / r.bare.perSec;
   check('durable creates/s (64 clients, 1 KB ConfigMaps) vs bare POST echo, median of the rounds side by side', r.medianPairRatio, 'x', '>= 0.6x', r.medianPairRatio >= 0.6);
@@ -644,7 +639,7 @@ async function createsPhase(k: Keelson, bare: Bare) {
 
 async function getsPhase(k: Keelson, bare: Bare) {
   const path = '/api/v1/namespaces/default/configmaps/bench-get';
-  const c = await request(k.target!, undefined, 'POST', '/api/v1/namespaces/default/configmaps', configMap('bench-get'));
+  const c = await request(k.target!, undefined, 'POST', '/api/v1/namespaces/default/configmaps', benchConfigMap('bench-get'));
   if (c.status !== 201) throw new Error(`create bench-get: ${c.status}`);
   const g = await request(k.target!, undefined, 'GET', path);
   await request(bare.target!, undefined, 'POST', '/_bench/get-body', g.body);
@@ -657,7 +652,7 @@ async function getsPhase(k: Keelson, bare: Bare) {
 async function watchPhase(k: Keelson, bare: Bare) {
   const t = k.target!;
   const objPath = '/api/v1/namespaces/default/configmaps/watched';
-  const c = await request(t, undefined, 'POST', '/api/v1/namespaces/default/configmaps', configMap('watched', { marker: 'none' }));
+  const c = await request(t, undefined, 'POST', '/api/v1/namespaces/default/configmaps', benchConfigMap('watched', { marker: 'none' }));
   if (c.status !== 201) throw new Error(`create watched: ${c.status}`);
   const rv = JSON.parse(c.body.toString()).metadata.resourceVersion;
   // the bare server broadcasts an object of the size Keelson sends (its stored form, with metadata)
@@ -670,7 +665,7 @@ async function watchPhase(k: Keelson, bare: Bare) {
         name: 'keelson',
         ...t,
         watchPath: `/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Dwatched&resourceVersion=${rv}`,
-        trigger: { method: 'PUT', path: objPath, body: configMap('watched', { marker: '__N__' }), expectStatus: 200 },
+        trigger: { method: 'PUT', path: objPath, body: benchConfigMap('watched', { marker: '__N__' }), expectStatus: 200 },
       },
       {
         name: 'bare',
