@@ -38,11 +38,12 @@ interface Snapshot {
   strings: string[];
 }
 
-/** the ids of a snapshot's nodes, and for the second its new nodes by type and name */
+/** a heap snapshot file (its nodes, as flat arrays described by snapshot.meta) */
 function read(path: string): Snapshot {
   return JSON.parse(readFileSync(path, 'utf8')) as Snapshot;
 }
 
+/** the nodes of b whose ids a does not have, by type and name; `created`: new ConfigMap names */
 function diff(a: Snapshot, b: Snapshot) {
   const f = b.snapshot.meta.node_fields;
   const width = f.length;
