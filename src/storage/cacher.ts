@@ -56,9 +56,14 @@ export function cacheEntry(key: string, namespace: string, name: string, obj: an
   return { key, namespace, name, obj, modRevision, createRevision, json, pb: undefined, cbor: undefined };
 }
 
-/** the last state of a deleted object as its DELETED event shows it: a copy at the delete's revision (undefined: not an object) */
+/** a copy of an object with metadata.resourceVersion set to a revision: the object as a delete (or a write left unchanged) at that revision shows it */
+export function atRevision(o: any, revision: number): any {
+  return { ...o, metadata: { ...o.metadata, resourceVersion: String(revision) } };
+}
+
+/** the last state of a deleted object as its DELETED event shows it (undefined: not an object with metadata) */
 function atDeletion(o: any, revision: number): any {
-  return o && typeof o === 'object' && o.metadata && typeof o.metadata === 'object' ? { ...o, metadata: { ...o.metadata, resourceVersion: String(revision) } } : undefined;
+  return o && typeof o === 'object' && o.metadata && typeof o.metadata === 'object' ? atRevision(o, revision) : undefined;
 }
 
 /**

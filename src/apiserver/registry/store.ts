@@ -7,7 +7,7 @@ import { fillPlaceholder, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText
 import { errors, field, qualified, StatusError, type FieldError, type GroupThing, type StatusCause, type StatusDetails } from '../../machinery/errors.js';
 import { validateAnnotations, validateLabels, validateName } from '../../machinery/validation.js';
 import type { KindDecl } from '../../schema/model.js';
-import { newCacher, type Cacher, type CacheEntry } from '../../storage/cacher.js';
+import { atRevision, newCacher, type Cacher, type CacheEntry } from '../../storage/cacher.js';
 import { ConflictError, KeyExistsError, KeyNotFoundError, type Backend, type KeyValue } from '../../storage/interface.js';
 import type { Strategy } from './strategy.js';
 import type { AdmissionChain } from '../admission/chain.js';
@@ -562,7 +562,7 @@ export class ResourceStore {
         if (removed) {
           const kv = await this.backend.delete(key, cur.modRevision);
           this.strategy.afterDelete?.(old);
-          return { obj: { ...old, metadata: { ...old.metadata, resourceVersion: String(kv.modRevision) } }, created: false };
+          return { obj: atRevision(old, kv.modRevision), created: false };
         }
         const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
         stored = true;
@@ -627,7 +627,7 @@ export class ResourceStore {
           const kv = await this.backend.delete(key, cur.modRevision);
           stored = true;
           this.strategy.afterDelete?.(old);
-          return { ...old, metadata: { ...old.metadata, resourceVersion: String(kv.modRevision) } };
+          return atRevision(old, kv.modRevision);
         }
         const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
         stored = true;
@@ -739,12 +739,12 @@ export class ResourceStore {
             const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
             rev = kv.modRevision;
             const e = this.cacher.get(key);
-            last = e && e.modRevision === kv.modRevision ? e.obj : { ...next, metadata: { ...next.metadata, resourceVersion: String(kv.modRevision) } };
+            last = e && e.modRevision === kv.modRevision ? e.obj : atRevision(next, kv.modRevision);
           }
           if (!deleteNow) return { obj: last, removed: false };
           const kv = await this.backend.delete(key, rev);
           this.strategy.afterDelete?.(last);
-          return { obj: { ...last, metadata: { ...last.metadata, resourceVersion: String(kv.modRevision) } }, removed: true };
+          return { obj: atRevision(last, kv.modRevision), removed: true };
         } catch (err) {
           this.pending.delete(key);
           if (err instanceof ConflictError) {
@@ -759,7 +759,7 @@ export class ResourceStore {
       try {
         const kv = await this.backend.delete(key, cur.modRevision);
         this.strategy.afterDelete?.(old);
-        const deleted = { ...old, metadata: { ...old.metadata, resourceVersion: String(kv.modRevision) } };
+        const deleted = atRevision(old, kv.modRevision);
         return { obj: deleted, removed: true };
       } catch (err) {
         if (err instanceof ConflictError) {
