@@ -7,7 +7,7 @@
 // is stopped here; every request loop is bounded in count and in time.
 //
 //   node dist/bench/run.js [--only startup,list,creates,gets,watch,sqlite,biglist] [--duration ms]
-//                          [--warmup ms] [--rounds n] [--cpu-prof dir] [--keep]
+//                          [--warmup ms] [--warm-round ms] [--rounds n] [--cpu-prof dir] [--keep]
 //                          [--node-flags "--trace-gc ..."] [--keelson-log file]
 //
 // --cpu-prof dir  runs the Keelson under load with `node --cpu-prof` (profile written to dir when
@@ -63,6 +63,13 @@ for (const p of only) if (!PHASES.includes(p)) throw new Error(`--only: unknown 
 const DURATION_MS = Number(opt('duration') ?? 3000);
 const ROUNDS = Math.max(1, Math.min(9, Number(opt('rounds') ?? 3)));
 const WARMUP_MS = Number(opt('warmup') ?? 1000);
+/**
+ * An unmeasured round of each load on each server before its measured rounds. A fresh Keelson
+ * takes seconds of load to reach its steady state (V8 optimizes its hot code while the load runs,
+ * on the same two cores): without it the first round measured that warm-up (a create cost ~2.5x
+ * the CPU of the later rounds) and, being one of three, set the median.
+ */
+const WARM_ROUND_MS = Number(opt('warm-round') ?? 3000);
 const CPU_PROF = opt('cpu-prof');
 const KEEP = argv.includes('--keep');
 /** extra node flags for the Keelson under load (diagnosis: --trace-gc, --max-semi-space-size=...) */
@@ -337,7 +344,13 @@ function runHelper<R>(script: string, cfg: object, serverPids: number[] = [], lo
   });
 }
 
-function load(t: Target, c: Omit<LoadConfig, 'host' | 'port' | 'servername' | 'tls' | 'concurrency' | 'warmupMs' | 'durationMs' | 'maxRequests'>, serverPid: number, loop?: () => Promise<LoopSnapshot | undefined>) {
+function load(
+  t: Target,
+  c: Omit<LoadConfig, 'host' | 'port' | 'servername' | 'tls' | 'concurrency' | 'warmupMs' | 'durationMs' | 'maxRequests'>,
+  serverPid: number,
+  loop?: () => Promise<LoopSnapshot | undefined>,
+  durationMs = DURATION_MS,
+) {
   const cfg: LoadConfig = {
     host: t.host,
     port: t.port,
@@ -345,7 +358,7 @@ function load(t: Target, c: Omit<LoadConfig, 'host' | 'port' | 'servername' | 't
     tls: t.tls,
     concurrency: CONCURRENCY,
     warmupMs: WARMUP_MS,
-    durationMs: DURATION_MS,
+    durationMs,
     maxRequests: 2_000_000,
     ...c,
   };
@@ -591,6 +604,8 @@ async function interleaved(k: Keelson, bare: Bare, c: Parameters<typeof load>[1]
   const ks: Awaited<ReturnType<typeof load>>[] = [];
   const bs: Awaited<ReturnType<typeof load>>[] = [];
   const loop = () => k.loop();
+  // the unmeasured warm-up rounds (see WARM_ROUND_MS), reported only as their rates
+  const warm = WARM_ROUND_MS > 0 ? { keelson: (await load(k.target!, c, k.pid, undefined, WARM_ROUND_MS)).perSec, bare: (await load(bare.target!, c, bare.pid, undefined, WARM_ROUND_MS)).perSec } : null;
   for (let i = 0; i < ROUNDS; i++) {
     if (i % 2 === 0) {
       ks.push(await load(k.target!, c, k.pid, loop));
@@ -624,6 +639,7 @@ async function interleaved(k: Keelson, bare: Bare, c: Parameters<typeof load>[1]
     serverCpuUsPerRequest: { keelson: cpu(ks), bare: cpu(bs) },
     pairRatios,
     medianPairRatio: round(median(pairRatios), 2),
+    warmRoundPerSec: warm,
   };
 }
 
@@ -854,7 +870,7 @@ async function main() {
       platform: `${platform()} ${arch()}`,
       loadAverageAtStart: loadavg().map((x) => round(x, 2)),
     },
-    config: { concurrency: CONCURRENCY, warmupMs: WARMUP_MS, durationMs: DURATION_MS, rounds: ROUNDS, listObjects: LIST_OBJECTS, listReps: LIST_REPS, watchers: WATCHERS, watchRounds: WATCH_ROUNDS, phases: [...only], cpuProf: CPU_PROF ?? null, nodeFlags: NODE_FLAGS },
+    config: { concurrency: CONCURRENCY, warmupMs: WARMUP_MS, warmRoundMs: WARM_ROUND_MS, durationMs: DURATION_MS, rounds: ROUNDS, listObjects: LIST_OBJECTS, listReps: LIST_REPS, watchers: WATCHERS, watchRounds: WATCH_ROUNDS, phases: [...only], cpuProf: CPU_PROF ?? null, nodeFlags: NODE_FLAGS },
   };
   const figures: Record<string, unknown> = {};
   out.figures = figures;
