@@ -90,12 +90,15 @@ export function admissionOf(r: RequestBase, options: Record<string, unknown> = {
   if (!chain) return undefined;
   const q = r.query;
   const opts: Record<string, unknown> = {};
-  const dry = q.getAll('dryRun').filter((v) => v !== '');
-  if (dry.length) opts.dryRun = dry;
-  const fm = q.get('fieldManager');
-  if (fm) opts.fieldManager = fm;
-  const fv = q.get('fieldValidation');
-  if (fv) opts.fieldValidation = fv;
+  // (a request without a query, the common case, reads none of its parameters)
+  if (q.size > 0) {
+    const dry = q.getAll('dryRun').filter((v) => v !== '');
+    if (dry.length) opts.dryRun = dry;
+    const fm = q.get('fieldManager');
+    if (fm) opts.fieldManager = fm;
+    const fv = q.get('fieldValidation');
+    if (fv) opts.fieldValidation = fv;
+  }
   // the request's deadline stops its write from reaching storage; plugins annotate its audit event
   const scope = scopeOf(r.req);
   return {
@@ -748,6 +751,8 @@ function optionsKind(method: string | undefined): string {
  * Keelson answers 400 Bad Request, as the project's issue asks, with Kubernetes' wording.
  */
 export function dryRunOf(q: URLSearchParams, fromBody?: unknown, method?: string): DryRun {
+  // (nearly every write has no dryRun: no arrays, no closures)
+  if (fromBody === undefined && !q.has('dryRun')) return false;
   const all = [...q.getAll('dryRun')];
   if (Array.isArray(fromBody)) all.push(...fromBody.map(String));
   // `dryRun` with no value is accepted and means no dry run (the spec's parameter definition)
@@ -784,6 +789,8 @@ export function normalizeBody(r: RequestBase, obj: any, kind: Pick<KindDecl, 've
   if (n.typeError) throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${n.typeError}`);
   if (level !== 'Ignore') {
     const pre = strictProblems.get(obj);
+    // (the common case: nothing unknown, no duplicates)
+    if (n.unknown.length === 0 && extraDuplicates === undefined && (pre === undefined || (pre.list.length === 0 && pre.warnings.length === 0))) return n.obj;
     const unknown = n.unknown.map((f) => `unknown field "${f}"`);
     const problems = pre?.complete ? pre.list : [...(extraDuplicates ?? pre?.list ?? []), ...unknown];
     const warnings = pre?.complete ? pre.warnings : [...(extraDuplicates ?? pre?.warnings ?? []), ...unknown];

@@ -75,12 +75,12 @@ const KEY_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and m
 /** a label key or other "qualified name": an optional DNS subdomain prefix and '/', then a name */
 export function isQualifiedName(v: string): string[] {
   const errs: string[] = [];
-  const parts = v.split('/');
+  const slash = v.indexOf('/');
   let name: string;
-  if (parts.length === 1) name = parts[0]!;
-  else if (parts.length === 2) {
-    const prefix = parts[0]!;
-    name = parts[1]!;
+  if (slash < 0) name = v;
+  else if (v.indexOf('/', slash + 1) < 0) {
+    const prefix = v.slice(0, slash);
+    name = v.slice(slash + 1);
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
     else for (const m of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${m}`);
   } else {
@@ -146,12 +146,32 @@ const TOTAL_ANNOTATION_SIZE = 256 * 1024;
 
 import { FieldError, field } from './errors.js';
 
+/**
+ * Label keys found valid, so that the keys every object repeats (app, tier, the well-known ones)
+ * are checked once, not on every write (~1.2 µs a write for three labels); cleared when it
+ * reaches KNOWN_KEYS_MAX.
+ */
+const knownLabelKeys = new Set<string>();
+/** the same for annotation keys (checked in lower case) */
+const knownAnnotationKeys = new Set<string>();
+const KNOWN_KEYS_MAX = 4096;
+
 export function validateLabels(labels: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
   if (labels == null) return errs;
-  for (const [k, v] of Object.entries(labels as Record<string, unknown>)) {
-    for (const m of isQualifiedName(k)) errs.push(field.invalid(path, k, m));
+  const l = labels as Record<string, unknown>;
+  for (const k of Object.keys(l)) {
+    if (!knownLabelKeys.has(k)) {
+      const bad = isQualifiedName(k);
+      if (bad.length === 0) {
+        if (knownLabelKeys.size >= KNOWN_KEYS_MAX) knownLabelKeys.clear();
+        knownLabelKeys.add(k);
+      } else for (const m of bad) errs.push(field.invalid(path, k, m));
+    }
+    const v = l[k];
     if (typeof v !== 'string') continue;
+    // (a valid value, nearly always: the one regular expression and no arrays)
+    if (v.length <= 63 && reLabelValue.test(v)) continue;
     for (const m of isLabelValue(v)) errs.push(field.invalid(path, v, m));
   }
   return errs;
@@ -161,8 +181,16 @@ export function validateAnnotations(ann: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
   if (ann == null) return errs;
   let total = 0;
-  for (const [k, v] of Object.entries(ann as Record<string, unknown>)) {
-    for (const m of isQualifiedName(k.toLowerCase())) errs.push(field.invalid(path, k, m));
+  const a = ann as Record<string, unknown>;
+  for (const k of Object.keys(a)) {
+    if (!knownAnnotationKeys.has(k)) {
+      const bad = isQualifiedName(k.toLowerCase());
+      if (bad.length === 0) {
+        if (knownAnnotationKeys.size >= KNOWN_KEYS_MAX) knownAnnotationKeys.clear();
+        knownAnnotationKeys.add(k);
+      } else for (const m of bad) errs.push(field.invalid(path, k, m));
+    }
+    const v = a[k];
     total += k.length + (typeof v === 'string' ? v.length : 0);
   }
   if (total > TOTAL_ANNOTATION_SIZE) errs.push(field.tooLong(path, TOTAL_ANNOTATION_SIZE));

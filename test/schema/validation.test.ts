@@ -1339,3 +1339,19 @@ test('object-name rules', () => {
   for (const k of ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding']) assert.equal(nameRuleFor(RBAC, k), 'path');
   assert.equal(nameRuleFor('certificates.k8s.io', 'CertificateSigningRequest'), 'path');
 });
+
+test('label and annotation keys: a key checked once is answered the same on every later write', async () => {
+  const { validateLabels, validateAnnotations } = await import('../../src/machinery/validation.js');
+  const keys = ['app', 'app.kubernetes.io/name', 'example.com/', '/x', 'a/b/c', 'Bad Key', 'x'.repeat(64), 'ok_key.1', 'UPPER.example.com/x'];
+  const labels = Object.fromEntries(keys.map((k, i) => [k, i % 2 ? 'v' : 'bad value!']));
+  const annotations = Object.fromEntries(keys.map((k) => [k, 'v']));
+  const first = [validateLabels(labels, 'metadata.labels'), validateAnnotations(annotations, 'metadata.annotations')];
+  assert.ok(first[0].length > 0 && first[1].length > 0);
+  for (let i = 0; i < 3; i++) {
+    assert.deepEqual(validateLabels(labels, 'metadata.labels'), first[0]);
+    assert.deepEqual(validateAnnotations(annotations, 'metadata.annotations'), first[1]);
+  }
+  // the uppercase prefix is invalid for a label key but valid for an annotation's (checked in lower case)
+  assert.ok(first[0].some((e) => e.field === 'metadata.labels' && e.value === 'UPPER.example.com/x'));
+  assert.ok(!first[1].some((e) => e.value === 'UPPER.example.com/x'));
+});
