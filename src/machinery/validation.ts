@@ -95,6 +95,8 @@ export function isQualifiedName(v: string): string[] {
 }
 
 export function isLabelValue(v: string): string[] {
+  // (a valid value, nearly always: the one regular expression and nothing else)
+  if (v.length <= 63 && reLabelValue.test(v)) return [];
   const errs: string[] = [];
   if (v.length > 63) errs.push(maxLenError(63));
   if (!reLabelValue.test(v))
@@ -147,31 +149,33 @@ const TOTAL_ANNOTATION_SIZE = 256 * 1024;
 import { FieldError, field } from './errors.js';
 
 /**
- * Label keys found valid, so that the keys every object repeats (app, tier, the well-known ones)
- * are checked once, not on every write (~1.2 µs a write for three labels); cleared when it
- * reaches KNOWN_KEYS_MAX.
+ * Label and annotation keys found valid, so that the keys every object repeats (app, tier, the
+ * well-known ones) are checked once, not on every write (~1.2 µs a write for three labels); each
+ * set is cleared when it reaches KNOWN_KEYS_MAX.
  */
 const knownLabelKeys = new Set<string>();
-/** the same for annotation keys (checked in lower case) */
 const knownAnnotationKeys = new Set<string>();
 const KNOWN_KEYS_MAX = 4096;
+
+/** the problems of key k as a qualified name (in lower case with `lower`), none when `known` has it; a valid key joins `known` */
+function keyProblems(known: Set<string>, k: string, lower: boolean): string[] {
+  if (known.has(k)) return [];
+  const bad = isQualifiedName(lower ? k.toLowerCase() : k);
+  if (bad.length === 0) {
+    if (known.size >= KNOWN_KEYS_MAX) known.clear();
+    known.add(k);
+  }
+  return bad;
+}
 
 export function validateLabels(labels: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
   if (labels == null) return errs;
   const l = labels as Record<string, unknown>;
   for (const k of Object.keys(l)) {
-    if (!knownLabelKeys.has(k)) {
-      const bad = isQualifiedName(k);
-      if (bad.length === 0) {
-        if (knownLabelKeys.size >= KNOWN_KEYS_MAX) knownLabelKeys.clear();
-        knownLabelKeys.add(k);
-      } else for (const m of bad) errs.push(field.invalid(path, k, m));
-    }
+    for (const m of keyProblems(knownLabelKeys, k, false)) errs.push(field.invalid(path, k, m));
     const v = l[k];
     if (typeof v !== 'string') continue;
-    // (a valid value, nearly always: the one regular expression and no arrays)
-    if (v.length <= 63 && reLabelValue.test(v)) continue;
     for (const m of isLabelValue(v)) errs.push(field.invalid(path, v, m));
   }
   return errs;
@@ -183,13 +187,7 @@ export function validateAnnotations(ann: unknown, path: string): FieldError[] {
   let total = 0;
   const a = ann as Record<string, unknown>;
   for (const k of Object.keys(a)) {
-    if (!knownAnnotationKeys.has(k)) {
-      const bad = isQualifiedName(k.toLowerCase());
-      if (bad.length === 0) {
-        if (knownAnnotationKeys.size >= KNOWN_KEYS_MAX) knownAnnotationKeys.clear();
-        knownAnnotationKeys.add(k);
-      } else for (const m of bad) errs.push(field.invalid(path, k, m));
-    }
+    for (const m of keyProblems(knownAnnotationKeys, k, true)) errs.push(field.invalid(path, k, m));
     const v = a[k];
     total += k.length + (typeof v === 'string' ? v.length : 0);
   }
