@@ -117,7 +117,7 @@ export function requestScope(req: IncomingMessage): RequestScope {
   const method = req.method ?? 'GET';
   const t = targetOf(method, req.url ?? '/');
   const scope: RequestScope = { method, path: t.path, query: t.query, info: t.info, longRunning: t.longRunning, receivedAt };
-  Object.defineProperty(req, SCOPE, { value: scope, configurable: true });
+  (req as { [SCOPE]?: RequestScope })[SCOPE] = scope;
   return scope;
 }
 

@@ -2,7 +2,7 @@
 // routing), the resource API over the generic stores, discovery, OpenAPI, version and health.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { randomUUID } from 'node:crypto';
+import { newUUID } from '../machinery/uuid.js';
 import { errors, StatusError } from '../machinery/errors.js';
 import { BUILTIN_KINDS } from '../schema/kinds.js';
 import type { KindDecl } from '../schema/model.js';
@@ -522,7 +522,7 @@ export class APIServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     this.inFlight++;
-    const st: ChainState = { scope: requestScope(req), auditID: auditIDOf(req, randomUUID) };
+    const st: ChainState = { scope: requestScope(req), auditID: auditIDOf(req, newUUID) };
     // the one 'close' listener of the request: its deadline, its metrics, the in-flight count
     res.once('close', () => {
       st.scope.deadline?.cancel();

@@ -3,7 +3,7 @@
 // it with its resourceVersion gives it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fillPlaceholder, RV_PLACEHOLDER, splitPlaceholder } from '../../src/codec/resourceversion.js';
+import { fillFragment, fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder } from '../../src/codec/resourceversion.js';
 
 function withRV(obj: any, rv: string | undefined): string {
   const o = structuredClone(obj);
@@ -45,4 +45,30 @@ test('the placeholder member missing or found twice: not splittable (the caller 
     const o: any = where === 'before' ? { a: `x${RV_PLACEHOLDER}`, metadata: { name: 'a', resourceVersion: RV_PLACEHOLDER } } : { metadata: { name: 'a', resourceVersion: RV_PLACEHOLDER }, z: RV_PLACEHOLDER };
     assert.equal(splitPlaceholder(JSON.stringify(o)), undefined, where);
   }
+});
+
+// fillFragment: a member serialized as FRAGMENT_PLACEHOLDER, its known JSON text put in its place
+const FRAGMENT = [{ manager: 'm', operation: 'Update', fieldsV1: { 'f:data': { '.': {}, 'f:a"b': {} } } }];
+
+for (const [name, obj] of cases) {
+  test(`a known fragment in the placeholder's place gives the JSON of the object holding it: ${name}`, () => {
+    const withFragment = structuredClone(obj);
+    withFragment.metadata.managedFields = FRAGMENT;
+    const withPlaceholder = structuredClone(obj);
+    withPlaceholder.metadata.managedFields = FRAGMENT_PLACEHOLDER;
+    assert.equal(fillFragment(JSON.stringify(withPlaceholder), JSON.stringify(FRAGMENT)), JSON.stringify(withFragment));
+    // and then the resourceVersion split as before
+    withPlaceholder.metadata.resourceVersion = RV_PLACEHOLDER;
+    const p = splitPlaceholder(fillFragment(JSON.stringify(withPlaceholder), JSON.stringify(FRAGMENT))!);
+    assert.ok(p);
+    assert.equal(fillPlaceholder(p, '9').toString('utf8'), withRV(withFragment, '9'));
+  });
+}
+
+test("the fragment placeholder missing, twice, or inside another string: no fill (the caller serializes again)", () => {
+  const f = JSON.stringify(FRAGMENT);
+  assert.equal(fillFragment(JSON.stringify({ metadata: { name: 'a' } }), f), undefined);
+  assert.equal(fillFragment(JSON.stringify({ metadata: { name: 'a', managedFields: FRAGMENT_PLACEHOLDER }, data: { k: FRAGMENT_PLACEHOLDER } }), f), undefined);
+  assert.equal(fillFragment(JSON.stringify({ data: { k: `x${FRAGMENT_PLACEHOLDER}` }, metadata: { name: 'a', managedFields: FRAGMENT_PLACEHOLDER } }), f), undefined);
+  assert.equal(fillFragment(JSON.stringify({ data: { k: `x${FRAGMENT_PLACEHOLDER}` }, metadata: { name: 'a' } }), f), undefined);
 });

@@ -477,3 +477,34 @@ describe('no-op writes', () => {
     }
   });
 });
+
+describe('managedFields of creates', () => {
+  test('creates of one structure get their managedFields as Kubernetes writes them, in the answer, on a GET and in a list, a value holding the serializer placeholder too', async () => {
+    const names = ['mf-a', 'mf-b', 'mf-c'];
+    const made = [];
+    for (const n of names) made.push(await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n, labels: { app: 'mf' } }, data: { k: n } }));
+    // a data value holding the text the store serializes managedFields as (and resourceVersion)
+    const odd = { k: '\u0002keelson:fragment\u0002', j: JSON.stringify('\u0002keelson:fragment\u0002'), rv: '\u0001keelson:resourceVersion\u0001' };
+    made.push(await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mf-odd', labels: { app: 'mf' } }, data: odd }));
+    const list = ok(await c.raw('GET', `${cms}?labelSelector=app%3Dmf`), 200, 'list');
+    for (const m of made) {
+      const mf = m.metadata.managedFields;
+      assert.equal(mf.length, 1);
+      assert.equal(mf[0].operation, 'Update');
+      assert.equal(mf[0].fieldsType, 'FieldsV1');
+      assert.match(mf[0].time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      assert.deepEqual(Object.keys(mf[0].fieldsV1).sort(), ['f:data', 'f:metadata']);
+      assert.deepEqual(mf[0].fieldsV1['f:metadata'], { 'f:labels': { '.': {}, 'f:app': {} } });
+      const read = await get(`${cms}/${m.metadata.name}`);
+      assert.deepEqual(read, m);
+      const item = list.items.find((i: any) => i.metadata.name === m.metadata.name);
+      assert.deepEqual(item.metadata, m.metadata);
+      assert.deepEqual(item.data, m.data);
+    }
+    assert.deepEqual(made[3].data, odd);
+    assert.deepEqual(made[3].metadata.managedFields[0].fieldsV1['f:data'], { '.': {}, 'f:j': {}, 'f:k': {}, 'f:rv': {} });
+    // the raw answer is the JSON of the object: the managedFields member where Kubernetes puts it
+    const raw = await c.raw('GET', `${cms}/mf-b`);
+    assert.match(raw.text, /"labels":\{"app":"mf"\},"managedFields":\[\{"manager":"[^"]+","operation":"Update","apiVersion":"v1","time":"[^"]+","fieldsType":"FieldsV1","fieldsV1":\{/);
+  });
+});

@@ -2,7 +2,7 @@
 // answer computed without it, whatever object of the same type was created before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { trackUpdate, clearCreateMemo, type ManagerInfo } from '../../src/patch/ssa/fieldmanager.js';
+import { trackUpdate, clearCreateMemo, managedFieldsText, type ManagerInfo } from '../../src/patch/ssa/fieldmanager.js';
 import { normalize } from '../../src/codec/json.js';
 import { setCustomRootShape } from '../../src/patch/ssa/shape.js';
 import { shapeOf } from '../../src/apiserver/crd/ssashape.js';
@@ -143,4 +143,30 @@ test("a custom resource's new schema (a new root shape) is not answered from the
   } finally {
     setCustomRootShape(type, undefined);
   }
+});
+
+test('creates of one structure by one manager in one second share one frozen managedFields list, with its JSON text', () => {
+  const type = 'io.k8s.api.core.v1.ConfigMap';
+  const cm = (name: string) => normalize(type, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: name } }, data: { k: name } }).obj;
+  // (the first create of a structure computes its document; the later ones are answered by the memo)
+  trackUpdate(undefined, cm('warm'), type, INFO);
+  const a = trackUpdate(undefined, cm('a'), type, INFO);
+  const b = trackUpdate(undefined, cm('b'), type, INFO);
+  assert.equal(a.metadata.managedFields, b.metadata.managedFields);
+  assert.ok(Object.isFrozen(a.metadata.managedFields) && Object.isFrozen(a.metadata.managedFields[0]));
+  assert.equal(managedFieldsText(a.metadata.managedFields), JSON.stringify(a.metadata.managedFields));
+  assert.deepEqual(a.metadata.managedFields, [
+    { manager: 'kubectl-create', operation: 'Update', apiVersion: 'v1', time: T, fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { '.': {}, 'f:k': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } } } },
+  ]);
+  // another second, another manager: another list
+  const later = trackUpdate(undefined, cm('c'), type, { ...INFO, time: '2026-11-22T10:00:01Z' });
+  const other = trackUpdate(undefined, cm('d'), type, { ...INFO, manager: 'other' });
+  assert.notEqual(later.metadata.managedFields, a.metadata.managedFields);
+  assert.equal(later.metadata.managedFields[0].time, '2026-11-22T10:00:01Z');
+  assert.equal(other.metadata.managedFields[0].manager, 'other');
+  assert.equal(managedFieldsText(other.metadata.managedFields), JSON.stringify(other.metadata.managedFields));
+  // an update's entries are its own, and have no kept text
+  const updated = trackUpdate(a, { ...a, metadata: { ...a.metadata }, data: { k: 'changed' } }, type, { ...INFO, manager: 'editor' });
+  assert.equal(managedFieldsText(updated.metadata.managedFields), undefined);
+  assert.equal(managedFieldsText([...a.metadata.managedFields]), undefined);
 });

@@ -2,8 +2,10 @@
 // get, list, watch) into storage operations, keeps server-owned metadata (uid, resourceVersion,
 // creationTimestamp, generation, deletion state), and serves reads from the watch cache. It
 // knows no kind by name: a kind's special behaviour comes from its Strategy.
-import { randomUUID, randomInt } from 'node:crypto';
-import { fillPlaceholder, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
+import { randomInt } from 'node:crypto';
+import { newUUID } from '../../machinery/uuid.js';
+import { fillFragment, fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
+import { managedFieldsText } from '../../patch/ssa/fieldmanager.js';
 import { errors, field, qualified, StatusError, type FieldError, type GroupThing, type StatusCause, type StatusDetails } from '../../machinery/errors.js';
 import { validateAnnotations, validateLabels, validateName } from '../../machinery/validation.js';
 import type { KindDecl } from '../../schema/model.js';
@@ -272,7 +274,23 @@ export class ResourceStore {
     const storageForm = this.strategy.storageForm;
     // one serialization for the stored JSON and the answer's (see splitPlaceholder), when the
     // stored form is the object itself
-    const answer = storageForm ? undefined : splitPlaceholder(serialize(RV_PLACEHOLDER));
+    let answer: PlaceholderText | undefined;
+    if (!storageForm) {
+      // a create's shared managedFields list goes in as the text made with it (see fillFragment)
+      const mfText = managedFieldsText(m.managedFields);
+      if (mfText !== undefined) {
+        const mf = m.managedFields;
+        m.managedFields = FRAGMENT_PLACEHOLDER;
+        let text: string | undefined;
+        try {
+          text = fillFragment(serialize(RV_PLACEHOLDER), mfText);
+        } finally {
+          m.managedFields = mf;
+        }
+        if (text !== undefined) answer = splitPlaceholder(text);
+      }
+      answer ??= splitPlaceholder(serialize(RV_PLACEHOLDER));
+    }
     const json = answer ? answer.stored : Buffer.from(serialize(undefined, storageForm ? (o) => storageForm.toStorage(o) : undefined));
     const bytes = this.transformer ? this.transformer.toStorage(json, Buffer.from(key)) : json;
     this.pending.set(key, { bytes, obj, answer });
@@ -449,7 +467,7 @@ export class ResourceStore {
     const generated = !m.name && typeof m.generateName === 'string' && m.generateName !== '';
     // (a delete only where there is something to delete: it costs a runtime call each)
     for (let i = 0; i < SERVER_SET_ON_CREATE.length; i++) if (SERVER_SET_ON_CREATE[i]! in m) delete m[SERVER_SET_ON_CREATE[i]!];
-    m.uid = randomUUID();
+    m.uid = newUUID();
     m.creationTimestamp = rfc3339(Date.now());
     if (this.strategy.generation) m.generation = 1;
     else if ('generation' in m) delete m.generation;

@@ -262,7 +262,7 @@ export function trackUpdate(oldObj: any | undefined, newObj: any, typeName: stri
   const memo = managed.fields.size === 0 && !isMap(oldObj) && !info.subresource ? createMemoOf(shape) : undefined;
   const known = memo === undefined ? undefined : memoNode(memo, info, neu, old, false)?.doc;
   if (known !== undefined) {
-    if (known !== null) neu.metadata.managedFields = [createEntry(info, time, known)];
+    if (known !== null) neu.metadata.managedFields = createEntries(info, time, known);
     return neu;
   }
   const m = updateManaged(shape, old, neu, managed, info.manager, info, time);
@@ -404,6 +404,32 @@ function memoNode(memo: ShapeMemo, info: ManagerInfo, neu: any, zero: unknown, c
   }
   const w = new MemoWalk(root, create);
   return w.value(neu, zero, false) ? w.node : undefined;
+}
+
+// The managedFields of a plain create whose document the memo knew: one entry, the same for
+// every create of one structure by one manager within one second (the entry's time is in whole
+// seconds). So the list is made once and shared by those objects, frozen like its document, with
+// its JSON text beside it: the store splices that text into the object's serialization
+// (managedFieldsText) instead of serializing the ~220 characters of small keys again for every
+// create. One list is kept per document, the newest.
+const sharedCreates = new WeakMap<FieldsV1, { manager: string; apiVersion: string; time: string; list: ManagedFieldsEntry[] }>();
+const sharedTexts = new WeakMap<object, string>();
+
+function createEntries(info: ManagerInfo, time: string, fieldsV1: FieldsV1): ManagedFieldsEntry[] {
+  const s = sharedCreates.get(fieldsV1);
+  if (s !== undefined && s.time === time && s.manager === info.manager && s.apiVersion === info.apiVersion) return s.list;
+  const list = Object.freeze([Object.freeze(createEntry(info, time, fieldsV1))]) as ManagedFieldsEntry[];
+  sharedCreates.set(fieldsV1, { manager: info.manager, apiVersion: info.apiVersion, time, list });
+  sharedTexts.set(list, JSON.stringify(list));
+  return list;
+}
+
+/**
+ * The JSON text of a managedFields list when it is one of the shared, frozen lists of creates
+ * (JSON.stringify of it, made once); undefined for any other value.
+ */
+export function managedFieldsText(list: unknown): string | undefined {
+  return typeof list === 'object' && list !== null ? sharedTexts.get(list) : undefined;
 }
 
 /** the one entry of a create by info.manager, as encodeManagedFields writes it */
