@@ -24,6 +24,16 @@ const NEEDLE_OFFSET = PLACEHOLDER_MEMBER.indexOf(NEEDLE);
 
 const COMMA = 0x2c;
 
+// A member whose JSON text is known already (a managedFields list shared by many objects, with
+// its text made once) is serialized as a placeholder string, and splitPlaceholder writes the text
+// in the placeholder's place: JSON.stringify of ~220 characters of small keys costs more than the
+// search and the copy.
+
+/** what such a member is set to while the object is serialized */
+export const FRAGMENT_PLACEHOLDER = '\u0002keelson:fragment\u0002'; // (not \u0001: the two needles must differ)
+const FRAGMENT_JSON = JSON.stringify(FRAGMENT_PLACEHOLDER);
+const FRAGMENT_NEEDLE = FRAGMENT_JSON.slice(1, 14);
+
 export interface PlaceholderText {
   /** the JSON without the placeholder member (UTF-8): what is stored */
   stored: Buffer;
@@ -37,8 +47,10 @@ export interface PlaceholderText {
 /**
  * Splits the JSON.stringify text of an object serialized with RV_PLACEHOLDER as its
  * metadata.resourceVersion; undefined when the placeholder member is not in it exactly once.
+ * With a `fragment`, the text also holds FRAGMENT_PLACEHOLDER (exactly once, else undefined) as
+ * one member's value, and the stored bytes have the fragment (that member's JSON) in its place.
  */
-export function splitPlaceholder(text: string): PlaceholderText | undefined {
+export function splitPlaceholder(text: string, fragment?: string): PlaceholderText | undefined {
   // (a short needle: V8 searches a long one ten times slower) found once, in the whole member
   const at = text.indexOf(NEEDLE);
   if (at < 0 || text.indexOf(NEEDLE, at + NEEDLE.length) >= 0) return undefined;
@@ -56,18 +68,40 @@ export function splitPlaceholder(text: string): PlaceholderText | undefined {
     after++;
     trail = ',';
   }
-  // the stored bytes are the text around the member, encoded straight into one buffer (byte
-  // offsets: the member is ASCII, so only what precedes it can make them differ from character
-  // offsets). A text of ASCII only (as long in bytes as in characters) is copied as latin1, the
-  // same bytes without UTF-8's encoder.
-  const total = Buffer.byteLength(text);
-  const ascii = total === text.length;
-  const b0 = ascii ? before : Buffer.byteLength(text.slice(0, before));
-  const stored = Buffer.allocUnsafe(total - (after - before));
+  // the stored bytes are the text around the member (and around the fragment's placeholder, with
+  // the fragment between), encoded straight into one buffer. A text of ASCII only (as long in
+  // bytes as in characters) is copied as latin1, the same bytes without UTF-8's encoder.
+  let parts: string[];
+  let cutAfter: number; // the parts before the member's place
+  if (fragment === undefined) {
+    parts = [text.slice(0, before), text.slice(after)];
+    cutAfter = 1;
+  } else {
+    const f = text.indexOf(FRAGMENT_NEEDLE);
+    if (f < 1 || text.indexOf(FRAGMENT_NEEDLE, f + FRAGMENT_NEEDLE.length) >= 0) return undefined;
+    const fs = f - 1; // the opening quote
+    if (!text.startsWith(FRAGMENT_JSON, fs)) return undefined;
+    const fe = fs + FRAGMENT_JSON.length;
+    if (fe <= before) {
+      parts = [text.slice(0, fs), fragment, text.slice(fe, before), text.slice(after)];
+      cutAfter = 3;
+    } else {
+      parts = [text.slice(0, before), text.slice(after, fs), fragment, text.slice(fe)];
+      cutAfter = 1;
+    }
+  }
+  const ascii = Buffer.byteLength(text) === text.length && (fragment === undefined || Buffer.byteLength(fragment) === fragment.length);
   const enc = ascii ? 'latin1' : 'utf8';
-  stored.write(text.slice(0, before), 0, enc);
-  stored.write(text.slice(after), b0, enc);
-  return { stored, cut: b0, lead, trail };
+  let total = 0;
+  let cut = 0;
+  for (let i = 0; i < parts.length; i++) {
+    total += ascii ? parts[i]!.length : Buffer.byteLength(parts[i]!);
+    if (i + 1 === cutAfter) cut = total;
+  }
+  const stored = Buffer.allocUnsafe(total);
+  let o = 0;
+  for (let i = 0; i < parts.length; i++) o += stored.write(parts[i]!, o, enc);
+  return { stored, cut, lead, trail };
 }
 
 /** the answer's JSON: the stored JSON with the revision (a decimal number) as its resourceVersion */
@@ -79,27 +113,4 @@ export function fillPlaceholder(p: PlaceholderText, rv: string): Buffer {
   out.write(member, p.cut, 'latin1');
   s.copy(out, p.cut + member.length, p.cut);
   return out;
-}
-
-// A member whose JSON text is known already (a managedFields list shared by many objects, with
-// its text made once) is serialized as a placeholder string and its text put in the placeholder's
-// place, by the same one native search as above: JSON.stringify of ~220 characters of small keys
-// costs more than the search and the copy.
-
-/** what such a member is set to while the object is serialized */
-export const FRAGMENT_PLACEHOLDER = '\u0002keelson:fragment\u0002'; // (not \u0001: the two needles must differ)
-const FRAGMENT_JSON = JSON.stringify(FRAGMENT_PLACEHOLDER);
-const FRAGMENT_NEEDLE = FRAGMENT_JSON.slice(1, 14);
-
-/**
- * The JSON.stringify text of an object with FRAGMENT_PLACEHOLDER as one member's value, with
- * `json` (that member's real text) in its place; undefined when the placeholder is not in it
- * exactly once (a string value holding the placeholder's text: the caller serializes again).
- */
-export function fillFragment(text: string, json: string): string | undefined {
-  const at = text.indexOf(FRAGMENT_NEEDLE);
-  if (at < 1 || text.indexOf(FRAGMENT_NEEDLE, at + FRAGMENT_NEEDLE.length) >= 0) return undefined;
-  const start = at - 1; // the opening quote
-  if (!text.startsWith(FRAGMENT_JSON, start)) return undefined;
-  return text.slice(0, start) + json + text.slice(start + FRAGMENT_JSON.length);
 }

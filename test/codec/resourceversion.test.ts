@@ -3,7 +3,7 @@
 // it with its resourceVersion gives it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fillFragment, fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder } from '../../src/codec/resourceversion.js';
+import { fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder } from '../../src/codec/resourceversion.js';
 
 function withRV(obj: any, rv: string | undefined): string {
   const o = structuredClone(obj);
@@ -47,28 +47,34 @@ test('the placeholder member missing or found twice: not splittable (the caller 
   }
 });
 
-// fillFragment: a member serialized as FRAGMENT_PLACEHOLDER, its known JSON text put in its place
-const FRAGMENT = [{ manager: 'm', operation: 'Update', fieldsV1: { 'f:data': { '.': {}, 'f:a"b': {} } } }];
+// a fragment: a member serialized as FRAGMENT_PLACEHOLDER, its known JSON text put in its place
+const FRAGMENTS = [
+  [{ manager: 'm', operation: 'Update', fieldsV1: { 'f:data': { '.': {}, 'f:a"b': {} } } }],
+  [{ manager: 'mänäger 🚀', fieldsV1: { 'f:\u0001keelson:resourceVersion\u0001': {} } }],
+];
 
 for (const [name, obj] of cases) {
-  test(`a known fragment in the placeholder's place gives the JSON of the object holding it: ${name}`, () => {
-    const withFragment = structuredClone(obj);
-    withFragment.metadata.managedFields = FRAGMENT;
-    const withPlaceholder = structuredClone(obj);
-    withPlaceholder.metadata.managedFields = FRAGMENT_PLACEHOLDER;
-    assert.equal(fillFragment(JSON.stringify(withPlaceholder), JSON.stringify(FRAGMENT)), JSON.stringify(withFragment));
-    // and then the resourceVersion split as before
-    withPlaceholder.metadata.resourceVersion = RV_PLACEHOLDER;
-    const p = splitPlaceholder(fillFragment(JSON.stringify(withPlaceholder), JSON.stringify(FRAGMENT))!);
-    assert.ok(p);
-    assert.equal(fillPlaceholder(p, '9').toString('utf8'), withRV(withFragment, '9'));
-  });
+  for (const [i, fragment] of FRAGMENTS.entries()) {
+    for (const where of ['managedFields', 'zz']) {
+      test(`a known fragment in its placeholder's place (${where}, fragment ${i}): the stored and the answer's JSON of the object holding it: ${name}`, () => {
+        const withFragment = structuredClone(obj);
+        withFragment.metadata[where] = fragment;
+        const withPlaceholder = structuredClone(obj);
+        withPlaceholder.metadata[where] = FRAGMENT_PLACEHOLDER;
+        const p = splitPlaceholder(withRV(withPlaceholder, RV_PLACEHOLDER), JSON.stringify(fragment));
+        assert.ok(p);
+        assert.equal(p.stored.toString('utf8'), withRV(withFragment, undefined));
+        assert.equal(fillPlaceholder(p, '9').toString('utf8'), withRV(withFragment, '9'));
+      });
+    }
+  }
 }
 
-test("the fragment placeholder missing, twice, or inside another string: no fill (the caller serializes again)", () => {
-  const f = JSON.stringify(FRAGMENT);
-  assert.equal(fillFragment(JSON.stringify({ metadata: { name: 'a' } }), f), undefined);
-  assert.equal(fillFragment(JSON.stringify({ metadata: { name: 'a', managedFields: FRAGMENT_PLACEHOLDER }, data: { k: FRAGMENT_PLACEHOLDER } }), f), undefined);
-  assert.equal(fillFragment(JSON.stringify({ data: { k: `x${FRAGMENT_PLACEHOLDER}` }, metadata: { name: 'a', managedFields: FRAGMENT_PLACEHOLDER } }), f), undefined);
-  assert.equal(fillFragment(JSON.stringify({ data: { k: `x${FRAGMENT_PLACEHOLDER}` }, metadata: { name: 'a' } }), f), undefined);
+test('the fragment placeholder missing, twice, or inside another string: not splittable (the caller serializes again)', () => {
+  const f = JSON.stringify(FRAGMENTS[0]);
+  const split = (o: any) => splitPlaceholder(withRV(o, RV_PLACEHOLDER), f);
+  assert.equal(split({ metadata: { name: 'a' } }), undefined);
+  assert.equal(split({ metadata: { name: 'a', managedFields: FRAGMENT_PLACEHOLDER }, data: { k: FRAGMENT_PLACEHOLDER } }), undefined);
+  assert.equal(split({ data: { k: `x${FRAGMENT_PLACEHOLDER}` }, metadata: { name: 'a', managedFields: FRAGMENT_PLACEHOLDER } }), undefined);
+  assert.equal(split({ data: { k: `x${FRAGMENT_PLACEHOLDER}` }, metadata: { name: 'a' } }), undefined);
 });

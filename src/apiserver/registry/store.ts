@@ -4,7 +4,7 @@
 // knows no kind by name: a kind's special behaviour comes from its Strategy.
 import { randomInt } from 'node:crypto';
 import { newUUID } from '../../machinery/uuid.js';
-import { fillFragment, fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
+import { fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
 import { managedFieldsText } from '../../patch/ssa/fieldmanager.js';
 import { errors, field, qualified, StatusError, type FieldError, type GroupThing, type StatusCause, type StatusDetails } from '../../machinery/errors.js';
 import { validateAnnotations, validateLabels, validateName } from '../../machinery/validation.js';
@@ -276,18 +276,18 @@ export class ResourceStore {
     // stored form is the object itself
     let answer: PlaceholderText | undefined;
     if (!storageForm) {
-      // a create's shared managedFields list goes in as the text made with it (see fillFragment)
+      // a create's shared managedFields list goes in as the text made with it (FRAGMENT_PLACEHOLDER)
       const mfText = managedFieldsText(m.managedFields);
       if (mfText !== undefined) {
         const mf = m.managedFields;
         m.managedFields = FRAGMENT_PLACEHOLDER;
-        let text: string | undefined;
+        let text: string;
         try {
-          text = fillFragment(serialize(RV_PLACEHOLDER), mfText);
+          text = serialize(RV_PLACEHOLDER);
         } finally {
           m.managedFields = mf;
         }
-        if (text !== undefined) answer = splitPlaceholder(text);
+        answer = splitPlaceholder(text, mfText);
       }
       answer ??= splitPlaceholder(serialize(RV_PLACEHOLDER));
     }
