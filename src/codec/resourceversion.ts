@@ -69,18 +69,79 @@ export function splitPlaceholder(text: string, fragment?: string): PlaceholderTe
     trail = ',';
   }
   // the stored bytes are the text around the member (and around the fragment's placeholder, with
-  // the fragment between), encoded straight into one buffer. A text of ASCII only (as long in
-  // bytes as in characters) is copied as latin1, the same bytes without UTF-8's encoder.
+  // the fragment between). A text of ASCII only (as long in bytes as in characters, the common
+  // case) is written whole into the buffer and its pieces moved into place there (memmove), so the
+  // encoder runs once and no piece is sliced out as a string of its own; any other text is
+  // encoded piece by piece.
+  const n = text.length;
+  if (Buffer.byteLength(text) !== n) return splitByPieces(text, before, after, lead, trail, fragment);
+  if (fragment === undefined) {
+    const stored = Buffer.allocUnsafe(n);
+    stored.write(text, 0, n, 'latin1');
+    stored.copyWithin(before, after, n);
+    return { stored: stored.subarray(0, n - (after - before)), cut: before, lead, trail };
+  }
+  const fs = findFragment(text);
+  if (fs < 0) return undefined;
+  const fe = fs + FRAGMENT_JSON.length;
+  const fb = fragmentBytes(fragment);
+  const total = n - (after - before) + fb.length - (fe - fs);
+  const buf = Buffer.allocUnsafe(Math.max(n, total));
+  buf.write(text, 0, n, 'latin1');
+  // the pieces in the text: [0, p) X [q, r) Y [t, n), X and Y the fragment's placeholder and the
+  // member (in either order); in the stored bytes: [0, p) X' [q, r) Y' [t, n), where the member's
+  // Y' is empty and the fragment's X' or Y' is fb. A piece moving left is moved first from the
+  // left, a piece moving right first from the right, so that no piece is overwritten before it moves.
+  const fragFirst = fe <= before;
+  const p = fragFirst ? fs : before;
+  const q = fragFirst ? fe : after;
+  const r = fragFirst ? before : fs;
+  const t = fragFirst ? after : fe;
+  const x = fragFirst ? fb.length : 0; // the length of X'
+  const y = fragFirst ? 0 : fb.length; // the length of Y'
+  const mid = p + x; // where [q, r) goes
+  const tail = mid + (r - q) + y; // where [t, n) goes
+  if (mid <= q) {
+    buf.copyWithin(mid, q, r);
+    buf.copyWithin(tail, t, n);
+  } else {
+    buf.copyWithin(tail, t, n);
+    buf.copyWithin(mid, q, r);
+  }
+  buf.set(fb, fragFirst ? p : mid + (r - q));
+  const cut = fragFirst ? mid + (r - q) : p;
+  return { stored: total === buf.length ? buf : buf.subarray(0, total), cut, lead, trail };
+}
+
+/** where the text holds FRAGMENT_PLACEHOLDER's JSON (its opening quote), once; -1 when not exactly once */
+function findFragment(text: string): number {
+  const f = text.indexOf(FRAGMENT_NEEDLE);
+  if (f < 1 || text.indexOf(FRAGMENT_NEEDLE, f + FRAGMENT_NEEDLE.length) >= 0) return -1;
+  const fs = f - 1; // the opening quote
+  return text.startsWith(FRAGMENT_JSON, fs) ? fs : -1;
+}
+
+// the UTF-8 bytes of the last fragment: a fragment is one shared text used by many writes in a row
+let lastFragment: string | undefined;
+let lastFragmentBytes: Buffer = Buffer.alloc(0);
+function fragmentBytes(fragment: string): Buffer {
+  if (fragment !== lastFragment) {
+    lastFragmentBytes = Buffer.from(fragment, 'utf8');
+    lastFragment = fragment;
+  }
+  return lastFragmentBytes;
+}
+
+/** splitPlaceholder for a text that is not all ASCII: each piece encoded on its own */
+function splitByPieces(text: string, before: number, after: number, lead: string, trail: string, fragment: string | undefined): PlaceholderText | undefined {
   let parts: string[];
   let cutAfter: number; // the parts before the member's place
   if (fragment === undefined) {
     parts = [text.slice(0, before), text.slice(after)];
     cutAfter = 1;
   } else {
-    const f = text.indexOf(FRAGMENT_NEEDLE);
-    if (f < 1 || text.indexOf(FRAGMENT_NEEDLE, f + FRAGMENT_NEEDLE.length) >= 0) return undefined;
-    const fs = f - 1; // the opening quote
-    if (!text.startsWith(FRAGMENT_JSON, fs)) return undefined;
+    const fs = findFragment(text);
+    if (fs < 0) return undefined;
     const fe = fs + FRAGMENT_JSON.length;
     if (fe <= before) {
       parts = [text.slice(0, fs), fragment, text.slice(fe, before), text.slice(after)];
@@ -90,17 +151,15 @@ export function splitPlaceholder(text: string, fragment?: string): PlaceholderTe
       cutAfter = 1;
     }
   }
-  const ascii = Buffer.byteLength(text) === text.length && (fragment === undefined || Buffer.byteLength(fragment) === fragment.length);
-  const enc = ascii ? 'latin1' : 'utf8';
   let total = 0;
   let cut = 0;
   for (let i = 0; i < parts.length; i++) {
-    total += ascii ? parts[i]!.length : Buffer.byteLength(parts[i]!);
+    total += Buffer.byteLength(parts[i]!);
     if (i + 1 === cutAfter) cut = total;
   }
   const stored = Buffer.allocUnsafe(total);
   let o = 0;
-  for (let i = 0; i < parts.length; i++) o += stored.write(parts[i]!, o, enc);
+  for (let i = 0; i < parts.length; i++) o += stored.write(parts[i]!, o, 'utf8');
   return { stored, cut, lead, trail };
 }
 

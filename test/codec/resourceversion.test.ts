@@ -51,6 +51,9 @@ test('the placeholder member missing or found twice: not splittable (the caller 
 const FRAGMENTS = [
   [{ manager: 'm', operation: 'Update', fieldsV1: { 'f:data': { '.': {}, 'f:a"b': {} } } }],
   [{ manager: 'mänäger 🚀', fieldsV1: { 'f:\u0001keelson:resourceVersion\u0001': {} } }],
+  // shorter than the placeholder's JSON (the stored bytes are shorter than the text), and longer
+  [],
+  [{ manager: 'kubectl-client-side-apply', operation: 'Update', fieldsV1: { 'f:data': Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f:key-${i}`, {}])) } }],
 ];
 
 for (const [name, obj] of cases) {
@@ -77,4 +80,45 @@ test('the fragment placeholder missing, twice, or inside another string: not spl
   assert.equal(split({ metadata: { name: 'a', managedFields: FRAGMENT_PLACEHOLDER }, data: { k: FRAGMENT_PLACEHOLDER } }), undefined);
   assert.equal(split({ data: { k: `x${FRAGMENT_PLACEHOLDER}` }, metadata: { name: 'a', managedFields: FRAGMENT_PLACEHOLDER } }), undefined);
   assert.equal(split({ data: { k: `x${FRAGMENT_PLACEHOLDER}` }, metadata: { name: 'a' } }), undefined);
+});
+
+test('one fragment text written again and again, then another: each write has its own fragment', () => {
+  const obj = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', managedFields: FRAGMENT_PLACEHOLDER as unknown }, data: { k: 'v' } };
+  for (const fragment of [FRAGMENTS[0], FRAGMENTS[0], FRAGMENTS[2], FRAGMENTS[3], FRAGMENTS[0]]) {
+    const text = JSON.stringify(fragment);
+    for (let i = 0; i < 3; i++) {
+      const p = splitPlaceholder(withRV(obj, RV_PLACEHOLDER), text);
+      assert.ok(p);
+      assert.equal(p.stored.toString('utf8'), withRV({ ...obj, metadata: { ...obj.metadata, managedFields: fragment } }, undefined));
+    }
+  }
+});
+
+test('the fragment and the member apart, in either order, with long members between and around: the pieces move without overwriting each other', () => {
+  const long = (c: string) => c.repeat(120);
+  const orders: string[][] = [
+    ['F', 'a', 'RV', 'b'],
+    ['a', 'RV', 'b', 'F', 'c'],
+    ['RV', 'a', 'F'],
+    ['F', 'RV'],
+    ['RV', 'F'],
+    ['a', 'F', 'b', 'c', 'RV', 'd'],
+  ];
+  for (const order of orders) {
+    for (const [i, fragment] of FRAGMENTS.entries()) {
+      const build = (f: unknown, rv: string | undefined) => {
+        const m: any = {};
+        for (const k of order) {
+          if (k === 'F') m.managedFields = f;
+          else if (k === 'RV') m.resourceVersion = rv;
+          else m[k] = long(k);
+        }
+        return JSON.stringify({ kind: 'X', metadata: m, spec: { z: 'z'.repeat(2000) } });
+      };
+      const p = splitPlaceholder(build(FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER), JSON.stringify(fragment));
+      assert.ok(p, `${order.join(',')} fragment ${i}`);
+      assert.equal(p.stored.toString('utf8'), build(fragment, undefined), `${order.join(',')} fragment ${i}`);
+      assert.equal(fillPlaceholder(p, '42').toString('utf8'), build(fragment, '42'), `${order.join(',')} fragment ${i}`);
+    }
+  }
 });
