@@ -1,0 +1,202 @@
+// Instructions per durable create, counted by valgrind's callgrind: a measure of the server's work
+// that does not move with the machine's other load. Rates and CPU times on this kind of machine
+// move 10-20% between rounds (bench/duel.ts needs 16 rounds or more to see a 5% change); the
+// instruction count of the same build moves about 3% between runs, so a change of a few per cent
+// in the work of a create shows in one run of each build.
+//
+//   node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40]
+//
+// For each build DIR (default: this checkout; give --dir twice to compare two builds), it starts
+// `keelson server` under `valgrind --tool=callgrind` (fresh data directory, sqlite backend, a free
+// port on 127.0.0.1) with counting off, sends `--warm` creates (1 KB ConfigMaps, as `npm run
+// bench`, 64 clients on kept-alive connections) so that V8 has compiled the hot path, turns
+// counting on (`callgrind_control -i on`), sends `--creates` more, turns it off and reads the
+// total. Every thread of the server process is counted (the main thread, the storage worker,
+// V8's GC helpers); the kernel's work (syscalls, fsync) is not. `--top N` lists the functions with
+// the most instructions of their own per create, V8's compiled JavaScript named from node's
+// --perf-basic-prof map. Under valgrind the server runs about 50 times slower: a run takes a
+// minute or two. Prints one JSON document; progress goes to stderr.
+//
+// What the count leaves out: time that is not instructions (cache misses, waiting for a CPU),
+// which is why rates are still measured by run.ts and duel.ts. Batches of the group commit are
+// larger under valgrind (the server is slower than its clients), so storage's share is smaller
+// than at full speed.
+import https from 'node:https';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { benchConfigMap, clientTLSFromKubeconfig, freePort, probe, round, sleep, stopChild } from './common.js';
+
+const args = process.argv.slice(2);
+function opt(name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+function opts(name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) if (args[i] === `--${name}` && args[i + 1] !== undefined) out.push(args[i + 1]!);
+  return out;
+}
+if (args.includes('--help') || args.includes('-h')) {
+  process.stdout.write('usage: node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40] [--concurrency 64]\n');
+  process.exit(0);
+}
+
+const here = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DIRS = opts('dir').length ? opts('dir').map((d) => resolve(d)) : [here];
+const WARM = Number(opt('warm') ?? 10_000);
+const CREATES = Number(opt('creates') ?? 2_000);
+const TOP = Number(opt('top') ?? 0);
+const CONCURRENCY = Number(opt('concurrency') ?? 64);
+const log = (s: string) => process.stderr.write(`[instructions] ${s}\n`);
+
+function have(cmd: string): boolean {
+  try {
+    execFileSync(cmd, ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+if (!have('valgrind') || !have('callgrind_control')) {
+  process.stderr.write('instructions: valgrind (with callgrind_control) is not installed; on Debian: apt-get install -y valgrind\n');
+  process.exit(2);
+}
+for (const d of DIRS) {
+  if (!existsSync(join(d, 'bin', 'keelson')) || !existsSync(join(d, 'dist'))) {
+    process.stderr.write(`instructions: ${d} is not a built checkout (bin/keelson and dist/ are needed)\n`);
+    process.exit(2);
+  }
+}
+
+/** sends n creates with `CONCURRENCY` clients over the agent's kept-alive connections; returns the failures */
+async function creates(port: number, agent: https.Agent, prefix: string, n: number): Promise<number> {
+  const template = benchConfigMap(`${prefix}-__N__`);
+  let next = 0;
+  let failed = 0;
+  const one = (): Promise<void> => {
+    if (next >= n) return Promise.resolve();
+    const body = template.replace('__N__', String(next++));
+    return new Promise<void>((done) => {
+      const rq = https.request(
+        { host: '127.0.0.1', port, servername: 'localhost', agent, method: 'POST', path: '/api/v1/namespaces/default/configmaps', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        (res) => {
+          if (res.statusCode !== 201) failed++;
+          res.resume();
+          res.on('end', done);
+        },
+      );
+      rq.on('error', () => {
+        failed++;
+        done();
+      });
+      rq.end(body);
+    }).then(one);
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, one));
+  return failed;
+}
+
+interface FunctionCost {
+  instructionsPerCreate: number;
+  function: string;
+}
+
+/** the functions with the most instructions of their own, JIT code named from the perf map */
+function topFunctions(dump: string, mapFile: string, n: number): FunctionCost[] {
+  const map: { start: number; end: number; name: string }[] = [];
+  if (existsSync(mapFile)) {
+    for (const line of readFileSync(mapFile, 'utf8').split('\n')) {
+      const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
+      if (m) map.push({ start: parseInt(m[1]!, 16), end: parseInt(m[1]!, 16) + parseInt(m[2]!, 16), name: m[3]! });
+    }
+  }
+  // the last entry holding an address is the code that lives there now (code moves and is reused)
+  const nameOf = (addr: number): string | undefined => {
+    for (let i = map.length - 1; i >= 0; i--) if (map[i]!.start <= addr && addr < map[i]!.end) return map[i]!.name;
+    return undefined;
+  };
+  const out = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', dump], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const sums = new Map<string, number>();
+  for (const line of out.split('\n')) {
+    const m = /^\s*([\d,]+)\s+\([\s\d.]+%\)\s+(.*)$/.exec(line);
+    if (!m || m[2]!.includes('PROGRAM TOTALS')) continue;
+    let fn = m[2]!.replace(/'\d+/g, '');
+    const addr = /\?\?\?:0x([0-9a-f]+)/.exec(fn);
+    if (addr) fn = nameOf(parseInt(addr[1]!, 16)) ?? fn;
+    fn = fn.replace(/file:\/\/\S*\/dist\//g, '').replace(/ \[\/\S+\]$/, '');
+    sums.set(fn, (sums.get(fn) ?? 0) + Number(m[1]!.replace(/,/g, '')));
+  }
+  return [...sums]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([fn, ir]) => ({ instructionsPerCreate: Math.round(ir / CREATES), function: fn }));
+}
+
+async function measure(dir: string) {
+  const work = mkdtempSync(join(tmpdir(), 'keelson-instr-'));
+  const dataDir = join(work, 'data');
+  const dump = join(work, 'callgrind.out');
+  const port = await freePort();
+  const argv = ['--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', `--callgrind-out-file=${dump}`, process.execPath, ...(TOP ? ['--perf-basic-prof'] : []), join(dir, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1'];
+  log(`${dir}: starting keelson under callgrind`);
+  const child: ChildProcess = spawn('valgrind', argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d) => {
+    stderr = (stderr + d).slice(-4000);
+  });
+  const pid = child.pid!;
+  const mapFile = `/tmp/perf-${pid}.map`;
+  try {
+    const deadline = Date.now() + 600_000;
+    while ((await probe(port, '/readyz')) !== 200) {
+      if (child.exitCode !== null) throw new Error(`keelson under valgrind exited (${child.exitCode}): ${stderr}`);
+      if (Date.now() > deadline) throw new Error('keelson under valgrind was not ready within 10 minutes');
+      await sleep(500);
+    }
+    const tls = clientTLSFromKubeconfig(join(dataDir, 'kubeconfig'));
+    const agent = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ...tls });
+    const t0 = Date.now();
+    log(`${dir}: ${WARM} creates to warm up`);
+    const warmFailed = await creates(port, agent, 'warm', WARM);
+    execFileSync('callgrind_control', ['-i', 'on', String(pid)], { stdio: 'ignore' });
+    const t1 = Date.now();
+    log(`${dir}: ${CREATES} creates counted`);
+    const failed = await creates(port, agent, 'counted', CREATES);
+    const t2 = Date.now();
+    execFileSync('callgrind_control', ['-i', 'off', String(pid)], { stdio: 'ignore' });
+    execFileSync('callgrind_control', ['-d', String(pid)], { stdio: 'ignore' });
+    agent.destroy();
+    if (warmFailed || failed) throw new Error(`${warmFailed + failed} creates failed`);
+    // the dump of the counted window: the newest <dump>.N
+    const dumps = readdirSync(work)
+      .filter((f) => f.startsWith('callgrind.out.'))
+      .map((f) => join(work, f))
+      .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+    if (!dumps.length) throw new Error('callgrind wrote no dump');
+    const totals = /^totals:\s*(\d+)/m.exec(readFileSync(dumps[0]!, 'utf8'));
+    if (!totals) throw new Error('no totals in the callgrind dump');
+    const total = Number(totals[1]);
+    return {
+      dir,
+      instructionsPerCreate: Math.round(total / CREATES),
+      creates: CREATES,
+      warmCreates: WARM,
+      warmSeconds: round((t1 - t0) / 1000, 1),
+      countedSeconds: round((t2 - t1) / 1000, 1),
+      ...(TOP ? { top: topFunctions(dumps[0]!, mapFile, TOP) } : {}),
+    };
+  } finally {
+    await stopChild(child, 30_000);
+    rmSync(work, { recursive: true, force: true });
+    rmSync(mapFile, { force: true });
+  }
+}
+
+const results = [];
+for (const d of DIRS) results.push(await measure(d));
+const out: Record<string, unknown> = { valgrind: execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim(), node: process.version, results };
+if (results.length === 2) out['secondOverFirst'] = round(results[1]!.instructionsPerCreate / results[0]!.instructionsPerCreate, 3);
+process.stdout.write(JSON.stringify(out, null, 2) + '\n');
