@@ -1,10 +1,11 @@
-// Instructions per durable create, counted by valgrind's callgrind: a measure of the server's work
+// Instructions per durable create (or per get), counted by valgrind's callgrind: a measure of the server's work
 // that does not move with the machine's other load. Rates and CPU times on this kind of machine
 // move 10-20% between rounds (bench/duel.ts needs 16 rounds or more to see a 5% change); the
 // instruction count of the same build moves about 3% between runs, so a change of a few per cent
 // in the work of a create shows in one run of each build.
 //
 //   node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40]
+//                                   [--load gets]
 //
 // For each build DIR (default: this checkout; give --dir twice to compare two builds), it starts
 // `keelson server` under `valgrind --tool=callgrind` (fresh data directory, sqlite backend, a free
@@ -15,7 +16,8 @@
 // V8's GC helpers); the kernel's work (syscalls, fsync) is not. `--top N` lists the functions with
 // the most instructions of their own per create, V8's compiled JavaScript named from node's
 // --perf-basic-prof map. Under valgrind the server runs about 50 times slower: a run takes a
-// minute or two. Prints one JSON document; progress goes to stderr.
+// minute or two. `--load gets` counts GETs of one ConfigMap instead (the gets load of `npm run
+// bench`; --warm and --creates then count GETs). Prints one JSON document; progress goes to stderr.
 //
 // What the count leaves out: time that is not instructions (cache misses, waiting for a CPU),
 // which is why rates are still measured by run.ts and duel.ts. Batches of the group commit are
@@ -27,7 +29,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchConfigMap, clientTLSFromKubeconfig, freePort, probe, round, sleep, stopChild } from './common.js';
+import { benchConfigMap, clientTLSFromKubeconfig, freePort, probe, request, round, sleep, stopChild } from './common.js';
 
 const args = process.argv.slice(2);
 function opt(name: string): string | undefined {
@@ -40,7 +42,7 @@ function opts(name: string): string[] {
   return out;
 }
 if (args.includes('--help') || args.includes('-h')) {
-  process.stdout.write('usage: node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40] [--concurrency 64]\n');
+  process.stdout.write('usage: node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40] [--concurrency 64] [--load creates|gets]\n');
   process.exit(0);
 }
 
@@ -50,6 +52,11 @@ const WARM = Number(opt('warm') ?? 10_000);
 const CREATES = Number(opt('creates') ?? 2_000);
 const TOP = Number(opt('top') ?? 0);
 const CONCURRENCY = Number(opt('concurrency') ?? 64);
+const LOAD = opt('load') ?? 'creates';
+if (LOAD !== 'creates' && LOAD !== 'gets') {
+  process.stderr.write(`instructions: --load is creates or gets, not ${JSON.stringify(LOAD)}\n`);
+  process.exit(2);
+}
 const log = (s: string) => process.stderr.write(`[instructions] ${s}\n`);
 
 function have(cmd: string): boolean {
@@ -71,19 +78,27 @@ for (const d of DIRS) {
   }
 }
 
-/** sends n creates with `CONCURRENCY` clients over the agent's kept-alive connections; returns the failures */
-async function creates(port: number, agent: https.Agent, prefix: string, n: number): Promise<number> {
+const GET_NAME = 'bench-get';
+
+/**
+ * sends n requests of the load (creates, or GETs of GET_NAME) with `CONCURRENCY` clients over the
+ * agent's kept-alive connections; returns the failures
+ */
+async function send(port: number, agent: https.Agent, prefix: string, n: number): Promise<number> {
   const template = benchConfigMap(`${prefix}-__N__`);
+  const get = LOAD === 'gets';
   let next = 0;
   let failed = 0;
   const one = (): Promise<void> => {
     if (next >= n) return Promise.resolve();
-    const body = template.replace('__N__', String(next++));
+    const body = get ? '' : template.replace('__N__', String(next));
+    next++;
+    const path = get ? `/api/v1/namespaces/default/configmaps/${GET_NAME}` : '/api/v1/namespaces/default/configmaps';
     return new Promise<void>((done) => {
       const rq = https.request(
-        { host: '127.0.0.1', port, servername: 'localhost', agent, method: 'POST', path: '/api/v1/namespaces/default/configmaps', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        { host: '127.0.0.1', port, servername: 'localhost', agent, method: get ? 'GET' : 'POST', path, headers: get ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
         (res) => {
-          if (res.statusCode !== 201) failed++;
+          if (res.statusCode !== (get ? 200 : 201)) failed++;
           res.resume();
           res.on('end', done);
         },
@@ -92,7 +107,7 @@ async function creates(port: number, agent: https.Agent, prefix: string, n: numb
         failed++;
         done();
       });
-      rq.end(body);
+      rq.end(get ? undefined : body);
     }).then(one);
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, one));
@@ -159,17 +174,21 @@ async function measure(dir: string) {
     const tls = clientTLSFromKubeconfig(join(dataDir, 'kubeconfig'));
     const agent = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ...tls });
     const t0 = Date.now();
-    log(`${dir}: ${WARM} creates to warm up`);
-    const warmFailed = await creates(port, agent, 'warm', WARM);
+    if (LOAD === 'gets') {
+      const made = await request({ host: '127.0.0.1', port, servername: 'localhost', tls }, undefined, 'POST', '/api/v1/namespaces/default/configmaps', benchConfigMap(GET_NAME));
+      if (made.status !== 201) throw new Error(`create ${GET_NAME}: ${made.status}`);
+    }
+    log(`${dir}: ${WARM} ${LOAD} to warm up`);
+    const warmFailed = await send(port, agent, 'warm', WARM);
     execFileSync('callgrind_control', ['-i', 'on', String(pid)], { stdio: 'ignore' });
     const t1 = Date.now();
-    log(`${dir}: ${CREATES} creates counted`);
-    const failed = await creates(port, agent, 'counted', CREATES);
+    log(`${dir}: ${CREATES} ${LOAD} counted`);
+    const failed = await send(port, agent, 'counted', CREATES);
     const t2 = Date.now();
     execFileSync('callgrind_control', ['-i', 'off', String(pid)], { stdio: 'ignore' });
     execFileSync('callgrind_control', ['-d', String(pid)], { stdio: 'ignore' });
     agent.destroy();
-    if (warmFailed || failed) throw new Error(`${warmFailed + failed} creates failed`);
+    if (warmFailed || failed) throw new Error(`${warmFailed + failed} ${LOAD} failed`);
     // the dump of the counted window: the newest <dump>.N
     const dumps = readdirSync(work)
       .filter((f) => f.startsWith('callgrind.out.'))
@@ -181,6 +200,8 @@ async function measure(dir: string) {
     const total = Number(totals[1]);
     return {
       dir,
+      load: LOAD,
+      // (per request of the load: per get with --load gets)
       instructionsPerCreate: Math.round(total / CREATES),
       creates: CREATES,
       warmCreates: WARM,

@@ -61,7 +61,10 @@ after(async () => {
 
 function events(): any[] {
   if (!existsSync(logPath)) return [];
-  return readFileSync(logPath, 'utf8')
+  // only whole lines: the server may be in the middle of appending the last one
+  const text = readFileSync(logPath, 'utf8');
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
     .split('\n')
     .filter((l) => l)
     .map((l) => JSON.parse(l));
