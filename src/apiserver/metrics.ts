@@ -25,11 +25,25 @@ interface Series {
   base: string;
   hist?: Hist;
   byCode: Map<number, string>;
+  /** a watch's series: counted, without a latency */
+  watch: boolean;
+}
+
+/** the label values of a request, as kube-apiserver's request metrics have them */
+export interface RequestLabels {
+  verb: string;
+  group: string;
+  version: string;
+  resource: string;
+  subresource: string;
+  scope: string;
 }
 
 export class APIServerMetrics {
   readonly registry = new client.Registry();
   private readonly series = new Map<string, Series>();
+  /** the series by request line (its RequestInfo) and dry run (index 1) */
+  private readonly byLine = new WeakMap<object, [Series | undefined, Series | undefined]>();
   private readonly requests = new Map<string, number>();
   private readonly durations = new Map<string, Hist>();
   private readonly longRunning = new Map<string, number>();
@@ -45,22 +59,27 @@ export class APIServerMetrics {
     });
   }
 
-  observe(l: { verb: string; dryRun: boolean; group: string; version: string; resource: string; subresource: string; scope: string; code: number }, seconds: number): void {
-    // the label texts of a label set are built (and escaped) the first time it is seen
-    const key = `${l.verb}\u0000${l.dryRun ? 1 : 0}\u0000${l.group}\u0000${l.version}\u0000${l.resource}\u0000${l.subresource}\u0000${l.scope}`;
-    let ser = this.series.get(key);
+  /**
+   * One request done: its counter and (except for watches) its latency. `line` is the request's
+   * RequestInfo, which limits.ts keeps per request line: the series of a line is found again by
+   * that object (no label text is built and hashed per request); `labels` gives the label values
+   * the first time.
+   */
+  observe(line: object, dryRun: boolean, code: number, seconds: number, labels: () => RequestLabels): void {
+    let kept = this.byLine.get(line);
+    let ser = kept?.[dryRun ? 1 : 0];
     if (!ser) {
-      const base = `verb="${l.verb.toUpperCase()}",dry_run="${l.dryRun ? 'All' : ''}",group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="apiserver"`;
-      ser = { base, byCode: new Map() };
-      this.series.set(key, ser);
+      ser = this.seriesOf(labels(), dryRun);
+      if (!kept) this.byLine.set(line, (kept = [undefined, undefined]));
+      kept[dryRun ? 1 : 0] = ser;
     }
-    let rk = ser.byCode.get(l.code);
+    let rk = ser.byCode.get(code);
     if (rk === undefined) {
-      rk = `${ser.base},code="${l.code}"`;
-      ser.byCode.set(l.code, rk);
+      rk = `${ser.base},code="${code}"`;
+      ser.byCode.set(code, rk);
     }
     this.requests.set(rk, (this.requests.get(rk) ?? 0) + 1);
-    if (l.verb === 'watch') return;
+    if (ser.watch) return;
     let h = ser.hist;
     if (!h) {
       h = this.durations.get(ser.base);
@@ -73,6 +92,18 @@ export class APIServerMetrics {
     for (let i = 0; i < DURATION_BUCKETS.length; i++) if (seconds <= DURATION_BUCKETS[i]!) h.counts[i]!++;
     h.sum += seconds;
     h.count++;
+  }
+
+  /** the series of a label set (its label texts built, and escaped, the first time it is seen) */
+  private seriesOf(l: RequestLabels, dryRun: boolean): Series {
+    const key = `${l.verb}\u0000${dryRun ? 1 : 0}\u0000${l.group}\u0000${l.version}\u0000${l.resource}\u0000${l.subresource}\u0000${l.scope}`;
+    let ser = this.series.get(key);
+    if (!ser) {
+      const base = `verb="${l.verb.toUpperCase()}",dry_run="${dryRun ? 'All' : ''}",group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="apiserver"`;
+      ser = { base, byCode: new Map(), watch: l.verb === 'watch' };
+      this.series.set(key, ser);
+    }
+    return ser;
   }
 
   watchStarted(l: { group: string; version: string; resource: string; subresource: string; scope: string }): () => void {
