@@ -70,16 +70,18 @@ export function splitPlaceholder(text: string, fragment?: string): PlaceholderTe
   }
   // the stored bytes are the text around the member (and around the fragment's placeholder, with
   // the fragment between). A text of ASCII only (as long in bytes as in characters, the common
-  // case) is written whole into the buffer and its pieces moved into place there (memmove), so the
-  // encoder runs once and no piece is sliced out as a string of its own; any other text is
-  // encoded piece by piece.
+  // case) is copied as latin1: without a fragment, its head and tail straight to their places;
+  // with one, the text is written whole and its pieces moved into place in the buffer (memmove),
+  // so that no piece is sliced out and encoded on its own. Any other text is encoded piece by piece.
   const n = text.length;
   if (Buffer.byteLength(text) !== n) return splitByPieces(text, before, after, lead, trail, fragment);
   if (fragment === undefined) {
-    const stored = Buffer.allocUnsafe(n);
-    stored.write(text, 0, n, 'latin1');
-    stored.copyWithin(before, after, n);
-    return { stored: stored.subarray(0, n - (after - before)), cut: before, lead, trail };
+    // (the text's head is written by a length, its tail from one slice: the buffer has the stored
+    // bytes' exact size, as it is kept with the cached object)
+    const stored = Buffer.allocUnsafe(n - (after - before));
+    stored.write(text, 0, before, 'latin1');
+    stored.write(text.slice(after), before, 'latin1');
+    return { stored, cut: before, lead, trail };
   }
   const fs = findFragment(text);
   if (fs < 0) return undefined;
