@@ -5,7 +5,7 @@
 // in the work of a create shows in one run of each build.
 //
 //   node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40]
-//                                   [--load gets]
+//                                   [--load gets] [--bare]
 //
 // For each build DIR (default: this checkout; give --dir twice to compare two builds), it starts
 // `keelson server` under `valgrind --tool=callgrind` (fresh data directory, sqlite backend, a free
@@ -17,7 +17,10 @@
 // the most instructions of their own per create, V8's compiled JavaScript named from node's
 // --perf-basic-prof map. Under valgrind the server runs about 50 times slower: a run takes a
 // minute or two. `--load gets` counts GETs of one ConfigMap instead (the gets load of `npm run
-// bench`; --warm and --creates then count GETs). Prints one JSON document; progress goes to stderr.
+// bench`; --warm and --creates then count GETs). `--bare` counts the bare server of `npm run bench`
+// (bench/bare.ts, with the first Keelson's certificates) under the same load too: its POST echo
+// of the same bodies, or its GET of a body as long as Keelson's answer. Prints one JSON document;
+// progress goes to stderr.
 //
 // What the count leaves out: time that is not instructions (cache misses, waiting for a CPU),
 // which is why rates are still measured by run.ts and duel.ts. Batches of the group commit are
@@ -25,11 +28,11 @@
 // than at full speed.
 import https from 'node:https';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchConfigMap, clientTLSFromKubeconfig, freePort, probe, request, round, sleep, stopChild } from './common.js';
+import { benchConfigMap, clientTLSFromKubeconfig, freePort, onLines, probe, request, round, sleep, stopChild } from './common.js';
 
 const args = process.argv.slice(2);
 function opt(name: string): string | undefined {
@@ -42,7 +45,7 @@ function opts(name: string): string[] {
   return out;
 }
 if (args.includes('--help') || args.includes('-h')) {
-  process.stdout.write('usage: node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40] [--concurrency 64] [--load creates|gets]\n');
+  process.stdout.write('usage: node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40] [--concurrency 64] [--load creates|gets] [--bare]\n');
   process.exit(0);
 }
 
@@ -53,6 +56,7 @@ const CREATES = Number(opt('creates') ?? 2_000);
 const TOP = Number(opt('top') ?? 0);
 const CONCURRENCY = Number(opt('concurrency') ?? 64);
 const LOAD = opt('load') ?? 'creates';
+const BARE = args.includes('--bare');
 if (LOAD !== 'creates' && LOAD !== 'gets') {
   process.stderr.write(`instructions: --load is creates or gets, not ${JSON.stringify(LOAD)}\n`);
   process.exit(2);
@@ -150,14 +154,54 @@ function topFunctions(dump: string, mapFile: string, n: number): FunctionCost[] 
     .map(([fn, ir]) => ({ instructionsPerCreate: Math.round(ir / CREATES), function: fn }));
 }
 
+/** the dump callgrind wrote last in `work` (the counted window's) and its total */
+function countedTotal(work: string): { dump: string; total: number } {
+  const dumps = readdirSync(work)
+    .filter((f) => f.startsWith('callgrind.out.'))
+    .map((f) => join(work, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  if (!dumps.length) throw new Error('callgrind wrote no dump');
+  const totals = /^totals:\s*(\d+)/m.exec(readFileSync(dumps[0]!, 'utf8'));
+  if (!totals) throw new Error('no totals in the callgrind dump');
+  return { dump: dumps[0]!, total: Number(totals[1]) };
+}
+
+/** warm up, then count `CREATES` requests of the load on the server under callgrind (pid) */
+async function count(pid: number, port: number, tls: ReturnType<typeof clientTLSFromKubeconfig>, label: string) {
+  const agent = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ...tls });
+  try {
+    const t0 = Date.now();
+    log(`${label}: ${WARM} ${LOAD} to warm up`);
+    const warmFailed = await send(port, agent, 'warm', WARM);
+    execFileSync('callgrind_control', ['-i', 'on', String(pid)], { stdio: 'ignore' });
+    const t1 = Date.now();
+    log(`${label}: ${CREATES} ${LOAD} counted`);
+    const failed = await send(port, agent, 'counted', CREATES);
+    const t2 = Date.now();
+    execFileSync('callgrind_control', ['-i', 'off', String(pid)], { stdio: 'ignore' });
+    execFileSync('callgrind_control', ['-d', String(pid)], { stdio: 'ignore' });
+    if (warmFailed || failed) throw new Error(`${warmFailed + failed} ${LOAD} failed`);
+    return { warmSeconds: round((t1 - t0) / 1000, 1), countedSeconds: round((t2 - t1) / 1000, 1) };
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** valgrind's arguments for a node program under callgrind, counting off */
+function callgrindArgs(dump: string, program: string[]): string[] {
+  return ['--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', `--callgrind-out-file=${dump}`, process.execPath, ...(TOP ? ['--perf-basic-prof'] : []), ...program];
+}
+
+/** what the bare server needs from the first Keelson: its certificates, a kubeconfig, its answer's size */
+let forBare: { dir: string; getBytes: number } | undefined;
+
 async function measure(dir: string) {
   const work = mkdtempSync(join(tmpdir(), 'keelson-instr-'));
   const dataDir = join(work, 'data');
   const dump = join(work, 'callgrind.out');
   const port = await freePort();
-  const argv = ['--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', `--callgrind-out-file=${dump}`, process.execPath, ...(TOP ? ['--perf-basic-prof'] : []), join(dir, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1'];
   log(`${dir}: starting keelson under callgrind`);
-  const child: ChildProcess = spawn('valgrind', argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn('valgrind', callgrindArgs(dump, [join(dir, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1']), { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d) => {
     stderr = (stderr + d).slice(-4000);
@@ -172,32 +216,23 @@ async function measure(dir: string) {
       await sleep(500);
     }
     const tls = clientTLSFromKubeconfig(join(dataDir, 'kubeconfig'));
-    const agent = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ...tls });
-    const t0 = Date.now();
+    const target = { host: '127.0.0.1', port, servername: 'localhost', tls };
+    let getBytes = 0;
     if (LOAD === 'gets') {
-      const made = await request({ host: '127.0.0.1', port, servername: 'localhost', tls }, undefined, 'POST', '/api/v1/namespaces/default/configmaps', benchConfigMap(GET_NAME));
+      const made = await request(target, undefined, 'POST', '/api/v1/namespaces/default/configmaps', benchConfigMap(GET_NAME));
       if (made.status !== 201) throw new Error(`create ${GET_NAME}: ${made.status}`);
+      getBytes = (await request(target, undefined, 'GET', `/api/v1/namespaces/default/configmaps/${GET_NAME}`)).body.length;
     }
-    log(`${dir}: ${WARM} ${LOAD} to warm up`);
-    const warmFailed = await send(port, agent, 'warm', WARM);
-    execFileSync('callgrind_control', ['-i', 'on', String(pid)], { stdio: 'ignore' });
-    const t1 = Date.now();
-    log(`${dir}: ${CREATES} ${LOAD} counted`);
-    const failed = await send(port, agent, 'counted', CREATES);
-    const t2 = Date.now();
-    execFileSync('callgrind_control', ['-i', 'off', String(pid)], { stdio: 'ignore' });
-    execFileSync('callgrind_control', ['-d', String(pid)], { stdio: 'ignore' });
-    agent.destroy();
-    if (warmFailed || failed) throw new Error(`${warmFailed + failed} ${LOAD} failed`);
-    // the dump of the counted window: the newest <dump>.N
-    const dumps = readdirSync(work)
-      .filter((f) => f.startsWith('callgrind.out.'))
-      .map((f) => join(work, f))
-      .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-    if (!dumps.length) throw new Error('callgrind wrote no dump');
-    const totals = /^totals:\s*(\d+)/m.exec(readFileSync(dumps[0]!, 'utf8'));
-    if (!totals) throw new Error('no totals in the callgrind dump');
-    const total = Number(totals[1]);
+    if (BARE && !forBare) {
+      // (kept apart from this run's directory, which goes when the run ends)
+      const keep = mkdtempSync(join(tmpdir(), 'keelson-instr-pki-'));
+      mkdirSync(join(keep, 'pki'));
+      for (const f of ['apiserver.crt', 'apiserver.key', 'ca.crt']) copyFileSync(join(dataDir, 'pki', f), join(keep, 'pki', f));
+      copyFileSync(join(dataDir, 'kubeconfig'), join(keep, 'kubeconfig'));
+      forBare = { dir: keep, getBytes };
+    }
+    const times = await count(pid, port, tls, dir);
+    const { dump: counted, total } = countedTotal(work);
     return {
       dir,
       load: LOAD,
@@ -205,9 +240,57 @@ async function measure(dir: string) {
       instructionsPerCreate: Math.round(total / CREATES),
       creates: CREATES,
       warmCreates: WARM,
-      warmSeconds: round((t1 - t0) / 1000, 1),
-      countedSeconds: round((t2 - t1) / 1000, 1),
-      ...(TOP ? { top: topFunctions(dumps[0]!, mapFile, TOP) } : {}),
+      ...times,
+      ...(TOP ? { top: topFunctions(counted, mapFile, TOP) } : {}),
+    };
+  } finally {
+    await stopChild(child, 30_000);
+    rmSync(work, { recursive: true, force: true });
+    rmSync(mapFile, { force: true });
+  }
+}
+
+/** the bare server (bench/bare.ts) under the same load, with the first Keelson's certificates */
+async function measureBare(pkiHome: string, getBytes: number) {
+  const work = mkdtempSync(join(tmpdir(), 'keelson-instr-bare-'));
+  const dump = join(work, 'callgrind.out');
+  const port = await freePort();
+  const pki = join(pkiHome, 'pki');
+  log('bare server: starting under callgrind');
+  const child: ChildProcess = spawn('valgrind', callgrindArgs(dump, [join(here, 'dist', 'bench', 'bare.js'), String(port), join(pki, 'apiserver.crt'), join(pki, 'apiserver.key'), join(pki, 'ca.crt')]), { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d) => {
+    stderr = (stderr + d).slice(-4000);
+  });
+  const pid = child.pid!;
+  const mapFile = `/tmp/perf-${pid}.map`;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the bare server under valgrind did not listen within 5 minutes')), 300_000);
+      onLines(child.stdout!, (line) => {
+        if (line.startsWith('listening')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`the bare server under valgrind exited (${code}): ${stderr}`));
+      });
+    });
+    const tls = clientTLSFromKubeconfig(join(pkiHome, 'kubeconfig'));
+    // a GET answers a body as long as Keelson's answer
+    if (LOAD === 'gets') await request({ host: '127.0.0.1', port, servername: 'localhost', tls }, undefined, 'POST', '/_bench/get-body', Buffer.alloc(getBytes, 0x61));
+    const times = await count(pid, port, tls, 'bare server');
+    const { dump: counted, total } = countedTotal(work);
+    return {
+      dir: 'bare server (bench/bare.ts)',
+      load: LOAD,
+      instructionsPerCreate: Math.round(total / CREATES),
+      creates: CREATES,
+      warmCreates: WARM,
+      ...times,
+      ...(TOP ? { top: topFunctions(counted, mapFile, TOP) } : {}),
     };
   } finally {
     await stopChild(child, 30_000);
@@ -220,4 +303,13 @@ const results = [];
 for (const d of DIRS) results.push(await measure(d));
 const out: Record<string, unknown> = { valgrind: execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim(), node: process.version, results };
 if (results.length === 2) out['secondOverFirst'] = round(results[1]!.instructionsPerCreate / results[0]!.instructionsPerCreate, 3);
+if (forBare) {
+  try {
+    const bare = await measureBare(forBare.dir, forBare.getBytes);
+    out['bare'] = bare;
+    out['keelsonOverBare'] = results.map((r) => round(r.instructionsPerCreate / bare.instructionsPerCreate, 2));
+  } finally {
+    rmSync(forBare.dir, { recursive: true, force: true });
+  }
+}
 process.stdout.write(JSON.stringify(out, null, 2) + '\n');
