@@ -195,23 +195,58 @@ function callgrindArgs(dump: string, program: string[]): string[] {
 /** what the bare server needs from the first Keelson: its certificates, a kubeconfig, its answer's size */
 let forBare: { dir: string; getBytes: number } | undefined;
 
-async function measure(dir: string) {
+interface Counted {
+  child: ChildProcess;
+  /** the end of what the process wrote to stderr */
+  stderr(): string;
+  port: number;
+}
+
+/**
+ * Runs a node program under callgrind (counting off) on a free port; `prepare` waits for it and
+ * readies the load and returns the client's TLS; the load is then counted. The process, its
+ * directory and its perf map are gone when this returns.
+ */
+async function underCallgrind(label: string, program: (work: string, port: number) => string[], prepare: (c: Counted, work: string) => Promise<ReturnType<typeof clientTLSFromKubeconfig>>) {
   const work = mkdtempSync(join(tmpdir(), 'keelson-instr-'));
-  const dataDir = join(work, 'data');
-  const dump = join(work, 'callgrind.out');
   const port = await freePort();
-  log(`${dir}: starting keelson under callgrind`);
-  const child: ChildProcess = spawn('valgrind', callgrindArgs(dump, [join(dir, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1']), { stdio: ['ignore', 'ignore', 'pipe'] });
+  log(`${label}: starting under callgrind`);
+  const child: ChildProcess = spawn('valgrind', callgrindArgs(join(work, 'callgrind.out'), program(work, port)), { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d) => {
     stderr = (stderr + d).slice(-4000);
   });
-  const pid = child.pid!;
-  const mapFile = `/tmp/perf-${pid}.map`;
+  const mapFile = `/tmp/perf-${child.pid!}.map`;
   try {
+    const tls = await prepare({ child, stderr: () => stderr, port }, work);
+    const times = await count(child.pid!, port, tls, label);
+    const { dump, total } = countedTotal(work);
+    return {
+      dir: label,
+      load: LOAD,
+      // (per request of the load: per get with --load gets)
+      instructionsPerCreate: Math.round(total / CREATES),
+      creates: CREATES,
+      warmCreates: WARM,
+      ...times,
+      ...(TOP ? { top: topFunctions(dump, mapFile, TOP) } : {}),
+    };
+  } finally {
+    await stopChild(child, 30_000);
+    rmSync(work, { recursive: true, force: true });
+    rmSync(mapFile, { force: true });
+  }
+}
+
+/** Keelson of the build in `dir` */
+function measure(dir: string) {
+  const keelson = (work: string, port: number) => [join(dir, 'bin', 'keelson'), 'server', '--data-dir', join(work, 'data'), '--secure-port', String(port), '--bind-address', '127.0.0.1'];
+  return underCallgrind(dir, keelson, async ({ child, stderr, port }, work) => {
+    child.stdout!.resume(); // (not read: drained, so that it never fills)
+    const dataDir = join(work, 'data');
     const deadline = Date.now() + 600_000;
     while ((await probe(port, '/readyz')) !== 200) {
-      if (child.exitCode !== null) throw new Error(`keelson under valgrind exited (${child.exitCode}): ${stderr}`);
+      if (child.exitCode !== null) throw new Error(`keelson under valgrind exited (${child.exitCode}): ${stderr()}`);
       if (Date.now() > deadline) throw new Error('keelson under valgrind was not ready within 10 minutes');
       await sleep(500);
     }
@@ -231,40 +266,15 @@ async function measure(dir: string) {
       copyFileSync(join(dataDir, 'kubeconfig'), join(keep, 'kubeconfig'));
       forBare = { dir: keep, getBytes };
     }
-    const times = await count(pid, port, tls, dir);
-    const { dump: counted, total } = countedTotal(work);
-    return {
-      dir,
-      load: LOAD,
-      // (per request of the load: per get with --load gets)
-      instructionsPerCreate: Math.round(total / CREATES),
-      creates: CREATES,
-      warmCreates: WARM,
-      ...times,
-      ...(TOP ? { top: topFunctions(counted, mapFile, TOP) } : {}),
-    };
-  } finally {
-    await stopChild(child, 30_000);
-    rmSync(work, { recursive: true, force: true });
-    rmSync(mapFile, { force: true });
-  }
+    return tls;
+  });
 }
 
 /** the bare server (bench/bare.ts) under the same load, with the first Keelson's certificates */
-async function measureBare(pkiHome: string, getBytes: number) {
-  const work = mkdtempSync(join(tmpdir(), 'keelson-instr-bare-'));
-  const dump = join(work, 'callgrind.out');
-  const port = await freePort();
+function measureBare(pkiHome: string, getBytes: number) {
   const pki = join(pkiHome, 'pki');
-  log('bare server: starting under callgrind');
-  const child: ChildProcess = spawn('valgrind', callgrindArgs(dump, [join(here, 'dist', 'bench', 'bare.js'), String(port), join(pki, 'apiserver.crt'), join(pki, 'apiserver.key'), join(pki, 'ca.crt')]), { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => {
-    stderr = (stderr + d).slice(-4000);
-  });
-  const pid = child.pid!;
-  const mapFile = `/tmp/perf-${pid}.map`;
-  try {
+  const bare = (_work: string, port: number) => [join(here, 'dist', 'bench', 'bare.js'), String(port), join(pki, 'apiserver.crt'), join(pki, 'apiserver.key'), join(pki, 'ca.crt')];
+  return underCallgrind('bare server (bench/bare.ts)', bare, async ({ child, stderr, port }) => {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('the bare server under valgrind did not listen within 5 minutes')), 300_000);
       onLines(child.stdout!, (line) => {
@@ -275,28 +285,14 @@ async function measureBare(pkiHome: string, getBytes: number) {
       });
       child.once('exit', (code) => {
         clearTimeout(timer);
-        reject(new Error(`the bare server under valgrind exited (${code}): ${stderr}`));
+        reject(new Error(`the bare server under valgrind exited (${code}): ${stderr()}`));
       });
     });
     const tls = clientTLSFromKubeconfig(join(pkiHome, 'kubeconfig'));
     // a GET answers a body as long as Keelson's answer
     if (LOAD === 'gets') await request({ host: '127.0.0.1', port, servername: 'localhost', tls }, undefined, 'POST', '/_bench/get-body', Buffer.alloc(getBytes, 0x61));
-    const times = await count(pid, port, tls, 'bare server');
-    const { dump: counted, total } = countedTotal(work);
-    return {
-      dir: 'bare server (bench/bare.ts)',
-      load: LOAD,
-      instructionsPerCreate: Math.round(total / CREATES),
-      creates: CREATES,
-      warmCreates: WARM,
-      ...times,
-      ...(TOP ? { top: topFunctions(counted, mapFile, TOP) } : {}),
-    };
-  } finally {
-    await stopChild(child, 30_000);
-    rmSync(work, { recursive: true, force: true });
-    rmSync(mapFile, { force: true });
-  }
+    return tls;
+  });
 }
 
 const results = [];
