@@ -1,6 +1,6 @@
-// Instructions per durable create (or per get), counted by valgrind's callgrind: a measure of the server's work
-// that does not move with the machine's other load. Rates and CPU times on this kind of machine
-// move 10-20% between rounds (bench/duel.ts needs 16 rounds or more to see a 5% change); the
+// Instructions per durable create (or per get), counted by valgrind's callgrind: a measure of the
+// server's work that does not move with the machine's other load. Rates and CPU times on this kind
+// of machine move 10-40% between rounds (bench/duel.ts needs 16 rounds or more to see a 5% change); the
 // instruction count of the same build moves about 3% between runs, so a change of a few per cent
 // in the work of a create shows in one run of each build.
 //
