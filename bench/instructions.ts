@@ -26,13 +26,13 @@
 // which is why rates are still measured by run.ts and duel.ts. Batches of the group commit are
 // larger under valgrind (the server is slower than its clients), so storage's share is smaller
 // than at full speed.
-import https from 'node:https';
+import type { Agent } from 'node:https';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchConfigMap, clientTLSFromKubeconfig, freePort, onLines, probe, request, round, sleep, stopChild } from './common.js';
+import { agentFor, benchConfigMap, clientTLSFromKubeconfig, freePort, onLines, probe, request, round, sleep, stopChild, type Target } from './common.js';
 
 const args = process.argv.slice(2);
 function opt(name: string): string | undefined {
@@ -86,33 +86,26 @@ const GET_NAME = 'bench-get';
 
 /**
  * sends n requests of the load (creates, or GETs of GET_NAME) with `CONCURRENCY` clients over the
- * agent's kept-alive connections; returns the failures
+ * agent's kept-alive connections (new connections would count their TLS handshakes); returns the
+ * failures
  */
-async function send(port: number, agent: https.Agent, prefix: string, n: number): Promise<number> {
+async function send(target: Target, agent: Agent, prefix: string, n: number): Promise<number> {
   const template = benchConfigMap(`${prefix}-__N__`);
   const get = LOAD === 'gets';
   let next = 0;
   let failed = 0;
-  const one = (): Promise<void> => {
-    if (next >= n) return Promise.resolve();
-    const body = get ? '' : template.replace('__N__', String(next));
-    next++;
-    const path = get ? `/api/v1/namespaces/default/configmaps/${GET_NAME}` : '/api/v1/namespaces/default/configmaps';
-    return new Promise<void>((done) => {
-      const rq = https.request(
-        { host: '127.0.0.1', port, servername: 'localhost', agent, method: get ? 'GET' : 'POST', path, headers: get ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
-        (res) => {
-          if (res.statusCode !== (get ? 200 : 201)) failed++;
-          res.resume();
-          res.on('end', done);
-        },
-      );
-      rq.on('error', () => {
+  const one = async (): Promise<void> => {
+    while (next < n) {
+      const i = next++;
+      try {
+        const r = get
+          ? await request(target, agent, 'GET', `/api/v1/namespaces/default/configmaps/${GET_NAME}`)
+          : await request(target, agent, 'POST', '/api/v1/namespaces/default/configmaps', template.replace('__N__', String(i)));
+        if (r.status !== (get ? 200 : 201)) failed++;
+      } catch {
         failed++;
-        done();
-      });
-      rq.end(get ? undefined : body);
-    }).then(one);
+      }
+    }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, one));
   return failed;
@@ -167,16 +160,16 @@ function countedTotal(work: string): { dump: string; total: number } {
 }
 
 /** warm up, then count `CREATES` requests of the load on the server under callgrind (pid) */
-async function count(pid: number, port: number, tls: ReturnType<typeof clientTLSFromKubeconfig>, label: string) {
-  const agent = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ...tls });
+async function count(pid: number, target: Target, label: string) {
+  const agent = agentFor(target, CONCURRENCY);
   try {
     const t0 = Date.now();
     log(`${label}: ${WARM} ${LOAD} to warm up`);
-    const warmFailed = await send(port, agent, 'warm', WARM);
+    const warmFailed = await send(target, agent, 'warm', WARM);
     execFileSync('callgrind_control', ['-i', 'on', String(pid)], { stdio: 'ignore' });
     const t1 = Date.now();
     log(`${label}: ${CREATES} ${LOAD} counted`);
-    const failed = await send(port, agent, 'counted', CREATES);
+    const failed = await send(target, agent, 'counted', CREATES);
     const t2 = Date.now();
     execFileSync('callgrind_control', ['-i', 'off', String(pid)], { stdio: 'ignore' });
     execFileSync('callgrind_control', ['-d', String(pid)], { stdio: 'ignore' });
@@ -219,7 +212,7 @@ async function underCallgrind(label: string, program: (work: string, port: numbe
   const mapFile = `/tmp/perf-${child.pid!}.map`;
   try {
     const tls = await prepare({ child, stderr: () => stderr, port }, work);
-    const times = await count(child.pid!, port, tls, label);
+    const times = await count(child.pid!, { host: '127.0.0.1', port, servername: 'localhost', tls }, label);
     const { dump, total } = countedTotal(work);
     return {
       dir: label,
