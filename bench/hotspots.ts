@@ -10,6 +10,7 @@ import { WatchHub } from '../src/storage/watch-hub.js';
 import type { StorageEvent } from '../src/storage/interface.js';
 import { BUILTIN_KINDS } from '../src/schema/kinds.js';
 import { jsonStrictProblems } from '../src/codec/duplicates.js';
+import { stringifyWithVerbatim, type VerbatimSpan } from '../src/codec/verbatim.js';
 import { normalize } from '../src/codec/json.js';
 import { negotiateOutput } from '../src/codec/negotiate.js';
 import { resetFieldsFor, trackUpdate } from '../src/patch/ssa/index.js';
@@ -141,6 +142,36 @@ function writePath() {
   };
 }
 
+/**
+ * The stored JSON of a write (store.ts encode): JSON.stringify of the object beside
+ * stringifyWithVerbatim, which writes the long escape-free values from the request's text (the
+ * strict scan's spans), for the bench's 1 KB ConfigMap and for a Secret of 64 KiB of base64 (a
+ * Helm release); the scan that finds the spans runs in every write anyway.
+ */
+function storedJSON() {
+  const T = 'io.k8s.api.core.v1.ConfigMap';
+  const meta = { name: 'bench-1', namespace: 'default', uid: '9b3f8d4e-1c2a-4e5b-8f6a-0d1e2f3a4b5c', creationTimestamp: '2026-11-22T23:27:14Z', labels: { app: 'bench', tier: 'load' } };
+  const cases: [string, any][] = [
+    ['configMap1KB', { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta, data: { payload: 'x'.repeat(874) } }],
+    ['secret64KB', { apiVersion: 'v1', kind: 'Secret', metadata: meta, type: 'Opaque', data: { release: Buffer.alloc(48 * 1024, 7).toString('base64') } }],
+  ];
+  const out: Record<string, unknown> = { where: 'src/apiserver/registry/store.ts encode() with src/codec/verbatim.ts' };
+  for (const [name, obj] of cases) {
+    const text = JSON.stringify(obj);
+    const spans: VerbatimSpan[] = [];
+    jsonStrictProblems(text, name.startsWith('secret') ? 'io.k8s.api.core.v1.Secret' : T, false, spans);
+    const parsed = JSON.parse(text);
+    const serialize = () => JSON.stringify(parsed);
+    out[name] = {
+      bytes: text.length,
+      // (each text measured as the store uses it: its UTF-8 length read, which flattens the spliced one)
+      stringifyNs: nsPerOp(() => void Buffer.byteLength(serialize())),
+      verbatimNs: nsPerOp(() => void Buffer.byteLength(stringifyWithVerbatim(parsed, { text, spans }, serialize))),
+    };
+  }
+  return out;
+}
+
 /** one commit's delivery through the storage watch hub, with one watcher per served resource as in the server */
 async function hubDelivery(batch: number) {
   const prefixes = [...new Set(BUILTIN_KINDS.filter((k) => !k.virtual).map((k) => `/registry/${k.storagePrefix}/`))];
@@ -191,6 +222,7 @@ async function main() {
     requestMetrics: metrics(),
     creationTimestamp: timestamps(),
     writePath: writePath(),
+    storedJSON: storedJSON(),
     watchHubDeliver: {
       where: 'src/storage/watch-hub.ts WatchHub.deliver: every commit tests every event against every watched prefix (one per served resource)',
       runs: [await hubDelivery(1), await hubDelivery(8), await hubDelivery(64)],

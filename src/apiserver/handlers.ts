@@ -20,6 +20,7 @@ import type { AdmissionChain } from './admission/chain.js';
 import type { WatchRegistry } from './watch.js';
 import { normalize, pruneUnknown } from '../codec/json.js';
 import { jsonPatchStrictProblems, jsonStrictProblems, yamlDuplicateFields } from '../codec/duplicates.js';
+import type { Verbatim, VerbatimSpan } from '../codec/verbatim.js';
 import { goJSONSyntaxError } from '../schema/validation/gojson.js';
 
 /**
@@ -27,7 +28,7 @@ import { goJSONSyntaxError } from '../schema/validation/gojson.js';
  * reported by normalizeBody per fieldValidation: for JSON every duplicate and unknown field in
  * document order (`complete`), for YAML the duplicated keys (unknown fields come from normalize).
  */
-type StrictProblems = { list: string[]; warnings: string[]; complete: boolean };
+type StrictProblems = { list: string[]; warnings: string[]; complete: boolean; verbatim?: Verbatim };
 // kept on the decoded object itself under a non-enumerable symbol (nothing that reads or copies
 // the object sees it): a WeakMap entry per write costs the garbage collector far more
 const STRICT_PROBLEMS = Symbol('strict decoding problems');
@@ -652,8 +653,9 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
       if (obj !== null && typeof obj === 'object' && r.query.get('fieldValidation') !== 'Ignore') {
         // a custom resource's unknown fields come from its schema's pruning (normalize)
         const custom = (kind as Partial<KindDecl>).custom !== undefined;
-        const list = jsonStrictProblems(text, custom ? undefined : kind.type);
-        strictProblems.set(obj, { list, warnings: list, complete: !custom });
+        const spans: VerbatimSpan[] = [];
+        const list = jsonStrictProblems(text, custom ? undefined : kind.type, false, spans);
+        strictProblems.set(obj, { list, warnings: list, complete: !custom, verbatim: spans.length ? { text, spans } : undefined });
       }
       break;
     }
@@ -784,6 +786,11 @@ function reportFieldProblems(r: RequestBase, kind: Pick<KindDecl, 'version' | 'k
   for (const p of problems) r.warnings.push(p);
 }
 
+/** the long string values of a decoded JSON body that can go into the stored JSON as they came (see codec/verbatim.ts) */
+export function verbatimOf(decoded: unknown): Verbatim | undefined {
+  return decoded !== null && typeof decoded === 'object' ? strictProblems.get(decoded)?.verbatim : undefined;
+}
+
 export function normalizeBody(r: RequestBase, obj: any, kind: Pick<KindDecl, 'version' | 'kind' | 'type'>, level: 'Ignore' | 'Warn' | 'Strict', extraDuplicates?: string[]): any {
   const n = normalize(kind.type, obj);
   if (n.typeError) throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${n.typeError}`);
@@ -813,7 +820,8 @@ export async function handleCreate(r: Request): Promise<void> {
   const dryRun = dryRunOf(query, undefined, r.req.method);
   const level = fieldValidationOf(query, r.req.method);
   const body = await readBody(r.req);
-  let obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
+  const decoded = decodeBody(r, body, store.kind);
+  let obj = normalizeBody(r, decoded, store.kind, level);
   applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
   obj = trackUpdate(undefined, obj, store.kind.type, managerOf(r, '', store.kind));
   if (store.kind.namespaced) {
@@ -822,7 +830,7 @@ export async function handleCreate(r: Request): Promise<void> {
     else if (ns !== info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   } else delete obj.metadata.namespace;
   rbacWriteCheck(r, obj, undefined);
-  const created = await store.create(obj, { dryRun, admission: admissionOf(r, {}, '') });
+  const created = await store.create(obj, { dryRun, admission: admissionOf(r, {}, ''), verbatim: verbatimOf(decoded) });
   writeEntry(r.res, 201, store.kind, created, dryRun ? undefined : store.get(info.namespace, created.metadata.name), choice);
 }
 
@@ -845,7 +853,8 @@ export async function handleUpdate(r: Request): Promise<void> {
     writeView(r.res, 200, view.toView(out), choice, view.view, choice.transform === 'Table' ? tableOptions(r.query) : undefined);
     return;
   }
-  let obj = normalizeBody(r, decodeBody(r, body, store.kind), store.kind, level);
+  const decoded = decodeBody(r, body, store.kind);
+  let obj = normalizeBody(r, decoded, store.kind, level);
   if (!info.subresource) applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
   if (!info.subresource) obj = trackUpdate(store.get(info.namespace, info.name)?.obj, obj, store.kind.type, who);
   const m = obj.metadata;
@@ -900,7 +909,7 @@ export async function handleUpdate(r: Request): Promise<void> {
   const live = store.get(info.namespace, info.name)?.obj;
   if (!live && store.strategy.allowCreateOnUpdate) createOnWriteCheck(r);
   rbacWriteCheck(r, obj, live);
-  const { obj: out, created } = await store.update(info.namespace, info.name, obj, { dryRun, admission: admissionOf(r) });
+  const { obj: out, created } = await store.update(info.namespace, info.name, obj, { dryRun, admission: admissionOf(r), verbatim: verbatimOf(decoded) });
   writeEntry(r.res, created ? 201 : 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
 }
 

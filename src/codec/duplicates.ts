@@ -116,6 +116,7 @@ export function yamlDuplicateFields(text: string): string[] {
 }
 
 import type { TypeRef } from '../schema/model.js';
+import { VERBATIM_MIN_CHARS, type VerbatimSpan } from './verbatim.js';
 import { getType, jsonFields } from '../schema/types.js';
 
 /**
@@ -123,10 +124,12 @@ import { getType, jsonFields } from '../schema/types.js';
  * Kubernetes' strict decoder words them: `duplicate field "spec.replicas"` and
  * `unknown field "spec.foo"` (an unknown field's value is not looked into; free-form values
  * (maps of strings, RawExtension, ...) are only checked for duplicates). Keys starting with `$`
- * are patch directives when `directives` is set. The text must be valid JSON.
+ * are patch directives when `directives` is set. The text must be valid JSON. With `verbatim`,
+ * the string values of at least VERBATIM_MIN_CHARS characters without a backslash are noted
+ * there (see codec/verbatim.ts), found as the scan passes them.
  */
-export function jsonStrictProblems(text: string, typeName: string | undefined, directives = false): string[] {
-  const sc = new StrictScanner(text, directives);
+export function jsonStrictProblems(text: string, typeName: string | undefined, directives = false, verbatim?: VerbatimSpan[]): string[] {
+  const sc = new StrictScanner(text, directives, verbatim);
   sc.value(typeName === JSON_PATCH ? { kind: 'array', items: { kind: 'object', name: JSON_PATCH_OP } } : typeName ? { kind: 'object', name: typeName } : undefined, undefined, '', -1);
   return sc.out;
 }
@@ -148,6 +151,14 @@ function pathText(parent: PathNode | undefined, key: string, index: number): str
   return up ? `${up}.${key}` : key;
 }
 
+/** the member keys and item indexes from the root to a value in `parent` (by key, or by index >= 0) */
+function pathKeys(parent: PathNode, key: string, index: number): (string | number)[] {
+  const out: (string | number)[] = [index >= 0 ? index : key];
+  // (the root's node has no parent and no step of its own)
+  for (let n: PathNode = parent; n.parent !== undefined; n = n.parent) out.push(n.index >= 0 ? n.index : n.key);
+  return out.reverse();
+}
+
 /** the keys of one object so far: a short list, a set once the object has many */
 const MANY_KEYS = 16;
 
@@ -164,6 +175,7 @@ class StrictScanner {
   constructor(
     private readonly text: string,
     private readonly directives: boolean,
+    private readonly verbatim: VerbatimSpan[] | undefined,
   ) {
     this.n = text.length;
   }
@@ -258,7 +270,10 @@ class StrictScanner {
     const c = this.text.charCodeAt(this.i);
     if (c === 0x7b) this.object(ref, { parent, key, index });
     else if (c === 0x5b) this.array(ref, { parent, key, index });
-    else this.skipScalar();
+    else if (c === 0x22 && this.verbatim !== undefined && parent !== undefined) {
+      const start = this.i + 1;
+      if (!this.skipString() && this.i - 1 - start >= VERBATIM_MIN_CHARS) this.verbatim.push({ path: pathKeys(parent, key, index), start, end: this.i - 1 });
+    } else this.skipScalar();
   }
 
   private object(ref: TypeRef | undefined, here: PathNode): void {

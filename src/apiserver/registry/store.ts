@@ -6,6 +6,7 @@ import { randomInt } from 'node:crypto';
 import { newUUID } from '../../machinery/uuid.js';
 import { fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
 import { managedFieldsText } from '../../patch/ssa/fieldmanager.js';
+import { stringifyWithVerbatim, type Verbatim } from '../../codec/verbatim.js';
 import { errors, field, qualified, StatusError, type FieldError, type GroupThing, type StatusCause, type StatusDetails } from '../../machinery/errors.js';
 import { validateAnnotations, validateLabels, validateName } from '../../machinery/validation.js';
 import type { KindDecl } from '../../schema/model.js';
@@ -19,6 +20,8 @@ import type { Transformer } from '../../storage/value/transformer.js';
 
 export interface WriteOptions {
   dryRun: boolean;
+  /** the request's long string values that can go into the stored JSON as they came (codec/verbatim.ts) */
+  verbatim?: Verbatim;
   /** the admission chain a user's write passes (absent for the server's own writes) */
   admission?: WriteAdmission;
 }
@@ -258,7 +261,8 @@ export class ResourceStore {
   }
 
   /** the stored bytes of an object: JSON without resourceVersion (in the stored form), encrypted when configured */
-  private encode(key: string, obj: any): Uint8Array {
+  /** the stored bytes of a write (kept with the object until the write is durable); `verbatim`: see codec/verbatim.ts */
+  private encode(key: string, obj: any, verbatim?: Verbatim): Uint8Array {
     const m = obj.metadata;
     const rv = m.resourceVersion;
     // the JSON with metadata.resourceVersion set to `value` for the time of the serialization
@@ -271,6 +275,7 @@ export class ResourceStore {
         m.resourceVersion = rv;
       }
     };
+    const withPlaceholder = () => serialize(RV_PLACEHOLDER);
     const storageForm = this.strategy.storageForm;
     // one serialization for the stored JSON and the answer's (see splitPlaceholder), when the
     // stored form is the object itself
@@ -283,13 +288,13 @@ export class ResourceStore {
         m.managedFields = FRAGMENT_PLACEHOLDER;
         let text: string;
         try {
-          text = serialize(RV_PLACEHOLDER);
+          text = stringifyWithVerbatim(obj, verbatim, withPlaceholder);
         } finally {
           m.managedFields = mf;
         }
         answer = splitPlaceholder(text, mfText);
       }
-      answer ??= splitPlaceholder(serialize(RV_PLACEHOLDER));
+      answer ??= splitPlaceholder(stringifyWithVerbatim(obj, verbatim, withPlaceholder));
     }
     const json = answer ? answer.stored : Buffer.from(serialize(undefined, storageForm ? (o) => storageForm.toStorage(o) : undefined));
     const bytes = this.transformer ? this.transformer.toStorage(json, Buffer.from(key)) : json;
@@ -483,7 +488,7 @@ export class ResourceStore {
         if (!generated && this.get(m.namespace ?? '', m.name)) throw errors.alreadyExists(this.groupResource, m.name);
         return obj;
       }
-      const out = await this.createStored(obj, generated);
+      const out = await this.createStored(obj, generated, opts.verbatim);
       stored = true;
       return out;
     } finally {
@@ -491,12 +496,12 @@ export class ResourceStore {
     }
   }
 
-  private async createStored(obj: any, generated: boolean): Promise<any> {
+  private async createStored(obj: any, generated: boolean, verbatim: Verbatim | undefined): Promise<any> {
     const m = obj.metadata;
     for (let attempt = 0; ; attempt++) {
       const key = this.key(m.namespace ?? '', m.name);
       try {
-        const kv = await this.backend.create(key, this.encode(key, obj));
+        const kv = await this.backend.create(key, this.encode(key, obj, verbatim));
         const e = this.cacher.get(key);
         if (e && e.modRevision === kv.modRevision) return e.obj;
         obj.metadata.resourceVersion = String(kv.modRevision);
@@ -582,7 +587,7 @@ export class ResourceStore {
           this.strategy.afterDelete?.(old);
           return { obj: atRevision(old, kv.modRevision), created: false };
         }
-        const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
+        const kv = await this.backend.update(key, this.encode(key, next, opts.verbatim), cur.modRevision);
         stored = true;
         const e = this.cacher.get(key);
         return { obj: e && e.modRevision === kv.modRevision ? e.obj : next, created: false };

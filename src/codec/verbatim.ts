@@ -1,0 +1,119 @@
+// Long string values copied from a request's JSON text into the stored JSON, unescaped again.
+//
+// JSON.stringify looks at every character of every string for escaping: in Node 20 about 3 ns a
+// character, which is half of the serialization of the 1 KB ConfigMap of `npm run bench` and
+// nearly all of it for a Secret or ConfigMap with long values (a Helm release is a Secret of tens
+// of kilobytes of base64). A string value whose text in the request holds no backslash needs no
+// escaping: JSON allows no raw control character in a string, a quote would have ended it, and
+// text decoded from UTF-8 holds no lone surrogate. So its JSON is its characters between quotes.
+//
+// The strict-field scan, which reads the body's text anyway, notes where such long values are
+// (VerbatimSpan, see jsonStrictProblems). The store serializes the object with each of them
+// replaced by a short placeholder and puts the value in the placeholder's place in the text. A
+// value is used only where the object still holds exactly the request's characters at that path
+// (the normalization, an admission plugin or the strategy may have moved or changed it), and
+// only when its placeholder is in the text exactly once (a string or key equal to a placeholder
+// makes it ambiguous); otherwise the object is serialized as it is.
+
+/** the shortest value worth it: below, the search and the splice cost about what they save */
+export const VERBATIM_MIN_CHARS = 256;
+
+export interface VerbatimSpan {
+  /** the member keys and item indexes from the root object to the value */
+  path: (string | number)[];
+  /** the value's characters in the request's text: [start, end), without the quotes */
+  start: number;
+  end: number;
+}
+
+/** a request's JSON text and its long, escape-free string values */
+export interface Verbatim {
+  text: string;
+  spans: VerbatimSpan[];
+}
+
+// (a control character: JSON.stringify writes it escaped, as \u0003, so only a string or a key
+// made of the same characters can look like a placeholder in the text, and that is checked)
+const MARK = '\u0003';
+/** the i-th placeholder, and its JSON text without the opening quote (a needle that starts with
+ * a backslash: V8's search skips along quotes, which JSON is full of, far more slowly) */
+const marks: string[] = [];
+const needles: string[] = [];
+function placeholder(i: number): number {
+  while (marks.length <= i) {
+    const m = MARK + marks.length + MARK;
+    marks.push(m);
+    needles.push(JSON.stringify(m).slice(1));
+  }
+  return i;
+}
+
+interface Swapped {
+  holder: any;
+  key: string | number;
+  value: string;
+  /** the placeholder's index (marks, needles) */
+  p: number;
+  /** where its needle is in the text */
+  at: number;
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** the object or array at `path` minus its last step, when every step is an own member or an item */
+function holderOf(root: any, path: (string | number)[]): any {
+  let h = root;
+  for (let i = 0; i < path.length - 1; i++) {
+    const k = path[i]!;
+    if (h === null || typeof h !== 'object') return undefined;
+    if (typeof k === 'number' ? !Array.isArray(h) || k >= h.length : Array.isArray(h) || !hasOwn.call(h, k)) return undefined;
+    h = h[k];
+  }
+  return h !== null && typeof h === 'object' ? h : undefined;
+}
+
+/**
+ * `serialize()` (JSON.stringify of `root`, or of an object holding root's strings as they are),
+ * with the spans' values written from `v.text` rather than escaped again; the same text as
+ * `serialize()` alone.
+ */
+export function stringifyWithVerbatim(root: any, v: Verbatim | undefined, serialize: () => string): string {
+  if (v === undefined || v.spans.length === 0) return serialize();
+  const swapped: Swapped[] = [];
+  const text = v.text;
+  for (let i = 0; i < v.spans.length; i++) {
+    const s = v.spans[i]!;
+    const holder = holderOf(root, s.path);
+    if (holder === undefined || Object.isFrozen(holder)) continue;
+    const key = s.path[s.path.length - 1]!;
+    if (typeof key === 'number' ? !Array.isArray(holder) || key >= holder.length : Array.isArray(holder) || !hasOwn.call(holder, key)) continue;
+    const value = holder[key];
+    if (typeof value !== 'string' || value.length !== s.end - s.start || value !== text.slice(s.start, s.end)) continue;
+    const p = placeholder(swapped.length);
+    holder[key] = marks[p];
+    swapped.push({ holder, key, value, p, at: -1 });
+  }
+  if (swapped.length === 0) return serialize();
+  let out: string;
+  try {
+    out = serialize();
+  } finally {
+    for (const w of swapped) w.holder[w.key] = w.value;
+  }
+  // each placeholder once, as a whole string (its opening quote before it), else all is done again
+  for (const w of swapped) {
+    const needle = needles[w.p]!;
+    const at = out.indexOf(needle);
+    if (at < 1 || out.charCodeAt(at - 1) !== 0x22 || out.indexOf(needle, at + needle.length) >= 0) return serialize();
+    w.at = at;
+  }
+  if (swapped.length > 1) swapped.sort((a, b) => a.at - b.at);
+  // the pieces between the placeholders, each placeholder's quotes kept around its value
+  let result = '';
+  let from = 0;
+  for (const w of swapped) {
+    result += out.slice(from, w.at) + w.value;
+    from = w.at + needles[w.p]!.length - 1;
+  }
+  return result + out.slice(from);
+}
