@@ -501,7 +501,11 @@ export class ResourceStore {
     for (let attempt = 0; ; attempt++) {
       const key = this.key(m.namespace ?? '', m.name);
       try {
-        const kv = await this.backend.create(key, this.encode(key, obj, verbatim));
+        const bytes = this.encode(key, obj, verbatim);
+        // (not held through the commit's wait, where it would keep the request's text alive; a
+        // retry under another generated name, rare, serializes the plain way)
+        verbatim = undefined;
+        const kv = await this.backend.create(key, bytes);
         const e = this.cacher.get(key);
         if (e && e.modRevision === kv.modRevision) return e.obj;
         obj.metadata.resourceVersion = String(kv.modRevision);
