@@ -260,8 +260,10 @@ export class ResourceStore {
     }
   }
 
-  /** the stored bytes of an object: JSON without resourceVersion (in the stored form), encrypted when configured */
-  /** the stored bytes of a write (kept with the object until the write is durable); `verbatim`: see codec/verbatim.ts */
+  /**
+   * the stored bytes of an object: JSON without resourceVersion (in the stored form), encrypted
+   * when configured; `verbatim`: the request's long values to write as they came (codec/verbatim.ts)
+   */
   private encode(key: string, obj: any, verbatim?: Verbatim): Uint8Array {
     const m = obj.metadata;
     const rv = m.resourceVersion;
