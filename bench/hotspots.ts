@@ -154,12 +154,14 @@ function storedJSON() {
   const cases: [string, any][] = [
     ['configMap1KB', { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta, data: { payload: 'x'.repeat(874) } }],
     ['secret64KB', { apiVersion: 'v1', kind: 'Secret', metadata: meta, type: 'Opaque', data: { release: Buffer.alloc(48 * 1024, 7).toString('base64') } }],
+    ['configMap2000LongValues', { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta, data: Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`key-${i}`, `${i}`.padStart(300, 'v')])) }],
   ];
   const out: Record<string, unknown> = { where: 'src/apiserver/registry/store.ts encode() with src/codec/verbatim.ts' };
   for (const [name, obj] of cases) {
     const text = JSON.stringify(obj);
     const spans: VerbatimSpan[] = [];
     jsonStrictProblems(text, name.startsWith('secret') ? 'io.k8s.api.core.v1.Secret' : T, false, spans);
+    if (spans.length === 0) throw new Error(`${name}: no long values found`);
     const parsed = JSON.parse(text);
     const serialize = () => JSON.stringify(parsed);
     out[name] = {

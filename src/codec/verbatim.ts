@@ -35,27 +35,21 @@ export interface Verbatim {
 // (a control character: JSON.stringify writes it escaped, as \u0003, so only a string or a key
 // made of the same characters can look like a placeholder in the text, and that is checked)
 const MARK = '\u0003';
-/** the i-th placeholder, and its JSON text without the opening quote (a needle that starts with
- * a backslash: V8's search skips along quotes, which JSON is full of, far more slowly) */
+/** MARK's JSON text */
+const ESC = '\\u0003';
+/** the i-th placeholder: MARK, i, MARK */
 const marks: string[] = [];
-const needles: string[] = [];
-function placeholder(i: number): number {
-  while (marks.length <= i) {
-    const m = MARK + marks.length + MARK;
-    marks.push(m);
-    needles.push(JSON.stringify(m).slice(1));
-  }
-  return i;
+function placeholder(i: number): string {
+  while (marks.length <= i) marks.push(MARK + marks.length + MARK);
+  return marks[i]!;
 }
 
 interface Swapped {
   holder: any;
   key: string | number;
   value: string;
-  /** the placeholder's index (marks, needles) */
-  p: number;
-  /** where its needle is in the text */
-  at: number;
+  /** its placeholder was found in the text */
+  found: boolean;
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -75,7 +69,7 @@ function holderOf(root: any, path: (string | number)[]): any {
 /**
  * `serialize()` (JSON.stringify of `root`, or of an object holding root's strings as they are),
  * with the spans' values written from `v.text` rather than escaped again; the same text as
- * `serialize()` alone.
+ * `serialize()` alone. Linear in the text and the values, however many spans there are.
  */
 export function stringifyWithVerbatim(root: any, v: Verbatim | undefined, serialize: () => string): string {
   if (v === undefined || v.spans.length === 0) return serialize();
@@ -89,9 +83,8 @@ export function stringifyWithVerbatim(root: any, v: Verbatim | undefined, serial
     if (typeof key === 'number' ? !Array.isArray(holder) || key >= holder.length : Array.isArray(holder) || !hasOwn.call(holder, key)) continue;
     const value = holder[key];
     if (typeof value !== 'string' || value.length !== s.end - s.start || value !== text.slice(s.start, s.end)) continue;
-    const p = placeholder(swapped.length);
-    holder[key] = marks[p];
-    swapped.push({ holder, key, value, p, at: -1 });
+    holder[key] = placeholder(swapped.length);
+    swapped.push({ holder, key, value, found: false });
   }
   if (swapped.length === 0) return serialize();
   let out: string;
@@ -100,20 +93,22 @@ export function stringifyWithVerbatim(root: any, v: Verbatim | undefined, serial
   } finally {
     for (const w of swapped) w.holder[w.key] = w.value;
   }
-  // each placeholder once, as a whole string (its opening quote before it), else all is done again
-  for (const w of swapped) {
-    const needle = needles[w.p]!;
-    const at = out.indexOf(needle);
-    if (at < 1 || out.charCodeAt(at - 1) !== 0x22 || out.indexOf(needle, at + needle.length) >= 0) return serialize();
-    w.at = at;
-  }
-  if (swapped.length > 1) swapped.sort((a, b) => a.at - b.at);
-  // the pieces between the placeholders, each placeholder's quotes kept around its value
+  // one pass over the escaped MARKs of the text, in order: each must open a whole placeholder
+  // string ("ESC n ESC"), each placeholder once; anything else and the object is serialized again
   let result = '';
   let from = 0;
-  for (const w of swapped) {
-    result += out.slice(from, w.at) + w.value;
-    from = w.at + needles[w.p]!.length - 1;
+  for (let at = out.indexOf(ESC); at >= 0; at = out.indexOf(ESC, from)) {
+    let j = at + ESC.length;
+    let n = 0;
+    const digits = j;
+    for (let c = out.charCodeAt(j); c >= 0x30 && c <= 0x39 && j - digits < 9; c = out.charCodeAt(++j)) n = n * 10 + (c - 0x30);
+    const close = j + ESC.length;
+    if (j === digits || out.charCodeAt(at - 1) !== 0x22 || !out.startsWith(ESC, j) || out.charCodeAt(close) !== 0x22 || n >= swapped.length || swapped[n]!.found) return serialize();
+    swapped[n]!.found = true;
+    // the placeholder's quotes stay around the value
+    result += out.slice(from, at) + swapped[n]!.value;
+    from = close;
   }
+  for (const w of swapped) if (!w.found) return serialize();
   return result + out.slice(from);
 }
