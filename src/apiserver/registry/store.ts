@@ -533,7 +533,11 @@ export class ResourceStore {
    * Replace an object (PUT on the main resource). `obj` carries the client's full object; its
    * metadata.resourceVersion, if set, must match the stored one.
    */
-  async update(namespace: string, name: string, obj: any, opts: WriteOptions): Promise<{ obj: any; created: boolean }> {
+  async update(namespace: string, name: string, obj: any, options: WriteOptions): Promise<{ obj: any; created: boolean }> {
+    // (the request's verbatim spans serve the first write only: `opts`, used through the retries,
+    // does not hold them, and with them the request's text, through the commit's wait)
+    const { verbatim: sent, ...opts } = options;
+    let verbatim = sent;
     obj.metadata ??= {};
     const m = obj.metadata;
     if (this.kind.namespaced) m.namespace = namespace;
@@ -547,7 +551,7 @@ export class ResourceStore {
         if (!this.strategy.allowCreateOnUpdate) throw errors.notFound(this.groupResource, name);
         if (m.resourceVersion) throw errors.notFound(this.groupResource, name);
         m.name = name;
-        const created = await this.create(obj, opts);
+        const created = await this.create(obj, { ...opts, verbatim });
         return { obj: created, created: true };
       }
       const old = cur.obj;
@@ -593,7 +597,9 @@ export class ResourceStore {
           this.strategy.afterDelete?.(old);
           return { obj: atRevision(old, kv.modRevision), created: false };
         }
-        const kv = await this.backend.update(key, this.encode(key, next, opts.verbatim), cur.modRevision);
+        const bytes = this.encode(key, next, verbatim);
+        verbatim = undefined;
+        const kv = await this.backend.update(key, bytes, cur.modRevision);
         stored = true;
         const e = this.cacher.get(key);
         return { obj: e && e.modRevision === kv.modRevision ? e.obj : next, created: false };
