@@ -54,14 +54,18 @@ interface Swapped {
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
+/** whether `k` is a step into `h`: an item of an array, or an own member of an object (never its prototype) */
+function hasStep(h: any, k: string | number): boolean {
+  if (h === null || typeof h !== 'object') return false;
+  return typeof k === 'number' ? Array.isArray(h) && k < h.length : !Array.isArray(h) && hasOwn.call(h, k);
+}
+
 /** the object or array at `path` minus its last step, when every step is an own member or an item */
 function holderOf(root: any, path: (string | number)[]): any {
   let h = root;
   for (let i = 0; i < path.length - 1; i++) {
-    const k = path[i]!;
-    if (h === null || typeof h !== 'object') return undefined;
-    if (typeof k === 'number' ? !Array.isArray(h) || k >= h.length : Array.isArray(h) || !hasOwn.call(h, k)) return undefined;
-    h = h[k];
+    if (!hasStep(h, path[i]!)) return undefined;
+    h = h[path[i]!];
   }
   return h !== null && typeof h === 'object' ? h : undefined;
 }
@@ -80,7 +84,7 @@ export function stringifyWithVerbatim(root: any, v: Verbatim | undefined, serial
     const holder = holderOf(root, s.path);
     if (holder === undefined || Object.isFrozen(holder)) continue;
     const key = s.path[s.path.length - 1]!;
-    if (typeof key === 'number' ? !Array.isArray(holder) || key >= holder.length : Array.isArray(holder) || !hasOwn.call(holder, key)) continue;
+    if (!hasStep(holder, key)) continue;
     const value = holder[key];
     if (typeof value !== 'string' || value.length !== s.end - s.start || value !== text.slice(s.start, s.end)) continue;
     holder[key] = placeholder(swapped.length);
