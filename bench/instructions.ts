@@ -1,22 +1,31 @@
 // Instructions per durable create (or per get), counted by valgrind's callgrind: a measure of the
 // server's work that does not move with the machine's other load. Rates and CPU times on this kind
-// of machine move 10-40% between rounds (bench/duel.ts needs 16 rounds or more to see a 5% change); the
-// instruction count of the same build moves about 3% between runs, so a change of a few per cent
-// in the work of a create shows in one run of each build.
+// of machine move 10-40% between rounds (bench/duel.ts needs 16 rounds or more to see a 5% change).
+// The count does not move with the machine, but it does move with V8: a window of 2,000 creates
+// that holds a major GC (concurrent marking and sweeping of the whole heap, which the watch cache
+// keeps growing) or a burst of compiling counts 20% to 130% more than one that does not (windows
+// of one process, one after the other: 585K, 414K, 497K, 440K; another: 385K, 372K, 407K, 890K).
+// So each server is counted in `--windows` windows (default 5) one after the other, and the
+// median window is its figure (`instructionsPerCreate`: the request path's own work, the figure
+// to compare builds by); the mean (`meanPerCreate`) spreads the GC and compiling over all creates.
+// `windowsV8PerCreate` gives each window's instructions in V8's heap and compiler code.
 //
-//   node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40]
-//                                   [--load gets] [--bare]
+//   node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--windows 5]
+//                                   [--top 40] [--keep DIR] [--load gets] [--bare]
 //
 // For each build DIR (default: this checkout; give --dir twice to compare two builds), it starts
 // `keelson server` under `valgrind --tool=callgrind` (fresh data directory, sqlite backend, a free
 // port on 127.0.0.1) with counting off, sends `--warm` creates (1 KB ConfigMaps, as `npm run
 // bench`, 64 clients on kept-alive connections) so that V8 has compiled the hot path, turns
 // counting on (`callgrind_control -i on`), sends `--creates` more, turns it off and reads the
-// total. Every thread of the server process is counted (the main thread, the storage worker,
+// total, once per window. Every thread of the server process is counted (the main thread, the storage worker,
 // V8's GC helpers); the kernel's work (syscalls, fsync) is not. `--top N` lists the functions with
-// the most instructions of their own per create, V8's compiled JavaScript named from node's
-// --perf-basic-prof map. Under valgrind the server runs about 50 times slower: a run takes a
-// minute or two. `--load gets` counts GETs of one ConfigMap instead (the gets load of `npm run
+// the most instructions of their own per create in the median window, V8's compiled JavaScript
+// named from node's --perf-basic-prof map (which makes V8 report every object a GC moves:
+// `Heap::OnMoveEvent`, a few thousand instructions per create that a run without --top does not
+// have). `--keep DIR` copies the median window's dump and the perf map into DIR, for
+// `callgrind_annotate --tree=caller`. Under valgrind the server runs about 50 times slower: a run
+// takes two to four minutes per build. `--load gets` counts GETs of one ConfigMap instead (the gets load of `npm run
 // bench`; --warm and --creates then count GETs). `--bare` counts the bare server of `npm run bench`
 // (bench/bare.ts, with the first Keelson's certificates) under the same load too: its POST echo
 // of the same bodies, or its GET of a body as long as Keelson's answer. Prints one JSON document;
@@ -45,7 +54,7 @@ function opts(name: string): string[] {
   return out;
 }
 if (args.includes('--help') || args.includes('-h')) {
-  process.stdout.write('usage: node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40] [--concurrency 64] [--load creates|gets] [--bare]\n');
+  process.stdout.write('usage: node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40] [--windows 5] [--keep DIR] [--concurrency 64] [--load creates|gets] [--bare]\n');
   process.exit(0);
 }
 
@@ -57,6 +66,10 @@ const TOP = Number(opt('top') ?? 0);
 const CONCURRENCY = Number(opt('concurrency') ?? 64);
 const LOAD = opt('load') ?? 'creates';
 const BARE = args.includes('--bare');
+/** counted windows per server, one after the other in the same process (each `--creates` long) */
+const WINDOWS = Math.max(1, Math.min(9, Number(opt('windows') ?? 5)));
+/** a directory to keep each server's median-window dump and its perf map in (for callgrind_annotate --tree=caller) */
+const KEEP = opt('keep');
 if (LOAD !== 'creates' && LOAD !== 'gets') {
   process.stderr.write(`instructions: --load is creates or gets, not ${JSON.stringify(LOAD)}\n`);
   process.exit(2);
@@ -116,6 +129,17 @@ interface FunctionCost {
   function: string;
 }
 
+/** each function's own instructions in a dump, as callgrind_annotate lists them */
+function selfCosts(dump: string): { ir: number; name: string }[] {
+  const out = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', dump], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const costs: { ir: number; name: string }[] = [];
+  for (const line of out.split('\n')) {
+    const m = /^\s*([\d,]+)\s+\([\s\d.]+%\)\s+(.*)$/.exec(line);
+    if (m && !m[2]!.includes('PROGRAM TOTALS')) costs.push({ ir: Number(m[1]!.replace(/,/g, '')), name: m[2]! });
+  }
+  return costs;
+}
+
 /** the functions with the most instructions of their own, JIT code named from the perf map */
 function topFunctions(dump: string, mapFile: string, n: number): FunctionCost[] {
   const map: { start: number; end: number; name: string }[] = [];
@@ -130,21 +154,44 @@ function topFunctions(dump: string, mapFile: string, n: number): FunctionCost[] 
     for (let i = map.length - 1; i >= 0; i--) if (map[i]!.start <= addr && addr < map[i]!.end) return map[i]!.name;
     return undefined;
   };
-  const out = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', dump], { encoding: 'utf8', maxBuffer: 64 << 20 });
   const sums = new Map<string, number>();
-  for (const line of out.split('\n')) {
-    const m = /^\s*([\d,]+)\s+\([\s\d.]+%\)\s+(.*)$/.exec(line);
-    if (!m || m[2]!.includes('PROGRAM TOTALS')) continue;
-    let fn = m[2]!.replace(/'\d+/g, '');
+  for (const { ir, name } of selfCosts(dump)) {
+    let fn = name.replace(/'\d+/g, '');
     const addr = /\?\?\?:0x([0-9a-f]+)/.exec(fn);
     if (addr) fn = nameOf(parseInt(addr[1]!, 16)) ?? fn;
     fn = fn.replace(/file:\/\/\S*\/dist\//g, '').replace(/ \[\/\S+\]$/, '');
-    sums.set(fn, (sums.get(fn) ?? 0) + Number(m[1]!.replace(/,/g, '')));
+    sums.set(fn, (sums.get(fn) ?? 0) + ir);
   }
   return [...sums]
     .sort((a, b) => b[1] - a[1])
     .slice(0, n)
     .map(([fn, ir]) => ({ instructionsPerCreate: Math.round(ir / CREATES), function: fn }));
+}
+
+/** copies a dump and the perf map beside it into KEEP; returns where they are */
+function keep(dump: string, mapFile: string, label: string): { dump: string; perfMap?: string } {
+  mkdirSync(KEEP!, { recursive: true });
+  const base = join(KEEP!, label.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^_+/, ''));
+  copyFileSync(dump, `${base}.callgrind`);
+  if (!existsSync(mapFile)) return { dump: `${base}.callgrind` };
+  copyFileSync(mapFile, `${base}.perf.map`);
+  return { dump: `${base}.callgrind`, perfMap: `${base}.perf.map` };
+}
+
+/**
+ * V8's own garbage collection and compilation in a dump, per create: the instructions of its
+ * functions named as heap or compiler code (by C++ namespace and class; a guide, not an exact split)
+ */
+const GC_FN = /v8::internal::(Scavenger|Scavenge|MarkCompact|Marking|MarkingVisitor|ConcurrentMarking|IncrementalMarking|Sweeper|Evacuat|Heap::|PretenuringHandler|MinorMarkSweep|RememberedSet|SlotSet|MainMarkingVisitor|GCTracer)|heap::base::|cppgc::/;
+const COMPILER_FN = /v8::internal::(compiler::|maglev::|baseline::|interpreter::Bytecode)|Turboshaft|turboshaft/;
+function v8Share(dump: string): { gc: number; compiler: number } {
+  let gc = 0;
+  let compiler = 0;
+  for (const { ir, name } of selfCosts(dump)) {
+    if (GC_FN.test(name)) gc += ir;
+    else if (COMPILER_FN.test(name)) compiler += ir;
+  }
+  return { gc: Math.round(gc / CREATES), compiler: Math.round(compiler / CREATES) };
 }
 
 /** the dump callgrind wrote last in `work` (the counted window's) and its total */
@@ -159,22 +206,30 @@ function countedTotal(work: string): { dump: string; total: number } {
   return { dump: dumps[0]!, total: Number(totals[1]) };
 }
 
-/** warm up, then count `CREATES` requests of the load on the server under callgrind (pid) */
-async function count(pid: number, target: Target, label: string) {
+/**
+ * warm up, then count `CREATES` requests of the load on the server under callgrind (pid),
+ * `WINDOWS` times in a row; each window's total is read from the dump written in `work` at its end
+ */
+async function count(pid: number, target: Target, label: string, work: string) {
   const agent = agentFor(target, CONCURRENCY);
   try {
     const t0 = Date.now();
     log(`${label}: ${WARM} ${LOAD} to warm up`);
     const warmFailed = await send(target, agent, 'warm', WARM);
-    execFileSync('callgrind_control', ['-i', 'on', String(pid)], { stdio: 'ignore' });
     const t1 = Date.now();
-    log(`${label}: ${CREATES} ${LOAD} counted`);
-    const failed = await send(target, agent, 'counted', CREATES);
-    const t2 = Date.now();
-    execFileSync('callgrind_control', ['-i', 'off', String(pid)], { stdio: 'ignore' });
-    execFileSync('callgrind_control', ['-d', String(pid)], { stdio: 'ignore' });
+    let failed = 0;
+    const windows: { total: number; dump: string; seconds: number }[] = [];
+    for (let w = 0; w < WINDOWS; w++) {
+      const s = Date.now();
+      execFileSync('callgrind_control', ['-i', 'on', String(pid)], { stdio: 'ignore' });
+      log(`${label}: ${CREATES} ${LOAD} counted${WINDOWS > 1 ? ` (window ${w + 1} of ${WINDOWS})` : ''}`);
+      failed += await send(target, agent, `counted${w}`, CREATES);
+      execFileSync('callgrind_control', ['-i', 'off', String(pid)], { stdio: 'ignore' });
+      execFileSync('callgrind_control', ['-d', String(pid)], { stdio: 'ignore' });
+      windows.push({ ...countedTotal(work), seconds: round((Date.now() - s) / 1000, 1) });
+    }
     if (warmFailed || failed) throw new Error(`${warmFailed + failed} ${LOAD} failed`);
-    return { warmSeconds: round((t1 - t0) / 1000, 1), countedSeconds: round((t2 - t1) / 1000, 1) };
+    return { warmSeconds: round((t1 - t0) / 1000, 1), windows };
   } finally {
     agent.destroy();
   }
@@ -212,17 +267,23 @@ async function underCallgrind(label: string, program: (work: string, port: numbe
   const mapFile = `/tmp/perf-${child.pid!}.map`;
   try {
     const tls = await prepare({ child, stderr: () => stderr, port }, work);
-    const times = await count(child.pid!, { host: '127.0.0.1', port, servername: 'localhost', tls }, label);
-    const { dump, total } = countedTotal(work);
+    const { warmSeconds, windows } = await count(child.pid!, { host: '127.0.0.1', port, servername: 'localhost', tls }, label, work);
+    const perWindow = windows.map((w) => Math.round(w.total / CREATES));
+    // (the median window: one window now and then holds a good deal more GC or compiling)
+    const mid = windows.map((w, i) => ({ w, n: perWindow[i]! })).sort((a, b) => a.n - b.n)[(windows.length - 1) >> 1]!;
     return {
       dir: label,
       load: LOAD,
       // (per request of the load: per get with --load gets)
-      instructionsPerCreate: Math.round(total / CREATES),
+      instructionsPerCreate: mid.n,
+      meanPerCreate: Math.round(perWindow.reduce((a, n) => a + n, 0) / perWindow.length),
+      ...(windows.length > 1 ? { windowsPerCreate: perWindow, windowsV8PerCreate: windows.map((w) => v8Share(w.dump)) } : {}),
       creates: CREATES,
       warmCreates: WARM,
-      ...times,
-      ...(TOP ? { top: topFunctions(dump, mapFile, TOP) } : {}),
+      warmSeconds,
+      countedSeconds: round(windows.reduce((a, w) => a + w.seconds, 0), 1),
+      ...(TOP ? { top: topFunctions(mid.w.dump, mapFile, TOP) } : {}),
+      ...(KEEP ? { kept: keep(mid.w.dump, mapFile, label) } : {}),
     };
   } finally {
     await stopChild(child, 30_000);

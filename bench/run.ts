@@ -623,6 +623,11 @@ async function interleaved(k: Keelson, bare: Bare, c: Parameters<typeof load>[1]
     roundsMachineBusyCores: xs.map((r) => r.machineBusyCores ?? null),
     roundsServerCpuUsPerRequest: xs.map((r) => r.serverCpuUsPerRequest ?? null),
     roundsMainLoopBusy: xs.map((r) => r.serverThreads?.mainLoopBusy ?? null),
+    // where each round's server CPU went: the main thread (user + system), the other threads, and
+    // the main thread's GC pauses (minor + major), µs per request
+    roundsMainUs: xs.map((r) => (r.serverThreads ? r.serverThreads.mainUserUs + r.serverThreads.mainSysUs : null)),
+    roundsOtherThreadsUs: xs.map((r) => r.serverThreads?.otherThreadsUs ?? null),
+    roundsGcUs: xs.map((r) => (r.serverThreads?.gcMinorUs === undefined ? null : round(r.serverThreads.gcMinorUs + (r.serverThreads.gcMajorUs ?? 0), 1))),
     // cores used by processes other than this load generator and this server during each round
     roundsOtherCores: xs.map((r) => noteOther(r.machineBusyCores === undefined || r.serverCores === undefined ? NaN : r.machineBusyCores - (r.machineStealCores ?? 0) - r.clientCores - r.serverCores)),
     roundsStealCores: xs.map((r) => r.machineStealCores ?? null),
