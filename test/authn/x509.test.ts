@@ -96,11 +96,13 @@ describe('X509Authenticator', () => {
     const orig = sock.getPeerCertificate;
     sock.getPeerCertificate = (d) => (calls++, orig(d));
     const r1 = a.authenticate({ socket: sock })!;
+    const afterFirst = calls;
+    assert.ok(afterFirst >= 1);
     const r2 = a.authenticate({ socket: sock })!;
     assert.equal(r1.user.name, 'alice');
     assert.deepEqual(r1.user.groups, ['system:masters']);
     assert.deepEqual(r2.user, r1.user);
-    assert.equal(calls, 1);
+    assert.equal(calls, afterFirst, 'the connection\'s certificates are not read again');
     r2.user.groups.push('mutated');
     assert.deepEqual(a.authenticate({ socket: sock })!.user.groups, ['system:masters'], 'callers get copies');
   });
@@ -126,7 +128,109 @@ describe('X509Authenticator', () => {
   });
 });
 
+/** a fake TLS socket counting the reads of the detailed chain (the costly ones; the leaf alone is cheap) */
+function tlsLikeSocket(chain: Buffer[]): { socket: ReturnType<typeof fakeSocket>; reads: () => number } {
+  const socket = fakeSocket(chain);
+  let reads = 0;
+  const orig = socket.getPeerCertificate;
+  socket.getPeerCertificate = (d?: boolean) => {
+    if (d) reads++;
+    return orig(d);
+  };
+  return { socket, reads: () => reads };
+}
+
+describe('X509Authenticator across connections', () => {
+  test('a leaf signed by a pool CA is verified once for every connection that presents it', async () => {
+    const c = await makeCert({ subject: 'CN=dave, O=devs', issuer: ca });
+    const a = new X509Authenticator(new CertPool([ca.cert]));
+    const first = tlsLikeSocket([c.der, ca.der]);
+    const second = tlsLikeSocket([c.der]);
+    const r1 = a.authenticate({ socket: first.socket })!;
+    const r2 = a.authenticate({ socket: second.socket })!;
+    assert.equal(first.reads(), 1);
+    assert.equal(second.reads(), 0, 'the second connection is not verified again');
+    assert.deepEqual(r2.user, r1.user);
+    assert.equal(r2.user.name, 'dave');
+    assert.deepEqual(r2.user.groups, ['devs']);
+    assert.deepEqual(r2.user.extra, { 'authentication.kubernetes.io/credential-id': [`X509SHA256=${createHash('sha256').update(c.der).digest('hex')}`] });
+    r2.user.groups.push('mutated');
+    assert.deepEqual(a.authenticate({ socket: tlsLikeSocket([c.der]).socket })!.user.groups, ['devs'], 'callers get copies');
+    // another leaf of the same subject is its own entry
+    const c2 = await makeCert({ subject: 'CN=dave, O=devs', issuer: ca });
+    const third = tlsLikeSocket([c2.der]);
+    assert.equal(a.authenticate({ socket: third.socket })!.user.name, 'dave');
+    assert.equal(third.reads(), 1);
+  });
+  test('a leaf verified through an intermediate is verified on each connection', async () => {
+    const c = await makeCert({ subject: 'CN=erin', issuer: inter });
+    const a = new X509Authenticator(new CertPool([ca.cert]));
+    const first = tlsLikeSocket([c.der, inter.der]);
+    const second = tlsLikeSocket([c.der, inter.der]);
+    assert.equal(a.authenticate({ socket: first.socket })!.user.name, 'erin');
+    assert.equal(a.authenticate({ socket: second.socket })!.user.name, 'erin');
+    assert.equal(second.reads(), 1);
+    // without its intermediate the same leaf does not verify
+    assert.throws(() => a.authenticate({ socket: tlsLikeSocket([c.der]).socket }), /certificate signed by unknown authority/);
+  });
+  test('failures are not kept, and a kept leaf is dropped when it expires', async () => {
+    let now = Date.now();
+    const bad = await makeCert({ subject: 'CN=mallory', issuer: otherCA });
+    const a = new X509Authenticator(new CertPool([ca.cert]), { now: () => now });
+    for (let i = 0; i < 2; i++) {
+      const s = tlsLikeSocket([bad.der]);
+      assert.throws(() => a.authenticate({ socket: s.socket }), /unknown authority/);
+      assert.equal(s.reads(), 1);
+    }
+    const short = await makeCert({ subject: 'CN=short', issuer: ca, notAfter: new Date(now + 5_000) });
+    assert.equal(a.authenticate({ socket: tlsLikeSocket([short.der]).socket })!.user.name, 'short');
+    now += 10_000;
+    const late = tlsLikeSocket([short.der]);
+    assert.throws(() => a.authenticate({ socket: late.socket }), /certificate has expired or is not yet valid/);
+    assert.equal(late.reads(), 1);
+  });
+});
+
 describe('real TLS', () => {
+  test('two connections with one client certificate: the second is not verified again', async () => {
+    const serverCert = await makeCert({ subject: 'CN=localhost', issuer: ca, eku: [SERVER_AUTH] });
+    const client = await makeCert({ subject: 'CN=frank, O=ops', issuer: ca });
+    const a = new X509Authenticator(new CertPool(parseCertsPEM(ca.pem)));
+    const seen: { user: string | undefined; reads: number }[] = [];
+    const srv = createServer({ cert: serverCert.pem, key: serverCert.keyPEM, ca: ca.pem, requestCert: true, rejectUnauthorized: false }, (req, res) => {
+      const sock = req.socket as unknown as { getPeerCertificate: (d?: boolean) => unknown };
+      const orig = sock.getPeerCertificate.bind(sock);
+      let reads = 0;
+      sock.getPeerCertificate = (d?: boolean) => {
+        if (d) reads++;
+        return orig(d);
+      };
+      seen.push({ user: a.authenticate(req)?.user.name, reads });
+      res.end('ok');
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const port = (srv.address() as AddressInfo).port;
+    try {
+      for (let i = 0; i < 2; i++) {
+        await new Promise<void>((resolve, reject) => {
+          // agent: false, a new connection each time
+          const req = request({ host: '127.0.0.1', port, path: '/', ca: ca.pem, cert: client.pem, key: client.keyPEM, servername: 'localhost', agent: false }, (res) => {
+            res.resume();
+            res.on('end', resolve);
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      }
+    } finally {
+      srv.close();
+    }
+    assert.deepEqual(seen, [
+      { user: 'frank', reads: 1 },
+      { user: 'frank', reads: 0 },
+    ]);
+  });
+
   test('the peer chain of a Node TLS socket, with an intermediate, authenticates', async () => {
     const serverCert = await makeCert({ subject: 'CN=localhost', issuer: ca, eku: [SERVER_AUTH] });
     const client = await makeCert({ subject: 'CN=carol, O=team', issuer: inter });
