@@ -349,7 +349,10 @@ export class X509Authenticator implements Authenticator {
     const leafKey = leaf?.toString('base64');
     if (leafKey !== undefined) {
       const known = this.verifiedLeaves.get(leafKey);
-      if (known && known.until > now) return known;
+      if (known) {
+        if (known.until > now) return known;
+        this.verifiedLeaves.delete(leafKey);
+      }
     }
     const certs = peerCertificates(sock);
     if (!certs || !certs.length) return { until: Infinity, result: null };
