@@ -830,8 +830,8 @@ export async function handleCreate(r: Request): Promise<void> {
     else if (ns !== info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   } else delete obj.metadata.namespace;
   rbacWriteCheck(r, obj, undefined);
-  const created = await store.create(obj, { dryRun, admission: admissionOf(r, {}, ''), verbatim: verbatimOf(decoded) });
-  writeEntry(r.res, 201, store.kind, created, dryRun ? undefined : store.get(info.namespace, created.metadata.name), choice);
+  const created = await store.createWithEntry(obj, { dryRun, admission: admissionOf(r, {}, ''), verbatim: verbatimOf(decoded) });
+  writeEntry(r.res, 201, store.kind, created.obj, created.entry, choice);
 }
 
 // ---- update ----
@@ -1289,8 +1289,8 @@ export async function handlePatch(r: Request): Promise<void> {
     if (obj.metadata.name !== info.name) throw errors.badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${info.name})`);
     createOnWriteCheck(r);
     rbacWriteCheck(r, obj, undefined);
-    const created = await store.create(obj, { dryRun, admission: admissionOf(r) });
-    writeEntry(r.res, 201, kind, created, dryRun ? undefined : store.get(info.namespace, info.name), choice);
+    const created = await store.createWithEntry(obj, { dryRun, admission: admissionOf(r) });
+    writeEntry(r.res, 201, kind, created.obj, created.entry, choice);
     return;
   }
   const out = await store.guaranteedUpdate(info.namespace, info.name, apply1, { dryRun, main: !sub || !!view, subresource: view ? undefined : sub, admission: admissionOf(r) });

@@ -50,6 +50,12 @@ export interface RequestScope {
   query: URLSearchParams;
   info: RequestInfo;
   longRunning: boolean;
+  /**
+   * `group/version/resource` of the request info, the key of the API server's table of
+   * resources: made once per request line (see targetOf), so that the string, and the hash V8
+   * keeps in it, serve every request of the line
+   */
+  gvr: string;
   /** when the request arrived, in milliseconds since the epoch (with microseconds) */
   receivedAt: number;
   /** the deadline of a request that is not long-running (absent when it has none) */
@@ -78,6 +84,7 @@ interface Target {
   query: URLSearchParams;
   info: RequestInfo;
   longRunning: boolean;
+  gvr: string;
 }
 
 // Clients repeat their request lines (a controller's creates, a poller's gets, kubectl's
@@ -99,7 +106,7 @@ function targetOf(method: string, url: string): Target {
   const query = new URLSearchParams(qi < 0 ? '' : url.slice(qi + 1));
   const info = parseRequestInfo(method, path, query);
   Object.freeze(info.parts);
-  const t: Target = { path, query, info: Object.freeze(info), longRunning: isLongRunning(info) };
+  const t: Target = { path, query, info: Object.freeze(info), longRunning: isLongRunning(info), gvr: `${info.apiGroup}/${info.apiVersion}/${info.resource}` };
   // (a long line, a big selector say, is rarely repeated: not kept, so the cache stays small)
   if (url.length > TARGET_URL_MAX) return t;
   if (++targetCount > TARGETS_MAX) {
@@ -116,7 +123,7 @@ export function requestScope(req: IncomingMessage): RequestScope {
   const receivedAt = nowMicros();
   const method = req.method ?? 'GET';
   const t = targetOf(method, req.url ?? '/');
-  const scope: RequestScope = { method, path: t.path, query: t.query, info: t.info, longRunning: t.longRunning, receivedAt };
+  const scope: RequestScope = { method, path: t.path, query: t.query, info: t.info, longRunning: t.longRunning, gvr: t.gvr, receivedAt };
   (req as { [SCOPE]?: RequestScope })[SCOPE] = scope;
   return scope;
 }

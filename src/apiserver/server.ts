@@ -690,12 +690,12 @@ export class APIServer {
       throw errors.notFoundPath();
     }
     // a built-in resource first (a custom resource never takes a built-in one's name)
-    const builtin = this.byGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
+    const builtin = this.byGVR.get(st.scope.gvr);
     const custom = builtin ? undefined : this.crds?.store(info.apiGroup, info.apiVersion, info.resource);
     if (custom) authnWarnings = [...authnWarnings, ...routeCustom(req, info, custom, this.crds!)];
     const store = builtin ?? custom;
     if (!store) {
-      const vk = this.virtualByGVR.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
+      const vk = this.virtualByGVR.get(st.scope.gvr);
       if (!vk) throw errors.notFoundPath();
       if (info.namespace && !vk.namespaced) throw errors.notFoundPath();
       const vr = { req, res, info, query, ctx: this.ctx, warnings: [...authnWarnings], user };

@@ -122,7 +122,8 @@ function encodingOf(r: MediaRange, o: NegotiateOptions): { enc: Encoding; type: 
 // Clients send the same few Accept headers again and again: the choice for each (with the options
 // and pretty) is kept, and every caller gets its own copy.
 const MAX_CHOICES = 512;
-const choices = new Map<string, OutputChoice>();
+/** by the options' bits (see negotiateOutput), then by Accept header */
+const choices: (Map<string, OutputChoice> | undefined)[] = new Array(128);
 
 /**
  * Choose the response representation from an Accept header. Candidates are tried in order of q
@@ -130,12 +131,15 @@ const choices = new Map<string, OutputChoice>();
  */
 export function negotiateOutput(accept: string | undefined, o: NegotiateOptions, pretty = false): OutputChoice {
   if (!accept) return { encoding: 'json', mediaType: JSON_TYPE, transform: '', transformVersion: '', pretty };
-  const key = `${o.list ? 1 : 0}${o.table ? 1 : 0}${o.metadata ? 1 : 0}${o.protobuf ? 1 : 0}${o.cbor ? 1 : 0}${o.metadataProtobuf ? 1 : 0}${pretty ? 1 : 0}${accept}`;
-  let c = choices.get(key);
+  // one map of Accept headers per combination of the options (a key joined from both was a new
+  // string to flatten and hash on every request)
+  const flags = (o.list ? 1 : 0) | (o.table ? 2 : 0) | (o.metadata ? 4 : 0) | (o.protobuf ? 8 : 0) | (o.cbor ? 16 : 0) | (o.metadataProtobuf ? 32 : 0) | (pretty ? 64 : 0);
+  const byAccept = (choices[flags] ??= new Map());
+  let c = byAccept.get(accept);
   if (!c) {
     c = chooseOutput(accept, o, pretty);
-    if (choices.size >= MAX_CHOICES) choices.clear();
-    choices.set(key, c);
+    if (byAccept.size >= MAX_CHOICES) byAccept.clear();
+    byAccept.set(accept, c);
   }
   return { ...c };
 }

@@ -463,6 +463,14 @@ export class ResourceStore {
    * object as it would have been stored).
    */
   async create(obj: any, opts: WriteOptions): Promise<any> {
+    return (await this.createWithEntry(obj, opts)).obj;
+  }
+
+  /**
+   * create(), with the cache entry of the object as stored (undefined for a dry run): the answer
+   * of a create is written from it, with no second look-up by a key made again
+   */
+  async createWithEntry(obj: any, opts: WriteOptions): Promise<{ obj: any; entry: CacheEntry | undefined }> {
     obj.metadata ??= {};
     if (opts.admission) {
       const mutating = this.admitMutate(opts, 'CREATE', obj);
@@ -488,7 +496,7 @@ export class ResourceStore {
       if (validating) await validating;
       if (opts.dryRun) {
         if (!generated && this.get(m.namespace ?? '', m.name)) throw errors.alreadyExists(this.groupResource, m.name);
-        return obj;
+        return { obj, entry: undefined };
       }
       const out = await this.createStored(obj, generated, opts.verbatim);
       stored = true;
@@ -498,7 +506,7 @@ export class ResourceStore {
     }
   }
 
-  private async createStored(obj: any, generated: boolean, verbatim: Verbatim | undefined): Promise<any> {
+  private async createStored(obj: any, generated: boolean, verbatim: Verbatim | undefined): Promise<{ obj: any; entry: CacheEntry | undefined }> {
     const m = obj.metadata;
     for (let attempt = 0; ; attempt++) {
       const key = this.key(m.namespace ?? '', m.name);
@@ -509,9 +517,9 @@ export class ResourceStore {
         verbatim = undefined;
         const kv = await this.backend.create(key, bytes);
         const e = this.cacher.get(key);
-        if (e && e.modRevision === kv.modRevision) return e.obj;
+        if (e && e.modRevision === kv.modRevision) return { obj: e.obj, entry: e };
         obj.metadata.resourceVersion = String(kv.modRevision);
-        return obj;
+        return { obj, entry: undefined };
       } catch (err) {
         this.pending.delete(key);
         if (err instanceof KeyExistsError) {

@@ -26,15 +26,21 @@ export { FEATURES_133 } from './core.js';
 export * from './strategy.js';
 export * from './admission.js';
 
-const byKind = new Map<string, Plan | null>();
+// by group, version and kind, each its own level: the callers pass the strings of a kind's
+// declaration, the same string objects every time, whose hashes V8 keeps (a key joined from them
+// was a new string to flatten and hash on every write)
+const byKind = new Map<string, Map<string, Map<string, Plan | null>>>();
 
 function planForKind(group: string, version: string, kind: string): Plan | null {
-  const key = `${group}/${version}/${kind}`;
-  let plan = byKind.get(key);
+  let byVersion = byKind.get(group);
+  if (byVersion === undefined) byKind.set(group, (byVersion = new Map()));
+  let byName = byVersion.get(version);
+  if (byName === undefined) byVersion.set(version, (byName = new Map()));
+  let plan = byName.get(kind);
   if (plan === undefined) {
     const t = typeForKind(group, version, kind);
     plan = t ? planFor(t.name) : null;
-    byKind.set(key, plan);
+    byName.set(kind, plan);
   }
   return plan;
 }
