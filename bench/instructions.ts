@@ -8,7 +8,9 @@
 // So each server is counted in `--windows` windows (default 5) one after the other, and the
 // median window is its figure (`instructionsPerCreate`: the request path's own work, the figure
 // to compare builds by); the mean (`meanPerCreate`) spreads the GC and compiling over all creates.
-// `windowsV8PerCreate` gives each window's instructions in V8's heap and compiler code.
+// `windowsV8PerCreate` gives each window's instructions in V8's heap and compiler code. Compare
+// two builds in both orders (`--dir A --dir B`, then `--dir B --dir A`): the first build of a run
+// has often counted more, for reasons not found.
 //
 //   node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--windows 5]
 //                                   [--top 40] [--keep DIR] [--load gets] [--bare]
