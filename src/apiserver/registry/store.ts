@@ -459,8 +459,8 @@ export class ResourceStore {
 
   /**
    * Create an object. `obj` is owned by the store from here on. The namespace of a namespaced
-   * object must already be set (from the URL). Returns the cache entry (or, for a dry run, the
-   * object as it would have been stored).
+   * object must already be set (from the URL). Returns the object as stored (its cache entry's
+   * object), or, for a dry run, the object as it would have been stored.
    */
   async create(obj: any, opts: WriteOptions): Promise<any> {
     return (await this.createWithEntry(obj, opts)).obj;
