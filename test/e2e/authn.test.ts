@@ -145,6 +145,33 @@ describe('client certificates (--client-ca-file)', () => {
     expect401(await whoami({ cert: expiredErin }), 'expired');
     expect401(await whoami({ cert: stranger }), 'untrusted');
   });
+  // A leaf signed directly by a client CA is verified once for every connection that presents it
+  // (authn/x509.ts keeps the result by the leaf's bytes): across new connections, each must still
+  // be its own certificate's user, refusals must stay refusals, and a kept leaf must stop working
+  // when it expires.
+  test('across new connections each certificate stays its own user, refused ones stay refused, and a kept one ends at its expiry', async () => {
+    const frank = await makeCert({ subject: 'CN=frank, O=ops', issuer: extraCA });
+    const soon = await makeCert({ subject: 'CN=brief', issuer: extraCA, notBefore: new Date(Date.now() - 60_000), notAfter: new Date(Date.now() + 4_000) });
+    for (let round = 0; round < 3; round++) {
+      const e = await whoami({ cert: erin });
+      assert.equal(e.status, 201, e.text);
+      assert.equal(e.user.username, 'erin');
+      assert.deepEqual(e.user.groups, ['dev', 'qa', 'system:authenticated']);
+      const f = await whoami({ cert: frank });
+      assert.equal(f.status, 201, f.text);
+      assert.equal(f.user.username, 'frank');
+      assert.deepEqual(f.user.groups, ['ops', 'system:authenticated']);
+      assert.notEqual(e.user.extra['authentication.kubernetes.io/credential-id'][0], f.user.extra['authentication.kubernetes.io/credential-id'][0]);
+      expect401(await whoami({ cert: expiredErin }), `expired, round ${round}`);
+      expect401(await whoami({ cert: stranger }), `untrusted, round ${round}`);
+    }
+    const b = await whoami({ cert: soon });
+    assert.equal(b.status, 201, b.text);
+    assert.equal(b.user.username, 'brief');
+    const left = Date.parse(soon.cert.validTo) - Date.now();
+    await new Promise((r) => setTimeout(r, Math.max(0, left) + 1_500));
+    expect401(await whoami({ cert: soon }), 'the kept certificate after its expiry');
+  });
 });
 
 describe('static tokens (--token-auth-file)', () => {
