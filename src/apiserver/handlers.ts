@@ -868,7 +868,7 @@ export async function handleUpdate(r: Request): Promise<void> {
   const csrApproval = info.subresource === 'approval' && store.kind.group === 'certificates.k8s.io' && store.kind.kind === 'CertificateSigningRequest';
   if (info.subresource === 'status' || csrApproval) {
     if (!csrApproval && !store.kind.subresources.some((s) => s.name === 'status')) throw errors.notFoundPath();
-    const out = await store.guaranteedUpdate(
+    const out = await store.guaranteedUpdateWithEntry(
       info.namespace,
       info.name,
       (cur) => {
@@ -885,12 +885,12 @@ export async function handleUpdate(r: Request): Promise<void> {
       },
       { dryRun, main: false, subresource: info.subresource, admission: admissionOf(r) },
     );
-    writeEntry(r.res, 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
+    writeEntry(r.res, 200, store.kind, out.obj, out.entry, choice);
     return;
   }
   if (info.subresource === 'finalize' && store.kind.group === '' && store.kind.kind === 'Namespace') {
     // the namespace controller's way to remove its entry from spec.finalizers
-    const out = await store.guaranteedUpdate(
+    const out = await store.guaranteedUpdateWithEntry(
       info.namespace,
       info.name,
       (cur) => {
@@ -902,15 +902,15 @@ export async function handleUpdate(r: Request): Promise<void> {
       },
       { dryRun, main: false, subresource: 'finalize', admission: admissionOf(r) },
     );
-    writeEntry(r.res, 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
+    writeEntry(r.res, 200, store.kind, out.obj, out.entry, choice);
     return;
   }
   if (info.subresource) throw errors.notFoundPath();
   const live = store.get(info.namespace, info.name)?.obj;
   if (!live && store.strategy.allowCreateOnUpdate) createOnWriteCheck(r);
   rbacWriteCheck(r, obj, live);
-  const { obj: out, created } = await store.update(info.namespace, info.name, obj, { dryRun, admission: admissionOf(r), verbatim: verbatimOf(decoded) });
-  writeEntry(r.res, created ? 201 : 200, store.kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
+  const { obj: out, created, entry } = await store.update(info.namespace, info.name, obj, { dryRun, admission: admissionOf(r), verbatim: verbatimOf(decoded) });
+  writeEntry(r.res, created ? 201 : 200, store.kind, out, entry, choice);
 }
 
 // ---- delete ----
@@ -1293,12 +1293,12 @@ export async function handlePatch(r: Request): Promise<void> {
     writeEntry(r.res, 201, kind, created.obj, created.entry, choice);
     return;
   }
-  const out = await store.guaranteedUpdate(info.namespace, info.name, apply1, { dryRun, main: !sub || !!view, subresource: view ? undefined : sub, admission: admissionOf(r) });
+  const out = await store.guaranteedUpdateWithEntry(info.namespace, info.name, apply1, { dryRun, main: !sub || !!view, subresource: view ? undefined : sub, admission: admissionOf(r) });
   if (view) {
-    writeView(r.res, 200, view.toView(out), choice, view.view, choice.transform === 'Table' ? tableOptions(r.query) : undefined);
+    writeView(r.res, 200, view.toView(out.obj), choice, view.view, choice.transform === 'Table' ? tableOptions(r.query) : undefined);
     return;
   }
-  writeEntry(r.res, 200, kind, out, dryRun ? undefined : store.get(info.namespace, info.name), choice);
+  writeEntry(r.res, 200, kind, out.obj, out.entry, choice);
 }
 
 /**

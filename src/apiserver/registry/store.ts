@@ -541,7 +541,7 @@ export class ResourceStore {
    * Replace an object (PUT on the main resource). `obj` carries the client's full object; its
    * metadata.resourceVersion, if set, must match the stored one.
    */
-  async update(namespace: string, name: string, obj: any, options: WriteOptions): Promise<{ obj: any; created: boolean }> {
+  async update(namespace: string, name: string, obj: any, options: WriteOptions): Promise<{ obj: any; created: boolean; entry?: CacheEntry }> {
     // (the request's verbatim spans serve the first write only: `opts`, used through the retries,
     // does not hold them, and with them the request's text, through the commit's wait)
     const { verbatim: sent, ...opts } = options;
@@ -559,8 +559,8 @@ export class ResourceStore {
         if (!this.strategy.allowCreateOnUpdate) throw errors.notFound(this.groupResource, name);
         if (m.resourceVersion) throw errors.notFound(this.groupResource, name);
         m.name = name;
-        const created = await this.create(obj, { ...opts, verbatim });
-        return { obj: created, created: true };
+        const created = await this.createWithEntry(obj, { ...opts, verbatim });
+        return { obj: created.obj, created: true, entry: created.entry };
       }
       const old = cur.obj;
       const wantRV = m.resourceVersion;
@@ -593,7 +593,7 @@ export class ResourceStore {
       this.validateObject(next, old);
       const validating = this.admitValidate(opts, 'UPDATE', next, old);
       if (validating) await validating;
-      if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return { obj: old, created: false };
+      if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return { obj: old, created: false, entry: cur };
       if (opts.dryRun) {
         next.metadata.resourceVersion = old.metadata.resourceVersion;
         return { obj: next, created: false };
@@ -610,7 +610,7 @@ export class ResourceStore {
         const kv = await this.backend.update(key, bytes, cur.modRevision);
         stored = true;
         const e = this.cacher.get(key);
-        return { obj: e && e.modRevision === kv.modRevision ? e.obj : next, created: false };
+        return e && e.modRevision === kv.modRevision ? { obj: e.obj, created: false, entry: e } : { obj: next, created: false };
       } catch (err) {
         this.pending.delete(key);
         if (err instanceof ConflictError) {
@@ -636,6 +636,20 @@ export class ResourceStore {
    * unless the change asks for a specific resourceVersion.
    */
   async guaranteedUpdate(namespace: string, name: string, mutate: (copy: any) => any, opts: WriteOptions & { main?: boolean; subresource?: string }): Promise<any> {
+    return (await this.guaranteedUpdateWithEntry(namespace, name, mutate, opts)).obj;
+  }
+
+  /**
+   * guaranteedUpdate(), with the cache entry of the object as it now stands when it is stored (the
+   * entry of the update's own commit, or the current one when nothing changed; undefined for a
+   * dry run or a removal): the answer of a write is written from it, with no second look-up
+   */
+  async guaranteedUpdateWithEntry(
+    namespace: string,
+    name: string,
+    mutate: (copy: any) => any,
+    opts: WriteOptions & { main?: boolean; subresource?: string },
+  ): Promise<{ obj: any; entry?: CacheEntry }> {
     const key = this.key(namespace, name);
     for (;;) {
       const cur = this.cacher.get(key);
@@ -663,19 +677,19 @@ export class ResourceStore {
         this.validateObject(next, old, main ? undefined : opts.subresource ?? 'status');
         const validating = this.admitValidate(opts, 'UPDATE', next, old);
         if (validating) await validating;
-        if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return old;
-        if (opts.dryRun) return next;
+        if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return { obj: old, entry: cur };
+        if (opts.dryRun) return { obj: next };
         if (this.isTerminatingAndDone(next)) {
           // the update that empties the finalizers is never written: the object goes as it was stored
           const kv = await this.backend.delete(key, cur.modRevision);
           stored = true;
           this.strategy.afterDelete?.(old);
-          return atRevision(old, kv.modRevision);
+          return { obj: atRevision(old, kv.modRevision) };
         }
         const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
         stored = true;
         const e = this.cacher.get(key);
-        return e && e.modRevision === kv.modRevision ? e.obj : next;
+        return e && e.modRevision === kv.modRevision ? { obj: e.obj, entry: e } : { obj: next };
       } catch (err) {
         this.pending.delete(key);
         if (err instanceof ConflictError) {
