@@ -131,14 +131,18 @@ interface FunctionCost {
   function: string;
 }
 
-/** each function's own instructions in a dump, as callgrind_annotate lists them */
+/** each function's own instructions in a dump, as callgrind_annotate lists them (annotated once per dump: --top reads the median window's again) */
+const annotated = new Map<string, { ir: number; name: string }[]>();
 function selfCosts(dump: string): { ir: number; name: string }[] {
+  const known = annotated.get(dump);
+  if (known) return known;
   const out = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', dump], { encoding: 'utf8', maxBuffer: 64 << 20 });
   const costs: { ir: number; name: string }[] = [];
   for (const line of out.split('\n')) {
     const m = /^\s*([\d,]+)\s+\([\s\d.]+%\)\s+(.*)$/.exec(line);
     if (m && !m[2]!.includes('PROGRAM TOTALS')) costs.push({ ir: Number(m[1]!.replace(/,/g, '')), name: m[2]! });
   }
+  annotated.set(dump, costs);
   return costs;
 }
 
