@@ -2,6 +2,7 @@
 // bookmarks, timeouts, streaming lists, selector transitions and Protobuf frames.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import https from 'node:https';
 import { startCluster, NO_CA_PUBLISHER, type Cluster } from './harness.js';
 import { WatchFrameDecoder, decodeEnvelope } from '../../src/codec/protobuf.js';
 
@@ -134,6 +135,38 @@ describe('watch resourceVersion semantics', () => {
     const evs = await s.until((e) => e.length >= 1);
     s.close();
     assert.deepEqual(summary(evs), ['ADDED:f2']);
+  });
+
+  test('HEAD of a watch: the stream\'s headers and no stream, and the keep-alive connection serves the next request', async () => {
+    // one connection for all three requests (HTTP/1.1, keep-alive)
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: c.credentials.ca, cert: c.credentials.cert, key: c.credentials.key });
+    const send = (method: string, path: string) =>
+      new Promise<{ status: number; type?: string; body: string; reused: boolean }>((resolve, reject) => {
+        const req = https.request({ host: '127.0.0.1', port: c.port, method, path, agent, servername: 'localhost', timeout: 10_000 }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], body, reused: req.reusedSocket }));
+        });
+        req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer in 10 s`)));
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const h = await send('HEAD', `${base}?watch=1`);
+      assert.equal(h.status, 200);
+      assert.equal(h.type, 'application/json');
+      assert.equal(h.body, '');
+      const h2 = await send('HEAD', `${base}?watch=1&resourceVersion=0&allowWatchBookmarks=true`);
+      assert.equal(h2.status, 200);
+      assert.equal(h2.reused, true);
+      const g = await send('GET', base);
+      assert.equal(g.status, 200);
+      assert.equal(g.reused, true);
+      assert.equal(JSON.parse(g.body).kind, 'ConfigMapList');
+    } finally {
+      agent.destroy();
+    }
   });
 });
 
