@@ -56,6 +56,7 @@ import { apply as ssaApply, managerOrUserAgent, resetFieldsFor, trackUpdate, val
 import { applyJSONPatch } from '../patch/jsonpatch.js';
 import { applyMergePatch } from '../patch/mergepatch.js';
 import { applyStrategicMergePatch } from '../patch/strategic.js';
+import { asRequestError } from '../patch/errors.js';
 
 /** Kubernetes' request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -1214,15 +1215,20 @@ export async function handlePatch(r: Request): Promise<void> {
   const apply1 = (cur: any): any => {
     const base = view ? view.toView(cur) : cur;
     let patched: any;
-    if (isApply) {
-      patched = ssaApply(base, patch, typeOfView.type, { ...who, subresource: view ? '' : sub, force, kind: typeOfView.kind });
-      if (patched === base) return cur; // nothing changes
-    } else if (ct === 'application/json-patch+json') {
-      patched = applyJSONPatch(base, patch, { fieldValidation: level });
-    } else if (ct === 'application/merge-patch+json') {
-      patched = applyMergePatch(base, patch, { fieldValidation: level });
-    } else {
-      patched = applyStrategicMergePatch(base, patch, typeOfView.type, { fieldValidation: level });
+    try {
+      if (isApply) {
+        patched = ssaApply(base, patch, typeOfView.type, { ...who, subresource: view ? '' : sub, force, kind: typeOfView.kind });
+        if (patched === base) return cur; // nothing changes
+      } else if (ct === 'application/json-patch+json') {
+        patched = applyJSONPatch(base, patch, { fieldValidation: level });
+      } else if (ct === 'application/merge-patch+json') {
+        patched = applyMergePatch(base, patch, { fieldValidation: level });
+      } else {
+        patched = applyStrategicMergePatch(base, patch, typeOfView.type, { fieldValidation: level });
+      }
+    } catch (e) {
+      // a patch document the algorithms fail on is the client's error, never a 500 (see asRequestError)
+      throw asRequestError(e);
     }
     // the patched object as Kubernetes decodes it: types first, then the strict problems
     const n = normalize(typeOfView.type, patched);
@@ -1277,7 +1283,12 @@ export async function handlePatch(r: Request): Promise<void> {
     if (unreadable) throw unreadable;
     if (!isApply || sub) throw errors.notFound(store.groupResource, info.name);
     // apply creates the object
-    let obj = ssaApply(undefined, patch, kind.type, { ...who, force, kind: kind.kind });
+    let obj: any;
+    try {
+      obj = ssaApply(undefined, patch, kind.type, { ...who, force, kind: kind.kind });
+    } catch (e) {
+      throw asRequestError(e);
+    }
     obj = normalizeBody(r, obj, kind, 'Ignore');
     applyDefaults(kind.group, kind.version, kind.kind, obj);
     obj.metadata ??= {};

@@ -19,6 +19,9 @@
 // - every other strategic merge failure (missing merge key, unknown $patch value, unknown
 //   field, mismatched $setElementOrder...): the library's error unwrapped, which the server
 //   answers as 500 with no reason and the library's text as message
+// The last kind (and input on which Kubernetes' code panics) are Kubernetes' classification, which
+// the library keeps (kubectl's client-side patches print these texts). The API server does not
+// answer them with 500: they are the client's errors (asRequestError).
 import { StatusError, type StatusDetails } from '../machinery/errors.js';
 
 /** The message Kubernetes sends with a 422 built by NewGenericServerResponse. */
@@ -47,6 +50,8 @@ export class PatchError extends StatusError {
     /** what went wrong, for callers that branch on it */
     readonly type: PatchErrorType,
     details?: StatusDetails,
+    /** for a Panic: what in the patch or the object Kubernetes' code fails on, in words a person can act on */
+    readonly explanation?: string,
   ) {
     super(code, reason, message, details);
     this.name = 'PatchError';
@@ -76,8 +81,8 @@ export class PatchError extends StatusError {
    * Input on which Kubernetes' Go code panics; kube-apiserver's panic filter answers it with a
    * plain-text (not Status) 500 carrying this message. `detail` holds the Go runtime error.
    */
-  static panic(goRuntimeError: string): PatchError {
-    return new PatchError(500, 'InternalError', PANIC_MESSAGE, goRuntimeError, 'Panic');
+  static panic(goRuntimeError: string, explanation: string): PatchError {
+    return new PatchError(500, 'InternalError', PANIC_MESSAGE, goRuntimeError, 'Panic', undefined, explanation);
   }
 
   /** mergepatch.ErrConflict (client side: a three-way patch that conflicts with the live object). */
@@ -91,6 +96,22 @@ export class PatchError extends StatusError {
     const m = `precondition failed for: ${goSprint(patch)}`;
     return new PatchError(422, 'Invalid', m, m, 'PreconditionFailed');
   }
+}
+
+/**
+ * A patch failure as the API server answers it. Kubernetes answers the failures its patch code
+ * does not classify (a plain Go error: 500 with no reason) and the input it panics on (a 500 in
+ * plain text) as server errors, though the patch document is at fault: its maintainers have
+ * been moving such cases to 4xx one by one (kubernetes/kubernetes#54423, #68224, #79210, and
+ * #139253 for server-side apply, open). Keelson answers them all with 400 BadRequest: the
+ * library's text as message, or for a panic what the patch holds that Kubernetes fails on.
+ * Every other error passes unchanged.
+ */
+export function asRequestError(e: unknown): unknown {
+  if (!(e instanceof PatchError) || e.code !== 500) return e;
+  if (e.type === 'Panic') return PatchError.badRequest(`the patch cannot be applied: ${e.explanation ?? e.detail}`);
+  if (e.type === 'Internal') return PatchError.badRequest(e.message);
+  return e;
 }
 
 export function isPatchError(e: unknown): e is PatchError {

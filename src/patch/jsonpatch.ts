@@ -351,7 +351,7 @@ function opReplace(root: Container, op: Operation): Container {
   const path = p.v;
   if (path === '') {
     const v = valueOf(op);
-    if (v === undefined) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference');
+    if (v === undefined) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference', 'the replace operation of the whole document (path "") has no value');
     if (v === null || typeof v !== 'object') fail('replace operation value must be object or array: %!w(<nil>)');
     return cloneJSON(v) as Container;
   }
@@ -397,7 +397,7 @@ function opTest(root: Container, op: Operation): void {
   const path = p.v;
   const expected = valueOf(op);
   if (path === '') {
-    if (expected === undefined) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference');
+    if (expected === undefined) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference', 'the test operation of the whole document (path "") has no value');
     if (expected !== null && lazyEqual(root, expected)) return;
     fail(`testing value ${path} failed: test failed`);
   }
@@ -439,7 +439,7 @@ function lazyEqual(n: unknown, o: unknown): boolean {
   if (Array.isArray(n)) {
     if (!Array.isArray(o) || n.length !== o.length) return false;
     for (let i = 0; i < n.length; i++) {
-      if (n[i] === null || o[i] === null) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference');
+      if (n[i] === null || o[i] === null) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference', 'a test operation compares lists that hold null');
       if (!lazyEqual(n[i], o[i])) return false;
     }
     return true;

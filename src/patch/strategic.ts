@@ -88,7 +88,7 @@ function goEq(a: unknown, b: unknown): boolean {
   const tb = goTypeName(b);
   if (ta === undefined || tb === undefined) return ta === tb;
   if (ta !== tb) return false;
-  if (typeof a === 'object') throw PatchError.panic(`runtime error: comparing uncomparable type ${ta}`);
+  if (typeof a === 'object') throw PatchError.panic(`runtime error: comparing uncomparable type ${ta}`, `a list of scalars (in the patch or the object) holds objects or lists where they are compared (${ta})`);
   return a === b;
 }
 
@@ -96,7 +96,7 @@ function goEq(a: unknown, b: unknown): boolean {
 function hashKey(v: unknown): string {
   const t = goTypeName(v);
   if (t === undefined) return 'nil';
-  if (typeof v === 'object') throw PatchError.panic(`runtime error: hash of unhashable type ${t}`);
+  if (typeof v === 'object') throw PatchError.panic(`runtime error: hash of unhashable type ${t}`, `a list of scalars (in the patch or the object) holds objects or lists where they are compared (${t})`);
   return `${t}:${String(v)}`;
 }
 
@@ -254,7 +254,7 @@ function sliceElementType(...slices: unknown[][]): string {
       const cur = goTypeName(v);
       if (!seen) {
         seen = true;
-        if (cur === undefined) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference');
+        if (cur === undefined) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference', 'a list (in the patch or the object) begins with null');
         prev = cur;
         if (cur === '[]interface {}') throw errNoListOfLists();
       } else if (prev !== cur) {
@@ -1196,11 +1196,11 @@ function mapsHaveConflicts(left: JMap, right: JMap, schema: Lookup | null): bool
     let meta: PatchMeta = EMPTY_META;
     let strategy = '';
     if (Array.isArray(leftValue)) {
-      if (!schema) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference');
+      if (!schema) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference', `the patches compared both hold a list in ${JSON.stringify(key)}, which no schema describes`);
       [subschema, meta] = schema.forSlice(key);
       [, strategy] = extractRetainKeysPatchStrategy(meta.strategies);
     } else if (isMap(leftValue)) {
-      if (!schema) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference');
+      if (!schema) throw PatchError.panic('runtime error: invalid memory address or nil pointer dereference', `the patches compared both hold an object in ${JSON.stringify(key)}, which no schema describes`);
       [subschema, meta] = schema.forStruct(key);
       [, strategy] = extractRetainKeysPatchStrategy(meta.strategies);
     }

@@ -203,6 +203,28 @@ describe('server-side apply', () => {
     expectStatus(await c.raw('GET', `${cms}/Bad_Name`), 404, 'NotFound', 'nothing created');
   });
 
+  // Kubernetes answers an applied configuration its type converter refuses with 500 (a plain
+  // error: kubernetes/kubernetes#139253); it is the client's error, and Keelson answers 400 with
+  // Kubernetes' words
+  test('a configuration of the wrong types or with duplicate list keys: 400 in Kubernetes\' words, nothing stored', async () => {
+    ok(await apply(`${cms}/ssa-typed`, 'mgr-a', cm('ssa-typed', { a: '1' })), 201, 'create');
+    const before = await get(`${cms}/ssa-typed`);
+    const labels = expectStatus(await apply(`${cms}/ssa-typed`, 'mgr-a', { ...cm('ssa-typed', { a: '1' }), metadata: { name: 'ssa-typed', labels: { x: 1 } } }), 400, 'BadRequest', 'a number as a label');
+    assert.equal(labels.message, 'failed to create typed patch object (/ssa-typed; /v1, Kind=ConfigMap): .metadata.labels.x: expected string, got &value.valueUnstructured{Value:1}');
+    const data = expectStatus(await apply(`${cms}/ssa-typed`, 'mgr-a', { ...cm('ssa-typed', { a: '1' }), data: ['a'] }), 400, 'BadRequest', 'a list as data');
+    assert.equal(data.message, 'failed to create typed patch object (/ssa-typed; /v1, Kind=ConfigMap): .data: expected map, got &{[a]}');
+    assert.deepEqual(await get(`${cms}/ssa-typed`), before);
+    // the same for an apply that would create the object
+    const dup = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'ssa-dup' }, spec: { selector: { matchLabels: { app: 'd' } }, template: { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'a', image: 'x' }, { name: 'a', image: 'y' }] } } } };
+    const d = expectStatus(await apply(`${deploys}/ssa-dup`, 'mgr-a', dup), 400, 'BadRequest', 'duplicate containers');
+    assert.equal(d.message, 'failed to create typed patch object (/ssa-dup; apps/v1, Kind=Deployment): .spec.template.spec.containers: duplicate entries for key [name="a"]');
+    expectStatus(await c.raw('GET', `${deploys}/ssa-dup`), 404, 'NotFound', 'nothing created');
+    // what kubectl prints of it
+    const k = run(c.kubectl(['apply', '--server-side', '-n', NS, '-f', '-'], { input: JSON.stringify(dup) }));
+    assert.notEqual(k.code, 0);
+    assert.match(k.stderr, /Error from server \(BadRequest\): .*failed to create typed patch object .*duplicate entries for key \[name="a"\]/);
+  });
+
   test('duplicate fields in an applied configuration: Strict 400, Warn one warning per field, Ignore silent', async () => {
     const body = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ssa-dup"},"data":{"a":"1","a":"2"}}';
     const s = expectStatus(await apply(`${cms}/ssa-dup`, 'mgr', body, 'fieldValidation=Strict'), 400, 'BadRequest', 'strict');

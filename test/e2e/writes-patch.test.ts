@@ -297,16 +297,38 @@ describe('strategic merge patch', () => {
     assert.deepEqual(r.rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }]);
   });
 
-  test('an element without its merge key: 500 with the library\'s message, nothing changes', async () => {
+  // Kubernetes answers the failures of its strategic merge code that it does not classify with
+  // 500 (a plain Go error); they are the patch's fault, and Keelson answers 400 BadRequest with
+  // the library's words (src/patch/errors.ts, asRequestError)
+  test('an element without its merge key: 400 with the library\'s message, nothing changes', async () => {
     await create(deploys, DEPLOYMENT('smp-nokey'));
     const before = await get(`${deploys}/smp-nokey`);
-    const r = await patch(`${deploys}/smp-nokey`, SMP, spec({ containers: [{ image: 'busybox:9' }] }));
-    assert.equal(r.status, 500, r.text);
-    const s = r.json();
-    assert.equal(s.kind, 'Status');
-    assert.equal(s.reason, undefined);
+    const s = expectStatus(await patch(`${deploys}/smp-nokey`, SMP, spec({ containers: [{ image: 'busybox:9' }] })), 400, 'BadRequest', 'missing merge key');
     assert.equal(s.message, 'map: map[image:busybox:9] does not contain declared merge key: name');
     await unchanged(`${deploys}/smp-nokey`, before, 'missing merge key');
+  });
+
+  test('patches Kubernetes\' own code fails on (500, or a panic, there): 400 with words a person can act on, nothing changes', async () => {
+    await create(deploys, DEPLOYMENT('smp-types'));
+    const before = await get(`${deploys}/smp-types`);
+    // a list of containers holding a string: the list's elements are not all of one type
+    const t = expectStatus(await patch(`${deploys}/smp-types`, SMP, spec({ containers: ['*'] })), 400, 'BadRequest', 'mixed list');
+    assert.match(t.message, /^list element types are not identical: \[\[map\[.*name:a .*\]\] \[\*\]\]$/);
+    // a list of scalars holding an object where it is compared (Go panics comparing maps)
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'smp-scalars', finalizers: ['example.com/keep'] } });
+    const beforeCM = await get(`${cms}/smp-scalars`);
+    const orderOfMaps = { metadata: { finalizers: [{ a: 1 }], '$setElementOrder/finalizers': [{ a: 1 }] } };
+    const f = expectStatus(await patch(`${cms}/smp-scalars`, SMP, orderOfMaps), 400, 'BadRequest', 'objects in finalizers');
+    assert.equal(f.message, 'the patch cannot be applied: a list of scalars (in the patch or the object) holds objects or lists where they are compared (map[string]interface {})');
+    await unchanged(`${cms}/smp-scalars`, beforeCM, 'objects in finalizers');
+    // a JSON patch replacing the whole document without a value (Go: a nil pointer)
+    const j = expectStatus(await patch(`${deploys}/smp-types`, JSONP, [{ op: 'replace', path: '' }]), 400, 'BadRequest', 'replace root');
+    assert.equal(j.message, 'the patch cannot be applied: the replace operation of the whole document (path "") has no value');
+    await unchanged(`${deploys}/smp-types`, before, 'patches the code fails on');
+    // what kubectl prints of it
+    const k = c.kubectl(['patch', 'deployment', 'smp-types', '-p', '{"spec":{"template":{"spec":{"containers":["*"]}}}}']);
+    assert.notEqual(k.code, 0);
+    assert.match(k.stderr, /^Error from server \(BadRequest\): list element types are not identical/m);
   });
 
   test('malformed strategic patches: 400, nothing changes', async () => {
@@ -322,11 +344,10 @@ describe('strategic merge patch', () => {
       const s = expectStatus(await patch(`${cms}/smp-bad`, SMP, body), code, reason, body);
       assert.equal(s.message, message, body);
     }
-    // an unknown $patch directive is an error of the library, not a Status: 500 with its text
-    const u = await patch(`${cms}/smp-bad`, SMP, '{"data":{"$patch":"frobnicate"}}');
-    assert.equal(u.status, 500, u.text);
-    // wording checked against apimachinery's strategicpatch (Go) on the same input
-    assert.equal(u.json().message, 'unknown patch type: frobnicate in map: map[$patch:frobnicate]');
+    // an unknown $patch directive: Kubernetes answers its library's plain error with 500, Keelson
+    // with 400 and the same text (wording checked against apimachinery's strategicpatch on the same input)
+    const u = expectStatus(await patch(`${cms}/smp-bad`, SMP, '{"data":{"$patch":"frobnicate"}}'), 400, 'BadRequest', '$patch: frobnicate');
+    assert.equal(u.message, 'unknown patch type: frobnicate in map: map[$patch:frobnicate]');
     await unchanged(`${cms}/smp-bad`, before, 'malformed smp');
   });
 

@@ -12,7 +12,7 @@ import {
   MAX_JSON_PATCH_OPERATIONS,
   type JSONPatchOptions,
 } from '../../src/patch/jsonpatch.js';
-import { GENERIC_422_MESSAGE, PANIC_MESSAGE, PatchError } from '../../src/patch/errors.js';
+import { asRequestError, GENERIC_422_MESSAGE, PANIC_MESSAGE, PatchError } from '../../src/patch/errors.js';
 import { StatusError } from '../../src/machinery/errors.js';
 
 const j = (s: string) => JSON.parse(s);
@@ -271,6 +271,28 @@ test('the whole document: replace and test work, add and remove do not', () => {
   // Go dereferences a nil value here: kube-apiserver's panic handler answers a plain-text 500
   assert.throws(() => applyJSONPatch({ a: 1 }, [{ op: 'replace', path: '' }]), { code: 500, message: PANIC_MESSAGE, type: 'Panic' });
   assert.throws(() => applyJSONPatch({ a: 1 }, [{ op: 'test', path: '' }]), { code: 500, message: PANIC_MESSAGE });
+});
+
+test('the API server answers the failures Kubernetes answers with 500 (or a panic) as 400 BadRequest', () => {
+  const caught = (f: () => unknown): unknown => {
+    try {
+      f();
+    } catch (e) {
+      return e;
+    }
+    throw new Error('no error');
+  };
+  const panic = asRequestError(caught(() => applyJSONPatch({ a: 1 }, [{ op: 'replace', path: '' }]))) as PatchError;
+  assert.deepEqual([panic.code, panic.reason, panic.message], [400, 'BadRequest', 'the patch cannot be applied: the replace operation of the whole document (path "") has no value']);
+  const plain = asRequestError(PatchError.internal('unknown patch type: x in map: map[$patch:x]')) as PatchError;
+  assert.deepEqual([plain.code, plain.reason, plain.message], [400, 'BadRequest', 'unknown patch type: x in map: map[$patch:x]']);
+  // every other error passes as it is: the 422 of a patch that does not apply, a 400, anything else
+  const invalid = caught(() => applyJSONPatch({ a: 1 }, [{ op: 'remove', path: '/b' }]));
+  assert.equal(asRequestError(invalid), invalid);
+  const bad = PatchError.badRequest('Invalid JSON Patch');
+  assert.equal(asRequestError(bad), bad);
+  const other = new Error('x');
+  assert.equal(asRequestError(other), other);
 });
 
 test('move and copy', () => {

@@ -381,21 +381,22 @@ test('errors: another kind, managedFields in the configuration, duplicate keys',
   );
   const dup = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'a' }, { name: 'a' }] } };
   assert.deepEqual(status(() => apply(undefined, dup, POD, { manager: 'm', apiVersion: 'v1', force: false })), [
-    500,
-    '',
+    400,
+    'BadRequest',
     'failed to create typed patch object (default/p; /v1, Kind=Pod): .spec.containers: duplicate entries for key [name="a"]',
   ]);
   // unknown fields and values of the wrong type are rejected as Kubernetes rejects them (it does
-  // not prune an applied configuration)
+  // not prune an applied configuration), in its words, but as the client's error (400, where
+  // Kubernetes answers 500)
   assert.deepEqual(status(() => apply(live, { ...cm({ a: '1' }), spec: { x: 1 } }, CONFIGMAP, { manager: 'm', apiVersion: 'v1', force: false })), [
-    500,
-    '',
+    400,
+    'BadRequest',
     'failed to create typed patch object (default/x; /v1, Kind=ConfigMap): .spec: field not declared in schema',
   ]);
   const typed = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: '3', paused: 'yes' } };
   assert.deepEqual(status(() => apply(undefined, typed, DEPLOYMENT, { manager: 'm', apiVersion: 'apps/v1', force: false })), [
-    500,
-    '',
+    400,
+    'BadRequest',
     'failed to create typed patch object (/d; apps/v1, Kind=Deployment): errors:\n  .spec.replicas: expected numeric (int or float), got string\n  .spec.paused: expected boolean, got &{yes}',
   ]);
   const keyless = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ image: 'x' }] } };

@@ -587,7 +587,9 @@ function expectedKind(typeName: string, apiVersion: string, kind: string | undef
  *
  * Throws ApplyConflictError (409) when the apply would change fields other managers own and
  * `force` is false, or a StatusError: 400 for an applied object of another kind or with
- * managedFields, 500 (as Kubernetes) for a configuration it cannot type (duplicate list keys).
+ * managedFields, and 400 with Kubernetes' words for a configuration it cannot type (a field the
+ * type does not declare, a value of the wrong type, duplicate list keys). Kubernetes answers the
+ * last with 500, as a plain error (kubernetes/kubernetes#139253, open); it is the client's error.
  */
 export function apply(live: any | undefined, applied: any, typeName: string, opts: ApplyOptions): any {
   const shape = rootShape(typeName);
@@ -611,7 +613,7 @@ export function apply(live: any | undefined, applied: any, typeName: string, opt
   const errs = validate(shape, applied);
   if (errs.length > 0) {
     const md = isMap(applied.metadata) ? applied.metadata : {};
-    throw new StatusError(500, '', `failed to create typed patch object (${md.namespace ?? ''}/${md.name ?? ''}; ${gvkString(got)}): ${validationMessage(errs)}`);
+    throw new StatusError(400, 'BadRequest', `failed to create typed patch object (${md.namespace ?? ''}/${md.name ?? ''}; ${gvkString(got)}): ${validationMessage(errs)}`);
   }
 
   const liveObj = isMap(live) ? withoutManagedFields(live) : zeroObject(typeName);
