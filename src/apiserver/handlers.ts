@@ -57,6 +57,7 @@ import { applyJSONPatch } from '../patch/jsonpatch.js';
 import { applyMergePatch } from '../patch/mergepatch.js';
 import { applyStrategicMergePatch } from '../patch/strategic.js';
 import { asRequestError } from '../patch/errors.js';
+import { jsonNestsDeeperThan, tooDeepMessage, valueNestsDeeperThan, yamlNestsDeeperThan } from '../codec/depth.js';
 
 /** Kubernetes' request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -646,6 +647,7 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
   switch (enc.encoding) {
     case 'json': {
       const text = body.toString('utf8');
+      if (jsonNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(false));
       try {
         obj = JSON.parse(text);
       } catch (e) {
@@ -662,6 +664,7 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
     }
     case 'yaml': {
       const text = body.toString('utf8');
+      if (yamlNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(true));
       try {
         obj = yaml().parse(text, { uniqueKeys: false, version: '1.2' });
       } catch (e) {
@@ -703,6 +706,7 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
         throw e;
       }
       obj = res.obj;
+      if (valueNestsDeeperThan(obj)) throw errors.badRequest(tooDeepMessage(false));
       if (obj !== null && typeof obj === 'object' && r.query.get('fieldValidation') !== 'Ignore' && res.strictErrors.length) {
         strictProblems.set(obj, { list: res.strictErrors, warnings: res.strictErrors, complete: true });
       }
@@ -934,6 +938,8 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
     const ct = r.req.headers['content-type'];
     const enc = inputEncoding(ct, { protobuf: true, cbor: r.ctx.cbor });
     if (!enc) throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf: true, cbor: r.ctx.cbor }).join(', '));
+    if (enc.encoding === 'json' && jsonNestsDeeperThan(body.toString('utf8'))) throw errors.badRequest(tooDeepMessage(false));
+    if (enc.encoding === 'yaml' && yamlNestsDeeperThan(body.toString('utf8'))) throw errors.badRequest(tooDeepMessage(true));
     try {
       if (enc.encoding === 'protobuf') opts = decodeMessage(DELETE_OPTIONS_TYPE, decodeEnvelope(body).raw) as DeleteOptionsBody;
       else if (enc.encoding === 'cbor') opts = decodeCBORValue(body) as DeleteOptionsBody;
@@ -1162,6 +1168,8 @@ export async function handlePatch(r: Request): Promise<void> {
 
   let patch: unknown;
   const text = body.toString('utf8');
+  // (an apply body is read as YAML, whatever it holds)
+  if (isApply ? !applyCBOR && yamlNestsDeeperThan(text) : jsonNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(isApply));
   const typeOfView = view ? view.view : kind;
   /** problems of the patch document (duplicates, unknown fields) in document order */
   let patchProblems: string[] = [];
@@ -1173,6 +1181,7 @@ export async function handlePatch(r: Request): Promise<void> {
         if (e instanceof CBORDecodeError) throw errors.badRequest(`error decoding patch: ${e.message}`);
         throw e;
       }
+      if (valueNestsDeeperThan(patch)) throw errors.badRequest(tooDeepMessage(false));
     } else
       try {
         patch = yaml().parse(text, { uniqueKeys: false, version: '1.2' });

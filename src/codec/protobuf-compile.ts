@@ -20,6 +20,7 @@
 //
 // Decoding produces what Go's encoding/json prints for the decoded Go value (see
 // protobuf.ts for the presence and zero-value rules).
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from './depth.js';
 import type { FieldDecl, Scalar, Special, TypeDecl, TypeRef } from '../schema/model.js';
 import { ProtobufError, ProtobufNotSupportedError, Reader, RevWriter } from './protobuf-wire.js';
 import {
@@ -628,6 +629,7 @@ type SpecialCodecs = Record<string, unknown>;
 
 function parseJSONBytes(raw: Uint8Array, label: string): unknown {
   const text = (Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)).toString('utf8');
+  if (jsonNestsDeeperThan(text)) throw new ProtobufError(`protobuf: ${label} holds JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
   try {
     return JSON.parse(text);
   } catch (e) {

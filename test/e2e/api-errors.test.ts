@@ -176,6 +176,51 @@ describe('errors', () => {
     assert.equal((await c.raw('GET', '/readyz')).status, 200);
     await keepUnchanged();
   });
+
+  // Found by a randomized probe: a JSON body nested 100,000 levels deep was a 500 (the strict
+  // scan ran out of stack), and a YAML one a few hundred levels deep sent to server-side apply
+  // ended the whole process (V8 fails fatally when the stack runs out while it compiles a regular
+  // expression of the yaml library). src/codec/depth.ts bounds the nesting before parsing.
+  test('bodies nested too deeply: 400 before any parser sees them, in every encoding and patch type; the server stays up', async () => {
+    const deep = (d: number) => '['.repeat(d) + ']'.repeat(d);
+    const cm = (value: string) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"keep"},"data":{"a":${value}}}`;
+    const tooDeep = 'the request body is nested too deeply: more than 400 levels';
+    const tooDeepYAML = 'the request body is nested too deeply: more than 200 levels (YAML, and every server-side apply body)';
+    const cases: [string, string, string, string][] = [
+      ['POST', cms, 'application/json', cm(deep(100_000))],
+      ['POST', cms, 'application/yaml', cm(deep(100_000))],
+      ['PATCH', `${cms}/keep`, 'application/merge-patch+json', cm(deep(500))],
+      ['PATCH', `${cms}/keep`, 'application/strategic-merge-patch+json', cm(deep(500))],
+      ['PATCH', `${cms}/keep`, 'application/json-patch+json', `[{"op":"add","path":"/data/x","value":${deep(1000)}}]`],
+      // a server-side apply body is read as YAML: the ~990 levels that ended the process
+      ['PATCH', `${cms}/keep?fieldManager=deep`, 'application/apply-patch+yaml', cm(deep(990))],
+      ['PATCH', `${cms}/keep?fieldManager=deep`, 'application/apply-patch+yaml', cm(deep(250))],
+      // block nesting in YAML: compact sequences, several levels a line
+      ['POST', cms, 'application/yaml', `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep}\ndata:\n  a:\n    ${'- '.repeat(150)}x\n`],
+    ];
+    for (const [method, path, type, body] of cases) {
+      const r = await c.raw(method, path, { body, headers: { 'content-type': type } });
+      const s = status(r, 400, 'BadRequest');
+      assert.equal(s.message, type.includes('yaml') ? tooDeepYAML : tooDeep, `${method} ${type}`);
+    }
+    // a DeleteOptions body too
+    status(await c.raw('DELETE', `${cms}/keep`, { body: `{"kind":"DeleteOptions","apiVersion":"v1","x":${deep(1000)}}`, headers: { 'content-type': 'application/json' } }), 400, 'BadRequest');
+    assert.equal((await c.raw('GET', '/readyz')).status, 200);
+    await keepUnchanged();
+    // within the bound, a free-form field takes it, and the object reads back in every form
+    const d = 390;
+    const data = '{"a":'.repeat(d) + '1' + '}'.repeat(d);
+    const made = await c.raw('POST', '/apis/apps/v1/namespaces/default/controllerrevisions', { body: `{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"deep"},"revision":1,"data":${data}}`, headers: { 'content-type': 'application/json' } });
+    assert.equal(made.status, 201, made.text.slice(0, 300));
+    for (const accept of ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf', 'application/json;as=Table;v=v1;g=meta.k8s.io']) {
+      const g = await c.raw('GET', '/apis/apps/v1/namespaces/default/controllerrevisions/deep', { headers: { accept } });
+      assert.equal(g.status, 200, `${accept}: ${g.text.slice(0, 300)}`);
+    }
+    const back = (await c.raw('GET', '/apis/apps/v1/namespaces/default/controllerrevisions/deep', { headers: { accept: 'application/yaml' } })).text;
+    let v = (YAML.parse(back) as any).data;
+    for (let i = 0; i < d; i++) v = v.a;
+    assert.equal(v, 1);
+  });
 });
 
 describe('encodings', () => {
