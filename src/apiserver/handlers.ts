@@ -1285,41 +1285,67 @@ export async function handlePatch(r: Request): Promise<void> {
     return next;
   };
 
-  const existing = store.get(info.namespace, info.name);
-  if (!existing) {
-    // an object that cannot be read back is neither patched nor created anew
-    const unreadable = store.readError(store.key(info.namespace, info.name));
-    if (unreadable) throw unreadable;
-    if (!isApply || sub) throw errors.notFound(store.groupResource, info.name);
-    // apply creates the object
-    let obj: any;
+  // An apply creates the object when it is absent and updates it when it is there; when another
+  // writer creates or deletes it in between, the apply goes the other way, as Kubernetes'
+  // create-or-update does (an apply never answers 409 AlreadyExists, nor 404 for a deleted object)
+  for (let attempt = 1; ; attempt++) {
+    const existing = store.get(info.namespace, info.name);
+    if (!existing) {
+      // an object that cannot be read back is neither patched nor created anew
+      const unreadable = store.readError(store.key(info.namespace, info.name));
+      if (unreadable) throw unreadable;
+      if (!isApply || sub) throw errors.notFound(store.groupResource, info.name);
+      // apply creates the object
+      let obj: any;
+      try {
+        obj = ssaApply(undefined, patch, kind.type, { ...who, force, kind: kind.kind });
+      } catch (e) {
+        throw asRequestError(e);
+      }
+      obj = normalizeBody(r, obj, kind, 'Ignore');
+      applyDefaults(kind.group, kind.version, kind.kind, obj);
+      obj.metadata ??= {};
+      if (obj.metadata.name === undefined || obj.metadata.name === '') obj.metadata.name = info.name;
+      if (kind.namespaced) {
+        if (obj.metadata.namespace && obj.metadata.namespace !== info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+        obj.metadata.namespace = info.namespace;
+      }
+      if (obj.metadata.name !== info.name) throw errors.badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${info.name})`);
+      createOnWriteCheck(r);
+      rbacWriteCheck(r, obj, undefined);
+      try {
+        const created = await store.createWithEntry(obj, { dryRun, admission: admissionOf(r) });
+        writeEntry(r.res, 201, kind, created.obj, created.entry, choice);
+        return;
+      } catch (e) {
+        // another writer created the object since the look-up: the configuration is applied to
+        // that object, as Kubernetes' create-or-update does (never 409 AlreadyExists for an apply)
+        if (!(e instanceof StatusError && e.reason === 'AlreadyExists') || attempt >= APPLY_RACE_ATTEMPTS) throw e;
+        await waitConsistent(r); // the cache holds the other writer's object before the next look-up
+        continue;
+      }
+    }
+    let out: { obj: any; entry?: CacheEntry };
     try {
-      obj = ssaApply(undefined, patch, kind.type, { ...who, force, kind: kind.kind });
+      out = await store.guaranteedUpdateWithEntry(info.namespace, info.name, apply1, { dryRun, main: !sub || !!view, subresource: view ? undefined : sub, admission: admissionOf(r) });
     } catch (e) {
-      throw asRequestError(e);
+      if (isApply && !sub && e instanceof StatusError && e.reason === 'NotFound' && attempt < APPLY_RACE_ATTEMPTS && !store.readError(store.key(info.namespace, info.name))) {
+        await waitConsistent(r);
+        continue;
+      }
+      throw e;
     }
-    obj = normalizeBody(r, obj, kind, 'Ignore');
-    applyDefaults(kind.group, kind.version, kind.kind, obj);
-    obj.metadata ??= {};
-    if (obj.metadata.name === undefined || obj.metadata.name === '') obj.metadata.name = info.name;
-    if (kind.namespaced) {
-      if (obj.metadata.namespace && obj.metadata.namespace !== info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
-      obj.metadata.namespace = info.namespace;
+    if (view) {
+      writeView(r.res, 200, view.toView(out.obj), choice, view.view, choice.transform === 'Table' ? tableOptions(r.query) : undefined);
+      return;
     }
-    if (obj.metadata.name !== info.name) throw errors.badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${info.name})`);
-    createOnWriteCheck(r);
-    rbacWriteCheck(r, obj, undefined);
-    const created = await store.createWithEntry(obj, { dryRun, admission: admissionOf(r) });
-    writeEntry(r.res, 201, kind, created.obj, created.entry, choice);
+    writeEntry(r.res, 200, kind, out.obj, out.entry, choice);
     return;
   }
-  const out = await store.guaranteedUpdateWithEntry(info.namespace, info.name, apply1, { dryRun, main: !sub || !!view, subresource: view ? undefined : sub, admission: admissionOf(r) });
-  if (view) {
-    writeView(r.res, 200, view.toView(out.obj), choice, view.view, choice.transform === 'Table' ? tableOptions(r.query) : undefined);
-    return;
-  }
-  writeEntry(r.res, 200, kind, out.obj, out.entry, choice);
 }
+
+/** how many times an apply goes back and forth between creating and updating an object others create and delete meanwhile */
+const APPLY_RACE_ATTEMPTS = 20;
 
 /**
  * A CSR's new conditions with their timestamps filled as Kubernetes does: lastUpdateTime now when

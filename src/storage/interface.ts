@@ -85,17 +85,28 @@ export class ConflictError extends Error {
   }
 }
 
-/** create of a key that exists */
+/**
+ * create of a key that exists. `revision`: the newest revision the storage had given out when it
+ * refused; the write that made the key exist is at or before it (it may not be committed yet:
+ * a backend decides on the writes it has accepted, in order), so a reader that waits for this
+ * revision sees the key.
+ */
 export class KeyExistsError extends Error {
-  constructor(readonly key: string) {
+  constructor(
+    readonly key: string,
+    readonly revision?: number,
+  ) {
     super(`key exists: ${key}`);
     this.name = 'KeyExistsError';
   }
 }
 
-/** update or delete of a key that does not exist */
+/** update or delete of a key that does not exist; `revision` as for KeyExistsError (the deletion is at or before it) */
 export class KeyNotFoundError extends Error {
-  constructor(readonly key: string) {
+  constructor(
+    readonly key: string,
+    readonly revision?: number,
+  ) {
     super(`key not found: ${key}`);
     this.name = 'KeyNotFoundError';
   }

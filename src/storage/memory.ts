@@ -122,7 +122,7 @@ export class MemoryBackend implements Backend {
 
   create(key: string, value: Uint8Array): Promise<KeyValue> {
     if (this.closed) return Promise.reject(new Error('storage closed'));
-    if (this.latest(key)) return Promise.reject(new KeyExistsError(key));
+    if (this.latest(key)) return Promise.reject(new KeyExistsError(key, this.rev));
     const rev = ++this.rev;
     const kv: KeyValue = { key, value, createRevision: rev, modRevision: rev };
     return this.apply({ type: 'put', kv, revision: rev }, false, kv);
@@ -131,7 +131,7 @@ export class MemoryBackend implements Backend {
   update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KeyValue> {
     if (this.closed) return Promise.reject(new Error('storage closed'));
     const cur = this.latest(key);
-    if (!cur) return Promise.reject(new KeyNotFoundError(key));
+    if (!cur) return Promise.reject(new KeyNotFoundError(key, this.rev));
     if (cur.modRevision !== expectedModRevision) return Promise.reject(new ConflictError(key, cur));
     const rev = ++this.rev;
     const kv: KeyValue = { key, value, createRevision: cur.createRevision, modRevision: rev };
@@ -141,7 +141,7 @@ export class MemoryBackend implements Backend {
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
     if (this.closed) return Promise.reject(new Error('storage closed'));
     const cur = this.latest(key);
-    if (!cur) return Promise.reject(new KeyNotFoundError(key));
+    if (!cur) return Promise.reject(new KeyNotFoundError(key, this.rev));
     if (expectedModRevision !== undefined && cur.modRevision !== expectedModRevision) {
       return Promise.reject(new ConflictError(key, cur));
     }

@@ -275,7 +275,7 @@ export class SqliteBackend implements Backend {
 
   create(key: string, value: Uint8Array): Promise<KeyValue> {
     if (!this.writable()) return Promise.reject(this.broken ?? new Error('storage closed'));
-    if (this.index.has(key)) return Promise.reject(new KeyExistsError(key));
+    if (this.index.has(key)) return Promise.reject(new KeyExistsError(key, this.assigned));
     const rev = ++this.assigned;
     this.index.set(key, { c: rev, m: rev });
     return this.enqueue(OP_CREATE, rev, key, rev, 0, value);
@@ -284,7 +284,7 @@ export class SqliteBackend implements Backend {
   update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KeyValue> {
     if (!this.writable()) return Promise.reject(this.broken ?? new Error('storage closed'));
     const cur = this.index.get(key);
-    if (!cur) return Promise.reject(new KeyNotFoundError(key));
+    if (!cur) return Promise.reject(new KeyNotFoundError(key, this.assigned));
     if (cur.m !== expectedModRevision) return this.conflict(key, cur);
     const rev = ++this.assigned;
     this.index.set(key, { c: cur.c, m: rev });
@@ -294,7 +294,7 @@ export class SqliteBackend implements Backend {
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
     if (!this.writable()) return Promise.reject(this.broken ?? new Error('storage closed'));
     const cur = this.index.get(key);
-    if (!cur) return Promise.reject(new KeyNotFoundError(key));
+    if (!cur) return Promise.reject(new KeyNotFoundError(key, this.assigned));
     if (expectedModRevision !== undefined && cur.m !== expectedModRevision) return this.conflict(key, cur);
     const rev = ++this.assigned;
     this.index.delete(key);

@@ -147,6 +147,13 @@ export function conformance(name: string, h: BackendHarness): void {
       assert.deepEqual(summary(await b.get('/r/a')), summary(u));
       const next = await b.create('/r/b', bytes('b'));
       assert.equal(next.modRevision, rev + 1);
+      // a key deleted by a write accepted just before (in the same batch): the refusal's revision is at or after the deletion
+      const gone = await b.create('/r/gone', bytes('g'));
+      const [del, upd] = await Promise.allSettled([b.delete('/r/gone', gone.modRevision), b.update('/r/gone', bytes('late'), gone.modRevision)]);
+      assert.equal(del.status, 'fulfilled');
+      const nf = (upd as PromiseRejectedResult).reason;
+      assert.ok(nf instanceof KeyNotFoundError || nf instanceof ConflictError, String(nf));
+      if (nf instanceof KeyNotFoundError) assert.ok(nf.revision !== undefined && nf.revision >= (del as PromiseFulfilledResult<KeyValue>).value.modRevision, `KeyNotFoundError.revision ${nf.revision}`);
     }));
 
   test(`${name}: list by prefix in byte order`, () =>
@@ -398,7 +405,11 @@ export function conformance(name: string, h: BackendHarness): void {
       assert.equal(text(err.current!.value), 'first');
       assert.equal(err.current!.modRevision, c.modRevision + 1);
       assert.equal(results[2].status, 'fulfilled');
-      assert.ok((results[3] as PromiseRejectedResult).reason instanceof KeyExistsError);
+      const exists = (results[3] as PromiseRejectedResult).reason;
+      assert.ok(exists instanceof KeyExistsError);
+      // the refusal names a revision at or after the create that made the key exist (perhaps
+      // not committed yet when it refused): a reader waiting for it sees the key
+      assert.ok(exists.revision !== undefined && exists.revision >= (results[2] as PromiseFulfilledResult<KeyValue>).value.modRevision, `KeyExistsError.revision ${exists.revision}`);
       assert.equal(results[4].status, 'fulfilled');
       const rc = (results[4] as PromiseFulfilledResult<KeyValue>).value;
       assert.equal(rc.modRevision, c.modRevision + 3, 'revisions stay dense across rejected writes');

@@ -528,6 +528,8 @@ export class ResourceStore {
             continue;
           }
           if (generated) throw errors.generateNameConflict(this.groupResource, m.name, 1);
+          // (a caller that looks again, as an apply does, then finds the object)
+          await this.caughtUp(err.revision);
           throw errors.alreadyExists(this.groupResource, m.name);
         }
         throw err;
@@ -621,7 +623,10 @@ export class ResourceStore {
           m.resourceVersion = undefined;
           continue;
         }
-        if (err instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name);
+        if (err instanceof KeyNotFoundError) {
+          if (await this.caughtUp(err.revision)) continue;
+          throw errors.notFound(this.groupResource, name);
+        }
         throw err;
       }
       } finally {
@@ -693,11 +698,19 @@ export class ResourceStore {
       } catch (err) {
         this.pending.delete(key);
         if (err instanceof ConflictError) {
-          if (wantRV) throw errors.conflict(this.groupResource, name, 'the object has been modified; please apply your changes to the latest version and try again');
+          // the object changed between our read and our write: the change is made again from the
+          // new state, as Kubernetes' GuaranteedUpdate does. `wantRV` is not the client's
+          // precondition here: `mutate` works on a copy of the stored object, which carries its
+          // resourceVersion. A change that names a resourceVersion of its own (a patch holding
+          // one, a status body) names it again on the new state, and the check above refuses it.
           await this.cacher.waitUntilFresh(err.current?.modRevision ?? 0, 1000);
           continue;
         }
-        if (err instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name);
+        if (err instanceof KeyNotFoundError) {
+          // deleted since the cache was read (perhaps not yet committed): look again once the cache has the deletion
+          if (await this.caughtUp(err.revision)) continue;
+          throw errors.notFound(this.groupResource, name);
+        }
         throw err;
       } finally {
         if (main) this.strategy.afterUpdate?.(next, old, stored);
@@ -808,7 +821,10 @@ export class ResourceStore {
             await this.cacher.waitUntilFresh(err.current?.modRevision ?? 0, 1000);
             continue;
           }
-          if (err instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name);
+          if (err instanceof KeyNotFoundError) {
+            if (await this.caughtUp(err.revision)) continue;
+            throw errors.notFound(this.groupResource, name);
+          }
           throw err;
         }
       }
@@ -823,10 +839,25 @@ export class ResourceStore {
           await this.cacher.waitUntilFresh(err.current?.modRevision ?? 0, 1000);
           continue;
         }
-        if (err instanceof KeyNotFoundError) throw errors.notFound(this.groupResource, name);
+        if (err instanceof KeyNotFoundError) {
+          if (await this.caughtUp(err.revision)) continue;
+          throw errors.notFound(this.groupResource, name);
+        }
         throw err;
       }
     }
+  }
+
+  /**
+   * Waits until the cache holds the state the storage refused a write on (KeyExistsError and
+   * KeyNotFoundError carry the newest revision it had given out; the write that made the key
+   * exist, or go, may still be committing). Whether the cache was behind: then a second look at
+   * the cache sees what the storage saw.
+   */
+  private async caughtUp(revision: number | undefined): Promise<boolean> {
+    if (revision === undefined || this.cacher.revision() >= revision) return false;
+    await this.cacher.waitUntilFresh(revision, 1000);
+    return true;
   }
 }
 
