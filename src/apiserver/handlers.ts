@@ -57,7 +57,7 @@ import { applyJSONPatch } from '../patch/jsonpatch.js';
 import { applyMergePatch } from '../patch/mergepatch.js';
 import { applyStrategicMergePatch } from '../patch/strategic.js';
 import { asRequestError } from '../patch/errors.js';
-import { jsonNestsDeeperThan, tooDeepMessage, valueNestsDeeperThan, yamlNestsDeeperThan } from '../codec/depth.js';
+import { BodyTooDeepError, jsonNestsDeeperThan, tooDeepMessage, valueNestsDeeperThan, yamlNestsDeeperThan } from '../codec/depth.js';
 
 /** Kubernetes' request body limit (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -647,7 +647,7 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
   switch (enc.encoding) {
     case 'json': {
       const text = body.toString('utf8');
-      if (jsonNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(false));
+      // (V8's JSON.parse takes any depth; what comes after it may not: see codec/depth.ts)
       try {
         obj = JSON.parse(text);
       } catch (e) {
@@ -657,9 +657,16 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
         // a custom resource's unknown fields come from its schema's pruning (normalize)
         const custom = (kind as Partial<KindDecl>).custom !== undefined;
         const spans: VerbatimSpan[] = [];
-        const list = jsonStrictProblems(text, custom ? undefined : kind.type, false, spans);
+        let list: string[];
+        try {
+          // (the scan bounds the depth as it goes: no pass of its own on the hot path)
+          list = jsonStrictProblems(text, custom ? undefined : kind.type, false, spans);
+        } catch (e) {
+          if (e instanceof BodyTooDeepError) throw errors.badRequest(e.message);
+          throw e;
+        }
         strictProblems.set(obj, { list, warnings: list, complete: !custom, verbatim: spans.length ? { text, spans } : undefined });
-      }
+      } else if (obj !== null && typeof obj === 'object' && jsonNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(false));
       break;
     }
     case 'yaml': {

@@ -24,6 +24,14 @@ export const MAX_JSON_DEPTH = 400;
 /** the deepest flow nesting, and the furthest column a block's content may start at, in a YAML body */
 export const MAX_YAML_DEPTH = 200;
 
+/** thrown by a pass over a body's text that found it nested deeper than MAX_JSON_DEPTH (the strict-field scan) */
+export class BodyTooDeepError extends Error {
+  constructor() {
+    super(tooDeepMessage(false));
+    this.name = 'BodyTooDeepError';
+  }
+}
+
 /** the message of a body refused for its depth */
 export function tooDeepMessage(yaml: boolean): string {
   return `the request body is nested too deeply: more than ${yaml ? `${MAX_YAML_DEPTH} levels (YAML, and every server-side apply body)` : `${MAX_JSON_DEPTH} levels`}`;

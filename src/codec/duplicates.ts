@@ -117,6 +117,7 @@ export function yamlDuplicateFields(text: string): string[] {
 
 import type { TypeRef } from '../schema/model.js';
 import { VERBATIM_MIN_CHARS, type VerbatimSpan } from './verbatim.js';
+import { BodyTooDeepError, MAX_JSON_DEPTH } from './depth.js';
 import { getType, jsonFields } from '../schema/types.js';
 
 /**
@@ -126,7 +127,8 @@ import { getType, jsonFields } from '../schema/types.js';
  * (maps of strings, RawExtension, ...) are only checked for duplicates). Keys starting with `$`
  * are patch directives when `directives` is set. The text must be valid JSON. With `verbatim`,
  * the string values of at least VERBATIM_MIN_CHARS characters without a backslash are noted
- * there (see codec/verbatim.ts), found as the scan passes them.
+ * there (see codec/verbatim.ts), found as the scan passes them. Throws BodyTooDeepError for a
+ * text whose scanned values nest more than MAX_JSON_DEPTH levels.
  */
 export function jsonStrictProblems(text: string, typeName: string | undefined, directives = false, verbatim?: VerbatimSpan[]): string[] {
   const sc = new StrictScanner(text, directives, verbatim);
@@ -171,6 +173,8 @@ class StrictScanner {
   private readonly n: number;
   /** the index of the next backslash at or after the last string start (n when none) */
   private bs = -1;
+  /** how many containers the scan is in */
+  private depth = 0;
 
   constructor(
     private readonly text: string,
@@ -268,9 +272,13 @@ class StrictScanner {
   value(ref: TypeRef | undefined, parent: PathNode | undefined, key: string, index: number): void {
     this.ws();
     const c = this.text.charCodeAt(this.i);
-    if (c === 0x7b) this.object(ref, { parent, key, index });
-    else if (c === 0x5b) this.array(ref, { parent, key, index });
-    else if (c === 0x22 && this.verbatim !== undefined && parent !== undefined) {
+    if (c === 0x7b || c === 0x5b) {
+      // the scan recurses: a body nested deeper than the bound is refused here, before the stack ends (codec/depth.ts)
+      if (++this.depth > MAX_JSON_DEPTH) throw new BodyTooDeepError();
+      if (c === 0x7b) this.object(ref, { parent, key, index });
+      else this.array(ref, { parent, key, index });
+      this.depth--;
+    } else if (c === 0x22 && this.verbatim !== undefined && parent !== undefined) {
       const start = this.i + 1;
       if (!this.skipString() && this.i - 1 - start >= VERBATIM_MIN_CHARS) this.verbatim.push({ path: pathKeys(parent, key, index), start, end: this.i - 1 });
     } else this.skipScalar();
