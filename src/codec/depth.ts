@@ -10,7 +10,9 @@
 //   no catch can stop.
 // - an object stored is also written as YAML when a client asks for YAML, by the same library,
 //   whose writer runs out of stack between 600 and 800 levels.
-// So a body is refused before any of them sees it: a JSON body (or a CBOR one, or JSON inside a
+// So a body is refused before any of them sees it (V8's JSON.parse itself takes any depth; the
+// strict-field scan, which reads every JSON body first, counts the depth as it goes and stops at
+// the bound): a JSON body (or a CBOR one, or JSON inside a
 // Protobuf body) nested more than MAX_JSON_DEPTH levels, a YAML body (and every server-side apply
 // body, which is read as YAML) more than MAX_YAML_DEPTH. Both are far beyond any object Kubernetes
 // defines (its deepest built-in kinds nest a few dozen levels) or a manifest is likely to hold.
