@@ -1,5 +1,6 @@
 // The API server: an HTTPS listener, the request chain (request info, authentication,
 // routing), the resource API over the generic stores, discovery, OpenAPI, version and health.
+import { warningHeaderValue } from '../machinery/warning.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { newUUID } from '../machinery/uuid.js';
@@ -540,7 +541,13 @@ export class APIServer {
       .catch((err) => {
         if (!(err instanceof StatusError)) this.cfg.log.error(err, 'Unhandled error serving request', { method: req.method, path: req.url });
         st.audit?.fail(err);
-        sendError({ req, res }, err, this.ctx.cbor);
+        try {
+          sendError({ req, res }, err, this.ctx.cbor);
+        } catch (e) {
+          // the error could not be written either (its headers, say): the request ends, the server does not
+          this.cfg.log.error(e, 'Could not write the error of a request', { method: req.method, path: req.url });
+          res.destroy();
+        }
       })
       .finally(() => st.release?.());
   }
@@ -580,7 +587,7 @@ export class APIServer {
       user = r?.user ?? null;
       authnWarnings = r?.warnings ?? [];
       // as Kubernetes' warning recorder: they go out with any answer (a 403 too), not only the handler's
-      if (authnWarnings.length) res.setHeader('Warning', authnWarnings.map((w) => `299 - ${JSON.stringify(w)}`));
+      if (authnWarnings.length) res.setHeader('Warning', authnWarnings.map(warningHeaderValue));
     } else user = this.authenticate(req);
     if (!user) {
       req.resume();
@@ -730,7 +737,7 @@ export class APIServer {
   private withWarnings(res: ServerResponse, warnings: string[]): void {
     const origWriteHead = res.writeHead;
     res.writeHead = function (this: ServerResponse, ...args: any[]) {
-      if (warnings.length) res.setHeader('Warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+      if (warnings.length) res.setHeader('Warning', warnings.map(warningHeaderValue));
       return (origWriteHead as any).apply(this, args);
     } as any;
   }

@@ -189,7 +189,8 @@ export class WarningPrinter {
   /** Handles the values of one response's Warning headers. */
   handle(values: string[]): void {
     for (const v of values) {
-      for (const w of parseWarningHeader(v)) {
+      // (Node.js reads a header's bytes as latin1; a Warning's text is UTF-8, as Go writes it)
+      for (const w of parseWarningHeader(/[^\x00-\x7f]/.test(v) ? Buffer.from(v, 'latin1').toString('utf8') : v)) {
         if (w.code !== 299 || !w.text) continue;
         if (this.seen.has(w.text)) continue;
         this.seen.add(w.text);

@@ -295,6 +295,30 @@ spec:
     }
   });
 
+  // Found by a randomized probe: an unknown field whose name held a character above U+00FF
+  // made the Warning header unsendable, and the exception thrown while writing the answer ended
+  // the whole process
+  test('warnings naming fields with any characters: sent as Kubernetes sends them (UTF-8), and the server stays up', async () => {
+    const name = 'ünknöwn€😀"\\\n';
+    const body = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fv-utf8"},${JSON.stringify(name)}:1,"data":{"a":"1"}}`;
+    for (const [method, path, type] of [
+      ['POST', cms, 'application/json'],
+      ['PATCH', `${cms}/fv-utf8`, 'application/merge-patch+json'],
+      ['PATCH', `${cms}/fv-utf8?fieldManager=fv`, 'application/apply-patch+yaml'],
+    ] as const) {
+      const r = await c.raw(method, path, { body, headers: { 'content-type': type } });
+      assert.ok(r.status === 200 || r.status === 201, `${method} ${type}: ${r.status} ${r.text.slice(0, 300)}`);
+      const ws = warningsOf(r).map((w) => Buffer.from(w, 'latin1').toString('utf8'));
+      // the text of the header: " and \ escaped, the line break a space, every other character as it is
+      assert.deepEqual(ws, ['299 - "unknown field \\"ünknöwn€😀\\"\\\\ \\""'], `${method} ${type}`);
+    }
+    // kubectl prints it as it was
+    const k = c.kubectl(['create', '-f', '-', '--validate=warn'], { input: body.replace('fv-utf8', 'fv-utf8-k') });
+    assert.equal(k.code, 0, k.stderr);
+    assert.match(k.stderr, /unknown field "ünknöwn€😀/);
+    assert.equal((await c.raw('GET', '/readyz')).status, 200);
+  });
+
   test('an invalid fieldValidation value is 422 naming the option', async () => {
     const p = expectStatus(await c.raw('POST', `${cms}?fieldValidation=Loud`, { body: cm('fv-loud') }), 422, 'Invalid', 'POST');
     assert.equal(p.message, 'CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loud": supported values: "", "Ignore", "Strict", "Warn"');

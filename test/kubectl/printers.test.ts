@@ -7,7 +7,8 @@ import { yamlMarshal, yamlToJSONDocuments, yamlKeyLess, resolvePlain } from '../
 import { jsonMarshal, sprintf, formatFloat, goJSONSyntaxError, GoInt } from '../../src/kubectl/gofmt.js';
 import { toPrinter, PrintError } from '../../src/kubectl/printers.js';
 import { checkErr } from '../../src/kubectl/cmd.js';
-import { parseWarningHeader, parseTimeout } from '../../src/kubectl/factory.js';
+import { parseWarningHeader, parseTimeout, WarningPrinter } from '../../src/kubectl/factory.js';
+import { warningHeaderValue } from '../../src/machinery/warning.js';
 import { dryRunStrategy } from '../../src/kubectl/patch.js';
 import { AggregateError } from '../../src/kubectl/resource.js';
 import { StatusError } from '../../src/machinery/errors.js';
@@ -89,6 +90,10 @@ test('warning headers, timeouts and --dry-run values', () => {
     { code: 299, agent: '-', text: 'unknown field "spec.x"' },
     { code: 299, agent: '-', text: 'second' },
   ]);
+  // a warning of UTF-8 text, as the server sends it and Node.js reads it (latin1), prints as it was
+  let printed = '';
+  new WarningPrinter({ write: (t: string) => (printed += t) }).handle([warningHeaderValue('unknown field "ü€😀"')]);
+  assert.equal(printed, 'Warning: unknown field "ü€😀"\n');
   assert.equal(parseTimeout('0'), 0);
   assert.equal(parseTimeout('5'), 5000);
   assert.equal(parseTimeout('1m30s'), 90000);
