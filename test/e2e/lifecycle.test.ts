@@ -4,7 +4,7 @@ import { test, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-import { startCluster, KEELSON, ROOT, type Cluster } from './harness.js';
+import { startCluster, until, KEELSON, ROOT, type Cluster } from './harness.js';
 
 const clusters: Cluster[] = [];
 after(async () => {
@@ -117,6 +117,21 @@ describe('shutdown and restart', () => {
     assert.equal(ns.metadata.resourceVersion, (await c.raw('GET', '/api/v1/namespaces/default')).json().metadata.resourceVersion);
     await c.stopProcess();
     rmSync(c.dataDir, { recursive: true, force: true });
+  });
+
+  // A fault in one piece of work must not end the server: a rejected promise nobody handles (as
+  // an exception thrown while writing an error answer once was) is reported and the server goes on
+  test('a promise rejected with no handler is reported, and the server goes on serving', async () => {
+    const probe = 'setTimeout(() => Promise.reject(new Error("probe: nobody handles this")), 300);';
+    const c = await startCluster({ env: { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(probe)}` } });
+    try {
+      await until('the rejection is reported', () => c.logs.includes('probe: nobody handles this'), 10_000);
+      assert.match(c.logs, /Unhandled rejection: a fault of the server, which goes on serving/);
+      assert.equal((await c.raw('GET', '/readyz')).status, 200);
+      assert.equal((await c.raw('POST', '/api/v1/namespaces/default/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-fault' } } })).status, 201);
+    } finally {
+      await c.stop();
+    }
   });
 });
 
