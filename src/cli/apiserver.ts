@@ -320,6 +320,12 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const certDir = o.certDir ? resolve(o.certDir) : join(dataDir, 'pki');
   const log = klogAdapter();
+  // From here on, a promise rejected with no one to handle it is a fault in one piece of work
+  // (most often one request): reported, and the server goes on, as kube-apiserver recovers a
+  // handler's panic. (Node.js would end the process for it.)
+  process.on('unhandledRejection', (reason) => {
+    log.error(reason instanceof Error ? reason : new Error(String(reason)), 'Unhandled rejection: a fault of the server, which goes on serving; please report it');
+  });
   // the audit policy and log, checked before anything is opened
   const auditor = auditFromFlags(o.audit, log);
   klog.printFlags(flags, 1);
@@ -485,12 +491,6 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  // A promise rejected with no one to handle it is a fault in one piece of work (most often one
-  // request): reported, and the server goes on, as kube-apiserver recovers a handler's panic.
-  // (Node.js would end the process for it.)
-  process.on('unhandledRejection', (reason) => {
-    log.error(reason instanceof Error ? reason : new Error(String(reason)), 'Unhandled rejection: a fault of the server, which goes on serving; please report it');
-  });
   await new Promise(() => {});
 }
 

@@ -122,9 +122,11 @@ describe('shutdown and restart', () => {
   // A fault in one piece of work must not end the server: a rejected promise nobody handles (as
   // an exception thrown while writing an error answer once was) is reported and the server goes on
   test('a promise rejected with no handler is reported, and the server goes on serving', async () => {
-    const probe = 'setTimeout(() => Promise.reject(new Error("probe: nobody handles this")), 300);';
+    // (SIGUSR2, sent once the server is ready: Node.js takes SIGUSR1 for its inspector)
+    const probe = 'process.on("SIGUSR2", () => { Promise.reject(new Error("probe: nobody handles this")); });';
     const c = await startCluster({ env: { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(probe)}` } });
     try {
+      c.proc!.kill('SIGUSR2');
       await until('the rejection is reported', () => c.logs.includes('probe: nobody handles this'), 10_000);
       assert.match(c.logs, /Unhandled rejection: a fault of the server, which goes on serving/);
       assert.equal((await c.raw('GET', '/readyz')).status, 200);
