@@ -282,7 +282,14 @@ function normFields(plan: StructPlan, v: Record<string, unknown>, path: string, 
  */
 export function normalize(typeName: string, obj: unknown): NormalizeResult {
   const dyn = dynamicNormalizer(typeName);
-  if (dyn && obj !== null && typeof obj === 'object' && !Array.isArray(obj)) return dyn(obj as Record<string, unknown>);
+  if (dyn && obj !== null && typeof obj === 'object' && !Array.isArray(obj)) {
+    const r = dyn(obj as Record<string, unknown>);
+    // an object without metadata has the empty one, as a declared type's zero ObjectMeta (then a
+    // missing name is the 422 it is for every kind, not a fault further on)
+    const out = r.obj as Record<string, unknown> | null;
+    if (out !== null && typeof out === 'object' && !Array.isArray(out) && (out.metadata === undefined || out.metadata === null)) out.metadata = {};
+    return r;
+  }
   const decl = getType(typeName);
   if (!decl || obj === null || typeof obj !== 'object' || Array.isArray(obj)) return { obj, unknown: [] };
   const parts = typeName.split('.');

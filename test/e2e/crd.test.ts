@@ -244,6 +244,14 @@ test('validation: 422 with a cause per field, in Kubernetes\' wording', async ()
   const name = await c.raw('POST', BASE, { body: { ...cron('Bad_Name') } });
   assert.equal(name.status, 422);
   assert.match(name.json().message, /metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+  // found by a randomized probe: without metadata (or with null), the create was a 500
+  for (const metadata of [undefined, null]) {
+    const { metadata: _, ...rest } = cron('nameless', { cronSpec: '* * * * */5', image: 'x' });
+    const body = metadata === undefined ? rest : { ...rest, metadata };
+    const r = await c.raw('POST', BASE, { body });
+    assert.equal(r.status, 422, `metadata ${metadata}: ${r.text}`);
+    assert.match(r.json().message, /^CronTab\.stable\.example\.com "" is invalid: metadata\.name: Required value: name or generateName is required/);
+  }
 });
 
 test('get, list, watch with resourceVersions; other versions see apiVersion rewritten', async () => {
