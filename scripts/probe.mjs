@@ -20,6 +20,8 @@
 //   pages       paged lists under concurrent writes: every page at one resourceVersion, the pages
 //               together the exact list at it
 //   namespaces  namespaces deleted while objects are created in them: none left behind
+//   customresources  a custom resource with a rich schema, its objects mutated and sent by every
+//               write, then listed in every form: no 5xx
 //
 // The server's own log is checked too: an "Unhandled" error line or a process that died counts.
 import { spawn } from 'node:child_process';
@@ -39,6 +41,7 @@ const PROBES = {
   writes: ['writes.mjs', 'run'],
   pages: ['pages.mjs', 'run'],
   namespaces: ['namespaces.mjs', 'run'],
+  customresources: ['customresources.mjs', 'run'],
 };
 
 const args = process.argv.slice(2);
@@ -107,7 +110,7 @@ let total = 0;
 for (const name of named.length ? named : Object.keys(PROBES)) {
   const [file, fn] = PROBES[name];
   const mod = await import(new URL(`./probe/${file}`, import.meta.url).href);
-  const extra = name === 'cbor' ? ['--feature-gates=CBORServingAndStorage=true'] : [];
+  const extra = name === 'cbor' || name === 'customresources' ? ['--feature-gates=CBORServingAndStorage=true'] : [];
   process.stderr.write(`probe: ${name} (seed ${seed})\n`);
   const problems = await withKeelson(extra, ({ port, kubeconfig }) => mod[fn]({ port, kubeconfig, seed, count, h2: args.includes('--h2') }));
   process.stderr.write(`probe: ${name}: ${problems} problem(s)\n`);
