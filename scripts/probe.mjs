@@ -22,6 +22,8 @@
 //   namespaces  namespaces deleted while objects are created in them: none left behind
 //   customresources  a custom resource with a rich schema, its objects mutated and sent by every
 //               write, then listed in every form: no 5xx
+//   deletes     concurrent creates, deletes (odd options, dry runs, collections) and finalizer
+//               changes: no 5xx, and nothing left once the finalizers are removed
 //
 // The server's own log is checked too: an "Unhandled" error line or a process that died counts.
 import { spawn } from 'node:child_process';
@@ -42,6 +44,7 @@ const PROBES = {
   pages: ['pages.mjs', 'run'],
   namespaces: ['namespaces.mjs', 'run'],
   customresources: ['customresources.mjs', 'run'],
+  deletes: ['deletes.mjs', 'run'],
 };
 
 const args = process.argv.slice(2);
