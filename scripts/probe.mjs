@@ -24,6 +24,8 @@
 //               write, then listed in every form: no 5xx
 //   deletes     concurrent creates, deletes (odd options, dry runs, collections) and finalizer
 //               changes: no 5xx, and nothing left once the finalizers are removed
+//   watches     thirty watches (selectors, resourceVersions, streaming lists) under writes, some
+//               cut off: each stream ends in the live state it selects, in revision order
 //
 // The server's own log is checked too: an "Unhandled" error line or a process that died counts.
 import { spawn } from 'node:child_process';
@@ -45,6 +47,7 @@ const PROBES = {
   namespaces: ['namespaces.mjs', 'run'],
   customresources: ['customresources.mjs', 'run'],
   deletes: ['deletes.mjs', 'run'],
+  watches: ['watches.mjs', 'run'],
 };
 
 const args = process.argv.slice(2);
