@@ -49,7 +49,7 @@ import {
   type RBACResource,
 } from './rbac/index.js';
 import { bind, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
-import { decodeBody, readBody } from './handlers.js';
+import { decodeBody, fieldValidationOf, normalizeBody, readBody } from './handlers.js';
 import { writeObject } from './encode.js';
 import { prepareServing, SecureListener, type SecureServingOptions } from './tls.js';
 import { InFlightLimiter, nowMicros, RequestDeadline, requestScope, requestTimeoutMs, TIMEOUT_STATUS, withStorageRequestLimit, writeTooManyRequests, type RequestScope } from './limits.js';
@@ -760,7 +760,8 @@ export class APIServer {
       case 'create':
         if (info.subresource === 'binding' && r.store.kind.group === '' && r.store.kind.kind === 'Pod') {
           const bk = this.kinds.find((k) => k.group === '' && k.kind === 'Binding')!;
-          const binding = decodeBody(r, await readBody(r.req), bk);
+          // (typed as every body: a value of the wrong type is a 400, not a fault further on)
+          const binding = normalizeBody(r, decodeBody(r, await readBody(r.req), bk), bk, fieldValidationOf(r.query, r.req.method));
           if (binding.metadata?.name && binding.metadata.name !== info.name) {
             throw errors.badRequest(`the name of the object (${binding.metadata.name}) does not match the name on the URL (${info.name})`);
           }
@@ -769,7 +770,7 @@ export class APIServer {
         if (info.subresource === 'token' && r.store.kind.group === '' && r.store.kind.kind === 'ServiceAccount') {
           if (!this.cfg.tokenRequest) throw methodNotAllowed();
           const trKind = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', type: 'io.k8s.api.authentication.v1.TokenRequest' };
-          const body = decodeBody(r, await readBody(r.req), trKind as any);
+          const body = normalizeBody(r, decodeBody(r, await readBody(r.req), trKind as any), trKind, fieldValidationOf(r.query, r.req.method));
           const out = await createTokenRequest({ ...this.cfg.tokenRequest, reader: this.objectReader }, info.namespace, info.name, body);
           r.warnings.push(...out.warnings);
           writeObject(r.res, 201, out.object, outputChoice(r, false), 'io.k8s.api.authentication.v1.TokenRequest');

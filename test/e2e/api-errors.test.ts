@@ -177,6 +177,21 @@ describe('errors', () => {
     await keepUnchanged();
   });
 
+  // Found by a randomized probe: a TokenRequest whose expirationSeconds was a string or an object
+  // was a 500 (the body was decoded but not typed)
+  test('the bodies of the token and binding subresources are typed: a value of the wrong type is 400 in Kubernetes\' words', async () => {
+    assert.equal((await c.raw('POST', '/api/v1/namespaces/default/serviceaccounts', { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'typed' } } })).status, 201);
+    for (const [v, what] of [['"x"', 'string'], ['{}', 'object'], ['1.5', 'number 1.5']] as const) {
+      const r = await c.raw('POST', '/api/v1/namespaces/default/serviceaccounts/typed/token', { body: `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"audiences":["x"],"expirationSeconds":${v}}}`, headers: { 'content-type': 'application/json' } });
+      const s = status(r, 400, 'BadRequest');
+      assert.equal(s.message, `TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal ${what} into Go struct field TokenRequestSpec.spec.expirationSeconds of type int64`);
+    }
+    assert.equal((await c.raw('POST', '/api/v1/namespaces/default/serviceaccounts/typed/token', { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } } })).status, 201);
+    assert.equal((await c.raw('POST', '/api/v1/namespaces/default/pods', { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'typed' }, spec: { containers: [{ name: 'c', image: 'x' }] } } })).status, 201);
+    const b = await c.raw('POST', '/api/v1/namespaces/default/pods/typed/binding', { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'typed' }, target: { kind: 'Node', name: 7 } } });
+    assert.match(status(b, 400, 'BadRequest').message, /^Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal number into Go struct field .*target\.name of type string/);
+  });
+
   // Found by a randomized probe: a JSON body nested 100,000 levels deep was a 500 (the strict
   // scan ran out of stack), and a YAML one a few hundred levels deep sent to server-side apply
   // ended the whole process (V8 fails fatally when the stack runs out while it compiles a regular
