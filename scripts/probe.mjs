@@ -26,6 +26,8 @@
 //               changes: no 5xx, and nothing left once the finalizers are removed
 //   watches     thirty watches (selectors, resourceVersions, streaming lists) under writes, some
 //               cut off: each stream ends in the live state it selects, in revision order
+//   subresources  scale, binding, eviction, token, ephemeral containers and status with values
+//               of the wrong type: no 5xx
 //
 // The server's own log is checked too: an "Unhandled" error line or a process that died counts.
 import { spawn } from 'node:child_process';
@@ -48,6 +50,7 @@ const PROBES = {
   customresources: ['customresources.mjs', 'run'],
   deletes: ['deletes.mjs', 'run'],
   watches: ['watches.mjs', 'run'],
+  subresources: ['subresources.mjs', 'run'],
 };
 
 const args = process.argv.slice(2);
