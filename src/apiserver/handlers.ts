@@ -945,13 +945,13 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
     const ct = r.req.headers['content-type'];
     const enc = inputEncoding(ct, { protobuf: true, cbor: r.ctx.cbor });
     if (!enc) throw errors.unsupportedMediaType(UNKNOWN_FORMAT + supportedInputTypes({ protobuf: true, cbor: r.ctx.cbor }).join(', '));
-    if (enc.encoding === 'json' && jsonNestsDeeperThan(body.toString('utf8'))) throw errors.badRequest(tooDeepMessage(false));
-    if (enc.encoding === 'yaml' && yamlNestsDeeperThan(body.toString('utf8'))) throw errors.badRequest(tooDeepMessage(true));
+    const text = enc.encoding === 'json' || enc.encoding === 'yaml' ? body.toString('utf8') : '';
+    if (enc.encoding === 'json' ? jsonNestsDeeperThan(text) : enc.encoding === 'yaml' && yamlNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(enc.encoding === 'yaml'));
     try {
       if (enc.encoding === 'protobuf') opts = decodeMessage(DELETE_OPTIONS_TYPE, decodeEnvelope(body).raw) as DeleteOptionsBody;
       else if (enc.encoding === 'cbor') opts = decodeCBORValue(body) as DeleteOptionsBody;
-      else if (enc.encoding === 'yaml') opts = yaml().parse(body.toString('utf8')) ?? {};
-      else opts = JSON.parse(body.toString('utf8'));
+      else if (enc.encoding === 'yaml') opts = yaml().parse(text) ?? {};
+      else opts = JSON.parse(text);
     } catch (e) {
       throw errors.badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
     }
@@ -1175,7 +1175,8 @@ export async function handlePatch(r: Request): Promise<void> {
 
   let patch: unknown;
   const text = body.toString('utf8');
-  // (an apply body is read as YAML, whatever it holds)
+  // (an apply body is read as YAML, whatever it holds; the other patch bodies go to the Go-style
+  // syntax check, which recurses, before they are parsed)
   if (isApply ? !applyCBOR && yamlNestsDeeperThan(text) : jsonNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(isApply));
   const typeOfView = view ? view.view : kind;
   /** problems of the patch document (duplicates, unknown fields) in document order */
@@ -1327,8 +1328,8 @@ export async function handlePatch(r: Request): Promise<void> {
       } catch (e) {
         // another writer created the object since the look-up: the configuration is applied to
         // that object, as Kubernetes' create-or-update does (never 409 AlreadyExists for an apply)
+        // (the store answers AlreadyExists once its cache holds the other writer's object)
         if (!(e instanceof StatusError && e.reason === 'AlreadyExists') || attempt >= APPLY_RACE_ATTEMPTS) throw e;
-        await waitConsistent(r); // the cache holds the other writer's object before the next look-up
         continue;
       }
     }
@@ -1336,10 +1337,8 @@ export async function handlePatch(r: Request): Promise<void> {
     try {
       out = await store.guaranteedUpdateWithEntry(info.namespace, info.name, apply1, { dryRun, main: !sub || !!view, subresource: view ? undefined : sub, admission: admissionOf(r) });
     } catch (e) {
-      if (isApply && !sub && e instanceof StatusError && e.reason === 'NotFound' && attempt < APPLY_RACE_ATTEMPTS && !store.readError(store.key(info.namespace, info.name))) {
-        await waitConsistent(r);
-        continue;
-      }
+      // (the store answers NotFound once its cache holds the deletion)
+      if (isApply && !sub && e instanceof StatusError && e.reason === 'NotFound' && attempt < APPLY_RACE_ATTEMPTS && !store.readError(store.key(info.namespace, info.name))) continue;
       throw e;
     }
     if (view) {

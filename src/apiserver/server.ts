@@ -1,9 +1,9 @@
 // The API server: an HTTPS listener, the request chain (request info, authentication,
 // routing), the resource API over the generic stores, discovery, OpenAPI, version and health.
-import { warningHeaderValue } from '../machinery/warning.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { newUUID } from '../machinery/uuid.js';
+import { warningHeaderValue } from '../machinery/warning.js';
 import { errors, StatusError } from '../machinery/errors.js';
 import { BUILTIN_KINDS } from '../schema/kinds.js';
 import type { KindDecl } from '../schema/model.js';

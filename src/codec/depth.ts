@@ -1,4 +1,4 @@
-// Bounds on how deeply a request body may nest, checked on its text before it is parsed.
+// Bounds on how deeply a request body may nest, checked before anything that recurses reads it.
 //
 // Kubernetes' decoders (Go's encoding/json and go-yaml) refuse documents nested more than 10,000
 // levels deep ("exceeded max depth"). Keelson cannot take that many:
@@ -10,12 +10,14 @@
 //   no catch can stop.
 // - an object stored is also written as YAML when a client asks for YAML, by the same library,
 //   whose writer runs out of stack between 600 and 800 levels.
-// So a body is refused before any of them sees it (V8's JSON.parse itself takes any depth; the
-// strict-field scan, which reads every JSON body first, counts the depth as it goes and stops at
-// the bound): a JSON body (or a CBOR one, or JSON inside a
+// So a body is refused before any of them sees it: a JSON body (or a CBOR one, or JSON inside a
 // Protobuf body) nested more than MAX_JSON_DEPTH levels, a YAML body (and every server-side apply
 // body, which is read as YAML) more than MAX_YAML_DEPTH. Both are far beyond any object Kubernetes
 // defines (its deepest built-in kinds nest a few dozen levels) or a manifest is likely to hold.
+// V8's JSON.parse itself takes any depth, so a JSON object body is parsed first and the
+// strict-field scan, which reads it next, counts the depth as it goes (BodyTooDeepError): the
+// hot path makes no pass of its own. The text passes below serve the bodies that scan does not
+// read first (YAML, patches, fieldValidation=Ignore, DeleteOptions).
 //
 // Hand-written, because no parser reports a document's depth without building it first (the
 // work to avoid). A text too short to nest that deep is not scanned: the common small body
