@@ -3,6 +3,14 @@
 //
 //   node dist/bench/duel.js [--rounds 8] [--a DIR] [--b DIR] [--a-flags "..."] [--b-flags "..."]
 //                           [--a-env "K=V ..."] [--b-env "K=V ..."] [--warmup ms] [--duration ms]
+//                           [--a-preload N] [--b-preload N] [--pods N]
+//
+// --a-preload/--b-preload N first create N more 1 KB ConfigMaps in that server (in namespace
+// `preload`, as fast as the load generator goes), so that the duel also shows what a larger store
+// costs a create: the watch cache, the heap and the database hold N more objects. --pods N first
+// creates N Pods in both servers (the Pods of `npm run bench`'s list phase, which it creates before
+// its creates phase): the create path has then served two kinds, as in a real cluster, and V8's
+// optimizations and allocation decisions are those of that state, not of ConfigMaps alone.
 //
 // DIR is a checkout with a build (default: this one). Both servers run for the whole duel on
 // fresh data directories; each round measures A then B (B then A in odd rounds) with the
@@ -16,7 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchConfigMap, clientTLSFromKubeconfig, freePort, median, onLines, probe, procCPUSeconds, round, sleep, stopChild, type Target } from './common.js';
+import { benchConfigMap, clientTLSFromKubeconfig, createBenchPods, freePort, median, onLines, probe, procCPUSeconds, request, round, sleep, stopChild, type Target } from './common.js';
 import type { LoadConfig, LoadResult } from './loadgen.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -29,6 +37,7 @@ const opt = (name: string): string | undefined => {
 const ROUNDS = Number(opt('rounds') ?? 8);
 const WARMUP_MS = Number(opt('warmup') ?? 700);
 const DURATION_MS = Number(opt('duration') ?? 2500);
+const PODS = Number(opt('pods') ?? 0);
 
 interface Side {
   label: string;
@@ -37,6 +46,7 @@ interface Side {
   env: Record<string, string>;
   proc?: ChildProcess;
   target?: Target;
+  preload: number;
   rounds: { perSec: number; p99Ms: number; cpuUsPerCreate: number }[];
 }
 
@@ -45,8 +55,9 @@ function side(name: 'a' | 'b'): Side {
   const flags = (opt(`${name}-flags`) ?? '').split(' ').filter(Boolean);
   const env: Record<string, string> = {};
   for (const kv of (opt(`${name}-env`) ?? '').split(' ').filter(Boolean)) env[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
-  const label = [dir, ...flags, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ');
-  return { label, dir, flags, env, rounds: [] };
+  const preload = Number(opt(`${name}-preload`) ?? 0);
+  const label = [dir, ...flags, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...(preload ? [`preload=${preload}`] : [])].join(' ');
+  return { label, dir, flags, env, preload, rounds: [] };
 }
 
 async function start(s: Side, dataDir: string): Promise<void> {
@@ -63,6 +74,19 @@ async function start(s: Side, dataDir: string): Promise<void> {
 }
 
 const BODY = benchConfigMap('bench-__N__');
+
+/** creates s.preload ConfigMaps in namespace `preload` (unmeasured) */
+async function preload(s: Side): Promise<void> {
+  if (!s.preload) return;
+  const t = s.target!;
+  const ns = await request(t, undefined, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'preload' } }));
+  if (ns.status !== 201) throw new Error(`POST namespace preload: ${ns.status}`);
+  const cfg: LoadConfig = { ...t, method: 'POST', path: '/api/v1/namespaces/preload/configmaps', body: benchConfigMap('pre-__N__'), expectStatus: 201, concurrency: 64, warmupMs: 0, durationMs: 3_600_000, maxRequests: s.preload };
+  await new Promise<void>((res, rej) => {
+    const lg = spawn(process.execPath, [join(here, 'loadgen.js'), JSON.stringify(cfg)], { stdio: ['ignore', 'ignore', 'inherit'] });
+    lg.once('exit', (code) => (code === 0 ? res() : rej(new Error(`preload: loadgen exited with ${code}`))));
+  });
+}
 
 /** one measured window of creates against s; the server's CPU is read when the load generator says "warm" and "end" */
 function measure(s: Side): Promise<void> {
@@ -97,6 +121,12 @@ const tmp = mkdtempSync(join(tmpdir(), 'keelson-duel-'));
 try {
   await start(a, join(tmp, 'a'));
   await start(b, join(tmp, 'b'));
+  for (const s of [a, b]) {
+    if (PODS) process.stderr.write(`[duel] creating ${PODS} Pods in ${s === a ? 'A' : 'B'}\n`);
+    if (PODS) await createBenchPods(s.target!, PODS);
+    if (s.preload) process.stderr.write(`[duel] preloading ${s.preload} ConfigMaps into ${s === a ? 'A' : 'B'}\n`);
+    await preload(s);
+  }
   for (let i = 0; i < ROUNDS; i++) {
     process.stderr.write(`[duel] round ${i + 1}/${ROUNDS}\n`);
     for (const s of i % 2 ? [b, a] : [a, b]) await measure(s);

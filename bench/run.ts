@@ -24,6 +24,7 @@ import Database from 'better-sqlite3';
 import {
   agentFor,
   benchConfigMap,
+  benchPod,
   clientTLSFromKubeconfig,
   freePort,
   median,
@@ -365,86 +366,6 @@ function load(
   return runHelper<LoadResult>('loadgen.js', cfg, [serverPid], loop);
 }
 
-// ---- objects ----
-
-
-/** a pod as a ReplicaSet of a Deployment makes it, with the fields defaulting fills in */
-function pod(i: number): string {
-  const hash = '7d9f8c6b5d';
-  const rs = `web-${hash}`;
-  const o = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${rs}-${i.toString(36).padStart(5, '0')}`,
-      namespace: 'default',
-      labels: { app: 'web', 'pod-template-hash': hash, 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/part-of': 'shop', tier: 'frontend' },
-      annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-01-01T00:00:00Z', 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs, uid: '0b6a3c56-3a52-4e38-9f1d-6d2b9a1c0e11', controller: true, blockOwnerDeletion: true }],
-    },
-    spec: {
-      containers: [
-        {
-          name: 'web',
-          image: 'registry.example.com/shop/web:1.24.3',
-          imagePullPolicy: 'IfNotPresent',
-          args: ['--listen=:8080', '--metrics=:9090', '--log-level=info'],
-          ports: [
-            { name: 'http', containerPort: 8080, protocol: 'TCP' },
-            { name: 'metrics', containerPort: 9090, protocol: 'TCP' },
-          ],
-          env: [
-            { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
-            { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
-            { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'web-db', key: 'url' } } },
-            { name: 'CACHE_SIZE', value: '256' },
-          ],
-          resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } },
-          livenessProbe: { httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' }, initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 },
-          readinessProbe: { httpGet: { path: '/ready', port: 8080, scheme: 'HTTP' }, periodSeconds: 5, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 },
-          volumeMounts: [
-            { name: 'config', mountPath: '/etc/web', readOnly: true },
-            { name: 'kube-api-access-x7k2p', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
-          ],
-          terminationMessagePath: '/dev/termination-log',
-          terminationMessagePolicy: 'File',
-          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
-        },
-      ],
-      volumes: [
-        { name: 'config', configMap: { name: 'web-config', defaultMode: 420 } },
-        {
-          name: 'kube-api-access-x7k2p',
-          projected: {
-            defaultMode: 420,
-            sources: [
-              { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
-              { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-              { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
-            ],
-          },
-        },
-      ],
-      restartPolicy: 'Always',
-      terminationGracePeriodSeconds: 30,
-      dnsPolicy: 'ClusterFirst',
-      serviceAccountName: 'web',
-      serviceAccount: 'web',
-      nodeName: `node-${i % 50}`,
-      securityContext: { runAsUser: 1000, fsGroup: 2000 },
-      schedulerName: 'default-scheduler',
-      tolerations: [
-        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-        { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-      ],
-      priority: 0,
-      enableServiceLinks: true,
-      preemptionPolicy: 'PreemptLowerPriority',
-    },
-  };
-  return JSON.stringify(o);
-}
-
 /** `total` POSTs from this process, `CONCURRENCY` at a time; returns writes per second */
 async function createMany(t: Target, path: string, total: number, body: (i: number) => string): Promise<number> {
   const agent = agentFor(t, CONCURRENCY);
@@ -527,7 +448,7 @@ async function listPhase(k: Keelson, bare: Bare) {
   const sa = await request(t, undefined, 'POST', '/api/v1/namespaces/default/serviceaccounts', JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web' } }));
   if (sa.status !== 201) throw new Error(`POST serviceaccounts: ${sa.status} ${sa.body.toString().slice(0, 300)}`);
   const before = await k.memory();
-  const createRate = await createMany(t, '/api/v1/namespaces/default/pods', LIST_OBJECTS, pod);
+  const createRate = await createMany(t, '/api/v1/namespaces/default/pods', LIST_OBJECTS, benchPod);
   await sleep(300);
   const after = await k.memory();
   const memory = {

@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, watchFile } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { Command, FeatureGate, type FlagSet, type NamedCertKey } from './flags.js';
 import * as klog from './klog.js';
 import { getVersionInfo } from './version.js';
@@ -443,6 +444,15 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     },
   });
   await server.start();
+  // From here on V8 stops pretenuring allocation sites (allocating their objects straight in the old
+  // generation once most of them survived). While the store is loaded into the watch cache that
+  // guess is right and saves copying. While serving it is wrong: a site shared by every kind's
+  // requests, tenured while one kind's objects survived, keeps pretenuring the short-lived objects
+  // of all. Measured (bench/duel.ts --pods): after 10,000 Pod creates, a ConfigMap create promoted
+  // 7.0 KB instead of 2.5 KB and spent twice the time in scavenges. V8 reads the flag each time it
+  // decides, so set here it leaves the load as it was (a restart on 40,000 objects took 6% longer
+  // with the flag set from the start).
+  setFlagsFromString('--no-allocation-site-pretenuring');
   if (encryption) log.info('Encryption at rest', { config: o.encryptionProviderConfig, resources: encryption.resources.join(',') });
   if (encryption && o.encryptionProviderConfigAutomaticReload) watchEncryptionConfig(o.encryptionProviderConfig, encryption.contentHash, server, log);
   watchServingCertificates(o, server, log);
