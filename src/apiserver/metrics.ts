@@ -29,7 +29,7 @@ interface Series {
   watch: boolean;
 }
 
-/** the label values of a request, as kube-apiserver's request metrics have them */
+/** the label values of a request, as kube-apiserver's request metrics have them (`verb` as they report it: see metricVerb) */
 export interface RequestLabels {
   verb: string;
   group: string;
@@ -39,11 +39,44 @@ export interface RequestLabels {
   scope: string;
 }
 
+/** subresources served by kube-apiserver's connecters: their requests are reported as CONNECT */
+const CONNECT_SUBRESOURCES = new Set(['exec', 'attach', 'portforward', 'proxy']);
+
+/**
+ * The verb kube-apiserver's request metrics report for a resource request: the verb of the route
+ * that served it (POST for a create, PUT for an update, PATCH, DELETE, DELETECOLLECTION, GET,
+ * LIST), WATCH for a watch, APPLY for a server-side apply patch and CONNECT for the connecter
+ * subresources. (RequestInfo's verbs, create or update, are the authorizer's, not the metrics'.)
+ */
+export function metricVerb(info: { verb: string; subresource: string }, applyPatch: boolean): string {
+  if (CONNECT_SUBRESOURCES.has(info.subresource)) return 'CONNECT';
+  switch (info.verb) {
+    case 'create':
+      return 'POST';
+    case 'update':
+      return 'PUT';
+    case 'patch':
+      return applyPatch ? 'APPLY' : 'PATCH';
+    default:
+      return info.verb.toUpperCase();
+  }
+}
+
+/**
+ * The scope label of a resource request, as kube-apiserver's routes set it: `resource` for a route
+ * naming one object and for a create, `namespace` for a collection in a namespace, `cluster` for a
+ * cluster-scoped collection and for a list across all namespaces.
+ */
+export function metricScope(info: { verb: string; name: string; namespace: string }): string {
+  if (info.name || info.verb === 'create') return 'resource';
+  return info.namespace ? 'namespace' : 'cluster';
+}
+
 export class APIServerMetrics {
   readonly registry = new client.Registry();
   private readonly series = new Map<string, Series>();
-  /** the series by request line (its RequestInfo) and dry run (index 1) */
-  private readonly byLine = new WeakMap<object, [Series | undefined, Series | undefined]>();
+  /** the series by request line (its RequestInfo) and variant (dry run 1, apply patch 2) */
+  private readonly byLine = new WeakMap<object, (Series | undefined)[]>();
   private readonly requests = new Map<string, number>();
   private readonly durations = new Map<string, Hist>();
   private readonly longRunning = new Map<string, number>();
@@ -63,15 +96,17 @@ export class APIServerMetrics {
    * One request done: its counter and (except for watches) its latency. `line` is the request's
    * RequestInfo, which limits.ts keeps per request line: the series of a line is found again by
    * that object (no label text is built and hashed per request); `labels` gives the label values
-   * the first time.
+   * the first time. One request line can be reported under more than one series: `dryRun` and
+   * `applyPatch` (a PATCH with the apply content type, reported as APPLY) pick among them.
    */
-  observe(line: object, dryRun: boolean, code: number, seconds: number, labels: () => RequestLabels): void {
+  observe(line: object, dryRun: boolean, applyPatch: boolean, code: number, seconds: number, labels: () => RequestLabels): void {
+    const variant = (dryRun ? 1 : 0) | (applyPatch ? 2 : 0);
     let kept = this.byLine.get(line);
-    let ser = kept?.[dryRun ? 1 : 0];
+    let ser = kept?.[variant];
     if (!ser) {
       ser = this.seriesOf(labels(), dryRun);
-      if (!kept) this.byLine.set(line, (kept = [undefined, undefined]));
-      kept[dryRun ? 1 : 0] = ser;
+      if (!kept) this.byLine.set(line, (kept = [undefined, undefined, undefined, undefined]));
+      kept[variant] = ser;
     }
     let rk = ser.byCode.get(code);
     if (rk === undefined) {
@@ -99,8 +134,8 @@ export class APIServerMetrics {
     const key = `${l.verb}\u0000${dryRun ? 1 : 0}\u0000${l.group}\u0000${l.version}\u0000${l.resource}\u0000${l.subresource}\u0000${l.scope}`;
     let ser = this.series.get(key);
     if (!ser) {
-      const base = `verb="${l.verb.toUpperCase()}",dry_run="${dryRun ? 'All' : ''}",group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="apiserver"`;
-      ser = { base, byCode: new Map(), watch: l.verb === 'watch' };
+      const base = `verb="${esc(l.verb)}",dry_run="${dryRun ? 'All' : ''}",group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="apiserver"`;
+      ser = { base, byCode: new Map(), watch: l.verb === 'WATCH' };
       this.series.set(key, ser);
     }
     return ser;

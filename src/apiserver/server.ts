@@ -37,7 +37,7 @@ import { withCRDStrategy } from './crd/strategy.js';
 import { routeCustom } from './crd/route.js';
 import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
 import { apiServiceStoreOf, servedGroupVersions, syncLocalAPIServices } from './apiservices.js';
-import { APIServerMetrics } from './metrics.js';
+import { APIServerMetrics, metricScope, metricVerb } from './metrics.js';
 import { setResponseCompression } from './encode.js';
 import { type Authorizer, type UserInfo } from './authz.js';
 import {
@@ -718,11 +718,13 @@ export class APIServer {
     if (info.subresource && !store.kind.subresources.some((s) => s.name === info.subresource)) throw errors.notFoundPath();
     const r: Request = { req, res, info, query, store, ctx: this.ctx, warnings: [...authnWarnings], user };
     const started = performance.now();
-    const labels = () => ({ verb: info.verb, group: info.apiGroup, version: info.apiVersion, resource: info.resource, subresource: info.subresource, scope: info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster' });
+    // kube-apiserver reports a patch with the apply content type as APPLY (exactly that type, as it compares)
+    const applyPatch = info.verb === 'patch' && req.headers['content-type'] === 'application/apply-patch+yaml';
+    const labels = () => ({ verb: metricVerb(info, applyPatch), group: info.apiGroup, version: info.apiVersion, resource: info.resource, subresource: info.subresource, scope: metricScope(info) });
     const endLong = info.verb === 'watch' ? this.metrics.watchStarted(labels()) : undefined;
     st.onClose = () => {
       endLong?.();
-      this.metrics.observe(info, query.get('dryRun') === 'All', res.statusCode, (performance.now() - started) / 1000, labels);
+      this.metrics.observe(info, query.get('dryRun') === 'All', applyPatch, res.statusCode, (performance.now() - started) / 1000, labels);
     };
     this.withWarnings(res, r.warnings);
     try {

@@ -2,7 +2,7 @@
 // the same exposition lines as the same labels reached by another line, per dry run and per code.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { APIServerMetrics, type RequestLabels } from '../../src/apiserver/metrics.js';
+import { APIServerMetrics, metricScope, metricVerb, type RequestLabels } from '../../src/apiserver/metrics.js';
 
 const cm = (verb: string, scope = 'resource'): RequestLabels => ({ verb, group: '', version: 'v1', resource: 'configmaps', subresource: '', scope });
 
@@ -22,11 +22,11 @@ test('request metrics: counters by line object, dry run and code; two lines of t
     asked++;
     return l;
   };
-  m.observe(a, false, 200, 0.001, labels(cm('get')));
-  m.observe(a, false, 200, 0.03, labels(cm('get')));
-  m.observe(a, false, 404, 0.001, labels(cm('get')));
-  m.observe(a, true, 200, 0.001, labels(cm('get')));
-  m.observe(b, false, 200, 0.001, labels(cm('get')));
+  m.observe(a, false, false, 200, 0.001, labels(cm('GET')));
+  m.observe(a, false, false, 200, 0.03, labels(cm('GET')));
+  m.observe(a, false, false, 404, 0.001, labels(cm('GET')));
+  m.observe(a, true, false, 200, 0.001, labels(cm('GET')));
+  m.observe(b, false, false, 200, 0.001, labels(cm('GET')));
   assert.equal(asked, 3, 'labels built once for (a, no dry run), (a, dry run) and b');
   const text = await m.text();
   assert.equal(line(text, `apiserver_request_total{${base('GET')},code="200"}`), 3);
@@ -41,13 +41,52 @@ test('request metrics: counters by line object, dry run and code; two lines of t
 
 test('request metrics: a watch is counted without a latency; other verbs and scopes are their own series', async () => {
   const m = new APIServerMetrics();
-  m.observe({}, false, 200, 12, () => cm('watch', 'namespace'));
-  m.observe({}, false, 200, 0.002, () => cm('list', 'namespace'));
-  m.observe({}, false, 201, 0.002, () => cm('create', 'namespace'));
+  m.observe({}, false, false, 200, 12, () => cm('WATCH', 'namespace'));
+  m.observe({}, false, false, 200, 0.002, () => cm('LIST', 'namespace'));
+  m.observe({}, false, false, 201, 0.002, () => cm('POST', 'resource'));
   const text = await m.text();
   assert.equal(line(text, `apiserver_request_total{${base('WATCH', '', 'namespace')},code="200"}`), 1);
   assert.equal(line(text, `apiserver_request_duration_seconds_count{${base('WATCH', '', 'namespace')}}`), undefined);
   assert.equal(line(text, `apiserver_request_total{${base('LIST', '', 'namespace')},code="200"}`), 1);
   assert.equal(line(text, `apiserver_request_duration_seconds_count{${base('LIST', '', 'namespace')}}`), 1);
-  assert.equal(line(text, `apiserver_request_total{${base('CREATE', '', 'namespace')},code="201"}`), 1);
+  assert.equal(line(text, `apiserver_request_total{${base('POST')},code="201"}`), 1);
+});
+
+test('request metrics: a patch line reported as PATCH and as APPLY keeps two series', async () => {
+  const m = new APIServerMetrics();
+  const patchLine = {};
+  m.observe(patchLine, false, false, 200, 0.001, () => cm('PATCH'));
+  m.observe(patchLine, false, true, 200, 0.001, () => cm('APPLY'));
+  m.observe(patchLine, false, true, 200, 0.001, () => cm('APPLY'));
+  m.observe(patchLine, true, true, 200, 0.001, () => cm('APPLY'));
+  const text = await m.text();
+  assert.equal(line(text, `apiserver_request_total{${base('PATCH')},code="200"}`), 1);
+  assert.equal(line(text, `apiserver_request_total{${base('APPLY')},code="200"}`), 2);
+  assert.equal(line(text, `apiserver_request_total{${base('APPLY', 'All')},code="200"}`), 1);
+});
+
+test("request metrics: verbs and scopes as kube-apiserver's routes report them", () => {
+  const v = (verb: string, subresource = '', apply = false) => metricVerb({ verb, subresource }, apply);
+  assert.equal(v('create'), 'POST');
+  assert.equal(v('update'), 'PUT');
+  assert.equal(v('update', 'status'), 'PUT');
+  assert.equal(v('patch'), 'PATCH');
+  assert.equal(v('patch', '', true), 'APPLY');
+  assert.equal(v('delete'), 'DELETE');
+  assert.equal(v('deletecollection'), 'DELETECOLLECTION');
+  assert.equal(v('get'), 'GET');
+  assert.equal(v('list'), 'LIST');
+  assert.equal(v('watch'), 'WATCH');
+  assert.equal(v('create', 'exec'), 'CONNECT');
+  assert.equal(v('get', 'portforward'), 'CONNECT');
+  assert.equal(v('get', 'log'), 'GET');
+  assert.equal(v('create', 'eviction'), 'POST');
+  const sc = (verb: string, namespace: string, name: string) => metricScope({ verb, namespace, name });
+  assert.equal(sc('create', 'default', ''), 'resource', 'a create is a resource-scoped route, in a namespace or not');
+  assert.equal(sc('create', '', ''), 'resource');
+  assert.equal(sc('get', 'default', 'x'), 'resource');
+  assert.equal(sc('list', 'default', ''), 'namespace');
+  assert.equal(sc('deletecollection', 'default', ''), 'namespace');
+  assert.equal(sc('list', '', ''), 'cluster');
+  assert.equal(sc('watch', '', ''), 'cluster');
 });

@@ -64,6 +64,29 @@ describe('metrics', () => {
     assert.match(m.text, /apiserver_request_duration_seconds_bucket\{/);
     assert.match(m.text, /apiserver_storage_objects\{resource="namespaces"\} 4/);
   });
+
+  test("/metrics reports writes with kube-apiserver's verbs and scopes: POST (a resource-scoped route), PUT, PATCH, APPLY, DELETE", async () => {
+    const c = await startCluster({ args: ['--storage-backend=memory'] });
+    clusters.push(c);
+    // Secrets: no controller writes them (the root CA publisher's ConfigMaps would add POSTs of their own)
+    const path = '/api/v1/namespaces/default/secrets';
+    const created = await c.raw('POST', path, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'm1' }, data: { a: 'MQ==' } } });
+    assert.equal(created.status, 201);
+    const rv = (JSON.parse(created.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    assert.equal((await c.raw('PUT', `${path}/m1`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'm1', resourceVersion: rv }, data: { a: 'Mg==' } } })).status, 200);
+    assert.equal((await c.raw('PATCH', `${path}/m1`, { body: '{"data":{"b":"Mw=="}}', headers: { 'content-type': 'application/merge-patch+json' } })).status, 200);
+    const apply = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: m1\ndata:\n  c: NA==\n';
+    assert.equal((await c.raw('PATCH', `${path}/m1?fieldManager=test`, { body: apply, headers: { 'content-type': 'application/apply-patch+yaml' } })).status, 200);
+    assert.equal((await c.raw('PATCH', `${path}/m1?fieldManager=test&dryRun=All`, { body: apply, headers: { 'content-type': 'application/apply-patch+yaml' } })).status, 200);
+    assert.equal((await c.raw('DELETE', `${path}/m1`)).status, 200);
+    const m = await c.raw('GET', '/metrics');
+    const series = (verb: string, scope: string, code: number, dryRun = '') =>
+      `apiserver_request_total{verb="${verb}",dry_run="${dryRun}",group="",version="v1",resource="secrets",subresource="",scope="${scope}",component="apiserver",code="${code}"} 1`;
+    for (const want of [series('POST', 'resource', 201), series('PUT', 'resource', 200), series('PATCH', 'resource', 200), series('APPLY', 'resource', 200), series('APPLY', 'resource', 200, 'All'), series('DELETE', 'resource', 200)]) {
+      assert.ok(m.text.includes(want), `missing: ${want}\nseries of secrets:\n${m.text.split('\n').filter((l) => l.startsWith('apiserver_request_total') && l.includes('"secrets"')).join('\n')}`);
+    }
+    assert.doesNotMatch(m.text, /verb="(CREATE|UPDATE)"/, "RequestInfo's verbs are not the metrics' verbs");
+  });
 });
 
 describe('shutdown and restart', () => {
