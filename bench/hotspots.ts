@@ -42,7 +42,7 @@ function metrics() {
   // (the request line's RequestInfo, kept per line: its series is found by the object)
   const line = { verb: 'get' };
   const current = nsPerOp((i) => {
-    m.observe(line, query.get('dryRun') === 'All', false, 200, (i % 100) / 10000, () => ({ ...labels, verb: 'GET' }));
+    m.observe(line, query.get('dryRun') === 'All', false, 200, (i % 100) / 10000, (i % 100) / 10000, () => ({ ...labels, verb: 'GET' }));
   });
   // the suggested way: the label children looked up once per distinct label set, by a string key
   const reg = new client.Registry();

@@ -115,6 +115,7 @@ export function admissionOf(r: RequestBase, options: Record<string, unknown> = {
       user: r.user ?? ANONYMOUS,
       warnings: r.warnings,
       auditAnnotations: scope?.auditAnnotations,
+      latency: scope,
     },
   };
 }

@@ -62,6 +62,8 @@ export interface RequestScope {
   deadline?: RequestDeadline;
   /** the audit annotations of the request's audit event (absent when it is not audited) */
   auditAnnotations?: Record<string, string>;
+  /** milliseconds spent calling admission webhooks (the webhook plugins add to it; the SLI latency leaves it out) */
+  webhookMs: number;
 }
 
 /** the current time in milliseconds since the epoch, with microseconds */
@@ -123,7 +125,7 @@ export function requestScope(req: IncomingMessage): RequestScope {
   const receivedAt = nowMicros();
   const method = req.method ?? 'GET';
   const t = targetOf(method, req.url ?? '/');
-  const scope: RequestScope = { method, path: t.path, query: t.query, info: t.info, longRunning: t.longRunning, gvr: t.gvr, receivedAt };
+  const scope: RequestScope = { method, path: t.path, query: t.query, info: t.info, longRunning: t.longRunning, gvr: t.gvr, receivedAt, webhookMs: 0 };
   (req as { [SCOPE]?: RequestScope })[SCOPE] = scope;
   return scope;
 }

@@ -8,6 +8,8 @@
 import client from 'prom-client';
 
 const DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+/** apiserver_request_sli_duration_seconds: kube-apiserver's buckets (its SLOs are 1 s and 30 s) */
+const SLI_BUCKETS = [0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 
 interface Hist {
   labels: string;
@@ -24,6 +26,9 @@ function esc(v: string): string {
 interface Series {
   base: string;
   hist?: Hist;
+  /** the SLI histogram's labels: those of `base` without dry_run (one histogram for both) */
+  sliLabels: string;
+  sli?: Hist;
   byCode: Map<number, string>;
   /** a watch's series: counted, without a latency */
   watch: boolean;
@@ -79,6 +84,7 @@ export class APIServerMetrics {
   private readonly byLine = new WeakMap<object, (Series | undefined)[]>();
   private readonly requests = new Map<string, number>();
   private readonly durations = new Map<string, Hist>();
+  private readonly slis = new Map<string, Hist>();
   private readonly longRunning = new Map<string, number>();
   readonly storageObjects: client.Gauge<string>;
 
@@ -98,8 +104,10 @@ export class APIServerMetrics {
    * that object (no label text is built and hashed per request); `labels` gives the label values
    * the first time. One request line can be reported under more than one series: `dryRun` and
    * `applyPatch` (a PATCH with the apply content type, reported as APPLY) pick among them.
+   * `sliSeconds` is the latency without the time spent calling admission webhooks, for
+   * apiserver_request_sli_duration_seconds.
    */
-  observe(line: object, dryRun: boolean, applyPatch: boolean, code: number, seconds: number, labels: () => RequestLabels): void {
+  observe(line: object, dryRun: boolean, applyPatch: boolean, code: number, seconds: number, sliSeconds: number, labels: () => RequestLabels): void {
     const variant = (dryRun ? 1 : 0) | (applyPatch ? 2 : 0);
     let kept = this.byLine.get(line);
     let ser = kept?.[variant];
@@ -127,6 +135,18 @@ export class APIServerMetrics {
     for (let i = 0; i < DURATION_BUCKETS.length; i++) if (seconds <= DURATION_BUCKETS[i]!) h.counts[i]!++;
     h.sum += seconds;
     h.count++;
+    let s = ser.sli;
+    if (!s) {
+      s = this.slis.get(ser.sliLabels);
+      if (!s) {
+        s = { labels: ser.sliLabels, counts: new Array(SLI_BUCKETS.length).fill(0), sum: 0, count: 0 };
+        this.slis.set(ser.sliLabels, s);
+      }
+      ser.sli = s;
+    }
+    for (let i = 0; i < SLI_BUCKETS.length; i++) if (sliSeconds <= SLI_BUCKETS[i]!) s.counts[i]!++;
+    s.sum += sliSeconds;
+    s.count++;
   }
 
   /** the series of a label set (its label texts built, and escaped, the first time it is seen) */
@@ -134,8 +154,9 @@ export class APIServerMetrics {
     const key = `${l.verb}\u0000${dryRun ? 1 : 0}\u0000${l.group}\u0000${l.version}\u0000${l.resource}\u0000${l.subresource}\u0000${l.scope}`;
     let ser = this.series.get(key);
     if (!ser) {
-      const base = `verb="${esc(l.verb)}",dry_run="${dryRun ? 'All' : ''}",group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="apiserver"`;
-      ser = { base, byCode: new Map(), watch: l.verb === 'WATCH' };
+      const rest = `group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="apiserver"`;
+      const base = `verb="${esc(l.verb)}",dry_run="${dryRun ? 'All' : ''}",${rest}`;
+      ser = { base, sliLabels: `verb="${esc(l.verb)}",${rest}`, byCode: new Map(), watch: l.verb === 'WATCH' };
       this.series.set(key, ser);
     }
     return ser;
@@ -159,6 +180,14 @@ export class APIServerMetrics {
       out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
       out.push(`apiserver_request_duration_seconds_sum{${h.labels}} ${h.sum}`);
       out.push(`apiserver_request_duration_seconds_count{${h.labels}} ${h.count}`);
+    }
+    out.push('# HELP apiserver_request_sli_duration_seconds Response latency distribution (not counting webhook duration and priority & fairness queue wait times) in seconds for each verb, group, version, resource, subresource, scope and component.');
+    out.push('# TYPE apiserver_request_sli_duration_seconds histogram');
+    for (const h of this.slis.values()) {
+      SLI_BUCKETS.forEach((b, i) => out.push(`apiserver_request_sli_duration_seconds_bucket{${h.labels},le="${b}"} ${h.counts[i]}`));
+      out.push(`apiserver_request_sli_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
+      out.push(`apiserver_request_sli_duration_seconds_sum{${h.labels}} ${h.sum}`);
+      out.push(`apiserver_request_sli_duration_seconds_count{${h.labels}} ${h.count}`);
     }
     out.push('# HELP apiserver_longrunning_requests Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component.');
     out.push('# TYPE apiserver_longrunning_requests gauge');

@@ -22,11 +22,11 @@ test('request metrics: counters by line object, dry run and code; two lines of t
     asked++;
     return l;
   };
-  m.observe(a, false, false, 200, 0.001, labels(cm('GET')));
-  m.observe(a, false, false, 200, 0.03, labels(cm('GET')));
-  m.observe(a, false, false, 404, 0.001, labels(cm('GET')));
-  m.observe(a, true, false, 200, 0.001, labels(cm('GET')));
-  m.observe(b, false, false, 200, 0.001, labels(cm('GET')));
+  m.observe(a, false, false, 200, 0.001, 0.001, labels(cm('GET')));
+  m.observe(a, false, false, 200, 0.03, 0.03, labels(cm('GET')));
+  m.observe(a, false, false, 404, 0.001, 0.001, labels(cm('GET')));
+  m.observe(a, true, false, 200, 0.001, 0.001, labels(cm('GET')));
+  m.observe(b, false, false, 200, 0.001, 0.001, labels(cm('GET')));
   assert.equal(asked, 3, 'labels built once for (a, no dry run), (a, dry run) and b');
   const text = await m.text();
   assert.equal(line(text, `apiserver_request_total{${base('GET')},code="200"}`), 3);
@@ -41,9 +41,9 @@ test('request metrics: counters by line object, dry run and code; two lines of t
 
 test('request metrics: a watch is counted without a latency; other verbs and scopes are their own series', async () => {
   const m = new APIServerMetrics();
-  m.observe({}, false, false, 200, 12, () => cm('WATCH', 'namespace'));
-  m.observe({}, false, false, 200, 0.002, () => cm('LIST', 'namespace'));
-  m.observe({}, false, false, 201, 0.002, () => cm('POST', 'resource'));
+  m.observe({}, false, false, 200, 12, 12, () => cm('WATCH', 'namespace'));
+  m.observe({}, false, false, 200, 0.002, 0.002, () => cm('LIST', 'namespace'));
+  m.observe({}, false, false, 201, 0.002, 0.002, () => cm('POST', 'resource'));
   const text = await m.text();
   assert.equal(line(text, `apiserver_request_total{${base('WATCH', '', 'namespace')},code="200"}`), 1);
   assert.equal(line(text, `apiserver_request_duration_seconds_count{${base('WATCH', '', 'namespace')}}`), undefined);
@@ -55,10 +55,10 @@ test('request metrics: a watch is counted without a latency; other verbs and sco
 test('request metrics: a patch line reported as PATCH and as APPLY keeps two series', async () => {
   const m = new APIServerMetrics();
   const patchLine = {};
-  m.observe(patchLine, false, false, 200, 0.001, () => cm('PATCH'));
-  m.observe(patchLine, false, true, 200, 0.001, () => cm('APPLY'));
-  m.observe(patchLine, false, true, 200, 0.001, () => cm('APPLY'));
-  m.observe(patchLine, true, true, 200, 0.001, () => cm('APPLY'));
+  m.observe(patchLine, false, false, 200, 0.001, 0.001, () => cm('PATCH'));
+  m.observe(patchLine, false, true, 200, 0.001, 0.001, () => cm('APPLY'));
+  m.observe(patchLine, false, true, 200, 0.001, 0.001, () => cm('APPLY'));
+  m.observe(patchLine, true, true, 200, 0.001, 0.001, () => cm('APPLY'));
   const text = await m.text();
   assert.equal(line(text, `apiserver_request_total{${base('PATCH')},code="200"}`), 1);
   assert.equal(line(text, `apiserver_request_total{${base('APPLY')},code="200"}`), 2);
@@ -89,4 +89,20 @@ test("request metrics: verbs and scopes as kube-apiserver's routes report them",
   assert.equal(sc('deletecollection', 'default', ''), 'namespace');
   assert.equal(sc('list', '', ''), 'cluster');
   assert.equal(sc('watch', '', ''), 'cluster');
+});
+
+test('request metrics: the SLI histogram has no dry_run label, takes the latency without webhooks, and leaves watches out', async () => {
+  const m = new APIServerMetrics();
+  const l = {};
+  m.observe(l, false, false, 201, 0.7, 0.03, () => cm('POST'));
+  m.observe(l, true, false, 201, 0.02, 0.02, () => cm('POST'));
+  m.observe({}, false, false, 200, 30, 30, () => cm('WATCH', 'namespace'));
+  const text = await m.text();
+  const sli = (verb: string, scope = 'resource') => `verb="${verb}",group="",version="v1",resource="configmaps",subresource="",scope="${scope}",component="apiserver"`;
+  assert.equal(line(text, `apiserver_request_sli_duration_seconds_count{${sli('POST')}}`), 2);
+  assert.equal(line(text, `apiserver_request_sli_duration_seconds_bucket{${sli('POST')},le="0.05"}`), 2);
+  assert.equal(line(text, `apiserver_request_duration_seconds_bucket{${base('POST')},le="0.6"}`), 0);
+  assert.equal(line(text, `apiserver_request_duration_seconds_count{${base('POST', 'All')}}`), 1);
+  assert.equal(line(text, `apiserver_request_sli_duration_seconds_count{${sli('WATCH', 'namespace')}}`), undefined);
+  assert.match(text, /# TYPE apiserver_request_sli_duration_seconds histogram/);
 });

@@ -259,6 +259,33 @@ test('webhooks: dry runs reach webhooks without side effects (dryRun: true); one
   }
 });
 
+test("webhooks: the time spent in them counts in apiserver_request_duration_seconds, not in apiserver_request_sli_duration_seconds", async () => {
+  hooks.handle('/wait', async (r) => {
+    await new Promise((x) => setTimeout(x, 400));
+    return respond(r, { allowed: true });
+  });
+  await namespace('adm-sli');
+  // Secrets: no controller writes them, so the POST series holds this request alone
+  const selector = { matchLabels: { 'kubernetes.io/metadata.name': 'adm-sli' } };
+  const rules = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'] }];
+  await webhookConfig('Mutating', 'e2e-wait-m', { name: 'wait-m.e2e.example.com', namespaceSelector: selector, rules, clientConfig: { url: hooks.url('/wait'), caBundle: hooks.caBundle } });
+  await webhookConfig('Validating', 'e2e-wait-v', { name: 'wait-v.e2e.example.com', namespaceSelector: selector, rules, clientConfig: { url: hooks.url('/wait'), caBundle: hooks.caBundle } });
+  try {
+    const r = await json('POST', '/api/v1/namespaces/adm-sli/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' } });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const text = (await c.raw('GET', '/metrics')).text;
+    const labels = 'group="",version="v1",resource="secrets",subresource="",scope="resource",component="apiserver"';
+    const value = (line: string) => Number(text.split('\n').find((l) => l.startsWith(line + ' '))?.slice(line.length + 1));
+    assert.equal(value(`apiserver_request_duration_seconds_count{verb="POST",dry_run="",${labels}}`), 1);
+    assert.equal(value(`apiserver_request_duration_seconds_bucket{verb="POST",dry_run="",${labels},le="0.6"}`), 0, 'two webhooks of 400 ms each, one after the other');
+    assert.equal(value(`apiserver_request_sli_duration_seconds_count{verb="POST",${labels}}`), 1);
+    assert.equal(value(`apiserver_request_sli_duration_seconds_bucket{verb="POST",${labels},le="0.2"}`), 1, 'the same request without its webhooks');
+  } finally {
+    await deleteWebhookConfig('Mutating', 'e2e-wait-m');
+    await deleteWebhookConfig('Validating', 'e2e-wait-v');
+  }
+});
+
 test('--disable-admission-plugins and --enable-admission-plugins', async () => {
   const other = await startCluster({ args: ['--disable-admission-plugins=ServiceAccount,DefaultTolerationSeconds', '--enable-admission-plugins=AlwaysPullImages'] });
   try {

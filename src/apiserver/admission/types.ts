@@ -35,6 +35,11 @@ export interface AdmissionAttributes {
    * `<webhook name>/<key>` annotations, `mutation.webhook.admission.k8s.io/round_0_index_0`.
    */
   auditAnnotations?: Record<string, string>;
+  /**
+   * Where the webhook plugins add the milliseconds they spend calling webhooks (the request's
+   * scope): kube-apiserver's SLI latency of a request leaves that time out. Absent: not counted.
+   */
+  latency?: { webhookMs: number };
 }
 
 /**

@@ -624,7 +624,13 @@ export function mutatingWebhooks(reader: ClusterReader, opts: WebhookPluginOptio
         let err: unknown;
         try {
           checkDryRun(hook, a);
-          const result = await callHook(hook, inv, a, true, resolver);
+          const started = performance.now();
+          let result: AdmissionResult;
+          try {
+            result = await callHook(hook, inv, a, true, resolver);
+          } finally {
+            if (a.latency) a.latency.webhookMs += performance.now() - started;
+          }
           const p = applyPatch(hook, inv, a, result);
           changed = p.changed;
           if (p.patch !== undefined) {
@@ -678,6 +684,8 @@ export function validatingWebhooks(reader: ClusterReader, opts: WebhookPluginOpt
     }
     if (!relevant.length) return;
     const errs: unknown[] = [];
+    // the validating webhooks run side by side: their time is the wall time of all of them
+    const started = performance.now();
     await Promise.all(
       relevant.map(async ({ inv, index }) => {
         const hook = inv.accessor.hook;
@@ -699,6 +707,7 @@ export function validatingWebhooks(reader: ClusterReader, opts: WebhookPluginOpt
         }
       }),
     );
+    if (a.latency) a.latency.webhookMs += performance.now() - started;
     if (errs.length) throw errs[0];
   };
   return {

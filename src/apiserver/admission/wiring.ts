@@ -74,6 +74,8 @@ export interface RequestAdmission {
   warnings?: string[];
   /** the request's audit annotations (absent when the request is not audited): plugins add to them */
   auditAnnotations?: Record<string, string>;
+  /** where webhook plugins count their time (the request's scope) */
+  latency?: { webhookMs: number };
 }
 
 /**
@@ -120,6 +122,7 @@ export function admissionAttributesOf(
     user: r.user,
     warnings: r.warnings ?? [],
     auditAnnotations: r.auditAnnotations ?? {},
+    latency: r.latency,
   };
 }
 
