@@ -13,9 +13,39 @@ const SLI_BUCKETS = [0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6,
 
 interface Hist {
   labels: string;
+  buckets: readonly number[];
   counts: number[];
   sum: number;
   count: number;
+}
+
+/** the histogram of `labels` in `all`, made the first time */
+function histOf(all: Map<string, Hist>, labels: string, buckets: readonly number[]): Hist {
+  let h = all.get(labels);
+  if (!h) {
+    h = { labels, buckets, counts: new Array(buckets.length).fill(0), sum: 0, count: 0 };
+    all.set(labels, h);
+  }
+  return h;
+}
+
+function observeIn(h: Hist, v: number): void {
+  const b = h.buckets;
+  for (let i = 0; i < b.length; i++) if (v <= b[i]!) h.counts[i]!++;
+  h.sum += v;
+  h.count++;
+}
+
+/** a histogram family in the text exposition format */
+function histText(out: string[], name: string, help: string, all: Map<string, Hist>): void {
+  out.push(`# HELP ${name} ${help}`);
+  out.push(`# TYPE ${name} histogram`);
+  for (const h of all.values()) {
+    h.buckets.forEach((b, i) => out.push(`${name}_bucket{${h.labels},le="${b}"} ${h.counts[i]}`));
+    out.push(`${name}_bucket{${h.labels},le="+Inf"} ${h.count}`);
+    out.push(`${name}_sum{${h.labels}} ${h.sum}`);
+    out.push(`${name}_count{${h.labels}} ${h.count}`);
+  }
 }
 
 function esc(v: string): string {
@@ -123,30 +153,8 @@ export class APIServerMetrics {
     }
     this.requests.set(rk, (this.requests.get(rk) ?? 0) + 1);
     if (ser.watch) return;
-    let h = ser.hist;
-    if (!h) {
-      h = this.durations.get(ser.base);
-      if (!h) {
-        h = { labels: ser.base, counts: new Array(DURATION_BUCKETS.length).fill(0), sum: 0, count: 0 };
-        this.durations.set(ser.base, h);
-      }
-      ser.hist = h;
-    }
-    for (let i = 0; i < DURATION_BUCKETS.length; i++) if (seconds <= DURATION_BUCKETS[i]!) h.counts[i]!++;
-    h.sum += seconds;
-    h.count++;
-    let s = ser.sli;
-    if (!s) {
-      s = this.slis.get(ser.sliLabels);
-      if (!s) {
-        s = { labels: ser.sliLabels, counts: new Array(SLI_BUCKETS.length).fill(0), sum: 0, count: 0 };
-        this.slis.set(ser.sliLabels, s);
-      }
-      ser.sli = s;
-    }
-    for (let i = 0; i < SLI_BUCKETS.length; i++) if (sliSeconds <= SLI_BUCKETS[i]!) s.counts[i]!++;
-    s.sum += sliSeconds;
-    s.count++;
+    observeIn((ser.hist ??= histOf(this.durations, ser.base, DURATION_BUCKETS)), seconds);
+    observeIn((ser.sli ??= histOf(this.slis, ser.sliLabels, SLI_BUCKETS)), sliSeconds);
   }
 
   /** the series of a label set (its label texts built, and escaped, the first time it is seen) */
@@ -173,22 +181,13 @@ export class APIServerMetrics {
     out.push('# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.');
     out.push('# TYPE apiserver_request_total counter');
     for (const [k, v] of this.requests) out.push(`apiserver_request_total{${k}} ${v}`);
-    out.push('# HELP apiserver_request_duration_seconds Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.');
-    out.push('# TYPE apiserver_request_duration_seconds histogram');
-    for (const h of this.durations.values()) {
-      DURATION_BUCKETS.forEach((b, i) => out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="${b}"} ${h.counts[i]}`));
-      out.push(`apiserver_request_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
-      out.push(`apiserver_request_duration_seconds_sum{${h.labels}} ${h.sum}`);
-      out.push(`apiserver_request_duration_seconds_count{${h.labels}} ${h.count}`);
-    }
-    out.push('# HELP apiserver_request_sli_duration_seconds Response latency distribution (not counting webhook duration and priority & fairness queue wait times) in seconds for each verb, group, version, resource, subresource, scope and component.');
-    out.push('# TYPE apiserver_request_sli_duration_seconds histogram');
-    for (const h of this.slis.values()) {
-      SLI_BUCKETS.forEach((b, i) => out.push(`apiserver_request_sli_duration_seconds_bucket{${h.labels},le="${b}"} ${h.counts[i]}`));
-      out.push(`apiserver_request_sli_duration_seconds_bucket{${h.labels},le="+Inf"} ${h.count}`);
-      out.push(`apiserver_request_sli_duration_seconds_sum{${h.labels}} ${h.sum}`);
-      out.push(`apiserver_request_sli_duration_seconds_count{${h.labels}} ${h.count}`);
-    }
+    histText(out, 'apiserver_request_duration_seconds', 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.', this.durations);
+    histText(
+      out,
+      'apiserver_request_sli_duration_seconds',
+      'Response latency distribution (not counting webhook duration and priority & fairness queue wait times) in seconds for each verb, group, version, resource, subresource, scope and component.',
+      this.slis,
+    );
     out.push('# HELP apiserver_longrunning_requests Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component.');
     out.push('# TYPE apiserver_longrunning_requests gauge');
     for (const [k, v] of this.longRunning) out.push(`apiserver_longrunning_requests{${k}} ${v}`);
