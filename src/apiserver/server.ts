@@ -661,7 +661,7 @@ export class APIServer {
     }
     if (path === '/metrics') {
       for (const st of [...this.stores.values(), ...(this.crds?.stores() ?? [])]) {
-        this.metrics.storageObjects.set({ resource: st.kind.group ? `${st.kind.resource}.${st.kind.group}` : st.kind.resource }, st.cacher.list({ prefix: st.prefix }).items.length);
+        this.metrics.storageObjects.set({ resource: st.kind.group ? `${st.kind.resource}.${st.kind.group}` : st.kind.resource }, st.cacher.count());
       }
       const body = Buffer.from(await this.metrics.text());
       res.setHeader('Content-Type', this.metrics.contentType);

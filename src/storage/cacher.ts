@@ -139,6 +139,8 @@ export interface Cacher {
   get(key: string): CacheEntry | undefined;
   /** whether the resource holds no object now (cheaper than an empty list) */
   isEmpty(): boolean;
+  /** how many objects the resource holds now (without listing them) */
+  count(): number;
   /**
    * Throws TooOldError when `revision` is older than the cache can rebuild (the caller falls back
    * to the backend), FutureRevisionError when it is newer than revision() (wait first).
@@ -398,6 +400,10 @@ class WatchCache implements Cacher {
 
   isEmpty(): boolean {
     return this.byKey.size === 0;
+  }
+
+  count(): number {
+    return this.byKey.size;
   }
 
   list(opts: CacheListOptions): CacheListResult {

@@ -122,11 +122,14 @@ for (const [bname, make] of Object.entries(backends)) {
         const res = c.list({ prefix: PREFIX });
         assert.equal(res.revision, kv.modRevision);
         assert.deepEqual(names(res.items), ['a/x', 'a/y', 'a/z', 'b/x']);
+        assert.equal(c.count(), 4);
         await b.delete(key('a', 'x'));
         assert.equal(c.get(key('a', 'x')), undefined);
+        assert.equal(c.count(), 3, 'a deleted object is not counted');
         // writes to other prefixes advance the cache's revision (progress)
         const other = await b.create('/registry/secrets/a/s', json(obj('a', 's')));
         assert.equal(c.revision(), other.modRevision);
+        assert.equal(c.count(), 3, 'another resource\'s objects are not counted');
         assert.equal(c.list({ prefix: PREFIX }).revision, other.modRevision);
       },
       async (b) => {
