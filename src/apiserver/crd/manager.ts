@@ -369,7 +369,7 @@ export class CRDManager {
         }),
       );
       await s.storage.cacher.waitUntilFresh(await this.o.backend.currentRevision(), 2000);
-      if (s.storage.cacher.list({ prefix: s.storage.prefix }).items.length > 0) {
+      if (!s.storage.cacher.isEmpty()) {
         // objects held by finalizers of their own: look again later
         this.retry(name, 1000);
         return;
