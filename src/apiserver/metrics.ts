@@ -72,6 +72,8 @@ export interface RequestLabels {
   resource: string;
   subresource: string;
   scope: string;
+  /** the component label: `apiserver` unless given (kube-apiserver's health handlers have '') */
+  component?: string;
 }
 
 /** subresources served by kube-apiserver's connecters: their requests are reported as CONNECT */
@@ -159,10 +161,11 @@ export class APIServerMetrics {
 
   /** the series of a label set (its label texts built, and escaped, the first time it is seen) */
   private seriesOf(l: RequestLabels, dryRun: boolean): Series {
-    const key = `${l.verb}\u0000${dryRun ? 1 : 0}\u0000${l.group}\u0000${l.version}\u0000${l.resource}\u0000${l.subresource}\u0000${l.scope}`;
+    const component = l.component ?? 'apiserver';
+    const key = `${l.verb}\u0000${dryRun ? 1 : 0}\u0000${l.group}\u0000${l.version}\u0000${l.resource}\u0000${l.subresource}\u0000${l.scope}\u0000${component}`;
     let ser = this.series.get(key);
     if (!ser) {
-      const rest = `group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="apiserver"`;
+      const rest = `group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="${esc(component)}"`;
       const base = `verb="${esc(l.verb)}",dry_run="${dryRun ? 'All' : ''}",${rest}`;
       ser = { base, sliLabels: `verb="${esc(l.verb)}",${rest}`, byCode: new Map(), watch: l.verb === 'WATCH' };
       this.series.set(key, ser);

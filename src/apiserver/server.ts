@@ -140,6 +140,13 @@ export interface Logger {
 
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 
+/**
+ * The health endpoints kube-apiserver counts in its request metrics (its root handlers, not the
+ * single checks): reported as GET with the path as subresource and empty scope and component. The
+ * objects are the series' keys in APIServerMetrics.observe.
+ */
+const HEALTH_METRIC_LINES = new Map(['/healthz', '/livez', '/readyz'].map((p) => [p, { path: p }]));
+
 /** what the request chain carries for one request */
 interface ChainState {
   scope: RequestScope;
@@ -629,6 +636,15 @@ export class APIServer {
     // them through system:public-info-viewer), but never refused by the in-flight limits
     if (PUBLIC_PATHS.has(path) || path.startsWith('/livez/') || path.startsWith('/readyz/') || path.startsWith('/healthz/')) {
       this.authorizeOrRefuse(req, st, requestAttributes(user, info, method, query));
+      // (a request refused above never reached kube-apiserver's instrumented health handler either)
+      const healthLine = HEALTH_METRIC_LINES.get(path);
+      if (healthLine) {
+        const started = performance.now();
+        st.onClose = () => {
+          const seconds = (performance.now() - started) / 1000;
+          this.metrics.observe(healthLine, false, false, res.statusCode, seconds, seconds, () => ({ verb: 'GET', group: '', version: '', resource: '', subresource: path, scope: '', component: '' }));
+        };
+      }
       if (path === '/version') {
         const body = Buffer.from(JSON.stringify(this.cfg.version, null, 2));
         res.setHeader('Content-Type', 'application/json');

@@ -87,6 +87,21 @@ describe('metrics', () => {
     }
     assert.doesNotMatch(m.text, /verb="(CREATE|UPDATE)"/, "RequestInfo's verbs are not the metrics' verbs");
   });
+
+  test('/metrics counts the health endpoints as kube-apiserver does: GET, the path as subresource, empty scope and component; single checks are not counted', async () => {
+    const c = await startCluster({ args: ['--storage-backend=memory'] });
+    clusters.push(c);
+    for (const path of ['/readyz', '/readyz', '/livez?verbose', '/healthz', '/readyz/ping']) assert.equal((await c.raw('GET', path)).status, 200, path);
+    const m = await c.raw('GET', '/metrics');
+    const series = (path: string) => `apiserver_request_total{verb="GET",dry_run="",group="",version="",resource="",subresource="${path}",scope="",component="",code="200"}`;
+    const count = (line: string) => Number(m.text.split('\n').find((l) => l.startsWith(line + ' '))?.slice(line.length + 1));
+    // the harness polls /readyz until the server is ready: at least the two asked here
+    assert.ok(count(series('/readyz')) >= 2, m.text.split('\n').filter((l) => l.includes('subresource="/')).join('\n'));
+    assert.equal(count(series('/livez')), 1);
+    assert.equal(count(series('/healthz')), 1);
+    assert.ok(!m.text.includes('subresource="/readyz/ping"'));
+    assert.match(m.text, /apiserver_request_duration_seconds_count\{verb="GET",dry_run="",group="",version="",resource="",subresource="\/livez",scope="",component=""\} 1/);
+  });
 });
 
 describe('shutdown and restart', () => {
