@@ -141,11 +141,19 @@ export interface Logger {
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 
 /**
- * The health endpoints kube-apiserver counts in its request metrics (its root handlers, not the
- * single checks): reported as GET with the path as subresource and empty scope and component. The
- * objects are the series' keys in APIServerMetrics.observe.
+ * Non-resource paths kube-apiserver counts in its request metrics, by the subresource label it
+ * gives them: the health endpoints' root handlers (not the single checks) with their path, and the
+ * OpenAPI v3 handlers of its aggregator, `openapi/v3` for the list and `openapi/v3/` for a group
+ * version's document. All as GET, with empty scope and component. The objects are the series'
+ * keys in APIServerMetrics.observe.
  */
-const HEALTH_METRIC_LINES = new Map(['/healthz', '/livez', '/readyz'].map((p) => [p, { path: p }]));
+const NON_RESOURCE_METRIC_LINES = new Map(['/healthz', '/livez', '/readyz', 'openapi/v3', 'openapi/v3/'].map((p) => [p, { subresource: p }]));
+
+/** the metrics series of a non-resource request kube-apiserver counts, if it does */
+function nonResourceMetricLine(path: string): { subresource: string } | undefined {
+  if (path.startsWith('/openapi/v3')) return NON_RESOURCE_METRIC_LINES.get(path === '/openapi/v3' ? 'openapi/v3' : path.startsWith('/openapi/v3/') ? 'openapi/v3/' : '');
+  return NON_RESOURCE_METRIC_LINES.get(path);
+}
 
 /** what the request chain carries for one request */
 interface ChainState {
@@ -569,6 +577,17 @@ export class APIServer {
     }
   }
 
+  /** counts a non-resource request in the request metrics when it ends, if kube-apiserver counts it */
+  private countNonResource(path: string, res: ServerResponse, st: ChainState): void {
+    const line = nonResourceMetricLine(path);
+    if (!line) return;
+    const started = performance.now();
+    st.onClose = () => {
+      const seconds = (performance.now() - started) / 1000;
+      this.metrics.observe(line, false, false, res.statusCode, seconds, seconds, () => ({ verb: 'GET', group: '', version: '', resource: '', subresource: line.subresource, scope: '', component: '' }));
+    };
+  }
+
   private async route(req: IncomingMessage, res: ServerResponse, st: ChainState): Promise<void> {
     const { path, query, method, info } = st.scope;
 
@@ -637,14 +656,7 @@ export class APIServer {
     if (PUBLIC_PATHS.has(path) || path.startsWith('/livez/') || path.startsWith('/readyz/') || path.startsWith('/healthz/')) {
       this.authorizeOrRefuse(req, st, requestAttributes(user, info, method, query));
       // (a request refused above never reached kube-apiserver's instrumented health handler either)
-      const healthLine = HEALTH_METRIC_LINES.get(path);
-      if (healthLine) {
-        const started = performance.now();
-        st.onClose = () => {
-          const seconds = (performance.now() - started) / 1000;
-          this.metrics.observe(healthLine, false, false, res.statusCode, seconds, seconds, () => ({ verb: 'GET', group: '', version: '', resource: '', subresource: path, scope: '', component: '' }));
-        };
-      }
+      this.countNonResource(path, res, st);
       if (path === '/version') {
         const body = Buffer.from(JSON.stringify(this.cfg.version, null, 2));
         res.setHeader('Content-Type', 'application/json');
@@ -687,6 +699,7 @@ export class APIServer {
     }
     if (method === 'GET' && this.cfg.issuerDiscovery?.serve(path, res)) return;
     if (path.startsWith('/openapi/')) {
+      this.countNonResource(path, res, st);
       if (this.openapi && handleOpenAPI(req, res, this.openapi)) return;
       throw errors.notFoundPath();
     }

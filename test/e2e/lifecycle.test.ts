@@ -102,6 +102,18 @@ describe('metrics', () => {
     assert.ok(!m.text.includes('subresource="/readyz/ping"'));
     assert.match(m.text, /apiserver_request_duration_seconds_count\{verb="GET",dry_run="",group="",version="",resource="",subresource="\/livez",scope="",component=""\} 1/);
   });
+
+  test("/metrics counts OpenAPI v3 requests as kube-apiserver's aggregator does: subresource openapi/v3 for the list, openapi/v3/ for a document", async () => {
+    const c = await startCluster({ args: ['--storage-backend=memory'] });
+    clusters.push(c);
+    assert.equal((await c.raw('GET', '/openapi/v3')).status, 200);
+    assert.equal((await c.raw('GET', '/openapi/v3/api/v1')).status, 200);
+    assert.equal((await c.raw('GET', '/openapi/v3/apis/apps/v1')).status, 200);
+    const m = await c.raw('GET', '/metrics');
+    const series = (sub: string) => `apiserver_request_total{verb="GET",dry_run="",group="",version="",resource="",subresource="${sub}",scope="",component="",code="200"} `;
+    assert.ok(m.text.includes(series('openapi/v3') + '1'), m.text.split('\n').filter((l) => l.includes('openapi')).join('\n'));
+    assert.ok(m.text.includes(series('openapi/v3/') + '2'));
+  });
 });
 
 describe('shutdown and restart', () => {
