@@ -48,7 +48,7 @@ import {
   storePolicyWriter,
   type RBACResource,
 } from './rbac/index.js';
-import { bind, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
+import { bind, evict, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
 import { decodeBody, fieldValidationOf, normalizeBody, readBody } from './handlers.js';
 import { writeObject } from './encode.js';
 import { prepareServing, SecureListener, type SecureServingOptions } from './tls.js';
@@ -139,6 +139,9 @@ export interface Logger {
 }
 
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+
+/** an Eviction body of policy/v1beta1 (JSON, YAML or the Protobuf envelope's type meta) */
+const EVICTION_V1BETA1 = /policy\/v1beta1/;
 
 /**
  * Non-resource paths kube-apiserver counts in its request metrics, by the subresource label it
@@ -245,6 +248,7 @@ export class APIServer {
     this.virtualCtx = {
       authorizer: this.authorizer,
       pods: this.store('', 'Pod'),
+      pdbs: this.store('policy', 'PodDisruptionBudget'),
       authenticator: cfg.authenticator,
       components: async () => {
         const out = [];
@@ -799,6 +803,14 @@ export class APIServer {
             throw errors.badRequest(`the name of the object (${binding.metadata.name}) does not match the name on the URL (${info.name})`);
           }
           return bind(r, binding, this.virtualCtx, info.namespace, info.name);
+        }
+        if (info.subresource === 'eviction' && r.store.kind.group === '' && r.store.kind.kind === 'Pod') {
+          // policy/v1, or policy/v1beta1 (older clients; the same fields)
+          const body = await readBody(r.req);
+          const version = EVICTION_V1BETA1.test(body.subarray(0, 4096).toString('latin1')) ? 'v1beta1' : 'v1';
+          const ek = { group: 'policy', version, kind: 'Eviction', type: 'io.k8s.api.policy.v1.Eviction' };
+          const eviction = normalizeBody(r, decodeBody(r, body, ek as any), ek, fieldValidationOf(r.query, r.req.method));
+          return evict(r, eviction, this.virtualCtx, info.namespace, info.name);
         }
         if (info.subresource === 'token' && r.store.kind.group === '' && r.store.kind.kind === 'ServiceAccount') {
           if (!this.cfg.tokenRequest) throw methodNotAllowed();

@@ -1,5 +1,6 @@
 // Virtual resources: operations rather than stored objects. Access reviews and self-subject
 // reviews answer from the request's user and the authorizer; a Binding assigns a pod to a node;
+// an Eviction deletes a pod if its disruption budget allows it;
 // component statuses report the health of the control plane's parts.
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import type { KindDecl } from '../schema/model.js';
@@ -10,10 +11,13 @@ import { partialObjectMetadata, POM_TYPE, writeListObjects, writeObject } from '
 import type { ResourceStore } from './registry/store.js';
 import { rfc3339 } from './registry/store.js';
 import { admissionAttributes } from './admission/wiring.js';
+import { fromLabelSelector, matchLabels } from '../machinery/selectors.js';
 
 export interface VirtualContext {
   authorizer: Authorizer;
   pods: ResourceStore;
+  /** policy/v1 PodDisruptionBudgets, which an eviction asks */
+  pdbs: ResourceStore;
   authenticator?: import('./authn/index.js').RequestAuthenticator;
   /** health probes of the control plane's components, by component name */
   components: () => Promise<{ name: string; healthy: boolean; message: string; error?: string }[]>;
@@ -102,6 +106,17 @@ export async function handleVirtualCreate(r: RequestBase, kind: KindDecl, ctx: V
   throw errors.methodNotSupported({ group: kind.group, name: kind.resource }, 'create');
 }
 
+/** the admission of a create on a pod's subresource (binding, eviction), whose object is the request's body */
+async function admitPodSubresourceCreate(r: RequestBase, ctx: VirtualContext, namespace: string, name: string, subresource: string, object: any, dryRun: boolean): Promise<void> {
+  const chain = r.ctx.admission;
+  if (!chain) return;
+  const a = admissionOf(r, {}, name);
+  if (!a) return;
+  const attrs = admissionAttributes(ctx.pods.kind, { ...a.request, namespace, subresource, operation: 'CREATE', object, options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', ...a.request.options }, dryRun });
+  await chain.mutate(attrs);
+  await chain.validate(attrs);
+}
+
 /** POST pods/<name>/binding, or a Binding: assign an unassigned pod to a node */
 export async function bind(r: RequestBase, binding: any, ctx: VirtualContext, namespace: string, name: string): Promise<void> {
   const dryRun = dryRunOf(r.query);
@@ -111,16 +126,8 @@ export async function bind(r: RequestBase, binding: any, ctx: VirtualContext, na
   if (target.kind && target.kind !== 'Node') errs.push(field.notSupported('target.kind', target.kind, ['Node', '<empty>']));
   if (!target.name) errs.push(field.required('target.name', ''));
   if (errs.length) throw errors.invalid({ group: '', name: 'Binding' }, name, errs);
-  const chain = r.ctx.admission;
-  if (chain) {
-    // a binding is a create on pods/binding, whose object is the Binding
-    const a = admissionOf(r, {}, name);
-    if (a) {
-      const attrs = admissionAttributes(ctx.pods.kind, { ...a.request, namespace, subresource: 'binding', operation: 'CREATE', object: binding, options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', ...a.request.options }, dryRun });
-      await chain.mutate(attrs);
-      await chain.validate(attrs);
-    }
-  }
+  // a binding is a create on pods/binding, whose object is the Binding
+  await admitPodSubresourceCreate(r, ctx, namespace, name, 'binding', binding, dryRun);
   await ctx.pods.guaranteedUpdate(
     namespace,
     name,
@@ -169,3 +176,213 @@ export async function handleComponentStatuses(r: RequestBase, kind: KindDecl, ct
 }
 
 export { StatusError };
+
+// ---- eviction ---------------------------------------------------------------------------------
+
+/** StatusCause type of kube-apiserver's eviction refusals (policy/v1 DisruptionBudgetCause) */
+const DISRUPTION_BUDGET_CAUSE = 'DisruptionBudget';
+/** more pods than this waiting in a budget's disruptedPods refuse further evictions (Kubernetes' MaxDisruptedPodSize) */
+const MAX_DISRUPTED_PODS = 2000;
+/** attempts at a conflicted write before the eviction gives up (Kubernetes' EvictionsRetry: 5 steps) */
+const EVICTION_ATTEMPTS = 5;
+
+function tooManyRequests(message: string, retryAfterSeconds: number, cause: string): StatusError {
+  const details: any = { causes: [{ reason: DISRUPTION_BUDGET_CAUSE, message: cause }] };
+  if (retryAfterSeconds > 0) details.retryAfterSeconds = retryAfterSeconds;
+  return new StatusError(429, 'TooManyRequests', message, details, retryAfterSeconds > 0 ? { 'Retry-After': String(retryAfterSeconds) } : undefined);
+}
+
+/** the disruption budget has not yet been looked at by its controller (or changed since) */
+function budgetInProcess(name: string): StatusError {
+  return tooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10, `The disruption budget ${name} is still being processed by the server.`);
+}
+
+function isConflict(e: unknown): boolean {
+  return e instanceof StatusError && e.code === 409;
+}
+
+/** a pod that is Ready (its Ready condition True): what a disruption budget counts as healthy */
+function podReady(pod: any): boolean {
+  return (pod.status?.conditions ?? []).some((c: any) => c?.type === 'Ready' && c.status === 'True');
+}
+
+/** the disruption budgets of the pod's namespace whose selector (valid, not empty) selects it */
+function budgetsOf(ctx: VirtualContext, pod: any): any[] {
+  const out = [];
+  for (const e of ctx.pdbs.cacher.list({ prefix: ctx.pdbs.scopePrefix(pod.metadata.namespace) }).items) {
+    const sel = e.obj.spec?.selector;
+    let reqs;
+    try {
+      reqs = fromLabelSelector(sel);
+    } catch {
+      continue; // an invalid selector selects nothing
+    }
+    // a nil or empty selector selects nothing, not everything
+    if (!reqs || reqs.length === 0) continue;
+    if (matchLabels(reqs, pod.metadata.labels ?? {})) out.push(e.obj);
+  }
+  return out;
+}
+
+/**
+ * POST pods/<name>/eviction: API-initiated eviction, as kube-apiserver's eviction subresource does
+ * it. A pod that is not running (Pending, Succeeded, Failed) or already being deleted is deleted
+ * at once. Otherwise the pod's PodDisruptionBudget decides: with none, the pod is deleted; with
+ * more than one, the eviction is refused; with one, it must allow a disruption (its status, kept
+ * by the disruption controller, says how many), which the eviction takes by decrementing
+ * disruptionsAllowed and naming the pod in disruptedPods, or it is refused with 429. An unready
+ * pod may go without taking a disruption when the budget's healthy pods suffice (or its
+ * unhealthyPodEvictionPolicy is AlwaysAllow). The pod gets the condition DisruptionTarget before
+ * it is deleted with the eviction's DeleteOptions. The answer is a Success Status with code 201.
+ */
+export async function evict(r: RequestBase, eviction: any, ctx: VirtualContext, namespace: string, name: string): Promise<void> {
+  if ((eviction?.metadata?.name ?? '') !== name) throw errors.badRequest('name in URL does not match name in Eviction object');
+  // the dry run of the request and of the eviction's DeleteOptions: one, or both the same
+  const urlDry = r.query.getAll('dryRun');
+  const del: any = { ...(eviction.deleteOptions ?? {}) };
+  const bodyDry: string[] = Array.isArray(del.dryRun) ? del.dryRun : [];
+  if (urlDry.length && bodyDry.length && urlDry.join('\u0000') !== bodyDry.join('\u0000')) {
+    // (Kubernetes answers this with a 500 of the same words: the client's error, so a 400 here)
+    throw errors.badRequest(`createOptions.DryRun should be the same as deleteOptions.DryRun, got [${urlDry.join(' ')}] and [${bodyDry.join(' ')}]`);
+  }
+  const dryRun = dryRunOf(r.query) || bodyDry.includes('All');
+  // an eviction is a create on pods/eviction, whose object is the Eviction
+  await admitPodSubresourceCreate(r, ctx, namespace, name, 'eviction', eviction, dryRun);
+  const clientRV: string | undefined = del.preconditions?.resourceVersion;
+  const deletePod = async (enforceRV: string | undefined): Promise<void> => {
+    const preconditions = { ...(del.preconditions ?? {}) };
+    if (enforceRV !== undefined && clientRV === undefined) preconditions.resourceVersion = enforceRV;
+    if (!dryRun) {
+      // the condition that tells the pod's owners why it goes (Kubernetes' PodDisruptionConditions)
+      await ctx.pods.guaranteedUpdate(
+        namespace,
+        name,
+        (pod) => {
+          if (preconditions.resourceVersion !== undefined && pod.metadata.resourceVersion !== preconditions.resourceVersion) {
+            throw errors.conflict({ group: '', name: 'pods' }, name, 'the object has been modified; please apply your changes to the latest version and try again');
+          }
+          pod.status ??= {};
+          const conds: any[] = pod.status.conditions ?? [];
+          const i = conds.findIndex((c) => c?.type === 'DisruptionTarget');
+          const cond = { type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: rfc3339(Date.now()), reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' };
+          if (i >= 0 && conds[i].status === 'True' && conds[i].reason === cond.reason && conds[i].message === cond.message) return pod;
+          if (i >= 0) conds[i] = cond;
+          else conds.push(cond);
+          pod.status.conditions = conds;
+          return pod;
+        },
+        { dryRun: false, main: false, subresource: 'status' },
+      );
+      // (the condition's own write moved the resourceVersion the precondition named)
+      if (enforceRV !== undefined && clientRV === undefined) delete preconditions.resourceVersion;
+    }
+    await ctx.pods.delete(namespace, name, {
+      dryRun,
+      gracePeriodSeconds: del.gracePeriodSeconds,
+      preconditions: Object.keys(preconditions).length ? preconditions : undefined,
+      propagationPolicy: del.propagationPolicy,
+      orphanDependents: del.orphanDependents,
+    });
+  };
+  const success = () =>
+    writeObject(r.res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, outputChoice(r, false), 'io.k8s.apimachinery.pkg.apis.meta.v1.Status');
+
+  // a pod that is not running, or already going, is deleted without asking any budget
+  let pod: any;
+  for (let attempt = 1; ; attempt++) {
+    const e = ctx.pods.get(namespace, name);
+    if (!e) throw errors.notFound({ group: '', name: 'pods' }, name);
+    pod = e.obj;
+    const phase = pod.status?.phase;
+    const ignoreBudget = phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending' || !!pod.metadata.deletionTimestamp;
+    if (!ignoreBudget) break;
+    try {
+      // a terminal pod has disrupted already; any other pod is deleted only as it was read
+      await deletePod(phase === 'Succeeded' || phase === 'Failed' ? undefined : pod.metadata.resourceVersion);
+      return success();
+    } catch (err) {
+      if (!isConflict(err) || clientRV !== undefined || attempt >= EVICTION_ATTEMPTS) throw err;
+    }
+  }
+
+  const budgets = budgetsOf(ctx, pod);
+  if (budgets.length > 1) {
+    writeObject(
+      r.res,
+      500,
+      { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.', code: 500 },
+      outputChoice(r, false),
+      'io.k8s.apimachinery.pkg.apis.meta.v1.Status',
+    );
+    return;
+  }
+  let enforceRV: string | undefined;
+  if (budgets.length === 1) {
+    const pdb = budgets[0];
+    const st = pdb.status ?? {};
+    const unready = !podReady(pod);
+    if (unready && (pdb.spec?.unhealthyPodEvictionPolicy === 'AlwaysAllow' || ((st.currentHealthy ?? 0) >= (st.desiredHealthy ?? 0) && (st.desiredHealthy ?? 0) > 0))) {
+      // the unready pod does not count toward the budget: it goes, if it is still unready
+      enforceRV = pod.metadata.resourceVersion;
+    } else {
+      await takeDisruption(ctx, pdb.metadata.namespace, pdb.metadata.name, name, dryRun);
+    }
+  }
+  try {
+    await deletePod(enforceRV);
+  } catch (err) {
+    // the unready pod changed since: it may have become ready, so the client tries again
+    if (isConflict(err) && enforceRV !== undefined && clientRV === undefined) throw budgetInProcess(budgets[0].metadata.name);
+    throw err;
+  }
+  return success();
+}
+
+/** takes one disruption from the budget (disruptionsAllowed - 1, the pod in disruptedPods), or refuses */
+async function takeDisruption(ctx: VirtualContext, namespace: string, name: string, podName: string, dryRun: boolean): Promise<void> {
+  const check = (pdb: any): void => {
+    const st = pdb.status ?? {};
+    if ((st.observedGeneration ?? 0) < (pdb.metadata.generation ?? 0)) throw budgetInProcess(name);
+    const allowed = st.disruptionsAllowed ?? 0;
+    if (allowed < 0) throw errors.forbidden({ group: 'policy', name: 'poddisruptionbudget' }, name, 'pdb disruptions allowed is negative');
+    if (Object.keys(st.disruptedPods ?? {}).length > MAX_DISRUPTED_PODS) {
+      throw errors.forbidden({ group: 'policy', name: 'poddisruptionbudget' }, name, 'DisruptedPods map too big - too many evictions not confirmed by PDB controller');
+    }
+    if (allowed === 0) {
+      throw tooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0, `The disruption budget ${name} needs ${st.desiredHealthy ?? 0} healthy pods and has ${st.currentHealthy ?? 0} currently`);
+    }
+  };
+  if (dryRun) {
+    const e = ctx.pdbs.get(namespace, name);
+    if (!e) throw errors.notFound({ group: 'policy', name: 'poddisruptionbudgets' }, name);
+    check(e.obj);
+    return;
+  }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ctx.pdbs.guaranteedUpdate(
+        namespace,
+        name,
+        (pdb) => {
+          check(pdb);
+          pdb.status.disruptionsAllowed -= 1;
+          if (pdb.status.disruptionsAllowed === 0) {
+            // as the disruption controller sets it when no disruption is left
+            const conds: any[] = pdb.status.conditions ?? [];
+            const i = conds.findIndex((c) => c?.type === 'DisruptionAllowed');
+            const cond = { type: 'DisruptionAllowed', status: 'False', reason: 'InsufficientPods', message: '', observedGeneration: pdb.status.observedGeneration, lastTransitionTime: rfc3339(Date.now()) };
+            if (i < 0) conds.push(cond);
+            else if (conds[i].status !== 'False') conds[i] = cond;
+            pdb.status.conditions = conds;
+          }
+          pdb.status.disruptedPods = { ...(pdb.status.disruptedPods ?? {}), [podName]: rfc3339(Date.now()) };
+          return pdb;
+        },
+        { dryRun: false, main: false, subresource: 'status' },
+      );
+      return;
+    } catch (err) {
+      if (!isConflict(err) || attempt >= EVICTION_ATTEMPTS) throw err;
+    }
+  }
+}

@@ -1,0 +1,129 @@
+// The eviction subresource of a Pod (API-initiated eviction) against a real keelson: a pod that is
+// not running goes at once; a running one asks its PodDisruptionBudget, whose status (kept by the
+// disruption controller, written here by the test as that controller would) allows a disruption
+// or refuses with 429; the budget records the disruption; the pod gets its DisruptionTarget
+// condition; dry runs change nothing; and `kubectl drain` cordons a node and evicts its pods.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startCluster, type Cluster } from './harness.js';
+
+let c: Cluster;
+const NS = 'evict';
+
+before(async () => {
+  c = await startCluster({ args: ['--storage-backend=memory'] });
+  assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
+  assert.equal((await c.raw('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } })).status, 201);
+  assert.equal((await c.raw('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } } })).status, 201);
+});
+after(async () => {
+  await c?.stop();
+});
+
+/** a pod on node n1 (so that its deletion is graceful and it stays to be looked at), Running and Ready unless told */
+async function pod(name: string, labels: Record<string, string>, status: object = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }): Promise<void> {
+  const r = await c.raw('POST', `/api/v1/namespaces/${NS}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx' }] } } });
+  assert.equal(r.status, 201, r.text);
+  const s = await c.raw('PATCH', `/api/v1/namespaces/${NS}/pods/${name}/status`, { body: JSON.stringify({ status }), headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(s.status, 200, s.text);
+}
+
+async function pdb(name: string, app: string, status?: object): Promise<void> {
+  const r = await c.raw('POST', `/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets`, { body: { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name }, spec: { minAvailable: 1, selector: { matchLabels: { app } } } } });
+  assert.equal(r.status, 201, r.text);
+  if (status) {
+    const s = await c.raw('PATCH', `/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets/${name}/status`, { body: JSON.stringify({ status }), headers: { 'content-type': 'application/merge-patch+json' } });
+    assert.equal(s.status, 200, s.text);
+  }
+}
+
+const evict = (name: string, extra: { query?: string; body?: object; apiVersion?: string } = {}) =>
+  c.raw('POST', `/api/v1/namespaces/${NS}/pods/${name}/eviction${extra.query ?? ''}`, {
+    body: { apiVersion: extra.apiVersion ?? 'policy/v1', kind: 'Eviction', metadata: { name }, ...(extra.body ?? {}) },
+  });
+
+const get = async (path: string) => (await c.raw('GET', path)).json();
+
+test('a pod that is not running is evicted at once: 201 and a Success Status; a missing pod is 404, a name that does not match 400', async () => {
+  await pod('pending', { app: 'a' }, { phase: 'Pending' });
+  await pdb('a-budget', 'a', { observedGeneration: 1, disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 1, expectedPods: 1 });
+  const r = await evict('pending');
+  assert.equal(r.status, 201, r.text);
+  assert.deepEqual(r.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
+  const p = await get(`/api/v1/namespaces/${NS}/pods/pending`);
+  assert.ok(p.metadata.deletionTimestamp, 'deleted (gracefully: it is on a node)');
+  assert.ok(p.status.conditions.some((x: any) => x.type === 'DisruptionTarget' && x.status === 'True' && x.reason === 'EvictionByEvictionAPI'));
+
+  const missing = await evict('nope');
+  assert.equal(missing.status, 404);
+  assert.equal(missing.json().message, 'pods "nope" not found');
+  const mismatch = await c.raw('POST', `/api/v1/namespaces/${NS}/pods/pending/eviction`, { body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'other' } } });
+  assert.equal(mismatch.status, 400);
+  assert.equal(mismatch.json().message, 'name in URL does not match name in Eviction object');
+});
+
+test("a running pod asks its budget: 429 while the budget is unprocessed or has no disruption left; an allowed eviction takes one and names the pod", async () => {
+  await pod('web-1', { app: 'web' });
+  await pod('web-2', { app: 'web' });
+  await pdb('web', 'web');
+  // the disruption controller has not looked at the budget yet
+  const unprocessed = await evict('web-1');
+  assert.equal(unprocessed.status, 429, unprocessed.text);
+  assert.equal(unprocessed.headers['retry-after'], '10');
+  assert.deepEqual(unprocessed.json().details, { causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web is still being processed by the server.' }], retryAfterSeconds: 10 });
+
+  // as the controller would write it: one disruption allowed
+  const status = { observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1, expectedPods: 2 };
+  const s = await c.raw('PATCH', `/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets/web/status`, { body: JSON.stringify({ status }), headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(s.status, 200);
+
+  // a dry run changes nothing
+  const dry = await evict('web-1', { query: '?dryRun=All' });
+  assert.equal(dry.status, 201, dry.text);
+  assert.equal((await get(`/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets/web`)).status.disruptionsAllowed, 1);
+  assert.equal((await get(`/api/v1/namespaces/${NS}/pods/web-1`)).metadata.deletionTimestamp, undefined);
+
+  const ok = await evict('web-1');
+  assert.equal(ok.status, 201, ok.text);
+  const budget = await get(`/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets/web`);
+  assert.equal(budget.status.disruptionsAllowed, 0);
+  assert.deepEqual(Object.keys(budget.status.disruptedPods), ['web-1']);
+  assert.ok(budget.status.conditions.some((x: any) => x.type === 'DisruptionAllowed' && x.status === 'False' && x.reason === 'InsufficientPods'));
+  assert.ok((await get(`/api/v1/namespaces/${NS}/pods/web-1`)).metadata.deletionTimestamp);
+
+  // no disruption left (and a policy/v1beta1 body is taken as well)
+  const refused = await evict('web-2', { apiVersion: 'policy/v1beta1' });
+  assert.equal(refused.status, 429, refused.text);
+  assert.equal(refused.headers['retry-after'], undefined);
+  assert.equal(refused.json().message, "Cannot evict pod as it would violate the pod's disruption budget.");
+  assert.deepEqual(refused.json().details.causes, [{ reason: 'DisruptionBudget', message: 'The disruption budget web needs 1 healthy pods and has 2 currently' }]);
+  assert.equal((await get(`/api/v1/namespaces/${NS}/pods/web-2`)).metadata.deletionTimestamp, undefined);
+});
+
+test('an unready pod goes without a disruption when the budget is healthy; two budgets are refused', async () => {
+  await pod('db-1', { app: 'db' });
+  await pod('db-2', { app: 'db' }, { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] });
+  await pdb('db', 'db', { observedGeneration: 1, disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1, expectedPods: 2 });
+  const unready = await evict('db-2');
+  assert.equal(unready.status, 201, unready.text);
+  assert.equal((await get(`/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets/db`)).status.disruptionsAllowed, 0, 'no disruption taken');
+  await pdb('db-too', 'db', { observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 1, desiredHealthy: 0, expectedPods: 2 });
+  const two = await evict('db-1');
+  assert.equal(two.status, 500);
+  assert.equal(two.json().message, 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
+});
+
+test('kubectl drain cordons the node and evicts its pods', async () => {
+  assert.equal((await c.raw('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n2' } } })).status, 201);
+  for (const name of ['drain-1', 'drain-2']) {
+    const r = await c.raw('POST', `/api/v1/namespaces/${NS}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName: 'n2', containers: [{ name: 'c', image: 'nginx' }] } } });
+    assert.equal(r.status, 201);
+  }
+  const r = await c.kubectlAsync(['drain', 'n2', '--force', '--grace-period=0', '--timeout=30s']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /pod\/drain-1 evicted/);
+  assert.match(r.stdout, /pod\/drain-2 evicted/);
+  assert.match(r.stdout, /node\/n2 drained/);
+  assert.equal((await get('/api/v1/nodes/n2')).spec.unschedulable, true);
+  for (const name of ['drain-1', 'drain-2']) assert.equal((await c.raw('GET', `/api/v1/namespaces/${NS}/pods/${name}`)).status, 404);
+});
