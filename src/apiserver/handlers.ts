@@ -300,6 +300,27 @@ async function catchUp(r: Request, known: number | undefined): Promise<void> {
 
 // ---- get ----
 
+/**
+ * A write through a Pod's ephemeralcontainers subresource: the stored pod with the written one's
+ * spec.ephemeralContainers, nothing else (kube-apiserver's dropNonEphemeralContainerUpdates);
+ * an apply also keeps the managed fields it computed.
+ */
+function onlyEphemeralContainers(written: any, cur: any, isApply: boolean): any {
+  const out = structuredClone(cur);
+  out.spec ??= {};
+  const ecs = written?.spec?.ephemeralContainers;
+  if (ecs === undefined || ecs === null) delete out.spec.ephemeralContainers;
+  else out.spec.ephemeralContainers = ecs;
+  if (isApply) out.metadata.managedFields = written.metadata?.managedFields;
+  return out;
+}
+
+/** a subresource that answers GET with the object itself (its kind is the object's) */
+function readsAsObject(kind: KindDecl, sub: string): boolean {
+  const d = kind.subresources.find((s) => s.name === sub);
+  return !!d && d.kind === kind.kind && d.group === kind.group && d.verbs.includes('get');
+}
+
 export async function handleGet(r: Request): Promise<void> {
   const { store, info, query } = r;
   const choice = outputChoice(r, false);
@@ -309,7 +330,9 @@ export async function handleGet(r: Request): Promise<void> {
     if (wait) await wait;
   } else if (rv !== '0') await waitFresh(store, parseRV(rv));
   const e = store.mustGet(info.namespace, info.name);
-  if (info.subresource === 'status' || info.subresource === '') {
+  // the status and every other subresource whose object is the object itself (a Pod's
+  // ephemeralcontainers and resize, a CSR's approval) read as the object
+  if (info.subresource === 'status' || info.subresource === '' || readsAsObject(store.kind, info.subresource)) {
     writeEntry(r.res, 200, store.kind, e.obj, e, choice, choice.transform === 'Table' ? tableOptions(query) : undefined);
     return;
   }
@@ -901,6 +924,22 @@ export async function handleUpdate(r: Request): Promise<void> {
     writeEntry(r.res, 200, store.kind, out.obj, out.entry, choice);
     return;
   }
+  if (info.subresource === 'ephemeralcontainers' && store.kind.group === '' && store.kind.kind === 'Pod') {
+    // (the body is a Pod, defaulted as one: its new ephemeral containers get their defaults)
+    applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
+    const out = await store.guaranteedUpdateWithEntry(
+      info.namespace,
+      info.name,
+      (cur) => {
+        const next = onlyEphemeralContainers(obj, cur, false);
+        if (m.resourceVersion) next.metadata.resourceVersion = m.resourceVersion;
+        return trackUpdate(cur, next, store.kind.type, who);
+      },
+      { dryRun, main: false, subresource: 'ephemeralcontainers', admission: admissionOf(r) },
+    );
+    writeEntry(r.res, 200, store.kind, out.obj, out.entry, choice);
+    return;
+  }
   if (info.subresource === 'finalize' && store.kind.group === '' && store.kind.kind === 'Namespace') {
     // the namespace controller's way to remove its entry from spec.finalizers
     const out = await store.guaranteedUpdateWithEntry(
@@ -1171,7 +1210,8 @@ export async function handlePatch(r: Request): Promise<void> {
   const sub = info.subresource;
   const view = sub ? subresourceView(kind, sub) : undefined;
   const csrApproval = sub === 'approval' && kind.group === 'certificates.k8s.io' && kind.kind === 'CertificateSigningRequest';
-  if (sub && sub !== 'status' && !csrApproval && !view) throw methodNotAllowed();
+  const ephemeral = sub === 'ephemeralcontainers' && kind.group === '' && kind.kind === 'Pod';
+  if (sub && sub !== 'status' && !csrApproval && !view && !ephemeral) throw methodNotAllowed();
   const who = managerOf(r, sub, kind);
 
   let patch: unknown;
@@ -1269,7 +1309,7 @@ export async function handlePatch(r: Request): Promise<void> {
         throw errors.invalid(store.groupKind, info.name, [field.invalid('metadata.uid', next.metadata.uid, 'field is immutable')]);
       }
     }
-    if (!view && !sub) applyDefaults(kind.group, kind.version, kind.kind, next);
+    if (!view && (!sub || ephemeral)) applyDefaults(kind.group, kind.version, kind.kind, next);
     if (sub === 'status') {
       // the status subresource changes status only
       const onlyStatus = structuredClone(cur);
@@ -1277,6 +1317,10 @@ export async function handlePatch(r: Request): Promise<void> {
       else onlyStatus.status = next.status;
       if (isApply) onlyStatus.metadata.managedFields = next.metadata?.managedFields;
       next = onlyStatus;
+    }
+    if (ephemeral) {
+      // the ephemeralcontainers subresource changes the ephemeral containers only
+      next = onlyEphemeralContainers(next, cur, isApply);
     }
     if (csrApproval) {
       // the approval subresource changes the conditions only

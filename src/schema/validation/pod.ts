@@ -1225,6 +1225,37 @@ function validatePodMetadataAndSpec(pod: any): Errs {
   return errs;
 }
 
+/**
+ * An update through a Pod's ephemeralcontainers subresource (kube-apiserver's
+ * ValidatePodEphemeralContainersUpdate): the pod as a whole must be valid, a static pod takes
+ * none, and the ephemeral containers it had stay, unchanged (they may only be added).
+ */
+export function validatePodEphemeralContainersUpdate(pod: any, old: any): Errs {
+  const errs = validatePodMetadataAndSpec(pod);
+  errs.push(...validatePodSpecificAnnotationUpdates(pod, old));
+  if (old?.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined) return [forbidden('', 'static pods do not support ephemeral containers')];
+  const now = new Map<string, any>();
+  for (const c of arr(pod.spec?.ephemeralContainers)) now.set(str(c?.name), c);
+  for (const c of arr(old?.spec?.ephemeralContainers)) {
+    const name = str(c?.name);
+    const n = now.get(name);
+    if (n === undefined) errs.push(forbidden('spec.ephemeralContainers', `existing ephemeral containers "${name}" may not be removed\n`));
+    else if (JSON.stringify(canonical(n)) !== JSON.stringify(canonical(c))) errs.push(forbidden('spec.ephemeralContainers', `existing ephemeral containers "${name}" may not be changed\n`));
+  }
+  return errs;
+}
+
+/** a JSON value with its object keys sorted (for comparing two decodings of one container) */
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v as object).sort()) out[k] = canonical((v as Record<string, unknown>)[k]);
+    return out;
+  }
+  return v;
+}
+
 export function validatePodCreate(pod: any): Errs {
   const spec = obj(pod.spec);
   const errs = validatePodMetadataAndSpec(pod);

@@ -3,6 +3,9 @@
 // disruption controller, written here by the test as that controller would) allows a disruption
 // or refuses with 429; the budget records the disruption; the pod gets its DisruptionTarget
 // condition; dry runs change nothing; and `kubectl drain` cordons a node and evicts its pods.
+// Then the ephemeralcontainers subresource (`kubectl debug`: ephemeral containers are added, never
+// changed or removed, and nothing else of the pod changes through it) and the GET of a pod's
+// subresources whose object is the pod.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startCluster, type Cluster } from './harness.js';
@@ -126,4 +129,53 @@ test('kubectl drain cordons the node and evicts its pods', async () => {
   assert.match(r.stdout, /node\/n2 drained/);
   assert.equal((await get('/api/v1/nodes/n2')).spec.unschedulable, true);
   for (const name of ['drain-1', 'drain-2']) assert.equal((await c.raw('GET', `/api/v1/namespaces/${NS}/pods/${name}`)).status, 404);
+});
+
+test("GET of a Pod's ephemeralcontainers and resize subresources answers the Pod, as kube-apiserver does", async () => {
+  await pod('readme', { app: 'read' });
+  for (const sub of ['ephemeralcontainers', 'resize']) {
+    const r = await c.raw('GET', `/api/v1/namespaces/${NS}/pods/readme/${sub}`);
+    assert.equal(r.status, 200, `${sub}: ${r.text}`);
+    assert.equal(r.json().kind, 'Pod');
+    assert.equal(r.json().metadata.name, 'readme');
+  }
+  const k = await c.kubectlAsync(['get', 'pod', 'readme', '-n', NS, '--subresource=resize', '-o', 'jsonpath={.metadata.name}']);
+  assert.equal(k.code, 0, k.stderr);
+  assert.equal(k.stdout, 'readme');
+});
+
+test('ephemeralcontainers: kubectl debug adds one (defaulted); existing ones may not be removed or changed; nothing else changes through it', async () => {
+  await pod('dbg', { app: 'dbg' });
+  const d = await c.kubectlAsync(['debug', 'dbg', '-n', NS, '--image=busybox:1.36', '--container=debugger', '--profile=general']);
+  assert.equal(d.code, 0, d.stderr);
+  const p = await get(`/api/v1/namespaces/${NS}/pods/dbg`);
+  assert.equal(p.spec.ephemeralContainers.length, 1);
+  assert.equal(p.spec.ephemeralContainers[0].name, 'debugger');
+  assert.equal(p.spec.ephemeralContainers[0].terminationMessagePolicy, 'File', 'defaulted as a Pod body is');
+  assert.ok(p.metadata.managedFields.some((m: any) => m.subresource === 'ephemeralcontainers'));
+
+  const patch = (type: string, body: unknown) =>
+    c.raw('PATCH', `/api/v1/namespaces/${NS}/pods/dbg/ephemeralcontainers`, { body: JSON.stringify(body), headers: { 'content-type': type } });
+  const removed = await patch('application/json-patch+json', [{ op: 'remove', path: '/spec/ephemeralContainers/0' }]);
+  assert.equal(removed.status, 422);
+  assert.equal(removed.json().message, 'Pod "dbg" is invalid: spec.ephemeralContainers: Forbidden: existing ephemeral containers "debugger" may not be removed\n');
+  const changed = await patch('application/json-patch+json', [{ op: 'replace', path: '/spec/ephemeralContainers/0/image', value: 'busybox:1.37' }]);
+  assert.equal(changed.status, 422);
+  assert.match(changed.json().message, /existing ephemeral containers "debugger" may not be changed/);
+  const ports = await patch('application/strategic-merge-patch+json', { spec: { ephemeralContainers: [{ name: 'bad', image: 'x', ports: [{ containerPort: 80 }] }] } });
+  assert.equal(ports.status, 422);
+  // (a strategic merge puts the patch's new items first, as Kubernetes' does)
+  assert.match(ports.json().message, /spec\.ephemeralContainers\[0\]\.ports: Forbidden: cannot be set for an Ephemeral Container/);
+  // other fields of the pod do not change through the subresource
+  const other = await patch('application/merge-patch+json', { metadata: { labels: { extra: 'x' } }, spec: { activeDeadlineSeconds: 5 } });
+  assert.equal(other.status, 200, other.text);
+  const after = await get(`/api/v1/namespaces/${NS}/pods/dbg`);
+  assert.equal(after.metadata.labels.extra, undefined);
+  assert.equal(after.spec.activeDeadlineSeconds, undefined);
+  // PUT of the whole Pod adds a second one
+  const cur = await get(`/api/v1/namespaces/${NS}/pods/dbg/ephemeralcontainers`);
+  cur.spec.ephemeralContainers.push({ name: 'second', image: 'busybox:1.36' });
+  const put = await c.raw('PUT', `/api/v1/namespaces/${NS}/pods/dbg/ephemeralcontainers`, { body: cur });
+  assert.equal(put.status, 200, put.text);
+  assert.deepEqual(put.json().spec.ephemeralContainers.map((x: any) => x.name), ['debugger', 'second']);
 });
