@@ -254,10 +254,13 @@ export async function evict(r: RequestBase, eviction: any, ctx: VirtualContext, 
     if (enforceRV !== undefined && clientRV === undefined) preconditions.resourceVersion = enforceRV;
     if (!dryRun) {
       // the condition that tells the pod's owners why it goes (Kubernetes' PodDisruptionConditions)
-      await ctx.pods.guaranteedUpdate(
+      const updated = await ctx.pods.guaranteedUpdate(
         namespace,
         name,
         (pod) => {
+          if (preconditions.uid && pod.metadata.uid !== preconditions.uid) {
+            throw errors.conflict({ group: '', name: 'pods' }, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${pod.metadata.uid}`);
+          }
           if (preconditions.resourceVersion !== undefined && pod.metadata.resourceVersion !== preconditions.resourceVersion) {
             throw errors.conflict({ group: '', name: 'pods' }, name, 'the object has been modified; please apply your changes to the latest version and try again');
           }
@@ -273,8 +276,9 @@ export async function evict(r: RequestBase, eviction: any, ctx: VirtualContext, 
         },
         { dryRun: false, main: false, subresource: 'status' },
       );
-      // (the condition's own write moved the resourceVersion the precondition named)
-      if (enforceRV !== undefined && clientRV === undefined) delete preconditions.resourceVersion;
+      // the condition's own write moved the resourceVersion the precondition named: the delete
+      // expects the pod as that write left it
+      if (preconditions.resourceVersion !== undefined) preconditions.resourceVersion = updated?.metadata?.resourceVersion;
     }
     await ctx.pods.delete(namespace, name, {
       dryRun,

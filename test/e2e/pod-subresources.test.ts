@@ -57,6 +57,17 @@ test('a pod that is not running is evicted at once: 201 and a Success Status; a 
   assert.ok(p.metadata.deletionTimestamp, 'deleted (gracefully: it is on a node)');
   assert.ok(p.status.conditions.some((x: any) => x.type === 'DisruptionTarget' && x.status === 'True' && x.reason === 'EvictionByEvictionAPI'));
 
+  // the client's own preconditions: a stale resourceVersion or another uid is refused, the current one evicts
+  await pod('pre', { app: 'pre' }, { phase: 'Pending' });
+  const cur = await get(`/api/v1/namespaces/${NS}/pods/pre`);
+  const stale = await evict('pre', { body: { deleteOptions: { preconditions: { resourceVersion: '1' } } } });
+  assert.equal(stale.status, 409, stale.text);
+  const otherUID = await evict('pre', { body: { deleteOptions: { preconditions: { uid: 'not-the-uid' } } } });
+  assert.equal(otherUID.status, 409, otherUID.text);
+  const current = await evict('pre', { body: { deleteOptions: { preconditions: { resourceVersion: cur.metadata.resourceVersion, uid: cur.metadata.uid } } } });
+  assert.equal(current.status, 201, current.text);
+  assert.ok((await get(`/api/v1/namespaces/${NS}/pods/pre`)).metadata.deletionTimestamp);
+
   const missing = await evict('nope');
   assert.equal(missing.status, 404);
   assert.equal(missing.json().message, 'pods "nope" not found');
