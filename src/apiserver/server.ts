@@ -140,8 +140,12 @@ export interface Logger {
 
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 
-/** an Eviction body of policy/v1beta1 (JSON, YAML or the Protobuf envelope's type meta) */
-const EVICTION_V1BETA1 = /policy\/v1beta1/;
+/**
+ * An Eviction body that says it is policy/v1beta1: its apiVersion member in JSON or YAML, or the
+ * Protobuf envelope's type meta (field 1, 14 bytes). Only the apiVersion: a label or annotation
+ * holding that text does not count.
+ */
+const EVICTION_V1BETA1 = /(?:^|[\s{,])["']?apiVersion["']?\s*:\s*["']?policy\/v1beta1(?:["'\s,}]|$)|\x0a\x0epolicy\/v1beta1/m;
 
 /**
  * Non-resource paths kube-apiserver counts in its request metrics, by the subresource label it
