@@ -450,8 +450,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   // requests, tenured while one kind's objects survived, keeps pretenuring the short-lived objects
   // of all. Measured with bench/promotion.ts --pods 10000: after 10,000 Pod creates, a ConfigMap
   // create promoted 7.0 KB instead of 2.5 KB and spent twice the time in scavenges. V8 reads the
-  // flag each time it decides, so set here it leaves the load as it was (a restart on 40,000
-  // objects took 6% longer with the flag set from the start).
+  // flag each time it decides, so set here it leaves the load as it was (in a one-off measurement,
+  // not a bench, a restart on 40,000 objects took 6% longer with the flag set from the start).
   setFlagsFromString('--no-allocation-site-pretenuring');
   if (encryption) log.info('Encryption at rest', { config: o.encryptionProviderConfig, resources: encryption.resources.join(',') });
   if (encryption && o.encryptionProviderConfigAutomaticReload) watchEncryptionConfig(o.encryptionProviderConfig, encryption.contentHash, server, log);
