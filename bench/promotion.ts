@@ -15,7 +15,8 @@
 //     what entered the old generation, copied there by a scavenge or allocated there directly (as a
 //     pretenured allocation site does); after a Mark-Compact the sum goes on from its result;
 //   - scavengeUsPerCreate / avgScavengeMs: the main thread's scavenge pauses;
-//   - markCompactUsPerCreate: the main thread's final pauses of full collections.
+//   - markCompactUsPerCreate: the main thread's final pauses of full collections;
+//   - fullGCs: each full collection's heap before and after and its final pause.
 // Prints one JSON line. With `--pods 10000` it found that V8's allocation-site pretenuring, once
 // Pods had been created, made every later ConfigMap create promote 7.0 KB instead of 2.5 KB
 // (see src/cli/apiserver.ts, where the server turns it off once loaded).
@@ -114,6 +115,7 @@ async function main(): Promise<void> {
     let promotedMB = 0;
     let markCompacts = 0;
     let markCompactMs = 0;
+    const fullGCs: string[] = [];
     let prevAfter: number | undefined;
     for (const l of lines) {
       if (l.isolate !== main) continue;
@@ -124,6 +126,7 @@ async function main(): Promise<void> {
       } else {
         markCompacts++;
         markCompactMs += l.pauseMs;
+        fullGCs.push(`${l.beforeMB}->${l.afterMB} MB ${l.pauseMs} ms`);
       }
       prevAfter = l.afterMB;
     }
@@ -144,6 +147,7 @@ async function main(): Promise<void> {
         avgScavengeMs: round(scavengeMs / Math.max(1, scavenges), 2),
         markCompacts,
         markCompactUsPerCreate: round((markCompactMs * 1000) / n, 1),
+        fullGCs,
       }),
     );
   } finally {

@@ -315,6 +315,47 @@ function onlyEphemeralContainers(written: any, cur: any, isApply: boolean): any 
   return out;
 }
 
+/**
+ * A write through a Pod's resize subresource: the stored pod with the written one's container
+ * resources and resize policies (regular and init containers), nothing else (kube-apiserver's
+ * dropNonResizeUpdates). When a list of containers was added to, shortened, reordered or renamed,
+ * the written list is kept as it is, for validation to refuse.
+ */
+function onlyResize(written: any, cur: any, isApply: boolean): any {
+  const out = structuredClone(cur);
+  out.spec ??= {};
+  const ws = written?.spec ?? {};
+  const list = (v: unknown): any[] => (Array.isArray(v) ? v : []);
+  const merge = (w: any[], c: any[]): any[] | undefined => {
+    if (w.length !== c.length || w.some((x, i) => x?.name !== c[i]?.name)) return undefined;
+    return c.map((ctr, i) => {
+      const next = { ...ctr };
+      for (const f of ['resources', 'resizePolicy']) {
+        if (w[i]?.[f] === undefined || w[i]?.[f] === null) delete next[f];
+        else next[f] = w[i][f];
+      }
+      return next;
+    });
+  };
+  for (const f of ['containers', 'initContainers']) {
+    const merged = merge(list(ws[f]), list(out.spec[f]));
+    if (merged === undefined) out.spec[f] = ws[f];
+    else if (out.spec[f] !== undefined) out.spec[f] = merged;
+  }
+  if (isApply) out.metadata.managedFields = written.metadata?.managedFields;
+  return out;
+}
+
+/**
+ * The subresources of a Pod that write a part of it, each with the function that takes that part
+ * of a written Pod onto the stored one (PUT and PATCH alike; an apply keeps its managed fields).
+ */
+const POD_PARTS: Record<string, (written: any, cur: any, isApply: boolean) => any> = {
+  __proto__: null as never,
+  ephemeralcontainers: onlyEphemeralContainers,
+  resize: onlyResize,
+};
+
 /** a subresource that answers GET with the object itself (its kind is the object's) */
 function readsAsObject(kind: KindDecl, sub: string): boolean {
   const d = kind.subresources.find((s) => s.name === sub);
@@ -924,18 +965,20 @@ export async function handleUpdate(r: Request): Promise<void> {
     writeEntry(r.res, 200, store.kind, out.obj, out.entry, choice);
     return;
   }
-  if (info.subresource === 'ephemeralcontainers' && store.kind.group === '' && store.kind.kind === 'Pod') {
-    // (the body is a Pod, defaulted as one: its new ephemeral containers get their defaults)
+  const podPart = store.kind.group === '' && store.kind.kind === 'Pod' ? POD_PARTS[info.subresource] : undefined;
+  if (podPart) {
+    // (the body is a Pod, defaulted as one: new ephemeral containers get their defaults, a new
+    // limit without a request gives the request)
     applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
     const out = await store.guaranteedUpdateWithEntry(
       info.namespace,
       info.name,
       (cur) => {
-        const next = onlyEphemeralContainers(obj, cur, false);
+        const next = podPart(obj, cur, false);
         if (m.resourceVersion) next.metadata.resourceVersion = m.resourceVersion;
         return trackUpdate(cur, next, store.kind.type, who);
       },
-      { dryRun, main: false, subresource: 'ephemeralcontainers', admission: admissionOf(r) },
+      { dryRun, main: false, subresource: info.subresource, admission: admissionOf(r) },
     );
     writeEntry(r.res, 200, store.kind, out.obj, out.entry, choice);
     return;
@@ -1210,8 +1253,8 @@ export async function handlePatch(r: Request): Promise<void> {
   const sub = info.subresource;
   const view = sub ? subresourceView(kind, sub) : undefined;
   const csrApproval = sub === 'approval' && kind.group === 'certificates.k8s.io' && kind.kind === 'CertificateSigningRequest';
-  const ephemeral = sub === 'ephemeralcontainers' && kind.group === '' && kind.kind === 'Pod';
-  if (sub && sub !== 'status' && !csrApproval && !view && !ephemeral) throw methodNotAllowed();
+  const podPart = kind.group === '' && kind.kind === 'Pod' ? POD_PARTS[sub] : undefined;
+  if (sub && sub !== 'status' && !csrApproval && !view && !podPart) throw methodNotAllowed();
   const who = managerOf(r, sub, kind);
 
   let patch: unknown;
@@ -1309,7 +1352,7 @@ export async function handlePatch(r: Request): Promise<void> {
         throw errors.invalid(store.groupKind, info.name, [field.invalid('metadata.uid', next.metadata.uid, 'field is immutable')]);
       }
     }
-    if (!view && (!sub || ephemeral)) applyDefaults(kind.group, kind.version, kind.kind, next);
+    if (!view && (!sub || podPart)) applyDefaults(kind.group, kind.version, kind.kind, next);
     if (sub === 'status') {
       // the status subresource changes status only
       const onlyStatus = structuredClone(cur);
@@ -1318,10 +1361,8 @@ export async function handlePatch(r: Request): Promise<void> {
       if (isApply) onlyStatus.metadata.managedFields = next.metadata?.managedFields;
       next = onlyStatus;
     }
-    if (ephemeral) {
-      // the ephemeralcontainers subresource changes the ephemeral containers only
-      next = onlyEphemeralContainers(next, cur, isApply);
-    }
+    // ephemeralcontainers changes the ephemeral containers only, resize the containers' resources
+    if (podPart) next = podPart(next, cur, isApply);
     if (csrApproval) {
       // the approval subresource changes the conditions only
       const onlyConditions = structuredClone(cur);

@@ -16,7 +16,9 @@ const NS = 'evict';
 before(async () => {
   c = await startCluster({ args: ['--storage-backend=memory'] });
   assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
-  assert.equal((await c.raw('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } })).status, 201);
+  // (the service account controller makes it too, and may be first: then this is 409)
+  const sa = await c.raw('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } });
+  assert.ok(sa.status === 201 || (sa.status === 409 && sa.json().reason === 'AlreadyExists'), sa.text);
   assert.equal((await c.raw('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } } })).status, 201);
 });
 after(async () => {
@@ -189,4 +191,102 @@ test('ephemeralcontainers: kubectl debug adds one (defaulted); existing ones may
   const put = await c.raw('PUT', `/api/v1/namespaces/${NS}/pods/dbg/ephemeralcontainers`, { body: cur });
   assert.equal(put.status, 200, put.text);
   assert.deepEqual(put.json().spec.ephemeralContainers.map((x: any) => x.name), ['debugger', 'second']);
+});
+
+test('resize: kubectl 1.33 and 1.32 change cpu and memory through it; nothing else changes; the rules of kube-apiserver refuse the rest', async () => {
+  const r = await c.raw('POST', `/api/v1/namespaces/${NS}/pods`, {
+    body: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'rz' },
+      spec: {
+        containers: [
+          { name: 'c', image: 'nginx', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } },
+          { name: 'd', image: 'nginx', resources: { requests: { cpu: '50m' } }, resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }] },
+        ],
+        initContainers: [{ name: 'init', image: 'busybox:1.36', resources: { requests: { cpu: '10m' } } }],
+      },
+    },
+  });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.json().status.qosClass, 'Burstable');
+  const resources = async (i = 0) => (await get(`/api/v1/namespaces/${NS}/pods/rz`)).spec.containers[i].resources;
+
+  // kubectl patch --subresource resize (1.33 and 1.32; older kubectl refuses the value itself)
+  const k33 = c.kubectl(['patch', 'pod', 'rz', '-n', NS, '--subresource', 'resize', '-p', '{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"150m"}}}]}}'], { version: '1.33' });
+  assert.equal(k33.code, 0, k33.stderr);
+  assert.equal((await resources()).requests.cpu, '150m');
+  const k32 = c.kubectl(['patch', 'pod', 'rz', '-n', NS, '--subresource=resize', '-p', '{"spec":{"containers":[{"name":"c","resources":{"limits":{"memory":"256Mi"}}}]}}'], { version: '1.32' });
+  assert.equal(k32.code, 0, k32.stderr);
+  assert.deepEqual(await resources(), { requests: { cpu: '150m', memory: '64Mi' }, limits: { cpu: '200m', memory: '256Mi' } });
+  const p = await get(`/api/v1/namespaces/${NS}/pods/rz`);
+  assert.ok(p.metadata.managedFields.some((m: any) => m.manager === 'kubectl-patch' && m.subresource === 'resize'));
+
+  const patch = (body: unknown, type = 'application/strategic-merge-patch+json', query = '') =>
+    c.raw('PATCH', `/api/v1/namespaces/${NS}/pods/rz/resize${query}`, { body: JSON.stringify(body), headers: { 'content-type': type } });
+  // everything but the containers' resources is dropped, as kube-apiserver drops it
+  const other = await patch({ metadata: { labels: { extra: 'x' } }, spec: { activeDeadlineSeconds: 5, containers: [{ name: 'c', image: 'httpd', resources: { requests: { cpu: '160m' } } }] } });
+  assert.equal(other.status, 200, other.text);
+  const after = await get(`/api/v1/namespaces/${NS}/pods/rz`);
+  assert.equal(after.metadata.labels, undefined);
+  assert.equal(after.spec.activeDeadlineSeconds, undefined);
+  assert.equal(after.spec.containers[0].image, 'nginx');
+  assert.equal(after.spec.containers[0].resources.requests.cpu, '160m');
+  // a dry run answers the resized pod and keeps the stored one
+  const dry = await patch({ spec: { containers: [{ name: 'c', resources: { requests: { cpu: '170m' } } }] } }, undefined, '?dryRun=All');
+  assert.equal(dry.status, 200, dry.text);
+  assert.equal(dry.json().spec.containers[0].resources.requests.cpu, '170m');
+  assert.equal((await resources()).requests.cpu, '160m');
+
+  const invalid = async (body: unknown, message: string, type?: string) => {
+    const res = await patch(body, type);
+    assert.equal(res.status, 422, res.text);
+    assert.equal(res.json().reason, 'Invalid');
+    assert.equal(res.json().message, `Pod "rz" is invalid: ${message}`);
+  };
+  await invalid({ spec: { containers: [{ name: 'c', resources: { limits: { memory: '100Mi' } } }] } }, 'spec.containers[0].resources.limits[memory]: Forbidden: memory limits cannot be decreased unless resizePolicy is RestartContainer');
+  await invalid({ spec: { containers: [{ name: 'c', resources: { limits: { 'ephemeral-storage': '1Gi' } } }] } }, 'spec: Forbidden: only cpu and memory resources are mutable');
+  await invalid([{ op: 'remove', path: '/spec/containers/0/resources/limits/cpu' }], 'spec.containers[0].resources.limits: Forbidden: resource limits cannot be removed', 'application/json-patch+json');
+  // requests equal to limits would make a pod Guaranteed
+  const q = await c.raw('POST', `/api/v1/namespaces/${NS}/pods`, {
+    body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'rzq' }, spec: { containers: [{ name: 'c', image: 'nginx', resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } } }] } },
+  });
+  assert.equal(q.status, 201, q.text);
+  const qos = await c.raw('PATCH', `/api/v1/namespaces/${NS}/pods/rzq/resize`, {
+    body: JSON.stringify({ spec: { containers: [{ name: 'c', resources: { requests: { cpu: '0.2', memory: '128Mi' } } }] } }),
+    headers: { 'content-type': 'application/strategic-merge-patch+json' },
+  });
+  assert.equal(qos.status, 422, qos.text);
+  assert.equal(qos.json().message, 'Pod "rzq" is invalid: spec: Invalid value: "Burstable": Pod QOS Class may not change as a result of resizing');
+  // a plain init container's resources stay; a container that restarts on a memory resize may lower its limit
+  await invalid({ spec: { initContainers: [{ name: 'init', resources: { requests: { cpu: '20m' } } }] } }, 'spec: Forbidden: resources for non-sidecar init containers are immutable');
+  const add = await patch({ spec: { containers: [{ name: 'd', resources: { limits: { memory: '512Mi' } } }] } });
+  assert.equal(add.status, 200, add.text);
+  // (the limit gave the request, which must come down with it)
+  const lower = await patch({ spec: { containers: [{ name: 'd', resources: { requests: { memory: '256Mi' }, limits: { memory: '256Mi' } } }] } });
+  assert.equal(lower.status, 200, lower.text);
+  assert.deepEqual(lower.json().spec.containers[1].resources, { requests: { cpu: '50m', memory: '256Mi' }, limits: { memory: '256Mi' } });
+  await invalid([{ op: 'add', path: '/spec/containers/-', value: { name: 'e', image: 'nginx' } }], 'spec.containers: Forbidden: pod updates may not add or remove containers', 'application/json-patch+json');
+  // a node agent that reports a running container without its resources cannot resize
+  const st = await c.raw('PATCH', `/api/v1/namespaces/${NS}/pods/rz/status`, {
+    body: JSON.stringify({ status: { phase: 'Running', containerStatuses: [{ name: 'c', image: 'nginx', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: '2026-01-01T00:00:00Z' } } }] } }),
+    headers: { 'content-type': 'application/merge-patch+json' },
+  });
+  assert.equal(st.status, 200, st.text);
+  await invalid({ spec: { containers: [{ name: 'c', resources: { requests: { cpu: '180m' } } }] } }, 'spec: Forbidden: Pod running on node without support for resize');
+
+  // PUT of the whole Pod (kubectl replace --subresource resize)
+  const cur = await get(`/api/v1/namespaces/${NS}/pods/rz/resize`);
+  cur.status.containerStatuses[0].resources = { requests: { cpu: '160m' } };
+  const st2 = await c.raw('PUT', `/api/v1/namespaces/${NS}/pods/rz/status`, { body: cur });
+  assert.equal(st2.status, 200, st2.text);
+  const fresh = st2.json();
+  fresh.spec.containers[0].resources.requests.cpu = '190m';
+  fresh.metadata.annotations = { ignored: 'yes' };
+  const put = await c.raw('PUT', `/api/v1/namespaces/${NS}/pods/rz/resize`, { body: fresh });
+  assert.equal(put.status, 200, put.text);
+  assert.equal(put.json().spec.containers[0].resources.requests.cpu, '190m');
+  assert.equal(put.json().metadata.annotations, undefined);
+  const stale = await c.raw('PUT', `/api/v1/namespaces/${NS}/pods/rz/resize`, { body: fresh });
+  assert.equal(stale.status, 409, stale.text);
 });

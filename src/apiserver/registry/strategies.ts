@@ -6,6 +6,7 @@ import { generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs,
 import { errors, field } from '../../machinery/errors.js';
 import type { IPAllocator, PortAllocator } from './allocator.js';
 import { apiServiceStrategy } from '../apiservices.js';
+import { computePodQOS } from '../../schema/qos.js';
 
 type Tweak = (s: Strategy, kind: KindDecl) => void;
 
@@ -55,7 +56,7 @@ function ensureNamespaceLabel(obj: any) {
 const pod: Tweak = (s) => {
   s.returnDeletedObject = true;
   s.prepareForCreate = (obj) => {
-    obj.status = { phase: 'Pending', qosClass: qosClass(obj.spec) };
+    obj.status = { phase: 'Pending', qosClass: computePodQOS(obj.spec) };
   };
   s.prepareForUpdate = (obj, old) => {
     obj.status = old.status;
@@ -79,24 +80,6 @@ const pod: Tweak = (s) => {
     return { graceful: true, gracePeriodSeconds: Math.max(0, g) };
   };
 };
-
-/** the pod's quality-of-service class from its containers' requests and limits */
-export function qosClass(spec: any): string {
-  const containers = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
-  let any = false;
-  let guaranteed = true;
-  for (const c of containers) {
-    const req = c.resources?.requests ?? {};
-    const lim = c.resources?.limits ?? {};
-    for (const r of ['cpu', 'memory']) {
-      if (req[r] !== undefined || lim[r] !== undefined) any = true;
-      const rq = req[r] ?? lim[r];
-      if (lim[r] === undefined || rq === undefined || String(rq) !== String(lim[r])) guaranteed = false;
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
 
 const service: Tweak = (s) => {
   s.returnDeletedObject = true;

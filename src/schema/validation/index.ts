@@ -8,7 +8,7 @@ import type { NameRule } from '../../machinery/validation.js';
 import { forbidden, goStrings, type Errs } from './errs.js';
 import { validateMetaExtras } from './meta.js';
 import { arr } from './util.js';
-import { validatePodCreate, validatePodEphemeralContainersUpdate, validatePodStatusUpdate, validatePodUpdate } from './pod.js';
+import { validatePodCreate, validatePodEphemeralContainersUpdate, validatePodResize, validatePodStatusUpdate, validatePodUpdate } from './pod.js';
 import { normalizeService, validateEndpoints, validateService, validateServiceStatusUpdate, validateServiceUpdate } from './service.js';
 import {
   eventAsCore,
@@ -194,13 +194,14 @@ export function validateStatusUpdate(group: string, kind: string, obj: any, old:
 
 /**
  * Updates through other subresources that change the main object: a Namespace's `finalize`,
- * a CertificateSigningRequest's `approval` and a Pod's `ephemeralcontainers`.
+ * a CertificateSigningRequest's `approval`, and a Pod's `ephemeralcontainers` and `resize`.
  */
 export function validateSubresourceUpdate(group: string, kind: string, subresource: string, obj: any, old: any): FieldError[] {
   const errs: Errs = [...validateMetaExtras(obj), ...validateNoNewFinalizers(obj, old)];
   if (group === '' && kind === 'Namespace' && subresource === 'finalize') errs.push(...validateNamespaceFinalize(obj));
   else if (group === 'certificates.k8s.io' && kind === 'CertificateSigningRequest' && subresource === 'approval') errs.push(...validateCSR(obj, old, { allowSettingApproval: true }));
   else if (group === '' && kind === 'Pod' && subresource === 'ephemeralcontainers') errs.push(...validatePodEphemeralContainersUpdate(obj, old));
+  else if (group === '' && kind === 'Pod' && subresource === 'resize') errs.push(...validatePodResize(obj, old));
   else if (subresource === 'status') return validateStatusUpdate(group, kind, obj, old);
   return errs;
 }

@@ -58,6 +58,7 @@ import {
 } from './volumes.js';
 import { parseQuantity } from './quantity.js';
 import { semEqual, semEqualRef, T } from './semantic.js';
+import { computePodQOS, getPodQOS } from '../qos.js';
 import { getType, jsonFields } from '../types.js';
 
 export type { PodValidationOptions };
@@ -1241,6 +1242,128 @@ export function validatePodEphemeralContainersUpdate(pod: any, old: any): Errs {
     const n = now.get(name);
     if (n === undefined) errs.push(forbidden('spec.ephemeralContainers', `existing ephemeral containers "${name}" may not be removed\n`));
     else if (JSON.stringify(canonical(n)) !== JSON.stringify(canonical(c))) errs.push(forbidden('spec.ephemeralContainers', `existing ephemeral containers "${name}" may not be changed\n`));
+  }
+  return errs;
+}
+
+/**
+ * An update through a Pod's resize subresource (kube-apiserver's ValidatePodResize): only the cpu
+ * and memory requests and limits of the regular containers and of the sidecars (init containers
+ * that restart always) may change, none may be removed, the QoS class must stay, and a memory
+ * limit may not fall (or appear) unless the container's memory resize policy restarts it. Static,
+ * Windows and pod-level-resourced pods cannot be resized.
+ *
+ * Kubernetes' function indexes the new containers by the old ones and has no message of its own
+ * for containers added or removed; here that is a 422 in the words of a plain update.
+ */
+export function validatePodResize(pod: any, old: any): Errs {
+  const errs = validatePodMetadataAndSpec(pod);
+  const spec = obj(pod.spec);
+  const oldSpec = obj(old?.spec);
+  const podLevel = (s: any) => {
+    const r = s.resources;
+    return !!r && typeof r === 'object' && Object.keys(obj(r.requests)).length + Object.keys(obj(r.limits)).length > 0;
+  };
+  if (podLevel(oldSpec) || podLevel(spec)) return [forbidden('', 'pods with pod-level resources cannot be resized')];
+  if (old?.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined) return [forbidden('', 'static pods cannot be resized')];
+  if (str(oldSpec.os?.name) === 'windows') return [forbidden('', 'windows pods cannot be resized')];
+  const n = arr(spec.containers);
+  const o = arr(oldSpec.containers);
+  const ni = arr(spec.initContainers);
+  const oi = arr(oldSpec.initContainers);
+  if (n.length !== o.length) return [...errs, forbidden('spec.containers', 'pod updates may not add or remove containers')];
+  if (ni.length !== oi.length) return [...errs, forbidden('spec.initContainers', 'pod updates may not add or remove containers')];
+
+  if (getPodQOS(old) !== computePodQOS(spec)) errs.push(invalid('spec', str(pod.status?.qosClass), 'Pod QOS Class may not change as a result of resizing'));
+  if (!resizeSupportedByNode(old)) errs.push(forbidden('spec', 'Pod running on node without support for resize'));
+  oi.forEach((c: any, i: number) => {
+    if (c?.restartPolicy === 'Always') errs.push(...validateContainerResize(obj(ni[i]), obj(c), idx('spec.initContainers', i)));
+  });
+  o.forEach((c: any, i: number) => errs.push(...validateContainerResize(obj(n[i]), obj(c), idx('spec.containers', i))));
+
+  // everything but the cpu and memory quantities must be as it was
+  const munged = { ...spec };
+  munged.containers = n.map((c: any, i: number) => {
+    const m = withOldCPUMemory(obj(c), obj(o[i]));
+    if (!semEqual(T.container, m, o[i])) errs.push(forbidden('spec', 'only cpu and memory resources are mutable'));
+    return m;
+  });
+  munged.initContainers = ni.map((c: any, i: number) => {
+    if (obj(c).restartPolicy === 'Always') {
+      const m = withOldCPUMemory(obj(c), obj(oi[i]));
+      if (!semEqual(T.container, m, oi[i])) errs.push(forbidden('spec', 'only cpu and memory resources for sidecar containers are mutable'));
+      return m;
+    }
+    if (!semEqual(T.container, c, oi[i])) errs.push(forbidden('spec', 'resources for non-sidecar init containers are immutable'));
+    return c;
+  });
+  if (spec.initContainers === undefined) delete munged.initContainers;
+  if (errs.length) return errs;
+  if (!semEqual(T.podSpec, munged, oldSpec)) errs.push(forbidden('spec', 'only cpu and memory resources are mutable'));
+  return errs;
+}
+
+/**
+ * The container with the old container's cpu and memory quantities in place of its own
+ * (dropCPUMemoryResourcesFromContainer): a list the old container lacked is dropped, and so are
+ * the resource claims, as Kubernetes rebuilds the requirements from the two lists alone.
+ */
+function withOldCPUMemory(c: any, oldC: any): any {
+  const munge = (list: unknown, oldList: unknown): Record<string, unknown> | undefined => {
+    if (oldList === undefined || oldList === null) return undefined;
+    const out: Record<string, unknown> = { ...obj(list) };
+    const ol = obj(oldList);
+    for (const r of ['cpu', 'memory']) {
+      delete out[r];
+      if (ol[r] !== undefined) out[r] = ol[r];
+    }
+    return out;
+  };
+  const res = obj(c.resources);
+  const oldRes = obj(oldC.resources);
+  const resources: Record<string, unknown> = {};
+  const limits = munge(res.limits, oldRes.limits);
+  const requests = munge(res.requests, oldRes.requests);
+  if (limits !== undefined) resources.limits = limits;
+  if (requests !== undefined) resources.requests = requests;
+  return { ...c, resources };
+}
+
+/**
+ * Whether the pod's node can resize (isPodResizeRequestSupported): a node agent that can reports
+ * the resources of a running container; with no running container the answer is yes.
+ */
+function resizeSupportedByNode(pod: any): boolean {
+  for (const cs of arr(pod?.status?.containerStatuses)) {
+    if (cs?.state?.running != null) return cs.resources != null;
+  }
+  return true;
+}
+
+/** the rules for one container's new requirements (validateContainerResize) */
+function validateContainerResize(c: any, oldC: any, path: string): Errs {
+  const errs: Errs = [];
+  const res = obj(c.resources);
+  const oldRes = obj(oldC.resources);
+  const removed = (now: unknown, before: unknown): boolean => {
+    const n = obj(now);
+    return Object.keys(obj(before)).some((k) => !Object.prototype.hasOwnProperty.call(n, k));
+  };
+  const resPath = child(path, 'resources');
+  if (removed(res.requests, oldRes.requests)) errs.push(forbidden(child(resPath, 'requests'), 'resource requests cannot be removed'));
+  if (removed(res.limits, oldRes.limits)) errs.push(forbidden(child(resPath, 'limits'), 'resource limits cannot be removed'));
+  const memPolicy = str(arr(c.resizePolicy).find((p: any) => p?.resourceName === 'memory')?.restartPolicy);
+  if (memPolicy === 'NotRequired' || memPolicy === '') {
+    const now = obj(res.limits).memory;
+    const before = obj(oldRes.limits).memory;
+    const memPath = key(child(resPath, 'limits'), 'memory');
+    if (now !== undefined && before !== undefined) {
+      const a = parseQuantity(now);
+      const b = parseQuantity(before);
+      if (a && b && a.nano < b.nano) errs.push(forbidden(memPath, 'memory limits cannot be decreased unless resizePolicy is RestartContainer'));
+    } else if (now !== undefined) {
+      errs.push(forbidden(memPath, 'memory limits cannot be added unless resizePolicy is RestartContainer'));
+    }
   }
   return errs;
 }
