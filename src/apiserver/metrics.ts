@@ -10,8 +10,12 @@ import client from 'prom-client';
 const DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 /** apiserver_request_sli_duration_seconds: kube-apiserver's buckets (its SLOs are 1 s and 30 s) */
 const SLI_BUCKETS = [0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+/** apiserver_response_sizes: kube-apiserver's buckets, 1 KB to 1 GB by tens */
+const RESPONSE_SIZE_BUCKETS = [1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+/** apiserver_watch_events_sizes: kube-apiserver's buckets, 1 KiB to 128 KiB by twos */
+const WATCH_EVENT_SIZE_BUCKETS = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072];
 
-interface Hist {
+export interface Hist {
   labels: string;
   buckets: readonly number[];
   counts: number[];
@@ -29,7 +33,7 @@ function histOf(all: Map<string, Hist>, labels: string, buckets: readonly number
   return h;
 }
 
-function observeIn(h: Hist, v: number): void {
+export function observeIn(h: Hist, v: number): void {
   const b = h.buckets;
   for (let i = 0; i < b.length; i++) if (v <= b[i]!) h.counts[i]!++;
   h.sum += v;
@@ -41,11 +45,23 @@ function histText(out: string[], name: string, help: string, all: Map<string, Hi
   out.push(`# HELP ${name} ${help}`);
   out.push(`# TYPE ${name} histogram`);
   for (const h of all.values()) {
-    h.buckets.forEach((b, i) => out.push(`${name}_bucket{${h.labels},le="${b}"} ${h.counts[i]}`));
+    h.buckets.forEach((b, i) => out.push(`${name}_bucket{${h.labels},le="${goFloat(b)}"} ${h.counts[i]}`));
     out.push(`${name}_bucket{${h.labels},le="+Inf"} ${h.count}`);
     out.push(`${name}_sum{${h.labels}} ${h.sum}`);
     out.push(`${name}_count{${h.labels}} ${h.count}`);
   }
+}
+
+/**
+ * A bucket bound as Go's client writes it (strconv's shortest 'g' form): an exponent from 10^6 up
+ * and below 10^-4, of at least two digits ("1e+06"), plain digits between.
+ */
+export function goFloat(v: number): string {
+  if (v === 0 || !Number.isFinite(v)) return String(v);
+  const exp = Math.floor(Math.log10(Math.abs(v)));
+  if (exp >= -4 && exp < 6) return String(v);
+  const [mantissa, e] = v.toExponential().split('e') as [string, string];
+  return `${mantissa}e${e[0]}${e.slice(1).padStart(2, '0')}`;
 }
 
 function esc(v: string): string {
@@ -62,6 +78,15 @@ interface Series {
   byCode: Map<number, string>;
   /** a watch's series: counted, without a latency */
   watch: boolean;
+  /** the response size histogram (GET and LIST only, as kube-apiserver), labelled as the SLI one */
+  size?: Hist;
+  sized: boolean;
+}
+
+/** the events sent to watchers of one group, version and resource: a count and their sizes */
+export interface WatchEventSeries {
+  count: number;
+  sizes: Hist;
 }
 
 /** the label values of a request, as kube-apiserver's request metrics have them (`verb` as they report it: see metricVerb) */
@@ -118,6 +143,11 @@ export class APIServerMetrics {
   private readonly durations = new Map<string, Hist>();
   private readonly slis = new Map<string, Hist>();
   private readonly longRunning = new Map<string, number>();
+  private readonly responseSizes = new Map<string, Hist>();
+  private readonly watchEvents = new Map<string, WatchEventSeries>();
+  /** the highest use of each in-flight pool in the last second: [read-only, mutating] */
+  private inflightMarks: [number, number] = [0, 0];
+  private buildInfo = '';
   readonly storageObjects: client.Gauge<string>;
 
   constructor() {
@@ -137,9 +167,10 @@ export class APIServerMetrics {
    * the first time. One request line can be reported under more than one series: `dryRun` and
    * `applyPatch` (a PATCH with the apply content type, reported as APPLY) pick among them.
    * `sliSeconds` is the latency without the time spent calling admission webhooks, for
-   * apiserver_request_sli_duration_seconds.
+   * apiserver_request_sli_duration_seconds; `responseBytes`, the body sent, for
+   * apiserver_response_sizes (kept for GET and LIST only, as kube-apiserver keeps it).
    */
-  observe(line: object, dryRun: boolean, applyPatch: boolean, code: number, seconds: number, sliSeconds: number, labels: () => RequestLabels): void {
+  observe(line: object, dryRun: boolean, applyPatch: boolean, code: number, seconds: number, sliSeconds: number, labels: () => RequestLabels, responseBytes = 0): void {
     const variant = (dryRun ? 1 : 0) | (applyPatch ? 2 : 0);
     let kept = this.byLine.get(line);
     let ser = kept?.[variant];
@@ -157,6 +188,12 @@ export class APIServerMetrics {
     if (ser.watch) return;
     observeIn((ser.hist ??= histOf(this.durations, ser.base, DURATION_BUCKETS)), seconds);
     observeIn((ser.sli ??= histOf(this.slis, ser.sliLabels, SLI_BUCKETS)), sliSeconds);
+    if (ser.sized) observeIn((ser.size ??= histOf(this.responseSizes, ser.sliLabels, RESPONSE_SIZE_BUCKETS)), responseBytes);
+  }
+
+  /** whether a request line's responses are measured (apiserver_response_sizes): GET and LIST */
+  static sizesResponses(verb: string): boolean {
+    return verb === 'GET' || verb === 'LIST';
   }
 
   /** the series of a label set (its label texts built, and escaped, the first time it is seen) */
@@ -167,7 +204,7 @@ export class APIServerMetrics {
     if (!ser) {
       const rest = `group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="${esc(component)}"`;
       const base = `verb="${esc(l.verb)}",dry_run="${dryRun ? 'All' : ''}",${rest}`;
-      ser = { base, sliLabels: `verb="${esc(l.verb)}",${rest}`, byCode: new Map(), watch: l.verb === 'WATCH' };
+      ser = { base, sliLabels: `verb="${esc(l.verb)}",${rest}`, byCode: new Map(), watch: l.verb === 'WATCH', sized: APIServerMetrics.sizesResponses(l.verb) };
       this.series.set(key, ser);
     }
     return ser;
@@ -177,6 +214,29 @@ export class APIServerMetrics {
     const k = `verb="WATCH",group="${esc(l.group)}",version="${esc(l.version)}",resource="${esc(l.resource)}",subresource="${esc(l.subresource)}",scope="${l.scope}",component="apiserver"`;
     this.longRunning.set(k, (this.longRunning.get(k) ?? 0) + 1);
     return () => this.longRunning.set(k, (this.longRunning.get(k) ?? 1) - 1);
+  }
+
+  /** the series of the events sent to watchers of a group, version and resource (kept per watch; count with watchEventSent) */
+  watchEventsOf(group: string, version: string, resource: string): WatchEventSeries {
+    const k = `group="${esc(group)}",version="${esc(version)}",resource="${esc(resource)}"`;
+    let w = this.watchEvents.get(k);
+    if (!w) {
+      w = { count: 0, sizes: { labels: k, buckets: WATCH_EVENT_SIZE_BUCKETS, counts: new Array(WATCH_EVENT_SIZE_BUCKETS.length).fill(0), sum: 0, count: 0 } };
+      this.watchEvents.set(k, w);
+    }
+    return w;
+  }
+
+  /** the in-flight limiter's report: the highest use of each pool in the last second */
+  inflight(readOnly: number, mutating: number): void {
+    this.inflightMarks = [readOnly, mutating];
+  }
+
+  /** kubernetes_build_info, from the server's /version */
+  setBuildInfo(v: { major: string; minor: string; gitVersion: string; gitCommit: string; gitTreeState: string; buildDate: string; goVersion: string; compiler: string; platform: string }): void {
+    this.buildInfo =
+      `build_date="${esc(v.buildDate)}",compiler="${esc(v.compiler)}",git_commit="${esc(v.gitCommit)}",git_tree_state="${esc(v.gitTreeState)}",` +
+      `git_version="${esc(v.gitVersion)}",go_version="${esc(v.goVersion)}",major="${esc(v.major)}",minor="${esc(v.minor)}",platform="${esc(v.platform)}"`;
   }
 
   async text(): Promise<string> {
@@ -194,6 +254,28 @@ export class APIServerMetrics {
     out.push('# HELP apiserver_longrunning_requests Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component.');
     out.push('# TYPE apiserver_longrunning_requests gauge');
     for (const [k, v] of this.longRunning) out.push(`apiserver_longrunning_requests{${k}} ${v}`);
+    histText(out, 'apiserver_response_sizes', 'Response size distribution in bytes for each group, version, verb, resource, subresource, scope and component.', this.responseSizes);
+    out.push('# HELP apiserver_current_inflight_requests Maximal number of currently used inflight request limit of this apiserver per request kind in last second.');
+    out.push('# TYPE apiserver_current_inflight_requests gauge');
+    out.push(`apiserver_current_inflight_requests{request_kind="mutating"} ${this.inflightMarks[1]}`);
+    out.push(`apiserver_current_inflight_requests{request_kind="readOnly"} ${this.inflightMarks[0]}`);
+    out.push('# HELP apiserver_watch_events_total Number of events sent in watch clients');
+    out.push('# TYPE apiserver_watch_events_total counter');
+    // (a series appears with its first event, as kube-apiserver's does)
+    const sizes = new Map<string, Hist>();
+    for (const [k, w] of this.watchEvents) {
+      if (w.count === 0) continue;
+      out.push(`apiserver_watch_events_total{${k}} ${w.count}`);
+      sizes.set(k, w.sizes);
+    }
+    histText(out, 'apiserver_watch_events_sizes', 'Watch event size distribution in bytes', sizes);
+    if (this.buildInfo) {
+      out.push(
+        "# HELP kubernetes_build_info A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.",
+      );
+      out.push('# TYPE kubernetes_build_info gauge');
+      out.push(`kubernetes_build_info{${this.buildInfo}} 1`);
+    }
     return out.join('\n') + '\n' + (await this.registry.metrics());
   }
 

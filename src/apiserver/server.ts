@@ -214,7 +214,9 @@ export class APIServer {
     this.serviceAllocators = { ips: new IPAllocator(cfg.serviceClusterIPRange), ports: new PortAllocator(cfg.serviceNodePortRange) };
     // writes larger than etcd accepts fail as they fail on etcd, whatever the backend
     const storage = (this.storageBackend = withStorageRequestLimit(cfg.backend));
-    if (cfg.maxRequestsInFlight || cfg.maxMutatingRequestsInFlight) this.limiter = new InFlightLimiter(cfg.maxRequestsInFlight ?? 0, cfg.maxMutatingRequestsInFlight ?? 0);
+    if (cfg.maxRequestsInFlight || cfg.maxMutatingRequestsInFlight) this.limiter = new InFlightLimiter(cfg.maxRequestsInFlight ?? 0, cfg.maxMutatingRequestsInFlight ?? 0, this.metrics);
+    this.metrics.setBuildInfo(cfg.version);
+    this.watches.events = this.metrics;
     for (const k of this.kinds) {
       if (k.virtual) {
         this.virtualByGVR.set(`${k.group}/${k.version}/${k.resource}`, k);
@@ -759,11 +761,13 @@ export class APIServer {
     const applyPatch = info.verb === 'patch' && req.headers['content-type'] === 'application/apply-patch+yaml';
     const labels = () => ({ verb: metricVerb(info, applyPatch), group: info.apiGroup, version: info.apiVersion, resource: info.resource, subresource: info.subresource, scope: metricScope(info) });
     const endLong = info.verb === 'watch' ? this.metrics.watchStarted(labels()) : undefined;
+    // the body of a get or a list is counted for apiserver_response_sizes, as sent (gzipped, when it is)
+    const sized = info.verb === 'get' || info.verb === 'list' ? countSent(res) : undefined;
     st.onClose = () => {
       endLong?.();
       const seconds = (performance.now() - started) / 1000;
       // the SLI latency leaves out the time spent calling admission webhooks, as kube-apiserver's
-      this.metrics.observe(info, query.get('dryRun') === 'All', applyPatch, res.statusCode, seconds, Math.max(0, seconds - st.scope.webhookMs / 1000), labels);
+      this.metrics.observe(info, query.get('dryRun') === 'All', applyPatch, res.statusCode, seconds, Math.max(0, seconds - st.scope.webhookMs / 1000), labels, sized?.bytes);
     };
     this.withWarnings(res, r.warnings);
     try {
@@ -840,4 +844,25 @@ export class APIServer {
         throw methodNotAllowed();
     }
   }
+}
+
+/**
+ * Count the body bytes a response sends (its write and end calls): what kube-apiserver's response
+ * writer delegate counts for apiserver_response_sizes.
+ */
+function countSent(res: ServerResponse): { bytes: number } {
+  const sent = { bytes: 0 };
+  const size = (chunk: unknown, enc?: unknown): number =>
+    typeof chunk === 'string' ? Buffer.byteLength(chunk, typeof enc === 'string' ? (enc as BufferEncoding) : 'utf8') : chunk instanceof Uint8Array ? chunk.byteLength : 0;
+  const write = res.write;
+  const end = res.end;
+  res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+    sent.bytes += size(chunk, rest[0]);
+    return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as typeof res.write;
+  res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
+    if (typeof chunk !== 'function') sent.bytes += size(chunk, rest[0]);
+    return (end as (...a: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+  } as typeof res.end;
+  return sent;
 }

@@ -10,6 +10,7 @@ import { encodeCBOR, encodeCBORValue, encodeCBORWatchEvent, CBOR_SEQ_MEDIA_TYPE 
 import { errors, type StatusError } from '../machinery/errors.js';
 import { contentTypeOf, entryCBOR, entryJSON, entryProto, partialObjectMetadata, POM_TYPE, STATUS_TYPE, TABLE_TYPE, tableOf, type TableOptions } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
+import { observeIn, type WatchEventSeries } from './metrics.js';
 
 export interface WatchParams {
   store: ResourceStore;
@@ -32,6 +33,8 @@ export interface WatchParams {
 export class WatchRegistry {
   private readonly active = new Set<() => void>();
   bookmarkIntervalMs = 60_000;
+  /** apiserver_watch_events_total and _sizes: every event a watch sends is counted in its series */
+  events?: { watchEventsOf(group: string, version: string, resource: string): WatchEventSeries };
 
   /** end every open watch (graceful shutdown) */
   closeAll(): void {
@@ -86,8 +89,13 @@ export class WatchRegistry {
       const head = Buffer.from(`{"type":"${type}","object":`);
       return Buffer.concat([head, obj, Buffer.from('}\n')]);
     };
+    const sent = this.events?.watchEventsOf(kind.group, kind.version, kind.resource);
     const write = (b: Uint8Array) => {
       if (closed) return;
+      if (sent) {
+        sent.count++;
+        observeIn(sent.sizes, b.length);
+      }
       res.write(b);
       // a watcher that cannot keep up is ended, as Kubernetes does, rather than buffering without bound
       if (res.writableLength > 64 * 1024 * 1024) close();

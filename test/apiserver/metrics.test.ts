@@ -2,7 +2,7 @@
 // the same exposition lines as the same labels reached by another line, per dry run and per code.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { APIServerMetrics, metricScope, metricVerb, type RequestLabels } from '../../src/apiserver/metrics.js';
+import { APIServerMetrics, goFloat, metricScope, metricVerb, type RequestLabels } from '../../src/apiserver/metrics.js';
 
 const cm = (verb: string, scope = 'resource'): RequestLabels => ({ verb, group: '', version: 'v1', resource: 'configmaps', subresource: '', scope });
 
@@ -105,4 +105,20 @@ test('request metrics: the SLI histogram has no dry_run label, takes the latency
   assert.equal(line(text, `apiserver_request_duration_seconds_count{${base('POST', 'All')}}`), 1);
   assert.equal(line(text, `apiserver_request_sli_duration_seconds_count{${sli('WATCH', 'namespace')}}`), undefined);
   assert.match(text, /# TYPE apiserver_request_sli_duration_seconds histogram/);
+});
+
+test("bucket bounds are written as Go's client writes them", () => {
+  assert.deepEqual([0.005, 0.025, 1, 60, 1000, 100000, 131072, 1e6, 1e9, 1234567, 0.00001].map(goFloat), ['0.005', '0.025', '1', '60', '1000', '100000', '131072', '1e+06', '1e+09', '1.234567e+06', '1e-05']);
+});
+
+test('response sizes: GET and LIST only, labelled without dry_run and code', async () => {
+  const m = new APIServerMetrics();
+  const line = (verb: string): RequestLabels => ({ verb, group: '', version: 'v1', resource: 'pods', subresource: '', scope: 'namespace' });
+  m.observe({}, false, false, 200, 0.01, 0.01, () => line('LIST'), 5000);
+  m.observe({}, false, false, 201, 0.01, 0.01, () => line('POST'), 5000);
+  const text = await m.text();
+  assert.match(text, /apiserver_response_sizes_bucket\{verb="LIST",group="",version="v1",resource="pods",subresource="",scope="namespace",component="apiserver",le="1000"\} 0/);
+  assert.match(text, /apiserver_response_sizes_bucket\{verb="LIST",[^}]*,le="10000"\} 1/);
+  assert.match(text, /apiserver_response_sizes_sum\{verb="LIST",[^}]*\} 5000/);
+  assert.doesNotMatch(text, /apiserver_response_sizes_count\{verb="POST"/);
 });

@@ -116,6 +116,45 @@ describe('metrics', () => {
   });
 });
 
+describe('metrics of responses, watches, limits and the build', () => {
+  test("apiserver_response_sizes (GET and LIST: the bytes sent), apiserver_watch_events_total and _sizes, apiserver_current_inflight_requests and kubernetes_build_info, as kube-apiserver names them", async () => {
+    const c = await startCluster({ args: ['--storage-backend=memory', '--max-requests-inflight=50', '--max-mutating-requests-inflight=20'] });
+    clusters.push(c);
+    const path = '/api/v1/namespaces/default/secrets';
+    // a watch that sees two creates and ends after its timeout
+    const watching = c.raw('GET', `${path}?watch=1&timeoutSeconds=2`);
+    await new Promise((r) => setTimeout(r, 300));
+    for (const name of ['w1', 'w2']) assert.equal((await c.raw('POST', path, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: { a: 'MQ==' } } })).status, 201);
+    const got = await c.raw('GET', `${path}/w1`);
+    const listed = await c.raw('GET', path);
+    const watched = await watching;
+    const lines = watched.text.split('\n').filter(Boolean);
+    assert.equal(lines.length, 2, watched.text);
+
+    const m = (await c.raw('GET', '/metrics')).text;
+    const value = (line: string) => Number(m.split('\n').find((l) => l.startsWith(line + ' '))?.slice(line.length + 1));
+    const labels = (verb: string, scope: string) => `{verb="${verb}",group="",version="v1",resource="secrets",subresource="",scope="${scope}",component="apiserver"}`;
+    assert.equal(value(`apiserver_response_sizes_sum${labels('GET', 'resource')}`), Buffer.byteLength(got.text));
+    assert.equal(value(`apiserver_response_sizes_count${labels('LIST', 'namespace')}`), 1);
+    assert.equal(value(`apiserver_response_sizes_sum${labels('LIST', 'namespace')}`), Buffer.byteLength(listed.text));
+    assert.match(m, /apiserver_response_sizes_bucket\{verb="GET",[^}]*resource="secrets"[^}]*,le="1e\+06"\} 1/);
+    assert.ok(!m.includes('apiserver_response_sizes_count{verb="POST"'), 'only reads are measured');
+    // each event sent, with its size
+    const w = '{group="",version="v1",resource="secrets"}';
+    assert.equal(value(`apiserver_watch_events_total${w}`), 2);
+    assert.equal(value(`apiserver_watch_events_sizes_sum${w}`), lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0));
+    assert.match(m, /apiserver_watch_events_sizes_bucket\{group="",version="v1",resource="secrets",le="131072"\} 2/);
+    assert.match(m, /# TYPE apiserver_current_inflight_requests gauge\napiserver_current_inflight_requests\{request_kind="mutating"\} \d+\napiserver_current_inflight_requests\{request_kind="readOnly"\} \d+/);
+    const v = (await c.raw('GET', '/version')).json();
+    assert.ok(
+      m.includes(
+        `kubernetes_build_info{build_date="${v.buildDate}",compiler="${v.compiler}",git_commit="${v.gitCommit}",git_tree_state="${v.gitTreeState}",git_version="${v.gitVersion}",go_version="${v.goVersion}",major="${v.major}",minor="${v.minor}",platform="${v.platform}"} 1`,
+      ),
+      m.split('\n').filter((l) => l.startsWith('kubernetes_build_info')).join('\n'),
+    );
+  });
+});
+
 describe('shutdown and restart', () => {
   test('SIGTERM fails readyz during the delay, ends watches, exits 0; a restart finds everything as it was', async () => {
     const c = await startCluster({ keepData: true, args: ['--shutdown-delay-duration=2s'] });
