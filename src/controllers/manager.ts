@@ -18,6 +18,7 @@ import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
 import { NamespaceController, type Namespace } from './namespace.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
+import { DisruptionController } from './disruption.js';
 import { ROOT_CA_CONFIGMAP, RootCACertPublisher } from './rootcacertpublisher.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
@@ -107,8 +108,26 @@ export const rootCACertPublisherDescriptor: ControllerDescriptor = {
   },
 };
 
+export const disruptionControllerDescriptor: ControllerDescriptor = {
+  name: 'disruption-controller',
+  async run(ctx) {
+    const client = ctx.clientFor('disruption-controller');
+    try {
+      const c = new DisruptionController({
+        client,
+        informerClient: ctx.informerClient,
+        pdbs: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets' })),
+        log: ctx.log,
+      });
+      await c.run(1, ctx.signal);
+    } finally {
+      client.close();
+    }
+  },
+};
+
 /** Every controller Keelson has, in start order. */
-export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [namespaceControllerDescriptor, serviceAccountControllerDescriptor, rootCACertPublisherDescriptor];
+export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [namespaceControllerDescriptor, serviceAccountControllerDescriptor, rootCACertPublisherDescriptor, disruptionControllerDescriptor];
 
 export interface ControllerManagerConfig {
   /** where and how to reach the API server (TLS, credentials); qps/burst/userAgent are set here */

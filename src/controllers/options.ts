@@ -56,6 +56,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'namespace-controller', aliases: ['namespace'] },
   { name: 'serviceaccount-controller', aliases: ['serviceaccount'] },
   { name: 'root-ca-certificate-publisher-controller', aliases: ['root-ca-cert-publisher'] },
+  { name: 'disruption-controller', aliases: ['disruption'] },
 ];
 
 function canonical(name: string): string | undefined {

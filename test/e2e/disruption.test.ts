@@ -1,0 +1,149 @@
+// The disruption controller of the embedded controller manager, against a real keelson: it keeps
+// each PodDisruptionBudget's status from the pods its selector matches (Ready and not being
+// deleted) and from their controllers' replicas, so that the eviction subresource and
+// `kubectl drain` allow exactly the disruptions the budget leaves.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startCluster, until, type Cluster } from './harness.js';
+
+let c: Cluster;
+const NS = 'dis';
+
+before(async () => {
+  c = await startCluster({ args: ['--storage-backend=memory'] });
+  assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
+  // (the service account controller makes it too, and may be first: then this is 409)
+  const sa = await c.raw('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } });
+  assert.ok(sa.status === 201 || sa.status === 409, sa.text);
+  assert.equal((await c.raw('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } } })).status, 201);
+});
+after(async () => {
+  await c?.stop();
+});
+
+const PDBS = `/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets`;
+
+/** a pod on n1, Ready when asked */
+async function pod(name: string, labels: Record<string, string>, ready: boolean, owner?: object): Promise<void> {
+  const r = await c.raw('POST', `/api/v1/namespaces/${NS}/pods`, {
+    body: { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels, ...(owner ? { ownerReferences: [owner] } : {}) }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx' }] } },
+  });
+  assert.equal(r.status, 201, r.text);
+  if (ready) await setReady(name, true);
+}
+
+async function setReady(name: string, ready: boolean): Promise<void> {
+  const status = { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] };
+  const s = await c.raw('PATCH', `/api/v1/namespaces/${NS}/pods/${name}/status`, { body: JSON.stringify({ status }), headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(s.status, 200, s.text);
+}
+
+async function budget(name: string, spec: object): Promise<void> {
+  const r = await c.raw('POST', PDBS, { body: { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name }, spec } });
+  assert.equal(r.status, 201, r.text);
+}
+
+/** the budget's status once it has what `want` names (undefined: the field is absent) */
+async function statusOf(name: string, want: Record<string, unknown>): Promise<any> {
+  let last: any;
+  try {
+    return await until(`${name} status ${JSON.stringify(want)}`, async () => {
+      last = (await c.raw('GET', `${PDBS}/${name}`)).json().status;
+      return Object.entries(want).every(([k, v]) => JSON.stringify(last?.[k]) === JSON.stringify(v)) ? last : undefined;
+    }, 15_000);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; last status: ${JSON.stringify(last)}`);
+  }
+}
+
+const condition = (s: any) => s.conditions.find((x: any) => x.type === 'DisruptionAllowed');
+
+test('minAvailable: the matching Ready pods against the number; evictions take the disruptions and the controller counts them down', async () => {
+  await budget('web', { minAvailable: 1, selector: { matchLabels: { app: 'web' } } });
+  const empty = await statusOf('web', { expectedPods: 0, currentHealthy: 0, desiredHealthy: 1, disruptionsAllowed: 0, observedGeneration: 1 });
+  assert.equal(condition(empty).status, 'False');
+  assert.equal(condition(empty).reason, 'InsufficientPods');
+  assert.ok(condition(empty).lastTransitionTime);
+
+  await pod('web-1', { app: 'web' }, true);
+  await pod('web-2', { app: 'web' }, true);
+  await pod('web-3', { app: 'web' }, false);
+  await pod('other', { app: 'other' }, true);
+  const s = await statusOf('web', { expectedPods: 3, currentHealthy: 2, desiredHealthy: 1, disruptionsAllowed: 1 });
+  assert.equal(condition(s).status, 'True');
+  assert.equal(condition(s).reason, 'SufficientPods');
+
+  // the eviction takes the one disruption; the pod, deleted gracefully, no longer counts
+  const first = await c.raw('POST', `/api/v1/namespaces/${NS}/pods/web-1/eviction`, { body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-1' } } });
+  assert.equal(first.status, 201, first.text);
+  // (the evicted pod, being deleted, leaves disruptedPods: the map is empty, and omitted)
+  await statusOf('web', { currentHealthy: 1, disruptionsAllowed: 0, disruptedPods: undefined });
+  const second = await c.raw('POST', `/api/v1/namespaces/${NS}/pods/web-2/eviction`, { body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-2' } } });
+  assert.equal(second.status, 429, second.text);
+  assert.match(second.json().message, /Cannot evict pod as it would violate the pod's disruption budget/);
+
+  // a pod becoming Ready gives one back
+  await setReady('web-3', true);
+  await statusOf('web', { currentHealthy: 2, disruptionsAllowed: 1 });
+  // a new selector is a new set of pods
+  const cur = (await c.raw('GET', `${PDBS}/web`)).json();
+  cur.spec.selector = { matchExpressions: [{ key: 'app', operator: 'In', values: ['other'] }] };
+  assert.equal((await c.raw('PUT', `${PDBS}/web`, { body: cur })).status, 200);
+  await statusOf('web', { expectedPods: 1, currentHealthy: 1, disruptionsAllowed: 0, observedGeneration: 2 });
+});
+
+test("maxUnavailable and percentages count the replicas of the pods' controllers (a Deployment over its ReplicaSet)", async () => {
+  const d = await c.raw('POST', `/apis/apps/v1/namespaces/${NS}/deployments`, {
+    body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'api' }, spec: { replicas: 4, selector: { matchLabels: { app: 'api' } }, template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } } },
+  });
+  assert.equal(d.status, 201, d.text);
+  const dep = d.json();
+  const rs = await c.raw('POST', `/apis/apps/v1/namespaces/${NS}/replicasets`, {
+    body: {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'api-1', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'api', uid: dep.metadata.uid, controller: true }] },
+      spec: { replicas: 4, selector: { matchLabels: { app: 'api' } }, template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    },
+  });
+  assert.equal(rs.status, 201, rs.text);
+  const owner = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'api-1', uid: rs.json().metadata.uid, controller: true };
+  for (const n of ['api-a', 'api-b', 'api-c']) await pod(n, { app: 'api' }, true, owner);
+  await budget('api-max', { maxUnavailable: 1, selector: { matchLabels: { app: 'api' } } });
+  await budget('api-pct', { minAvailable: '50%', selector: { matchLabels: { app: 'api' } } });
+  // 4 replicas expected, 3 healthy: maxUnavailable 1 leaves 3 desired, so nothing may go
+  await statusOf('api-max', { expectedPods: 4, desiredHealthy: 3, currentHealthy: 3, disruptionsAllowed: 0 });
+  // 50% of 4 is 2: one may go
+  await statusOf('api-pct', { expectedPods: 4, desiredHealthy: 2, currentHealthy: 3, disruptionsAllowed: 1 });
+  await pod('api-d', { app: 'api' }, true, owner);
+  await statusOf('api-max', { currentHealthy: 4, disruptionsAllowed: 1 });
+});
+
+test('a pod whose controller cannot be found makes the budget allow nothing, with the reason in its condition', async () => {
+  await pod('orphan-1', { app: 'orphan' }, true, { apiVersion: 'example.com/v1', kind: 'Widget', name: 'w', uid: '7b9b5cf1-8a52-4a3b-9b7e-3f3c1d6b0c11', controller: true });
+  await budget('orphan', { maxUnavailable: '50%', selector: { matchLabels: { app: 'orphan' } } });
+  const s = await until('SyncFailed', async () => {
+    const st = (await c.raw('GET', `${PDBS}/orphan`)).json().status;
+    return st?.conditions?.some((x: any) => x.reason === 'SyncFailed') ? st : undefined;
+  });
+  assert.equal(s.disruptionsAllowed, 0);
+  assert.equal(condition(s).status, 'False');
+  assert.equal(condition(s).message, 'found no controllers for pod "orphan-1"');
+});
+
+test('kubectl drain waits for nothing it may not evict: with a budget that allows one, one pod goes and the drain retries the other', async () => {
+  assert.equal((await c.raw('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n2' } } })).status, 201);
+  for (const name of ['db-1', 'db-2']) {
+    const r = await c.raw('POST', `/api/v1/namespaces/${NS}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'db' } }, spec: { nodeName: 'n2', containers: [{ name: 'c', image: 'nginx' }] } } });
+    assert.equal(r.status, 201);
+    await setReady(name, true);
+  }
+  await budget('db', { minAvailable: 1, selector: { matchLabels: { app: 'db' } } });
+  await statusOf('db', { currentHealthy: 2, disruptionsAllowed: 1 });
+  // the budget lets one pod go: the other is refused until the timeout
+  const r = await c.kubectlAsync(['drain', 'n2', '--force', '--grace-period=0', '--timeout=4s']);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr + r.stdout, /Cannot evict pod as it would violate the pod's disruption budget/);
+  const gone = await Promise.all(['db-1', 'db-2'].map(async (n) => (await c.raw('GET', `/api/v1/namespaces/${NS}/pods/${n}`)).status === 404));
+  assert.equal(gone.filter(Boolean).length, 1, 'exactly one pod evicted');
+});
