@@ -4,15 +4,17 @@
 //   - expectedPods and desiredHealthy: with an integer minAvailable, the pods the selector matches
 //     and that number; with a percentage, or with maxUnavailable, the replicas the pods' owning
 //     controllers ask for (ReplicationController, ReplicaSet, the Deployment over a ReplicaSet,
-//     StatefulSet), the percentage rounded up;
+//     StatefulSet, then any kind with a scale subresource, found through discovery), the
+//     percentage rounded up;
 //   - currentHealthy: the matching pods that are Ready, not being deleted, and not in
 //     disruptedPods (pods an eviction has just been allowed for, kept there until they are deleted
 //     or two minutes pass);
 //   - disruptionsAllowed: currentHealthy - desiredHealthy, never below 0 (0 when no pods are
 //     expected), with the condition DisruptionAllowed (SufficientPods / InsufficientPods), and
 //     observedGeneration;
-//   - a budget that cannot be computed (a pod whose controller is not found) allows nothing
-//     and says so in the condition (reason SyncFailed).
+//   - a budget that cannot be computed (a pod whose controller is not found, or of a kind
+//     without a scale subresource) allows nothing and says so in the condition (reason
+//     SyncFailed).
 //
 // Kubernetes' controller watches every pod of the cluster. Here each budget's pods are watched
 // through one informer per namespace and label selector (shared by the budgets that have the
@@ -20,7 +22,7 @@
 import { DeletedFinalStateUnknown, Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isNotFound, type RESTClient } from '../client/rest.js';
-import { ResourceClient } from '../client/resources.js';
+import { DiscoveryClient, ResourceClient } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
 import { runQueueWorkers } from './workers.js';
 
@@ -233,7 +235,7 @@ export class DisruptionController {
     return total;
   }
 
-  /** the controller a pod's controller reference names, and its scale (the finders: RC, Deployment over RS, RS, StatefulSet) */
+  /** the controller a pod's controller reference names, and its scale (the finders: RC, Deployment over RS, RS, StatefulSet, then any kind's scale subresource) */
   private async controllerScale(ref: any, namespace: string, signal?: AbortSignal): Promise<{ uid: string; scale: number } | undefined> {
     const group = String(ref.apiVersion ?? '').includes('/') ? String(ref.apiVersion).split('/')[0] : '';
     const get = async (gvr: { group: string; version: string; resource: string }, name: string): Promise<any> => {
@@ -247,23 +249,58 @@ export class DisruptionController {
     const replicas = (o: any): number => (typeof o?.spec?.replicas === 'number' ? o.spec.replicas : 1);
     if (group === '' && ref.kind === 'ReplicationController') {
       const rc = await get({ group: '', version: 'v1', resource: 'replicationcontrollers' }, ref.name);
-      return rc && rc.metadata.uid === ref.uid ? { uid: rc.metadata.uid, scale: replicas(rc) } : undefined;
+      if (rc && rc.metadata.uid === ref.uid) return { uid: rc.metadata.uid, scale: replicas(rc) };
     }
     if (group === 'apps' && ref.kind === 'ReplicaSet') {
       const rs = await get({ group: 'apps', version: 'v1', resource: 'replicasets' }, ref.name);
-      if (!rs || rs.metadata.uid !== ref.uid) return undefined;
-      const owner = (rs.metadata.ownerReferences ?? []).find((r: any) => r?.controller === true);
-      if (owner && owner.kind === 'Deployment' && String(owner.apiVersion).startsWith('apps/')) {
-        const d = await get({ group: 'apps', version: 'v1', resource: 'deployments' }, owner.name);
-        return d && d.metadata.uid === owner.uid ? { uid: d.metadata.uid, scale: replicas(d) } : undefined;
+      if (rs && rs.metadata.uid === ref.uid) {
+        const owner = (rs.metadata.ownerReferences ?? []).find((r: any) => r?.controller === true);
+        if (owner && owner.kind === 'Deployment' && String(owner.apiVersion).startsWith('apps/')) {
+          // a Deployment's ReplicaSet counts as its Deployment
+          const d = await get({ group: 'apps', version: 'v1', resource: 'deployments' }, owner.name);
+          if (d && d.metadata.uid === owner.uid) return { uid: d.metadata.uid, scale: replicas(d) };
+        } else return { uid: rs.metadata.uid, scale: replicas(rs) };
       }
-      return { uid: rs.metadata.uid, scale: replicas(rs) };
     }
     if (group === 'apps' && ref.kind === 'StatefulSet') {
       const ss = await get({ group: 'apps', version: 'v1', resource: 'statefulsets' }, ref.name);
-      return ss && ss.metadata.uid === ref.uid ? { uid: ss.metadata.uid, scale: replicas(ss) } : undefined;
+      if (ss && ss.metadata.uid === ref.uid) return { uid: ss.metadata.uid, scale: replicas(ss) };
     }
-    return undefined;
+    return this.scaleOf(ref, namespace, signal);
+  }
+
+  /**
+   * The last finder (getScaleController): any kind with a scale subresource, a custom resource's
+   * too, found through discovery. A kind discovery does not know, or one without a scale
+   * subresource, is an error in Kubernetes' words; an absent object, or another one by that
+   * name (its uid), is no controller.
+   */
+  private async scaleOf(ref: any, namespace: string, signal?: AbortSignal): Promise<{ uid: string; scale: number } | undefined> {
+    const apiVersion = String(ref.apiVersion ?? '');
+    const slash = apiVersion.indexOf('/');
+    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+    const noMatch = () => new Error(`no matches for kind ${JSON.stringify(String(ref.kind))} in version ${JSON.stringify(apiVersion)}`);
+    let resources: { name: string; kind: string; namespaced?: boolean }[];
+    try {
+      resources = (await new DiscoveryClient(this.o.client).serverResourcesForGroupVersion(apiVersion, { signal })).resources;
+    } catch (e) {
+      if (isNotFound(e)) throw noMatch();
+      throw e;
+    }
+    const r = resources.find((x) => x.kind === ref.kind && !x.name.includes('/'));
+    if (!r) throw noMatch();
+    const base = group ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const path = `${base}${r.namespaced === false ? '' : `/namespaces/${encodeURIComponent(namespace)}`}/${r.name}/${encodeURIComponent(String(ref.name))}/scale`;
+    let scale: any;
+    try {
+      scale = await this.o.client.json<any>({ method: 'GET', path, signal });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      if (!resources.some((x) => x.name === `${r.name}/scale`)) throw new Error(`${group ? `${r.name}.${group}` : r.name} does not implement the scale subresource`);
+      return undefined;
+    }
+    if (scale?.metadata?.uid !== ref.uid) return undefined;
+    return { uid: ref.uid, scale: typeof scale?.spec?.replicas === 'number' ? scale.spec.replicas : 0 };
   }
 
   /** write the status when it changed (updatePdbStatus) */

@@ -119,16 +119,58 @@ test("maxUnavailable and percentages count the replicas of the pods' controllers
   await statusOf('api-max', { currentHealthy: 4, disruptionsAllowed: 1 });
 });
 
-test('a pod whose controller cannot be found makes the budget allow nothing, with the reason in its condition', async () => {
-  await pod('orphan-1', { app: 'orphan' }, true, { apiVersion: 'example.com/v1', kind: 'Widget', name: 'w', uid: '7b9b5cf1-8a52-4a3b-9b7e-3f3c1d6b0c11', controller: true });
-  await budget('orphan', { maxUnavailable: '50%', selector: { matchLabels: { app: 'orphan' } } });
-  const s = await until('SyncFailed', async () => {
-    const st = (await c.raw('GET', `${PDBS}/orphan`)).json().status;
-    return st?.conditions?.some((x: any) => x.reason === 'SyncFailed') ? st : undefined;
+test("a pod of a custom resource counts that resource's scale subresource; an unknown kind, or one without scale, makes the budget allow nothing, with Kubernetes' reason", async () => {
+  const crd = await c.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    body: {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'pools.example.com' },
+      spec: {
+        group: 'example.com',
+        names: { plural: 'pools', singular: 'pool', kind: 'Pool' },
+        scope: 'Namespaced',
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { replicas: { type: 'integer' } } }, status: { type: 'object', properties: { replicas: { type: 'integer' } } } } } },
+            subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
+          },
+        ],
+      },
+    },
   });
-  assert.equal(s.disruptionsAllowed, 0);
-  assert.equal(condition(s).status, 'False');
-  assert.equal(condition(s).message, 'found no controllers for pod "orphan-1"');
+  assert.equal(crd.status, 201, crd.text);
+  const made = await until('the Pool resource', async () => {
+    const r = await c.raw('POST', `/apis/example.com/v1/namespaces/${NS}/pools`, { body: { apiVersion: 'example.com/v1', kind: 'Pool', metadata: { name: 'p' }, spec: { replicas: 5 } } });
+    return r.status === 201 ? r.json() : undefined;
+  });
+  const owner = { apiVersion: 'example.com/v1', kind: 'Pool', name: 'p', uid: made.metadata.uid, controller: true };
+  for (const n of ['pool-a', 'pool-b']) await pod(n, { app: 'pool' }, true, owner);
+  await budget('pool', { maxUnavailable: '20%', selector: { matchLabels: { app: 'pool' } } });
+  // 5 expected (the Pool's scale), 20% of 5 rounds up to 1 unavailable: 4 desired, 2 healthy
+  await statusOf('pool', { expectedPods: 5, desiredHealthy: 4, currentHealthy: 2, disruptionsAllowed: 0 });
+
+  const failed = async (name: string, app: string, ref: object, message: string) => {
+    await pod(`${name}-1`, { app }, true, ref);
+    await budget(name, { maxUnavailable: '50%', selector: { matchLabels: { app } } });
+    const s = await until(`SyncFailed of ${name}`, async () => {
+      const st = (await c.raw('GET', `${PDBS}/${name}`)).json().status;
+      return st?.conditions?.some((x: any) => x.reason === 'SyncFailed') ? st : undefined;
+    });
+    assert.equal(s.disruptionsAllowed, 0);
+    assert.equal(condition(s).status, 'False');
+    assert.equal(condition(s).message, message);
+  };
+  await failed('widget', 'widget', { apiVersion: 'example.com/v1', kind: 'Widget', name: 'w', uid: '7b9b5cf1-8a52-4a3b-9b7e-3f3c1d6b0c11', controller: true }, 'no matches for kind "Widget" in version "example.com/v1"');
+  const job = await c.raw('POST', `/apis/batch/v1/namespaces/${NS}/jobs`, {
+    body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } },
+  });
+  assert.equal(job.status, 201, job.text);
+  await failed('job', 'job', { apiVersion: 'batch/v1', kind: 'Job', name: 'j', uid: job.json().metadata.uid, controller: true }, 'jobs.batch does not implement the scale subresource');
+  // a controller that is gone: no controller at all
+  await failed('gone', 'gone', { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'nope', uid: '0b2e8f0e-3c55-4f57-9d4e-6f2b8b6b5a10', controller: true }, 'found no controllers for pod "gone-1"');
 });
 
 test('kubectl drain waits for nothing it may not evict: with a budget that allows one, one pod goes and the drain retries the other', async () => {
