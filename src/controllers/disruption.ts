@@ -168,7 +168,11 @@ export class DisruptionController {
     const pdb = this.o.pdbs.getByName(key.slice(0, slash), key.slice(slash + 1));
     if (!pdb || pdb.metadata?.deletionTimestamp) return;
     const w = this.watches.get(this.watchOf.get(key) ?? '');
-    if (w && !(await w.informer.waitForSync({ signal }))) return;
+    // (the budget's pods not listed yet: retried with backoff rather than holding the worker)
+    if (w && !(await w.informer.waitForSync({ signal, timeoutMs: 10_000 }))) {
+      if (signal?.aborted) return;
+      throw new Error(`the pods of PodDisruptionBudget ${key} are not listed yet`);
+    }
     const pods = w ? w.informer.list() : [];
     let counts: { expected: number; desired: number };
     try {
