@@ -6,6 +6,7 @@
 // An APIService without spec.service is served locally and is always available: on create its
 // status is reset to the one condition Available=True, reason Local (prepareAPIServiceForCreate,
 // the kind's strategy). The aggregator's own group, apiregistration.k8s.io, never has one.
+import { rfc3339 } from '../machinery/time.js';
 import { field, type FieldError } from '../machinery/errors.js';
 import { isDNS1035Label, isDNS1123Subdomain, isValidPathSegmentName } from '../machinery/validation.js';
 import type { KindDecl } from '../schema/model.js';
@@ -115,16 +116,13 @@ export function servedGroupVersions(kinds: readonly KindDecl[]): GroupVersion[] 
 }
 
 /** RFC 3339 with whole seconds, as Kubernetes writes condition times. */
-function rfc3339Seconds(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 /** The condition of an APIService served locally: Available=True, reason Local. */
 export function localAvailableCondition(nowMs: number = Date.now()): Record<string, string> {
   return {
     type: 'Available',
     status: 'True',
-    lastTransitionTime: rfc3339Seconds(nowMs),
+    lastTransitionTime: rfc3339(nowMs),
     reason: LOCAL_AVAILABLE_REASON,
     message: LOCAL_AVAILABLE_MESSAGE,
   };

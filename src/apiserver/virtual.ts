@@ -2,6 +2,7 @@
 // reviews answer from the request's user and the authorizer; a Binding assigns a pod to a node;
 // an Eviction deletes a pod if its disruption budget allows it;
 // component statuses report the health of the control plane's parts.
+import { setStatusCondition } from '../machinery/conditions.js';
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import type { KindDecl } from '../schema/model.js';
 import type { Authorizer, UserInfo } from './authz.js';
@@ -371,13 +372,8 @@ async function takeDisruption(ctx: VirtualContext, namespace: string, name: stri
           check(pdb);
           pdb.status.disruptionsAllowed -= 1;
           if (pdb.status.disruptionsAllowed === 0) {
-            // as the disruption controller sets it when no disruption is left
-            const conds: any[] = pdb.status.conditions ?? [];
-            const i = conds.findIndex((c) => c?.type === 'DisruptionAllowed');
-            const cond = { type: 'DisruptionAllowed', status: 'False', reason: 'InsufficientPods', message: '', observedGeneration: pdb.status.observedGeneration, lastTransitionTime: rfc3339(Date.now()) };
-            if (i < 0) conds.push(cond);
-            else if (conds[i].status !== 'False') conds[i] = cond;
-            pdb.status.conditions = conds;
+            // as the disruption controller sets it when no disruption is left (UpdateDisruptionAllowedCondition)
+            pdb.status.conditions = setStatusCondition(pdb.status.conditions, { type: 'DisruptionAllowed', status: 'False', reason: 'InsufficientPods', message: '', observedGeneration: pdb.status.observedGeneration });
           }
           pdb.status.disruptedPods = { ...(pdb.status.disruptedPods ?? {}), [podName]: rfc3339(Date.now()) };
           return pdb;

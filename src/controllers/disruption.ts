@@ -19,6 +19,7 @@
 // Kubernetes' controller watches every pod of the cluster. Here each budget's pods are watched
 // through one informer per namespace and label selector (shared by the budgets that have the
 // same), so that a cluster without budgets pays nothing and the API server filters the pods.
+import { setStatusCondition } from '../machinery/conditions.js';
 import { DeletedFinalStateUnknown, Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isNotFound, type RESTClient } from '../client/rest.js';
@@ -75,7 +76,6 @@ function scaled(v: unknown, total: number): number {
 
 const isReady = (pod: any): boolean => (pod?.status?.conditions ?? []).some((c: any) => c?.type === 'Ready' && c.status === 'True');
 
-const rfc3339 = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
 interface PodWatch {
   informer: Informer<any>;
@@ -331,7 +331,7 @@ export class DisruptionController {
       ...s,
       disruptionsAllowed: allowed,
       observedGeneration: generation,
-      conditions: withCondition(cur.conditions, { type: 'DisruptionAllowed', ...want, message: '', observedGeneration: generation }, this.now()),
+      conditions: setStatusCondition(cur.conditions, { type: 'DisruptionAllowed', ...want, message: '', observedGeneration: generation }, this.now()),
     };
     await this.putStatus(pdb, status, signal);
   }
@@ -342,7 +342,7 @@ export class DisruptionController {
     const status = {
       ...cur,
       disruptionsAllowed: 0,
-      conditions: withCondition(cur.conditions, { type: 'DisruptionAllowed', status: 'False', reason: 'SyncFailed', message, observedGeneration: cur.observedGeneration ?? 0 }, this.now()),
+      conditions: setStatusCondition(cur.conditions, { type: 'DisruptionAllowed', status: 'False', reason: 'SyncFailed', message, observedGeneration: cur.observedGeneration ?? 0 }, this.now()),
     };
     await this.putStatus(pdb, status, signal);
   }
@@ -371,15 +371,3 @@ function sameMap(a: Record<string, string> | undefined, b: Record<string, string
   return ka.length === Object.keys(b).length && ka.every((k) => x[k] === b[k]);
 }
 
-/** meta.SetStatusCondition: the transition time moves only when the status changes */
-function withCondition(conditions: any[] | undefined, c: { type: string; status: string; reason: string; message: string; observedGeneration: number }, now: number): any[] {
-  const list = Array.isArray(conditions) ? conditions.map((x) => ({ ...x })) : [];
-  const i = list.findIndex((x) => x?.type === c.type);
-  if (i < 0) {
-    list.push({ ...c, lastTransitionTime: rfc3339(now) });
-    return list;
-  }
-  const old = list[i];
-  list[i] = { ...old, ...c, lastTransitionTime: old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : rfc3339(now) };
-  return list;
-}

@@ -23,6 +23,7 @@
 //   - errors requeue with per-namespace exponential backoff (5 ms to 60 s) under an overall
 //     10 qps / 100 burst bucket.
 
+import { rfc3339 } from '../machinery/time.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isMethodNotSupported, isNotFound, type RESTClient } from '../client/rest.js';
 import {
@@ -97,7 +98,7 @@ const OK: Record<string, [reason: string, message: string]> = {
 
 /** metav1.Now() as JSON: seconds precision RFC 3339. */
 function nowTime(): string {
-  return new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  return rfc3339(Date.now());
 }
 
 interface ContentTotals {

@@ -11,6 +11,7 @@
 // audiences only is made to last a year with `warnafter` at 3607 seconds
 // (--service-account-extend-token-expiration). The answer is the request with
 // metadata.creationTimestamp and status {token, expirationTimestamp}.
+import { rfc3339 } from '../../machinery/time.js';
 import { errors, field, StatusError } from '../../machinery/errors.js';
 import { EXPIRATION_EXTENSION_SECONDS, boundClaims, signToken, WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS, type ObjectReader, type ObjectRef, type TokenSigner } from './serviceaccount.js';
 
@@ -44,9 +45,6 @@ export interface TokenRequestResult {
 
 const GK = { group: 'authentication.k8s.io', name: 'TokenRequest' };
 
-function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 /** Go's ParseGroupVersion + FromAPIVersionAndKind: a malformed apiVersion gives an empty group and version. */
 function gvkOf(apiVersion: string, kind: string): { group: string; version: string; kind: string } {

@@ -10,6 +10,7 @@
 // x509.Certificate.Verify does for kube-apiserver: every certificate in the chain within its
 // validity, intermediates that are CAs, and the client-auth extended key usage (or none, or any)
 // along the chain. The result is cached per TLS connection until the chain's first expiry.
+import { rfc3339 } from '../../machinery/time.js';
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
@@ -90,9 +91,6 @@ export function certificateIdentifier(p: ParsedCertificate): string {
   return `SN=${serialDecimal(p.serial)}, SKID=${columnSeparatedHex(p.subjectKeyId)}, AKID=${columnSeparatedHex(p.authorityKeyId)}`;
 }
 
-function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 interface Cand {
   cert: X509Certificate;

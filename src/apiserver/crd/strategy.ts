@@ -2,24 +2,16 @@
 // definition, status kept by the server, the storage version recorded in status.storedVersions,
 // and deletion through the `customresourcecleanup.apiextensions.k8s.io` finalizer (the CRD's
 // custom resources are removed first, as apiextensions-apiserver does).
+import { setStatusCondition } from '../../machinery/conditions.js';
 import type { FieldError } from '../../machinery/errors.js';
 import type { Strategy } from '../registry/strategy.js';
 import { validateCRD } from './validation.js';
 
 export const CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 
-function rfc3339Now(): string {
-  return new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
 /** set a condition in a CRD status (lastTransitionTime kept when the status does not change) */
 export function setCondition(status: any, cond: { type: string; status: string; reason: string; message: string }): void {
-  status.conditions ??= [];
-  const i = status.conditions.findIndex((c: any) => c.type === cond.type);
-  const old = i >= 0 ? status.conditions[i] : undefined;
-  const next = { type: cond.type, status: cond.status, lastTransitionTime: old && old.status === cond.status ? old.lastTransitionTime : rfc3339Now(), reason: cond.reason, message: cond.message };
-  if (i >= 0) status.conditions[i] = next;
-  else status.conditions.push(next);
+  status.conditions = setStatusCondition(status.conditions, cond);
 }
 
 function storageVersion(crd: any): string | undefined {

@@ -2,6 +2,7 @@
 // get, list, watch) into storage operations, keeps server-owned metadata (uid, resourceVersion,
 // creationTimestamp, generation, deletion state), and serves reads from the watch cache. It
 // knows no kind by name: a kind's special behaviour comes from its Strategy.
+import { rfc3339 } from '../../machinery/time.js';
 import { randomInt } from 'node:crypto';
 import { newUUID } from '../../machinery/uuid.js';
 import { fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
@@ -90,17 +91,7 @@ const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 const SERVER_SET_ON_CREATE = ['uid', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'];
 const MAX_GENERATE_ATTEMPTS = 8;
 
-let lastSecond = -1;
-let lastText = '';
-/** RFC 3339 in whole seconds, as Kubernetes writes timestamps (cached per second: it is on every write) */
-export function rfc3339(ms: number): string {
-  const sec = Math.floor(ms / 1000);
-  if (sec !== lastSecond) {
-    lastSecond = sec;
-    lastText = new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
-  }
-  return lastText;
-}
+export { rfc3339 };
 
 function asCorrupt(key: string, err: Error): CorruptObjectError {
   return err instanceof CorruptObjectError ? err : new CorruptObjectError(key, 'decode', err.message, 0);
