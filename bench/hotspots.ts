@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import client from 'prom-client';
 import { APIServerMetrics } from '../src/apiserver/metrics.js';
-import { rfc3339 } from '../src/apiserver/registry/store.js';
+import { rfc3339 } from '../src/machinery/time.js';
 import { WatchHub } from '../src/storage/watch-hub.js';
 import type { StorageEvent } from '../src/storage/interface.js';
 import { BUILTIN_KINDS } from '../src/schema/kinds.js';

@@ -10,7 +10,7 @@ import { accessReviewStatus, reviewAttributes, rulesReviewStatus } from './rbac/
 import { admissionOf, decodeBody, dryRunOf, fieldValidationOf, normalizeBody, outputChoice, readBody, type RequestBase } from './handlers.js';
 import { partialObjectMetadata, POM_TYPE, writeListObjects, writeObject } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
-import { rfc3339 } from './registry/store.js';
+import { rfc3339 } from '../machinery/time.js';
 import { admissionAttributes } from './admission/wiring.js';
 import { fromLabelSelector, matchLabels } from '../machinery/selectors.js';
 

@@ -271,7 +271,16 @@ test("webhooks: the time spent in them counts in apiserver_request_duration_seco
   await webhookConfig('Mutating', 'e2e-wait-m', { name: 'wait-m.e2e.example.com', namespaceSelector: selector, rules, clientConfig: { url: hooks.url('/wait'), caBundle: hooks.caBundle } });
   await webhookConfig('Validating', 'e2e-wait-v', { name: 'wait-v.e2e.example.com', namespaceSelector: selector, rules, clientConfig: { url: hooks.url('/wait'), caBundle: hooks.caBundle } });
   try {
-    const r = await json('POST', '/api/v1/namespaces/adm-sli/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' } });
+    const posting = json('POST', '/api/v1/namespaces/adm-sli/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' } });
+    // while it waits on its webhooks the write holds a mutating slot: the gauge's next report (each
+    // second, the highest use since the last) shows it, and keeps it for a second
+    let inflight = 0;
+    for (const end = Date.now() + 3000; Date.now() < end && inflight < 1; await new Promise((x) => setTimeout(x, 50))) {
+      const m = /^apiserver_current_inflight_requests\{request_kind="mutating"\} (\d+)$/m.exec((await c.raw('GET', '/metrics')).text);
+      inflight = Number(m?.[1] ?? 0);
+    }
+    assert.ok(inflight >= 1, 'apiserver_current_inflight_requests counted the write in flight');
+    const r = await posting;
     assert.equal(r.status, 201, JSON.stringify(r.body));
     const text = (await c.raw('GET', '/metrics')).text;
     const labels = 'group="",version="v1",resource="secrets",subresource="",scope="resource",component="apiserver"';

@@ -2,8 +2,8 @@
 // get, list, watch) into storage operations, keeps server-owned metadata (uid, resourceVersion,
 // creationTimestamp, generation, deletion state), and serves reads from the watch cache. It
 // knows no kind by name: a kind's special behaviour comes from its Strategy.
-import { rfc3339 } from '../../machinery/time.js';
 import { randomInt } from 'node:crypto';
+import { rfc3339 } from '../../machinery/time.js';
 import { newUUID } from '../../machinery/uuid.js';
 import { fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
 import { managedFieldsText } from '../../patch/ssa/fieldmanager.js';
@@ -90,8 +90,6 @@ const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 /** metadata a client may not set on a create: removed before the server sets its own */
 const SERVER_SET_ON_CREATE = ['uid', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'];
 const MAX_GENERATE_ATTEMPTS = 8;
-
-export { rfc3339 };
 
 function asCorrupt(key: string, err: Error): CorruptObjectError {
   return err instanceof CorruptObjectError ? err : new CorruptObjectError(key, 'decode', err.message, 0);
