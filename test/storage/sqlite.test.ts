@@ -41,6 +41,12 @@ for (const [label, opts] of [
   });
 }
 
+/** the one value a pragma reads back (better-sqlite3 gives rows) */
+async function pragmaValue(b: SqliteBackend, name: string): Promise<unknown> {
+  const rows = (await b.pragma(name)) as Record<string, unknown>[];
+  return rows[0]?.[name];
+}
+
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
 test('sqlite: the worker takes the file over; a second process can neither read nor write it', async () => {
@@ -135,7 +141,29 @@ test('sqlite: the file holds one row per write and the configured pragmas', asyn
     [3, '/r/a', 1, 2, 1],
   ]);
   assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+  assert.equal(db.pragma('page_size', { simple: true }), 16384);
   db.close();
+  // the connection itself checkpoints after 4 MiB of log: 256 pages of 16 KiB
+  const b2 = new SqliteBackend(path, { worker: false });
+  await b2.open();
+  assert.equal(await pragmaValue(b2, 'wal_autocheckpoint'), 256);
+  await b2.close();
+});
+
+test('sqlite: a file made with another page size keeps it, and is checkpointed after 4 MiB of log all the same', async () => {
+  const path = join(dir, 'pages4k.db');
+  const old = new Database(path);
+  old.pragma('page_size = 4096');
+  old.exec('CREATE TABLE t (x)');
+  old.close();
+  const b = new SqliteBackend(path, { worker: false });
+  await b.open();
+  const a = await b.create('/p4/a', bytes('1'));
+  assert.equal(text((await b.get('/p4/a'))!.value), '1');
+  assert.equal(a.modRevision, 1);
+  assert.equal(await pragmaValue(b, 'page_size'), 4096);
+  assert.equal(await pragmaValue(b, 'wal_autocheckpoint'), 1024);
+  await b.close();
 });
 
 test('sqlite: compaction removes superseded rows and tombstones in chunks', async () => {
