@@ -292,8 +292,9 @@ export function normalize(typeName: string, obj: unknown): NormalizeResult {
   }
   const decl = getType(typeName);
   if (!decl || obj === null || typeof obj !== 'object' || Array.isArray(obj)) return { obj, unknown: [] };
-  const parts = typeName.split('.');
-  const ctx: Ctx = { unknown: [], root: parts[parts.length - 1]!, struct: parts[parts.length - 1]! };
+  // (the type's short name without an array of its parts: normalize runs on every write)
+  const short = typeName.slice(typeName.lastIndexOf('.') + 1);
+  const ctx: Ctx = { unknown: [], root: short, struct: short };
   const out = normObject(decl, obj as Record<string, unknown>, '', ctx);
   return { obj: out, unknown: ctx.unknown, typeError: ctx.typeError };
 }

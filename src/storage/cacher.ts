@@ -164,6 +164,11 @@ export interface CacherOptions {
    * the object (it becomes the entry's `json`); undefined: serialized when first asked
    */
   json?: (kv: KeyValue, obj: any) => Uint8Array | undefined;
+  /**
+   * the entry made of the put whose object decode() and json() were just asked for: a writer that
+   * waits for its own write takes it from here, not by a second look-up of the key
+   */
+  made?: (entry: CacheEntry) => void;
   /** the object of the DELETED event of a corrupt key (its last value could not be decoded) */
   tombstone?: (namespace: string, name: string, revision: number) => any;
   split: (key: string) => { namespace: string; name: string };
@@ -317,6 +322,7 @@ class WatchCache implements Cacher {
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly decode: (kv: KeyValue) => any;
   private readonly json: ((kv: KeyValue, obj: any) => Uint8Array | undefined) | undefined;
+  private readonly made: ((entry: CacheEntry) => void) | undefined;
   private readonly tombstone: (namespace: string, name: string, revision: number) => any;
   private readonly split: (key: string) => { namespace: string; name: string };
   private readonly historyWindowMs: number;
@@ -331,6 +337,7 @@ class WatchCache implements Cacher {
   ) {
     this.decode = opts.decode;
     this.json = opts.json;
+    this.made = opts.made;
     this.tombstone = opts.tombstone ?? ((namespace, name, revision) => ({ metadata: { ...(namespace ? { namespace } : {}), name, resourceVersion: String(revision) } }));
     this.split = opts.split;
     this.historyWindowMs = opts.historyWindowMs ?? 5 * 60_000;
@@ -641,6 +648,7 @@ class WatchCache implements Cacher {
         return this.becameCorrupt(se, corruptEntry(kv, namespace, name, e), prev);
       }
       const entry = cacheEntry(key, namespace, name, obj, kv.modRevision, kv.createRevision, this.json?.(kv, obj));
+      this.made?.(entry);
       if (prev) this.replaceInTree(key, entry);
       else this.insertIntoTree(key, entry);
       this.byKey.set(key, entry);

@@ -100,6 +100,14 @@ function corruptStorageError(key: string, e: CorruptObjectError): string {
   return `StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: ${e.message}`;
 }
 
+/** an object this process is writing: its stored bytes, the object, its answer's JSON, and (once committed) its cache entry */
+interface PendingWrite {
+  bytes: Uint8Array;
+  obj: any;
+  answer?: PlaceholderText;
+  entry: CacheEntry | undefined;
+}
+
 export class ResourceStore {
   readonly prefix: string;
   readonly groupResource: GroupThing;
@@ -107,9 +115,13 @@ export class ResourceStore {
   readonly apiVersion: string;
   readonly cacher: Cacher;
   /** objects written by this process, handed to the cache without re-parsing their bytes */
-  private readonly pending = new Map<string, { bytes: Uint8Array; obj: any; answer?: PlaceholderText }>();
+  private readonly pending = new Map<string, PendingWrite>();
   /** the object decode() last took from `pending`, with its stored JSON (see jsonOf) */
-  private lastPending?: { obj: any; answer?: PlaceholderText };
+  private lastPending?: PendingWrite;
+  /** the same, until the cache has made its entry (see madeEntry) */
+  private entryFor?: PendingWrite;
+  /** the write encode() last put into `pending` (its caller takes it at once) */
+  private lastEncoded?: PendingWrite;
   /** encryption at rest of this resource (--encryption-provider-config); none: bytes stored as they are */
   private transformer: Transformer | undefined;
   /** feature gate AllowUnsafeMalformedObjectDeletion: corrupt objects named in errors, the unsafe delete */
@@ -133,6 +145,7 @@ export class ResourceStore {
     this.cacher = newCacher(backend, this.prefix, {
       decode: (kv) => this.decode(kv),
       json: (kv, obj) => this.jsonOf(kv, obj),
+      made: (entry) => this.madeEntry(entry),
       split: (key) => {
         const rest = key.slice(prefixLen);
         if (!namespaced) return { namespace: '', name: rest };
@@ -186,9 +199,18 @@ export class ResourceStore {
       this.pending.delete(kv.key);
       p.obj.metadata.resourceVersion = String(kv.modRevision);
       this.lastPending = p;
+      this.entryFor = p;
       return p.obj;
     }
     return this.decodeKV(kv);
+  }
+
+  /** the cache's entry of an object this process just wrote: kept with the write, for createStored */
+  private madeEntry(entry: CacheEntry): void {
+    const p = this.entryFor;
+    if (p === undefined) return;
+    this.entryFor = undefined;
+    if (p.obj === entry.obj) p.entry = entry;
   }
 
   /** the answer's JSON of an object this process just wrote: its stored JSON with the resourceVersion added */
@@ -289,7 +311,9 @@ export class ResourceStore {
     }
     const json = answer ? answer.stored : Buffer.from(serialize(undefined, storageForm ? (o) => storageForm.toStorage(o) : undefined));
     const bytes = this.transformer ? this.transformer.toStorage(json, Buffer.from(key)) : json;
-    this.pending.set(key, { bytes, obj, answer });
+    const w: PendingWrite = { bytes, obj, answer, entry: undefined };
+    this.pending.set(key, w);
+    this.lastEncoded = w;
     return bytes;
   }
 
@@ -501,11 +525,15 @@ export class ResourceStore {
       const key = this.key(m.namespace ?? '', m.name);
       try {
         const bytes = this.encode(key, obj, verbatim);
+        const written = this.lastEncoded;
+        this.lastEncoded = undefined;
         // (not held through the commit's wait, where it would keep the request's text alive; a
         // retry under another generated name, rare, serializes the plain way)
         verbatim = undefined;
         const kv = await this.backend.create(key, bytes);
-        const e = this.cacher.get(key);
+        // the entry the cache made of this write as it committed (else, as when the cache was
+        // restarting, it is looked up)
+        const e = written?.entry ?? this.cacher.get(key);
         if (e && e.modRevision === kv.modRevision) return { obj: e.obj, entry: e };
         obj.metadata.resourceVersion = String(kv.modRevision);
         return { obj, entry: undefined };
