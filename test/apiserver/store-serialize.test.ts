@@ -47,3 +47,32 @@ test("a create's shared managedFields list is spliced in as its text: not serial
   assert.equal(Buffer.from(e.json!).toString('utf8'), JSON.stringify(created));
   store.stop();
 });
+
+test("a create hands back the cache's own entry of its write, made as it committed, without looking the key up again", async () => {
+  const kind = BUILTIN_KINDS.find((k) => k.group === '' && k.resource === 'configmaps')!;
+  const backend = new MemoryBackend();
+  const store = new ResourceStore(kind, strategyFor(kind), backend);
+  await store.start();
+  const cm = (name: string) => normalize(kind.type, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { k: name } }).obj;
+  const get = store.cacher.get.bind(store.cacher);
+  let lookups = 0;
+  store.cacher.get = (key: string) => {
+    lookups++;
+    return get(key);
+  };
+  try {
+    // several creates committed together: each gets its own entry
+    const outs = await Promise.all(['a', 'b', 'c'].map((n) => store.createWithEntry(cm(n), { dryRun: false })));
+    assert.equal(lookups, 0);
+    for (const [i, n] of ['a', 'b', 'c'].entries()) {
+      const { obj, entry } = outs[i]!;
+      assert.equal(obj.metadata.name, n);
+      assert.equal(entry, get(`/registry/configmaps/default/${n}`));
+      assert.equal(entry!.obj, obj);
+      assert.equal(Buffer.from(entry!.json!).toString('utf8'), JSON.stringify(obj));
+    }
+  } finally {
+    store.cacher.get = get;
+    store.stop();
+  }
+});
