@@ -4,8 +4,11 @@
 import https from 'node:https';
 import net from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import type { LoadConfig, LoadResult } from './loadgen.js';
 
 /** client TLS material (PEM) read from the kubeconfig Keelson writes: CA, admin cert and key */
 export interface ClientTLS {
@@ -216,6 +219,12 @@ export function machineCPUTicks(): { busy: number; total: number; steal: number 
   return { busy: total - idle, total, steal: v[7] ?? 0 };
 }
 
+/** the value after `--name` on the command line (undefined when not given) */
+export function cliOption(name: string, argv: readonly string[] = process.argv.slice(2)): string | undefined {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const DATA_1K = 'x'.repeat(1024 - 150);
@@ -321,6 +330,38 @@ export async function createBenchPods(t: Target, n: number): Promise<void> {
   } finally {
     agent.destroy();
   }
+}
+
+/**
+ * One run of the load generator (bench/loadgen.ts) against a server process, with the server's
+ * CPU time read when the load generator says "warm" and "end": the result and the server's CPU
+ * per request in the measured window (µs). Fails on a non-zero exit, or on failed requests when
+ * `strict`.
+ */
+export function loadWithServerCPU(cfg: LoadConfig, serverPid: number, strict = false): Promise<{ load: LoadResult; cpuUsPerRequest: number }> {
+  return new Promise((res, rej) => {
+    const script = join(dirname(fileURLToPath(import.meta.url)), 'loadgen.js');
+    const lg = spawn(process.execPath, [script, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let cpu0 = 0;
+    let t0 = 0;
+    let used = 0;
+    let secs = 0;
+    let load: LoadResult | undefined;
+    onLines(lg.stdout!, (line) => {
+      if (line === 'warm') {
+        cpu0 = procCPUSeconds(serverPid);
+        t0 = performance.now();
+      } else if (line === 'end') {
+        used = procCPUSeconds(serverPid) - cpu0;
+        secs = (performance.now() - t0) / 1000;
+      } else if (line.startsWith('{')) load = JSON.parse(line) as LoadResult;
+    });
+    lg.once('exit', (code) => {
+      if (code !== 0 || !load) return rej(new Error(`loadgen exited with ${code}`));
+      if (strict && load.failures > 0) return rej(new Error(`${load.failures} failed requests (${load.errors.join('; ')})`));
+      res({ load, cpuUsPerRequest: Math.round((used * 1e6) / (load.perSec * secs)) });
+    });
+  });
 }
 
 /** calls fn with each line (without its newline) a helper process writes */

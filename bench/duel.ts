@@ -24,16 +24,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchConfigMap, clientTLSFromKubeconfig, createBenchPods, freePort, median, onLines, probe, procCPUSeconds, request, round, sleep, stopChild, type Target } from './common.js';
-import type { LoadConfig, LoadResult } from './loadgen.js';
+import { benchConfigMap, clientTLSFromKubeconfig, cliOption, createBenchPods, freePort, loadWithServerCPU, median, probe, request, round, sleep, stopChild, type Target } from './common.js';
+import type { LoadConfig } from './loadgen.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(here, '..', '..');
-const args = process.argv.slice(2);
-const opt = (name: string): string | undefined => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const opt = (name: string): string | undefined => cliOption(name);
 const ROUNDS = Number(opt('rounds') ?? 8);
 const WARMUP_MS = Number(opt('warmup') ?? 700);
 const DURATION_MS = Number(opt('duration') ?? 2500);
@@ -89,30 +85,11 @@ async function preload(s: Side): Promise<void> {
 }
 
 /** one measured window of creates against s; the server's CPU is read when the load generator says "warm" and "end" */
-function measure(s: Side): Promise<void> {
+async function measure(s: Side): Promise<void> {
   const t = s.target!;
   const cfg: LoadConfig = { ...t, method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: BODY, expectStatus: 201, concurrency: 64, warmupMs: WARMUP_MS, durationMs: DURATION_MS, maxRequests: 2_000_000 };
-  return new Promise((res, rej) => {
-    const lg = spawn(process.execPath, [join(here, 'loadgen.js'), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const pid = s.proc!.pid!;
-    let cpu0 = 0;
-    let t0 = 0;
-    let used = 0;
-    let secs = 0;
-    onLines(lg.stdout!, (line) => {
-      if (line === 'warm') {
-        cpu0 = procCPUSeconds(pid);
-        t0 = performance.now();
-      } else if (line === 'end') {
-        used = procCPUSeconds(pid) - cpu0;
-        secs = (performance.now() - t0) / 1000;
-      } else if (line.startsWith('{')) {
-        const r = JSON.parse(line) as LoadResult;
-        s.rounds.push({ perSec: r.perSec, p99Ms: round(r.latencyMs.p99, 1), cpuUsPerCreate: Math.round((used * 1e6) / (r.perSec * secs)) });
-      }
-    });
-    lg.once('exit', (code) => (code === 0 ? res() : rej(new Error(`loadgen exited with ${code}`))));
-  });
+  const { load, cpuUsPerRequest } = await loadWithServerCPU(cfg, s.proc!.pid!);
+  s.rounds.push({ perSec: load.perSec, p99Ms: round(load.latencyMs.p99, 1), cpuUsPerCreate: cpuUsPerRequest });
 }
 
 const a = side('a');

@@ -19,16 +19,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchConfigMap, clientTLSFromKubeconfig, freePort, onLines, probe, round, sleep, stopChild, type Target } from './common.js';
+import { benchConfigMap, clientTLSFromKubeconfig, cliOption, freePort, onLines, probe, round, sleep, stopChild, type Target } from './common.js';
 import type { LoadConfig, LoadResult } from './loadgen.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(here, '..', '..');
 const args = process.argv.slice(2);
-const opt = (name: string): string | undefined => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const opt = (name: string): string | undefined => cliOption(name);
 const SECONDS = Number(opt('seconds') ?? 5);
 const WARMUP_MS = Number(opt('warmup') ?? 6000);
 const TOP = Number(opt('top') ?? 12);

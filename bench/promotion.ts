@@ -25,16 +25,12 @@ import { mkdtempSync, openSync, readFileSync, rmSync, statSync, closeSync } from
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { agentFor, benchConfigMap, clientTLSFromKubeconfig, createBenchPods, freePort, probe, procCPUSeconds, request, round, sleep, stopChild, type Target } from './common.js';
+import { agentFor, benchConfigMap, clientTLSFromKubeconfig, cliOption, createBenchPods, freePort, probe, procCPUSeconds, request, round, sleep, stopChild, type Target } from './common.js';
 import type { LoadConfig, LoadResult } from './loadgen.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(here, '..', '..');
-const args = process.argv.slice(2);
-const opt = (name: string): string | undefined => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const opt = (name: string): string | undefined => cliOption(name);
 const PODS = Number(opt('pods') ?? 0);
 const LISTS = Number(opt('lists') ?? 0);
 const CREATES = Number(opt('creates') ?? 30_000);
