@@ -21,6 +21,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import { PAGE_SIZE } from '../src/storage/sqlite-ops.js';
 import {
   agentFor,
   benchConfigMap,
@@ -651,6 +652,8 @@ async function watchPhase(k: Keelson, bare: Bare) {
 function sqlitePhase() {
   const dir = join(tmpRoot, 'sqlite');
   const db = new Database(join(dir + '.db'));
+  // (the backend's page size: set before the file has a table)
+  db.pragma(`page_size = ${PAGE_SIZE}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec(`CREATE TABLE kv (rev INTEGER PRIMARY KEY, key TEXT NOT NULL, create_rev INTEGER NOT NULL,

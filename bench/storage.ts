@@ -9,6 +9,7 @@ import { newCacher, type CacheEntry, type Cacher } from '../src/storage/cacher.j
 import type { Backend, KeyValue, StorageEvent } from '../src/storage/interface.js';
 import { MemoryBackend } from '../src/storage/memory.js';
 import { SqliteBackend } from '../src/storage/sqlite.js';
+import { PAGE_SIZE } from '../src/storage/sqlite-ops.js';
 import { WatchHub } from '../src/storage/watch-hub.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'keelson-bench-'));
@@ -30,6 +31,8 @@ function configMap(ns: string, name: string, size: number, labels: Record<string
 /** raw better-sqlite3 inserts in the backend's table layout, one durable transaction per batch */
 function rawInserts(batch: number, totalRows: number) {
   const db = new Database(join(dir, `raw-${batch}.db`));
+  // (the backend's page size: set before the file has a table)
+  db.pragma(`page_size = ${PAGE_SIZE}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec(`CREATE TABLE kv (rev INTEGER PRIMARY KEY, key TEXT NOT NULL, create_rev INTEGER NOT NULL,

@@ -120,7 +120,7 @@ export interface HistoryRows {
 }
 
 /** the page size of a new store file */
-const PAGE_SIZE = 16384;
+export const PAGE_SIZE = 16384;
 /** the log's size at which SQLite checkpoints it into the database file */
 const CHECKPOINT_BYTES = 4 * 1024 * 1024;
 
