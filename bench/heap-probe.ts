@@ -11,9 +11,14 @@
 // - on the message { snapshot: <path> } it writes a heap snapshot there (v8.writeHeapSnapshot, which
 //   collects garbage first and stops the process meanwhile) and answers { snapshotWritten: <path> }
 //   (bench/heapdiff.ts).
+// - on the message { allocations: 'start' } it starts V8's sampling heap profiler (one sample per
+//   4 KiB allocated on average, every allocation counted, those collected since too) and answers
+//   { allocationsStarted: true }; on { allocations: <path> } it stops and writes the profile there
+//   and answers { allocationsWritten: <path> } (bench/allocations.ts).
 // It changes nothing else in the process it is loaded into (the channel is unreferenced: it keeps
 // nothing alive).
 import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { writeHeapSnapshot } from 'node:v8';
 import { constants, performance, PerformanceObserver } from 'node:perf_hooks';
 
@@ -62,7 +67,27 @@ if (process.send && process.channel) {
       else gcMajorMs += e.duration;
     }
   }).observe({ entryTypes: ['gc'] });
-  process.on('message', (m) => {
+  let session: Session | undefined;
+  const post = (method: string, params: object = {}) =>
+    new Promise<any>((res, rej) => session!.post(method, params, (err, result) => (err ? rej(err) : res(result))));
+  process.on('message', async (m) => {
+    const allocations = m && typeof m === 'object' ? (m as { allocations?: unknown }).allocations : undefined;
+    if (allocations === 'start') {
+      if (!session) {
+        session = new Session();
+        session.connect();
+      }
+      await post('HeapProfiler.enable');
+      await post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      process.send!({ allocationsStarted: true });
+      return;
+    }
+    if (typeof allocations === 'string' && session) {
+      const { profile } = await post('HeapProfiler.stopSampling');
+      writeFileSync(allocations, JSON.stringify(profile));
+      process.send!({ allocationsWritten: allocations });
+      return;
+    }
     const snapshot = m && typeof m === 'object' ? (m as { snapshot?: unknown }).snapshot : undefined;
     if (typeof snapshot === 'string') {
       process.send!({ snapshotWritten: writeHeapSnapshot(snapshot) });

@@ -12,17 +12,9 @@
 // reports microseconds per unit as well. --from-ms A --to-ms B keep only the samples taken between
 // A and B ms after the profile began (the busy time per second, `busyMsBySecond`, shows where the
 // measured rounds are), so that start-up does not blur a steady-state profile.
-import { readFileSync, existsSync } from 'node:fs';
-import { SourceMap } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { relative, join, dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { label, type CallFrame } from './sources.js';
 
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-  columnNumber: number;
-}
 interface Node {
   id: number;
   callFrame: CallFrame;
@@ -36,7 +28,6 @@ interface Profile {
   endTime: number;
 }
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = process.argv.slice(2);
 const file = args.find((a, i) => !a.startsWith('--') && (i === 0 || !['--top', '--filter', '--group', '--per', '--from-ms', '--to-ms'].includes(args[i - 1]!)));
 if (!file) {
@@ -62,38 +53,6 @@ const numArg = (name: string, dflt: number): number => {
 };
 const FROM_MS = numArg('--from-ms', 0);
 const TO_MS = numArg('--to-ms', Infinity);
-
-const maps = new Map<string, SourceMap | null>();
-function sourceMapFor(url: string): SourceMap | null {
-  if (maps.has(url)) return maps.get(url)!;
-  let sm: SourceMap | null = null;
-  try {
-    const path = fileURLToPath(url);
-    if (existsSync(path + '.map')) sm = new SourceMap(JSON.parse(readFileSync(path + '.map', 'utf8')));
-  } catch {
-    sm = null;
-  }
-  maps.set(url, sm);
-  return sm;
-}
-
-/** "name (file:line)" with dist/*.js mapped to the .ts source when a map exists */
-function label(cf: CallFrame): { fn: string; where: string; file: string } {
-  const fn = cf.functionName || '(anonymous)';
-  if (!cf.url) return { fn, where: '', file: fn.startsWith('(') ? fn : '(native)' };
-  let file = cf.url;
-  let line = cf.lineNumber + 1;
-  if (cf.url.startsWith('file://')) {
-    const sm = sourceMapFor(cf.url);
-    const e = sm?.findEntry(cf.lineNumber, cf.columnNumber) as { originalSource?: string; originalLine?: number } | undefined;
-    if (e && e.originalSource) {
-      const src = e.originalSource.startsWith('file://') ? fileURLToPath(e.originalSource) : join(dirname(fileURLToPath(cf.url)), e.originalSource);
-      file = relative(ROOT, src);
-      line = (e.originalLine ?? 0) + 1;
-    } else file = relative(ROOT, fileURLToPath(cf.url));
-  }
-  return { fn, where: `${file}:${line}`, file };
-}
 
 const prof = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map<number, Node>();
