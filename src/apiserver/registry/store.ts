@@ -120,8 +120,6 @@ export class ResourceStore {
   private lastPending?: PendingWrite;
   /** the same, until the cache has made its entry (see madeEntry) */
   private entryFor?: PendingWrite;
-  /** the write encode() last put into `pending` (its caller takes it at once) */
-  private lastEncoded?: PendingWrite;
   /** encryption at rest of this resource (--encryption-provider-config); none: bytes stored as they are */
   private transformer: Transformer | undefined;
   /** feature gate AllowUnsafeMalformedObjectDeletion: corrupt objects named in errors, the unsafe delete */
@@ -313,7 +311,6 @@ export class ResourceStore {
     const bytes = this.transformer ? this.transformer.toStorage(json, Buffer.from(key)) : json;
     const w: PendingWrite = { bytes, obj, answer, entry: undefined };
     this.pending.set(key, w);
-    this.lastEncoded = w;
     return bytes;
   }
 
@@ -525,8 +522,8 @@ export class ResourceStore {
       const key = this.key(m.namespace ?? '', m.name);
       try {
         const bytes = this.encode(key, obj, verbatim);
-        const written = this.lastEncoded;
-        this.lastEncoded = undefined;
+        // (a look-up in the few writes in flight, by a key whose hash encode() has just made)
+        const written = this.pending.get(key);
         // (not held through the commit's wait, where it would keep the request's text alive; a
         // retry under another generated name, rare, serializes the plain way)
         verbatim = undefined;
