@@ -14,14 +14,13 @@
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchConfigMap, clientTLSFromKubeconfig, cliOption, freePort, onLines, probe, round, sleep, stopChild } from './common.js';
+import { benchConfigMap, cliOption, onLines, round, startKeelson, stopChild } from './common.js';
 import type { LoadConfig, LoadResult } from './loadgen.js';
 import { label, type CallFrame } from './sources.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(here, '..', '..');
 const WARMUP_MS = Number(cliOption('warmup') ?? 6000);
 const SECONDS = Number(cliOption('seconds') ?? 4);
 const TOP = Number(cliOption('top') ?? 40);
@@ -69,10 +68,12 @@ export function allocationsByFunction(head: ProfileNode): { total: number; self:
 const dir = mkdtempSync(join(tmpdir(), 'keelson-allocations-'));
 const dataDir = join(dir, 'data');
 const profilePath = join(dir, 'creates.heapprofile');
-const port = await freePort();
-const server = spawn(process.execPath, ['--import', pathToFileURL(join(here, 'heap-probe.js')).href, join(ROOT, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1'], {
-  cwd: ROOT,
+const { proc: server, target: t } = await startKeelson(dataDir, {
+  nodeArgs: ['--import', pathToFileURL(join(here, 'heap-probe.js')).href],
   stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+}).catch((e) => {
+  rmSync(dir, { recursive: true, force: true });
+  throw e;
 });
 /** sends a message to the probe and waits for the answer that has `field` */
 const ask = (msg: object, field: string) =>
@@ -89,12 +90,6 @@ const ask = (msg: object, field: string) =>
     server.send(msg);
   });
 try {
-  const deadline = Date.now() + 30_000;
-  while ((await probe(port, '/readyz')) !== 200) {
-    if (server.exitCode !== null || Date.now() > deadline) throw new Error('keelson did not become ready');
-    await sleep(10);
-  }
-  const t = { host: '127.0.0.1', port, servername: 'localhost', tls: clientTLSFromKubeconfig(join(dataDir, 'kubeconfig')) };
   const cfg: LoadConfig = { ...t, method: 'POST', path: '/api/v1/namespaces/default/configmaps', body: benchConfigMap('bench-__N__'), expectStatus: 201, concurrency: 64, warmupMs: WARMUP_MS, durationMs: SECONDS * 1000, maxRequests: 5_000_000 };
   process.stderr.write(`[allocations] ${WARMUP_MS} ms of warm-up, then ${SECONDS} s sampled\n`);
   // the profile spans the load generator's measured window: started at "warm", stopped at "end"

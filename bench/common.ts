@@ -4,7 +4,7 @@
 import https from 'node:https';
 import net from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -360,6 +360,52 @@ export function loadWithServerCPU(cfg: LoadConfig, serverPid: number, strict = f
       if (code !== 0 || !load) return rej(new Error(`loadgen exited with ${code}`));
       if (strict && load.failures > 0) return rej(new Error(`${load.failures} failed requests (${load.errors.join('; ')})`));
       res({ load, cpuUsPerRequest: Math.round((used * 1e6) / (load.perSec * secs)) });
+    });
+  });
+}
+
+/** the repository's root (dist/bench/ is two levels below it) */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * `keelson server` on a fresh data directory and a free port of 127.0.0.1, once its /readyz
+ * answers 200: `nodeArgs` go before the script (node flags, --import), `dir` is the checkout whose
+ * bin/keelson runs (default this one); stdio as spawn takes it (default ignored).
+ */
+export async function startKeelson(
+  dataDir: string,
+  o: { nodeArgs?: string[]; dir?: string; env?: Record<string, string>; stdio?: StdioOptions; label?: string } = {},
+): Promise<{ proc: ChildProcess; target: Target }> {
+  const port = await freePort();
+  const dir = o.dir ?? ROOT;
+  const label = o.label ?? 'keelson';
+  const argv = [...(o.nodeArgs ?? []), join(dir, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1'];
+  const proc = spawn(process.execPath, argv, { cwd: dir, env: { ...process.env, ...o.env }, stdio: o.stdio ?? 'ignore' });
+  const deadline = Date.now() + 30_000;
+  while ((await probe(port, '/readyz')) !== 200) {
+    if (proc.exitCode !== null) throw new Error(`${label} exited with ${proc.exitCode}`);
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`${label} not ready in 30 s`);
+    }
+    await sleep(20);
+  }
+  return { proc, target: { host: '127.0.0.1', port, servername: 'localhost', tls: clientTLSFromKubeconfig(join(dataDir, 'kubeconfig')) } };
+}
+
+/** resolves when a helper process writes a line starting with `prefix` on its stdout (bare.ts and lean-echo.ts write "listening <port>") */
+export function untilLine(proc: ChildProcess, prefix: string, timeoutMs: number, what: string): Promise<void> {
+  return new Promise<void>((res, rej) => {
+    const timer = setTimeout(() => rej(new Error(`${what}: no "${prefix}" line in ${timeoutMs / 1000} s`)), timeoutMs);
+    onLines(proc.stdout!, (line) => {
+      if (line.startsWith(prefix)) {
+        clearTimeout(timer);
+        res();
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      rej(new Error(`${what} exited (${code})`));
     });
   });
 }

@@ -24,12 +24,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchConfigMap, clientTLSFromKubeconfig, cliOption, createBenchPods, freePort, loadWithServerCPU, median, probe, request, round, sleep, stopChild, type Target } from './common.js';
+import { benchConfigMap, cliOption, createBenchPods, loadWithServerCPU, median, request, round, startKeelson, stopChild, type Target } from './common.js';
 import type { LoadConfig } from './loadgen.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(here, '..', '..');
-const opt = (name: string): string | undefined => cliOption(name);
+const opt = cliOption;
 const ROUNDS = Number(opt('rounds') ?? 8);
 const WARMUP_MS = Number(opt('warmup') ?? 700);
 const DURATION_MS = Number(opt('duration') ?? 2500);
@@ -57,16 +57,9 @@ function side(name: 'a' | 'b'): Side {
 }
 
 async function start(s: Side, dataDir: string): Promise<void> {
-  const port = await freePort();
-  const argv = [...s.flags, join(s.dir, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1'];
-  s.proc = spawn(process.execPath, argv, { cwd: s.dir, env: { ...process.env, ...s.env }, stdio: 'ignore' });
-  const deadline = Date.now() + 30_000;
-  while ((await probe(port, '/readyz')) !== 200) {
-    if (s.proc.exitCode !== null) throw new Error(`keelson (${s.label}) exited with ${s.proc.exitCode}`);
-    if (Date.now() > deadline) throw new Error(`keelson (${s.label}) not ready in 30 s`);
-    await sleep(20);
-  }
-  s.target = { host: '127.0.0.1', port, servername: 'localhost', tls: clientTLSFromKubeconfig(join(dataDir, 'kubeconfig')) };
+  const k = await startKeelson(dataDir, { nodeArgs: s.flags, dir: s.dir, env: s.env, label: `keelson (${s.label})` });
+  s.proc = k.proc;
+  s.target = k.target;
 }
 
 const BODY = benchConfigMap('bench-__N__');

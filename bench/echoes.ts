@@ -10,14 +10,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchConfigMap, clientTLSFromKubeconfig, cliOption, freePort, loadWithServerCPU, median, onLines, probe, round, sleep, stopChild, type Target } from './common.js';
+import { benchConfigMap, clientTLSFromKubeconfig, cliOption, freePort, loadWithServerCPU, median, round, startKeelson, stopChild, untilLine, type Target } from './common.js';
 import type { LoadConfig } from './loadgen.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(here, '..', '..');
-const opt = (name: string): string | undefined => cliOption(name);
+const opt = cliOption;
 const ROUNDS = Number(opt('rounds') ?? 6);
 const DURATION_MS = Number(opt('duration') ?? 3000);
 
@@ -32,16 +31,7 @@ async function startEcho(e: Echo, script: string, pki: string, tls: Target['tls'
   const port = await freePort();
   const proc = spawn(process.execPath, [join(here, script), String(port), join(pki, 'apiserver.crt'), join(pki, 'apiserver.key'), join(pki, 'ca.crt')], { stdio: ['ignore', 'pipe', 'ignore'] });
   e.proc = proc;
-  await new Promise<void>((res, rej) => {
-    const t = setTimeout(() => rej(new Error(`${script} did not listen in 10 s`)), 10_000);
-    onLines(proc.stdout!, (line) => {
-      if (line.startsWith('listening')) {
-        clearTimeout(t);
-        res();
-      }
-    });
-    proc.once('exit', (code) => rej(new Error(`${script} exited with ${code}`)));
-  });
+  await untilLine(proc, 'listening', 10_000, script);
   e.target = { host: '127.0.0.1', port, servername: 'localhost', tls };
 }
 
@@ -57,14 +47,8 @@ const lean: Echo = { name: 'native parser only (bench/lean-echo.ts)', rounds: []
 let keelson: ChildProcess | undefined;
 try {
   // Keelson makes the certificates
-  const port = await freePort();
   const dataDir = join(dir, 'data');
-  keelson = spawn(process.execPath, [join(ROOT, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1'], { cwd: ROOT, stdio: 'ignore' });
-  const deadline = Date.now() + 30_000;
-  while ((await probe(port, '/readyz')) !== 200) {
-    if (keelson.exitCode !== null || Date.now() > deadline) throw new Error('keelson did not start');
-    await sleep(20);
-  }
+  keelson = (await startKeelson(dataDir)).proc;
   await stopChild(keelson);
   keelson = undefined;
   const tls = clientTLSFromKubeconfig(join(dataDir, 'kubeconfig'));

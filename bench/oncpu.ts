@@ -17,15 +17,14 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchConfigMap, clientTLSFromKubeconfig, cliOption, freePort, onLines, probe, round, sleep, stopChild, type Target } from './common.js';
+import { benchConfigMap, cliOption, freePort, onLines, round, startKeelson, stopChild, untilLine, type Target } from './common.js';
 import type { LoadConfig, LoadResult } from './loadgen.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(here, '..', '..');
 const args = process.argv.slice(2);
-const opt = (name: string): string | undefined => cliOption(name);
+const opt = cliOption;
 const SECONDS = Number(opt('seconds') ?? 5);
 const WARMUP_MS = Number(opt('warmup') ?? 6000);
 const TOP = Number(opt('top') ?? 12);
@@ -66,22 +65,6 @@ function parseReport(text: string): Sample[] {
     out.push({ n: Number(m[1]), tid: Number(m[2]), dso: m[3]!, kernel: m[4] === 'k', sym: m[5]!.trim() });
   }
   return out;
-}
-
-async function startKeelson(dataDir: string, flags: string[]): Promise<{ proc: ChildProcess; target: Target }> {
-  const port = await freePort();
-  const proc = spawn(process.execPath, [...flags, join(ROOT, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1'], { cwd: ROOT, stdio: 'ignore' });
-  await ready(proc, port);
-  return { proc, target: { host: '127.0.0.1', port, servername: 'localhost', tls: clientTLSFromKubeconfig(join(dataDir, 'kubeconfig')) } };
-}
-
-async function ready(proc: ChildProcess, port: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while ((await probe(port, '/readyz')) !== 200) {
-    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}`);
-    if (Date.now() > deadline) throw new Error('server not ready in 30 s');
-    await sleep(20);
-  }
 }
 
 /** the creates load for WARMUP_MS + SECONDS; perf samples the server in the measured window */
@@ -162,7 +145,7 @@ const dir = KEEP ?? mkdtempSync(join(tmpdir(), 'keelson-oncpu-'));
 const procs: ChildProcess[] = [];
 const maps: string[] = [];
 try {
-  const k = await startKeelson(join(dir, 'data'), ['--perf-basic-prof']);
+  const k = await startKeelson(join(dir, 'data'), { nodeArgs: ['--perf-basic-prof'] });
   procs.push(k.proc);
   maps.push(`/tmp/perf-${k.proc.pid}.map`);
   const result: Record<string, unknown> = { keelson: await profile('keelson', k.target, k.proc, dir) };
@@ -172,15 +155,7 @@ try {
     const bare = spawn(process.execPath, ['--perf-basic-prof', join(here, 'bare.js'), String(port), join(pki, 'apiserver.crt'), join(pki, 'apiserver.key'), join(pki, 'ca.crt')], { stdio: ['ignore', 'pipe', 'ignore'] });
     procs.push(bare);
     maps.push(`/tmp/perf-${bare.pid}.map`);
-    await new Promise<void>((res, rej) => {
-      const t = setTimeout(() => rej(new Error('the bare server did not listen in 10 s')), 10_000);
-      onLines(bare.stdout!, (line) => {
-        if (line.startsWith('listening')) {
-          clearTimeout(t);
-          res();
-        }
-      });
-    });
+    await untilLine(bare, 'listening', 10_000, 'the bare server');
     result.bare = await profile('bare', { ...k.target, port }, bare, dir);
   }
   console.log(JSON.stringify(result, null, 2));

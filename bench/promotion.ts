@@ -30,7 +30,7 @@ import type { LoadConfig, LoadResult } from './loadgen.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(here, '..', '..');
-const opt = (name: string): string | undefined => cliOption(name);
+const opt = cliOption;
 const PODS = Number(opt('pods') ?? 0);
 const LISTS = Number(opt('lists') ?? 0);
 const CREATES = Number(opt('creates') ?? 30_000);

@@ -116,10 +116,8 @@ export class ResourceStore {
   readonly cacher: Cacher;
   /** objects written by this process, handed to the cache without re-parsing their bytes */
   private readonly pending = new Map<string, PendingWrite>();
-  /** the object decode() last took from `pending`, with its stored JSON (see jsonOf) */
+  /** the write decode() last took from `pending`, until the cache has made its entry (jsonOf, then madeEntry) */
   private lastPending?: PendingWrite;
-  /** the same, until the cache has made its entry (see madeEntry) */
-  private entryFor?: PendingWrite;
   /** encryption at rest of this resource (--encryption-provider-config); none: bytes stored as they are */
   private transformer: Transformer | undefined;
   /** feature gate AllowUnsafeMalformedObjectDeletion: corrupt objects named in errors, the unsafe delete */
@@ -197,7 +195,6 @@ export class ResourceStore {
       this.pending.delete(kv.key);
       p.obj.metadata.resourceVersion = String(kv.modRevision);
       this.lastPending = p;
-      this.entryFor = p;
       return p.obj;
     }
     return this.decodeKV(kv);
@@ -205,16 +202,16 @@ export class ResourceStore {
 
   /** the cache's entry of an object this process just wrote: kept with the write, for createStored */
   private madeEntry(entry: CacheEntry): void {
-    const p = this.entryFor;
+    const p = this.lastPending;
     if (p === undefined) return;
-    this.entryFor = undefined;
+    this.lastPending = undefined;
     if (p.obj === entry.obj) p.entry = entry;
   }
 
   /** the answer's JSON of an object this process just wrote: its stored JSON with the resourceVersion added */
   private jsonOf(kv: KeyValue, obj: any): Uint8Array | undefined {
+    // (the cache asks for the entry's JSON just before it makes the entry: madeEntry lets the write go)
     const p = this.lastPending;
-    this.lastPending = undefined;
     if (!p || p.obj !== obj || !p.answer) return undefined;
     return fillPlaceholder(p.answer, String(kv.modRevision));
   }
