@@ -674,6 +674,12 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
     req.resume();
     throw errors.requestEntityTooLarge(`limit is ${limit}`);
   }
+  // HTTP/1.1 (http1.ts): a body that has all arrived is taken whole, without its events
+  const whole = (req as { takeBody?(): Buffer | undefined }).takeBody?.();
+  if (whole !== undefined) {
+    if (whole.length > limit) throw errors.requestEntityTooLarge(`limit is ${limit}`);
+    return whole;
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

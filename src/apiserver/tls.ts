@@ -13,6 +13,7 @@ import https from 'node:https';
 import tls, { createSecureContext, getCiphers, type SecureContext, type SecureVersion, type TLSSocket } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseCertificate } from './authn/der.js';
+import { H1Server, type H1Handler } from './http1.js';
 import { isDNS1123Subdomain } from '../machinery/validation.js';
 
 // ---- --tls-min-version ----
@@ -488,6 +489,8 @@ export class SecureListener {
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   private readonly sockets = new Set<TLSSocket>();
   private closing = false;
+  /** HTTP/1.1 connections, served by Keelson's own layer (http1.ts) unless KEELSON_NODE_HTTP1=1 */
+  private readonly h1?: H1Server;
 
   constructor(
     private p: PreparedServing,
@@ -535,6 +538,20 @@ export class SecureListener {
     h1.requestTimeout = 0;
     h1.keepAliveTimeout = 90_000;
     h1.maxHeaderSize = 1 << 20;
+    // HTTP/1.1 connections go to http1.ts instead of node:http: the listeners Node installed for
+    // 'secureConnection' (node:http's, or node:http2's, which hands HTTP/1.1 on to node:http) are
+    // kept for HTTP/2 only. KEELSON_NODE_HTTP1=1 leaves node:http in place (a diagnostic switch,
+    // for comparing the two: bench/duel.ts).
+    if (process.env['KEELSON_NODE_HTTP1'] !== '1') {
+      const h1 = new H1Server(handler as unknown as H1Handler, { maxHeaderSize: 1 << 20, headersTimeoutMs: 60_000, keepAliveTimeoutMs: 90_000 });
+      this.h1 = h1;
+      const builtin = server.listeners('secureConnection') as ((s: TLSSocket) => void)[];
+      server.removeAllListeners('secureConnection');
+      server.on('secureConnection', (sock: TLSSocket) => {
+        if (p.http2 && sock.alpnProtocol === 'h2') for (const l of builtin) l.call(server, sock);
+        else h1.attach(sock);
+      });
+    }
     server.on('secureConnection', (sock: TLSSocket) => {
       this.sockets.add(sock);
       sock.once('close', () => this.sockets.delete(sock));
@@ -639,7 +656,8 @@ export class SecureListener {
     this.closing = true;
     const closed = new Promise<void>((r) => this.server.close(() => r()));
     for (const s of this.sessions) s.close();
-    (this.server as unknown as { closeIdleConnections(): void }).closeIdleConnections();
+    this.h1?.shutdown();
+    (this.server as unknown as { closeIdleConnections?(): void }).closeIdleConnections?.();
     return closed;
   }
 

@@ -1,0 +1,780 @@
+// HTTP/1.1 on the secure port, Keelson's own. Node's native parser (llhttp, the one node:http
+// uses, exported by `_http_common`) reads each TLS connection in C++; this module turns its
+// callbacks into requests and writes the answers, without node:http's IncomingMessage and
+// ServerResponse streams. Why not node:http: its request and response objects, their streams
+// and its header building cost ~30 µs of JavaScript per request (bench/echoes.ts measures it),
+// about a fifth of a durable create's main-thread time, and the main thread bounds the creates
+// rate. HTTP/2 connections still go to node:http2 (tls.ts chooses by ALPN).
+//
+// What the handlers get is the part of node:http's interface Keelson uses, with node's meaning:
+// a request with method, url, headers (node's joining rules), headersDistinct, rawHeaders,
+// httpVersion, socket, and its body as 'data'/'end' events once something listens or resume()
+// is called; a response with statusCode, set/get/removeHeader, writeHead, write (chunked when no
+// Content-Length is set), end, flushHeaders, destroy, headersSent, writableEnded,
+// writableLength and 'drain', 'finish' and 'close' events. The connection follows HTTP/1.1:
+// keep-alive (HTTP/1.0 only when asked), pipelining (requests handled one after another, as Go's
+// server does), HEAD, 1xx/204/304
+// without bodies, Expect: 100-continue, Go's answers to unparseable requests (400, 431), an idle
+// timeout, a header-reading timeout, and a graceful end (idle connections closed, busy ones
+// after their answer).
+import { EventEmitter } from 'node:events';
+import { createRequire } from 'node:module';
+import { STATUS_CODES } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+
+interface NativeParser {
+  initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
+  consume(handle: unknown): void;
+  execute(data: Buffer): number | Error;
+  finish(): number | Error | undefined;
+  close(): void;
+  [k: number]: unknown;
+}
+interface ParserModule {
+  HTTPParser: { new (): NativeParser; REQUEST: number; kOnMessageBegin: number; kOnHeaders: number; kOnHeadersComplete: number; kOnBody: number; kOnMessageComplete: number; kOnExecute: number; kLenientNone: number };
+  methods: string[];
+  _checkIsHttpToken(s: string): boolean;
+  _checkInvalidHeaderChar(s: string): boolean;
+}
+const common = createRequire(import.meta.url)('_http_common') as ParserModule;
+const { HTTPParser, methods: METHODS } = common;
+const kOnMessageBegin = HTTPParser.kOnMessageBegin | 0;
+const kOnHeaders = HTTPParser.kOnHeaders | 0;
+const kOnHeadersComplete = HTTPParser.kOnHeadersComplete | 0;
+const kOnBody = HTTPParser.kOnBody | 0;
+const kOnMessageComplete = HTTPParser.kOnMessageComplete | 0;
+const kOnExecute = HTTPParser.kOnExecute | 0;
+
+export interface H1Options {
+  /** the most bytes of request line and headers (Go's MaxHeaderBytes) */
+  maxHeaderSize: number;
+  /** how long a request's headers may take to arrive, ms */
+  headersTimeoutMs: number;
+  /** how long a connection may sit idle between requests, ms (Go's IdleTimeout) */
+  keepAliveTimeoutMs: number;
+}
+
+export type H1Handler = (req: H1Request, res: H1Response) => void;
+
+// ---- the Date header, made once a second ----
+
+let dateLine = '';
+let dateSecond = -1;
+function dateHeader(): string {
+  const now = Date.now();
+  const s = Math.floor(now / 1000);
+  if (s !== dateSecond) {
+    dateSecond = s;
+    dateLine = `Date: ${new Date(now).toUTCString()}\r\n`;
+  }
+  return dateLine;
+}
+
+// ---- errors with node:http's codes and words ----
+
+function codeError(code: string, message: string, Type: ErrorConstructor | TypeErrorConstructor = Error): Error {
+  const e = new Type(message) as Error & { code: string };
+  e.code = code;
+  return e;
+}
+
+function checkHeader(name: string, value: unknown): void {
+  if (typeof name !== 'string' || !name || !common._checkIsHttpToken(name)) {
+    throw codeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${name}"]`, TypeError);
+  }
+  if (value === undefined) throw codeError('ERR_HTTP_INVALID_HEADER_VALUE', `Invalid value "undefined" for header "${name}"`, TypeError);
+  if (Array.isArray(value)) {
+    for (const v of value) if (common._checkInvalidHeaderChar(String(v))) throw codeError('ERR_INVALID_CHAR', `Invalid character in header content ["${name}"]`, TypeError);
+  } else if (common._checkInvalidHeaderChar(String(value))) {
+    throw codeError('ERR_INVALID_CHAR', `Invalid character in header content ["${name}"]`, TypeError);
+  }
+}
+
+// ---- the request ----
+
+/** node:http's rule for a repeated header: these keep their first value, set-cookie is an array, cookie joins with '; ', the rest with ', ' */
+const FIRST_WINS = new Set([
+  'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host', 'if-modified-since',
+  'if-unmodified-since', 'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'referer', 'retry-after',
+  'server', 'user-agent',
+]);
+
+const EMPTY: Buffer[] = [];
+
+export class H1Request extends EventEmitter {
+  readonly httpVersion: string;
+  complete = false;
+  /** set when the connection ends before the body did */
+  aborted = false;
+  private _headers?: Record<string, string | string[]>;
+  private _distinct?: Record<string, string[]>;
+  /** body chunks not yet given to 'data' listeners */
+  private pending: Buffer[] = EMPTY;
+  private flowing = false;
+  private flushScheduled = false;
+  private endEmitted = false;
+
+  constructor(
+    readonly socket: TLSSocket,
+    readonly method: string,
+    public url: string,
+    readonly rawHeaders: string[],
+    readonly httpVersionMajor: number,
+    readonly httpVersionMinor: number,
+  ) {
+    super();
+    this.httpVersion = `${httpVersionMajor}.${httpVersionMinor}`;
+  }
+
+  get connection(): TLSSocket {
+    return this.socket;
+  }
+
+  get headers(): Record<string, string | string[]> {
+    if (this._headers) return this._headers;
+    const h: Record<string, string | string[]> = {};
+    const raw = this.rawHeaders;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const k = raw[i]!.toLowerCase();
+      const v = raw[i + 1]!;
+      const prev = h[k];
+      if (prev === undefined) h[k] = k === 'set-cookie' ? [v] : v;
+      else if (k === 'set-cookie') (prev as string[]).push(v);
+      else if (FIRST_WINS.has(k)) continue;
+      else h[k] = `${prev as string}${k === 'cookie' ? '; ' : ', '}${v}`;
+    }
+    this._headers = h;
+    return h;
+  }
+
+  set headers(v: Record<string, string | string[]>) {
+    this._headers = v;
+  }
+
+  get headersDistinct(): Record<string, string[]> {
+    if (this._distinct) return this._distinct;
+    const d: Record<string, string[]> = {};
+    const raw = this.rawHeaders;
+    for (let i = 0; i + 1 < raw.length; i += 2) (d[raw[i]!.toLowerCase()] ??= []).push(raw[i + 1]!);
+    this._distinct = d;
+    return d;
+  }
+
+  /**
+   * The whole body when it has all arrived and nobody has read any of it: the fast way for a
+   * handler that wants it in one piece (readBody). Undefined otherwise: read the events.
+   */
+  takeBody(): Buffer | undefined {
+    if (!this.complete || this.flowing || this.endEmitted) return undefined;
+    const p = this.pending;
+    this.pending = EMPTY;
+    this.flowing = true;
+    this.endEmitted = true;
+    return p.length === 1 ? p[0]! : Buffer.concat(p);
+  }
+
+  override on(ev: string | symbol, fn: (...args: any[]) => void): this {
+    super.on(ev, fn);
+    if (ev === 'data' && !this.flowing) this.resume();
+    return this;
+  }
+
+  override addListener(ev: string | symbol, fn: (...args: any[]) => void): this {
+    return this.on(ev, fn);
+  }
+
+  resume(): this {
+    if (this.flowing) return this;
+    this.flowing = true;
+    this.scheduleFlush();
+    return this;
+  }
+
+  pause(): this {
+    this.flowing = false;
+    return this;
+  }
+
+  isPaused(): boolean {
+    return !this.flowing;
+  }
+
+  destroy(err?: Error): this {
+    this.socket.destroy(err);
+    return this;
+  }
+
+  /** a body chunk from the parser (named as Readable's, which the audit's BodyTap wraps) */
+  push(b: Buffer): boolean {
+    if (this.flowing && !this.flushScheduled) {
+      this.emit('data', b);
+      return true;
+    }
+    if (this.pending === EMPTY) this.pending = [];
+    this.pending.push(b);
+    return true;
+  }
+
+  /** the body is complete */
+  _end(): void {
+    this.complete = true;
+    if (this.flowing) this.scheduleFlush();
+  }
+
+  /** the connection ended before the body did */
+  _abort(): void {
+    if (this.complete || this.aborted) return;
+    this.aborted = true;
+    this.emit('aborted');
+    if (this.listenerCount('error')) this.emit('error', codeError('ECONNRESET', 'aborted'));
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    process.nextTick(() => {
+      this.flushScheduled = false;
+      if (!this.flowing) return;
+      const p = this.pending;
+      this.pending = EMPTY;
+      for (const b of p) this.emit('data', b);
+      if (this.complete && !this.endEmitted) {
+        this.endEmitted = true;
+        this.emit('end');
+      }
+    });
+  }
+}
+
+// ---- the response ----
+
+type HeaderValue = string | number | readonly string[];
+
+export class H1Response extends EventEmitter {
+  statusCode = 200;
+  statusMessage: string | undefined = undefined;
+  sendDate = true;
+  /** the head, once made (headersSent) */
+  private head: string | undefined = undefined;
+  private names: Record<string, string> = Object.create(null);
+  private values: Record<string, HeaderValue> = Object.create(null);
+  private chunked = false;
+  /** no body goes out (HEAD, 1xx, 204, 304) */
+  private bodiless = false;
+  /** the body runs to the connection's end (HTTP/1.0 without a length) */
+  private closeDelimited = false;
+  keepAlive: boolean;
+  private ended = false;
+  finished = false;
+  private closed = false;
+  destroyed = false;
+  private waitingDrain = false;
+
+  constructor(
+    readonly req: H1Request,
+    private readonly conn: H1Connection,
+    keepAlive: boolean,
+  ) {
+    super();
+    this.keepAlive = keepAlive;
+  }
+
+  get socket(): TLSSocket {
+    return this.req.socket;
+  }
+
+  get connection(): TLSSocket {
+    return this.req.socket;
+  }
+
+  get headersSent(): boolean {
+    return this.head !== undefined;
+  }
+
+  get writableEnded(): boolean {
+    return this.ended;
+  }
+
+  get writableFinished(): boolean {
+    return this.finished;
+  }
+
+  get writableLength(): number {
+    return this.req.socket.writableLength;
+  }
+
+  get writableNeedDrain(): boolean {
+    return this.waitingDrain;
+  }
+
+  setHeader(name: string, value: HeaderValue): this {
+    if (this.head !== undefined) throw codeError('ERR_HTTP_HEADERS_SENT', 'Cannot set headers after they are sent to the client');
+    checkHeader(name, value);
+    const k = name.toLowerCase();
+    this.names[k] = name;
+    this.values[k] = value;
+    return this;
+  }
+
+  appendHeader(name: string, value: HeaderValue): this {
+    const k = typeof name === 'string' ? name.toLowerCase() : name;
+    const prev = this.values[k];
+    if (prev === undefined) return this.setHeader(name, value);
+    const list = [...(Array.isArray(prev) ? prev : [String(prev)]), ...(Array.isArray(value) ? value : [String(value)])];
+    return this.setHeader(this.names[k]!, list);
+  }
+
+  getHeader(name: string): HeaderValue | undefined {
+    return this.values[name.toLowerCase()];
+  }
+
+  hasHeader(name: string): boolean {
+    return this.values[name.toLowerCase()] !== undefined;
+  }
+
+  getHeaderNames(): string[] {
+    return Object.keys(this.values);
+  }
+
+  getHeaders(): Record<string, HeaderValue> {
+    const o: Record<string, HeaderValue> = Object.create(null);
+    for (const k of Object.keys(this.values)) o[k] = this.values[k]!;
+    return o;
+  }
+
+  removeHeader(name: string): void {
+    if (this.head !== undefined) throw codeError('ERR_HTTP_HEADERS_SENT', 'Cannot remove headers after they are sent to the client');
+    const k = name.toLowerCase();
+    delete this.names[k];
+    delete this.values[k];
+  }
+
+  writeHead(code: number, msgOrHeaders?: string | Record<string, HeaderValue> | readonly string[], headers?: Record<string, HeaderValue> | readonly string[]): this {
+    if (this.head !== undefined) throw codeError('ERR_HTTP_HEADERS_SENT', 'Cannot write headers after they are sent to the client');
+    if (!Number.isInteger(code) || code < 100 || code > 999) throw codeError('ERR_HTTP_INVALID_STATUS_CODE', `Invalid status code: ${code}`, RangeError);
+    this.statusCode = code;
+    let h = headers;
+    if (typeof msgOrHeaders === 'string') this.statusMessage = msgOrHeaders;
+    else h = msgOrHeaders;
+    if (h) {
+      if (Array.isArray(h)) {
+        for (let i = 0; i + 1 < h.length; i += 2) this.setHeader(h[i]!, h[i + 1]!);
+      } else {
+        for (const k of Object.keys(h)) {
+          const v = (h as Record<string, HeaderValue>)[k];
+          if (v !== undefined) this.setHeader(k, v);
+        }
+      }
+    }
+    this.makeHead(this.endLength);
+    return this;
+  }
+
+  /** the whole body's length when end() makes the head (writeHead then sets Content-Length) */
+  private endLength: number | undefined = undefined;
+
+  /** the head made by a write, as node's _implicitHeader does: through writeHead, so that hooks on it (warnings, audit) run */
+  private implicitHead(endLength: number | undefined): void {
+    this.endLength = endLength;
+    this.writeHead(this.statusCode);
+    this.endLength = undefined;
+  }
+
+  flushHeaders(): void {
+    if (this.head === undefined) this.implicitHead(undefined);
+    if (!this.headOut) this.out(undefined);
+  }
+
+  write(chunk: string | Uint8Array, enc?: BufferEncoding | ((e?: Error | null) => void), cb?: (e?: Error | null) => void): boolean {
+    if (typeof enc === 'function') {
+      cb = enc;
+      enc = undefined;
+    }
+    if (this.ended) {
+      const e = codeError('ERR_STREAM_WRITE_AFTER_END', 'write after end');
+      process.nextTick(() => {
+        cb?.(e);
+        if (this.listenerCount('error')) this.emit('error', e);
+      });
+      return false;
+    }
+    if (this.head === undefined) this.implicitHead(undefined);
+    const b = typeof chunk === 'string' ? Buffer.from(chunk, enc ?? 'utf8') : chunk;
+    if (b.byteLength === 0) {
+      if (cb) process.nextTick(cb);
+      return !this.waitingDrain;
+    }
+    return this.out(b, cb);
+  }
+
+  end(chunk?: string | Uint8Array | (() => void), enc?: BufferEncoding | (() => void), cb?: () => void): this {
+    if (typeof chunk === 'function') {
+      cb = chunk;
+      chunk = undefined;
+    } else if (typeof enc === 'function') {
+      cb = enc;
+      enc = undefined;
+    }
+    if (this.ended) {
+      if (cb) process.nextTick(cb);
+      return this;
+    }
+    const b = chunk === undefined || chunk === null ? undefined : typeof chunk === 'string' ? Buffer.from(chunk, (enc as BufferEncoding | undefined) ?? 'utf8') : chunk;
+    if (this.head === undefined) this.implicitHead(b === undefined ? 0 : b.byteLength);
+    this.ended = true;
+    if (cb) this.once('finish', cb);
+    this.out(b, undefined, true);
+    return this;
+  }
+
+  destroy(err?: Error): this {
+    if (this.destroyed) return this;
+    this.destroyed = true;
+    this.req.socket.destroy(err);
+    return this;
+  }
+
+  // ---- inside ----
+
+  /** whether the head has gone to the connection */
+  private headOut = false;
+
+  /** builds the head; `endLength` is the whole body's length when end() makes the head */
+  private makeHead(endLength: number | undefined): void {
+    const code = this.statusCode;
+    const req = this.req;
+    this.bodiless = req.method === 'HEAD' || code === 204 || code === 304 || (code >= 100 && code < 200);
+    const v = this.values;
+    if (endLength !== undefined && v['content-length'] === undefined && v['transfer-encoding'] === undefined && !(code === 204 || code === 304 || (code >= 100 && code < 200))) {
+      this.names['content-length'] = 'Content-Length';
+      v['content-length'] = endLength;
+    }
+    const http10 = req.httpVersionMajor === 1 && req.httpVersionMinor === 0;
+    // HTTP/1.0 has no chunked framing: a stream the handler meant to chunk runs to the connection's end (as Go's server does)
+    if (http10 && v['transfer-encoding'] !== undefined && v['content-length'] === undefined) {
+      delete v['transfer-encoding'];
+      delete this.names['transfer-encoding'];
+      if (!this.bodiless) {
+        delete v['connection'];
+        delete this.names['connection'];
+      }
+    }
+    const te = v['transfer-encoding'];
+    if (te !== undefined) {
+      this.chunked = !http10 && /(?:^|,)\s*chunked\s*$/i.test(String(te));
+    } else if (v['content-length'] === undefined && !this.bodiless) {
+      if (http10) this.closeDelimited = true;
+      else {
+        this.chunked = true;
+        this.names['transfer-encoding'] = 'Transfer-Encoding';
+        v['transfer-encoding'] = 'chunked';
+      }
+    }
+    const conn = v['connection'];
+    if (conn !== undefined && /(?:^|,)\s*close\s*(?:,|$)/i.test(String(conn))) this.keepAlive = false;
+    if (this.closeDelimited || this.conn.closing) this.keepAlive = false;
+    let s = `HTTP/1.1 ${code} ${this.statusMessage ?? STATUS_CODES[code] ?? 'unknown'}\r\n`;
+    for (const k in v) {
+      const val = v[k]!;
+      const n = this.names[k]!;
+      if (typeof val === 'object') for (const x of val) s += `${n}: ${x}\r\n`;
+      else s += `${n}: ${val}\r\n`;
+    }
+    if (this.sendDate && v['date'] === undefined) s += dateHeader();
+    if (conn === undefined) {
+      if (!this.keepAlive) s += 'Connection: close\r\n';
+      else if (http10) s += 'Connection: keep-alive\r\n';
+    }
+    this.head = s + '\r\n';
+  }
+
+  /** sends the head (first time) and a piece of the body; `last` ends the message */
+  private out(b: Uint8Array | undefined, cb?: (e?: Error | null) => void, last = false): boolean {
+    const parts: (string | Uint8Array)[] = [];
+    if (!this.headOut) {
+      this.headOut = true;
+      parts.push(this.head!);
+    }
+    if (b !== undefined && b.byteLength > 0 && !this.bodiless) {
+      if (this.chunked) {
+        parts.push(`${b.byteLength.toString(16)}\r\n`, b, last ? '\r\n0\r\n\r\n' : '\r\n');
+      } else parts.push(b);
+    } else if (last && this.chunked && !this.bodiless) parts.push('0\r\n\r\n');
+    const sock = this.req.socket;
+    let ok = true;
+    if (parts.length === 1) ok = writePart(sock, parts[0]!, last ? () => this.done() : cb);
+    else if (parts.length > 1) {
+      sock.cork();
+      for (let i = 0; i < parts.length - 1; i++) writePart(sock, parts[i]!, undefined);
+      ok = writePart(sock, parts[parts.length - 1]!, last ? () => this.done() : cb);
+      sock.uncork();
+    } else if (last) process.nextTick(() => this.done());
+    else if (cb) process.nextTick(cb);
+    if (last && cb) this.once('finish', cb);
+    if (!ok && !last && !this.waitingDrain) {
+      this.waitingDrain = true;
+      sock.once('drain', () => {
+        this.waitingDrain = false;
+        if (!this.closed) this.emit('drain');
+      });
+    }
+    return ok;
+  }
+
+  /** the last byte went to the connection */
+  private done(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.emit('finish');
+    this.conn.responseDone(this);
+    this._close();
+  }
+
+  /** the response is over: finished, or its connection gone */
+  _close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (!this.finished) this.destroyed = true;
+    this.emit('close');
+    this.req.emit('close');
+  }
+}
+
+function writePart(sock: TLSSocket, p: string | Uint8Array, cb: ((e?: Error | null) => void) | undefined): boolean {
+  return typeof p === 'string' ? sock.write(p, 'latin1', cb) : sock.write(p, cb);
+}
+
+// ---- the connection ----
+
+const enum Phase {
+  Idle,
+  Headers,
+  Busy,
+}
+
+class H1Connection {
+  private readonly parser: NativeParser;
+  /** responses in request order; the first is the one writing */
+  private readonly queue: H1Response[] = [];
+  private current: H1Request | undefined;
+  phase = Phase.Idle;
+  /** the sweep tick when the phase began */
+  since = 0;
+  closing = false;
+  private gone = false;
+  /** the client ended its side */
+  private clientEnded = false;
+
+  constructor(
+    readonly socket: TLSSocket,
+    private readonly server: H1Server,
+  ) {
+    const p = new HTTPParser();
+    this.parser = p;
+    p.initialize(HTTPParser.REQUEST, {}, server.opts.maxHeaderSize, HTTPParser.kLenientNone);
+    let raw: string[] = [];
+    let url = '';
+    p[kOnMessageBegin] = () => {
+      this.phase = Phase.Headers;
+      this.since = this.server.tick;
+    };
+    // headers that came in pieces (many headers, or split across reads)
+    p[kOnHeaders] = (headers: string[], u: string) => {
+      for (let i = 0; i < headers.length; i++) raw.push(headers[i]!);
+      url += u;
+    };
+    p[kOnHeadersComplete] = (major: number, minor: number, headers: string[] | undefined, method: number, u: string | undefined, _status: unknown, _msg: unknown, upgrade: boolean, keepAlive: boolean) => {
+      if (headers === undefined) {
+        headers = raw;
+        u = url;
+      }
+      raw = [];
+      url = '';
+      this.phase = Phase.Busy;
+      return this.onRequest(METHODS[method] ?? 'GET', u ?? '', headers, major, minor, keepAlive && !upgrade, upgrade);
+    };
+    p[kOnBody] = (b: Buffer) => {
+      this.current?.push(b);
+    };
+    p[kOnMessageComplete] = () => {
+      const req = this.current;
+      this.current = undefined;
+      req?._end();
+    };
+    p[kOnExecute] = (ret: number | Error) => {
+      if (ret instanceof Error) this.parseError(ret);
+    };
+    const s = socket as unknown as { _handle: { _consumed?: boolean; isStreamBase?: boolean } | null };
+    if (s._handle?.isStreamBase && !s._handle._consumed) {
+      s._handle._consumed = true;
+      p.consume(s._handle);
+    }
+    // bytes that reach JavaScript anyway (a handle that cannot be consumed, or read before consume)
+    socket.on('data', (d: Buffer) => {
+      const r = this.parser.execute(d);
+      if (r instanceof Error) this.parseError(r);
+    });
+    socket.on('end', () => this.onEnd());
+    socket.on('error', () => socket.destroy());
+    socket.once('close', () => this.onClose());
+    this.since = server.tick;
+  }
+
+  private onRequest(method: string, url: string, headers: string[], major: number, minor: number, keepAlive: boolean, upgrade: boolean): number {
+    const req = new H1Request(this.socket, method, url, headers, major, minor);
+    // no upgrades are served: the request is answered as a plain one, and the connection closes
+    const res = new H1Response(req, this, keepAlive && !this.closing && !upgrade);
+    this.current = req;
+    this.queue.push(res);
+    // one request at a time, as Go's server reads them: a pipelined request is handled when the
+    // answer before it is complete (its body waits in the request meanwhile)
+    if (this.queue.length === 1) this.dispatch(res);
+    return 0;
+  }
+
+  private dispatch(res: H1Response): void {
+    const req = res.req;
+    if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+      const expect = this.headerOf(req.rawHeaders, 'expect');
+      if (expect !== undefined) {
+        if (/^100-continue$/i.test(expect.trim())) {
+          if (!req.complete) this.socket.write('HTTP/1.1 100 Continue\r\n\r\n', 'latin1');
+        } else {
+          res.statusCode = 417;
+          res.end();
+          return;
+        }
+      }
+    }
+    try {
+      this.server.handler(req, res);
+    } catch (e) {
+      this.server.onHandlerError(e);
+      res.destroy();
+    }
+  }
+
+  private headerOf(headers: string[], name: string): string | undefined {
+    for (let i = 0; i + 1 < headers.length; i += 2) if (headers[i]!.length === name.length && headers[i]!.toLowerCase() === name) return headers[i + 1];
+    return undefined;
+  }
+
+  /** the active response's last byte is out: the next one's turn, or the connection's end */
+  responseDone(res: H1Response): void {
+    const q = this.queue;
+    if (q[0] === res) q.shift();
+    if (!res.keepAlive) {
+      this.closing = true;
+      this.socket.end();
+      return;
+    }
+    const next = q[0];
+    if (next) {
+      this.dispatch(next);
+      return;
+    }
+    if (this.current === undefined) {
+      this.phase = Phase.Idle;
+      this.since = this.server.tick;
+      if (this.clientEnded || this.closing) this.socket.end();
+    }
+  }
+
+  private parseError(e: Error): void {
+    if (this.gone) return;
+    const code = (e as { code?: string }).code ?? '';
+    if (this.queue.length === 0 && this.socket.writable) {
+      // Go's net/http answers: 431 for too many header bytes, 400 otherwise
+      const big = code === 'HPE_HEADER_OVERFLOW';
+      const status = big ? '431 Request Header Fields Too Large' : '400 Bad Request';
+      this.socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${status}`, 'latin1');
+      this.socket.destroySoon();
+    } else this.socket.destroy();
+    this.gone = true;
+  }
+
+  private onEnd(): void {
+    this.clientEnded = true;
+    const r = this.parser.finish();
+    if (r instanceof Error) {
+      this.parseError(r);
+      return;
+    }
+    this.current?._abort();
+    if (this.queue.length === 0) this.socket.end();
+  }
+
+  private onClose(): void {
+    this.gone = true;
+    this.server.forget(this);
+    this.current?._abort();
+    for (const res of this.queue.splice(0)) res._close();
+    try {
+      this.parser.close();
+    } catch {
+      // (already closed)
+    }
+  }
+
+  /** the server is ending: an idle connection closes now, a busy one after its answer */
+  shutdown(): void {
+    this.closing = true;
+    if (this.queue.length === 0 && this.phase !== Phase.Busy) this.socket.end();
+  }
+}
+
+// ---- the server side ----
+
+/** How often the timeouts are checked; a timeout fires within one sweep of its time. */
+const SWEEP_MS = 5_000;
+
+export class H1Server {
+  private readonly conns = new Set<H1Connection>();
+  private sweeper: NodeJS.Timeout | undefined;
+  /** counts sweeps: connections note it when their phase changes, which costs nothing per request */
+  tick = 0;
+
+  constructor(
+    readonly handler: H1Handler,
+    readonly opts: H1Options,
+    /** a handler that threw before it could answer (its connection is closed) */
+    readonly onHandlerError: (e: unknown) => void = (e) => process.stderr.write(`E http1: request handler failed: ${(e as Error)?.stack ?? String(e)}\n`),
+  ) {}
+
+  /** takes an HTTP/1.1 connection (its TLS handshake done) */
+  attach(socket: TLSSocket): void {
+    const c = new H1Connection(socket, this);
+    this.conns.add(c);
+    if (!this.sweeper) {
+      this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+      this.sweeper.unref();
+    }
+  }
+
+  forget(c: H1Connection): void {
+    this.conns.delete(c);
+    if (this.conns.size === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
+
+  /** graceful end: idle connections close now, busy ones after their current answer */
+  shutdown(): void {
+    for (const c of this.conns) c.shutdown();
+  }
+
+  get connections(): number {
+    return this.conns.size;
+  }
+
+  private sweep(): void {
+    this.tick++;
+    const idleTicks = Math.ceil(this.opts.keepAliveTimeoutMs / SWEEP_MS);
+    const headerTicks = Math.ceil(this.opts.headersTimeoutMs / SWEEP_MS);
+    for (const c of this.conns) {
+      const age = this.tick - c.since;
+      if ((c.phase === Phase.Idle && idleTicks > 0 && age > idleTicks) || (c.phase === Phase.Headers && headerTicks > 0 && age > headerTicks)) c.socket.destroy();
+    }
+  }
+}
