@@ -8,6 +8,11 @@
 // (bench/bare.ts) under the same load the same way, for the side-by-side view.
 //
 //   node dist/bench/oncpu.js [--seconds 5] [--warmup 6000] [--top 12] [--bare] [--keep DIR]
+//                            [--callers REGEX [--depth 3]]
+//
+// `--callers` records call chains too (perf's frame-pointer unwinding, which walks V8's compiled
+// frames) and adds, for the samples of the main thread whose own symbol matches REGEX, the
+// chains of their nearest callers (`--depth` frames), in microseconds per create.
 //
 // The V8 CPU profiles of `--cpu-prof` sample wall time: a thread preempted inside a call (a write
 // that wakes the load generator, a postMessage that wakes the worker) is counted there, and
@@ -30,6 +35,8 @@ const WARMUP_MS = Number(opt('warmup') ?? 6000);
 const TOP = Number(opt('top') ?? 12);
 const BARE = args.includes('--bare');
 const KEEP = opt('keep');
+const CALLERS = opt('callers');
+const DEPTH = Number(opt('depth') ?? 3);
 /** samples per second of CPU time */
 const HZ = 1999;
 
@@ -78,7 +85,7 @@ function loadAndSample(target: Target, pid: number, perfData: string): Promise<{
     onLines(lg.stdout!, (line) => {
       if (line === 'warm') {
         // (the load generator's window and perf's start within a few ms of each other; both last SECONDS)
-        perf = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', String(HZ), '-p', String(pid), '-o', perfData, '--', 'sleep', String(SECONDS)], { stdio: 'ignore' });
+        perf = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', String(HZ), ...(CALLERS ? ['-g'] : []), '-p', String(pid), '-o', perfData, '--', 'sleep', String(SECONDS)], { stdio: 'ignore' });
         perfDone = new Promise((r) => perf!.once('exit', (code) => r(code)));
       } else if (line.startsWith('{')) load = JSON.parse(line) as LoadResult;
     });
@@ -138,7 +145,32 @@ async function profile(label: string, target: Target, proc: ChildProcess, dir: s
   const rep = spawnSync('perf', ['report', '-i', perfData, '--stdio', '-n', '--no-children', '-g', 'none', '--sort', 'pid,dso,sym'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   const samples = parseReport(rep.stdout);
   const requests = load.perSec * SECONDS;
-  return { rate: load.perSec, p99Ms: round(load.latencyMs.p99, 1), clientCores: load.clientCores, ...summarize(samples, pid, HZ, SECONDS, requests) };
+  const callers = CALLERS ? callersOf(perfData, pid, new RegExp(CALLERS), 1e6 / HZ / requests) : undefined;
+  return { rate: load.perSec, p99Ms: round(load.latencyMs.p99, 1), clientCores: load.clientCores, ...summarize(samples, pid, HZ, SECONDS, requests), ...(callers ? { callers } : {}) };
+}
+
+/** the main thread's samples whose own symbol matches `re`, counted by the chain of their DEPTH nearest callers */
+function callersOf(perfData: string, mainTid: number, re: RegExp, usPerSample: number): string[] {
+  const script = spawnSync('perf', ['script', '-i', perfData, '--tid', String(mainTid), '-F', 'tid,ip,sym'], { encoding: 'utf8', maxBuffer: 1024 * 1024 * 1024 });
+  const counts = new Map<string, number>();
+  // one sample: a header line, then one line per frame (address, symbol), then an empty line
+  for (const block of script.stdout.split(/\n\s*\n/)) {
+    const frames = block
+      .split('\n')
+      .slice(1)
+      .map((l) => /^\s*[0-9a-f]+\s+(.*)$/.exec(l)?.[1]?.trim())
+      .filter((f): f is string => !!f);
+    if (frames.length === 0 || !re.test(frames[0]!)) continue;
+    const chain = frames
+      .slice(1, 1 + DEPTH)
+      .map((f) => f.replace(/file:\/\/\S*\/dist\//, '').replace(/ bundle\/\S+/, '').slice(0, 60))
+      .join(' < ');
+    counts.set(chain, (counts.get(chain) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, TOP)
+    .map(([chain, n]) => `${round(n * usPerSample, 2)} ${chain}`);
 }
 
 const dir = KEEP ?? mkdtempSync(join(tmpdir(), 'keelson-oncpu-'));

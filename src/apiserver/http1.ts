@@ -78,11 +78,30 @@ function codeError(code: string, message: string, Type: ErrorConstructor | TypeE
   return e;
 }
 
-function checkHeader(name: string, value: unknown): void {
+/**
+ * Header names found valid, with their lower-case form. The handlers set the same few names on
+ * every answer, mostly as literals (whose hash V8 keeps), so a look-up here is cheaper than the
+ * token check and the lower-casing it saves; bounded, as a handler may set names of its clients'.
+ */
+const checkedNames = new Map<string, string>();
+const MAX_CHECKED_NAMES = 512;
+
+/** the lower-case form of a header name, which is checked to be an HTTP token (node's error when not) */
+function checkedName(name: string): string {
+  const known = checkedNames.get(name);
+  if (known !== undefined) return known;
   if (typeof name !== 'string' || !name || !common._checkIsHttpToken(name)) {
     throw codeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${name}"]`, TypeError);
   }
+  const k = name.toLowerCase();
+  if (checkedNames.size < MAX_CHECKED_NAMES) checkedNames.set(name, k);
+  return k;
+}
+
+function checkValue(name: string, value: unknown): void {
   if (value === undefined) throw codeError('ERR_HTTP_INVALID_HEADER_VALUE', `Invalid value "undefined" for header "${name}"`, TypeError);
+  // (a number's text has no character to refuse)
+  if (typeof value === 'number') return;
   if (Array.isArray(value)) {
     for (const v of value) if (common._checkInvalidHeaderChar(String(v))) throw codeError('ERR_INVALID_CHAR', `Invalid character in header content ["${name}"]`, TypeError);
   } else if (common._checkInvalidHeaderChar(String(value))) {
@@ -100,6 +119,21 @@ const FIRST_WINS = new Set([
 ]);
 
 const EMPTY: Buffer[] = [];
+
+/**
+ * Request header names as they come (fresh strings from the parser) to their lower-case form,
+ * one string per name: the form used as a key of `headers` is then one V8 has already
+ * internalized, where a new lower-cased string would be looked up in V8's string table on every
+ * request. Bounded: clients choose the names.
+ */
+const lowerNames = new Map<string, string>();
+function lowerName(name: string): string {
+  const k = lowerNames.get(name);
+  if (k !== undefined) return k;
+  const lower = name.toLowerCase();
+  if (lowerNames.size < 1024) lowerNames.set(name, lower);
+  return lower;
+}
 
 export class H1Request extends EventEmitter {
   readonly httpVersion: string;
@@ -135,7 +169,7 @@ export class H1Request extends EventEmitter {
     const h: Record<string, string | string[]> = {};
     const raw = this.rawHeaders;
     for (let i = 0; i + 1 < raw.length; i += 2) {
-      const k = raw[i]!.toLowerCase();
+      const k = lowerName(raw[i]!);
       const v = raw[i + 1]!;
       const prev = h[k];
       if (prev === undefined) h[k] = k === 'set-cookie' ? [v] : v;
@@ -171,6 +205,11 @@ export class H1Request extends EventEmitter {
     this.flowing = true;
     this.endEmitted = true;
     return p.length === 1 ? p[0]! : Buffer.concat(p);
+  }
+
+  /** the body's chunks that have come and have not been read (for the audit's BodyTap) */
+  buffered(): readonly Buffer[] {
+    return this.flowing ? EMPTY : this.pending;
   }
 
   override on(ev: string | symbol, fn: (...args: any[]) => void): this {
@@ -256,8 +295,9 @@ export class H1Response extends EventEmitter {
   sendDate = true;
   /** the head, once made (headersSent) */
   private head: string | undefined = undefined;
-  private names: Record<string, string> = Object.create(null);
-  private values: Record<string, HeaderValue> = Object.create(null);
+  /** the headers set, by lower-case name: the name as the handler wrote it, and the value */
+  private readonly names = new Map<string, string>();
+  private readonly values = new Map<string, HeaderValue>();
   private chunked = false;
   /** no body goes out (HEAD, 1xx, 204, 304) */
   private bodiless = false;
@@ -309,44 +349,44 @@ export class H1Response extends EventEmitter {
 
   setHeader(name: string, value: HeaderValue): this {
     if (this.head !== undefined) throw codeError('ERR_HTTP_HEADERS_SENT', 'Cannot set headers after they are sent to the client');
-    checkHeader(name, value);
-    const k = name.toLowerCase();
-    this.names[k] = name;
-    this.values[k] = value;
+    const k = checkedName(name);
+    checkValue(name, value);
+    this.names.set(k, name);
+    this.values.set(k, value);
     return this;
   }
 
   appendHeader(name: string, value: HeaderValue): this {
     const k = typeof name === 'string' ? name.toLowerCase() : name;
-    const prev = this.values[k];
+    const prev = this.values.get(k);
     if (prev === undefined) return this.setHeader(name, value);
     const list = [...(Array.isArray(prev) ? prev : [String(prev)]), ...(Array.isArray(value) ? value : [String(value)])];
-    return this.setHeader(this.names[k]!, list);
+    return this.setHeader(this.names.get(k)!, list);
   }
 
   getHeader(name: string): HeaderValue | undefined {
-    return this.values[name.toLowerCase()];
+    return this.values.get(name.toLowerCase());
   }
 
   hasHeader(name: string): boolean {
-    return this.values[name.toLowerCase()] !== undefined;
+    return this.values.has(name.toLowerCase());
   }
 
   getHeaderNames(): string[] {
-    return Object.keys(this.values);
+    return [...this.values.keys()];
   }
 
   getHeaders(): Record<string, HeaderValue> {
     const o: Record<string, HeaderValue> = Object.create(null);
-    for (const k of Object.keys(this.values)) o[k] = this.values[k]!;
+    for (const [k, v] of this.values) o[k] = v;
     return o;
   }
 
   removeHeader(name: string): void {
     if (this.head !== undefined) throw codeError('ERR_HTTP_HEADERS_SENT', 'Cannot remove headers after they are sent to the client');
     const k = name.toLowerCase();
-    delete this.names[k];
-    delete this.values[k];
+    this.names.delete(k);
+    this.values.delete(k);
   }
 
   writeHead(code: number, msgOrHeaders?: string | Record<string, HeaderValue> | readonly string[], headers?: Record<string, HeaderValue> | readonly string[]): this {
@@ -445,42 +485,42 @@ export class H1Response extends EventEmitter {
     const req = this.req;
     this.bodiless = req.method === 'HEAD' || code === 204 || code === 304 || (code >= 100 && code < 200);
     const v = this.values;
-    if (endLength !== undefined && v['content-length'] === undefined && v['transfer-encoding'] === undefined && !(code === 204 || code === 304 || (code >= 100 && code < 200))) {
-      this.names['content-length'] = 'Content-Length';
-      v['content-length'] = endLength;
+    const names = this.names;
+    if (endLength !== undefined && !v.has('content-length') && !v.has('transfer-encoding') && !(code === 204 || code === 304 || (code >= 100 && code < 200))) {
+      names.set('content-length', 'Content-Length');
+      v.set('content-length', endLength);
     }
     const http10 = req.httpVersionMajor === 1 && req.httpVersionMinor === 0;
     // HTTP/1.0 has no chunked framing: a stream the handler meant to chunk runs to the connection's end (as Go's server does)
-    if (http10 && v['transfer-encoding'] !== undefined && v['content-length'] === undefined) {
-      delete v['transfer-encoding'];
-      delete this.names['transfer-encoding'];
+    if (http10 && v.has('transfer-encoding') && !v.has('content-length')) {
+      v.delete('transfer-encoding');
+      names.delete('transfer-encoding');
       if (!this.bodiless) {
-        delete v['connection'];
-        delete this.names['connection'];
+        v.delete('connection');
+        names.delete('connection');
       }
     }
-    const te = v['transfer-encoding'];
+    const te = v.get('transfer-encoding');
     if (te !== undefined) {
       this.chunked = !http10 && /(?:^|,)\s*chunked\s*$/i.test(String(te));
-    } else if (v['content-length'] === undefined && !this.bodiless) {
+    } else if (!v.has('content-length') && !this.bodiless) {
       if (http10) this.closeDelimited = true;
       else {
         this.chunked = true;
-        this.names['transfer-encoding'] = 'Transfer-Encoding';
-        v['transfer-encoding'] = 'chunked';
+        names.set('transfer-encoding', 'Transfer-Encoding');
+        v.set('transfer-encoding', 'chunked');
       }
     }
-    const conn = v['connection'];
+    const conn = v.get('connection');
     if (conn !== undefined && /(?:^|,)\s*close\s*(?:,|$)/i.test(String(conn))) this.keepAlive = false;
     if (this.closeDelimited || this.conn.closing) this.keepAlive = false;
     let s = `HTTP/1.1 ${code} ${this.statusMessage ?? STATUS_CODES[code] ?? 'unknown'}\r\n`;
-    for (const k in v) {
-      const val = v[k]!;
-      const n = this.names[k]!;
+    for (const [k, val] of v) {
+      const n = names.get(k)!;
       if (typeof val === 'object') for (const x of val) s += `${n}: ${x}\r\n`;
       else s += `${n}: ${val}\r\n`;
     }
-    if (this.sendDate && v['date'] === undefined) s += dateHeader();
+    if (this.sendDate && !v.has('date')) s += dateHeader();
     if (conn === undefined) {
       if (!this.keepAlive) s += 'Connection: close\r\n';
       else if (http10) s += 'Connection: keep-alive\r\n';
@@ -503,7 +543,11 @@ export class H1Response extends EventEmitter {
     const sock = this.req.socket;
     let ok = true;
     if (parts.length === 1) ok = writePart(sock, parts[0]!, last ? () => this.done() : cb);
-    else if (parts.length > 1) {
+    else if (parts.length > 1 && (b === undefined || b.byteLength <= JOIN_MAX)) {
+      // one buffer, one write: a small copy costs less than the socket's corked writev (its
+      // queue, the array of chunks, the string parts encoded one by one in C++)
+      ok = sock.write(joined(parts), last ? () => this.done() : cb);
+    } else if (parts.length > 1) {
       sock.cork();
       for (let i = 0; i < parts.length - 1; i++) writePart(sock, parts[i]!, undefined);
       ok = writePart(sock, parts[parts.length - 1]!, last ? () => this.done() : cb);
@@ -538,6 +582,29 @@ export class H1Response extends EventEmitter {
     this.emit('close');
     this.req.emit('close');
   }
+}
+
+/** the longest body joined with its head (or chunk framing) into one write; longer ones go as they are */
+const JOIN_MAX = 64 * 1024;
+
+/** the parts in one buffer: strings as latin1, as writePart writes them */
+function joined(parts: (string | Uint8Array)[]): Buffer {
+  let n = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    n += typeof p === 'string' ? p.length : p.byteLength;
+  }
+  const buf = Buffer.allocUnsafe(n);
+  let at = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (typeof p === 'string') at += buf.write(p, at, 'latin1');
+    else {
+      buf.set(p, at);
+      at += p.byteLength;
+    }
+  }
+  return buf;
 }
 
 function writePart(sock: TLSSocket, p: string | Uint8Array, cb: ((e?: Error | null) => void) | undefined): boolean {
@@ -600,9 +667,12 @@ class H1Connection {
       const req = this.current;
       this.current = undefined;
       req?._end();
+      this.dispatchWaiting();
     };
+    // the end of the bytes of one read
     p[kOnExecute] = (ret: number | Error) => {
       if (ret instanceof Error) this.parseError(ret);
+      else this.dispatchWaiting();
     };
     const s = socket as unknown as { _handle: { _consumed?: boolean; isStreamBase?: boolean } | null };
     if (s._handle?.isStreamBase && !s._handle._consumed) {
@@ -613,6 +683,7 @@ class H1Connection {
     socket.on('data', (d: Buffer) => {
       const r = this.parser.execute(d);
       if (r instanceof Error) this.parseError(r);
+      else this.dispatchWaiting();
     });
     socket.on('end', () => this.onEnd());
     socket.on('error', () => socket.destroy());
@@ -627,9 +698,22 @@ class H1Connection {
     this.current = req;
     this.queue.push(res);
     // one request at a time, as Go's server reads them: a pipelined request is handled when the
-    // answer before it is complete (its body waits in the request meanwhile)
-    if (this.queue.length === 1) this.dispatch(res);
+    // answer before it is complete (its body waits in the request meanwhile). The first is
+    // handled once its body is complete or the bytes of this read are parsed, whichever is first:
+    // a small body that came with its headers is then whole when the handler reads it (takeBody),
+    // without the events of a body read in pieces.
+    if (this.queue.length === 1) this.waiting = res;
     return 0;
+  }
+
+  /** a request whose headers have come and which is the next to be handled */
+  private waiting: H1Response | undefined = undefined;
+
+  private dispatchWaiting(): void {
+    const res = this.waiting;
+    if (res === undefined) return;
+    this.waiting = undefined;
+    this.dispatch(res);
   }
 
   private dispatch(res: H1Response): void {
@@ -700,12 +784,15 @@ class H1Connection {
       this.parseError(r);
       return;
     }
+    // (a request cut short is handled as before, and sees its body aborted)
+    this.dispatchWaiting();
     this.current?._abort();
     if (this.queue.length === 0) this.socket.end();
   }
 
   private onClose(): void {
     this.gone = true;
+    this.waiting = undefined;
     this.server.forget(this);
     this.current?._abort();
     for (const res of this.queue.splice(0)) res._close();

@@ -55,15 +55,20 @@ export class BodyTap {
   constructor(req: IncomingMessage) {
     const push = req.push;
     const tap = this;
+    // what came before the tap (HTTP/1.1 handles a request once the bytes of its read are in)
+    const early = (req as { buffered?(): readonly Buffer[] }).buffered?.();
+    if (early) for (const b of early) tap.take(b);
     req.push = function (this: IncomingMessage, chunk: any, encoding?: BufferEncoding) {
-      if (!tap.stopped && chunk) {
-        const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, encoding);
-        tap.size += b.length;
-        if (tap.size > MAX_BODY_BYTES + 1) tap.stop();
-        else tap.chunks.push(b);
-      }
+      if (!tap.stopped && chunk) tap.take(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, encoding));
       return push.call(this, chunk, encoding);
     };
+  }
+
+  private take(b: Buffer): void {
+    if (this.stopped) return;
+    this.size += b.length;
+    if (this.size > MAX_BODY_BYTES + 1) this.stop();
+    else this.chunks.push(b);
   }
 
   stop(): void {
