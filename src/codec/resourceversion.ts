@@ -169,9 +169,13 @@ function splitByPieces(text: string, before: number, after: number, lead: string
 export function fillPlaceholder(p: PlaceholderText, rv: string): Buffer {
   const member = `${p.lead}"resourceVersion":"${rv}"${p.trail}`;
   const s = p.stored;
-  const out = Buffer.allocUnsafe(s.length + member.length);
-  s.copy(out, 0, 0, p.cut);
-  out.write(member, p.cut, 'latin1');
-  s.copy(out, p.cut + member.length, p.cut);
+  const n = s.length;
+  const m = member.length;
+  const out = Buffer.allocUnsafe(n + m);
+  // (the whole stored JSON in one copy, its tail moved up in the buffer, the member written in
+  // the gap: native copies without the argument checks and views of Buffer.copy)
+  out.set(s, 0);
+  out.copyWithin(p.cut + m, p.cut, n);
+  for (let i = 0; i < m; i++) out[p.cut + i] = member.charCodeAt(i);
   return out;
 }

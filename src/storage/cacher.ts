@@ -31,7 +31,7 @@
 
 import { BTree } from './btree.js';
 import { FutureRevisionError, type Backend, type KeyValue, type StorageEvent, type Watch } from './interface.js';
-import { compareKeys, maxKey, noteKey, prefixEnd } from './keys.js';
+import { compareKeys, maxKey, noteKey, prefixEnd, sortKeys } from './keys.js';
 
 export interface CacheEntry {
   /** '/registry/configmaps/default/x' */
@@ -832,7 +832,7 @@ class WatchCache implements Cacher {
   private sorted(): BTree<string, CacheEntry> {
     const u = this.unsorted;
     if (u.size > 0) {
-      const keys = [...u.keys()].sort(compareKeys);
+      const keys = sortKeys([...u.keys()]);
       for (let i = 0; i < keys.length; i++) this.tree.set(keys[i]!, u.get(keys[i]!)!);
       u.clear();
     }

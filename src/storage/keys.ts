@@ -22,6 +22,11 @@ export function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Sort keys in place in compareKeys' order (without surrogates, the native sort's own order: no comparator called per pair). */
+export function sortKeys(keys: string[]): string[] {
+  return exact ? keys.sort(compareKeysExact) : keys.sort();
+}
+
 /** code point order, whatever the keys hold */
 export function compareKeysExact(a: string, b: string): number {
   if (a === b) return 0;
