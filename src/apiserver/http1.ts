@@ -79,24 +79,30 @@ function codeError(code: string, message: string, Type: ErrorConstructor | TypeE
 }
 
 /**
- * Header names found valid, with their lower-case form. The handlers set the same few names on
- * every answer, mostly as literals (whose hash V8 keeps), so a look-up here is cheaper than the
- * token check and the lower-casing it saves; bounded, as a handler may set names of its clients'.
+ * A header name's lower-case form, remembered for up to `max` distinct names (clients and
+ * handlers choose names, so the table is bounded); `check` runs on a name not remembered. The
+ * same few names come on every request and answer: a look-up is cheaper than lower-casing (a new
+ * string each time, which V8 then looks up in its string table when it is used as a key) and
+ * than the check it saves.
  */
-const checkedNames = new Map<string, string>();
-const MAX_CHECKED_NAMES = 512;
+function lowerCaseTable(max: number, check?: (name: string) => void): (name: string) => string {
+  const table = new Map<string, string>();
+  return (name) => {
+    const known = table.get(name);
+    if (known !== undefined) return known;
+    check?.(name);
+    const lower = name.toLowerCase();
+    if (table.size < max) table.set(name, lower);
+    return lower;
+  };
+}
 
-/** the lower-case form of a header name, which is checked to be an HTTP token (node's error when not) */
-function checkedName(name: string): string {
-  const known = checkedNames.get(name);
-  if (known !== undefined) return known;
+/** the lower-case form of a header name set on an answer, checked to be an HTTP token (node's error when not) */
+const checkedName = lowerCaseTable(512, (name) => {
   if (typeof name !== 'string' || !name || !common._checkIsHttpToken(name)) {
     throw codeError('ERR_INVALID_HTTP_TOKEN', `Header name must be a valid HTTP token ["${name}"]`, TypeError);
   }
-  const k = name.toLowerCase();
-  if (checkedNames.size < MAX_CHECKED_NAMES) checkedNames.set(name, k);
-  return k;
-}
+});
 
 function checkValue(name: string, value: unknown): void {
   if (value === undefined) throw codeError('ERR_HTTP_INVALID_HEADER_VALUE', `Invalid value "undefined" for header "${name}"`, TypeError);
@@ -120,20 +126,8 @@ const FIRST_WINS = new Set([
 
 const EMPTY: Buffer[] = [];
 
-/**
- * Request header names as they come (fresh strings from the parser) to their lower-case form,
- * one string per name: the form used as a key of `headers` is then one V8 has already
- * internalized, where a new lower-cased string would be looked up in V8's string table on every
- * request. Bounded: clients choose the names.
- */
-const lowerNames = new Map<string, string>();
-function lowerName(name: string): string {
-  const k = lowerNames.get(name);
-  if (k !== undefined) return k;
-  const lower = name.toLowerCase();
-  if (lowerNames.size < 1024) lowerNames.set(name, lower);
-  return lower;
-}
+/** a request header name's lower-case form (the parser has checked the name) */
+const lowerName = lowerCaseTable(1024);
 
 export class H1Request extends EventEmitter {
   readonly httpVersion: string;
@@ -624,6 +618,8 @@ class H1Connection {
   /** responses in request order; the first is the one writing */
   private readonly queue: H1Response[] = [];
   private current: H1Request | undefined;
+  /** the next request to be handled, whose headers have come (handled at the end of its body or of the read) */
+  private waiting: H1Response | undefined = undefined;
   phase = Phase.Idle;
   /** the sweep tick when the phase began */
   since = 0;
@@ -705,9 +701,6 @@ class H1Connection {
     if (this.queue.length === 1) this.waiting = res;
     return 0;
   }
-
-  /** a request whose headers have come and which is the next to be handled */
-  private waiting: H1Response | undefined = undefined;
 
   private dispatchWaiting(): void {
     const res = this.waiting;

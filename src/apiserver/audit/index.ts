@@ -59,7 +59,7 @@ export class BodyTap {
     const early = (req as { buffered?(): readonly Buffer[] }).buffered?.();
     if (early) for (const b of early) tap.take(b);
     req.push = function (this: IncomingMessage, chunk: any, encoding?: BufferEncoding) {
-      if (!tap.stopped && chunk) tap.take(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, encoding));
+      if (chunk) tap.take(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, encoding));
       return push.call(this, chunk, encoding);
     };
   }
