@@ -19,7 +19,7 @@ import { CorruptObjectError, type ResourceStore, type WriteAdmission } from './r
 import type { AdmissionChain } from './admission/chain.js';
 import type { WatchRegistry } from './watch.js';
 import { normalize, pruneUnknown } from '../codec/json.js';
-import { jsonPatchStrictProblems, jsonStrictProblems, yamlDuplicateFields } from '../codec/duplicates.js';
+import { jsonHasNoDuplicates, jsonPatchStrictProblems, jsonStrictProblems, yamlDuplicateFields } from '../codec/duplicates.js';
 import type { Verbatim, VerbatimSpan } from '../codec/verbatim.js';
 import { goJSONSyntaxError } from '../schema/validation/gojson.js';
 
@@ -28,7 +28,15 @@ import { goJSONSyntaxError } from '../schema/validation/gojson.js';
  * reported by normalizeBody per fieldValidation: for JSON every duplicate and unknown field in
  * document order (`complete`), for YAML the duplicated keys (unknown fields come from normalize).
  */
-type StrictProblems = { list: string[]; warnings: string[]; complete: boolean; verbatim?: Verbatim };
+type StrictProblems = {
+  list: string[];
+  warnings: string[];
+  complete: boolean;
+  verbatim?: Verbatim;
+  /** a JSON text found free of duplicates, not yet scanned for unknown fields: scanned when normalize finds one */
+  rescan?: { text: string; typeName: string | undefined };
+};
+const NO_PROBLEMS: string[] = [];
 // kept on the decoded object itself under a non-enumerable symbol (nothing that reads or copies
 // the object sees it): a WeakMap entry per write costs the garbage collector far more
 const STRICT_PROBLEMS = Symbol('strict decoding problems');
@@ -727,16 +735,23 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
       if (obj !== null && typeof obj === 'object' && r.query.get('fieldValidation') !== 'Ignore') {
         // a custom resource's unknown fields come from its schema's pruning (normalize)
         const custom = (kind as Partial<KindDecl>).custom !== undefined;
+        const typeName = custom ? undefined : kind.type;
         const spans: VerbatimSpan[] = [];
-        let list: string[];
-        try {
-          // (the scan bounds the depth as it goes: no pass of its own on the hot path)
-          list = jsonStrictProblems(text, custom ? undefined : kind.type, false, spans);
-        } catch (e) {
-          if (e instanceof BodyTooDeepError) throw errors.badRequest(e.message);
-          throw e;
+        // the common body repeats no key: proven by counting (which also bounds the depth), and
+        // the full scan left for a body whose normalization finds an unknown field (rescan)
+        if (jsonHasNoDuplicates(text, obj, spans)) {
+          strictProblems.set(obj, { list: NO_PROBLEMS, warnings: NO_PROBLEMS, complete: !custom, verbatim: spans.length ? { text, spans } : undefined, rescan: custom ? undefined : { text, typeName } });
+        } else {
+          spans.length = 0;
+          let list: string[];
+          try {
+            list = jsonStrictProblems(text, typeName, false, spans);
+          } catch (e) {
+            if (e instanceof BodyTooDeepError) throw errors.badRequest(e.message);
+            throw e;
+          }
+          strictProblems.set(obj, { list, warnings: list, complete: !custom, verbatim: spans.length ? { text, spans } : undefined });
         }
-        strictProblems.set(obj, { list, warnings: list, complete: !custom, verbatim: spans.length ? { text, spans } : undefined });
       } else if (obj !== null && typeof obj === 'object' && jsonNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(false));
       break;
     }
@@ -881,6 +896,13 @@ export function normalizeBody(r: RequestBase, obj: any, kind: Pick<KindDecl, 've
     const pre = strictProblems.get(obj);
     // (the common case: nothing unknown, no duplicates)
     if (n.unknown.length === 0 && extraDuplicates === undefined && (pre === undefined || (pre.list.length === 0 && pre.warnings.length === 0))) return n.obj;
+    if (pre?.rescan !== undefined && n.unknown.length > 0) {
+      // the unknown fields as the scan finds them: in document order, with their messages
+      const list = jsonStrictProblems(pre.rescan.text, pre.rescan.typeName);
+      pre.list = list;
+      pre.warnings = list;
+      pre.rescan = undefined;
+    }
     const unknown = n.unknown.map((f) => `unknown field "${f}"`);
     const problems = pre?.complete ? pre.list : [...(extraDuplicates ?? pre?.list ?? []), ...unknown];
     const warnings = pre?.complete ? pre.warnings : [...(extraDuplicates ?? pre?.warnings ?? []), ...unknown];

@@ -369,3 +369,137 @@ const JSON_PATCH_OP_FIELDS = new Map<string, { type: TypeRef }>([
 export function jsonPatchStrictProblems(text: string): string[] {
   return jsonStrictProblems(text, JSON_PATCH).map((p) => `json patch ${p}`);
 }
+
+// ---- the quick check: no duplicated key, proven by counting strings ----
+//
+// JSON.parse keeps one member per key, so a text whose objects repeat a key parses to fewer
+// members and strings than the text holds. Counting the text's strings (keys and string values,
+// found with indexOf) and the parsed value's members and strings tells, without reading a key's
+// characters, whether any key was repeated: the counts are equal exactly when none was. That is a
+// fraction of the strict scan's work (which reads every key, looks each one up in its struct's
+// fields and remembers the keys of every object). The unknown fields are left to normalize, which
+// looks every member up anyway; the full scan runs only when the counts differ or normalize finds
+// an unknown field, for Kubernetes' messages in document order.
+
+/**
+ * Whether the JSON text `text`, which JSON.parse turned into `parsed`, repeats no key in any object
+ * and nests no deeper than MAX_JSON_DEPTH; false when it does either (or cannot be told apart: run
+ * jsonStrictProblems then). With `verbatim`, the string values of at least VERBATIM_MIN_CHARS
+ * characters without a backslash are noted there, as jsonStrictProblems notes them (their place in
+ * the parsed value is paired with the text's long strings in order; codec/verbatim.ts checks every
+ * pair against the object's value before it uses one).
+ */
+export function jsonHasNoDuplicates(text: string, parsed: unknown, verbatim?: VerbatimSpan[]): boolean {
+  const n = text.length;
+  let strings = 0;
+  // the long values' [start, end) in the text, in order
+  const long: number[] = [];
+  let escapedLong = false;
+  let bs = text.indexOf('\\');
+  if (bs < 0) bs = n;
+  let i = 0;
+  for (;;) {
+    const open = text.indexOf('"', i);
+    if (open < 0) break;
+    let j = open + 1;
+    let escaped = false;
+    let close: number;
+    for (;;) {
+      close = text.indexOf('"', j);
+      if (close < 0) return false; // (not valid JSON: parse it first)
+      if (bs < j) {
+        bs = text.indexOf('\\', j);
+        if (bs < 0) bs = n;
+      }
+      if (bs < close) {
+        escaped = true;
+        j = bs + 2;
+        continue;
+      }
+      break;
+    }
+    strings++;
+    i = close + 1;
+    if (verbatim !== undefined && close - open - 1 >= VERBATIM_MIN_CHARS && !isKey(text, i, n)) {
+      if (escaped) escapedLong = true;
+      else long.push(open + 1, close);
+    }
+  }
+  const w: TreeWalk = { members: 0, depth: 0, tooDeep: false, long, next: 0, spans: verbatim !== undefined && !escapedLong ? verbatim : undefined, path: [] };
+  countTree(parsed, w);
+  return !w.tooDeep && w.members === strings;
+}
+
+/** whether the string that ended before `i` is a key: a colon follows it */
+function isKey(text: string, i: number, n: number): boolean {
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x3a) return true;
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return false;
+    i++;
+  }
+  return false;
+}
+
+interface TreeWalk {
+  /** the keys and string values counted */
+  members: number;
+  depth: number;
+  tooDeep: boolean;
+  /** the text's long string values, [start, end) pairs in order, and the next one to pair */
+  long: number[];
+  next: number;
+  spans: VerbatimSpan[] | undefined;
+  /** the keys and indexes from the root to the container being walked */
+  path: (string | number)[];
+}
+
+/** counts the keys and string values of a parsed JSON value, and pairs its long strings with the text's */
+function countTree(v: unknown, w: TreeWalk): void {
+  if (typeof v === 'string') {
+    w.members++;
+    return;
+  }
+  if (v === null || typeof v !== 'object') return;
+  if (++w.depth > MAX_JSON_DEPTH) {
+    w.tooDeep = true;
+    return;
+  }
+  const walkLong = w.spans !== undefined && w.next < w.long.length;
+  if (Array.isArray(v)) {
+    for (let k = 0; k < v.length; k++) {
+      const item: unknown = v[k];
+      if (walkLong && typeof item === 'string' && item.length >= VERBATIM_MIN_CHARS) pair(w, k, item);
+      else if (item !== null && typeof item === 'object') {
+        if (walkLong) w.path.push(k);
+        countTree(item, w);
+        if (walkLong) w.path.pop();
+      } else if (typeof item === 'string') w.members++;
+      if (w.tooDeep) return;
+    }
+  } else {
+    const o = v as Record<string, unknown>;
+    for (const k in o) {
+      const item = o[k];
+      w.members++;
+      if (walkLong && typeof item === 'string' && item.length >= VERBATIM_MIN_CHARS) pair(w, k, item);
+      else if (item !== null && typeof item === 'object') {
+        if (walkLong) w.path.push(k);
+        countTree(item, w);
+        if (walkLong) w.path.pop();
+      } else if (typeof item === 'string') w.members++;
+      if (w.tooDeep) return;
+    }
+  }
+  w.depth--;
+}
+
+/** a long string value at key `k` of the container at w.path: the text's next long value, when it is as long */
+function pair(w: TreeWalk, k: string | number, item: string): void {
+  w.members++;
+  if (w.next >= w.long.length) return;
+  const start = w.long[w.next]!;
+  const end = w.long[w.next + 1]!;
+  w.next += 2;
+  if (end - start === item.length) w.spans!.push({ path: [...w.path, k], start, end });
+}
