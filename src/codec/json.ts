@@ -82,16 +82,79 @@ function isZero(v: unknown): boolean {
   return v === '' || v === 0 || v === false;
 }
 
-function zeroOf(t: TypeRef, ctx: Ctx): unknown {
+// The normalizer walks a compiled form of the schema: each TypeRef becomes an NT and each struct
+// field an NField, objects of one shape each (their `kind` a number), so that the walk's property
+// loads stay monomorphic; the schema's own objects come in many shapes (optional members), and
+// reading them made most of the walk's loads megamorphic (a stub-cache probe each).
+
+const K_SCALAR = 0;
+const K_SPECIAL = 1;
+const K_OBJECT = 2;
+const K_ARRAY = 3;
+const K_MAP = 4;
+
+class NT {
+  /** the struct's plan (K_OBJECT), once its declaration has been found */
+  plan: StructPlan | undefined = undefined;
+  items: NT | undefined = undefined;
+  values: NT | undefined = undefined;
+  constructor(
+    readonly ref: TypeRef,
+    readonly kind: number,
+    /** the scalar's or the special type's name; the struct's canonical name */
+    readonly name: string,
+  ) {}
+}
+
+const nts = new WeakMap<TypeRef, NT>();
+
+function ntOf(t: TypeRef): NT {
+  let n = nts.get(t);
+  if (n !== undefined) return n;
   switch (t.kind) {
     case 'scalar':
-      return t.scalar === 'string' || t.scalar === 'bytes' ? '' : t.scalar === 'bool' ? false : 0;
-    case 'object': {
-      const decl = getType(t.name);
-      return decl ? normObject(decl, {}, '', ctx) : {};
-    }
+      n = new NT(t, K_SCALAR, t.scalar);
+      break;
     case 'special':
-      switch (t.special) {
+      n = new NT(t, K_SPECIAL, t.special);
+      break;
+    case 'object':
+      n = new NT(t, K_OBJECT, t.name);
+      break;
+    case 'array':
+      n = new NT(t, K_ARRAY, '');
+      nts.set(t, n);
+      n.items = ntOf(t.items);
+      return n;
+    case 'map':
+      n = new NT(t, K_MAP, '');
+      nts.set(t, n);
+      n.values = ntOf(t.values);
+      return n;
+  }
+  nts.set(t, n);
+  return n;
+}
+
+/** the plan of a struct type; undefined when the schema does not declare it */
+function structPlan(t: NT): StructPlan | undefined {
+  if (t.plan !== undefined) return t.plan;
+  const decl = getType(t.name);
+  // (a name not declared yet is looked up again next time)
+  if (decl) t.plan = planOf(decl);
+  return t.plan;
+}
+
+function zeroOf(t: NT, ctx: Ctx): unknown {
+  switch (t.kind) {
+    case K_SCALAR:
+      return t.name === 'string' || t.name === 'bytes' ? '' : t.name === 'bool' ? false : 0;
+    case K_OBJECT: {
+      const plan = structPlan(t);
+      return plan ? normObject(plan, {}, '', ctx) : {};
+    }
+    case K_SPECIAL:
+      switch (t.name) {
         case 'Quantity':
           return '0';
         case 'IntOrString':
@@ -106,48 +169,54 @@ function zeroOf(t: TypeRef, ctx: Ctx): unknown {
   }
 }
 
-function pathAt(base: string, sub: string | number | undefined): string {
-  return sub === undefined ? base : `${base}[${sub}]`;
+/**
+ * The path of a value: `base.sub` for a struct's field (dot), `base[sub]` for an item or a map
+ * value. Spelled out only for an error or a nested value.
+ */
+function pathAt(base: string, sub: string | number | undefined, dot: boolean): string {
+  if (sub === undefined) return base;
+  if (dot) return base ? `${base}.${sub}` : String(sub);
+  return `${base}[${sub}]`;
 }
 
 /**
- * A value of type t at `base` (an item or map value at `base[sub]` when sub is given: that path
- * is spelled out only for an error or a nested value).
+ * A value of type t at `base` (a field `sub` of the struct at `base` when dot, an item or map
+ * value at `base[sub]` otherwise: that path is spelled out only for an error or a nested value).
  */
-function normValue(t: TypeRef, v: unknown, base: string, ctx: Ctx, sub?: string | number): unknown {
+function normValue(t: NT, v: unknown, base: string, ctx: Ctx, sub: string | number | undefined, dot: boolean): unknown {
   if (v === null) return null;
   switch (t.kind) {
-    case 'scalar':
-      switch (t.scalar) {
+    case K_SCALAR:
+      switch (t.name) {
         case 'string':
-          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;
         case 'bool':
-          if (typeof v !== 'boolean') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+          if (typeof v !== 'boolean') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;
         case 'int32':
         case 'int64':
-          if (typeof v !== 'number' || !Number.isInteger(v)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
-          if (t.scalar === 'int32' && (v > 2147483647 || v < -2147483648)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+          if (typeof v !== 'number' || !Number.isInteger(v)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
+          if (t.name === 'int32' && (v > 2147483647 || v < -2147483648)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;
         case 'double':
-          if (typeof v !== 'number') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+          if (typeof v !== 'number') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;
         case 'bytes':
           if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 === 1) {
-            if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+            if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
             if (!ctx.typeError) ctx.typeError = `illegal base64 data at input byte ${Math.max(0, v.search(/[^A-Za-z0-9+/=]/))}`;
             return OMIT;
           }
           return v;
       }
       return v;
-    case 'special':
-      switch (t.special) {
+    case K_SPECIAL:
+      switch (t.name) {
         case 'Time':
         case 'MicroTime': {
-          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
-          const n = normTime(v, t.special === 'MicroTime');
+          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
+          const n = normTime(v, t.name === 'MicroTime');
           if (n === undefined) {
             if (!ctx.typeError) ctx.typeError = `parsing time ${JSON.stringify(v)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(v)} as "2006"`;
             return OMIT;
@@ -155,7 +224,7 @@ function normValue(t: TypeRef, v: unknown, base: string, ctx: Ctx, sub?: string 
           return n;
         }
         case 'Quantity': {
-          if (typeof v !== 'string' && typeof v !== 'number') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+          if (typeof v !== 'string' && typeof v !== 'number') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           const s = String(v).trim();
           if (!QUANTITY_RE.test(s)) {
             if (!ctx.typeError) ctx.typeError = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
@@ -165,74 +234,102 @@ function normValue(t: TypeRef, v: unknown, base: string, ctx: Ctx, sub?: string 
         }
         case 'IntOrString':
           if (typeof v === 'number') {
-            if (!Number.isInteger(v)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+            if (!Number.isInteger(v)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
             return v;
           }
-          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;
         case 'Duration':
-          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;
         default:
           return v; // free-form JSON
       }
-    case 'object': {
-      if (typeof v !== 'object' || Array.isArray(v)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
-      const decl = getType(t.name);
-      if (!decl) return v;
-      return normObject(decl, v as Record<string, unknown>, pathAt(base, sub), ctx);
+    case K_OBJECT: {
+      if (typeof v !== 'object' || Array.isArray(v)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
+      const plan = structPlan(t);
+      if (!plan) return v;
+      return normObject(plan, v as Record<string, unknown>, pathAt(base, sub, dot), ctx);
     }
-    case 'array': {
-      if (!Array.isArray(v)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+    case K_ARRAY: {
+      if (!Array.isArray(v)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
+      const items = t.items!;
       const out: unknown[] = new Array(v.length);
-      const path = pathAt(base, sub);
+      const path = pathAt(base, sub, dot);
       for (let i = 0; i < v.length; i++) {
         const item = v[i];
-        const n = item === null ? zeroOf(t.items, ctx) : normValue(t.items, item, path, ctx, i);
-        out[i] = n === OMIT ? zeroOf(t.items, ctx) : n;
+        const n = item === null ? zeroOf(items, ctx) : normValue(items, item, path, ctx, i, false);
+        out[i] = n === OMIT ? zeroOf(items, ctx) : n;
       }
       return out;
     }
-    case 'map': {
-      if (typeof v !== 'object' || Array.isArray(v)) return typeErr(ctx, v, pathAt(base, sub), t), OMIT;
+    case K_MAP: {
+      if (typeof v !== 'object' || Array.isArray(v)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
+      const values = t.values!;
+      const m = v as Record<string, unknown>;
       const out: Record<string, unknown> = {};
-      const path = pathAt(base, sub);
-      for (const k of Object.keys(v as Record<string, unknown>)) {
-        const item = (v as Record<string, unknown>)[k];
-        const n = item === null ? (t.values.kind === 'scalar' ? zeroOf(t.values, ctx) : null) : normValue(t.values, item, path, ctx, k);
+      let path: string | undefined;
+      for (const k of Object.keys(m)) {
+        const item = m[k];
+        let n: unknown;
+        if (item === null) n = values.kind === K_SCALAR ? zeroOf(values, ctx) : null;
+        // (a map of strings, the common map: its values checked here)
+        else if (values.kind === K_SCALAR && values.name === 'string' && typeof item === 'string') n = item;
+        else n = normValue(values, item, (path ??= pathAt(base, sub, dot)), ctx, k, false);
         if (n !== OMIT) out[k] = n;
       }
       return out;
     }
   }
+  return v;
 }
 
-/** a field of the struct at `parent`: its path is spelled out only when it has a value */
-function normField(f: FieldDecl, v: unknown, present: boolean, parent: string, ctx: Ctx): unknown {
-  const t = f.type;
-  if (!present || v === null) {
-    if (f.nullable || t.kind === 'array' || t.kind === 'map') return f.omitEmpty ? OMIT : null;
-    if (t.kind === 'object') return zeroOf(t, ctx);
-    if (t.kind === 'special') {
-      // a zero Time, MicroTime or RawExtension is a struct in Go: `omitempty` does not leave it
-      // out, and it encodes as null (Kubernetes 1.33 prints `creationTimestamp: null` in templates)
-      return zeroOf(t, ctx);
-    }
-    return f.omitEmpty ? OMIT : zeroOf(t, ctx);
+/** what a field is when its value is absent or null: left out, null, or its type's zero value */
+const ABSENT_OMIT = 0;
+const ABSENT_NULL = 1;
+const ABSENT_ZERO = 2;
+
+class NField {
+  readonly absent: number;
+  /** a name Object.prototype has too: presence is told by hasOwnProperty, not by the value */
+  readonly inherited: boolean;
+  constructor(
+    readonly name: string,
+    readonly t: NT,
+    readonly omitEmpty: boolean,
+    readonly nullable: boolean,
+  ) {
+    const k = t.kind;
+    if (nullable || k === K_ARRAY || k === K_MAP) this.absent = omitEmpty ? ABSENT_OMIT : ABSENT_NULL;
+    // a zero struct, Time, MicroTime or RawExtension is a struct in Go: `omitempty` does not leave
+    // it out (a special type's zero encodes as null: Kubernetes 1.33 prints `creationTimestamp:
+    // null` in templates)
+    else if (k === K_OBJECT || k === K_SPECIAL) this.absent = ABSENT_ZERO;
+    else this.absent = omitEmpty ? ABSENT_OMIT : ABSENT_ZERO;
+    this.inherited = name in Object.prototype;
   }
-  const n = normValue(t, v, parent ? `${parent}.${f.name}` : f.name, ctx);
+}
+
+/** a field of the struct at `parent`, present with a value that is not null */
+function normField(f: NField, v: unknown, parent: string, ctx: Ctx): unknown {
+  const t = f.t;
+  const n = normValue(t, v, parent, ctx, f.name, true);
   if (n === OMIT) return OMIT;
   if (f.omitEmpty) {
-    if ((t.kind === 'array' && (n as unknown[]).length === 0) || (t.kind === 'map' && Object.keys(n as object).length === 0)) return OMIT;
-    if (t.kind === 'scalar' && !f.nullable && isZero(n)) return OMIT;
+    if ((t.kind === K_ARRAY && (n as unknown[]).length === 0) || (t.kind === K_MAP && isEmptyObject(n as object))) return OMIT;
+    if (t.kind === K_SCALAR && !f.nullable && isZero(n)) return OMIT;
   }
   return n;
 }
 
+function isEmptyObject(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
+}
+
 /** a struct's JSON fields as arrays (iterated on every write) and its Go name */
 interface StructPlan {
-  names: string[];
-  fields: FieldDecl[];
+  fields: NField[];
   byName: ReadonlyMap<string, FieldDecl>;
   goName: string;
 }
@@ -243,14 +340,14 @@ function planOf(decl: TypeDecl): StructPlan {
   let p = plans.get(decl);
   if (!p) {
     const byName = jsonFields(decl);
-    p = { names: [...byName.keys()], fields: [...byName.values()], byName, goName: decl.name.slice(decl.name.lastIndexOf('.') + 1) };
+    const fields = [...byName.values()].map((f) => new NField(f.name, ntOf(f.type), f.omitEmpty, f.nullable));
+    p = { fields, byName, goName: decl.name.slice(decl.name.lastIndexOf('.') + 1) };
     plans.set(decl, p);
   }
   return p;
 }
 
-function normObject(decl: TypeDecl, v: Record<string, unknown>, path: string, ctx: Ctx): Record<string, unknown> {
-  const plan = planOf(decl);
+function normObject(plan: StructPlan, v: Record<string, unknown>, path: string, ctx: Ctx): Record<string, unknown> {
   const outer = ctx.struct;
   ctx.struct = plan.goName;
   try {
@@ -260,19 +357,41 @@ function normObject(decl: TypeDecl, v: Record<string, unknown>, path: string, ct
   }
 }
 
+const hasOwn = Object.prototype.hasOwnProperty;
+
 function normFields(plan: StructPlan, v: Record<string, unknown>, path: string, ctx: Ctx): Record<string, unknown> {
-  const fields = plan.byName;
-  for (const k in v) {
-    if (!fields.has(k)) ctx.unknown.push(path ? `${path}.${k}` : k);
-  }
   const out: Record<string, unknown> = {};
-  const names = plan.names;
-  const decls = plan.fields;
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i]!;
-    const present = Object.prototype.hasOwnProperty.call(v, name);
-    const r = normField(decls[i]!, present ? v[name] : undefined, present, path, ctx);
-    if (r !== OMIT) out[name] = r;
+  const fields = plan.fields;
+  // (this struct's unknown fields go before those found inside its fields)
+  const mark = ctx.unknown.length;
+  // the declared members present (own, not undefined): when as many as the object's members, none is unknown
+  let known = 0;
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    const x = v[f.name];
+    let r: unknown;
+    if (x === undefined || (f.inherited && !hasOwn.call(v, f.name))) {
+      if (f.absent === ABSENT_OMIT) continue;
+      r = f.absent === ABSENT_NULL ? null : zeroOf(f.t, ctx);
+    } else {
+      known++;
+      if (x === null) {
+        if (f.absent === ABSENT_OMIT) continue;
+        r = f.absent === ABSENT_NULL ? null : zeroOf(f.t, ctx);
+      } else {
+        r = normField(f, x, path, ctx);
+        if (r === OMIT) continue;
+      }
+    }
+    out[f.name] = r;
+  }
+  let members = 0;
+  for (const _ in v) members++;
+  if (members !== known) {
+    const byName = plan.byName;
+    const here: string[] = [];
+    for (const k in v) if (!byName.has(k)) here.push(path ? `${path}.${k}` : k);
+    if (here.length) ctx.unknown.splice(mark, 0, ...here);
   }
   return out;
 }
@@ -295,7 +414,7 @@ export function normalize(typeName: string, obj: unknown): NormalizeResult {
   // (the type's short name without an array of its parts: normalize runs on every write)
   const short = typeName.slice(typeName.lastIndexOf('.') + 1);
   const ctx: Ctx = { unknown: [], root: short, struct: short };
-  const out = normObject(decl, obj as Record<string, unknown>, '', ctx);
+  const out = normObject(planOf(decl), obj as Record<string, unknown>, '', ctx);
   return { obj: out, unknown: ctx.unknown, typeError: ctx.typeError };
 }
 
