@@ -550,7 +550,8 @@ export class APIServer {
     this.inFlight++;
     const st: ChainState = { scope: requestScope(req), auditID: auditIDOf(req, newUUID) };
     // the one 'close' listener of the request: its deadline, its metrics, the in-flight count
-    res.once('close', () => {
+    // ('on', not 'once': a response closes once, and once's wrapper costs a call through apply)
+    res.on('close', () => {
       st.scope.deadline?.cancel();
       st.onClose?.();
       if (--this.inFlight === 0 && this.idleWaiters.length) {

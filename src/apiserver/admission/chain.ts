@@ -289,12 +289,17 @@ export function buildAdmissionChain(opts: AdmissionChainOptions): AdmissionChain
   // plugin did stays synchronous: no promise, no turn of the microtask queue (a write passes two
   // phases, and async functions here cost a few promises each). From the first plugin that
   // answers with a promise on, the rest of the phase runs after it.
-  const run = (phase: 'mutate' | 'validate', list: readonly AdmissionPlugin[], a: AdmissionAttributes, from: number): Promise<void> | undefined => {
+  // (each phase's plugins beside their functions of that phase: no keyed look-up of the phase's
+  // name on plugins of many shapes per call)
+  type Step = { readonly p: AdmissionPlugin; readonly fn: (a: AdmissionAttributes) => Promise<void> | void | undefined };
+  const mutateSteps: Step[] = mutators.map((p) => ({ p, fn: p.mutate!.bind(p) }));
+  const validateSteps: Step[] = validators.map((p) => ({ p, fn: p.validate!.bind(p) }));
+  const run = (list: readonly Step[], a: AdmissionAttributes, from: number): Promise<void> | undefined => {
     for (let i = from; i < list.length; i++) {
-      const p = list[i]!;
-      refuseSideEffects(p, a);
-      const r = p[phase]!(a);
-      if (r !== undefined) return r.then(() => run(phase, list, a, i + 1));
+      const s = list[i]!;
+      refuseSideEffects(s.p, a);
+      const r = s.fn(a);
+      if (r !== undefined) return r.then(() => run(list, a, i + 1));
     }
     return undefined;
   };
@@ -303,19 +308,19 @@ export function buildAdmissionChain(opts: AdmissionChainOptions): AdmissionChain
     const ctx = existingReinvocationContext(a);
     if (!ctx || !ctx.shouldReinvoke || ctx.isReinvoke) return undefined;
     ctx.isReinvoke = true;
-    return run('mutate', mutators, a, 0);
+    return run(mutateSteps, a, 0);
   };
 
   return {
     plugins: names,
     mutate(a) {
       prepare(a);
-      const r = run('mutate', mutators, a, 0);
+      const r = run(mutateSteps, a, 0);
       return r ? r.then(() => reinvoke(a)) : reinvoke(a);
     },
     validate(a) {
       prepare(a);
-      return run('validate', validators, a, 0);
+      return run(validateSteps, a, 0);
     },
   };
 }
