@@ -45,11 +45,15 @@ export function validateConfigMap(cm: any): Errs {
   const data = obj(cm.data);
   const bin = obj(cm.binaryData);
   let total = 0;
+  // (a string's UTF-8 takes at most 3 bytes per UTF-16 unit: the exact count, a pass over every
+  // value, is needed only when that bound is over the limit)
+  let bound = 0;
   for (const [k, v] of Object.entries(data)) {
     for (const m of isConfigMapKey(k)) errs.push(invalid(key('data', k), k, m));
     if (Object.prototype.hasOwnProperty.call(bin, k)) errs.push(invalid(key('data', k), k, 'duplicate of key present in binaryData'));
-    total += Buffer.byteLength(str(v));
+    bound += 3 * str(v).length;
   }
+  if (bound > MAX_SECRET_SIZE) for (const v of Object.values(data)) total += Buffer.byteLength(str(v));
   for (const [k, v] of Object.entries(bin)) {
     for (const m of isConfigMapKey(k)) errs.push(invalid(key('binaryData', k), k, m));
     total += bytesLen(v);
