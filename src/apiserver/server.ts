@@ -788,7 +788,10 @@ export class APIServer {
     } as any;
   }
 
-  private async dispatch(r: Request): Promise<void> {
+  // (not async: the handler's own promise is returned, and awaited by route, without the two
+  // extra turns of the microtask queue an async function takes to adopt a returned promise; a
+  // throw here is caught by route's try as a rejection would be)
+  private dispatch(r: Request): Promise<void> | void {
     const { info } = r;
     const verbs = r.store.kind.verbs;
     const need = info.verb === 'watch' ? 'watch' : info.verb;
@@ -804,32 +807,7 @@ export class APIServer {
       case 'watch':
         return handleWatch(r);
       case 'create':
-        if (info.subresource === 'binding' && r.store.kind.group === '' && r.store.kind.kind === 'Pod') {
-          const bk = this.kinds.find((k) => k.group === '' && k.kind === 'Binding')!;
-          // (typed as every body: a value of the wrong type is a 400, not a fault further on)
-          const binding = normalizeBody(r, decodeBody(r, await readBody(r.req), bk), bk, fieldValidationOf(r.query, r.req.method));
-          if (binding.metadata?.name && binding.metadata.name !== info.name) {
-            throw errors.badRequest(`the name of the object (${binding.metadata.name}) does not match the name on the URL (${info.name})`);
-          }
-          return bind(r, binding, this.virtualCtx, info.namespace, info.name);
-        }
-        if (info.subresource === 'eviction' && r.store.kind.group === '' && r.store.kind.kind === 'Pod') {
-          // policy/v1, or policy/v1beta1 (older clients; the same fields)
-          const body = await readBody(r.req);
-          const version = EVICTION_V1BETA1.test(body.subarray(0, 4096).toString('latin1')) ? 'v1beta1' : 'v1';
-          const ek = { group: 'policy', version, kind: 'Eviction', type: 'io.k8s.api.policy.v1.Eviction' };
-          const eviction = normalizeBody(r, decodeBody(r, body, ek as any), ek, fieldValidationOf(r.query, r.req.method));
-          return evict(r, eviction, this.virtualCtx, info.namespace, info.name);
-        }
-        if (info.subresource === 'token' && r.store.kind.group === '' && r.store.kind.kind === 'ServiceAccount') {
-          if (!this.cfg.tokenRequest) throw methodNotAllowed();
-          const trKind = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', type: 'io.k8s.api.authentication.v1.TokenRequest' };
-          const body = normalizeBody(r, decodeBody(r, await readBody(r.req), trKind as any), trKind, fieldValidationOf(r.query, r.req.method));
-          const out = await createTokenRequest({ ...this.cfg.tokenRequest, reader: this.objectReader }, info.namespace, info.name, body);
-          r.warnings.push(...out.warnings);
-          writeObject(r.res, 201, out.object, outputChoice(r, false), 'io.k8s.api.authentication.v1.TokenRequest');
-          return;
-        }
+        if (info.subresource) return this.createSubresource(r);
         if (info.name) throw methodNotAllowed();
         return handleCreate(r);
       case 'update':
@@ -844,6 +822,39 @@ export class APIServer {
         r.req.resume();
         throw methodNotAllowed();
     }
+  }
+
+  /** a create on a subresource: a Pod's binding or eviction, a ServiceAccount's token */
+  private async createSubresource(r: Request): Promise<void> {
+    const { info } = r;
+    if (info.subresource === 'binding' && r.store.kind.group === '' && r.store.kind.kind === 'Pod') {
+      const bk = this.kinds.find((k) => k.group === '' && k.kind === 'Binding')!;
+      // (typed as every body: a value of the wrong type is a 400, not a fault further on)
+      const binding = normalizeBody(r, decodeBody(r, await readBody(r.req), bk), bk, fieldValidationOf(r.query, r.req.method));
+      if (binding.metadata?.name && binding.metadata.name !== info.name) {
+        throw errors.badRequest(`the name of the object (${binding.metadata.name}) does not match the name on the URL (${info.name})`);
+      }
+      return bind(r, binding, this.virtualCtx, info.namespace, info.name);
+    }
+    if (info.subresource === 'eviction' && r.store.kind.group === '' && r.store.kind.kind === 'Pod') {
+      // policy/v1, or policy/v1beta1 (older clients; the same fields)
+      const body = await readBody(r.req);
+      const version = EVICTION_V1BETA1.test(body.subarray(0, 4096).toString('latin1')) ? 'v1beta1' : 'v1';
+      const ek = { group: 'policy', version, kind: 'Eviction', type: 'io.k8s.api.policy.v1.Eviction' };
+      const eviction = normalizeBody(r, decodeBody(r, body, ek as any), ek, fieldValidationOf(r.query, r.req.method));
+      return evict(r, eviction, this.virtualCtx, info.namespace, info.name);
+    }
+    if (info.subresource === 'token' && r.store.kind.group === '' && r.store.kind.kind === 'ServiceAccount') {
+      if (!this.cfg.tokenRequest) throw methodNotAllowed();
+      const trKind = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', type: 'io.k8s.api.authentication.v1.TokenRequest' };
+      const body = normalizeBody(r, decodeBody(r, await readBody(r.req), trKind as any), trKind, fieldValidationOf(r.query, r.req.method));
+      const out = await createTokenRequest({ ...this.cfg.tokenRequest, reader: this.objectReader }, info.namespace, info.name, body);
+      r.warnings.push(...out.warnings);
+      writeObject(r.res, 201, out.object, outputChoice(r, false), 'io.k8s.api.authentication.v1.TokenRequest');
+      return;
+    }
+    if (info.name) throw methodNotAllowed();
+    return handleCreate(r);
   }
 }
 
