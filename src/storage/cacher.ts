@@ -626,7 +626,9 @@ class WatchCache implements Cacher {
   private toCacheEvent(se: StorageEvent): CacheEvent | undefined {
     const kv = se.kv;
     const key = kv.key;
-    const prev = this.byKey.get(key);
+    // (a put that created its key found none: the cache holds what storage held at the revision
+    // before, so there is nothing to look up, one probe of a map of every key the fewer)
+    const prev = se.type === 'put' && kv.createRevision === kv.modRevision ? undefined : this.byKey.get(key);
     if (this.corruptByKey.size > 0 && !prev) {
       const c = this.corruptByKey.get(key);
       if (c) return this.corruptKeyEvent(se, c);
