@@ -438,10 +438,11 @@ export function buildAuthenticator(opts: AuthenticationOptions): RequestAuthenti
   // (its client certificate, or none: anonymous), so the answer is kept per connection for as long
   // as the certificate's verification holds, and the chain is not walked again for each request
   // of a keep-alive connection or HTTP/2 session.
-  const credentialNames = new Set([...credentialHeaders.names, 'sec-websocket-protocol']);
+  // (an array: a Set's iterator is an allocation per request)
+  const credentialNames = [...new Set([...credentialHeaders.names, 'sec-websocket-protocol'])];
   const carriesCredentials = (req: AuthnRequest): boolean => {
     const h = req.headers;
-    for (const n of credentialNames) if (h[n] !== undefined) return true;
+    for (let i = 0; i < credentialNames.length; i++) if (h[credentialNames[i]!] !== undefined) return true;
     if (credentialHeaders.prefixes.length) {
       for (const k in h) if (credentialHeaders.prefixes.some((p) => k.startsWith(p))) return true;
     }
