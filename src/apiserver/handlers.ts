@@ -41,13 +41,32 @@ const NO_PROBLEMS: string[] = [];
 // the object sees it): a WeakMap entry per write costs the garbage collector far more
 const STRICT_PROBLEMS = Symbol('strict decoding problems');
 const strictFallback = new WeakMap<object, StrictProblems>();
+// The last decoded body's problems wait in a slot first: a create or an update decodes its body
+// and reads them back in the same turn of the event loop (normalizeBody, then verbatimOf, which
+// frees the slot), so they are mostly never put on the object (defineProperty changes the
+// object's shape, a runtime call on every write). A body decoded while the slot still holds
+// another's (a handler that never asked for the verbatim values) moves that one onto its object.
+let slotObj: object | undefined;
+let slotProblems: StrictProblems | undefined;
+function attach(obj: object, p: StrictProblems): void {
+  if (Object.isExtensible(obj)) Object.defineProperty(obj, STRICT_PROBLEMS, { value: p, configurable: true });
+  else strictFallback.set(obj, p);
+}
 const strictProblems = {
   set(obj: object, p: StrictProblems): void {
-    if (Object.isExtensible(obj)) Object.defineProperty(obj, STRICT_PROBLEMS, { value: p, configurable: true });
-    else strictFallback.set(obj, p);
+    if (slotObj !== undefined && slotObj !== obj) attach(slotObj, slotProblems!);
+    slotObj = obj;
+    slotProblems = p;
   },
   get(obj: object): StrictProblems | undefined {
+    if (obj === slotObj) return slotProblems;
     return (obj as { [STRICT_PROBLEMS]?: StrictProblems })[STRICT_PROBLEMS] ?? strictFallback.get(obj);
+  },
+  /** the body's problems have been read for the last time: its slot is free, and they are forgotten */
+  done(obj: object): void {
+    if (obj !== slotObj) return;
+    slotObj = undefined;
+    slotProblems = undefined;
   },
 };
 
@@ -895,7 +914,11 @@ function reportFieldProblems(r: RequestBase, kind: Pick<KindDecl, 'version' | 'k
 
 /** the long string values of a decoded JSON body that can go into the stored JSON as they came (see codec/verbatim.ts) */
 export function verbatimOf(decoded: unknown): Verbatim | undefined {
-  return decoded !== null && typeof decoded === 'object' ? strictProblems.get(decoded)?.verbatim : undefined;
+  if (decoded === null || typeof decoded !== 'object') return undefined;
+  const v = strictProblems.get(decoded)?.verbatim;
+  // (the last reader of a create's or an update's body)
+  strictProblems.done(decoded);
+  return v;
 }
 
 export function normalizeBody(r: RequestBase, obj: any, kind: Pick<KindDecl, 'version' | 'kind' | 'type'>, level: 'Ignore' | 'Warn' | 'Strict', extraDuplicates?: string[]): any {
