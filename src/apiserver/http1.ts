@@ -613,6 +613,16 @@ const enum Phase {
   Busy,
 }
 
+/**
+ * Pipelined requests read ahead of their answers, at most: past it the connection stops reading
+ * (the client's further requests wait in its socket, as with Go's server, which reads the next
+ * request only after answering the one before). Reading resumes once half of them are answered.
+ * Answers are not written ahead of the client either: while the socket's buffer is over its
+ * high-water mark, the next queued request waits for 'drain'. A client that pipelines without
+ * reading the answers thus holds a bounded amount of the server's memory.
+ */
+const MAX_PIPELINED = 16;
+
 class H1Connection {
   private readonly parser: NativeParser;
   /** responses in request order; the first is the one writing */
@@ -627,6 +637,10 @@ class H1Connection {
   private gone = false;
   /** the client ended its side */
   private clientEnded = false;
+  /** reading is paused: too many pipelined requests wait (MAX_PIPELINED) */
+  private readPaused = false;
+  /** the next queued request waits for the socket's 'drain' */
+  private drainWait = false;
 
   constructor(
     readonly socket: TLSSocket,
@@ -699,7 +713,25 @@ class H1Connection {
     // a small body that came with its headers is then whole when the handler reads it (takeBody),
     // without the events of a body read in pieces.
     if (this.queue.length === 1) this.waiting = res;
+    if (this.queue.length >= MAX_PIPELINED) this.pauseReading();
     return 0;
+  }
+
+  private pauseReading(): void {
+    if (this.readPaused) return;
+    this.readPaused = true;
+    // (a handle the parser consumes is stopped as node:http stops it; else the socket is paused)
+    const h = (this.socket as unknown as { _handle: { _consumed?: boolean; readStop?(): number } | null })._handle;
+    if (h?._consumed && h.readStop) h.readStop();
+    else this.socket.pause();
+  }
+
+  private resumeReading(): void {
+    if (!this.readPaused || this.gone) return;
+    this.readPaused = false;
+    const h = (this.socket as unknown as { _handle: { _consumed?: boolean; readStart?(): number } | null })._handle;
+    if (h?._consumed && h.readStart) h.readStart();
+    else this.socket.resume();
   }
 
   private dispatchWaiting(): void {
@@ -747,14 +779,32 @@ class H1Connection {
     }
     const next = q[0];
     if (next) {
-      this.dispatch(next);
+      if (this.socket.writableNeedDrain) {
+        // the client is behind with reading the answers: the next one waits
+        if (!this.drainWait) {
+          this.drainWait = true;
+          this.socket.once('drain', () => {
+            this.drainWait = false;
+            if (this.gone || this.queue[0] !== next) return;
+            this.dispatchNext(next);
+          });
+        }
+        return;
+      }
+      this.dispatchNext(next);
       return;
     }
+    if (this.readPaused) this.resumeReading();
     if (this.current === undefined) {
       this.phase = Phase.Idle;
       this.since = this.server.tick;
       if (this.clientEnded || this.closing) this.socket.end();
     }
+  }
+
+  private dispatchNext(next: H1Response): void {
+    if (this.readPaused && this.queue.length <= MAX_PIPELINED / 2) this.resumeReading();
+    this.dispatch(next);
   }
 
   private parseError(e: Error): void {

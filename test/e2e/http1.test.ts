@@ -1,6 +1,6 @@
 // HTTP/1.1 on the secure port, byte by byte (src/apiserver/http1.ts): raw TLS connections that
 // offer only http/1.1 send requests as clients put them on the wire, and the answers are read as
-// they come back. Keep-alive, pipelining, HEAD, Expect: 100-continue, chunked request bodies,
+// they come back. Keep-alive, pipelining (and its back-pressure), HEAD, Expect: 100-continue, chunked request bodies,
 // HTTP/1.0, Connection: close, unparseable requests (400) and oversized headers (431), a watch
 // stream and a client that goes away mid-request.
 import { test, describe, before, after } from 'node:test';
@@ -136,6 +136,55 @@ describe('HTTP/1.1 on the secure port', () => {
     assert.equal(b!.status, 201);
     assert.equal(d!.status, 200);
     assert.equal(JSON.parse(d!.body).metadata.uid, JSON.parse(b!.body).metadata.uid);
+    k.sock.destroy();
+  });
+
+  test('pipelining: 300 requests in one write, writes among them, are all answered in order', async () => {
+    const k = await connect();
+    let wire = '';
+    const expect: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      wire += get(`/api/v1/namespaces/default/configmaps/many-${i}`) + post('/api/v1/namespaces/default/configmaps', cm(`many-${i}`)) + get(`/api/v1/namespaces/default/configmaps/many-${i}`);
+      expect.push(404, 201, 200);
+    }
+    k.sock.write(wire);
+    const t = await k.until((x) => responses(x).length === 300, 'three hundred answers', 30_000);
+    const rs = responses(t);
+    assert.deepEqual(
+      rs.map((r) => r.status),
+      expect,
+    );
+    for (let i = 0; i < 100; i++) assert.equal(JSON.parse(rs[3 * i + 2]!.body).metadata.name, `many-${i}`);
+    k.sock.destroy();
+  });
+
+  test('pipelining without reading the answers: the server stops reading, and serves others meanwhile', async () => {
+    const k = await connect();
+    // the client reads nothing: the server's answers back up, then its reading stops, and the
+    // requests stay in the client's own buffer
+    k.sock.pause();
+    const one = get('/version', `X-Pad: ${'p'.repeat(1000)}\r\n`);
+    const total = 32 * 1024 * 1024;
+    k.sock.write(Buffer.from(one.repeat(Math.ceil(total / one.length)), 'latin1'));
+    let last = -1;
+    let still = 0;
+    for (let i = 0; i < 50 && still < 3; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      const now = k.sock.writableLength;
+      still = now === last ? still + 1 : 0;
+      last = now;
+    }
+    assert.ok(last > 8 * 1024 * 1024, `most of the requests wait on the client's side (${last} bytes of ${total} unsent)`);
+    // the server goes on serving other connections
+    const other = await connect();
+    other.sock.write(get('/version'));
+    const t = await other.until((x) => responses(x).length === 1, 'an answer on another connection');
+    assert.equal(responses(t)[0]!.status, 200);
+    other.sock.destroy();
+    // once the client reads, the answers come, in order
+    k.sock.resume();
+    const got = await k.until((x) => responses(x).length >= 100, 'answers once the client reads', 30_000);
+    assert.ok(responses(got).every((r) => r.status === 200));
     k.sock.destroy();
   });
 
