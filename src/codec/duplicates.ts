@@ -478,31 +478,26 @@ function countTree(v: unknown, w: TreeWalk): void {
   }
   const walkLong = w.spans !== undefined && w.next < w.long.length;
   if (Array.isArray(v)) {
-    for (let k = 0; k < v.length; k++) {
-      const item: unknown = v[k];
-      if (walkLong && typeof item === 'string' && item.length >= VERBATIM_MIN_CHARS) pair(w, k, item);
-      else if (item !== null && typeof item === 'object') {
-        if (walkLong) w.path.push(k);
-        countTree(item, w);
-        if (walkLong) w.path.pop();
-      } else if (typeof item === 'string') w.members++;
-      if (w.tooDeep) return;
-    }
+    for (let k = 0; k < v.length; k++) if (!countValue(w, walkLong, k, v[k])) return;
   } else {
     const o = v as Record<string, unknown>;
     for (const k in o) {
-      const item = o[k];
       w.members++;
-      if (walkLong && typeof item === 'string' && item.length >= VERBATIM_MIN_CHARS) pair(w, k, item);
-      else if (item !== null && typeof item === 'object') {
-        if (walkLong) w.path.push(k);
-        countTree(item, w);
-        if (walkLong) w.path.pop();
-      } else if (typeof item === 'string') w.members++;
-      if (w.tooDeep) return;
+      if (!countValue(w, walkLong, k, o[k])) return;
     }
   }
   w.depth--;
+}
+
+/** an item or a member's value, at `k`: counted, paired when a long string, walked when a container; false once too deep */
+function countValue(w: TreeWalk, walkLong: boolean, k: string | number, item: unknown): boolean {
+  if (walkLong && typeof item === 'string' && item.length >= VERBATIM_MIN_CHARS) pair(w, k, item);
+  else if (item !== null && typeof item === 'object') {
+    if (walkLong) w.path.push(k);
+    countTree(item, w);
+    if (walkLong) w.path.pop();
+  } else if (typeof item === 'string') w.members++;
+  return !w.tooDeep;
 }
 
 /** a long string value at key `k` of the container at w.path: the text's next long value, when it is as long */
