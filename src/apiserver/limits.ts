@@ -268,26 +268,101 @@ function noopThis(this: unknown): unknown {
 }
 
 /**
+ * The pending deadlines of one timeout length, in the order they fall due, with one timer, for
+ * the first. Requests mostly share one timeout (--request-timeout), so a new deadline falls due
+ * after those set before it: it is appended, and a request that ends is unlinked. A Node timer per
+ * request (a Timeout object with its async ids, its timer list's insert and removal) cost about a
+ * microsecond of every request.
+ */
+class DeadlineQueue {
+  constructor(private readonly ms: number) {}
+  head: RequestDeadline | undefined = undefined;
+  tail: RequestDeadline | undefined = undefined;
+  private timer: NodeJS.Timeout | undefined = undefined;
+
+  add(d: RequestDeadline): void {
+    // (in order of due time: one set out of turn, by a request whose scope was made earlier, walks back)
+    let after = this.tail;
+    while (after !== undefined && after.due > d.due) after = after.prev;
+    d.prev = after;
+    d.next = after ? after.next : this.head;
+    if (d.next) d.next.prev = d;
+    else this.tail = d;
+    if (after) after.next = d;
+    else this.head = d;
+    if (this.timer === undefined || this.head === d) this.arm();
+  }
+
+  remove(d: RequestDeadline): void {
+    if (d.prev) d.prev.next = d.next;
+    else if (this.head === d) this.head = d.next;
+    else return; // (not queued)
+    if (d.next) d.next.prev = d.prev;
+    else this.tail = d.prev;
+    d.prev = d.next = undefined;
+    // (the timer stays set for a head that has gone: it finds the new head when it fires)
+    if (this.head === undefined) {
+      if (this.timer !== undefined) {
+        clearTimeout(this.timer);
+        this.timer = undefined;
+      }
+      // (clients choose timeouts: an empty queue is not kept once there are many)
+      if (deadlineQueues.size > MAX_IDLE_QUEUES) deadlineQueues.delete(this.ms);
+    }
+  }
+
+  private arm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = this.head === undefined ? undefined : setTimeout(this.run, Math.max(0, this.head.due - nowMicros()));
+  }
+
+  private readonly run = (): void => {
+    this.timer = undefined;
+    const now = nowMicros();
+    for (let d = this.head; d !== undefined && d.due <= now; d = this.head) {
+      this.remove(d);
+      d.fire();
+    }
+    if (this.head !== undefined && this.timer === undefined) this.arm();
+  };
+}
+
+/** the queues of deadlines, by timeout length (ms) */
+const deadlineQueues = new Map<number, DeadlineQueue>();
+/** queues kept while empty, at most (the usual timeouts: --request-timeout, kubectl's) */
+const MAX_IDLE_QUEUES = 8;
+
+/**
  * A request's deadline. When it passes before the response is complete, the client gets 504
  * with TIMEOUT_STATUS (or, when the response had begun, the connection is reset), and every
  * later write of the handler to the response is dropped.
  */
 export class RequestDeadline {
   timedOut = false;
-  private readonly timer: NodeJS.Timeout;
+  /** when it falls due (nowMicros' clock) */
+  readonly due: number;
+  /** its neighbours in its queue */
+  prev: RequestDeadline | undefined = undefined;
+  next: RequestDeadline | undefined = undefined;
+  private readonly queue: DeadlineQueue;
 
+  /** `timeoutMs` from `startedAt` (nowMicros' clock: the request's arrival) */
   constructor(
     private readonly res: ServerResponse,
-    readonly ms: number,
+    timeoutMs: number,
+    startedAt: number,
     private readonly onTimeout: (headersSent: boolean) => void,
   ) {
-    const proto = Object.getPrototypeOf(res) as ServerResponse;
-    this.timer = setTimeout(() => this.fire(proto), Math.max(0, ms));
+    this.due = startedAt + timeoutMs;
+    let q = deadlineQueues.get(timeoutMs);
+    if (q === undefined) deadlineQueues.set(timeoutMs, (q = new DeadlineQueue(timeoutMs)));
+    this.queue = q;
+    q.add(this);
   }
 
   /** the request is done (its response closed): the deadline no longer applies */
   cancel(): void {
-    clearTimeout(this.timer);
+    this.queue.remove(this);
   }
 
   /** a write for this request must not reach storage any more */
@@ -295,8 +370,10 @@ export class RequestDeadline {
     if (this.timedOut) throw deadlineExceeded();
   }
 
-  private fire(proto: ServerResponse): void {
+  /** the deadline has passed (DeadlineQueue) */
+  fire(): void {
     const res = this.res;
+    const proto = Object.getPrototypeOf(res) as ServerResponse;
     if (res.writableEnded || res.destroyed) return;
     this.timedOut = true;
     const started = res.headersSent;

@@ -612,7 +612,7 @@ export class APIServer {
         this.cfg.audit?.failed(req, st.scope, st.auditID, 400, (e as Error).message);
         throw e;
       }
-      if (ms > 0) st.scope.deadline = new RequestDeadline(res, ms - (nowMicros() - st.scope.receivedAt), () => st.audit?.timedOut(TIMEOUT_STATUS));
+      if (ms > 0) st.scope.deadline = new RequestDeadline(res, ms, st.scope.receivedAt, () => st.audit?.timedOut(TIMEOUT_STATUS));
     }
 
     let user: UserInfo | null;

@@ -10,6 +10,8 @@ import {
   isLongRunning,
   isMutating,
   MAX_STORAGE_REQUEST_BYTES,
+  nowMicros,
+  RequestDeadline,
   oversizedWrite,
   requestTimeoutMs,
   StorageRequestTooLargeError,
@@ -21,6 +23,7 @@ import { BUILTIN_KINDS } from '../../src/schema/kinds.js';
 import { ResourceStore } from '../../src/apiserver/registry/store.js';
 import { strategyFor } from '../../src/apiserver/registry/strategies.js';
 import type { AdmissionAttributes } from '../../src/apiserver/admission/types.js';
+import type { ServerResponse } from 'node:http';
 
 const info = (method: string, url: string) => {
   const [path, q = ''] = url.split('?');
@@ -181,4 +184,27 @@ test("storage size: etcd's limits, whatever the backend", async () => {
   assert.equal((await b.get(key))?.value.length, 10, 'the stored value is untouched');
   assert.equal(await b.currentRevision(), small.modRevision, 'other methods reach the backend');
   await b.close();
+});
+
+test('request deadlines: each fires once, in order of due time, whatever order they were set in; a cancelled one never fires', async () => {
+  const fired: string[] = [];
+  // a response that has begun: the deadline resets it (destroy)
+  const res = (name: string) => ({ writableEnded: false, destroyed: false, headersSent: true, destroy: () => void fired.push(name) }) as unknown as ServerResponse;
+  const t0 = nowMicros();
+  const a = new RequestDeadline(res('a'), 60, t0, () => {});
+  const b = new RequestDeadline(res('b'), 60, t0 - 40, () => {}); // set later, due earlier
+  const c = new RequestDeadline(res('c'), 60, t0 + 10, () => {});
+  const d = new RequestDeadline(res('d'), 30, t0, () => {}); // another timeout length
+  const e = new RequestDeadline(res('e'), 60, t0 + 5, () => {});
+  e.cancel();
+  e.cancel(); // (twice is harmless)
+  await new Promise((r) => setTimeout(r, 150));
+  assert.deepEqual(fired, ['b', 'd', 'a', 'c']);
+  assert.ok(a.timedOut && b.timedOut && c.timedOut && d.timedOut && !e.timedOut);
+  a.cancel(); // (after it fired: nothing)
+  // a deadline set after the others had gone still fires
+  const f = new RequestDeadline(res('f'), 20, nowMicros(), () => {});
+  await new Promise((r) => setTimeout(r, 80));
+  assert.deepEqual(fired, ['b', 'd', 'a', 'c', 'f']);
+  assert.ok(f.timedOut);
 });
