@@ -488,9 +488,10 @@ export type ToWorker =
 /** the commit request as one buffer to transfer */
 export function encodeCommit(keys: readonly string[], nums: Float64Array, values: readonly (Uint8Array | null)[]): ArrayBuffer {
   const n = keys.length;
-  const keyBytes = keys.map((k) => Buffer.from(k, 'utf8'));
+  // (the keys' UTF-8 is written straight into the buffer: no Buffer per key)
+  const keyLens = new Array<number>(n);
   let keyTotal = 0;
-  for (const k of keyBytes) keyTotal += k.length;
+  for (let i = 0; i < n; i++) keyTotal += keyLens[i] = Buffer.byteLength(keys[i]!, 'utf8');
   let valTotal = 0;
   for (const v of values) if (v) valTotal += v.byteLength;
   const numsAt = 8;
@@ -498,25 +499,27 @@ export function encodeCommit(keys: readonly string[], nums: Float64Array, values
   const valIdxAt = keyIdxAt + n * 8;
   const keysAt = valIdxAt + n * 8;
   const valsAt = keysAt + keyTotal;
-  const buf = new ArrayBuffer(valsAt + valTotal);
+  // (not zero-filled: every byte is written below, and a batch's values are tens of kilobytes)
+  const buf = Buffer.allocUnsafeSlow(valsAt + valTotal).buffer as ArrayBuffer;
   const head = new Uint32Array(buf, 0, 2);
   head[0] = n;
   head[1] = keyTotal;
   new Float64Array(buf, numsAt, nums.length).set(nums);
   const keyIdx = new Uint32Array(buf, keyIdxAt, 2 * n);
   const valIdx = new Uint32Array(buf, valIdxAt, 2 * n);
-  const bytes = new Uint8Array(buf);
+  const bytes = Buffer.from(buf);
   let off = keysAt;
   for (let i = 0; i < n; i++) {
-    bytes.set(keyBytes[i]!, off);
+    bytes.write(keys[i]!, off, keyLens[i]!, 'utf8');
     keyIdx[2 * i] = off;
-    keyIdx[2 * i + 1] = keyBytes[i]!.length;
-    off += keyBytes[i]!.length;
+    keyIdx[2 * i + 1] = keyLens[i]!;
+    off += keyLens[i]!;
   }
   let voff = 0;
   for (let i = 0; i < n; i++) {
     const v = values[i];
     if (!v) {
+      valIdx[2 * i] = 0;
       valIdx[2 * i + 1] = ABSENT;
       continue;
     }
