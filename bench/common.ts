@@ -374,13 +374,14 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
  */
 export async function startKeelson(
   dataDir: string,
-  o: { nodeArgs?: string[]; dir?: string; env?: Record<string, string>; stdio?: StdioOptions; label?: string } = {},
+  o: { nodeArgs?: string[]; dir?: string; env?: Record<string, string>; stdio?: StdioOptions; label?: string; cwd?: string } = {},
 ): Promise<{ proc: ChildProcess; target: Target }> {
   const port = await freePort();
   const dir = o.dir ?? ROOT;
   const label = o.label ?? 'keelson';
   const argv = [...(o.nodeArgs ?? []), join(dir, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1'];
-  const proc = spawn(process.execPath, argv, { cwd: dir, env: { ...process.env, ...o.env }, stdio: o.stdio ?? 'ignore' });
+  // (`cwd`: where files the process writes by itself go, e.g. V8's code log under --perf-basic-prof)
+  const proc = spawn(process.execPath, argv, { cwd: o.cwd ?? dir, env: { ...process.env, ...o.env }, stdio: o.stdio ?? 'ignore' });
   const deadline = Date.now() + 30_000;
   while ((await probe(port, '/readyz')) !== 200) {
     if (proc.exitCode !== null) throw new Error(`${label} exited with ${proc.exitCode}`);

@@ -265,7 +265,8 @@ async function underCallgrind(label: string, program: (work: string, port: numbe
   const work = mkdtempSync(join(tmpdir(), 'keelson-instr-'));
   const port = await freePort();
   log(`${label}: starting under callgrind`);
-  const child: ChildProcess = spawn('valgrind', callgrindArgs(join(work, 'callgrind.out'), program(work, port)), { stdio: ['ignore', 'pipe', 'pipe'] });
+  // (in its own directory: under --perf-basic-prof V8 writes its code log in the working directory)
+  const child: ChildProcess = spawn('valgrind', callgrindArgs(join(work, 'callgrind.out'), program(work, port)), { stdio: ['ignore', 'pipe', 'pipe'], cwd: work });
   let stderr = '';
   child.stderr!.on('data', (d) => {
     stderr = (stderr + d).slice(-4000);

@@ -177,14 +177,15 @@ const dir = KEEP ?? mkdtempSync(join(tmpdir(), 'keelson-oncpu-'));
 const procs: ChildProcess[] = [];
 const maps: string[] = [];
 try {
-  const k = await startKeelson(join(dir, 'data'), { nodeArgs: ['--perf-basic-prof'] });
+  // (run in the temporary directory: --perf-basic-prof makes V8 write its code log in the working directory)
+  const k = await startKeelson(join(dir, 'data'), { nodeArgs: ['--perf-basic-prof'], cwd: dir });
   procs.push(k.proc);
   maps.push(`/tmp/perf-${k.proc.pid}.map`);
   const result: Record<string, unknown> = { keelson: await profile('keelson', k.target, k.proc, dir) };
   if (BARE) {
     const port = await freePort();
     const pki = join(dir, 'data', 'pki');
-    const bare = spawn(process.execPath, ['--perf-basic-prof', join(here, 'bare.js'), String(port), join(pki, 'apiserver.crt'), join(pki, 'apiserver.key'), join(pki, 'ca.crt')], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const bare = spawn(process.execPath, ['--perf-basic-prof', join(here, 'bare.js'), String(port), join(pki, 'apiserver.crt'), join(pki, 'apiserver.key'), join(pki, 'ca.crt')], { stdio: ['ignore', 'pipe', 'ignore'], cwd: dir });
     procs.push(bare);
     maps.push(`/tmp/perf-${bare.pid}.map`);
     await untilLine(bare, 'listening', 10_000, 'the bare server');
