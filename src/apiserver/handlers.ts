@@ -699,6 +699,11 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
   return bodyNow(req, limit) ?? bodyLater(req, limit);
 }
 
+/** the body of a write: at once when it has all arrived (bodyNow), else read (bodyLater) */
+function writeBody(req: IncomingMessage): Buffer | Promise<Buffer> {
+  return bodyNow(req) ?? bodyLater(req, MAX_BODY_BYTES);
+}
+
 /**
  * The body when it has all arrived (HTTP/1.1, http1.ts: taken whole, without its events),
  * undefined when it is still to be read (readBody): the handlers of writes take it this way
@@ -767,19 +772,19 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
         const spans: VerbatimSpan[] = [];
         // the common body repeats no key: proven by counting (which also bounds the depth), and
         // the full scan left for a body whose normalization finds an unknown field (rescan)
-        if (jsonHasNoDuplicates(text, obj, spans)) {
-          strictProblems.set(obj, { list: NO_PROBLEMS, warnings: NO_PROBLEMS, complete: !custom, verbatim: spans.length ? { text, spans } : undefined, rescan: custom ? undefined : { text, typeName } });
-        } else {
+        let list = NO_PROBLEMS;
+        let rescan: StrictProblems['rescan'];
+        if (jsonHasNoDuplicates(text, obj, spans)) rescan = custom ? undefined : { text, typeName };
+        else {
           spans.length = 0;
-          let list: string[];
           try {
             list = jsonStrictProblems(text, typeName, false, spans);
           } catch (e) {
             if (e instanceof BodyTooDeepError) throw errors.badRequest(e.message);
             throw e;
           }
-          strictProblems.set(obj, { list, warnings: list, complete: !custom, verbatim: spans.length ? { text, spans } : undefined });
         }
+        strictProblems.set(obj, { list, warnings: list, complete: !custom, verbatim: spans.length ? { text, spans } : undefined, rescan });
       } else if (obj !== null && typeof obj === 'object' && jsonNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(false));
       break;
     }
@@ -956,7 +961,8 @@ export async function handleCreate(r: Request): Promise<void> {
   const choice = outputChoice(r, false);
   const dryRun = dryRunOf(query, undefined, r.req.method);
   const level = fieldValidationOf(query, r.req.method);
-  const body = bodyNow(r.req) ?? (await readBody(r.req));
+  const pending = writeBody(r.req);
+  const body = pending instanceof Buffer ? pending : await pending;
   const decoded = decodeBody(r, body, store.kind);
   let obj = normalizeBody(r, decoded, store.kind, level);
   applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
@@ -978,7 +984,8 @@ export async function handleUpdate(r: Request): Promise<void> {
   const choice = outputChoice(r, false);
   const dryRun = dryRunOf(query, undefined, r.req.method);
   const level = fieldValidationOf(query, r.req.method);
-  const body = bodyNow(r.req) ?? (await readBody(r.req));
+  const pending = writeBody(r.req);
+  const body = pending instanceof Buffer ? pending : await pending;
   const who = managerOf(r, info.subresource, store.kind);
   const view = info.subresource ? subresourceView(store.kind, info.subresource) : undefined;
   if (view) {

@@ -717,20 +717,25 @@ class H1Connection {
     return 0;
   }
 
+  /** the socket's handle when the parser consumes it (its reading is then stopped and started as node:http does), else undefined */
+  private consumedHandle(): { readStop(): number; readStart(): number } | undefined {
+    const h = (this.socket as unknown as { _handle: { _consumed?: boolean; readStop?(): number; readStart?(): number } | null })._handle;
+    return h?._consumed && h.readStop && h.readStart ? (h as { readStop(): number; readStart(): number }) : undefined;
+  }
+
   private pauseReading(): void {
     if (this.readPaused) return;
     this.readPaused = true;
-    // (a handle the parser consumes is stopped as node:http stops it; else the socket is paused)
-    const h = (this.socket as unknown as { _handle: { _consumed?: boolean; readStop?(): number } | null })._handle;
-    if (h?._consumed && h.readStop) h.readStop();
+    const h = this.consumedHandle();
+    if (h) h.readStop();
     else this.socket.pause();
   }
 
   private resumeReading(): void {
     if (!this.readPaused || this.gone) return;
     this.readPaused = false;
-    const h = (this.socket as unknown as { _handle: { _consumed?: boolean; readStart?(): number } | null })._handle;
-    if (h?._consumed && h.readStart) h.readStart();
+    const h = this.consumedHandle();
+    if (h) h.readStart();
     else this.socket.resume();
   }
 

@@ -52,7 +52,7 @@ import { bind, evict, handleComponentStatuses, handleVirtualCreate, type Virtual
 import { decodeBody, fieldValidationOf, normalizeBody, readBody } from './handlers.js';
 import { writeObject } from './encode.js';
 import { prepareServing, SecureListener, type SecureServingOptions } from './tls.js';
-import { InFlightLimiter, nowMicros, RequestDeadline, requestScope, requestTimeoutMs, TIMEOUT_STATUS, withStorageRequestLimit, writeTooManyRequests, type RequestScope } from './limits.js';
+import { InFlightLimiter, RequestDeadline, requestScope, requestTimeoutMs, TIMEOUT_STATUS, withStorageRequestLimit, writeTooManyRequests, type RequestScope } from './limits.js';
 import { auditIDOf, authenticationFailureMessage, type Auditor, type BodyTap, type RequestAudit } from './audit/index.js';
 import { createTokenRequest, hasImpersonationHeaders, impersonate, ImpersonationInternalError, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
 

@@ -369,19 +369,15 @@ function normFields(plan: StructPlan, v: Record<string, unknown>, path: string, 
   for (let i = 0; i < fields.length; i++) {
     const f = fields[i]!;
     const x = v[f.name];
+    const absent = x === undefined || (f.inherited && !hasOwn.call(v, f.name));
+    if (!absent) known++;
     let r: unknown;
-    if (x === undefined || (f.inherited && !hasOwn.call(v, f.name))) {
+    if (absent || x === null) {
       if (f.absent === ABSENT_OMIT) continue;
       r = f.absent === ABSENT_NULL ? null : zeroOf(f.t, ctx);
     } else {
-      known++;
-      if (x === null) {
-        if (f.absent === ABSENT_OMIT) continue;
-        r = f.absent === ABSENT_NULL ? null : zeroOf(f.t, ctx);
-      } else {
-        r = normField(f, x, path, ctx);
-        if (r === OMIT) continue;
-      }
+      r = normField(f, x, path, ctx);
+      if (r === OMIT) continue;
     }
     out[f.name] = r;
   }
