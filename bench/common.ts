@@ -374,12 +374,12 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
  */
 export async function startKeelson(
   dataDir: string,
-  o: { nodeArgs?: string[]; dir?: string; env?: Record<string, string>; stdio?: StdioOptions; label?: string; cwd?: string } = {},
+  o: { nodeArgs?: string[]; dir?: string; env?: Record<string, string>; args?: string[]; stdio?: StdioOptions; label?: string; cwd?: string } = {},
 ): Promise<{ proc: ChildProcess; target: Target }> {
   const port = await freePort();
   const dir = o.dir ?? ROOT;
   const label = o.label ?? 'keelson';
-  const argv = [...(o.nodeArgs ?? []), join(dir, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1'];
+  const argv = [...(o.nodeArgs ?? []), join(dir, 'bin', 'keelson'), 'server', '--data-dir', dataDir, '--secure-port', String(port), '--bind-address', '127.0.0.1', ...(o.args ?? [])];
   // (`cwd`: where files the process writes by itself go, e.g. V8's code log under --perf-basic-prof)
   const proc = spawn(process.execPath, argv, { cwd: o.cwd ?? dir, env: { ...process.env, ...o.env }, stdio: o.stdio ?? 'ignore' });
   const deadline = Date.now() + 30_000;

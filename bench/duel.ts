@@ -2,7 +2,8 @@
 // (or of two sets of node flags or environment variables) that holds up on a noisy machine.
 //
 //   node dist/bench/duel.js [--rounds 8] [--a DIR] [--b DIR] [--a-flags "..."] [--b-flags "..."]
-//                           [--a-env "K=V ..."] [--b-env "K=V ..."] [--warmup ms] [--duration ms]
+//                           [--a-env "K=V ..."] [--b-env "K=V ..."] [--a-args "..."] [--b-args "..."]
+//                           [--warmup ms] [--duration ms]
 //                           [--a-preload N] [--b-preload N] [--pods N]
 //
 // --a-preload/--b-preload N first create N more 1 KB ConfigMaps in that server (in namespace
@@ -40,6 +41,8 @@ interface Side {
   dir: string;
   flags: string[];
   env: Record<string, string>;
+  /** more arguments of `keelson server` (e.g. --storage-backend=memory) */
+  args: string[];
   proc?: ChildProcess;
   target?: Target;
   preload: number;
@@ -51,13 +54,14 @@ function side(name: 'a' | 'b'): Side {
   const flags = (opt(`${name}-flags`) ?? '').split(' ').filter(Boolean);
   const env: Record<string, string> = {};
   for (const kv of (opt(`${name}-env`) ?? '').split(' ').filter(Boolean)) env[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
+  const args = (opt(`${name}-args`) ?? '').split(' ').filter(Boolean);
   const preload = Number(opt(`${name}-preload`) ?? 0);
-  const label = [dir, ...flags, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...(preload ? [`preload=${preload}`] : [])].join(' ');
-  return { label, dir, flags, env, preload, rounds: [] };
+  const label = [dir, ...flags, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...args, ...(preload ? [`preload=${preload}`] : [])].join(' ');
+  return { label, dir, flags, env, args, preload, rounds: [] };
 }
 
 async function start(s: Side, dataDir: string): Promise<void> {
-  const k = await startKeelson(dataDir, { nodeArgs: s.flags, dir: s.dir, env: s.env, label: `keelson (${s.label})` });
+  const k = await startKeelson(dataDir, { nodeArgs: s.flags, dir: s.dir, env: s.env, args: s.args, label: `keelson (${s.label})` });
   s.proc = k.proc;
   s.target = k.target;
 }
