@@ -49,6 +49,7 @@ import {
   type RBACResource,
 } from './rbac/index.js';
 import { bind, evict, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
+import { handlePodConnect, POD_CONNECT_SUBRESOURCES, type ConnectContext } from './connect.js';
 import { decodeBody, fieldValidationOf, normalizeBody, readBody } from './handlers.js';
 import { writeObject } from './encode.js';
 import { prepareServing, SecureListener, type SecureServingOptions } from './tls.js';
@@ -183,6 +184,7 @@ export class APIServer {
   private rbacBootstrapped = false;
   private readonly components = new Map<string, () => Promise<{ healthy: boolean; message: string; error?: string }>>();
   private virtualCtx!: VirtualContext;
+  private connectCtx!: ConnectContext;
   private readonly discovery: Discovery;
   private readonly watches = new WatchRegistry();
   private readonly health: Health;
@@ -251,6 +253,7 @@ export class APIServer {
     this.components.set('etcd-0', async () =>
       (await cfg.backend.healthy()) ? { healthy: true, message: '{"health":"true","reason":""}' } : { healthy: false, message: '', error: 'storage is not reachable' },
     );
+    this.connectCtx = { nodes: this.store('', 'Node') };
     this.virtualCtx = {
       authorizer: this.authorizer,
       pods: this.store('', 'Pod'),
@@ -793,6 +796,8 @@ export class APIServer {
   // throw here is caught by route's try as a rejection would be)
   private dispatch(r: Request): Promise<void> | void {
     const { info } = r;
+    // a Pod's log, exec, attach and portforward (connect.ts)
+    if (info.subresource && POD_CONNECT_SUBRESOURCES.has(info.subresource) && r.store.kind.group === '' && r.store.kind.kind === 'Pod') return handlePodConnect(r, this.connectCtx);
     const verbs = r.store.kind.verbs;
     const need = info.verb === 'watch' ? 'watch' : info.verb;
     if (!info.subresource && need && !verbs.includes(need)) {

@@ -1,0 +1,193 @@
+// A Pod's log, exec, attach and portforward subresources against a real keelson, driven by
+// kubectl 1.33, 1.32 and 1.27 and by raw HTTPS: what kube-apiserver answers before it connects to
+// the node's kubelet (options parsed and validated, admission CONNECT, the pod and its container,
+// the node and its address), and the 503 that says this server does not connect to node agents
+// yet. A real HTTPS webhook server, started by the test on 127.0.0.1, sees the CONNECT admission.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { expectStatus, startCluster, type Cluster } from './harness.js';
+import { respond, startWebhookServer, type WebhookServer } from '../admission/webhookserver.js';
+
+let c: Cluster;
+let hooks: WebhookServer;
+const NS = 'connect';
+
+before(async () => {
+  c = await startCluster({ args: ['--storage-backend=memory'] });
+  hooks = await startWebhookServer();
+  hooks.handle('/deny-exec', (r) =>
+    (r.request.object?.command ?? []).includes('forbidden') ? respond(r, { allowed: false, result: { code: 403, reason: 'Forbidden', message: 'no forbidden commands' } }) : respond(r, { allowed: true }),
+  );
+  assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
+  const sa = await c.raw('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } });
+  assert.ok(sa.status === 201 || sa.status === 409, sa.text);
+  await pod('one', { containers: [{ name: 'main', image: 'nginx' }] });
+  await pod('two', { initContainers: [{ name: 'init', image: 'busybox' }], containers: [{ name: 'a', image: 'nginx' }, { name: 'b', image: 'nginx' }] });
+  // nodes: one with an address and a kubelet port, one with neither
+  assert.equal((await c.raw('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'addressed' } } })).status, 201);
+  const st = await c.raw('PATCH', '/api/v1/nodes/addressed/status', {
+    body: JSON.stringify({ status: { addresses: [{ type: 'ExternalIP', address: '127.0.0.2' }, { type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: 10999 } } } }),
+    headers: { 'content-type': 'application/merge-patch+json' },
+  });
+  assert.equal(st.status, 200, st.text);
+  assert.equal((await c.raw('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'bare' } } })).status, 201);
+  await pod('on-addressed', { nodeName: 'addressed', containers: [{ name: 'main', image: 'nginx' }] });
+  await pod('on-bare', { nodeName: 'bare', containers: [{ name: 'main', image: 'nginx' }] });
+  await pod('on-gone', { nodeName: 'gone', containers: [{ name: 'main', image: 'nginx' }] });
+});
+
+after(async () => {
+  await hooks?.close();
+  await c?.stop();
+});
+
+async function pod(name: string, spec: object): Promise<void> {
+  const r = await c.raw('POST', `/api/v1/namespaces/${NS}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec } });
+  assert.equal(r.status, 201, r.text);
+}
+
+const path = (name: string, sub: string, query = '') => `/api/v1/namespaces/${NS}/pods/${name}/${sub}${query}`;
+
+test('kubectl logs of a pod on no node prints nothing and succeeds (204 No Content, as kube-apiserver answers); 1.33, 1.32 and 1.27', async () => {
+  for (const version of ['1.33', '1.32', '1.27']) {
+    const r = c.kubectl(['logs', '-n', NS, 'one'], { version });
+    assert.equal(r.code, 0, `${version}: ${r.stderr}`);
+    assert.equal(r.stdout, '', version);
+    assert.equal(r.stderr, '', version);
+  }
+  const raw = await c.raw('GET', path('one', 'log', '?container=main&follow=true&timestamps=1'));
+  assert.equal(raw.status, 204);
+  assert.equal(raw.text, '');
+});
+
+test('kubectl exec and attach of a pod on no node: 400 "does not have a host assigned", over WebSocket (1.33, 1.32) and SPDY (1.27)', async () => {
+  for (const version of ['1.33', '1.32', '1.27']) {
+    const r = c.kubectl(['exec', '-n', NS, 'one', '--', 'ls', '-l'], { version });
+    assert.equal(r.code, 1, version);
+    assert.equal(r.stderr, 'Error from server (BadRequest): pod one does not have a host assigned\n', version);
+  }
+  const a = c.kubectl(['attach', '-n', NS, 'one'], { version: '1.33' });
+  assert.equal(a.code, 1);
+  assert.match(a.stderr, /Error from server \(BadRequest\): pod one does not have a host assigned\n$/);
+  // the upgrade requests as kubectl sends them, and a plain POST and GET of portforward
+  const ws = await c.raw('GET', path('one', 'exec', '?command=ls&container=main&stdout=true&stderr=true'), {
+    headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-protocol': 'v5.channel.k8s.io' },
+  });
+  assert.equal(expectStatus(ws, 400, 'BadRequest', 'exec over websocket').message, 'pod one does not have a host assigned');
+  const spdy = await c.raw('POST', path('one', 'exec', '?command=ls&stdout=true'), { headers: { connection: 'Upgrade', upgrade: 'SPDY/3.1', 'x-stream-protocol-version': 'v4.channel.k8s.io', 'content-length': '0' } });
+  expectStatus(spdy, 400, 'BadRequest', 'exec over SPDY');
+  for (const method of ['GET', 'POST']) {
+    const pf = await c.raw(method, path('one', 'portforward', '?ports=80&ports=443'));
+    assert.equal(expectStatus(pf, 400, 'BadRequest', `portforward ${method}`).message, 'pod one does not have a host assigned');
+  }
+});
+
+test('the container: a pod of several containers needs one named (the names listed, init ones first); a named one must be the pod\'s', async () => {
+  for (const sub of ['log', 'exec', 'attach']) {
+    const r = await c.raw(sub === 'log' ? 'GET' : 'POST', path('two', sub, sub === 'exec' ? '?command=ls' : ''));
+    assert.equal(expectStatus(r, 400, 'BadRequest', sub).message, 'a container name must be specified for pod two, choose one of: [init a b]');
+    const bad = await c.raw(sub === 'log' ? 'GET' : 'POST', path('two', sub, '?container=zz&command=ls'));
+    assert.equal(expectStatus(bad, 400, 'BadRequest', sub).message, 'container zz is not valid for pod two');
+  }
+  // an init container is a container of the pod; portforward names none
+  assert.equal((await c.raw('GET', path('two', 'log', '?container=init'))).status, 204);
+  expectStatus(await c.raw('POST', path('two', 'portforward', '?container=zz')), 400, 'BadRequest');
+  const r = c.kubectl(['logs', '-n', NS, 'two', '-c', 'b']);
+  assert.equal(r.code, 0, r.stderr);
+});
+
+test('log options: malformed numbers and times are 400; kube-apiserver\'s checks are 422 PodLogOptions; a missing pod is 404 after them', async () => {
+  const bad = async (query: string, message: string) => {
+    const r = await c.raw('GET', path('one', 'log', query));
+    assert.equal(expectStatus(r, 400, 'BadRequest', query).message, message);
+  };
+  await bad('?tailLines=x', 'strconv.ParseInt: parsing "x": invalid syntax');
+  await bad('?limitBytes=', 'strconv.ParseInt: parsing "": invalid syntax');
+  await bad('?sinceSeconds=99999999999999999999', 'strconv.ParseInt: parsing "99999999999999999999": value out of range');
+  await bad('?sinceTime=yesterday', 'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"');
+  const invalid = async (query: string, message: string, causes: object[]) => {
+    const r = await c.raw('GET', path('one', 'log', query));
+    const s = expectStatus(r, 422, 'Invalid', query);
+    assert.equal(s.message, message);
+    assert.deepEqual(s.details, { name: 'one', kind: 'PodLogOptions', causes });
+  };
+  await invalid('?tailLines=-1&limitBytes=0', 'PodLogOptions "one" is invalid: [tailLines: Invalid value: -1: must be greater than or equal to 0, limitBytes: Invalid value: 0: must be greater than 0]', [
+    { reason: 'FieldValueInvalid', message: 'Invalid value: -1: must be greater than or equal to 0', field: 'tailLines' },
+    { reason: 'FieldValueInvalid', message: 'Invalid value: 0: must be greater than 0', field: 'limitBytes' },
+  ]);
+  await invalid('?sinceSeconds=0', 'PodLogOptions "one" is invalid: sinceSeconds: Invalid value: 0: must be greater than 0', [
+    { reason: 'FieldValueInvalid', message: 'Invalid value: 0: must be greater than 0', field: 'sinceSeconds' },
+  ]);
+  await invalid('?sinceSeconds=5&sinceTime=2024-01-02T03:04:05Z', 'PodLogOptions "one" is invalid: : Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified', [
+    { reason: 'FieldValueForbidden', message: 'Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified', field: '' },
+  ]);
+  // valid options on a pod that is not there
+  const missing = await c.raw('GET', `/api/v1/namespaces/${NS}/pods/nope/log?tailLines=10&sinceTime=2024-01-02T03:04:05Z`);
+  assert.equal(expectStatus(missing, 404, 'NotFound').message, 'pods "nope" not found');
+  expectStatus(await c.raw('POST', `/api/v1/namespaces/${NS}/pods/nope/exec?command=ls`), 404, 'NotFound');
+  expectStatus(await c.raw('POST', path('one', 'portforward', '?ports=http')), 400, 'BadRequest');
+});
+
+test('other methods are 405: log takes GET only, exec, attach and portforward GET and POST', async () => {
+  for (const [method, sub] of [['POST', 'log'], ['PUT', 'log'], ['DELETE', 'exec'], ['PATCH', 'attach'], ['PUT', 'portforward']] as const) {
+    const r = await c.raw(method, path('one', sub), method === 'DELETE' ? {} : { body: '{}', headers: { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json' } });
+    expectStatus(r, 405, 'MethodNotAllowed', `${method} ${sub}`);
+  }
+});
+
+test('a pod on a node: the node must exist (404) and report an address (500); then 503, as this server does not connect to kubelets yet', async () => {
+  for (const [sub, method] of [['log', 'GET'], ['exec', 'POST'], ['attach', 'GET'], ['portforward', 'POST']] as const) {
+    const gone = await c.raw(method, path('on-gone', sub, sub === 'exec' ? '?command=ls' : ''));
+    assert.equal(expectStatus(gone, 404, 'NotFound', sub).message, 'nodes "gone" not found');
+    const bare = await c.raw(method, path('on-bare', sub, sub === 'exec' ? '?command=ls' : ''));
+    assert.equal(bare.status, 500, bare.text);
+    assert.deepEqual(bare.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'no preferred addresses found; known addresses: []', code: 500 });
+    const addressed = await c.raw(method, path('on-addressed', sub, sub === 'exec' ? '?command=ls' : ''));
+    // (InternalIP comes before ExternalIP in kube-apiserver's preferred address types; the kubelet's own port)
+    assert.equal(
+      expectStatus(addressed, 503, 'ServiceUnavailable', sub).message,
+      `pods/${sub} of pod on-addressed needs a connection to the kubelet of node "addressed" (127.0.0.1:10999), and this API server does not connect to node agents yet`,
+    );
+  }
+  const r = c.kubectl(['logs', '-n', NS, 'on-addressed']);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^Error from server \(ServiceUnavailable\): pods\/log of pod on-addressed needs a connection to the kubelet of node "addressed"/);
+});
+
+test('admission: exec is admitted as CONNECT with its PodExecOptions (a webhook may refuse it); a log is not admitted', async () => {
+  const cfg = await c.raw('POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
+    body: {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'connect-exec' },
+      webhooks: [
+        {
+          name: 'exec.connect.example.com',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          clientConfig: { url: hooks.url('/deny-exec'), caBundle: hooks.caBundle },
+          rules: [{ operations: ['CONNECT'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/exec', 'pods/log'] }],
+        },
+      ],
+    },
+  });
+  assert.equal(cfg.status, 201, cfg.text);
+  try {
+    const denied = await c.raw('POST', path('one', 'exec', '?command=cat&command=forbidden&stdin=true&tty=1&container=main'));
+    assert.equal(expectStatus(denied, 403, 'Forbidden').message, 'admission webhook "exec.connect.example.com" denied the request: no forbidden commands');
+    const seen = hooks.received.get('/deny-exec')!.at(-1)!.review.request;
+    assert.equal(seen.operation, 'CONNECT');
+    assert.equal(seen.subResource, 'exec');
+    assert.equal(seen.name, 'one');
+    assert.equal(seen.namespace, NS);
+    assert.deepEqual(seen.kind, { group: '', version: 'v1', kind: 'PodExecOptions' });
+    assert.deepEqual(seen.object, { kind: 'PodExecOptions', apiVersion: 'v1', stdin: true, tty: true, container: 'main', command: ['cat', 'forbidden'] });
+    // allowed: on to the pod (no host assigned)
+    expectStatus(await c.raw('POST', path('one', 'exec', '?command=ls')), 400, 'BadRequest');
+    const calls = hooks.received.get('/deny-exec')!.length;
+    assert.equal((await c.raw('GET', path('one', 'log'))).status, 204);
+    assert.equal(hooks.received.get('/deny-exec')!.length, calls, 'a log is a get, not a connect: no admission');
+  } finally {
+    await c.raw('DELETE', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/connect-exec');
+  }
+});
