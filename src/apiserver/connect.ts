@@ -14,17 +14,31 @@
 // Keelson's API server does not connect to node agents yet (the node agent is a later part of the
 // project): once the request has come that far it is answered 503 ServiceUnavailable, naming the
 // node and the kubelet address it would have used. No request is sent to the node.
+//
+// The proxy subresources of pods, services and nodes (any method kube-apiserver proxies, the rest
+// of the path after `proxy/` the path to proxy to) are resolved the same way, as kube-apiserver
+// resolves their location: the name may carry a port and a scheme (`https:web:8443`; 400 when it
+// cannot be split), admission CONNECT with the Pod-, Service- or NodeProxyOptions, then a pod's
+// IP (400 "address not allowed" unless a global unicast address), a service's port and an address
+// of its Endpoints (503 "no endpoints available"), a node's kubelet; and then 503, as this server
+// does not proxy yet.
+import { isIP } from 'node:net';
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import { admissionOf, methodNotAllowed, type Request } from './handlers.js';
 import { admissionAttributes } from './admission/wiring.js';
 import type { ResourceStore } from './registry/store.js';
 
-/** the Pod subresources served here */
+/** the Pod subresources served here (and `proxy` of pods, services and nodes: handleProxy) */
 export const POD_CONNECT_SUBRESOURCES: ReadonlySet<string> = new Set(['log', 'exec', 'attach', 'portforward']);
 
-/** what a connect request needs besides its own store (the pods') */
+/** the core kinds whose `proxy` subresource is served by handleProxy */
+export const PROXY_KINDS: ReadonlySet<string> = new Set(['Pod', 'Service', 'Node']);
+
+/** what a connect request needs besides its own store */
 export interface ConnectContext {
   nodes: ResourceStore;
+  /** the Endpoints of services, for services/proxy */
+  endpoints: ResourceStore;
 }
 
 /** kube-apiserver's default --kubelet-preferred-address-types */
@@ -50,7 +64,7 @@ export async function handlePodConnect(r: Request, ctx: ConnectContext): Promise
       r.res.end();
       return;
     }
-    throw notConnected(kubeletOf(ctx, pod.spec.nodeName), 'log', pod);
+    throw notConnected(kubeletOf(ctx, pod.spec.nodeName), 'log', pod.metadata.name);
   }
   if (method !== 'GET' && method !== 'POST') throw methodNotAllowed();
   const opts = sub === 'portforward' ? podPortForwardOptions(query) : streamOptions(query, sub === 'exec');
@@ -58,7 +72,96 @@ export async function handlePodConnect(r: Request, ctx: ConnectContext): Promise
   const pod = r.store.mustGet(info.namespace, info.name).obj;
   if (sub !== 'portforward') validateContainer(pod, opts.container as string | undefined);
   if (!pod.spec?.nodeName) throw errors.badRequest(`pod ${info.name} does not have a host assigned`);
-  throw notConnected(kubeletOf(ctx, pod.spec.nodeName), sub, pod);
+  throw notConnected(kubeletOf(ctx, pod.spec.nodeName), sub, pod.metadata.name);
+}
+
+/** the methods kube-apiserver proxies */
+const PROXY_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
+
+/** pods/proxy, services/proxy and nodes/proxy (see the head of this file) */
+export async function handleProxy(r: Request, ctx: ConnectContext): Promise<void> {
+  const { info } = r;
+  r.req.resume();
+  if (!PROXY_METHODS.has(r.req.method ?? '')) throw methodNotAllowed();
+  const kind = r.store.kind.kind;
+  const noun = kind.toLowerCase();
+  // the path to proxy to: the rest of the URL after proxy/, else the `path` parameter
+  const opts: Record<string, unknown> = { kind: `${kind}ProxyOptions`, apiVersion: 'v1' };
+  const path = info.parts.length ? info.parts.join('/') : r.query.get('path');
+  if (path) opts.path = path;
+  const id = splitSchemeNamePort(info.name);
+  if (!id) throw errors.badRequest(`invalid ${noun} request ${JSON.stringify(info.name)}`);
+  await admitConnect(r, opts);
+  if (kind === 'Node') throw notConnected(kubeletOf(ctx, id.name), 'proxy', id.name, 'node');
+  if (kind === 'Pod') {
+    const pod = r.store.mustGet(info.namespace, id.name).obj;
+    let port = id.port;
+    if (port === '') {
+      for (const c of Array.isArray(pod.spec?.containers) ? pod.spec.containers : []) {
+        const p = Array.isArray(c?.ports) ? c.ports[0]?.containerPort : undefined;
+        if (p !== undefined) {
+          port = String(p);
+          break;
+        }
+      }
+    }
+    const ip: unknown = pod.status?.podIPs?.[0]?.ip;
+    if (typeof ip !== 'string' || !isGlobalUnicast(ip)) throw errors.badRequest('address not allowed');
+    throw notReached('pods/proxy', `pod ${id.name}`, port === '' ? ip : hostPort(ip, port));
+  }
+  // a service: its port by number or name, then an address of its Endpoints on that port
+  let portName = id.port;
+  if (/^[+-]?\d+$/.test(portName)) {
+    const svc = r.store.mustGet(info.namespace, id.name).obj;
+    const n = Number(portName);
+    const sp = (Array.isArray(svc.spec?.ports) ? svc.spec.ports : []).find((p: any) => p?.port === n);
+    if (!sp) throw errors.serviceUnavailable(`no service port ${n} found for service ${JSON.stringify(id.name)}`);
+    portName = sp.name ?? '';
+  }
+  const eps = ctx.endpoints.mustGet(info.namespace, id.name).obj;
+  const subsets: any[] = Array.isArray(eps.subsets) ? eps.subsets : [];
+  if (subsets.length === 0) throw errors.serviceUnavailable(`no endpoints available for service ${JSON.stringify(id.name)}`);
+  for (const ss of subsets) {
+    const addrs: any[] = Array.isArray(ss?.addresses) ? ss.addresses : [];
+    for (const p of Array.isArray(ss?.ports) ? ss.ports : []) {
+      if ((p?.name ?? '') !== portName || addrs.length === 0) continue;
+      throw notReached('services/proxy', `service ${id.name}`, hostPort(addrs[0].ip, String(p.port)));
+    }
+  }
+  throw errors.serviceUnavailable(`no endpoints available for service ${JSON.stringify(info.name)}`);
+}
+
+/** "name", "name:port" or "scheme:name:port" (scheme http, https or empty); undefined when it is none of them */
+function splitSchemeNamePort(id: string): { scheme: string; name: string; port: string } | undefined {
+  const parts = id.split(':');
+  let scheme = '';
+  let name: string;
+  let port = '';
+  if (parts.length === 1) name = parts[0]!;
+  else if (parts.length === 2) [name, port] = parts as [string, string];
+  else if (parts.length === 3) [scheme, name, port] = parts as [string, string, string];
+  else return undefined;
+  return name !== '' && (scheme === '' || scheme === 'http' || scheme === 'https') ? { scheme, name, port } : undefined;
+}
+
+/** Go's net.IP.IsGlobalUnicast of an address as ParseIPSloppy reads it (IPv4 octets may have leading zeros) */
+function isGlobalUnicast(ip: string): boolean {
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
+  if (v4) {
+    const o = v4.slice(1).map(Number);
+    if (o.some((x) => x > 255)) return false;
+    const [a, b] = o as [number, number];
+    if (o.every((x) => x === 0) || o.every((x) => x === 255)) return false;
+    return a !== 127 && !(a >= 224 && a <= 239) && !(a === 169 && b === 254);
+  }
+  if (isIP(ip) !== 6) return false;
+  const l = ip.toLowerCase();
+  if (l === '::' || l === '::1' || l.startsWith('ff')) return false;
+  return !/^fe[89ab]/.test(l);
+}
+
+function hostPort(host: string, port: string): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 // ---- options, as kube-apiserver converts them from the query ----
@@ -200,9 +303,12 @@ function kubeletOf(ctx: ConnectContext, nodeName: string): { node: string; host:
   return { node: nodeName, host, port: typeof p === 'number' && p > 0 ? p : DEFAULT_KUBELET_PORT };
 }
 
-function notConnected(k: { node: string; host: string; port: number }, sub: string, pod: any): StatusError {
-  const at = k.host.includes(':') ? `[${k.host}]:${k.port}` : `${k.host}:${k.port}`;
+function notConnected(k: { node: string; host: string; port: number }, sub: string, name: string, noun = 'pod'): StatusError {
   return errors.serviceUnavailable(
-    `pods/${sub} of pod ${pod.metadata.name} needs a connection to the kubelet of node ${JSON.stringify(k.node)} (${at}), and this API server does not connect to node agents yet`,
+    `${noun}s/${sub} of ${noun} ${name} needs a connection to the kubelet of node ${JSON.stringify(k.node)} (${hostPort(k.host, String(k.port))}), and this API server does not connect to node agents yet`,
   );
+}
+
+function notReached(what: string, of: string, at: string): StatusError {
+  return errors.serviceUnavailable(`${what} of ${of} would go to ${at}, and this API server does not proxy yet`);
 }

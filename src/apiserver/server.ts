@@ -49,7 +49,7 @@ import {
   type RBACResource,
 } from './rbac/index.js';
 import { bind, evict, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
-import { handlePodConnect, POD_CONNECT_SUBRESOURCES, type ConnectContext } from './connect.js';
+import { handlePodConnect, handleProxy, POD_CONNECT_SUBRESOURCES, PROXY_KINDS, type ConnectContext } from './connect.js';
 import { decodeBody, fieldValidationOf, normalizeBody, readBody } from './handlers.js';
 import { writeObject } from './encode.js';
 import { prepareServing, SecureListener, type SecureServingOptions } from './tls.js';
@@ -253,7 +253,7 @@ export class APIServer {
     this.components.set('etcd-0', async () =>
       (await cfg.backend.healthy()) ? { healthy: true, message: '{"health":"true","reason":""}' } : { healthy: false, message: '', error: 'storage is not reachable' },
     );
-    this.connectCtx = { nodes: this.store('', 'Node') };
+    this.connectCtx = { nodes: this.store('', 'Node'), endpoints: this.store('', 'Endpoints') };
     this.virtualCtx = {
       authorizer: this.authorizer,
       pods: this.store('', 'Pod'),
@@ -759,6 +759,8 @@ export class APIServer {
     }
     if (info.namespace && !store.kind.namespaced && info.resource !== 'namespaces') throw errors.notFoundPath();
     if (info.subresource && !store.kind.subresources.some((s) => s.name === info.subresource)) throw errors.notFoundPath();
+    // (a path below a subresource is only the proxy's: /pods/<name>/proxy/<path>)
+    if (info.parts.length && info.subresource !== 'proxy') throw errors.notFoundPath();
     const r: Request = { req, res, info, query, store, ctx: this.ctx, warnings: [...authnWarnings], user };
     const started = performance.now();
     // kube-apiserver reports a patch with the apply content type as APPLY (exactly that type, as it compares)
@@ -797,7 +799,10 @@ export class APIServer {
   private dispatch(r: Request): Promise<void> | void {
     const { info } = r;
     // a Pod's log, exec, attach and portforward (connect.ts)
-    if (info.subresource && POD_CONNECT_SUBRESOURCES.has(info.subresource) && r.store.kind.group === '' && r.store.kind.kind === 'Pod') return handlePodConnect(r, this.connectCtx);
+    if (info.subresource && r.store.kind.group === '') {
+      if (POD_CONNECT_SUBRESOURCES.has(info.subresource) && r.store.kind.kind === 'Pod') return handlePodConnect(r, this.connectCtx);
+      if (info.subresource === 'proxy' && PROXY_KINDS.has(r.store.kind.kind)) return handleProxy(r, this.connectCtx);
+    }
     const verbs = r.store.kind.verbs;
     const need = info.verb === 'watch' ? 'watch' : info.verb;
     if (!info.subresource && need && !verbs.includes(need)) {
