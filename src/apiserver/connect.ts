@@ -57,7 +57,7 @@ export async function handlePodConnect(r: Request, ctx: ConnectContext): Promise
     const errs = validatePodLogOptions(opts);
     if (errs.length) throw errors.invalid({ group: '', name: 'PodLogOptions' }, info.name, errs);
     const pod = r.store.mustGet(info.namespace, info.name).obj;
-    validateContainer(pod, opts.container as string | undefined);
+    validateContainer(pod, opts.container);
     // (kube-apiserver's log location is empty for a pod on no node: its streamer has nothing to send)
     if (!pod.spec?.nodeName) {
       r.res.statusCode = 204;

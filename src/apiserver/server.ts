@@ -798,7 +798,7 @@ export class APIServer {
   // throw here is caught by route's try as a rejection would be)
   private dispatch(r: Request): Promise<void> | void {
     const { info } = r;
-    // a Pod's log, exec, attach and portforward (connect.ts)
+    // a Pod's log, exec, attach and portforward, and the proxy of pods, services and nodes (connect.ts)
     if (info.subresource && r.store.kind.group === '') {
       if (POD_CONNECT_SUBRESOURCES.has(info.subresource) && r.store.kind.kind === 'Pod') return handlePodConnect(r, this.connectCtx);
       if (info.subresource === 'proxy' && PROXY_KINDS.has(r.store.kind.kind)) return handleProxy(r, this.connectCtx);
