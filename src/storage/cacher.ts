@@ -171,7 +171,11 @@ export interface CacherOptions {
   made?: (entry: CacheEntry) => void;
   /** the object of the DELETED event of a corrupt key (its last value could not be decoded) */
   tombstone?: (namespace: string, name: string, revision: number) => any;
-  split: (key: string) => { namespace: string; name: string };
+  /**
+   * a key's namespace and name; given the key's decoded object, its own metadata strings when
+   * they are the key's (so that the entry holds no second copy of them)
+   */
+  split: (key: string, obj?: any) => { namespace: string; name: string };
   /** events kept for watch resume (default 5 minutes) */
   historyWindowMs?: number;
   /** how long a past state stays listable exactly (default 75 s) */
@@ -199,8 +203,11 @@ export function newCacher(backend: Backend, resourcePrefix: string, opts: Cacher
 // -------------------------------------------------------------------------------------------------
 
 /** a ring of events in revision order, with the time each was applied */
+// (an ADDED event of a key new to the cache, the event of every create, is kept as its entry
+// alone: type, entry and revision follow from it, and the ring holds one object less per create,
+// an object the young generation's collections would otherwise copy twice)
 class History {
-  private evs: (CacheEvent | undefined)[] = new Array(1024);
+  private evs: (CacheEvent | CacheEntry | undefined)[] = new Array(1024);
   private times = new Float64Array(1024);
   private head = 0;
   length = 0;
@@ -208,21 +215,27 @@ class History {
   push(ev: CacheEvent, t: number): void {
     if (this.length === this.evs.length) this.grow();
     const i = (this.head + this.length) & (this.evs.length - 1);
-    this.evs[i] = ev;
+    this.evs[i] = ev.type === 'ADDED' && ev.prev === undefined && ev.revision === ev.entry.modRevision ? ev.entry : ev;
     this.times[i] = t;
     this.length++;
   }
 
-  shift(): CacheEvent {
-    const ev = this.evs[this.head]!;
+  /** drops the oldest event; its revision */
+  shift(): number {
+    const x = this.evs[this.head]!;
     this.evs[this.head] = undefined;
     this.head = (this.head + 1) & (this.evs.length - 1);
     this.length--;
-    return ev;
+    return revisionOf(x);
   }
 
   at(i: number): CacheEvent {
-    return this.evs[(this.head + i) & (this.evs.length - 1)]!;
+    const x = this.evs[(this.head + i) & (this.evs.length - 1)]!;
+    return isEvent(x) ? x : { type: 'ADDED', entry: x, revision: x.modRevision };
+  }
+
+  revisionAt(i: number): number {
+    return revisionOf(this.evs[(this.head + i) & (this.evs.length - 1)]!);
   }
 
   timeAt(i: number): number {
@@ -233,10 +246,10 @@ class History {
   firstAfter(rev: number): number {
     let lo = 0;
     let hi = this.length;
-    if (hi === 0 || this.at(hi - 1).revision <= rev) return hi;
+    if (hi === 0 || this.revisionAt(hi - 1) <= rev) return hi;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.at(mid).revision <= rev) lo = mid + 1;
+      if (this.revisionAt(mid) <= rev) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -251,7 +264,7 @@ class History {
 
   private grow(): void {
     const n = this.evs.length;
-    const evs: (CacheEvent | undefined)[] = new Array(n * 2);
+    const evs: (CacheEvent | CacheEntry | undefined)[] = new Array(n * 2);
     const times = new Float64Array(n * 2);
     for (let i = 0; i < this.length; i++) {
       const j = (this.head + i) & (n - 1);
@@ -262,6 +275,14 @@ class History {
     this.times = times;
     this.head = 0;
   }
+}
+
+function isEvent(x: CacheEvent | CacheEntry): x is CacheEvent {
+  return (x as CacheEvent).type !== undefined;
+}
+
+function revisionOf(x: CacheEvent | CacheEntry): number {
+  return isEvent(x) ? x.revision : x.modRevision;
 }
 
 interface CacheWatcher {
@@ -324,7 +345,7 @@ class WatchCache implements Cacher {
   private readonly json: ((kv: KeyValue, obj: any) => Uint8Array | undefined) | undefined;
   private readonly made: ((entry: CacheEntry) => void) | undefined;
   private readonly tombstone: (namespace: string, name: string, revision: number) => any;
-  private readonly split: (key: string) => { namespace: string; name: string };
+  private readonly split: (key: string, obj?: any) => { namespace: string; name: string };
   private readonly historyWindowMs: number;
   private readonly snapshotMaxAgeMs: number;
   private readonly historyMaxEvents: number;
@@ -521,15 +542,16 @@ class WatchCache implements Cacher {
     for (let i = 0; i < res.kvs.length; i++) {
       const kv = res.kvs[i];
       noteKey(kv.key);
-      const { namespace, name } = this.split(kv.key);
       let obj: any;
       try {
         obj = this.decode(kv);
       } catch (e) {
         // one unreadable value does not keep the rest of the collection from being served
+        const { namespace, name } = this.split(kv.key);
         corrupt.set(kv.key, corruptEntry(kv, namespace, name, e));
         continue;
       }
+      const { namespace, name } = this.split(kv.key, obj);
       const entry = cacheEntry(kv.key, namespace, name, obj, kv.modRevision, kv.createRevision);
       pairs.push([kv.key, entry]);
       byKey.set(kv.key, entry);
@@ -634,21 +656,16 @@ class WatchCache implements Cacher {
       if (c) return this.corruptKeyEvent(se, c);
     }
     if (se.type === 'put') {
-      let namespace: string;
-      let name: string;
-      if (prev) {
-        namespace = prev.namespace;
-        name = prev.name;
-      } else {
-        noteKey(key);
-        ({ namespace, name } = this.split(key));
-      }
+      if (!prev) noteKey(key);
       let obj: any;
       try {
         obj = this.decode(kv);
       } catch (e) {
+        const { namespace, name } = prev ?? this.split(key);
         return this.becameCorrupt(se, corruptEntry(kv, namespace, name, e), prev);
       }
+      // (a new key's names are its object's own strings: the entry holds no copies of them)
+      const { namespace, name } = prev ?? this.split(key, obj);
       const entry = cacheEntry(key, namespace, name, obj, kv.modRevision, kv.createRevision, this.json?.(kv, obj));
       this.made?.(entry);
       if (prev) this.replaceInTree(key, entry);
@@ -823,7 +840,7 @@ class WatchCache implements Cacher {
     const h = this.history;
     const horizon = now - this.historyWindowMs;
     while (h.length > 0 && (h.timeAt(0) < horizon || h.length > this.historyMaxEvents)) {
-      this.oldest = h.shift().revision;
+      this.oldest = h.shift();
     }
     if (this.snapshots.length > 0 && this.snapshots[0].next <= this.oldest) {
       this.snapshots = this.snapshots.filter((s) => s.next > this.oldest);
@@ -867,7 +884,7 @@ class WatchCache implements Cacher {
     const first = h.firstAfter(rev);
     if (first === h.length) return this.sorted(); // nothing happened to this prefix since rev
     if (h.timeAt(first) < now - this.snapshotMaxAgeMs) throw new TooOldError(rev, this.oldestSnapshotRevision(now));
-    const next = h.at(first).revision;
+    const next = h.revisionAt(first);
     // the nearest state at or after the one wanted: a snapshot already built, or the latest
     let base: BTree<string, CacheEntry> = this.sorted();
     let baseIndex = h.length;
@@ -900,7 +917,7 @@ class WatchCache implements Cacher {
     const horizon = now - this.snapshotMaxAgeMs;
     let i = 0;
     while (i < h.length && h.timeAt(i) < horizon) i++;
-    return i === 0 ? this.oldest : h.at(i - 1).revision;
+    return i === 0 ? this.oldest : h.revisionAt(i - 1);
   }
 }
 

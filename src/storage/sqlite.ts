@@ -103,6 +103,25 @@ interface IndexEntry {
   readonly m: number; // modRevision
 }
 
+/**
+ * A key's revisions in the index: its modRevision alone while it equals its createRevision (a key
+ * never updated since its create: no object for it, one object less per create for the young
+ * generation's collections to copy and the heap to keep), else both.
+ */
+type IndexValue = IndexEntry | number;
+
+function indexValue(c: number, m: number): IndexValue {
+  return c === m ? m : { c, m };
+}
+
+function createRevOf(v: IndexValue): number {
+  return typeof v === 'number' ? v : v.c;
+}
+
+function modRevOf(v: IndexValue): number {
+  return typeof v === 'number' ? v : v.m;
+}
+
 interface Op {
   kind: number;
   rev: number;
@@ -155,7 +174,7 @@ export class SqliteBackend implements Backend {
   private readonly maxInFlight: number;
   private readonly indexEvery: number;
 
-  private readonly index = new Map<string, IndexEntry>();
+  private readonly index = new Map<string, IndexValue>();
   /** the last revision handed out */
   private assigned = 0;
   /** the newest durable revision whose events have been delivered */
@@ -208,7 +227,7 @@ export class SqliteBackend implements Backend {
       this.compactDone = st.compactDone;
       this.committedRev = this.assigned = Math.max(st.maxRev, this.compactRev);
       this.index.clear();
-      for (const [key, c, m] of store.liveKeys()) this.index.set(key, { c, m });
+      for (const [key, c, m] of store.liveKeys()) this.index.set(key, indexValue(c, m));
     } catch (err) {
       store?.close();
       this.stopWorker();
@@ -277,28 +296,32 @@ export class SqliteBackend implements Backend {
     if (!this.writable()) return Promise.reject(this.broken ?? new Error('storage closed'));
     if (this.index.has(key)) return Promise.reject(new KeyExistsError(key, this.assigned));
     const rev = ++this.assigned;
-    this.index.set(key, { c: rev, m: rev });
+    this.index.set(key, rev);
     return this.enqueue(OP_CREATE, rev, key, rev, 0, value);
   }
 
   update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KeyValue> {
     if (!this.writable()) return Promise.reject(this.broken ?? new Error('storage closed'));
     const cur = this.index.get(key);
-    if (!cur) return Promise.reject(new KeyNotFoundError(key, this.assigned));
-    if (cur.m !== expectedModRevision) return this.conflict(key, cur);
+    if (cur === undefined) return Promise.reject(new KeyNotFoundError(key, this.assigned));
+    const c = createRevOf(cur);
+    const m = modRevOf(cur);
+    if (m !== expectedModRevision) return this.conflict(key, c, m);
     const rev = ++this.assigned;
-    this.index.set(key, { c: cur.c, m: rev });
-    return this.enqueue(OP_UPDATE, rev, key, cur.c, cur.m, value);
+    this.index.set(key, { c, m: rev });
+    return this.enqueue(OP_UPDATE, rev, key, c, m, value);
   }
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
     if (!this.writable()) return Promise.reject(this.broken ?? new Error('storage closed'));
     const cur = this.index.get(key);
-    if (!cur) return Promise.reject(new KeyNotFoundError(key, this.assigned));
-    if (expectedModRevision !== undefined && cur.m !== expectedModRevision) return this.conflict(key, cur);
+    if (cur === undefined) return Promise.reject(new KeyNotFoundError(key, this.assigned));
+    const c = createRevOf(cur);
+    const m = modRevOf(cur);
+    if (expectedModRevision !== undefined && m !== expectedModRevision) return this.conflict(key, c, m);
     const rev = ++this.assigned;
     this.index.delete(key);
-    return this.enqueue(OP_DELETE, rev, key, cur.c, cur.m, null);
+    return this.enqueue(OP_DELETE, rev, key, c, m, null);
   }
 
   watch(prefix: string, opts: WatchOptions): Watch {
@@ -470,13 +493,13 @@ export class SqliteBackend implements Backend {
   // ---- writes ------------------------------------------------------------------------------------
 
   /** a ConflictError with the key's current state (its value: kept here if not yet durable, else read) */
-  private conflict(key: string, e: IndexEntry): Promise<never> {
-    const known = this.recentValues.get(e.m);
+  private conflict(key: string, c: number, m: number): Promise<never> {
+    const known = this.recentValues.get(m);
     const fail = (value: Uint8Array): never => {
-      throw new ConflictError(key, { key, value, createRevision: e.c, modRevision: e.m });
+      throw new ConflictError(key, { key, value, createRevision: c, modRevision: m });
     };
     if (known) return Promise.resolve(known).then(fail);
-    return this.call({ t: 'value', rev: e.m }).then(
+    return this.call({ t: 'value', rev: m }).then(
       (vals) => fail(valueOf(vals as Values, 0) ?? EMPTY),
       () => fail(EMPTY),
     );
@@ -598,7 +621,7 @@ export class SqliteBackend implements Backend {
     for (let i = ops.length - 1; i >= 0; i--) {
       const op = ops[i];
       if (op.kind === OP_CREATE) this.index.delete(op.key);
-      else this.index.set(op.key, { c: op.createRev, m: op.prevRev });
+      else this.index.set(op.key, indexValue(op.createRev, op.prevRev));
       this.recentValues.delete(op.rev);
     }
     this.assigned = this.committedRev;

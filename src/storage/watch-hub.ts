@@ -21,7 +21,7 @@
 // Each group collects the events of a commit that match it, and the same (read-only) array goes
 // to every watcher of the group.
 
-import { CompactedError, type StorageEvent, type Watch, type WatchOptions } from './interface.js';
+import { CompactedError, type KeyValue, type StorageEvent, type Watch, type WatchOptions } from './interface.js';
 
 export interface HistorySource {
   /**
@@ -76,9 +76,13 @@ export class WatchHub {
   /** the groups the current delivery added events to */
   private touched: Group[] = [];
   private epoch = 0;
-  /** the recent events: a ring of `cap` slots holding `len` events from `head` on */
+  /**
+   * the recent events: a ring of `cap` slots holding `len` events from `head` on. The event of a
+   * create is kept as its kv alone (type, revision and the absent prevKv follow from it): one
+   * object less per create, held for as long as the ring keeps it.
+   */
   private readonly cap: number;
-  private ring: (StorageEvent | undefined)[];
+  private ring: (StorageEvent | KeyValue | undefined)[];
   private head = 0;
   private len = 0;
   /** the ring holds every event with a revision > ringBase */
@@ -251,12 +255,14 @@ export class WatchHub {
     const cap = this.cap;
     for (let i = 0; i < events.length; i++) {
       if (this.len === cap) {
-        this.ringBase = this.ring[this.head]!.revision;
+        this.ringBase = revisionOf(this.ring[this.head]!);
         this.ring[this.head] = undefined;
         this.head = (this.head + 1) % cap;
         this.len--;
       }
-      this.ring[(this.head + this.len) % cap] = events[i];
+      const ev = events[i];
+      const kv = ev.kv;
+      this.ring[(this.head + this.len) % cap] = ev.type === 'put' && ev.prevKv === undefined && kv.createRevision === ev.revision && kv.modRevision === ev.revision ? kv : ev;
       this.len++;
     }
   }
@@ -269,13 +275,15 @@ export class WatchHub {
     let hi = this.len;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.ring[(this.head + mid) % cap]!.revision <= after) lo = mid + 1;
+      if (revisionOf(this.ring[(this.head + mid) % cap]!) <= after) lo = mid + 1;
       else hi = mid;
     }
     const out: StorageEvent[] = [];
     for (let i = lo; i < this.len; i++) {
-      const ev = this.ring[(this.head + i) % cap]!;
-      if (ev.kv.key.startsWith(prefix)) out.push(ev);
+      const x = this.ring[(this.head + i) % cap]!;
+      if (isEvent(x)) {
+        if (x.kv.key.startsWith(prefix)) out.push(x);
+      } else if (x.key.startsWith(prefix)) out.push({ type: 'put', kv: x, revision: x.modRevision });
     }
     return out;
   }
@@ -405,3 +413,11 @@ function newGroup(prefix: string): Group {
   return { prefix, watchers: new Set(), epoch: 0, batch: NO_EVENTS };
 }
 
+function isEvent(x: StorageEvent | KeyValue): x is StorageEvent {
+  return (x as StorageEvent).kv !== undefined;
+}
+
+/** the revision of a ring slot: an event's, or a create's kv's */
+function revisionOf(x: StorageEvent | KeyValue): number {
+  return isEvent(x) ? x.revision : x.modRevision;
+}

@@ -142,7 +142,20 @@ export class ResourceStore {
       decode: (kv) => this.decode(kv),
       json: (kv, obj) => this.jsonOf(kv, obj),
       made: (entry) => this.madeEntry(entry),
-      split: (key) => {
+      split: (key, obj) => {
+        const m = obj?.metadata;
+        if (m !== null && typeof m === 'object' && typeof m.name === 'string') {
+          const name: string = m.name;
+          const ns = namespaced ? m.namespace : '';
+          if (
+            typeof ns === 'string' &&
+            key.length === prefixLen + (namespaced ? ns.length + 1 : 0) + name.length &&
+            key.endsWith(name) &&
+            (!namespaced || (key.charCodeAt(prefixLen + ns.length) === 0x2f && key.startsWith(ns, prefixLen)))
+          ) {
+            return { namespace: ns, name };
+          }
+        }
         const rest = key.slice(prefixLen);
         if (!namespaced) return { namespace: '', name: rest };
         const slash = rest.indexOf('/');
