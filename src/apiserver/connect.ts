@@ -26,6 +26,7 @@ import { isIP } from 'node:net';
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import { admissionOf, methodNotAllowed, type Request } from './handlers.js';
 import { admissionAttributes } from './admission/wiring.js';
+import { queryBool } from './requestinfo.js';
 import type { ResourceStore } from './registry/store.js';
 
 /** the Pod subresources served here (and `proxy` of pods, services and nodes: handleProxy) */
@@ -166,14 +167,6 @@ function hostPort(host: string, port: string): string {
 
 // ---- options, as kube-apiserver converts them from the query ----
 
-/** a boolean parameter: false when absent, "0" or "false" (any case), else true */
-function boolParam(q: URLSearchParams, name: string): boolean | undefined {
-  const v = q.get(name);
-  if (v === null) return undefined;
-  const l = v.toLowerCase();
-  return !(v === '0' || l === 'false');
-}
-
 /** an integer parameter (strconv.ParseInt's range and messages); absent: undefined */
 function intParam(q: URLSearchParams, name: string, bits: 32 | 64): number | undefined {
   const v = q.get(name);
@@ -210,8 +203,7 @@ function podLogOptions(q: URLSearchParams): LogOptions {
   const container = q.get('container');
   if (container) o.container = container;
   for (const b of ['follow', 'previous', 'timestamps', 'insecureSkipTLSVerifyBackend'] as const) {
-    const v = boolParam(q, b);
-    if (v) o[b] = v;
+    if (queryBool(q.get(b))) o[b] = true;
   }
   for (const n of ['sinceSeconds', 'tailLines', 'limitBytes'] as const) {
     const v = intParam(q, n, 64);
@@ -240,7 +232,7 @@ function validatePodLogOptions(o: LogOptions): FieldError[] {
 /** PodExecOptions or PodAttachOptions, in their v1 form (what admission webhooks see) */
 function streamOptions(q: URLSearchParams, exec: boolean): Record<string, unknown> {
   const o: Record<string, unknown> = { kind: exec ? 'PodExecOptions' : 'PodAttachOptions', apiVersion: 'v1' };
-  for (const b of ['stdin', 'stdout', 'stderr', 'tty']) if (boolParam(q, b)) o[b] = true;
+  for (const b of ['stdin', 'stdout', 'stderr', 'tty']) if (queryBool(q.get(b))) o[b] = true;
   const container = q.get('container');
   if (container) o.container = container;
   if (exec) o.command = q.getAll('command');
