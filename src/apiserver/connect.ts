@@ -22,11 +22,13 @@
 // IP (400 "address not allowed" unless a global unicast address), a service's port and an address
 // of its Endpoints (503 "no endpoints available"), a node's kubelet; and then 503, as this server
 // does not proxy yet.
-import { isIP } from 'node:net';
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import { admissionOf, methodNotAllowed, type Request } from './handlers.js';
 import { admissionAttributes } from './admission/wiring.js';
 import { queryBool } from './requestinfo.js';
+import { normTime, timeParseMessage } from '../codec/json.js';
+import { isGlobalUnicastIP } from '../schema/validation/util.js';
+import { joinHostPort } from '../schema/printers/format.js';
 import type { ResourceStore } from './registry/store.js';
 
 /** the Pod subresources served here (and `proxy` of pods, services and nodes: handleProxy) */
@@ -107,8 +109,8 @@ export async function handleProxy(r: Request, ctx: ConnectContext): Promise<void
       }
     }
     const ip: unknown = pod.status?.podIPs?.[0]?.ip;
-    if (typeof ip !== 'string' || !isGlobalUnicast(ip)) throw errors.badRequest('address not allowed');
-    throw notReached('pods/proxy', `pod ${id.name}`, port === '' ? ip : hostPort(ip, port));
+    if (typeof ip !== 'string' || !isGlobalUnicastIP(ip)) throw errors.badRequest('address not allowed');
+    throw notReached('pods/proxy', `pod ${id.name}`, port === '' ? ip : joinHostPort(ip, port));
   }
   // a service: its port by number or name, then an address of its Endpoints on that port
   let portName = id.port;
@@ -126,7 +128,7 @@ export async function handleProxy(r: Request, ctx: ConnectContext): Promise<void
     const addrs: any[] = Array.isArray(ss?.addresses) ? ss.addresses : [];
     for (const p of Array.isArray(ss?.ports) ? ss.ports : []) {
       if ((p?.name ?? '') !== portName || addrs.length === 0) continue;
-      throw notReached('services/proxy', `service ${id.name}`, hostPort(addrs[0].ip, String(p.port)));
+      throw notReached('services/proxy', `service ${id.name}`, joinHostPort(addrs[0].ip, String(p.port)));
     }
   }
   throw errors.serviceUnavailable(`no endpoints available for service ${JSON.stringify(info.name)}`);
@@ -145,26 +147,6 @@ function splitSchemeNamePort(id: string): { scheme: string; name: string; port: 
   return name !== '' && (scheme === '' || scheme === 'http' || scheme === 'https') ? { scheme, name, port } : undefined;
 }
 
-/** Go's net.IP.IsGlobalUnicast of an address as ParseIPSloppy reads it (IPv4 octets may have leading zeros) */
-function isGlobalUnicast(ip: string): boolean {
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
-  if (v4) {
-    const o = v4.slice(1).map(Number);
-    if (o.some((x) => x > 255)) return false;
-    const [a, b] = o as [number, number];
-    if (o.every((x) => x === 0) || o.every((x) => x === 255)) return false;
-    return a !== 127 && !(a >= 224 && a <= 239) && !(a === 169 && b === 254);
-  }
-  if (isIP(ip) !== 6) return false;
-  const l = ip.toLowerCase();
-  if (l === '::' || l === '::1' || l.startsWith('ff')) return false;
-  return !/^fe[89ab]/.test(l);
-}
-
-function hostPort(host: string, port: string): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
 // ---- options, as kube-apiserver converts them from the query ----
 
 /** an integer parameter (strconv.ParseInt's range and messages); absent: undefined */
@@ -181,8 +163,6 @@ function parseGoInt(v: string, bits: 32 | 64): number {
   if (n >= max || n < -max) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`);
   return Number(n);
 }
-
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 interface LogOptions {
   kind: 'PodLogOptions';
@@ -212,8 +192,7 @@ function podLogOptions(q: URLSearchParams): LogOptions {
   const since = q.get('sinceTime');
   // (an empty value or "null", as older clients sent, is no time: metav1.Time's query form)
   if (since !== null && since !== '' && since !== 'null') {
-    const m = RFC3339.exec(since);
-    if (!m || Number.isNaN(Date.parse(since))) throw errors.badRequest(`parsing time ${JSON.stringify(since)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(since)} as "2006"`);
+    if (normTime(since, false) === undefined) throw errors.badRequest(timeParseMessage(since));
     o.sinceTime = since;
   }
   return o;
@@ -297,7 +276,7 @@ function kubeletOf(ctx: ConnectContext, nodeName: string): { node: string; host:
 
 function notConnected(k: { node: string; host: string; port: number }, sub: string, name: string, noun = 'pod'): StatusError {
   return errors.serviceUnavailable(
-    `${noun}s/${sub} of ${noun} ${name} needs a connection to the kubelet of node ${JSON.stringify(k.node)} (${hostPort(k.host, String(k.port))}), and this API server does not connect to node agents yet`,
+    `${noun}s/${sub} of ${noun} ${name} needs a connection to the kubelet of node ${JSON.stringify(k.node)} (${joinHostPort(k.host, String(k.port))}), and this API server does not connect to node agents yet`,
   );
 }
 

@@ -68,7 +68,8 @@ function typeErr(ctx: Ctx, v: unknown, path: string, t: TypeRef): void {
 }
 
 /** RFC 3339 time in Go's output form: UTC, whole seconds (micro: six fractional digits). */
-function normTime(v: string, micro: boolean): string | undefined {
+/** a metav1.Time (or MicroTime) in its stored form; undefined when `v` is not RFC 3339 */
+export function normTime(v: string, micro: boolean): string | undefined {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(v)) return undefined;
   const ms = Date.parse(v);
   if (Number.isNaN(ms)) return undefined;
@@ -76,6 +77,11 @@ function normTime(v: string, micro: boolean): string | undefined {
   if (!micro) return iso.replace(/\.\d{3}Z$/, 'Z');
   const frac = /\.(\d+)/.exec(v)?.[1] ?? '';
   return iso.replace(/\.\d{3}Z$/, `.${(frac + '000000').slice(0, 6)}Z`);
+}
+
+/** Go's time.Parse error for a text that is not RFC 3339 (its first element, the year, already fails) */
+export function timeParseMessage(v: string): string {
+  return `parsing time ${JSON.stringify(v)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(v)} as "2006"`;
 }
 
 function isZero(v: unknown): boolean {
@@ -218,7 +224,7 @@ function normValue(t: NT, v: unknown, base: string, ctx: Ctx, sub: string | numb
           if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           const n = normTime(v, t.name === 'MicroTime');
           if (n === undefined) {
-            if (!ctx.typeError) ctx.typeError = `parsing time ${JSON.stringify(v)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(v)} as "2006"`;
+            if (!ctx.typeError) ctx.typeError = timeParseMessage(v);
             return OMIT;
           }
           return n;

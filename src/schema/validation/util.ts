@@ -352,6 +352,19 @@ export function isIPv4Bytes(b: number[]): boolean {
   return b.slice(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff;
 }
 
+/** Go's net.IP.IsGlobalUnicast of an address parseIP reads: not unspecified, loopback, multicast, link-local or the IPv4 broadcast */
+export function isGlobalUnicastIP(s: string): boolean {
+  const b = parseIP(s);
+  if (!b) return false;
+  if (isIPv4Bytes(b)) {
+    const [a, x, y, z] = b.slice(12) as [number, number, number, number];
+    if ((a | x | y | z) === 0 || (a & x & y & z) === 255) return false;
+    return a !== 127 && (a & 0xf0) !== 0xe0 && !(a === 169 && x === 254);
+  }
+  if (b.every((x) => x === 0) || (b.slice(0, 15).every((x) => x === 0) && b[15] === 1)) return false;
+  return b[0] !== 0xff && !(b[0] === 0xfe && (b[1]! & 0xc0) === 0x80);
+}
+
 export function isIPv6String(s: string): boolean {
   const b = parseIP(s);
   return b !== null && !isIPv4Bytes(b);
