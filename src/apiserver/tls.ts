@@ -511,6 +511,11 @@ export class SecureListener {
         : undefined,
       keepAlive: true,
       keepAliveInitialDelay: 180_000,
+      // TCP_NODELAY on every accepted connection, as Go sets it on every TCP connection: node:https
+      // sets it by default, node:http2's server does not, and with Nagle's algorithm a small write
+      // (a watch event, an HTTP/2 frame) behind one not yet acknowledged waits for the peer's
+      // delayed ACK (up to 40 ms on Linux)
+      noDelay: true,
     };
     // --disable-http2-serving: a plain HTTPS server, whose ALPN offers HTTP/1.1 only
     const server: http2.Http2SecureServer | https.Server = !p.http2
