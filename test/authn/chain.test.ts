@@ -1,7 +1,6 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPublicKey } from 'node:crypto';
 import {
@@ -14,6 +13,7 @@ import { createTokenRequest } from '../../src/apiserver/authn/tokenrequest.js';
 import type { AuthnRequest } from '../../src/apiserver/authn/request.js';
 import { syntheticRequest } from '../../src/apiserver/authn/request.js';
 import { makeCert, fakeSocket, Objects, rsaKey, type TestCert } from './helpers.js';
+import { tempDir } from '../tempdir.js';
 
 const ISS = 'https://kubernetes.default.svc.cluster.local';
 const key = rsaKey();
@@ -252,14 +252,14 @@ describe('flags', () => {
     ]);
   });
   test('overlapping client and request-header CAs need allowed names', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'keelson-authn-'));
+    const dir = tempDir('keelson-authn-');
     writeFileSync(join(dir, 'ca.crt'), clientCA.pem);
     const f = { ...defaultAuthenticationFlags(), clientCAFile: join(dir, 'ca.crt'), requestheaderClientCAFile: join(dir, 'ca.crt') };
     assert.match(validateAuthenticationFlags(f)[0]!, /^--requestheader-client-ca-file and --client-ca-file contain overlapping certificates/);
     assert.deepEqual(validateAuthenticationFlags({ ...f, requestheaderAllowedNames: ['front-proxy'] }), []);
   });
   test('buildAuthenticatorFromFlags reads the files', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'keelson-authn-'));
+    const dir = tempDir('keelson-authn-');
     writeFileSync(join(dir, 'ca.crt'), clientCA.pem);
     writeFileSync(join(dir, 'proxy-ca.crt'), proxyCA.pem);
     writeFileSync(join(dir, 'tokens.csv'), 'tok,erin,e1,"a,b"\n');

@@ -1,8 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, createSign, sign as cryptoSign, createHmac } from 'node:crypto';
-import { mkdtempSync, writeFileSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StatusError } from '../../src/machinery/errors.js';
 import {
@@ -13,6 +12,7 @@ import { parsePublicKeysPEM, parsePrivateKeyPEM, keyIDFromPublicKey, publicKeysF
 import { ensureServiceAccountKey } from '../../src/apiserver/authn/keys.js';
 import { AuthenticationError } from '../../src/apiserver/authn/types.js';
 import { Objects, decodeJWT, ecKey, jws, rsaKey } from './helpers.js';
+import { tempDir } from '../tempdir.js';
 
 const ISS = 'https://kubernetes.default.svc.cluster.local';
 const AUDS = [ISS];
@@ -55,7 +55,7 @@ describe('keys', () => {
     ].join('');
     assert.equal(parsePublicKeysPEM(blocks).length, 4);
     assert.throws(() => parsePublicKeysPEM(createPublicKey(rsa).export({ type: 'pkcs1', format: 'pem' }) as string), { message: 'data does not contain any valid RSA or ECDSA public keys' });
-    const dir = mkdtempSync(join(tmpdir(), 'keelson-sa-'));
+    const dir = tempDir('keelson-sa-');
     writeFileSync(join(dir, 'bad.pem'), 'nothing');
     assert.throws(() => publicKeysFromFile(join(dir, 'bad.pem')), { message: `error reading public key file ${join(dir, 'bad.pem')}: data does not contain any valid RSA or ECDSA public keys` });
   });
@@ -64,12 +64,12 @@ describe('keys', () => {
     assert.equal(parsePrivateKeyPEM(pem).asymmetricKeyType, 'ec');
     assert.equal(parsePrivateKeyPEM(rsa.export({ type: 'pkcs8', format: 'pem' })).asymmetricKeyType, 'rsa');
     assert.throws(() => parsePrivateKeyPEM(createPublicKey(rsa).export({ type: 'spki', format: 'pem' })), { message: 'data does not contain a valid RSA or ECDSA private key' });
-    const dir = mkdtempSync(join(tmpdir(), 'keelson-sa-'));
+    const dir = tempDir('keelson-sa-');
     writeFileSync(join(dir, 'k.pem'), rsa.export({ type: 'pkcs1', format: 'pem' }));
     assert.equal(privateKeyFromFile(join(dir, 'k.pem')).asymmetricKeyType, 'rsa');
   });
   test('ensureServiceAccountKey creates sa.key (0600) and sa.pub once, then loads them', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'keelson-sa-'));
+    const dir = tempDir('keelson-sa-');
     const a = ensureServiceAccountKey(dir);
     assert.ok(a.generated);
     assert.equal(statSync(a.keyPath).mode & 0o777, 0o600);

@@ -1,9 +1,9 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCSV, parseTokenFile, StaticTokenAuthenticator } from '../../src/apiserver/authn/tokenfile.js';
+import { tempDir } from '../tempdir.js';
 
 // Expected records and errors were taken from Go's encoding/csv (FieldsPerRecord = -1) on the
 // same inputs.
@@ -69,7 +69,7 @@ describe('parseTokenFile (tokenfile.NewCSV)', () => {
 
 describe('StaticTokenAuthenticator', () => {
   test('from a file; unknown tokens are not its own', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'keelson-tokens-'));
+    const dir = tempDir('keelson-tokens-');
     const path = join(dir, 'tokens.csv');
     writeFileSync(path, 'secret-token,admin,admin-uid,"system:masters"\nnouid,nobody,\n');
     const a = StaticTokenAuthenticator.fromFile(path);

@@ -1,7 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   FlagSet, NamedFlagSets, FeatureGate, Command, printSections, flagUsagesWrapped, loadConfigFile, applyConfig,
@@ -10,6 +9,7 @@ import {
   ConfigFileError, type Writer,
 } from '../../src/cli/flags.js';
 import { DEFAULT_GIT_VERSION } from '../../src/cli/version.js';
+import { tempDir } from '../tempdir.js';
 
 function sink(): Writer & { text: string } {
   const w = { text: '', write(s: string) { w.text += s; return true; } };
@@ -554,7 +554,7 @@ describe('config files', () => {
     fs.durationVar(o.nested, 'ttl', 'webhook-ttl', '');
     return { o, fs };
   }
-  const dir = mkdtempSync(join(tmpdir(), 'keelson-flags-'));
+  const dir = tempDir('keelson-flags-');
 
   test('YAML: the file fills in, explicitly set flags win, maps merge per key', () => {
     const { o, fs } = setup();

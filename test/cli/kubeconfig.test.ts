@@ -2,14 +2,14 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYAML } from 'yaml';
 import {
   writeKubeconfig, kubeconfigYAML, loadKubeconfig, loadRawConfig, kubeconfigPrecedence, parseKubeconfig, tlsOptions, authHeaders,
   normalizeServer, ExecCredentialProvider, KubeconfigError,
 } from '../../src/client/kubeconfig.js';
+import { tempDir } from '../tempdir.js';
 
 const haveKubectl = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
 const CA = '-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n';
@@ -17,7 +17,7 @@ const CERT = '-----BEGIN CERTIFICATE-----\nCERT\n-----END CERTIFICATE-----\n';
 const KEY = '-----BEGIN EC PRIVATE KEY-----\nKEY\n-----END EC PRIVATE KEY-----\n';
 
 function tmp(): string {
-  return mkdtempSync(join(tmpdir(), 'keelson-kubeconfig-'));
+  return tempDir('keelson-kubeconfig-');
 }
 
 function b64(s: string): string {

@@ -129,7 +129,7 @@ function ok(args: string[], version = '1.33', input?: string): string {
 }
 
 before(async () => {
-  c = await startCluster({ keepData: true });
+  c = await startCluster();
   const ns = await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
   assert.equal(ns.status, 201, ns.text);
   ok(['apply', '-f', '-'], '1.33', CRD_YAML);

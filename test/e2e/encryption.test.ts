@@ -59,7 +59,8 @@ const LOST = configFile(
 let c: Cluster | undefined;
 
 async function start(config: string, opts: { gate?: boolean; extra?: string[] } = {}): Promise<Cluster> {
-  await c?.stopProcess();
+  // (stop: the data directory is the test's own, kept by keepData; the cluster's home goes)
+  await c?.stop();
   const args = [`--encryption-provider-config=${config}`, `--token-auth-file=${tokenFile}`, ...(opts.extra ?? [])];
   if (opts.gate) args.push('--feature-gates=AllowUnsafeMalformedObjectDeletion=true');
   c = await startCluster({ dataDir, keepData: true, args });

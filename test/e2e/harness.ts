@@ -62,7 +62,7 @@ export const NO_CA_PUBLISHER = '--controllers=*,-root-ca-certificate-publisher-c
 export interface StartOptions {
   args?: string[];
   dataDir?: string;
-  /** keep the data directory after stop (for restart tests) */
+  /** keep a data directory the test passed in after stop (the test removes it); one the harness made is always removed */
   keepData?: boolean;
   env?: Record<string, string>;
 }
@@ -146,7 +146,7 @@ export class Cluster {
   async stop(): Promise<void> {
     await this.stopProcess();
     rmSync(this.home, { recursive: true, force: true });
-    if (!this.opts.keepData) rmSync(this.dataDir, { recursive: true, force: true });
+    if (!this.opts.keepData || this.opts.dataDir === undefined) rmSync(this.dataDir, { recursive: true, force: true });
   }
 
   /** run kubectl against this cluster (`version` picks kubectl.1.27 ... kubectl.1.33) */

@@ -1295,7 +1295,7 @@ describe('dry runs and webhooks with side effects', () => {
   before(async () => {
     hooks = await startWebhookServer();
     hooks.handle('/allow', (r) => respond(r, { allowed: true }));
-    w = await startCluster({ keepData: true });
+    w = await startCluster();
     for (const [kind, sideEffects, failurePolicy] of SIDE_EFFECTS) {
       const name = nameOf(kind, sideEffects);
       const ns = nsOf(kind, sideEffects);

@@ -1,8 +1,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
-import { tmpdir, hostname } from 'node:os';
+import { readFileSync, statSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createServer, request, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -13,12 +13,13 @@ import {
 } from '../../src/apiserver/pki.js';
 import { writeKubeconfig } from '../../src/client/kubeconfig.js';
 import { getVersionInfo } from '../../src/cli/version.js';
+import { tempDir } from '../tempdir.js';
 
 const haveOpenSSL = spawnSync('openssl', ['version']).status === 0;
 const haveKubectl = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
 
 function tmp(): string {
-  return mkdtempSync(join(tmpdir(), 'keelson-pki-'));
+  return tempDir('keelson-pki-');
 }
 
 function openssl(...args: string[]): string {
