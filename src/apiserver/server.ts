@@ -176,7 +176,10 @@ interface ChainState {
 }
 
 export class APIServer {
+  /** the store of each built-in group/kind in its preferred version (the first one declared) */
   readonly stores = new Map<string, ResourceStore>();
+  /** every built-in store, one per group/version/kind (autoscaling/v1 and v2 HorizontalPodAutoscalers share their stored objects) */
+  readonly allStores: ResourceStore[] = [];
   private readonly byGVR = new Map<string, ResourceStore>();
   private readonly virtualByGVR = new Map<string, KindDecl>();
   readonly authorization: Authorization;
@@ -231,7 +234,8 @@ export class APIServer {
         transformer: encryptionTransformer(cfg.encryption, k),
         allowUnsafeMalformedObjectDeletion: cfg.featureGates.get('AllowUnsafeMalformedObjectDeletion') === true,
       });
-      this.stores.set(`${k.group}/${k.kind}`, store);
+      if (!this.stores.has(`${k.group}/${k.kind}`)) this.stores.set(`${k.group}/${k.kind}`, store);
+      this.allStores.push(store);
       this.byGVR.set(`${k.group}/${k.version}/${k.resource}`, store);
     }
     // admission: every user's write passes the chain (NamespaceLifecycle keeps content out of
@@ -331,7 +335,7 @@ export class APIServer {
 
   async start(): Promise<void> {
     const { cfg } = this;
-    await Promise.all([...this.stores.values()].map((s) => s.start()));
+    await Promise.all(this.allStores.map((s) => s.start()));
     // the allocations are the stored Services' addresses and ports (the first address, the API
     // server's own Service's, is taken by the bootstrap below; random allocation avoids the low range)
     const svcs = this.store('', 'Service');
@@ -525,7 +529,7 @@ export class APIServer {
     this.crds?.stop();
     this.limiter?.stop();
     this.cfg.audit?.shutdown();
-    for (const s of this.stores.values()) s.stop();
+    for (const s of this.allStores) s.stop();
     await this.cfg.backend.close();
     this.cfg.log.info('Shutdown complete');
   }

@@ -551,7 +551,7 @@ function watchEncryptionConfig(path: string, hash: string, server: APIServer, lo
     if (encryptionConfigHash(data) === current) return;
     try {
       const next = loadEncryptionConfig(path);
-      applyEncryptionConfig(server.stores.values(), next);
+      applyEncryptionConfig(server.allStores, next);
       current = next.contentHash;
       log.info('Reloaded the encryption provider configuration', { path, resources: next.resources.join(',') });
     } catch (e) {

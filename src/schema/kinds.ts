@@ -203,6 +203,13 @@ export const BUILTIN_KINDS: KindDecl[] = [
     categories: ['all'],
     sub: [status('autoscaling', 'v2', 'HorizontalPodAutoscaler')],
   }),
+  // autoscaling/v1: the same stored objects as autoscaling/v2, in the older representation
+  // (schema/autoscaling.ts converts); kubectl 1.31 and older create theirs through it
+  k('autoscaling', 'v1', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true, {
+    short: ['hpa'],
+    categories: ['all'],
+    sub: [status('autoscaling', 'v1', 'HorizontalPodAutoscaler')],
+  }),
   // batch/v1
   k('batch', 'v1', 'CronJob', 'cronjobs', true, { short: ['cj'], categories: ['all'], sub: [status('batch', 'v1', 'CronJob')] }),
   k('batch', 'v1', 'Job', 'jobs', true, { categories: ['all'], sub: [status('batch', 'v1', 'Job')], fields: ['status.successful'] }),

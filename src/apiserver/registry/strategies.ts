@@ -2,7 +2,8 @@
 // the default strategy.
 import type { KindDecl } from '../../schema/model.js';
 import { defaultStrategy, type Strategy } from './strategy.js';
-import { generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
+import { applyDefaults, generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
+import { hpaV1AnnotationError, hpaV1ToV2, hpaV2ToV1 } from '../../schema/autoscaling.js';
 import { errors, field } from '../../machinery/errors.js';
 import type { IPAllocator, PortAllocator } from './allocator.js';
 import { apiServiceStrategy } from '../apiservices.js';
@@ -187,6 +188,38 @@ const eventsV1: Tweak = (s) => {
   s.storageForm = { toStorage: eventsV1ToCoreEvent, fromStorage: coreEventToEventsV1 };
 };
 
+/**
+ * autoscaling/v1 HorizontalPodAutoscaler is another view of the stored autoscaling/v2 object
+ * (schema/autoscaling.ts). The stored form gets v2's defaults, which Kubernetes applies when it
+ * reads the object back (a behavior from the annotation gets its scaling rules filled in).
+ */
+const hpaV1: Tweak = (s, kind) => {
+  if (kind.version !== 'v1') return;
+  // an annotation that does not unmarshal: kube-apiserver cannot decode the request (400)
+  const check = (obj: any) => {
+    const why = hpaV1AnnotationError(obj);
+    if (why !== undefined) throw errors.badRequest(why);
+  };
+  const create = s.prepareForCreate;
+  const update = s.prepareForUpdate;
+  s.prepareForCreate = (obj) => {
+    check(obj);
+    create(obj);
+  };
+  s.prepareForUpdate = (obj, old) => {
+    check(obj);
+    update(obj, old);
+  };
+  s.storageForm = {
+    toStorage: (obj) => {
+      const v2 = hpaV1ToV2(obj);
+      applyDefaults('autoscaling', 'v2', 'HorizontalPodAutoscaler', v2);
+      return v2;
+    },
+    fromStorage: hpaV2ToV1,
+  };
+};
+
 const TWEAKS: Record<string, Tweak[]> = {
   'apiregistration.k8s.io/APIService': [apiServiceStrategy],
   '/PodTemplate': [returnsObject],
@@ -194,6 +227,7 @@ const TWEAKS: Record<string, Tweak[]> = {
   'storage.k8s.io/CSINode': [returnsObject],
   'storage.k8s.io/VolumeAttachment': [returnsObject],
   'events.k8s.io/Event': [eventsV1],
+  'autoscaling/HorizontalPodAutoscaler': [hpaV1],
   '/Namespace': [namespace],
   '/Pod': [pod],
   '/Service': [service],

@@ -16,6 +16,7 @@ import {
   str,
 } from './format.js';
 import { loadBalancerAddresses } from './core.js';
+import { hpaAsStored } from '../autoscaling.js';
 import { canonicalQuantity } from './quantity.js';
 import { AGE_COLUMN, NAME_COLUMN, col, type Printer } from './types.js';
 
@@ -415,20 +416,9 @@ function q(v: unknown): string {
 
 /** The spec and status metrics, in the autoscaling/v2 shape, from a v1 or v2 object. */
 function hpaMetrics(hpa: any): { specs: any[]; statuses: any[] } {
-  const spec = obj(hpa?.spec);
-  const status = obj(hpa?.status);
-  if (spec.metrics !== undefined || spec.targetCPUUtilizationPercentage == null) {
-    return { specs: arr(spec.metrics), statuses: arr(status.currentMetrics) };
-  }
-  // autoscaling/v1: a single CPU utilization target.
-  const specs = [
-    { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: spec.targetCPUUtilizationPercentage } } },
-  ];
-  const statuses =
-    status.currentCPUUtilizationPercentage != null
-      ? [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: status.currentCPUUtilizationPercentage } } }]
-      : [];
-  return { specs, statuses };
+  // (a v1 object: its CPU target and the metrics of its annotations, in the stored order)
+  const v2 = hpa != null && typeof hpa === 'object' ? hpaAsStored(hpa) : undefined;
+  return { specs: arr(v2?.spec?.metrics), statuses: arr(v2?.status?.currentMetrics) };
 }
 
 function valueMetric(spec: any, status: any): string {
