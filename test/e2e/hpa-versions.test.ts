@@ -218,3 +218,58 @@ test('an annotation that does not unmarshal is a 400 with Go\'s error, as kube-a
   cur.metadata.annotations = { 'autoscaling.alpha.kubernetes.io/current-metrics': '[' };
   expectStatus(await c.raw('PUT', `${V1}/plain`, { body: cur }), 400, 'BadRequest');
 });
+
+test('validation as Kubernetes validates its internal type: a v1 object\'s errors name the v2 paths', async () => {
+  const v2 = await c.raw('POST', V2, {
+    body: {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'bad' },
+      spec: {
+        scaleTargetRef: { kind: 'Deployment', name: 'a/b' },
+        minReplicas: 0,
+        maxReplicas: 0,
+        metrics: [
+          { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 0, averageValue: '-1' } } },
+          { type: 'Bogus' },
+          { type: 'Pods', pods: { metric: { name: 'p' }, target: { type: 'AverageValue' } }, external: { metric: { name: 'e' }, target: { type: 'Value', value: '1' } } },
+        ],
+        behavior: { scaleUp: { selectPolicy: 'Sometimes', stabilizationWindowSeconds: 4000, policies: [{ type: 'Pods', value: 0, periodSeconds: 2000 }] } },
+      },
+    },
+  });
+  const s = expectStatus(v2, 422, 'Invalid');
+  assert.deepEqual(
+    s.details.causes.map((x: any) => `${x.field}: ${x.message}`),
+    [
+      'spec.minReplicas: Invalid value: 0: must be greater than or equal to 1',
+      'spec.maxReplicas: Invalid value: 0: must be greater than 0',
+      "spec.scaleTargetRef.name: Invalid value: \"a/b\": may not contain '/'",
+      'spec.metrics[0].resource.target.averageValue: Invalid value: resource.Quantity{i:resource.int64Amount{value:-1, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"-1", Format:"DecimalSI"}: must be positive',
+      'spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than 0',
+      'spec.metrics[0].resource.target.averageValue: Forbidden: may not set both a target raw value and a target utilization',
+      'spec.metrics[1].type: Unsupported value: "Bogus": supported values: "ContainerResource", "External", "Object", "Pods", "Resource"',
+      'spec.metrics[1].type: Unsupported value: "Bogus": supported values: "ContainerResource", "External", "Object", "Pods", "Resource"',
+      // (the external source comes first in Kubernetes' order: it is the one validated)
+      'spec.metrics[2].external: Forbidden: must populate the given metric source only',
+      'spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas',
+      'spec.behavior.scaleUp.stabilizationWindowSeconds: Invalid value: 4000: must be less than or equal to 3600',
+      'spec.behavior.scaleUp.selectPolicy: Unsupported value: "Sometimes": supported values: "Disabled", "Max", "Min"',
+      'spec.behavior.scaleUp.policies[0].value: Invalid value: 0: must be greater than zero',
+      'spec.behavior.scaleUp.policies[0].periodSeconds: Invalid value: 2000: must be less than or equal to 1800',
+    ],
+  );
+  const v1 = await c.raw('POST', V1, {
+    body: { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'bad1' }, spec: { scaleTargetRef: { kind: 'Deployment', name: 'web' }, minReplicas: 3, maxReplicas: 2, targetCPUUtilizationPercentage: -5 } },
+  });
+  const t = expectStatus(v1, 422, 'Invalid');
+  assert.equal(
+    t.message,
+    'HorizontalPodAutoscaler.autoscaling "bad1" is invalid: [spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`, spec.metrics[0].resource.target.averageUtilization: Invalid value: -5: must be greater than 0]',
+  );
+  // the status: counts are not negative
+  const cur = (await c.raw('GET', `${V1}/plain`)).json();
+  cur.status = { currentReplicas: -1, desiredReplicas: 0 };
+  const st = expectStatus(await c.raw('PUT', `${V1}/plain/status`, { body: cur }), 422, 'Invalid');
+  assert.deepEqual(st.details.causes, [{ reason: 'FieldValueInvalid', message: 'Invalid value: -1: must be greater than or equal to 0', field: 'status.currentReplicas' }]);
+});

@@ -53,6 +53,7 @@ import {
   validateStatefulSetUpdate,
 } from './apps.js';
 import { validateWebhookConfiguration, validateWebhookConfigurationUpdate } from './admissionregistration.js';
+import { validateHorizontalPodAutoscaler, validateHorizontalPodAutoscalerStatusUpdate, validateHorizontalPodAutoscalerUpdate } from './autoscaling.js';
 import { validateCronJob, validateCronJobUpdate, validateJob, validateJobStatusUpdate, validateJobUpdate } from './batch.js';
 import { validateIngressClass, validateIngressClassUpdate, validateIngressCreate, validateIngressStatusUpdate, validateIngressUpdate, validateNetworkPolicy } from './networking.js';
 import {
@@ -121,6 +122,8 @@ const RULES: Record<string, KindRules> = {
   'apps/StatefulSet': { create: validateStatefulSet, update: validateStatefulSetUpdate, status: validateStatefulSetStatusUpdate },
   'apps/DaemonSet': { create: validateDaemonSet, update: validateDaemonSetUpdate, status: validateDaemonSetStatusUpdate },
   'apps/ControllerRevision': { create: validateControllerRevision, update: validateControllerRevisionUpdate },
+  // autoscaling/v2 and v1 (a v1 object is validated in its stored v2 form)
+  'autoscaling/HorizontalPodAutoscaler': { create: validateHorizontalPodAutoscaler, update: validateHorizontalPodAutoscalerUpdate, status: validateHorizontalPodAutoscalerStatusUpdate },
   // batch/v1
   'batch/Job': { create: validateJob, update: validateJobUpdate, status: validateJobStatusUpdate },
   'batch/CronJob': { create: validateCronJob, update: validateCronJobUpdate, status: () => [] },
