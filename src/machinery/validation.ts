@@ -121,10 +121,12 @@ export function isValidPathSegmentName(name: string): string[] {
   return errs;
 }
 
-export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'path';
+/** a named rule, or a kind's own check of the name (an IPAddress's name is an IP address) */
+export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'path' | ((name: string, prefix: boolean) => string[]);
 
 /** A kind's object-name check; with prefix=true the value is a generateName prefix (its trailing '-' allowed). */
 export function validateName(rule: NameRule, name: string, prefix: boolean): string[] {
+  if (typeof rule === 'function') return rule(name, prefix);
   let v = name;
   if (prefix) v = maskTrailingDash(v);
   switch (rule) {

@@ -220,12 +220,51 @@ const hpaV1: Tweak = (s, kind) => {
   };
 };
 
+/** an empty status on create (the generic store keeps the old one on update) */
+const emptyStatus =
+  (status: () => object): Tweak =>
+  (s) => {
+    const create = s.prepareForCreate;
+    s.prepareForCreate = (obj) => {
+      create(obj);
+      obj.status = status();
+    };
+  };
+
+/**
+ * Fields of 1.33's alpha MutableCSINodeAllocatableCount (off by default), dropped as Kubernetes
+ * drops a disabled feature's fields: a new value goes, one already stored stays.
+ */
+const csiDriver: Tweak = (s) => {
+  s.prepareForCreate = (obj) => {
+    if (obj.spec) delete obj.spec.nodeAllocatableUpdatePeriodSeconds;
+  };
+  s.prepareForUpdate = (obj, old) => {
+    if (obj.spec && old.spec?.nodeAllocatableUpdatePeriodSeconds == null) delete obj.spec.nodeAllocatableUpdatePeriodSeconds;
+  };
+};
+
+const volumeAttachment: Tweak = (s) => {
+  s.prepareForCreate = (obj) => {
+    obj.status = { attached: false };
+  };
+  s.prepareForSubresourceUpdate = (sub, obj, old) => {
+    if (sub !== 'status') return;
+    for (const k of ['attachError', 'detachError']) {
+      const e = obj.status?.[k];
+      if (e && typeof e === 'object' && old.status?.[k]?.errorCode == null) delete e.errorCode;
+    }
+  };
+};
+
 const TWEAKS: Record<string, Tweak[]> = {
   'apiregistration.k8s.io/APIService': [apiServiceStrategy],
   '/PodTemplate': [returnsObject],
-  'storage.k8s.io/CSIDriver': [returnsObject],
+  'storage.k8s.io/CSIDriver': [returnsObject, csiDriver],
   'storage.k8s.io/CSINode': [returnsObject],
-  'storage.k8s.io/VolumeAttachment': [returnsObject],
+  'storage.k8s.io/VolumeAttachment': [returnsObject, volumeAttachment],
+  'flowcontrol.apiserver.k8s.io/FlowSchema': [emptyStatus(() => ({})), (s) => void (s.generation = true)],
+  'flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration': [emptyStatus(() => ({})), (s) => void (s.generation = true)],
   'events.k8s.io/Event': [eventsV1],
   'autoscaling/HorizontalPodAutoscaler': [hpaV1],
   '/Namespace': [namespace],

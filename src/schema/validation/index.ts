@@ -53,6 +53,37 @@ import {
   validateStatefulSetUpdate,
 } from './apps.js';
 import { validateWebhookConfiguration, validateWebhookConfigurationUpdate } from './admissionregistration.js';
+import {
+  ipAddressNameErrors,
+  validateIPAddress,
+  validateIPAddressUpdate,
+  validatePodTemplate,
+  validatePodTemplateUpdate,
+  validateRuntimeClass,
+  validateRuntimeClassUpdate,
+  validateServiceCIDR,
+  validateServiceCIDRStatusUpdate,
+  validateServiceCIDRUpdate,
+} from './node-net.js';
+import {
+  validateCSIDriver,
+  validateCSIDriverUpdate,
+  validateCSINode,
+  validateCSINodeUpdate,
+  validateCSIStorageCapacity,
+  validateCSIStorageCapacityUpdate,
+  validateVolumeAttachment,
+  validateVolumeAttachmentStatusUpdate,
+  validateVolumeAttachmentUpdate,
+} from './storage-csi.js';
+import {
+  validateFlowSchema,
+  validateFlowSchemaStatusUpdate,
+  validateFlowSchemaUpdate,
+  validatePriorityLevelConfiguration,
+  validatePriorityLevelConfigurationStatusUpdate,
+  validatePriorityLevelConfigurationUpdate,
+} from './flowcontrol.js';
 import { validateHorizontalPodAutoscaler, validateHorizontalPodAutoscalerStatusUpdate, validateHorizontalPodAutoscalerUpdate } from './autoscaling.js';
 import { validateCronJob, validateCronJobUpdate, validateJob, validateJobStatusUpdate, validateJobUpdate } from './batch.js';
 import { validateIngressClass, validateIngressClassUpdate, validateIngressCreate, validateIngressStatusUpdate, validateIngressUpdate, validateNetworkPolicy } from './networking.js';
@@ -122,6 +153,23 @@ const RULES: Record<string, KindRules> = {
   'apps/StatefulSet': { create: validateStatefulSet, update: validateStatefulSetUpdate, status: validateStatefulSetStatusUpdate },
   'apps/DaemonSet': { create: validateDaemonSet, update: validateDaemonSetUpdate, status: validateDaemonSetStatusUpdate },
   'apps/ControllerRevision': { create: validateControllerRevision, update: validateControllerRevisionUpdate },
+  // core/v1 PodTemplate, node.k8s.io/v1 RuntimeClass, networking.k8s.io/v1 IPAddress and ServiceCIDR
+  '/PodTemplate': { create: validatePodTemplate, update: validatePodTemplateUpdate },
+  'node.k8s.io/RuntimeClass': { create: validateRuntimeClass, update: (o, old) => [...validateRuntimeClass(o), ...validateRuntimeClassUpdate(o, old)] },
+  'networking.k8s.io/IPAddress': { create: validateIPAddress, update: (o, old) => [...validateIPAddress(o), ...validateIPAddressUpdate(o, old)] },
+  'networking.k8s.io/ServiceCIDR': { create: validateServiceCIDR, update: validateServiceCIDRUpdate, status: validateServiceCIDRStatusUpdate },
+  // storage.k8s.io/v1: the CSI kinds (each function is the whole check of its operation)
+  'storage.k8s.io/CSIDriver': { create: validateCSIDriver, update: validateCSIDriverUpdate },
+  'storage.k8s.io/CSINode': { create: validateCSINode, update: validateCSINodeUpdate },
+  'storage.k8s.io/VolumeAttachment': { create: validateVolumeAttachment, update: validateVolumeAttachmentUpdate, status: validateVolumeAttachmentStatusUpdate },
+  'storage.k8s.io/CSIStorageCapacity': { create: validateCSIStorageCapacity, update: validateCSIStorageCapacityUpdate },
+  // flowcontrol.apiserver.k8s.io/v1
+  'flowcontrol.apiserver.k8s.io/FlowSchema': { create: validateFlowSchema, update: validateFlowSchemaUpdate, status: validateFlowSchemaStatusUpdate },
+  'flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration': {
+    create: validatePriorityLevelConfiguration,
+    update: validatePriorityLevelConfigurationUpdate,
+    status: validatePriorityLevelConfigurationStatusUpdate,
+  },
   // autoscaling/v2 and v1 (a v1 object is validated in its stored v2 form)
   'autoscaling/HorizontalPodAutoscaler': { create: validateHorizontalPodAutoscaler, update: validateHorizontalPodAutoscalerUpdate, status: validateHorizontalPodAutoscalerStatusUpdate },
   // batch/v1
@@ -219,9 +267,11 @@ const NAME_RULES: Record<string, NameRule> = {
   'rbac.authorization.k8s.io/RoleBinding': 'path',
   'rbac.authorization.k8s.io/ClusterRoleBinding': 'path',
   'certificates.k8s.io/CertificateSigningRequest': 'path',
+  // (its own check, for the name and the generateName prefix alike)
+  'networking.k8s.io/IPAddress': (name) => ipAddressNameErrors(name),
 };
 
-/** the object-name rule of a kind: 'subdomain' | 'label' | 'dns1035' | 'path' (Namespace: label, Service: dns1035, RBAC: path segment, ...) */
-export function nameRuleFor(group: string, kind: string): 'subdomain' | 'label' | 'dns1035' | 'path' {
+/** the object-name rule of a kind: 'subdomain' | 'label' | 'dns1035' | 'path' or its own check (Namespace: label, Service: dns1035, RBAC: path segment, IPAddress: an IP address, ...) */
+export function nameRuleFor(group: string, kind: string): NameRule {
   return NAME_RULES[`${group}/${kind}`] ?? 'subdomain';
 }

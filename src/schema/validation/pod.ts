@@ -713,7 +713,8 @@ function validateContainerOnlyForPod(c: any, path: string): Errs {
 
 // ---- the pod spec ----
 
-function validateTolerations(tols: any[], path: string): Errs {
+/** ValidateTolerations (a pod's, and a RuntimeClass's scheduling.tolerations) */
+export function validateTolerations(tols: any[], path: string): Errs {
   const errs: Errs = [];
   tols.forEach((t0, i) => {
     const t = obj(t0);
