@@ -127,3 +127,32 @@ test('IPAddress names are IP addresses: IPv6 ones too (no DNS name rule), throug
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /metadata.name: Invalid value: "host.example.com": must be a valid IP address, \(e\.g\. 10\.9\.8\.7 or 2001:db8::ffff\)/);
 });
+
+test('ValidatingAdmissionPolicies and bindings are validated (a CEL syntax error is a compile error); a policy counts generations', async () => {
+  const P = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies';
+  const B = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings';
+  const empty = expectStatus(await c.raw('POST', P, { body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'p' }, spec: {} } }), 422, 'Invalid');
+  assert.deepEqual(causes(empty), [
+    'spec.matchConstraints: Required value',
+    'spec.validations: Required value: validations or auditAnnotations must contain at least one item',
+    'spec.auditAnnotations: Required value: validations or auditAnnotations must contain at least one item',
+  ]);
+  const rules = { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] }] };
+  const syntax = expectStatus(
+    await c.raw('POST', P, { body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'p' }, spec: { matchConstraints: rules, validations: [{ expression: 'object.spec.replicas <= ' }] } } }),
+    422,
+    'Invalid',
+  );
+  assert.equal(causes(syntax).length, 1);
+  assert.match(causes(syntax)[0], /^spec\.validations\[0\]\.expression: Invalid value: "object\.spec\.replicas <= ": compilation failed: /);
+  const ok = await c.raw('POST', P, {
+    body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'p' }, spec: { matchConstraints: rules, validations: [{ expression: 'object.spec.replicas <= 5' }] }, status: { observedGeneration: 9 } },
+  });
+  assert.equal(ok.status, 201, ok.text);
+  assert.equal(ok.json().metadata.generation, 1);
+  assert.deepEqual(ok.json().status, {});
+  const b = expectStatus(await c.raw('POST', B, { body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'b' }, spec: {} } }), 422, 'Invalid');
+  assert.deepEqual(causes(b), ['spec.policyName: Required value', 'spec.validationActions: Required value: at least one validation action is required']);
+  const good = await c.raw('POST', B, { body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'b' }, spec: { policyName: 'p', validationActions: ['Deny'] } } });
+  assert.equal(good.status, 201, good.text);
+});

@@ -4,7 +4,14 @@ import type { KindDecl } from '../../schema/model.js';
 import { defaultStrategy, type Strategy } from './strategy.js';
 import { applyDefaults, generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
 import { hpaV1AnnotationError, hpaV1ToV2, hpaV2ToV1 } from '../../schema/autoscaling.js';
-import { errors, field } from '../../machinery/errors.js';
+import { errors, field, type FieldError } from '../../machinery/errors.js';
+import {
+  validateValidatingAdmissionPolicy,
+  validateValidatingAdmissionPolicyBinding,
+  validateValidatingAdmissionPolicyBindingUpdate,
+  validateValidatingAdmissionPolicyStatusUpdate,
+  validateValidatingAdmissionPolicyUpdate,
+} from '../admission/vap-validation.js';
 import type { IPAllocator, PortAllocator } from './allocator.js';
 import { apiServiceStrategy } from '../apiservices.js';
 import { computePodQOS } from '../../schema/qos.js';
@@ -257,7 +264,31 @@ const volumeAttachment: Tweak = (s) => {
   };
 };
 
+/**
+ * The validation of ValidatingAdmissionPolicies and their bindings (admission/vap-validation.ts),
+ * added to the generic checks; a policy starts with an empty status and counts generations, a
+ * binding counts generations.
+ */
+const vapValidation =
+  (create: (o: any) => FieldError[], update: (o: any, old: any) => FieldError[], status?: (o: any, old: any) => FieldError[]): Tweak =>
+  (s) => {
+    const baseCreate = s.validate;
+    const baseUpdate = s.validateUpdate;
+    const baseSub = s.validateSubresource;
+    s.validate = (obj) => [...baseCreate(obj), ...create(obj)];
+    s.validateUpdate = (obj, old) => [...baseUpdate(obj, old), ...update(obj, old)];
+    if (status) s.validateSubresource = (sub, obj, old) => (sub === 'status' ? [...baseSub(sub, obj, old), ...status(obj, old)] : baseSub(sub, obj, old));
+  };
+
 const TWEAKS: Record<string, Tweak[]> = {
+  'admissionregistration.k8s.io/ValidatingAdmissionPolicy': [
+    workload,
+    vapValidation(validateValidatingAdmissionPolicy, validateValidatingAdmissionPolicyUpdate, validateValidatingAdmissionPolicyStatusUpdate),
+  ],
+  'admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding': [
+    (s) => void (s.generation = true),
+    vapValidation(validateValidatingAdmissionPolicyBinding, validateValidatingAdmissionPolicyBindingUpdate),
+  ],
   'apiregistration.k8s.io/APIService': [apiServiceStrategy],
   '/PodTemplate': [returnsObject],
   'storage.k8s.io/CSIDriver': [returnsObject, csiDriver],

@@ -7,8 +7,8 @@
 import { child, duplicate, goStrings, idx, invalid, notSupported, required, type Errs } from './errs.js';
 import { arr, isDNS1035Label, isDNS1123Subdomain, isValidPortNum, validateLabelSelector } from './util.js';
 
-const FAILURE_POLICIES = ['Fail', 'Ignore'];
-const MATCH_POLICIES = ['Equivalent', 'Exact'];
+export const FAILURE_POLICIES = ['Fail', 'Ignore'];
+export const MATCH_POLICIES = ['Equivalent', 'Exact'];
 const ALL_SIDE_EFFECTS = ['None', 'NoneOnDryRun', 'Some', 'Unknown'];
 const NO_SIDE_EFFECTS = ['None', 'NoneOnDryRun'];
 const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
@@ -70,7 +70,9 @@ function validateResources(resources: string[], path: string): Errs {
   return errs;
 }
 
-function validateRule(rule: any, path: string): Errs {
+/** validateRuleWithOperations: operations, then the rule (API groups, versions, resources with
+ *  subresources, scope); shared with ValidatingAdmissionPolicy's resource rules (vap.ts) */
+export function validateRule(rule: any, path: string): Errs {
   const errs: Errs = [];
   const ops = arr<string>(rule?.operations);
   if (!ops.length) errs.push(required(child(path, 'operations'), ''));
