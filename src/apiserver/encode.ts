@@ -214,6 +214,26 @@ export function writeEntry(res: ServerResponse, code: number, kind: KindDecl, ob
   finish(res, body);
 }
 
+/**
+ * The items of a built-in kind's list carry no apiVersion and kind, as kube-apiserver writes
+ * them: its typed lists' items have an empty TypeMeta (a GET, a write's answer and a watch event
+ * carry both). Custom resources' items keep theirs, as Kubernetes' unstructured lists do.
+ */
+function bareItem(o: any): any {
+  if (o === null || typeof o !== 'object' || (o.kind === undefined && o.apiVersion === undefined)) return o;
+  const { kind: _k, apiVersion: _a, ...rest } = o;
+  return rest;
+}
+
+/** a built-in item's cached JSON without its leading `"kind":...,"apiVersion":...,` (the same bytes, a view) */
+function bareItemJSON(e: CacheEntry, typeMeta: Uint8Array): Uint8Array[] {
+  const b = entryJSON(e);
+  // (the cached JSON of a stored built-in object starts with its TypeMeta, in this order)
+  if (b.length > typeMeta.length && Buffer.from(b.buffer, b.byteOffset, typeMeta.length).equals(typeMeta)) return [OPEN, b.subarray(typeMeta.length)];
+  return [Buffer.from(JSON.stringify(bareItem(e.obj)))];
+}
+const OPEN = Buffer.from('{');
+
 /** Write a list of stored objects. Large JSON and Protobuf lists are written item by item. */
 export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEntry[], meta: ListMeta, choice: OutputChoice, table?: TableOptions): void {
   const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
@@ -267,14 +287,15 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
     stream(res, pieces());
     return;
   }
+  const bare = !kind.custom;
   if (choice.encoding === 'cbor') {
-    const body = encodeCBORListFromItems(apiVersion, kind.listKind, meta, entries.map((e) => entryCBOR(e, kind)));
+    const body = encodeCBORListFromItems(apiVersion, kind.listKind, meta, entries.map((e) => (bare ? encodeCBOR(kind.type, bareItem(e.obj)) : entryCBOR(e, kind))));
     headers(res, CBOR_MEDIA_TYPE, body.length);
     finish(res, body);
     return;
   }
   if (choice.encoding !== 'json' || choice.pretty) {
-    const list = { kind: kind.listKind, apiVersion, metadata: meta, items: entries.map((e) => e.obj) };
+    const list = { kind: kind.listKind, apiVersion, metadata: meta, items: entries.map((e) => (bare ? bareItem(e.obj) : e.obj)) };
     const body = serializePlain(list, choice);
     headers(res, choice.encoding === 'yaml' ? YAML_TYPE : JSON_TYPE, body.length);
     finish(res, body);
@@ -283,35 +304,40 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
   // JSON, item by item from the cached encodings
   const head = Buffer.from(`{"kind":"${kind.listKind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)},"items":[`);
   const tail = Buffer.from(']}');
-  const comma = Buffer.from(',');
+  const typeMeta = bare ? Buffer.from(`{"kind":"${kind.kind}","apiVersion":"${apiVersion}",`) : undefined;
+  // each item as one or two pieces (a built-in item: "{" and the rest of its cached bytes)
+  const parts: Uint8Array[] = [];
+  const starts: number[] = new Array(entries.length);
   let total = head.length + tail.length + Math.max(0, entries.length - 1);
-  const parts: Uint8Array[] = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) {
-    const b = entryJSON(entries[i]!);
-    parts[i] = b;
-    total += b.length;
+    starts[i] = parts.length;
+    if (typeMeta) {
+      for (const b of bareItemJSON(entries[i]!, typeMeta)) {
+        parts.push(b);
+        total += b.length;
+      }
+    } else {
+      const b = entryJSON(entries[i]!);
+      parts.push(b);
+      total += b.length;
+    }
   }
   if (total <= CHUNK_BYTES) {
     headers(res, JSON_TYPE, total);
-    const all: Uint8Array[] = [head];
-    for (let i = 0; i < parts.length; i++) {
-      if (i) all.push(comma);
-      all.push(parts[i]!);
-    }
-    all.push(tail);
-    finish(res, Buffer.concat(all, total));
+    finish(res, Buffer.concat([...jsonListPieces(head, parts, starts, tail)], total));
     return;
   }
   headers(res, JSON_TYPE, total);
-  stream(res, jsonListPieces(head, parts, tail));
+  stream(res, jsonListPieces(head, parts, starts, tail));
 }
 
-/** the pieces of a JSON list body: the head, each item's cached bytes with commas between, the tail */
-function* jsonListPieces(head: Uint8Array, parts: Uint8Array[], tail: Uint8Array): Generator<Uint8Array> {
+/** the pieces of a JSON list body: the head, each item's pieces (from `starts`) with commas between, the tail */
+function* jsonListPieces(head: Uint8Array, parts: Uint8Array[], starts: number[], tail: Uint8Array): Generator<Uint8Array> {
   yield head;
-  for (let i = 0; i < parts.length; i++) {
+  for (let i = 0; i < starts.length; i++) {
     if (i) yield COMMA;
-    yield parts[i]!;
+    const end = i + 1 < starts.length ? starts[i + 1]! : parts.length;
+    for (let j = starts[i]!; j < end; j++) yield parts[j]!;
   }
   yield tail;
 }
@@ -422,7 +448,7 @@ export function writeListObjects(res: ServerResponse, kind: KindDecl, objs: any[
       choice,
       POML_TYPE,
     );
-  } else body = serializePlain({ kind: kind.listKind, apiVersion, metadata: meta, items: objs }, choice, `${kind.type}List`, apiVersion, kind.listKind);
+  } else body = serializePlain({ kind: kind.listKind, apiVersion, metadata: meta, items: kind.custom ? objs : objs.map(bareItem) }, choice, `${kind.type}List`, apiVersion, kind.listKind);
   res.statusCode = 200;
   headers(res, contentTypeOf(choice), body.length);
   finish(res, body);
