@@ -227,17 +227,6 @@ const hpaV1: Tweak = (s, kind) => {
   };
 };
 
-/** an empty status on create (the generic store keeps the old one on update) */
-const emptyStatus =
-  (status: () => object): Tweak =>
-  (s) => {
-    const create = s.prepareForCreate;
-    s.prepareForCreate = (obj) => {
-      create(obj);
-      obj.status = status();
-    };
-  };
-
 /**
  * Fields of 1.33's alpha MutableCSINodeAllocatableCount (off by default), dropped as Kubernetes
  * drops a disabled feature's fields: a new value goes, one already stored stays.
@@ -294,8 +283,9 @@ const TWEAKS: Record<string, Tweak[]> = {
   'storage.k8s.io/CSIDriver': [returnsObject, csiDriver],
   'storage.k8s.io/CSINode': [returnsObject],
   'storage.k8s.io/VolumeAttachment': [returnsObject, volumeAttachment],
-  'flowcontrol.apiserver.k8s.io/FlowSchema': [emptyStatus(() => ({})), (s) => void (s.generation = true)],
-  'flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration': [emptyStatus(() => ({})), (s) => void (s.generation = true)],
+  // (an empty status on create, generations of the spec: what the workload kinds' strategies do)
+  'flowcontrol.apiserver.k8s.io/FlowSchema': [workload],
+  'flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration': [workload],
   'events.k8s.io/Event': [eventsV1],
   'autoscaling/HorizontalPodAutoscaler': [hpaV1],
   '/Namespace': [namespace],
