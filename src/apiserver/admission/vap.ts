@@ -14,7 +14,8 @@
 // `<policy>/<key>` annotations.
 //
 // Not evaluated: typeChecking (no status.typeChecking is written), CEL cost limits, matchPolicy
-// Equivalent (every resource is served at one version).
+// Equivalent (every resource is served at one version but HorizontalPodAutoscalers, at
+// autoscaling/v2 and v1: a policy on one of those versions does not see writes through the other).
 import { StatusError } from '../../machinery/errors.js';
 import { fromLabelSelector, matchLabels } from '../../machinery/selectors.js';
 import type { Authorizer } from '../authz.js';

@@ -6,7 +6,9 @@
 // - Selection: namespaceSelector (the labels of the request's namespace; of the namespace itself
 //   for a namespace create or update), objectSelector (the new or the old object's labels), rules
 //   (operations, apiGroups, apiVersions, resources with `res/sub`, `*/sub`, `res/*`, scope),
-//   matchPolicy (Keelson serves each resource at one version, so Equivalent matches as Exact),
+//   matchPolicy (Equivalent matches as Exact: every resource is served at one version but
+//   HorizontalPodAutoscalers, at autoscaling/v2 and v1, and a webhook on one of those versions
+//   does not see writes through the other, which Kubernetes sends it converted),
 //   matchConditions (CEL expressions, see cel.ts). Webhook configurations and admission
 //   policies are never sent to webhooks.
 // - Mutating webhooks run one after the other, in the order of their configurations' names and of
@@ -208,7 +210,8 @@ export function shouldCallHook(reader: ClusterReader, accessor: WebhookAccessor,
   if (obj === false) return undefined;
   const matched = asArray(hook.rules).some((r) => ruleMatches(r, a));
   // matchPolicy Equivalent would also try the same resource at the other versions it is served
-  // at; Keelson serves every resource at one version, so there is nothing more to try.
+  // at, and send the object converted; only HorizontalPodAutoscalers have another version here,
+  // and that is not done (see the header).
   if (!matched) return undefined;
   if (ns instanceof StatusError) throw ns;
   if (obj instanceof StatusError) throw obj;
