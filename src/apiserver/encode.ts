@@ -225,14 +225,12 @@ function bareItem(o: any): any {
   return rest;
 }
 
-/** a built-in item's cached JSON without its leading `"kind":...,"apiVersion":...,` (the same bytes, a view) */
-function bareItemJSON(e: CacheEntry, typeMeta: Uint8Array): Uint8Array[] {
-  const b = entryJSON(e);
-  // (the cached JSON of a stored built-in object starts with its TypeMeta, in this order)
-  if (b.length > typeMeta.length && Buffer.from(b.buffer, b.byteOffset, typeMeta.length).equals(typeMeta)) return [OPEN, b.subarray(typeMeta.length)];
-  return [Buffer.from(JSON.stringify(bareItem(e.obj)))];
+/** whether bytes b begin with prefix */
+function startsWith(b: Uint8Array, prefix: Uint8Array): boolean {
+  if (b.length <= prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (b[i] !== prefix[i]) return false;
+  return true;
 }
-const OPEN = Buffer.from('{');
 
 /** Write a list of stored objects. Large JSON and Protobuf lists are written item by item. */
 export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEntry[], meta: ListMeta, choice: OutputChoice, table?: TableOptions): void {
@@ -304,44 +302,53 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
   // JSON, item by item from the cached encodings
   const head = Buffer.from(`{"kind":"${kind.listKind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)},"items":[`);
   const tail = Buffer.from(']}');
+  // A built-in item is written as "{" and its cached bytes after their leading TypeMeta (the view
+  // made as it is written: no object per item held for the whole response); an item whose bytes do
+  // not start so (none is expected) is serialized anew, without its leading "{".
   const typeMeta = bare ? Buffer.from(`{"kind":"${kind.kind}","apiVersion":"${apiVersion}",`) : undefined;
-  // each item as one or two pieces (a built-in item: "{" and the rest of its cached bytes)
-  const parts: Uint8Array[] = [];
-  const starts: number[] = new Array(entries.length);
+  const parts: Uint8Array[] = new Array(entries.length);
+  let own: Map<number, Uint8Array> | undefined;
   let total = head.length + tail.length + Math.max(0, entries.length - 1);
   for (let i = 0; i < entries.length; i++) {
-    starts[i] = parts.length;
-    if (typeMeta) {
-      for (const b of bareItemJSON(entries[i]!, typeMeta)) {
-        parts.push(b);
-        total += b.length;
-      }
-    } else {
-      const b = entryJSON(entries[i]!);
-      parts.push(b);
-      total += b.length;
+    const b = entryJSON(entries[i]!);
+    parts[i] = b;
+    if (!typeMeta) total += b.length;
+    else if (startsWith(b, typeMeta)) total += 1 + b.length - typeMeta.length;
+    else {
+      const x = Buffer.from(JSON.stringify(bareItem(entries[i]!.obj)).slice(1));
+      (own ??= new Map()).set(i, x);
+      total += 1 + x.length;
     }
   }
   if (total <= CHUNK_BYTES) {
     headers(res, JSON_TYPE, total);
-    finish(res, Buffer.concat([...jsonListPieces(head, parts, starts, tail)], total));
+    finish(res, Buffer.concat([...jsonListPieces(head, parts, typeMeta, own, tail)], total));
     return;
   }
   headers(res, JSON_TYPE, total);
-  stream(res, jsonListPieces(head, parts, starts, tail));
+  stream(res, jsonListPieces(head, parts, typeMeta, own, tail));
 }
 
-/** the pieces of a JSON list body: the head, each item's pieces (from `starts`) with commas between, the tail */
-function* jsonListPieces(head: Uint8Array, parts: Uint8Array[], starts: number[], tail: Uint8Array): Generator<Uint8Array> {
+/**
+ * The pieces of a JSON list body: the head, each item with commas between, the tail. With
+ * `typeMeta` (a built-in kind), each item is "{" and its bytes after the TypeMeta (or its own).
+ */
+function* jsonListPieces(head: Uint8Array, parts: Uint8Array[], typeMeta: Uint8Array | undefined, own: Map<number, Uint8Array> | undefined, tail: Uint8Array): Generator<Uint8Array> {
   yield head;
-  for (let i = 0; i < starts.length; i++) {
-    if (i) yield COMMA;
-    const end = i + 1 < starts.length ? starts[i + 1]! : parts.length;
-    for (let j = starts[i]!; j < end; j++) yield parts[j]!;
+  for (let i = 0; i < parts.length; i++) {
+    if (!typeMeta) {
+      if (i) yield COMMA;
+      yield parts[i]!;
+      continue;
+    }
+    yield i ? COMMA_OPEN : OPEN;
+    yield own?.get(i) ?? parts[i]!.subarray(typeMeta.length);
   }
   yield tail;
 }
 const COMMA = Buffer.from(',');
+const OPEN = Buffer.from('{');
+const COMMA_OPEN = Buffer.from(',{');
 
 /**
  * Write a large body piece by piece: batches of about CHUNK_BYTES are handed to the socket
