@@ -4,10 +4,9 @@
 // IPAddress and ServiceCIDR (ValidateIPAddress[Update], ValidateServiceCIDR[Update|StatusUpdate]),
 // including apimachinery's strict IP and CIDR checks (IsValidIP, IsValidCIDR) with Go's printing
 // of addresses. ObjectMeta is the store's; an IPAddress's name rule is ipAddressNameErrors.
-import { child, duplicate, forbidden, goPtr, goQuote, goStrings, goStruct, GoRepr, idx, invalid, key, notSupported, required, type Errs } from './errs.js';
-import { arr, FIELD_IMMUTABLE, isDNS1123Label, isDNS1123Subdomain, isSet, isValidPathSegmentName, obj, qstr, str, validateLabels } from './util.js';
-import { isHugePageResourceName, validateContainerResourceName, validatePodTemplateSpec, validateResourceQuantityValue, validateTolerations } from './pod.js';
-import { parseQuantity, quantityMilliValue, quantityValue } from './quantity.js';
+import { child, duplicate, goPtr, goQuote, goStrings, goStruct, GoRepr, idx, invalid, required, type Errs } from './errs.js';
+import { arr, FIELD_IMMUTABLE, isDNS1123Label, isDNS1123Subdomain, isSet, isValidPathSegmentName, obj, str, validateLabels } from './util.js';
+import { validatePodTemplateSpec, validateResourceRequirements, validateTolerations } from './pod.js';
 import { cidrFamily, isValidCIDR, isValidIP } from './ip.js';
 
 // ---- core/v1 PodTemplate ----
@@ -29,7 +28,8 @@ export function validatePodTemplateUpdate(pt: any, old: any): Errs {
 export function validateRuntimeClass(rc: any): Errs {
   const handler = str(rc?.handler);
   const errs: Errs = isDNS1123Label(handler).map((m) => invalid('handler', handler, m));
-  if (rc?.overhead != null) errs.push(...validateOverhead(obj(rc.overhead), 'overhead'));
+  // (overhead.podFixed is checked as a container's limits are, under overhead.limits[...], as Kubernetes reports it)
+  if (rc?.overhead != null) errs.push(...validateResourceRequirements({ limits: obj(rc.overhead).podFixed }, new Set(), 'overhead'));
   if (rc?.scheduling != null) errs.push(...validateScheduling(obj(rc.scheduling), 'scheduling'));
   return errs;
 }
@@ -38,37 +38,6 @@ export function validateRuntimeClass(rc: any): Errs {
 export function validateRuntimeClassUpdate(rc: any, old: any): Errs {
   const handler = str(rc?.handler);
   return handler === str(old?.handler) ? [] : [invalid('handler', handler, FIELD_IMMUTABLE)];
-}
-
-/**
- * ValidateContainerResourceRequirements of {limits: podFixed} with empty options: so the
- * errors are reported under `overhead.limits[...]`, as Kubernetes reports them.
- */
-function validateOverhead(overhead: any, path: string): Errs {
-  const errs: Errs = [];
-  const limPath = child(path, 'limits');
-  let cpuOrMemory = false;
-  let hugePages = false;
-  for (const [name, qty] of Object.entries(obj(overhead.podFixed))) {
-    const p = key(limPath, name);
-    errs.push(...validateContainerResourceName(name, p));
-    errs.push(...validateResourceQuantityValue(name, qty, p));
-    if (isHugePageResourceName(name)) {
-      hugePages = true;
-      if (!hugePageValueDivisible(name, qty)) errs.push(invalid(p, qstr(qty), `${qstr(qty)} is not positive integer multiple of ${name}`));
-    }
-    if (name === 'cpu' || name === 'memory') cpuOrMemory = true;
-  }
-  if (!cpuOrMemory && hugePages) errs.push(forbidden(path, 'HugePages require cpu or memory'));
-  return errs;
-}
-
-/** helper.IsHugePageResourceValueDivisible */
-function hugePageValueDivisible(name: string, value: unknown): boolean {
-  const size = parseQuantity(name.slice('hugepages-'.length));
-  const v = parseQuantity(value);
-  if (!size || !v || size.nano <= 0n || quantityMilliValue(size) % 1000n !== 0n) return false;
-  return quantityValue(v) % quantityValue(size) === 0n;
 }
 
 function validateScheduling(s: any, path: string): Errs {

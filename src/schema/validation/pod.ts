@@ -56,7 +56,7 @@ import {
   validateVolumes,
   type PodValidationOptions,
 } from './volumes.js';
-import { parseQuantity } from './quantity.js';
+import { parseQuantity, quantityMilliValue, quantityValue } from './quantity.js';
 import { semEqual, semEqualRef, T } from './semantic.js';
 import { computePodQOS, getPodQOS } from '../qos.js';
 import { getType, jsonFields } from '../types.js';
@@ -151,14 +151,16 @@ export function validateResourceQuantityValue(resource: string, value: unknown, 
   return errs;
 }
 
+/** helper.IsHugePageResourceValueDivisible: whole bytes of the value (Value() rounds up) over a whole-byte page size */
 function hugePageDivisible(name: string, value: unknown): boolean {
   const size = parseQuantity(name.slice('hugepages-'.length));
   const v = parseQuantity(value);
-  if (!size || !v || size.nano <= 0n) return false;
-  return v.nano % size.nano === 0n;
+  if (!size || !v || size.nano <= 0n || quantityMilliValue(size) % 1000n !== 0n) return false;
+  return quantityValue(v) % quantityValue(size) === 0n;
 }
 
-function validateResourceRequirements(req: any, podClaimNames: Set<string>, path: string): Errs {
+/** ValidateContainerResourceRequirements (a pod's overhead and a RuntimeClass's too, as limits alone) */
+export function validateResourceRequirements(req: any, podClaimNames: Set<string>, path: string): Errs {
   const errs: Errs = [];
   const limPath = child(path, 'limits');
   const reqPath = child(path, 'requests');
