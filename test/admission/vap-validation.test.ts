@@ -12,27 +12,13 @@ import {
   validateValidatingAdmissionPolicyStatusUpdate,
   validateValidatingAdmissionPolicyUpdate,
 } from '../../src/apiserver/admission/vap-validation.js';
+import { DNS1035_MSG, LABEL_VALUE_MSG, NAME_PART_MSG, SUBDOMAIN_MSG, clone, mutate, strs } from '../schema/validation-helpers.js';
 
-const SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const DNS1035_MSG =
-  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
-const NAME_PART_MSG =
-  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-const LABEL_VALUE_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 const ONE_ITEM = 'validations or auditAnnotations must contain at least one item';
 const EXCLUSIVE = 'name and selector are mutually exclusive';
 const DENY_AND_WARN = 'must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)';
 
 const G = 'admissionregistration.k8s.io';
-const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-function mutate<T>(v: T, fn: (x: any) => unknown): T {
-  const c = clone(v);
-  fn(c);
-  return c;
-}
-const strs = (errs: unknown[]): string[] => errs.map(String);
 
 /** an object as it reaches validation: decoded, then defaulted by Keelson's v1 defaulting */
 function defaulted(kind: 'ValidatingAdmissionPolicy' | 'ValidatingAdmissionPolicyBinding', o: any): any {

@@ -49,6 +49,11 @@ test('invalid objects of each kind are 422 Invalid with Kubernetes\' causes; val
       ['spec.volumeLifecycleModes: Unsupported value: "Bogus": supported values: "Persistent", "Ephemeral"'],
     ],
     [
+      '/apis/storage.k8s.io/v1/csinodes',
+      { apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name: 'n1' }, spec: { drivers: [{ name: 'csi.example.com', nodeID: '' }] } },
+      ['spec.drivers[0].nodeID: Required value'],
+    ],
+    [
       '/apis/storage.k8s.io/v1/volumeattachments',
       { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment', metadata: { name: 'va' }, spec: { attacher: 'csi.example.com', nodeName: 'n1', source: {} } },
       ['spec.source: Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName'],
@@ -95,12 +100,21 @@ test('updates: immutable fields, and the strategies\' status and generation', as
   assert.equal(va.status, 201, va.text);
   assert.deepEqual(va.json().status, { attached: false });
   const v = va.json();
-  v.status = { attached: true, attachmentMetadata: { dev: '/dev/x' } };
+  // (attachError.errorCode belongs to the alpha MutableCSINodeAllocatableCount, off: dropped)
+  v.status = { attached: true, attachmentMetadata: { dev: '/dev/x' }, attachError: { message: 'slow', errorCode: 7 } };
   const st = await c.raw('PUT', '/apis/storage.k8s.io/v1/volumeattachments/va/status', { body: v });
   assert.equal(st.status, 200, st.text);
   assert.equal(st.json().status.attached, true);
+  assert.deepEqual(st.json().status.attachError, { time: null, message: 'slow' });
   v.spec.nodeName = 'n2';
   expectStatus(await c.raw('PUT', '/apis/storage.k8s.io/v1/volumeattachments/va', { body: { ...v, metadata: st.json().metadata } }), 422, 'Invalid');
+
+  // a CSIDriver's nodeAllocatableUpdatePeriodSeconds (that gate's too) is dropped, not validated
+  const drv = await c.raw('POST', '/apis/storage.k8s.io/v1/csidrivers', {
+    body: { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'drop.example.com' }, spec: { nodeAllocatableUpdatePeriodSeconds: 5 } },
+  });
+  assert.equal(drv.status, 201, drv.text);
+  assert.equal(drv.json().spec.nodeAllocatableUpdatePeriodSeconds, undefined);
 
   // flow control objects count generations of their spec and start with an empty status
   const pl = await c.raw('POST', '/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations', {

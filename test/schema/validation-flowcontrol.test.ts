@@ -11,21 +11,10 @@ import {
   validatePriorityLevelConfigurationStatusUpdate,
   validatePriorityLevelConfigurationUpdate,
 } from '../../src/schema/validation/flowcontrol.js';
+import { LABEL_MSG, SUBDOMAIN_MSG, mutate, strs } from './validation-helpers.js';
 
-const LABEL_MSG =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const NS_INTRO = "each member of this list must be '*' or a DNS-1123 label; ";
 const VERBS = '"create", "delete", "deletecollection", "get", "list", "patch", "proxy", "update", "watch"';
-
-const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-function mutate<T>(v: T, fn: (x: any) => unknown): T {
-  const c = clone(v);
-  fn(c);
-  return c;
-}
-const strs = (errs: unknown[]) => errs.map(String);
 
 // ---- objects ----
 

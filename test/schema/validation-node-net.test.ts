@@ -15,45 +15,16 @@ import {
   validateServiceCIDRStatusUpdate,
   validateServiceCIDRUpdate,
 } from '../../src/schema/validation/node-net.js';
+import { LABEL_MSG, LABEL_VALUE_MSG, NAME_PART_MSG, SUBDOMAIN_MSG, mutate, podSpec, strs } from './validation-helpers.js';
 
 // ---- Kubernetes' messages ----
 
-const LABEL_MSG =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const LABEL_VALUE_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
-const NAME_PART_MSG =
-  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const BAD_IP = 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)';
 const BAD_CIDR = 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)';
 const ONE_PER_FAMILY = 'may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64';
 
-const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-function mutate<T>(v: T, f: (x: any) => void): T {
-  const c = clone(v);
-  f(c);
-  return c;
-}
-const strs = (errs: unknown[]): string[] => errs.map(String);
-
 // ---- PodTemplate ----
 
-function podSpec(o: Record<string, unknown> = {}): any {
-  return {
-    containers: [{ name: 'app', image: 'nginx:1.27', resources: {}, terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File', imagePullPolicy: 'IfNotPresent' }],
-    restartPolicy: 'Always',
-    terminationGracePeriodSeconds: 30,
-    dnsPolicy: 'ClusterFirst',
-    securityContext: {},
-    schedulerName: 'default-scheduler',
-    enableServiceLinks: true,
-    preemptionPolicy: 'PreemptLowerPriority',
-    priority: 0,
-    ...o,
-  };
-}
 function podTemplate(spec: Record<string, unknown> = {}, labels: Record<string, string> = { app: 'web' }): any {
   return { apiVersion: 'v1', kind: 'PodTemplate', metadata: { name: 'web', namespace: 'default' }, template: { metadata: { labels }, spec: podSpec(spec) } };
 }

@@ -14,22 +14,7 @@ import {
   validateVolumeAttachmentStatusUpdate,
   validateVolumeAttachmentUpdate,
 } from '../../src/schema/validation/storage-csi.js';
-
-const SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const NAME_PART_MSG =
-  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-const LABEL_VALUE_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
-const IMMUTABLE = 'field is immutable';
-
-const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-function mutate<T>(v: T, fn: (x: any) => unknown): T {
-  const c = clone(v);
-  fn(c);
-  return c;
-}
-const strs = (errs: unknown[]): string[] => errs.map(String);
+import { IMMUTABLE, LABEL_VALUE_MSG, NAME_PART_MSG, SUBDOMAIN_MSG, clone, mutate, strs } from './validation-helpers.js';
 
 // ---- CSIDriver ----
 

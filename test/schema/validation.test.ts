@@ -5,44 +5,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateCreate, validateUpdate, validateStatusUpdate, validateSubresourceUpdate, nameRuleFor } from '../../src/schema/validation/index.js';
 import { errors } from '../../src/machinery/errors.js';
+import { DNS1035_MSG, LABEL_MSG, LABEL_VALUE_MSG, NAME_PART_MSG, SUBDOMAIN_MSG, container, mutate, podSpec } from './validation-helpers.js';
 
 // ---- Kubernetes' messages ----
 
-const LABEL_MSG =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const DNS1035_MSG =
-  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 const CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
-const LABEL_VALUE_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
-const NAME_PART_MSG =
-  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const POD_UPDATE_MSG =
   'spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)\n';
 
 // ---- defaulted objects ----
 
-const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-
-function container(o: Record<string, unknown> = {}): any {
-  return { name: 'app', image: 'nginx:1.27', resources: {}, terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File', imagePullPolicy: 'IfNotPresent', ...o };
-}
-function podSpec(o: Record<string, unknown> = {}): any {
-  return {
-    containers: [container()],
-    restartPolicy: 'Always',
-    terminationGracePeriodSeconds: 30,
-    dnsPolicy: 'ClusterFirst',
-    securityContext: {},
-    schedulerName: 'default-scheduler',
-    enableServiceLinks: true,
-    preemptionPolicy: 'PreemptLowerPriority',
-    priority: 0,
-    ...o,
-  };
-}
 function pod(spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): any {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', ...meta }, spec: podSpec(spec), status: { phase: 'Pending', qosClass: 'BestEffort' } };
 }
@@ -169,12 +141,6 @@ function check(cases: Case[]) {
     test(`${c.group ?? 'core'}/${c.kind}: ${c.name}`, () => {
       assert.deepEqual(validateCreate(c.group ?? '', c.kind, c.obj).map(String), c.want);
     });
-}
-
-function mutate<T>(v: T, f: (x: any) => void): T {
-  const c = clone(v);
-  f(c);
-  return c;
 }
 
 check([
