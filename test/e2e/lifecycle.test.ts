@@ -199,6 +199,9 @@ describe('shutdown and restart', () => {
       before.items.map((i: any) => [i.metadata.name, i.metadata.resourceVersion, i.metadata.uid]),
     );
     assert.ok(!after.items.some((i: any) => i.metadata.name === 'keep-3'));
+    // read back from storage, an object's metadata is in ObjectMeta's order, resourceVersion in its place
+    assert.deepEqual(Object.keys(after.items[0].metadata).slice(0, 4), ['name', 'namespace', 'uid', 'resourceVersion']);
+    assert.deepEqual(Object.keys((await c.raw('GET', `${cms}/keep-1`)).json().metadata).slice(0, 5), ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp']);
     const n = await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-restart' } } });
     assert.ok(Number(n.json().metadata.resourceVersion) > Number(before.metadata.resourceVersion));
     // the system namespaces are not created twice

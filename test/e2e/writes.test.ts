@@ -509,6 +509,48 @@ describe('managedFields of creates', () => {
   });
 });
 
+describe('metadata order', () => {
+  // Kubernetes writes ObjectMeta in its Go struct's field order, whatever order the client sent:
+  // a client that shows the body as it came (curl, a client library's raw answer) sees it so
+  const ORDER = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'];
+  const inOrder = (m: any, what: string) => {
+    const keys = Object.keys(m);
+    assert.deepEqual(keys, ORDER.filter((k) => keys.includes(k)), `${what}: ${keys.join(', ')}`);
+  };
+
+  test('a create, a GET, a list, a watch event, a patch, a PUT, a status update and a delete write metadata in ObjectMeta order', async () => {
+    const w = c.stream(`/apis/apps/v1/namespaces/${NS}/deployments?watch=1&fieldSelector=metadata.name%3Dorder-d`);
+    await w.ready;
+    const body = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { finalizers: ['example.com/hold'], annotations: { a: 'b' }, labels: { app: 'order-d' }, namespace: NS, name: 'order-d' },
+      spec: DEPLOYMENT('order-d').spec,
+    };
+    const made = await create(`${apps}/deployments`, body);
+    inOrder(made.metadata, 'create');
+    assert.deepEqual(Object.keys(made).slice(0, 3), ['kind', 'apiVersion', 'metadata']);
+    inOrder((await get(`${apps}/deployments/order-d`)).metadata, 'GET');
+    const list = await get(`${apps}/deployments?fieldSelector=metadata.name%3Dorder-d`);
+    inOrder(list.items[0].metadata, 'list item');
+    const patched = ok(await c.raw('PATCH', `${apps}/deployments/order-d`, { body: { metadata: { labels: { more: 'x' } } }, headers: { 'content-type': 'application/merge-patch+json' } }), 200, 'patch');
+    inOrder(patched.metadata, 'patch');
+    const put = ok(await c.raw('PUT', `${apps}/deployments/order-d`, { body: { ...patched, metadata: { managedFields: undefined, labels: patched.metadata.labels, resourceVersion: patched.metadata.resourceVersion, finalizers: ['example.com/hold'], name: 'order-d' }, spec: { ...patched.spec, replicas: 3 } } }), 200, 'PUT');
+    inOrder(put.metadata, 'PUT');
+    assert.equal(put.metadata.generation, 2);
+    const status = ok(await c.raw('PUT', `${apps}/deployments/order-d/status`, { body: { ...put, status: { replicas: 0 } } }), 200, 'status');
+    inOrder(status.metadata, 'status');
+    const del = ok(await c.raw('DELETE', `${apps}/deployments/order-d`), 200, 'delete');
+    inOrder(del.metadata, 'delete');
+    assert.ok(del.metadata.deletionTimestamp);
+    const gone = ok(await c.raw('PATCH', `${apps}/deployments/order-d`, { body: [{ op: 'remove', path: '/metadata/finalizers' }], headers: { 'content-type': 'application/json-patch+json' } }), 200, 'finalizers removed');
+    inOrder(gone.metadata, 'the last state');
+    const events = await w.until((es) => es.some((e) => e.type === 'DELETED'));
+    for (const e of events) inOrder(e.object.metadata, `${e.type} event`);
+    w.close();
+  });
+});
+
 describe('long string values', () => {
   // the store writes long values without a backslash from the request's text (codec/verbatim.ts):
   // what comes back must be exactly the object, whatever the values hold

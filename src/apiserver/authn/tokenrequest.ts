@@ -13,6 +13,7 @@
 // metadata.creationTimestamp and status {token, expirationTimestamp}.
 import { rfc3339 } from '../../machinery/time.js';
 import { errors, field, StatusError } from '../../machinery/errors.js';
+import { OBJECT_META_ORDER, ordered } from '../../machinery/objectmeta.js';
 import { EXPIRATION_EXTENSION_SECONDS, boundClaims, signToken, WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS, type ObjectReader, type ObjectRef, type TokenSigner } from './serviceaccount.js';
 
 export const MIN_TOKEN_EXPIRATION_SECONDS = 600;
@@ -191,11 +192,3 @@ function inGoFieldOrder(req: any): any {
   };
 }
 
-const OBJECT_META_ORDER = ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'];
-
-function ordered(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of keys) if (k in o) out[k] = o[k];
-  for (const k of Object.keys(o)) if (!(k in out)) out[k] = o[k];
-  return out;
-}

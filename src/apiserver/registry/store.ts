@@ -5,6 +5,7 @@
 import { randomInt } from 'node:crypto';
 import { rfc3339 } from '../../machinery/time.js';
 import { newUUID } from '../../machinery/uuid.js';
+import { inObjectMetaOrder } from '../../machinery/objectmeta.js';
 import { fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
 import { managedFieldsText } from '../../patch/ssa/fieldmanager.js';
 import { stringifyWithVerbatim, type Verbatim } from '../../codec/verbatim.js';
@@ -257,7 +258,8 @@ export class ResourceStore {
     } catch (e) {
       throw new CorruptObjectError(kv.key, 'decode', e instanceof Error ? e.message : String(e), kv.modRevision);
     }
-    obj.metadata ??= {};
+    // (stored without a resourceVersion: the member goes in its place, not after the others)
+    obj.metadata = obj.metadata && typeof obj.metadata === 'object' ? inObjectMetaOrder(obj.metadata) : {};
     obj.metadata.resourceVersion = String(kv.modRevision);
     return obj;
   }
@@ -501,7 +503,7 @@ export class ResourceStore {
       if (mutating) await mutating;
       obj.metadata ??= {};
     }
-    const m = obj.metadata;
+    let m = obj.metadata;
     if (!this.kind.namespaced) delete m.namespace;
     const generated = !m.name && typeof m.generateName === 'string' && m.generateName !== '';
     // (a delete only where there is something to delete: it costs a runtime call each)
@@ -514,6 +516,7 @@ export class ResourceStore {
     let stored = false;
     try {
       if (generated) m.name = generateName(m.generateName);
+      m = obj.metadata = inObjectMetaOrder(m);
       this.validateObject(obj);
       if (this.kind.namespaced) this.hooks.checkNamespace?.(m.namespace, this.groupResource, m.name);
       const validating = this.admitValidate(opts, 'CREATE', obj);
@@ -704,6 +707,7 @@ export class ResourceStore {
       else {
         carryMeta(next, old);
         this.strategy.prepareForSubresourceUpdate?.(opts.subresource ?? 'status', next, old);
+        next.metadata = inObjectMetaOrder(next.metadata);
       }
       let stored = false;
       try {
@@ -760,6 +764,7 @@ export class ResourceStore {
       const changed = !jsonEqual(next.spec, old.spec) || (this.strategy.generationOnAnnotations === true && !jsonEqual(next.metadata.annotations, old.metadata.annotations));
       next.metadata.generation = changed ? g + 1 : g;
     }
+    next.metadata = inObjectMetaOrder(next.metadata);
     return next;
   }
 
@@ -827,6 +832,7 @@ export class ResourceStore {
           next.metadata.deletionGracePeriodSeconds = grace;
           changed = true;
         }
+        if (changed) next.metadata = inObjectMetaOrder(next.metadata);
         const deleteNow = graceful && (next.metadata.deletionGracePeriodSeconds ?? 0) === 0 && !pendingFinalizers && (this.strategy.readyToRemove?.(next) ?? true);
         if (!changed && !deleteNow) return { obj: old, removed: false };
         if (opts.dryRun) return { obj: next, removed: deleteNow };
