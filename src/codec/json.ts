@@ -304,6 +304,8 @@ class NField {
     readonly t: NT,
     readonly omitEmpty: boolean,
     readonly nullable: boolean,
+    /** an empty list is kept: see KEEP_EMPTY */
+    readonly keepEmpty = false,
   ) {
     const k = t.kind;
     if (nullable || k === K_ARRAY || k === K_MAP) this.absent = omitEmpty ? ABSENT_OMIT : ABSENT_NULL;
@@ -322,7 +324,7 @@ function normField(f: NField, v: unknown, parent: string, ctx: Ctx): unknown {
   const n = normValue(t, v, parent, ctx, f.name, true);
   if (n === OMIT) return OMIT;
   if (f.omitEmpty) {
-    if ((t.kind === K_ARRAY && (n as unknown[]).length === 0) || (t.kind === K_MAP && isEmptyObject(n as object))) return OMIT;
+    if ((t.kind === K_ARRAY && (n as unknown[]).length === 0 && !f.keepEmpty) || (t.kind === K_MAP && isEmptyObject(n as object))) return OMIT;
     if (t.kind === K_SCALAR && !f.nullable && isZero(n)) return OMIT;
   }
   return n;
@@ -332,6 +334,16 @@ function isEmptyObject(o: object): boolean {
   for (const _ in o) return false;
   return true;
 }
+
+/**
+ * The omitempty lists whose empty value a write keeps. Go's decoder makes `[]` an empty slice,
+ * not nil, and `omitempty` leaves it out only when the object is encoded again; normalize does
+ * both in one pass, so the defaulting after it cannot tell `[]` from absent. Where Kubernetes'
+ * defaulting tells them apart (a nil check, not a length check) and the validation then refuses
+ * the empty list, the list is kept for the validation to see: an HPA's `policies: []` is
+ * "must specify at least one Policy", not the default policies.
+ */
+const KEEP_EMPTY = new Set(['io.k8s.api.autoscaling.v2.HPAScalingRules.policies']);
 
 /** a struct's JSON fields as arrays (iterated on every write) and its Go name */
 interface StructPlan {
@@ -346,7 +358,7 @@ function planOf(decl: TypeDecl): StructPlan {
   let p = plans.get(decl);
   if (!p) {
     const byName = jsonFields(decl);
-    const fields = [...byName.values()].map((f) => new NField(f.name, ntOf(f.type), f.omitEmpty, f.nullable));
+    const fields = [...byName.values()].map((f) => new NField(f.name, ntOf(f.type), f.omitEmpty, f.nullable, KEEP_EMPTY.has(`${decl.name}.${f.name}`)));
     p = { fields, byName, goName: decl.name.slice(decl.name.lastIndexOf('.') + 1) };
     plans.set(decl, p);
   }

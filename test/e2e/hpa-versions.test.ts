@@ -267,6 +267,22 @@ test('validation as Kubernetes validates its internal type: a v1 object\'s error
     t.message,
     'HorizontalPodAutoscaler.autoscaling "bad1" is invalid: [spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`, spec.metrics[0].resource.target.averageUtilization: Invalid value: -5: must be greater than 0]',
   );
+  // an empty policies list is kept for the validation, not filled with the default policies
+  // (Kubernetes' defaulting copies the client's list when it is not nil), in both versions and
+  // by a patch of an object whose policies were defaulted
+  const empty = (spec: any) => ({ scaleTargetRef: { kind: 'Deployment', name: 'web' }, maxReplicas: 3, ...spec });
+  const noPolicy = 'spec.behavior.scaleDown.policies: Required value: must specify at least one Policy';
+  const e2 = expectStatus(await c.raw('POST', V2, { body: { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'empty' }, spec: empty({ behavior: { scaleDown: { policies: [] } } }) } }), 422, 'Invalid');
+  assert.equal(e2.message, `HorizontalPodAutoscaler.autoscaling "empty" is invalid: ${noPolicy}`);
+  const e1 = await c.raw('POST', V1, {
+    body: { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'empty', annotations: { 'autoscaling.alpha.kubernetes.io/behavior': '{"ScaleDown":{"Policies":[]}}' } }, spec: empty({}) },
+  });
+  assert.equal(expectStatus(e1, 422, 'Invalid').message, `HorizontalPodAutoscaler.autoscaling "empty" is invalid: ${noPolicy}`);
+  const made = await c.raw('POST', V2, { body: { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'filled' }, spec: empty({ behavior: { scaleDown: {} } }) } });
+  assert.equal(made.status, 201, made.text);
+  assert.deepEqual(made.json().spec.behavior.scaleDown.policies, [{ type: 'Percent', value: 100, periodSeconds: 15 }]);
+  const patched = await c.raw('PATCH', `${V2}/filled`, { body: { spec: { behavior: { scaleDown: { policies: [] } } } }, headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(expectStatus(patched, 422, 'Invalid').message, `HorizontalPodAutoscaler.autoscaling "filled" is invalid: ${noPolicy}`);
   // the status: counts are not negative
   const cur = (await c.raw('GET', `${V1}/plain`)).json();
   cur.status = { currentReplicas: -1, desiredReplicas: 0 };
