@@ -29,6 +29,7 @@ import { ResourceStore } from './registry/store.js';
 import type { EncryptionConfig } from './encryption/config.js';
 import { buildAdmissionChain, type AdmissionChain } from './admission/chain.js';
 import { storeReader, storeWriter } from './admission/wiring.js';
+import { equivalentResolver } from './admission/equivalent.js';
 import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
 import { IPAllocator, PortAllocator } from './registry/allocator.js';
 import { WatchRegistry } from './watch.js';
@@ -251,6 +252,7 @@ export class APIServer {
       authorizer: this.authorizer,
       kinds: () => [...this.kinds, ...(this.crds?.kinds() ?? [])],
       customReader: () => storeReader(this.crds?.stores() ?? []),
+      equivalents: equivalentResolver(() => [...this.allStores, ...(this.crds?.stores() ?? [])]),
     });
     this.discovery = new Discovery(this.kinds);
     setResponseCompression(cfg.featureGates.get('APIResponseCompression') !== false);

@@ -190,9 +190,9 @@ export class Cluster {
   private tokenConfigs = new Map<string, string>();
 
   /** kubectl without blocking this process (needed while the test itself must answer, e.g. a webhook) */
-  kubectlAsync(args: string[], opts: { kubeconfig?: string } = {}): Promise<RunResult> {
+  kubectlAsync(args: string[], opts: { kubeconfig?: string; version?: string } = {}): Promise<RunResult> {
     return new Promise((resolve) => {
-      const p = spawn(kubectlBinary(), args, { env: { PATH: process.env.PATH ?? '', HOME: this.home, KUBECONFIG: opts.kubeconfig ?? this.kubeconfig } });
+      const p = spawn(kubectlBinary(opts.version), args, { env: { PATH: process.env.PATH ?? '', HOME: this.home, KUBECONFIG: opts.kubeconfig ?? this.kubeconfig } });
       let stdout = '';
       let stderr = '';
       p.stdout.on('data', (d) => (stdout += d));

@@ -6,6 +6,7 @@
 // StatusError; the first rejection ends the request.
 import { errors } from '../../machinery/errors.js';
 import type { AdmissionAttributes, AdmissionPlugin, ClusterReader, ClusterWriter } from './types.js';
+import type { EquivalentResolver } from './equivalent.js';
 import { namespaceAutoProvision, namespaceExists, namespaceLifecycle } from './namespace.js';
 import { serviceAccountPlugin, type ServiceAccountPluginOptions } from './serviceaccount.js';
 import { limitRanger } from './limitranger.js';
@@ -169,6 +170,8 @@ export interface AdmissionChainOptions {
   kinds?: KindsSource;
   /** reads of the custom resources' stores (ValidatingAdmissionPolicy parameters of a CRD's kind) */
   customReader?: () => ClusterReader;
+  /** the other versions of a request's resource: the webhooks' and policies' matchPolicy Equivalent */
+  equivalents?: EquivalentResolver;
 }
 
 export interface AdmissionChain {
@@ -242,13 +245,13 @@ function plugin(name: string, o: AdmissionChainOptions): AdmissionPlugin {
     case 'DenyServiceExternalIPs':
       return denyServiceExternalIPs();
     case 'MutatingAdmissionWebhook':
-      return mutatingWebhooks(reader, o.webhook);
+      return mutatingWebhooks(reader, { ...o.webhook, equivalents: o.equivalents });
     case 'ValidatingAdmissionWebhook':
-      return validatingWebhooks(reader, o.webhook);
+      return validatingWebhooks(reader, { ...o.webhook, equivalents: o.equivalents });
     case 'ResourceQuota':
       return resourceQuota(reader, writer, o.resourceQuota);
     case 'ValidatingAdmissionPolicy':
-      return validatingAdmissionPolicy(reader, { authorizer: o.authorizer, kinds: o.kinds, customReader: o.customReader });
+      return validatingAdmissionPolicy(reader, { authorizer: o.authorizer, kinds: o.kinds, customReader: o.customReader, equivalents: o.equivalents });
     case 'CertificateApproval':
       return certificateApproval(o.authorizer ?? new AlwaysAllow());
     case 'CertificateSigning':

@@ -13,16 +13,19 @@
 // violation under failurePolicy Fail (the default) and nothing under Ignore. auditAnnotations add
 // `<policy>/<key>` annotations.
 //
-// Not evaluated: typeChecking (no status.typeChecking is written), CEL cost limits, matchPolicy
-// Equivalent (every resource is served at one version but HorizontalPodAutoscalers, at
-// autoscaling/v2 and v1: a policy on one of those versions does not see writes through the other).
+// matchPolicy Equivalent (the default) matches the other versions of the request's resource too;
+// the expressions then see the object in the version the policy's rules matched, and `request`
+// names that kind and resource (see equivalent.ts).
+//
+// Not evaluated: typeChecking (no status.typeChecking is written), CEL cost limits.
 import { StatusError } from '../../machinery/errors.js';
 import { fromLabelSelector, matchLabels } from '../../machinery/selectors.js';
 import type { Authorizer } from '../authz.js';
 import type { KindDecl } from '../../schema/model.js';
 import type { AdmissionAttributes, AdmissionPlugin, ClusterReader } from './types.js';
 import { asArray, forbidden, isObject, labelsOf } from './util.js';
-import { admissionRequest, isExemptAdmissionConfiguration, matchNamespaceSelector, matchObjectSelector, ruleMatches } from './webhook.js';
+import { admissionRequest, isExemptAdmissionConfiguration, matchingVersion, matchNamespaceSelector, matchObjectSelector, ruleMatches, versionedAttributes } from './webhook.js';
+import type { EquivalentResolver, EquivalentView } from './equivalent.js';
 import { celAuthorizer, celTypeName, evaluateCELValue } from './cel.js';
 
 const GROUP = 'admissionregistration.k8s.io';
@@ -32,6 +35,8 @@ export interface VAPOptions {
   kinds?: () => readonly KindDecl[];
   /** reads of the custom resources (parameter objects of a CRD's kind) */
   customReader?: () => ClusterReader;
+  /** the other versions of a request's resource, for matchPolicy Equivalent (none without it) */
+  equivalents?: EquivalentResolver;
 }
 
 const ANY_RESOURCE = { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*', '*/*'] };
@@ -45,8 +50,12 @@ function namedRuleMatches(rule: any, a: AdmissionAttributes): boolean {
   return names.length === 0 || names.includes(a.name);
 }
 
-/** a policy's matchConstraints or a binding's matchResources against the request */
-function matchesResources(reader: ClusterReader, m: any, a: AdmissionAttributes): boolean {
+/**
+ * A policy's matchConstraints or a binding's matchResources against the request: false, or the
+ * version its rules matched (undefined: the request's own; see matchingVersion). Exclusions
+ * apply to the equivalent versions too.
+ */
+function matchesResources(reader: ClusterReader, m: any, a: AdmissionAttributes, equivalents: EquivalentResolver | undefined): EquivalentView | undefined | false {
   if (!isObject(m)) return false;
   const ns = matchNamespaceSelector(reader, m, a);
   if (ns instanceof StatusError) throw ns;
@@ -54,9 +63,11 @@ function matchesResources(reader: ClusterReader, m: any, a: AdmissionAttributes)
   const obj = matchObjectSelector(m, a);
   if (obj instanceof StatusError) throw obj;
   if (!obj) return false;
-  if (asArray(m.excludeResourceRules).some((r) => namedRuleMatches(r, a))) return false;
+  const excluded = asArray(m.excludeResourceRules);
+  if (excluded.length && matchingVersion(a, m.matchPolicy, equivalents, (at) => excluded.some((r) => namedRuleMatches(r, at))) !== false) return false;
   // an empty resourceRules matches nothing in a policy; a binding without rules matches what its policy does
-  return asArray(m.resourceRules).some((r) => namedRuleMatches(r, a));
+  const rules = asArray(m.resourceRules);
+  return matchingVersion(a, m.matchPolicy, equivalents, (at) => rules.some((r) => namedRuleMatches(r, at)));
 }
 
 interface Violation {
@@ -194,7 +205,8 @@ export function validatingAdmissionPolicy(reader: ClusterReader, opts: VAPOption
       const bindings = reader.list(GROUP, 'validatingadmissionpolicybindings', '');
       if (!bindings.length || isExemptAdmissionConfiguration(a)) return;
       const kinds = opts.kinds?.() ?? [];
-      let base: Record<string, unknown> | undefined;
+      // the variables but params, for each version a policy matched (undefined: the request's own)
+      const bases = new Map<EquivalentView | undefined, Record<string, unknown>>();
       const denied: { policy: string; binding?: string; v: Violation }[] = [];
       const auditFailures: any[] = [];
       for (const binding of [...bindings].sort((x, y) => String(x.metadata?.name).localeCompare(String(y.metadata?.name)))) {
@@ -204,16 +216,20 @@ export function validatingAdmissionPolicy(reader: ClusterReader, opts: VAPOption
         const bName = String(binding.metadata?.name ?? '');
         const failClosed = (policy.spec?.failurePolicy ?? 'Fail') === 'Fail';
         const actions = asArray<string>(binding.spec?.validationActions);
+        let view: EquivalentView | undefined;
         try {
-          if (!matchesResources(reader, policy.spec?.matchConstraints, a)) continue;
+          const matched = matchesResources(reader, policy.spec?.matchConstraints, a, opts.equivalents);
+          if (matched === false) continue;
+          view = matched;
           const mr = binding.spec?.matchResources;
           // a binding without resourceRules matches whatever its policy matches
-          if (isObject(mr) && !matchesResources(reader, { ...mr, resourceRules: asArray(mr.resourceRules).length ? mr.resourceRules : [ANY_RESOURCE] }, a)) continue;
+          if (isObject(mr) && matchesResources(reader, { ...mr, resourceRules: asArray(mr.resourceRules).length ? mr.resourceRules : [ANY_RESOURCE] }, a, opts.equivalents) === false) continue;
         } catch (e) {
           if (failClosed) denied.push({ policy: pName, binding: bName, v: { message: `failed to configure binding: ${(e as Error).message}`, reason: 'Invalid' } });
           continue;
         }
-        base ??= baseVars(reader, a, opts.authorizer);
+        let base = bases.get(view);
+        if (!base) bases.set(view, (base = baseVars(reader, a, view, opts.authorizer)));
         const found = paramsFor(reader, opts.customReader, kinds, policy, binding, a);
         if (found && 'error' in found) {
           // a configuration error: denied under failurePolicy Fail whatever the validationActions
@@ -258,12 +274,13 @@ export function validatingAdmissionPolicy(reader: ClusterReader, opts: VAPOption
 }
 
 /** object, oldObject, request, namespaceObject and authorizer (the same for every binding) */
-function baseVars(reader: ClusterReader, a: AdmissionAttributes, authz: Authorizer | undefined): Record<string, unknown> {
-  const request = admissionRequest('', { accessor: undefined as any, resource: a.resource, subresource: a.subresource, kind: a.kind }, a);
+function baseVars(reader: ClusterReader, a: AdmissionAttributes, view: EquivalentView | undefined, authz: Authorizer | undefined): Record<string, unknown> {
+  const v = versionedAttributes(a, view);
+  const request = admissionRequest('', { accessor: undefined as any, resource: view?.resource ?? a.resource, subresource: a.subresource, kind: view?.kind ?? a.kind }, v);
   delete request.object;
   delete request.oldObject;
-  const object = a.operation === 'DELETE' ? null : (a.object ?? null);
-  const oldObject = a.operation === 'CREATE' ? null : (a.oldObject ?? null);
+  const object = a.operation === 'DELETE' ? null : (v.object ?? null);
+  const oldObject = a.operation === 'CREATE' ? null : (v.oldObject ?? null);
   // a Namespace's own request has no namespaceObject
   const isNamespace = a.kind.group === '' && a.kind.version === 'v1' && a.kind.kind === 'Namespace';
   const namespaceObject = a.namespace && !isNamespace ? (reader.get('', 'namespaces', '', a.namespace) ?? null) : null;

@@ -6,9 +6,8 @@
 // - Selection: namespaceSelector (the labels of the request's namespace; of the namespace itself
 //   for a namespace create or update), objectSelector (the new or the old object's labels), rules
 //   (operations, apiGroups, apiVersions, resources with `res/sub`, `*/sub`, `res/*`, scope),
-//   matchPolicy (Equivalent matches as Exact: every resource is served at one version but
-//   HorizontalPodAutoscalers, at autoscaling/v2 and v1, and a webhook on one of those versions
-//   does not see writes through the other, which Kubernetes sends it converted),
+//   matchPolicy (Equivalent, the default: a rule that names another version of the request's
+//   resource matches too, and the webhook gets the object in that version; see equivalent.ts),
 //   matchConditions (CEL expressions, see cel.ts). Webhook configurations and admission
 //   policies are never sent to webhooks.
 // - Mutating webhooks run one after the other, in the order of their configurations' names and of
@@ -38,6 +37,7 @@ import { PatchError } from '../../patch/errors.js';
 import { normalize } from '../../codec/json.js';
 import { applyDefaults } from '../../schema/defaults/index.js';
 import { BUILTIN_KINDS } from '../../schema/kinds.js';
+import type { EquivalentResolver, EquivalentView } from './equivalent.js';
 import type { AdmissionAttributes, AdmissionPlugin, ClusterReader } from './types.js';
 import { reinvocationContext, requireReinvokingPreviouslyInvoked } from './reinvocation.js';
 import { asArray, isObject, labelsOf } from './util.js';
@@ -199,31 +199,59 @@ export interface Invocation {
   resource: AdmissionAttributes['resource'];
   subresource: string;
   kind: AdmissionAttributes['kind'];
+  /** the version a rule matched when it is not the request's own (matchPolicy Equivalent) */
+  view?: EquivalentView;
+}
+
+/**
+ * The version of the request's resource that `matches` accepts: undefined for the request's own,
+ * an equivalent one (matchPolicy Equivalent: tried when the request's own is not matched),
+ * or false when none is
+ */
+export function matchingVersion(
+  a: AdmissionAttributes,
+  matchPolicy: unknown,
+  equivalents: EquivalentResolver | undefined,
+  matches: (at: AdmissionAttributes) => boolean,
+): EquivalentView | undefined | false {
+  if (matches(a)) return undefined;
+  if (matchPolicy === 'Exact' || !equivalents) return false;
+  for (const v of equivalents(a)) if (matches({ ...a, resource: v.resource, kind: v.kind })) return v;
+  return false;
+}
+
+/**
+ * The attributes as a webhook or policy that matched `view` sees them: the object and the old
+ * object in that version (the request's kind and resource stay: they are requestKind and
+ * requestResource). The request's own attributes when there is no view.
+ */
+export function versionedAttributes(a: AdmissionAttributes, view: EquivalentView | undefined): AdmissionAttributes {
+  if (!view) return a;
+  return { ...a, object: view.convert(a.object), oldObject: view.convert(a.oldObject) };
 }
 
 /** ShouldCallHook: the invocation when the webhook applies to the request, undefined when not */
-export function shouldCallHook(reader: ClusterReader, accessor: WebhookAccessor, a: AdmissionAttributes): Invocation | undefined {
+export function shouldCallHook(reader: ClusterReader, accessor: WebhookAccessor, a: AdmissionAttributes, equivalents?: EquivalentResolver): Invocation | undefined {
   const hook = accessor.hook;
   const ns = matchNamespaceSelector(reader, hook, a);
   if (ns === false) return undefined;
   const obj = matchObjectSelector(hook, a);
   if (obj === false) return undefined;
-  const matched = asArray(hook.rules).some((r) => ruleMatches(r, a));
-  // matchPolicy Equivalent would also try the same resource at the other versions it is served
-  // at, and send the object converted; only HorizontalPodAutoscalers have another version here,
-  // and that is not done (see the header).
-  if (!matched) return undefined;
+  const rules = asArray(hook.rules);
+  const view = matchingVersion(a, hook.matchPolicy, equivalents, (at) => rules.some((r) => ruleMatches(r, at)));
+  if (view === false) return undefined;
   if (ns instanceof StatusError) throw ns;
   if (obj instanceof StatusError) throw obj;
   const conditions = asArray(hook.matchConditions);
   if (conditions.length) {
-    const r = evaluateMatchConditions(conditions, a);
+    const r = evaluateMatchConditions(conditions, versionedAttributes(a, view));
     if (r.error !== undefined) {
       if ((hook.failurePolicy ?? 'Fail') === 'Fail') throw errors.forbidden({ group: a.resource.group, name: a.resource.resource }, a.name, r.error);
       return undefined;
     }
     if (!r.matches) return undefined;
   }
+  if (view) return { accessor, resource: view.resource, subresource: a.subresource, kind: view.kind, view };
   return { accessor, resource: a.resource, subresource: a.subresource, kind: a.kind };
 }
 
@@ -514,6 +542,8 @@ export interface WebhookPluginOptions {
   /** where service references connect (default: endpoint routing through the reader) */
   resolveService?: ServiceResolver;
   log?: { warn(msg: string, kv?: Record<string, unknown>): void };
+  /** the other versions of a request's resource, for matchPolicy Equivalent (none without it) */
+  equivalents?: EquivalentResolver;
 }
 
 function annotate(a: AdmissionAttributes, key: string, value: string): void {
@@ -544,7 +574,7 @@ async function callHook(hook: any, inv: Invocation, a: AdmissionAttributes, muta
   const version = reviewVersion(hook);
   if (!version) throw new CallingWebhookError(hook.name, 'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)');
   const uid = randomUUID();
-  const review = { kind: 'AdmissionReview', apiVersion: `admission.k8s.io/${version}`, request: admissionRequest(uid, inv, a) };
+  const review = { kind: 'AdmissionReview', apiVersion: `admission.k8s.io/${version}`, request: admissionRequest(uid, inv, versionedAttributes(a, inv.view)) };
   const response = await post(hook, JSON.stringify(review), resolver);
   let result: AdmissionResult;
   try {
@@ -586,9 +616,12 @@ function applyPatch(hook: any, inv: Invocation, a: AdmissionAttributes, result: 
   if (!Array.isArray(ops) || ops.length === 0) return { changed: false };
   if (!isObject(a.object)) throw errors.internal(new Error(`admission webhook ${JSON.stringify(hook.name)} attempted to modify the object, which is not supported for this operation`));
   if (result.patchType !== 'JSONPatch') throw new CallingWebhookError(hook.name, `unsupported patch type ${JSON.stringify(result.patchType ?? '')}`);
+  // the patch was made against the object in the invocation's version (see equivalent.ts)
+  const view = inv.view;
+  const before = view ? view.convert(a.object) : a.object;
   let patched: any;
   try {
-    patched = applyJSONPatch(a.object, ops, { fieldValidation: 'Ignore' });
+    patched = applyJSONPatch(before, ops, { fieldValidation: 'Ignore' });
   } catch (e) {
     if (e instanceof PatchError) throw errors.internal(new Error(e.detail));
     throw errors.internal(e);
@@ -601,8 +634,11 @@ function applyPatch(hook: any, inv: Invocation, a: AdmissionAttributes, result: 
     patched = n.obj;
     applyDefaults(inv.kind.group, inv.kind.version, inv.kind.kind, patched);
   }
-  const changed = stableJSON(patched) !== stableJSON(a.object);
-  replaceContents(a.object, patched);
+  const changed = stableJSON(patched) !== stableJSON(before);
+  // (an object back from another version only when the webhook changed it: a round trip
+  // between versions need not give the same object back)
+  if (!view) replaceContents(a.object, patched);
+  else if (changed) replaceContents(a.object, view.back(patched));
   return { changed, patch: ops };
 }
 
@@ -618,7 +654,7 @@ export function mutatingWebhooks(reader: ClusterReader, opts: WebhookPluginOptio
     try {
       for (let i = 0; i < hooks.length; i++) {
         const acc = hooks[i]!;
-        const inv = shouldCallHook(reader, acc, a);
+        const inv = shouldCallHook(reader, acc, a, opts.equivalents);
         if (!inv) continue;
         const hook = acc.hook;
         if (ctx.isReinvoke && !w.reinvoke.has(acc.uid)) continue;
@@ -682,7 +718,7 @@ export function validatingWebhooks(reader: ClusterReader, opts: WebhookPluginOpt
   const callValidating = async (a: AdmissionAttributes, hooks: WebhookAccessor[]): Promise<void> => {
     const relevant: { inv: Invocation; index: number }[] = [];
     for (const acc of hooks) {
-      const inv = shouldCallHook(reader, acc, a);
+      const inv = shouldCallHook(reader, acc, a, opts.equivalents);
       if (inv) relevant.push({ inv, index: relevant.length });
     }
     if (!relevant.length) return;
