@@ -9,6 +9,8 @@ export interface HealthCheck {
   check(): Promise<string | undefined> | string | undefined;
   /** a post-start hook: counted healthy on /livez during the grace period */
   postStart?: boolean;
+  /** a check of /readyz only (etcd-readiness, informer-sync, shutdown) */
+  readyOnly?: boolean;
 }
 
 export class Health {
@@ -16,13 +18,13 @@ export class Health {
   private readonly ready: HealthCheck[];
   private readonly startedAt = Date.now();
 
+  /** `checks` in the order the verbose lists show them; /healthz and /livez leave out the readyOnly ones */
   constructor(
-    common: HealthCheck[],
-    readyOnly: HealthCheck[],
+    checks: HealthCheck[],
     private readonly livezGraceMs: number,
   ) {
-    this.live = common;
-    this.ready = [...common, ...readyOnly];
+    this.live = checks.filter((c) => !c.readyOnly);
+    this.ready = checks;
   }
 
   /** Serve a health path; false when the path is not one. */

@@ -30,6 +30,7 @@ import type { EncryptionConfig } from './encryption/config.js';
 import { buildAdmissionChain, type AdmissionChain } from './admission/chain.js';
 import { storeReader, storeWriter } from './admission/wiring.js';
 import { equivalentResolver } from './admission/equivalent.js';
+import { ClusterAuthenticationTrust, type ClusterAuthenticationInfo } from './authinfo.js';
 import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
 import { IPAllocator, PortAllocator } from './registry/allocator.js';
 import { WatchRegistry } from './watch.js';
@@ -37,7 +38,7 @@ import { CRDManager } from './crd/manager.js';
 import { withCRDStrategy } from './crd/strategy.js';
 import { routeCustom } from './crd/route.js';
 import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
-import { apiServiceStoreOf, servedGroupVersions, syncLocalAPIServices } from './apiservices.js';
+import { apiServiceStoreOf, localAPIServices, servedGroupVersions, syncLocalAPIServices } from './apiservices.js';
 import { APIServerMetrics, metricScope, metricVerb } from './metrics.js';
 import { setResponseCompression } from './encode.js';
 import { type Authorizer, type UserInfo } from './authz.js';
@@ -89,6 +90,8 @@ export interface APIServerConfig {
   issuerDiscovery?: import('./authn/index.js').IssuerDiscovery;
   /** TokenRequest issuing (serviceaccounts/<name>/token); the reader is the server's */
   tokenRequest?: Omit<TokenRequestOptions, 'reader'>;
+  /** what kube-system/extension-apiserver-authentication publishes (authinfo.ts); absent: the cluster CA of tls.clientCA only */
+  authenticationInfo?: ClusterAuthenticationInfo;
   /** --encryption-provider-config, loaded: encryption at rest of the resources it names */
   encryption?: EncryptionConfig;
   /** --encryption-provider-config-automatic-reload: the reload's post-start hook is reported */
@@ -186,6 +189,10 @@ export class APIServer {
   readonly authorization: Authorization;
   readonly authorizer: Authorizer;
   private rbacBootstrapped = false;
+  private authInfo?: ClusterAuthenticationTrust;
+  private crdsStarted = false;
+  /** the local APIServices not yet seen Available (autoregister-completion); undefined: not yet known */
+  private autoregisterWaiting?: Set<string>;
   private readonly components = new Map<string, () => Promise<{ healthy: boolean; message: string; error?: string }>>();
   private virtualCtx!: VirtualContext;
   private connectCtx!: ConnectContext;
@@ -291,25 +298,38 @@ export class APIServer {
       check: () => (done() ? undefined : 'not finished'),
     });
     const started = () => this.bootstrapped;
-    const common: HealthCheck[] = [
-      { name: 'ping', check: () => undefined },
-      { name: 'log', check: () => undefined },
-      storageCheck,
-      hook('start-kube-apiserver-admission-initializer', started),
-      hook('generic-apiserver-start-informers', started),
-      hook('bootstrap-controller', started),
-      hook('scheduling/bootstrap-system-priority-classes', started),
-      hook('start-system-namespaces-controller', started),
-      hook('storage-object-count-tracker-hook', started),
-      hook('rbac/bootstrap-roles', () => this.rbacBootstrapped),
-      ...(cfg.encryptionReload ? [hook('start-encryption-provider-config-automatic-reload', started)] : []),
-    ];
-    const readyOnly: HealthCheck[] = [
-      { name: 'etcd-readiness', check: storageCheck.check },
-      { name: 'informer-sync', check: () => (this.bootstrapped ? undefined : 'caches are not synced') },
-      { name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) },
-    ];
-    this.health = new Health(common, readyOnly, cfg.livezGraceMs);
+    const crdsStarted = () => this.crdsStarted;
+    // kube-apiserver 1.33's checks in its order (the hooks of the parts Keelson has; no
+    // priority-and-fairness hooks: API Priority and Fairness is not built)
+    this.health = new Health(
+      [
+        { name: 'ping', check: () => undefined },
+        { name: 'log', check: () => undefined },
+        storageCheck,
+        { name: 'etcd-readiness', check: storageCheck.check, readyOnly: true },
+        { name: 'informer-sync', check: () => (this.bootstrapped ? undefined : 'caches are not synced'), readyOnly: true },
+        hook('start-kube-apiserver-admission-initializer', started),
+        hook('generic-apiserver-start-informers', started),
+        ...(cfg.encryptionReload ? [hook('start-encryption-provider-config-automatic-reload', started)] : []),
+        hook('storage-object-count-tracker-hook', started),
+        hook('start-apiextensions-informers', () => this.crds !== undefined),
+        hook('start-apiextensions-controllers', crdsStarted),
+        hook('crd-informer-synced', crdsStarted),
+        hook('start-system-namespaces-controller', started),
+        hook('start-cluster-authentication-info-controller', () => this.authInfo !== undefined),
+        hook('rbac/bootstrap-roles', () => this.rbacBootstrapped),
+        hook('scheduling/bootstrap-system-priority-classes', started),
+        hook('bootstrap-controller', started),
+        hook('start-kube-aggregator-informers', started),
+        hook('apiservice-status-available-controller', started),
+        hook('apiservice-registration-controller', started),
+        hook('kube-apiserver-autoregistration', started),
+        { name: 'autoregister-completion', check: () => this.autoregisterPending(), postStart: true },
+        hook('apiservice-openapi-controller', started),
+        { name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined), readyOnly: true },
+      ],
+      cfg.livezGraceMs,
+    );
   }
 
   /** the objects token checks look up: service accounts, secrets, pods, nodes */
@@ -327,6 +347,22 @@ export class APIServer {
   /** a component whose health `kubectl get componentstatuses` reports (controller-manager, scheduler) */
   registerComponent(name: string, probe: () => Promise<{ healthy: boolean; message: string; error?: string }>): void {
     this.components.set(name, probe);
+  }
+
+  /**
+   * autoregister-completion, as kube-apiserver reports it: a local APIService the server registers
+   * counts once it has been seen Available; until every one has, the check fails naming those left
+   */
+  private autoregisterPending(): string | undefined {
+    if (!this.bootstrapped) return 'not finished';
+    const waiting = (this.autoregisterWaiting ??= new Set(localAPIServices(servedGroupVersions(this.kinds)).map((o) => o.metadata.name as string)));
+    if (waiting.size === 0) return undefined;
+    const apiServices = this.store('apiregistration.k8s.io', 'APIService');
+    for (const name of [...waiting]) {
+      const conditions = apiServices.get('', name)?.obj?.status?.conditions;
+      if (Array.isArray(conditions) && conditions.some((c: any) => c?.type === 'Available' && c?.status === 'True')) waiting.delete(name);
+    }
+    return waiting.size ? `missing APIService: [${[...waiting].sort().join(' ')}]` : undefined;
   }
 
   store(group: string, kind: string): ResourceStore {
@@ -357,6 +393,19 @@ export class APIServer {
       apiServices: apiServiceStoreOf(this.store('apiregistration.k8s.io', 'APIService')),
     });
     await this.crds.start();
+    this.crdsStarted = true;
+    // kube-system/extension-apiserver-authentication: how this server authenticates (authinfo.ts)
+    const cms = this.store('', 'ConfigMap');
+    this.authInfo = new ClusterAuthenticationTrust(
+      {
+        get: (ns, name) => cms.get(ns, name)?.obj,
+        create: (obj) => cms.create(obj, { dryRun: false }),
+        update: (obj) => cms.update(obj.metadata.namespace, obj.metadata.name, obj, { dryRun: false }),
+      },
+      cfg.authenticationInfo ?? { clientCA: typeof cfg.tls.clientCA === 'string' ? cfg.tls.clientCA : cfg.tls.clientCA?.toString('utf8') },
+      (e) => cfg.log.error(e, 'Unable to write kube-system/extension-apiserver-authentication'),
+    );
+    await this.authInfo.start();
     // authorization: RBAC fed from the watch caches, the bootstrap policy reconciled, aggregation running
     const rbacStore = (r: RBACResource) => this.byGVR.get(`rbac.authorization.k8s.io/v1/${r}`)!;
     this.authorization.attach((g, r) => [...this.stores.values()].find((st) => st.kind.group === g && st.kind.resource === r), (e) =>
@@ -520,6 +569,7 @@ export class APIServer {
     this.cfg.log.info('Shutdown requested: /readyz now fails', { delay: `${this.cfg.shutdownDelayMs}ms` });
     if (this.cfg.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.cfg.shutdownDelayMs));
     if (this.compactTimer) clearInterval(this.compactTimer);
+    this.authInfo?.stop();
     // stop listening, GOAWAY to HTTP/2 connections, idle HTTP/1.1 connections closed; watches end; in-flight requests finish
     const listener = this.listener;
     const closed = listener ? listener.beginShutdown() : Promise.resolve();

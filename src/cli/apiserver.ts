@@ -13,6 +13,7 @@ import { defaultControllerManagerOptions, KNOWN_CONTROLLERS, validateControllerM
 import { controllerManagerCert, startControllers } from './controllers.js'; // controllers hook (keelson server only)
 import { insecureTLSCipherNames, loadCertKeyFiles, loadSNICertKeys, preferredTLSCipherNames, prepareServing, tlsPossibleVersions } from '../apiserver/tls.js';
 import { APIServer, applyEncryptionConfig, type Logger } from '../apiserver/server.js';
+import type { ClusterAuthenticationInfo } from '../apiserver/authinfo.js';
 import { encryptionConfigHash, loadEncryptionConfig } from '../apiserver/encryption/config.js';
 import { resolveAuthorizationModes } from '../apiserver/rbac/index.js';
 import { Auditor, defaultAuditLogOptions, loadPolicyFile, LogBackend, validateAuditLogOptions, type AuditLogOptions } from '../apiserver/audit/index.js';
@@ -373,7 +374,20 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     log.warn('AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer');
     af.anonymousAuth = false;
   }
-  if (af.requestheaderClientCAFile) clientCA += '\n' + readFile(af.requestheaderClientCAFile, 'utf8');
+  // what kube-system/extension-apiserver-authentication publishes: the client CAs, the front proxy's
+  const authenticationInfo: ClusterAuthenticationInfo = { clientCA };
+  if (af.requestheaderClientCAFile) {
+    const requestHeaderCA = readFile(af.requestheaderClientCAFile, 'utf8');
+    clientCA += '\n' + requestHeaderCA;
+    authenticationInfo.requestHeader = {
+      clientCA: requestHeaderCA,
+      usernameHeaders: af.requestheaderUsernameHeaders,
+      uidHeaders: af.requestheaderUIDHeaders,
+      groupHeaders: af.requestheaderGroupHeaders,
+      extraHeadersPrefix: af.requestheaderExtraHeadersPrefix,
+      allowedNames: af.requestheaderAllowedNames,
+    };
+  }
   const signingKey = af.serviceAccountSigningKeyFile ? privateKeyFromFile(af.serviceAccountSigningKeyFile) : ensureServiceAccountKey(certDir).privateKey;
   let server!: APIServer;
   const authenticator: RequestAuthenticator = buildAuthenticatorFromFlags(af, {
@@ -411,6 +425,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     bindAddress: o.bindAddress || '0.0.0.0',
     port: o.securePort,
     tls: { ...serving, clientCA },
+    authenticationInfo,
     compactionIntervalMs: o.etcdCompactionInterval,
     livezGraceMs: o.livezGracePeriod,
     shutdownDelayMs: o.shutdownDelayDuration,

@@ -12,7 +12,7 @@ import https from 'node:https';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, X509Certificate, type KeyObject } from 'node:crypto';
 import { startCluster, type Cluster, type RawResponse } from './harness.js';
 import { makeCert, type TestCert } from '../authn/helpers.js';
 import { boundClaims, legacyClaims, newTokenSigner, signToken } from '../../src/apiserver/authn/serviceaccount.js';
@@ -319,6 +319,35 @@ describe('front proxy (--requestheader-*)', () => {
     const w = await whoami({ cert: erin, headers: { 'X-Remote-User': 'dana', 'X-Remote-Group': 'system:masters' } });
     assert.equal(w.user.username, 'erin');
     expect401(await whoami({ cert: stranger, headers: { 'X-Remote-User': 'dana' } }), 'untrusted proxy');
+  });
+});
+
+describe('kube-system/extension-apiserver-authentication', () => {
+  // what aggregated API servers and the controller manager read to authenticate as this server
+  // does: written at start by the cluster authentication trust controller
+  const der = (pem: string) => new X509Certificate(pem).raw.toString('base64');
+  const certsOf = (bundle: string) => bundle.split(/(?<=-----END CERTIFICATE-----\n)/).filter((x) => x.trim()).map(der);
+
+  test('the client CAs (the cluster CA and --client-ca-file) and the front proxy flags, as kube-apiserver writes them', async () => {
+    const r = await c.raw('GET', '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication');
+    assert.equal(r.status, 200, r.text);
+    const data = r.json().data;
+    assert.deepEqual(Object.keys(data), [
+      'client-ca-file',
+      'requestheader-allowed-names',
+      'requestheader-client-ca-file',
+      'requestheader-extra-headers-prefix',
+      'requestheader-group-headers',
+      'requestheader-uid-headers',
+      'requestheader-username-headers',
+    ]);
+    assert.deepEqual(certsOf(data['client-ca-file']), [der(c.credentials.ca.toString()), der(extraCA.pem)]);
+    assert.deepEqual(certsOf(data['requestheader-client-ca-file']), [der(proxyCA.pem)]);
+    assert.equal(data['requestheader-allowed-names'], '["front-proxy"]');
+    assert.equal(data['requestheader-username-headers'], '["X-Remote-User"]');
+    assert.equal(data['requestheader-group-headers'], '["X-Remote-Group"]');
+    assert.equal(data['requestheader-extra-headers-prefix'], '["X-Remote-Extra-"]');
+    assert.equal(data['requestheader-uid-headers'], '[]');
   });
 });
 
