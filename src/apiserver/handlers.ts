@@ -21,6 +21,7 @@ import type { WatchRegistry } from './watch.js';
 import { normalize, pruneUnknown } from '../codec/json.js';
 import { jsonHasNoDuplicates, jsonPatchStrictProblems, jsonStrictProblems, yamlDuplicateFields } from '../codec/duplicates.js';
 import type { Verbatim, VerbatimSpan } from '../codec/verbatim.js';
+import { GoRepr, goQuote, notSupported } from '../schema/validation/errs.js';
 import { goJSONSyntaxError } from '../schema/validation/gojson.js';
 
 /**
@@ -437,11 +438,17 @@ function encodeContinue(startKey: string, scopePrefix: string, rv: number): stri
 
 function decodeContinue(token: string, scopePrefix: string): { rv: number; startKey: string } {
   let c: ContinueToken;
+  // Go's base64.RawURLEncoding and json.Unmarshal, with their errors (Node's decoder would skip
+  // what is not base64, and its JSON errors are not Go's)
+  const bad = /[^A-Za-z0-9_-]/.exec(token);
+  if (bad || token.length % 4 === 1) {
+    throw errors.badRequest(`invalid continue token: continue key is not valid: illegal base64 data at input byte ${bad ? bad.index : token.length - 1}`);
+  }
+  const raw = Buffer.from(token, 'base64url');
   try {
-    const raw = Buffer.from(token, 'base64url').toString('utf8');
-    c = JSON.parse(raw);
+    c = JSON.parse(raw.toString('utf8'));
   } catch (e) {
-    throw errors.badRequest(`invalid continue token: continue key is not valid: ${(e as Error).message}`);
+    throw errors.badRequest(`invalid continue token: continue key is not valid: ${goJSONSyntaxError(raw) ?? (e as Error).message}`);
   }
   if (!c || typeof c !== 'object' || c.v !== 'meta.k8s.io/v1') {
     throw errors.badRequest(`invalid continue token: continue key is not valid: server does not recognize this encoded version ${c?.v ?? ''}`);
@@ -890,7 +897,9 @@ export function dryRunOf(q: URLSearchParams, fromBody?: unknown, method?: string
   if (Array.isArray(fromBody)) all.push(...fromBody.map(String));
   // `dryRun` with no value is accepted and means no dry run (the spec's parameter definition)
   if (all.some((v) => v !== 'All' && v !== '')) {
-    const inv = errors.invalid({ group: 'meta.k8s.io', name: optionsKind(method) }, '', [field.notSupported('dryRun', all.filter((v) => v !== ''), ['All'])]);
+    // (the value is the []string Go prints with %#v)
+    const values = new GoRepr(`[]string{${all.filter((v) => v !== '').map(goQuote).join(', ')}}`);
+    const inv = errors.invalid({ group: 'meta.k8s.io', name: optionsKind(method) }, '', [notSupported('dryRun', values, ['All'])]);
     throw new StatusError(400, 'BadRequest', inv.message, inv.details);
   }
   return all.includes('All');

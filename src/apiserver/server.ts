@@ -865,6 +865,16 @@ export class APIServer {
       r.req.resume();
       throw methodNotAllowed();
     }
+    // the routes kube-apiserver installs on a collection: list, watch, create and deletecollection,
+    // and on the all-namespaces path of a namespaced resource only list and watch (a PUT or PATCH
+    // of a collection, a POST or DELETE across namespaces, is 405)
+    if (!info.name && !info.subresource && info.verb !== 'list' && info.verb !== 'watch') {
+      const writable = (info.verb === 'create' || info.verb === 'deletecollection') && (!r.store.kind.namespaced || info.namespace !== '');
+      if (!writable) {
+        r.req.resume();
+        throw methodNotAllowed();
+      }
+    }
     switch (info.verb) {
       case 'get':
         return handleGet(r);

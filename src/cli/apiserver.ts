@@ -70,7 +70,12 @@ export interface APIServerOptions {
   controllerManager: ControllerManagerOptions;
 }
 
-/** The feature gates Keelson's API server knows, with Kubernetes 1.33's defaults and stages. */
+/**
+ * The feature gates Keelson's API server knows, with Kubernetes 1.33's defaults and stages, but
+ * where the specification states another: WatchList (streaming lists) and ListFromCacheSnapshot
+ * are on, as the specification says (Kubernetes turns them on by default in 1.34; 1.33 has them
+ * off), and RemoteRequestHeaderUID is on (beta in 1.34, alpha in 1.33).
+ */
 export const APISERVER_FEATURES = {
   APIResponseCompression: { default: true, preRelease: 'BETA' },
   AllowUnsafeMalformedObjectDeletion: { default: false, preRelease: 'ALPHA' },

@@ -76,6 +76,17 @@ describe('errors', () => {
   test('405 for a verb the resource does not have', async () => {
     status(await c.raw('DELETE', '/api/v1/namespaces'), 405, 'MethodNotAllowed');
     status(await c.raw('POST', `${cms}/keep`, { body: {} }), 405, 'MethodNotAllowed');
+    // the routes of a collection: no PUT or PATCH; across namespaces only list and watch (a DELETE
+    // there must not delete the collections of every namespace)
+    status(await c.raw('PUT', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } }), 405, 'MethodNotAllowed');
+    status(await c.raw('PATCH', cms, { body: '{}', headers: { 'content-type': 'application/merge-patch+json' } }), 405, 'MethodNotAllowed');
+    status(await c.raw('PUT', '/api/v1/namespaces', { body: {} }), 405, 'MethodNotAllowed');
+    status(await c.raw('DELETE', '/api/v1/configmaps'), 405, 'MethodNotAllowed');
+    status(await c.raw('DELETE', '/apis/apps/v1/deployments?dryRun=All'), 405, 'MethodNotAllowed');
+    status(await c.raw('POST', '/api/v1/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' } } }), 405, 'MethodNotAllowed');
+    assert.equal((await c.raw('GET', `${cms}/keep`)).status, 200, 'nothing was deleted');
+    // a cluster-scoped collection takes create and deletecollection
+    assert.equal((await c.raw('DELETE', '/apis/scheduling.k8s.io/v1/priorityclasses?dryRun=All&labelSelector=none%3Dnone')).status, 200);
   });
 
   test('409 AlreadyExists and Conflict', async () => {
@@ -162,6 +173,11 @@ describe('errors', () => {
       });
       assert.equal(r.status, 400, `${q}: ${r.text}`);
     }
+    // a continue token is read as Go reads it: base64url without padding, then JSON
+    const notBase64 = status(await c.raw('GET', `${cms}?limit=1&continue=ab.c`), 400, 'BadRequest');
+    assert.equal(notBase64.message, 'invalid continue token: continue key is not valid: illegal base64 data at input byte 2');
+    const notJSON = status(await c.raw('GET', `${cms}?limit=1&continue=abc`), 400, 'BadRequest');
+    assert.equal(notJSON.message, "invalid continue token: continue key is not valid: invalid character 'i' looking for beginning of value");
     assert.equal((await c.raw('GET', '/livez')).status, 200);
   });
 

@@ -72,9 +72,14 @@ describe('finalizers', () => {
     const one = ok(await c.raw('PATCH', `${cms}/fin`, { body: '{"metadata":{"finalizers":["example.com/b"]}}', headers: MERGE }), 200, 'remove a');
     assert.deepEqual(one.metadata.finalizers, ['example.com/b']);
     await get(`${cms}/fin`);
-    // remove the last: gone
-    const last = ok(await c.raw('PATCH', `${cms}/fin`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE }), 200, 'remove the last');
+    // remove the last: gone; the answer is the patched object (Kubernetes' deleteWithoutFinalizers
+    // answers with the update's object), at the resourceVersion it had
+    const before = await get(`${cms}/fin`);
+    const last = ok(await c.raw('PATCH', `${cms}/fin`, { body: '{"metadata":{"finalizers":null},"data":{"a":"last"}}', headers: MERGE }), 200, 'remove the last');
     assert.equal(last.metadata.name, 'fin');
+    assert.equal(last.metadata.finalizers, undefined);
+    assert.deepEqual(last.data, { a: 'last' });
+    assert.equal(last.metadata.resourceVersion, before.metadata.resourceVersion);
     expectStatus(await c.raw('GET', `${cms}/fin`), 404, 'NotFound', 'gone');
     const ev = await w.until((e) => e.some((x) => x.type === 'DELETED'));
     w.close();
@@ -86,7 +91,7 @@ describe('finalizers', () => {
     );
     assert.ok(ev[0].object.metadata.deletionTimestamp);
     assert.deepEqual(ev[3].object.metadata.finalizers, ['example.com/b']);
-    assert.deepEqual(last.metadata.finalizers, ['example.com/b']);
+    assert.deepEqual(ev[3].object.data, { a: 'updated' });
   });
 
   test('deleting a Deployment that has a finalizer bumps its generation once', async () => {

@@ -137,7 +137,7 @@ describe('dry-run', () => {
 
   test('an invalid dryRun value is 400 (the issue asks 400 where Kubernetes answers 422), worded as Kubernetes words it', async () => {
     const p = expectStatus(await c.raw('POST', `${cms}?dryRun=Bogus`, { body: cm('dry-bogus') }), 400, 'BadRequest', 'POST');
-    assert.match(p.message, /^CreateOptions\.meta\.k8s\.io "" is invalid: dryRun: Unsupported value: (\[\]string\{"Bogus"\}|\["Bogus"\]): supported values: "All"$/);
+    assert.match(p.message, /^CreateOptions\.meta\.k8s\.io "" is invalid: dryRun: Unsupported value: \[\]string\{"Bogus"\}: supported values: "All"$/);
     await create(cms, cm('dry-bogus'));
     const u = expectStatus(await c.raw('PUT', `${cms}/dry-bogus?dryRun=Bogus`, { body: cm('dry-bogus') }), 400, 'BadRequest', 'PUT');
     assert.match(u.message, /^UpdateOptions\.meta\.k8s\.io "" is invalid: dryRun: Unsupported value: /);

@@ -6,6 +6,7 @@ import { randomInt } from 'node:crypto';
 import { rfc3339 } from '../../machinery/time.js';
 import { newUUID } from '../../machinery/uuid.js';
 import { inObjectMetaOrder } from '../../machinery/objectmeta.js';
+import { goJSONSyntaxError } from '../../schema/validation/gojson.js';
 import { fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
 import { managedFieldsText } from '../../patch/ssa/fieldmanager.js';
 import { stringifyWithVerbatim, type Verbatim } from '../../codec/verbatim.js';
@@ -248,7 +249,7 @@ export class ResourceStore {
       if (!this.transformer && Buffer.from(value.buffer, value.byteOffset, Math.min(value.byteLength, ENCRYPTED_PREFIX.length)).toString('latin1') === ENCRYPTED_PREFIX) {
         throw new CorruptObjectError(kv.key, 'transform', 'identity transformer tried to read encrypted data', 0);
       }
-      throw new CorruptObjectError(kv.key, 'decode', `couldn't get version/kind; json parse error: ${(e as Error).message}`, kv.modRevision);
+      throw new CorruptObjectError(kv.key, 'decode', `couldn't get version/kind; json parse error: ${goJSONSyntaxError(value) ?? (e as Error).message}`, kv.modRevision);
     }
     if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
       throw new CorruptObjectError(kv.key, 'decode', `couldn't get version/kind; json parse error: json: cannot unmarshal ${obj === null ? 'null' : Array.isArray(obj) ? 'array' : typeof obj} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`, kv.modRevision);
@@ -634,9 +635,13 @@ export class ResourceStore {
       try {
         const removed = this.isTerminatingAndDone(next);
         if (removed) {
-          const kv = await this.backend.delete(key, cur.modRevision);
+          // the update that empties the finalizers is never written: the object is deleted as it
+          // was stored (its DELETED event shows that), and the answer is the object of the
+          // update, as Kubernetes' deleteWithoutFinalizers answers (carryMeta gave it the
+          // stored resourceVersion)
+          await this.backend.delete(key, cur.modRevision);
           this.strategy.afterDelete?.(old);
-          return { obj: atRevision(old, kv.modRevision), created: false };
+          return { obj: next, created: false };
         }
         const bytes = this.encode(key, next, verbatim);
         verbatim = undefined;
@@ -717,11 +722,11 @@ export class ResourceStore {
         if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return { obj: old, entry: cur };
         if (opts.dryRun) return { obj: next };
         if (this.isTerminatingAndDone(next)) {
-          // the update that empties the finalizers is never written: the object goes as it was stored
-          const kv = await this.backend.delete(key, cur.modRevision);
+          // the update that empties the finalizers is never written; the answer is its object (see update)
+          await this.backend.delete(key, cur.modRevision);
           stored = true;
           this.strategy.afterDelete?.(old);
-          return { obj: atRevision(old, kv.modRevision) };
+          return { obj: next };
         }
         const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
         stored = true;
