@@ -476,16 +476,28 @@ function normalizePath(p: string): string {
 }
 
 export async function handleList(r: Request): Promise<void> {
-  const { store, info, query } = r;
   const choice = outputChoice(r, true);
-  const sel = selection(store.kind, query);
+  const sel = selection(r.store.kind, r.query);
+  const { items, meta } = await readList(r, sel);
+  writeList(r.res, r.store.kind, items, meta, choice, choice.transform === 'Table' ? tableOptions(r.query) : undefined);
+}
+
+/**
+ * The list a request's options name (resourceVersion, resourceVersionMatch, limit, continue; each
+ * checked as Kubernetes checks a list's options): the page of entries and its ListMeta. A list
+ * reads it, and a deletecollection deletes what it reads.
+ */
+async function readList(r: Request, sel: Selection): Promise<{ items: CacheEntry[]; meta: ListMeta }> {
+  const { store, info, query } = r;
   const rv = query.get('resourceVersion');
   const rvm = query.get('resourceVersionMatch');
   const cont = query.get('continue') ?? '';
   const limitRaw = query.get('limit');
   let limit = 0;
   if (limitRaw !== null && limitRaw !== '') {
-    if (!/^-?\d+$/.test(limitRaw)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(limitRaw)}: invalid syntax`);
+    if (!/^[+-]?\d+$/.test(limitRaw)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(limitRaw)}: invalid syntax`);
+    const n = BigInt(limitRaw);
+    if (n > 9223372036854775807n || n < -9223372036854775808n) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(limitRaw)}: value out of range`);
     limit = Math.max(0, Number(limitRaw));
   }
   if (query.has('sendInitialEvents')) throw badListOptions([field.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list')]);
@@ -553,7 +565,7 @@ export async function handleList(r: Request): Promise<void> {
     meta.continue = encodeContinue(nextKey, scope, revision);
     if (!sel.filter && remaining !== undefined && remaining > 0) meta.remainingItemCount = remaining;
   }
-  writeList(r.res, store.kind, items, meta, choice, choice.transform === 'Table' ? tableOptions(query) : undefined);
+  return { items, meta };
 }
 
 /** An exact list the cache can no longer reconstruct, read from storage at that revision. */
@@ -1229,10 +1241,9 @@ export async function handleDeleteCollection(r: Request): Promise<void> {
       field.invalid('ignoreStoreReadErrorWithClusterBreakingPotential', true, 'is not allowed with DELETECOLLECTION, try again after removing the option'),
     ]);
   }
-  // Kubernetes lists first: an object that cannot be read fails the whole request
-  const unreadable = store.listReadError(store.scopePrefix(info.namespace));
-  if (unreadable) throw unreadable;
-  const { items, revision } = store.cacher.list({ prefix: store.scopePrefix(info.namespace), filter: sel.filter });
+  // Kubernetes lists first, with the request's list options (checked as a list's; a limit deletes
+  // one page), and an object that cannot be read fails the whole request
+  const { items, meta } = await readList(r, sel);
   const out: CacheEntry[] = [];
   for (const e of items) {
     try {
@@ -1250,7 +1261,7 @@ export async function handleDeleteCollection(r: Request): Promise<void> {
       throw err;
     }
   }
-  writeList(r.res, store.kind, out, { resourceVersion: String(Math.max(revision, store.cacher.revision())) }, choice);
+  writeList(r.res, store.kind, out, meta, choice);
 }
 
 export function methodNotAllowed(): StatusError {
@@ -1394,7 +1405,9 @@ export async function handlePatch(r: Request): Promise<void> {
     let patched: any;
     try {
       if (isApply) {
-        patched = ssaApply(base, patch, typeOfView.type, { ...who, subresource: view ? '' : sub, force, kind: typeOfView.kind });
+        // (a Scale is applied as autoscaling/v1, its fields managed in the parent's version)
+        const objectAPIVersion = view ? `${view.view.group}/${view.view.version}` : undefined;
+        patched = ssaApply(base, patch, typeOfView.type, { ...who, subresource: view ? '' : sub, force, kind: typeOfView.kind, objectAPIVersion });
         if (patched === base) return cur; // nothing changes
       } else if (ct === 'application/json-patch+json') {
         patched = applyJSONPatch(base, patch, { fieldValidation: level });

@@ -814,6 +814,8 @@ export class APIServer {
       return handleVirtualCreate(vr, vk, this.virtualCtx);
     }
     if (info.namespace && !store.kind.namespaced && info.resource !== 'namespaces') throw errors.notFoundPath();
+    // an object of a namespaced resource has no path outside its namespace (kube-apiserver installs none)
+    if (info.name && !info.namespace && store.kind.namespaced) throw errors.notFoundPath();
     if (info.subresource && !store.kind.subresources.some((s) => s.name === info.subresource)) throw errors.notFoundPath();
     // (a path below a subresource is only the proxy's: /pods/<name>/proxy/<path>)
     if (info.parts.length && info.subresource !== 'proxy') throw errors.notFoundPath();

@@ -173,6 +173,11 @@ describe('errors', () => {
       });
       assert.equal(r.status, 400, `${q}: ${r.text}`);
     }
+    const huge = status(await c.raw('GET', `${cms}?limit=99999999999999999999`), 400, 'BadRequest');
+    assert.equal(huge.message, 'strconv.ParseInt: parsing "99999999999999999999": value out of range');
+    // an object of a namespaced resource has no path outside its namespace
+    const outside = status(await c.raw('GET', '/api/v1/configmaps/keep'), 404, 'NotFound');
+    assert.equal(outside.message, 'the server could not find the requested resource');
     // a continue token is read as Go reads it: base64url without padding, then JSON
     const notBase64 = status(await c.raw('GET', `${cms}?limit=1&continue=ab.c`), 400, 'BadRequest');
     assert.equal(notBase64.message, 'invalid continue token: continue key is not valid: illegal base64 data at input byte 2');

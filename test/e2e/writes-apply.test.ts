@@ -175,6 +175,25 @@ describe('server-side apply', () => {
     assert.deepEqual(Object.keys(entry), ['manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource']);
   });
 
+  test('apply on the scale subresource takes an autoscaling/v1 Scale', async () => {
+    ok(
+      await apply(`${deploys}/ssa-scale`, 'mgr-a', {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'ssa-scale' },
+        spec: { replicas: 1, selector: { matchLabels: { app: 'sc' } }, template: { metadata: { labels: { app: 'sc' } }, spec: { containers: [{ name: 'a', image: 'nginx:1' }] } } },
+      }),
+      201,
+      'create',
+    );
+    const scaled = ok(await apply(`${deploys}/ssa-scale/scale`, 'scaler', { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'ssa-scale' }, spec: { replicas: 4 } }, 'force=true'), 200, 'scale apply');
+    assert.equal(scaled.kind, 'Scale');
+    assert.equal(scaled.spec.replicas, 4);
+    assert.equal((await c.raw('GET', `${deploys}/ssa-scale`)).json().spec.replicas, 4);
+    const wrong = await apply(`${deploys}/ssa-scale/scale`, 'scaler', { apiVersion: 'apps/v1', kind: 'Scale', metadata: { name: 'ssa-scale' }, spec: { replicas: 5 } }, 'force=true');
+    assert.equal(expectStatus(wrong, 400, 'BadRequest').message, 'invalid object type: apps/v1, Kind=Scale');
+  });
+
   test('bad apply requests: 400/422 and nothing stored', async () => {
     ok(await apply(`${cms}/ssa-bad`, 'mgr-a', cm('ssa-bad', { a: '1' })), 201, 'create');
     const before = await get(`${cms}/ssa-bad`);

@@ -275,6 +275,25 @@ describe('deletecollection', () => {
     await get(`${cms}/dc-4`);
   });
 
+  test("the list options are a list's: checked as a list checks them, and a limit deletes one page", async () => {
+    for (const n of ['dco-1', 'dco-2', 'dco-3']) await create(cms, cm(n, { labels: { dco: 'y' } }));
+    for (const [q, code, reason, message] of [
+      ['resourceVersionMatch=Exact', 400, 'BadRequest', /resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided/],
+      ['sendInitialEvents=true', 400, 'BadRequest', /sendInitialEvents is forbidden for list/],
+      ['limit=abc', 400, 'BadRequest', /^strconv.ParseInt: parsing "abc": invalid syntax$/],
+      ['limit=1&continue=zzz', 400, 'BadRequest', /^invalid continue token/],
+      ['resourceVersion=99999999&resourceVersionMatch=NotOlderThan', 504, 'Timeout', /Too large resource version/],
+    ] as const) {
+      const r = expectStatus(await c.raw('DELETE', `${cms}?labelSelector=dco&${q}`), code, reason, q);
+      assert.match(r.message, message, q);
+    }
+    assert.equal((await get(`${cms}?labelSelector=dco`)).items.length, 3, 'nothing deleted by a refused request');
+    const page = ok(await c.raw('DELETE', `${cms}?labelSelector=dco&limit=2`), 200, 'one page');
+    assert.deepEqual(page.items.map((i: any) => i.metadata.name), ['dco-1', 'dco-2']);
+    assert.ok(page.metadata.continue, 'the answer names the next page');
+    assert.deepEqual((await get(`${cms}?labelSelector=dco`)).items.map((i: any) => i.metadata.name), ['dco-3']);
+  });
+
   test('kubectl delete -l and --field-selector', async () => {
     await create(cms, cm('kdc-1', { labels: { kgrp: 'a' } }));
     await create(cms, cm('kdc-2', { labels: { kgrp: 'b' } }));

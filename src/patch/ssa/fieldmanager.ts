@@ -61,6 +61,11 @@ export interface ApplyOptions extends ManagerInfo {
   force: boolean;
   /** the kind served (checked against the applied object); from the schema's gvk by default */
   kind?: string;
+  /**
+   * the group/version the applied object must carry when it is not the request's `apiVersion`
+   * (the managed fields' version): a scale subresource's autoscaling/v1 Scale
+   */
+  objectAPIVersion?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -603,7 +608,8 @@ export function apply(live: any | undefined, applied: any, typeName: string, opt
   }
   if (!isMap(applied)) throw new StatusError(400, 'BadRequest', 'error decoding patch: the applied configuration must be an object');
   const got = parseGVK(applied);
-  const want = parseGVK({ apiVersion: opts.apiVersion, kind: expectedKind(typeName, opts.apiVersion, opts.kind) ?? got.kind });
+  const objectAPIVersion = opts.objectAPIVersion ?? opts.apiVersion;
+  const want = parseGVK({ apiVersion: objectAPIVersion, kind: expectedKind(typeName, objectAPIVersion, opts.kind) ?? got.kind });
   if (got.group !== want.group || got.version !== want.version || got.kind !== want.kind) {
     throw new StatusError(400, 'BadRequest', `invalid object type: ${gvkString(got)}`);
   }
