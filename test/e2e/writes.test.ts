@@ -4,6 +4,7 @@
 // Every expectation is what a Kubernetes 1.33 API server answers.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { startCluster, expectStatus, type Cluster, type RawResponse } from './harness.js';
 
 let c: Cluster;
@@ -18,6 +19,13 @@ before(async () => {
 after(async () => {
   await c?.stop();
 });
+
+/** a PKCS#10 request for `cn`, base64 as a CertificateSigningRequest's spec.request holds it (made by openssl) */
+function csrRequest(cn: string): string {
+  const r = spawnSync('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', '/dev/null', '-subj', `/CN=${cn}`], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`openssl: ${r.stderr}`);
+  return Buffer.from(r.stdout).toString('base64');
+}
 
 function ok(r: RawResponse, code: number, what: string): any {
   assert.equal(r.status, code, `${what}: ${r.status} ${r.text.slice(0, 800)}`);
@@ -283,6 +291,90 @@ describe('metadata.generation', () => {
     );
     assert.equal(rs.metadata.generation, 1);
     assert.equal(q.metadata.generation, 1, 'a ReplicaSet bumps only on spec');
+  });
+
+  test('the other kinds Kubernetes 1.33 counts generations of, each by what it counts', async () => {
+    const merge = { 'content-type': 'application/merge-patch+json' };
+    const patch = async (path: string, body: object) => ok(await c.raw('PATCH', path, { body, headers: merge }), 200, `PATCH ${path}`);
+    const hook = (url: string) => ({ name: 'gen.example.com', clientConfig: { url }, admissionReviewVersions: ['v1'], sideEffects: 'None', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], namespaceSelector: { matchLabels: { never: 'x' } } });
+    const cases: { path: string; body: any; counted: object; notCounted: object }[] = [
+      {
+        path: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+        body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'gen-vwc' }, webhooks: [hook('https://127.0.0.1:1/a')] },
+        counted: { webhooks: [hook('https://127.0.0.1:1/b')] },
+        notCounted: { metadata: { labels: { a: 'b' } } },
+      },
+      {
+        path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+        body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'gen-mwc' }, webhooks: [hook('https://127.0.0.1:1/a')] },
+        counted: { webhooks: [hook('https://127.0.0.1:1/b')] },
+        notCounted: { metadata: { annotations: { a: 'b' } } },
+      },
+      {
+        path: '/apis/networking.k8s.io/v1/ingressclasses',
+        body: { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'gen-ic' }, spec: { controller: 'example.com/a' } },
+        counted: { spec: { parameters: { kind: 'X', name: 'y', apiGroup: 'example.com' } } },
+        notCounted: { metadata: { labels: { a: 'b' } } },
+      },
+      {
+        path: `/api/v1/namespaces/${NS}/podtemplates`,
+        body: { apiVersion: 'v1', kind: 'PodTemplate', metadata: { name: 'gen-pt' }, template: podTemplate('gen-pt') },
+        counted: { template: { metadata: { labels: { app: 'gen-pt2' } } } },
+        notCounted: { metadata: { labels: { a: 'b' } } },
+      },
+      {
+        path: `/api/v1/namespaces/${NS}/pods`,
+        body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'gen-pod' }, spec: { schedulerName: 'none', containers: [container()] } },
+        counted: { spec: { activeDeadlineSeconds: 100 } },
+        notCounted: { metadata: { labels: { a: 'b' } } },
+      },
+      {
+        path: `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`,
+        body: { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'gen-eps' }, addressType: 'IPv4', endpoints: [{ addresses: ['10.0.0.1'] }] },
+        counted: { endpoints: [{ addresses: ['10.0.0.2'] }] },
+        notCounted: { metadata: { annotations: { a: 'b' } } },
+      },
+    ];
+    for (const k of cases) {
+      const made = await create(k.path, k.body);
+      assert.equal(made.metadata.generation, 1, `${k.body.kind}: created`);
+      const path = `${k.path}/${k.body.metadata.name}`;
+      assert.equal((await patch(path, k.notCounted)).metadata.generation, 1, `${k.body.kind}: not counted`);
+      assert.equal((await patch(path, k.counted)).metadata.generation, 2, `${k.body.kind}: counted`);
+    }
+    // an EndpointSlice counts its labels too
+    assert.equal((await patch(`/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices/gen-eps`, { metadata: { labels: { a: 'b' } } })).metadata.generation, 3);
+    // a Pod's status does not count; its ephemeral containers do
+    const pod = `/api/v1/namespaces/${NS}/pods/gen-pod`;
+    const st = ok(await c.raw('PATCH', `${pod}/status`, { body: { status: { message: 'hi' } }, headers: merge }), 200, 'pod status');
+    assert.equal(st.metadata.generation, 2);
+    const eph = ok(
+      await c.raw('PATCH', `${pod}/ephemeralcontainers`, { body: { spec: { ephemeralContainers: [{ name: 'debug', image: 'busybox', terminationMessagePolicy: 'File', imagePullPolicy: 'IfNotPresent' }] } }, headers: merge }),
+      200,
+      'ephemeral containers',
+    );
+    assert.equal(eph.metadata.generation, 3);
+  });
+
+  test('a CertificateSigningRequest records who created it, whatever the body says', async () => {
+    const csr = ok(
+      await c.raw('POST', '/apis/certificates.k8s.io/v1/certificatesigningrequests', {
+        body: {
+          apiVersion: 'certificates.k8s.io/v1',
+          kind: 'CertificateSigningRequest',
+          metadata: { name: 'gen-csr' },
+          spec: { request: csrRequest('gen-csr'), signerName: 'example.com/signer', usages: ['client auth'], username: 'mallory', groups: ['system:masters'], uid: 'x' },
+        },
+      }),
+      201,
+      'create CSR',
+    );
+    assert.equal(csr.spec.username, 'kubernetes-admin');
+    assert.equal(csr.spec.uid, undefined);
+    assert.deepEqual(csr.spec.groups, ['system:masters', 'system:authenticated']);
+    assert.deepEqual(Object.keys(csr.spec.extra ?? {}), ['authentication.kubernetes.io/credential-id']);
+    const table = c.kubectl(['get', 'csr', 'gen-csr', '--no-headers', '-o', 'custom-columns=REQUESTOR:.spec.username']);
+    assert.equal(table.stdout.trim(), 'kubernetes-admin');
   });
 
   test('kinds without generation tracking leave metadata.generation out', async () => {

@@ -513,7 +513,7 @@ export class ResourceStore {
     m.creationTimestamp = rfc3339(Date.now());
     if (this.strategy.generation) m.generation = 1;
     else if ('generation' in m) delete m.generation;
-    this.strategy.prepareForCreate(obj);
+    this.strategy.prepareForCreate(obj, opts.admission?.request.user);
     let stored = false;
     try {
       if (generated) m.name = generateName(m.generateName);
@@ -766,7 +766,10 @@ export class ResourceStore {
     this.strategy.prepareForUpdate(next, old);
     if (this.strategy.generation) {
       const g = old.metadata.generation ?? 1;
-      const changed = !jsonEqual(next.spec, old.spec) || (this.strategy.generationOnAnnotations === true && !jsonEqual(next.metadata.annotations, old.metadata.annotations));
+      const st = this.strategy;
+      const changed =
+        (st.generationChanged ? st.generationChanged(next, old) : !jsonEqual(next.spec, old.spec)) ||
+        (st.generationOnAnnotations === true && !jsonEqual(next.metadata.annotations, old.metadata.annotations));
       next.metadata.generation = changed ? g + 1 : g;
     }
     next.metadata = inObjectMetaOrder(next.metadata);

@@ -15,6 +15,7 @@ import {
 import type { IPAllocator, PortAllocator } from './allocator.js';
 import { apiServiceStrategy } from '../apiservices.js';
 import { computePodQOS } from '../../schema/qos.js';
+import { jsonEqual } from './store.js';
 
 type Tweak = (s: Strategy, kind: KindDecl) => void;
 
@@ -63,6 +64,9 @@ function ensureNamespaceLabel(obj: any) {
 
 const pod: Tweak = (s) => {
   s.returnDeletedObject = true;
+  // Kubernetes 1.33 counts a Pod's generations: a change of its spec, through the resource or
+  // its ephemeralcontainers and resize subresources
+  s.generation = true;
   s.prepareForCreate = (obj) => {
     obj.status = { phase: 'Pending', qosClass: computePodQOS(obj.spec) };
   };
@@ -70,6 +74,10 @@ const pod: Tweak = (s) => {
     obj.status = old.status;
   };
   s.prepareForSubresourceUpdate = (sub, obj, old) => {
+    if (sub === 'ephemeralcontainers' || sub === 'resize') {
+      if (!jsonEqual(obj.spec, old.spec)) obj.metadata.generation = (old.metadata.generation ?? 0) + 1;
+      return;
+    }
     if (sub !== 'status') return;
     // owner references are not the status writer's to change; the QoS class is set at creation
     // and backfilled when a (node agent's) status update leaves it out
@@ -107,6 +115,36 @@ const statusOnly: Tweak = (s) => {
 
 const returnsObject: Tweak = (s) => {
   s.returnDeletedObject = true;
+};
+
+/** metadata.generation counts the changes of what `part` picks of the object (not its spec) */
+function generationOf(part: (obj: any) => unknown): Tweak {
+  return (s) => {
+    s.generation = true;
+    s.generationChanged = (next, old) => !jsonEqual(part(next), part(old));
+  };
+}
+
+/**
+ * A CertificateSigningRequest records who asked for it: the creating user's name, uid, groups and
+ * extra, whatever the body says (Kubernetes' PrepareForCreate); the server's own writes keep theirs.
+ */
+const csrRequestor: Tweak = (s) => {
+  const create = s.prepareForCreate;
+  s.prepareForCreate = (obj, user) => {
+    create(obj, user);
+    if (!user) return;
+    obj.spec ??= {};
+    const spec = obj.spec;
+    delete spec.username;
+    delete spec.uid;
+    delete spec.groups;
+    delete spec.extra;
+    if (user.name) spec.username = user.name;
+    if (user.uid) spec.uid = user.uid;
+    if (user.groups.length) spec.groups = [...user.groups];
+    if (user.extra && Object.keys(user.extra).length) spec.extra = Object.fromEntries(Object.keys(user.extra).sort().map((k) => [k, [...user.extra![k]!]]));
+  };
 };
 
 /**
@@ -279,7 +317,12 @@ const TWEAKS: Record<string, Tweak[]> = {
     vapValidation(validateValidatingAdmissionPolicyBinding, validateValidatingAdmissionPolicyBindingUpdate),
   ],
   'apiregistration.k8s.io/APIService': [apiServiceStrategy],
-  '/PodTemplate': [returnsObject],
+  '/PodTemplate': [returnsObject, generationOf((o) => o.template)],
+  'admissionregistration.k8s.io/ValidatingWebhookConfiguration': [generationOf((o) => o.webhooks)],
+  'admissionregistration.k8s.io/MutatingWebhookConfiguration': [generationOf((o) => o.webhooks)],
+  'networking.k8s.io/IngressClass': [(s) => void (s.generation = true)],
+  // everything but the metadata, and the labels
+  'discovery.k8s.io/EndpointSlice': [generationOf((o) => ({ ...o, metadata: o.metadata?.labels }))],
   'storage.k8s.io/CSIDriver': [returnsObject, csiDriver],
   'storage.k8s.io/CSINode': [returnsObject],
   'storage.k8s.io/VolumeAttachment': [returnsObject, volumeAttachment],
@@ -330,7 +373,7 @@ const TWEAKS: Record<string, Tweak[]> = {
   'networking.k8s.io/Ingress': [statusOnly, (s) => void (s.generation = true)],
   'networking.k8s.io/NetworkPolicy': [(s) => void (s.generation = true)],
   'storage.k8s.io/StorageClass': [returnsObject],
-  'certificates.k8s.io/CertificateSigningRequest': [statusOnly],
+  'certificates.k8s.io/CertificateSigningRequest': [statusOnly, csrRequestor],
 };
 
 /** kinds whose PUT of an absent object creates it, as in Kubernetes */

@@ -2,6 +2,7 @@
 // (store.ts) knows no kind by name; it asks the strategy how to name, prepare, validate and
 // delete objects of its kind.
 import type { FieldError } from '../../machinery/errors.js';
+import type { UserInfo } from '../authz.js';
 import type { NameRule } from '../../machinery/validation.js';
 import type { KindDecl } from '../../schema/model.js';
 import { nameRuleFor, validateCreate, validateStatusUpdate, validateSubresourceUpdate, validateUpdate } from '../../schema/validation/index.js';
@@ -20,6 +21,11 @@ export interface Strategy {
   generation: boolean;
   /** a change of metadata.annotations also increases generation (Deployments: ReplicaSets copy them) */
   generationOnAnnotations?: boolean;
+  /**
+   * whether an update changes what generation counts, when that is not `spec` (a webhook
+   * configuration's `webhooks`, a PodTemplate's `template`, everything of an EndpointSlice)
+   */
+  generationChanged?: (next: any, old: any) => boolean;
   /** the kind has a status subresource: the main resource ignores status changes */
   statusSubresource: boolean;
   /** DELETE answers with the deleted object rather than a Status */
@@ -29,7 +35,8 @@ export interface Strategy {
   /** PUT without metadata.resourceVersion is allowed (last writer wins) */
   allowUnconditionalUpdate: boolean;
   /** fill in server-owned fields of a new object (status reset, defaults) */
-  prepareForCreate(obj: any): void;
+  /** `user`: who creates it (absent for the server's own writes) */
+  prepareForCreate(obj: any, user?: UserInfo): void;
   /** carry over server-owned fields on an update of the main resource */
   prepareForUpdate(obj: any, old: any): void;
   /** kind-specific validation of a new object (metadata is validated by the store) */
