@@ -27,6 +27,20 @@ export class Health {
     this.ready = checks;
   }
 
+  /** the paths served: each endpoint and each of its checks (for the root path index) */
+  paths(): string[] {
+    const out: string[] = [];
+    for (const [endpoint, checks] of [
+      ['/healthz', this.live],
+      ['/livez', this.live],
+      ['/readyz', this.ready],
+    ] as const) {
+      out.push(endpoint);
+      for (const c of checks) out.push(`${endpoint}/${c.name}`);
+    }
+    return out;
+  }
+
   /** Serve a health path; false when the path is not one. */
   async handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<boolean> {
     const m = /^\/(healthz|livez|readyz)(?:\/(.+))?\/?$/.exec(path);

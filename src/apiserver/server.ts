@@ -57,7 +57,7 @@ import { writeObject } from './encode.js';
 import { prepareServing, SecureListener, type SecureServingOptions } from './tls.js';
 import { InFlightLimiter, RequestDeadline, requestScope, requestTimeoutMs, TIMEOUT_STATUS, withStorageRequestLimit, writeTooManyRequests, type RequestScope } from './limits.js';
 import { auditIDOf, authenticationFailureMessage, type Auditor, type BodyTap, type RequestAudit } from './audit/index.js';
-import { createTokenRequest, hasImpersonationHeaders, impersonate, ImpersonationInternalError, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
+import { createTokenRequest, hasImpersonationHeaders, impersonate, ImpersonationInternalError, JWKS_PATH, OPENID_CONFIGURATION_PATH, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
 
 export type { UserInfo } from './authz.js';
 
@@ -347,6 +347,21 @@ export class APIServer {
   /** a component whose health `kubectl get componentstatuses` reports (controller-manager, scheduler) */
   registerComponent(name: string, probe: () => Promise<{ healthy: boolean; message: string; error?: string }>): void {
     this.components.set(name, probe);
+  }
+
+  /** the paths GET / lists: the API's group versions (custom resources' too), health checks and the other endpoints, sorted */
+  private rootPaths(): string[] {
+    const paths = new Set(['/api', '/api/v1', '/apis', '/apis/', '/metrics', '/openapi/v2', '/openapi/v3', '/openapi/v3/', '/version', ...this.health.paths()]);
+    for (const gv of this.discovery.groupVersions()) {
+      if (gv.group === '') continue;
+      paths.add(`/apis/${gv.group}`);
+      paths.add(`/apis/${gv.group}/${gv.version}`);
+    }
+    if (this.cfg.issuerDiscovery) {
+      paths.add(OPENID_CONFIGURATION_PATH);
+      paths.add(JWKS_PATH);
+    }
+    return [...paths].sort();
   }
 
   /**
@@ -749,6 +764,14 @@ export class APIServer {
 
     this.authorizeOrRefuse(req, st, requestAttributes(user, info, method, query));
 
+    if (path === '/' && (method === 'GET' || method === 'HEAD')) {
+      // the index of the paths served, as kube-apiserver lists them
+      const body = Buffer.from(JSON.stringify({ paths: this.rootPaths() }, null, 2));
+      res.setHeader('Content-Type', 'application/json');
+      res.setHeader('Content-Length', body.length);
+      res.end(body);
+      return;
+    }
     if (path === '/api' || path === '/api/') {
       this.discovery.serveRoot(req, res, true, this.address);
       return;

@@ -331,6 +331,17 @@ describe('encodings', () => {
 });
 
 describe('discovery and version', () => {
+  test('GET / lists the paths served, sorted (kubectl get --raw /)', async () => {
+    const r = c.kubectl(['get', '--raw', '/']);
+    assert.equal(r.code, 0, r.stderr);
+    const { paths } = JSON.parse(r.stdout);
+    assert.deepEqual(paths, [...paths].sort());
+    for (const p of ['/api', '/api/v1', '/apis', '/apis/apps', '/apis/apps/v1', '/apis/autoscaling/v2', '/healthz', '/livez/ping', '/readyz/shutdown', '/metrics', '/openapi/v2', '/openapi/v3', '/version', '/.well-known/openid-configuration', '/openid/v1/jwks']) {
+      assert.ok(paths.includes(p), p);
+    }
+    assert.ok(!paths.includes('/livez/shutdown'), 'shutdown is a readyz check only');
+  });
+
   test('/version', async () => {
     const v = (await c.raw('GET', '/version')).json();
     assert.match(v.gitVersion, /^v1\.\d+\.\d+/);
