@@ -23,6 +23,7 @@ import { jsonHasNoDuplicates, jsonPatchStrictProblems, jsonStrictProblems, yamlD
 import type { Verbatim, VerbatimSpan } from '../codec/verbatim.js';
 import { GoRepr, goQuote, notSupported } from '../schema/validation/errs.js';
 import { goJSONSyntaxError } from '../schema/validation/gojson.js';
+import { sprintf, toUnstructuredValues } from '../kubectl/gofmt.js';
 
 /**
  * Strict-decoding problems of a decoded body, found while decoding (they need the body's text),
@@ -1395,9 +1396,15 @@ export async function handlePatch(r: Request): Promise<void> {
     }
   }
 
-  /** a problem of the patched object: 422 Invalid on the field "patch", carrying the patched JSON */
+  /**
+   * a problem of the patched object: 422 Invalid on the field "patch", carrying the patched JSON,
+   * or for a strategic merge patch the patch as Go prints its map (`%+v`: map[spec:map[replicas:x]]),
+   * as Kubernetes' handlers do
+   */
   const patchInvalid = (patched: unknown, msg: string) =>
-    errors.invalid({ group: '', name: '' }, '', [field.invalid('patch', JSON.stringify(patched), msg)]);
+    errors.invalid({ group: '', name: '' }, '', [
+      field.invalid('patch', ct === 'application/strategic-merge-patch+json' ? sprintf('%+v', toUnstructuredValues(patch)) : JSON.stringify(patched), msg),
+    ]);
 
   // the view a patch applies to (the object, or its Scale), and back
   const apply1 = (cur: any): any => {

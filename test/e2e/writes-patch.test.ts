@@ -184,6 +184,15 @@ describe('JSON merge patch', () => {
     const t = expectStatus(await patch(`${deploys}/mp-invalid`, MERGE, { spec: { replicas: 'three' } }), 422, 'Invalid', 'replicas of the wrong type');
     assert.match(t.message, /^ "" is invalid: patch: Invalid value: ".*": json: cannot unmarshal string into Go struct field DeploymentSpec\.spec\.replicas of type int32$/s);
     await unchanged(`${deploys}/mp-invalid`, before, 'invalid merge');
+    // a strategic merge patch names the patch itself, as Go prints its map (kubectl edit shows it)
+    const sm = expectStatus(
+      await patch(`${deploys}/mp-invalid`, 'application/strategic-merge-patch+json', { spec: { replicas: 'x', template: { metadata: { labels: { b: '1', a: 2.5 } } } } }),
+      422,
+      'Invalid',
+      'strategic, replicas of the wrong type',
+    );
+    assert.equal(sm.message, ' "" is invalid: patch: Invalid value: "map[spec:map[replicas:x template:map[metadata:map[labels:map[a:2.5 b:1]]]]]": json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32');
+    await unchanged(`${deploys}/mp-invalid`, before, 'invalid strategic merge');
   });
 });
 
