@@ -256,7 +256,7 @@ export function selection(kind: KindDecl, q: URLSearchParams, name?: string): Se
     else {
       const path = allowed.get(t.field);
       if (!path) {
-        if (kind.selectableFields.length > 0) throw errors.badRequest(`field label not supported: ${t.field}`);
+        if (kind.selectableFields.length > 0 || kind.custom) throw errors.badRequest(`field label not supported: ${t.field}`);
         throw errors.badRequest(`"${t.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
       }
       getters.push((e) => valueAt(e.obj, path));

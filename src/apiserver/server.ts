@@ -839,7 +839,11 @@ export class APIServer {
     if (info.namespace && !store.kind.namespaced && info.resource !== 'namespaces') throw errors.notFoundPath();
     // an object of a namespaced resource has no path outside its namespace (kube-apiserver installs none)
     if (info.name && !info.namespace && store.kind.namespaced) throw errors.notFoundPath();
-    if (info.subresource && !store.kind.subresources.some((s) => s.name === info.subresource)) throw errors.notFoundPath();
+    if (info.subresource && !store.kind.subresources.some((s) => s.name === info.subresource)) {
+      // a custom resource's handler answers a subresource its CRD does not enable as an absent object
+      if (store.kind.custom) throw errors.notFound(store.groupResource, info.name);
+      throw errors.notFoundPath();
+    }
     // (a path below a subresource is only the proxy's: /pods/<name>/proxy/<path>)
     if (info.parts.length && info.subresource !== 'proxy') throw errors.notFoundPath();
     const r: Request = { req, res, info, query, store, ctx: this.ctx, warnings: [...authnWarnings], user };

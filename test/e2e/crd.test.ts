@@ -287,6 +287,56 @@ test('get, list, watch with resourceVersions; other versions see apiVersion rewr
   assert.equal(missing.json().message, 'crontabs.stable.example.com "nope" not found');
 });
 
+test('a write through a version other than the storage one: stored pruned to the storage schema, answered and read with its defaults', async () => {
+  const BETA = `/apis/stable.example.com/v1beta1/namespaces/${NS}/crontabs`;
+  const made = await c.raw('POST', BETA, {
+    body: { apiVersion: 'stable.example.com/v1beta1', kind: 'CronTab', metadata: { name: 'beta-w' }, spec: { cronSpec: '* * * * */5', image: 'x', foo: 'bar' }, top: 1 },
+  });
+  assert.equal(made.status, 201, made.text);
+  // v1beta1 keeps unknown fields, v1 (storage) does not declare spec.foo or top; its defaults apply
+  const want = { cronSpec: '* * * * */5', image: 'x', replicas: 1, mode: 'Slow' };
+  assert.deepEqual(made.json().spec, want);
+  assert.equal(made.json().top, undefined);
+  assert.deepEqual((await c.raw('GET', `${BETA}/beta-w`)).json().spec, want);
+  assert.deepEqual((await c.raw('GET', `${BASE}/beta-w`)).json().spec, want);
+});
+
+test('a field the schema no longer declares is pruned when objects are read again', async () => {
+  const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  const schema = (props: string[]) => ({ openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: Object.fromEntries(props.map((p) => [p, { type: 'string' }])) } } } });
+  const made = await c.raw('POST', crdPath, {
+    body: {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'things.prune.example.com' },
+      spec: { group: 'prune.example.com', scope: 'Namespaced', names: { plural: 'things', kind: 'Thing' }, versions: [{ name: 'v1', served: true, storage: true, schema: schema(['a', 'b']) }] },
+    },
+  });
+  assert.equal(made.status, 201, made.text);
+  const THINGS = `/apis/prune.example.com/v1/namespaces/${NS}/things`;
+  await until('served', async () => (await c.raw('GET', THINGS)).status === 200);
+  assert.equal((await c.raw('POST', THINGS, { body: { apiVersion: 'prune.example.com/v1', kind: 'Thing', metadata: { name: 't' }, spec: { a: '1', b: '2' } } })).status, 201);
+  const crd = (await c.raw('GET', `${crdPath}/things.prune.example.com`)).json();
+  crd.spec.versions[0].schema = schema(['a']);
+  assert.equal((await c.raw('PUT', `${crdPath}/things.prune.example.com`, { body: crd })).status, 200);
+  const spec = await until('b pruned on read', async () => {
+    const o = (await c.raw('GET', `${THINGS}/t`)).json();
+    return o.spec && o.spec.b === undefined ? o.spec : undefined;
+  });
+  assert.deepEqual(spec, { a: '1' });
+  await c.raw('DELETE', `${crdPath}/things.prune.example.com`);
+});
+
+test('errors of custom resources as their handler words them', async () => {
+  // a subresource the CRD does not enable is an absent object; a field selector it does not declare
+  const sub = await c.raw('GET', `/apis/stable.example.com/v1beta1/namespaces/${NS}/crontabs/rv/status`);
+  assert.equal(sub.status, 404);
+  assert.deepEqual(sub.json().details, { name: 'rv', group: 'stable.example.com', kind: 'crontabs' });
+  const sel = await c.raw('GET', `/apis/stable.example.com/v1beta1/namespaces/${NS}/crontabs?fieldSelector=spec.mode%3DFast`);
+  assert.equal(sel.status, 400);
+  assert.equal(sel.json().message, 'field label not supported: spec.mode');
+});
+
 test('/metrics counts the stored custom resources', async () => {
   const text = (await c.raw('GET', '/metrics')).text;
   const m = /^apiserver_storage_objects\{resource="crontabs\.stable\.example\.com"\} (\d+)$/m.exec(text);
@@ -530,6 +580,20 @@ test('a CRD update is served at once: a new column, a new storage version record
   const put = await c.raw('PUT', crdPath, { body: crd2 });
   assert.equal(put.status, 200, put.text);
   assert.deepEqual(put.json().status.storedVersions, ['v1', 'v1beta1']);
+  // a version still in storedVersions cannot leave spec.versions
+  const crd3 = put.json();
+  crd3.spec.versions = crd3.spec.versions.filter((v: any) => v.name !== 'v1');
+  const dropped = await c.raw('PUT', crdPath, { body: crd3 });
+  assert.equal(dropped.status, 422, dropped.text);
+  assert.ok(
+    dropped.json().details.causes.some(
+      (x: any) =>
+        x.field === 'status.storedVersions[0]' &&
+        x.message ===
+          'Invalid value: "v1": missing from spec.versions; v1 was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in v1 and removes v1 from status.storedVersions',
+    ),
+    dropped.text,
+  );
   const out = await until('the new column', () => {
     const r = kubectl(['get', 'crontab', 'upd', '-n', NS]);
     return /^NAME\s+SPEC\s+IMAGE\s+REPLICAS\s+AGE$/m.test(r.stdout) ? r.stdout : undefined;
@@ -578,7 +642,7 @@ test('deleting the CRD removes its custom resources first (finalizer, Terminatin
     await until('held marked for deletion', async () => (await c.raw('GET', `${BASE}/held`)).json().metadata?.deletionTimestamp);
     const refused = await c.raw('POST', BASE, { body: cron('late') });
     assert.equal(refused.status, 405, refused.text);
-    assert.equal(refused.json().message, 'create is not supported on resources of kind "crontabs.stable.example.com"');
+    assert.equal(refused.json().message, 'create not allowed while custom resource definition is terminating');
     assert.equal((await c.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com')).status, 200);
     const release = await c.raw('PATCH', `${BASE}/held`, { headers: { 'Content-Type': 'application/merge-patch+json' }, body: '{"metadata":{"finalizers":null}}' });
     assert.equal(release.status, 200, release.text);

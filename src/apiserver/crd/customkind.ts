@@ -258,6 +258,15 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
   const apiVersion = `${group}/${v.name}`;
   const storageAPIVersion = `${group}/${storageVersion}`;
   const storageSchema = ((crd.spec.versions ?? []) as CRDVersion[]).find((x) => x.name === storageVersion)?.schema?.openAPIV3Schema;
+  // a write through another version than the storage one: Kubernetes stores the object
+  // converted and pruned to the storage version's schema, and answers with it as read back (the
+  // storage version's defaults applied); the object is given that form when it is written, so
+  // that the answer, the cache and the stored bytes agree (toStorage then only renames it)
+  const withStorageDefaults = (obj: any) => {
+    if (v.name === storageVersion) return;
+    prune(obj, storageSchema);
+    applySchemaDefaults(obj, storageSchema);
+  };
   const validate = (obj: any): FieldError[] => {
     const errs: FieldError[] = [];
     // ObjectMeta's generic rules: finalizers are qualified names
@@ -277,10 +286,12 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
     prepareForCreate(obj) {
       obj.metadata.generation = 1;
       if (statusSub) delete obj.status;
+      withStorageDefaults(obj);
     },
     prepareForUpdate(obj, old) {
       const g = old.metadata.generation ?? 1;
       obj.metadata.generation = nonMetaChanged(obj, old, statusSub) ? g + 1 : g;
+      withStorageDefaults(obj);
     },
     validate,
     validateUpdate: (obj) => validate(obj),
@@ -298,13 +309,16 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
       obj.metadata.resourceVersion = rv;
     },
     validateSubresource: (_sub, obj) => validate(obj),
-    // conversion None: the stored form is the storage version's apiVersion, the rest as it is;
-    // what is read from storage gets the storage version's defaults (fields defaulted since)
+    // conversion None: the stored form is the storage version's apiVersion, the rest as it is
+    // (pruned to the storage version's schema on the way in, see withStorageDefaults); what is
+    // read from storage gets the storage version's defaults, then is pruned to this version's
+    // schema (fields a schema change has removed go), as Kubernetes' storage codec does
     storageForm: {
       toStorage: (obj) => (obj.apiVersion === storageAPIVersion ? obj : { ...obj, apiVersion: storageAPIVersion }),
       fromStorage: (obj) => {
         applySchemaDefaults(obj, storageSchema);
         obj.apiVersion = apiVersion;
+        prune(obj, schema);
         return obj;
       },
     },

@@ -2,7 +2,7 @@
 // Kubernetes accepts for custom resources (no strategic merge patch) and no new objects while
 // the CRD is being deleted.
 import type { IncomingMessage } from 'node:http';
-import { errors } from '../../machinery/errors.js';
+import { errors, StatusError } from '../../machinery/errors.js';
 import type { RequestInfo } from '../requestinfo.js';
 import type { ResourceStore } from '../registry/store.js';
 import type { CRDManager } from './manager.js';
@@ -20,7 +20,9 @@ export function routeCustom(req: IncomingMessage, info: RequestInfo, store: Reso
   }
   if (info.verb === 'create' && crds.terminating(store)) {
     req.resume();
-    throw errors.methodNotSupported({ group: store.kind.group, name: store.kind.resource }, 'create');
+    // kube-apiserver's MethodNotSupported with its own message for this case
+    const e = errors.methodNotSupported({ group: store.kind.group, name: store.kind.resource }, 'create');
+    throw new StatusError(e.code, e.reason, 'create not allowed while custom resource definition is terminating', e.details);
   }
   const w = store.kind.custom?.deprecationWarning;
   return w ? [w] : [];

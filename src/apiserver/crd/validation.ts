@@ -216,8 +216,16 @@ export function validateCRD(crd: any, old?: any): FieldError[] {
     if (established && spec.names?.kind !== old.spec?.names?.kind) errs.push(field.invalid('spec.names.kind', spec.names?.kind, 'field is immutable'));
   }
   const stored: string[] = crd.status?.storedVersions ?? [];
-  for (const s of stored) {
-    if (old && !versions.some((v) => v?.name === s)) errs.push(field.invalid('status.storedVersions[0]', s, 'must appear in spec.versions'));
-  }
+  stored.forEach((s, i) => {
+    if (old && !versions.some((v) => v?.name === s)) {
+      errs.push(
+        field.invalid(
+          `status.storedVersions[${i}]`,
+          s,
+          `missing from spec.versions; ${s} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in ${s} and removes ${s} from status.storedVersions`,
+        ),
+      );
+    }
+  });
   return errs;
 }
