@@ -5,6 +5,7 @@
 // Objects are schemaless JSON. At the root and in x-kubernetes-embedded-resource objects,
 // apiVersion, kind and metadata are kept whatever the schema says (metadata is ObjectMeta).
 import { field, FieldError } from '../../machinery/errors.js';
+import { isDNS1035Label, isDNS1123Label, isValidPathSegmentName, validateAnnotations, validateLabels } from '../../machinery/validation.js';
 
 /** apiextensions.k8s.io/v1 JSONSchemaProps as it arrives in JSON */
 export interface JSONSchemaProps {
@@ -113,6 +114,40 @@ function pruneEmbeddedMeta(m: Record<string, unknown>, path: string, unknown: st
     if (EMBEDDED_META.has(k)) continue;
     delete m[k];
     unknown.push(join(path, k));
+  }
+}
+
+// ---- embedded resources ----
+
+/**
+ * An x-kubernetes-embedded-resource object, as Kubernetes' objectmeta validation checks it:
+ * apiVersion and kind required (kind a DNS-1035 label in any case, apiVersion a group/version),
+ * and its metadata as an object's (a name that is a path segment, a namespace that is a DNS
+ * label, labels and annotations).
+ */
+function validateEmbeddedResource(v: Record<string, unknown>, path: string, errs: FieldError[]): void {
+  if (!('apiVersion' in v)) errs.push(field.required(join(path, 'apiVersion'), ''));
+  if (!('kind' in v)) errs.push(field.required(join(path, 'kind'), ''));
+  for (const [k, x] of Object.entries(v)) {
+    const at = join(path, k);
+    if (k === 'apiVersion') {
+      if (typeof x !== 'string') errs.push(field.invalid(at, x, 'must be a string'));
+      else if (x === '') errs.push(field.invalid(at, x, 'must not be empty'));
+      else if (x.split('/').length > 2) errs.push(field.invalid(at, x, `unexpected GroupVersion string: ${x}`));
+    } else if (k === 'kind') {
+      if (typeof x !== 'string') errs.push(field.invalid(at, x, 'must be a string'));
+      else if (x === '') errs.push(field.invalid(at, x, 'must not be empty'));
+      else {
+        const bad = isDNS1035Label(x.toLowerCase());
+        if (bad.length) errs.push(field.invalid(at, x, `may have mixed case, but should otherwise match: ${bad.join(',')}`));
+      }
+    } else if (k === 'metadata' && isObject(x)) {
+      const name = typeof x.name === 'string' && x.name !== '' ? x.name : 'fakename';
+      for (const m of isValidPathSegmentName(name)) errs.push(field.invalid(join(at, 'name'), name, m));
+      if (typeof x.generateName === 'string' && x.generateName !== '') for (const m of isValidPathSegmentName(x.generateName)) errs.push(field.invalid(join(at, 'generateName'), x.generateName, m));
+      if (typeof x.namespace === 'string' && x.namespace !== '') for (const m of isDNS1123Label(x.namespace)) errs.push(field.invalid(join(at, 'namespace'), x.namespace, m));
+      errs.push(...validateLabels(x.labels, join(at, 'labels')), ...validateAnnotations(x.annotations, join(at, 'annotations')));
+    }
   }
 }
 
@@ -273,10 +308,7 @@ export function validateValue(v: unknown, s: JSONSchemaProps | undefined, path: 
       const ps = s.properties?.[k] ?? (isObject(s.additionalProperties) ? s.additionalProperties : undefined);
       if (ps) validateValue(x, ps, join(path, k), errs, false);
     }
-    if (embedded && !root) {
-      if (typeof v.kind !== 'string' || v.kind === '') errs.push(field.required(join(path, 'kind'), 'must not be empty'));
-      if (typeof v.apiVersion !== 'string' || v.apiVersion === '') errs.push(field.required(join(path, 'apiVersion'), 'must not be empty'));
-    }
+    if (embedded && !root) validateEmbeddedResource(v, path, errs);
   }
   for (const sub of s.allOf ?? []) validateValue(v, sub, path, errs, false);
   if (s.anyOf && s.anyOf.length && !s.anyOf.some((sub) => validateValue(v, sub, path, [], false).length === 0)) {

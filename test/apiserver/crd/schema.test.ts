@@ -83,7 +83,16 @@ test('validation: each rule, in Kubernetes\' wording', () => {
   assert.deepEqual(msgs({ name: 'ab', when: '2024-01-02T03:04:05Z' }), []);
   assert.deepEqual(msgs({ name: 'ab', maybe: null }), []);
   assert.deepEqual(msgs({ name: 'ab', labels: { a: 1 } }), ['spec.labels.a: Invalid value: "integer": spec.labels.a in body must be of type string: "integer"']);
-  assert.deepEqual(msgs({ name: 'ab', template: { spec: {} } }), ['spec.template.kind: Required value: must not be empty', 'spec.template.apiVersion: Required value: must not be empty']);
+  // an embedded resource as Kubernetes' objectmeta validation checks it
+  assert.deepEqual(msgs({ name: 'ab', template: { spec: {} } }), ['spec.template.apiVersion: Required value', 'spec.template.kind: Required value']);
+  assert.deepEqual(msgs({ name: 'ab', template: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', labels: { app: 'x' } } } }), []);
+  assert.deepEqual(msgs({ name: 'ab', template: { apiVersion: 'a/b/c', kind: 'Bad Kind', metadata: { name: 'a/b', namespace: 'No', labels: { 'a b': 'c' } } } }), [
+    'spec.template.apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c',
+    'spec.template.kind: Invalid value: "Bad Kind": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or \'-\', start with an alphabetic character, and end with an alphanumeric character (e.g. \'my-name\',  or \'abc-123\', regex used for validation is \'[a-z]([-a-z0-9]*[a-z0-9])?\')',
+    'spec.template.metadata.name: Invalid value: "a/b": may not contain \'/\'',
+    'spec.template.metadata.namespace: Invalid value: "No": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\', and must start and end with an alphanumeric character (e.g. \'my-name\',  or \'123-abc\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?\')',
+    'spec.template.metadata.labels: Invalid value: "a b": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\')',
+  ]);
 });
 
 test('the schema may restrict metadata.name, and nothing else of metadata', () => {
