@@ -538,6 +538,39 @@ test('a bad CRD is refused with Kubernetes\' wording', async () => {
   assert.ok(msgs.includes('metadata.name: Invalid value: "widgets.example.com": must be spec.names.plural+"."+spec.group'), msgs.join('\n'));
   assert.ok(msgs.some((m: string) => m.startsWith('spec.versions: Invalid value') && m.endsWith('must have exactly one version marked as storage version')), msgs.join('\n'));
   assert.ok(msgs.includes('spec.versions[0].schema.openAPIV3Schema.type: Required value: must not be empty at the root'), msgs.join('\n'));
+  // selectableFields: a field of the schema, of a scalar type, named once, not under metadata
+  const sel = await c.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    body: {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'sels.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'sels', kind: 'Sel' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { n: { type: 'string' }, obj: { type: 'object' } } } } } },
+            selectableFields: [{ jsonPath: '.spec.missing' }, { jsonPath: '.spec.obj' }, { jsonPath: '.spec.n' }, { jsonPath: '.spec.n' }, { jsonPath: 'spec.n' }, { jsonPath: '.spec.n[0]' }],
+          },
+        ],
+      },
+    },
+  });
+  assert.equal(sel.status, 422, sel.text);
+  assert.deepEqual(
+    sel.json().details.causes.map((x: any) => `${x.field}: ${x.message}`),
+    [
+      'spec.versions[0].selectableFields[0].jsonPath: Invalid value: ".spec.missing": is an invalid path: does not refer to a valid field',
+      'spec.versions[0].selectableFields[1].jsonPath: Invalid value: ".spec.obj": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.',
+      'spec.versions[0].selectableFields[3].jsonPath: Duplicate value: ".spec.n"',
+      'spec.versions[0].selectableFields[4].jsonPath: Invalid value: "spec.n": is an invalid path: expected [ or . but got: spec',
+      'spec.versions[0].selectableFields[5].jsonPath: Invalid value: ".spec.n[0]": is an invalid path: array notation is not allowed',
+    ],
+  );
 });
 
 test('OpenAPI v3 and v2 carry the custom resource schemas: kubectl explain', async () => {

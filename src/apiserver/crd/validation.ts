@@ -193,6 +193,7 @@ export function validateCRD(crd: any, old?: any): FieldError[] {
         }
       }
     }
+    if (Array.isArray(v?.selectableFields) && schema) validateSelectableFields(v.selectableFields, schema, `${p}.selectableFields`, errs);
     (v?.additionalPrinterColumns ?? []).forEach((c: any, j: number) => {
       const cp = `${p}.additionalPrinterColumns[${j}]`;
       if (!c?.name) errs.push(field.required(`${cp}.name`, ''));
@@ -228,4 +229,60 @@ export function validateCRD(crd: any, old?: any): FieldError[] {
     }
   });
   return errs;
+}
+
+/** at most this many distinct selectable fields per version (Kubernetes' MaxSelectableFields) */
+const MAX_SELECTABLE_FIELDS = 8;
+
+/**
+ * A version's selectableFields as Kubernetes checks them: each jsonPath a field of the schema
+ * (dots only, no array notation), not under metadata, of type string, boolean or integer, named
+ * once; at most 8.
+ */
+function validateSelectableFields(fields: any[], schema: any, path: string, errs: FieldError[]): void {
+  const unique = new Set<string>();
+  fields.forEach((f, i) => {
+    const at = `${path}[${i}].jsonPath`;
+    const jp = f?.jsonPath;
+    if (typeof jp !== 'string' || jp === '') {
+      errs.push(field.required(at, ''));
+      return;
+    }
+    const found = fieldAtPath(jp, schema);
+    if (typeof found === 'string') {
+      errs.push(field.invalid(at, jp, `is an invalid path: ${found}`));
+      return;
+    }
+    if (found.path[0] === 'metadata') errs.push(field.invalid(at, jp, 'must not point to fields in metadata'));
+    if (!['string', 'boolean', 'integer'].includes(found.schema?.type)) {
+      errs.push(field.invalid(at, jp, 'must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'));
+    }
+    const key = found.path.join('.');
+    if (unique.has(key)) errs.push(field.duplicate(at, jp));
+    else unique.add(key);
+  });
+  if (unique.size > MAX_SELECTABLE_FIELDS) errs.push(new FieldError('FieldValueTooMany', path, unique.size, `must have at most ${MAX_SELECTABLE_FIELDS} items`));
+}
+
+/** the schema a `.a.b` path names (Kubernetes' ValidFieldPath without array notation), or why it names none */
+function fieldAtPath(jsonPath: string, schema: any): { path: string[]; schema: any } | string {
+  // tokens: '.', '[' and ']' alone, and the text between them
+  const tokens = jsonPath.split(/([.[\]])/).filter((t) => t !== '');
+  const path: string[] = [];
+  let s = schema;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t === '[') return 'array notation is not allowed';
+    if (t !== '.') return `expected [ or . but got: ${t}`;
+    const name = tokens[++i];
+    if (name === undefined) return 'unexpected end of JSON path';
+    if (s?.properties && typeof s.properties === 'object') {
+      if (!s.properties[name]) return 'does not refer to a valid field';
+      s = s.properties[name];
+    } else if (s?.additionalProperties && typeof s.additionalProperties === 'object') {
+      s = s.additionalProperties;
+    } else return 'does not refer to a valid field';
+    path.push(name);
+  }
+  return { path, schema: s };
 }
