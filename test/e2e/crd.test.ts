@@ -500,8 +500,42 @@ test('a second CRD with a name taken in its group is not accepted', async () => 
   const cond = Object.fromEntries(crd.status.conditions.map((x: any) => [x.type, x]));
   assert.deepEqual([cond.NamesAccepted.status, cond.NamesAccepted.reason, cond.NamesAccepted.message], ['False', 'SingularConflict', '"crontab" is already in use']);
   assert.equal(cond.Established.status, 'False');
+  // the names that are free are accepted all the same (the naming controller's partial acceptance)
+  assert.deepEqual(crd.status.acceptedNames, { plural: 'crontables', shortNames: ['ct2'], kind: 'CronTable', listKind: 'CronTableList', categories: ['all'] });
   assert.equal((await c.raw('GET', `/apis/stable.example.com/v1/namespaces/${NS}/crontables`)).status, 404);
   ok(['delete', 'crd', 'crontables.stable.example.com']);
+});
+
+test('an established CRD that asks for a taken short name keeps serving its accepted names; discovery shows those', async () => {
+  const path = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com';
+  const taken = CRD_YAML.replace('name: crontabs.stable.example.com', 'name: gizmos.stable.example.com').replace('plural: crontabs', 'plural: gizmos').replace('singular: crontab', 'singular: gizmo').replace('kind: CronTab', 'kind: Gizmo').replace('shortNames: [ct]', 'shortNames: [gz]');
+  ok(['apply', '-f', '-'], '1.33', taken);
+  ok(['wait', '--for', 'condition=established', '--timeout=30s', 'crd/gizmos.stable.example.com']);
+  const crd = (await c.raw('GET', path)).json();
+  crd.spec.names.shortNames = ['ct', 'gz'];
+  crd.spec.names.categories = ['all', 'newcat'];
+  assert.equal((await c.raw('PUT', path, { body: crd })).status, 200);
+  const after = await until('the conflict', async () => {
+    const o = (await c.raw('GET', path)).json();
+    return o.status.conditions.find((x: any) => x.type === 'NamesAccepted')?.status === 'False' ? o : undefined;
+  });
+  const names = after.status.conditions.find((x: any) => x.type === 'NamesAccepted');
+  assert.deepEqual([names.reason, names.message], ['ShortNamesConflict', '"gz" is already in use']);
+  assert.deepEqual(after.status.acceptedNames.shortNames, ['ct']);
+  assert.deepEqual(after.status.acceptedNames.categories, ['all', 'newcat']);
+  const res = await until('discovery', async () => {
+    const list = (await c.raw('GET', '/apis/stable.example.com/v1')).json();
+    const r = list.resources.find((x: any) => x.name === 'crontabs');
+    return r?.categories?.includes('newcat') ? r : undefined;
+  });
+  assert.deepEqual(res.shortNames, ['ct']);
+  // put back
+  crd.spec.names.shortNames = ['ct'];
+  crd.spec.names.categories = ['all'];
+  const back = (await c.raw('GET', path)).json();
+  back.spec.names = crd.spec.names;
+  assert.equal((await c.raw('PUT', path, { body: back })).status, 200);
+  ok(['delete', 'crd', 'gizmos.stable.example.com']);
 });
 
 test('a CRD in a Kubernetes community group needs the API approval annotation; its condition says which', async () => {

@@ -211,7 +211,10 @@ export function deprecationWarning(crd: any, v: CRDVersion): string | undefined 
 /** the KindDecl of one served version of a CRD */
 export function customKind(crd: any, v: CRDVersion): KindDecl {
   const spec = crd.spec;
-  const names: CRDNames = spec.names;
+  // served under the names the naming controller accepted (status.acceptedNames), as Kubernetes
+  // serves and discovers them; the requested ones before any are accepted
+  const accepted = crd.status?.acceptedNames;
+  const names: CRDNames = accepted?.kind ? { ...accepted, shortNames: accepted.shortNames ?? [], categories: accepted.categories ?? [] } : spec.names;
   const group: string = spec.group;
   const subs: SubresourceDecl[] = [];
   if (v.subresources?.status) subs.push({ name: 'status', group, version: v.name, kind: names.kind, verbs: ['get', 'patch', 'update'] });

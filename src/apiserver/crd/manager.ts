@@ -213,26 +213,61 @@ export class CRDManager {
     }
   }
 
-  /** a conflict of the CRD's names with another accepted CRD of its group (the naming controller) */
-  private conflict(crd: any): { reason: string; message: string } | undefined {
+  /**
+   * The naming controller: the names the CRD may have (each requested name that is already its
+   * own, or that no other CRD of its group has accepted, is accepted; the others keep what was
+   * accepted before) and the last conflict found, as Kubernetes' calculateNamesAndConditions.
+   */
+  private acceptedNames(crd: any): { names: any; conflict?: { reason: string; message: string } } {
     const group = crd.spec.group;
-    const names = crd.spec.names ?? {};
-    const singular = names.singular || String(names.kind ?? '').toLowerCase();
-    const listKind = names.listKind || `${names.kind}List`;
-    if (this.o.builtin(group, names.plural)) return { reason: 'PluralConflict', message: `"${names.plural}" is already in use` };
-    const all = this.o.crds.cacher.list({ prefix: this.o.crds.prefix }).items.map((e) => e.obj);
-    for (const other of all) {
+    const req = crd.spec.names ?? {};
+    const kind = String(req.kind ?? '');
+    const requested = {
+      plural: req.plural,
+      singular: req.singular || kind.toLowerCase(),
+      shortNames: Array.isArray(req.shortNames) ? req.shortNames : [],
+      kind,
+      listKind: req.listKind || `${kind}List`,
+    };
+    const accepted = crd.status?.acceptedNames ?? {};
+    const resources = new Set<string>();
+    const kinds = new Set<string>();
+    for (const e of this.o.crds.cacher.list({ prefix: this.o.crds.prefix }).items) {
+      const other = e.obj;
       if (other.metadata.name === crd.metadata.name || other.spec?.group !== group) continue;
-      const acc = other.status?.acceptedNames;
-      if (!acc || !acc.kind) continue;
-      const taken = new Set<string>([acc.plural, acc.singular, ...(acc.shortNames ?? [])].filter(Boolean));
-      if (taken.has(names.plural)) return { reason: 'PluralConflict', message: `"${names.plural}" is already in use` };
-      if (taken.has(singular)) return { reason: 'SingularConflict', message: `"${singular}" is already in use` };
-      for (const s of names.shortNames ?? []) if (taken.has(s)) return { reason: 'ShortNamesConflict', message: `"${s}" is already in use` };
-      if (acc.kind === names.kind || acc.listKind === names.kind) return { reason: 'KindConflict', message: `"${names.kind}" is already in use` };
-      if (acc.kind === listKind || acc.listKind === listKind) return { reason: 'ListKindConflict', message: `"${listKind}" is already in use` };
+      const acc = other.status?.acceptedNames ?? {};
+      for (const n of [acc.plural, acc.singular, ...(acc.shortNames ?? [])]) if (n) resources.add(n);
+      for (const n of [acc.kind, acc.listKind]) if (n) kinds.add(n);
     }
-    return undefined;
+    // a built-in resource's plural is taken too
+    if (requested.plural && this.o.builtin(group, requested.plural)) resources.add(requested.plural);
+    const inUse = (want: string, have: string | undefined, used: Set<string>) => (want === have || !used.has(want) ? undefined : `"${want}" is already in use`);
+    const names: any = { ...accepted };
+    let conflict: { reason: string; message: string } | undefined;
+    const check = (key: 'plural' | 'singular' | 'kind' | 'listKind', reason: string, used: Set<string>) => {
+      const e = inUse(requested[key], accepted[key], used);
+      if (e) conflict = { reason, message: e };
+      else names[key] = requested[key];
+    };
+    check('plural', 'PluralConflict', resources);
+    check('singular', 'SingularConflict', resources);
+    const had: string[] = accepted.shortNames ?? [];
+    if (JSON.stringify(requested.shortNames) !== JSON.stringify(had)) {
+      const errs = requested.shortNames.filter((n: string) => !had.includes(n)).map((n: string) => inUse(n, '', resources)).filter((x: string | undefined): x is string => !!x);
+      if (errs.length) conflict = { reason: 'ShortNamesConflict', message: errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]` };
+      else names.shortNames = requested.shortNames;
+    }
+    check('kind', 'KindConflict', kinds);
+    check('listKind', 'ListKindConflict', kinds);
+    names.categories = req.categories;
+    // (in the field order of CustomResourceDefinitionNames, empty lists left out)
+    const out: any = {};
+    for (const k of ['plural', 'singular', 'shortNames', 'kind', 'listKind', 'categories']) {
+      const v = names[k];
+      if (v === undefined || v === '' || (Array.isArray(v) && v.length === 0)) continue;
+      out[k] = v;
+    }
+    return { names: out, conflict };
   }
 
   private async sync(name: string): Promise<void> {
@@ -242,20 +277,12 @@ export class CRDManager {
       return;
     }
     const crd = entry.obj;
-    const conflict = this.conflict(crd);
+    const { names: acceptedNames, conflict } = this.acceptedNames(crd);
     const terminating = !!crd.metadata.deletionTimestamp;
     // status: names, conditions
     const status = structuredClone(crd.status ?? {});
-    const names = crd.spec.names;
+    status.acceptedNames = acceptedNames;
     if (!conflict) {
-      status.acceptedNames = {
-        plural: names.plural,
-        singular: names.singular || names.kind.toLowerCase(),
-        ...(names.shortNames?.length ? { shortNames: names.shortNames } : {}),
-        kind: names.kind,
-        listKind: names.listKind || `${names.kind}List`,
-        ...(names.categories?.length ? { categories: names.categories } : {}),
-      };
       setCondition(status, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' });
       setCondition(status, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' });
     } else {
