@@ -31,6 +31,7 @@ import { buildAdmissionChain, type AdmissionChain } from './admission/chain.js';
 import { storeReader, storeWriter } from './admission/wiring.js';
 import { equivalentResolver } from './admission/equivalent.js';
 import { ClusterAuthenticationTrust, type ClusterAuthenticationInfo } from './authinfo.js';
+import { FlowControlConfig } from './flowcontrol.js';
 import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
 import { IPAllocator, PortAllocator } from './registry/allocator.js';
 import { WatchRegistry } from './watch.js';
@@ -190,6 +191,7 @@ export class APIServer {
   readonly authorizer: Authorizer;
   private rbacBootstrapped = false;
   private authInfo?: ClusterAuthenticationTrust;
+  private flowControl?: FlowControlConfig;
   private crdsStarted = false;
   /** the local APIServices not yet seen Available (autoregister-completion); undefined: not yet known */
   private autoregisterWaiting?: Set<string>;
@@ -319,6 +321,7 @@ export class APIServer {
         hook('start-cluster-authentication-info-controller', () => this.authInfo !== undefined),
         hook('rbac/bootstrap-roles', () => this.rbacBootstrapped),
         hook('scheduling/bootstrap-system-priority-classes', started),
+        hook('priority-and-fairness-config-producer', () => this.flowControl?.produced === true),
         hook('bootstrap-controller', started),
         hook('start-kube-aggregator-informers', started),
         hook('apiservice-status-available-controller', started),
@@ -421,6 +424,11 @@ export class APIServer {
       (e) => cfg.log.error(e, 'Unable to write kube-system/extension-apiserver-authentication'),
     );
     await this.authInfo.start();
+    // API Priority and Fairness configuration objects (flowcontrol.ts)
+    this.flowControl = new FlowControlConfig(this.store('flowcontrol.apiserver.k8s.io', 'PriorityLevelConfiguration'), this.store('flowcontrol.apiserver.k8s.io', 'FlowSchema'), (e) =>
+      cfg.log.error(e, 'Keeping the FlowSchemas\' Dangling conditions failed'),
+    );
+    await this.flowControl.start();
     // authorization: RBAC fed from the watch caches, the bootstrap policy reconciled, aggregation running
     const rbacStore = (r: RBACResource) => this.byGVR.get(`rbac.authorization.k8s.io/v1/${r}`)!;
     this.authorization.attach((g, r) => [...this.stores.values()].find((st) => st.kind.group === g && st.kind.resource === r), (e) =>
@@ -585,6 +593,7 @@ export class APIServer {
     if (this.cfg.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.cfg.shutdownDelayMs));
     if (this.compactTimer) clearInterval(this.compactTimer);
     this.authInfo?.stop();
+    this.flowControl?.stop();
     // stop listening, GOAWAY to HTTP/2 connections, idle HTTP/1.1 connections closed; watches end; in-flight requests finish
     const listener = this.listener;
     const closed = listener ? listener.beginShutdown() : Promise.resolve();

@@ -36,6 +36,7 @@ describe('health', () => {
       'start-cluster-authentication-info-controller',
       'rbac/bootstrap-roles',
       'scheduling/bootstrap-system-priority-classes',
+      'priority-and-fairness-config-producer',
       'bootstrap-controller',
       'start-kube-aggregator-informers',
       'apiservice-status-available-controller',
