@@ -1232,7 +1232,7 @@ async function unsafeDelete(r: Request, choice: OutputChoice): Promise<void> {
 }
 
 export async function handleDeleteCollection(r: Request): Promise<void> {
-  const { store, info, query } = r;
+  const { store, query } = r;
   if (!store.kind.verbs.includes('deletecollection')) throw methodNotAllowed();
   const choice = outputChoice(r, true);
   const sel = selection(store.kind, query);
