@@ -65,6 +65,15 @@ export type { UserInfo } from './authz.js';
 /** the serving certificate, client CA bundle and TLS options of the secure port (tls.ts) */
 export type TLSMaterial = SecureServingOptions;
 
+/**
+ * How long the watch cache keeps events: two compaction intervals (what storage still has).
+ * With compaction off (an interval of 0 or less, as kube-apiserver reads it) storage keeps every
+ * revision; the cache keeps the default interval's two, not none.
+ */
+function historyWindowMs(compactionIntervalMs: number): number {
+  return compactionIntervalMs > 0 ? compactionIntervalMs * 2 : 2 * 5 * 60_000;
+}
+
 export interface APIServerConfig {
   backend: Backend;
   bindAddress: string;
@@ -240,7 +249,7 @@ export class APIServer {
       let strategy = strategyFor(k, { services: this.serviceAllocators });
       if (k.group === 'apiextensions.k8s.io' && k.kind === 'CustomResourceDefinition') strategy = withCRDStrategy(strategy);
       const store = new ResourceStore(k, strategy, storage, {}, {
-        historyWindowMs: cfg.compactionIntervalMs * 2,
+        historyWindowMs: historyWindowMs(cfg.compactionIntervalMs),
         transformer: encryptionTransformer(cfg.encryption, k),
         allowUnsafeMalformedObjectDeletion: cfg.featureGates.get('AllowUnsafeMalformedObjectDeletion') === true,
       });
@@ -401,7 +410,7 @@ export class APIServer {
     this.crds = new CRDManager({
       crds: this.store('apiextensions.k8s.io', 'CustomResourceDefinition'),
       backend: this.storageBackend,
-      historyWindowMs: cfg.compactionIntervalMs * 2,
+      historyWindowMs: historyWindowMs(cfg.compactionIntervalMs),
       builtin: (g, r) => this.byGVR.has(`${g}/v1/${r}`) || [...this.byGVR.values()].some((st) => st.kind.group === g && st.kind.resource === r),
       onChange: () => {
         this.discovery.setCustomKinds(this.crds?.kinds() ?? []);

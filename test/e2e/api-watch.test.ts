@@ -296,3 +296,27 @@ describe('compaction: 410 Gone', () => {
     assert.deepEqual(rest.json().items.map((i: any) => i.metadata.name), ['c2', 'c3']);
   });
 });
+
+describe('compaction off', () => {
+  let cc: Cluster;
+  before(async () => {
+    cc = await startCluster({ args: [NO_CA_PUBLISHER, '--etcd-compaction-interval=0'] });
+  });
+  after(async () => {
+    await cc?.stop();
+  });
+
+  test('--etcd-compaction-interval=0 turns compaction off: a watch resumes from an old resourceVersion', async () => {
+    const p = '/api/v1/namespaces/default/configmaps';
+    const made = (await cc.raw('POST', p, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'nc' } } })).json();
+    const o = (await cc.raw('GET', `${p}/nc`)).json();
+    o.data = { a: '1' };
+    assert.equal((await cc.raw('PUT', `${p}/nc`, { body: o })).status, 200);
+    await new Promise((r) => setTimeout(r, 1500));
+    const s = cc.stream(`${p}?watch=1&resourceVersion=${made.metadata.resourceVersion}&fieldSelector=metadata.name%3Dnc`);
+    const evs = await s.until((e) => e.length >= 1);
+    s.close();
+    assert.equal(evs[0].type, 'MODIFIED', JSON.stringify(evs[0]));
+    assert.deepEqual(evs[0].object.data, { a: '1' });
+  });
+});
