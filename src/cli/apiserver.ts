@@ -14,6 +14,7 @@ import { controllerManagerCert, startControllers } from './controllers.js'; // c
 import { insecureTLSCipherNames, loadCertKeyFiles, loadSNICertKeys, preferredTLSCipherNames, prepareServing, tlsPossibleVersions } from '../apiserver/tls.js';
 import { APIServer, applyEncryptionConfig, type Logger } from '../apiserver/server.js';
 import type { ClusterAuthenticationInfo } from '../apiserver/authinfo.js';
+import { lockDataDir } from './datadirlock.js';
 import { encryptionConfigHash, loadEncryptionConfig } from '../apiserver/encryption/config.js';
 import { resolveAuthorizationModes } from '../apiserver/rbac/index.js';
 import { Auditor, defaultAuditLogOptions, loadPolicyFile, LogBackend, validateAuditLogOptions, type AuditLogOptions } from '../apiserver/audit/index.js';
@@ -325,6 +326,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   const started = Date.now();
   const dataDir = resolve(o.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  lockDataDir(dataDir);
   const certDir = o.certDir ? resolve(o.certDir) : join(dataDir, 'pki');
   const log = klogAdapter();
   // From here on, a promise rejected with no one to handle it is a fault in one piece of work

@@ -4,7 +4,7 @@ import { test, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { startCluster, until, KEELSON, ROOT, type Cluster } from './harness.js';
+import { startCluster, until, freePort, KEELSON, ROOT, type Cluster } from './harness.js';
 
 const clusters: Cluster[] = [];
 after(async () => {
@@ -249,6 +249,21 @@ describe('shutdown and restart', () => {
 
 describe('command line', () => {
   const run = (args: string[]) => spawnSync(process.execPath, [KEELSON, ...args], { cwd: ROOT, encoding: 'utf8' });
+
+  test('a second keelson on a data directory in use refuses at once, naming the holder, and leaves the directory alone', async () => {
+    const c = await startCluster({ args: ['--storage-backend=memory'] });
+    clusters.push(c);
+    const before = readFileSync(c.kubeconfig, 'utf8');
+    const r = spawnSync(process.execPath, [KEELSON, 'server', '--data-dir', c.dataDir, '--secure-port', String(await freePort()), '--bind-address', '127.0.0.1'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`the data directory ${c.dataDir} is in use by another keelson process \\(pid ${c.proc!.pid}\\)`));
+    assert.equal(readFileSync(c.kubeconfig, 'utf8'), before, 'the running server\'s kubeconfig is untouched');
+    assert.equal((await c.raw('GET', '/readyz')).status, 200);
+    // once it stops, the directory is free again
+    await c.stopProcess();
+    await c.launch();
+    assert.equal((await c.raw('GET', '/readyz')).status, 200);
+  });
   test('--help lists every flag of the server', () => {
     const r = run(['server', '--help']);
     assert.equal(r.status, 0);
