@@ -31,6 +31,7 @@ import { buildAdmissionChain, type AdmissionChain } from './admission/chain.js';
 import { storeReader, storeWriter } from './admission/wiring.js';
 import { equivalentResolver } from './admission/equivalent.js';
 import { ClusterAuthenticationTrust, type ClusterAuthenticationInfo } from './authinfo.js';
+import { formatGoDuration } from '../codec/protobuf-special.js';
 import { FlowControlConfig } from './flowcontrol.js';
 import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
 import { IPAllocator, PortAllocator } from './registry/allocator.js';
@@ -200,6 +201,8 @@ export class APIServer {
   readonly authorizer: Authorizer;
   private rbacBootstrapped = false;
   private authInfo?: ClusterAuthenticationTrust;
+  /** the request log's logger when -v is 3 or more (undefined: no request is logged, nothing is timed) */
+  private readonly httpLog?: { info(msg: string, kv?: Record<string, unknown>): void };
   private flowControl?: FlowControlConfig;
   private crdsStarted = false;
   /** the local APIServices not yet seen Available (autoregister-completion); undefined: not yet known */
@@ -232,6 +235,8 @@ export class APIServer {
   address = '';
 
   constructor(private readonly cfg: APIServerConfig) {
+    const httpLog = cfg.log.v(3);
+    if (httpLog.enabled) this.httpLog = httpLog;
     this.kinds = BUILTIN_KINDS;
     this.authorization = new Authorization({ modes: cfg.authorizationModes ?? ['AlwaysAllow'] });
     this.authorizer = this.authorization.authorizer;
@@ -641,11 +646,27 @@ export class APIServer {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     this.inFlight++;
     const st: ChainState = { scope: requestScope(req), auditID: auditIDOf(req, newUUID) };
+    const httpLog = this.httpLog;
+    const started = httpLog ? performance.now() : 0;
+    // (read now: an HTTP/2 stream's socket is gone by the time it closes)
+    const srcIP = httpLog ? `${req.socket?.remoteAddress ?? ''}:${req.socket?.remotePort ?? ''}` : '';
     // the one 'close' listener of the request: its deadline, its metrics, the in-flight count
     // ('on', not 'once': a response closes once, and once's wrapper costs a call through apply)
     res.on('close', () => {
       st.scope.deadline?.cancel();
       st.onClose?.();
+      // kube-apiserver's request log (httplog) at -v=3 and above
+      if (httpLog) {
+        httpLog.info('HTTP', {
+          verb: req.method,
+          URI: req.url,
+          latency: formatGoDuration(BigInt(Math.round((performance.now() - started) * 1e6))),
+          userAgent: req.headers['user-agent'] ?? '',
+          'audit-ID': st.auditID,
+          srcIP,
+          resp: res.statusCode,
+        });
+      }
       if (--this.inFlight === 0 && this.idleWaiters.length) {
         const w = this.idleWaiters;
         this.idleWaiters = [];

@@ -250,6 +250,21 @@ describe('shutdown and restart', () => {
 describe('command line', () => {
   const run = (args: string[]) => spawnSync(process.execPath, [KEELSON, ...args], { cwd: ROOT, encoding: 'utf8' });
 
+  test('-v=3 logs each request as kube-apiserver\'s httplog does; -v=2 does not', async () => {
+    const c = await startCluster({ args: ['--storage-backend=memory', '-v=3'] });
+    clusters.push(c);
+    const r = await c.raw('GET', '/api/v1/namespaces/default/configmaps?limit=1', { headers: { 'user-agent': 'probe/1' } });
+    const line = await until('the request log', () => c.logs.split('\n').find((l) => l.includes('"HTTP"') && l.includes('limit=1')));
+    assert.match(
+      line,
+      new RegExp(`^I\\d{4} [\\d:.]+ +\\d+ [^\\]]+\\] "HTTP" verb="GET" URI="/api/v1/namespaces/default/configmaps\\?limit=1" latency="[\\d.]+(µs|ms|s)" userAgent="probe/1" audit-ID="${r.headers['audit-id']}" srcIP="127\\.0\\.0\\.1:\\d+" resp=200$`),
+    );
+    const quiet = await startCluster({ args: ['--storage-backend=memory', '-v=2'] });
+    clusters.push(quiet);
+    await quiet.raw('GET', '/api/v1/namespaces');
+    assert.ok(!quiet.logs.includes('"HTTP"'));
+  });
+
   test('a second keelson on a data directory in use refuses at once, naming the holder, and leaves the directory alone', async () => {
     const c = await startCluster({ args: ['--storage-backend=memory'] });
     clusters.push(c);
