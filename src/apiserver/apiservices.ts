@@ -320,8 +320,8 @@ function sameSpec(a: any, b: any): boolean {
   return keys.every((k) => JSON.stringify(a?.[k] ?? null) === JSON.stringify(b?.[k] ?? null));
 }
 
-/** A write lost to a concurrent one (another API server syncing): nothing to do. */
-function lostRace(e: unknown): boolean {
+/** A write lost to a concurrent one (another API server syncing, a user): nothing to do. */
+export function lostRace(e: unknown): boolean {
   const code = (e as { code?: unknown })?.code;
   return code === 409 || code === 404;
 }

@@ -79,10 +79,11 @@ function combineCerts(a: string, b: string, now: number): string {
       continue;
     }
     if (Date.parse(cert.validTo) <= now - 5 * 60_000) continue;
-    const der = cert.raw.toString('base64');
-    if (seen.has(der)) continue;
-    seen.add(der);
-    out += `-----BEGIN CERTIFICATE-----\n${der.replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
+    // (a certificate's PEM is its DER's one text: the same certificate twice gives the same text)
+    const pem = cert.toString();
+    if (seen.has(pem)) continue;
+    seen.add(pem);
+    out += pem;
   }
   return out;
 }

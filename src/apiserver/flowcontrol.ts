@@ -5,7 +5,7 @@
 // Keelson does not classify or queue requests by them (its --max-requests-inflight limits stand
 // in); the objects are what clients and operators read and edit.
 import { rfc3339 } from '../machinery/time.js';
-import { StatusError } from '../machinery/errors.js';
+import { lostRace } from './apiservices.js';
 import type { ResourceStore } from './registry/store.js';
 
 const GROUP_VERSION = 'flowcontrol.apiserver.k8s.io/v1';
@@ -153,11 +153,6 @@ export interface ConfigStore {
   /** replace the object's spec (the current object is passed to `change`) */
   update(name: string, change: (cur: any) => any): Promise<unknown>;
   updateStatus(name: string, change: (cur: any) => any): Promise<unknown>;
-}
-
-/** a write lost to another writer (a second API server, a user): the next pass sees what won */
-function lostRace(e: unknown): boolean {
-  return e instanceof StatusError && (e.code === 404 || e.code === 409);
 }
 
 /**
