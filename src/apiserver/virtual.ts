@@ -6,7 +6,8 @@ import { setStatusCondition } from '../machinery/conditions.js';
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import type { KindDecl } from '../schema/model.js';
 import type { Authorizer, UserInfo } from './authz.js';
-import { accessReviewStatus, reviewAttributes, rulesReviewStatus } from './rbac/index.js';
+import { accessReviewStatus, reviewAttributes, reviewSubject, rulesReviewStatus } from './rbac/index.js';
+import { validateFieldSelectorRequirement, validateLabelSelectorRequirement } from '../schema/validation/util.js';
 import { admissionOf, decodeBody, dryRunOf, fieldValidationOf, normalizeBody, outputChoice, readBody, type RequestBase } from './handlers.js';
 import { partialObjectMetadata, POM_TYPE, writeListObjects, writeObject } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
@@ -41,16 +42,54 @@ function reviewStatus(ctx: VirtualContext, user: UserInfo, spec: any, namespaceO
   return accessReviewStatus(ctx.authorizer, reviewAttributes(user, spec, namespaceOverride));
 }
 
-function validateReviewSpec(kind: string, spec: any, needUser: boolean, more: (errs: FieldError[]) => void = () => {}): void {
+/**
+ * The checks of an access review (Kubernetes' authorization validation): one of resource and
+ * non-resource attributes; a user or group to ask about (not for the self review); selectors
+ * well formed (an operator Kubernetes does not know is let through for newer clients, and left
+ * out of the check); metadata empty, but for a local review's namespace, which its attributes
+ * must name.
+ */
+function validateReview(kind: string, obj: any, opts: { needUser: boolean; namespace?: string }): void {
+  const spec = obj?.spec;
   const errs: FieldError[] = [];
   const ra = spec?.resourceAttributes;
   const nra = spec?.nonResourceAttributes;
+  if (ra && nra) errs.push(field.invalid('spec.nonResourceAttributes', nra, 'cannot be specified in combination with resourceAttributes'));
   // (Kubernetes reports the absent nonResourceAttributes as the bad value: "null")
   if (!ra && !nra) errs.push(field.invalid('spec.resourceAttributes', 'null', 'exactly one of nonResourceAttributes or resourceAttributes must be specified'));
-  if (ra && nra) errs.push(field.invalid('spec.nonResourceAttributes', nra, 'cannot be specified in combination with resourceAttributes'));
-  if (needUser && !spec?.user && !(spec?.groups ?? []).length) errs.push(field.invalid('spec.user', '', 'at least one of user or group must be specified'));
-  more(errs);
+  if (opts.needUser && !spec?.user && !(spec?.groups ?? []).length) errs.push(field.invalid('spec.user', '', 'at least one of user or group must be specified'));
+  if (ra) {
+    selectorAttributeErrors(errs, ra.fieldSelector, 'spec.resourceAttributes.fieldSelector', (r, p) => validateFieldSelectorRequirement(r, p, true));
+    selectorAttributeErrors(errs, ra.labelSelector, 'spec.resourceAttributes.labelSelector', (r, p) => validateLabelSelectorRequirement(r, p, false, true));
+  }
+  const local = opts.namespace !== undefined;
+  if (!metadataEmpty(obj?.metadata, local)) errs.push(field.invalid('metadata', obj.metadata, local ? 'must be empty except for namespace' : 'must be empty'));
+  if (local) {
+    if (ra && (ra.namespace ?? '') !== opts.namespace) errs.push(field.invalid('spec.resourceAttributes.namespace', ra.namespace ?? '', 'must match metadata.namespace'));
+    if (nra) errs.push(field.invalid('spec.nonResourceAttributes', nra, 'disallowed on this kind of request'));
+  }
   if (errs.length) throw errors.invalid({ group: 'authorization.k8s.io', name: kind }, '', errs);
+}
+
+function selectorAttributeErrors(errs: FieldError[], sel: any, path: string, requirement: (r: any, path: string) => FieldError[]): void {
+  if (sel == null) return;
+  const raw = typeof sel.rawSelector === 'string' ? sel.rawSelector : '';
+  const reqs: any[] = Array.isArray(sel.requirements) ? sel.requirements : [];
+  if (raw && reqs.length) errs.push(field.invalid(`${path}.rawSelector`, raw, 'may not specified at the same time as requirements'));
+  if (!raw && !reqs.length) errs.push(field.required(`${path}.requirements`, `when ${path} is specified, requirements or rawSelector is required`));
+  reqs.forEach((r, i) => errs.push(...requirement(r, `${path}.requirements[${i}]`)));
+}
+
+/** whether a review's metadata is empty (managedFields aside, and a local review's namespace) */
+function metadataEmpty(meta: any, local: boolean): boolean {
+  if (meta == null) return true;
+  for (const [k, v] of Object.entries(meta)) {
+    if (k === 'managedFields' || (local && k === 'namespace')) continue;
+    if (v == null || v === '' || v === 0 || (Array.isArray(v) && v.length === 0)) continue;
+    if (typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0) continue;
+    return false;
+  }
+  return true;
 }
 
 /** POST of a virtual kind: answer 201 with the request object and its status */
@@ -61,6 +100,11 @@ export async function handleVirtualCreate(r: RequestBase, kind: KindDecl, ctx: V
   const choice = outputChoice(r, false, { table: false });
   dryRunOf(r.query);
   const obj = await bodyOf(r, kind);
+  // as for any create: the object's namespace is the URL's (a cluster-scoped kind's is cleared)
+  if (obj.metadata?.namespace) {
+    if (!kind.namespaced) delete obj.metadata.namespace;
+    else if (obj.metadata.namespace !== r.info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
   const reply = (o: any) =>
     choice.transform === 'PartialObjectMetadata' ? writeObject(r.res, 201, partialObjectMetadata(o, choice.transformVersion), choice, POM_TYPE) : writeObject(r.res, 201, o, choice, kind.type);
   switch (`${kind.group}/${kind.kind}`) {
@@ -74,25 +118,19 @@ export async function handleVirtualCreate(r: RequestBase, kind: KindDecl, ctx: V
       return reply(obj);
     }
     case 'authorization.k8s.io/SelfSubjectAccessReview':
-      validateReviewSpec(kind.kind, obj.spec, false);
+      validateReview(kind.kind, obj, { needUser: false });
       obj.status = reviewStatus(ctx, user, obj.spec);
       return reply(obj);
     case 'authorization.k8s.io/SubjectAccessReview': {
-      validateReviewSpec(kind.kind, obj.spec, true);
-      const subject: UserInfo = { name: obj.spec.user ?? '', uid: obj.spec.uid, groups: obj.spec.groups ?? [], extra: obj.spec.extra };
-      obj.status = reviewStatus(ctx, subject, obj.spec);
+      validateReview(kind.kind, obj, { needUser: true });
+      obj.status = reviewStatus(ctx, reviewSubject(obj.spec), obj.spec);
       return reply(obj);
     }
     case 'authorization.k8s.io/LocalSubjectAccessReview': {
       // the namespace of the attributes must be the review's own (the URL's), even when left out
-      validateReviewSpec(kind.kind, obj.spec, true, (errs) => {
-        const ra = obj.spec?.resourceAttributes;
-        if (ra && (ra.namespace ?? '') !== r.info.namespace) errs.push(field.invalid('spec.resourceAttributes.namespace', ra.namespace ?? '', 'must match metadata.namespace'));
-        if (obj.spec?.nonResourceAttributes) errs.push(field.invalid('spec.nonResourceAttributes', obj.spec.nonResourceAttributes, 'disallowed on this kind of request'));
-      });
+      validateReview(kind.kind, obj, { needUser: true, namespace: r.info.namespace });
       obj.metadata = { ...(obj.metadata ?? {}), namespace: r.info.namespace };
-      const subject: UserInfo = { name: obj.spec.user ?? '', uid: obj.spec.uid, groups: obj.spec.groups ?? [], extra: obj.spec.extra };
-      obj.status = reviewStatus(ctx, subject, obj.spec, r.info.namespace);
+      obj.status = reviewStatus(ctx, reviewSubject(obj.spec), obj.spec, r.info.namespace);
       return reply(obj);
     }
     case 'authorization.k8s.io/SelfSubjectRulesReview': {

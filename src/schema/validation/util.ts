@@ -439,24 +439,37 @@ export function validateLabelSelector(sel: any, path: string, allowInvalidValues
   return errs;
 }
 
-export function validateLabelSelectorRequirement(e: any, path: string, allowInvalidValues = false): Errs {
-  const errs: Errs = [];
+export function validateLabelSelectorRequirement(e: any, path: string, allowInvalidValues = false, allowUnknownOperator = false): Errs {
+  const values = arr<string>(e?.values);
+  const errs = operatorErrors(e, path, allowUnknownOperator);
+  errs.push(...validateLabelName(str(e?.key), child(path, 'key')));
+  if (!allowInvalidValues) values.forEach((v, i) => isLabelValue(str(v)).forEach((m) => errs.push(invalid(idx(child(path, 'values'), i), str(v), m))));
+  return errs;
+}
+
+/** ValidateFieldSelectorRequirement (metav1.FieldSelectorRequirement: key, operator, values) */
+export function validateFieldSelectorRequirement(e: any, path: string, allowUnknownOperator = false): Errs {
+  const errs: Errs = str(e?.key) ? [] : [required(child(path, 'key'), 'must be specified')];
+  errs.push(...operatorErrors(e, path, allowUnknownOperator));
+  return errs;
+}
+
+/** the operator of a label, field or node selector requirement and the number of values it takes
+ *  (Gt and Lt, one value, only for node selectors) */
+export function operatorErrors(e: any, path: string, allowUnknownOperator = false, numeric = false): Errs {
   const values = arr<string>(e?.values);
   switch (e?.operator) {
     case 'In':
     case 'NotIn':
-      if (values.length === 0) errs.push(required(child(path, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
-      break;
+      return values.length === 0 ? [required(child(path, 'values'), "must be specified when `operator` is 'In' or 'NotIn'")] : [];
     case 'Exists':
     case 'DoesNotExist':
-      if (values.length > 0) errs.push(forbidden(child(path, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
-      break;
-    default:
-      errs.push(invalid(child(path, 'operator'), str(e?.operator), 'not a valid selector operator'));
+      return values.length > 0 ? [forbidden(child(path, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")] : [];
+    case 'Gt':
+    case 'Lt':
+      if (numeric) return values.length !== 1 ? [required(child(path, 'values'), "must be specified single value when `operator` is 'Lt' or 'Gt'")] : [];
   }
-  errs.push(...validateLabelName(str(e?.key), child(path, 'key')));
-  if (!allowInvalidValues) values.forEach((v, i) => isLabelValue(str(v)).forEach((m) => errs.push(invalid(idx(child(path, 'values'), i), str(v), m))));
-  return errs;
+  return allowUnknownOperator ? [] : [invalid(child(path, 'operator'), str(e?.operator), 'not a valid selector operator')];
 }
 
 /** whether metav1.LabelSelectorAsSelector fails for this selector */

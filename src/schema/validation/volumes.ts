@@ -26,6 +26,7 @@ import {
   validatePathNoBacksteps,
   validateQualifiedName,
   isQualifiedName,
+  operatorErrors,
 } from './util.js';
 import { quantityString, quantityValue, goResourceList } from './quantity.js';
 
@@ -601,24 +602,8 @@ export function validateVolumes(volumes: any[], podName: string | undefined, pat
 // ---- node selectors ----
 
 export function validateNodeSelectorRequirement(rq: any, allowInvalidValues: boolean, path: string): Errs {
-  const errs: Errs = [];
   const values = arr<string>(rq.values);
-  switch (rq.operator) {
-    case 'In':
-    case 'NotIn':
-      if (values.length === 0) errs.push(required(child(path, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
-      break;
-    case 'Exists':
-    case 'DoesNotExist':
-      if (values.length > 0) errs.push(forbidden(child(path, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
-      break;
-    case 'Gt':
-    case 'Lt':
-      if (values.length !== 1) errs.push(required(child(path, 'values'), "must be specified single value when `operator` is 'Lt' or 'Gt'"));
-      break;
-    default:
-      errs.push(invalid(child(path, 'operator'), str(rq.operator), 'not a valid selector operator'));
-  }
+  const errs = operatorErrors(rq, path, false, true);
   errs.push(...validateLabelName(str(rq.key), child(path, 'key')));
   if (!allowInvalidValues) values.forEach((v, i) => isLabelValue(str(v)).forEach((m) => errs.push(invalid(idx(child(path, 'values'), i), str(v), m))));
   return errs;
