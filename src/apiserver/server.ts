@@ -33,6 +33,7 @@ import { equivalentResolver } from './admission/equivalent.js';
 import { ClusterAuthenticationTrust, type ClusterAuthenticationInfo } from './authinfo.js';
 import { formatGoDuration } from '../codec/protobuf-special.js';
 import { FlowControlConfig } from './flowcontrol.js';
+import { EventExpiry } from './eventttl.js';
 import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
 import { IPAllocator, PortAllocator } from './registry/allocator.js';
 import { WatchRegistry } from './watch.js';
@@ -107,6 +108,8 @@ export interface APIServerConfig {
   encryption?: EncryptionConfig;
   /** --encryption-provider-config-automatic-reload: the reload's post-start hook is reported */
   encryptionReload?: boolean;
+  /** --event-ttl in milliseconds: an Event not written for this long is deleted (0 or absent: one hour) */
+  eventTTLMs?: number;
   /** --request-timeout in milliseconds (0: none; the `timeout` parameter of a request may shorten it) */
   requestTimeoutMs?: number;
   /** --max-requests-inflight and --max-mutating-requests-inflight (0: no limit) */
@@ -204,6 +207,7 @@ export class APIServer {
   /** the request log's logger when -v is 3 or more (undefined: no request is logged, nothing is timed) */
   private readonly httpLog?: { info(msg: string, kv?: Record<string, unknown>): void };
   private flowControl?: FlowControlConfig;
+  private eventExpiry?: EventExpiry;
   private crdsStarted = false;
   /** the local APIServices not yet seen Available (autoregister-completion); undefined: not yet known */
   private autoregisterWaiting?: Set<string>;
@@ -443,6 +447,9 @@ export class APIServer {
       cfg.log.error(e, 'Keeping the FlowSchemas\' Dangling conditions failed'),
     );
     await this.flowControl.start();
+    // Events expire after --event-ttl (eventttl.ts)
+    this.eventExpiry = new EventExpiry(this.store('', 'Event'), cfg.eventTTLMs || 60 * 60_000, (e) => cfg.log.error(e, 'Deleting expired events failed'));
+    this.eventExpiry.start();
     // authorization: RBAC fed from the watch caches, the bootstrap policy reconciled, aggregation running
     const rbacStore = (r: RBACResource) => this.byGVR.get(`rbac.authorization.k8s.io/v1/${r}`)!;
     this.authorization.attach((g, r) => [...this.stores.values()].find((st) => st.kind.group === g && st.kind.resource === r), (e) =>
@@ -608,6 +615,7 @@ export class APIServer {
     if (this.compactTimer) clearInterval(this.compactTimer);
     this.authInfo?.stop();
     this.flowControl?.stop();
+    this.eventExpiry?.stop();
     // stop listening, GOAWAY to HTTP/2 connections, idle HTTP/1.1 connections closed; watches end; in-flight requests finish
     const listener = this.listener;
     const closed = listener ? listener.beginShutdown() : Promise.resolve();

@@ -43,6 +43,8 @@ export interface APIServerOptions {
   /** --min-request-timeout, in seconds (an int flag, as kube-apiserver's) */
   minRequestTimeout: number;
   requestTimeout: number;
+  /** --event-ttl, in milliseconds */
+  eventTTL: number;
   maxRequestsInFlight: number;
   maxMutatingRequestsInFlight: number;
   audit: { policyFile: string; logVersion: string; log: AuditLogOptions };
@@ -101,6 +103,7 @@ function defaults(): APIServerOptions {
     shutdownDelayDuration: 0,
     minRequestTimeout: 1800,
     requestTimeout: 60_000,
+    eventTTL: 60 * 60_000,
     maxRequestsInFlight: 400,
     maxMutatingRequestsInFlight: 200,
     audit: { policyFile: '', logVersion: 'audit.k8s.io/v1', log: defaultAuditLogOptions() },
@@ -216,6 +219,8 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     cm.durationVar(m, 'minResyncPeriodMs', 'min-resync-period', 'The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod.');
     cm.durationVar(m, 'namespaceSyncPeriodMs', 'namespace-sync-period', 'The period for syncing namespace life-cycle updates');
   }
+  const misc = s.flagSet('misc');
+  misc.durationVar(o, 'eventTTL', 'event-ttl', 'Amount of time to retain events. An Event not written for this long is deleted.');
   const fg = s.flagSet('feature gate');
   gate.addFlag(fg);
   const logs = s.flagSet('logs');
@@ -318,6 +323,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   if (o.maxMutatingRequestsInFlight < 0) limitErrs.push('--max-mutating-requests-inflight can not be negative value');
   if (o.requestTimeout < 0) limitErrs.push('--request-timeout can not be negative value');
   if (o.minRequestTimeout < 0) limitErrs.push('--min-request-timeout can not be negative value');
+  if (o.eventTTL <= 0) limitErrs.push('--event-ttl must be greater than 0');
   if (limitErrs.length) throw new Error(limitErrs.join(', '));
   if (allInOne) {
     const cmErrs = validateControllerManagerOptions(o.controllerManager);
@@ -438,6 +444,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     shutdownDelayMs: o.shutdownDelayDuration,
     minRequestTimeoutMs: o.minRequestTimeout * 1000,
     requestTimeoutMs: o.requestTimeout,
+    eventTTLMs: o.eventTTL,
     maxRequestsInFlight: o.maxRequestsInFlight,
     maxMutatingRequestsInFlight: o.maxMutatingRequestsInFlight,
     audit: auditor,

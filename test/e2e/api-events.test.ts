@@ -1,7 +1,11 @@
 // core/v1 Event and events.k8s.io/v1 Event are two views of the same stored events.
-import { test, before, after } from 'node:test';
+import { test, before, after, describe } from 'node:test';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
-import { startCluster, type Cluster } from './harness.js';
+import { KEELSON, startCluster, until, type Cluster } from './harness.js';
 
 let c: Cluster;
 before(async () => {
@@ -49,4 +53,54 @@ test('an events.k8s.io/v1 Event is a core/v1 Event, and back', async () => {
   const list = (await c.raw('GET', '/apis/events.k8s.io/v1/events')).json();
   assert.equal(list.kind, 'EventList');
   assert.deepEqual(list.items.map((i: any) => i.metadata.name).sort(), ['e1', 'e2']);
+});
+
+describe('--event-ttl', () => {
+  let t: Cluster;
+  const dataDir = mkdtempSync(join(tmpdir(), 'keelson-eventttl-'));
+  before(async () => {
+    t = await startCluster({ args: ['--event-ttl=2s'], dataDir, keepData: true });
+  });
+  after(async () => {
+    await t?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const events = '/api/v1/namespaces/default/events';
+  const event = (name: string, extra: any = {}) => ({ apiVersion: 'v1', kind: 'Event', metadata: { name, ...extra }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' }, reason: 'R', message: name });
+
+  test('an Event not written for the TTL is deleted (finalizers or not, with a DELETED watch event); each write renews it', async () => {
+    const start = (await t.raw('GET', events)).json().metadata.resourceVersion;
+    const w = t.stream(`${events}?watch=true&resourceVersion=${start}`);
+    await w.ready;
+    for (const e of [event('old'), event('held', { finalizers: ['example.com/hold'] }), event('renewed')]) assert.equal((await t.raw('POST', events, { body: e })).status, 201);
+    // 'renewed' is written every half second for longer than the TTL
+    const began = Date.now();
+    let n = 0;
+    while (Date.now() - began < 3500) {
+      await new Promise((r) => setTimeout(r, 500));
+      const p = await t.raw('PATCH', `${events}/renewed`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { count: ++n } });
+      assert.equal(p.status, 200, p.text);
+    }
+    const names = (await t.raw('GET', events)).json().items.map((i: any) => i.metadata.name);
+    assert.deepEqual(names, ['renewed'], 'the Events not written for 2s are gone');
+    const deleted = w.events().filter((e) => e.type === 'DELETED').map((e) => e.object.metadata.name).sort();
+    assert.deepEqual(deleted, ['held', 'old']);
+    // left alone, it goes too
+    await until('renewed expires', async () => (await t.raw('GET', `${events}/renewed`)).status === 404, 10_000);
+    w.close();
+  });
+
+  test('after a restart, an Event expires one TTL after the last write it records', async () => {
+    assert.equal((await t.raw('POST', events, { body: event('before-restart') })).status, 201);
+    await t.stopProcess();
+    await t.launch();
+    assert.equal((await t.raw('GET', `${events}/before-restart`)).status, 200, 'still there right after the restart');
+    await until('the Event from before the restart expires', async () => (await t.raw('GET', `${events}/before-restart`)).status === 404, 10_000);
+  });
+
+  test('--event-ttl must be greater than 0', () => {
+    const r = spawnSync(process.execPath, [KEELSON, 'apiserver', '--event-ttl=0s'], { encoding: 'utf8', timeout: 20_000, cwd: dataDir });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /--event-ttl must be greater than 0/);
+  });
 });
