@@ -422,13 +422,21 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   if ('disabled' in discovery) log.error(new Error(discovery.disabled), 'Service account issuer discovery is off');
 
   let backend: Backend;
+  let dbFile = '';
   if (o.storageBackend === 'memory') backend = new MemoryBackend();
   else {
     const dbDir = join(dataDir, 'db');
     mkdirSync(dbDir, { recursive: true, mode: 0o700 });
-    backend = new SqliteBackend(join(dbDir, 'state.db'));
+    dbFile = join(dbDir, 'state.db');
+    backend = new SqliteBackend(dbFile);
   }
-  await backend.open();
+  try {
+    await backend.open();
+  } catch (e) {
+    // SQLite's own words ("file is not a database") do not say which file, or what to do
+    const why = e instanceof Error ? e.message : String(e);
+    throw new Error(dbFile ? `failed to open the storage ${dbFile}: ${why} (restore it from a backup, or move the data directory aside to start a new cluster)` : `failed to open the storage: ${why}`);
+  }
   log.info('Opened storage', { backend: backend.name, revision: await backend.currentRevision() });
 
   const featureGates = new Map<string, boolean>();

@@ -3,7 +3,9 @@
 import { test, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startCluster, until, freePort, KEELSON, ROOT, type Cluster } from './harness.js';
 
 const clusters: Cluster[] = [];
@@ -278,6 +280,18 @@ describe('command line', () => {
     await c.stopProcess();
     await c.launch();
     assert.equal((await c.raw('GET', '/readyz')).status, 200);
+  });
+  test('a store file that is not a database stops the start, naming the file and what to do', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keelson-corrupt-'));
+    try {
+      mkdirSync(join(dir, 'db'));
+      writeFileSync(join(dir, 'db', 'state.db'), 'not a database, at all: '.repeat(200));
+      const r = spawnSync(process.execPath, [KEELSON, 'server', '--data-dir', dir, '--secure-port', String(await freePort()), '--bind-address', '127.0.0.1'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`Error: failed to open the storage ${join(dir, 'db', 'state.db')}: file is not a database \\(restore it from a backup, or move the data directory aside to start a new cluster\\)`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
   test('--help lists every flag of the server', () => {
     const r = run(['server', '--help']);
