@@ -15,6 +15,7 @@ import { insecureTLSCipherNames, loadCertKeyFiles, loadSNICertKeys, preferredTLS
 import { APIServer, applyEncryptionConfig, type Logger } from '../apiserver/server.js';
 import type { ClusterAuthenticationInfo } from '../apiserver/authinfo.js';
 import { lockDataDir } from './datadirlock.js';
+import { clusterCapabilities } from '../schema/validation/pod.js';
 import { encryptionConfigHash, loadEncryptionConfig } from '../apiserver/encryption/config.js';
 import { resolveAuthorizationModes } from '../apiserver/rbac/index.js';
 import { Auditor, defaultAuditLogOptions, loadPolicyFile, LogBackend, validateAuditLogOptions, type AuditLogOptions } from '../apiserver/audit/index.js';
@@ -60,6 +61,8 @@ export interface APIServerOptions {
   permitAddressSharing: boolean;
   clientCAFile: string;
   advertiseAddress: string;
+  /** --allow-privileged: containers may ask for privileged mode */
+  allowPrivileged: boolean;
   serviceClusterIPRange: string;
   serviceNodePortRange: string;
   authn: AuthenticationFlags;
@@ -90,7 +93,7 @@ export const APISERVER_FEATURES = {
   ...klog.loggingFeatureSpecs,
 } as const;
 
-function defaults(): APIServerOptions {
+function defaults(allInOne: boolean): APIServerOptions {
   return {
     dataDir: '.keelson',
     bindAddress: '0.0.0.0',
@@ -119,6 +122,8 @@ function defaults(): APIServerOptions {
     permitAddressSharing: false,
     clientCAFile: '',
     advertiseAddress: '',
+    // kube-apiserver's default is false; the all-in-one cluster allows them, as k3s and kubeadm set it
+    allowPrivileged: allInOne,
     serviceClusterIPRange: '10.96.0.0/12',
     serviceNodePortRange: '30000-32767',
     authn: defaultAuthenticationFlags(),
@@ -139,6 +144,7 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     k.stringVar(o, 'dataDir', 'data-dir', 'Directory for the cluster state: the database, the generated certificates and the admin kubeconfig.');
   }
   const g = s.flagSet('generic');
+  g.boolVar(o, 'allowPrivileged', 'allow-privileged', 'If true, allow privileged containers.');
   g.stringVar(o, 'advertiseAddress', 'advertise-address', 'The IP address on which to advertise the apiserver to members of the cluster. If blank, the --bind-address will be used.');
   g.durationVar(o, 'livezGracePeriod', 'livez-grace-period', 'This option represents the maximum amount of time it should take for apiserver to complete its startup sequence and become live. From apiserver\'s start time to when this amount of time has elapsed, /livez will assume that unfinished post-start hooks will complete successfully and therefore return true.');
   g.intVar(o, 'maxMutatingRequestsInFlight', 'max-mutating-requests-inflight', 'The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests with 429 Too Many Requests and Retry-After. Long-running requests (watch, exec, attach, log, port-forward, proxy) are not counted, and members of system:masters are never rejected. Zero for no limit. (Keelson has no API Priority and Fairness: this limit applies as kube-apiserver applies it with --enable-priority-and-fairness=false.)');
@@ -309,6 +315,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   if (o.storageBackend !== 'sqlite' && o.storageBackend !== 'memory') {
     throw new Error(`--storage-backend: invalid value ${JSON.stringify(o.storageBackend)}: supported values are "sqlite" and "memory" (etcd comes later)`);
   }
+  clusterCapabilities.allowPrivileged = o.allowPrivileged;
   if (o.securePort <= 0 || o.securePort > 65535) throw new Error(`--secure-port ${o.securePort} must be between 1 and 65535, inclusive. It cannot be turned off with 0`);
   // the serving certificates and TLS options, checked before anything starts (as kube-apiserver's secure serving options)
   const userServing = o.tlsCertFile || o.tlsPrivateKeyFile ? loadCertKeyFiles('serving-cert', o.tlsCertFile, o.tlsPrivateKeyFile) : undefined;
@@ -599,7 +606,7 @@ function watchEncryptionConfig(path: string, hash: string, server: APIServer, lo
 }
 
 export function apiserverCommand(allInOne: boolean): Command {
-  const o = defaults();
+  const o = defaults(allInOne);
   const gate = new FeatureGate(APISERVER_FEATURES as any);
   const cmd: Command = new Command({
     use: allInOne ? 'server' : 'apiserver',

@@ -541,3 +541,34 @@ describe('defaulting', () => {
     assert.equal(bad.message, 'Service "np-bad" is invalid: spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767');
   });
 });
+
+describe('--allow-privileged', () => {
+  const privileged = (name: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: { containers: [{ name: 'c', image: 'busybox', securityContext: { privileged: true } }], initContainers: [{ name: 'i', image: 'busybox', securityContext: { privileged: true } }] },
+  });
+  test('keelson server allows privileged containers (as k3s and kubeadm set the flag)', async () => {
+    ok(await c.raw('POST', pods, { body: privileged('priv-allowed') }), 201, 'privileged pod on the default server');
+  });
+  test('with --allow-privileged=false, a privileged container (of a pod or a template) is Forbidden "disallowed by cluster policy"', async () => {
+    const strict = await startCluster({ args: ['--storage-backend=memory', '--allow-privileged=false'] });
+    try {
+      const r = await strict.raw('POST', pods, { body: privileged('priv') });
+      const st = expectStatus(r, 422, 'Invalid');
+      assert.equal(
+        st.message,
+        'Pod "priv" is invalid: [spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy, spec.initContainers[0].securityContext.privileged: Forbidden: disallowed by cluster policy]',
+      );
+      const d = await strict.raw('POST', deploys, {
+        body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'priv' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: privileged('x').spec } } },
+      });
+      assert.match(expectStatus(d, 422, 'Invalid').message, /spec\.template\.spec\.containers\[0\]\.securityContext\.privileged: Forbidden: disallowed by cluster policy/);
+      const plain = await strict.raw('POST', pods, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'plain' }, spec: { containers: [{ name: 'c', image: 'busybox', securityContext: { privileged: false } }] } } });
+      assert.equal(plain.status, 201, plain.text);
+    } finally {
+      await strict.stop();
+    }
+  });
+});

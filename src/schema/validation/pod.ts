@@ -487,9 +487,16 @@ function validateWindowsOptions(w: any, path: string): Errs {
   return errs;
 }
 
+/**
+ * What the cluster allows its containers (kube-apiserver's --allow-privileged, which Kubernetes
+ * also keeps process-wide). Keelson's server sets it at start; true until then.
+ */
+export const clusterCapabilities = { allowPrivileged: true };
+
 function validateSecurityContext(sc: any, path: string, hostUsers: boolean): Errs {
   if (sc == null) return [];
   const errs: Errs = [];
+  if (sc.privileged === true && !clusterCapabilities.allowPrivileged) errs.push(forbidden(child(path, 'privileged'), 'disallowed by cluster policy'));
   if (isSet(sc.runAsUser)) for (const m of isValidUserID(sc.runAsUser)) errs.push(invalid(child(path, 'runAsUser'), sc.runAsUser, m));
   if (isSet(sc.runAsGroup)) for (const m of isValidGroupID(sc.runAsGroup)) errs.push(invalid(child(path, 'runAsGroup'), sc.runAsGroup, m));
   if (isSet(sc.procMount)) {
