@@ -148,6 +148,10 @@ export class APIServerMetrics {
   /** the highest use of each in-flight pool in the last second: [read-only, mutating] */
   private inflightMarks: [number, number] = [0, 0];
   private buildInfo = '';
+  /** etcd_request_*: by `operation="...",type="..."`, a latency histogram and the failures */
+  private readonly storageRequests = new Map<string, { hist: Hist; errors: number }>();
+  /** apiserver_storage_size_bytes: the store's size on disk (absent for a store with no file) */
+  storageSize?: () => number | undefined;
   readonly storageObjects: client.Gauge<string>;
 
   constructor() {
@@ -239,6 +243,18 @@ export class APIServerMetrics {
       `git_version="${esc(v.gitVersion)}",go_version="${esc(v.goVersion)}",major="${esc(v.major)}",minor="${esc(v.minor)}",platform="${esc(v.platform)}"`;
   }
 
+  /**
+   * One request to storage, as kube-apiserver's etcd3 store records it: `operation` get, list,
+   * listWithCount, create, update or delete; `type` the group resource ("deployments.apps").
+   * `labels` is the series' label text, which the caller keeps (nothing is built per request).
+   */
+  storageRequest(labels: string, seconds: number, failed: boolean): void {
+    let s = this.storageRequests.get(labels);
+    if (!s) this.storageRequests.set(labels, (s = { hist: histOf(new Map(), labels, DURATION_BUCKETS), errors: 0 }));
+    observeIn(s.hist, seconds);
+    if (failed) s.errors++;
+  }
+
   async text(): Promise<string> {
     const out: string[] = [];
     out.push('# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.');
@@ -269,6 +285,21 @@ export class APIServerMetrics {
       sizes.set(k, w.sizes);
     }
     histText(out, 'apiserver_watch_events_sizes', 'Watch event size distribution in bytes', sizes);
+    const storage = new Map<string, Hist>();
+    for (const [k, r] of this.storageRequests) storage.set(k, r.hist);
+    histText(out, 'etcd_request_duration_seconds', 'Etcd request latency in seconds for each operation and object type.', storage);
+    out.push('# HELP etcd_requests_total Etcd request counts for each operation and object type.');
+    out.push('# TYPE etcd_requests_total counter');
+    for (const [k, r] of this.storageRequests) out.push(`etcd_requests_total{${k}} ${r.hist.count}`);
+    out.push('# HELP etcd_request_errors_total Etcd failed request counts for each operation and object type.');
+    out.push('# TYPE etcd_request_errors_total counter');
+    for (const [k, r] of this.storageRequests) if (r.errors > 0) out.push(`etcd_request_errors_total{${k}} ${r.errors}`);
+    const size = this.storageSize?.();
+    if (size !== undefined) {
+      out.push('# HELP apiserver_storage_size_bytes Size of the storage database file physically allocated in bytes.');
+      out.push('# TYPE apiserver_storage_size_bytes gauge');
+      out.push(`apiserver_storage_size_bytes{storage_cluster_id="etcd-0"} ${size}`);
+    }
     if (this.buildInfo) {
       out.push(
         "# HELP kubernetes_build_info A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.",

@@ -34,6 +34,7 @@ import { ClusterAuthenticationTrust, type ClusterAuthenticationInfo } from './au
 import { formatGoDuration } from '../codec/protobuf-special.js';
 import { FlowControlConfig } from './flowcontrol.js';
 import { EventExpiry } from './eventttl.js';
+import { MeteredBackend } from './storagemetrics.js';
 import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
 import { IPAllocator, PortAllocator } from './registry/allocator.js';
 import { WatchRegistry } from './watch.js';
@@ -246,7 +247,9 @@ export class APIServer {
     this.authorizer = this.authorization.authorizer;
     this.serviceAllocators = { ips: new IPAllocator(cfg.serviceClusterIPRange), ports: new PortAllocator(cfg.serviceNodePortRange) };
     // writes larger than etcd accepts fail as they fail on etcd, whatever the backend
-    const storage = (this.storageBackend = withStorageRequestLimit(cfg.backend));
+    const storage = new MeteredBackend(withStorageRequestLimit(cfg.backend), this.metrics);
+    this.storageBackend = storage;
+    this.metrics.storageSize = () => storage.sizeBytes();
     if (cfg.maxRequestsInFlight || cfg.maxMutatingRequestsInFlight) this.limiter = new InFlightLimiter(cfg.maxRequestsInFlight ?? 0, cfg.maxMutatingRequestsInFlight ?? 0, this.metrics);
     this.metrics.setBuildInfo(cfg.version);
     this.watches.events = this.metrics;
@@ -263,6 +266,7 @@ export class APIServer {
         allowUnsafeMalformedObjectDeletion: cfg.featureGates.get('AllowUnsafeMalformedObjectDeletion') === true,
       });
       if (!this.stores.has(`${k.group}/${k.kind}`)) this.stores.set(`${k.group}/${k.kind}`, store);
+      storage.declareResource(store.prefix, k.group, k.resource);
       this.allStores.push(store);
       this.byGVR.set(`${k.group}/${k.version}/${k.resource}`, store);
     }

@@ -181,4 +181,7 @@ export interface Backend {
 
   /** a cheap liveness probe for the health check */
   healthy(): Promise<boolean>;
+
+  /** the bytes the store takes on disk (undefined: none, or not known) */
+  sizeBytes?(): number | undefined;
 }

@@ -58,7 +58,7 @@
 // compaction revision (each row names the row it supersedes in prev_rev) and the tombstones, one
 // short transaction per chunk; commits queued meanwhile run between chunks.
 
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
@@ -211,6 +211,20 @@ export class SqliteBackend implements Backend {
       },
       { recent: Math.max(0, opts.recentEvents ?? 1024) },
     );
+  }
+
+  /** the database file and its write-ahead log */
+  sizeBytes(): number | undefined {
+    if (this.path === ':memory:') return undefined;
+    let size = 0;
+    for (const f of [this.path, `${this.path}-wal`]) {
+      try {
+        size += statSync(f).size;
+      } catch {
+        /* no log yet */
+      }
+    }
+    return size;
   }
 
   async open(): Promise<void> {

@@ -86,6 +86,24 @@ describe('metrics', () => {
     assert.match(m.text, /apiserver_storage_objects\{resource="namespaces"\} 4/);
   });
 
+  test('/metrics reports storage requests as the etcd3 store does (etcd_request_duration_seconds, etcd_requests_total, etcd_request_errors_total) and the store size', async () => {
+    const c = await startCluster({ args: [] });
+    clusters.push(c);
+    const deploy = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'm' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } };
+    assert.equal((await c.raw('POST', '/apis/apps/v1/namespaces/default/deployments', { body: deploy })).status, 201);
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'm' } };
+    assert.equal((await c.raw('POST', '/api/v1/namespaces/default/configmaps', { body: cm })).status, 201);
+    assert.equal((await c.raw('POST', '/api/v1/namespaces/default/configmaps', { body: cm })).status, 409);
+    const m = (await c.raw('GET', '/metrics')).text;
+    assert.match(m, /^etcd_requests_total\{operation="create",type="deployments\.apps"\} 1$/m);
+    assert.match(m, /^etcd_request_duration_seconds_bucket\{operation="create",type="deployments\.apps",le="0\.005"\} \d+$/m);
+    assert.match(m, /^etcd_request_duration_seconds_count\{operation="list",type="configmaps"\} \d+$/m);
+    // AlreadyExists is the store's answer, not a failed request
+    assert.ok(!/etcd_request_errors_total\{operation="create",type="configmaps"\}/.test(m), 'a create that found the key is not an error');
+    const size = /^apiserver_storage_size_bytes\{storage_cluster_id="etcd-0"\} (\d+)$/m.exec(m);
+    assert.ok(size && Number(size[1]) > 0, 'the store size');
+  });
+
   test("/metrics reports writes with kube-apiserver's verbs and scopes: POST (a resource-scoped route), PUT, PATCH, APPLY, DELETE", async () => {
     const c = await startCluster({ args: ['--storage-backend=memory'] });
     clusters.push(c);
