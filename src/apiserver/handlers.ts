@@ -1021,7 +1021,8 @@ export async function handleUpdate(r: Request): Promise<void> {
   }
   const decoded = decodeBody(r, body, store.kind);
   let obj = normalizeBody(r, decoded, store.kind, level);
-  if (!info.subresource) applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
+  // a status write's body is the whole object, defaulted as any (a load balancer ingress IP gets its ipMode)
+  if (!info.subresource || info.subresource === 'status') applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
   if (!info.subresource) obj = trackUpdate(store.get(info.namespace, info.name)?.obj, obj, store.kind.type, who);
   const m = obj.metadata;
   if (m.name !== info.name) {
@@ -1448,7 +1449,7 @@ export async function handlePatch(r: Request): Promise<void> {
         throw errors.invalid(store.groupKind, info.name, [field.invalid('metadata.uid', next.metadata.uid, 'field is immutable')]);
       }
     }
-    if (!view && (!sub || podPart)) applyDefaults(kind.group, kind.version, kind.kind, next);
+    if (!view && (!sub || sub === 'status' || podPart)) applyDefaults(kind.group, kind.version, kind.kind, next);
     if (sub === 'status') {
       // the status subresource changes status only
       const onlyStatus = structuredClone(cur);

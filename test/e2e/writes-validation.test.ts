@@ -572,3 +572,54 @@ describe('--allow-privileged', () => {
     }
   });
 });
+
+describe('Services: IP families, type changes, status defaults', () => {
+  const svc = (name: string, spec: any) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { selector: { a: 'b' }, ports: [{ port: 80 }], ...spec } });
+  test('IP family fields this single-stack cluster cannot serve are 422, as the allocator words them', async () => {
+    const cases: [any, string][] = [
+      [{ ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv4', 'IPv6'] }, '[spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services, spec.ipFamilies[1]: Invalid value: "IPv6": not configured on this cluster]'],
+      [{ ipFamilyPolicy: 'SingleStack', ipFamilies: ['IPv4', 'IPv6'] }, `spec.ipFamilyPolicy: Invalid value: "SingleStack": must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified`],
+      [{ ipFamilyPolicy: 'PreferDualStack', ipFamilies: ['IPv4', 'IPv6'] }, 'spec.ipFamilies[1]: Invalid value: "IPv6": not configured on this cluster'],
+      [{ ipFamilyPolicy: 'RequireDualStack' }, 'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services'],
+      [{ ipFamilies: ['IPv6'] }, 'spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster'],
+      // the loose check of the cluster IP fields comes first, alone
+      [{ clusterIP: '10.96.0.50', clusterIPs: ['10.96.0.51'], externalIPs: ['bad'] }, 'spec.clusterIPs: Invalid value: []string{"10.96.0.51"}: first value must match `clusterIP`'],
+    ];
+    for (const [spec, message] of cases) {
+      const st = expectStatus(await c.raw('POST', `${svcs}?dryRun=All`, { body: svc('fam', spec) }), 422, 'Invalid', JSON.stringify(spec));
+      assert.equal(st.message, `Service "fam" is invalid: ${message}`, JSON.stringify(spec));
+    }
+  });
+
+  test('changing only the type clears the fields the new type has no use for (kubectl patch and a PUT of the object read)', async () => {
+    ok(await c.raw('POST', svcs, { body: svc('np', { type: 'NodePort' }) }), 201, 'NodePort');
+    const toCluster = c.kubectl(['patch', 'svc', 'np', '-p', '{"spec":{"type":"ClusterIP"}}']);
+    assert.equal(toCluster.code, 0, toCluster.stderr);
+    const np = await get(`${svcs}/np`);
+    assert.equal(np.spec.type, 'ClusterIP');
+    assert.equal(np.spec.ports[0].nodePort, undefined, 'node port released');
+    assert.equal(np.spec.externalTrafficPolicy, undefined);
+
+    const lb = ok(await c.raw('POST', svcs, { body: svc('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' }) }), 201, 'LoadBalancer');
+    assert.ok(lb.spec.healthCheckNodePort > 0);
+    ok(await c.raw('PATCH', `${svcs}/lb/status`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { status: { loadBalancer: { ingress: [{ ip: '34.5.6.7' }] } } } }), 200, 'status without ipMode');
+    const withStatus = await get(`${svcs}/lb`);
+    assert.deepEqual(withStatus.status.loadBalancer.ingress, [{ ip: '34.5.6.7', ipMode: 'VIP' }], 'ipMode defaulted on a status write');
+    withStatus.spec.type = 'NodePort';
+    const put = ok(await c.raw('PUT', `${svcs}/lb`, { body: withStatus }), 200, 'PUT with only the type changed');
+    assert.equal(put.spec.allocateLoadBalancerNodePorts, undefined);
+    assert.equal(put.spec.healthCheckNodePort, undefined);
+    assert.equal(put.spec.ports[0].nodePort, lb.spec.ports[0].nodePort, 'NodePort keeps its node port');
+    assert.deepEqual(put.status, { loadBalancer: {} }, 'the load balancer status goes with the type');
+
+    ok(await c.raw('POST', svcs, { body: svc('toext', {}) }), 201, 'ClusterIP');
+    const ext = c.kubectl(['patch', 'svc', 'toext', '-p', '{"spec":{"type":"ExternalName","externalName":"a.example.com"}}', '-o', 'json']);
+    assert.equal(ext.code, 0, ext.stderr);
+    const e = JSON.parse(ext.stdout);
+    for (const f of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy']) assert.equal(e.spec[f], undefined, f);
+    // a changed node port is the user's: not cleared, and refused for the new type
+    ok(await c.raw('POST', svcs, { body: svc('np2', { type: 'NodePort' }) }), 201, 'NodePort 2');
+    const bad = await c.raw('PATCH', `${svcs}/np2`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { spec: { type: 'ClusterIP', ports: [{ port: 80, nodePort: 30999 }] } } });
+    assert.match(expectStatus(bad, 422, 'Invalid').message, /spec\.ports\[0\]\.nodePort: Forbidden: may not be used when `type` is 'ClusterIP'/);
+  });
+});

@@ -211,10 +211,11 @@ test('Service IP families and cluster IPs before allocation', () => {
   const given = svc({ clusterIP: 'fd00::10', ports: [{ port: 1 }] });
   assert.deepEqual(initServiceIPFamilies(given, dual), []);
   assert.deepEqual([given.spec.clusterIPs, given.spec.ipFamilies], [['fd00::10'], ['IPv6']]);
-  assert.deepEqual(initServiceIPFamilies(svc({ clusterIP: 'fd00::10', ports: [{ port: 1 }] }), v4), [{ field: 'spec.clusterIPs[0]', message: 'IPv6 is not configured on this cluster' }]);
+  const printed = (errs: { toString(): string }[]) => errs.map(String);
+  assert.deepEqual(printed(initServiceIPFamilies(svc({ clusterIP: 'fd00::10', ports: [{ port: 1 }] }), v4)), ['spec.clusterIPs[0]: Invalid value: []string{"fd00::10"}: IPv6 is not configured on this cluster']);
 
-  assert.deepEqual(initServiceIPFamilies(svc({ ipFamilyPolicy: 'RequireDualStack', ports: [{ port: 1 }] }), v4), [
-    { field: 'spec.ipFamilyPolicy', message: 'this cluster is not configured for dual-stack services' },
+  assert.deepEqual(printed(initServiceIPFamilies(svc({ ipFamilyPolicy: 'RequireDualStack', ports: [{ port: 1 }] }), v4)), [
+    'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services',
   ]);
   const ext = svc({ type: 'ExternalName', externalName: 'x.example.com' });
   initServiceIPFamilies(ext, v4);

@@ -2,7 +2,7 @@
 // the default strategy.
 import type { KindDecl } from '../../schema/model.js';
 import { defaultStrategy, type Strategy } from './strategy.js';
-import { applyDefaults, generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
+import { applyDefaults, dropServiceTypeDependentFields, generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
 import { hpaV1AnnotationError, hpaV1ToV2, hpaV2ToV1 } from '../../schema/autoscaling.js';
 import { errors, field, type FieldError } from '../../machinery/errors.js';
 import {
@@ -16,6 +16,7 @@ import type { IPAllocator, PortAllocator } from './allocator.js';
 import { apiServiceStrategy } from '../apiservices.js';
 import { computePodQOS } from '../../schema/qos.js';
 import { jsonEqual } from './store.js';
+import { externallyAccessible, needsHealthCheck, validateClusterIPsRelatedFields } from '../../schema/validation/service.js';
 
 type Tweak = (s: Strategy, kind: KindDecl) => void;
 
@@ -500,9 +501,9 @@ function allocateService(a: ServiceAllocators, svc: any, old: any | undefined, t
         taken.ports.push(p.nodePort);
       }
     });
-  } else {
-    for (const p of ports) delete p.nodePort;
   }
+  // (a node port or health check port on a type without them is the user's, and validation's to refuse;
+  // an update that only changed the type has had them cleared by dropServiceTypeDependentFields)
   if (needsHealthCheckPort(spec)) {
     if (!spec.healthCheckNodePort) {
       if (oldSpec?.healthCheckNodePort && needsHealthCheckPort(oldSpec)) spec.healthCheckNodePort = oldSpec.healthCheckNodePort;
@@ -519,12 +520,18 @@ function allocateService(a: ServiceAllocators, svc: any, old: any | undefined, t
       }
       taken.ports.push(spec.healthCheckNodePort);
     }
-  } else delete spec.healthCheckNodePort;
+  }
 }
 
 function release(a: ServiceAllocators, ips: string[], ports: number[]): void {
   for (const ip of ips) a.ips.release(ip);
   for (const p of ports) a.ports.release(p);
+}
+
+/** the IP family fields of a Service, filled in for this (single-stack IPv4) cluster; what cannot be is 422 */
+function serviceIPFamilies(obj: any, old?: any): void {
+  const errs = initServiceIPFamilies(obj, { families: ['IPv4'] }, old, validateClusterIPsRelatedFields);
+  if (errs.length > 0) throw errors.invalid({ group: '', name: 'Service' }, obj.metadata?.name ?? '', errs);
 }
 
 export function serviceStrategyWith(s: Strategy, a: ServiceAllocators): void {
@@ -534,7 +541,7 @@ export function serviceStrategyWith(s: Strategy, a: ServiceAllocators): void {
   s.prepareForCreate = (obj) => {
     baseCreate(obj);
     normalizeServiceClusterIPs(obj);
-    initServiceIPFamilies(obj, { families: ['IPv4'] });
+    serviceIPFamilies(obj);
     const t = { ips: [] as string[], ports: [] as number[] };
     taken.set(obj, t);
     try {
@@ -547,7 +554,8 @@ export function serviceStrategyWith(s: Strategy, a: ServiceAllocators): void {
   };
   s.prepareForUpdate = (obj, old) => {
     baseUpdate(obj, old);
-    initServiceIPFamilies(obj, { families: ['IPv4'] }, old);
+    dropServiceTypeDependentFields(obj, old, externallyAccessible, needsHealthCheck);
+    serviceIPFamilies(obj, old);
     const t = { ips: [] as string[], ports: [] as number[] };
     taken.set(obj, t);
     try {

@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import { copyTemplateLabels } from './groups.js';
 import { OBJECT_META } from './core.js';
 import { isEmpty, isNil, isObject, orderOf, put, putMapKey, sub } from './engine.js';
+import { goStrings, invalid, type Errs } from '../validation/errs.js';
 
 // ---------------------------------------------------------------------------------------------
 // Job: the generated selector
@@ -95,6 +96,43 @@ function sameList(a: unknown, b: unknown): boolean {
 }
 
 /**
+ * On update, the fields a Service's new type has no use for are cleared when the update left them
+ * as they were (so that changing only `type` passes validation, and what they held is released):
+ * cluster IPs and IP families for ExternalName, node ports leaving NodePort/LoadBalancer, the
+ * health check node port, allocateLoadBalancerNodePorts and loadBalancerClass leaving
+ * LoadBalancer, externalTrafficPolicy for a service no longer reachable from outside; the load
+ * balancer status goes with the LoadBalancer type. (Kubernetes' dropTypeDependentFields.)
+ */
+export function dropServiceTypeDependentFields(svc: any, old: any, externallyAccessible: (svc: any) => boolean, needsHealthCheck: (svc: any) => boolean): void {
+  const spec = svc?.spec;
+  const oldSpec = old?.spec;
+  if (!isObject(spec) || !isObject(oldSpec)) return;
+  const type = (s: any) => s.type ?? 'ClusterIP';
+  if (type(oldSpec) !== 'ExternalName' && type(spec) === 'ExternalName') {
+    if ((spec.clusterIP ?? '') === (oldSpec.clusterIP ?? '') && sameList(spec.clusterIPs, oldSpec.clusterIPs)) {
+      delete spec.clusterIP;
+      delete spec.clusterIPs;
+    }
+    if (sameList(spec.ipFamilies, oldSpec.ipFamilies)) delete spec.ipFamilies;
+    if ((spec.ipFamilyPolicy ?? '') === (oldSpec.ipFamilyPolicy ?? '')) delete spec.ipFamilyPolicy;
+  }
+  const nodePorts = (s: any) => new Set<number>((Array.isArray(s.ports) ? s.ports : []).map((p: any) => p?.nodePort).filter((n: unknown) => typeof n === 'number' && n !== 0));
+  const usesNodePorts = (s: any) => type(s) === 'NodePort' || type(s) === 'LoadBalancer';
+  if (usesNodePorts(oldSpec) && !usesNodePorts(spec)) {
+    const before = nodePorts(oldSpec);
+    // ports may be added, removed or changed, as long as no node port is new
+    if ([...nodePorts(spec)].every((n) => before.has(n))) for (const p of Array.isArray(spec.ports) ? spec.ports : []) if (isObject(p)) delete p.nodePort;
+  }
+  if (needsHealthCheck(old) && !needsHealthCheck(svc) && (spec.healthCheckNodePort ?? 0) === (oldSpec.healthCheckNodePort ?? 0)) delete spec.healthCheckNodePort;
+  if (type(oldSpec) === 'LoadBalancer' && type(spec) !== 'LoadBalancer') {
+    if (typeof spec.allocateLoadBalancerNodePorts === 'boolean' && spec.allocateLoadBalancerNodePorts === oldSpec.allocateLoadBalancerNodePorts) delete spec.allocateLoadBalancerNodePorts;
+    if ((spec.loadBalancerClass ?? null) === (oldSpec.loadBalancerClass ?? null)) delete spec.loadBalancerClass;
+  }
+  if (externallyAccessible(old) && !externallyAccessible(svc) && (spec.externalTrafficPolicy ?? '') === (oldSpec.externalTrafficPolicy ?? '')) delete spec.externalTrafficPolicy;
+  if (type(spec) !== 'LoadBalancer' && isObject(svc.status)) svc.status.loadBalancer = {};
+}
+
+/**
  * On create, a Service that names only spec.clusterIP (an old client) gets spec.clusterIPs from
  * it. Kubernetes does this before allocation (normalizeClusterIPs).
  */
@@ -116,12 +154,12 @@ export function normalizeServiceClusterIPs(svc: any): void {
  * Call it after normalizeServiceClusterIPs and before allocating cluster IPs; the allocator then
  * fills spec.clusterIP/clusterIPs (one per family) and node ports.
  */
-export function initServiceIPFamilies(svc: any, cluster: ServiceNetworkConfig, old?: any): { field: string; message: string }[] {
+export function initServiceIPFamilies(svc: any, cluster: ServiceNetworkConfig, old?: any, preValidate?: (svc: any) => Errs): Errs {
   const spec = svc?.spec;
   if (!isObject(spec) || spec.type === 'ExternalName') return [];
   const ord = orderOf(SERVICE_SPEC);
   const oldSpec = isObject(old?.spec) ? old.spec : undefined;
-  const errs: { field: string; message: string }[] = [];
+  const errs: Errs = [];
   const configured = new Set(cluster.families);
   const selectorless = isEmpty(spec.selector);
   const headless = spec.clusterIP === 'None';
@@ -146,6 +184,9 @@ export function initServiceIPFamilies(svc: any, cluster: ServiceNetworkConfig, o
     else put(spec, ord, 'ipFamilyPolicy', 'SingleStack');
   }
   const policy: string = spec.ipFamilyPolicy;
+  // a loose check of the cluster IP fields first (Kubernetes answers with its errors alone)
+  const pre = preValidate?.(svc) ?? [];
+  if (pre.length > 0) return pre;
 
   if (oldSpec) {
     if (policy === 'SingleStack') {
@@ -158,20 +199,20 @@ export function initServiceIPFamilies(svc: any, cluster: ServiceNetworkConfig, o
     } else {
       const len = (v: unknown) => (Array.isArray(v) ? v.length : 0);
       if (len(spec.clusterIPs) > 0 && len(spec.clusterIPs) < len(oldSpec.clusterIPs)) {
-        errs.push({ field: 'spec.ipFamilyPolicy', message: "must be 'SingleStack' to release the secondary cluster IP" });
+        errs.push(invalid('spec.ipFamilyPolicy', policy, "must be 'SingleStack' to release the secondary cluster IP"));
       }
       if (len(spec.ipFamilies) > 0 && len(spec.ipFamilies) < len(oldSpec.ipFamilies)) {
-        errs.push({ field: 'spec.ipFamilyPolicy', message: "must be 'SingleStack' to release the secondary IP family" });
+        errs.push(invalid('spec.ipFamilyPolicy', policy, "must be 'SingleStack' to release the secondary IP family"));
       }
     }
   }
 
   if (policy === 'SingleStack') {
     if (Array.isArray(spec.clusterIPs) && spec.clusterIPs.length === 2) {
-      errs.push({ field: 'spec.ipFamilyPolicy', message: "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified" });
+      errs.push(invalid('spec.ipFamilyPolicy', policy, "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified"));
     }
     if (Array.isArray(spec.ipFamilies) && spec.ipFamilies.length === 2) {
-      errs.push({ field: 'spec.ipFamilyPolicy', message: "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified" });
+      errs.push(invalid('spec.ipFamilyPolicy', policy, "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified"));
     }
   }
 
@@ -183,7 +224,7 @@ export function initServiceIPFamilies(svc: any, cluster: ServiceNetworkConfig, o
       if (ip === 'None') break;
       const fam = familyOf(String(ip));
       if (i >= families.length) {
-        if (fam === 'unknown' || !configured.has(fam)) errs.push({ field: `spec.clusterIPs[${i}]`, message: `${fam} is not configured on this cluster` });
+        if (fam === 'unknown' || !configured.has(fam)) errs.push(invalid(`spec.clusterIPs[${i}]`, goStrings(spec.clusterIPs), `${fam} is not configured on this cluster`));
         else families.push(fam);
       }
     }
@@ -203,10 +244,10 @@ export function initServiceIPFamilies(svc: any, cluster: ServiceNetworkConfig, o
   }
 
   if (policy === 'RequireDualStack' && configured.size < 2) {
-    errs.push({ field: 'spec.ipFamilyPolicy', message: 'this cluster is not configured for dual-stack services' });
+    errs.push(invalid('spec.ipFamilyPolicy', policy, 'this cluster is not configured for dual-stack services'));
   }
   families.forEach((f, i) => {
-    if (!configured.has(f as IPFamily)) errs.push({ field: `spec.ipFamilies[${i}]`, message: 'not configured on this cluster' });
+    if (!configured.has(f as IPFamily)) errs.push(invalid(`spec.ipFamilies[${i}]`, f, 'not configured on this cluster'));
   });
   if (errs.length > 0) return errs;
 

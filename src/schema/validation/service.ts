@@ -33,11 +33,12 @@ const TOPOLOGY_HINTS = 'service.kubernetes.io/topology-aware-hints';
 const typeOf = (svc: any): string => str(svc.spec?.type) || 'ClusterIP';
 const isHeadless = (svc: any): boolean => arr(svc.spec?.clusterIPs).length === 1 && svc.spec.clusterIPs[0] === 'None';
 
-function externallyAccessible(svc: any): boolean {
+/** a NodePort or LoadBalancer Service, or a ClusterIP one with external IPs (ExternallyAccessible) */
+export function externallyAccessible(svc: any): boolean {
   const t = typeOf(svc);
   return t === 'LoadBalancer' || t === 'NodePort' || (t === 'ClusterIP' && arr(svc.spec?.externalIPs).length > 0);
 }
-function needsHealthCheck(svc: any): boolean {
+export function needsHealthCheck(svc: any): boolean {
   return typeOf(svc) === 'LoadBalancer' && svc.spec?.externalTrafficPolicy === 'Local';
 }
 const needsClusterIP = (svc: any) => typeOf(svc) !== 'ExternalName';
@@ -92,7 +93,8 @@ function validateServicePort(sp: any, requireName: boolean, names: Set<string>, 
   return errs;
 }
 
-function validateClusterIPsRelatedFields(svc: any): Errs {
+/** ValidateServiceClusterIPsRelatedFields: also the allocator's loose check before it fills the IP families */
+export function validateClusterIPsRelatedFields(svc: any): Errs {
   if (typeOf(svc) === 'ExternalName') return [];
   const errs: Errs = [];
   const spec = obj(svc.spec);
