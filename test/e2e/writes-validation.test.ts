@@ -623,3 +623,22 @@ describe('Services: IP families, type changes, status defaults', () => {
     assert.match(expectStatus(bad, 422, 'Invalid').message, /spec\.ports\[0\]\.nodePort: Forbidden: may not be used when `type` is 'ClusterIP'/);
   });
 });
+
+describe('validation values as Kubernetes 1.33 prints and bounds them', () => {
+  test('user and group IDs stop at 2147483647; a selector in an error is Go\'s %#v of the struct; a namespace gets the kubernetes finalizer beside its own', async () => {
+    const big = await c.raw('POST', `${pods}?dryRun=All`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'uid' }, spec: { securityContext: { runAsUser: 3000000000, fsGroup: 3000000000 }, containers: [{ name: 'c', image: 'x' }] } } });
+    assert.equal(
+      expectStatus(big, 422, 'Invalid').message,
+      'Pod "uid" is invalid: [spec.securityContext.fsGroup: Invalid value: 3000000000: must be between 0 and 2147483647, inclusive, spec.securityContext.runAsUser: Invalid value: 3000000000: must be between 0 and 2147483647, inclusive]',
+    );
+    const d = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'sel' }, spec: { selector: { matchLabels: { app: 'a' } }, template: { metadata: { labels: { app: 'a', b: 'c' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } } };
+    ok(await c.raw('POST', deploys, { body: d }), 201, 'deployment');
+    const moved = await c.raw('PATCH', `${deploys}/sel`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { spec: { selector: { matchLabels: { b: 'c' } } } } });
+    assert.equal(
+      expectStatus(moved, 422, 'Invalid').message,
+      'Deployment.apps "sel" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"a", "b":"c"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable',
+    );
+    const ns = ok(await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'own-finalizer' }, spec: { finalizers: ['example.com/fin'] } } }), 201, 'namespace');
+    assert.deepEqual(ns.spec.finalizers, ['example.com/fin', 'kubernetes']);
+  });
+});

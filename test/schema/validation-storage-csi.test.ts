@@ -376,12 +376,12 @@ test('CSIStorageCapacity update: nodeTopology and storageClassName are immutable
   assert.deepEqual(strs(validateCSIStorageCapacityUpdate(capacity({ capacity: '5Gi', maximumVolumeSize: '500Gi' }), old)), []);
   assert.deepEqual(strs(validateCSIStorageCapacityUpdate(capacity({ storageClassName: 'slow' }), old)), [`storageClassName: Invalid value: "slow": ${IMMUTABLE}`]);
   assert.deepEqual(strs(validateCSIStorageCapacityUpdate(capacity({ nodeTopology: { matchLabels: { 'topology.kubernetes.io/zone': 'us-east-1b' } } }), old)), [
-    `nodeTopology: Invalid value: &LabelSelector{MatchLabels:map[string]string{topology.kubernetes.io/zone: us-east-1b,},MatchExpressions:[]LabelSelectorRequirement{},}: ${IMMUTABLE}`,
+    `nodeTopology: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"topology.kubernetes.io/zone":"us-east-1b"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: ${IMMUTABLE}`,
   ]);
   assert.deepEqual(strs(validateCSIStorageCapacityUpdate(capacity({ nodeTopology: undefined }), old)), [`nodeTopology: Invalid value: "null": ${IMMUTABLE}`]);
   // a nil selector differs from an empty one
   assert.deepEqual(strs(validateCSIStorageCapacityUpdate(capacity({ nodeTopology: {} }), capacity({ nodeTopology: undefined }))), [
-    `nodeTopology: Invalid value: &LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{},}: ${IMMUTABLE}`,
+    `nodeTopology: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: ${IMMUTABLE}`,
   ]);
 });
 
@@ -393,6 +393,6 @@ test('CSIStorageCapacity update: invalid label values already stored are let thr
   // a valid old selector allows nothing
   assert.deepEqual(strs(validateCSIStorageCapacityUpdate(stored, capacity())), [
     `nodeTopology.matchExpressions[0].values[0]: Invalid value: "a b": ${LABEL_VALUE_MSG}`,
-    `nodeTopology: Invalid value: &LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:zone,Operator:In,Values:[a b],},},}: ${IMMUTABLE}`,
+    `nodeTopology: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement{Key:"zone", Operator:"In", Values:[]string{"a b"}}}}: ${IMMUTABLE}`,
   ]);
 });

@@ -334,8 +334,8 @@ check([
     obj: pod({ securityContext: { runAsUser: -1, seccompProfile: { type: 'Localhost' } }, containers: [container({ securityContext: { procMount: 'Bogus', allowPrivilegeEscalation: false, privileged: true } })] }),
     want: [
       'spec.containers[0].securityContext.procMount: Unsupported value: "Bogus": supported values: "Default", "Unmasked"',
-      'spec.containers[0].securityContext: Invalid value: &core.SecurityContext{...}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true',
-      'spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 4294967295, inclusive',
+      'spec.containers[0].securityContext: Invalid value: core.SecurityContext{...}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true',
+      'spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive',
       'spec.securityContext.seccompProfile.localhostProfile: Required value: must be set when seccomp type is Localhost',
     ],
   },
@@ -440,7 +440,7 @@ check([
     group: 'apps',
     kind: 'Deployment',
     obj: deployment({ selector: {} }),
-    want: ['spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{},}: empty selector is invalid for deployment'],
+    want: ['spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment'],
   },
   {
     name: 'a selector with a bad expression',
@@ -449,7 +449,7 @@ check([
     obj: deployment({ selector: { matchExpressions: [{ key: 'app', operator: 'Is', values: ['web'] }] } }),
     want: [
       'spec.selector.matchExpressions[0].operator: Invalid value: "Is": not a valid selector operator',
-      'spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:app,Operator:Is,Values:[web],},},}: invalid label selector',
+      'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement{Key:"app", Operator:"Is", Values:[]string{"web"}}}}: invalid label selector',
     ],
   },
   {
@@ -503,7 +503,7 @@ check([
     group: 'apps',
     kind: 'ReplicaSet',
     obj: replicaSet({ selector: { matchLabels: {} } }),
-    want: ['spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{},}: empty selector is invalid for deployment'],
+    want: ['spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment'],
   },
   { name: 'a valid statefulset', group: 'apps', kind: 'StatefulSet', obj: statefulSet(), want: [] },
   {
@@ -529,7 +529,7 @@ check([
     group: 'apps',
     kind: 'StatefulSet',
     obj: statefulSet({ selector: {} }),
-    want: ['spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{},}: empty selector is invalid for statefulset'],
+    want: ['spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for statefulset'],
   },
   { name: 'a valid daemonset', group: 'apps', kind: 'DaemonSet', obj: daemonSet(), want: [] },
   {
@@ -567,7 +567,7 @@ test('apps: selectors are immutable, other fields are not', () => {
     d.spec.selector.matchLabels.app = 'api';
     d.spec.template.metadata.labels.app = 'api';
   });
-  const want = ['spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{app: api,},MatchExpressions:[]LabelSelectorRequirement{},}: field is immutable'];
+  const want = ['spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"api"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable'];
   assert.deepEqual(validateUpdate('apps', 'Deployment', relabeled, old).map(String), want);
   assert.deepEqual(validateUpdate('apps', 'ReplicaSet', mutate(replicaSet(), (r) => ((r.spec.selector.matchLabels.app = 'api'), (r.spec.template.metadata.labels.app = 'api'))), replicaSet()).map(String), want);
   assert.deepEqual(validateUpdate('apps', 'DaemonSet', mutate(daemonSet(), (r) => ((r.spec.selector.matchLabels.app = 'api'), (r.spec.template.metadata.labels.app = 'api'))), daemonSet()).map(String), want);
@@ -847,7 +847,7 @@ check([
       'spec.startingDeadlineSeconds: Invalid value: -1: must be greater than or equal to 0',
       'spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace"',
       'spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"',
-      'spec.jobTemplate.spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{a: b,},MatchExpressions:[]LabelSelectorRequirement{},}: `selector` will be auto-generated',
+      'spec.jobTemplate.spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"a":"b"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: `selector` will be auto-generated',
     ],
   },
   {
@@ -867,7 +867,7 @@ test('batch/Job: the template, selector and completions are immutable', () => {
   assert.deepEqual(validateUpdate('batch', 'Job', mutate(old, (j) => (j.spec.completions = 3)), old).map(String), ['spec.completions: Invalid value: 3: field is immutable']);
   assert.deepEqual(validateUpdate('batch', 'Job', mutate(old, (j) => (j.spec.selector.matchLabels.extra = 'x')), old).map(String), [
     'spec.template.metadata.labels: Invalid value: map[string]string{"batch.kubernetes.io/controller-uid":"4d9b4f8e-2f7a-4a2b-9a35-6f0e8e8b1c11", "batch.kubernetes.io/job-name":"pi", "controller-uid":"4d9b4f8e-2f7a-4a2b-9a35-6f0e8e8b1c11", "job-name":"pi"}: `selector` does not match template `labels`',
-    'spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{batch.kubernetes.io/controller-uid: 4d9b4f8e-2f7a-4a2b-9a35-6f0e8e8b1c11,extra: x,},MatchExpressions:[]LabelSelectorRequirement{},}: field is immutable',
+    'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"batch.kubernetes.io/controller-uid":"4d9b4f8e-2f7a-4a2b-9a35-6f0e8e8b1c11", "extra":"x"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable',
   ]);
   // parallelism and suspend may change; a suspended job that never ran may change its node selector
   assert.deepEqual(validateUpdate('batch', 'Job', mutate(old, (j) => ((j.spec.parallelism = 3), (j.spec.suspend = true))), old).map(String), []);

@@ -35,7 +35,9 @@ const namespace: Tweak = (s) => {
   s.returnDeletedObject = true;
   s.prepareForCreate = (obj) => {
     obj.spec ??= {};
-    if (obj.spec.finalizers === undefined) obj.spec.finalizers = ['kubernetes'];
+    // the kubernetes finalizer is added to whatever finalizers the namespace is created with
+    const finalizers = Array.isArray(obj.spec.finalizers) ? obj.spec.finalizers : [];
+    if (!finalizers.includes('kubernetes')) obj.spec.finalizers = [...finalizers, 'kubernetes'];
     obj.status = { phase: 'Active' };
     ensureNamespaceLabel(obj);
   };

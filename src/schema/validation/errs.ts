@@ -176,14 +176,15 @@ export function goIntOrString(v: unknown): GoRepr {
   return new GoRepr(v == null ? '0' : String(v));
 }
 
-/** metav1.LabelSelector through its (gogo-generated) String() method */
+/**
+ * A metav1.LabelSelector as field errors print it: ErrorBody dereferences the pointer, and the
+ * struct's String() has a pointer receiver, so Go's %#v is what shows (maps with sorted keys,
+ * nil and empty told apart).
+ */
 export function goLabelSelector(sel: any): GoRepr {
   if (sel == null) return new GoRepr('"null"');
-  const ml: Record<string, string> = sel.matchLabels ?? {};
-  const keys = Object.keys(ml).sort();
-  const mls = `map[string]string{${keys.map((k) => `${k}: ${ml[k]},`).join('')}}`;
-  const exprs = (sel.matchExpressions ?? [])
-    .map((e: any) => `LabelSelectorRequirement{Key:${e.key ?? ''},Operator:${e.operator ?? ''},Values:[${(e.values ?? []).join(' ')}],},`)
-    .join('');
-  return new GoRepr(`&LabelSelector{MatchLabels:${mls},MatchExpressions:[]LabelSelectorRequirement{${exprs}},}`);
+  const exprs = sel.matchExpressions;
+  const requirement = (e: any) => `v1.LabelSelectorRequirement{Key:${goQuote(String(e?.key ?? ''))}, Operator:${goQuote(String(e?.operator ?? ''))}, Values:${goStrings(e?.values ?? null).repr}}`;
+  const list = exprs == null ? '[]v1.LabelSelectorRequirement(nil)' : `[]v1.LabelSelectorRequirement{${(exprs as any[]).map(requirement).join(', ')}}`;
+  return new GoRepr(`v1.LabelSelector{MatchLabels:${goStringMap(sel.matchLabels ?? null).repr}, MatchExpressions:${list}}`);
 }

@@ -505,7 +505,7 @@ function validateSecurityContext(sc: any, path: string, hostUsers: boolean): Err
   }
   errs.push(...validateSeccompProfileField(sc.seccompProfile, child(path, 'seccompProfile')));
   if (sc.allowPrivilegeEscalation === false) {
-    const repr = new GoRepr('&core.SecurityContext{...}');
+    const repr = new GoRepr('core.SecurityContext{...}');
     if (sc.privileged === true) errs.push(invalid(path, repr, 'cannot set `allowPrivilegeEscalation` to false and `privileged` to true'));
     for (const c of arr(sc.capabilities?.add))
       if (c === 'CAP_SYS_ADMIN') errs.push(invalid(path, repr, 'cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN'));

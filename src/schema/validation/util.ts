@@ -287,7 +287,8 @@ export function isRelaxedEnvVarName(v: string): string[] {
   return errs;
 }
 
-export const isValidUserID = (v: number): string[] => (v >= 0 && v <= 0xffffffff ? [] : [inclusiveRangeError(0, 4294967295)]);
+/** IsValidUserID: 0 to math.MaxInt32 (Kubernetes keeps user and group IDs to the positive int32 range) */
+export const isValidUserID = (v: number): string[] => (v >= 0 && v <= 0x7fffffff ? [] : [inclusiveRangeError(0, 2147483647)]);
 export const isValidGroupID = isValidUserID;
 
 export function validateNonnegative(v: number, path: string): Errs {
