@@ -32,7 +32,38 @@ interface Ctx {
   struct: string;
 }
 
-const QUANTITY_RE = /^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$/;
+const QUANTITY_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+const QUANTITY_SUFFIXES = new Set(['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei', 'n', 'u', 'm', 'k', 'M', 'G', 'T', 'P', 'E']);
+
+/**
+ * Why resource.ParseQuantity refuses a string (undefined: it parses). Its scanner, not the regular
+ * expression it names: a sign, digits, one '.', digits, then suffix letters with an optional signed
+ * exponent; anything after is the format error ("1.5.5"), and a suffix it cannot interpret ("5Gi6",
+ * "1e") the suffix error.
+ */
+function quantityError(s: string): string | undefined {
+  if (s.length === 0) return QUANTITY_FORMAT;
+  if (s === '0') return undefined;
+  const digits = (i: number) => {
+    while (i < s.length && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57) i++;
+    return i;
+  };
+  let i = s[0] === '-' || s[0] === '+' ? 1 : 0;
+  i = digits(i);
+  if (s[i] === '.') i = digits(i + 1);
+  const suffixStart = i;
+  while (i < s.length && 'eEinumkKMGTP'.includes(s[i]!)) i++;
+  if (s[i] === '-' || s[i] === '+') i++;
+  if (digits(i) < s.length) return QUANTITY_FORMAT;
+  const suffix = s.slice(suffixStart);
+  if (QUANTITY_SUFFIXES.has(suffix)) return undefined;
+  // an exponent: e or E and an int64
+  if (suffix.length > 1 && (suffix[0] === 'e' || suffix[0] === 'E') && /^[+-]?[0-9]+$/.test(suffix.slice(1))) {
+    const n = BigInt(suffix.slice(1));
+    if (n >= -(2n ** 63n) && n < 2n ** 63n) return undefined;
+  }
+  return "unable to parse quantity's suffix";
+}
 
 function goName(t: TypeRef): string {
   switch (t.kind) {
@@ -232,8 +263,9 @@ function normValue(t: NT, v: unknown, base: string, ctx: Ctx, sub: string | numb
         case 'Quantity': {
           if (typeof v !== 'string' && typeof v !== 'number') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           const s = String(v).trim();
-          if (!QUANTITY_RE.test(s)) {
-            if (!ctx.typeError) ctx.typeError = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+          const bad = quantityError(s);
+          if (bad) {
+            if (!ctx.typeError) ctx.typeError = bad;
             return OMIT;
           }
           return canonicalQuantity(s);

@@ -638,6 +638,16 @@ describe('validation values as Kubernetes 1.33 prints and bounds them', () => {
       expectStatus(moved, 422, 'Invalid').message,
       'Deployment.apps "sel" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"a", "b":"c"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable',
     );
+    // quantities are parsed as resource.ParseQuantity parses them, when the body is decoded (400)
+    const FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+    for (const [q, why] of [['1.5.5', FORMAT], ['1..5', FORMAT], ['0.5.m', FORMAT], ['abc', FORMAT], ['5Gi6', "unable to parse quantity's suffix"], ['1e', "unable to parse quantity's suffix"]]) {
+      const r = await c.raw('POST', `${pods}?dryRun=All`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'q' }, spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: q } } }] } } });
+      assert.equal(expectStatus(r, 400, 'BadRequest', q).message, `Pod in version "v1" cannot be handled as a Pod: ${why}`, q);
+    }
+    for (const [q, stored] of [['1.5', '1500m'], ['1e3', '1e3'], ['1.G', '1G'], ['+2Ki', '2Ki']]) {
+      const r = ok(await c.raw('POST', `${pods}?dryRun=All`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'q' }, spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: q } } }] } } }), 201, q);
+      assert.equal(r.spec.containers[0].resources.requests.cpu, stored, q);
+    }
     const ns = ok(await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'own-finalizer' }, spec: { finalizers: ['example.com/fin'] } } }), 201, 'namespace');
     assert.deepEqual(ns.spec.finalizers, ['example.com/fin', 'kubernetes']);
   });
