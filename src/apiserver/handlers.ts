@@ -220,7 +220,10 @@ export function outputChoice(r: RequestBase, list: boolean, forms: { table?: boo
 function tableOptions(q: URLSearchParams): TableOptions {
   const io = q.get('includeObject');
   if (io === null || io === '') return { includeObject: 'Metadata' };
-  if (io !== 'None' && io !== 'Metadata' && io !== 'Object') throw errors.badRequest(`unrecognized includeObject value: "${io}"`);
+  // (ValidateTableOptions' words, which kube-apiserver answers before converting)
+  if (io !== 'None' && io !== 'Metadata' && io !== 'Object') {
+    throw errors.badRequest(`Unable to convert to Table as requested: includeObject: Invalid value: ${goQuote(io)}: must be 'Metadata', 'Object', 'None', or empty`);
+  }
   return { includeObject: io as IncludeObject };
 }
 
@@ -1046,9 +1049,13 @@ export async function handleUpdate(r: Request): Promise<void> {
           const conditions = csrConditionTimestamps(obj.status?.conditions, prev.status?.conditions);
           if (conditions === undefined) delete cur.status.conditions;
           else cur.status.conditions = conditions;
-        } else if (obj.status === undefined) delete cur.status;
-        else cur.status = obj.status;
-        return trackUpdate(prev, cur, store.kind.type, who);
+          return trackUpdate(prev, cur, store.kind.type, who);
+        }
+        // the whole object sent; the store keeps of it what a status write may change
+        const next = structuredClone(obj);
+        if (m.resourceVersion) next.metadata.resourceVersion = m.resourceVersion;
+        else next.metadata.resourceVersion = cur.metadata.resourceVersion;
+        return trackUpdate(prev, next, store.kind.type, who);
       },
       { dryRun, main: false, subresource: info.subresource, admission: admissionOf(r) },
     );
@@ -1290,7 +1297,7 @@ export function sendError(r: { req: IncomingMessage; res: ServerResponse }, err:
 // ---- field managers (managedFields) ----
 
 /** the field manager of a write: the fieldManager parameter, else derived from the User-Agent */
-function managerOf(r: RequestBase, subresource: string, kind: Pick<KindDecl, 'group' | 'version' | 'subresources'>): ManagerInfo {
+function managerOf(r: RequestBase, subresource: string, kind: Pick<KindDecl, 'group' | 'version' | 'kind' | 'subresources'>): ManagerInfo {
   const param = r.query.get('fieldManager') ?? '';
   const errs = validateFieldManager(param, 'fieldManager');
   if (errs.length) throw errors.invalid({ group: 'meta.k8s.io', name: 'CreateOptions' }, '', errs);
@@ -1298,7 +1305,7 @@ function managerOf(r: RequestBase, subresource: string, kind: Pick<KindDecl, 'gr
     manager: managerOrUserAgent(param, r.req.headers['user-agent'] ?? ''),
     apiVersion: kind.group ? `${kind.group}/${kind.version}` : kind.version,
     subresource,
-    resetFields: resetFieldsFor(subresource, kind.subresources.some((s) => s.name === 'status')),
+    resetFields: resetFieldsFor(subresource, kind.subresources.some((s) => s.name === 'status'), kind),
   };
 }
 
@@ -1450,14 +1457,6 @@ export async function handlePatch(r: Request): Promise<void> {
       }
     }
     if (!view && (!sub || sub === 'status' || podPart)) applyDefaults(kind.group, kind.version, kind.kind, next);
-    if (sub === 'status') {
-      // the status subresource changes status only
-      const onlyStatus = structuredClone(cur);
-      if (next.status === undefined) delete onlyStatus.status;
-      else onlyStatus.status = next.status;
-      if (isApply) onlyStatus.metadata.managedFields = next.metadata?.managedFields;
-      next = onlyStatus;
-    }
     // ephemeralcontainers changes the ephemeral containers only, resize the containers' resources
     if (podPart) next = podPart(next, cur, isApply);
     if (csrApproval) {

@@ -459,3 +459,48 @@ describe('patch errors that are not about the body', () => {
     await unchanged(`${cms}/pt-name`, before, 'rename');
   });
 });
+
+describe('writes to /status', () => {
+  test('change the status and the metadata, not the spec: labels, annotations and finalizers sent are written (a Deployment keeps its labels); a custom resource keeps its status only', async () => {
+    await create(`/api/v1/namespaces/${NS}/services`, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'st-svc' }, spec: { selector: { a: 'b' }, ports: [{ port: 80 }] } });
+    const svc = ok(
+      await patch(`/api/v1/namespaces/${NS}/services/st-svc/status`, MERGE, {
+        metadata: { labels: { via: 'status' }, annotations: { via: 'status' } },
+        spec: { type: 'NodePort' },
+        status: { conditions: [{ type: 'X', status: 'True', reason: 'R', message: 'm', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
+      }),
+      200,
+      'service status',
+    );
+    assert.deepEqual(svc.metadata.labels, { via: 'status' });
+    assert.deepEqual(svc.metadata.annotations, { via: 'status' });
+    assert.equal(svc.spec.type, 'ClusterIP', 'the spec is not the status writer\'s');
+    assert.equal(svc.status.conditions[0].type, 'X');
+    const owner = svc.metadata.managedFields.find((m: any) => m.subresource === 'status');
+    assert.deepEqual(Object.keys(owner.fieldsV1).sort(), ['f:metadata', 'f:status'], 'the status writer owns no spec field');
+
+    // PUT of the whole object read, with a finalizer added
+    const read = await get(`/api/v1/namespaces/${NS}/services/st-svc`);
+    read.metadata.finalizers = ['example.com/keep'];
+    read.spec.sessionAffinity = 'ClientIP';
+    const put = ok(await c.raw('PUT', `/api/v1/namespaces/${NS}/services/st-svc/status`, { body: read }), 200, 'PUT status');
+    assert.deepEqual(put.metadata.finalizers, ['example.com/keep']);
+    assert.equal(put.spec.sessionAffinity, 'None');
+    ok(await patch(`/api/v1/namespaces/${NS}/services/st-svc`, MERGE, { metadata: { finalizers: null } }), 200, 'finalizer off');
+
+    await create(deploys, DEPLOYMENT('st-deploy'));
+    const applied = ok(
+      await c.raw('PATCH', `${deploys}/st-deploy/status?fieldManager=st`, {
+        headers: { 'content-type': 'application/apply-patch+yaml' },
+        body: JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'st-deploy', labels: { z: '1' }, annotations: { an: '1' } }, spec: { replicas: 7 }, status: { observedGeneration: 9, replicas: 3 } }),
+      }),
+      200,
+      'apply to deployments/status',
+    );
+    assert.deepEqual(applied.metadata.labels, { app: 'st-deploy' }, 'deployments/status resets the labels');
+    assert.deepEqual(applied.metadata.annotations, { an: '1' });
+    assert.equal(applied.spec.replicas, 1);
+    const st = applied.metadata.managedFields.find((m: any) => m.manager === 'st');
+    assert.deepEqual(st.fieldsV1, { 'f:metadata': { 'f:annotations': { 'f:an': {} } }, 'f:status': { 'f:observedGeneration': {}, 'f:replicas': {} } }, 'no ownership of what was reset');
+  });
+});

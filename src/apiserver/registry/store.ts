@@ -711,6 +711,7 @@ export class ResourceStore {
       if (main) next = this.prepareUpdate(next, old);
       else {
         carryMeta(next, old);
+        if ((opts.subresource ?? 'status') === 'status') keepAllButStatus(next, old);
         this.strategy.prepareForSubresourceUpdate?.(opts.subresource ?? 'status', next, old);
         next.metadata = inObjectMetaOrder(next.metadata);
       }
@@ -900,6 +901,20 @@ export class ResourceStore {
     if (revision === undefined || this.cacher.revision() >= revision) return false;
     await this.cacher.waitUntilFresh(revision, 1000);
     return true;
+  }
+}
+
+/**
+ * A status write changes the status and the metadata: every other field (the spec) is the stored
+ * one, as Kubernetes' status strategies copy the old spec back; so labels, annotations and
+ * finalizers sent to /status are written. Strategies reset more (a Deployment's labels, a Pod's
+ * owner references) or less (a custom resource keeps its status only).
+ */
+function keepAllButStatus(next: any, old: any): void {
+  for (const k of new Set([...Object.keys(next), ...Object.keys(old)])) {
+    if (k === 'metadata' || k === 'status' || k === 'kind' || k === 'apiVersion') continue;
+    if (old[k] === undefined) delete next[k];
+    else next[k] = structuredClone(old[k]);
   }
 }
 

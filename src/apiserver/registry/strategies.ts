@@ -343,7 +343,20 @@ const TWEAKS: Record<string, Tweak[]> = {
   '/PersistentVolumeClaim': [statusOnly, returnsObject],
   '/ResourceQuota': [statusOnly, returnsObject],
   '/ReplicationController': [workload],
-  'apps/Deployment': [workload, (s) => void (s.generationOnAnnotations = true)],
+  'apps/Deployment': [
+    workload,
+    (s) => void (s.generationOnAnnotations = true),
+    // deployments/status does not change the labels either
+    (s) => {
+      const base = s.prepareForSubresourceUpdate;
+      s.prepareForSubresourceUpdate = (sub, obj, old) => {
+        base?.(sub, obj, old);
+        if (sub !== 'status') return;
+        if (old.metadata.labels === undefined) delete obj.metadata.labels;
+        else obj.metadata.labels = old.metadata.labels;
+      };
+    },
+  ],
   'apps/ReplicaSet': [workload],
   'apps/StatefulSet': [workload],
   'apps/DaemonSet': [

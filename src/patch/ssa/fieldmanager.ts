@@ -722,9 +722,14 @@ export function validateFieldManager(fieldManager: string, path = 'fieldManager'
  * pass their own list (Kubernetes: pods/status also resets metadata.deletionTimestamp and
  * metadata.ownerReferences, deployments/status metadata.labels).
  */
-export function resetFieldsFor(subresource: string | undefined, hasStatusSubresource: boolean): string[][] {
+export function resetFieldsFor(subresource: string | undefined, hasStatusSubresource: boolean, kind?: { group: string; kind: string }): string[][] {
   if (!subresource) return hasStatusSubresource ? [['status']] : [];
-  if (subresource === 'status') return [['spec']];
+  if (subresource === 'status') {
+    const what = kind ? `${kind.group}/${kind.kind}` : '';
+    if (what === 'apps/Deployment') return [['spec'], ['metadata', 'labels']];
+    if (what === '/Pod') return [['spec'], ['metadata', 'deletionTimestamp'], ['metadata', 'ownerReferences']];
+    return [['spec']];
+  }
   return [];
 }
 
