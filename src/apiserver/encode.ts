@@ -159,7 +159,7 @@ export function printerForKind(kind: Pick<KindDecl, 'group' | 'kind' | 'custom'>
 export function tableOf(kind: Pick<KindDecl, 'group' | 'kind' | 'custom'>, objs: any[], listMeta: ListMeta | undefined, opts: TableOptions, version: string): any {
   const p = printerForKind(kind);
   const now = Date.now();
-  const rows = objs.map((o) => {
+  const rows = (objs.length > 1 && p.order ? p.order(objs) : objs).map((o) => {
     const row: any = { cells: p.cells(o, now) };
     const conds = p.conditions?.(o);
     if (conds && conds.length) row.conditions = conds;

@@ -71,13 +71,16 @@ export class WatchRegistry {
 
     let closed = false;
     let lastRV = 0;
+    let tableHeadersSent = false;
     const objectBytes = (obj: any, entry: CacheEntry | undefined): Uint8Array => {
       if (plain) {
         if (entry) return proto ? encodeEnvelope(obj.apiVersion, obj.kind, entryProto(entry, kind)) : cbor ? entryCBOR(entry, kind) : entryJSON(entry);
         return proto ? encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(kind.type, obj)) : cbor ? encodeCBOR(kind.type, obj) : Buffer.from(JSON.stringify(obj));
       }
       if (choice.transform === 'Table') {
-        const t = tableOf(kind, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, p.table ?? { includeObject: 'Metadata' }, choice.transformVersion);
+        // only the first event of the stream carries the column definitions, as in Kubernetes
+        const t = tableOf(kind, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, { ...(p.table ?? { includeObject: 'Metadata' }), noHeaders: tableHeadersSent }, choice.transformVersion);
+        tableHeadersSent = true;
         return proto ? encodeEnvelope(t.apiVersion, 'Table', encodeMessage(TABLE_TYPE, t)) : cbor ? encodeCBORValue(t) : Buffer.from(JSON.stringify(t));
       }
       const m = partialObjectMetadata(obj, choice.transformVersion);

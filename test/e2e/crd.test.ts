@@ -730,3 +730,44 @@ test('deleting the CRD removes its custom resources first (finalizer, Terminatin
   const list = (await c.raw('GET', '/apis/stable.example.com/v1/crontabs')).json();
   assert.deepEqual(list.items, []);
 });
+
+test('printer column cells as Kubernetes makes them: date columns parse strict RFC 3339 ("" and "null" are <unknown>), string columns print numbers as Go and objects as Go JSON', async () => {
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'cells.print.example.com' },
+    spec: {
+      group: 'print.example.com',
+      scope: 'Namespaced',
+      names: { plural: 'cells', singular: 'cell', kind: 'Cell', listKind: 'CellList' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
+          additionalPrinterColumns: [
+            { name: 'When', type: 'date', jsonPath: '.spec.when' },
+            { name: 'Num', type: 'string', jsonPath: '.spec.num' },
+            { name: 'Obj', type: 'string', jsonPath: '.spec.obj' },
+          ],
+        },
+      ],
+    },
+  };
+  const made = await c.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
+  assert.equal(made.status, 201, made.text);
+  const base = `/apis/print.example.com/v1/namespaces/${NS}/cells`;
+  await until('cells served', async () => (await c.raw('GET', base)).status === 200);
+  const cases: [string, any, unknown[]][] = [
+    ['day', { when: '2024-01-01', num: 1234567.5, obj: { b: ['<x&y>'], a: 1 } }, ['<invalid>', '1.2345675e+06', '{"a":1,"b":["\\u003cx\\u0026y\\u003e"]}']],
+    ['empty', { when: '', num: 0.00001, obj: true }, ['<unknown>', '1e-05', 'true']],
+    ['null', { when: 'null', num: 42, obj: 'text' }, ['<unknown>', '42', 'text']],
+  ];
+  for (const [name, spec, cells] of cases) {
+    const r = await c.raw('POST', base, { body: { apiVersion: 'print.example.com/v1', kind: 'Cell', metadata: { name }, spec } });
+    assert.equal(r.status, 201, r.text);
+    const t = (await c.raw('GET', `${base}/${name}`, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } })).json();
+    assert.deepEqual(t.rows[0].cells.slice(1), cells, name);
+  }
+});

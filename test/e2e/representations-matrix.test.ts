@@ -781,7 +781,29 @@ describe('Tables: includeObject, and the default table', () => {
       assert.deepEqual(full.rows[0].cells.slice(0, 2), ['inc', 1]);
     }
     const bad = await c.raw('GET', `${cms}/inc?includeObject=Everything`, { headers: { accept } });
-    expectStatus(bad, 400, 'BadRequest');
+    assert.equal(expectStatus(bad, 400, 'BadRequest').message, `Unable to convert to Table as requested: includeObject: Invalid value: "Everything": must be 'Metadata', 'Object', 'None', or empty`);
+  });
+
+  test('a watch as Table: only the first event carries the column definitions', async () => {
+    const accept = `application/json;as=Table${META}`;
+    const rv = (await c.raw('GET', cms)).json().metadata.resourceVersion;
+    const w = c.stream(`${cms}?watch=true&resourceVersion=${rv}`, { accept });
+    await w.ready;
+    for (const n of ['tw1', 'tw2']) await c.raw('POST', cms, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: n } } });
+    const evs = await w.until((e) => e.length >= 2);
+    w.close();
+    assert.deepEqual(evs.map((e) => e.object.rows[0].cells[0]), ['tw1', 'tw2']);
+    assert.equal(evs[0].object.columnDefinitions[0].name, 'Name');
+    assert.equal(evs[1].object.columnDefinitions, null);
+  });
+
+  test('FlowSchemas as a Table are in the order they are tried (matching precedence, then name), as kubectl shows them', async () => {
+    const t = (await c.raw('GET', '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas', { headers: { accept: `application/json;as=Table${META}` } })).json();
+    const rows = t.rows.map((r: any) => [r.cells[2], r.cells[0]]);
+    assert.deepEqual(rows.slice(0, 2), [[1, 'exempt'], [2, 'probes']]);
+    assert.deepEqual(rows.at(-1), [10000, 'catch-all']);
+    const sorted = [...rows].sort((a: any, b: any) => a[0] - b[0] || (a[1] < b[1] ? -1 : 1));
+    assert.deepEqual(rows, sorted);
   });
 
   test('a kind without a printer of its own: Name and Created At', async () => {

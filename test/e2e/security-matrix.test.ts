@@ -1470,6 +1470,8 @@ test('keelson server takes every flag keelson apiserver takes, with the same typ
   const types = [...apiserver.entries()].filter(([f, v]) => server.get(f)!.split('  ')[0] !== v.split('  ')[0]).map(([f]) => f);
   assert.deepEqual(types, [], 'flags whose type differs');
   const differ = [...apiserver.entries()].filter(([f, v]) => server.get(f) !== v && f !== 'help' && f !== 'data-dir').map(([f, v]) => `--${f}:\n  apiserver: ${v}\n  server:    ${server.get(f)}`);
-  // the authorization mode defaults differ on purpose (Node,RBAC for the all-in-one cluster)
-  assert.deepEqual(differ.filter((d) => !d.startsWith('--authorization-mode:')), []);
+  // the authorization mode and --allow-privileged defaults differ on purpose (Node,RBAC and privileged
+  // containers allowed for the all-in-one cluster, as k3s sets them); the help is the same
+  assert.deepEqual(differ.filter((d) => !d.startsWith('--authorization-mode:') && !d.startsWith('--allow-privileged:')), []);
+  assert.equal(server.get('allow-privileged'), `${apiserver.get('allow-privileged')} (default true)`);
 });

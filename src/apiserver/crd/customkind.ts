@@ -7,7 +7,9 @@ import type { KindDecl, SubresourceDecl } from '../../schema/model.js';
 import { isQualifiedName } from '../../machinery/validation.js';
 import { NAME_COLUMN } from '../../schema/printers/types.js';
 import { humanDuration } from '../../schema/printers/format.js';
-import { normalize, pruneUnknown } from '../../codec/json.js';
+import { normalize, normTime, pruneUnknown } from '../../codec/json.js';
+import { goFloat } from '../../patch/errors.js';
+import { goJSON } from '../../patch/ssa/pathelement.js';
 import type { DynamicNormalized } from '../../schema/dynamic.js';
 import type { Strategy } from '../registry/strategy.js';
 import { applySchemaDefaults, prune, validateValue, type JSONSchemaProps } from './schema.js';
@@ -108,14 +110,28 @@ function cellForColumn(type: string, value: unknown, now: number): unknown {
     case 'boolean':
       return typeof value === 'boolean' ? value : null;
     case 'date': {
+      // metav1.Time's query parameter form: "" and "null" are the zero time, else strict RFC 3339
       if (typeof value !== 'string') return null;
-      const t = Date.parse(value);
-      if (Number.isNaN(t)) return '<invalid>';
-      return humanDuration(now - t);
+      if (value === '' || value === 'null') return '<unknown>';
+      const t = normTime(value, false);
+      if (t === undefined) return '<invalid>';
+      return humanDuration(now - Date.parse(value));
     }
     default:
-      return typeof value === 'string' ? value : JSON.stringify(value);
+      return stringCell(value);
   }
+}
+
+/**
+ * A string column's cell as Kubernetes' JSONPath printer writes the value: a string as it is, a
+ * number as Go's fmt prints an int64 or a float64 (1.2345675e+06), a boolean as true or false,
+ * an object or array as Go's json.Marshal (sorted keys, <, > and & escaped).
+ */
+function stringCell(value: unknown): unknown {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : goFloat(value);
+  if (typeof value === 'boolean') return String(value);
+  return goJSON(value);
 }
 
 /** the Table printer of a version: Name, then its additionalPrinterColumns (Age when there are none) */

@@ -49,7 +49,8 @@ export const componentStatusPrinter: Printer = {
 /** autoscaling/v1 Scale, the scale subresource (`kubectl get deployment web --subresource=scale`) */
 export const scalePrinter: Printer = {
   columns: [
-    NAME_COLUMN,
+    // (Kubernetes' scale columns give Name no format)
+    { ...NAME_COLUMN, format: '' },
     col('Desired', 'integer', 'The number of replicas asked for, from spec.replicas.'),
     col('Available', 'integer', 'The number of replicas observed, from status.replicas.'),
     AGE_COLUMN,
@@ -358,7 +359,8 @@ export const serviceCIDRPrinter: Printer = {
 
 export const ipAddressPrinter: Printer = {
   columns: [NAME_COLUMN, col('ParentRef', 'string', 'The object the IP address is allocated to.')],
-  cells(ip: any): unknown[] {
+  // (Kubernetes' printer adds an Age cell its columns do not declare; clients drop it)
+  cells(ip: any, now: number): unknown[] {
     const ref = ip?.spec?.parentRef;
     let parent = '<none>';
     if (ref != null) {
@@ -368,7 +370,7 @@ export const ipAddressPrinter: Printer = {
       if (str(ref.namespace) !== '') parent += '/' + str(ref.namespace);
       parent += '/' + str(ref.name);
     }
-    return [nameOf(ip), parent];
+    return [nameOf(ip), parent, age(ip, now)];
   },
 };
 
@@ -584,6 +586,16 @@ export const mutatingAdmissionPolicyBindingPrinter = policyBindingPrinter();
 // flowcontrol.apiserver.k8s.io, apiregistration.k8s.io
 
 export const flowSchemaPrinter: Printer = {
+  // a list in the order the schemas are tried: by matching precedence, then by name
+  order: (objs) =>
+    [...objs].sort((a, b) => {
+      const pa = Number(a?.spec?.matchingPrecedence ?? 0);
+      const pb = Number(b?.spec?.matchingPrecedence ?? 0);
+      if (pa !== pb) return pa - pb;
+      const na = str(a?.metadata?.name);
+      const nb = str(b?.metadata?.name);
+      return na < nb ? -1 : na > nb ? 1 : 0;
+    }),
   columns: [
     NAME_COLUMN,
     col('PriorityLevel', 'string', 'The priority level requests matching the schema are assigned to.'),

@@ -25,6 +25,8 @@ export interface Printer {
   /** the cells of one row, in column order; numbers as numbers, strings as strings, as Kubernetes sends them */
   cells(obj: any, now: number): unknown[];
   conditions?(obj: any): RowCondition[] | undefined;
+  /** the order of a list's rows, where Kubernetes' list printer sorts them (FlowSchemas by precedence) */
+  order?(objs: any[]): any[];
 }
 
 /** Column constructor: col('Ready', 'string', 'What it shows.') */
