@@ -373,9 +373,11 @@ function isEmptyObject(o: object): boolean {
  * both in one pass, so the defaulting after it cannot tell `[]` from absent. Where Kubernetes'
  * defaulting tells them apart (a nil check, not a length check) and the validation then refuses
  * the empty list, the list is kept for the validation to see: an HPA's `policies: []` is
- * "must specify at least one Policy", not the default policies.
+ * "must specify at least one Policy", not the default policies. The same for `managedFields: []`,
+ * which the field manager reads as "clear the managed fields" (isResetManagedFields); what it
+ * writes back never holds an empty list.
  */
-const KEEP_EMPTY = new Set(['io.k8s.api.autoscaling.v2.HPAScalingRules.policies']);
+const KEEP_EMPTY = new Set(['io.k8s.api.autoscaling.v2.HPAScalingRules.policies', 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta.managedFields']);
 
 /** a struct's JSON fields as arrays (iterated on every write) and its Go name */
 interface StructPlan {

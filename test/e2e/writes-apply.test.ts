@@ -371,3 +371,24 @@ describe('kubectl apply', () => {
     });
   }
 });
+
+describe('clearing the managed fields', () => {
+  test('managedFields [] or [{}] in a PUT, a strategic merge patch or a JSON patch clears them; later updates do not start tracking again', async () => {
+    const cases: [string, (name: string, read: any) => Promise<RawResponse>][] = [
+      ['PUT []', (name, read) => c.raw('PUT', `${cms}/${name}`, { body: { ...read, metadata: { ...read.metadata, managedFields: [] }, data: { a: 'c' } } })],
+      ['PUT [{}]', (name, read) => c.raw('PUT', `${cms}/${name}`, { body: { ...read, metadata: { ...read.metadata, managedFields: [{}] }, data: { a: 'c' } } })],
+      ['strategic []', (name) => c.raw('PATCH', `${cms}/${name}`, { headers: { 'content-type': 'application/strategic-merge-patch+json' }, body: { metadata: { managedFields: [] } } })],
+      ['json patch []', (name) => c.raw('PATCH', `${cms}/${name}`, { headers: { 'content-type': 'application/json-patch+json' }, body: JSON.stringify([{ op: 'replace', path: '/metadata/managedFields', value: [] }]) })],
+    ];
+    let i = 0;
+    for (const [what, clear] of cases) {
+      const name = `reset-${i++}`;
+      const made = ok(await apply(`${cms}/${name}`, 'applier', cm(name, { a: 'b' })), 201, `${what}: apply`);
+      assert.equal(made.metadata.managedFields.length, 1);
+      const cleared = ok(await clear(name, made), 200, what);
+      assert.equal(cleared.metadata.managedFields, undefined, `${what}: cleared`);
+      const later = ok(await c.raw('PATCH', `${cms}/${name}`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { data: { z: '1' } } }), 200, `${what}: a later update`);
+      assert.equal(later.metadata.managedFields, undefined, `${what}: not tracked again until an apply`);
+    }
+  });
+});
