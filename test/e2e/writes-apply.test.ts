@@ -392,3 +392,18 @@ describe('clearing the managed fields', () => {
     }
   });
 });
+
+test('server-side apply of a field the type lacks fails, whatever the field validation, in the field manager\'s words; kubectl apply --server-side shows it', async () => {
+  for (const fv of ['', 'Ignore', 'Warn', 'Strict']) {
+    const r = await apply(`${cms}/undeclared`, 'm', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'undeclared', foo: 1 }, data_error: { a: 'b' }, data: { x: 'y' } }, fv ? `fieldValidation=${fv}` : '');
+    assert.equal(
+      expectStatus(r, 400, 'BadRequest', fv).message,
+      'failed to create typed patch object (/undeclared; /v1, Kind=ConfigMap): errors:\n  .metadata.foo: field not declared in schema\n  .data_error: field not declared in schema',
+      fv,
+    );
+  }
+  assert.equal((await c.raw('GET', `${cms}/undeclared`)).status, 404, 'nothing created');
+  const k = c.kubectl(['apply', '--server-side', '--validate=false', '-f', '-'], { input: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\n  namespace: default\ndatta:\n  a: b\n' });
+  assert.notEqual(k.code, 0);
+  assert.match(k.stderr, /failed to create typed patch object \(default\/typo; \/v1, Kind=ConfigMap\): \.datta: field not declared in schema/);
+});
