@@ -207,11 +207,21 @@ function protobufFor(kind: Pick<KindDecl, 'group' | 'version' | 'kind'>): boolea
 }
 
 /** the response representation; `table: false` for endpoints without a Table form (virtual kinds) */
-export function outputChoice(r: RequestBase, list: boolean, forms: { table?: boolean } = {}): OutputChoice {
+export function outputChoice(r: RequestBase, list: boolean, forms: { table?: boolean; kind?: Pick<KindDecl, 'kind' | 'version' | 'custom'> } = {}): OutputChoice {
   const pretty = prettyRequested(r.query.get('pretty'), r.req.headers['user-agent']);
   try {
     return negotiateOutput(r.req.headers.accept, { list, table: forms.table ?? true, metadata: true, protobuf: protobufOf(r), cbor: r.ctx.cbor, metadataProtobuf: true }, pretty);
   } catch (e) {
+    if (e instanceof NotAcceptableError && e.shape) {
+      // the Go type of the answer, as kube-apiserver names it
+      const k = forms.kind;
+      const type = k ? (k.custom ? 'unstructured.Unstructured' : `${k.version}.${k.kind}`) + (list ? 'List' : '') : list ? 'List' : 'Object';
+      throw errors.notAcceptable(
+        e.shape === 'PartialObjectMetadataList'
+          ? `you requested PartialObjectMetadataList, but the requested object is not a list (*${type})`
+          : `you requested PartialObjectMetadata, but the requested object is a list (*${type})`,
+      );
+    }
     if (e instanceof NotAcceptableError) throw errors.notAcceptable(e.message);
     throw e;
   }
@@ -396,7 +406,7 @@ function readsAsObject(kind: KindDecl, sub: string): boolean {
 
 export async function handleGet(r: Request): Promise<void> {
   const { store, info, query } = r;
-  const choice = outputChoice(r, false);
+  const choice = outputChoice(r, false, { kind: store.kind });
   const rv = query.get('resourceVersion');
   if (rv === null || rv === '') {
     const wait = waitConsistent(r);
@@ -480,7 +490,7 @@ function normalizePath(p: string): string {
 }
 
 export async function handleList(r: Request): Promise<void> {
-  const choice = outputChoice(r, true);
+  const choice = outputChoice(r, true, { kind: r.store.kind });
   const sel = selection(r.store.kind, r.query);
   const { items, meta } = await readList(r, sel);
   writeList(r.res, r.store.kind, items, meta, choice, choice.transform === 'Table' ? tableOptions(r.query) : undefined);

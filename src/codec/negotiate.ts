@@ -95,7 +95,11 @@ export interface NegotiateOptions {
 }
 
 export class NotAcceptableError extends Error {
-  constructor(readonly accepted: string[]) {
+  constructor(
+    readonly accepted: string[],
+    /** the metadata-only form asked for does not fit the answer (an object's for a list, or the reverse) */
+    readonly shape?: 'PartialObjectMetadata' | 'PartialObjectMetadataList',
+  ) {
     super(`only the following media types are accepted: ${accepted.join(', ')}`);
   }
 }
@@ -170,8 +174,9 @@ function chooseOutput(accept: string, o: NegotiateOptions, pretty: boolean): Out
       }
       if (as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') {
         if (!o.metadata) continue;
-        // PartialObjectMetadata for objects, PartialObjectMetadataList for collections
-        if (o.list !== (as === 'PartialObjectMetadataList')) continue;
+        // PartialObjectMetadata for objects, PartialObjectMetadataList for collections: Kubernetes
+        // takes the first such clause whatever its shape, and fails the answer when it does not fit
+        if (o.list !== (as === 'PartialObjectMetadataList')) throw new NotAcceptableError([], as);
         return { encoding: e.enc, mediaType: e.type, transform: as, transformVersion: v, pretty: pretty || r.params['pretty'] === '1' };
       }
       continue;
