@@ -654,3 +654,46 @@ describe('validation values as Kubernetes 1.33 prints and bounds them', () => {
     assert.deepEqual(ns.spec.finalizers, ['example.com/fin', 'kubernetes']);
   });
 });
+
+describe('fields of feature gates Kubernetes 1.33 has off', () => {
+  test('are dropped on create (pods, templates, claims, leases), and kept on update only where already in use', async () => {
+    const podSpec = {
+      resources: { limits: { cpu: '1' } },
+      resourceClaims: [{ name: 'gpu', resourceClaimName: 'x' }],
+      volumes: [
+        { name: 'iv', image: { reference: 'busybox:1' } },
+        { name: 'e', emptyDir: {} },
+      ],
+      containers: [{ name: 'c', image: 'x', lifecycle: { stopSignal: 'SIGUSR1' }, resources: { claims: [{ name: 'gpu' }] }, volumeMounts: [{ name: 'iv', mountPath: '/iv' }, { name: 'e', mountPath: '/e' }] }],
+    };
+    const check = (spec: any, what: string) => {
+      assert.equal(spec.resources, undefined, `${what}: pod-level resources`);
+      assert.equal(spec.resourceClaims, undefined, `${what}: resource claims`);
+      assert.deepEqual(spec.volumes.map((v: any) => v.name).filter((n: string) => !n.startsWith('kube-api-access')), ['e'], `${what}: image volume`);
+      const c0 = spec.containers[0];
+      assert.equal(c0.lifecycle, undefined, `${what}: stop signal`);
+      assert.equal(c0.resources?.claims, undefined, `${what}: container claims`);
+      assert.deepEqual(c0.volumeMounts.map((m: any) => m.name).filter((n: string) => !n.startsWith('kube-api-access')), ['e'], `${what}: image volume mount`);
+    };
+    const p = ok(await c.raw('POST', `${pods}?dryRun=All`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'gated' }, spec: podSpec } }), 201, 'pod');
+    check(p.spec, 'pod');
+    const d = ok(
+      await c.raw('POST', `${deploys}?dryRun=All`, { body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'gated' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: podSpec } } } }),
+      201,
+      'deployment',
+    );
+    check(d.spec.template.spec, 'deployment template');
+    // a Lease's strategy is dropped before validation: an unknown one is no error
+    const l = ok(await c.raw('POST', `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`, { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'gated' }, spec: { strategy: 'Weird', preferredHolder: 'x', holderIdentity: 'h' } } }), 201, 'lease');
+    assert.deepEqual(l.spec, { holderIdentity: 'h' });
+    const pvc = ok(
+      await c.raw('POST', `/api/v1/namespaces/${NS}/persistentvolumeclaims?dryRun=All`, { body: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'gated' }, spec: { volumeAttributesClassName: 'gold', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } }),
+      201,
+      'claim',
+    );
+    assert.equal(pvc.spec.volumeAttributesClassName, undefined);
+    // an update may not add them either
+    const upd = ok(await c.raw('PATCH', `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/gated`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { spec: { preferredHolder: 'y' } } }), 200, 'lease update');
+    assert.equal(upd.spec.preferredHolder, undefined);
+  });
+});

@@ -17,6 +17,7 @@ import { apiServiceStrategy } from '../apiservices.js';
 import { computePodQOS } from '../../schema/qos.js';
 import { jsonEqual } from './store.js';
 import { externallyAccessible, needsHealthCheck, validateClusterIPsRelatedFields } from '../../schema/validation/service.js';
+import { dropDisabledLeaseFields, dropDisabledPodSpecFields, dropDisabledVolumeAttributesClass } from '../../schema/defaults/gated.js';
 
 type Tweak = (s: Strategy, kind: KindDecl) => void;
 
@@ -407,10 +408,48 @@ const CREATE_ON_UPDATE = new Set([
   'rbac.authorization.k8s.io/ClusterRoleBinding',
 ]);
 
+/** where a kind holds a pod spec, for the fields of gates off by default (defaults/gated.ts) */
+const POD_SPEC_AT: Record<string, (o: any) => any> = {
+  '/Pod': (o) => o?.spec,
+  '/PodTemplate': (o) => o?.template?.spec,
+  '/ReplicationController': (o) => o?.spec?.template?.spec,
+  'apps/Deployment': (o) => o?.spec?.template?.spec,
+  'apps/ReplicaSet': (o) => o?.spec?.template?.spec,
+  'apps/StatefulSet': (o) => o?.spec?.template?.spec,
+  'apps/DaemonSet': (o) => o?.spec?.template?.spec,
+  'batch/Job': (o) => o?.spec?.template?.spec,
+  'batch/CronJob': (o) => o?.spec?.jobTemplate?.spec?.template?.spec,
+};
+
+/** the fields of gates Kubernetes 1.33 has off by default, dropped on create and update (unless in use) */
+const DROP_DISABLED: Record<string, (obj: any, old?: any) => void> = {
+  ...Object.fromEntries(Object.entries(POD_SPEC_AT).map(([k, at]) => [k, (obj: any, old?: any) => dropDisabledPodSpecFields(at(obj), old === undefined ? undefined : at(old))])),
+  '/PersistentVolumeClaim': dropDisabledVolumeAttributesClass,
+  '/PersistentVolume': dropDisabledVolumeAttributesClass,
+  'coordination.k8s.io/Lease': dropDisabledLeaseFields,
+};
+
+const dropsDisabledFields =
+  (drop: (obj: any, old?: any) => void): Tweak =>
+  (s) => {
+    const create = s.prepareForCreate;
+    const update = s.prepareForUpdate;
+    s.prepareForCreate = (obj, user) => {
+      create(obj, user);
+      drop(obj);
+    };
+    s.prepareForUpdate = (obj, old) => {
+      update(obj, old);
+      drop(obj, old);
+    };
+  };
+
 export function strategyFor(kind: KindDecl, ctx: { services?: ServiceAllocators } = {}): Strategy {
   const s = defaultStrategy(kind);
   s.allowCreateOnUpdate = CREATE_ON_UPDATE.has(`${kind.group}/${kind.kind}`);
   for (const t of TWEAKS[`${kind.group}/${kind.kind}`] ?? []) t(s, kind);
+  const drop = DROP_DISABLED[`${kind.group}/${kind.kind}`];
+  if (drop) dropsDisabledFields(drop)(s, kind);
   if (kind.group === '' && kind.kind === 'Service' && ctx.services) serviceStrategyWith(s, ctx.services);
   return s;
 }
