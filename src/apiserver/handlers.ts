@@ -2,7 +2,7 @@
 // deletecollection and the status subresource, with Kubernetes' query parameters and the full
 // resourceVersion semantics of get, list and watch.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { yaml } from '../codec/yaml-lazy.js';
+import { parseFirstYAMLDocument, yaml } from '../codec/yaml-lazy.js';
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import { matchLabels, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../machinery/selectors.js';
 import { inputEncoding, negotiateOutput, negotiateWatch, NotAcceptableError, prettyRequested, supportedInputTypes, type OutputChoice } from '../codec/negotiate.js';
@@ -825,7 +825,7 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
       const text = body.toString('utf8');
       if (yamlNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(true));
       try {
-        obj = yaml().parse(text, { uniqueKeys: false, version: '1.2' });
+        obj = parseFirstYAMLDocument(text);
       } catch (e) {
         throw errors.badRequest(`couldn't get version/kind; yaml parse error: ${(e as Error).message.split('\n')[0]}`);
       }
@@ -1382,7 +1382,7 @@ export async function handlePatch(r: Request): Promise<void> {
       if (valueNestsDeeperThan(patch)) throw errors.badRequest(tooDeepMessage(false));
     } else
       try {
-        patch = yaml().parse(text, { uniqueKeys: false, version: '1.2' });
+        patch = parseFirstYAMLDocument(text);
       } catch (e) {
         throw errors.badRequest(`error decoding YAML: ${(e as Error).message.split('\n')[0]}`);
       }

@@ -11,3 +11,21 @@ let loaded: YAMLModule | undefined;
 export function yaml(): YAMLModule {
   return (loaded ??= createRequire(import.meta.url)('yaml') as YAMLModule);
 }
+
+/**
+ * The first YAML document of a request body, as Kubernetes' decoder takes it (go-yaml's Unmarshal
+ * reads the first document and ignores the rest, so a body ending in `---`, or holding more
+ * documents, is its first one); null for an empty stream. Throws the first document's first error.
+ */
+export function parseFirstYAMLDocument(text: string): unknown {
+  const docs = yaml().parseAllDocuments(text, { uniqueKeys: false, version: '1.2' });
+  const list = Array.isArray(docs) ? docs : [];
+  const first = list[0];
+  if (!first) {
+    const errs = (docs as { errors?: Error[] }).errors ?? [];
+    if (errs.length) throw errs[0];
+    return null;
+  }
+  if (first.errors.length) throw first.errors[0];
+  return first.toJS();
+}
