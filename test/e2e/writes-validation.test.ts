@@ -604,6 +604,8 @@ describe('Services: IP families, type changes, status defaults', () => {
 
     const lb = ok(await c.raw('POST', svcs, { body: svc('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' }) }), 201, 'LoadBalancer');
     assert.ok(lb.spec.healthCheckNodePort > 0);
+    // the allocated fields in ServiceSpec's order, as Go writes the struct
+    assert.deepEqual(Object.keys(lb.spec), ['ports', 'selector', 'clusterIP', 'clusterIPs', 'type', 'sessionAffinity', 'externalTrafficPolicy', 'healthCheckNodePort', 'ipFamilies', 'ipFamilyPolicy', 'allocateLoadBalancerNodePorts', 'internalTrafficPolicy']);
     ok(await c.raw('PATCH', `${svcs}/lb/status`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { status: { loadBalancer: { ingress: [{ ip: '34.5.6.7' }] } } } }), 200, 'status without ipMode');
     const withStatus = await get(`${svcs}/lb`);
     assert.deepEqual(withStatus.status.loadBalancer.ingress, [{ ip: '34.5.6.7', ipMode: 'VIP' }], 'ipMode defaulted on a status write');

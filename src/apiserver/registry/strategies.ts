@@ -2,7 +2,7 @@
 // the default strategy.
 import type { KindDecl } from '../../schema/model.js';
 import { defaultStrategy, type Strategy } from './strategy.js';
-import { applyDefaults, dropServiceTypeDependentFields, generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
+import { applyDefaults, dropServiceTypeDependentFields, orderServiceSpec, generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
 import { hpaV1AnnotationError, hpaV1ToV2, hpaV2ToV1 } from '../../schema/autoscaling.js';
 import { errors, field, type FieldError } from '../../machinery/errors.js';
 import {
@@ -600,6 +600,7 @@ export function serviceStrategyWith(s: Strategy, a: ServiceAllocators): void {
     taken.set(obj, t);
     try {
       allocateService(a, obj, undefined, t);
+      orderServiceSpec(obj);
     } catch (e) {
       release(a, t.ips, t.ports);
       taken.delete(obj);
@@ -614,6 +615,7 @@ export function serviceStrategyWith(s: Strategy, a: ServiceAllocators): void {
     taken.set(obj, t);
     try {
       allocateService(a, obj, old, t);
+      orderServiceSpec(obj);
     } catch (e) {
       release(a, t.ips, t.ports);
       taken.delete(obj);

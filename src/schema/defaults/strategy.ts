@@ -95,6 +95,19 @@ function sameList(a: unknown, b: unknown): boolean {
   return x.length === y.length && x.every((v, i) => v === y[i]);
 }
 
+/** put the fields an allocation set (clusterIP, clusterIPs, healthCheckNodePort) where ServiceSpec declares them */
+export function orderServiceSpec(svc: any): void {
+  const spec = svc?.spec;
+  if (!isObject(spec)) return;
+  const ord = orderOf(SERVICE_SPEC);
+  for (const k of ['clusterIP', 'clusterIPs', 'healthCheckNodePort']) {
+    if (!(k in spec)) continue;
+    const v = spec[k];
+    delete spec[k];
+    put(spec, ord, k, v);
+  }
+}
+
 /**
  * On update, the fields a Service's new type has no use for are cleared when the update left them
  * as they were (so that changing only `type` passes validation, and what they held is released):
