@@ -12,8 +12,8 @@ import type { APIServerMetrics } from './metrics.js';
 export class MeteredBackend implements Backend {
   /** '/registry/<prefix>/' -> its group resource ("deployments.apps"), as stores declare them */
   private readonly resources = new Map<string, string>();
-  /** label text by operation and key prefix, made once each */
-  private readonly labels = new Map<string, string>();
+  /** label text by operation, then key prefix, made once each */
+  private readonly labels = new Map<string, Map<string, string>>();
 
   constructor(
     private readonly inner: Backend,
@@ -29,24 +29,27 @@ export class MeteredBackend implements Backend {
     if (!this.resources.has(prefix)) this.resources.set(prefix, group ? `${resource}.${group}` : resource);
   }
 
-  /** the series' label text of an operation on a key (the group resource of its prefix) */
+  /** the series' label text of an operation on a key (the group resource of its prefix), made once per prefix */
   private labelsOf(op: string, key: string): string {
+    let byPrefix = this.labels.get(op);
+    if (byPrefix === undefined) this.labels.set(op, (byPrefix = new Map()));
     // '/registry/<resource>/...' for built-in kinds, '/registry/<group>/<resource>/...' for custom ones
-    let end = key.indexOf('/', 10);
+    const end = key.indexOf('/', 10);
     let prefix = end < 0 ? key : key.slice(0, end + 1);
+    let l = byPrefix.get(prefix);
+    if (l !== undefined) return l;
     let resource = this.resources.get(prefix);
     if (resource === undefined && end >= 0) {
       const next = key.indexOf('/', end + 1);
       if (next >= 0) {
-        const group = key.slice(10, end);
         prefix = key.slice(0, next + 1);
-        resource = this.resources.get(prefix) ?? `${key.slice(end + 1, next)}.${group}`;
-        end = next;
+        l = byPrefix.get(prefix);
+        if (l !== undefined) return l;
+        resource = this.resources.get(prefix) ?? `${key.slice(end + 1, next)}.${key.slice(10, end)}`;
       }
     }
-    const id = `${op}\0${prefix}`;
-    let l = this.labels.get(id);
-    if (l === undefined) this.labels.set(id, (l = `operation="${op}",type="${resource ?? prefix}"`));
+    l = `operation="${op}",type="${resource ?? prefix}"`;
+    byPrefix.set(prefix, l);
     return l;
   }
 
