@@ -1397,16 +1397,10 @@ export async function handlePatch(r: Request): Promise<void> {
       }
       for (const d of dups) r.warnings.push(d);
     }
-    // the applied configuration is exactly what was sent: a field a built-in type lacks fails the
-    // apply ("failed to create typed patch object ...: .x: field not declared in schema"),
-    // whatever the field validation, as Kubernetes' field manager fails it before any strict
-    // check. (A custom resource's undeclared fields are still pruned and reported by the field
-    // validation: Kubernetes fails those too.)
-    if (kind.custom) {
-      const pr = pruneUnknown(typeOfView.type, patch);
-      reportFieldProblems(r, kind, level, pr.unknown.map((f) => `unknown field "${f}"`));
-      patch = pr.obj;
-    }
+    // the applied configuration is exactly what was sent: a field the type (or a custom
+    // resource's structural schema) lacks fails the apply ("failed to create typed patch object
+    // ...: .x: field not declared in schema"), whatever the field validation, as Kubernetes' field
+    // manager fails it before any strict check
   } else {
     const syntax = goJSONSyntaxError(body);
     if (syntax !== null) {

@@ -45,7 +45,7 @@ function struct(s: JSONSchemaProps, atomic: boolean, extra: [string, FieldDecl, 
     cache.set(name, shapeOf(ps));
   }
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
-  return { k: 'struct', atomic, name: '', fields, other: preserve ? DEDUCED : SCALAR, cache };
+  return { k: 'struct', atomic, name: '', fields, other: preserve ? DEDUCED : undefined, cache };
 }
 
 /** a root (or embedded resource): apiVersion and kind leaves, metadata ObjectMeta */
