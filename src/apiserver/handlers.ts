@@ -18,7 +18,7 @@ import { queryBool } from './requestinfo.js';
 import { CorruptObjectError, type ResourceStore, type WriteAdmission } from './registry/store.js';
 import type { AdmissionChain } from './admission/chain.js';
 import type { WatchRegistry } from './watch.js';
-import { normalize, pruneUnknown } from '../codec/json.js';
+import { normalize } from '../codec/json.js';
 import { jsonHasNoDuplicates, jsonPatchStrictProblems, jsonStrictProblems, yamlDuplicateFields } from '../codec/duplicates.js';
 import type { Verbatim, VerbatimSpan } from '../codec/verbatim.js';
 import { GoRepr, goQuote, notSupported } from '../schema/validation/errs.js';
