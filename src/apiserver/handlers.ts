@@ -943,15 +943,6 @@ export function fieldValidationOf(q: URLSearchParams, method?: string): 'Ignore'
  * Give a decoded body the form Kubernetes' types give it, and apply the fieldValidation level to
  * its unknown fields. A value of the wrong type is the first fatal error, at every level.
  */
-/** fieldValidation for problems found outside normalization (duplicates, unknown fields of an apply) */
-function reportFieldProblems(r: RequestBase, kind: Pick<KindDecl, 'version' | 'kind'>, level: 'Ignore' | 'Warn' | 'Strict', problems: string[]): void {
-  if (level === 'Ignore' || problems.length === 0) return;
-  if (level === 'Strict') {
-    throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${problems.join(', ')}`);
-  }
-  for (const p of problems) r.warnings.push(p);
-}
-
 /** the long string values of a decoded JSON body that can go into the stored JSON as they came (see codec/verbatim.ts) */
 export function verbatimOf(decoded: unknown): Verbatim | undefined {
   if (decoded === null || typeof decoded !== 'object') return undefined;
