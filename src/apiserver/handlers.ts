@@ -939,10 +939,6 @@ export function fieldValidationOf(q: URLSearchParams, method?: string): 'Ignore'
   throw errors.invalid({ group: 'meta.k8s.io', name: optionsKind(method) }, '', [field.notSupported('fieldValidation', v, ['', 'Ignore', 'Strict', 'Warn'])]);
 }
 
-/**
- * Give a decoded body the form Kubernetes' types give it, and apply the fieldValidation level to
- * its unknown fields. A value of the wrong type is the first fatal error, at every level.
- */
 /** the long string values of a decoded JSON body that can go into the stored JSON as they came (see codec/verbatim.ts) */
 export function verbatimOf(decoded: unknown): Verbatim | undefined {
   if (decoded === null || typeof decoded !== 'object') return undefined;
@@ -952,6 +948,10 @@ export function verbatimOf(decoded: unknown): Verbatim | undefined {
   return v;
 }
 
+/**
+ * Give a decoded body the form Kubernetes' types give it, and apply the fieldValidation level to
+ * its unknown fields. A value of the wrong type is the first fatal error, at every level.
+ */
 export function normalizeBody(r: RequestBase, obj: any, kind: Pick<KindDecl, 'version' | 'kind' | 'type'>, level: 'Ignore' | 'Warn' | 'Strict', extraDuplicates?: string[]): any {
   const n = normalize(kind.type, obj);
   if (n.typeError) throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${n.typeError}`);
