@@ -34,6 +34,7 @@ import { ClusterAuthenticationTrust, type ClusterAuthenticationInfo } from './au
 import { formatGoDuration } from '../codec/protobuf-special.js';
 import { FlowControlConfig } from './flowcontrol.js';
 import { EventExpiry } from './eventttl.js';
+import { DefaultServiceCIDR } from './servicecidr.js';
 import { MeteredBackend } from './storagemetrics.js';
 import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
 import { IPAllocator, PortAllocator } from './registry/allocator.js';
@@ -209,6 +210,7 @@ export class APIServer {
   private readonly httpLog?: { info(msg: string, kv?: Record<string, unknown>): void };
   private flowControl?: FlowControlConfig;
   private eventExpiry?: EventExpiry;
+  private defaultServiceCIDR?: DefaultServiceCIDR;
   private crdsStarted = false;
   /** the local APIServices not yet seen Available (autoregister-completion); undefined: not yet known */
   private autoregisterWaiting?: Set<string>;
@@ -451,6 +453,11 @@ export class APIServer {
       cfg.log.error(e, 'Keeping the FlowSchemas\' Dangling conditions failed'),
     );
     await this.flowControl.start();
+    // the default ServiceCIDR of --service-cluster-ip-range (servicecidr.ts)
+    this.defaultServiceCIDR = new DefaultServiceCIDR(this.store('networking.k8s.io', 'ServiceCIDR'), cfg.serviceClusterIPRange.split(',').map((c) => c.trim()).filter(Boolean), (e) =>
+      cfg.log.error(e, 'Keeping the default ServiceCIDR failed'),
+    );
+    await this.defaultServiceCIDR.start();
     // Events expire after --event-ttl (eventttl.ts)
     this.eventExpiry = new EventExpiry(this.store('', 'Event'), cfg.eventTTLMs || 60 * 60_000, (e) => cfg.log.error(e, 'Deleting expired events failed'));
     this.eventExpiry.start();
@@ -620,6 +627,7 @@ export class APIServer {
     this.authInfo?.stop();
     this.flowControl?.stop();
     this.eventExpiry?.stop();
+    this.defaultServiceCIDR?.stop();
     // stop listening, GOAWAY to HTTP/2 connections, idle HTTP/1.1 connections closed; watches end; in-flight requests finish
     const listener = this.listener;
     const closed = listener ? listener.beginShutdown() : Promise.resolve();

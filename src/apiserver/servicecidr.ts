@@ -1,0 +1,96 @@
+// The default ServiceCIDR, as kube-apiserver 1.33 keeps it (its kubernetes-service-cidr-controller;
+// MultiCIDRServiceAllocator is on): `kubernetes`, whose spec.cidrs is --service-cluster-ip-range,
+// created at start and again whenever it is deleted, and given the condition Ready=True ("Kubernetes
+// default Service CIDR is ready", no reason) when its CIDRs are this server's and it has no Ready
+// condition yet. A ServiceCIDR named `kubernetes` whose CIDRs differ is left as it is.
+//
+// Keelson still allocates cluster IPs from the flag's range in memory: ServiceCIDRs that users add
+// do not widen it, and no IPAddress objects are written.
+import { rfc3339 } from '../machinery/time.js';
+import { lostRace } from './apiservices.js';
+import type { ResourceStore } from './registry/store.js';
+
+export const DEFAULT_SERVICE_CIDR = 'kubernetes';
+
+export class DefaultServiceCIDR {
+  private watch?: { stop(): void };
+  private stopped = false;
+  private pending?: NodeJS.Timeout;
+
+  constructor(
+    private readonly store: ResourceStore,
+    private readonly cidrs: string[],
+    private readonly onError: (e: unknown) => void,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.sync();
+    this.follow();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watch?.stop();
+    if (this.pending) clearTimeout(this.pending);
+  }
+
+  /** create the object when it is missing; mark it Ready when it is ours and not marked yet */
+  async sync(): Promise<void> {
+    let cur = this.store.get('', DEFAULT_SERVICE_CIDR)?.obj;
+    if (!cur) {
+      try {
+        cur = await this.store.create({ apiVersion: 'networking.k8s.io/v1', kind: 'ServiceCIDR', metadata: { name: DEFAULT_SERVICE_CIDR }, spec: { cidrs: [...this.cidrs] } }, { dryRun: false });
+      } catch (e) {
+        if (!lostRace(e)) throw e;
+        cur = this.store.get('', DEFAULT_SERVICE_CIDR)?.obj;
+        if (!cur) return;
+      }
+    }
+    const same = JSON.stringify(cur.spec?.cidrs ?? []) === JSON.stringify(this.cidrs);
+    const ready = (cur.status?.conditions ?? []).find((c: any) => c?.type === 'Ready');
+    if (!same || (ready && ready.status !== 'Unknown')) return;
+    try {
+      await this.store.guaranteedUpdate(
+        '',
+        DEFAULT_SERVICE_CIDR,
+        (o) => {
+          const others = (o.status?.conditions ?? []).filter((c: any) => c?.type !== 'Ready');
+          o.status = { ...(o.status ?? {}), conditions: [...others, { type: 'Ready', status: 'True', lastTransitionTime: rfc3339(Date.now()), reason: '', message: 'Kubernetes default Service CIDR is ready' }] };
+          return o;
+        },
+        { dryRun: false, main: false, subresource: 'status' },
+      );
+    } catch (e) {
+      if (!lostRace(e)) throw e;
+    }
+  }
+
+  /** a deletion (or any change) of the object is followed by a sync */
+  private follow(): void {
+    if (this.stopped) return;
+    const st = this.store;
+    this.watch = st.cacher.watch({
+      prefix: st.prefix,
+      afterRevision: st.cacher.revision(),
+      onEvent: (ev) => {
+        if (ev.entry.name === DEFAULT_SERVICE_CIDR) this.schedule();
+      },
+      onClose: () => {
+        if (this.stopped) return;
+        setTimeout(() => {
+          this.follow();
+          this.schedule();
+        }, 100).unref();
+      },
+    });
+  }
+
+  private schedule(): void {
+    if (this.pending || this.stopped) return;
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      this.sync().catch(this.onError);
+    }, 20);
+    this.pending.unref();
+  }
+}
