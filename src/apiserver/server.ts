@@ -35,6 +35,7 @@ import { formatGoDuration } from '../codec/protobuf-special.js';
 import { FlowControlConfig } from './flowcontrol.js';
 import { EventExpiry } from './eventttl.js';
 import { DefaultServiceCIDR } from './servicecidr.js';
+import { IdentityLease } from './identitylease.js';
 import { MeteredBackend } from './storagemetrics.js';
 import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
 import { IPAllocator, PortAllocator } from './registry/allocator.js';
@@ -211,6 +212,7 @@ export class APIServer {
   private flowControl?: FlowControlConfig;
   private eventExpiry?: EventExpiry;
   private defaultServiceCIDR?: DefaultServiceCIDR;
+  private identityLease?: IdentityLease;
   private crdsStarted = false;
   /** the local APIServices not yet seen Available (autoregister-completion); undefined: not yet known */
   private autoregisterWaiting?: Set<string>;
@@ -458,6 +460,9 @@ export class APIServer {
       cfg.log.error(e, 'Keeping the default ServiceCIDR failed'),
     );
     await this.defaultServiceCIDR.start();
+    // this server's identity lease in kube-system (identitylease.ts)
+    this.identityLease = new IdentityLease(this.store('coordination.k8s.io', 'Lease'), (e) => cfg.log.error(e, 'Renewing the API server identity lease failed'));
+    await this.identityLease.start();
     // Events expire after --event-ttl (eventttl.ts)
     this.eventExpiry = new EventExpiry(this.store('', 'Event'), cfg.eventTTLMs || 60 * 60_000, (e) => cfg.log.error(e, 'Deleting expired events failed'));
     this.eventExpiry.start();
@@ -628,6 +633,7 @@ export class APIServer {
     this.flowControl?.stop();
     this.eventExpiry?.stop();
     this.defaultServiceCIDR?.stop();
+    this.identityLease?.stop();
     // stop listening, GOAWAY to HTTP/2 connections, idle HTTP/1.1 connections closed; watches end; in-flight requests finish
     const listener = this.listener;
     const closed = listener ? listener.beginShutdown() : Promise.resolve();

@@ -1,6 +1,8 @@
-// The default ServiceCIDR `kubernetes`, kept as kube-apiserver 1.33 keeps it.
+// Objects kube-apiserver 1.33 keeps of itself: the default ServiceCIDR `kubernetes`, and its identity lease.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
 import { startCluster, until, type Cluster } from './harness.js';
 
 let c: Cluster;
@@ -27,4 +29,19 @@ test('the default ServiceCIDR holds --service-cluster-ip-range, is Ready, and co
     return r.status === 200 && r.json().metadata.uid !== got.metadata.uid && r.json().status?.conditions?.length ? r.json() : undefined;
   });
   assert.deepEqual(back.spec, { cidrs: ['10.100.0.0/16'] });
+});
+
+test('the identity lease: kube-system/apiserver-<base32 of the host name\'s hash>, labelled, held by <name>_<uuid> for an hour', async () => {
+  const hash = createHash('sha256').update(hostname()).digest().subarray(0, 16);
+  // RFC 4648 base32, lower-case, unpadded
+  let bits = '';
+  for (const b of hash) bits += b.toString(2).padStart(8, '0');
+  const name = `apiserver-${(bits.match(/.{1,5}/g) ?? []).map((g) => 'abcdefghijklmnopqrstuvwxyz234567'[parseInt(g.padEnd(5, '0'), 2)]).join('')}`;
+  const l = (await c.raw('GET', `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${name}`)).json();
+  assert.deepEqual(l.metadata.labels, { 'apiserver.kubernetes.io/identity': 'kube-apiserver', 'kubernetes.io/hostname': hostname() });
+  assert.match(l.spec.holderIdentity, new RegExp(`^${name}_[0-9a-f-]{36}$`));
+  assert.equal(l.spec.leaseDurationSeconds, 3600);
+  assert.match(l.spec.renewTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  const listed = (await c.raw('GET', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?labelSelector=apiserver.kubernetes.io%2Fidentity%3Dkube-apiserver')).json();
+  assert.deepEqual(listed.items.map((i: any) => i.metadata.name), [name]);
 });
