@@ -635,11 +635,18 @@ export class SecureListener {
   listen(port: number, host: string): Promise<void> {
     const server = this.server;
     return new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      // kube-apiserver's words for a port it cannot take (Go's net errors)
+      const onError = (e: NodeJS.ErrnoException) => {
+        const why = { EADDRINUSE: 'address already in use', EACCES: 'permission denied', EADDRNOTAVAIL: 'cannot assign requested address' }[e.code ?? ''];
+        if (!why) return reject(e);
+        const at = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+        reject(new Error(`failed to create listener: failed to listen on ${at}: listen tcp ${at}: bind: ${why}`));
+      };
+      server.once('error', onError);
       const opts: Record<string, unknown> = { port, host };
       if (this.p.permitPortSharing) opts['reusePort'] = true;
       server.listen(opts, () => {
-        server.off('error', reject);
+        server.off('error', onError);
         resolve();
       });
     });

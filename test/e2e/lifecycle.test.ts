@@ -311,6 +311,21 @@ describe('command line', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  test('a port in use and a missing audit policy stop the start in kube-apiserver\'s words', async () => {
+    const c = await startCluster({ args: ['--storage-backend=memory'] });
+    clusters.push(c);
+    const dir = mkdtempSync(join(tmpdir(), 'keelson-port-'));
+    try {
+      const r = spawnSync(process.execPath, [KEELSON, 'server', '--data-dir', dir, '--storage-backend=memory', '--secure-port', String(c.port), '--bind-address', '127.0.0.1'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`Error: failed to create listener: failed to listen on 127\\.0\\.0\\.1:${c.port}: listen tcp 127\\.0\\.0\\.1:${c.port}: bind: address already in use`));
+      const a = spawnSync(process.execPath, [KEELSON, 'server', '--data-dir', dir, '--storage-backend=memory', '--secure-port', String(await freePort()), '--bind-address', '127.0.0.1', '--audit-policy-file', join(dir, 'nope.yaml'), '--audit-log-path', join(dir, 'a.log')], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+      assert.notEqual(a.status, 0);
+      assert.ok(a.stderr.includes(`Error: loading audit policy file: failed to read file path "${join(dir, 'nope.yaml')}": open ${join(dir, 'nope.yaml')}: no such file or directory`), a.stderr);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
   test('--help lists every flag of the server', () => {
     const r = run(['server', '--help']);
     assert.equal(r.status, 0);

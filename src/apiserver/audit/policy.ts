@@ -175,7 +175,9 @@ export function loadPolicyFile(path: string, warn?: (msg: string) => void): Poli
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new Error(`loading audit policy file: failed to read file path ${JSON.stringify(path)}: ${(e as Error).message}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file or directory' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : undefined;
+    throw new Error(`loading audit policy file: failed to read file path ${JSON.stringify(path)}: ${why ? `open ${path}: ${why}` : (e as Error).message}`);
   }
   try {
     const { policy, warnings } = parsePolicy(text);
