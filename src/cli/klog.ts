@@ -201,7 +201,9 @@ function rawCaller(skip: number): Site | undefined {
   const origLimit = Error.stackTraceLimit;
   let sites: NodeJS.CallSite[] | undefined;
   try {
-    Error.stackTraceLimit = skip + 2;
+    // a few frames more: a logger handed to an emitter as a listener is called from Node's own
+    // code (node:events), which klog's file:line should pass over for the caller's
+    Error.stackTraceLimit = skip + 6;
     Error.prepareStackTrace = (_e, cs) => cs;
     const holderObj: { stack?: NodeJS.CallSite[] } = {};
     Error.captureStackTrace(holderObj, rawCaller);
@@ -210,7 +212,9 @@ function rawCaller(skip: number): Site | undefined {
     Error.prepareStackTrace = origPrepare;
     Error.stackTraceLimit = origLimit;
   }
-  const s = sites?.[skip];
+  let i = skip;
+  while (sites && i < sites.length - 1 && (sites[i]!.getFileName() ?? '').startsWith('node:')) i++;
+  const s = sites?.[i];
   if (!s) return undefined;
   let file = s.getFileName() ?? '';
   if (file.startsWith('file://')) file = fileURLToPath(file);

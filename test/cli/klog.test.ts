@@ -1,6 +1,7 @@
 import { test, describe, beforeEach, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { EventEmitter } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -42,6 +43,13 @@ describe('line format', () => {
       `E1122 03:02:01.123456   12345 klog.test.ts:${lineOf('MARK-error')}] "Failed to sync" err="boom" key="ns/x"\n`,
       `E1122 03:02:01.123456   12345 klog.test.ts:${lineOf('MARK-nullerr')}] "No error value"\n`,
     ]);
+  });
+
+  test('a logger called by Node itself (an emitter\'s listener) names the code that emitted, not node:events', () => {
+    const em = new EventEmitter();
+    em.on('say', log.warn.bind(log));
+    em.emit('say', 'Heard'); // MARK-emit
+    assert.deepEqual(lines, [`W1122 03:02:01.123456   12345 klog.test.ts:${lineOf('MARK-emit')}] "Heard"\n`]);
   });
 
   test('formatHeader pads and zero-fills like klog', () => {
