@@ -333,8 +333,9 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   if (o.eventTTL <= 0) limitErrs.push('--event-ttl must be greater than 0');
   if (limitErrs.length) throw new Error(limitErrs.join(', '));
   if (allInOne) {
+    // (an aggregate of errors, as kube-controller-manager prints one: "[a, b]" for more than one)
     const cmErrs = validateControllerManagerOptions(o.controllerManager);
-    if (cmErrs.length) throw new Error(cmErrs.join('; '));
+    if (cmErrs.length) throw new Error(cmErrs.length === 1 ? cmErrs[0] : `[${cmErrs.join(', ')}]`);
   }
   const started = Date.now();
   const dataDir = resolve(o.dataDir);

@@ -41,7 +41,8 @@ export async function controllerManagerCert(ca: CertKey): Promise<{ certPEM: str
 export async function startControllers(opts: StartControllersOptions & { stopTimeoutMs?: number }): Promise<{ stop(): Promise<void> }> {
   const mgr = new ControllerManager({
     rest: { server: opts.serverURL, ca: opts.caPEM, cert: opts.certPEM, key: opts.keyPEM },
-    userAgent: userAgent('keelson-controller-manager'),
+    // (the manager of its writes is kube-controller-manager, the User-Agent's first part, as in Kubernetes)
+    userAgent: userAgent('kube-controller-manager'),
     options: opts.options,
     log: opts.log,
   });

@@ -246,18 +246,19 @@ export class LeaderElector {
     };
   }
 
+  /** the Lease spec of a record (client-go's LeaderElectionRecordToLeaseSpec: holderIdentity always, "" when released) */
   private specOf(r: LeaderElectionRecord): LeaseObject['spec'] {
-    const spec: LeaseObject['spec'] = { leaseDurationSeconds: r.leaseDurationSeconds, leaseTransitions: r.leaseTransitions };
-    if (r.holderIdentity) spec.holderIdentity = r.holderIdentity;
+    const spec: LeaseObject['spec'] = { holderIdentity: r.holderIdentity, leaseDurationSeconds: r.leaseDurationSeconds };
     if (r.acquireTime) spec.acquireTime = r.acquireTime;
     if (r.renewTime) spec.renewTime = r.renewTime;
+    spec.leaseTransitions = r.leaseTransitions;
     return spec;
   }
 
+  /** the record replaces the whole spec, as client-go's LeaseLock.Update does */
   private async updateLease(rec: LeaderElectionRecord, timeoutMs: number): Promise<void> {
     if (!this.lease) throw new Error('lease not initialized, call get or create first');
-    const next: LeaseObject = { ...this.lease, spec: { ...(this.lease.spec ?? {}), ...this.specOf(rec) } };
-    if (!rec.holderIdentity) delete next.spec!.holderIdentity;
+    const next: LeaseObject = { ...this.lease, spec: this.specOf(rec) };
     this.lease = await this.leases.update(next, { timeoutMs });
   }
 

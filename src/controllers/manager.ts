@@ -20,7 +20,7 @@ import { NamespaceController, type Namespace } from './namespace.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
 import { DisruptionController } from './disruption.js';
 import { ROOT_CA_CONFIGMAP, RootCACertPublisher } from './rootcacertpublisher.js';
-import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
+import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, otherKubeController, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
 /** What a controller gets when it starts. */
 export interface ControllerContext {
@@ -132,7 +132,7 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [namespaceControll
 export interface ControllerManagerConfig {
   /** where and how to reach the API server (TLS, credentials); qps/burst/userAgent are set here */
   rest: RESTConfig;
-  /** base User-Agent: `keelson-controller-manager/v1.33.0+keelson.0.1.0 (linux/amd64) kubernetes/abcdef0` */
+  /** base User-Agent: `kube-controller-manager/v1.33.0+keelson.0.1.0 (linux/amd64) kubernetes/abcdef0` */
   userAgent: string;
   options?: Partial<ControllerManagerOptions>;
   log?: Logger;
@@ -265,6 +265,9 @@ export class ControllerManager {
     }
     const skipped = KNOWN_CONTROLLERS.filter((k) => !descriptors.some((d) => d.name === k.name)).map((k) => k.name);
     if (skipped.length) this.log.v(1).info('Controllers not started', { controllers: skipped });
+    // kube-controller-manager's controllers that Keelson does not have, named in --controllers
+    const absent = this.options.controllers.filter((c) => !c.startsWith('-')).map((c) => otherKubeController(c)).filter((c): c is string => c !== undefined);
+    if (absent.length) this.log.warn('Controllers of kube-controller-manager that Keelson does not have were asked for and do not run', { controllers: absent });
     informers.start();
     await Promise.all(runs);
     await informers.stop();

@@ -403,9 +403,11 @@ export class NamespacedResourcesDeleter {
       fail(e, withEstimate);
     }
     if (!items) return withEstimate;
-    if (items.length > 0 && estimate === 0) {
+    if (items.length > 0) {
       const byFinalizer = new Map<string, number>();
       for (const it of items) for (const f of it.metadata?.finalizers ?? []) byFinalizer.set(f, (byFinalizer.get(f) ?? 0) + 1);
+      // pods in their grace period remain, and are counted as remaining
+      if (estimate !== 0) return { finalizerEstimateSeconds: estimate, numRemaining: items.length, finalizersToNumRemaining: byFinalizer };
       // objects held by finalizers are normal: allow time for them (and the garbage collector)
       if (byFinalizer.size > 0) return { finalizerEstimateSeconds: FINALIZER_ESTIMATE_SECONDS, numRemaining: items.length, finalizersToNumRemaining: byFinalizer };
       // nothing reported a finalizer, so they should have been deleted

@@ -59,8 +59,66 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'disruption-controller', aliases: ['disruption'] },
 ];
 
+/**
+ * The other controllers kube-controller-manager 1.33 knows (canonical names, then the names older
+ * releases used). Keelson does not run them; naming one in --controllers is accepted, as
+ * kube-controller-manager accepts it (kubeadm passes `*,bootstrapsigner,tokencleaner`), and the
+ * start says it does not run.
+ */
+export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
+  ['serviceaccount-token-controller', 'serviceaccount-token'],
+  ['endpoints-controller', 'endpoint'],
+  ['endpointslice-controller', 'endpointslice'],
+  ['endpointslice-mirroring-controller', 'endpointslicemirroring'],
+  ['replicationcontroller-controller', 'replicationcontroller'],
+  ['pod-garbage-collector-controller', 'podgc'],
+  ['resourcequota-controller', 'resourcequota'],
+  ['garbage-collector-controller', 'garbagecollector'],
+  ['daemonset-controller', 'daemonset'],
+  ['job-controller', 'job'],
+  ['deployment-controller', 'deployment'],
+  ['replicaset-controller', 'replicaset'],
+  ['horizontal-pod-autoscaler-controller', 'horizontalpodautoscaling'],
+  ['statefulset-controller', 'statefulset'],
+  ['cronjob-controller', 'cronjob'],
+  ['certificatesigningrequest-signing-controller', 'csrsigning'],
+  ['certificatesigningrequest-approving-controller', 'csrapproving'],
+  ['certificatesigningrequest-cleaner-controller', 'csrcleaner'],
+  ['ttl-controller', 'ttl'],
+  ['bootstrap-signer-controller', 'bootstrapsigner'],
+  ['token-cleaner-controller', 'tokencleaner'],
+  ['node-ipam-controller', 'nodeipam'],
+  ['node-lifecycle-controller', 'nodelifecycle'],
+  ['taint-eviction-controller'],
+  ['persistentvolume-binder-controller', 'persistentvolume-binder'],
+  ['persistentvolume-attach-detach-controller', 'attachdetach'],
+  ['persistentvolume-expander-controller', 'persistentvolume-expander'],
+  ['clusterrole-aggregation-controller', 'clusterrole-aggregation'],
+  ['persistentvolumeclaim-protection-controller', 'pvc-protection'],
+  ['persistentvolume-protection-controller', 'pv-protection'],
+  ['ttl-after-finished-controller', 'ttl-after-finished'],
+  ['ephemeral-volume-controller', 'ephemeral-volume'],
+  ['storageversion-garbage-collector-controller', 'storage-version-gc'],
+  ['resourceclaim-controller', 'resource-claim-controller'],
+  ['legacy-serviceaccount-token-cleaner-controller', 'legacy-service-account-token-cleaner'],
+  ['validatingadmissionpolicy-status-controller'],
+  ['service-cidr-controller'],
+  ['storage-version-migrator-controller'],
+  ['selinux-warning-controller'],
+  ['volumeattributesclass-protection-controller'],
+  ['service-lb-controller', 'service'],
+  ['node-route-controller', 'route'],
+  ['cloud-node-lifecycle-controller', 'cloud-node-lifecycle'],
+].map(([name, ...aliases]) => ({ name: name!, aliases }));
+
 function canonical(name: string): string | undefined {
   for (const c of KNOWN_CONTROLLERS) if (c.name === name || c.aliases.includes(name)) return c.name;
+  return undefined;
+}
+
+/** the canonical name of a controller kube-controller-manager has and Keelson does not run */
+export function otherKubeController(name: string): string | undefined {
+  for (const c of OTHER_KUBE_CONTROLLERS) if (c.name === name || c.aliases.includes(name)) return c.name;
   return undefined;
 }
 
@@ -84,13 +142,14 @@ export function isControllerEnabled(name: string, controllers: string[]): boolea
 /** Errors in the options, in kube-controller-manager's words where it has them. */
 export function validateControllerManagerOptions(o: ControllerManagerOptions): string[] {
   const errs: string[] = [];
+  // (kube-controller-manager's order: the lock, then the names)
+  if (o.leaderElect && o.resourceLock !== 'leases') errs.push('resourceLock value must be "leases"');
   for (const c of o.controllers) {
     const n = c.startsWith('-') ? c.slice(1) : c;
     if (n === '*') continue;
-    if (!canonical(n)) errs.push(`${JSON.stringify(c)} is not in the list of known controllers`);
+    if (!canonical(n) && !otherKubeController(n)) errs.push(`${JSON.stringify(n)} is not in the list of known controllers`);
   }
   if (o.leaderElect) {
-    if (o.resourceLock !== 'leases') errs.push(`--leader-elect-resource-lock: unsupported lock type ${JSON.stringify(o.resourceLock)}; supported: leases`);
     if (o.leaseDurationMs <= o.renewDeadlineMs) errs.push('leaseDuration must be greater than renewDeadline');
     if (o.renewDeadlineMs <= 1.2 * o.retryPeriodMs) errs.push('renewDeadline must be greater than retryPeriod*JitterFactor');
     if (!o.resourceName) errs.push('--leader-elect-resource-name must not be empty');

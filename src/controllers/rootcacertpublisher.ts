@@ -12,8 +12,9 @@ import { runQueueWorkers } from './workers.js';
 
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+/** the annotation kube-controller-manager writes on the map (its words: clients read it) */
 const DESCRIPTION =
-  'The CA bundle of this cluster\'s API server, for clients inside the cluster that reach it at an internal address (kubernetes.default.svc or the kubernetes Service IP).';
+  'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.';
 
 export interface RootCACertPublisherOptions {
   client: RESTClient;
@@ -76,11 +77,11 @@ export class RootCACertPublisher {
         return;
       }
       const data = cur.data ?? {};
-      if (data['ca.crt'] === this.o.rootCA && Object.keys(data).length === 1 && !cur.binaryData) return;
-      // only ca.crt is ours to keep; the update is conditional on what the cache saw
+      // the data and a description are ours to keep (binaryData is left alone, as Kubernetes leaves it)
+      if (data['ca.crt'] === this.o.rootCA && Object.keys(data).length === 1 && cur.metadata?.annotations?.['kubernetes.io/description']) return;
+      // the update is conditional on what the cache saw
       const next = structuredClone(cur);
       next.data = { 'ca.crt': this.o.rootCA };
-      delete next.binaryData;
       next.metadata.annotations = { ...(next.metadata.annotations ?? {}), 'kubernetes.io/description': DESCRIPTION };
       await client.update(next, { signal });
     } catch (e) {

@@ -81,6 +81,14 @@ test('--controllers selection and option validation', () => {
     '"bogus" is not in the list of known controllers',
     'leaseDuration must be greater than renewDeadline',
   ]);
+  // kube-controller-manager's words: the lock first, names without their dash
+  assert.deepEqual(validateControllerManagerOptions({ ...defaultControllerManagerOptions(), controllers: ['foo', '-bar'], resourceLock: 'endpoints' }), [
+    'resourceLock value must be "leases"',
+    '"foo" is not in the list of known controllers',
+    '"bar" is not in the list of known controllers',
+  ]);
+  // kube-controller-manager's other controllers (and their old names) are accepted: kubeadm's default
+  assert.deepEqual(validateControllerManagerOptions({ ...defaultControllerManagerOptions(), controllers: ['*', 'bootstrapsigner', 'tokencleaner', '-garbage-collector-controller'] }), []);
 });
 
 // ── against a real API server without controllers ───────────────────────────

@@ -326,6 +326,12 @@ describe('command line', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  test('--controllers takes kube-controller-manager\'s other controllers (kubeadm\'s *,bootstrapsigner,tokencleaner) and says they do not run', async () => {
+    const c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,bootstrapsigner,tokencleaner'] });
+    clusters.push(c);
+    await until('the warning', () => c.logs.includes('Controllers of kube-controller-manager that Keelson does not have were asked for and do not run'));
+    assert.match(c.logs, /controllers=\["bootstrap-signer-controller","token-cleaner-controller"\]/);
+  });
   test('--help lists every flag of the server', () => {
     const r = run(['server', '--help']);
     assert.equal(r.status, 0);
@@ -363,6 +369,9 @@ describe('command line', () => {
     const b = run(['server', '--storage-backend=floppy', '--data-dir', '/tmp/keelson-never-created']);
     assert.notEqual(b.status, 0);
     assert.match(b.stderr, /storage-backend/);
+    const cm = run(['server', '--controllers=foo,-bar', '--data-dir', '/tmp/keelson-never-created']);
+    assert.notEqual(cm.status, 0);
+    assert.match(cm.stderr, /Error: \["foo" is not in the list of known controllers, "bar" is not in the list of known controllers\]/);
     const g = run(['server', '--feature-gates=NoSuchGate=true']);
     assert.notEqual(g.status, 0);
     assert.match(g.stderr + g.stdout, /unrecognized feature gate: NoSuchGate/);

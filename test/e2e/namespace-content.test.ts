@@ -76,6 +76,21 @@ test('a new namespace gets the default ServiceAccount and the root CA ConfigMap;
     const o = getJSON(['get', 'configmap', 'kube-root-ca.crt', '-n', 'team-a']);
     return o && o.data['ca.crt'] === ca && o.data.extra === undefined && o;
   });
+  // the description annotation is put back; binaryData is not the publisher's, and stays
+  ok(['annotate', 'configmap', 'kube-root-ca.crt', '-n', 'team-a', 'kubernetes.io/description-']);
+  ok(['patch', 'configmap', 'kube-root-ca.crt', '-n', 'team-a', '--type', 'merge', '-p', '{"binaryData":{"b":"AAA="}}']);
+  const repaired = await until('the description back', () => {
+    const o = getJSON(['get', 'configmap', 'kube-root-ca.crt', '-n', 'team-a']);
+    return o?.metadata.annotations?.['kubernetes.io/description'] && o;
+  });
+  assert.equal(
+    repaired.metadata.annotations['kubernetes.io/description'],
+    'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.',
+  );
+  assert.deepEqual(repaired.binaryData, { b: 'AAA=' });
+  // the controllers write as kube-controller-manager (the first part of their User-Agent)
+  const managed = JSON.parse(kubectl(['get', 'configmap', 'kube-root-ca.crt', '-n', 'team-a', '-o', 'json', '--show-managed-fields']).stdout);
+  assert.ok(managed.metadata.managedFields.some((m: any) => m.manager === 'kube-controller-manager'), JSON.stringify(managed.metadata.managedFields));
 });
 
 test('a pod created right after its namespace gets the default account and its token volume', async () => {
