@@ -15,8 +15,23 @@ interface GroupVersion {
   kinds: KindDecl[];
 }
 
+/**
+ * Where kube-apiserver 1.33 stores a kind in another group/version than it serves it: events.k8s.io
+ * Events as core Events, autoscaling/v1 HPAs as autoscaling/v2, and the networking kinds that
+ * became v1 in 1.33 as v1beta1 (a storage version must be readable by a 1.32 server).
+ */
+const STORED_AS: Record<string, string> = {
+  'events.k8s.io/v1/Event': '/v1/Event',
+  'autoscaling/v1/HorizontalPodAutoscaler': 'autoscaling/v2/HorizontalPodAutoscaler',
+  'networking.k8s.io/v1/IPAddress': 'networking.k8s.io/v1beta1/IPAddress',
+  'networking.k8s.io/v1/ServiceCIDR': 'networking.k8s.io/v1beta1/ServiceCIDR',
+};
+
+/** the hash of the group/version/kind the resource is stored as (clients compare it to detect storage migrations) */
 function storageVersionHash(k: KindDecl): string {
-  return createHash('sha256').update(`${k.group}/${k.version}/${k.kind}`).digest().subarray(0, 8).toString('base64');
+  const served = `${k.group}/${k.version}/${k.kind}`;
+  const stored = k.custom?.storage ? `${k.group}/${k.custom.storage.version}/${k.custom.storage.kind}` : (STORED_AS[served] ?? served);
+  return createHash('sha256').update(stored).digest().subarray(0, 8).toString('base64');
 }
 
 export class Discovery {
@@ -192,13 +207,17 @@ export class Discovery {
         const body = agg.proto
           ? Buffer.from(encodeEnvelope(doc.apiVersion, doc.kind, encodeMessage(`io.k8s.api.apidiscovery.${agg.dv}.APIGroupDiscoveryList`, doc)))
           : Buffer.from(JSON.stringify(doc));
-        const etag = `"${createHash('sha512').update(body).digest('hex').toUpperCase()}"`;
+        // one ETag per document, whatever version and encoding is asked for: kube-apiserver's is the
+        // hash of the v2 list's JSON
+        const v2 = agg.dv === 'v2' && !agg.proto ? body : Buffer.from(JSON.stringify(this.aggregated(core, 'v2')));
+        const etag = `"${createHash('sha512').update(v2).digest('hex').toUpperCase()}"`;
         const type = `${agg.proto ? 'application/vnd.kubernetes.protobuf' : 'application/json'};g=apidiscovery.k8s.io;v=${agg.dv};as=APIGroupDiscoveryList`;
         c = { body, etag, type };
         this.cache.set(key, c);
       }
       res.setHeader('Vary', 'Accept');
       res.setHeader('ETag', c.etag);
+      res.setHeader('Cache-Control', 'public');
       if (req.headers['if-none-match'] === c.etag) {
         res.statusCode = 304;
         res.end();

@@ -153,6 +153,8 @@ export interface CustomKindInfo {
   deprecationWarning?: string;
   /** no strategic merge patch, no protobuf */
   schemaless: true;
+  /** the CRD's storage version and spec.names.kind: the storage version hash of every served version */
+  storage?: { version: string; kind: string };
 }
 
 export interface SubresourceDecl {

@@ -378,4 +378,32 @@ describe('discovery and version', () => {
     const g = (await c.raw('GET', '/apis/apps')).json();
     assert.equal(g.kind, 'APIGroup');
   });
+
+  test('aggregated discovery: one ETag for v2 and v2beta1, JSON and Protobuf, with Cache-Control public; 304 on a match', async () => {
+    const etags = new Set<string>();
+    for (const v of ['v2', 'v2beta1']) {
+      for (const enc of ['application/json', 'application/vnd.kubernetes.protobuf']) {
+        const r = await c.raw('GET', '/apis', { headers: { accept: `${enc};g=apidiscovery.k8s.io;v=${v};as=APIGroupDiscoveryList` } });
+        assert.equal(r.status, 200);
+        assert.equal(r.headers['cache-control'], 'public');
+        assert.equal(r.headers['vary'], 'Accept');
+        etags.add(String(r.headers['etag']));
+      }
+    }
+    assert.equal(etags.size, 1, [...etags].join(' '));
+    const again = await c.raw('GET', '/apis', { headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList', 'if-none-match': [...etags][0]! } });
+    assert.equal(again.status, 304);
+    assert.equal(again.headers['cache-control'], 'public');
+  });
+
+  test('storageVersionHash is the hash of the version a resource is stored in (events.k8s.io as core, autoscaling/v1 as v2, networking v1 kinds new in 1.33 as v1beta1)', async () => {
+    const hash = async (gv: string, resource: string) => (await c.raw('GET', gv === 'v1' ? '/api/v1' : `/apis/${gv}`)).json().resources.find((r: any) => r.name === resource).storageVersionHash;
+    assert.equal(await hash('events.k8s.io/v1', 'events'), 'r2yiGXH7wu8=');
+    assert.equal(await hash('v1', 'events'), 'r2yiGXH7wu8=');
+    assert.equal(await hash('autoscaling/v1', 'horizontalpodautoscalers'), 'qwQve8ut294=');
+    assert.equal(await hash('autoscaling/v2', 'horizontalpodautoscalers'), 'qwQve8ut294=');
+    assert.equal(await hash('networking.k8s.io/v1', 'ipaddresses'), 'O4H8VxQhW5Y=');
+    assert.equal(await hash('networking.k8s.io/v1', 'servicecidrs'), '8ufAXOnr3Yg=');
+    assert.equal(await hash('v1', 'pods'), 'xPOwRZ+Yhw8=');
+  });
 });

@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { startCluster, until, KEELSON, kubectlBinary, type Cluster } from './harness.js';
 
 let c: Cluster;
@@ -771,5 +772,15 @@ test('printer column cells as Kubernetes makes them: date columns parse strict R
     assert.equal(r.status, 201, r.text);
     const t = (await c.raw('GET', `${base}/${name}`, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } })).json();
     assert.deepEqual(t.rows[0].cells.slice(1), cells, name);
+  }
+});
+
+test('every served version of a custom resource shows the storage version\'s storageVersionHash', async () => {
+  const crd = (await c.raw('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com')).json();
+  const storage = crd.spec.versions.find((v: any) => v.storage).name;
+  const want = createHash('sha256').update(`stable.example.com/${storage}/${crd.spec.names.kind}`).digest().subarray(0, 8).toString('base64');
+  for (const v of crd.spec.versions.filter((x: any) => x.served)) {
+    const r = (await c.raw('GET', `/apis/stable.example.com/${v.name}`)).json();
+    assert.equal(r.resources.find((x: any) => x.name === 'crontabs').storageVersionHash, want, v.name);
   }
 });

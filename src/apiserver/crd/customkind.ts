@@ -255,6 +255,7 @@ export function customKind(crd: any, v: CRDVersion): KindDecl {
       deprecationWarning: deprecationWarning(crd, v),
       printer: customPrinter(v),
       scale: v.subresources?.scale ? customScale(group, names.kind, v.subresources.scale) : undefined,
+      storage: { version: ((spec.versions ?? []) as CRDVersion[]).find((x) => x.storage)?.name ?? v.name, kind: spec.names.kind },
     },
   };
 }
