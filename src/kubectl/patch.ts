@@ -8,6 +8,8 @@
 // `patched (no change)` when the server's answer equals what was read before.
 
 import { readFileSync } from 'node:fs';
+import { get as httpGetPlain } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { FlagSet, StringSliceValue, StringValue, BoolValue, type Flag } from '../cli/flags.js';
 import { log } from '../cli/klog.js';
 import { APIError, isNotFound } from '../client/rest.js';
@@ -15,7 +17,7 @@ import { resourcePath } from '../client/resources.js';
 import { PatchError, deepEqualJSON } from '../patch/errors.js';
 import { goJSONSyntaxError, jsonMarshal, quote } from './gofmt.js';
 import { yamlToJSON } from './goyaml.js';
-import { Factory } from './factory.js';
+import { ConnectionError, Factory, goURLErrorText } from './factory.js';
 import { addGlobalFlags, asConnectionError, optionsText, runKubectlCommand, type KubectlCommandSpec, type KubectlIO, type RunContext } from './cmd.js';
 import { buildResources, type Info, type KubeObject } from './resource.js';
 import { toPrinter, PrintError, OUTPUT_FORMATS_HELP, type PrintFlagValues } from './printers.js';
@@ -235,19 +237,34 @@ function asObject(v: unknown): KubeObject {
   return o;
 }
 
+/** one GET of a URL with node:http(s) (fetch refuses ports such as 1 or 6000, which Go's client does not) */
+function httpGet(url: string): Promise<{ status: number; statusText: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const get = url.startsWith('https:') ? httpsGet : httpGetPlain;
+    const req = get(url, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
 async function fetchURL(url: string): Promise<string> {
   let lastErr: Error | undefined;
   for (let i = 0; i < 3; i++) {
     if (i > 0) await new Promise((r) => setTimeout(r, 1000));
-    let res: Response;
+    let res: { status: number; statusText: string; body: string };
     try {
-      res = await fetch(url);
+      res = await httpGet(url);
     } catch (e) {
-      const cause = (e as { cause?: Error }).cause ?? (e as Error);
-      lastErr = new Error(`Get ${quote(url)}: ${cause.message}`);
+      // a *url.Error, which kubectl words as it words a server it cannot reach
+      const r = goURLErrorText('GET', url, e as Error);
+      lastErr = new ConnectionError(r.text, r.host, r.refused, r.detail);
       continue;
     }
-    if (res.status === 200) return await res.text();
+    if (res.status === 200) return res.body;
     lastErr = new Error(`unable to read URL ${quote(url)}, server reported ${res.status} ${res.statusText}, status code=${res.status}`);
     if (res.status >= 500 && res.status < 600) continue;
     break;
@@ -288,7 +305,8 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
         const why = err.code === 'ENOENT' ? 'no such file or directory' : err.code === 'EISDIR' ? 'is a directory' : err.code === 'EACCES' ? 'permission denied' : err.message;
-        throw new Error(`unable to read patch file: open ${o.patchFile}: ${why}`);
+        // (Go's os.ReadFile opens a directory and fails on the read)
+        throw new Error(`unable to read patch file: ${err.code === 'EISDIR' ? 'read' : 'open'} ${o.patchFile}: ${why}`);
       }
     } else patchText = o.patch;
     let patch: PatchInput;

@@ -308,6 +308,8 @@ const cases: Case[] = [
   { name: 'no patch', args: ['cm', 'x'] },
   { name: 'patch and patch file', args: ['cm', 'x', '-p', '{}', '--patch-file', 'files/patch.yaml'] },
   { name: 'missing patch file', args: ['cm', 'x', '--patch-file', 'files/nope.yaml'] },
+  { name: 'patch file is a directory', args: ['cm', 'x', '--patch-file', 'files'] },
+  { name: 'a URL to -f that refuses the connection', args: ['--local', '-f', 'http://127.0.0.1:1/none.yaml', '-p', '{}'] },
   { name: 'bad type', args: ['cm', 'x', '-p', '{}', '--type', 'apply'] },
   { name: 'unparsable YAML patch', objects: [cm('cm1')], args: ['cm', 'cm1', '-n', NS, '-p', 'a: b: c'] },
   { name: 'invalid JSON patch text', objects: [cm('cm1')], args: ['cm', 'cm1', '-n', NS, '-p', '{"data":'] },
