@@ -406,6 +406,12 @@ function readsAsObject(kind: KindDecl, sub: string): boolean {
 
 export async function handleGet(r: Request): Promise<void> {
   const { store, info, query } = r;
+  // a subresource with no read (eviction, binding, token, finalize) has no GET route: 405 before
+  // the object is looked for, as kube-apiserver's router answers
+  if (info.subresource) {
+    const sub = store.kind.subresources.find((x) => x.name === info.subresource);
+    if (sub && !sub.verbs.includes('get')) throw methodNotAllowed();
+  }
   const choice = outputChoice(r, false, { kind: store.kind });
   const rv = query.get('resourceVersion');
   if (rv === null || rv === '') {

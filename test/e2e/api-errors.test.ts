@@ -87,6 +87,11 @@ describe('errors', () => {
     assert.equal((await c.raw('GET', `${cms}/keep`)).status, 200, 'nothing was deleted');
     // a cluster-scoped collection takes create and deletecollection
     assert.equal((await c.raw('DELETE', '/apis/scheduling.k8s.io/v1/priorityclasses?dryRun=All&labelSelector=none%3Dnone')).status, 200);
+    // subresources with no read: 405 before the object is looked for (the pod does not exist)
+    for (const p of ['/api/v1/namespaces/default/finalize', '/api/v1/namespaces/default/pods/nopod/eviction', '/api/v1/namespaces/default/pods/nopod/binding', '/api/v1/namespaces/default/serviceaccounts/nosa/token']) {
+      const r = status(await c.raw('GET', p), 405, 'MethodNotAllowed');
+      assert.equal(r.message, 'the server does not allow this method on the requested resource', p);
+    }
   });
 
   test('409 AlreadyExists and Conflict', async () => {
