@@ -52,6 +52,11 @@ export interface LeaderElectionConfig {
   callbacks: LeaderCallbacks;
   /** give the Lease up (empty holder, 1 s duration) when stopped while leading */
   releaseOnCancel?: boolean;
+  /**
+   * records a LeaderElection event on the Lease (client-go's LeaseLock.RecordEvent): the message
+   * is `<identity> became leader` or `<identity> stopped leading`
+   */
+  recordEvent?: (lease: KubeObject, message: string) => void;
   log?: Logger;
   /** a clock for tests (ms) */
   now?: () => number;
@@ -156,6 +161,15 @@ export class LeaderElector {
     }
   }
 
+  private recordEvent(what: string): void {
+    if (!this.config.recordEvent || !this.lease) return;
+    try {
+      this.config.recordEvent({ ...this.lease, kind: 'Lease', apiVersion: 'coordination.k8s.io/v1' }, `${this.config.identity} ${what}`);
+    } catch (e) {
+      this.log.error(e, 'Recording the leader election event failed', { lock: this.desc });
+    }
+  }
+
   /** Tries every retryPeriod (jittered) until the lease is acquired; false if stopped first. */
   private async acquire(signal: AbortSignal): Promise<boolean> {
     this.log.info('Attempting to acquire leader lease...', { lock: this.desc });
@@ -163,6 +177,7 @@ export class LeaderElector {
       const ok = await this.tryAcquireOrRenew(this.config.renewDeadlineMs);
       this.maybeReportTransition();
       if (ok) {
+        this.recordEvent('became leader');
         this.log.info('Successfully acquired lease', { lock: this.desc, identity: this.config.identity });
         return true;
       }
@@ -198,6 +213,7 @@ export class LeaderElector {
       this.maybeReportTransition();
       if (!ok) {
         if (signal.aborted) return;
+        this.recordEvent('stopped leading');
         this.log.info('Failed to renew lease', { lock: this.desc, err: 'timed out waiting for the condition' });
         return;
       }

@@ -45,3 +45,18 @@ test('the identity lease: kube-system/apiserver-<base32 of the host name\'s hash
   const listed = (await c.raw('GET', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?labelSelector=apiserver.kubernetes.io%2Fidentity%3Dkube-apiserver')).json();
   assert.deepEqual(listed.items.map((i: any) => i.metadata.name), [name]);
 });
+
+test('the controller manager records its leadership as kube-controller-manager does: a LeaderElection event on its Lease', async () => {
+  const lease = (await c.raw('GET', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager')).json();
+  const holder = lease.spec.holderIdentity;
+  assert.match(holder, /_[0-9a-f-]{36}$/);
+  const ev = await until('the event', async () => {
+    const list = (await c.raw('GET', '/api/v1/namespaces/kube-system/events?fieldSelector=reason%3DLeaderElection')).json();
+    return list.items.find((e: any) => e.message === `${holder} became leader`);
+  });
+  assert.deepEqual(
+    { kind: ev.involvedObject.kind, apiVersion: ev.involvedObject.apiVersion, name: ev.involvedObject.name, uid: ev.involvedObject.uid, type: ev.type, source: ev.source, reportingComponent: ev.reportingComponent, count: ev.count },
+    { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', name: 'kube-controller-manager', uid: lease.metadata.uid, type: 'Normal', source: { component: 'kube-controller-manager' }, reportingComponent: 'kube-controller-manager', count: 1 },
+  );
+  assert.match(ev.metadata.name, /^kube-controller-manager\.[0-9a-f]+$/);
+});
