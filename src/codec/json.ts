@@ -84,10 +84,12 @@ function goName(t: TypeRef): string {
   }
 }
 
+/** the kind of a JSON value as Go's UnmarshalTypeError names it ("bool", not "boolean") */
 function jsonKind(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   if (typeof v === 'object') return 'object';
+  if (typeof v === 'boolean') return 'bool';
   return typeof v;
 }
 

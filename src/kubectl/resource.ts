@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { quote } from './gofmt.js';
+import { normalize } from '../codec/json.js';
 import { jsonMarshal } from './gofmt.js';
 import { yamlToJSONDocuments } from './goyaml.js';
 import { isNoMatchError, NoKindMatchError, type KubectlRESTMapper, type RESTMapping } from './discovery.js';
@@ -170,7 +171,24 @@ function decodeObject(raw: unknown, rawText: string): KubeObject {
   }
   const o = raw as KubeObject;
   if (typeof o.kind !== 'string' || o.kind === '') throw new Error(`Object 'Kind' is missing in '${rawText}'`);
+  metadataError(o.metadata);
   return o;
+}
+
+/**
+ * cli-runtime's metadataValidatingDecoder: the object's metadata must decode as an ObjectMeta
+ * (labels and annotations strings, generation a number, timestamps RFC 3339, ...), whatever its
+ * kind; Go's error otherwise. The server's decoder words the same errors, through any kind with
+ * ObjectMeta (a ConfigMap here, given only the metadata).
+ */
+function metadataError(md: unknown): void {
+  if (md === undefined || md === null) return;
+  if (typeof md !== 'object' || Array.isArray(md)) {
+    const t = Array.isArray(md) ? 'array' : typeof md === 'string' ? 'string' : typeof md === 'number' ? 'number' : typeof md === 'boolean' ? 'bool' : typeof md;
+    throw new Error(`json: cannot unmarshal ${t} into Go struct field metadataOnlyObject.metadata of type v1.ObjectMeta`);
+  }
+  const r = normalize('io.k8s.api.core.v1.ConfigMap', { metadata: md });
+  if (r.typeError) throw new Error(r.typeError);
 }
 
 function metaString(o: KubeObject, field: string): string {

@@ -158,6 +158,12 @@ before(async () => {
   w('local.yaml', `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: local\n  labels: {app: x}\ndata:\n  a: "1"\n  n: "1000000"\nspec:\n  replicas: 3\n  f: 1.5\n  items:\n  - {name: one, v: 1}\n  - {name: two, v: 2}\n`);
   w('local-deploy.yaml', `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ld\nspec:\n  selector: {matchLabels: {app: ld}}\n  template:\n    metadata: {labels: {app: ld}}\n    spec:\n      containers:\n      - {name: web, image: nginx}\n      - {name: side, image: busybox}\n`);
   w('local-cr.yaml', `apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: ct\nspec:\n  cronSpec: "* * * * */5"\n`);
+  // metadata that does not decode as an ObjectMeta (cli-runtime's metadataValidatingDecoder)
+  w('bad-annotation.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm1, annotations: {x: 1}}\n');
+  w('bad-labels.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm1, labels: {x: y}}\n');
+  w('bad-generation.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm1, generation: "x"}\n');
+  w('bad-time.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm1, creationTimestamp: "bad"}\n');
+  w('bad-metadata.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: [1]\n');
   w('patch.yaml', 'data:\n  fromfile: "yes"\n');
   w('patch.json', '{"data":{"fromfile":"json"}}');
   w('tmpl.txt', '{{.metadata.name}}:{{index .data "a"}}\n');
@@ -309,6 +315,8 @@ const cases: Case[] = [
   { name: 'patch and patch file', args: ['cm', 'x', '-p', '{}', '--patch-file', 'files/patch.yaml'] },
   { name: 'missing patch file', args: ['cm', 'x', '--patch-file', 'files/nope.yaml'] },
   { name: 'patch file is a directory', args: ['cm', 'x', '--patch-file', 'files'] },
+  ...['bad-annotation', 'bad-labels', 'bad-generation', 'bad-time', 'bad-metadata'].map((f) => ({ name: `metadata that is not an ObjectMeta: ${f}`, objects: [cm('cm1')], args: ['-n', NS, '-f', `files/${f}.yaml`, '-p', '{"data":{"b":"2"}}'] })),
+  { name: 'metadata that is not an ObjectMeta, locally', args: ['--local', '-f', 'files/bad-labels.yaml', '-p', '{}', '-o', 'name'] },
   { name: 'a URL to -f that refuses the connection', args: ['--local', '-f', 'http://127.0.0.1:1/none.yaml', '-p', '{}'] },
   { name: 'bad type', args: ['cm', 'x', '-p', '{}', '--type', 'apply'] },
   { name: 'unparsable YAML patch', objects: [cm('cm1')], args: ['cm', 'cm1', '-n', NS, '-p', 'a: b: c'] },
