@@ -72,6 +72,7 @@ interface PatchOptions {
   template: string;
   allowMissingTemplateKeys: boolean;
   showManagedFields: boolean;
+  record: boolean;
 }
 
 type DryRun = 'none' | 'client' | 'server';
@@ -95,6 +96,50 @@ function declareFlags(fs: FlagSet, o: PatchOptions): void {
   str('subresource', 'subresource', 'If specified, patch will operate on the subresource of the requested object.');
   str('template', 'template', 'Template string or path to template file to use when -o=go-template, -o=go-template-file. The template format is golang templates [http://golang.org/pkg/text/template/#pkg-overview].');
   str('type', 'type', 'The type of patch being provided; one of [json merge strategic]');
+  // cli-runtime's RecordFlags: deprecated (and so hidden), kept for the scripts that still pass it
+  fs.var<boolean>(new BoolValue({ get: () => o.record, set: (v: boolean) => (o.record = v) }), 'record', 'Record current kubectl command in the resource annotation. If set to false, do not record the command. If set to true, record the command. If not set, default to updating the existing annotation value only if one already exists.', { deprecated: '--record will be removed in the future' });
+}
+
+/**
+ * The command line kubectl records as kubernetes.io/change-cause (cli-runtime's
+ * parseCommandArguments): the program, the positional arguments, then each flag given, by its
+ * long name, as --name=value in the order given.
+ */
+export function changeCause(program: string, command: string, argv: readonly string[], fs: FlagSet): string {
+  const positional: string[] = [command];
+  let flags = '';
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (a.startsWith('--') && a.length > 2) {
+      const eq = a.indexOf('=');
+      const f = fs.lookup(eq < 0 ? a.slice(2) : a.slice(2, eq));
+      if (!f) continue;
+      const value = eq >= 0 ? a.slice(eq + 1) : f.noOptDefVal !== '' ? f.noOptDefVal : (argv[++i] ?? '');
+      flags += ` --${f.name}=${value}`;
+    } else if (a.startsWith('-') && a.length > 1) {
+      // shorthands: -p V, -pV, -p=V, and bools run together (-Rf V)
+      for (let j = 1; j < a.length; j++) {
+        const f = fs.shorthandLookup(a[j]!);
+        if (!f) break;
+        if (a[j + 1] === '=') {
+          flags += ` --${f.name}=${a.slice(j + 2)}`;
+          break;
+        }
+        if (f.noOptDefVal !== '') {
+          flags += ` --${f.name}=${f.noOptDefVal}`;
+          continue;
+        }
+        const rest = a.slice(j + 1);
+        flags += ` --${f.name}=${rest !== '' ? rest : (argv[++i] ?? '')}`;
+        break;
+      }
+    } else positional.push(a);
+  }
+  return `${program} ${positional.join(' ')}${flags}`;
 }
 
 function defaults(): PatchOptions {
@@ -113,6 +158,7 @@ function defaults(): PatchOptions {
     template: '',
     allowMissingTemplateKeys: true,
     showManagedFields: false,
+    record: false,
   };
 }
 
@@ -367,6 +413,21 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
           throw e;
         }
         const didPatch = !deepEqualJSON(info.object, patched);
+        if (o.record) {
+          // --record: a second (merge) patch writes the command line as the change cause
+          const cause = changeCause(ctx.program, 'patch', ctx.argv, ctx.flags);
+          try {
+            patched = await rest.json<KubeObject>({
+              method: 'PATCH',
+              path: resourcePath(mapping.resource, ns, name, o.subresource),
+              query: { dryRun: dryRun === 'server' ? 'All' : undefined, fieldManager: o.fieldManager },
+              body: Buffer.from(JSON.stringify({ metadata: { annotations: { 'kubernetes.io/change-cause': cause } } })),
+              contentType: 'application/merge-patch+json',
+            });
+          } catch (e) {
+            log.v(4).info(`error recording reason: ${(e as Error).message}`);
+          }
+        }
         print(io, printFlags, didPatch, patched);
         return;
       }

@@ -315,6 +315,8 @@ const cases: Case[] = [
   { name: 'patch and patch file', args: ['cm', 'x', '-p', '{}', '--patch-file', 'files/patch.yaml'] },
   { name: 'missing patch file', args: ['cm', 'x', '--patch-file', 'files/nope.yaml'] },
   { name: 'patch file is a directory', args: ['cm', 'x', '--patch-file', 'files'] },
+  { name: '--record (deprecated): the change cause in a second patch', objects: [cm('cm1')], args: ['cm', 'cm1', '-n', NS, '-p', '{"data":{"b":"2"}}', '--record', '-o', 'yaml'] },
+  { name: '--record=false', objects: [cm('cm1')], args: ['cm', 'cm1', '-n', NS, '-p', '{"data":{"b":"2"}}', '--record=false', '-o', 'name'] },
   ...['bad-annotation', 'bad-labels', 'bad-generation', 'bad-time', 'bad-metadata'].map((f) => ({ name: `metadata that is not an ObjectMeta: ${f}`, objects: [cm('cm1')], args: ['-n', NS, '-f', `files/${f}.yaml`, '-p', '{"data":{"b":"2"}}'] })),
   { name: 'metadata that is not an ObjectMeta, locally', args: ['--local', '-f', 'files/bad-labels.yaml', '-p', '{}', '-o', 'name'] },
   { name: 'a URL to -f that refuses the connection', args: ['--local', '-f', 'http://127.0.0.1:1/none.yaml', '-p', '{}'] },
