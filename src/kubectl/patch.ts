@@ -375,6 +375,7 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
       args,
       programName: ctx.program,
       mapper: () => factory.restMapper(),
+      describeError: (e) => factory.describeError(e),
       get: async (mapping, ns, name, sub) => {
         const rest = await factory.restClient();
         return rest.json<KubeObject>({ method: 'GET', path: resourcePath(mapping.resource, ns, name, sub) });

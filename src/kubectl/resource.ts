@@ -66,6 +66,8 @@ export interface BuilderOptions {
   readStdin: () => Promise<string>;
   /** notes for the user (kustomize's deprecation warnings) */
   warn?: (line: string) => void;
+  /** an error's text as Go prints it (a request that did not reach the server: its *url.Error) */
+  describeError?: (e: unknown) => string;
 }
 
 type Source = { kind: 'file'; path: string } | { kind: 'url'; url: string } | { kind: 'stdin' } | { kind: 'kustomize'; dir: string };
@@ -548,7 +550,7 @@ async function* visitSources(o: BuilderOptions, sources: Source[]): AsyncGenerat
               if (e instanceof NoKindMatchError || isNoMatchError(e)) {
                 throw new Error(`resource mapping not found for name: ${quote(info.name)} namespace: ${quote(info.namespace)} from ${quote(read.source)}: ${(e as Error).message}\nensure CRDs are installed first`);
               }
-              throw new Error(`unable to recognize ${quote(read.source)}: ${(e as Error).message}`);
+              throw new Error(`unable to recognize ${quote(read.source)}: ${o.describeError ? o.describeError(e) : (e as Error).message}`);
             }
           }
           await decorate(o, info);

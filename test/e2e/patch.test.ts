@@ -342,6 +342,7 @@ const cases: Case[] = [
   { name: 'refused connection', args: ['cm', 'x', '-p', '{}', '-s', 'https://127.0.0.1:1'] },
   { name: 'missing kubeconfig', args: ['cm', 'x', '-p', '{}', '--kubeconfig', '/nonexistent/kubeconfig'] },
   { name: 'no kubeconfig at all', args: ['cm', 'x', '-p', '{}'], env: { KUBECONFIG: '/nonexistent/a:/nonexistent/b', HOME: '/nonexistent-home' } },
+  { name: '-f with no server to map its kind', args: ['-f', 'files/cm-f.yaml', '-p', '{}'], env: { KUBECONFIG: '/nonexistent/a', HOME: '/nonexistent-home' } },
   { name: 'unknown context', args: ['cm', 'x', '-p', '{}', '--context', 'nope'] },
   { name: 'unknown user', args: ['cm', 'x', '-p', '{}', '--user', 'nope'] },
   { name: 'unknown cluster', args: ['cm', 'x', '-p', '{}', '--cluster', 'nope'] },
