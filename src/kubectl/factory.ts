@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { parseDurationNs } from '../cli/flags.js';
 import { log } from '../cli/klog.js';
-import { getVersionInfo, formatVersionRaw, type VersionInfo } from '../cli/version.js';
+import { getVersionInfo, formatVersionRaw, userAgent, type VersionInfo } from '../cli/version.js';
 import { KubeconfigError, loadKubeconfig, loadRawConfig, type ConnectionConfig, type LoadOptions } from '../client/kubeconfig.js';
 import { RESTClient, TransportError, restConfigFromConnection, type ResponseInfo } from '../client/rest.js';
 import { DiscoveryClient } from '../client/resources.js';
@@ -473,6 +473,8 @@ export class Factory {
       onRequestError: this.onRequestError,
     });
     cfg.headers = { ...(cfg.headers ?? {}), ...commandHeaders(this.command) };
+    // kubectl's User-Agent carries its version and commit (client-go's DefaultKubernetesUserAgent)
+    cfg.userAgent ??= userAgent('keelson');
     return new RESTClient(cfg);
   }
 

@@ -378,7 +378,8 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
       describeError: (e) => factory.describeError(e),
       get: async (mapping, ns, name, sub) => {
         const rest = await factory.restClient();
-        return rest.json<KubeObject>({ method: 'GET', path: resourcePath(mapping.resource, ns, name, sub) });
+        // (cli-runtime's unstructured client accepts JSON alone)
+        return rest.json<KubeObject>({ method: 'GET', path: resourcePath(mapping.resource, ns, name, sub), accept: 'application/json' });
       },
       getNamespace: async (name) => {
         const rest = await factory.restClient();
@@ -406,6 +407,7 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
             query: { dryRun: dryRun === 'server' ? 'All' : undefined, fieldManager: o.fieldManager },
             body: Buffer.from(patch.body),
             contentType: PATCH_TYPES[patchType],
+            accept: 'application/json',
           });
         } catch (e) {
           if (e instanceof APIError && (e.reason === 'UnsupportedMediaType' || (e.code === 415 && !e.reason))) {
@@ -424,6 +426,7 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
               query: { dryRun: dryRun === 'server' ? 'All' : undefined, fieldManager: o.fieldManager },
               body: Buffer.from(JSON.stringify({ metadata: { annotations: { 'kubernetes.io/change-cause': cause } } })),
               contentType: 'application/merge-patch+json',
+              accept: 'application/json',
             });
           } catch (e) {
             log.v(4).info(`error recording reason: ${(e as Error).message}`);
