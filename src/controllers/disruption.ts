@@ -23,6 +23,8 @@ import { setStatusCondition } from '../machinery/conditions.js';
 import { DeletedFinalStateUnknown, Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isNotFound, type RESTClient } from '../client/rest.js';
+import type { EventRecorder } from '../client/events.js';
+import { goLabelSelectorDump } from '../schema/printers/other.js';
 import { DiscoveryClient, ResourceClient } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
 import { runQueueWorkers } from './workers.js';
@@ -34,6 +36,8 @@ export const DELETION_TIMEOUT_MS = 2 * 60 * 1000;
 
 export interface DisruptionControllerOptions {
   client: RESTClient;
+  /** the events it writes (NoPods, UnmanagedPods, CalculateExpectedPodCountFailed), as kube-controller-manager's */
+  recorder?: EventRecorder;
   /** the client the per-selector pod informers list and watch with */
   informerClient: RESTClient;
   pdbs: Informer<any>;
@@ -174,13 +178,25 @@ export class DisruptionController {
       throw new Error(`the pods of PodDisruptionBudget ${key} are not listed yet`);
     }
     const pods = w ? w.informer.list() : [];
-    let counts: { expected: number; desired: number };
+    // the events kube-controller-manager's disruption controller writes on the budget
+    const about = { ...pdb, kind: 'PodDisruptionBudget', apiVersion: 'policy/v1' };
+    if (pods.length === 0) void this.o.recorder?.event(about, 'Normal', 'NoPods', 'No matching pods found');
+    let counts: { expected: number; desired: number; unmanaged: number };
     try {
       counts = await this.expectedCount(pdb, pods, signal);
     } catch (e) {
       if (signal?.aborted) return;
       this.log.error(e, 'Failed to sync PDB', { pdb: key });
+      void this.o.recorder?.event(about, 'Warning', 'CalculateExpectedPodCountFailed', `Failed to calculate the number of expected pods: ${(e as Error).message}`);
       return this.failSafe(pdb, (e as Error).message, signal);
+    }
+    if (counts.unmanaged > 0) {
+      void this.o.recorder?.event(
+        about,
+        'Warning',
+        'UnmanagedPods',
+        `Pods selected by this PodDisruptionBudget (selector: ${goLabelSelectorDump(pdb.spec?.selector)}) were found to be unmanaged. As a result, the status of the PDB cannot be calculated correctly, which may result in undefined behavior. To account for these pods please set ".spec.minAvailable" field of the PDB to an integer value.`,
+      );
     }
     const now = this.now();
     const byName = new Map<string, any>(pods.map((p) => [p.metadata?.name, p]));
@@ -209,18 +225,20 @@ export class DisruptionController {
   }
 
   /** expectedPods and desiredHealthy (getExpectedPodCount) */
-  private async expectedCount(pdb: any, pods: any[], signal?: AbortSignal): Promise<{ expected: number; desired: number }> {
+  private async expectedCount(pdb: any, pods: any[], signal?: AbortSignal): Promise<{ expected: number; desired: number; unmanaged: number }> {
     const spec = pdb.spec ?? {};
+    // (pods without a controller count as unmanaged where the controllers' scale is asked)
+    const unmanaged = pods.filter((p) => !(p.metadata?.ownerReferences ?? []).some((r: any) => r?.controller === true)).length;
     if (spec.maxUnavailable !== undefined && spec.maxUnavailable !== null) {
       const expected = await this.expectedScale(pdb, pods, signal);
-      return { expected, desired: Math.max(0, expected - scaled(spec.maxUnavailable, expected)) };
+      return { expected, desired: Math.max(0, expected - scaled(spec.maxUnavailable, expected)), unmanaged };
     }
     if (spec.minAvailable !== undefined && spec.minAvailable !== null) {
-      if (typeof spec.minAvailable === 'number') return { expected: pods.length, desired: spec.minAvailable };
+      if (typeof spec.minAvailable === 'number') return { expected: pods.length, desired: spec.minAvailable, unmanaged: 0 };
       const expected = await this.expectedScale(pdb, pods, signal);
-      return { expected, desired: scaled(spec.minAvailable, expected) };
+      return { expected, desired: scaled(spec.minAvailable, expected), unmanaged };
     }
-    return { expected: 0, desired: 0 };
+    return { expected: 0, desired: 0, unmanaged: 0 };
   }
 
   /** the replicas the pods' controllers ask for, each controller once (getExpectedScale); pods without one are left out */

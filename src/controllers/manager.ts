@@ -16,6 +16,7 @@ import { LeaderElector } from '../client/leaderelection.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
+import { EventRecorder } from '../client/events.js';
 import { NamespaceController, type Namespace } from './namespace.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
 import { DisruptionController } from './disruption.js';
@@ -117,6 +118,8 @@ export const disruptionControllerDescriptor: ControllerDescriptor = {
         client,
         informerClient: ctx.informerClient,
         pdbs: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets' })),
+        // (kube-controller-manager's disruption controller records as "controllermanager")
+        recorder: new EventRecorder(client, 'controllermanager', ctx.log),
         log: ctx.log,
       });
       await c.run(1, ctx.signal);
@@ -195,38 +198,6 @@ export class ControllerManager {
     for (const t of this.terms) for (const c of t) c.close();
   }
 
-  /**
-   * A core/v1 Event on the Lease, as kube-controller-manager's event recorder writes one (source
-   * and reporting component kube-controller-manager; named <lease>.<hex of the time in ns>).
-   */
-  private async recordLeaderElectionEvent(client: RESTClient, lease: any, message: string): Promise<void> {
-    const md = lease.metadata ?? {};
-    const ms = Date.now();
-    const now = new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-    const nanos = BigInt(ms) * 1_000_000n + BigInt(Math.floor(Number(process.hrtime.bigint() % 1_000_000n)));
-    const involved: Record<string, unknown> = { kind: 'Lease', namespace: md.namespace, name: md.name, uid: md.uid, apiVersion: 'coordination.k8s.io/v1', resourceVersion: md.resourceVersion };
-    const event = {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: `${md.name}.${nanos.toString(16)}`, namespace: md.namespace },
-      involvedObject: involved,
-      reason: 'LeaderElection',
-      message,
-      source: { component: 'kube-controller-manager' },
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-      type: 'Normal',
-      reportingComponent: 'kube-controller-manager',
-      reportingInstance: '',
-    };
-    try {
-      await new ResourceClient<any>(client, { group: '', version: 'v1', resource: 'events' }, md.namespace).create(event);
-    } catch (e) {
-      this.log.error(e, 'Server rejected event (will not retry!)', { event: `${md.namespace}/${event.metadata.name}` });
-    }
-  }
-
   private async loop(): Promise<void> {
     const signal = this.abort.signal;
     if (!this.options.leaderElect) {
@@ -236,6 +207,8 @@ export class ControllerManager {
       return;
     }
     const leClient = this.client('leader-election');
+    // leadership is recorded as kube-controller-manager records it: an event on the Lease
+    const leRecorder = new EventRecorder(leClient, 'kube-controller-manager', this.log);
     while (!signal.aborted) {
       let running: Promise<void> | undefined;
       this.elector = new LeaderElector({
@@ -248,7 +221,7 @@ export class ControllerManager {
         retryPeriodMs: this.options.retryPeriodMs,
         releaseOnCancel: true,
         log: this.log,
-        recordEvent: (lease, message) => void this.recordLeaderElectionEvent(leClient, lease, message),
+        recordEvent: (lease, message) => void leRecorder.event(lease, 'Normal', 'LeaderElection', message),
         callbacks: {
           onStartedLeading: (leadSignal) => {
             this.leading = true;

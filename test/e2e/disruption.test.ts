@@ -189,3 +189,25 @@ test('kubectl drain waits for nothing it may not evict: with a budget that allow
   const gone = await Promise.all(['db-1', 'db-2'].map(async (n) => (await c.raw('GET', `/api/v1/namespaces/${NS}/pods/${n}`)).status === 404));
   assert.equal(gone.filter(Boolean).length, 1, 'exactly one pod evicted');
 });
+
+test('the controller writes kube-controller-manager\'s events on a budget: NoPods, UnmanagedPods (a repeat raises the count)', async () => {
+  await budget('ev-none', { minAvailable: 1, selector: { matchLabels: { app: 'ev-none' } } });
+  await pod('ev-bare', { app: 'ev-bare' }, true);
+  await budget('ev-pct', { minAvailable: '50%', selector: { matchLabels: { app: 'ev-bare' } } });
+  const events = async () => (await c.raw('GET', `/api/v1/namespaces/${NS}/events`)).json().items as any[];
+  const none = await until('NoPods', async () => (await events()).find((e) => e.reason === 'NoPods' && e.involvedObject.name === 'ev-none'));
+  assert.deepEqual(
+    { type: none.type, message: none.message, kind: none.involvedObject.kind, apiVersion: none.involvedObject.apiVersion, source: none.source },
+    { type: 'Normal', message: 'No matching pods found', kind: 'PodDisruptionBudget', apiVersion: 'policy/v1', source: { component: 'controllermanager' } },
+  );
+  const unmanaged = await until('UnmanagedPods', async () => (await events()).find((e) => e.reason === 'UnmanagedPods' && e.involvedObject.name === 'ev-pct'));
+  assert.equal(unmanaged.type, 'Warning');
+  assert.equal(
+    unmanaged.message,
+    'Pods selected by this PodDisruptionBudget (selector: &LabelSelector{MatchLabels:map[string]string{app: ev-bare,},MatchExpressions:[]LabelSelectorRequirement{},}) were found to be unmanaged. As a result, the status of the PDB cannot be calculated correctly, which may result in undefined behavior. To account for these pods please set ".spec.minAvailable" field of the PDB to an integer value.',
+  );
+  // another sync of the budget: the same event counted again, not written twice
+  await setReady('ev-bare', false);
+  await until('counted again', async () => (await events()).find((e) => e.reason === 'UnmanagedPods' && e.involvedObject.name === 'ev-pct' && e.count >= 2));
+  assert.equal((await events()).filter((e) => e.reason === 'UnmanagedPods' && e.involvedObject.name === 'ev-pct').length, 1);
+});

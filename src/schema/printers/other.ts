@@ -536,7 +536,7 @@ function paramRef(spec: any): string {
 
 /** The Go struct dump of a metav1.LabelSelector (its generated String method), which is what
  * Kubernetes shows for a binding's parameter selector. */
-function goLabelSelectorDump(selector: unknown): string {
+export function goLabelSelectorDump(selector: unknown): string {
   const sel = obj(selector);
   const labels = obj(sel.matchLabels);
   const keys = goSorted(Object.keys(labels));
