@@ -7,6 +7,7 @@
 import { rfc3339 } from '../machinery/time.js';
 import { lostRace } from './apiservices.js';
 import type { ResourceStore } from './registry/store.js';
+import { CacheFollower } from './cachefollower.js';
 
 const GROUP_VERSION = 'flowcontrol.apiserver.k8s.io/v1';
 /** the annotation that lets the server keep an object's spec at the bootstrap one */
@@ -225,54 +226,24 @@ export function configStore(st: ResourceStore): ConfigStore {
  */
 export class FlowControlConfig {
   produced = false;
-  private watches: { stop(): void }[] = [];
-  private pending?: NodeJS.Timeout;
-  private stopped = false;
+  private readonly follower: CacheFollower;
 
   constructor(
     private readonly levels: ResourceStore,
     private readonly schemas: ResourceStore,
-    private readonly onError: (e: unknown) => void,
-  ) {}
+    onError: (e: unknown) => void,
+  ) {
+    this.follower = new CacheFollower([levels, schemas], () => syncDanglingConditions(configStore(this.levels), configStore(this.schemas)), onError);
+  }
 
   async start(): Promise<void> {
     await ensureFlowControlConfiguration(configStore(this.levels), configStore(this.schemas));
     this.produced = true;
     await syncDanglingConditions(configStore(this.levels), configStore(this.schemas));
-    for (const st of [this.levels, this.schemas]) this.follow(st);
+    this.follower.start();
   }
 
   stop(): void {
-    this.stopped = true;
-    for (const w of this.watches) w.stop();
-    this.watches = [];
-    if (this.pending) clearTimeout(this.pending);
-  }
-
-  private follow(st: ResourceStore): void {
-    if (this.stopped) return;
-    const w = st.cacher.watch({
-      prefix: st.prefix,
-      afterRevision: st.cacher.revision(),
-      onEvent: () => this.schedule(),
-      // a watch the cache ends (a resync) starts again, with a pass for what it missed
-      onClose: () => {
-        this.watches = this.watches.filter((x) => x !== w);
-        setTimeout(() => {
-          this.follow(st);
-          this.schedule();
-        }, 100).unref();
-      },
-    });
-    this.watches.push(w);
-  }
-
-  private schedule(): void {
-    if (this.pending || this.stopped) return;
-    this.pending = setTimeout(() => {
-      this.pending = undefined;
-      syncDanglingConditions(configStore(this.levels), configStore(this.schemas)).catch(this.onError);
-    }, 20);
-    this.pending.unref();
+    this.follower.stop();
   }
 }

@@ -207,6 +207,20 @@ function protobufFor(kind: Pick<KindDecl, 'group' | 'version' | 'kind'>): boolea
 }
 
 /** the response representation; `table: false` for endpoints without a Table form (virtual kinds) */
+/**
+ * A created object's namespace is the request's (Kubernetes' EnsureObjectNamespaceMatchesRequestNamespace):
+ * an empty one is filled in, another is 400, and a cluster-scoped kind's is cleared.
+ */
+export function ensureRequestNamespace(kind: Pick<KindDecl, 'namespaced'>, obj: any, requestNamespace: string): void {
+  const md = (obj.metadata ??= {});
+  if (!kind.namespaced) {
+    delete md.namespace;
+    return;
+  }
+  if (md.namespace === undefined || md.namespace === '') md.namespace = requestNamespace;
+  else if (md.namespace !== requestNamespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+}
+
 export function outputChoice(r: RequestBase, list: boolean, forms: { table?: boolean; kind?: Pick<KindDecl, 'kind' | 'version' | 'custom'> } = {}): OutputChoice {
   const pretty = prettyRequested(r.query.get('pretty'), r.req.headers['user-agent']);
   try {
@@ -214,7 +228,7 @@ export function outputChoice(r: RequestBase, list: boolean, forms: { table?: boo
   } catch (e) {
     if (e instanceof NotAcceptableError && e.shape) {
       // the Go type of the answer, as kube-apiserver names it
-      const k = forms.kind;
+      const k = forms.kind ?? (r as Partial<Request>).store?.kind;
       const type = k ? (k.custom ? 'unstructured.Unstructured' : `${k.version}.${k.kind}`) + (list ? 'List' : '') : list ? 'List' : 'Object';
       throw errors.notAcceptable(
         e.shape === 'PartialObjectMetadataList'
@@ -412,7 +426,7 @@ export async function handleGet(r: Request): Promise<void> {
     const sub = store.kind.subresources.find((x) => x.name === info.subresource);
     if (sub && !sub.verbs.includes('get')) throw methodNotAllowed();
   }
-  const choice = outputChoice(r, false, { kind: store.kind });
+  const choice = outputChoice(r, false);
   const rv = query.get('resourceVersion');
   if (rv === null || rv === '') {
     const wait = waitConsistent(r);
@@ -496,7 +510,7 @@ function normalizePath(p: string): string {
 }
 
 export async function handleList(r: Request): Promise<void> {
-  const choice = outputChoice(r, true, { kind: r.store.kind });
+  const choice = outputChoice(r, true);
   const sel = selection(r.store.kind, r.query);
   const { items, meta } = await readList(r, sel);
   writeList(r.res, r.store.kind, items, meta, choice, choice.transform === 'Table' ? tableOptions(r.query) : undefined);
@@ -999,11 +1013,7 @@ export async function handleCreate(r: Request): Promise<void> {
   let obj = normalizeBody(r, decoded, store.kind, level);
   applyDefaults(store.kind.group, store.kind.version, store.kind.kind, obj);
   obj = trackUpdate(undefined, obj, store.kind.type, managerOf(r, '', store.kind));
-  if (store.kind.namespaced) {
-    const ns = obj.metadata.namespace;
-    if (ns === undefined || ns === '') obj.metadata.namespace = info.namespace;
-    else if (ns !== info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
-  } else delete obj.metadata.namespace;
+  ensureRequestNamespace(store.kind, obj, info.namespace);
   rbacWriteCheck(r, obj, undefined);
   const created = await store.createWithEntry(obj, { dryRun, admission: admissionOf(r, {}, ''), verbatim: verbatimOf(decoded) });
   writeEntry(r.res, 201, store.kind, created.obj, created.entry, choice);
@@ -1503,10 +1513,7 @@ export async function handlePatch(r: Request): Promise<void> {
       applyDefaults(kind.group, kind.version, kind.kind, obj);
       obj.metadata ??= {};
       if (obj.metadata.name === undefined || obj.metadata.name === '') obj.metadata.name = info.name;
-      if (kind.namespaced) {
-        if (obj.metadata.namespace && obj.metadata.namespace !== info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
-        obj.metadata.namespace = info.namespace;
-      }
+      ensureRequestNamespace(kind, obj, info.namespace);
       if (obj.metadata.name !== info.name) throw errors.badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${info.name})`);
       createOnWriteCheck(r);
       rbacWriteCheck(r, obj, undefined);

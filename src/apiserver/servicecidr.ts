@@ -9,29 +9,29 @@
 import { rfc3339 } from '../machinery/time.js';
 import { lostRace } from './apiservices.js';
 import type { ResourceStore } from './registry/store.js';
+import { CacheFollower } from './cachefollower.js';
 
 export const DEFAULT_SERVICE_CIDR = 'kubernetes';
 
 export class DefaultServiceCIDR {
-  private watch?: { stop(): void };
-  private stopped = false;
-  private pending?: NodeJS.Timeout;
+  private readonly follower: CacheFollower;
 
   constructor(
     private readonly store: ResourceStore,
     private readonly cidrs: string[],
-    private readonly onError: (e: unknown) => void,
-  ) {}
+    onError: (e: unknown) => void,
+  ) {
+    // a deletion (or any change) of the object is followed by a sync
+    this.follower = new CacheFollower([store], () => this.sync(), onError, (e) => e.name === DEFAULT_SERVICE_CIDR);
+  }
 
   async start(): Promise<void> {
     await this.sync();
-    this.follow();
+    this.follower.start();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.watch?.stop();
-    if (this.pending) clearTimeout(this.pending);
+    this.follower.stop();
   }
 
   /** create the object when it is missing; mark it Ready when it is ours and not marked yet */
@@ -63,34 +63,5 @@ export class DefaultServiceCIDR {
     } catch (e) {
       if (!lostRace(e)) throw e;
     }
-  }
-
-  /** a deletion (or any change) of the object is followed by a sync */
-  private follow(): void {
-    if (this.stopped) return;
-    const st = this.store;
-    this.watch = st.cacher.watch({
-      prefix: st.prefix,
-      afterRevision: st.cacher.revision(),
-      onEvent: (ev) => {
-        if (ev.entry.name === DEFAULT_SERVICE_CIDR) this.schedule();
-      },
-      onClose: () => {
-        if (this.stopped) return;
-        setTimeout(() => {
-          this.follow();
-          this.schedule();
-        }, 100).unref();
-      },
-    });
-  }
-
-  private schedule(): void {
-    if (this.pending || this.stopped) return;
-    this.pending = setTimeout(() => {
-      this.pending = undefined;
-      this.sync().catch(this.onError);
-    }, 20);
-    this.pending.unref();
   }
 }

@@ -8,7 +8,7 @@ import type { KindDecl } from '../schema/model.js';
 import type { Authorizer, UserInfo } from './authz.js';
 import { accessReviewStatus, reviewAttributes, reviewSubject, rulesReviewStatus } from './rbac/index.js';
 import { validateFieldSelectorRequirement, validateLabelSelectorRequirement } from '../schema/validation/util.js';
-import { admissionOf, decodeBody, dryRunOf, fieldValidationOf, normalizeBody, outputChoice, readBody, type RequestBase } from './handlers.js';
+import { admissionOf, decodeBody, dryRunOf, ensureRequestNamespace, fieldValidationOf, normalizeBody, outputChoice, readBody, type RequestBase } from './handlers.js';
 import { partialObjectMetadata, POM_TYPE, writeListObjects, writeObject } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
 import { rfc3339 } from '../machinery/time.js';
@@ -97,14 +97,11 @@ export async function handleVirtualCreate(r: RequestBase, kind: KindDecl, ctx: V
   const user = r.user;
   if (!user) throw errors.unauthorized();
   // these kinds have no Table form (Table-only Accept is 406, as in Kubernetes); the metadata-only form they have
-  const choice = outputChoice(r, false, { table: false });
+  const choice = outputChoice(r, false, { table: false, kind });
   dryRunOf(r.query);
   const obj = await bodyOf(r, kind);
   // as for any create: the object's namespace is the URL's (a cluster-scoped kind's is cleared)
-  if (obj.metadata?.namespace) {
-    if (!kind.namespaced) delete obj.metadata.namespace;
-    else if (obj.metadata.namespace !== r.info.namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
-  }
+  ensureRequestNamespace(kind, obj, r.info.namespace);
   const reply = (o: any) =>
     choice.transform === 'PartialObjectMetadata' ? writeObject(r.res, 201, partialObjectMetadata(o, choice.transformVersion), choice, POM_TYPE) : writeObject(r.res, 201, o, choice, kind.type);
   switch (`${kind.group}/${kind.kind}`) {
@@ -129,7 +126,6 @@ export async function handleVirtualCreate(r: RequestBase, kind: KindDecl, ctx: V
     case 'authorization.k8s.io/LocalSubjectAccessReview': {
       // the namespace of the attributes must be the review's own (the URL's), even when left out
       validateReview(kind.kind, obj, { needUser: true, namespace: r.info.namespace });
-      obj.metadata = { ...(obj.metadata ?? {}), namespace: r.info.namespace };
       obj.status = reviewStatus(ctx, reviewSubject(obj.spec), obj.spec, r.info.namespace);
       return reply(obj);
     }

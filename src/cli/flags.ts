@@ -889,6 +889,8 @@ export class FlagSet {
   private orderedFormal: Flag<any>[] = [];
   private positional: string[] = [];
   private dashAt = -1;
+  /** the flags the last parse set, in the order given, with their values as given (pflag's ParseAll sees them so) */
+  private given: { name: string; value: string }[] = [];
   private wasParsed = false;
 
   constructor(name = '', opts: FlagSetOptions = {}) {
@@ -1064,6 +1066,8 @@ export class FlagSet {
   changedNames(): string[] { return this.orderedFormal.filter((f) => f.changed).map((f) => f.name); }
   /** Positional arguments left after parsing. */
   args(): string[] { return [...this.positional]; }
+  /** the flags of the command line, by long name, in the order given, with their values as given */
+  givenFlags(): readonly { name: string; value: string }[] { return this.given; }
   /** How many positional arguments came before `--` (-1 if there was none). */
   argsLenAtDash(): number { return this.dashAt; }
   parsed(): boolean { return this.wasParsed; }
@@ -1103,6 +1107,7 @@ export class FlagSet {
   parse(args: readonly string[]): void {
     this.wasParsed = true;
     this.positional = [];
+    this.given = [];
     this.dashAt = -1;
     let rest = [...args];
     while (rest.length > 0) {
@@ -1146,6 +1151,7 @@ export class FlagSet {
     else if (args.length > 0) value = args.shift()!;
     else throw new ValueRequiredError(`flag needs an argument: --${name}`);
     this.set(flag.name, value);
+    this.given.push({ name: flag.name, value });
     return args;
   }
 
@@ -1176,6 +1182,7 @@ export class FlagSet {
       }
       if (flag.shorthandDeprecated) this.output.write(`Flag shorthand -${flag.shorthand} has been deprecated, ${flag.shorthandDeprecated}\n`);
       this.set(flag.name, value);
+      this.given.push({ name: flag.name, value });
     }
     return args;
   }

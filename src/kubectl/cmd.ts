@@ -465,8 +465,6 @@ export interface KubectlCommandSpec {
 
 export interface RunContext {
   args: string[];
-  /** the command line after the command's name, as given (for --record's change cause) */
-  argv: readonly string[];
   flags: FlagSet;
   global: GlobalOptions;
   io: KubectlIO;
@@ -516,7 +514,7 @@ export async function runKubectlCommand(spec: KubectlCommandSpec, argv: readonly
   let warnings = () => 0;
   try {
     await profiler.start();
-    await spec.run({ args: all.args(), argv, flags: all, global, io, program, commandPath, warningCount: () => warnings(), setWarningCounter: (f) => (warnings = f) });
+    await spec.run({ args: all.args(), flags: all, global, io, program, commandPath, warningCount: () => warnings(), setWarningCounter: (f) => (warnings = f) });
   } catch (e) {
     const { message, code } = checkErr(e);
     try {

@@ -102,44 +102,11 @@ function declareFlags(fs: FlagSet, o: PatchOptions): void {
 
 /**
  * The command line kubectl records as kubernetes.io/change-cause (cli-runtime's
- * parseCommandArguments): the program, the positional arguments, then each flag given, by its
- * long name, as --name=value in the order given.
+ * parseCommandArguments): the program, the command and its positional arguments, then each flag
+ * given, by its long name, as --name=value in the order given.
  */
-export function changeCause(program: string, command: string, argv: readonly string[], fs: FlagSet): string {
-  const positional: string[] = [command];
-  let flags = '';
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') {
-      positional.push(...argv.slice(i + 1));
-      break;
-    }
-    if (a.startsWith('--') && a.length > 2) {
-      const eq = a.indexOf('=');
-      const f = fs.lookup(eq < 0 ? a.slice(2) : a.slice(2, eq));
-      if (!f) continue;
-      const value = eq >= 0 ? a.slice(eq + 1) : f.noOptDefVal !== '' ? f.noOptDefVal : (argv[++i] ?? '');
-      flags += ` --${f.name}=${value}`;
-    } else if (a.startsWith('-') && a.length > 1) {
-      // shorthands: -p V, -pV, -p=V, and bools run together (-Rf V)
-      for (let j = 1; j < a.length; j++) {
-        const f = fs.shorthandLookup(a[j]!);
-        if (!f) break;
-        if (a[j + 1] === '=') {
-          flags += ` --${f.name}=${a.slice(j + 2)}`;
-          break;
-        }
-        if (f.noOptDefVal !== '') {
-          flags += ` --${f.name}=${f.noOptDefVal}`;
-          continue;
-        }
-        const rest = a.slice(j + 1);
-        flags += ` --${f.name}=${rest !== '' ? rest : (argv[++i] ?? '')}`;
-        break;
-      }
-    } else positional.push(a);
-  }
-  return `${program} ${positional.join(' ')}${flags}`;
+export function changeCause(program: string, command: string, fs: FlagSet): string {
+  return `${program} ${[command, ...fs.args()].join(' ')}${fs.givenFlags().map((f) => ` --${f.name}=${f.value}`).join('')}`;
 }
 
 function defaults(): PatchOptions {
@@ -418,7 +385,7 @@ async function runPatch(ctx: RunContext, o: PatchOptions): Promise<void> {
         const didPatch = !deepEqualJSON(info.object, patched);
         if (o.record) {
           // --record: a second (merge) patch writes the command line as the change cause
-          const cause = changeCause(ctx.program, 'patch', ctx.argv, ctx.flags);
+          const cause = changeCause(ctx.program, 'patch', ctx.flags);
           try {
             patched = await rest.json<KubeObject>({
               method: 'PATCH',

@@ -44,6 +44,13 @@ test('the identity lease: kube-system/apiserver-<base32 of the host name\'s hash
   assert.match(l.spec.renewTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   const listed = (await c.raw('GET', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases?labelSelector=apiserver.kubernetes.io%2Fidentity%3Dkube-apiserver')).json();
   assert.deepEqual(listed.items.map((i: any) => i.metadata.name), [name]);
+  // renewed every 10 s by the same holder
+  const renewed = await until('renewed', async () => {
+    const now = (await c.raw('GET', `/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/${name}`)).json();
+    return now.spec.renewTime !== l.spec.renewTime ? now : undefined;
+  }, 20_000);
+  assert.equal(renewed.spec.holderIdentity, l.spec.holderIdentity);
+  assert.ok(Date.parse(renewed.spec.renewTime) > Date.parse(l.spec.renewTime));
 });
 
 test('the controller manager records its leadership as kube-controller-manager does: a LeaderElection event on its Lease', async () => {

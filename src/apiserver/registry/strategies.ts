@@ -16,7 +16,7 @@ import type { IPAllocator, PortAllocator } from './allocator.js';
 import { apiServiceStrategy } from '../apiservices.js';
 import { computePodQOS } from '../../schema/qos.js';
 import { jsonEqual } from './store.js';
-import { externallyAccessible, needsHealthCheck, validateClusterIPsRelatedFields } from '../../schema/validation/service.js';
+import { validateClusterIPsRelatedFields } from '../../schema/validation/service.js';
 import { dropDisabledLeaseFields, dropDisabledPodSpecFields, dropDisabledVolumeAttributesClass } from '../../schema/defaults/gated.js';
 
 type Tweak = (s: Strategy, kind: KindDecl) => void;
@@ -609,7 +609,7 @@ export function serviceStrategyWith(s: Strategy, a: ServiceAllocators): void {
   };
   s.prepareForUpdate = (obj, old) => {
     baseUpdate(obj, old);
-    dropServiceTypeDependentFields(obj, old, externallyAccessible, needsHealthCheck);
+    dropServiceTypeDependentFields(obj, old);
     serviceIPFamilies(obj, old);
     const t = { ips: [] as string[], ports: [] as number[] };
     taken.set(obj, t);

@@ -7,6 +7,7 @@ import { copyTemplateLabels } from './groups.js';
 import { OBJECT_META } from './core.js';
 import { isEmpty, isNil, isObject, orderOf, put, putMapKey, sub } from './engine.js';
 import { goStrings, invalid, type Errs } from '../validation/errs.js';
+import { externallyAccessible, needsHealthCheck } from '../validation/service.js';
 
 // ---------------------------------------------------------------------------------------------
 // Job: the generated selector
@@ -116,7 +117,7 @@ export function orderServiceSpec(svc: any): void {
  * LoadBalancer, externalTrafficPolicy for a service no longer reachable from outside; the load
  * balancer status goes with the LoadBalancer type. (Kubernetes' dropTypeDependentFields.)
  */
-export function dropServiceTypeDependentFields(svc: any, old: any, externallyAccessible: (svc: any) => boolean, needsHealthCheck: (svc: any) => boolean): void {
+export function dropServiceTypeDependentFields(svc: any, old: any): void {
   const spec = svc?.spec;
   const oldSpec = old?.spec;
   if (!isObject(spec) || !isObject(oldSpec)) return;
