@@ -35,6 +35,7 @@ import { formatGoDuration } from '../codec/protobuf-special.js';
 import { FlowControlConfig } from './flowcontrol.js';
 import { EventExpiry } from './eventttl.js';
 import { DefaultServiceCIDR } from './servicecidr.js';
+import { IPAddressRepair, ServiceIPAddresses, serviceCIDRRanges } from './ipaddresses.js';
 import { IdentityLease } from './identitylease.js';
 import { MeteredBackend } from './storagemetrics.js';
 import { markServiceAllocations, strategyFor, type ServiceAllocators } from './registry/strategies.js';
@@ -212,6 +213,7 @@ export class APIServer {
   private flowControl?: FlowControlConfig;
   private eventExpiry?: EventExpiry;
   private defaultServiceCIDR?: DefaultServiceCIDR;
+  private ipAddressRepair?: IPAddressRepair;
   private identityLease?: IdentityLease;
   private crdsStarted = false;
   /** the local APIServices not yet seen Available (autoregister-completion); undefined: not yet known */
@@ -249,7 +251,11 @@ export class APIServer {
     this.kinds = BUILTIN_KINDS;
     this.authorization = new Authorization({ modes: cfg.authorizationModes ?? ['AlwaysAllow'] });
     this.authorizer = this.authorization.authorizer;
-    this.serviceAllocators = { ips: new IPAllocator(cfg.serviceClusterIPRange), ports: new PortAllocator(cfg.serviceNodePortRange) };
+    this.serviceAllocators = {
+      ips: new IPAllocator(cfg.serviceClusterIPRange),
+      ports: new PortAllocator(cfg.serviceNodePortRange),
+      log: (e, msg) => cfg.log.error(e, msg),
+    };
     // writes larger than etcd accepts fail as they fail on etcd, whatever the backend
     const storage = new MeteredBackend(withStorageRequestLimit(cfg.backend), this.metrics);
     this.storageBackend = storage;
@@ -289,6 +295,8 @@ export class APIServer {
       customReader: () => storeReader(this.crds?.stores() ?? []),
       equivalents: equivalentResolver(() => [...this.allStores, ...(this.crds?.stores() ?? [])]),
     });
+    // cluster IPs come from the ServiceCIDRs and are held by IPAddress objects (ipaddresses.ts)
+    this.serviceAllocators.ips.attach(serviceCIDRRanges(this.store('networking.k8s.io', 'ServiceCIDR')), new ServiceIPAddresses(this.store('networking.k8s.io', 'IPAddress')));
     this.discovery = new Discovery(this.kinds);
     setResponseCompression(cfg.featureGates.get('APIResponseCompression') !== false);
     this.components.set('etcd-0', async () =>
@@ -460,6 +468,9 @@ export class APIServer {
       cfg.log.error(e, 'Keeping the default ServiceCIDR failed'),
     );
     await this.defaultServiceCIDR.start();
+    // every Service's cluster IP has its IPAddress, and the allocator's IPAddresses a Service (ipaddresses.ts)
+    this.ipAddressRepair = new IPAddressRepair(this.store('networking.k8s.io', 'IPAddress'), this.store('', 'Service'), (ip) => this.serviceAllocators.ips.contains(ip), cfg.log);
+    await this.ipAddressRepair.start();
     // this server's identity lease in kube-system (identitylease.ts)
     this.identityLease = new IdentityLease(this.store('coordination.k8s.io', 'Lease'), (e) => cfg.log.error(e, 'Renewing the API server identity lease failed'));
     await this.identityLease.start();
@@ -633,6 +644,7 @@ export class APIServer {
     this.flowControl?.stop();
     this.eventExpiry?.stop();
     this.defaultServiceCIDR?.stop();
+    this.ipAddressRepair?.stop();
     this.identityLease?.stop();
     // stop listening, GOAWAY to HTTP/2 connections, idle HTTP/1.1 connections closed; watches end; in-flight requests finish
     const listener = this.listener;

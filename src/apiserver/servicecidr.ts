@@ -4,8 +4,8 @@
 // default Service CIDR is ready", no reason) when its CIDRs are this server's and it has no Ready
 // condition yet. A ServiceCIDR named `kubernetes` whose CIDRs differ is left as it is.
 //
-// Keelson still allocates cluster IPs from the flag's range in memory: ServiceCIDRs that users add
-// do not widen it, and no IPAddress objects are written.
+// The cluster IP allocator (registry/allocator.ts) takes addresses from every ServiceCIDR that is
+// ready and not being deleted; ipaddresses.ts keeps the IPAddress objects that hold them.
 import { rfc3339 } from '../machinery/time.js';
 import { lostRace } from './apiservices.js';
 import type { ResourceStore } from './registry/store.js';

@@ -125,14 +125,18 @@ describe('dry-run', () => {
     );
   });
 
-  test('a dry-run Service gets a cluster IP in the default range, and the IP is not kept', async () => {
+  test('a dry-run Service gets the network address of the range as its cluster IP, as kube-apiserver\'s allocator answers a dry run, and nothing is kept', async () => {
     const body = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'dry-svc' }, spec: { selector: { app: 'x' }, ports: [{ port: 80 }] } };
     const s = ok(await c.raw('POST', `${svcs}?dryRun=All`, { body }), 201, 'dry service');
-    assert.match(s.spec.clusterIP, /^10\.(9[6-9]|10[0-9]|11[01])\.\d+\.\d+$/);
+    assert.equal(s.spec.clusterIP, '10.96.0.0');
+    assert.deepEqual(s.spec.clusterIPs, ['10.96.0.0']);
     expectStatus(await c.raw('GET', `${svcs}/dry-svc`), 404, 'NotFound', 'dry service stored nothing');
-    // the IP the dry run showed can be taken by a real Service right away
-    const real = ok(await c.raw('POST', svcs, { body: { ...body, metadata: { name: 'real-svc' }, spec: { ...body.spec, clusterIP: s.spec.clusterIP } } }), 201, 'real service on that IP');
-    assert.equal(real.spec.clusterIP, s.spec.clusterIP);
+    // a dry run with a chosen address checks its range only, and holds nothing
+    const chosen = ok(await c.raw('POST', `${svcs}?dryRun=All`, { body: { ...body, spec: { ...body.spec, clusterIP: '10.96.7.7' } } }), 201, 'dry service on a chosen IP');
+    assert.equal(chosen.spec.clusterIP, '10.96.7.7');
+    expectStatus(await c.raw('GET', '/apis/networking.k8s.io/v1/ipaddresses/10.96.7.7'), 404, 'NotFound', 'no IPAddress for a dry run');
+    const real = ok(await c.raw('POST', svcs, { body: { ...body, metadata: { name: 'real-svc' }, spec: { ...body.spec, clusterIP: '10.96.7.7' } } }), 201, 'real service on that IP');
+    assert.equal(real.spec.clusterIP, '10.96.7.7');
   });
 
   test('an invalid dryRun value is 400 (the issue asks 400 where Kubernetes answers 422), worded as Kubernetes words it', async () => {

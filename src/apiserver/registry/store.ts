@@ -513,7 +513,7 @@ export class ResourceStore {
     m.creationTimestamp = rfc3339(Date.now());
     if (this.strategy.generation) m.generation = 1;
     else if ('generation' in m) delete m.generation;
-    this.strategy.prepareForCreate(obj, opts.admission?.request.user);
+    this.strategy.prepareForCreate(obj, opts.admission?.request.user, opts.dryRun === true);
     let stored = false;
     try {
       if (generated) m.name = generateName(m.generateName);
@@ -530,7 +530,8 @@ export class ResourceStore {
       stored = true;
       return out;
     } finally {
-      this.strategy.afterCreate?.(obj, stored);
+      const after = this.strategy.afterCreate?.(obj, stored);
+      if (after) await after;
     }
   }
 
@@ -621,7 +622,7 @@ export class ResourceStore {
         if (mutating) await mutating;
         body.metadata ??= {};
       }
-      const next = this.prepareUpdate(body, old);
+      const next = this.prepareUpdate(body, old, opts.dryRun === true);
       let stored = false;
       try {
       this.validateObject(next, old);
@@ -640,7 +641,7 @@ export class ResourceStore {
           // update, as Kubernetes' deleteWithoutFinalizers answers (carryMeta gave it the
           // stored resourceVersion)
           await this.backend.delete(key, cur.modRevision);
-          this.strategy.afterDelete?.(old);
+          await this.afterDelete(old);
           return { obj: next, created: false };
         }
         const bytes = this.encode(key, next, verbatim);
@@ -666,7 +667,8 @@ export class ResourceStore {
         throw err;
       }
       } finally {
-        this.strategy.afterUpdate?.(next, old, stored);
+        const after = this.strategy.afterUpdate?.(next, old, stored);
+        if (after) await after;
       }
     }
   }
@@ -708,7 +710,7 @@ export class ResourceStore {
         throw errors.conflict(this.groupResource, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
       const main = opts.main !== false;
-      if (main) next = this.prepareUpdate(next, old);
+      if (main) next = this.prepareUpdate(next, old, opts.dryRun === true);
       else {
         carryMeta(next, old);
         if ((opts.subresource ?? 'status') === 'status') keepAllButStatus(next, old);
@@ -726,7 +728,7 @@ export class ResourceStore {
           // the update that empties the finalizers is never written; the answer is its object (see update)
           await this.backend.delete(key, cur.modRevision);
           stored = true;
-          this.strategy.afterDelete?.(old);
+          await this.afterDelete(old);
           return { obj: next };
         }
         const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
@@ -751,20 +753,27 @@ export class ResourceStore {
         }
         throw err;
       } finally {
-        if (main) this.strategy.afterUpdate?.(next, old, stored);
+        const after = main ? this.strategy.afterUpdate?.(next, old, stored) : undefined;
+        if (after) await after;
       }
     }
   }
 
+  /** the strategy's afterDelete, awaited when it returns a promise */
+  private async afterDelete(obj: any): Promise<void> {
+    const after = this.strategy.afterDelete?.(obj);
+    if (after) await after;
+  }
+
   /** the new object of an update of the main resource: server-owned fields carried over */
-  private prepareUpdate(obj: any, old: any): any {
+  private prepareUpdate(obj: any, old: any, dryRun: boolean): any {
     const next = obj;
     carryMeta(next, old);
     if (this.strategy.statusSubresource) {
       if (old.status === undefined) delete next.status;
       else next.status = old.status;
     }
-    this.strategy.prepareForUpdate(next, old);
+    this.strategy.prepareForUpdate(next, old, dryRun);
     if (this.strategy.generation) {
       const g = old.metadata.generation ?? 1;
       const st = this.strategy;
@@ -856,7 +865,7 @@ export class ResourceStore {
           }
           if (!deleteNow) return { obj: last, removed: false };
           const kv = await this.backend.delete(key, rev);
-          this.strategy.afterDelete?.(last);
+          await this.afterDelete(last);
           return { obj: atRevision(last, kv.modRevision), removed: true };
         } catch (err) {
           this.pending.delete(key);
@@ -874,7 +883,7 @@ export class ResourceStore {
       if (opts.dryRun) return { obj: old, removed: true };
       try {
         const kv = await this.backend.delete(key, cur.modRevision);
-        this.strategy.afterDelete?.(old);
+        await this.afterDelete(old);
         const deleted = atRevision(old, kv.modRevision);
         return { obj: deleted, removed: true };
       } catch (err) {

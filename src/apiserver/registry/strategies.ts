@@ -459,6 +459,7 @@ export function strategyFor(kind: KindDecl, ctx: { services?: ServiceAllocators 
 export interface ServiceAllocators {
   ips: IPAllocator;
   ports: PortAllocator;
+  log?: (e: unknown, msg: string) => void;
 }
 
 function needsNodePorts(spec: any): boolean {
@@ -498,7 +499,7 @@ function allocationFailed(svc: any, fieldPath: string, value: unknown, msg: stri
  * Allocate what a new (or changed) Service needs, keeping what it already holds. `taken` collects
  * what this call allocated, so that a failed or dry-run write can give it back.
  */
-function allocateService(a: ServiceAllocators, svc: any, old: any | undefined, taken: { ips: string[]; ports: number[] }): void {
+function allocateService(a: ServiceAllocators, svc: any, old: any | undefined, taken: { ips: string[]; ports: number[] }, dryRun: boolean): void {
   const spec = svc.spec ?? (svc.spec = {});
   const oldSpec = old?.spec;
   const oldHeld = holdings(old);
@@ -512,20 +513,21 @@ function allocateService(a: ServiceAllocators, svc: any, old: any | undefined, t
     else if (spec.clusterIP === undefined || spec.clusterIP === '') {
       let ip: string;
       try {
-        ip = a.ips.allocateNext();
+        ip = a.ips.allocateNext(dryRun);
       } catch (e) {
-        return allocationFailed(svc, 'spec.clusterIPs', [], `failed to allocate IP: ${(e as Error).message}`);
+        // (kube-apiserver's words and code: a full range is its fault, not the request's)
+        throw errors.internal(new Error(`failed to allocate a serviceIP: ${(e as Error).message}`));
       }
-      taken.ips.push(ip);
+      if (!dryRun) taken.ips.push(ip);
       spec.clusterIP = ip;
       spec.clusterIPs = [ip];
     } else if (!oldHeld.ips.includes(spec.clusterIP)) {
       try {
-        a.ips.allocate(spec.clusterIP);
+        a.ips.allocate(spec.clusterIP, dryRun);
       } catch (e) {
         return allocationFailed(svc, 'spec.clusterIPs', spec.clusterIPs ?? [spec.clusterIP], `failed to allocate IP ${spec.clusterIP}: ${(e as Error).message}`);
       }
-      taken.ips.push(spec.clusterIP);
+      if (!dryRun) taken.ips.push(spec.clusterIP);
       if (!spec.clusterIPs || spec.clusterIPs.length === 0) spec.clusterIPs = [spec.clusterIP];
     }
   }
@@ -582,6 +584,19 @@ function release(a: ServiceAllocators, ips: string[], ports: number[]): void {
   for (const p of ports) a.ports.release(p);
 }
 
+/**
+ * The IPAddress objects of a stored Service's new addresses are written, those of the addresses it
+ * gave up deleted. A failure is logged and left to the repair loop (ipaddresses.ts), as
+ * kube-apiserver leaves it: the Service is stored either way.
+ */
+async function syncIPAddresses(a: ServiceAllocators, svc: any, claim: string[], free: string[]): Promise<void> {
+  const book = a.ips.book;
+  if (!book || (claim.length === 0 && free.length === 0)) return;
+  const ref = { namespace: svc.metadata?.namespace ?? '', name: svc.metadata?.name ?? '' };
+  for (const ip of claim) await book.claim(ip, ref).catch((e) => a.log?.(e, `Writing the IPAddress ${ip} of Service ${ref.namespace}/${ref.name} failed`));
+  for (const ip of free) await book.free(ip, ref).catch((e) => a.log?.(e, `Deleting the IPAddress ${ip} of Service ${ref.namespace}/${ref.name} failed`));
+}
+
 /** the IP family fields of a Service, filled in for this (single-stack IPv4) cluster; what cannot be is 422 */
 function serviceIPFamilies(obj: any, old?: any): void {
   const errs = initServiceIPFamilies(obj, { families: ['IPv4'] }, old, validateClusterIPsRelatedFields);
@@ -592,14 +607,14 @@ export function serviceStrategyWith(s: Strategy, a: ServiceAllocators): void {
   const taken = new WeakMap<object, { ips: string[]; ports: number[] }>();
   const baseCreate = s.prepareForCreate;
   const baseUpdate = s.prepareForUpdate;
-  s.prepareForCreate = (obj) => {
-    baseCreate(obj);
+  s.prepareForCreate = (obj, user, dryRun) => {
+    baseCreate(obj, user, dryRun);
     normalizeServiceClusterIPs(obj);
     serviceIPFamilies(obj);
     const t = { ips: [] as string[], ports: [] as number[] };
     taken.set(obj, t);
     try {
-      allocateService(a, obj, undefined, t);
+      allocateService(a, obj, undefined, t, dryRun === true);
       orderServiceSpec(obj);
     } catch (e) {
       release(a, t.ips, t.ports);
@@ -607,14 +622,14 @@ export function serviceStrategyWith(s: Strategy, a: ServiceAllocators): void {
       throw e;
     }
   };
-  s.prepareForUpdate = (obj, old) => {
-    baseUpdate(obj, old);
+  s.prepareForUpdate = (obj, old, dryRun) => {
+    baseUpdate(obj, old, dryRun);
     dropServiceTypeDependentFields(obj, old);
     serviceIPFamilies(obj, old);
     const t = { ips: [] as string[], ports: [] as number[] };
     taken.set(obj, t);
     try {
-      allocateService(a, obj, old, t);
+      allocateService(a, obj, old, t, dryRun === true);
       orderServiceSpec(obj);
     } catch (e) {
       release(a, t.ips, t.ports);
@@ -625,7 +640,9 @@ export function serviceStrategyWith(s: Strategy, a: ServiceAllocators): void {
   s.afterCreate = (obj, stored) => {
     const t = taken.get(obj);
     taken.delete(obj);
-    if (!stored && t) release(a, t.ips, t.ports);
+    if (!t) return;
+    if (!stored) release(a, t.ips, t.ports);
+    else return syncIPAddresses(a, obj, t.ips, []);
   };
   s.afterUpdate = (obj, old, stored) => {
     const t = taken.get(obj);
@@ -637,14 +654,17 @@ export function serviceStrategyWith(s: Strategy, a: ServiceAllocators): void {
     // what the old service held and the new one does not is free again
     const now = holdings(obj);
     const before = holdings(old);
+    const freed = before.ips.filter((ip) => !now.ips.includes(ip));
     release(
       a,
-      before.ips.filter((ip) => !now.ips.includes(ip)),
+      freed,
       before.ports.filter((p) => !now.ports.includes(p)),
     );
+    return syncIPAddresses(a, obj, t?.ips ?? [], freed);
   };
   s.afterDelete = (obj) => {
     const h = holdings(obj);
     release(a, h.ips, h.ports);
+    return syncIPAddresses(a, obj, [], h.ips);
   };
 }

@@ -35,20 +35,23 @@ export interface Strategy {
   /** PUT without metadata.resourceVersion is allowed (last writer wins) */
   allowUnconditionalUpdate: boolean;
   /** fill in server-owned fields of a new object (status reset, defaults) */
-  /** `user`: who creates it (absent for the server's own writes) */
-  prepareForCreate(obj: any, user?: UserInfo): void;
+  /** `user`: who creates it (absent for the server's own writes); `dryRun`: nothing will be stored */
+  prepareForCreate(obj: any, user?: UserInfo, dryRun?: boolean): void;
   /** carry over server-owned fields on an update of the main resource */
-  prepareForUpdate(obj: any, old: any): void;
+  prepareForUpdate(obj: any, old: any, dryRun?: boolean): void;
   /** kind-specific validation of a new object (metadata is validated by the store) */
   validate(obj: any): FieldError[];
   /** kind-specific validation of an update */
   validateUpdate(obj: any, old: any): FieldError[];
-  /** after a create attempt: `stored` is false when it failed or was a dry run (release allocations) */
-  afterCreate?(obj: any, stored: boolean): void;
-  /** after an update attempt of the main resource: release what the losing side holds */
-  afterUpdate?(obj: any, old: any, stored: boolean): void;
-  /** after the object was removed from storage */
-  afterDelete?(obj: any): void;
+  /**
+   * after a create attempt: `stored` is false when it failed or was a dry run (release
+   * allocations). A promise it returns is awaited before the write is answered (and must not fail).
+   */
+  afterCreate?(obj: any, stored: boolean): void | Promise<void>;
+  /** after an update attempt of the main resource: release what the losing side holds (awaited as afterCreate) */
+  afterUpdate?(obj: any, old: any, stored: boolean): void | Promise<void>;
+  /** after the object was removed from storage (awaited as afterCreate) */
+  afterDelete?(obj: any): void | Promise<void>;
   /** carry over what a write through a subresource may not change, before validation */
   prepareForSubresourceUpdate?(sub: string, obj: any, old: any): void;
   /** validation of a write through a subresource (status, finalize, approval) */
