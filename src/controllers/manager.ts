@@ -21,6 +21,7 @@ import { NamespaceController, type Namespace } from './namespace.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
 import { DisruptionController } from './disruption.js';
 import { ROOT_CA_CONFIGMAP, RootCACertPublisher } from './rootcacertpublisher.js';
+import { ServiceCIDRController } from './servicecidrs.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, otherKubeController, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
 /** What a controller gets when it starts. */
@@ -129,8 +130,33 @@ export const disruptionControllerDescriptor: ControllerDescriptor = {
   },
 };
 
+export const serviceCIDRControllerDescriptor: ControllerDescriptor = {
+  name: 'service-cidr-controller',
+  async run(ctx) {
+    const client = ctx.clientFor('service-cidrs-controller');
+    try {
+      const c = new ServiceCIDRController({
+        client,
+        serviceCIDRs: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: 'networking.k8s.io', version: 'v1', resource: 'servicecidrs' })),
+        ipAddresses: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: 'networking.k8s.io', version: 'v1', resource: 'ipaddresses' })),
+        log: ctx.log,
+      });
+      // (kube-controller-manager runs five workers)
+      await c.run(5, ctx.signal);
+    } finally {
+      client.close();
+    }
+  },
+};
+
 /** Every controller Keelson has, in start order. */
-export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [namespaceControllerDescriptor, serviceAccountControllerDescriptor, rootCACertPublisherDescriptor, disruptionControllerDescriptor];
+export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
+  namespaceControllerDescriptor,
+  serviceAccountControllerDescriptor,
+  rootCACertPublisherDescriptor,
+  disruptionControllerDescriptor,
+  serviceCIDRControllerDescriptor,
+];
 
 export interface ControllerManagerConfig {
   /** where and how to reach the API server (TLS, credentials); qps/burst/userAgent are set here */

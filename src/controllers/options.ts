@@ -57,6 +57,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'serviceaccount-controller', aliases: ['serviceaccount'] },
   { name: 'root-ca-certificate-publisher-controller', aliases: ['root-ca-cert-publisher'] },
   { name: 'disruption-controller', aliases: ['disruption'] },
+  { name: 'service-cidr-controller', aliases: [] },
 ];
 
 /**
@@ -102,7 +103,6 @@ export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['resourceclaim-controller', 'resource-claim-controller'],
   ['legacy-serviceaccount-token-cleaner-controller', 'legacy-service-account-token-cleaner'],
   ['validatingadmissionpolicy-status-controller'],
-  ['service-cidr-controller'],
   ['storage-version-migrator-controller'],
   ['selinux-warning-controller'],
   ['volumeattributesclass-protection-controller'],

@@ -1,4 +1,5 @@
-// Objects kube-apiserver 1.33 keeps of itself: the default ServiceCIDR `kubernetes`, and its identity lease.
+// Objects kube-apiserver 1.33 keeps of itself: the default ServiceCIDR `kubernetes` (and what the
+// controller manager's service-cidr-controller does with ServiceCIDRs), and its identity lease.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -15,20 +16,58 @@ after(async () => {
 
 const PATH = '/apis/networking.k8s.io/v1/servicecidrs/kubernetes';
 
-test('the default ServiceCIDR holds --service-cluster-ip-range, is Ready, and comes back when deleted', async () => {
+test('the default ServiceCIDR holds --service-cluster-ip-range and is Ready; the ServiceCIDR controller guards it while the kubernetes Service\'s address lies in it; once gone, it comes back', async () => {
   const got = (await c.raw('GET', PATH)).json();
   assert.deepEqual(got.spec, { cidrs: ['10.100.0.0/16'] });
   const ready = got.status.conditions.find((x: any) => x.type === 'Ready');
-  assert.deepEqual({ ...ready, lastTransitionTime: undefined }, { type: 'Ready', status: 'True', lastTransitionTime: undefined, reason: '', message: 'Kubernetes default Service CIDR is ready' });
+  assert.equal(ready.status, 'True');
   const k = c.kubectl(['get', 'servicecidr']);
   assert.equal(k.code, 0, k.stderr);
   assert.match(k.stdout, /^kubernetes\s+10\.100\.0\.0\/16\s/m);
+  // the controller manager's service-cidr-controller: its finalizer, and Ready in its words
+  const guarded = await until('the finalizer and the controller\'s condition', async () => {
+    const o = (await c.raw('GET', PATH)).json();
+    const r = (o.status?.conditions ?? []).find((x: any) => x.type === 'Ready');
+    return o.metadata.finalizers?.includes('networking.k8s.io/service-cidr-finalizer') && r?.message === 'Kubernetes Service CIDR is ready' ? o : undefined;
+  });
+  assert.deepEqual(guarded.metadata.finalizers, ['networking.k8s.io/service-cidr-finalizer']);
+  assert.deepEqual(
+    { ...guarded.status.conditions[0], lastTransitionTime: undefined },
+    { type: 'Ready', status: 'True', lastTransitionTime: undefined, reason: '', message: 'Kubernetes Service CIDR is ready' },
+  );
+  // a delete leaves it terminating: 10.100.0.1 (the kubernetes Service's) lies in no other ServiceCIDR
   assert.equal((await c.raw('DELETE', PATH)).status, 200);
+  const blocked = await until('Ready=False, Terminating', async () => {
+    const o = (await c.raw('GET', PATH)).json();
+    const r = (o.status?.conditions ?? []).find((x: any) => x.type === 'Ready');
+    return r?.status === 'False' ? { o, r } : undefined;
+  });
+  assert.ok(blocked.o.metadata.deletionTimestamp);
+  assert.equal(blocked.r.reason, 'Terminating');
+  assert.equal(blocked.r.message, 'There are still IPAddresses referencing the ServiceCIDR, please remove them or create a new ServiceCIDR');
+  // a terminating ServiceCIDR hands out no addresses
+  const svc = await c.raw('POST', '/api/v1/namespaces/default/services', { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'cidr-terminating' }, spec: { ports: [{ port: 80 }] } } });
+  assert.equal(svc.status, 500, svc.text);
+  assert.equal(svc.json().message, 'Internal error occurred: failed to allocate a serviceIP: range is full');
+  // taking the finalizer off by hand lets it go; the API server writes it again
+  const off = await c.raw('PATCH', PATH, { headers: { 'content-type': 'application/merge-patch+json' }, body: { metadata: { finalizers: null } } });
+  assert.equal(off.status, 200, off.text);
   const back = await until('recreated', async () => {
     const r = await c.raw('GET', PATH);
-    return r.status === 200 && r.json().metadata.uid !== got.metadata.uid && r.json().status?.conditions?.length ? r.json() : undefined;
+    return r.status === 200 && r.json().metadata.uid !== got.metadata.uid && !r.json().metadata.deletionTimestamp && r.json().status?.conditions?.length ? r.json() : undefined;
   });
   assert.deepEqual(back.spec, { cidrs: ['10.100.0.0/16'] });
+});
+
+test('a ServiceCIDR whose addresses another holds, or that holds none in use, is deleted 10 s after the delete', async () => {
+  const CIDRS = '/apis/networking.k8s.io/v1/servicecidrs';
+  const made = await c.raw('POST', CIDRS, { body: { apiVersion: 'networking.k8s.io/v1', kind: 'ServiceCIDR', metadata: { name: 'cidr-spare' }, spec: { cidrs: ['10.100.128.0/24'] } } });
+  assert.equal(made.status, 201, made.text);
+  await until('guarded', async () => ((await c.raw('GET', `${CIDRS}/cidr-spare`)).json().metadata.finalizers?.length ? true : undefined));
+  const t0 = Date.now();
+  assert.equal((await c.raw('DELETE', `${CIDRS}/cidr-spare`)).status, 200);
+  await until('deleted', async () => ((await c.raw('GET', `${CIDRS}/cidr-spare`)).status === 404 ? true : undefined), 30_000);
+  assert.ok(Date.now() - t0 >= 9_000, 'the finalizer stays for the grace period');
 });
 
 test('the identity lease: kube-system/apiserver-<base32 of the host name\'s hash>, labelled, held by <name>_<uuid> for an hour', async () => {
