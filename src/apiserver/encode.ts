@@ -233,6 +233,25 @@ function startsWith(b: Uint8Array, prefix: Uint8Array): boolean {
 }
 
 /** Write a list of stored objects. Large JSON and Protobuf lists are written item by item. */
+/**
+ * The empty list of a watch's kind (a PartialObjectMetadataList for a metadata watch) in the
+ * watch's encoding: the `kubernetes.io/initial-events-list-blueprint` of a streaming list's last
+ * bookmark, from which client-go builds the list it returns. As Go encodes an empty list:
+ * `"items":null` for a built-in kind, `"items":[]` and no metadata for a custom one (an
+ * UnstructuredList).
+ */
+export function emptyListBlueprint(kind: KindDecl, choice: OutputChoice): Uint8Array {
+  const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
+  if (choice.transform === 'PartialObjectMetadata') {
+    const list = { kind: 'PartialObjectMetadataList', apiVersion: `meta.k8s.io/${choice.transformVersion}`, metadata: {}, items: null };
+    return serializePlain(list, { ...choice, pretty: false }, POML_TYPE);
+  }
+  if (choice.encoding === 'protobuf') return encodeEnvelope(apiVersion, kind.listKind, encodeListFromItems(`${kind.type}List`, {}, []));
+  if (choice.encoding === 'cbor') return encodeCBORListFromItems(apiVersion, kind.listKind, {}, []);
+  if (kind.custom) return Buffer.from(JSON.stringify({ apiVersion, items: [], kind: kind.listKind }));
+  return Buffer.from(JSON.stringify({ kind: kind.listKind, apiVersion, metadata: {}, items: null }));
+}
+
 export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEntry[], meta: ListMeta, choice: OutputChoice, table?: TableOptions): void {
   const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
   res.statusCode = 200;

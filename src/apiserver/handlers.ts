@@ -12,7 +12,7 @@ import type { KindDecl } from '../schema/model.js';
 import type { CacheEntry } from '../storage/cacher.js';
 import { cacheEntry, TooOldError } from '../storage/cacher.js';
 import { CompactedError } from '../storage/interface.js';
-import { writeEntry, writeList, writeObject, writeStatusError, writeView, type IncludeObject, type ListMeta, type TableOptions } from './encode.js';
+import { emptyListBlueprint, writeEntry, writeList, writeObject, writeStatusError, writeView, type IncludeObject, type ListMeta, type TableOptions } from './encode.js';
 import type { RequestInfo } from './requestinfo.js';
 import { queryBool } from './requestinfo.js';
 import { CorruptObjectError, type ResourceStore, type WriteAdmission } from './registry/store.js';
@@ -98,6 +98,8 @@ export interface HandlerContext {
   /** minimum watch timeout: watches without timeoutSeconds end after a random time between this and twice this */
   minRequestTimeoutMs: number;
   cbor: boolean;
+  /** the WatchList feature gate: streaming lists (sendInitialEvents) are served, and a watch from "" or "0" is one */
+  watchList: boolean;
   /** the storage's current revision (a consistent read waits for the cache to reach it) */
   currentRevision(): Promise<number>;
   /** the same, when known without asking the storage (see Backend.revisionNow) */
@@ -323,11 +325,16 @@ function valueAt(obj: any, path: string[]): string {
 
 // ---- resourceVersion ----
 
-function parseRV(rv: string): number {
-  if (!/^\d+$/.test(rv)) throw errors.badRequest(`invalid resource version: strconv.ParseUint: parsing ${JSON.stringify(rv)}: invalid syntax`);
-  const n = Number(rv);
-  if (!Number.isSafeInteger(n)) throw errors.badRequest(`invalid resource version: strconv.ParseUint: parsing ${JSON.stringify(rv)}: value out of range`);
-  return n;
+/**
+ * A resourceVersion parameter as a number; 400 when it is not one. A list words it as storage's
+ * ValidateListOptions does (the versioner's field error inside); a get or a watch, where
+ * Kubernetes answers the versioner's bare error with a 500, is worded as the parse failure alone.
+ */
+function parseRV(rv: string, list = false): number {
+  const why = !/^\d+$/.test(rv) ? 'invalid syntax' : !Number.isSafeInteger(Number(rv)) ? 'value out of range' : undefined;
+  if (why === undefined) return Number(rv);
+  const parse = `strconv.ParseUint: parsing ${JSON.stringify(rv)}: ${why}`;
+  throw errors.badRequest(`invalid resource version: ${list ? `resourceVersion: Invalid value: ${JSON.stringify(rv)}: ${parse}` : parse}`);
 }
 
 /** wait until the cache holds at least revision rv; 504 Too large resource version otherwise */
@@ -534,8 +541,7 @@ async function readList(r: Request, sel: Selection): Promise<{ items: CacheEntry
     if (n > 9223372036854775807n || n < -9223372036854775808n) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(limitRaw)}: value out of range`);
     limit = Math.max(0, Number(limitRaw));
   }
-  if (query.has('sendInitialEvents')) throw badListOptions([field.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list')]);
-  // the Invalid cells of the list table
+  // the Invalid cells of the list table, in ValidateListOptions' order
   const errs: FieldError[] = [];
   if (rvm !== null && rvm !== '') {
     if (rv === null || rv === '') errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
@@ -543,6 +549,7 @@ async function readList(r: Request, sel: Selection): Promise<{ items: CacheEntry
     if (rvm !== 'Exact' && rvm !== 'NotOlderThan') errs.push(field.notSupported('resourceVersionMatch', rvm, ['Exact', 'NotOlderThan', '']));
     if (rvm === 'Exact' && rv === '0') errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
   }
+  if (query.has('sendInitialEvents')) errs.push(field.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
   if (errs.length) throw badListOptions(errs);
   const scope = store.scopePrefix(info.namespace);
 
@@ -555,9 +562,11 @@ async function readList(r: Request, sel: Selection): Promise<{ items: CacheEntry
     await waitConsistent(r);
     plan = { mode: 'latest', limit };
   } else if (rv === '0') {
-    plan = { mode: 'any', limit };
+    // the watch cache serves "any" lists whole: the limit is ignored (computeListLimit), which
+    // client-go's reflector counts on (a paged answer makes it page every later list at an exact version)
+    plan = { mode: 'any', limit: 0 };
   } else {
-    const n = parseRV(rv);
+    const n = parseRV(rv, true);
     if (rvm === 'Exact' || ((rvm === null || rvm === '') && limit > 0)) plan = { mode: 'exact', revision: n, limit };
     else plan = { mode: 'latest', minRevision: n, limit };
   }
@@ -674,15 +683,23 @@ export async function handleWatch(r: Request): Promise<void> {
   const sel = selection(store.kind, query, name);
   const rv = query.get('resourceVersion');
   const rvm = query.get('resourceVersionMatch');
-  const sie = query.has('sendInitialEvents') ? queryBool(query.get('sendInitialEvents')) : undefined;
+  let sie = query.has('sendInitialEvents') ? queryBool(query.get('sendInitialEvents')) : undefined;
+  let match = rvm ?? '';
   const allowBookmarks = queryBool(query.get('allowWatchBookmarks'));
-  const errs: FieldError[] = [];
-  if (sie !== undefined && rvm !== 'NotOlderThan') {
-    errs.push(field.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+  // SetListOptionsDefaults: with WatchList on, a watch from "" or "0" that names neither is a streaming list
+  if (r.ctx.watchList && sie === undefined && match === '' && (rv === null || rv === '' || rv === '0')) {
+    sie = true;
+    match = 'NotOlderThan';
   }
-  if (rvm !== null && rvm !== '') {
+  // validateWatchOptions
+  const errs: FieldError[] = [];
+  if (sie !== undefined) {
+    if (match !== 'NotOlderThan') errs.push(field.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    if (!r.ctx.watchList) errs.push(field.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'));
+  }
+  if (match !== '') {
     if (sie === undefined) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
-    if (rvm !== 'NotOlderThan') errs.push(field.notSupported('resourceVersionMatch', rvm, ['NotOlderThan']));
+    if (match !== 'NotOlderThan') errs.push(field.notSupported('resourceVersionMatch', match, ['NotOlderThan']));
     if (query.get('continue')) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
   }
   if (errs.length) throw badListOptions(errs);
@@ -697,53 +714,44 @@ export async function handleWatch(r: Request): Promise<void> {
 
   const scope = store.scopePrefix(info.namespace);
   const table = choice.transform === 'Table' ? tableOptions(query) : undefined;
+  const base = { store, prefix: scope, filter: sel.filter, allowBookmarks, timeoutMs, choice, table };
   if (sie) {
-    // streaming list: the current state, then a bookmark marking its end
-    if (rv === null || rv === '') await waitConsistent(r);
-    else if (rv !== '0') await waitFresh(store, parseRV(rv));
+    // streaming list: the current state, then a bookmark marking its end (with the empty list
+    // client-go builds its answer from, when bookmarks are allowed: isListWatchRequest)
+    let error: StatusError | undefined;
+    try {
+      if (rv === null || rv === '') await waitConsistent(r);
+      else if (rv !== '0') await waitFresh(store, parseRV(rv));
+    } catch (e) {
+      // a version the cache does not reach is an ERROR event of a watch that was answered 200
+      if (!(e instanceof StatusError) || e.code !== 504) throw e;
+      error = e;
+    }
     r.ctx.watches.serve(r.req, r.res, {
-      store,
-      prefix: scope,
-      filter: sel.filter,
+      ...base,
       initialEvents: true,
       afterRevision: 0,
       initialEventsEndBookmark: allowBookmarks,
-      allowBookmarks,
-      timeoutMs,
-      choice,
-      table,
+      listBlueprint: allowBookmarks ? emptyListBlueprint(store.kind, choice) : undefined,
+      error,
     });
+    return;
+  }
+  if (sie === false) {
+    // no initial events: from the storage's current version (rv unset), the cache's ("0"), or the one named
+    let after: number;
+    if (rv === null || rv === '') after = await r.ctx.currentRevision();
+    else if (rv === '0') after = store.cacher.revision();
+    else after = parseRV(rv);
+    r.ctx.watches.serve(r.req, r.res, { ...base, initialEvents: false, afterRevision: after, initialEventsEndBookmark: false });
     return;
   }
   if (rv === null || rv === '' || rv === '0') {
     if (rv === null || rv === '') await waitConsistent(r);
-    r.ctx.watches.serve(r.req, r.res, {
-      store,
-      prefix: scope,
-      filter: sel.filter,
-      initialEvents: true,
-      afterRevision: 0,
-      initialEventsEndBookmark: false,
-      allowBookmarks,
-      timeoutMs,
-      choice,
-      table,
-    });
+    r.ctx.watches.serve(r.req, r.res, { ...base, initialEvents: true, afterRevision: 0, initialEventsEndBookmark: false });
     return;
   }
-  const n = parseRV(rv);
-  r.ctx.watches.serve(r.req, r.res, {
-    store,
-    prefix: scope,
-    filter: sel.filter,
-    initialEvents: false,
-    afterRevision: n,
-    initialEventsEndBookmark: false,
-    allowBookmarks,
-    timeoutMs,
-    choice,
-    table,
-  });
+  r.ctx.watches.serve(r.req, r.res, { ...base, initialEvents: false, afterRevision: parseRV(rv), initialEventsEndBookmark: false });
 }
 
 // ---- bodies ----

@@ -318,6 +318,7 @@ export class APIServer {
       watches: this.watches,
       minRequestTimeoutMs: cfg.minRequestTimeoutMs,
       cbor: cfg.featureGates.get('CBORServingAndStorage') === true,
+      watchList: cfg.featureGates.get('WatchList') !== false,
       currentRevision: () => cfg.backend.currentRevision(),
       revisionNow: () => cfg.backend.revisionNow?.(),
       checkWrite: (w) => this.authorization.checkWrite(w),

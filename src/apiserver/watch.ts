@@ -23,6 +23,10 @@ export interface WatchParams {
   afterRevision: number;
   /** send the initial-events-end bookmark (streaming list) */
   initialEventsEndBookmark: boolean;
+  /** the empty list that bookmark carries in `kubernetes.io/initial-events-list-blueprint` (base64) */
+  listBlueprint?: Uint8Array;
+  /** the watch fails at once: this ERROR event, then the end (the apiserver's error watcher) */
+  error?: StatusError;
   allowBookmarks: boolean;
   timeoutMs: number;
   choice: OutputChoice;
@@ -123,7 +127,10 @@ export class WatchRegistry {
     };
     const bookmark = (rv: number, initialEnd: boolean) => {
       const meta: any = { resourceVersion: String(rv) };
-      if (initialEnd) meta.annotations = { 'k8s.io/initial-events-end': 'true' };
+      if (initialEnd) {
+        meta.annotations = { 'k8s.io/initial-events-end': 'true' };
+        if (p.listBlueprint) meta.annotations['kubernetes.io/initial-events-list-blueprint'] = Buffer.from(p.listBlueprint).toString('base64');
+      }
       let obj: any;
       if (choice.transform === 'PartialObjectMetadata') obj = { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${choice.transformVersion}`, metadata: meta };
       else obj = { kind: kind.kind, apiVersion: store.apiVersion, metadata: meta };
@@ -163,6 +170,11 @@ export class WatchRegistry {
     res.on('close', close);
     res.on('error', close);
 
+    if (p.error) {
+      errorEvent(p.error);
+      close();
+      return;
+    }
     try {
       if (p.initialEvents) {
         const { items, revision } = cacher.list({ prefix: p.prefix, filter: p.filter });

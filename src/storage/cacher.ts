@@ -764,9 +764,13 @@ class WatchCache implements Cacher {
             }
             this.call(w, e);
           } else if (before) {
+            // the object left the selection: its last state that matched, at this revision
+            // (convertToWatchEvent sends the previous object with the event's resourceVersion)
             let e = derived?.deleted;
             if (!e) {
-              e = { type: 'DELETED', entry: ev.entry, prev: ev.prev, revision: ev.revision };
+              const p = ev.prev!;
+              const entry = cacheEntry(p.key, p.namespace, p.name, atDeletion(p.obj, ev.revision) ?? p.obj, ev.revision, p.createRevision);
+              e = { type: 'DELETED', entry, prev: ev.prev, revision: ev.revision };
               if (derived) derived.deleted = e;
             }
             this.call(w, e);

@@ -81,10 +81,13 @@ describe('get', () => {
     assert.equal(s.details.causes[0].reason, 'ResourceVersionTooLarge');
     assert.ok(r.headers['retry-after']);
   });
-  test('a malformed resourceVersion: 400', async () => {
+  test('a malformed resourceVersion: 400; a list words it as storage\'s ValidateListOptions does', async () => {
     const r = await c.raw('GET', `${base}/a?resourceVersion=abc`);
     assert.equal(r.status, 400);
     assert.equal(r.json().reason, 'BadRequest');
+    const l = await c.raw('GET', `${base}?resourceVersion=abc`);
+    assert.equal(l.status, 400);
+    assert.equal(l.json().message, 'invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax');
   });
 });
 
@@ -115,10 +118,14 @@ describe('list: resourceVersionMatch unset', () => {
     assert.ok(l.body.metadata.continue);
     assert.equal(l.body.metadata.remainingItemCount, 2);
   });
-  test('limit set, continue unset, rv=0: Any', async () => {
-    const l = await list('limit=2&resourceVersion=0');
-    assert.equal(l.status, 200);
-    assert.ok(names(l.body).length >= 2);
+  test('limit set, continue unset, rv=0: Any, served whole from the cache (the limit is ignored, as the watch cache ignores it)', async () => {
+    for (const q of ['limit=2&resourceVersion=0', 'limit=2&resourceVersion=0&resourceVersionMatch=NotOlderThan']) {
+      const l = await list(q);
+      assert.equal(l.status, 200);
+      assert.deepEqual(names(l.body), ['a', 'b', 'c', 'd'], q);
+      assert.equal(l.body.metadata.continue, undefined);
+      assert.equal(l.body.metadata.remainingItemCount, undefined);
+    }
   });
   test('limit set, continue unset, rv=N: Exact', async () => {
     const l = await list(`limit=10&resourceVersion=${rvAfterA}`);

@@ -111,6 +111,11 @@ describe('watch resourceVersion semantics', () => {
     const evs = await s.until((e) => e.length >= 2);
     s.close();
     assert.deepEqual(summary(evs), ['DELETED:t1', 'ADDED:t1']);
+    // the DELETED of a transition is the last state that matched, at the transition's version
+    // (Kubernetes' cacheWatcher.convertToWatchEvent)
+    assert.deepEqual(evs[0].object.metadata.labels, { team: 'a' });
+    assert.equal(evs[1].object.metadata.labels.team, 'a');
+    assert.ok(Number(evs[0].object.metadata.resourceVersion) < Number(evs[1].object.metadata.resourceVersion));
   });
 
   test('timeoutSeconds ends the stream, after a bookmark when bookmarks are allowed', async () => {
@@ -193,6 +198,63 @@ describe('streaming lists (sendInitialEvents)', () => {
       s.close();
       assert.deepEqual(summary(init), ['ADDED:t2', 'BOOKMARK:']);
     }
+  });
+
+  test('the end bookmark carries the empty list client-go builds its answer from (kubernetes.io/initial-events-list-blueprint)', async () => {
+    const s = c.stream(`${base}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=team%3Dc`);
+    const init = await s.until((e) => e.some((x) => x.type === 'BOOKMARK'));
+    s.close();
+    const bp = init.at(-1).object.metadata.annotations['kubernetes.io/initial-events-list-blueprint'];
+    assert.equal(Buffer.from(bp, 'base64').toString(), '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":null}');
+    const m = c.stream(`${base}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=team%3Dc`, {
+      Accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+    });
+    const minit = await m.until((e) => e.some((x) => x.type === 'BOOKMARK'));
+    m.close();
+    const mbp = minit.at(-1).object.metadata.annotations['kubernetes.io/initial-events-list-blueprint'];
+    assert.equal(Buffer.from(mbp, 'base64').toString(), '{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{},"items":null}');
+  });
+
+  test('WatchList on: a watch from "" or "0" naming neither option is a streaming list (SetListOptionsDefaults)', async () => {
+    for (const rv of ['', '&resourceVersion=0']) {
+      const s = c.stream(`${base}?watch=1&allowWatchBookmarks=true&labelSelector=team%3Dc${rv}`);
+      const init = await s.until((e) => e.some((x) => x.type === 'BOOKMARK'));
+      s.close();
+      assert.deepEqual(summary(init), ['ADDED:t2', 'BOOKMARK:']);
+      assert.equal(init[1].object.metadata.annotations['k8s.io/initial-events-end'], 'true');
+    }
+  });
+
+  test('sendInitialEvents=false: no initial events, whatever the resourceVersion', async () => {
+    for (const rv of ['', '&resourceVersion=0']) {
+      const s = c.stream(`${base}?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&labelSelector=team%3Dd${rv}`);
+      await s.ready;
+      await mk(`sie-false${rv ? '0' : ''}`, { team: 'd' });
+      const evs = await s.until((e) => e.length >= 1);
+      s.close();
+      assert.deepEqual(summary(evs), [`ADDED:sie-false${rv ? '0' : ''}`]);
+    }
+  });
+
+  test('a streaming list from a version the server does not reach: 200, then an ERROR event with the 504', async () => {
+    const cur = Number((await c.raw('GET', base)).json().metadata.resourceVersion);
+    const s = c.stream(`${base}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=${cur + 100000}`);
+    await s.untilEnd(10_000);
+    assert.equal(s.status, 200);
+    const evs = s.events();
+    assert.equal(evs.length, 1);
+    assert.equal(evs[0].type, 'ERROR');
+    assert.equal(evs[0].object.code, 504);
+    assert.match(evs[0].object.message, /^Timeout: Too large resource version: \d+, current: \d+$/);
+  });
+
+  test('a list with both resourceVersionMatch and sendInitialEvents errors reports both, in ValidateListOptions\' order', async () => {
+    const r = await c.raw('GET', `${base}?resourceVersionMatch=Exact&sendInitialEvents=true`);
+    assert.equal(r.status, 400);
+    assert.equal(
+      r.json().message,
+      'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list]',
+    );
   });
 
   test('sendInitialEvents without resourceVersionMatch=NotOlderThan: 400', async () => {
@@ -297,10 +359,10 @@ describe('compaction: 410 Gone', () => {
   });
 });
 
-describe('compaction off', () => {
+describe('compaction off, WatchList off', () => {
   let cc: Cluster;
   before(async () => {
-    cc = await startCluster({ args: [NO_CA_PUBLISHER, '--etcd-compaction-interval=0'] });
+    cc = await startCluster({ args: [NO_CA_PUBLISHER, '--etcd-compaction-interval=0', '--feature-gates=WatchList=false'] });
   });
   after(async () => {
     await cc?.stop();
@@ -318,5 +380,16 @@ describe('compaction off', () => {
     s.close();
     assert.equal(evs[0].type, 'MODIFIED', JSON.stringify(evs[0]));
     assert.deepEqual(evs[0].object.data, { a: '1' });
+  });
+
+  test('--feature-gates=WatchList=false: sendInitialEvents is refused, and a plain watch from "" has no end bookmark', async () => {
+    const p = '/api/v1/namespaces/default/configmaps';
+    const r = await cc.raw('GET', `${p}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`);
+    assert.equal(r.status, 400);
+    assert.equal(r.json().message, 'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled');
+    const s = cc.stream(`${p}?watch=1&allowWatchBookmarks=true&fieldSelector=metadata.name%3Dnc&timeoutSeconds=1`);
+    await s.untilEnd(5000);
+    assert.deepEqual(summary(s.events()), ['ADDED:nc', 'BOOKMARK:']);
+    assert.equal(s.events()[1].object.metadata.annotations, undefined, 'the timeout\'s bookmark, not the end of initial events');
   });
 });

@@ -317,7 +317,7 @@ for (const [bname, make] of Object.entries(backends)) {
       const x = await b.create(key('s', 'x'), json(obj('s', 'x', { app: 'db' }))); // no match: nothing
       const x2 = await b.update(x.key, json(obj('s', 'x', { app: 'web' })), x.modRevision); // starts matching: ADDED
       const x3 = await b.update(x.key, json(obj('s', 'x', { app: 'web', t: '1' })), x2.modRevision); // MODIFIED
-      const x4 = await b.update(x.key, json(obj('s', 'x', { app: 'db' })), x3.modRevision); // stops: DELETED (new state)
+      const x4 = await b.update(x.key, json(obj('s', 'x', { app: 'db' })), x3.modRevision); // stops: DELETED (its last matching state, at this revision)
       await b.update(x.key, json(obj('s', 'x', { app: 'db', t: '2' })), x4.modRevision); // nothing
       const y = await b.create(key('s', 'y'), json(obj('s', 'y', { app: 'web' }))); // ADDED
       const yd = await b.delete(y.key); // DELETED
@@ -329,7 +329,8 @@ for (const [bname, make] of Object.entries(backends)) {
         ['ADDED', 's/y', y.modRevision, String(y.modRevision)],
         ['DELETED', 's/y', yd.modRevision, String(yd.modRevision)],
       ]);
-      assert.equal(r.events[2].entry.obj.metadata.labels.app, 'db', 'the DELETED of a transition carries the new state');
+      // as Kubernetes' cacheWatcher sends it: the previous object with the event's resourceVersion
+      assert.deepEqual(r.events[2].entry.obj.metadata.labels, { app: 'web', t: '1' }, 'the DELETED of a transition carries the last state that matched');
       // unchanged events are the cache's own objects, shared with unfiltered watchers
       assert.equal(r.events[1], plain.events[2]);
       // the same transitions through a replay
