@@ -57,9 +57,9 @@ import {
   storePolicyWriter,
   type RBACResource,
 } from './rbac/index.js';
-import { bind, evict, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
+import { admitSubresourceCreate, bind, evict, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
 import { handlePodConnect, handleProxy, POD_CONNECT_SUBRESOURCES, PROXY_KINDS, type ConnectContext } from './connect.js';
-import { decodeBody, fieldValidationOf, normalizeBody, readBody } from './handlers.js';
+import { decodeBody, dryRunOf, fieldValidationOf, normalizeBody, readBody } from './handlers.js';
 import { writeObject } from './encode.js';
 import { prepareServing, SecureListener, type SecureServingOptions } from './tls.js';
 import { InFlightLimiter, RequestDeadline, requestScope, requestTimeoutMs, TIMEOUT_STATUS, withStorageRequestLimit, writeTooManyRequests, type RequestScope } from './limits.js';
@@ -1031,7 +1031,9 @@ export class APIServer {
       if (!this.cfg.tokenRequest) throw methodNotAllowed();
       const trKind = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest', type: 'io.k8s.api.authentication.v1.TokenRequest' };
       const body = normalizeBody(r, decodeBody(r, await readBody(r.req), trKind as any), trKind, fieldValidationOf(r.query, r.req.method));
-      const out = await createTokenRequest({ ...this.cfg.tokenRequest, reader: this.objectReader }, info.namespace, info.name, body);
+      // admission: the mutating plugins on the body, the validating ones inside (after validation)
+      const admission = await admitSubresourceCreate(r, r.store.kind, info.namespace, info.name, 'token', body, dryRunOf(r.query));
+      const out = await createTokenRequest({ ...this.cfg.tokenRequest, reader: this.objectReader }, info.namespace, info.name, body, (req) => admission.validate(req));
       r.warnings.push(...out.warnings);
       writeObject(r.res, 201, out.object, outputChoice(r, false), 'io.k8s.api.authentication.v1.TokenRequest');
       return;

@@ -141,15 +141,34 @@ export async function handleVirtualCreate(r: RequestBase, kind: KindDecl, ctx: V
   throw errors.methodNotSupported({ group: kind.group, name: kind.resource }, 'create');
 }
 
-/** the admission of a create on a pod's subresource (binding, eviction), whose object is the request's body */
-async function admitPodSubresourceCreate(r: RequestBase, ctx: VirtualContext, namespace: string, name: string, subresource: string, object: any, dryRun: boolean): Promise<void> {
+/**
+ * The admission of a create on a subresource (a pod's binding or eviction, a service account's
+ * token), whose object is the request's body: the mutating plugins, then the validating ones
+ * (`validate` false: the caller runs them, as TokenRequest's REST runs them after its own validation).
+ */
+export async function admitSubresourceCreate(
+  r: RequestBase,
+  kind: KindDecl,
+  namespace: string,
+  name: string,
+  subresource: string,
+  object: any,
+  dryRun: boolean,
+): Promise<{ validate(object: any): Promise<void> }> {
   const chain = r.ctx.admission;
-  if (!chain) return;
-  const a = admissionOf(r, {}, name);
-  if (!a) return;
-  const attrs = admissionAttributes(ctx.pods.kind, { ...a.request, namespace, subresource, operation: 'CREATE', object, options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', ...a.request.options }, dryRun });
-  await chain.mutate(attrs);
-  await chain.validate(attrs);
+  const a = chain ? admissionOf(r, {}, name) : undefined;
+  if (!chain || !a) return { validate: async () => {} };
+  const attrsOf = (o: any) => admissionAttributes(kind, { ...a.request, namespace, subresource, operation: 'CREATE', object: o, options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', ...a.request.options }, dryRun });
+  await chain.mutate(attrsOf(object));
+  return {
+    validate: async (o) => {
+      await chain.validate(attrsOf(o));
+    },
+  };
+}
+
+async function admitPodSubresourceCreate(r: RequestBase, ctx: VirtualContext, namespace: string, name: string, subresource: string, object: any, dryRun: boolean): Promise<void> {
+  await (await admitSubresourceCreate(r, ctx.pods.kind, namespace, name, subresource, object, dryRun)).validate(object);
 }
 
 /** POST pods/<name>/binding, or a Binding: assign an unassigned pod to a node */

@@ -15,8 +15,10 @@ before(async () => {
   srv = await startWebhookServer(['hooks.webhooks.svc']);
   srv.handle('/add-label', (r) => patchResponse(r, [{ op: 'add', path: '/metadata/labels', value: { mutated: 'yes' } }]));
   srv.handle('/allow', (r) => respond(r, { allowed: true }));
-  srv.handle('/deny', (r) => respond(r, { allowed: false, result: { code: 403, message: 'pods named bad are not welcome' } }));
+  srv.handle('/deny', (r) => respond(r, { allowed: false, status: { code: 403, message: 'pods named bad are not welcome' } }));
   srv.handle('/deny-bare', (r) => respond(r, { allowed: false }));
+  // (the denial's Status is AdmissionResponse.Result, `status` on the wire: a webhook's `result` is not read)
+  srv.handle('/deny-invalid', (r) => respond(r, { allowed: false, status: { code: 422, reason: 'Invalid', message: 'bad thing' }, result: { code: 418, message: 'not this' } }));
   srv.handle('/slow', async (r) => {
     await new Promise((x) => setTimeout(x, 2500));
     return respond(r, { allowed: true });
@@ -147,6 +149,12 @@ test('validating webhook: a denial carries the webhook\'s status, with Kubernete
   const err2 = await rejection(() => chain2.validate(attrs('pods', 'CREATE', { object: pod('bad', 'apps') })));
   assert.equal(err2.code, 400);
   assert.equal(err2.message, 'admission webhook "bare.example.com" denied the request without explanation');
+  const { c: c4, chain: chain4 } = setup();
+  validatingConfig(c4, 'policy', hook('invalid.example.com', '/deny-invalid'));
+  const err4 = await rejection(() => chain4.validate(attrs('pods', 'CREATE', { object: pod('bad', 'apps') })));
+  assert.equal(err4.code, 422);
+  assert.equal(err4.reason, 'Invalid');
+  assert.equal(err4.message, 'admission webhook "invalid.example.com" denied the request: bad thing');
   // a mutating webhook denies the same way
   const { c: c3, chain: chain3 } = setup();
   mutatingConfig(c3, 'policy', hook('deny.example.com', '/deny'));

@@ -21,7 +21,7 @@ before(async () => {
   // refuses an HPA (in v2 form) whose first metric targets less than 50% cpu
   hooks.handle('/hpa-floor', (r) => {
     const m = r.request.object?.spec?.metrics?.[0]?.resource?.target?.averageUtilization;
-    return typeof m === 'number' && m < 50 ? respond(r, { allowed: false, result: { code: 403, reason: 'Forbidden', message: `utilization ${m} is under 50` } }) : respond(r, { allowed: true });
+    return typeof m === 'number' && m < 50 ? respond(r, { allowed: false, status: { code: 403, reason: 'Forbidden', message: `utilization ${m} is under 50` } }) : respond(r, { allowed: true });
   });
   // a v2 patch: one more replica at most, and a label
   hooks.handle('/hpa-mutate', (r) =>

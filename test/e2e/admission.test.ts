@@ -22,7 +22,7 @@ before(async () => {
   hooks = await startWebhookServer();
   hooks.handle('/label', (r) => patchResponse(r, [{ op: 'add', path: '/metadata/labels/admitted-by', value: 'webhook' }]));
   hooks.handle('/deny', (r) =>
-    r.request.object?.metadata?.labels?.deny === 'true' ? respond(r, { allowed: false, result: { code: 403, reason: 'Forbidden', message: 'labelled deny' } }) : respond(r, { allowed: true, warnings: ['checked by the test webhook'] }),
+    r.request.object?.metadata?.labels?.deny === 'true' ? respond(r, { allowed: false, status: { code: 403, reason: 'Forbidden', message: 'labelled deny' } }) : respond(r, { allowed: true, warnings: ['checked by the test webhook'] }),
   );
   hooks.handle('/slow', async (r) => {
     await new Promise((x) => setTimeout(x, 2500));
@@ -194,6 +194,41 @@ test('webhooks: a mutating patch, a denial, warnings', async () => {
   } finally {
     await deleteWebhookConfig('Mutating', 'e2e-label');
     await deleteWebhookConfig('Validating', 'e2e-deny');
+  }
+});
+
+test('webhooks: a TokenRequest (kubectl create token) passes admission, after its own validation', async () => {
+  await namespace('adm-hooks');
+  hooks.handle('/token', (r) =>
+    (r.request.object?.spec?.audiences ?? []).includes('forbidden')
+      ? respond(r, { allowed: false, status: { code: 403, reason: 'Forbidden', message: 'no tokens for that audience' } })
+      : respond(r, { allowed: true }),
+  );
+  await webhookConfig('Validating', 'e2e-token', {
+    name: 'token.e2e.example.com',
+    clientConfig: { url: hooks.url('/token'), caBundle: hooks.caBundle },
+    rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['serviceaccounts/token'] }],
+  });
+  try {
+    const ok = await kubectlAsync(['create', 'token', 'default', '-n', 'adm-hooks']);
+    assert.equal(ok.code, 0, ok.stderr);
+    const seen = hooks.received.get('/token')!.at(-1)!.review.request;
+    assert.deepEqual(seen.kind, { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' });
+    assert.deepEqual(seen.resource, { group: '', version: 'v1', resource: 'serviceaccounts' });
+    assert.equal(seen.subResource, 'token');
+    assert.equal(seen.name, 'default');
+    assert.equal(seen.object.spec.expirationSeconds, 3600, 'the webhook sees the defaulted request');
+    const denied = await kubectlAsync(['create', 'token', 'default', '-n', 'adm-hooks', '--audience=forbidden']);
+    assert.equal(denied.code, 1);
+    assert.equal(denied.stderr, 'error: failed to create token: admission webhook "token.e2e.example.com" denied the request: no tokens for that audience\n');
+    // static validation comes first: the webhook never sees a request that fails it
+    const before = hooks.received.get('/token')!.length;
+    const short = await kubectlAsync(['create', 'token', 'default', '-n', 'adm-hooks', '--duration=1m']);
+    assert.equal(short.code, 1);
+    assert.match(short.stderr, /may not specify a duration less than 10 minutes/);
+    assert.equal(hooks.received.get('/token')!.length, before);
+  } finally {
+    await deleteWebhookConfig('Validating', 'e2e-token');
   }
 });
 

@@ -16,7 +16,7 @@ before(async () => {
   c = await startCluster({ args: ['--storage-backend=memory'] });
   hooks = await startWebhookServer();
   hooks.handle('/deny-exec', (r) =>
-    (r.request.object?.command ?? []).includes('forbidden') ? respond(r, { allowed: false, result: { code: 403, reason: 'Forbidden', message: 'no forbidden commands' } }) : respond(r, { allowed: true }),
+    (r.request.object?.command ?? []).includes('forbidden') ? respond(r, { allowed: false, status: { code: 403, reason: 'Forbidden', message: 'no forbidden commands' } }) : respond(r, { allowed: true }),
   );
   assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
   const sa = await c.raw('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } });

@@ -332,7 +332,8 @@ export function verifyResponse(uid: string, mutating: boolean, version: 'v1' | '
     if (hasPatch) throw new Error('validating webhook may not return response.patch');
     if (hasType) throw new Error('validating webhook may not return response.patchType');
   }
-  return { allowed: r.allowed === true, patch, patchType, result: r.result, warnings, auditAnnotations };
+  // (AdmissionResponse.Result is `json:"status"` on the wire)
+  return { allowed: r.allowed === true, patch, patchType, result: r.status, warnings, auditAnnotations };
 }
 
 // ---------------------------------------------------------------------------------------------

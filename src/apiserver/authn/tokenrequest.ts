@@ -69,7 +69,14 @@ function nameRequired(): StatusError {
  * Issues the token of a TokenRequest for service account `name` in `namespace`. `body` is the
  * decoded TokenRequest (authentication.k8s.io/v1). Throws StatusErrors worded as Kubernetes'.
  */
-export async function createTokenRequest(opts: TokenRequestOptions, namespace: string, name: string, body: any): Promise<TokenRequestResult> {
+export async function createTokenRequest(
+  opts: TokenRequestOptions,
+  namespace: string,
+  name: string,
+  body: any,
+  /** the validating admission plugins, given the request as it will be issued */
+  admit?: (req: any) => Promise<void>,
+): Promise<TokenRequestResult> {
   const req = body && typeof body === 'object' ? structuredClone(body) : {};
   req.apiVersion = 'authentication.k8s.io/v1';
   req.kind = 'TokenRequest';
@@ -101,6 +108,8 @@ export async function createTokenRequest(opts: TokenRequestOptions, namespace: s
   if (exp0 < MIN_TOKEN_EXPIRATION_SECONDS) errs.push(field.invalid('spec.expirationSeconds', exp0, 'may not specify a duration less than 10 minutes'));
   if (exp0 > MAX_TOKEN_EXPIRATION_SECONDS) errs.push(field.invalid('spec.expirationSeconds', exp0, 'may not specify a duration larger than 2^32 seconds'));
   if (errs.length) throw errors.invalid(GK, '', errs);
+  // validating admission, after the static validation, as TokenREST.Create runs it
+  if (admit) await admit(structuredClone(req));
 
   let pod: ObjectRef | undefined;
   let secret: ObjectRef | undefined;
