@@ -1023,7 +1023,7 @@ export async function handleCreate(r: Request): Promise<void> {
   obj = trackUpdate(undefined, obj, store.kind.type, managerOf(r, '', store.kind));
   ensureRequestNamespace(store.kind, obj, info.namespace);
   rbacWriteCheck(r, obj, undefined);
-  const created = await store.createWithEntry(obj, { dryRun, admission: admissionOf(r, {}, ''), verbatim: verbatimOf(decoded) });
+  const created = await store.createWithEntry(obj, { dryRun, admission: admissionOf(r, {}, ''), verbatim: verbatimOf(decoded), refuseResourceVersion: true });
   writeEntry(r.res, 201, store.kind, created.obj, created.entry, choice);
 }
 
@@ -1167,7 +1167,8 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
     const n = normalize(DELETE_OPTIONS_TYPE, opts);
     if (n.typeError) throw errors.badRequest(n.typeError);
   }
-  const q = r.query;
+  // the options come from the body when there is one, else from the query (DeleteResource)
+  const q = body.length > 0 ? new URLSearchParams() : r.query;
   const gp = q.get('gracePeriodSeconds');
   if (gp !== null && gp !== '') {
     if (!/^-?\d+$/.test(gp)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(gp)}: invalid syntax`);
@@ -1181,12 +1182,13 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
   if (unsafe !== null) opts.ignoreStoreReadErrorWithClusterBreakingPotential = queryBool(unsafe);
   // without the gate AllowUnsafeMalformedObjectDeletion the option is dropped, as Kubernetes drops it
   if (!r.store.unsafeDeletion) delete opts.ignoreStoreReadErrorWithClusterBreakingPotential;
+  // (ValidateDeleteOptions' order)
   const errs: FieldError[] = [];
-  if (opts.propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
-    errs.push(field.notSupported('propagationPolicy', opts.propagationPolicy, ['Foreground', 'Background', 'Orphan', 'nil']));
-  }
   if (opts.propagationPolicy !== undefined && opts.orphanDependents !== undefined) {
     errs.push(field.invalid('propagationPolicy', opts.propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'));
+  }
+  if (opts.propagationPolicy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(opts.propagationPolicy)) {
+    errs.push(field.notSupported('propagationPolicy', opts.propagationPolicy, ['Foreground', 'Background', 'Orphan', 'nil']));
   }
   if (opts.ignoreStoreReadErrorWithClusterBreakingPotential === true) {
     // the unsafe delete takes no other option
@@ -1277,11 +1279,12 @@ export async function handleDeleteCollection(r: Request): Promise<void> {
   }
   // Kubernetes lists first, with the request's list options (checked as a list's; a limit deletes
   // one page), and an object that cannot be read fails the whole request
+  // the answer is the list as it was read, whatever each delete made of its object (Kubernetes'
+  // DeleteCollection returns the listed items)
   const { items, meta } = await readList(r, sel);
-  const out: CacheEntry[] = [];
   for (const e of items) {
     try {
-      const res = await store.delete(e.namespace, e.name, {
+      await store.delete(e.namespace, e.name, {
         dryRun: o.dry,
         admission: admissionOf(r, deleteOptionsForAdmission(o), e.name),
         gracePeriodSeconds: o.gracePeriodSeconds,
@@ -1289,13 +1292,12 @@ export async function handleDeleteCollection(r: Request): Promise<void> {
         propagationPolicy: o.propagationPolicy,
         orphanDependents: o.orphanDependents,
       });
-      out.push(cacheEntry(e.key, e.namespace, e.name, res.obj, e.modRevision, e.createRevision));
     } catch (err) {
       if (err instanceof StatusError && err.code === 404) continue;
       throw err;
     }
   }
-  writeList(r.res, store.kind, out, meta, choice);
+  writeList(r.res, store.kind, items, meta, choice);
 }
 
 export function methodNotAllowed(): StatusError {

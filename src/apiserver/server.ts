@@ -114,6 +114,8 @@ export interface APIServerConfig {
   encryptionReload?: boolean;
   /** --event-ttl in milliseconds: an Event not written for this long is deleted (0 or absent: one hour) */
   eventTTLMs?: number;
+  /** --enable-garbage-collector: deletes leave the orphan and foregroundDeletion finalizers for a garbage collector (default true) */
+  garbageCollection?: boolean;
   /** --request-timeout in milliseconds (0: none; the `timeout` parameter of a request may shorten it) */
   requestTimeoutMs?: number;
   /** --max-requests-inflight and --max-mutating-requests-inflight (0: no limit) */
@@ -274,6 +276,7 @@ export class APIServer {
         historyWindowMs: historyWindowMs(cfg.compactionIntervalMs),
         transformer: encryptionTransformer(cfg.encryption, k),
         allowUnsafeMalformedObjectDeletion: cfg.featureGates.get('AllowUnsafeMalformedObjectDeletion') === true,
+        garbageCollection: cfg.garbageCollection !== false,
       });
       if (!this.stores.has(`${k.group}/${k.kind}`)) this.stores.set(`${k.group}/${k.kind}`, store);
       storage.declareResource(store.prefix, k.group, k.resource);
@@ -437,6 +440,7 @@ export class APIServer {
       crds: this.store('apiextensions.k8s.io', 'CustomResourceDefinition'),
       backend: this.storageBackend,
       historyWindowMs: historyWindowMs(cfg.compactionIntervalMs),
+      garbageCollection: cfg.garbageCollection !== false,
       builtin: (g, r) => this.byGVR.has(`${g}/v1/${r}`) || [...this.byGVR.values()].some((st) => st.kind.group === g && st.kind.resource === r),
       onChange: () => {
         this.discovery.setCustomKinds(this.crds?.kinds() ?? []);

@@ -46,6 +46,8 @@ export interface APIServerOptions {
   requestTimeout: number;
   /** --event-ttl, in milliseconds */
   eventTTL: number;
+  /** --enable-garbage-collector */
+  enableGarbageCollector: boolean;
   maxRequestsInFlight: number;
   maxMutatingRequestsInFlight: number;
   audit: { policyFile: string; logVersion: string; log: AuditLogOptions };
@@ -107,6 +109,9 @@ function defaults(allInOne: boolean): APIServerOptions {
     minRequestTimeout: 1800,
     requestTimeout: 60_000,
     eventTTL: 60 * 60_000,
+    // kube-apiserver's default is true, for kube-controller-manager's garbage collector; keelson
+    // server's controller manager has none, and the flag must match it
+    enableGarbageCollector: !allInOne,
     maxRequestsInFlight: 400,
     maxMutatingRequestsInFlight: 200,
     audit: { policyFile: '', logVersion: 'audit.k8s.io/v1', log: defaultAuditLogOptions() },
@@ -155,6 +160,12 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   g.stringVar(o, 'serviceNodePortRange', 'service-node-port-range', 'A port range to reserve for services with NodePort visibility. This must not overlap with the ephemeral port range on nodes. Example: \'30000-32767\'. Inclusive at both ends of the range.');
   g.durationVar(o, 'shutdownDelayDuration', 'shutdown-delay-duration', 'Time to delay the termination. During that time the server keeps serving requests normally. The endpoints /healthz and /livez will return success, but /readyz immediately returns failure. Graceful termination starts after this delay has elapsed.');
   const e = s.flagSet('etcd');
+  e.boolVar(
+    o,
+    'enableGarbageCollector',
+    'enable-garbage-collector',
+    "Enables the generic garbage collector. MUST be synced with the corresponding flag of the kube-controller-manager: with it, a delete leaves the orphan and foregroundDeletion finalizers (and the kind's default, orphan for ReplicationControllers and batch/v1 Jobs) for a garbage collector to process. (keelson server's default is false: its controller manager has no garbage collector yet.)",
+  );
   e.durationVar(o, 'etcdCompactionInterval', 'etcd-compaction-interval', 'The interval of compaction requests. If 0, the compaction request from apiserver is disabled. History older than one interval is compacted; watches and continue tokens older than the compacted revision get 410 Gone.');
   e.stringVar(o, 'encryptionProviderConfig', 'encryption-provider-config', 'The file with the configuration of the encryption providers (an EncryptionConfiguration) used to encrypt resources such as secrets before they are stored.');
   e.boolVar(o, 'encryptionProviderConfigAutomaticReload', 'encryption-provider-config-automatic-reload', 'Watch the file given by --encryption-provider-config and put its new contents to use when they change on disk, without a restart. A file that cannot be used is reported and the configuration in use stays.');
@@ -461,6 +472,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     minRequestTimeoutMs: o.minRequestTimeout * 1000,
     requestTimeoutMs: o.requestTimeout,
     eventTTLMs: o.eventTTL,
+    garbageCollection: o.enableGarbageCollector,
     maxRequestsInFlight: o.maxRequestsInFlight,
     maxMutatingRequestsInFlight: o.maxMutatingRequestsInFlight,
     audit: auditor,
@@ -525,6 +537,9 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   log.info('Wrote the admin kubeconfig', { path: kubeconfig });
   process.stderr.write(`Keelson is ready: ${serverURL}\nexport KUBECONFIG=${kubeconfig}\n`);
   // controllers hook (keelson server only; see src/cli/controllers.ts): the controller manager, a loopback client
+  if (allInOne && o.enableGarbageCollector) {
+    log.warn('--enable-garbage-collector=true: deletes leave orphan and foregroundDeletion finalizers, and this process runs no garbage collector to remove them; run one against this server, or such objects stay until their finalizers are removed by hand');
+  }
   const controllers = allInOne ? await startControllers({ serverURL, caPEM: pki.ca.certPEM, ...(await controllerManagerCert(pki.ca)), log, options: o.controllerManager }) : undefined;
   if (controllers) server.registerComponent('controller-manager', async () => ({ healthy: true, message: 'ok' }));
 

@@ -37,6 +37,13 @@ function run(r: RunResult): { code: number; stdout: string; stderr: string } {
 }
 const cm = (name: string, extra: any = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...extra }, data: { a: '1' } });
 const seconds = (t: string) => Date.parse(t) / 1000;
+async function until404(path: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if ((await c.raw('GET', path)).status === 404) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`${path} is still there`);
+}
 
 describe('finalizers', () => {
   test('a delete marks the object; it stays readable and updatable; no finalizer can be added; the last one removed deletes it', async () => {
@@ -132,6 +139,16 @@ describe('pods and grace periods', () => {
     await get(`${pods}/bound`);
     ok(await c.raw('DELETE', `${pods}/bound?gracePeriodSeconds=0`), 200, 'force');
     expectStatus(await c.raw('GET', `${pods}/bound`), 404, 'NotFound', 'gone');
+    // a delete without a grace period while one is pending changes nothing (BeforeDelete: "graceful
+    // deletion is pending, do nothing"), whatever the pod's terminationGracePeriodSeconds
+    await create(pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bound2' }, spec: { nodeName: 'node-x', containers: [{ name: 'c', image: 'nginx:1' }] } });
+    const long = ok(await c.raw('DELETE', `${pods}/bound2?gracePeriodSeconds=120`), 200, 'long');
+    assert.equal(long.metadata.deletionGracePeriodSeconds, 120);
+    const plain = ok(await c.raw('DELETE', `${pods}/bound2`), 200, 'plain');
+    assert.equal(plain.metadata.deletionGracePeriodSeconds, 120);
+    assert.equal(plain.metadata.deletionTimestamp, long.metadata.deletionTimestamp);
+    assert.equal(plain.metadata.resourceVersion, long.metadata.resourceVersion, 'nothing written');
+    ok(await c.raw('DELETE', `${pods}/bound2?gracePeriodSeconds=0`), 200, 'force');
   });
 
   test('an unbound pod goes at once: watchers see it terminating, then DELETED', async () => {
@@ -151,6 +168,46 @@ describe('pods and grace periods', () => {
         ['DELETED', 0],
       ],
     );
+  });
+
+  test('an update may not set or change deletionTimestamp or deletionGracePeriodSeconds (422 field is immutable); a set timestamp is kept silently', async () => {
+    await create(cms, cm('imm'));
+    const ts = expectStatus(await c.raw('PATCH', `${cms}/imm`, { body: '{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z"}}', headers: MERGE }), 422, 'Invalid', 'timestamp');
+    assert.equal(ts.message, 'ConfigMap "imm" is invalid: metadata.deletionTimestamp: Invalid value: 2020-01-01 00:00:00 +0000 UTC: field is immutable');
+    const gp = expectStatus(await c.raw('PATCH', `${cms}/imm`, { body: '{"metadata":{"deletionGracePeriodSeconds":7}}', headers: MERGE }), 422, 'Invalid', 'grace');
+    assert.equal(gp.message, 'ConfigMap "imm" is invalid: metadata.deletionGracePeriodSeconds: Invalid value: 7: field is immutable');
+    await create(cms, cm('imm2', { finalizers: ['example.com/hold'] }));
+    const d = ok(await c.raw('DELETE', `${cms}/imm2`), 200, 'delete');
+    const moved = ok(await c.raw('PATCH', `${cms}/imm2`, { body: '{"metadata":{"deletionTimestamp":"2020-01-01T00:00:00Z","labels":{"a":"b"}}}', headers: MERGE }), 200, 'timestamp kept');
+    assert.equal(moved.metadata.deletionTimestamp, d.metadata.deletionTimestamp);
+    expectStatus(await c.raw('PATCH', `${cms}/imm2`, { body: '{"metadata":{"deletionGracePeriodSeconds":5}}', headers: MERGE }), 422, 'Invalid', 'grace of a terminating object');
+    ok(await c.raw('PATCH', `${cms}/imm2`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE }), 200, 'release');
+  });
+
+  test('a create naming a resourceVersion is refused with storage\'s words (400: kube-apiserver answers it with 500); a dry run passes', async () => {
+    const r = expectStatus(await c.raw('POST', cms, { body: cm('rvset', { resourceVersion: '5' }) }), 400, 'BadRequest', 'create with rv');
+    assert.equal(r.message, 'resourceVersion should not be set on objects to be created');
+    expectStatus(await c.raw('GET', `${cms}/rvset`), 404, 'NotFound', 'nothing stored');
+    ok(await c.raw('POST', `${cms}?dryRun=All`, { body: cm('rvset', { resourceVersion: '5' }) }), 201, 'dry run');
+    ok(await c.raw('POST', cms, { body: cm('rvset0', { resourceVersion: '0' }) }), 201, '"0" is no version');
+  });
+
+  test('a namespace\'s delete: marked (deletionTimestamp, Terminating, no grace period); deletes while it terminates change nothing; its own precondition words', async () => {
+    const nsPath = '/api/v1/namespaces/del-ns';
+    await create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'del-ns' }, spec: { finalizers: ['example.com/hold'] } });
+    const pu = expectStatus(await c.raw('DELETE', nsPath, { body: { preconditions: { uid: 'abc' } } }), 409, 'Conflict', 'uid');
+    assert.match(pu.message, /^Operation cannot be fulfilled on namespaces "del-ns": Precondition failed: UID in precondition: abc, UID in object meta: [0-9a-f-]{36}$/);
+    const d = ok(await c.raw('DELETE', nsPath), 200, 'delete');
+    assert.ok(d.metadata.deletionTimestamp);
+    assert.equal(d.metadata.deletionGracePeriodSeconds, undefined);
+    assert.equal(d.status.phase, 'Terminating');
+    const again = ok(await c.raw('DELETE', `${nsPath}?propagationPolicy=Foreground`), 200, 'again');
+    assert.equal(again.metadata.finalizers, undefined);
+    assert.equal(again.metadata.deletionTimestamp, d.metadata.deletionTimestamp);
+    // the finalize subresource lets it go
+    const cur = await get(nsPath);
+    ok(await c.raw('PUT', `${nsPath}/finalize`, { body: { ...cur, spec: { finalizers: [] } } }), 200, 'finalize');
+    await until404(nsPath);
   });
 
   test('kubectl delete of a bound pod with --grace-period=0 --force', async () => {
@@ -195,35 +252,107 @@ describe('preconditions', () => {
 });
 
 describe('propagation', () => {
-  const cases: [string, any, number, string[] | null][] = [
-    ['Orphan', { propagationPolicy: 'Orphan' }, 200, ['orphan']],
-    ['Foreground', { propagationPolicy: 'Foreground' }, 200, ['foregroundDeletion']],
-    ['Background', { propagationPolicy: 'Background' }, 200, null],
-    ['orphanDependents true', { orphanDependents: true }, 200, ['orphan']],
-    ['orphanDependents false', { orphanDependents: false }, 200, null],
-  ];
-  for (const [what, body, code, finalizers] of cases) {
-    test(`${what}: ${finalizers ? `the ${finalizers.join(', ')} finalizer, the object stays` : 'deleted at once'}`, async () => {
-      const name = `prop-${what.toLowerCase().replace(/ /g, '-')}`;
-      await create(cms, cm(name));
-      const d = ok(await c.raw('DELETE', `${cms}/${name}`, { body }), code, what);
-      if (finalizers) {
-        assert.deepEqual(d.metadata.finalizers, finalizers);
-        assert.ok(d.metadata.deletionTimestamp);
-        assert.equal(d.metadata.deletionGracePeriodSeconds, 0);
-        const g = await get(`${cms}/${name}`);
-        assert.deepEqual(g.metadata.finalizers, finalizers);
-        ok(await c.raw('PATCH', `${cms}/${name}`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE }), 200, 'release');
-      }
-      expectStatus(await c.raw('GET', `${cms}/${name}`), 404, 'NotFound', 'gone');
-    });
-  }
+  test('keelson server runs no garbage collector, so --enable-garbage-collector is off: Orphan and Foreground delete at once, as kube-apiserver does with it off', async () => {
+    for (const body of [{ propagationPolicy: 'Orphan' }, { propagationPolicy: 'Foreground' }, { orphanDependents: true }]) {
+      await create(cms, cm('prop-nogc'));
+      const d = ok(await c.raw('DELETE', `${cms}/prop-nogc`, { body }), 200, JSON.stringify(body));
+      assert.equal(d.status, 'Success');
+      expectStatus(await c.raw('GET', `${cms}/prop-nogc`), 404, 'NotFound', 'gone');
+    }
+  });
 
-  test('the query form of propagationPolicy', async () => {
-    await create(cms, cm('prop-query'));
-    const d = ok(await c.raw('DELETE', `${cms}/prop-query?propagationPolicy=Foreground`), 200, 'query');
-    assert.deepEqual(d.metadata.finalizers, ['foregroundDeletion']);
-    ok(await c.raw('PATCH', `${cms}/prop-query`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE }), 200, 'release');
+  describe('with --enable-garbage-collector (kube-apiserver\'s default, for a garbage collector run against the server)', () => {
+    let g: Cluster;
+    before(async () => {
+      g = await startCluster({ args: ['--storage-backend=memory', '--enable-garbage-collector=true'] });
+    });
+    after(async () => {
+      await g?.stop();
+    });
+    const gok = async (method: string, path: string, body: any, code: number, what: string) => {
+      const r = await g.raw(method, path, body === undefined ? {} : { body });
+      assert.equal(r.status, code, `${what}: ${r.status} ${r.text.slice(0, 500)}`);
+      return r.json();
+    };
+    const cases: [string, any, string[] | null][] = [
+      ['Orphan', { propagationPolicy: 'Orphan' }, ['orphan']],
+      ['Foreground', { propagationPolicy: 'Foreground' }, ['foregroundDeletion']],
+      ['Background', { propagationPolicy: 'Background' }, null],
+      ['orphanDependents true', { orphanDependents: true }, ['orphan']],
+      ['orphanDependents false', { orphanDependents: false }, null],
+    ];
+    for (const [what, body, finalizers] of cases) {
+      test(`${what}: ${finalizers ? `the ${finalizers.join(', ')} finalizer, the object stays` : 'deleted at once'}`, async () => {
+        const name = `prop-${what.toLowerCase().replace(/ /g, '-')}`;
+        await gok('POST', cms, cm(name), 201, 'create');
+        const d = await gok('DELETE', `${cms}/${name}`, body, 200, what);
+        if (finalizers) {
+          assert.deepEqual(d.metadata.finalizers, finalizers);
+          assert.ok(d.metadata.deletionTimestamp);
+          assert.equal(d.metadata.deletionGracePeriodSeconds, 0);
+          const r = await g.raw('PATCH', `${cms}/${name}`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE });
+          assert.equal(r.status, 200, r.text);
+        }
+        assert.equal((await g.raw('GET', `${cms}/${name}`)).status, 404);
+      });
+    }
+
+    test('the query form of propagationPolicy', async () => {
+      await gok('POST', cms, cm('prop-query'), 201, 'create');
+      const d = await gok('DELETE', `${cms}/prop-query?propagationPolicy=Foreground`, undefined, 200, 'query');
+      assert.deepEqual(d.metadata.finalizers, ['foregroundDeletion']);
+      assert.equal((await g.raw('PATCH', `${cms}/prop-query`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE })).status, 200);
+    });
+
+    test('deletionFinalizersForGarbageCollection: a policy replaces the other finalizer; Background takes both away', async () => {
+      // an object created with `orphan`: Background leaves no finalizer, so it goes at once
+      await gok('POST', cms, cm('gc-bg', { finalizers: ['orphan'] }), 201, 'create');
+      const bg = await gok('DELETE', `${cms}/gc-bg?propagationPolicy=Background`, undefined, 200, 'background');
+      assert.equal(bg.status, 'Success');
+      // Foreground on `orphan`: foregroundDeletion instead
+      await gok('POST', cms, cm('gc-fg', { finalizers: ['orphan'] }), 201, 'create');
+      const fg = await gok('DELETE', `${cms}/gc-fg?propagationPolicy=Foreground`, undefined, 200, 'foreground');
+      assert.deepEqual(fg.metadata.finalizers, ['foregroundDeletion']);
+      // a terminating object's other finalizers stay
+      await gok('POST', cms, cm('gc-term', { finalizers: ['x.y/z', 'orphan'] }), 201, 'create');
+      await gok('DELETE', `${cms}/gc-term`, undefined, 200, 'first');
+      const again = await gok('DELETE', `${cms}/gc-term?propagationPolicy=Foreground`, undefined, 200, 'again');
+      assert.deepEqual(again.metadata.finalizers, ['x.y/z', 'foregroundDeletion']);
+      for (const n of ['gc-fg', 'gc-term']) assert.equal((await g.raw('PATCH', `${cms}/${n}`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE })).status, 200);
+    });
+
+    test('DefaultGarbageCollectionPolicy: a ReplicationController and a batch/v1 Job orphan by default; an Event takes no finalizer', async () => {
+      const rc = {
+        apiVersion: 'v1',
+        kind: 'ReplicationController',
+        metadata: { name: 'gc-rc' },
+        spec: { replicas: 0, selector: { app: 'rc' }, template: { metadata: { labels: { app: 'rc' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+      };
+      await gok('POST', `/api/v1/namespaces/${NS}/replicationcontrollers`, rc, 201, 'rc');
+      const d = await gok('DELETE', `/api/v1/namespaces/${NS}/replicationcontrollers/gc-rc`, undefined, 200, 'rc delete');
+      assert.deepEqual(d.metadata.finalizers, ['orphan']);
+      const job = {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'gc-job' },
+        spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+      };
+      await gok('POST', `/apis/batch/v1/namespaces/${NS}/jobs`, job, 201, 'job');
+      const jd = await gok('DELETE', `/apis/batch/v1/namespaces/${NS}/jobs/gc-job`, undefined, 200, 'job delete');
+      assert.deepEqual(jd.metadata.finalizers, ['orphan']);
+      // (kubectl sends propagationPolicy=Background, which deletes at once)
+      await gok('POST', `/apis/batch/v1/namespaces/${NS}/jobs`, { ...job, metadata: { name: 'gc-job2' } }, 201, 'job2');
+      const kd = g.kubectl(['delete', 'job', 'gc-job2', '--wait=false']);
+      assert.equal(kd.code, 0, kd.stderr);
+      assert.equal((await g.raw('GET', `/apis/batch/v1/namespaces/${NS}/jobs/gc-job2`)).status, 404);
+      const ev = { apiVersion: 'v1', kind: 'Event', metadata: { name: 'gc-ev' }, involvedObject: { kind: 'Pod', name: 'p', namespace: NS }, reason: 'R', message: 'm' };
+      await gok('POST', `/api/v1/namespaces/${NS}/events`, ev, 201, 'event');
+      const ed = await gok('DELETE', `/api/v1/namespaces/${NS}/events/gc-ev?propagationPolicy=Orphan`, undefined, 200, 'event delete');
+      assert.equal(ed.status, 'Success');
+      for (const p of [`/api/v1/namespaces/${NS}/replicationcontrollers/gc-rc`, `/apis/batch/v1/namespaces/${NS}/jobs/gc-job`]) {
+        assert.equal((await g.raw('PATCH', p, { body: '{"metadata":{"finalizers":null}}', headers: MERGE })).status, 200);
+      }
+    });
   });
 
   test('orphanDependents=false on an object with finalizers answers 202 Accepted', async () => {
@@ -245,6 +374,19 @@ describe('propagation', () => {
     assert.ok(body.status >= 400, `malformed DeleteOptions: ${body.status} ${body.text}`);
     assert.equal(body.json().status, 'Failure');
     await get(`${cms}/prop-bad`);
+    // both errors, in ValidateDeleteOptions' order
+    const two = expectStatus(await c.raw('DELETE', `${cms}/prop-bad?propagationPolicy=Bogus&orphanDependents=true`), 422, 'Invalid', 'two');
+    assert.equal(
+      two.message,
+      'DeleteOptions.meta.k8s.io "" is invalid: [propagationPolicy: Invalid value: "Bogus": orphanDependents and deletionPropagation cannot be both set, propagationPolicy: Unsupported value: "Bogus": supported values: "Foreground", "Background", "Orphan", "nil"]',
+    );
+  });
+
+  test('DeleteOptions come from the body when there is one, and the query is then not read (DeleteResource)', async () => {
+    await create(cms, cm('q-ignored'));
+    const d = ok(await c.raw('DELETE', `${cms}/q-ignored?propagationPolicy=Bogus&dryRun=All`, { body: {} }), 200, 'body wins');
+    assert.equal(d.status, 'Success');
+    expectStatus(await c.raw('GET', `${cms}/q-ignored`), 404, 'NotFound', 'deleted, not a dry run');
   });
 });
 
@@ -292,6 +434,21 @@ describe('deletecollection', () => {
     assert.deepEqual(page.items.map((i: any) => i.metadata.name), ['dco-1', 'dco-2']);
     assert.ok(page.metadata.continue, 'the answer names the next page');
     assert.deepEqual((await get(`${cms}?labelSelector=dco`)).items.map((i: any) => i.metadata.name), ['dco-3']);
+  });
+
+  test('the answer lists the objects as they were read, not as each delete left them', async () => {
+    const a = await create(cms, cm('dcr-1', { labels: { dcr: 'y' } }));
+    const b = await create(cms, cm('dcr-2', { labels: { dcr: 'y' }, finalizers: ['example.com/hold'] }));
+    const r = ok(await c.raw('DELETE', `${cms}?labelSelector=dcr`), 200, 'deletecollection');
+    assert.deepEqual(
+      r.items.map((i: any) => [i.metadata.name, i.metadata.resourceVersion, i.metadata.deletionTimestamp]),
+      [
+        ['dcr-1', a.metadata.resourceVersion, undefined],
+        ['dcr-2', b.metadata.resourceVersion, undefined],
+      ],
+    );
+    assert.ok((await get(`${cms}/dcr-2`)).metadata.deletionTimestamp, 'the held one is terminating');
+    ok(await c.raw('PATCH', `${cms}/dcr-2`, { body: '{"metadata":{"finalizers":null}}', headers: MERGE }), 200, 'release');
   });
 
   test('kubectl delete -l and --field-selector', async () => {

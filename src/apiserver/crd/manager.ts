@@ -21,6 +21,8 @@ export interface CRDManagerOptions {
   crds: ResourceStore;
   backend: Backend;
   historyWindowMs?: number;
+  /** --enable-garbage-collector (default true) */
+  garbageCollection?: boolean;
   /** group/resource pairs served by built-in kinds: a CRD may not take them */
   builtin: (group: string, resource: string) => boolean;
   /** the served kinds changed (discovery, OpenAPI) */
@@ -334,7 +336,7 @@ export class CRDManager {
     const served = versions.filter((v) => v.served).sort((a, b) => compareVersions(a.name, b.name));
     const built = served.map((v) => {
       const k = customKind(crd, v);
-      const st = new ResourceStore(k, customStrategy(crd, v, storageVersion), this.o.backend, {}, { historyWindowMs: this.o.historyWindowMs });
+      const st = new ResourceStore(k, customStrategy(crd, v, storageVersion), this.o.backend, {}, { historyWindowMs: this.o.historyWindowMs, garbageCollection: this.o.garbageCollection });
       return { v, k, st };
     });
     // the new stores are loaded before the old ones go: requests meet one or the other, never none

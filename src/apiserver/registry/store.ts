@@ -7,6 +7,7 @@ import { rfc3339 } from '../../machinery/time.js';
 import { newUUID } from '../../machinery/uuid.js';
 import { inObjectMetaOrder } from '../../machinery/objectmeta.js';
 import { goJSONSyntaxError } from '../../schema/validation/gojson.js';
+import { GoRepr, invalid as kInvalid } from '../../schema/validation/errs.js';
 import { fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
 import { managedFieldsText } from '../../patch/ssa/fieldmanager.js';
 import { stringifyWithVerbatim, type Verbatim } from '../../codec/verbatim.js';
@@ -27,6 +28,8 @@ export interface WriteOptions {
   verbatim?: Verbatim;
   /** the admission chain a user's write passes (absent for the server's own writes) */
   admission?: WriteAdmission;
+  /** a create (POST) refuses an object that names a resourceVersion, as Kubernetes' storage does */
+  refuseResourceVersion?: boolean;
 }
 
 /** a request's admission: the chain and what the request says (the store adds object, old object, operation) */
@@ -124,15 +127,18 @@ export class ResourceStore {
   private transformer: Transformer | undefined;
   /** feature gate AllowUnsafeMalformedObjectDeletion: corrupt objects named in errors, the unsafe delete */
   readonly unsafeDeletion: boolean;
+  /** --enable-garbage-collector: deletes leave the orphan and foregroundDeletion finalizers for a garbage collector */
+  readonly garbageCollection: boolean;
 
   constructor(
     readonly kind: KindDecl,
     readonly strategy: Strategy,
     readonly backend: Backend,
     readonly hooks: StoreHooks = {},
-    cacheOpts: { historyWindowMs?: number; transformer?: Transformer; allowUnsafeMalformedObjectDeletion?: boolean } = {},
+    cacheOpts: { historyWindowMs?: number; transformer?: Transformer; allowUnsafeMalformedObjectDeletion?: boolean; garbageCollection?: boolean } = {},
   ) {
     this.transformer = cacheOpts.transformer;
+    this.garbageCollection = cacheOpts.garbageCollection !== false;
     this.unsafeDeletion = cacheOpts.allowUnsafeMalformedObjectDeletion === true;
     this.prefix = `/registry/${kind.storagePrefix}/`;
     this.groupResource = { group: kind.group, name: kind.resource };
@@ -480,6 +486,8 @@ export class ResourceStore {
     if (old) {
       if (m.name !== old.metadata.name) errs.push(field.invalid('metadata.name', m.name, 'field is immutable'));
       if (m.namespace !== old.metadata.namespace) errs.push(field.invalid('metadata.namespace', m.namespace, 'field is immutable'));
+      const deletion = deletionFieldErrors.get(obj);
+      if (deletion) errs.push(...deletion);
     }
     if (errs.length) throw errors.invalid(this.groupKind, m.name ?? '', errs);
   }
@@ -506,6 +514,7 @@ export class ResourceStore {
     }
     let m = obj.metadata;
     if (!this.kind.namespaced) delete m.namespace;
+    const sentRV = opts.refuseResourceVersion === true && m.resourceVersion !== undefined && m.resourceVersion !== null && m.resourceVersion !== '' && m.resourceVersion !== '0';
     const generated = !m.name && typeof m.generateName === 'string' && m.generateName !== '';
     // (a delete only where there is something to delete: it costs a runtime call each)
     for (let i = 0; i < SERVER_SET_ON_CREATE.length; i++) if (SERVER_SET_ON_CREATE[i]! in m) delete m[SERVER_SET_ON_CREATE[i]!];
@@ -526,6 +535,10 @@ export class ResourceStore {
         if (!generated && this.get(m.namespace ?? '', m.name)) throw errors.alreadyExists(this.groupResource, m.name);
         return { obj, entry: undefined };
       }
+      // (etcd3's Create refuses it with ErrResourceVersionSetOnCreate, which kube-apiserver answers
+      // as a 500; Keelson answers the client's mistake with 400 and the same words. A dry run, which
+      // does not reach storage, passes, as there.)
+      if (sentRV) throw errors.badRequest('resourceVersion should not be set on objects to be created');
       const out = await this.createStored(obj, generated, opts.verbatim);
       stored = true;
       return out;
@@ -808,52 +821,37 @@ export class ResourceStore {
       const pre = opts.preconditions;
       if (pre?.uid && pre.uid !== old.metadata.uid) {
         throw errors.conflict(
-          this.groupKind,
+          this.strategy.namespaceStyleDelete ? this.groupResource : this.groupKind,
           name,
-          `the UID in the precondition (${pre.uid}) does not match the UID in record (${old.metadata.uid}). The object might have been deleted and then recreated`,
+          this.strategy.namespaceStyleDelete
+            ? `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`
+            : `the UID in the precondition (${pre.uid}) does not match the UID in record (${old.metadata.uid}). The object might have been deleted and then recreated`,
         );
       }
       if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
         throw errors.conflict(
-          this.groupKind,
+          this.strategy.namespaceStyleDelete ? this.groupResource : this.groupKind,
           name,
-          `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${old.metadata.resourceVersion}). The object might have been modified`,
+          this.strategy.namespaceStyleDelete
+            ? `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`
+            : `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${old.metadata.resourceVersion}). The object might have been modified`,
         );
       }
       const validating = this.admitValidate(opts, 'DELETE', undefined, old);
       if (validating) await validating;
-      const next = structuredClone(old);
-      // the strategy may add a finalizer of its own (a CustomResourceDefinition's cleanup)
-      const decision = this.strategy.beforeDelete?.(next, opts.gracePeriodSeconds) ?? { graceful: false };
-      const finalizers: string[] = [...(next.metadata.finalizers ?? [])];
-      const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined);
-      if (policy === 'Orphan' && !finalizers.includes('orphan')) finalizers.push('orphan');
-      if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion')) finalizers.push('foregroundDeletion');
-      const graceful = decision.graceful;
-      const grace = decision.gracePeriodSeconds ?? 0;
-      const pendingFinalizers = finalizers.length > 0;
-      if (graceful || pendingFinalizers) {
-        // mark for deletion: deletionTimestamp and grace period, then (for a graceful delete whose
-        // period is over and nothing else holds the object) remove it, as Kubernetes does in two writes
-        let changed = !sameList(finalizers, old.metadata.finalizers ?? []);
-        if (finalizers.length) next.metadata.finalizers = finalizers;
-        else delete next.metadata.finalizers;
-        const now = Date.now();
-        if (!old.metadata.deletionTimestamp) {
-          next.metadata.deletionTimestamp = rfc3339(now + (graceful ? grace : 0) * 1000);
-          next.metadata.deletionGracePeriodSeconds = graceful ? grace : 0;
-          // marking an object for deletion is a change its controllers must see
-          if (typeof next.metadata.generation === 'number' && next.metadata.generation > 0) next.metadata.generation++;
-          changed = true;
-        } else if (graceful && typeof old.metadata.deletionGracePeriodSeconds === 'number' && grace < old.metadata.deletionGracePeriodSeconds) {
-          next.metadata.deletionTimestamp = rfc3339(now + grace * 1000);
-          next.metadata.deletionGracePeriodSeconds = grace;
-          changed = true;
-        }
+      const plan = this.deletionOf(old, opts);
+      if (plan === 'pending') return { obj: old, removed: false };
+      const { next, graceful, markOnly } = plan;
+      const pendingFinalizers = (next.metadata.finalizers ?? []).length > 0;
+      if (graceful || pendingFinalizers || markOnly || !sameObject(next, old)) {
+        // updateForGracefulDeletionAndFinalizers: the object marked for deletion (and its finalizers
+        // set), then removed at once when its grace period is 0 and nothing else holds it, as
+        // Kubernetes does in two writes
+        const deleteNow = !markOnly && !pendingFinalizers && (!graceful || (next.metadata.deletionGracePeriodSeconds ?? 0) === 0) && (this.strategy.readyToRemove?.(next) ?? true);
+        const changed = !sameObject(next, old) && (graceful || pendingFinalizers || markOnly);
         if (changed) next.metadata = inObjectMetaOrder(next.metadata);
-        const deleteNow = graceful && (next.metadata.deletionGracePeriodSeconds ?? 0) === 0 && !pendingFinalizers && (this.strategy.readyToRemove?.(next) ?? true);
         if (!changed && !deleteNow) return { obj: old, removed: false };
-        if (opts.dryRun) return { obj: next, removed: deleteNow };
+        if (opts.dryRun) return { obj: changed ? next : old, removed: deleteNow };
         try {
           let rev = cur.modRevision;
           let last = old;
@@ -901,6 +899,90 @@ export class ResourceStore {
   }
 
   /**
+   * What a delete makes of the stored object (a copy), as Kubernetes' BeforeDelete and
+   * updateForGracefulDeletionAndFinalizers make it: 'pending' when a graceful deletion is under
+   * way and the request does not shorten it (the object is answered as it is); otherwise the new
+   * object (deletionTimestamp, grace period, the garbage collector's finalizers), whether the
+   * delete is graceful, and whether it only marks the object (a namespace's first delete).
+   */
+  private deletionOf(old: any, opts: DeleteOptions): 'pending' | { next: any; graceful: boolean; markOnly: boolean } {
+    const next = structuredClone(old);
+    const m = next.metadata;
+    const now = Date.now();
+    let graceful = false;
+    let markOnly = false;
+    const requested = opts.gracePeriodSeconds === undefined ? undefined : opts.gracePeriodSeconds < 0 ? 1 : opts.gracePeriodSeconds;
+    if (m.deletionTimestamp) {
+      const g = m.deletionGracePeriodSeconds;
+      if (typeof g === 'number' && g > 0) {
+        // only a shorter grace period may be asked for: the timestamp moves back by the difference
+        if (requested === undefined || requested >= g) return 'pending';
+        let period = requested;
+        let at = Date.parse(m.deletionTimestamp) - g * 1000 + period * 1000;
+        if (at < now) {
+          at = now;
+          if (period !== 0) period = 1;
+        }
+        m.deletionTimestamp = rfc3339(at);
+        m.deletionGracePeriodSeconds = period;
+        graceful = true;
+      }
+    }
+    const decision = this.strategy.beforeDelete?.(next, requested);
+    if (decision?.unchanged) return 'pending';
+    if (decision?.markOnly) {
+      markOnly = true;
+      if (!m.deletionTimestamp) m.deletionTimestamp = rfc3339(now);
+    } else if (decision?.graceful && !old.metadata.deletionTimestamp) {
+      const grace = decision.gracePeriodSeconds ?? 0;
+      m.deletionTimestamp = rfc3339(now + grace * 1000);
+      m.deletionGracePeriodSeconds = grace;
+      // marking an object for deletion is a change its controllers must see
+      if (typeof m.generation === 'number' && m.generation > 0) m.generation++;
+      graceful = true;
+    }
+    const gc = this.garbageCollectionFinalizers(m.finalizers ?? [], opts);
+    if (gc) {
+      if (gc.length) m.finalizers = gc;
+      else delete m.finalizers;
+    }
+    if (!graceful && !markOnly && (m.finalizers ?? []).length > 0) {
+      // markAsDeleting: a deletion held by finalizers has no grace period
+      if (!m.deletionTimestamp && typeof m.generation === 'number' && m.generation > 0) m.generation++;
+      if (!m.deletionTimestamp || Date.parse(m.deletionTimestamp) > now) m.deletionTimestamp = rfc3339(now);
+      m.deletionGracePeriodSeconds = 0;
+    }
+    return { next, graceful, markOnly };
+  }
+
+  /**
+   * deletionFinalizersForGarbageCollection: the finalizers the delete leaves for the garbage
+   * collector (`orphan`, `foregroundDeletion`), by the request's orphanDependents, then its
+   * propagationPolicy, then the finalizers the object has, then the kind's default policy;
+   * undefined when they stay as they are (or when garbage collection is off, or the kind has none).
+   */
+  private garbageCollectionFinalizers(current: string[], opts: DeleteOptions): string[] | undefined {
+    const policy = this.strategy.garbageCollectionPolicy ?? 'DeleteDependents';
+    if (!this.garbageCollection || policy === 'Unsupported') return undefined;
+    const explicit = opts.orphanDependents !== undefined ? (opts.orphanDependents ? 'Orphan' : 'Background') : opts.propagationPolicy;
+    let orphan: boolean;
+    let foreground: boolean;
+    if (explicit === 'Orphan' || explicit === 'Background' || explicit === 'Foreground') {
+      orphan = explicit === 'Orphan';
+      foreground = explicit === 'Foreground' && opts.orphanDependents === undefined;
+    } else {
+      const first = current.find((f) => f === 'orphan' || f === 'foregroundDeletion');
+      orphan = first ? first === 'orphan' : policy === 'OrphanDependents';
+      foreground = first === 'foregroundDeletion';
+    }
+    const out = current.filter((f) => f !== 'orphan' && f !== 'foregroundDeletion');
+    if (orphan) out.push('orphan');
+    if (foreground) out.push('foregroundDeletion');
+    const same = out.length === current.length && out.every((f) => current.includes(f));
+    return same ? undefined : out;
+  }
+
+  /**
    * Waits until the cache holds the state the storage refused a write on (KeyExistsError and
    * KeyNotFoundError carry the newest revision it had given out; the write that made the key
    * exist, or go, may still be committing). Whether the cache was behind: then a second look at
@@ -927,6 +1009,21 @@ function keepAllButStatus(next: any, old: any): void {
   }
 }
 
+/**
+ * The changes to metadata.deletionTimestamp and deletionGracePeriodSeconds an update makes that
+ * ValidateObjectMetaUpdate refuses (field is immutable), by the new object, for validateObject
+ */
+const deletionFieldErrors = new WeakMap<object, FieldError[]>();
+
+/** a Go time.Time's String() of an RFC 3339 time, in UTC: how a field error prints a metav1.Time */
+function goTimeString(t: string): string {
+  const d = new Date(t);
+  if (Number.isNaN(d.getTime())) return t;
+  const iso = d.toISOString();
+  const frac = iso.slice(20, 23).replace(/0+$/, '');
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}${frac ? `.${frac}` : ''} +0000 UTC`;
+}
+
 function carryMeta(next: any, old: any): void {
   const m = next.metadata;
   const o = old.metadata;
@@ -936,13 +1033,23 @@ function carryMeta(next: any, old: any): void {
   m.creationTimestamp = o.creationTimestamp;
   if (o.generation !== undefined) m.generation = o.generation;
   else delete m.generation;
-  if (o.deletionTimestamp !== undefined) {
-    m.deletionTimestamp = o.deletionTimestamp;
-    m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
-  } else {
+  // BeforeUpdate: a deletion timestamp set stays as it is, a grace period left out stays; any
+  // other change of the two is refused as immutable
+  const errs: FieldError[] = [];
+  if (o.deletionTimestamp !== undefined) m.deletionTimestamp = o.deletionTimestamp;
+  else if (m.deletionTimestamp !== undefined && m.deletionTimestamp !== null) {
+    errs.push(kInvalid('metadata.deletionTimestamp', new GoRepr(goTimeString(String(m.deletionTimestamp))), 'field is immutable'));
     delete m.deletionTimestamp;
-    delete m.deletionGracePeriodSeconds;
+  } else delete m.deletionTimestamp;
+  if (m.deletionGracePeriodSeconds === undefined || m.deletionGracePeriodSeconds === null) {
+    if (o.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
+    else delete m.deletionGracePeriodSeconds;
+  } else if (m.deletionGracePeriodSeconds !== o.deletionGracePeriodSeconds) {
+    errs.push(field.invalid('metadata.deletionGracePeriodSeconds', m.deletionGracePeriodSeconds, 'field is immutable'));
+    if (o.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
+    else delete m.deletionGracePeriodSeconds;
   }
+  if (errs.length) deletionFieldErrors.set(next, errs);
   delete m.selfLink;
   m.resourceVersion = o.resourceVersion;
 }

@@ -47,13 +47,17 @@ const namespace: Tweak = (s) => {
     obj.status = old.status;
     ensureNamespaceLabel(obj);
   };
+  // the namespace REST's delete: the first one marks the namespace (deletionTimestamp, phase
+  // Terminating; no grace period) for the namespace controller; later ones answer it unchanged
+  // while spec.finalizers are pending, and remove it once they are gone
+  s.namespaceStyleDelete = true;
   s.beforeDelete = (obj) => {
     const fin: string[] = obj.spec?.finalizers ?? [];
-    if (fin.length > 0) {
+    if (!obj.metadata.deletionTimestamp) {
       obj.status = { ...(obj.status ?? {}), phase: 'Terminating' };
-      return { graceful: true, gracePeriodSeconds: 0 };
+      return { graceful: false, markOnly: true };
     }
-    return { graceful: false };
+    return fin.length > 0 ? { graceful: false, unchanged: true } : { graceful: false };
   };
   s.readyToRemove = (obj) => (obj.spec?.finalizers ?? []).length === 0;
 };
@@ -90,6 +94,9 @@ const pod: Tweak = (s) => {
     if (obj.status && (obj.status.qosClass === undefined || obj.status.qosClass === '') && old.status?.qosClass) obj.status.qosClass = old.status.qosClass;
   };
   s.beforeDelete = (obj, grace) => {
+    // (CheckGracefulDelete: a pod already being deleted keeps its grace period unless a shorter
+    // one is asked for, which the store handles)
+    if (obj.metadata.deletionTimestamp) return { graceful: false };
     // Pods are always deleted gracefully: a pod on a node is stopped by its node agent first and
     // is only marked for deletion; an unbound or finished pod gets a grace period of 0 (marked,
     // then removed at once, so watchers see it terminating before it goes).
@@ -311,6 +318,11 @@ const vapValidation =
     if (status) s.validateSubresource = (sub, obj, old) => (sub === 'status' ? [...baseSub(sub, obj, old), ...status(obj, old)] : baseSub(sub, obj, old));
   };
 
+const gcPolicy =
+  (p: NonNullable<Strategy['garbageCollectionPolicy']>): Tweak =>
+  (s) =>
+    void (s.garbageCollectionPolicy = p);
+
 const TWEAKS: Record<string, Tweak[]> = {
   'admissionregistration.k8s.io/ValidatingAdmissionPolicy': [
     workload,
@@ -333,7 +345,10 @@ const TWEAKS: Record<string, Tweak[]> = {
   // (an empty status on create, generations of the spec: what the workload kinds' strategies do)
   'flowcontrol.apiserver.k8s.io/FlowSchema': [workload],
   'flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration': [workload],
-  'events.k8s.io/Event': [eventsV1],
+  // (DefaultGarbageCollectionPolicy: Events take no garbage-collector finalizers; a
+  // ReplicationController and a batch/v1 Job orphan their dependents by default)
+  'events.k8s.io/Event': [eventsV1, gcPolicy('Unsupported')],
+  '/Event': [gcPolicy('Unsupported')],
   'autoscaling/HorizontalPodAutoscaler': [hpaV1],
   '/Namespace': [namespace],
   '/Pod': [pod],
@@ -343,7 +358,7 @@ const TWEAKS: Record<string, Tweak[]> = {
   '/PersistentVolume': [statusOnly, returnsObject],
   '/PersistentVolumeClaim': [statusOnly, returnsObject],
   '/ResourceQuota': [statusOnly, returnsObject],
-  '/ReplicationController': [workload],
+  '/ReplicationController': [workload, gcPolicy('OrphanDependents')],
   'apps/Deployment': [
     workload,
     (s) => void (s.generationOnAnnotations = true),
@@ -377,6 +392,7 @@ const TWEAKS: Record<string, Tweak[]> = {
   ],
   'batch/Job': [
     workload,
+    gcPolicy('OrphanDependents'),
     (s) => {
       const base = s.prepareForCreate;
       s.prepareForCreate = (obj) => {

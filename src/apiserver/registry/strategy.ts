@@ -8,10 +8,14 @@ import type { KindDecl } from '../../schema/model.js';
 import { nameRuleFor, validateCreate, validateStatusUpdate, validateSubresourceUpdate, validateUpdate } from '../../schema/validation/index.js';
 
 export interface DeleteDecision {
-  /** keep the object (terminating) instead of removing it; the store sets deletionTimestamp */
+  /** a first delete sets a grace period (CheckGracefulDelete): the store sets deletionTimestamp */
   graceful: boolean;
   /** deletionGracePeriodSeconds to record when graceful */
   gracePeriodSeconds?: number;
+  /** the delete only marks the object (deletionTimestamp, no grace period): a namespace's first delete */
+  markOnly?: boolean;
+  /** the delete changes nothing and the object is answered as it is (a terminating namespace) */
+  unchanged?: boolean;
 }
 
 export interface Strategy {
@@ -56,8 +60,19 @@ export interface Strategy {
   prepareForSubresourceUpdate?(sub: string, obj: any, old: any): void;
   /** validation of a write through a subresource (status, finalize, approval) */
   validateSubresource(sub: string, obj: any, old: any): FieldError[];
-  /** how a delete proceeds beyond metadata.finalizers (for example a Namespace's spec.finalizers) */
+  /**
+   * how a delete proceeds beyond metadata.finalizers (a pod's grace period, a Namespace's
+   * spec.finalizers); `obj` is the copy to be written
+   */
   beforeDelete?(obj: any, gracePeriodSeconds: number | undefined): DeleteDecision;
+  /**
+   * DefaultGarbageCollectionPolicy: OrphanDependents (a delete without a policy orphans the
+   * dependents: core/v1 ReplicationController, batch/v1 Job), Unsupported (no garbage-collector
+   * finalizers: Events); DeleteDependents when absent
+   */
+  garbageCollectionPolicy?: 'OrphanDependents' | 'DeleteDependents' | 'Unsupported';
+  /** a Namespace's delete: its own precondition wording (namespace REST) */
+  namespaceStyleDelete?: boolean;
   /** an update of a terminating object may complete its deletion (all finalizers gone) */
   readyToRemove?(obj: any): boolean;
   /**
