@@ -56,6 +56,11 @@ function scaleView(kind: KindDecl): SubresourceView {
       if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
         throw errors.invalid({ group: 'autoscaling', name: 'Scale' }, obj.metadata.name, [field.invalid('spec.replicas', replicas, 'must be greater than or equal to 0')]);
       }
+      // a uid in the Scale is a precondition (scaleUpdatedObjectInfo.UpdatedObject)
+      const uid = view?.metadata?.uid;
+      if (uid && uid !== obj.metadata.uid) {
+        throw errors.conflict({ group: kind.group, name: `${kind.resource}/scale` }, obj.metadata.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${obj.metadata.uid}`);
+      }
       const rv = view?.metadata?.resourceVersion;
       const next = { ...obj, spec: { ...(obj.spec ?? {}), replicas } };
       next.metadata = { ...obj.metadata };

@@ -186,11 +186,24 @@ export async function bind(r: RequestBase, binding: any, ctx: VirtualContext, na
     namespace,
     name,
     (pod) => {
+      // the Binding's uid and resourceVersion are preconditions of the write (setPodHostAndAnnotations)
+      const pre = binding?.metadata ?? {};
+      const storageConflict = (what: string, want: string, have: string) =>
+        errors.conflict(
+          { group: '', name: 'pods' },
+          name,
+          `StorageError: invalid object, Code: 4, Key: ${ctx.pods.key(namespace, name)}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ${what} in precondition: ${want}, ${what} in object meta: ${have}`,
+        );
+      if (pre.uid && pre.uid !== pod.metadata.uid) throw storageConflict('UID', pre.uid, pod.metadata.uid);
+      if (pre.resourceVersion && pre.resourceVersion !== pod.metadata.resourceVersion) throw storageConflict('ResourceVersion', pre.resourceVersion, pod.metadata.resourceVersion);
       if (pod.metadata.deletionTimestamp) {
         throw errors.conflict({ group: '', name: 'pods/binding' }, name, `pod ${name} is being deleted, cannot be assigned to a host`);
       }
       if (pod.spec?.nodeName) {
         throw errors.conflict({ group: '', name: 'pods/binding' }, name, `pod ${name} is already assigned to node "${pod.spec.nodeName}"`);
+      }
+      if ((pod.spec?.schedulingGates ?? []).length > 0) {
+        throw errors.conflict({ group: '', name: 'pods/binding' }, name, `pod ${name} has non-empty .spec.schedulingGates`);
       }
       pod.spec.nodeName = target.name;
       const ann = binding.metadata?.annotations;
@@ -312,11 +325,20 @@ export async function evict(r: RequestBase, eviction: any, ctx: VirtualContext, 
         namespace,
         name,
         (pod) => {
+          // (addConditionAndDeletePod's words, as BeforeDelete words them, for the resource "Pod")
           if (preconditions.uid && pod.metadata.uid !== preconditions.uid) {
-            throw errors.conflict({ group: '', name: 'pods' }, name, `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${pod.metadata.uid}`);
+            throw errors.conflict(
+              { group: '', name: 'Pod' },
+              name,
+              `the UID in the precondition (${preconditions.uid}) does not match the UID in record (${pod.metadata.uid}). The object might have been deleted and then recreated`,
+            );
           }
           if (preconditions.resourceVersion !== undefined && pod.metadata.resourceVersion !== preconditions.resourceVersion) {
-            throw errors.conflict({ group: '', name: 'pods' }, name, 'the object has been modified; please apply your changes to the latest version and try again');
+            throw errors.conflict(
+              { group: '', name: 'Pod' },
+              name,
+              `the ResourceVersion in the precondition (${preconditions.resourceVersion}) does not match the ResourceVersion in record (${pod.metadata.resourceVersion}). The object might have been modified`,
+            );
           }
           pod.status ??= {};
           const conds: any[] = pod.status.conditions ?? [];
@@ -365,9 +387,11 @@ export async function evict(r: RequestBase, eviction: any, ctx: VirtualContext, 
 
   const budgets = budgetsOf(ctx, pod);
   if (budgets.length > 1) {
+    // (EvictionREST returns this Status as its object, not as an error: the create handler writes
+    // it with 201, the body's code saying 500)
     writeObject(
       r.res,
-      500,
+      201,
       { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.', code: 500 },
       outputChoice(r, false),
       'io.k8s.apimachinery.pkg.apis.meta.v1.Status',

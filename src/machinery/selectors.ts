@@ -239,8 +239,13 @@ export function fromLabelSelector(sel: { matchLabels?: Record<string, string>; m
   return reqs;
 }
 
+/**
+ * A selector's String() as labels.Selector writes it: requirements sorted by key (a stable sort,
+ * as internalSelector.Add keeps them), the values of `in` and `notin` sorted.
+ */
 export function labelSelectorString(reqs: Requirement[]): string {
-  return reqs
+  return [...reqs]
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
     .map((r) => {
       switch (r.op) {
         case 'exists':
@@ -249,7 +254,7 @@ export function labelSelectorString(reqs: Requirement[]): string {
           return `!${r.key}`;
         case 'in':
         case 'notin':
-          return `${r.key} ${r.op} (${r.values.join(',')})`;
+          return `${r.key} ${r.op} (${[...r.values].sort().join(',')})`;
         case 'gt':
           return `${r.key}>${r.values[0]}`;
         case 'lt':

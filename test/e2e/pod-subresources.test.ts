@@ -66,8 +66,16 @@ test('a pod that is not running is evicted at once: 201 and a Success Status; a 
   const cur = await get(`/api/v1/namespaces/${NS}/pods/pre`);
   const stale = await evict('pre', { body: { deleteOptions: { preconditions: { resourceVersion: '1' } } } });
   assert.equal(stale.status, 409, stale.text);
+  assert.equal(
+    stale.json().message,
+    `Operation cannot be fulfilled on Pod "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${cur.metadata.resourceVersion}). The object might have been modified`,
+  );
   const otherUID = await evict('pre', { body: { deleteOptions: { preconditions: { uid: 'not-the-uid' } } } });
   assert.equal(otherUID.status, 409, otherUID.text);
+  assert.equal(
+    otherUID.json().message,
+    `Operation cannot be fulfilled on Pod "pre": the UID in the precondition (not-the-uid) does not match the UID in record (${cur.metadata.uid}). The object might have been deleted and then recreated`,
+  );
   const current = await evict('pre', { body: { deleteOptions: { preconditions: { resourceVersion: cur.metadata.resourceVersion, uid: cur.metadata.uid } } } });
   assert.equal(current.status, 201, current.text);
   assert.ok((await get(`/api/v1/namespaces/${NS}/pods/pre`)).metadata.deletionTimestamp);
@@ -127,8 +135,37 @@ test('an unready pod goes without a disruption when the budget is healthy; two b
   assert.equal((await get(`/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets/db`)).status.disruptionsAllowed, 0, 'no disruption taken');
   await pdb('db-too', 'db', { observedGeneration: 1, disruptionsAllowed: 1, currentHealthy: 1, desiredHealthy: 0, expectedPods: 2 });
   const two = await evict('db-1');
-  assert.equal(two.status, 500);
+  // (EvictionREST returns the Status as its result: HTTP 201, the Status saying 500)
+  assert.equal(two.status, 201);
+  assert.equal(two.json().code, 500);
+  assert.equal(two.json().status, 'Failure');
   assert.equal(two.json().message, 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
+});
+
+test('binding: the Binding\'s uid and resourceVersion are preconditions; a pod with scheduling gates is not bound', async () => {
+  const mk = async (name: string, spec: any = {}) => {
+    const r = await c.raw('POST', `/api/v1/namespaces/${NS}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx' }], ...spec } } });
+    assert.equal(r.status, 201, r.text);
+    return r.json();
+  };
+  const bind = (name: string, meta: any = {}) =>
+    c.raw('POST', `/api/v1/namespaces/${NS}/pods/${name}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name, ...meta }, target: { kind: 'Node', name: 'n1' } } });
+  const p = await mk('bind-pre');
+  const stale = await bind('bind-pre', { resourceVersion: '3' });
+  assert.equal(stale.status, 409, stale.text);
+  assert.equal(
+    stale.json().message,
+    `Operation cannot be fulfilled on pods "bind-pre": StorageError: invalid object, Code: 4, Key: /registry/pods/${NS}/bind-pre, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: ResourceVersion in precondition: 3, ResourceVersion in object meta: ${p.metadata.resourceVersion}`,
+  );
+  const uid = await bind('bind-pre', { uid: 'nope' });
+  assert.equal(uid.status, 409, uid.text);
+  assert.match(uid.json().message, /Precondition failed: UID in precondition: nope, UID in object meta: /);
+  assert.equal((await get(`/api/v1/namespaces/${NS}/pods/bind-pre`)).spec.nodeName, undefined);
+  assert.equal((await bind('bind-pre', { uid: p.metadata.uid, resourceVersion: p.metadata.resourceVersion })).status, 201);
+  await mk('bind-gated', { schedulingGates: [{ name: 'example.com/wait' }] });
+  const gated = await bind('bind-gated');
+  assert.equal(gated.status, 409, gated.text);
+  assert.equal(gated.json().message, 'Operation cannot be fulfilled on pods/binding "bind-gated": pod bind-gated has non-empty .spec.schedulingGates');
 });
 
 test('kubectl drain cordons the node and evicts its pods', async () => {

@@ -422,6 +422,56 @@ describe('status subresource', () => {
     expectStatus(await c.raw('PUT', `${apps}/deployments/st-deploy/status`, { body: viaStatus }), 409, 'Conflict', 'stale status PUT');
   });
 
+  test('status writes of FlowSchema, ServiceCIDR and ValidatingAdmissionPolicy keep the metadata their strategies take from the stored object', async () => {
+    const meta = { labels: { zz: '1' }, annotations: { za: '1' }, finalizers: ['x.io/f'] };
+    const MERGE = { 'content-type': 'application/merge-patch+json' };
+    const fs = await create('/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas', {
+      apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+      kind: 'FlowSchema',
+      metadata: { name: 'st-fs' },
+      spec: { priorityLevelConfiguration: { name: 'global-default' }, matchingPrecedence: 9000 },
+    });
+    const sc = await create('/apis/networking.k8s.io/v1/servicecidrs', { apiVersion: 'networking.k8s.io/v1', kind: 'ServiceCIDR', metadata: { name: 'st-sc' }, spec: { cidrs: ['10.250.0.0/24'] } });
+    const vap = await create('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'st-vap' },
+      spec: { matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }] }, validations: [{ expression: 'true' }] },
+    });
+    for (const [path, made] of [
+      ['/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/st-fs', fs],
+      ['/apis/networking.k8s.io/v1/servicecidrs/st-sc', sc],
+      ['/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/st-vap', vap],
+    ] as const) {
+      const r = ok(await c.raw('PATCH', `${path}/status`, { body: { metadata: meta }, headers: MERGE }), 200, path);
+      const now = await get(path);
+      for (const k of ['labels', 'annotations'] as const) {
+        assert.deepEqual(r.metadata[k], made.metadata[k], `${path}: ${k} of the answer`);
+        assert.deepEqual(now.metadata[k], made.metadata[k], `${path}: ${k} stored`);
+      }
+      // (the controller manager's service-cidr-controller adds a finalizer of its own meanwhile)
+      assert.ok(!(now.metadata.finalizers ?? []).includes('x.io/f'), `${path}: finalizers stored`);
+    }
+  });
+
+  test('a PersistentVolume\'s status.lastPhaseTransitionTime: set at create, and when a status write changes the phase', async () => {
+    const pv = await create('/api/v1/persistentvolumes', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'st-pv' },
+      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/st-pv' } },
+    });
+    assert.deepEqual(Object.keys(pv.status), ['phase', 'lastPhaseTransitionTime']);
+    assert.equal(pv.status.phase, 'Pending');
+    assert.match(pv.status.lastPhaseTransitionTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    await new Promise((r) => setTimeout(r, 1100));
+    const MERGE = { 'content-type': 'application/merge-patch+json' };
+    const released = ok(await c.raw('PATCH', '/api/v1/persistentvolumes/st-pv/status', { body: { status: { phase: 'Released' } }, headers: MERGE }), 200, 'phase');
+    assert.ok(Date.parse(released.status.lastPhaseTransitionTime) > Date.parse(pv.status.lastPhaseTransitionTime));
+    const same = ok(await c.raw('PATCH', '/api/v1/persistentvolumes/st-pv/status', { body: { status: { message: 'x' } }, headers: MERGE }), 200, 'no phase change');
+    assert.equal(same.status.lastPhaseTransitionTime, released.status.lastPhaseTransitionTime);
+  });
+
   test('a ConfigMap has no status subresource: 404', async () => {
     await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'st-none' } });
     const s = expectStatus(await c.raw('GET', `${cms}/st-none/status`), 404, 'NotFound', 'GET status');
@@ -479,8 +529,27 @@ describe('scale subresource', () => {
       const inv = expectStatus(await c.raw('PATCH', t.scalePath(name), { body: { spec: { replicas: -1 } }, headers: { 'content-type': 'application/merge-patch+json' } }), 422, 'Invalid', 'negative replicas');
       assert.equal(inv.message, `Scale.autoscaling "${name}" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`);
       assert.equal((await get(`${t.collection}/${name}`)).spec.replicas, 0);
+
+      // a uid in the Scale is a precondition (409 naming <resource>/scale)
+      const wrongUID = expectStatus(
+        await c.raw('PUT', t.scalePath(name), { body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name, namespace: NS, uid: 'aaaa' }, spec: { replicas: 2 } } }),
+        409,
+        'Conflict',
+        'uid precondition',
+      );
+      const res = t.what === 'ReplicationController' ? 'replicationcontrollers/scale' : `${t.what.toLowerCase()}s/scale.apps`;
+      assert.equal(wrongUID.message, `Operation cannot be fulfilled on ${res} "${name}": Precondition failed: UID in precondition: aaaa, UID in object meta: ${made.metadata.uid}`);
+      assert.equal((await get(`${t.collection}/${name}`)).spec.replicas, 0);
     });
   }
+
+  test('the Scale\'s status.selector is the selector\'s String(): requirements by key, values sorted', async () => {
+    const rs: any = REPLICASET('sc-order');
+    rs.spec.selector = { matchLabels: { zz: '1', aa: '2' }, matchExpressions: [{ key: 'mm', operator: 'In', values: ['q2', 'q1'] }] };
+    rs.spec.template.metadata.labels = { zz: '1', aa: '2', mm: 'q1' };
+    await create(`${apps}/replicasets`, rs);
+    assert.equal((await get(`${apps}/replicasets/sc-order/scale`)).status.selector, 'aa=2,mm in (q1,q2),zz=1');
+  });
 
   test('/scale of an absent object is 404 naming the parent resource', async () => {
     const s = expectStatus(await c.raw('GET', `${apps}/deployments/nope/scale`), 404, 'NotFound', 'GET scale');

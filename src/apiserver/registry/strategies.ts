@@ -1,5 +1,6 @@
 // The strategies of the built-in kinds: what is special about each one. Kinds not named here use
 // the default strategy.
+import { rfc3339 } from '../../machinery/time.js';
 import type { KindDecl } from '../../schema/model.js';
 import { defaultStrategy, type Strategy } from './strategy.js';
 import { applyDefaults, dropServiceTypeDependentFields, orderServiceSpec, generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
@@ -318,6 +319,51 @@ const vapValidation =
     if (status) s.validateSubresource = (sub, obj, old) => (sub === 'status' ? [...baseSub(sub, obj, old), ...status(obj, old)] : baseSub(sub, obj, old));
   };
 
+/**
+ * A status write keeps the metadata Kubernetes' status strategy takes from the stored object:
+ * `all` (FlowSchema, PriorityLevelConfiguration: the whole ObjectMeta but managedFields), or
+ * metav1.ResetObjectMetaForStatus's fields (deletionTimestamp, generation, labels, annotations,
+ * finalizers, ownerReferences).
+ */
+const statusKeepsMeta =
+  (all: boolean): Tweak =>
+  (s) => {
+    const base = s.prepareForSubresourceUpdate;
+    s.prepareForSubresourceUpdate = (sub, obj, old) => {
+      base?.(sub, obj, old);
+      if (sub !== 'status') return;
+      const m = (obj.metadata ??= {});
+      const o = old.metadata ?? {};
+      const keys = all ? [...new Set([...Object.keys(m), ...Object.keys(o)])].filter((k) => k !== 'managedFields') : ['deletionTimestamp', 'generation', 'labels', 'annotations', 'finalizers', 'ownerReferences'];
+      for (const k of keys) {
+        if (o[k] === undefined) delete m[k];
+        else m[k] = structuredClone(o[k]);
+      }
+    };
+  };
+
+/**
+ * A PersistentVolume's status.lastPhaseTransitionTime (GA in 1.31): set at create (the phase is
+ * Pending), and on a status write that changes the phase unless the writer set a new time.
+ */
+const pvPhaseTransitions: Tweak = (s) => {
+  const create = s.prepareForCreate;
+  s.prepareForCreate = (obj, user, dryRun) => {
+    create(obj, user, dryRun);
+    obj.status = { phase: 'Pending', lastPhaseTransitionTime: rfc3339(Date.now()) };
+  };
+  const sub = s.prepareForSubresourceUpdate;
+  s.prepareForSubresourceUpdate = (name, obj, old) => {
+    sub?.(name, obj, old);
+    if (name !== 'status') return;
+    const phase = obj.status?.phase;
+    const t = obj.status?.lastPhaseTransitionTime;
+    if (phase !== old.status?.phase && (t === undefined || t === null || t === old.status?.lastPhaseTransitionTime)) {
+      obj.status = { ...(obj.status ?? {}), lastPhaseTransitionTime: rfc3339(Date.now()) };
+    }
+  };
+};
+
 const gcPolicy =
   (p: NonNullable<Strategy['garbageCollectionPolicy']>): Tweak =>
   (s) =>
@@ -326,6 +372,7 @@ const gcPolicy =
 const TWEAKS: Record<string, Tweak[]> = {
   'admissionregistration.k8s.io/ValidatingAdmissionPolicy': [
     workload,
+    statusKeepsMeta(false),
     vapValidation(validateValidatingAdmissionPolicy, validateValidatingAdmissionPolicyUpdate, validateValidatingAdmissionPolicyStatusUpdate),
   ],
   'admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding': [
@@ -341,10 +388,11 @@ const TWEAKS: Record<string, Tweak[]> = {
   'discovery.k8s.io/EndpointSlice': [generationOf((o) => ({ ...o, metadata: o.metadata?.labels }))],
   'storage.k8s.io/CSIDriver': [returnsObject, csiDriver],
   'storage.k8s.io/CSINode': [returnsObject],
-  'storage.k8s.io/VolumeAttachment': [returnsObject, volumeAttachment],
+  'storage.k8s.io/VolumeAttachment': [returnsObject, volumeAttachment, statusKeepsMeta(false)],
   // (an empty status on create, generations of the spec: what the workload kinds' strategies do)
-  'flowcontrol.apiserver.k8s.io/FlowSchema': [workload],
-  'flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration': [workload],
+  'flowcontrol.apiserver.k8s.io/FlowSchema': [workload, statusKeepsMeta(true)],
+  'flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration': [workload, statusKeepsMeta(true)],
+  'networking.k8s.io/ServiceCIDR': [statusKeepsMeta(false)],
   // (DefaultGarbageCollectionPolicy: Events take no garbage-collector finalizers; a
   // ReplicationController and a batch/v1 Job orphan their dependents by default)
   'events.k8s.io/Event': [eventsV1, gcPolicy('Unsupported')],
@@ -355,7 +403,7 @@ const TWEAKS: Record<string, Tweak[]> = {
   '/Service': [service],
   '/ServiceAccount': [returnsObject],
   '/Node': [statusOnly],
-  '/PersistentVolume': [statusOnly, returnsObject],
+  '/PersistentVolume': [statusOnly, returnsObject, pvPhaseTransitions],
   '/PersistentVolumeClaim': [statusOnly, returnsObject],
   '/ResourceQuota': [statusOnly, returnsObject],
   '/ReplicationController': [workload, gcPolicy('OrphanDependents')],
