@@ -46,6 +46,14 @@ export class Health {
     const m = /^\/(healthz|livez|readyz)(?:\/(.+))?\/?$/.exec(path);
     if (!m) return false;
     const endpoint = m[1]!;
+    if (!m[2] && path.endsWith('/')) {
+      // (kube-apiserver registers /livez and /livez/<check>: /livez/ is an unknown path)
+      res.statusCode = 404;
+      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.end('404 page not found\n');
+      return true;
+    }
     const checks = endpoint === 'readyz' ? this.ready : this.live;
     const graceful = endpoint === 'livez' && Date.now() - this.startedAt < this.livezGraceMs;
     res.setHeader('Content-Type', 'text/plain; charset=utf-8');
@@ -69,7 +77,8 @@ export class Health {
       return true;
     }
     const excluded = new Set<string>();
-    for (const e of query.getAll('exclude')) for (const x of e.split(',')) if (x) excluded.add(x);
+    // each `exclude` parameter names one check (getExcludedChecks: no splitting on commas)
+    for (const x of query.getAll('exclude')) if (x) excluded.add(x);
     const verbose = query.has('verbose');
     const lines: string[] = [];
     let failed = false;
@@ -86,7 +95,7 @@ export class Health {
         lines.push(`[-]${c.name} failed: reason withheld`);
       }
     });
-    if (unmatched.size) lines.push(`warn: some health checks cannot be excluded: no matches for ${[...unmatched].map((u) => `"${u}"`).join(',')}`);
+    if (unmatched.size) lines.push(`warn: some health checks cannot be excluded: no matches for ${[...unmatched].sort().map((u) => `"${u}"`).join(',')}`);
     if (failed) {
       lines.push(`${endpoint} check failed`);
       res.statusCode = 500;

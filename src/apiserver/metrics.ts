@@ -220,9 +220,10 @@ export class APIServerMetrics {
     return () => this.longRunning.set(k, (this.longRunning.get(k) ?? 1) - 1);
   }
 
-  /** the series of the events sent to watchers of a group, version and resource (kept per watch; count with watchEventSent) */
-  watchEventsOf(group: string, version: string, resource: string): WatchEventSeries {
-    const k = `group="${esc(group)}",version="${esc(version)}",resource="${esc(resource)}"`;
+  /** the series of the events sent to watchers of a group, version and kind (kept per watch; count with watchEventSent) */
+  watchEventsOf(group: string, version: string, kind: string): WatchEventSeries {
+    // (labelled by the watched kind, as kube-apiserver's WatchEvents are)
+    const k = `group="${esc(group)}",version="${esc(version)}",kind="${esc(kind)}"`;
     let w = this.watchEvents.get(k);
     if (!w) {
       w = { count: 0, sizes: { labels: k, buckets: WATCH_EVENT_SIZE_BUCKETS, counts: new Array(WATCH_EVENT_SIZE_BUCKETS.length).fill(0), sum: 0, count: 0 } };

@@ -197,6 +197,8 @@ interface ChainState {
   release?: () => void;
   /** what is done when the response closes, besides the in-flight count (its metrics) */
   onClose?: () => void;
+  /** the request's verb as kube-apiserver's metrics and request log name it (LIST, WATCH, APPLY, ...), once routed */
+  verb?: string;
 }
 
 export class APIServer {
@@ -701,7 +703,8 @@ export class APIServer {
       // kube-apiserver's request log (httplog) at -v=3 and above
       if (httpLog) {
         httpLog.info('HTTP', {
-          verb: req.method,
+          // (NormalizedVerb: LIST, WATCH, APPLY, CONNECT where the request is a resource request)
+          verb: st.verb ?? req.method,
           URI: req.url,
           latency: formatGoDuration(BigInt(Math.round((performance.now() - started) * 1e6))),
           userAgent: req.headers['user-agent'] ?? '',
@@ -932,6 +935,7 @@ export class APIServer {
     const started = performance.now();
     // kube-apiserver reports a patch with the apply content type as APPLY (exactly that type, as it compares)
     const applyPatch = info.verb === 'patch' && req.headers['content-type'] === 'application/apply-patch+yaml';
+    if (this.httpLog) st.verb = metricVerb(info, applyPatch);
     const labels = () => ({ verb: metricVerb(info, applyPatch), group: info.apiGroup, version: info.apiVersion, resource: info.resource, subresource: info.subresource, scope: metricScope(info) });
     const endLong = info.verb === 'watch' ? this.metrics.watchStarted(labels()) : undefined;
     // the body of a get or a list is counted for apiserver_response_sizes, as sent (gzipped, when it is)

@@ -38,7 +38,7 @@ export class WatchRegistry {
   private readonly active = new Set<() => void>();
   bookmarkIntervalMs = 60_000;
   /** apiserver_watch_events_total and _sizes: every event a watch sends is counted in its series */
-  events?: { watchEventsOf(group: string, version: string, resource: string): WatchEventSeries };
+  events?: { watchEventsOf(group: string, version: string, kind: string): WatchEventSeries };
 
   /** end every open watch (graceful shutdown) */
   closeAll(): void {
@@ -96,7 +96,7 @@ export class WatchRegistry {
       const head = Buffer.from(`{"type":"${type}","object":`);
       return Buffer.concat([head, obj, Buffer.from('}\n')]);
     };
-    const sent = this.events?.watchEventsOf(kind.group, kind.version, kind.resource);
+    const sent = this.events?.watchEventsOf(kind.group, kind.version, kind.kind);
     const write = (b: Uint8Array) => {
       if (closed) return;
       if (sent) {

@@ -626,6 +626,8 @@ export function apiserverCommand(allInOne: boolean): Command {
   const gate = new FeatureGate(APISERVER_FEATURES as any);
   const cmd: Command = new Command({
     use: allInOne ? 'server' : 'apiserver',
+    // (kube-apiserver: "stop printing usage when the command errors")
+    silenceUsage: true,
     short: allInOne ? 'Run a single-node cluster: the API server on the embedded store' : 'Run the Kubernetes-compatible API server',
     long: allInOne
       ? 'Runs a Keelson cluster on this machine: the API server and the controller manager (the scheduler and the node agent join as they land) in one process, on an embedded SQLite store under --data-dir. The admin kubeconfig is written to <data-dir>/kubeconfig.'

@@ -1691,6 +1691,11 @@ export interface CommandSpec {
    * (`"x" does not take any arguments, got ["a"]`); 'any' accepts them; or a custom check.
    */
   args?: 'none' | 'any' | ((args: string[]) => void);
+  /**
+   * cobra's SilenceUsage, as kube-apiserver sets it: a flag error prints `Error: ...` alone, not
+   * the usage first (component-base's cli.Run prints usage for flag errors of commands without it)
+   */
+  silenceUsage?: boolean;
   /** The work. Throwing (or rejecting) makes execute() print `Error: <message>` and return 1. */
   run?: (ctx: { cmd: Command; args: string[]; flags: FlagSet }) => void | number | Promise<void | number>;
   /** Runs before run (after flag parsing) for this command and its subcommands. */
@@ -1869,7 +1874,9 @@ export class Command {
         io.stdout.write(cmd.helpString(cols));
         return 0;
       }
-      if (cmd.sections.order.length > 0) {
+      if (cmd.spec.silenceUsage) {
+        io.stderr.write(`Error: ${(e as Error).message}\n`);
+      } else if (cmd.sections.order.length > 0) {
         io.stderr.write(cmd.usageString(terminalColumns(io.stderr as { isTTY?: boolean; columns?: number })) + '\n');
         io.stderr.write(`Error: ${(e as Error).message}\n`);
       } else {

@@ -67,6 +67,20 @@ describe('health', () => {
     const unmatched = await c.raw('GET', '/readyz?verbose&exclude=nosuch');
     assert.equal(unmatched.status, 200);
     assert.match(unmatched.text, /warn: some health checks cannot be excluded: no matches for "nosuch"/);
+    // one check per exclude parameter: "etcd,log" names no check, so both run (getExcludedChecks)
+    const joined = await c.raw('GET', '/readyz?verbose&exclude=etcd,log&exclude=zz&exclude=aa');
+    assert.match(joined.text, /^\[\+\]etcd ok$/m);
+    assert.match(joined.text, /^\[\+\]log ok$/m);
+    assert.match(joined.text, /warn: some health checks cannot be excluded: no matches for "aa","etcd,log","zz"/);
+    const both = await c.raw('GET', '/readyz?verbose&exclude=etcd&exclude=log');
+    assert.match(both.text, /^\[\+\]etcd excluded: ok$/m);
+    assert.match(both.text, /^\[\+\]log excluded: ok$/m);
+    // /livez/ is not a path kube-apiserver registers
+    for (const p of ['/livez/', '/readyz/', '/healthz/']) {
+      const r = await c.raw('GET', p);
+      assert.equal(r.status, 404, p);
+      assert.equal(r.text, '404 page not found\n');
+    }
   });
 });
 
@@ -179,10 +193,10 @@ describe('metrics of responses, watches, limits and the build', () => {
     assert.match(m, /apiserver_response_sizes_bucket\{verb="GET",[^}]*resource="secrets"[^}]*,le="1e\+06"\} 1/);
     assert.ok(!m.includes('apiserver_response_sizes_count{verb="POST"'), 'only reads are measured');
     // each event sent, with its size
-    const w = '{group="",version="v1",resource="secrets"}';
+    const w = '{group="",version="v1",kind="Secret"}';
     assert.equal(value(`apiserver_watch_events_total${w}`), 2);
     assert.equal(value(`apiserver_watch_events_sizes_sum${w}`), lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0));
-    assert.match(m, /apiserver_watch_events_sizes_bucket\{group="",version="v1",resource="secrets",le="131072"\} 2/);
+    assert.match(m, /apiserver_watch_events_sizes_bucket\{group="",version="v1",kind="Secret",le="131072"\} 2/);
     assert.match(m, /# TYPE apiserver_current_inflight_requests gauge\napiserver_current_inflight_requests\{request_kind="mutating"\} \d+\napiserver_current_inflight_requests\{request_kind="readOnly"\} \d+/);
     const v = (await c.raw('GET', '/version')).json();
     assert.ok(
@@ -277,7 +291,7 @@ describe('command line', () => {
     const line = await until('the request log', () => c.logs.split('\n').find((l) => l.includes('"HTTP"') && l.includes('limit=1')));
     assert.match(
       line,
-      new RegExp(`^I\\d{4} [\\d:.]+ +\\d+ [^\\]]+\\] "HTTP" verb="GET" URI="/api/v1/namespaces/default/configmaps\\?limit=1" latency="[\\d.]+(µs|ms|s)" userAgent="probe/1" audit-ID="${r.headers['audit-id']}" srcIP="127\\.0\\.0\\.1:\\d+" resp=200$`),
+      new RegExp(`^I\\d{4} [\\d:.]+ +\\d+ [^\\]]+\\] "HTTP" verb="LIST" URI="/api/v1/namespaces/default/configmaps\\?limit=1" latency="[\\d.]+(µs|ms|s)" userAgent="probe/1" audit-ID="${r.headers['audit-id']}" srcIP="127\\.0\\.0\\.1:\\d+" resp=200$`),
     );
     const quiet = await startCluster({ args: ['--storage-backend=memory', '-v=2'] });
     clusters.push(quiet);
@@ -362,10 +376,14 @@ describe('command line', () => {
     assert.equal(r.status, 0);
     assert.match(r.stdout, /^Keelson v1\.\d+\.\d+/);
   });
-  test('flag errors are reported with usage and a non-zero exit', () => {
+  test('flag errors are reported as kube-apiserver reports them (the error alone, no usage) with a non-zero exit', () => {
     const r = run(['server', '--no-such-flag']);
-    assert.notEqual(r.status, 0);
-    assert.match(r.stderr + r.stdout, /unknown flag: --no-such-flag/);
+    assert.equal(r.status, 1);
+    assert.equal(r.stderr, 'Error: unknown flag: --no-such-flag\n');
+    assert.equal(r.stdout, '');
+    const a = run(['apiserver', '--secure-port=abc']);
+    assert.equal(a.status, 1);
+    assert.equal(a.stderr, 'Error: invalid argument "abc" for "--secure-port" flag: strconv.ParseInt: parsing "abc": invalid syntax\n');
     const b = run(['server', '--storage-backend=floppy', '--data-dir', '/tmp/keelson-never-created']);
     assert.notEqual(b.status, 0);
     assert.match(b.stderr, /storage-backend/);
