@@ -8,7 +8,7 @@ import { Command, FeatureGate, type FlagSet, type NamedCertKey } from './flags.j
 import * as klog from './klog.js';
 import { getVersionInfo } from './version.js';
 import { ensurePKI } from '../apiserver/pki.js';
-import { writeKubeconfig } from '../client/kubeconfig.js';
+import { ensureKubeconfig } from '../client/kubeconfig.js';
 import { defaultControllerManagerOptions, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
 import { controllerManagerCert, startControllers } from './controllers.js'; // controllers hook (keelson server only)
 import { insecureTLSCipherNames, loadCertKeyFiles, loadSNICertKeys, preferredTLSCipherNames, prepareServing, tlsPossibleVersions } from '../apiserver/tls.js';
@@ -320,6 +320,22 @@ function klogAdapter(): Logger {
   };
 }
 
+/**
+ * What to do about a store that does not open, by SQLite's error: another process holds it, the
+ * file or its directory may not be read or written, or the file is damaged.
+ */
+function storageOpenAdvice(e: unknown, file: string): string {
+  const code = String((e as { code?: unknown })?.code ?? '');
+  const msg = e instanceof Error ? e.message : String(e);
+  if (code.startsWith('SQLITE_BUSY') || /database is locked/.test(msg)) {
+    return 'another process holds it: a keelson server on this --data-dir, perhaps from another container or PID namespace; stop it, or give this one another --data-dir';
+  }
+  if (code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_PERM') || code.startsWith('SQLITE_IOERR') || /unable to open database file|readonly database|disk I\/O error/.test(msg)) {
+    return `check that this process may read and write ${file} and its directory`;
+  }
+  return 'restore it from a backup, or move the data directory aside to start a new cluster';
+}
+
 async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allInOne = false): Promise<void> {
   const errs = klog.validateAndApply(gate);
   if (errs.length) throw new Error(errs.join('; '));
@@ -454,7 +470,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   } catch (e) {
     // SQLite's own words ("file is not a database") do not say which file, or what to do
     const why = e instanceof Error ? e.message : String(e);
-    throw new Error(dbFile ? `failed to open the storage ${dbFile}: ${why} (restore it from a backup, or move the data directory aside to start a new cluster)` : `failed to open the storage: ${why}`);
+    throw new Error(dbFile ? `failed to open the storage ${dbFile}: ${why} (${storageOpenAdvice(e, dbFile)})` : `failed to open the storage: ${why}`);
   }
   log.info('Opened storage', { backend: backend.name, revision: await backend.currentRevision() });
 
@@ -516,7 +532,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   const shown = o.bindAddress === '0.0.0.0' || o.bindAddress === '' || o.bindAddress === '::' ? '127.0.0.1' : o.bindAddress;
   const serverURL = `https://${shown.includes(':') ? `[${shown}]` : shown}:${o.securePort}`;
   const kubeconfig = join(dataDir, 'kubeconfig');
-  writeKubeconfig(kubeconfig, {
+  ensureKubeconfig(kubeconfig, {
     server: serverURL,
     caPEM: pki.ca.certPEM,
     clientCertPEM: pki.admin.certPEM,

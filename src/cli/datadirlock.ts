@@ -11,10 +11,17 @@ export const PID_FILE = 'keelson.pid';
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     // (EPERM: it exists, owned by someone else)
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  // a process id is reused (after a crash, a reboot, in a new container): the holder must still be
+  // a keelson process; where /proc tells (Linux), one whose command line is not is not the holder
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return /keelson/.test(cmdline);
+  } catch {
+    return true;
   }
 }
 

@@ -768,9 +768,63 @@ function emitKubeconfig(doc: Record<string, unknown>): string {
 
 /** Writes a kubeconfig atomically with mode 0600 (creating the directory if needed). */
 export function writeKubeconfig(path: string, o: WriteKubeconfigOptions): void {
+  writeAtomically(path, kubeconfigYAML(o));
+}
+
+function writeAtomically(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  writeFileSync(tmp, kubeconfigYAML(o), { mode: 0o600 });
+  writeFileSync(tmp, text, { mode: 0o600 });
   chmodSync(tmp, 0o600);
   renameSync(tmp, path);
+}
+
+/**
+ * Brings an existing kubeconfig in line with `o` and keeps the rest of it, or writes it when there
+ * is none (kubeadm writes its kubeconfigs only when they are missing): the cluster, user and
+ * context `o` names get their server, CA and credentials; the user's own edits (`kubectl config
+ * set-context --namespace`, other clusters, users and contexts, the current context) stay. A file
+ * that does not read as a kubeconfig is replaced. Returns what was done.
+ */
+export function ensureKubeconfig(path: string, o: WriteKubeconfigOptions): 'written' | 'updated' | 'unchanged' {
+  const want = kubeconfigYAML(o);
+  let cur: string | undefined;
+  try {
+    cur = readFileSync(path, 'utf8');
+  } catch {
+    cur = undefined;
+  }
+  if (cur === undefined) {
+    writeAtomically(path, want);
+    return 'written';
+  }
+  if (cur === want) return 'unchanged';
+  let doc: any;
+  try {
+    doc = yaml().parse(cur);
+  } catch {
+    doc = undefined;
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+    writeAtomically(path, want);
+    return 'written';
+  }
+  const ours = yaml().parse(want);
+  const upsert = (list: string, entry: any, merge: (old: any, mine: any) => any) => {
+    const items: any[] = Array.isArray(doc[list]) ? doc[list] : (doc[list] = []);
+    const i = items.findIndex((x) => x && typeof x === 'object' && x.name === entry.name);
+    if (i < 0) items.push(entry);
+    else items[i] = merge(items[i], entry);
+  };
+  const field = (k: string) => (old: any, mine: any) => ({ ...old, [k]: { ...(old?.[k] && typeof old[k] === 'object' ? old[k] : {}), ...mine[k] } });
+  upsert('clusters', ours.clusters[0], field('cluster'));
+  upsert('users', ours.users[0], field('user'));
+  upsert('contexts', ours.contexts[0], field('context'));
+  if (!doc['current-context']) doc['current-context'] = ours['current-context'];
+  doc.apiVersion ??= 'v1';
+  doc.kind ??= 'Config';
+  const text = yaml().stringify(doc, { lineWidth: 0 });
+  if (text === cur) return 'unchanged';
+  writeAtomically(path, text);
+  return 'updated';
 }

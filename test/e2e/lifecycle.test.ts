@@ -325,6 +325,50 @@ describe('command line', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  test('a store with a damaged page is refused at start (SQLite would drop the rows behind it silently)', async () => {
+    const c = await startCluster();
+    clusters.push(c);
+    const body = (i: number) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `dmg-${i}` }, data: { k: 'x'.repeat(600) } });
+    for (let i = 0; i < 150; i++) assert.equal((await c.raw('POST', '/api/v1/namespaces/default/configmaps', { body: body(i) })).status, 201);
+    await c.stopProcess();
+    const file = join(c.dataDir, 'db', 'state.db');
+    const data = readFileSync(file);
+    const pageSize = data.readUInt16BE(16) === 1 ? 65536 : data.readUInt16BE(16);
+    const pages = Math.floor(data.length / pageSize);
+    data.fill(0xff, Math.floor(pages / 2) * pageSize + 100, Math.floor(pages / 2) * pageSize + 2100);
+    writeFileSync(file, data);
+    const r = spawnSync(process.execPath, [KEELSON, 'server', '--data-dir', c.dataDir, '--secure-port', String(await freePort()), '--bind-address', '127.0.0.1'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`Error: failed to open the storage ${file}: database disk image is malformed \\(quick_check: [^]*\\(restore it from a backup, or move the data directory aside to start a new cluster\\)`));
+  });
+  test('a restart keeps the kubeconfig\'s own edits (kubeadm writes it only when missing) and takes over a PID file whose process is not keelson', async () => {
+    const c = await startCluster({ args: ['--storage-backend=memory'] });
+    clusters.push(c);
+    const set = c.kubectl(['config', 'set-context', '--current', '--namespace=kube-system']);
+    assert.equal(set.code, 0, set.stderr);
+    const extra = c.kubectl(['config', 'set-context', 'mine', '--cluster=keelson', '--user=kubernetes-admin']);
+    assert.equal(extra.code, 0, extra.stderr);
+    await c.stopProcess();
+    // a process id the crashed server held, now another program's
+    const other = spawnSync('sh', ['-c', 'sleep 30 >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' });
+    const pid = Number(other.stdout.trim());
+    try {
+      writeFileSync(join(c.dataDir, 'keelson.pid'), String(pid));
+      await c.launch();
+      assert.equal((await c.raw('GET', '/readyz')).status, 200);
+    } finally {
+      try {
+        process.kill(pid);
+      } catch {
+        /* gone */
+      }
+    }
+    const view = c.kubectl(['config', 'view', '--minify', '-o', 'jsonpath={.contexts[0].context.namespace}']);
+    assert.equal(view.stdout, 'kube-system');
+    assert.match(c.kubectl(['config', 'get-contexts', '-o', 'name']).stdout, /^mine$/m);
+    const get = c.kubectl(['get', 'configmap', 'kube-root-ca.crt', '-o', 'name']);
+    assert.equal(get.code, 0, get.stderr);
+  });
   test('a port in use and a missing audit policy stop the start in kube-apiserver\'s words', async () => {
     const c = await startCluster({ args: ['--storage-backend=memory'] });
     clusters.push(c);
