@@ -26,7 +26,7 @@ import { SqliteBackend } from '../storage/sqlite.js';
 import type { Backend } from '../storage/interface.js';
 import {
   authenticationFlagWarnings, buildAuthenticatorFromFlags, CertPool, defaultAuthenticationFlags, ensureServiceAccountKey, issuerDiscovery, newTokenSigner, parseCertsPEM, privateKeyFromFile,
-  serviceAccountVerificationKeys, validateAuthenticationFlags, type AuthenticationFlags, type RequestAuthenticator,
+  serviceAccountVerificationKeys, validateAuthenticationFlags, type AuthenticationFlags, type RequestAuthenticator, LEGACY_ISSUER, legacyClaims, signToken,
 } from '../apiserver/authn/index.js';
 import { readFileSync as readFile } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
@@ -556,7 +556,19 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   if (allInOne && o.enableGarbageCollector) {
     log.warn('--enable-garbage-collector=true: deletes leave orphan and foregroundDeletion finalizers, and this process runs no garbage collector to remove them; run one against this server, or such objects stay until their finalizers are removed by hand');
   }
-  const controllers = allInOne ? await startControllers({ serverURL, caPEM: pki.ca.certPEM, ...(await controllerManagerCert(pki.ca)), log, options: o.controllerManager }) : undefined;
+  // (the manager signs legacy tokens with the service account key, as kube-controller-manager does
+  // with --service-account-private-key-file)
+  const legacySigner = newTokenSigner(LEGACY_ISSUER, signingKey);
+  const controllers = allInOne
+    ? await startControllers({
+        serverURL,
+        caPEM: pki.ca.certPEM,
+        ...(await controllerManagerCert(pki.ca)),
+        log,
+        options: o.controllerManager,
+        legacyTokenGenerator: (sa, secretName) => signToken(legacySigner, legacyClaims(sa, secretName)),
+      })
+    : undefined;
   if (controllers) server.registerComponent('controller-manager', async () => ({ healthy: true, message: 'ok' }));
 
   let stopping = false;

@@ -2,6 +2,7 @@
 // client of it over loopback HTTPS with a client certificate of its own
 // (CN=system:kube-controller-manager, as kubeadm and k3s give kube-controller-manager), with
 // leader election on the Lease kube-system/kube-controller-manager.
+import type { LegacyTokenGenerator } from '../controllers/tokens.js';
 import type { CertKey } from '../apiserver/pki.js';
 import { issueClientCert } from '../apiserver/pki.js';
 import type { Logger } from '../client/log.js';
@@ -22,6 +23,8 @@ export interface StartControllersOptions {
   log: Logger;
   /** overrides of the controller manager's defaults (flags, later) */
   options?: Partial<ControllerManagerOptions>;
+  /** signs legacy service account tokens (the service account signing key) */
+  legacyTokenGenerator?: LegacyTokenGenerator;
 }
 
 /** A client certificate for the embedded controller manager, signed by the cluster CA (kept in memory). */
@@ -45,6 +48,7 @@ export async function startControllers(opts: StartControllersOptions & { stopTim
     userAgent: userAgent('kube-controller-manager'),
     options: opts.options,
     log: opts.log,
+    legacyTokenGenerator: opts.legacyTokenGenerator,
   });
   mgr.start();
   opts.log.info('Started the controller manager', { identity: mgr.identity, leaderElect: mgr.options.leaderElect });

@@ -22,6 +22,7 @@ import { ServiceAccountsController } from './serviceaccounts.js';
 import { DisruptionController } from './disruption.js';
 import { ROOT_CA_CONFIGMAP, RootCACertPublisher } from './rootcacertpublisher.js';
 import { ServiceCIDRController } from './servicecidrs.js';
+import { TokensController, SERVICE_ACCOUNT_TOKEN_TYPE, type LegacyTokenGenerator } from './tokens.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, otherKubeController, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
 /** What a controller gets when it starts. */
@@ -38,6 +39,8 @@ export interface ControllerContext {
   signal: AbortSignal;
   /** the CA bundle published to namespaces (--root-ca-file, else the CA the manager trusts the server with) */
   rootCA?: string;
+  /** signs legacy service account tokens (the manager's --service-account-private-key-file) */
+  legacyTokenGenerator?: LegacyTokenGenerator;
 }
 
 export interface ControllerDescriptor {
@@ -149,8 +152,36 @@ export const serviceCIDRControllerDescriptor: ControllerDescriptor = {
   },
 };
 
+export const serviceAccountTokenControllerDescriptor: ControllerDescriptor = {
+  name: 'serviceaccount-token-controller',
+  async run(ctx) {
+    if (!ctx.legacyTokenGenerator) {
+      ctx.log.warn('Controller is disabled because there is no private key', { controller: 'serviceaccount-token-controller' });
+      return;
+    }
+    const client = ctx.clientFor('tokens-controller');
+    try {
+      const c = new TokensController({
+        client,
+        serviceAccounts: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'serviceaccounts' })),
+        // (the token Secrets only: every Secret's events would reach this process for nothing)
+        secrets: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'secrets' }), { fieldSelector: `type=${SERVICE_ACCOUNT_TOKEN_TYPE}` }),
+        generate: ctx.legacyTokenGenerator,
+        rootCA: ctx.rootCA,
+        log: ctx.log,
+      });
+      // (--concurrent-serviceaccount-token-syncs' default)
+      await c.run(5, ctx.signal);
+    } finally {
+      client.close();
+    }
+  },
+};
+
 /** Every controller Keelson has, in start order. */
 export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
+  // (kube-controller-manager starts the token controller first)
+  serviceAccountTokenControllerDescriptor,
   namespaceControllerDescriptor,
   serviceAccountControllerDescriptor,
   rootCACertPublisherDescriptor,
@@ -169,6 +200,8 @@ export interface ControllerManagerConfig {
   identity?: string;
   /** the CA bundle the root CA publisher puts in every namespace (default: rest.ca) */
   rootCA?: string;
+  /** signs legacy service account tokens: without it the token controller does not run */
+  legacyTokenGenerator?: LegacyTokenGenerator;
   /** controllers to run (default: CONTROLLER_DESCRIPTORS filtered by --controllers) */
   descriptors?: ControllerDescriptor[];
 }
@@ -288,6 +321,7 @@ export class ControllerManager {
       log: this.log,
       signal,
       rootCA: this.cfg.rootCA ?? (this.cfg.rest.ca === undefined ? undefined : String(this.cfg.rest.ca)),
+      legacyTokenGenerator: this.cfg.legacyTokenGenerator,
     };
     const descriptors = (this.cfg.descriptors ?? CONTROLLER_DESCRIPTORS).filter((d) => isControllerEnabled(d.name, this.options.controllers));
     const runs: Promise<void>[] = [];

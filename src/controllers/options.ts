@@ -58,6 +58,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'root-ca-certificate-publisher-controller', aliases: ['root-ca-cert-publisher'] },
   { name: 'disruption-controller', aliases: ['disruption'] },
   { name: 'service-cidr-controller', aliases: [] },
+  { name: 'serviceaccount-token-controller', aliases: ['serviceaccount-token'] },
 ];
 
 /**
@@ -67,7 +68,6 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
  * start says it does not run.
  */
 export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
-  ['serviceaccount-token-controller', 'serviceaccount-token'],
   ['endpoints-controller', 'endpoint'],
   ['endpointslice-controller', 'endpointslice'],
   ['endpointslice-mirroring-controller', 'endpointslicemirroring'],
