@@ -1070,11 +1070,16 @@ export async function handleUpdate(r: Request): Promise<void> {
         const prev = structuredClone(cur);
         if (m.resourceVersion) cur.metadata.resourceVersion = m.resourceVersion;
         if (csrApproval) {
-          cur.status = { ...(cur.status ?? {}) };
+          // csrApprovalStrategy: the sent object's metadata, the stored spec, the stored status
+          // with the sent conditions
+          const next = structuredClone(obj);
+          next.metadata.resourceVersion = m.resourceVersion || cur.metadata.resourceVersion;
+          next.spec = cur.spec;
+          next.status = { ...(cur.status ?? {}) };
           const conditions = csrConditionTimestamps(obj.status?.conditions, prev.status?.conditions);
-          if (conditions === undefined) delete cur.status.conditions;
-          else cur.status.conditions = conditions;
-          return trackUpdate(prev, cur, store.kind.type, who);
+          if (conditions === undefined) delete next.status.conditions;
+          else next.status.conditions = conditions;
+          return trackUpdate(prev, next, store.kind.type, who);
         }
         // the whole object sent; the store keeps of it what a status write may change
         const next = structuredClone(obj);
@@ -1111,11 +1116,13 @@ export async function handleUpdate(r: Request): Promise<void> {
       info.namespace,
       info.name,
       (cur) => {
-        if (m.resourceVersion) cur.metadata.resourceVersion = m.resourceVersion;
-        cur.spec = { ...(cur.spec ?? {}) };
-        if (obj.spec?.finalizers === undefined || obj.spec.finalizers === null) delete cur.spec.finalizers;
-        else cur.spec.finalizers = obj.spec.finalizers;
-        return cur;
+        // namespaceFinalizeStrategy: everything sent but the status (the metadata and the spec,
+        // whose finalizers are the point), recorded for the writer's manager
+        const next = structuredClone(obj);
+        next.metadata.resourceVersion = m.resourceVersion || cur.metadata.resourceVersion;
+        if (cur.status === undefined) delete next.status;
+        else next.status = cur.status;
+        return trackUpdate(cur, next, store.kind.type, who);
       },
       { dryRun, main: false, subresource: 'finalize', admission: admissionOf(r) },
     );
@@ -1487,14 +1494,12 @@ export async function handlePatch(r: Request): Promise<void> {
     // ephemeralcontainers changes the ephemeral containers only, resize the containers' resources
     if (podPart) next = podPart(next, cur, isApply);
     if (csrApproval) {
-      // the approval subresource changes the conditions only
-      const onlyConditions = structuredClone(cur);
-      onlyConditions.status = { ...(cur.status ?? {}) };
+      // the approval subresource changes the metadata and the conditions only (csrApprovalStrategy)
       const conditions = csrConditionTimestamps(next.status?.conditions, cur.status?.conditions);
-      if (conditions === undefined) delete onlyConditions.status.conditions;
-      else onlyConditions.status.conditions = conditions;
-      if (isApply) onlyConditions.metadata.managedFields = next.metadata?.managedFields;
-      next = onlyConditions;
+      next.spec = structuredClone(cur.spec);
+      next.status = { ...structuredClone(cur.status ?? {}) };
+      if (conditions === undefined) delete next.status.conditions;
+      else next.status.conditions = conditions;
     }
     if (view) next = view.fromView(next, cur);
     if (!isApply) next = trackUpdate(cur, next, kind.type, { ...who, subresource: sub });

@@ -157,8 +157,16 @@ test('a namespace with other finalizers in spec.finalizers is left to them once 
   // the controller removes only its own token
   kubectl(['create', 'namespace', 'shared']);
   const ns = (await c.raw('GET', '/api/v1/namespaces/shared')).json();
-  const fin = await c.raw('PUT', '/api/v1/namespaces/shared/finalize', { body: { ...ns, spec: { finalizers: ['kubernetes', 'example.com/other'] } } });
+  const fin = await c.raw('PUT', '/api/v1/namespaces/shared/finalize?fieldManager=finalizer-test', {
+    body: { ...ns, metadata: { ...ns.metadata, labels: { ...ns.metadata.labels, team: 'x' } }, spec: { finalizers: ['kubernetes', 'example.com/other'] } },
+  });
   assert.equal(fin.status, 200, fin.text);
+  // namespaceFinalizeStrategy keeps the status only: the sent metadata is written, and the writer recorded
+  assert.equal(fin.json().metadata.labels.team, 'x');
+  assert.ok(
+    fin.json().metadata.managedFields.some((f: any) => f.manager === 'finalizer-test' && f.subresource === 'finalize'),
+    JSON.stringify(fin.json().metadata.managedFields),
+  );
   kubectl(['delete', 'namespace', 'shared', '--wait=false']);
   const left = await until('the kubernetes token removed', async () => {
     const o = (await c.raw('GET', '/api/v1/namespaces/shared')).json();

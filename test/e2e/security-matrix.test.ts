@@ -1471,7 +1471,9 @@ test('keelson server takes every flag keelson apiserver takes, with the same typ
   assert.deepEqual(types, [], 'flags whose type differs');
   const differ = [...apiserver.entries()].filter(([f, v]) => server.get(f) !== v && f !== 'help' && f !== 'data-dir').map(([f, v]) => `--${f}:\n  apiserver: ${v}\n  server:    ${server.get(f)}`);
   // the authorization mode and --allow-privileged defaults differ on purpose (Node,RBAC and privileged
-  // containers allowed for the all-in-one cluster, as k3s sets them); the help is the same
-  assert.deepEqual(differ.filter((d) => !d.startsWith('--authorization-mode:') && !d.startsWith('--allow-privileged:')), []);
+  // containers allowed for the all-in-one cluster, as k3s sets them), and --enable-garbage-collector's
+  // (off in keelson server, whose controller manager has no garbage collector); the help is the same
+  assert.deepEqual(differ.filter((d) => !d.startsWith('--authorization-mode:') && !d.startsWith('--allow-privileged:') && !d.startsWith('--enable-garbage-collector:')), []);
   assert.equal(server.get('allow-privileged'), `${apiserver.get('allow-privileged')} (default true)`);
+  assert.equal(`${server.get('enable-garbage-collector')} (default true)`, apiserver.get('enable-garbage-collector'));
 });

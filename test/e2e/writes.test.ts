@@ -472,6 +472,32 @@ describe('status subresource', () => {
     assert.equal(same.status.lastPhaseTransitionTime, released.status.lastPhaseTransitionTime);
   });
 
+  test('a CSR\'s approval subresource takes the sent metadata and conditions, nothing else (csrApprovalStrategy)', async () => {
+    const made = await create('/apis/certificates.k8s.io/v1/certificatesigningrequests', {
+      apiVersion: 'certificates.k8s.io/v1',
+      kind: 'CertificateSigningRequest',
+      metadata: { name: 'st-csr' },
+      spec: { request: csrRequest('st-csr'), signerName: 'example.com/signer', usages: ['client auth'] },
+    });
+    const cond = { type: 'Approved', status: 'True', reason: 'Test', message: 'ok' };
+    const put = ok(
+      await c.raw('PUT', '/apis/certificates.k8s.io/v1/certificatesigningrequests/st-csr/approval', {
+        body: { ...made, metadata: { ...made.metadata, labels: { zz: '1' } }, spec: { ...made.spec, usages: ['server auth'] }, status: { conditions: [cond] } },
+      }),
+      200,
+      'PUT approval',
+    );
+    assert.deepEqual(put.metadata.labels, { zz: '1' });
+    assert.deepEqual(put.spec.usages, ['client auth']);
+    assert.equal(put.status.conditions[0].type, 'Approved');
+    const patched = ok(
+      await c.raw('PATCH', '/apis/certificates.k8s.io/v1/certificatesigningrequests/st-csr/approval', { body: { metadata: { labels: { zz: '2' } } }, headers: { 'content-type': 'application/merge-patch+json' } }),
+      200,
+      'PATCH approval',
+    );
+    assert.deepEqual(patched.metadata.labels, { zz: '2' });
+  });
+
   test('a ConfigMap has no status subresource: 404', async () => {
     await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'st-none' } });
     const s = expectStatus(await c.raw('GET', `${cms}/st-none/status`), 404, 'NotFound', 'GET status');
