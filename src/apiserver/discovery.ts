@@ -8,6 +8,7 @@ import { GROUP_ORDER } from '../schema/kinds.js';
 import { parseMediaRanges } from '../codec/negotiate.js';
 import { encodeEnvelope, encodeMessage } from '../codec/protobuf.js';
 import { compareVersions } from './crd/customkind.js';
+import type { RemoteDiscovery } from './aggregator/index.js';
 
 interface GroupVersion {
   group: string;
@@ -38,6 +39,8 @@ export class Discovery {
   private gvs: GroupVersion[] = [];
   private cache = new Map<string, { body: Buffer; etag: string; type: string }>();
   private readonly builtin: GroupVersion[];
+  /** the group versions of remote APIServices (aggregator/), placed among these */
+  private remote?: RemoteDiscovery;
 
   constructor(kinds: KindDecl[]) {
     this.builtin = Discovery.groupVersions(kinds);
@@ -59,6 +62,12 @@ export class Discovery {
     const custom = [...byGV.values()].sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : compareVersions(a.version, b.version)));
     for (const gv of custom) gv.kinds.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
     this.gvs = [...this.builtin, ...custom];
+    this.cache = new Map();
+  }
+
+  /** The remote APIServices' group versions changed (the aggregator's hook). */
+  setRemote(remote: RemoteDiscovery | undefined): void {
+    this.remote = remote;
     this.cache = new Map();
   }
 
@@ -108,7 +117,8 @@ export class Discovery {
   apiGroupList(): unknown {
     const groups: string[] = [];
     for (const g of this.gvs) if (g.group !== '' && !groups.includes(g.group)) groups.push(g.group);
-    return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map((g) => this.apiGroup(g)) };
+    const local = groups.map((g) => this.apiGroup(g));
+    return { kind: 'APIGroupList', apiVersion: 'v1', groups: this.remote ? this.remote.legacy(local) : local };
   }
 
   apiGroupDoc(group: string): unknown {
@@ -172,7 +182,8 @@ export class Discovery {
   aggregated(core: boolean, dv: 'v2' | 'v2beta1'): unknown {
     const groups: string[] = [];
     for (const g of this.gvs) if ((g.group === '') === core && !groups.includes(g.group)) groups.push(g.group);
-    return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${dv}`, metadata: {}, items: groups.map((g) => this.aggregatedGroup(g, dv)) };
+    const items = groups.map((g) => this.aggregatedGroup(g, dv));
+    return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${dv}`, metadata: {}, items: !core && this.remote ? this.remote.aggregated(items) : items };
   }
 
   /**

@@ -572,3 +572,43 @@ export async function ensurePKI(dir: string, opts: EnsurePKIOptions = {}): Promi
 export function servingTLSOptions(pki: PKI): { cert: string; key: string; ca: string; requestCert: boolean; rejectUnauthorized: boolean } {
   return { cert: pki.serving.certPEM, key: pki.serving.keyPEM, ca: pki.ca.certPEM, requestCert: true, rejectUnauthorized: false };
 }
+
+// ── the front proxy ────────────────────────────────────────────────────────
+// kubeadm's front-proxy-ca.crt/key (a CA of its own, so that a certificate of the cluster CA
+// cannot pass for the aggregator) and front-proxy-client.crt/key (CN front-proxy-client, client
+// auth): the certificate the API server presents to extension API servers, which trust it
+// through requestheader-client-ca-file of kube-system/extension-apiserver-authentication.
+
+export const FRONT_PROXY_CLIENT_CN = 'front-proxy-client';
+
+export interface FrontProxyPKI {
+  ca: CertKey;
+  client: CertKey;
+  paths: { caCert: string; caKey: string; clientCert: string; clientKey: string };
+}
+
+/** Creates (first start) or loads the front-proxy CA and client certificate in `dir`, reissuing the client certificate as ensurePKI does. */
+export async function ensureFrontProxyPKI(dir: string): Promise<FrontProxyPKI> {
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const paths = {
+    caCert: join(dir, 'front-proxy-ca.crt'), caKey: join(dir, 'front-proxy-ca.key'),
+    clientCert: join(dir, 'front-proxy-client.crt'), clientKey: join(dir, 'front-proxy-client.key'),
+  };
+  let ca = readPair(paths.caCert, paths.caKey);
+  let newCA = false;
+  if (ca) {
+    if (!ca.cert.ca || !ca.cert.checkPrivateKey(ca.key)) throw new PKIError(`cannot use the front-proxy CA in ${dir}: not a CA, or its key does not match`);
+    if (remainingValidity(ca.cert) <= 0) throw new PKIError(`the front-proxy CA certificate ${paths.caCert} expired on ${ca.cert.validTo}`);
+  } else {
+    if (existsSync(paths.caCert) || existsSync(paths.caKey)) throw new PKIError(`the front-proxy CA in ${dir} cannot be read; restore it or remove both files to create a new one`);
+    ca = await createCA('front-proxy-ca');
+    writePair(paths.caCert, paths.caKey, ca);
+    newCA = true;
+  }
+  let client = newCA ? undefined : readPair(paths.clientCert, paths.clientKey);
+  if (!client || leafProblem(client, ca, { cn: FRONT_PROXY_CLIENT_CN, clientAuth: true }) !== undefined) {
+    client = await issueClientCert(ca, FRONT_PROXY_CLIENT_CN);
+    writePair(paths.clientCert, paths.clientKey, client);
+  }
+  return { ca, client, paths };
+}

@@ -47,6 +47,7 @@ import { routeCustom } from './crd/route.js';
 import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
 import { apiServiceStoreOf, localAPIServices, servedGroupVersions, syncLocalAPIServices } from './apiservices.js';
 import { APIServerMetrics, metricScope, metricVerb } from './metrics.js';
+import { Aggregator, type ProxyIdentity } from './aggregator/index.js';
 import { setResponseCompression } from './encode.js';
 import { type Authorizer, type UserInfo } from './authz.js';
 import {
@@ -123,6 +124,8 @@ export interface APIServerConfig {
   maxMutatingRequestsInFlight?: number;
   /** the audit log (--audit-policy-file with --audit-log-path); absent: nothing is audited */
   audit?: Auditor;
+  /** the aggregation layer: --enable-aggregator-routing and the front-proxy client certificate (--proxy-client-cert-file, --proxy-client-key-file) */
+  aggregator?: { endpointRouting: boolean; identity?: ProxyIdentity };
   /** --enable-admission-plugins, --disable-admission-plugins and the plugins' own flags (Kubernetes' default chain when absent) */
   admission?: {
     enable: string[];
@@ -219,6 +222,8 @@ export class APIServer {
   private defaultServiceCIDR?: DefaultServiceCIDR;
   private ipAddressRepair?: IPAddressRepair;
   private identityLease?: IdentityLease;
+  /** the proxying, availability and discovery of remote APIServices (aggregator/) */
+  private aggregator?: Aggregator;
   private crdsStarted = false;
   /** the local APIServices not yet seen Available (autoregister-completion); undefined: not yet known */
   private autoregisterWaiting?: Set<string>;
@@ -504,6 +509,18 @@ export class APIServer {
     this.listener = listener;
     await listener.listen(cfg.port, cfg.bindAddress);
     this.address = listener.address;
+    // remote APIServices: proxied, checked, in discovery (aggregator/)
+    this.aggregator = new Aggregator({
+      apiServices: this.store('apiregistration.k8s.io', 'APIService'),
+      services: this.store('', 'Service'),
+      endpoints: this.store('', 'Endpoints'),
+      endpointRouting: cfg.aggregator?.endpointRouting ?? false,
+      identity: cfg.aggregator?.identity,
+      loopback: () => ({ host: cfg.bindAddress === '0.0.0.0' || cfg.bindAddress === '::' || cfg.bindAddress === '' ? '127.0.0.1' : cfg.bindAddress, port: cfg.port }),
+      onDiscoveryChange: (remote) => this.discovery.setRemote(remote),
+      log: cfg.log,
+    });
+    this.aggregator.start();
     this.scheduleCompaction();
   }
 
@@ -653,6 +670,7 @@ export class APIServer {
     this.defaultServiceCIDR?.stop();
     this.ipAddressRepair?.stop();
     this.identityLease?.stop();
+    this.aggregator?.stop();
     // stop listening, GOAWAY to HTTP/2 connections, idle HTTP/1.1 connections closed; watches end; in-flight requests finish
     const listener = this.listener;
     const closed = listener ? listener.beginShutdown() : Promise.resolve();
@@ -848,6 +866,10 @@ export class APIServer {
     }
 
     this.authorizeOrRefuse(req, st, requestAttributes(user, info, method, query));
+
+    // the group versions of remote APIServices go to their extension servers (aggregator/)
+    const proxied = this.aggregator?.handle(req, res, path, query, user, st.auditID);
+    if (proxied) return proxied;
 
     if (path === '/' && (method === 'GET' || method === 'HEAD')) {
       // the index of the paths served, as kube-apiserver lists them

@@ -7,7 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { Command, FeatureGate, type FlagSet, type NamedCertKey } from './flags.js';
 import * as klog from './klog.js';
 import { getVersionInfo } from './version.js';
-import { ensurePKI } from '../apiserver/pki.js';
+import { ensureFrontProxyPKI, ensurePKI, FRONT_PROXY_CLIENT_CN } from '../apiserver/pki.js';
 import { ensureKubeconfig } from '../client/kubeconfig.js';
 import { defaultControllerManagerOptions, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
 import { controllerManagerCert, startControllers } from './controllers.js'; // controllers hook (keelson server only)
@@ -76,6 +76,11 @@ export interface APIServerOptions {
   defaultUnreachableTolerationSeconds: number;
   /** the embedded controller manager's options (keelson server only) */
   controllerManager: ControllerManagerOptions;
+  /** --enable-aggregator-routing */
+  enableAggregatorRouting: boolean;
+  /** --proxy-client-cert-file, --proxy-client-key-file */
+  proxyClientCertFile: string;
+  proxyClientKeyFile: string;
 }
 
 /**
@@ -139,6 +144,9 @@ function defaults(allInOne: boolean): APIServerOptions {
     defaultNotReadyTolerationSeconds: 300,
     defaultUnreachableTolerationSeconds: 300,
     controllerManager: defaultControllerManagerOptions(),
+    enableAggregatorRouting: false,
+    proxyClientCertFile: '',
+    proxyClientKeyFile: '',
   };
 }
 
@@ -237,6 +245,9 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     cm.durationVar(m, 'namespaceSyncPeriodMs', 'namespace-sync-period', 'The period for syncing namespace life-cycle updates');
   }
   const misc = s.flagSet('misc');
+  misc.boolVar(o, 'enableAggregatorRouting', 'enable-aggregator-routing', 'Proxy the requests of APIServices to an endpoint address of their Service instead of its cluster IP. (Keelson has no kube-proxy and always dials an endpoint of a ClusterIP, NodePort or LoadBalancer Service; with this flag off it also follows ExternalName Services to their external name, and refuses headless Services, as kube-apiserver does with it off; with it on, ExternalName Services are refused, as there.)');
+  misc.stringVar(o, 'proxyClientCertFile', 'proxy-client-cert-file', 'The client certificate the aggregator presents when it proxies a request to an extension API server, so that the extension server knows the request comes from this API server. It should be signed by a CA of --requestheader-client-ca-file, which kube-system/extension-apiserver-authentication publishes to extension servers. (keelson server, without this flag and without --requestheader-client-ca-file, creates front-proxy-ca and a front-proxy-client certificate under --cert-dir and uses them, as kubeadm sets a cluster up.)');
+  misc.stringVar(o, 'proxyClientKeyFile', 'proxy-client-key-file', 'The private key of --proxy-client-cert-file.');
   misc.durationVar(o, 'eventTTL', 'event-ttl', 'Amount of time to retain events. An Event not written for this long is deleted.');
   const fg = s.flagSet('feature gate');
   gate.addFlag(fg);
@@ -294,6 +305,27 @@ function auditFromFlags(o: APIServerOptions['audit'], log: Logger): Auditor | un
   }
   log.v(2).info('Using audit backend: log', { path: o.log.path, format: o.log.format, mode: o.log.mode });
   return new Auditor(policy, backend, o.log.mode === 'blocking-strict');
+}
+
+/**
+ * The aggregator's client certificate: --proxy-client-cert-file and --proxy-client-key-file when
+ * given; in keelson server, when neither they nor --requestheader-client-ca-file are, the
+ * front-proxy CA and client certificate of <cert-dir> (created on first start), with the
+ * requestheader flags set as kubeadm sets them (the CA, allowed name front-proxy-client), so that
+ * extension API servers and this server itself accept it.
+ */
+async function frontProxy(o: APIServerOptions, af: AuthenticationFlags, certDir: string, allInOne: boolean, info: (m: string) => void): Promise<{ cert: Buffer | string; key: Buffer | string } | undefined> {
+  if (o.proxyClientCertFile || o.proxyClientKeyFile) {
+    if (!o.proxyClientCertFile || !o.proxyClientKeyFile) throw new Error('--proxy-client-cert-file and --proxy-client-key-file must be given together');
+    const pair = loadCertKeyFiles('proxy-client-cert', o.proxyClientCertFile, o.proxyClientKeyFile);
+    return { cert: pair.cert, key: pair.key };
+  }
+  if (!allInOne || af.requestheaderClientCAFile) return undefined;
+  const fp = await ensureFrontProxyPKI(certDir);
+  af.requestheaderClientCAFile = fp.paths.caCert;
+  if (!af.requestheaderAllowedNames.length) af.requestheaderAllowedNames = [FRONT_PROXY_CLIENT_CN];
+  info(`Front proxy: the aggregator presents ${fp.paths.clientCert}; --requestheader-client-ca-file=${fp.paths.caCert}`);
+  return { cert: fp.client.certPEM, key: fp.client.keyPEM };
 }
 
 /** host:port as Go's net.JoinHostPort writes it (IPv6 in brackets) */
@@ -407,6 +439,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   for (const c of prepared.unavailableCiphers) log.warn(`Cipher suite ${c} is not available in this runtime's TLS library and is not offered`);
   if (o.disableHTTP2Serving) log.info('Forcing use of http/1.1 only');
   const af = { ...o.authn, clientCAFile: o.clientCAFile };
+  // the front proxy: the client certificate the aggregator presents to extension API servers
+  const aggregatorIdentity = await frontProxy(o, af, certDir, allInOne, (m) => log.info(m));
   if (!af.serviceAccountIssuers.length) af.serviceAccountIssuers = ['https://kubernetes.default.svc.cluster.local'];
   const gates = { RemoteRequestHeaderUID: gate.enabled('RemoteRequestHeaderUID'), AllowParsingUserUIDFromCertAuth: true };
   const aerrs = validateAuthenticationFlags(af, gates);
@@ -493,6 +527,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     maxMutatingRequestsInFlight: o.maxMutatingRequestsInFlight,
     audit: auditor,
     featureGates,
+    aggregator: { endpointRouting: o.enableAggregatorRouting, identity: aggregatorIdentity },
     serviceClusterIPRange: o.serviceClusterIPRange,
     serviceNodePortRange: o.serviceNodePortRange,
     advertiseAddress: advertiseAddress(o),
