@@ -24,7 +24,6 @@ export async function startWebhookServer(dnsNames: string[] = []): Promise<Webho
   const serving = await issueServingCert(ca, 'webhook', { dns: ['localhost', ...dnsNames], ips: ['127.0.0.1'] });
   const handlers = new Map<string, Handler>();
   const received = new Map<string, any[]>();
-  const sockets = new Set<import('node:stream').Duplex>();
   const server = https.createServer({ cert: serving.certPEM, key: serving.keyPEM }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (d: Buffer) => chunks.push(d));
@@ -50,12 +49,7 @@ export async function startWebhookServer(dnsNames: string[] = []): Promise<Webho
       }
     });
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
+  const { port, close } = await listenLocal(server);
   return {
     port,
     ca,
@@ -63,6 +57,20 @@ export async function startWebhookServer(dnsNames: string[] = []): Promise<Webho
     url: (path) => `https://127.0.0.1:${port}${path}`,
     received,
     handle: (path, h) => void handlers.set(path, h),
+    close,
+  };
+}
+
+/** listen on a free port of 127.0.0.1; close() ends every open connection and stops listening */
+export async function listenLocal(server: https.Server): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<import('node:stream').Duplex>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.destroy();

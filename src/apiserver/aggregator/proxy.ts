@@ -193,7 +193,15 @@ export function proxyRequest(req: IncomingMessage, res: ServerResponse, o: Proxy
       up.destroy();
       done();
     });
-    req.pipe(up);
+    // the body as it comes (the server's own HTTP/1.1 requests are event emitters, not streams)
+    req.on('data', (d: Buffer) => {
+      if (!up.write(d)) {
+        req.pause();
+        up.once('drain', () => req.resume());
+      }
+    });
+    req.on('end', () => up.end());
+    req.resume();
   });
 }
 
