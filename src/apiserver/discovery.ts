@@ -157,7 +157,9 @@ export class Discovery {
         resources: g.kinds.map((k) => {
           const r: any = {
             resource: k.resource,
-            responseKind: { group: k.group, version: k.version, kind: k.kind },
+            // (ConvertGroupVersionIntoToDiscovery copies the APIResource's group and version, empty
+            // for a built-in resource; a custom resource's are its own, as the CRD handler sets them)
+            responseKind: k.custom ? { group: k.group, version: k.version, kind: k.kind } : { group: '', version: '', kind: k.kind },
             scope: k.namespaced ? 'Namespaced' : 'Cluster',
             singularResource: k.singular,
             verbs: k.verbs,
@@ -167,7 +169,8 @@ export class Discovery {
           if (k.subresources.length) {
             r.subresources = k.subresources.map((s) => ({
               subresource: s.name,
-              responseKind: { group: s.group, version: s.version, kind: s.kind },
+              // (a subresource of another group version, as scale, eviction and token are, names it)
+              responseKind: s.group === k.group && s.version === k.version && !k.custom ? { group: '', version: '', kind: s.kind } : { group: s.group, version: s.version, kind: s.kind },
               verbs: s.verbs,
             }));
           }

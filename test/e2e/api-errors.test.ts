@@ -375,6 +375,11 @@ describe('discovery and version', () => {
     const pods = core.items[0].versions[0].resources.find((r: any) => r.resource === 'pods');
     assert.deepEqual(pods.shortNames, ['po']);
     assert.ok(pods.subresources.some((s: any) => s.subresource === 'status'));
+    // responseKind names a group and version only where the APIResource does (kube-apiserver's
+    // installer): a subresource of another kind (eviction: policy/v1)
+    assert.deepEqual(pods.responseKind, { group: '', version: '', kind: 'Pod' });
+    assert.deepEqual(pods.subresources.find((s: any) => s.subresource === 'status').responseKind, { group: '', version: '', kind: 'Pod' });
+    assert.deepEqual(pods.subresources.find((s: any) => s.subresource === 'eviction').responseKind, { group: 'policy', version: 'v1', kind: 'Eviction' });
     const v1 = (await c.raw('GET', '/api/v1')).json();
     assert.equal(v1.kind, 'APIResourceList');
     assert.ok(v1.resources.some((r: any) => r.name === 'pods/status'));
