@@ -346,8 +346,8 @@ export class APIServer {
     });
     const started = () => this.bootstrapped;
     const crdsStarted = () => this.crdsStarted;
-    // kube-apiserver 1.33's checks in its order (the hooks of the parts Keelson has; no
-    // priority-and-fairness hooks: API Priority and Fairness is not built)
+    // kube-apiserver 1.33's checks in its order (the hooks of the parts Keelson has; requests are
+    // limited as with --enable-priority-and-fairness=false, whose hook is max-in-flight-filter)
     this.health = new Health(
       [
         { name: 'ping', check: () => undefined },
@@ -357,6 +357,7 @@ export class APIServer {
         { name: 'informer-sync', check: () => (this.bootstrapped ? undefined : 'caches are not synced'), readyOnly: true },
         hook('start-kube-apiserver-admission-initializer', started),
         hook('generic-apiserver-start-informers', started),
+        hook('max-in-flight-filter', started),
         ...(cfg.encryptionReload ? [hook('start-encryption-provider-config-automatic-reload', started)] : []),
         hook('storage-object-count-tracker-hook', started),
         hook('start-apiextensions-informers', () => this.crds !== undefined),
@@ -364,13 +365,18 @@ export class APIServer {
         hook('crd-informer-synced', crdsStarted),
         hook('start-system-namespaces-controller', started),
         hook('start-cluster-authentication-info-controller', () => this.authInfo !== undefined),
+        hook('start-kube-apiserver-identity-lease-controller', () => this.identityLease !== undefined),
+        hook('start-service-ip-repair-controllers', () => this.ipAddressRepair !== undefined),
         hook('rbac/bootstrap-roles', () => this.rbacBootstrapped),
         hook('scheduling/bootstrap-system-priority-classes', started),
         hook('priority-and-fairness-config-producer', () => this.flowControl?.produced === true),
         hook('bootstrap-controller', started),
+        hook('start-kubernetes-service-cidr-controller', () => this.defaultServiceCIDR !== undefined),
+        ...(cfg.aggregator?.identity ? [hook('aggregator-reload-proxy-client-cert', started)] : []),
         hook('start-kube-aggregator-informers', started),
         hook('apiservice-status-available-controller', started),
         hook('apiservice-registration-controller', started),
+        hook('apiservice-discovery-controller', () => this.aggregator !== undefined),
         hook('kube-apiserver-autoregistration', started),
         { name: 'autoregister-completion', check: () => this.autoregisterPending(), postStart: true },
         hook('apiservice-openapi-controller', started),

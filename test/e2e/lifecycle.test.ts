@@ -30,19 +30,26 @@ describe('health', () => {
     const HOOKS = [
       'start-kube-apiserver-admission-initializer',
       'generic-apiserver-start-informers',
+      'max-in-flight-filter',
       'storage-object-count-tracker-hook',
       'start-apiextensions-informers',
       'start-apiextensions-controllers',
       'crd-informer-synced',
       'start-system-namespaces-controller',
       'start-cluster-authentication-info-controller',
+      'start-kube-apiserver-identity-lease-controller',
+      'start-service-ip-repair-controllers',
       'rbac/bootstrap-roles',
       'scheduling/bootstrap-system-priority-classes',
       'priority-and-fairness-config-producer',
       'bootstrap-controller',
+      'start-kubernetes-service-cidr-controller',
+      // (keelson server presents a front-proxy client certificate of its own)
+      'aggregator-reload-proxy-client-cert',
       'start-kube-aggregator-informers',
       'apiservice-status-available-controller',
       'apiservice-registration-controller',
+      'apiservice-discovery-controller',
       'kube-apiserver-autoregistration',
     ];
     const checks = [...HOOKS.map((h) => `poststarthook/${h}`), 'autoregister-completion', 'poststarthook/apiservice-openapi-controller'];
