@@ -5,6 +5,7 @@
 // messages for transport failures.
 
 import { existsSync, readFileSync } from 'node:fs';
+import { goDialError, goHostnameError } from '../machinery/goneterr.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -117,58 +118,31 @@ export function goURLErrorText(verb: string, url: string, e: Error): { text: str
   const dialHost = `${u.hostname.replace(/^\[|\]$/g, '') === 'localhost' ? '127.0.0.1' : u.hostname.replace(/^\[|\]$/g, '')}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`;
   let detail: string;
   let refused = false;
+  const [dialName, dialPort] = [dialHost.slice(0, dialHost.lastIndexOf(':')), dialHost.slice(dialHost.lastIndexOf(':') + 1)];
   switch (err.code) {
-    case 'ECONNREFUSED':
-      detail = `dial tcp ${err.address && err.port ? `${err.address}:${err.port}` : dialHost}: connect: connection refused`;
-      refused = true;
-      break;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      detail = `dial tcp: lookup ${u.hostname}: no such host`;
-      break;
     case 'ETIMEDOUT':
+      // (the client's own timeout, where Node reports it so, is net/http's)
       if (/deadline|Timeout/.test(err.message)) {
         detail = (err as { beforeConnect?: boolean }).beforeConnect
           ? 'net/http: request canceled while waiting for connection (Client.Timeout exceeded while awaiting headers)'
           : 'net/http: request canceled (Client.Timeout exceeded while awaiting headers)';
-      } else detail = `dial tcp ${dialHost}: i/o timeout`;
+      } else detail = goDialError(err, { host: dialName, port: dialPort })!;
       break;
     case 'ECONNRESET':
       // a TLS server closing on a plain-HTTP request, or a peer hanging up: Go reads EOF
       detail = err.message === 'socket hang up' ? 'EOF' : 'read: connection reset by peer';
       break;
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-    case 'SELF_SIGNED_CERT_IN_CHAIN':
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
-    case 'UNABLE_TO_GET_ISSUER_CERT':
-      detail = 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
-      break;
-    case 'CERT_HAS_EXPIRED':
-      detail = 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
-      break;
-    case 'ERR_TLS_CERT_ALTNAME_INVALID':
-      detail = `tls: failed to verify certificate: ${hostnameErrorText(err as NodeJS.ErrnoException & { host?: string; cert?: { subjectaltname?: string } }, u.hostname)}`;
-      break;
     case 'EPROTO':
       detail = /wrong version number|http request/i.test(err.message) ? 'http: server gave HTTP response to HTTPS client' : err.message;
       break;
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      detail = `tls: failed to verify certificate: ${goHostnameError(err as NodeJS.ErrnoException & { host?: string; cert?: { subjectaltname?: string } }, u.hostname)}`;
+      break;
     default:
-      detail = err.message;
+      detail = goDialError(err, { host: dialName, port: dialPort }) ?? err.message;
+      refused = err.code === 'ECONNREFUSED';
   }
   return { text: `${method} "${url}": ${detail}`, refused, host, detail };
-}
-
-/** Go's x509.HostnameError text from Node's altname error. */
-function hostnameErrorText(err: { host?: string; cert?: { subjectaltname?: string } }, urlHost: string): string {
-  const host = err.host ?? urlHost;
-  const sans = (err.cert?.subjectaltname ?? '').split(/,\s*/).filter(Boolean);
-  const dns = sans.filter((x) => x.startsWith('DNS:')).map((x) => x.slice(4));
-  const ips = sans.filter((x) => x.startsWith('IP Address:')).map((x) => x.slice('IP Address:'.length));
-  const isIP = /^[\d.]+$/.test(host) || host.includes(':');
-  const valid = isIP ? ips : dns;
-  if (valid.length === 0) return `x509: certificate is not valid for any names, but wanted to match ${host}`;
-  return `x509: certificate is valid for ${valid.join(', ')}, not ${host}`;
 }
 
 export interface FactoryIO {

@@ -116,16 +116,18 @@ test('CertificateApproval: kubectl certificate approve needs approve on the sign
   createCSR('alice-client-3', signer, ['client auth']);
   const deny = alice(['certificate', 'deny', 'alice-client-3']);
   assert.equal(deny.code, 0, deny.stderr);
-  // a patch of the approval changes the conditions only
+  // a patch of the approval changes the conditions of the status, and the metadata
+  // (csrApprovalStrategy resets spec and the rest of status only)
   const denyPatch = await c.rawNoAuth('PATCH', '/apis/certificates.k8s.io/v1/certificatesigningrequests/alice-client-2/approval', {
     headers: { authorization: `Bearer ${ALICE_TOKEN}`, 'content-type': 'application/merge-patch+json' },
-    body: JSON.stringify({ metadata: { labels: { ignored: 'yes' } }, status: { conditions: [{ type: 'Denied', status: 'True', reason: 'Patch', message: 'by patch' }] } }),
+    body: JSON.stringify({ metadata: { labels: { kept: 'yes' } }, spec: { usages: ['server auth'] }, status: { conditions: [{ type: 'Denied', status: 'True', reason: 'Patch', message: 'by patch' }] } }),
   });
   assert.equal(denyPatch.status, 200, denyPatch.text);
   const denied = denyPatch.json();
   assert.equal(denied.status.conditions[0].reason, 'Patch');
   assert.ok(denied.status.conditions[0].lastUpdateTime);
-  assert.equal(denied.metadata.labels, undefined);
+  assert.deepEqual(denied.metadata.labels, { kept: 'yes' });
+  assert.deepEqual(denied.spec.usages, ['client auth']);
   // another signer's request is still refused
   createCSR('other-signer', 'example.com/other', ['digital signature']);
   const other = alice(['certificate', 'approve', 'other-signer']);

@@ -28,6 +28,7 @@
 // Service (its EndpointSlices, the target port of the Service port), as kube-apiserver does with
 // --enable-aggregator-routing: Keelson has no service proxy, so a cluster IP routes nowhere.
 import https from 'node:https';
+import { goDialError } from '../../machinery/goneterr.js';
 import { isIP } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { errors, StatusError, type Status } from '../../machinery/errors.js';
@@ -417,31 +418,10 @@ function target(hook: any, resolver: ServiceResolver, timeoutSeconds: number): T
   return { url, connectHost: ep.host, connectPort: ep.port, path, servername: serverName, hostHeader: `${serverName}:${port}` };
 }
 
-/** Go's words for a failed connection */
+/** Go's words for a failed connection (a reset reads as EOF in client-go's webhook client) */
 function goNetError(e: any, t: Target): string {
-  const addr = `${t.connectHost.includes(':') ? `[${t.connectHost}]` : t.connectHost}:${t.connectPort}`;
-  switch (e?.code) {
-    case 'ECONNREFUSED':
-      return `dial tcp ${addr}: connect: connection refused`;
-    case 'ECONNRESET':
-      return 'EOF';
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `dial tcp: lookup ${t.connectHost}: no such host`;
-    case 'EHOSTUNREACH':
-      return `dial tcp ${addr}: connect: no route to host`;
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-    case 'SELF_SIGNED_CERT_IN_CHAIN':
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
-      return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
-    case 'ERR_TLS_CERT_ALTNAME_INVALID':
-      return `tls: failed to verify certificate: x509: certificate is valid for other names, not ${t.servername ?? t.connectHost}`;
-    case 'CERT_HAS_EXPIRED':
-      return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
-    default:
-      return e?.message ?? String(e);
-  }
+  if (e?.code === 'ECONNRESET') return 'EOF';
+  return goDialError(e, { host: t.connectHost, port: t.connectPort }) ?? e?.message ?? String(e);
 }
 
 /** client-go's error for a non-2xx answer */

@@ -10,6 +10,7 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse, OutgoingHttpHeaders } from 'node:http';
 import type { UserInfo } from '../authz.js';
 import type { Location } from './resolve.js';
+import { goDialError } from '../../machinery/goneterr.js';
 
 /** the client certificate the aggregator presents (--proxy-client-cert-file, --proxy-client-key-file) */
 export interface ProxyIdentity {
@@ -55,31 +56,9 @@ export function tlsOptionsFor(apiService: any, identity: ProxyIdentity | undefin
 
 /** a Node.js connection error in the words of Go's net/http and crypto/tls */
 export function goErrorText(e: unknown, loc?: Location): string {
-  const err = e as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string; reason?: string; host?: string; cert?: { subjectaltname?: string } };
-  switch (err?.code) {
-    case 'ECONNREFUSED':
-      return `dial tcp ${err.address && err.port ? (err.address.includes(':') ? `[${err.address}]:${err.port}` : `${err.address}:${err.port}`) : (loc?.hostPort ?? '')}: connect: connection refused`;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `dial tcp: lookup ${err.hostname ?? loc?.host ?? ''}: no such host`;
-    case 'ECONNRESET':
-      return 'read: connection reset by peer';
-    case 'ETIMEDOUT':
-      return `dial tcp ${loc?.hostPort ?? ''}: i/o timeout`;
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-    case 'SELF_SIGNED_CERT_IN_CHAIN':
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
-      return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
-    case 'CERT_HAS_EXPIRED':
-      return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
-    case 'ERR_TLS_CERT_ALTNAME_INVALID': {
-      const names = (err.cert?.subjectaltname ?? '').split(', ').map((s) => s.replace(/^(DNS|IP Address):/, '')).filter(Boolean);
-      return `tls: failed to verify certificate: x509: certificate is valid for ${names.join(', ')}, not ${err.host ?? ''}`;
-    }
-    default:
-      return err?.message ?? String(e);
-  }
+  const err = e as NodeJS.ErrnoException;
+  if (err?.code === 'ECONNRESET') return 'read: connection reset by peer';
+  return (loc ? goDialError(e, { host: loc.host, port: loc.port }) : goDialError(e, { host: '', port: '' })) ?? err?.message ?? String(e);
 }
 
 /** http.Error: a plain-text answer, as kube-aggregator writes its own errors */
