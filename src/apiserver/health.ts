@@ -17,6 +17,13 @@ export class Health {
   private readonly live: HealthCheck[];
   private readonly ready: HealthCheck[];
   private readonly startedAt = Date.now();
+  /**
+   * The component SLIs (/metrics/slis), fed by every run of /healthz, /livez and /readyz as
+   * component-base's slis.ObserveHealthcheck is: the last result of each check by endpoint, and a
+   * count of results by check, endpoint and status
+   */
+  private readonly sliLast = new Map<string, number>();
+  private readonly sliTotal = new Map<string, number>();
 
   /** `checks` in the order the verbose lists show them; /healthz and /livez leave out the readyOnly ones */
   constructor(
@@ -25,6 +32,23 @@ export class Health {
   ) {
     this.live = checks.filter((c) => !c.readyOnly);
     this.ready = checks;
+  }
+
+  private observe(name: string, type: string, ok: boolean): void {
+    const k = `name="${name}",type="${type}"`;
+    this.sliLast.set(k, ok ? 1 : 0);
+    const t = `name="${name}",status="${ok ? 'success' : 'error'}",type="${type}"`;
+    this.sliTotal.set(t, (this.sliTotal.get(t) ?? 0) + 1);
+  }
+
+  /** /metrics/slis: kubernetes_healthcheck and kubernetes_healthchecks_total, in Prometheus text (series sorted, as client_golang writes them) */
+  slisText(): string {
+    const out: string[] = [];
+    out.push('# HELP kubernetes_healthcheck [STABLE] This metric records the result of a single healthcheck.', '# TYPE kubernetes_healthcheck gauge');
+    for (const k of [...this.sliLast.keys()].sort()) out.push(`kubernetes_healthcheck{${k}} ${this.sliLast.get(k)}`);
+    out.push('# HELP kubernetes_healthchecks_total [STABLE] This metric records the results of all healthcheck.', '# TYPE kubernetes_healthchecks_total counter');
+    for (const k of [...this.sliTotal.keys()].sort()) out.push(`kubernetes_healthchecks_total{${k}} ${this.sliTotal.get(k)}`);
+    return out.join('\n') + '\n';
   }
 
   /** the paths served: each endpoint and each of its checks (for the root path index) */
@@ -86,6 +110,7 @@ export class Health {
     const unmatched = new Set(excluded);
     checks.forEach((c, i) => {
       const r = results[i];
+      if (r !== 'excluded') this.observe(c.name, endpoint, r === undefined);
       if (r === 'excluded') {
         unmatched.delete(c.name);
         lines.push(`[+]${c.name} excluded: ok`);

@@ -405,7 +405,7 @@ export class APIServer {
 
   /** the paths GET / lists: the API's group versions (custom resources' too), health checks and the other endpoints, sorted */
   private rootPaths(): string[] {
-    const paths = new Set(['/api', '/api/v1', '/apis', '/apis/', '/metrics', '/openapi/v2', '/openapi/v3', '/openapi/v3/', '/version', ...this.health.paths()]);
+    const paths = new Set(['/api', '/api/v1', '/apis', '/apis/', '/metrics', '/metrics/slis', '/openapi/v2', '/openapi/v3', '/openapi/v3/', '/version', ...this.health.paths()]);
     for (const gv of this.discovery.groupVersions()) {
       if (gv.group === '') continue;
       paths.add(`/apis/${gv.group}`);
@@ -891,6 +891,13 @@ export class APIServer {
     }
     if (path === '/apis' || path === '/apis/') {
       this.discovery.serveRoot(req, res, false, this.address);
+      return;
+    }
+    if (path === '/metrics/slis') {
+      const body = Buffer.from(this.health.slisText());
+      res.setHeader('Content-Type', this.metrics.contentType);
+      res.setHeader('Content-Length', body.length);
+      res.end(body);
       return;
     }
     if (path === '/metrics') {

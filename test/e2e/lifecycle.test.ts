@@ -82,6 +82,15 @@ describe('health', () => {
     const both = await c.raw('GET', '/readyz?verbose&exclude=etcd&exclude=log');
     assert.match(both.text, /^\[\+\]etcd excluded: ok$/m);
     assert.match(both.text, /^\[\+\]log excluded: ok$/m);
+    // /metrics/slis: every check run by a root health endpoint, by check and endpoint (component SLIs)
+    const slis = await c.raw('GET', '/metrics/slis');
+    assert.equal(slis.status, 200);
+    assert.match(slis.headers['content-type'] as string, /^text\/plain/);
+    assert.match(slis.text, /^# HELP kubernetes_healthcheck \[STABLE\] This metric records the result of a single healthcheck\.\n# TYPE kubernetes_healthcheck gauge\n/);
+    assert.match(slis.text, /^kubernetes_healthcheck\{name="etcd",type="readyz"\} 1$/m);
+    assert.match(slis.text, /^kubernetes_healthcheck\{name="ping",type="livez"\} 1$/m);
+    assert.match(slis.text, /^# HELP kubernetes_healthchecks_total \[STABLE\] This metric records the results of all healthcheck\.$/m);
+    assert.match(slis.text, /^kubernetes_healthchecks_total\{name="ping",status="success",type="readyz"\} \d+$/m);
     // /livez/ is not a path kube-apiserver registers
     for (const p of ['/livez/', '/readyz/', '/healthz/']) {
       const r = await c.raw('GET', p);
