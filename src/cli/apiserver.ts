@@ -250,7 +250,8 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   misc.stringVar(o, 'proxyClientKeyFile', 'proxy-client-key-file', 'The private key of --proxy-client-cert-file.');
   misc.durationVar(o, 'eventTTL', 'event-ttl', 'Amount of time to retain events. An Event not written for this long is deleted.');
   const fg = s.flagSet('feature gate');
-  gate.addFlag(fg);
+  // (kube-apiserver 1.33's form: component:key=value, `kube` when no component is named)
+  gate.addFlag(fg, { component: 'kube' });
   const logs = s.flagSet('logs');
   klog.addFlags(logs);
   const gl = s.flagSet('global');

@@ -362,7 +362,7 @@ describe('compaction: 410 Gone', () => {
 describe('compaction off, WatchList off', () => {
   let cc: Cluster;
   before(async () => {
-    cc = await startCluster({ args: [NO_CA_PUBLISHER, '--etcd-compaction-interval=0', '--feature-gates=WatchList=false'] });
+    cc = await startCluster({ args: [NO_CA_PUBLISHER, '--etcd-compaction-interval=0', '--feature-gates=kube:WatchList=false'] });
   });
   after(async () => {
     await cc?.stop();
