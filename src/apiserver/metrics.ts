@@ -158,7 +158,7 @@ export class APIServerMetrics {
     client.collectDefaultMetrics({ register: this.registry });
     this.storageObjects = new client.Gauge({
       name: 'apiserver_storage_objects',
-      help: 'Number of stored objects at the time of last check split by kind.',
+      help: 'Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.',
       labelNames: ['resource'],
       registers: [this.registry],
     });
@@ -268,7 +268,7 @@ export class APIServerMetrics {
       'Response latency distribution (not counting webhook duration and priority & fairness queue wait times) in seconds for each verb, group, version, resource, subresource, scope and component.',
       this.slis,
     );
-    out.push('# HELP apiserver_longrunning_requests Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component.');
+    out.push('# HELP apiserver_longrunning_requests Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.');
     out.push('# TYPE apiserver_longrunning_requests gauge');
     for (const [k, v] of this.longRunning) out.push(`apiserver_longrunning_requests{${k}} ${v}`);
     histText(out, 'apiserver_response_sizes', 'Response size distribution in bytes for each group, version, verb, resource, subresource, scope and component.', this.responseSizes);
