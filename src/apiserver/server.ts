@@ -45,7 +45,8 @@ import { CRDManager } from './crd/manager.js';
 import { withCRDStrategy } from './crd/strategy.js';
 import { routeCustom } from './crd/route.js';
 import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
-import { apiServiceStoreOf, localAPIServices, servedGroupVersions, syncLocalAPIServices } from './apiservices.js';
+import { apiServiceStoreOf, AUTOMANAGED_LABEL, localAPIServices, servedGroupVersions, syncLocalAPIServices } from './apiservices.js';
+import { CacheFollower } from './cachefollower.js';
 import { APIServerMetrics, metricScope, metricVerb } from './metrics.js';
 import { Aggregator, type ProxyIdentity } from './aggregator/index.js';
 import { setResponseCompression } from './encode.js';
@@ -221,6 +222,8 @@ export class APIServer {
   private eventExpiry?: EventExpiry;
   private defaultServiceCIDR?: DefaultServiceCIDR;
   private ipAddressRepair?: IPAddressRepair;
+  /** follows the automanaged APIServices of the CRDs (crd/manager.ts syncAPIServices) */
+  private apiServiceKeeper?: CacheFollower;
   private identityLease?: IdentityLease;
   /** the proxying, availability and discovery of remote APIServices (aggregator/) */
   private aggregator?: Aggregator;
@@ -463,6 +466,15 @@ export class APIServer {
       apiServices: apiServiceStoreOf(this.store('apiregistration.k8s.io', 'APIService')),
     });
     await this.crds.start();
+    // the CRDs' APIServices are kept continuously, as kube-aggregator's autoregistration keeps them
+    const crds = this.crds;
+    this.apiServiceKeeper = new CacheFollower(
+      [this.store('apiregistration.k8s.io', 'APIService')],
+      () => crds.syncAPIServices(),
+      (e) => cfg.log.error(e, 'Keeping the APIServices of CustomResourceDefinitions failed'),
+      (e) => e.obj?.metadata?.labels?.[AUTOMANAGED_LABEL] === 'true',
+    );
+    this.apiServiceKeeper.start();
     this.crdsStarted = true;
     // kube-system/extension-apiserver-authentication: how this server authenticates (authinfo.ts)
     const cms = this.store('', 'ConfigMap');
@@ -675,6 +687,7 @@ export class APIServer {
     this.eventExpiry?.stop();
     this.defaultServiceCIDR?.stop();
     this.ipAddressRepair?.stop();
+    this.apiServiceKeeper?.stop();
     this.identityLease?.stop();
     this.aggregator?.stop();
     // stop listening, GOAWAY to HTTP/2 connections, idle HTTP/1.1 connections closed; watches end; in-flight requests finish

@@ -193,6 +193,24 @@ test('an APIService for each served group version, automanaged and local, as kub
   assert.match(ok(['get', 'apiservices']), /^v1beta1\.stable\.example\.com\s+Local\s+True\s/m);
 });
 
+test('the CRDs\' APIServices are kept as kube-aggregator\'s autoregistration keeps them: deleted, it comes back; a changed spec is put back; a stray one of theirs goes', async () => {
+  const P = '/apis/apiregistration.k8s.io/v1/apiservices';
+  const first = (await c.raw('GET', `${P}/v1.stable.example.com`)).json();
+  assert.equal((await c.raw('DELETE', `${P}/v1.stable.example.com`)).status, 200);
+  await until('recreated', async () => {
+    const r = await c.raw('GET', `${P}/v1.stable.example.com`);
+    return r.status === 200 && r.json().metadata.uid !== first.metadata.uid ? true : undefined;
+  });
+  const p = await c.raw('PATCH', `${P}/v1beta1.stable.example.com`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { spec: { versionPriority: 7 } } });
+  assert.equal(p.status, 200, p.text);
+  await until('spec put back', async () => ((await c.raw('GET', `${P}/v1beta1.stable.example.com`)).json().spec.versionPriority === 100 ? true : undefined));
+  const stray = await c.raw('POST', P, {
+    body: { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: 'v1.stray.example.com', labels: { 'kube-aggregator.kubernetes.io/automanaged': 'true' } }, spec: { group: 'stray.example.com', version: 'v1', groupPriorityMinimum: 1000, versionPriority: 100 } },
+  });
+  assert.equal(stray.status, 201, stray.text);
+  await until('the stray deleted', async () => ((await c.raw('GET', `${P}/v1.stray.example.com`)).status === 404 ? true : undefined));
+});
+
 test('create: defaults applied, unknown fields pruned (reported per fieldValidation), preserved where the schema says so', async () => {
   const warn = await c.raw('POST', BASE, { body: cron('warned', { bogus: 1, extra: { anything: { goes: true } } }) });
   assert.equal(warn.status, 201, warn.text);

@@ -185,16 +185,29 @@ export class CRDManager {
 
   /**
    * An APIService per group version the CRDs serve (`v1.stable.example.com`, automanaged, local),
-   * as kube-aggregator's autoregistration keeps them; removed when no CRD serves it any more.
+   * as kube-aggregator's autoregistration controller keeps those it manages continuously (label
+   * `true`): created when missing (deleted, say), its spec put back when it was changed, and one
+   * no CRD serves any more deleted. The server runs it on every change of the CRDs and of such
+   * APIServices.
    */
-  private async syncAPIServices(): Promise<void> {
+  async syncAPIServices(): Promise<void> {
     const store = this.o.apiServices;
     if (!store) return;
     const want = new Map<string, { group: string; version: string }>();
     for (const k of this.kinds()) want.set(apiServiceName(k), { group: k.group, version: k.version });
     const current = new Map(store.list().map((o) => [o.metadata.name as string, o]));
     for (const [name, gv] of want) {
-      if (current.has(name)) continue;
+      const cur = current.get(name);
+      const spec = { group: gv.group, version: gv.version, groupPriorityMinimum: CRD_GROUP_PRIORITY, versionPriority: CRD_VERSION_PRIORITY };
+      if (cur) {
+        // (one the aggregator does not manage, a user's, is left alone)
+        if (cur.metadata.labels?.[AUTOMANAGED_LABEL] === 'true' && !sameSpec(cur.spec, spec)) {
+          await store.replaceSpec(name, cur.metadata.uid, spec).catch((e) => {
+            if ((e as { code?: number }).code !== 404 && (e as { code?: number }).code !== 409) throw e;
+          });
+        }
+        continue;
+      }
       await store
         .create({
           apiVersion: 'apiregistration.k8s.io/v1',
@@ -207,8 +220,7 @@ export class CRDManager {
         });
     }
     for (const [name, o] of current) {
-      if (want.has(name) || o.metadata.labels?.[AUTOMANAGED_LABEL] !== 'true' || o.spec?.service) continue;
-      if (o.spec?.groupPriorityMinimum !== CRD_GROUP_PRIORITY) continue;
+      if (want.has(name) || o.metadata.labels?.[AUTOMANAGED_LABEL] !== 'true') continue;
       await store.delete(name, o.metadata.uid).catch((e) => {
         if ((e as { code?: number }).code !== 404 && (e as { code?: number }).code !== 409) throw e;
       });
@@ -415,4 +427,10 @@ export class CRDManager {
       { dryRun: false },
     );
   }
+}
+
+/** an APIService's spec is the one wanted: these four fields and nothing else (no service, caBundle, insecureSkipTLSVerify) */
+function sameSpec(have: any, want: Record<string, unknown>): boolean {
+  const keys = Object.keys(have ?? {}).filter((k) => have[k] !== undefined && have[k] !== null && !(k === 'insecureSkipTLSVerify' && have[k] === false));
+  return keys.length === Object.keys(want).length && Object.entries(want).every(([k, v]) => have?.[k] === v);
 }
