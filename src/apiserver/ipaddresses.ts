@@ -64,6 +64,9 @@ export function serviceCIDRRanges(store: ResourceStore): () => ServiceCIDRRange[
 }
 
 export class ServiceIPAddresses implements IPAddressBook {
+  /** the addresses whose IPAddress is being written for a Service just stored (the repair loop leaves them be) */
+  readonly claiming = new Set<string>();
+
   constructor(private readonly store: ResourceStore) {}
 
   has(ip: string): boolean {
@@ -71,11 +74,14 @@ export class ServiceIPAddresses implements IPAddressBook {
   }
 
   async claim(ip: string, svc: ServiceRef): Promise<void> {
+    this.claiming.add(ip);
     try {
       await this.store.create(ipAddressOf(ip, svc), { dryRun: false });
     } catch (e) {
       // (the repair loop may have written it first)
       if (!((e as { code?: number }).code === 409 && namesService(this.store.get('', ip)?.obj, svc))) throw e;
+    } finally {
+      this.claiming.delete(ip);
     }
   }
 
@@ -100,6 +106,8 @@ export class IPAddressRepair {
     private readonly services: ResourceStore,
     private readonly inRange: (ip: string) => boolean,
     private readonly log: Logger,
+    /** addresses whose IPAddress the allocator is writing right now */
+    private readonly claiming: ReadonlySet<string> = new Set(),
   ) {
     this.follower = new CacheFollower([ipaddresses], () => this.sync(), (e) => log.error(e, 'Repairing the IPAddresses of the Services failed'));
   }
@@ -170,6 +178,8 @@ export class IPAddressRepair {
     }
     const cur = this.ipaddresses.get('', ip)?.obj;
     if (!cur) {
+      // (a Service just stored whose IPAddress is on its way is not missing one)
+      if (this.claiming.has(ip)) return;
       this.log.warn(`the ClusterIP [IPv4]: ${ip} for Service ${ref.namespace}/${ref.name} is not allocated; repairing`);
       await this.write(ip, ref);
       return;

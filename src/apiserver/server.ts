@@ -222,6 +222,8 @@ export class APIServer {
   private eventExpiry?: EventExpiry;
   private defaultServiceCIDR?: DefaultServiceCIDR;
   private ipAddressRepair?: IPAddressRepair;
+  /** the IPAddress objects of the Services' cluster IPs (ipaddresses.ts) */
+  private readonly ipAddressBook: ServiceIPAddresses;
   /** follows the automanaged APIServices of the CRDs (crd/manager.ts syncAPIServices) */
   private apiServiceKeeper?: CacheFollower;
   private identityLease?: IdentityLease;
@@ -309,7 +311,8 @@ export class APIServer {
       equivalents: equivalentResolver(() => [...this.allStores, ...(this.crds?.stores() ?? [])]),
     });
     // cluster IPs come from the ServiceCIDRs and are held by IPAddress objects (ipaddresses.ts)
-    this.serviceAllocators.ips.attach(serviceCIDRRanges(this.store('networking.k8s.io', 'ServiceCIDR')), new ServiceIPAddresses(this.store('networking.k8s.io', 'IPAddress')));
+    this.ipAddressBook = new ServiceIPAddresses(this.store('networking.k8s.io', 'IPAddress'));
+    this.serviceAllocators.ips.attach(serviceCIDRRanges(this.store('networking.k8s.io', 'ServiceCIDR')), this.ipAddressBook);
     this.discovery = new Discovery(this.kinds);
     setResponseCompression(cfg.featureGates.get('APIResponseCompression') !== false);
     this.components.set('etcd-0', async () =>
@@ -499,7 +502,13 @@ export class APIServer {
     );
     await this.defaultServiceCIDR.start();
     // every Service's cluster IP has its IPAddress, and the allocator's IPAddresses a Service (ipaddresses.ts)
-    this.ipAddressRepair = new IPAddressRepair(this.store('networking.k8s.io', 'IPAddress'), this.store('', 'Service'), (ip) => this.serviceAllocators.ips.contains(ip), cfg.log);
+    this.ipAddressRepair = new IPAddressRepair(
+      this.store('networking.k8s.io', 'IPAddress'),
+      this.store('', 'Service'),
+      (ip) => this.serviceAllocators.ips.contains(ip),
+      cfg.log,
+      this.ipAddressBook.claiming,
+    );
     await this.ipAddressRepair.start();
     // this server's identity lease in kube-system (identitylease.ts)
     this.identityLease = new IdentityLease(this.store('coordination.k8s.io', 'Lease'), (e) => cfg.log.error(e, 'Renewing the API server identity lease failed'));

@@ -657,7 +657,8 @@ async function syncIPAddresses(a: ServiceAllocators, svc: any, claim: string[], 
   const book = a.ips.book;
   if (!book || (claim.length === 0 && free.length === 0)) return;
   const ref = { namespace: svc.metadata?.namespace ?? '', name: svc.metadata?.name ?? '' };
-  for (const ip of claim) await book.claim(ip, ref).catch((e) => a.log?.(e, `Writing the IPAddress ${ip} of Service ${ref.namespace}/${ref.name} failed`));
+  // (every claim starts at once: the book marks its addresses as being written before any await)
+  await Promise.all(claim.map((ip) => book.claim(ip, ref).catch((e) => a.log?.(e, `Writing the IPAddress ${ip} of Service ${ref.namespace}/${ref.name} failed`))));
   for (const ip of free) await book.free(ip, ref).catch((e) => a.log?.(e, `Deleting the IPAddress ${ip} of Service ${ref.namespace}/${ref.name} failed`));
 }
 
