@@ -82,6 +82,7 @@ import { applyDefaults } from '../schema/defaults/index.js';
 import type { Authorizer, UserInfo } from './authz.js';
 import { authorizeCreateOnWrite, authorizeUnsafeDelete, requestAttributes, type RBACResource } from './rbac/index.js';
 import { apply as ssaApply, managerOrUserAgent, resetFieldsFor, trackUpdate, validateFieldManager, type ManagerInfo } from '../patch/ssa/index.js';
+import { parentManagedFields, scaleManagedFields } from '../patch/ssa/scale.js';
 import { applyJSONPatch } from '../patch/jsonpatch.js';
 import { applyMergePatch } from '../patch/mergepatch.js';
 import { applyStrategicMergePatch } from '../patch/strategic.js';
@@ -1451,12 +1452,14 @@ export async function handlePatch(r: Request): Promise<void> {
   // the view a patch applies to (the object, or its Scale), and back
   const apply1 = (cur: any): any => {
     const base = view ? view.toView(cur) : cur;
+    // an apply to a Scale sees the parent's managers of replicas as the Scale's (ScaleHandler)
+    if (view && isApply) base.metadata.managedFields = scaleManagedFields(cur.metadata.managedFields);
     let patched: any;
     try {
       if (isApply) {
-        // (a Scale is applied as autoscaling/v1, its fields managed in the parent's version)
+        // (a Scale is applied as autoscaling/v1)
         const objectAPIVersion = view ? `${view.view.group}/${view.view.version}` : undefined;
-        patched = ssaApply(base, patch, typeOfView.type, { ...who, subresource: view ? '' : sub, force, kind: typeOfView.kind, objectAPIVersion });
+        patched = ssaApply(base, patch, typeOfView.type, { ...who, subresource: sub, force, kind: typeOfView.kind, objectAPIVersion });
         if (patched === base) return cur; // nothing changes
       } else if (ct === 'application/json-patch+json') {
         patched = applyJSONPatch(base, patch, { fieldValidation: level });
@@ -1501,7 +1504,16 @@ export async function handlePatch(r: Request): Promise<void> {
       if (conditions === undefined) delete next.status.conditions;
       else next.status.conditions = conditions;
     }
-    if (view) next = view.fromView(next, cur);
+    if (view) {
+      next = view.fromView(next, cur);
+      // the Scale's managers mapped back onto the parent's
+      if (isApply) {
+        next.metadata = { ...next.metadata };
+        const mf = parentManagedFields(cur.metadata.managedFields, patched.metadata?.managedFields, store.apiVersion);
+        if (mf) next.metadata.managedFields = mf;
+        else delete next.metadata.managedFields;
+      }
+    }
     if (!isApply) next = trackUpdate(cur, next, kind.type, { ...who, subresource: sub });
     if (!sub) rbacWriteCheck(r, next, cur);
     return next;

@@ -79,6 +79,29 @@ describe('server-side apply', () => {
     assert.equal(m['mgr-c/Apply'], undefined, 'a manager that owned nothing any more is gone');
   });
 
+  test('an apply to /scale conflicts with the parent\'s owner of replicas, and a forced one takes replicas over in the parent\'s managedFields (ScaleHandler)', async () => {
+    const dep = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'ssa-owner' },
+      spec: { replicas: 2, selector: { matchLabels: { app: 'ssa-owner' } }, template: { metadata: { labels: { app: 'ssa-owner' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+    };
+    ok(await apply(`${deploys}/ssa-owner`, 'a', dep), 201, 'create');
+    const scale = { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'ssa-owner', namespace: NS }, spec: { replicas: 3 } };
+    const conflict = expectStatus(await apply(`${deploys}/ssa-owner/scale`, 'b', scale), 409, 'Conflict', 'scale conflict');
+    assert.equal(conflict.message, 'Apply failed with 1 conflict: conflict with "a": .spec.replicas');
+    const forced = ok(await apply(`${deploys}/ssa-owner/scale`, 'b', scale, 'force=true'), 200, 'forced');
+    assert.equal(forced.kind, 'Scale');
+    assert.deepEqual(forced.spec, { replicas: 3 });
+    const after = await get(`${deploys}/ssa-owner`);
+    assert.equal(after.spec.replicas, 3);
+    const m = managers(after);
+    assert.deepEqual(m['b/Apply/scale'], { 'f:spec': { 'f:replicas': {} } });
+    assert.equal(after.metadata.managedFields.find((e: any) => e.manager === 'b').apiVersion, 'apps/v1');
+    assert.equal(m['a/Apply']['f:spec']['f:replicas'], undefined, 'a no longer owns replicas');
+    assert.ok(m['a/Apply']['f:spec']['f:template'], 'a keeps the rest');
+  });
+
   test('a conflict with an Update manager names its apiVersion; several conflicts are listed per manager', async () => {
     ok(await c.raw('POST', `${cms}?fieldManager=updater`, { body: cm('ssa-upd', { c: '1', d: '2' }) }), 201, 'create by update');
     const one = expectStatus(await apply(`${cms}/ssa-upd`, 'mgr-a', cm('ssa-upd', { c: 'x' })), 409, 'Conflict', 'one conflict');
