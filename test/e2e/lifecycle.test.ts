@@ -441,6 +441,10 @@ describe('command line', () => {
     assert.equal(r.status, 1);
     assert.equal(r.stderr, 'Error: unknown flag: --no-such-flag\n');
     assert.equal(r.stdout, '');
+    // --enable-priority-and-fairness: false (what Keelson does) is taken, true is refused with what to do
+    const pf = run(['server', '--enable-priority-and-fairness=true', '--data-dir', '/tmp/keelson-never-created']);
+    assert.equal(pf.status, 1);
+    assert.match(pf.stderr, /^Error: --enable-priority-and-fairness=true is not supported: Keelson has no API Priority and Fairness; leave it out or set it to false/);
     const a = run(['apiserver', '--secure-port=abc']);
     assert.equal(a.status, 1);
     assert.equal(a.stderr, 'Error: invalid argument "abc" for "--secure-port" flag: strconv.ParseInt: parsing "abc": invalid syntax\n');
