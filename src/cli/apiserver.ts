@@ -52,6 +52,8 @@ export interface APIServerOptions {
   maxMutatingRequestsInFlight: number;
   /** --enable-priority-and-fairness: only false, what Keelson does */
   enablePriorityAndFairness: boolean;
+  /** --profiling: only false, what Keelson does (no /debug/pprof) */
+  profiling: boolean;
   audit: { policyFile: string; logVersion: string; log: AuditLogOptions };
   certDir: string;
   tlsCertFile: string;
@@ -123,6 +125,8 @@ function defaults(allInOne: boolean): APIServerOptions {
     maxMutatingRequestsInFlight: 200,
     // (kube-apiserver's default is true; Keelson has the max-in-flight limits only)
     enablePriorityAndFairness: false,
+    // (kube-apiserver's default is true: Go's /debug/pprof, which a Node.js server cannot serve)
+    profiling: false,
     audit: { policyFile: '', logVersion: 'audit.k8s.io/v1', log: defaultAuditLogOptions() },
     certDir: '',
     tlsCertFile: '',
@@ -164,6 +168,7 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   g.boolVar(o, 'allowPrivileged', 'allow-privileged', 'If true, allow privileged containers.');
   g.stringVar(o, 'advertiseAddress', 'advertise-address', 'The IP address on which to advertise the apiserver to members of the cluster. If blank, the --bind-address will be used.');
   g.durationVar(o, 'livezGracePeriod', 'livez-grace-period', 'This option represents the maximum amount of time it should take for apiserver to complete its startup sequence and become live. From apiserver\'s start time to when this amount of time has elapsed, /livez will assume that unfinished post-start hooks will complete successfully and therefore return true.');
+  g.boolVar(o, 'profiling', 'profiling', 'Enable profiling via web interface host:port/debug/pprof/. (Keelson serves no /debug/pprof, which is Go\'s: only false is taken. Profile a Keelson process with Node.js\' own tools, --cpu-prof or the inspector.)');
   g.boolVar(o, 'enablePriorityAndFairness', 'enable-priority-and-fairness', 'If true, replace the max-in-flight handler with an enhanced one that queues and dispatches with priority and fairness. (Keelson has no API Priority and Fairness: only false is taken, and requests are limited by --max-requests-inflight and --max-mutating-requests-inflight, as kube-apiserver limits them with false. The FlowSchemas and PriorityLevelConfigurations are kept all the same.)');
   g.intVar(o, 'maxMutatingRequestsInFlight', 'max-mutating-requests-inflight', 'The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests with 429 Too Many Requests and Retry-After. Long-running requests (watch, exec, attach, log, port-forward, proxy) are not counted, and members of system:masters are never rejected. Zero for no limit. (Keelson has no API Priority and Fairness: this limit applies as kube-apiserver applies it with --enable-priority-and-fairness=false.)');
   g.intVar(o, 'maxRequestsInFlight', 'max-requests-inflight', 'The maximum number of non-mutating (get, list) requests in flight at a given time. When the server exceeds this, it rejects requests with 429 Too Many Requests and Retry-After. Long-running requests are not counted, and members of system:masters are never rejected. Zero for no limit.');
@@ -396,6 +401,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   if (o.requestTimeout < 0) limitErrs.push('--request-timeout can not be negative value');
   if (o.minRequestTimeout < 0) limitErrs.push('--min-request-timeout can not be negative value');
   if (o.eventTTL <= 0) limitErrs.push('--event-ttl must be greater than 0');
+  if (o.profiling) limitErrs.push('--profiling=true is not supported: Keelson serves no /debug/pprof (Go\'s profiling endpoints); leave it out or set it to false');
   if (o.enablePriorityAndFairness) limitErrs.push('--enable-priority-and-fairness=true is not supported: Keelson has no API Priority and Fairness; leave it out or set it to false (requests are limited by --max-requests-inflight and --max-mutating-requests-inflight)');
   if (limitErrs.length) throw new Error(limitErrs.join(', '));
   if (allInOne) {

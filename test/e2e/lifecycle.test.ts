@@ -445,6 +445,9 @@ describe('command line', () => {
     const pf = run(['server', '--enable-priority-and-fairness=true', '--data-dir', '/tmp/keelson-never-created']);
     assert.equal(pf.status, 1);
     assert.match(pf.stderr, /^Error: --enable-priority-and-fairness=true is not supported: Keelson has no API Priority and Fairness; leave it out or set it to false/);
+    const prof = run(['apiserver', '--profiling=true']);
+    assert.equal(prof.status, 1);
+    assert.match(prof.stderr, /^Error: --profiling=true is not supported: Keelson serves no \/debug\/pprof/);
     const a = run(['apiserver', '--secure-port=abc']);
     assert.equal(a.status, 1);
     assert.equal(a.stderr, 'Error: invalid argument "abc" for "--secure-port" flag: strconv.ParseInt: parsing "abc": invalid syntax\n');
