@@ -176,7 +176,7 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   g.durationVar(o, 'requestTimeout', 'request-timeout', 'An optional field indicating the duration a handler must keep a request open before timing it out (504 Timeout). This is the default request timeout for requests but may be overridden by flags such as --min-request-timeout for specific types of requests, and shortened by the timeout parameter of a request.');
   g.stringVar(o, 'serviceClusterIPRange', 'service-cluster-ip-range', 'A CIDR notation IP range from which to assign service cluster IPs. The first address is the kubernetes Service\'s. This must not overlap with any IP ranges assigned to nodes or pods.');
   g.stringVar(o, 'serviceNodePortRange', 'service-node-port-range', 'A port range to reserve for services with NodePort visibility. This must not overlap with the ephemeral port range on nodes. Example: \'30000-32767\'. Inclusive at both ends of the range.');
-  g.durationVar(o, 'shutdownDelayDuration', 'shutdown-delay-duration', 'Time to delay the termination. During that time the server keeps serving requests normally. The endpoints /healthz and /livez will return success, but /readyz immediately returns failure. Graceful termination starts after this delay has elapsed.');
+  g.durationVar(o, 'shutdownDelayDuration', 'shutdown-delay-duration', 'Time to delay the termination. During that time the server keeps serving requests normally. The endpoints /healthz and /livez will return success, but /readyz immediately returns failure. Graceful termination starts after this delay has elapsed. This can be used to allow load balancer to stop sending traffic to this server.');
   const e = s.flagSet('etcd');
   e.boolVar(
     o,
@@ -590,9 +590,10 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     contextName: 'keelson',
   });
   const cpu = process.cpuUsage();
+  // (kube-apiserver's line, as its secure serving writes it: printf-style, unquoted)
+  klog.log.infof('Serving securely on %s', server.address);
   // startup: since the options were read; sinceProcessStart and cpu: since Node.js started (module loading included)
-  log.info('Serving securely', {
-    address: server.address,
+  log.info('Started', {
     storage: backend.name,
     startup: `${Date.now() - started}ms`,
     sinceProcessStart: `${Math.round(process.uptime() * 1000)}ms`,

@@ -20,7 +20,7 @@ for (const [name, env, bundled] of [
     try {
       assert.match(c.logs, new RegExp(`"Command" bundle=${bundled}`));
       // the klog header names the source file of the call, through the source map
-      assert.match(c.logs, /apiserver\.ts:\d+\] "Serving securely"/);
+      assert.match(c.logs, /apiserver\.ts:\d+\] Serving securely on 127\.0\.0\.1:\d+$/m);
       const r = c.kubectl(['get', 'ns', 'kube-system', '-o', 'name']);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout.trim(), 'namespace/kube-system');
