@@ -1080,7 +1080,7 @@ export class APIServer {
       // (typed as every body: a value of the wrong type is a 400, not a fault further on)
       const binding = normalizeBody(r, decodeBody(r, await readBody(r.req), bk), bk, fieldValidationOf(r.query, r.req.method));
       if (binding.metadata?.name && binding.metadata.name !== info.name) {
-        throw errors.badRequest(`the name of the object (${binding.metadata.name}) does not match the name on the URL (${info.name})`);
+        throw errors.badRequest('name in URL does not match name in Binding object');
       }
       return bind(r, binding, this.virtualCtx, info.namespace, info.name);
     }

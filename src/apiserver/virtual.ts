@@ -175,11 +175,13 @@ async function admitPodSubresourceCreate(r: RequestBase, ctx: VirtualContext, na
 export async function bind(r: RequestBase, binding: any, ctx: VirtualContext, namespace: string, name: string): Promise<void> {
   const dryRun = dryRunOf(r.query);
   const target = binding?.target ?? {};
+  // ValidatePodBinding (Kubernetes answers its errors as a plain 500: a 422 here, the client's error)
   const errs = [];
-  if (!name) errs.push(field.required('metadata.name', 'name or generateName is required'));
   if (target.kind && target.kind !== 'Node') errs.push(field.notSupported('target.kind', target.kind, ['Node', '<empty>']));
   if (!target.name) errs.push(field.required('target.name', ''));
   if (errs.length) throw errors.invalid({ group: '', name: 'Binding' }, name, errs);
+  // (a Binding without a name names no pod: the store's key function refuses it)
+  if (!name) throw errors.badRequest('Name parameter required.');
   // a binding is a create on pods/binding, whose object is the Binding
   await admitPodSubresourceCreate(r, ctx, namespace, name, 'binding', binding, dryRun);
   await ctx.pods.guaranteedUpdate(
@@ -309,8 +311,8 @@ export async function evict(r: RequestBase, eviction: any, ctx: VirtualContext, 
   const del: any = { ...(eviction.deleteOptions ?? {}) };
   const bodyDry: string[] = Array.isArray(del.dryRun) ? del.dryRun : [];
   if (urlDry.length && bodyDry.length && urlDry.join('\u0000') !== bodyDry.join('\u0000')) {
-    // (Kubernetes answers this with a 500 of the same words: the client's error, so a 400 here)
-    throw errors.badRequest(`createOptions.DryRun should be the same as deleteOptions.DryRun, got [${urlDry.join(' ')}] and [${bodyDry.join(' ')}]`);
+    // (propagateDryRun's words; Kubernetes answers them as a plain 500: the client's error, so a 400 here)
+    throw errors.badRequest(`Non-matching dry-run options in request and content: [${urlDry.join(' ')}] and [${bodyDry.join(' ')}]`);
   }
   const dryRun = dryRunOf(r.query) || bodyDry.includes('All');
   // an eviction is a create on pods/eviction, whose object is the Eviction

@@ -108,6 +108,10 @@ test("a running pod asks its budget: 429 while the budget is unprocessed or has 
   assert.equal(dry.status, 201, dry.text);
   assert.equal((await get(`/apis/policy/v1/namespaces/${NS}/poddisruptionbudgets/web`)).status.disruptionsAllowed, 1);
   assert.equal((await get(`/api/v1/namespaces/${NS}/pods/web-1`)).metadata.deletionTimestamp, undefined);
+  // the request's dry run and the Eviction's must agree (propagateDryRun's words; 400 where Kubernetes answers 500)
+  const mixed = await evict('web-1', { query: '?dryRun=All', body: { deleteOptions: { dryRun: ['Other'] } } });
+  assert.equal(mixed.status, 400, mixed.text);
+  assert.equal(mixed.json().message, 'Non-matching dry-run options in request and content: [All] and [Other]');
 
   const ok = await evict('web-1');
   assert.equal(ok.status, 201, ok.text);
@@ -162,6 +166,13 @@ test('binding: the Binding\'s uid and resourceVersion are preconditions; a pod w
   assert.match(uid.json().message, /Precondition failed: UID in precondition: nope, UID in object meta: /);
   assert.equal((await get(`/api/v1/namespaces/${NS}/pods/bind-pre`)).spec.nodeName, undefined);
   assert.equal((await bind('bind-pre', { uid: p.metadata.uid, resourceVersion: p.metadata.resourceVersion })).status, 201);
+  // BindingREST's words: a body naming another pod, a Binding naming none
+  const other = await c.raw('POST', `/api/v1/namespaces/${NS}/pods/bind-pre/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'zz' }, target: { kind: 'Node', name: 'n1' } } });
+  assert.equal(other.status, 400);
+  assert.equal(other.json().message, 'name in URL does not match name in Binding object');
+  const unnamed = await c.raw('POST', `/api/v1/namespaces/${NS}/bindings`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: {}, target: { kind: 'Node', name: 'n1' } } });
+  assert.equal(unnamed.status, 400);
+  assert.equal(unnamed.json().message, 'Name parameter required.');
   await mk('bind-gated', { schedulingGates: [{ name: 'example.com/wait' }] });
   const gated = await bind('bind-gated');
   assert.equal(gated.status, 409, gated.text);
