@@ -958,6 +958,17 @@ export class APIServer {
         res.end(body);
         return;
       }
+      if (!/^\/apis?(\/|$)/.test(path)) {
+        // a path outside the API reaches kube-apiserver's NotFoundHandler: Go's http.NotFound
+        req.resume();
+        const body = Buffer.from('404 page not found\n');
+        res.statusCode = 404;
+        res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+        res.setHeader('X-Content-Type-Options', 'nosniff');
+        res.setHeader('Content-Length', body.length);
+        res.end(body);
+        return;
+      }
       throw errors.notFoundPath();
     }
     // a built-in resource first (a custom resource never takes a built-in one's name)

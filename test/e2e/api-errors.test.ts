@@ -67,9 +67,16 @@ describe('errors', () => {
     const d = status(await c.raw('GET', '/apis/apps/v1/namespaces/default/deployments/nope'), 404, 'NotFound');
     assert.equal(d.message, 'deployments.apps "nope" not found');
     assert.equal(d.details.group, 'apps');
-    for (const p of ['/api/v1/foos', '/apis/nope.example.com/v1/things', '/api/v2/pods', '/nonsense', '/api/v1/namespaces/default/nodes']) {
+    for (const p of ['/api/v1/foos', '/apis/nope.example.com/v1/things', '/api/v2/pods', '/api/v1/namespaces/default/nodes']) {
       const u = status(await c.raw('GET', p), 404, 'NotFound');
       assert.equal(u.message, 'the server could not find the requested resource', p);
+    }
+    // a path outside the API reaches kube-apiserver's NotFoundHandler: Go's http.NotFound, in text
+    for (const p of ['/nonsense', '/metrics/', '/debug/pprof/']) {
+      const r = await c.raw('GET', p);
+      assert.equal(r.status, 404, p);
+      assert.equal(r.headers['content-type'], 'text/plain; charset=utf-8');
+      assert.equal(r.text, '404 page not found\n');
     }
   });
 
