@@ -508,3 +508,21 @@ test('binding: errors come in the order of the spec checks; an update checks the
   const changed = bbase({ policyName: 'other', validationActions: ['Warn'], paramRef: { name: 'n', parameterNotFoundAction: 'Allow' } });
   assert.deepEqual(strs(validateValidatingAdmissionPolicyBindingUpdate(changed, old)), []);
 });
+
+test('an identifier a policy does not declare is a compile error in cel-go\'s checker\'s words: params without a paramKind, a misspelt variable', () => {
+  const p = base({
+    validations: [
+      { expression: 'params.x == 1' },
+      { expression: 'object.spec.containers.all(c, c.name != "") && objet.kind == "Pod"' },
+      { expression: "object.spec.containers.exists(c, c.name == 'a') && variables.v == 1 && namespaceObject.metadata.name != '' && request.operation == 'CREATE'" },
+    ],
+  });
+  assert.deepEqual(strs(validateValidatingAdmissionPolicy(p)), [
+    "spec.validations[0].expression: Invalid value: \"params.x == 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.x == 1\n | ^",
+    "spec.validations[1].expression: Invalid value: \"object.spec.containers.all(c, c.name != \\\"\\\") && objet.kind == \\\"Pod\\\"\": compilation failed: ERROR: <input>:1:48: undeclared reference to 'objet' (in container '')\n | object.spec.containers.all(c, c.name != \"\") && objet.kind == \"Pod\"\n | ...............................................^",
+  ]);
+  // with a paramKind, params is declared
+  const withParams = base({ paramKind: { apiVersion: 'v1', kind: 'ConfigMap' }, validations: [{ expression: 'params.data.x == "1"' }] });
+  assert.deepEqual(strs(validateValidatingAdmissionPolicy(withParams)), []);
+});
+

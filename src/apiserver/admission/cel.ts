@@ -286,7 +286,7 @@ function lex(src: string): Tok[] {
 
 type Node =
   | { k: 'lit'; v: Value }
-  | { k: 'id'; name: string }
+  | { k: 'id'; name: string; pos?: number }
   | { k: 'sel'; target: Node; field: string; test?: boolean; optional?: boolean }
   | { k: 'index'; target: Node; index: Node; optional?: boolean }
   | { k: 'call'; fn: string; target?: Node; args: Node[] }
@@ -446,7 +446,7 @@ function parse(src: string): Node {
           }
           return { k: 'call', fn: t.v, args: a };
         }
-        return { k: 'id', name: t.v };
+        return { k: 'id', name: t.v, pos: t.pos };
       }
       case 'op':
         if (t.v === '.') {
@@ -1033,6 +1033,70 @@ export function evaluateCELValue(expr: string, vars: Record<string, unknown>): u
 }
 
 /** the parse error of an expression, or undefined when it parses */
+/**
+ * The first identifier of an expression that is neither declared, nor bound by a macro, nor a
+ * type name, with its offset: what cel-go's checker reports as an undeclared reference (its
+ * functions are not checked here). Undefined when every one is declared, or the expression does
+ * not parse.
+ */
+export function celUndeclaredReference(expr: string, declared: ReadonlySet<string>): { name: string; pos: number } | undefined {
+  const n = compiled(expr);
+  if (n instanceof CelError) return undefined;
+  const TYPES = new Set(['int', 'uint', 'double', 'string', 'bool', 'bytes', 'list', 'map', 'null_type', 'type']);
+  const walk = (x: Node, bound: ReadonlySet<string>): { name: string; pos: number } | undefined => {
+    switch (x.k) {
+      case 'lit':
+        return undefined;
+      case 'id':
+        return declared.has(x.name) || bound.has(x.name) || TYPES.has(x.name) ? undefined : { name: x.name, pos: x.pos ?? 0 };
+      case 'sel':
+        return walk(x.target, bound);
+      case 'index':
+        return walk(x.target, bound) ?? walk(x.index, bound);
+      case 'call': {
+        if (x.target) {
+          const t = walk(x.target, bound);
+          if (t) return t;
+        }
+        for (const a of x.args) {
+          const r = walk(a, bound);
+          if (r) return r;
+        }
+        return undefined;
+      }
+      case 'list':
+        for (const i of x.items) {
+          const r = walk(i, bound);
+          if (r) return r;
+        }
+        return undefined;
+      case 'map':
+        for (const [k, v] of x.entries) {
+          const r = walk(k, bound) ?? walk(v, bound);
+          if (r) return r;
+        }
+        return undefined;
+      case 'unary':
+        return walk(x.arg, bound);
+      case 'bin':
+        return walk(x.l, bound) ?? walk(x.r, bound);
+      case 'cond':
+        return walk(x.c, bound) ?? walk(x.t, bound) ?? walk(x.f, bound);
+      case 'macro': {
+        const t = walk(x.target, bound);
+        if (t) return t;
+        const inner = new Set(bound).add(x.v);
+        for (const a of x.args) {
+          const r = walk(a, inner);
+          if (r) return r;
+        }
+        return undefined;
+      }
+    }
+  };
+  return walk(n, new Set());
+}
+
 export function celSyntaxError(expr: string): string | undefined {
   try {
     compiled(expr);

@@ -6,7 +6,8 @@
 // matchResources and validation actions. Objects arrive in their v1 form, defaulted; ObjectMeta is
 // checked by the store. CEL expressions are parsed with Keelson's interpreter: a syntax error is
 // reported as Kubernetes reports a compile error ("compilation failed: ..."), with our parser's
-// message; CEL type checking (undeclared references, result types) is not done here.
+// message, and an identifier the policy does not declare (params without a paramKind, a misspelt
+// variable) in cel-go's checker's words; the rest of CEL type checking (functions, result types) is not done here.
 //
 // Not here (it needs the request's user, the authorizer and the resource resolver): when these
 // checks pass, Kubernetes' strategies also require that the user may `get` the param resources
@@ -16,7 +17,7 @@
 //
 // (It lives beside the admission plugin, not in schema/validation/, because it parses CEL with the
 // plugin's interpreter; the strategies add it to the kinds' validation.)
-import { celSyntaxError } from './cel.js';
+import { celSyntaxError, celUndeclaredReference } from './cel.js';
 import { JSONPath } from '../../kubectl/jsonpath.js';
 import { FAILURE_POLICIES, MATCH_POLICIES, validateRule } from '../../schema/validation/admissionregistration.js';
 import { child, duplicate, forbidden, GoRepr, goQuote, goStrings, goStruct, idx, invalid, notSupported, required, tooMany, type Errs } from '../../schema/validation/errs.js';
@@ -57,9 +58,32 @@ const isCELIdentifier = (name: string): boolean => CEL_IDENT.test(name) && !CEL_
  * issue text is our parser's syntax error. `source` is the text compiled, `shown` the value
  * printed (Kubernetes compiles some fields trimmed and prints them untrimmed).
  */
-function compileErrors(path: string, source: string, shown: string): Errs {
+function compileErrors(path: string, source: string, shown: string, declared?: ReadonlySet<string>): Errs {
   const msg = celSyntaxError(source);
-  return msg === undefined ? [] : [invalid(path, shown, `compilation failed: ${msg}`)];
+  if (msg !== undefined) return [invalid(path, shown, `compilation failed: ${msg}`)];
+  const undeclared = declared ? celUndeclaredReference(source, declared) : undefined;
+  return undeclared ? [invalid(path, shown, `compilation failed: ${celIssue(source, undeclared.pos, `undeclared reference to '${undeclared.name}' (in container '')`)}`)] : [];
+}
+
+/** cel-go's display of an issue: `ERROR: <input>:line:column: message`, the line, a caret under the column */
+function celIssue(source: string, pos: number, message: string): string {
+  const before = source.slice(0, pos);
+  const line = before.split('\n').length;
+  const start = before.lastIndexOf('\n') + 1;
+  const end = source.indexOf('\n', pos);
+  const text = source.slice(start, end < 0 ? source.length : end);
+  const col = [...source.slice(start, pos)].length;
+  return `ERROR: <input>:${line}:${col + 1}: ${message}\n | ${text}\n | ${'.'.repeat(col)}^`;
+}
+
+/**
+ * The variables a policy's expressions may name (plugin/cel's declarations for a
+ * ValidatingAdmissionPolicy: params only with a paramKind)
+ */
+function policyDeclarations(hasParams: boolean): ReadonlySet<string> {
+  const d = new Set(['object', 'oldObject', 'request', 'namespaceObject', 'authorizer', 'variables']);
+  if (hasParams) d.add('params');
+  return d;
 }
 
 // ---- shared parts ----
@@ -95,7 +119,7 @@ function validateNamedRuleWithOperations(rule: Record<string, any>, path: string
 }
 
 /** validateMatchConditions: at most 64, each named (a qualified name, unique) with an expression */
-export function validateMatchConditions(conditions: unknown, path: string): Errs {
+export function validateMatchConditions(conditions: unknown, path: string, declared?: ReadonlySet<string>): Errs {
   const list = arr(conditions);
   const errs: Errs = [];
   if (list.length > MAX_MATCH_CONDITIONS) errs.push(tooMany(path, list.length, MAX_MATCH_CONDITIONS));
@@ -106,7 +130,7 @@ export function validateMatchConditions(conditions: unknown, path: string): Errs
     const expression = trimSpace(str(c.expression));
     // the trimmed expression is compiled, and printed
     if (expression.length === 0) errs.push(required(child(p, 'expression'), ''));
-    else errs.push(...compileErrors(child(p, 'expression'), expression, expression));
+    else errs.push(...compileErrors(child(p, 'expression'), expression, expression, declared));
     const name = str(c.name);
     if (name.length === 0) errs.push(required(child(p, 'name'), ''));
     else errs.push(...validateQualifiedName(name, child(p, 'name')));
@@ -159,27 +183,27 @@ function validateParamKind(pk: Record<string, any>, path: string): Errs {
   return errs;
 }
 
-function validateVariable(v: Record<string, any>, path: string): Errs {
+function validateVariable(v: Record<string, any>, path: string, declared: ReadonlySet<string>): Errs {
   const errs: Errs = [];
   const name = str(v.name);
   if (trimSpace(name).length === 0) errs.push(required(child(path, 'name'), 'name is not specified'));
   else if (!isCELIdentifier(name)) errs.push(invalid(child(path, 'name'), name, 'name is not a valid CEL identifier'));
   const expression = str(v.expression);
   if (trimSpace(expression).length === 0) errs.push(required(child(path, 'expression'), 'expression is not specified'));
-  else errs.push(...compileErrors(child(path, 'expression'), expression, expression));
+  else errs.push(...compileErrors(child(path, 'expression'), expression, expression, declared));
   return errs;
 }
 
-function validateValidation(v: Record<string, any>, path: string): Errs {
+function validateValidation(v: Record<string, any>, path: string, declared: ReadonlySet<string>): Errs {
   const errs: Errs = [];
   const expression = str(v.expression);
   if (trimSpace(expression).length === 0) errs.push(required(child(path, 'expression'), 'expression is not specified'));
-  else errs.push(...compileErrors(child(path, 'expression'), expression, expression));
+  else errs.push(...compileErrors(child(path, 'expression'), expression, expression, declared));
   const messageExpression = str(v.messageExpression);
   const trimmedMessageExpression = trimSpace(messageExpression);
   if (messageExpression.length > 0 && trimmedMessageExpression.length === 0)
     errs.push(invalid(child(path, 'messageExpression'), messageExpression, 'must be non-empty if specified'));
-  else if (trimmedMessageExpression.length > 0) errs.push(...compileErrors(child(path, 'messageExpression'), messageExpression, messageExpression));
+  else if (trimmedMessageExpression.length > 0) errs.push(...compileErrors(child(path, 'messageExpression'), messageExpression, messageExpression, declared));
   const message = str(v.message);
   const trimmedMessage = trimSpace(message);
   if (message.length > 0 && trimmedMessage.length === 0) errs.push(invalid(child(path, 'message'), message, 'message must be non-empty if specified'));
@@ -188,7 +212,7 @@ function validateValidation(v: Record<string, any>, path: string): Errs {
   return errs;
 }
 
-function validateAuditAnnotation(policyName: string, a: Record<string, any>, path: string): Errs {
+function validateAuditAnnotation(policyName: string, a: Record<string, any>, path: string, declared: ReadonlySet<string>): Errs {
   const errs: Errs = [];
   const key = str(a.key);
   // the key becomes "<policy name>/<key>" in the audit event
@@ -201,7 +225,7 @@ function validateAuditAnnotation(policyName: string, a: Record<string, any>, pat
   else if (byteLength(trimmed) > MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH)
     errs.push(required(vePath, `must not exceed ${MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH} bytes in length`));
   // compiled trimmed, printed as given
-  else errs.push(...compileErrors(vePath, trimmed, valueExpression));
+  else errs.push(...compileErrors(vePath, trimmed, valueExpression, declared));
   return errs;
 }
 
@@ -235,15 +259,16 @@ function validatePolicySpec(policy: any, o: PolicyOptions): Errs {
     // at least one resource rule: it gives the expressions their type information
     if (arr(spec.matchConstraints.resourceRules).length === 0) errs.push(required(child(path, 'matchConstraints', 'resourceRules'), ''));
   }
-  if (!o.ignoreMatchConditions) errs.push(...validateMatchConditions(spec.matchConditions, child(path, 'matchConditions')));
-  arr(spec.variables).forEach((v, i) => errs.push(...validateVariable(obj(v), idx(child(path, 'variables'), i))));
+  const declared = policyDeclarations(isSet(spec.paramKind));
+  if (!o.ignoreMatchConditions) errs.push(...validateMatchConditions(spec.matchConditions, child(path, 'matchConditions'), declared));
+  arr(spec.variables).forEach((v, i) => errs.push(...validateVariable(obj(v), idx(child(path, 'variables'), i), declared)));
   const validations = arr(spec.validations);
   const auditAnnotations = arr(spec.auditAnnotations);
   if (validations.length === 0 && auditAnnotations.length === 0) {
     errs.push(required(child(path, 'validations'), 'validations or auditAnnotations must contain at least one item'));
     errs.push(required(child(path, 'auditAnnotations'), 'validations or auditAnnotations must contain at least one item'));
   } else {
-    validations.forEach((v, i) => errs.push(...validateValidation(obj(v), idx(child(path, 'validations'), i))));
+    validations.forEach((v, i) => errs.push(...validateValidation(obj(v), idx(child(path, 'validations'), i), declared)));
     const aaPath = child(path, 'auditAnnotations');
     if (auditAnnotations.length > MAX_AUDIT_ANNOTATIONS)
       errs.push(invalid(aaPath, goAuditAnnotations(auditAnnotations), `must not have more than ${MAX_AUDIT_ANNOTATIONS} auditAnnotations`));
@@ -251,7 +276,7 @@ function validatePolicySpec(policy: any, o: PolicyOptions): Errs {
     const name = str(policy?.metadata?.name);
     auditAnnotations.forEach((a0, i) => {
       const a = obj(a0);
-      errs.push(...validateAuditAnnotation(name, a, idx(aaPath, i)));
+      errs.push(...validateAuditAnnotation(name, a, idx(aaPath, i), declared));
       const key = str(a.key);
       if (keys.has(key)) errs.push(duplicate(child(idx(aaPath, i), 'key'), key));
       keys.add(key);
