@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import { getVersionInfo, formatVersionRaw, formatVersionLine, setDynamicVersion } from './version.js';
+import { goQuote, goQuoteList } from '../machinery/gostrings.js';
 
 // `yaml` is loaded on first use: most runs read no config file, and it costs ~40 ms to load.
 let yamlModule: typeof import('yaml') | undefined;
@@ -27,39 +28,6 @@ function yaml(): typeof import('yaml') {
 // ─────────────────────────────────────────────────────────────────────────────
 // Go-compatible scalar helpers
 // ─────────────────────────────────────────────────────────────────────────────
-
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-/** Go's strconv.Quote: a double-quoted string with Go escape sequences. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    switch (ch) {
-      case '"': out += '\\"'; continue;
-      case '\\': out += '\\\\'; continue;
-      case '\x07': out += '\\a'; continue;
-      case '\b': out += '\\b'; continue;
-      case '\f': out += '\\f'; continue;
-      case '\n': out += '\\n'; continue;
-      case '\r': out += '\\r'; continue;
-      case '\t': out += '\\t'; continue;
-      case '\v': out += '\\v'; continue;
-    }
-    if (c >= 0x20 && c < 0x7f) { out += ch; continue; }
-    if (c >= 0xd800 && c <= 0xdfff) { out += '\\ufffd'; continue; } // lone surrogate: not valid UTF-8
-    if (c >= 0x80 && PRINTABLE.test(ch)) { out += ch; continue; }
-    if (c < 0x80) out += '\\x' + c.toString(16).padStart(2, '0');
-    else if (c < 0x10000) out += '\\u' + c.toString(16).padStart(4, '0');
-    else out += '\\U' + c.toString(16).padStart(8, '0');
-  }
-  return out + '"';
-}
-
-/** Go's %q of a []string: `["a" "b"]`. */
-export function goQuoteList(list: readonly string[]): string {
-  return '[' + list.map(goQuote).join(' ') + ']';
-}
 
 function numError(fn: string, s: string, what: 'invalid syntax' | 'value out of range'): Error {
   return new Error(`strconv.${fn}: parsing ${goQuote(s)}: ${what}`);

@@ -18,7 +18,8 @@
 import { readFileSync, existsSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FlagSet, parseGoUint, goQuote, DurationValue, holder, QuantityValue, BoolValue, StringValue, type Value, type FeatureGate, type FeatureSpec } from './flags.js';
+import { FlagSet, parseGoUint, DurationValue, holder, QuantityValue, BoolValue, StringValue, type Value, type FeatureGate, type FeatureSpec } from './flags.js';
+import { goQuote } from '../machinery/gostrings.js';
 
 // ── configuration ──────────────────────────────────────────────────────────
 

@@ -420,35 +420,6 @@ export function textToString(b: Buffer, start: number, end: number): string | un
   return start === end ? '' : (b as NodeBuffer).latin1Slice(start, end);
 }
 
-/** Go's %#v of a string (strconv.Quote), for error messages */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    switch (ch) {
-      case '"':
-        out += '\\"';
-        continue;
-      case '\\':
-        out += '\\\\';
-        continue;
-      case '\n':
-        out += '\\n';
-        continue;
-      case '\r':
-        out += '\\r';
-        continue;
-      case '\t':
-        out += '\\t';
-        continue;
-    }
-    if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
-    else if (c === 0xfffd) out += '\\ufffd';
-    else out += ch;
-  }
-  return out + '"';
-}
-
 // ---------------------------------------------------------------- well-formedness
 
 /**

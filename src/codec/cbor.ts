@@ -71,7 +71,6 @@ import {
   bytesToString,
   checkWellFormed,
   goBase64Error,
-  goQuote,
   halfToNumber,
   hasSelfDescribedTag,
   stripSelfDescribedTag,
@@ -80,6 +79,7 @@ import {
   u64String,
   wellFormedEnd,
 } from './cbor-wire.js';
+import { goQuote } from '../machinery/gostrings.js';
 
 export { CBORDecodeError, CBOREncodeError, CBORRaw, CBORSequenceSplitter, SELF_DESCRIBED, hasSelfDescribedTag, stripSelfDescribedTag };
 

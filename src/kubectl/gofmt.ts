@@ -14,6 +14,8 @@
 //   - Array                  → []interface {}
 //   - plain object           → map[string]interface {}
 
+import { goQuote, goQuoteRune, goQuoteToASCII, isPrintRune } from '../machinery/gostrings.js';
+
 export type IntKind = 'int' | 'int8' | 'int16' | 'int32' | 'int64' | 'uint' | 'uint8' | 'uint16' | 'uint32' | 'uint64' | 'uintptr';
 
 /** A Go integer value with its kind. */
@@ -77,47 +79,13 @@ export function runeCount(s: string): number {
 // strconv: quoting
 // ─────────────────────────────────────────────────────────────────────────────
 
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u;
+// (shared with the API server's messages: ../machinery/gostrings.ts)
 
-/** unicode.IsPrint (Go): letters, marks, numbers, punctuation, symbols and the ASCII space. */
-export function isPrintRune(c: number): boolean {
-  if (c === 0x20) return true;
-  if (c < 0x20 || c === 0x7f) return false;
-  if (c >= 0xd800 && c <= 0xdfff) return false;
-  return PRINTABLE.test(String.fromCodePoint(c));
-}
-
-function escapeRune(c: number, quote: string, asciiOnly: boolean): string {
-  const ch = String.fromCodePoint(c);
-  if (ch === quote || ch === '\\') return '\\' + ch;
-  if (asciiOnly ? c < 0x80 && isPrintRune(c) : isPrintRune(c)) return ch;
-  switch (c) {
-    case 0x07: return '\\a';
-    case 0x08: return '\\b';
-    case 0x0c: return '\\f';
-    case 0x0a: return '\\n';
-    case 0x0d: return '\\r';
-    case 0x09: return '\\t';
-    case 0x0b: return '\\v';
-  }
-  if (c < 0x20 || c === 0x7f) return '\\x' + c.toString(16).padStart(2, '0');
-  if (c >= 0xd800 && c <= 0xdfff) return '\\ufffd';
-  if (c > 0x10ffff) return '\\ufffd';
-  if (c < 0x10000) return '\\u' + c.toString(16).padStart(4, '0');
-  return '\\U' + c.toString(16).padStart(8, '0');
-}
+export { isPrintRune, goQuoteRune as quoteRune };
 
 /** strconv.Quote (or QuoteToASCII). */
 export function quote(s: string, asciiOnly = false): string {
-  let out = '"';
-  for (const ch of s) out += escapeRune(ch.codePointAt(0)!, '"', asciiOnly);
-  return out + '"';
-}
-
-/** strconv.QuoteRune. */
-export function quoteRune(c: number, asciiOnly = false): string {
-  if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) || c < 0) c = 0xfffd;
-  return "'" + escapeRune(c, "'", asciiOnly) + "'";
+  return asciiOnly ? goQuoteToASCII(s) : goQuote(s);
 }
 
 /** strconv.CanBackquote. */
@@ -620,7 +588,7 @@ class Printer {
       this.pad("'" + String.fromCodePoint(r) + "'");
       return;
     }
-    this.pad(quoteRune(r, this.f.plus));
+    this.pad(goQuoteRune(r, this.f.plus));
   }
 
   fmtUnicode(u: bigint): void {
@@ -1147,7 +1115,7 @@ export function goJSONSyntaxError(text: string): string | undefined {
   };
   const bad = (context: string): never => {
     const c = text.codePointAt(i)!;
-    throw new Error(`invalid character ${c === 0x27 ? "'\\''" : c === 0x22 ? `'"'` : quoteRune(c)} ${context}`);
+    throw new Error(`invalid character ${c === 0x27 ? "'\\''" : c === 0x22 ? `'"'` : goQuoteRune(c)} ${context}`);
   };
   const eof = (): never => {
     throw new Error('unexpected end of JSON input');
@@ -1217,7 +1185,7 @@ export function goJSONSyntaxError(text: string): string | undefined {
         for (let k = 1; k < lit.length; k++) {
           i++;
           if (i >= n) eof();
-          if (text[i] !== lit[k]) bad(`in literal ${lit} (expecting ${quoteRune(lit.charCodeAt(k))})`);
+          if (text[i] !== lit[k]) bad(`in literal ${lit} (expecting ${goQuoteRune(lit.charCodeAt(k))})`);
         }
         i++;
         return;

@@ -226,25 +226,6 @@ export function goSprint(v: unknown, verb: 'v' | 's' = 'v', nested = false): str
   }
 }
 
-/** Go's strconv.Quote for the strings that appear in messages (ASCII printable kept, others escaped). */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"' || ch === '\\') out += '\\' + ch;
-    else if (c === 7) out += '\\a';
-    else if (c === 8) out += '\\b';
-    else if (c === 12) out += '\\f';
-    else if (c === 10) out += '\\n';
-    else if (c === 13) out += '\\r';
-    else if (c === 9) out += '\\t';
-    else if (c === 11) out += '\\v';
-    else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0');
-    else out += ch;
-  }
-  return out + '"';
-}
-
 /** A deep copy of a JSON value. */
 export function cloneJSON<T>(v: T): T {
   if (v === null || typeof v !== 'object') return v;

@@ -26,7 +26,8 @@
 // - `test` compares structurally, but an array element that is null makes the library
 //   dereference a nil node: kube-apiserver panics (plain-text 500), and so do replace/test of ""
 //   without a value.
-import { PatchError, cloneJSON, getOwn, goQuote, hasOwn, isMap, setOwn } from './errors.js';
+import { PatchError, cloneJSON, getOwn, hasOwn, isMap, setOwn } from './errors.js';
+import { goQuote } from '../machinery/gostrings.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 

@@ -36,7 +36,6 @@ import {
   cloneJSON,
   deepEqualJSON,
   getOwn,
-  goQuote,
   goSprint,
   goStringCompare,
   goTypeName,
@@ -45,6 +44,7 @@ import {
   setOwn,
 } from './errors.js';
 import type { FieldValidation } from './jsonpatch.js';
+import { goQuote } from '../machinery/gostrings.js';
 
 type JMap = Record<string, unknown>;
 

@@ -4,12 +4,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   FlagSet, NamedFlagSets, FeatureGate, Command, printSections, flagUsagesWrapped, loadConfigFile, applyConfig,
-  parseDuration, formatDuration, parseDurationNs, formatDurationNs, parseGoInt, parseGoFloat, formatGoFloat, goQuote,
+  parseDuration, formatDuration, parseDurationNs, formatDurationNs, parseGoInt, parseGoFloat, formatGoFloat,
   readCSVRecord, writeCSVRecord, HelpRequested, NotExistError, ValueRequiredError, InvalidValueError, InvalidSyntaxError,
   ConfigFileError, type Writer,
 } from '../../src/cli/flags.js';
 import { DEFAULT_GIT_VERSION } from '../../src/cli/version.js';
 import { tempDir } from '../tempdir.js';
+import { goQuote } from '../../src/machinery/gostrings.js';
 
 function sink(): Writer & { text: string } {
   const w = { text: '', write(s: string) { w.text += s; return true; } };

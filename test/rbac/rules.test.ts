@@ -7,14 +7,13 @@ import {
   compactRules,
   compactString,
   covers,
-  goQuote,
-  goQuoteList,
   aggregateMessages,
   ruleAllows,
   rulesEqual,
   type PolicyRule,
   type RuleRequest,
 } from '../../src/apiserver/rbac/rules.js';
+import { goQuote, goQuoteList } from '../../src/machinery/gostrings.js';
 
 const res = (verb: string, apiGroup: string, resource: string, extra: Partial<RuleRequest> = {}): RuleRequest => ({
   verb,

@@ -14,8 +14,7 @@ import type { Attributes, Authorizer, UserInfo } from '../authz.js';
 import type { KindDecl } from '../../schema/model.js';
 import type { AdmissionAttributes, AdmissionPlugin } from './types.js';
 import { asArray, forbidden, isObject } from './util.js';
-
-const goQuote = (s: string) => JSON.stringify(s);
+import { goQuote } from '../../machinery/gostrings.js';
 
 function signerAttributes(user: UserInfo, verb: string, name: string): Attributes {
   return { user, verb, name, apiGroup: 'certificates.k8s.io', apiVersion: '*', resource: 'signers', resourceRequest: true };

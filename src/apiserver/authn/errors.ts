@@ -41,24 +41,3 @@ export function asError(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
-/** Go's %q of a string, close enough for the messages Kubernetes formats with it. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0');
-    else if (c === 0xfffd) out += '\\ufffd';
-    else out += ch;
-  }
-  return out + '"';
-}
-
-/** Go's %q of a []string: `["a" "b"]`. */
-export function goQuoteList(list: readonly string[]): string {
-  return `[${list.map(goQuote).join(' ')}]`;
-}

@@ -14,9 +14,9 @@
 // system:unauthenticated).
 import type { Attributes, UserInfo } from '../authz.js';
 import { StatusError } from '../../machinery/errors.js';
-import { goQuote } from './errors.js';
 import { headerFirst, headerNames, headerValues, unescapeExtraKey, type AuthnRequest } from './request.js';
 import { makeGroupNames, makeUsername, splitUsername } from './serviceaccount.js';
+import { goQuote } from '../../machinery/gostrings.js';
 
 export const IMPERSONATE_USER_HEADER = 'Impersonate-User';
 export const IMPERSONATE_GROUP_HEADER = 'Impersonate-Group';

@@ -16,10 +16,11 @@
 // holds them and their service account is the one they name.
 import { createPublicKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { UserInfo } from '../authz.js';
-import { aggregate, AuthenticationError, goQuote, goQuoteList } from './errors.js';
+import { aggregate, AuthenticationError } from './errors.js';
 import { b64urlDecodeStrict, keyIDFromPublicKey, parseCompact, signCompact, verifyJWS, type PublicKeyEntry } from './jose.js';
 import type { AuthResult, TokenAuthenticator } from './types.js';
 import { CREDENTIAL_ID_KEY } from './x509.js';
+import { goQuote, goQuoteList } from '../../machinery/gostrings.js';
 
 export const LEGACY_ISSUER = 'kubernetes/serviceaccount';
 export const SERVICE_ACCOUNT_USERNAME_PREFIX = 'system:serviceaccount:';

@@ -21,7 +21,7 @@ import { StatusError, type StatusDetails } from '../../machinery/errors.js';
 import { parseFieldSelector, parseLabelSelector, requiresExactMatch, type FieldTerm, type Requirement } from '../../machinery/selectors.js';
 import type { Attributes, Authorizer, UserInfo } from '../authz.js';
 import type { RequestInfo } from '../requestinfo.js';
-import { goQuote } from './rules.js';
+import { goQuote } from '../../machinery/gostrings.js';
 
 /** the attributes with the selectors of a list, watch or deletecollection (the Node authorizer reads them) */
 export interface RequestAttributes extends Attributes {

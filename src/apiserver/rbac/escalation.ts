@@ -20,7 +20,8 @@ import type { Authorizer, UserInfo } from '../authz.js';
 import { newForbidden } from './attributes.js';
 import { SYSTEM_PRIVILEGED_GROUP } from './authorizers.js';
 import { RBAC_GROUP, type RBACResolver, type RBACResource, type RoleRef } from './resolver.js';
-import { aggregateMessages, compactRules, compactString, covers, goQuote, goQuoteList, normalizeRule, type PolicyRule } from './rules.js';
+import { aggregateMessages, compactRules, compactString, covers, normalizeRule, type PolicyRule } from './rules.js';
+import { goQuote, goQuoteList } from '../../machinery/gostrings.js';
 
 /** `*` on every resource and every URL: what an aggregationRule needs */
 export const FULL_AUTHORITY: PolicyRule[] = [

@@ -17,8 +17,9 @@
 import type { Attributes, UserInfo } from '../authz.js';
 import type { FieldTerm } from '../../machinery/selectors.js';
 import type { AuthorizationResult, ModeAuthorizer, RulesResult } from './authorizers.js';
-import { goQuote, rulesAllow, type PolicyRule } from './rules.js';
+import { rulesAllow, type PolicyRule } from './rules.js';
 import type { ChangeType } from './resolver.js';
+import { goQuote } from '../../machinery/gostrings.js';
 
 export const NODES_GROUP = 'system:nodes';
 export const NODE_USER_PREFIX = 'system:node:';

@@ -7,7 +7,8 @@
 // namespaced request) the RoleBindings of that namespace. A binding whose role is missing is an
 // error of resolution, reported beside the rules found, never a reason to stop.
 import type { UserInfo } from '../authz.js';
-import { goQuote, normalizeRule, type PolicyRule } from './rules.js';
+import { normalizeRule, type PolicyRule } from './rules.js';
+import { goQuote } from '../../machinery/gostrings.js';
 
 export type RBACResource = 'roles' | 'rolebindings' | 'clusterroles' | 'clusterrolebindings';
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';

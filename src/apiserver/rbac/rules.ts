@@ -12,6 +12,7 @@
 //  - nonResourceURLs: `*`, the exact path, or a prefix ending in `*` (`/apis/*` matches `/apis/x`
 //    and `/apis/`, not `/apis`).
 import type { Attributes } from '../authz.js';
+import { goQuoteList } from '../../machinery/gostrings.js';
 
 export interface PolicyRule {
   verbs: string[];
@@ -199,52 +200,6 @@ export function compactRules(rules: readonly PolicyRule[]): PolicyRule[] {
 }
 
 // ---- Go formatting (messages must read as kube-apiserver's) ----
-
-/** Go's strconv.Quote (%q of a string) */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    switch (ch) {
-      case '"':
-        out += '\\"';
-        continue;
-      case '\\':
-        out += '\\\\';
-        continue;
-      case '\n':
-        out += '\\n';
-        continue;
-      case '\t':
-        out += '\\t';
-        continue;
-      case '\r':
-        out += '\\r';
-        continue;
-      case '\x07':
-        out += '\\a';
-        continue;
-      case '\b':
-        out += '\\b';
-        continue;
-      case '\f':
-        out += '\\f';
-        continue;
-      case '\v':
-        out += '\\v';
-        continue;
-    }
-    if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
-    else if ((c >= 0x80 && c < 0xa0) || c === 0xad || c === 0xfffd) out += c > 0xff ? `\\u${c.toString(16).padStart(4, '0')}` : `\\u00${c.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return out + '"';
-}
-
-/** Go's %q of a []string: `["a" "b"]` */
-export function goQuoteList(list: readonly string[] | undefined): string {
-  return `[${(list ?? []).map(goQuote).join(' ')}]`;
-}
 
 /** the compact form of a rule Kubernetes prints in escalation errors: `{APIGroups:[""], Resources:["pods"], Verbs:["get"]}` */
 export function compactString(r: PolicyRule): string {

@@ -2,7 +2,8 @@
 import { StatusError, type StatusCause } from '../../machinery/errors.js';
 import type { FieldSet } from './fieldset.js';
 import { parseManagerId } from './managed.js';
-import { compareStrings, goQuote, pathString } from './pathelement.js';
+import { compareStrings, pathString } from './pathelement.js';
+import { goQuote } from '../../machinery/gostrings.js';
 
 export interface FieldConflict {
   /** the other manager's name */

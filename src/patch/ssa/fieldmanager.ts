@@ -35,9 +35,10 @@ import {
   type Managed,
   type ManagedFieldsEntry,
 } from './managed.js';
-import { equalValues, fieldPE, goJSON, isMap, isPrint } from './pathelement.js';
+import { equalValues, fieldPE, goJSON, isMap } from './pathelement.js';
 import { rootShape, type Shape } from './shape.js';
 import { compare, ensureNamedFieldsAreMembers, merge, MergeError, removeItems, toFieldSet, validate, validationMessage, type Comparison } from './typed.js';
+import { isPrintRune } from '../../machinery/gostrings.js';
 
 export interface ManagerInfo {
   /** the field manager: the `fieldManager` parameter, else defaultFieldManager(User-Agent) */
@@ -686,7 +687,7 @@ function managerFromAgent(userAgent: string): string {
   let out = '';
   let bytes = 0;
   for (const ch of head) {
-    if (!isPrint(ch.codePointAt(0)!)) continue;
+    if (!isPrintRune(ch.codePointAt(0)!)) continue;
     const n = Buffer.byteLength(ch);
     if (bytes + n > FIELD_MANAGER_MAX_LENGTH) break;
     out += ch;
@@ -710,7 +711,7 @@ export function validateFieldManager(fieldManager: string, path = 'fieldManager'
   let i = 0;
   for (const ch of fieldManager) {
     const cp = ch.codePointAt(0)!;
-    if (!isPrint(cp)) out.push(field.invalid(path, fieldManager, `invalid character U+${cp.toString(16).toUpperCase().padStart(4, '0')} (at position ${i})`));
+    if (!isPrintRune(cp)) out.push(field.invalid(path, fieldManager, `invalid character U+${cp.toString(16).toUpperCase().padStart(4, '0')} (at position ${i})`));
     i += Buffer.byteLength(ch);
   }
   return out;

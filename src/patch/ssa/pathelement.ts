@@ -10,6 +10,8 @@
 // Ordering follows structured-merge-diff's PathElement.Compare (fields, then keys, then values,
 // then indexes), which is the order of the keys of a fieldsV1 object.
 
+import { goQuote } from '../../machinery/gostrings.js';
+
 export type PathElement =
   | { readonly t: 'f'; readonly name: string; readonly s: string }
   | { readonly t: 'k'; readonly fields: readonly (readonly [string, unknown])[]; readonly s: string }
@@ -277,56 +279,6 @@ export function comparePE(a: PathElement, b: PathElement): number {
 // ---------------------------------------------------------------------------------------------
 // Human-readable paths, as conflict messages and StatusCauses show them: `.spec.replicas`,
 // `.spec.containers[name="nginx"].image`, `.metadata.finalizers[="a"]`, `.x[3]`.
-
-/** Go's %q for a string: strconv.Quote. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    switch (ch) {
-      case '"':
-        out += '\\"';
-        continue;
-      case '\\':
-        out += '\\\\';
-        continue;
-      case '\x07':
-        out += '\\a';
-        continue;
-      case '\b':
-        out += '\\b';
-        continue;
-      case '\f':
-        out += '\\f';
-        continue;
-      case '\n':
-        out += '\\n';
-        continue;
-      case '\r':
-        out += '\\r';
-        continue;
-      case '\t':
-        out += '\\t';
-        continue;
-      case '\v':
-        out += '\\v';
-        continue;
-    }
-    if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0');
-    else if (isPrint(c)) out += ch;
-    else if (c < 0x10000) out += '\\u' + c.toString(16).padStart(4, '0');
-    else out += '\\U' + c.toString(16).padStart(8, '0');
-  }
-  return out + '"';
-}
-
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-/** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
-export function isPrint(codePoint: number): boolean {
-  if (codePoint >= 0x21 && codePoint <= 0x7e) return true;
-  if (codePoint === 0x20) return true;
-  return PRINTABLE.test(String.fromCodePoint(codePoint));
-}
 
 /** value.ToString */
 export function valueString(v: unknown): string {

@@ -12,8 +12,9 @@
 // Values are plain JSON (objects, arrays, strings, numbers, booleans, null). `undefined` stands
 // for "absent" (Go's nil value) where a walker compares two sides.
 import { FieldSet } from './fieldset.js';
-import { equalValues, fieldPE, goQuote, isMap, keyPE, valuePE, peString, type PathElement } from './pathelement.js';
+import { equalValues, fieldPE, isMap, keyPE, valuePE, peString, type PathElement } from './pathelement.js';
 import { childShape, hasMapAtom, isNamedField, keyDefault, listShapeOf, type ListShape, type Shape } from './shape.js';
+import { goQuote } from '../../machinery/gostrings.js';
 
 type Kind = 'leaf' | 'map' | 'list';
 

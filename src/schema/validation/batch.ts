@@ -19,6 +19,7 @@ import {
 import { validatePodTemplateSpec } from './pod.js';
 import { cronParseError, loadLocationError } from './cron.js';
 import { semEqual, semEqualRef, T } from './semantic.js';
+import { goQuoteList } from '../../machinery/gostrings.js';
 
 const MAX_PARALLELISM_INDEXED = 100000;
 const MAX_FAILED_INDEXES = 100000;
@@ -36,7 +37,6 @@ const PFP_ACTIONS = ['Count', 'FailIndex', 'FailJob', 'Ignore'];
 const EXIT_OPS = ['In', 'NotIn'];
 const COND_STATUS = ['False', 'True', 'Unknown'];
 
-const goQuotedList = (a: string[]) => `[${a.map((s) => JSON.stringify(s)).join(' ')}]`;
 
 function validateHasLabel(labels: any, path: string, k: string, expected: string): Errs {
   const l = obj(labels);
@@ -111,7 +111,7 @@ function validatePodFailurePolicy(spec: any, path: string): Errs {
     const p = idx(rp, i);
     const ap = child(p, 'action');
     const action = str(r.action);
-    if (!action) errs.push(required(ap, `valid values: ${goQuotedList(PFP_ACTIONS)}`));
+    if (!action) errs.push(required(ap, `valid values: ${goQuoteList(PFP_ACTIONS)}`));
     else if (action === 'FailIndex') {
       if (!isSet(spec.backoffLimitPerIndex)) errs.push(invalid(ap, action, 'requires the backoffLimitPerIndex to be set'));
     } else if (!PFP_ACTIONS.includes(action)) errs.push(notSupported(ap, action, PFP_ACTIONS));
@@ -120,7 +120,7 @@ function validatePodFailurePolicy(spec: any, path: string): Errs {
       const op = child(p, 'onExitCodes');
       const opPath = child(op, 'operator');
       const oper = str(oe.operator);
-      if (!oper) errs.push(required(opPath, `valid values: ${goQuotedList(EXIT_OPS)}`));
+      if (!oper) errs.push(required(opPath, `valid values: ${goQuoteList(EXIT_OPS)}`));
       else if (!EXIT_OPS.includes(oper)) errs.push(notSupported(opPath, oper, EXIT_OPS));
       if (isSet(oe.containerName) && !names.has(oe.containerName)) errs.push(invalid(child(op, 'containerName'), str(oe.containerName), 'must be one of the container or initContainer names in the pod template'));
       const vp = child(op, 'values');
@@ -145,7 +145,7 @@ function validatePodFailurePolicy(spec: any, path: string): Errs {
         const pp = idx(cp, j);
         errs.push(...validateQualifiedName(str(c?.type), child(pp, 'type')));
         const st = str(c?.status);
-        if (!st) errs.push(required(child(pp, 'status'), `valid values: ${goQuotedList(COND_STATUS)}`));
+        if (!st) errs.push(required(child(pp, 'status'), `valid values: ${goQuoteList(COND_STATUS)}`));
         else if (!COND_STATUS.includes(st)) errs.push(notSupported(child(pp, 'status'), st, COND_STATUS));
       });
     }

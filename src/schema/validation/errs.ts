@@ -2,6 +2,7 @@
 // cover: values printed as Go prints them (`%#v` of a struct, a Stringer's String()), the
 // `Too many` type, and errors on the root path (Go prints ": <body>" for those).
 import { FieldError, field, type FieldErrorType } from '../../machinery/errors.js';
+import { goQuote } from '../../machinery/gostrings.js';
 
 export type Errs = FieldError[];
 
@@ -115,26 +116,7 @@ export const key = (p: string, k: string): string => `${p}[${k}]`;
 
 // ---- Go renderings ----
 
-/** Go's %q of a string. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
-    else if (c === 0x07) out += '\\a';
-    else if (c === 0x08) out += '\\b';
-    else if (c === 0x0c) out += '\\f';
-    else if (c === 0x0a) out += '\\n';
-    else if (c === 0x0d) out += '\\r';
-    else if (c === 0x09) out += '\\t';
-    else if (c === 0x0b) out += '\\v';
-    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
-    else if (c >= 0x80 && c < 0xa0) out += `\\u00${c.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return out + '"';
-}
+export { goQuote };
 
 /** `[]string{"a", "b"}`, `[]string(nil)` for an absent slice, `[]string{}` for an empty one */
 export function goStrings(a: readonly string[] | null | undefined, type = '[]string'): GoRepr {

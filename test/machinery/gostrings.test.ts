@@ -1,0 +1,61 @@
+// Go's strconv quoting and friends, shared by every module that writes Kubernetes' messages.
+// The expected strings are what Go's strconv.Quote / QuoteToASCII / QuoteRune write.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { goQuote, goQuoteList, goQuoteRune, goQuoteToASCII, isPrintRune } from '../../src/machinery/gostrings.js';
+
+test('goQuote: ASCII, quotes, backslashes and the named escapes', () => {
+  assert.equal(goQuote(''), '""');
+  assert.equal(goQuote('abc def'), '"abc def"');
+  assert.equal(goQuote('a"b\\c'), '"a\\"b\\\\c"');
+  assert.equal(goQuote("it's"), `"it's"`);
+  assert.equal(goQuote('\x07\b\f\n\r\t\v'), '"\\a\\b\\f\\n\\r\\t\\v"');
+  assert.equal(goQuote('\x00\x01\x1b\x7f'), '"\\x00\\x01\\x1b\\x7f"');
+});
+
+test('goQuote: printable runes stay, other runes are \\u or \\U escapes (unicode.IsPrint)', () => {
+  assert.equal(goQuote('héllo 日本 😀'), '"héllo 日本 😀"');
+  // C1 controls, NO-BREAK SPACE, SOFT HYPHEN: not printable in Go (some copies kept them)
+  assert.equal(goQuote('\u0085\u009f'), '"\\u0085\\u009f"');
+  assert.equal(goQuote('a\u00a0b'), '"a\\u00a0b"');
+  assert.equal(goQuote('\u00ad'), '"\\u00ad"');
+  assert.equal(goQuote('\u00a1\u00ff'), '"\u00a1\u00ff"');
+  assert.equal(goQuote('\u200b\u2028\ufeff'), '"\\u200b\\u2028\\ufeff"');
+  assert.equal(goQuote('\u{e0001}'), '"\\U000e0001"');
+  assert.equal(goQuote('\u{f0000}'), '"\\U000f0000"');
+});
+
+test('goQuote: U+FFFD is printable; a lone surrogate is the U+FFFD Go would hold in its place', () => {
+  // some copies wrote \ufffd for U+FFFD itself, or kept / escaped a lone surrogate
+  assert.equal(goQuote('a\ufffdb'), '"a\ufffdb"');
+  assert.equal(goQuote('a\ud800b'), '"a\ufffdb"');
+  assert.equal(goQuote('\udc00'), '"\ufffd"');
+  assert.equal(goQuoteToASCII('\ud800'), '"\\ufffd"');
+});
+
+test('goQuoteToASCII, goQuoteRune, goQuoteList', () => {
+  assert.equal(goQuoteToASCII('é日😀\n'), '"\\u00e9\\u65e5\\U0001f600\\n"');
+  assert.equal(goQuoteRune(0x61), "'a'");
+  assert.equal(goQuoteRune(0x27), "'\\''");
+  assert.equal(goQuoteRune(0x22), `'"'`);
+  assert.equal(goQuoteRune(0xd800), "'\ufffd'");
+  assert.equal(goQuoteRune(0x110000), "'\ufffd'");
+  assert.equal(goQuoteRune(0xe9, true), "'\\u00e9'");
+  assert.equal(goQuoteList(['a', 'b"c']), '["a" "b\\"c"]');
+  assert.equal(goQuoteList([]), '[]');
+  assert.equal(goQuoteList(undefined), '[]');
+  // one argument: safe to pass to map (an index must not turn on QuoteToASCII)
+  assert.deepEqual(['é', 'é'].map(goQuote), ['"é"', '"é"']);
+});
+
+test('isPrintRune follows unicode.IsPrint', () => {
+  assert.equal(isPrintRune(0x20), true);
+  assert.equal(isPrintRune(0x7e), true);
+  assert.equal(isPrintRune(0x7f), false);
+  assert.equal(isPrintRune(0x09), false);
+  assert.equal(isPrintRune(0xa0), false);
+  assert.equal(isPrintRune(0x3000), false); // IDEOGRAPHIC SPACE (Zs)
+  assert.equal(isPrintRune(0xe9), true);
+  assert.equal(isPrintRune(0xd800), false);
+  assert.equal(isPrintRune(0x1f600), true);
+});
