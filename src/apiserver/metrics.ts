@@ -6,6 +6,7 @@
 // request on the hot path (label hashing and object spreads), these cost well under 1 µs.
 // prom-client still provides the process metrics and the rest.
 import client from 'prom-client';
+import { goFloat } from '../machinery/gostrings.js';
 
 const DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 /** apiserver_request_sli_duration_seconds: kube-apiserver's buckets (its SLOs are 1 s and 30 s) */
@@ -50,18 +51,6 @@ function histText(out: string[], name: string, help: string, all: Map<string, Hi
     out.push(`${name}_sum{${h.labels}} ${h.sum}`);
     out.push(`${name}_count{${h.labels}} ${h.count}`);
   }
-}
-
-/**
- * A bucket bound as Go's client writes it (strconv's shortest 'g' form): an exponent from 10^6 up
- * and below 10^-4, of at least two digits ("1e+06"), plain digits between.
- */
-export function goFloat(v: number): string {
-  if (v === 0 || !Number.isFinite(v)) return String(v);
-  const exp = Math.floor(Math.log10(Math.abs(v)));
-  if (exp >= -4 && exp < 6) return String(v);
-  const [mantissa, e] = v.toExponential().split('e') as [string, string];
-  return `${mantissa}e${e[0]}${e.slice(1).padStart(2, '0')}`;
 }
 
 function esc(v: string): string {

@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import { getVersionInfo, formatVersionRaw, formatVersionLine, setDynamicVersion } from './version.js';
-import { goQuote, goQuoteList } from '../machinery/gostrings.js';
+import { goFloat, goQuote, goQuoteList } from '../machinery/gostrings.js';
 
 // `yaml` is loaded on first use: most runs read no config file, and it costs ~40 ms to load.
 let yamlModule: typeof import('yaml') | undefined;
@@ -130,21 +130,6 @@ export function parseGoFloat(s: string): number {
   const v = Number(s.replace(/_/g, ''));
   if (!Number.isFinite(v)) throw numError('ParseFloat', s, 'value out of range');
   return v;
-}
-
-/** Go's strconv.FormatFloat(f, 'g', -1, 64), as pflag prints float64 flags. */
-export function formatGoFloat(f: number): string {
-  if (Number.isNaN(f)) return 'NaN';
-  if (f === Infinity) return '+Inf';
-  if (f === -Infinity) return '-Inf';
-  if (f === 0) return Object.is(f, -0) ? '-0' : '0';
-  const [mant, e] = f.toExponential().split('e') as [string, string];
-  const x = parseInt(e, 10);
-  if (x < -4 || x >= 6) {
-    const sign = x < 0 ? '-' : '+';
-    return `${mant}e${sign}${String(Math.abs(x)).padStart(2, '0')}`;
-  }
-  return String(f);
 }
 
 /** Go's strconv.ParseBool. */
@@ -458,7 +443,7 @@ export class IntValue extends BaseValue<number> {
 
 export class Float64Value extends BaseValue<number> {
   set(s: string): void { this.slot.set(parseGoFloat(s)); }
-  toString(): string { return formatGoFloat(this.slot.get()); }
+  toString(): string { return goFloat(this.slot.get()); }
   type(): string { return 'float64'; }
   fromConfig(raw: unknown): number {
     if (typeof raw === 'number') return raw;

@@ -14,7 +14,7 @@
 //   - Array                  → []interface {}
 //   - plain object           → map[string]interface {}
 
-import { goQuote, goQuoteRune, goQuoteToASCII, isPrintRune } from '../machinery/gostrings.js';
+import { goFormatFloat, goQuote, goQuoteRune, goQuoteToASCII, isPrintRune } from '../machinery/gostrings.js';
 
 export type IntKind = 'int' | 'int8' | 'int16' | 'int32' | 'int64' | 'uint' | 'uint8' | 'uint16' | 'uint32' | 'uint64' | 'uintptr';
 
@@ -203,187 +203,9 @@ export function unquote(s: string): string {
 // strconv: floats
 // ─────────────────────────────────────────────────────────────────────────────
 
-interface Decimal {
-  /** significant digits, no leading or trailing zeros ('' for zero) */
-  d: string;
-  /** decimal point position: value = 0.d × 10^dp */
-  dp: number;
-}
+// (shared with the API server's messages: ../machinery/gostrings.ts)
 
-/** The shortest digits that round-trip (what Go's Ryu shortest mode and JS both produce). */
-function shortestDecimal(f: number): Decimal {
-  if (f === 0) return { d: '', dp: 0 };
-  const [mant, exp] = Math.abs(f).toExponential().split('e') as [string, string];
-  const d = mant.replace('.', '').replace(/0+$/, '');
-  return { d, dp: parseInt(exp, 10) + 1 };
-}
-
-/** The exact decimal expansion of a double. */
-function exactDecimal(f: number): Decimal {
-  if (f === 0) return { d: '', dp: 0 };
-  const buf = new DataView(new ArrayBuffer(8));
-  buf.setFloat64(0, Math.abs(f));
-  const hi = buf.getUint32(0);
-  const lo = buf.getUint32(4);
-  const bexp = (hi >>> 20) & 0x7ff;
-  let mant = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
-  let e2: number;
-  if (bexp === 0) e2 = -1074;
-  else {
-    mant |= 1n << 52n;
-    e2 = bexp - 1075;
-  }
-  let digits: string;
-  let dp: number;
-  if (e2 >= 0) {
-    digits = (mant << BigInt(e2)).toString();
-    dp = digits.length;
-  } else {
-    // mant / 2^-e2 = mant * 5^-e2 / 10^-e2
-    const n = mant * 5n ** BigInt(-e2);
-    digits = n.toString();
-    dp = digits.length + e2;
-  }
-  const stripped = digits.replace(/^0+/, '');
-  dp -= digits.length - stripped.length;
-  return { d: stripped.replace(/0+$/, ''), dp };
-}
-
-/** Rounds the exact decimal to nd digits, half to even (strconv's decimal.Round). */
-function roundDecimal(x: Decimal, nd: number): Decimal {
-  if (nd < 0) return { d: '', dp: 0 };
-  if (nd >= x.d.length) return x;
-  const next = x.d.charCodeAt(nd) - 48;
-  let up: boolean;
-  if (next > 5) up = true;
-  else if (next < 5) up = false;
-  else if (nd + 1 < x.d.length) up = true; // more nonzero digits follow (trailing zeros were trimmed)
-  else up = nd > 0 && (x.d.charCodeAt(nd - 1) - 48) % 2 === 1;
-  let digits = x.d.slice(0, nd);
-  let dp = x.dp;
-  if (up) {
-    const arr = digits.split('').map((c) => c.charCodeAt(0) - 48);
-    let i = arr.length - 1;
-    while (i >= 0 && arr[i] === 9) {
-      arr[i] = 0;
-      i--;
-    }
-    if (i < 0) {
-      arr.unshift(1);
-      dp++;
-      arr.pop();
-      digits = arr.join('');
-      if (arr.length === 0) digits = '1';
-    } else {
-      arr[i]!++;
-      digits = arr.join('');
-    }
-    if (nd === 0) {
-      digits = '1';
-    }
-  }
-  digits = digits.replace(/0+$/, '');
-  if (digits === '') dp = 0;
-  return { d: digits, dp };
-}
-
-function fmtE(neg: boolean, d: Decimal, prec: number, e: string): string {
-  let s = neg ? '-' : '';
-  s += d.d.length ? d.d[0] : '0';
-  if (prec > 0) {
-    s += '.';
-    let i = 1;
-    const m = Math.min(d.d.length, prec + 1);
-    if (i < m) {
-      s += d.d.slice(i, m);
-      i = m;
-    }
-    for (; i <= prec; i++) s += '0';
-  }
-  s += e;
-  let exp = d.d.length === 0 ? 0 : d.dp - 1;
-  let sign = '+';
-  if (exp < 0) {
-    sign = '-';
-    exp = -exp;
-  }
-  s += sign + (exp < 10 ? '0' + exp : String(exp));
-  return s;
-}
-
-function fmtF(neg: boolean, d: Decimal, prec: number): string {
-  let s = neg ? '-' : '';
-  if (d.dp > 0) {
-    const m = Math.min(d.d.length, d.dp);
-    s += d.d.slice(0, m);
-    for (let k = m; k < d.dp; k++) s += '0';
-  } else s += '0';
-  if (prec > 0) {
-    s += '.';
-    for (let i = 0; i < prec; i++) {
-      const j = d.dp + i;
-      s += j >= 0 && j < d.d.length ? d.d[j] : '0';
-    }
-  }
-  return s;
-}
-
-/** strconv.FormatFloat(f, fmt, prec, 64) for fmt in e, E, f, g, G. */
-export function formatFloat(f: number, fmt: 'e' | 'E' | 'f' | 'g' | 'G', prec: number): string {
-  if (Number.isNaN(f)) return 'NaN';
-  if (f === Infinity) return '+Inf';
-  if (f === -Infinity) return '-Inf';
-  const neg = f < 0 || Object.is(f, -0);
-  const shortest = prec < 0;
-  let digs: Decimal;
-  if (shortest) {
-    digs = shortestDecimal(f);
-    switch (fmt) {
-      case 'e':
-      case 'E':
-        prec = Math.max(digs.d.length - 1, 0);
-        break;
-      case 'f':
-        prec = Math.max(digs.d.length - digs.dp, 0);
-        break;
-      default:
-        prec = digs.d.length;
-    }
-  } else {
-    const exact = exactDecimal(f);
-    switch (fmt) {
-      case 'e':
-      case 'E':
-        digs = roundDecimal(exact, prec + 1);
-        break;
-      case 'f':
-        digs = roundDecimal(exact, exact.dp + prec);
-        break;
-      default:
-        if (prec === 0) prec = 1;
-        digs = roundDecimal(exact, prec);
-    }
-  }
-  switch (fmt) {
-    case 'e':
-    case 'E':
-      return fmtE(neg, digs, prec, fmt);
-    case 'f':
-      return fmtF(neg, digs, prec);
-    default: {
-      let eprec = prec;
-      if (eprec > digs.d.length && digs.d.length >= digs.dp) eprec = digs.d.length;
-      if (shortest) eprec = 6;
-      const exp = digs.dp - 1;
-      if (exp < -4 || exp >= eprec) {
-        if (prec > digs.d.length) prec = digs.d.length;
-        return fmtE(neg, digs, prec - 1, fmt === 'g' ? 'e' : 'E');
-      }
-      if (prec > digs.dp) prec = digs.d.length;
-      return fmtF(neg, digs, Math.max(prec - digs.dp, 0));
-    }
-  }
-}
+export { goFormatFloat as formatFloat };
 
 // ─────────────────────────────────────────────────────────────────────────────
 // fmt
@@ -487,7 +309,7 @@ class Printer {
   fmtFloat(v: number, verb: string, prec: number): void {
     if (this.f.precPresent) prec = this.f.prec;
     const fmtc = (verb === 'F' ? 'f' : verb) as 'e' | 'E' | 'f' | 'g' | 'G';
-    let num = formatFloat(v, fmtc, prec);
+    let num = goFormatFloat(v, fmtc, prec);
     if (num[0] !== '-' && num[0] !== '+') num = '+' + num;
     if (this.f.space && num[0] === '+' && !this.f.plus) num = ' ' + num.slice(1);
     if (num[1] === 'I' || num[1] === 'N') {
@@ -1010,13 +832,13 @@ export function jsonString(s: string): string {
 }
 
 function jsonNumber(v: number): string {
-  if (!Number.isFinite(v)) throw new Error(`json: unsupported value: ${formatFloat(v, 'g', -1)}`);
+  if (!Number.isFinite(v)) throw new Error(`json: unsupported value: ${goFormatFloat(v, 'g', -1)}`);
   const abs = Math.abs(v);
   if (abs !== 0 && (abs < 1e-6 || abs >= 1e21)) {
     // Go: 'e' format with the exponent's leading zero dropped (1e-07 -> 1e-7)
-    return formatFloat(v, 'e', -1).replace(/e([+-])0(\d)$/, 'e$1$2');
+    return goFormatFloat(v, 'e', -1).replace(/e([+-])0(\d)$/, 'e$1$2');
   }
-  return formatFloat(v, 'f', -1);
+  return goFormatFloat(v, 'f', -1);
 }
 
 /**

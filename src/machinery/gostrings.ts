@@ -1,5 +1,6 @@
 // Go's formatting of strings and values, shared by every module that writes a message the way
-// Kubernetes (or kubectl) writes it: strconv's quoting (%q), unicode.IsPrint.
+// Kubernetes (or kubectl) writes it: strconv's quoting (%q), unicode.IsPrint,
+// strconv's float formatting.
 //
 // Kubernetes' error messages, warnings and log lines are part of Keelson's interface (clients and
 // tests compare them byte for byte), so these reproduce Go's output exactly rather than doing
@@ -82,4 +83,194 @@ export function goQuoteRune(c: number, asciiOnly = false): string {
 /** Go's %q of a []string: `["a" "b"]` (a nil slice prints as `[]`). */
 export function goQuoteList(list: readonly string[] | undefined): string {
   return '[' + (list ?? []).map(goQuote).join(' ') + ']';
+}
+
+// ---------------------------------------------------------------------------------------------
+// strconv: floats
+
+interface Decimal {
+  /** significant digits, no leading or trailing zeros ('' for zero) */
+  d: string;
+  /** decimal point position: value = 0.d × 10^dp */
+  dp: number;
+}
+
+/** The shortest digits that round-trip (what Go's Ryu shortest mode and JS both produce). */
+function shortestDecimal(f: number): Decimal {
+  if (f === 0) return { d: '', dp: 0 };
+  const [mant, exp] = Math.abs(f).toExponential().split('e') as [string, string];
+  const d = mant.replace('.', '').replace(/0+$/, '');
+  return { d, dp: parseInt(exp, 10) + 1 };
+}
+
+/** The exact decimal expansion of a double. */
+function exactDecimal(f: number): Decimal {
+  if (f === 0) return { d: '', dp: 0 };
+  const buf = new DataView(new ArrayBuffer(8));
+  buf.setFloat64(0, Math.abs(f));
+  const hi = buf.getUint32(0);
+  const lo = buf.getUint32(4);
+  const bexp = (hi >>> 20) & 0x7ff;
+  let mant = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
+  let e2: number;
+  if (bexp === 0) e2 = -1074;
+  else {
+    mant |= 1n << 52n;
+    e2 = bexp - 1075;
+  }
+  let digits: string;
+  let dp: number;
+  if (e2 >= 0) {
+    digits = (mant << BigInt(e2)).toString();
+    dp = digits.length;
+  } else {
+    // mant / 2^-e2 = mant * 5^-e2 / 10^-e2
+    const n = mant * 5n ** BigInt(-e2);
+    digits = n.toString();
+    dp = digits.length + e2;
+  }
+  const stripped = digits.replace(/^0+/, '');
+  dp -= digits.length - stripped.length;
+  return { d: stripped.replace(/0+$/, ''), dp };
+}
+
+/** Rounds the exact decimal to nd digits, half to even (strconv's decimal.Round). */
+function roundDecimal(x: Decimal, nd: number): Decimal {
+  if (nd < 0) return { d: '', dp: 0 };
+  if (nd >= x.d.length) return x;
+  const next = x.d.charCodeAt(nd) - 48;
+  let up: boolean;
+  if (next > 5) up = true;
+  else if (next < 5) up = false;
+  else if (nd + 1 < x.d.length) up = true; // more nonzero digits follow (trailing zeros were trimmed)
+  else up = nd > 0 && (x.d.charCodeAt(nd - 1) - 48) % 2 === 1;
+  let digits = x.d.slice(0, nd);
+  let dp = x.dp;
+  if (up) {
+    const arr = digits.split('').map((c) => c.charCodeAt(0) - 48);
+    let i = arr.length - 1;
+    while (i >= 0 && arr[i] === 9) {
+      arr[i] = 0;
+      i--;
+    }
+    if (i < 0) {
+      arr.unshift(1);
+      dp++;
+      arr.pop();
+      digits = arr.join('');
+      if (arr.length === 0) digits = '1';
+    } else {
+      arr[i]!++;
+      digits = arr.join('');
+    }
+    if (nd === 0) {
+      digits = '1';
+    }
+  }
+  digits = digits.replace(/0+$/, '');
+  if (digits === '') dp = 0;
+  return { d: digits, dp };
+}
+
+function fmtE(neg: boolean, d: Decimal, prec: number, e: string): string {
+  let s = neg ? '-' : '';
+  s += d.d.length ? d.d[0] : '0';
+  if (prec > 0) {
+    s += '.';
+    let i = 1;
+    const m = Math.min(d.d.length, prec + 1);
+    if (i < m) {
+      s += d.d.slice(i, m);
+      i = m;
+    }
+    for (; i <= prec; i++) s += '0';
+  }
+  s += e;
+  let exp = d.d.length === 0 ? 0 : d.dp - 1;
+  let sign = '+';
+  if (exp < 0) {
+    sign = '-';
+    exp = -exp;
+  }
+  s += sign + (exp < 10 ? '0' + exp : String(exp));
+  return s;
+}
+
+function fmtF(neg: boolean, d: Decimal, prec: number): string {
+  let s = neg ? '-' : '';
+  if (d.dp > 0) {
+    const m = Math.min(d.d.length, d.dp);
+    s += d.d.slice(0, m);
+    for (let k = m; k < d.dp; k++) s += '0';
+  } else s += '0';
+  if (prec > 0) {
+    s += '.';
+    for (let i = 0; i < prec; i++) {
+      const j = d.dp + i;
+      s += j >= 0 && j < d.d.length ? d.d[j] : '0';
+    }
+  }
+  return s;
+}
+
+/** Go's strconv.FormatFloat(f, fmt, prec, 64) for fmt in e, E, f, g, G (prec -1: the shortest digits that round-trip). */
+export function goFormatFloat(f: number, fmt: 'e' | 'E' | 'f' | 'g' | 'G', prec: number): string {
+  if (Number.isNaN(f)) return 'NaN';
+  if (f === Infinity) return '+Inf';
+  if (f === -Infinity) return '-Inf';
+  const neg = f < 0 || Object.is(f, -0);
+  const shortest = prec < 0;
+  let digs: Decimal;
+  if (shortest) {
+    digs = shortestDecimal(f);
+    switch (fmt) {
+      case 'e':
+      case 'E':
+        prec = Math.max(digs.d.length - 1, 0);
+        break;
+      case 'f':
+        prec = Math.max(digs.d.length - digs.dp, 0);
+        break;
+      default:
+        prec = digs.d.length;
+    }
+  } else {
+    const exact = exactDecimal(f);
+    switch (fmt) {
+      case 'e':
+      case 'E':
+        digs = roundDecimal(exact, prec + 1);
+        break;
+      case 'f':
+        digs = roundDecimal(exact, exact.dp + prec);
+        break;
+      default:
+        if (prec === 0) prec = 1;
+        digs = roundDecimal(exact, prec);
+    }
+  }
+  switch (fmt) {
+    case 'e':
+    case 'E':
+      return fmtE(neg, digs, prec, fmt);
+    case 'f':
+      return fmtF(neg, digs, prec);
+    default: {
+      let eprec = prec;
+      if (eprec > digs.d.length && digs.d.length >= digs.dp) eprec = digs.d.length;
+      if (shortest) eprec = 6;
+      const exp = digs.dp - 1;
+      if (exp < -4 || exp >= eprec) {
+        if (prec > digs.d.length) prec = digs.d.length;
+        return fmtE(neg, digs, prec - 1, fmt === 'g' ? 'e' : 'E');
+      }
+      if (prec > digs.dp) prec = digs.d.length;
+      return fmtF(neg, digs, Math.max(prec - digs.dp, 0));
+    }
+  }
+}
+
+/** Go's %v of a float64: strconv.FormatFloat(f, 'g', -1, 64) (`1e+06`, `0.0001`, `1e-05`, `-0`, `+Inf`, `NaN`). */
+export function goFloat(f: number): string {
+  return goFormatFloat(f, 'g', -1);
 }

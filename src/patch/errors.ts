@@ -23,6 +23,7 @@
 // the library keeps (kubectl's client-side patches print these texts). The API server does not
 // answer them with 500: they are the client's errors (asRequestError).
 import { StatusError, type StatusDetails } from '../machinery/errors.js';
+import { goFloat } from '../machinery/gostrings.js';
 
 /** The message Kubernetes sends with a 422 built by NewGenericServerResponse. */
 export const GENERIC_422_MESSAGE = 'the server rejected our request due to an error in our request';
@@ -156,28 +157,6 @@ export function goTypeName(v: unknown): string | undefined {
     default:
       return typeof v;
   }
-}
-
-/** Go's %v (strconv 'g', shortest) of a float64. */
-export function goFloat(n: number): string {
-  if (Number.isNaN(n)) return 'NaN';
-  if (!Number.isFinite(n)) return n > 0 ? '+Inf' : '-Inf';
-  if (n === 0) return Object.is(n, -0) ? '-0' : '0';
-  // shortest digits and decimal exponent, from JS's shortest round-trip form
-  const e = n.toExponential(); // d.ddde±x
-  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(e)!;
-  const sign = m[1]!;
-  const digits = m[2]! + (m[3] ?? '');
-  const exp = Number(m[4]);
-  if (exp < -4 || exp >= 6) {
-    // %e when the exponent is below -4 or at least 6 (strconv's 'g' with shortest precision)
-    const mant = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    const ax = Math.abs(exp);
-    return `${sign}${mant}e${exp < 0 ? '-' : '+'}${ax < 10 ? '0' : ''}${ax}`;
-  }
-  if (exp >= digits.length - 1) return sign + digits + '0'.repeat(exp - digits.length + 1);
-  if (exp >= 0) return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
-  return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
 }
 
 function goNumber(n: number): string {

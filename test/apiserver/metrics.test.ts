@@ -2,7 +2,8 @@
 // the same exposition lines as the same labels reached by another line, per dry run and per code.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { APIServerMetrics, goFloat, metricScope, metricVerb, type RequestLabels } from '../../src/apiserver/metrics.js';
+import { APIServerMetrics, metricScope, metricVerb, type RequestLabels } from '../../src/apiserver/metrics.js';
+import { goFloat } from '../../src/machinery/gostrings.js';
 
 const cm = (verb: string, scope = 'resource'): RequestLabels => ({ verb, group: '', version: 'v1', resource: 'configmaps', subresource: '', scope });
 

@@ -4,13 +4,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   FlagSet, NamedFlagSets, FeatureGate, Command, printSections, flagUsagesWrapped, loadConfigFile, applyConfig,
-  parseDuration, formatDuration, parseDurationNs, formatDurationNs, parseGoInt, parseGoFloat, formatGoFloat,
+  parseDuration, formatDuration, parseDurationNs, formatDurationNs, parseGoInt, parseGoFloat, 
   readCSVRecord, writeCSVRecord, HelpRequested, NotExistError, ValueRequiredError, InvalidValueError, InvalidSyntaxError,
   ConfigFileError, type Writer,
 } from '../../src/cli/flags.js';
 import { DEFAULT_GIT_VERSION } from '../../src/cli/version.js';
 import { tempDir } from '../tempdir.js';
-import { goQuote } from '../../src/machinery/gostrings.js';
+import { goFloat, goQuote } from '../../src/machinery/gostrings.js';
 
 function sink(): Writer & { text: string } {
   const w = { text: '', write(s: string) { w.text += s; return true; } };
@@ -59,16 +59,16 @@ describe('Go scalar syntax', () => {
     for (const bad of ['', 'abc', '1,5', ' 1', '0x10', '1e']) {
       assert.equal(errOf(() => parseGoFloat(bad)).message, `strconv.ParseFloat: parsing ${goQuote(bad)}: invalid syntax`);
     }
-    assert.equal(formatGoFloat(0.1), '0.1');
-    assert.equal(formatGoFloat(20), '20');
-    assert.equal(formatGoFloat(0.55), '0.55');
-    assert.equal(formatGoFloat(100000), '100000');
-    assert.equal(formatGoFloat(1e6), '1e+06');
-    assert.equal(formatGoFloat(123456789), '1.23456789e+08');
-    assert.equal(formatGoFloat(0.0001), '0.0001');
-    assert.equal(formatGoFloat(0.00001), '1e-05');
-    assert.equal(formatGoFloat(1e100), '1e+100');
-    assert.equal(formatGoFloat(-2.5), '-2.5');
+    assert.equal(goFloat(0.1), '0.1');
+    assert.equal(goFloat(20), '20');
+    assert.equal(goFloat(0.55), '0.55');
+    assert.equal(goFloat(100000), '100000');
+    assert.equal(goFloat(1e6), '1e+06');
+    assert.equal(goFloat(123456789), '1.23456789e+08');
+    assert.equal(goFloat(0.0001), '0.0001');
+    assert.equal(goFloat(0.00001), '1e-05');
+    assert.equal(goFloat(1e100), '1e+100');
+    assert.equal(goFloat(-2.5), '-2.5');
   });
 
   test('strconv.Quote', () => {

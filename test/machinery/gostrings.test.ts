@@ -2,7 +2,7 @@
 // The expected strings are what Go's strconv.Quote / QuoteToASCII / QuoteRune write.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { goQuote, goQuoteList, goQuoteRune, goQuoteToASCII, isPrintRune } from '../../src/machinery/gostrings.js';
+import { goFloat, goFormatFloat, goQuote, goQuoteList, goQuoteRune, goQuoteToASCII, isPrintRune } from '../../src/machinery/gostrings.js';
 
 test('goQuote: ASCII, quotes, backslashes and the named escapes', () => {
   assert.equal(goQuote(''), '""');
@@ -58,4 +58,23 @@ test('isPrintRune follows unicode.IsPrint', () => {
   assert.equal(isPrintRune(0xe9), true);
   assert.equal(isPrintRune(0xd800), false);
   assert.equal(isPrintRune(0x1f600), true);
+});
+
+test('goFloat is strconv.FormatFloat(f, \'g\', -1, 64), as fmt\'s %v prints a float64', () => {
+  assert.equal(goFloat(0.005), '0.005');
+  assert.equal(goFloat(100000), '100000');
+  assert.equal(goFloat(1e6), '1e+06');
+  assert.equal(goFloat(1234567), '1.234567e+06');
+  assert.equal(goFloat(1e-5), '1e-05');
+  assert.equal(goFloat(1e100), '1e+100');
+  assert.equal(goFloat(5e-324), '5e-324');
+  // where the metrics copy differed (it took the exponent from Math.log10, and printed JS's words)
+  assert.equal(goFloat(999999.9999999999), '999999.9999999999');
+  assert.equal(goFloat(9.999999999999999e-5), '9.999999999999999e-05');
+  assert.equal(goFloat(-0), '-0');
+  assert.equal(goFloat(NaN), 'NaN');
+  assert.equal(goFloat(Infinity), '+Inf');
+  assert.equal(goFloat(-Infinity), '-Inf');
+  assert.equal(goFormatFloat(2.5, 'f', 0), '2');
+  assert.equal(goFormatFloat(1234.5678, 'e', 3), '1.235e+03');
 });
