@@ -14,7 +14,7 @@
 //   - Array                  → []interface {}
 //   - plain object           → map[string]interface {}
 
-import { goFormatFloat, goQuote, goQuoteRune, goQuoteToASCII, isPrintRune } from '../machinery/gostrings.js';
+import { goFormatFloat, goJSONString, goQuote, goQuoteRune, goQuoteToASCII, goStringCompare, isPrintRune } from '../machinery/gostrings.js';
 
 export type IntKind = 'int' | 'int8' | 'int16' | 'int32' | 'int64' | 'uint' | 'uint8' | 'uint16' | 'uint32' | 'uint64' | 'uintptr';
 
@@ -573,7 +573,7 @@ class Printer {
       return;
     }
     if (isGoMap(v)) {
-      const keys = Object.keys(v).sort(compareGoStrings);
+      const keys = Object.keys(v).sort(goStringCompare);
       this.buf += this.f.sharpV ? 'map[string]interface {}{' : 'map[';
       keys.forEach((k, i) => {
         if (i > 0) this.buf += this.f.sharpV ? ', ' : ' ';
@@ -599,20 +599,7 @@ class Printer {
 }
 
 /** Go's string ordering (bytewise on UTF-8, which is code point order). */
-export function compareGoStrings(a: string, b: string): number {
-  if (a === b) return 0;
-  const ia = a[Symbol.iterator]();
-  const ib = b[Symbol.iterator]();
-  for (;;) {
-    const x = ia.next();
-    const y = ib.next();
-    if (x.done) return y.done ? 0 : -1;
-    if (y.done) return 1;
-    const cx = x.value.codePointAt(0)!;
-    const cy = y.value.codePointAt(0)!;
-    if (cx !== cy) return cx < cy ? -1 : 1;
-  }
-}
+export { goStringCompare as compareGoStrings };
 
 /** fmt.Sprint: operands are separated by a space when neither side is a string. */
 export function sprint(...args: unknown[]): string {
@@ -824,12 +811,7 @@ export function sprintf(format: string, ...args: unknown[]): string {
 // encoding/json
 // ─────────────────────────────────────────────────────────────────────────────
 
-const JSON_ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
-
-/** A string as Go's encoding/json writes it (HTML-safe escaping). */
-export function jsonString(s: string): string {
-  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => JSON_ESCAPES[c]!);
-}
+export { goJSONString as jsonString };
 
 function jsonNumber(v: number): string {
   if (!Number.isFinite(v)) throw new Error(`json: unsupported value: ${goFormatFloat(v, 'g', -1)}`);
@@ -853,7 +835,7 @@ export function jsonMarshal(v: unknown, indent = '', prefix = ''): string {
       return;
     }
     if (typeof x === 'string') {
-      out.push(jsonString(x));
+      out.push(goJSONString(x));
       return;
     }
     if (typeof x === 'number') {
@@ -886,7 +868,7 @@ export function jsonMarshal(v: unknown, indent = '', prefix = ''): string {
       return;
     }
     const obj = x as GoMap;
-    const keys = Object.keys(obj).sort(compareGoStrings);
+    const keys = Object.keys(obj).sort(goStringCompare);
     if (keys.length === 0) {
       out.push('{}');
       return;
@@ -895,7 +877,7 @@ export function jsonMarshal(v: unknown, indent = '', prefix = ''): string {
     keys.forEach((k, i) => {
       if (i > 0) out.push(',');
       out.push(nl);
-      out.push(jsonString(k));
+      out.push(goJSONString(k));
       out.push(indent ? ': ' : ':');
       write(obj[k], level + 1);
     });

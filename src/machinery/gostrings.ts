@@ -274,3 +274,74 @@ export function goFormatFloat(f: number, fmt: 'e' | 'E' | 'f' | 'g' | 'G', prec:
 export function goFloat(f: number): string {
   return goFormatFloat(f, 'g', -1);
 }
+
+// ---------------------------------------------------------------------------------------------
+// strings: order
+
+/**
+ * Go's string order (strings.Compare, sort.Strings, the order of a map's keys in encoding/json and
+ * fmt): byte order of the UTF-8 encodings, which is code point order. Compares UTF-16 code units,
+ * except that a surrogate (half of a code point above U+FFFF) sorts above every other code unit.
+ */
+export function goStringCompare(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x < y ? -1 : 1;
+  }
+  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// encoding/json
+
+const HTML_ESCAPES = /[<>&\u2028\u2029]/g;
+function htmlEscape(ch: string): string {
+  return '\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0');
+}
+
+/** A JSON string literal as Go's encoding/json writes it: `<`, `>`, `&`, U+2028 and U+2029 escaped. */
+export function goJSONString(s: string): string {
+  const j = JSON.stringify(s);
+  HTML_ESCAPES.lastIndex = 0;
+  return HTML_ESCAPES.test(j) ? j.replace(HTML_ESCAPES, htmlEscape) : j;
+}
+
+/**
+ * Compact JSON of an unstructured value as Go's json.Marshal writes it: object keys sorted in Go's
+ * string order, strings HTML-escaped, members whose value is undefined left out. Numbers as
+ * JavaScript writes them, which is Go's float64 format (exponent below 1e-6 and from 1e21 on, Go's
+ * `1e-07` cleaned to `1e-7`); a bigint as its digits; a non-finite number as null.
+ */
+export function goJSON(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  switch (typeof v) {
+    case 'string':
+      return goJSONString(v);
+    case 'number':
+      return Number.isFinite(v) ? String(v) : 'null';
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'bigint':
+      return v.toString();
+    case 'object': {
+      if (Array.isArray(v)) return '[' + v.map(goJSON).join(',') + ']';
+      const keys = Object.keys(v as object).sort(goStringCompare);
+      const parts: string[] = [];
+      for (const k of keys) {
+        const x = (v as Record<string, unknown>)[k];
+        if (x === undefined) continue;
+        parts.push(goJSONString(k) + ':' + goJSON(x));
+      }
+      return '{' + parts.join(',') + '}';
+    }
+    default:
+      return 'null';
+  }
+}

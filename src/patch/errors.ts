@@ -23,7 +23,7 @@
 // the library keeps (kubectl's client-side patches print these texts). The API server does not
 // answer them with 500: they are the client's errors (asRequestError).
 import { StatusError, type StatusDetails } from '../machinery/errors.js';
-import { goFloat } from '../machinery/gostrings.js';
+import { goFloat, goStringCompare } from '../machinery/gostrings.js';
 
 /** The message Kubernetes sends with a 422 built by NewGenericServerResponse. */
 export const GENERIC_422_MESSAGE = 'the server rejected our request due to an error in our request';
@@ -161,23 +161,6 @@ export function goTypeName(v: unknown): string | undefined {
 
 function goNumber(n: number): string {
   return isInt64(n) ? BigInt(n).toString() : goFloat(n);
-}
-
-/** Go's byte-wise string order (UTF-8 order is code point order). */
-export function goStringCompare(a: string, b: string): number {
-  if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const ca = a.charCodeAt(i);
-    const cb = b.charCodeAt(i);
-    if (ca === cb) continue;
-    // surrogates (astral code points) sort above every BMP code point in UTF-8 order
-    const sa = ca >= 0xd800 && ca <= 0xdfff;
-    const sb = cb >= 0xd800 && cb <= 0xdfff;
-    if (sa !== sb) return sa ? 1 : -1;
-    return ca < cb ? -1 : 1;
-  }
-  return a.length - b.length;
 }
 
 /**

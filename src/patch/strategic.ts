@@ -37,14 +37,14 @@ import {
   deepEqualJSON,
   getOwn,
   goSprint,
-  goStringCompare,
+  
   goTypeName,
   hasOwn,
   isMap,
   setOwn,
 } from './errors.js';
 import type { FieldValidation } from './jsonpatch.js';
-import { goQuote } from '../machinery/gostrings.js';
+import { goQuote, goStringCompare } from '../machinery/gostrings.js';
 
 type JMap = Record<string, unknown>;
 

@@ -5,7 +5,7 @@ import { writeFileSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StatusError } from '../../src/machinery/errors.js';
 import {
-  ServiceAccountTokenAuthenticator, LegacyServiceAccountTokenAuthenticator, PublicKeySet, newTokenSigner, signToken, legacyClaims, boundClaims, goJSON, splitUsername, hasIssuer,
+  ServiceAccountTokenAuthenticator, LegacyServiceAccountTokenAuthenticator, PublicKeySet, newTokenSigner, signToken, legacyClaims, boundClaims, splitUsername, hasIssuer,
 } from '../../src/apiserver/authn/serviceaccount.js';
 import { createTokenRequest } from '../../src/apiserver/authn/tokenrequest.js';
 import { parsePublicKeysPEM, parsePrivateKeyPEM, keyIDFromPublicKey, publicKeysFromFile, privateKeyFromFile } from '../../src/apiserver/authn/jose.js';
@@ -13,6 +13,7 @@ import { ensureServiceAccountKey } from '../../src/apiserver/authn/keys.js';
 import { AuthenticationError } from '../../src/apiserver/authn/types.js';
 import { Objects, decodeJWT, ecKey, jws, rsaKey } from './helpers.js';
 import { tempDir } from '../tempdir.js';
+import { goJSON } from '../../src/machinery/gostrings.js';
 
 const ISS = 'https://kubernetes.default.svc.cluster.local';
 const AUDS = [ISS];

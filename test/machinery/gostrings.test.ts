@@ -2,7 +2,7 @@
 // The expected strings are what Go's strconv.Quote / QuoteToASCII / QuoteRune write.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { goFloat, goFormatFloat, goQuote, goQuoteList, goQuoteRune, goQuoteToASCII, isPrintRune } from '../../src/machinery/gostrings.js';
+import { goFloat, goFormatFloat, goJSON, goJSONString, goQuote, goQuoteList, goQuoteRune, goQuoteToASCII, goStringCompare, isPrintRune } from '../../src/machinery/gostrings.js';
 
 test('goQuote: ASCII, quotes, backslashes and the named escapes', () => {
   assert.equal(goQuote(''), '""');
@@ -77,4 +77,25 @@ test('goFloat is strconv.FormatFloat(f, \'g\', -1, 64), as fmt\'s %v prints a fl
   assert.equal(goFloat(-Infinity), '-Inf');
   assert.equal(goFormatFloat(2.5, 'f', 0), '2');
   assert.equal(goFormatFloat(1234.5678, 'e', 3), '1.235e+03');
+});
+
+test('goStringCompare is UTF-8 byte order: code points above U+FFFF sort after every BMP one', () => {
+  assert.equal(goStringCompare('a', 'b'), -1);
+  assert.equal(goStringCompare('b', 'a'), 1);
+  assert.equal(goStringCompare('ab', 'ab'), 0);
+  assert.equal(goStringCompare('a', 'ab'), -1);
+  assert.equal(goStringCompare('\uffff', '\u{10000}'), -1); // UTF-16 order says the opposite
+  assert.equal(goStringCompare('\u{1F600}', '\ue000'), 1);
+  assert.equal(goStringCompare('\u{1F600}', 'z'), 1);
+  assert.deepEqual(['\u{10000}', '\uffff', 'Z', 'a', '\u00e9'].sort(goStringCompare), ['Z', 'a', '\u00e9', '\uffff', '\u{10000}']);
+});
+
+test('goJSON: json.Marshal of an unstructured value (keys in Go order, HTML escaped)', () => {
+  assert.equal(goJSONString('a<b>&c\u2028\u2029"\n'), '"a\\u003cb\\u003e\\u0026c\\u2028\\u2029\\"\\n"');
+  assert.equal(goJSON({ b: [1, 'x', true, null], a: { d: undefined, c: 1.5e-7 } }), '{"a":{"c":1.5e-7},"b":[1,"x",true,null]}');
+  assert.equal(goJSON(1e21), '1e+21');
+  assert.equal(goJSON(NaN), 'null');
+  assert.equal(goJSON(12345678901234567890n), '12345678901234567890');
+  // keys sort in Go's (byte) order; the service account token copy sorted in UTF-16 order
+  assert.equal(goJSON({ '\u{10000}': 1, '\uffff': 2 }), '{"\uffff":2,"\u{10000}":1}');
 });

@@ -3,9 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FieldSet } from '../../src/patch/ssa/fieldset.js';
-import { comparePE, fieldPE, goJSON, keyPE, parsePE, pathString, valuePE, indexPE, type PathElement } from '../../src/patch/ssa/pathelement.js';
+import { comparePE, fieldPE, keyPE, parsePE, pathString, valuePE, indexPE, type PathElement } from '../../src/patch/ssa/pathelement.js';
 import { rootShape } from '../../src/patch/ssa/shape.js';
 import { compare, merge, toFieldSet } from '../../src/patch/ssa/typed.js';
+import { goJSON } from '../../src/machinery/gostrings.js';
 
 const f = fieldPE;
 const k = (o: Record<string, unknown>) => keyPE(Object.entries(o));

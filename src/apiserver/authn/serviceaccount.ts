@@ -20,7 +20,7 @@ import { aggregate, AuthenticationError } from './errors.js';
 import { b64urlDecodeStrict, keyIDFromPublicKey, parseCompact, signCompact, verifyJWS, type PublicKeyEntry } from './jose.js';
 import type { AuthResult, TokenAuthenticator } from './types.js';
 import { CREDENTIAL_ID_KEY } from './x509.js';
-import { goQuote, goQuoteList } from '../../machinery/gostrings.js';
+import { goJSON, goQuote, goQuoteList } from '../../machinery/gostrings.js';
 
 export const LEGACY_ISSUER = 'kubernetes/serviceaccount';
 export const SERVICE_ACCOUNT_USERNAME_PREFIX = 'system:serviceaccount:';
@@ -171,27 +171,6 @@ export function legacyClaims(sa: { namespace: string; name: string; uid: string 
   };
 }
 
-/**
- * JSON as Go's encoding/json writes it: `<`, `>`, `&`, U+2028 and U+2029 escaped (go-jose marshals
- * claims through it), object keys sorted (claims are merged into maps before marshaling).
- */
-export function goJSON(v: unknown): string {
-  const esc = (s: string) => JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
-  const enc = (x: unknown): string => {
-    if (x === null || x === undefined) return 'null';
-    if (typeof x === 'string') return esc(x);
-    if (typeof x === 'number' || typeof x === 'boolean') return JSON.stringify(x);
-    if (Array.isArray(x)) return `[${x.map(enc).join(',')}]`;
-    const o = x as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .sort()
-      .filter((k) => o[k] !== undefined)
-      .map((k) => `${esc(k)}:${enc(o[k])}`)
-      .join(',')}}`;
-  };
-  return enc(v);
-}
-
 /** A signer of service account tokens: the first --service-account-issuer and the --service-account-signing-key-file key. */
 export interface TokenSigner {
   issuer: string;
@@ -204,7 +183,7 @@ export function newTokenSigner(issuer: string, privateKey: KeyObject): TokenSign
   return { issuer, key: privateKey, keyID: keyIDFromPublicKey(privateKey) };
 }
 
-/** Signs claims as go-jose does for Kubernetes: header {alg, kid}, payload in Go's JSON. */
+/** Signs claims as go-jose does for Kubernetes: header {alg, kid}, payload in Go's JSON (encoding/json of the claims, maps: keys sorted). */
 export function signToken(signer: TokenSigner, claims: Record<string, unknown>): string {
   return signCompact(signer.key, goJSON(claims), signer.keyID);
 }

@@ -8,12 +8,11 @@ import { isQualifiedName } from '../../machinery/validation.js';
 import { NAME_COLUMN } from '../../schema/printers/types.js';
 import { humanDuration } from '../../schema/printers/format.js';
 import { normalize, normTime, pruneUnknown } from '../../codec/json.js';
-import { goJSON } from '../../patch/ssa/pathelement.js';
 import type { DynamicNormalized } from '../../schema/dynamic.js';
 import type { Strategy } from '../registry/strategy.js';
 import { applySchemaDefaults, prune, validateValue, type JSONSchemaProps } from './schema.js';
 import { evalJSONPath } from './jsonpath.js';
-import { goFloat } from '../../machinery/gostrings.js';
+import { goFloat, goJSON } from '../../machinery/gostrings.js';
 
 export const CR_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
 const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';

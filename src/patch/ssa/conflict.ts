@@ -2,8 +2,8 @@
 import { StatusError, type StatusCause } from '../../machinery/errors.js';
 import type { FieldSet } from './fieldset.js';
 import { parseManagerId } from './managed.js';
-import { compareStrings, pathString } from './pathelement.js';
-import { goQuote } from '../../machinery/gostrings.js';
+import { pathString } from './pathelement.js';
+import { goQuote, goStringCompare } from '../../machinery/gostrings.js';
 
 export interface FieldConflict {
   /** the other manager's name */
@@ -44,7 +44,7 @@ export class ApplyConflictError extends StatusError {
 
   /** conflicts: the fields by manager identifier */
   constructor(byManager: ReadonlyMap<string, FieldSet>) {
-    const ids = [...byManager.keys()].sort(compareStrings);
+    const ids = [...byManager.keys()].sort(goStringCompare);
     const list: { id: string; field: string }[] = [];
     for (const id of ids) byManager.get(id)!.iterate((p) => list.push({ id, field: pathString(p) }));
     let message: string;

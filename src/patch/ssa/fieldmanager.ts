@@ -35,10 +35,10 @@ import {
   type Managed,
   type ManagedFieldsEntry,
 } from './managed.js';
-import { equalValues, fieldPE, goJSON, isMap } from './pathelement.js';
+import { equalValues, fieldPE, isMap } from './pathelement.js';
 import { rootShape, type Shape } from './shape.js';
 import { compare, ensureNamedFieldsAreMembers, merge, MergeError, removeItems, toFieldSet, validate, validationMessage, type Comparison } from './typed.js';
-import { isPrintRune } from '../../machinery/gostrings.js';
+import { goJSON, isPrintRune } from '../../machinery/gostrings.js';
 
 export interface ManagerInfo {
   /** the field manager: the `fieldManager` parameter, else defaultFieldManager(User-Agent) */

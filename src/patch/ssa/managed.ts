@@ -6,7 +6,7 @@
 // entries are kept apart per (manager, apiVersion, subresource) and an applier has one entry per
 // subresource whatever version it last applied with.
 import { emittedSetOf, FieldSet, FieldsV1Error, type FieldsV1 } from './fieldset.js';
-import { compareStrings, goString } from './pathelement.js';
+import { goJSONString, goStringCompare } from '../../machinery/gostrings.js';
 
 export interface ManagedFieldsEntry {
   manager?: string;
@@ -67,10 +67,10 @@ export function managerId(e: { manager?: string; operation?: string; apiVersion?
 
 function buildManagerId(e: { manager?: string; operation?: string; apiVersion?: string; subresource?: string }): string {
   const parts: string[] = [];
-  if (e.manager) parts.push(`"manager":${goString(e.manager)}`);
-  if (e.operation) parts.push(`"operation":${goString(e.operation)}`);
-  if (e.apiVersion && e.operation !== 'Apply') parts.push(`"apiVersion":${goString(e.apiVersion)}`);
-  if (e.subresource) parts.push(`"subresource":${goString(e.subresource)}`);
+  if (e.manager) parts.push(`"manager":${goJSONString(e.manager)}`);
+  if (e.operation) parts.push(`"operation":${goJSONString(e.operation)}`);
+  if (e.apiVersion && e.operation !== 'Apply') parts.push(`"apiVersion":${goJSONString(e.apiVersion)}`);
+  if (e.subresource) parts.push(`"subresource":${goJSONString(e.subresource)}`);
   return '{' + parts.join(',') + '}';
 }
 
@@ -131,7 +131,7 @@ export function decodeManagedFields(list: unknown): Managed {
     if (e.operation !== 'Apply' && e.operation !== 'Update') throw new ManagedFieldsError('operation must be `Apply` or `Update`');
     if (!e.apiVersion) throw new ManagedFieldsError('apiVersion must not be empty');
     if (e.fieldsType === undefined || e.fieldsType === '') throw new ManagedFieldsError(`missing fieldsType in managed fields entry ${i}`);
-    if (e.fieldsType !== 'FieldsV1') throw new ManagedFieldsError(`invalid fieldsType ${goString(e.fieldsType)} in managed fields entry ${i}`);
+    if (e.fieldsType !== 'FieldsV1') throw new ManagedFieldsError(`invalid fieldsType ${goJSONString(e.fieldsType)} in managed fields entry ${i}`);
     const id = managerId(e);
     let set: FieldSet;
     try {
@@ -180,13 +180,13 @@ export function encodeManagedFields(m: Managed): ManagedFieldsEntry[] | undefine
 /** Kubernetes' order: Apply before Update, then oldest first, then by manager, apiVersion, subresource. */
 export function sortEntries(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
   return entries.sort((p, q) => {
-    if (p.operation !== q.operation) return compareStrings(p.operation ?? '', q.operation ?? '');
+    if (p.operation !== q.operation) return goStringCompare(p.operation ?? '', q.operation ?? '');
     const ps = seconds(p.time);
     const qs = seconds(q.time);
     if (ps !== qs) return ps < qs ? -1 : 1;
-    if (p.manager !== q.manager) return compareStrings(p.manager ?? '', q.manager ?? '');
-    if (p.apiVersion !== q.apiVersion) return compareStrings(p.apiVersion ?? '', q.apiVersion ?? '');
-    return compareStrings(p.subresource ?? '', q.subresource ?? '');
+    if (p.manager !== q.manager) return goStringCompare(p.manager ?? '', q.manager ?? '');
+    if (p.apiVersion !== q.apiVersion) return goStringCompare(p.apiVersion ?? '', q.apiVersion ?? '');
+    return goStringCompare(p.subresource ?? '', q.subresource ?? '');
   });
 }
 
@@ -224,7 +224,7 @@ export function capUpdateManagers(m: Managed, max = DEFAULT_MAX_UPDATE_MANAGERS)
     const x = seconds(m.times.get(a));
     const y = seconds(m.times.get(b));
     if (x !== y) return x < y ? -1 : 1;
-    return compareStrings(a, b);
+    return goStringCompare(a, b);
   });
   const firstByVersion = new Map<string, string>();
   let length = updaters.length;

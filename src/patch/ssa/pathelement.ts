@@ -10,7 +10,7 @@
 // Ordering follows structured-merge-diff's PathElement.Compare (fields, then keys, then values,
 // then indexes), which is the order of the keys of a fieldsV1 object.
 
-import { goQuote } from '../../machinery/gostrings.js';
+import { goJSON, goJSONString, goQuote, goStringCompare } from '../../machinery/gostrings.js';
 
 export type PathElement =
   | { readonly t: 'f'; readonly name: string; readonly s: string }
@@ -19,70 +19,6 @@ export type PathElement =
   | { readonly t: 'i'; readonly index: number; readonly s: string };
 
 export type Path = readonly PathElement[];
-
-// ---------------------------------------------------------------------------------------------
-// Go's encoding/json, as Kubernetes writes values inside path elements and annotations: object
-// keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped. JavaScript's number formatting matches
-// Go's float formatting (exponent below 1e-6 and from 1e21 on; Go's "1e-07" is cleaned to "1e-7").
-
-const HTML_ESCAPES = /[<>&\u2028\u2029]/g;
-function htmlEscape(ch: string): string {
-  return '\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0');
-}
-
-/** A JSON string literal as Go writes it. */
-export function goString(s: string): string {
-  const j = JSON.stringify(s);
-  return HTML_ESCAPES.test(j) ? j.replace(HTML_ESCAPES, htmlEscape) : j;
-}
-
-/** Compact JSON of a value as Go's json.Marshal writes an unstructured value (sorted keys, HTML escaped). */
-export function goJSON(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  switch (typeof v) {
-    case 'string':
-      return goString(v);
-    case 'number':
-      return Number.isFinite(v) ? String(v) : 'null';
-    case 'boolean':
-      return v ? 'true' : 'false';
-    case 'bigint':
-      return v.toString();
-    case 'object': {
-      if (Array.isArray(v)) return '[' + v.map(goJSON).join(',') + ']';
-      const keys = Object.keys(v as object).sort(compareStrings);
-      const parts: string[] = [];
-      for (const k of keys) {
-        const x = (v as Record<string, unknown>)[k];
-        if (x === undefined) continue;
-        parts.push(goString(k) + ':' + goJSON(x));
-      }
-      return '{' + parts.join(',') + '}';
-    }
-    default:
-      return 'null';
-  }
-}
-
-/** Byte order of the UTF-8 encodings (Go's strings.Compare), which is code point order. */
-export function compareStrings(a: string, b: string): number {
-  if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    // surrogates (U+D800..U+DFFF) encode code points above U+FFFF, which sort after U+E000..U+FFFF
-    const xs = x >= 0xd800 && x <= 0xdfff;
-    const ys = y >= 0xd800 && y <= 0xdfff;
-    if (xs !== ys) {
-      if (xs) return y >= 0xe000 ? 1 : x < y ? -1 : 1;
-      return x >= 0xe000 ? -1 : x < y ? -1 : 1;
-    }
-    return x < y ? -1 : 1;
-  }
-  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Values as structured-merge-diff compares them (value.Compare, value.Equals): numbers, then
@@ -109,7 +45,7 @@ export function compareValues(a: unknown, b: unknown): number {
     case 0:
       return a! < b! ? -1 : a! > b! ? 1 : 0;
     case 1:
-      return compareStrings(a as string, b as string);
+      return goStringCompare(a as string, b as string);
     case 2:
       return a === b ? 0 : a ? 1 : -1;
     case 3: {
@@ -128,7 +64,7 @@ export function compareValues(a: unknown, b: unknown): number {
       const xk = Object.keys(x);
       const yk = Object.keys(y);
       if (xk.length === 0 && yk.length === 0) return 0;
-      const all = [...new Set([...xk, ...yk])].sort(compareStrings);
+      const all = [...new Set([...xk, ...yk])].sort(goStringCompare);
       let i = 0;
       for (const k of all) {
         let c: number;
@@ -186,11 +122,11 @@ export function fieldPE(name: string): PathElement {
 
 /** An associative-list item by its key fields (sorted by name, as Kubernetes sorts them). */
 export function keyPE(fields: (readonly [string, unknown])[]): PathElement {
-  const sorted = fields.length > 1 ? [...fields].sort((a, b) => compareStrings(a[0], b[0])) : fields;
+  const sorted = fields.length > 1 ? [...fields].sort((a, b) => goStringCompare(a[0], b[0])) : fields;
   let s = 'k:{';
   for (let i = 0; i < sorted.length; i++) {
     if (i > 0) s += ',';
-    s += goString(sorted[i]![0]) + ':' + goJSON(sorted[i]![1]);
+    s += goJSONString(sorted[i]![0]) + ':' + goJSON(sorted[i]![1]);
   }
   s += '}';
   return { t: 'k', fields: sorted, s };
@@ -238,7 +174,7 @@ export function parsePE(s: string): PathElement | undefined {
       return keyPE(Object.entries(v));
     }
     case 'i': {
-      if (!/^[+-]?\d+$/.test(rest)) throw new PathElementError(`strconv.Atoi: parsing ${goString(rest)}: invalid syntax`);
+      if (!/^[+-]?\d+$/.test(rest)) throw new PathElementError(`strconv.Atoi: parsing ${goJSONString(rest)}: invalid syntax`);
       return indexPE(Number(rest));
     }
     default:
@@ -251,7 +187,7 @@ const TYPE_ORDER = { f: 0, k: 1, v: 2, i: 3 } as const;
 function compareKeys(x: readonly (readonly [string, unknown])[], y: readonly (readonly [string, unknown])[]): number {
   const n = Math.min(x.length, y.length);
   for (let i = 0; i < n; i++) {
-    const c = compareStrings(x[i]![0], y[i]![0]);
+    const c = goStringCompare(x[i]![0], y[i]![0]);
     if (c !== 0) return c;
     const d = compareValues(x[i]![1], y[i]![1]);
     if (d !== 0) return d;
@@ -264,7 +200,7 @@ export function comparePE(a: PathElement, b: PathElement): number {
   if (a.t !== b.t) return TYPE_ORDER[a.t] < TYPE_ORDER[b.t] ? -1 : 1;
   switch (a.t) {
     case 'f':
-      return compareStrings(a.name, (b as typeof a).name);
+      return goStringCompare(a.name, (b as typeof a).name);
     case 'k':
       return compareKeys(a.fields, (b as typeof a).fields);
     case 'v':
