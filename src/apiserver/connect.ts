@@ -30,6 +30,7 @@ import { normTime, timeParseMessage } from '../codec/json.js';
 import { isGlobalUnicastIP } from '../schema/validation/util.js';
 import { joinHostPort } from '../schema/printers/format.js';
 import type { ResourceStore } from './registry/store.js';
+import { goQuote } from '../machinery/gostrings.js';
 
 /** the Pod subresources served here (and `proxy` of pods, services and nodes: handleProxy) */
 export const POD_CONNECT_SUBRESOURCES: ReadonlySet<string> = new Set(['log', 'exec', 'attach', 'portforward']);
@@ -157,10 +158,10 @@ function intParam(q: URLSearchParams, name: string, bits: 32 | 64): number | und
 }
 
 function parseGoInt(v: string, bits: 32 | 64): number {
-  if (!/^[+-]?\d+$/.test(v)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
+  if (!/^[+-]?\d+$/.test(v)) throw errors.badRequest(`strconv.ParseInt: parsing ${goQuote(v)}: invalid syntax`);
   const n = BigInt(v);
   const max = bits === 64 ? 2n ** 63n : 2n ** 31n;
-  if (n >= max || n < -max) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`);
+  if (n >= max || n < -max) throw errors.badRequest(`strconv.ParseInt: parsing ${goQuote(v)}: value out of range`);
   return Number(n);
 }
 

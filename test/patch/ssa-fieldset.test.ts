@@ -41,6 +41,8 @@ test('path elements: parse, including unknown types and errors', () => {
   assert.throws(() => parsePE('k:[1]'));
   assert.throws(() => parsePE('v:{'));
   assert.throws(() => parsePE('i:x'));
+  // strconv.Atoi's error quotes with %q (not as JSON: `<` stays)
+  assert.throws(() => parsePE('i:<x\t'), { message: 'strconv.Atoi: parsing "<x\\t": invalid syntax' });
 });
 
 test('path elements: order (fields, keys, values, indexes; values: numbers, strings, booleans)', () => {

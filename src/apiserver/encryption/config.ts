@@ -20,6 +20,7 @@ import { aggregate } from '../../machinery/errors.js';
 import { aesCBCTransformer, aesGCMTransformer } from '../../storage/value/aes.js';
 import { secretboxTransformer } from '../../storage/value/secretbox.js';
 import { identityTransformer, PrefixTransformers, type PrefixTransformer, type Transformer } from '../../storage/value/transformer.js';
+import { goQuote } from '../../machinery/gostrings.js';
 
 export const AESCBC_PREFIX = 'k8s:enc:aescbc:v1:';
 export const AESGCM_PREFIX = 'k8s:enc:aesgcm:v1:';
@@ -269,8 +270,7 @@ class ConfigFieldError {
 
 const required = (path: string, detail: string) => new ConfigFieldError(path, 'Required value', undefined, detail);
 const invalid = (path: string, goValue: string, detail: string) => new ConfigFieldError(path, 'Invalid value', goValue, detail);
-const goString = (s: string) => JSON.stringify(s);
-const goStrings = (l: string[]) => `[]string{${l.map(goString).join(', ')}}`;
+const goStrings = (l: string[]) => `[]string{${l.map(goQuote).join(', ')}}`;
 
 /** %#v of an internal ProviderConfiguration (pointers print as addresses in Go; a fixed one here) */
 function goProvider(p: Provider): string {
@@ -333,7 +333,7 @@ function validateResourceNames(resources: string[], path: string): ConfigFieldEr
   const errs: ConfigFieldError[] = [];
   resources.forEach((res, j) => {
     const p = `${path}[${j}]`;
-    const v = goString(res);
+    const v = goQuote(res);
     if (res.toLowerCase() !== res) errs.push(invalid(p, v, 'resource name should not contain capital letters'));
     else if (res === '*') errs.push(invalid(p, v, "use '*.' to encrypt all the resources from core API group or *.* to encrypt all resources"));
     else if (res === 'apiserveripinfo' || res === 'serviceipallocations' || res === 'servicenodeportallocations') {

@@ -174,7 +174,7 @@ export function parsePE(s: string): PathElement | undefined {
       return keyPE(Object.entries(v));
     }
     case 'i': {
-      if (!/^[+-]?\d+$/.test(rest)) throw new PathElementError(`strconv.Atoi: parsing ${goJSONString(rest)}: invalid syntax`);
+      if (!/^[+-]?\d+$/.test(rest)) throw new PathElementError(`strconv.Atoi: parsing ${goQuote(rest)}: invalid syntax`);
       return indexPE(Number(rest));
     }
     default:

@@ -3,6 +3,8 @@
 // TZ=/CRON_TZ= prefix, with the error texts of the parser Kubernetes uses (robfig/cron v3
 // ParseStandard), which the API server puts in its messages as they are.
 
+import { goQuote } from '../../machinery/gostrings.js';
+
 interface Bounds {
   min: number;
   max: number;
@@ -24,9 +26,9 @@ class CronError extends Error {}
 
 /** strconv.Atoi with Go's error text */
 function atoi(s: string): number {
-  if (!/^[+-]?[0-9]+$/.test(s)) throw new CronError(`strconv.Atoi: parsing ${JSON.stringify(s)}: invalid syntax`);
+  if (!/^[+-]?[0-9]+$/.test(s)) throw new CronError(`strconv.Atoi: parsing ${goQuote(s)}: invalid syntax`);
   const n = Number(s);
-  if (!Number.isSafeInteger(n) || n > 9223372036854775807 || n < -9223372036854775808) throw new CronError(`strconv.Atoi: parsing ${JSON.stringify(s)}: value out of range`);
+  if (!Number.isSafeInteger(n) || n > 9223372036854775807 || n < -9223372036854775808) throw new CronError(`strconv.Atoi: parsing ${goQuote(s)}: value out of range`);
   return n;
 }
 
