@@ -1,6 +1,6 @@
 // Go's formatting of strings and values, shared by every module that writes a message the way
 // Kubernetes (or kubectl) writes it: strconv's quoting (%q), unicode.IsPrint,
-// strconv's float formatting.
+// strconv's float formatting, encoding/json's encoding and syntax errors.
 //
 // Kubernetes' error messages, warnings and log lines are part of Keelson's interface (clients and
 // tests compare them byte for byte), so these reproduce Go's output exactly rather than doing
@@ -343,5 +343,155 @@ export function goJSON(v: unknown): string {
     }
     default:
       return 'null';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// encoding/json: syntax errors
+
+const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const isHex = (c: number) => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+
+class SyntaxError_ extends Error {}
+
+/**
+ * Checks that the bytes (or a string's UTF-8) are one JSON value as Go's json.Unmarshal does:
+ * null when they are, else the text of encoding/json's SyntaxError (`unexpected end of JSON
+ * input`, `invalid character 'x' looking for beginning of value`, ...). Like Go's scanner it
+ * reads bytes, so a character outside ASCII is named by its first byte (`'Ã'` for `é`).
+ */
+export function goJSONSyntaxError(input: Uint8Array | string): string | null {
+  const data = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
+  const stack: ('key' | 'value' | 'array')[] = [];
+  let i = 0;
+  // encoding/json's quoteChar(c byte) is strconv.Quote(string(rune(c))) between single quotes
+  const err = (c: number, ctx: string) => new SyntaxError_(`invalid character ${goQuoteRune(c)} ${ctx}`);
+  const eof = () => new SyntaxError_('unexpected end of JSON input');
+  const peek = () => (i < data.length ? data[i]! : -1);
+  const skip = () => {
+    while (i < data.length && isSpace(data[i]!)) i++;
+  };
+  const literal = (word: string) => {
+    for (let k = 1; k < word.length; k++) {
+      const c = peek();
+      if (c < 0) throw eof();
+      if (c !== word.charCodeAt(k)) throw err(c, `in literal ${word} (expecting '${word[k]}')`);
+      i++;
+    }
+  };
+  const string = () => {
+    for (;;) {
+      const c = peek();
+      if (c < 0) throw eof();
+      i++;
+      if (c === 0x22) return;
+      if (c === 0x5c) {
+        const e = peek();
+        if (e < 0) throw eof();
+        i++;
+        if (e === 0x75) {
+          for (let k = 0; k < 4; k++) {
+            const h = peek();
+            if (h < 0) throw eof();
+            if (!isHex(h)) throw err(h, 'in \\u hexadecimal character escape');
+            i++;
+          }
+        } else if (!'bfnrt\\/"'.includes(String.fromCharCode(e))) throw err(e, 'in string escape code');
+      } else if (c < 0x20) throw err(c, 'in string literal');
+    }
+  };
+  const number = (first: number) => {
+    let c = first;
+    if (c === 0x2d) {
+      c = peek();
+      if (c < 0) throw eof();
+      if (!isDigit(c)) throw err(c, 'in numeric literal');
+      i++;
+    }
+    if (c !== 0x30) while (isDigit(peek())) i++;
+    if (peek() === 0x2e) {
+      i++;
+      const d = peek();
+      if (d < 0) throw eof();
+      if (!isDigit(d)) throw err(d, 'after decimal point in numeric literal');
+      while (isDigit(peek())) i++;
+    }
+    if (peek() === 0x65 || peek() === 0x45) {
+      i++;
+      if (peek() === 0x2b || peek() === 0x2d) i++;
+      const d = peek();
+      if (d < 0) throw eof();
+      if (!isDigit(d)) throw err(d, 'in exponent of numeric literal');
+      while (isDigit(peek())) i++;
+    }
+  };
+  const value = () => {
+    skip();
+    const c = peek();
+    if (c < 0) throw eof();
+    i++;
+    if (c === 0x7b) {
+      skip();
+      if (peek() === 0x7d) {
+        i++;
+        return;
+      }
+      for (;;) {
+        skip();
+        const k = peek();
+        if (k < 0) throw eof();
+        if (k !== 0x22) throw err(k, 'looking for beginning of object key string');
+        i++;
+        string();
+        skip();
+        const colon = peek();
+        if (colon < 0) throw eof();
+        if (colon !== 0x3a) throw err(colon, 'after object key');
+        i++;
+        stack.push('value');
+        value();
+        stack.pop();
+        skip();
+        const sep = peek();
+        if (sep < 0) throw eof();
+        i++;
+        if (sep === 0x7d) return;
+        if (sep !== 0x2c) throw err(sep, 'after object key:value pair');
+      }
+    }
+    if (c === 0x5b) {
+      skip();
+      if (peek() === 0x5d) {
+        i++;
+        return;
+      }
+      for (;;) {
+        stack.push('array');
+        value();
+        stack.pop();
+        skip();
+        const sep = peek();
+        if (sep < 0) throw eof();
+        i++;
+        if (sep === 0x5d) return;
+        if (sep !== 0x2c) throw err(sep, 'after array element');
+      }
+    }
+    if (c === 0x22) return string();
+    if (c === 0x2d || isDigit(c)) return number(c);
+    if (c === 0x74) return literal('true');
+    if (c === 0x66) return literal('false');
+    if (c === 0x6e) return literal('null');
+    throw err(c, 'looking for beginning of value');
+  };
+  try {
+    value();
+    skip();
+    if (i < data.length) throw err(data[i]!, 'after top-level value');
+    return null;
+  } catch (e) {
+    if (e instanceof SyntaxError_) return e.message;
+    throw e;
   }
 }

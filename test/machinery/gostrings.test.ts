@@ -2,7 +2,7 @@
 // The expected strings are what Go's strconv.Quote / QuoteToASCII / QuoteRune write.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { goFloat, goFormatFloat, goJSON, goJSONString, goQuote, goQuoteList, goQuoteRune, goQuoteToASCII, goStringCompare, isPrintRune } from '../../src/machinery/gostrings.js';
+import { goFloat, goFormatFloat, goJSON, goJSONString, goJSONSyntaxError, goQuote, goQuoteList, goQuoteRune, goQuoteToASCII, goStringCompare, isPrintRune } from '../../src/machinery/gostrings.js';
 
 test('goQuote: ASCII, quotes, backslashes and the named escapes', () => {
   assert.equal(goQuote(''), '""');
@@ -98,4 +98,30 @@ test('goJSON: json.Marshal of an unstructured value (keys in Go order, HTML esca
   assert.equal(goJSON(12345678901234567890n), '12345678901234567890');
   // keys sort in Go's (byte) order; the service account token copy sorted in UTF-16 order
   assert.equal(goJSON({ '\u{10000}': 1, '\uffff': 2 }), '{"\uffff":2,"\u{10000}":1}');
+});
+
+test('goJSONSyntaxError: encoding/json\'s scanner errors, on bytes or on a string\'s UTF-8', () => {
+  assert.equal(goJSONSyntaxError('{"a":[1,2.5e3,true,null,"x\\u00e9"]}'), null);
+  assert.equal(goJSONSyntaxError(Buffer.from(' {} ')), null);
+  assert.equal(goJSONSyntaxError(''), 'unexpected end of JSON input');
+  assert.equal(goJSONSyntaxError('{"a":'), 'unexpected end of JSON input');
+  assert.equal(goJSONSyntaxError('{} x'), "invalid character 'x' after top-level value");
+  assert.equal(goJSONSyntaxError('[1,]'), "invalid character ']' looking for beginning of value");
+  assert.equal(goJSONSyntaxError("{'a':1}"), "invalid character '\\'' looking for beginning of object key string");
+  assert.equal(goJSONSyntaxError('{"a" 1}'), "invalid character '1' after object key");
+  assert.equal(goJSONSyntaxError('tru'), 'unexpected end of JSON input');
+  assert.equal(goJSONSyntaxError('nul!'), "invalid character '!' in literal null (expecting 'l')");
+  assert.equal(goJSONSyntaxError('"a\tb"'), "invalid character '\\t' in string literal");
+  assert.equal(goJSONSyntaxError('"\\x"'), "invalid character 'x' in string escape code");
+  assert.equal(goJSONSyntaxError('-x'), "invalid character 'x' in numeric literal");
+  assert.equal(goJSONSyntaxError('1.e'), "invalid character 'e' after decimal point in numeric literal");
+  assert.equal(goJSONSyntaxError('01'), "invalid character '1' after top-level value");
+  // Go's scanner reads bytes: a character outside ASCII is named by its first byte, as
+  // strconv.Quote(string(rune(b))) names it (kubectl's copy named the whole code point, the API
+  // server's printed bytes 0x80..0xa0 and 0xad as they were)
+  assert.equal(goJSONSyntaxError('é'), "invalid character 'Ã' looking for beginning of value");
+  assert.equal(goJSONSyntaxError('[1 日]'), "invalid character 'æ' after array element");
+  assert.equal(goJSONSyntaxError(Uint8Array.of(0x80)), "invalid character '\\u0080' looking for beginning of value");
+  assert.equal(goJSONSyntaxError(Uint8Array.of(0xc2, 0xa0)), "invalid character 'Â' looking for beginning of value");
+  assert.equal(goJSONSyntaxError(Uint8Array.of(0x7b, 0xa0)), "invalid character '\\u00a0' looking for beginning of object key string");
 });
