@@ -17,6 +17,7 @@ export function maxLenError(n: number): string {
   return `must be no more than ${n} characters`;
 }
 
+/** validation.RegexError */
 export function regexError(msg: string, fmt: string, ...examples: string[]): string {
   if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
   // Go writes "'a', " then " or " between examples: two spaces before "or", as Kubernetes prints it
@@ -72,7 +73,7 @@ export function isDNS1035Label(v: string): string[] {
 
 const KEY_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
-/** a label key or other "qualified name": an optional DNS subdomain prefix and '/', then a name */
+/** validation.IsQualifiedName: a label key or other "qualified name", an optional DNS subdomain prefix and '/', then a name */
 export function isQualifiedName(v: string): string[] {
   const errs: string[] = [];
   const slash = v.indexOf('/');
@@ -85,7 +86,7 @@ export function isQualifiedName(v: string): string[] {
     else for (const m of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${m}`);
   } else {
     return [
-      `a valid label key ${regexError(KEY_MSG, LABEL_KEY_NAME, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+      `a qualified name ${regexError(KEY_MSG, LABEL_KEY_NAME, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
     ];
   }
   if (name.length === 0) errs.push('name part must be non-empty');

@@ -1,120 +1,22 @@
 // Generic rules shared by many kinds, with apimachinery's wording: names, ports, IPs and CIDRs,
 // config keys, env var names, label selectors (meta/v1 validation), quantities.
-import { isValidPathSegmentName, maxLenError, validateAnnotations as machineryValidateAnnotations } from '../../machinery/validation.js';
+import {
+  isDNS1035Label,
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isLabelValue,
+  isQualifiedName,
+  isValidPathSegmentName,
+  maxLenError,
+  regexError,
+  validateAnnotations as machineryValidateAnnotations,
+} from '../../machinery/validation.js';
 import { child, idx, invalid, required, forbidden, type Errs, goStrings, GoRepr, tooLong } from './errs.js';
 import { cmpQuantity, parseQuantity, quantityMilliValue, quantityString, type Quantity } from './quantity.js';
 
-export { isValidPathSegmentName };
+export { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain, isLabelValue, isQualifiedName, isValidPathSegmentName, regexError };
 
-// ---- apimachinery util/validation, with its exact wording ----
-
-/** validation.RegexError: examples are joined as "'a',  or 'b', " (two spaces, as Go builds it) */
-export function regexError(msg: string, fmt: string, ...examples: string[]): string {
-  if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
-  let s = `${msg} (e.g. `;
-  examples.forEach((e, i) => {
-    if (i > 0) s += ' or ';
-    s += `'${e}', `;
-  });
-  return `${s}regex used for validation is '${fmt}')`;
-}
-
-const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const DNS1123_SUBDOMAIN = `${DNS1123_LABEL}(\\.${DNS1123_LABEL})*`;
-const DNS1035_LABEL = '[a-z]([-a-z0-9]*[a-z0-9])?';
-const QUALIFIED_NAME = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const LABEL_VALUE = `(${QUALIFIED_NAME})?`;
-const reLabel = new RegExp(`^${DNS1123_LABEL}$`);
-const reSubdomain = new RegExp(`^${DNS1123_SUBDOMAIN}$`);
-const re1035 = new RegExp(`^${DNS1035_LABEL}$`);
-const reQualified = new RegExp(`^${QUALIFIED_NAME}$`);
-const reLabelValue = new RegExp(`^${LABEL_VALUE}$`);
-
-export function isDNS1123Label(v: string): string[] {
-  const errs: string[] = [];
-  if (v.length > 63) errs.push(maxLenError(63));
-  if (!reLabel.test(v)) {
-    if (reSubdomain.test(v)) errs.push('must not contain dots');
-    else
-      errs.push(
-        regexError(
-          "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-          DNS1123_LABEL,
-          'my-name',
-          '123-abc',
-        ),
-      );
-  }
-  return errs;
-}
-
-export function isDNS1123Subdomain(v: string): string[] {
-  const errs: string[] = [];
-  if (v.length > 253) errs.push(maxLenError(253));
-  if (!reSubdomain.test(v))
-    errs.push(
-      regexError(
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-        DNS1123_SUBDOMAIN,
-        'example.com',
-      ),
-    );
-  return errs;
-}
-
-export function isDNS1035Label(v: string): string[] {
-  const errs: string[] = [];
-  if (v.length > 63) errs.push(maxLenError(63));
-  if (!re1035.test(v))
-    errs.push(
-      regexError(
-        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
-        DNS1035_LABEL,
-        'my-name',
-        'abc-123',
-      ),
-    );
-  return errs;
-}
-
-const QN_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-
-/** validation.IsQualifiedName (a label key) */
-export function isQualifiedName(v: string): string[] {
-  const errs: string[] = [];
-  const parts = v.split('/');
-  let name: string;
-  if (parts.length === 1) name = parts[0]!;
-  else if (parts.length === 2) {
-    const prefix = parts[0]!;
-    name = parts[1]!;
-    if (prefix.length === 0) errs.push('prefix part must be non-empty');
-    else for (const m of isDNS1123Subdomain(prefix)) errs.push(`prefix part ${m}`);
-  } else
-    return [
-      `a qualified name ${regexError(QN_MSG, QUALIFIED_NAME, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-    ];
-  if (name.length === 0) errs.push('name part must be non-empty');
-  else if (name.length > 63) errs.push(`name part ${maxLenError(63)}`);
-  if (!reQualified.test(name)) errs.push(`name part ${regexError(QN_MSG, QUALIFIED_NAME, 'MyName', 'my.name', '123-abc')}`);
-  return errs;
-}
-
-export function isLabelValue(v: string): string[] {
-  const errs: string[] = [];
-  if (v.length > 63) errs.push(maxLenError(63));
-  if (!reLabelValue.test(v))
-    errs.push(
-      regexError(
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        LABEL_VALUE,
-        'MyValue',
-        'my_value',
-        '12345',
-      ),
-    );
-  return errs;
-}
+// ---- apimachinery util/validation, with its exact wording (names and labels: machinery/validation) ----
 
 /** apimachinery ValidateAnnotations: keys are qualified names (case-insensitive), 256 KiB in all */
 export function validateAnnotations(ann: unknown, path: string): Errs {
