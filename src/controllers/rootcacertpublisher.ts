@@ -5,10 +5,10 @@
 // deleted or its data drifts.
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
-import { isAlreadyExists, isNotFound, type RESTClient } from '../client/rest.js';
+import type { RESTClient } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
-import { runQueueWorkers } from './workers.js';
+import { namespaceTerminating, isMootNamespaceWrite, queueActiveNamespaces, runQueueWorkers } from './workers.js';
 
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
@@ -31,21 +31,12 @@ export class RootCACertPublisher {
 
   constructor(private readonly o: RootCACertPublisherOptions) {
     this.log = o.log ?? nopLogger;
-    o.namespaces.addEventHandler({
-      add: (ns) => this.enqueueNamespace(ns),
-      update: (_old, ns) => this.enqueueNamespace(ns),
-    });
+    queueActiveNamespaces(o.namespaces, this.queue);
     const onMap = (cm: any) => {
       const obj = cm instanceof DeletedFinalStateUnknown ? cm.obj : cm;
       if (obj?.metadata?.name === ROOT_CA_CONFIGMAP && obj.metadata.namespace) this.queue.add(obj.metadata.namespace);
     };
     o.configMaps.addEventHandler({ update: (_old, cm) => onMap(cm), delete: onMap });
-  }
-
-  private enqueueNamespace(ns: any): void {
-    if (ns instanceof DeletedFinalStateUnknown) return;
-    if (ns?.metadata?.deletionTimestamp || ns?.status?.phase === 'Terminating') return;
-    if (ns?.metadata?.name) this.queue.add(ns.metadata.name);
   }
 
   run(workers: number, signal: AbortSignal): Promise<void> {
@@ -60,7 +51,7 @@ export class RootCACertPublisher {
   /** create or correct the ConfigMap of one namespace */
   async sync(namespace: string, signal?: AbortSignal): Promise<void> {
     const ns = this.o.namespaces.getByName('', namespace);
-    if (!ns || ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating') return;
+    if (!ns || namespaceTerminating(ns)) return;
     const client = new ResourceClient<any>(this.o.client, CONFIGMAPS, namespace);
     const cur = this.o.configMaps.getByName(namespace, ROOT_CA_CONFIGMAP);
     try {
@@ -87,8 +78,7 @@ export class RootCACertPublisher {
     } catch (e) {
       // created meanwhile, the namespace went away, or it is being deleted: nothing to do;
       // a conflict is retried from the queue with a fresher cache
-      if (isAlreadyExists(e) || isNotFound(e)) return;
-      if ((e as { code?: number }).code === 403) return;
+      if (isMootNamespaceWrite(e)) return;
       throw e;
     }
   }

@@ -4,10 +4,10 @@
 // appears and again when the account is deleted.
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
-import { isAlreadyExists, isNotFound, type RESTClient } from '../client/rest.js';
+import type { RESTClient } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
-import { runQueueWorkers } from './workers.js';
+import { namespaceTerminating, isMootNamespaceWrite, queueActiveNamespaces, runQueueWorkers } from './workers.js';
 
 const SERVICE_ACCOUNTS = { group: '', version: 'v1', resource: 'serviceaccounts' };
 
@@ -28,10 +28,7 @@ export class ServiceAccountsController {
   constructor(private readonly o: ServiceAccountsControllerOptions) {
     this.accounts = o.accounts ?? ['default'];
     this.log = o.log ?? nopLogger;
-    o.namespaces.addEventHandler({
-      add: (ns) => this.enqueue(ns),
-      update: (_old, ns) => this.enqueue(ns),
-    });
+    queueActiveNamespaces(o.namespaces, this.queue);
     o.serviceAccounts.addEventHandler({
       delete: (sa) => {
         const obj = sa instanceof DeletedFinalStateUnknown ? sa.obj : sa;
@@ -39,12 +36,6 @@ export class ServiceAccountsController {
         if (ns && this.accounts.includes(obj.metadata.name)) this.queue.add(ns);
       },
     });
-  }
-
-  private enqueue(ns: any): void {
-    if (ns instanceof DeletedFinalStateUnknown) return;
-    if (ns?.metadata?.deletionTimestamp || ns?.status?.phase === 'Terminating') return;
-    if (ns?.metadata?.name) this.queue.add(ns.metadata.name);
   }
 
   run(workers: number, signal: AbortSignal): Promise<void> {
@@ -59,17 +50,15 @@ export class ServiceAccountsController {
   /** create the missing accounts of one namespace */
   async sync(namespace: string, signal?: AbortSignal): Promise<void> {
     const ns = this.o.namespaces.getByName('', namespace);
-    if (!ns || ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating') return;
+    if (!ns || namespaceTerminating(ns)) return;
     const client = new ResourceClient<any>(this.o.client, SERVICE_ACCOUNTS, namespace);
     for (const name of this.accounts) {
       if (this.o.serviceAccounts.getByName(namespace, name)) continue;
       try {
         await client.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } }, { signal });
       } catch (e) {
-        // created meanwhile, or the namespace went away: nothing to do
-        if (isAlreadyExists(e) || isNotFound(e)) continue;
-        // a namespace being deleted refuses new content
-        if ((e as { code?: number }).code === 403) continue;
+        // created meanwhile, the namespace went away, or it is being deleted: nothing to do
+        if (isMootNamespaceWrite(e)) continue;
         throw e;
       }
     }

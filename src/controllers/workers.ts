@@ -2,8 +2,9 @@
 // workers over a rate-limited queue until the signal aborts, then shut the queue down and wait
 // for each worker to finish its current item.
 import { setMaxListeners } from 'node:events';
-import type { Informer } from '../client/informer.js';
+import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import type { Logger } from '../client/log.js';
+import { isAlreadyExists, isNotFound } from '../client/rest.js';
 import type { RateLimitingQueue } from '../client/workqueue.js';
 
 export interface QueueWorkers<T> {
@@ -62,4 +63,29 @@ async function worker<T>(w: QueueWorkers<T>, signal: AbortSignal): Promise<void>
       w.queue.done(item);
     }
   }
+}
+
+// ---- controllers that keep something in every active namespace (service accounts, root CA) ----
+
+/** a namespace being deleted (a deletion timestamp, or phase Terminating): it refuses new content */
+export function namespaceTerminating(ns: any): boolean {
+  return !!ns?.metadata?.deletionTimestamp || ns?.status?.phase === 'Terminating';
+}
+
+/** queues the name of each namespace the informer adds or updates, unless it is being deleted */
+export function queueActiveNamespaces(namespaces: Informer<any>, queue: RateLimitingQueue<string>): void {
+  const enqueue = (ns: any): void => {
+    if (ns instanceof DeletedFinalStateUnknown) return;
+    if (namespaceTerminating(ns)) return;
+    if (ns?.metadata?.name) queue.add(ns.metadata.name);
+  };
+  namespaces.addEventHandler({ add: enqueue, update: (_old, ns) => enqueue(ns) });
+}
+
+/**
+ * A write into a namespace that has nothing left to do: the object was created meanwhile (409),
+ * the namespace went away (404), or it is being deleted and refuses new content (403).
+ */
+export function isMootNamespaceWrite(e: unknown): boolean {
+  return isAlreadyExists(e) || isNotFound(e) || (e as { code?: number }).code === 403;
 }
