@@ -31,7 +31,6 @@ import { buildAdmissionChain, type AdmissionChain } from './admission/chain.js';
 import { storeReader, storeWriter } from './admission/wiring.js';
 import { equivalentResolver } from './admission/equivalent.js';
 import { ClusterAuthenticationTrust, type ClusterAuthenticationInfo } from './authinfo.js';
-import { formatGoDuration } from '../codec/protobuf-special.js';
 import { FlowControlConfig } from './flowcontrol.js';
 import { EventExpiry } from './eventttl.js';
 import { DefaultServiceCIDR } from './servicecidr.js';
@@ -67,6 +66,7 @@ import { prepareServing, SecureListener, type SecureServingOptions } from './tls
 import { InFlightLimiter, RequestDeadline, requestScope, requestTimeoutMs, TIMEOUT_STATUS, withStorageRequestLimit, writeTooManyRequests, type RequestScope } from './limits.js';
 import { auditIDOf, authenticationFailureMessage, type Auditor, type BodyTap, type RequestAudit } from './audit/index.js';
 import { createTokenRequest, hasImpersonationHeaders, impersonate, ImpersonationInternalError, JWKS_PATH, OPENID_CONFIGURATION_PATH, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
+import { goFormatDuration } from '../machinery/gostrings.js';
 
 export type { UserInfo } from './authz.js';
 
@@ -752,7 +752,7 @@ export class APIServer {
           // (NormalizedVerb: LIST, WATCH, APPLY, CONNECT where the request is a resource request)
           verb: st.verb ?? req.method,
           URI: req.url,
-          latency: formatGoDuration(BigInt(Math.round((performance.now() - started) * 1e6))),
+          latency: goFormatDuration(BigInt(Math.round((performance.now() - started) * 1e6))),
           userAgent: req.headers['user-agent'] ?? '',
           'audit-ID': st.auditID,
           srcIP,

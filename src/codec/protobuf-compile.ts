@@ -25,12 +25,13 @@ import type { FieldDecl, Scalar, Special, TypeDecl, TypeRef } from '../schema/mo
 import { ProtobufError, ProtobufNotSupportedError, Reader, RevWriter } from './protobuf-wire.js';
 import {
   GO_ZERO_TIME_SECONDS,
-  formatGoDuration,
+  
   formatMicroTime,
   formatTime,
   parseGoDuration,
   parseRFC3339,
 } from './protobuf-special.js';
+import { goFormatDuration } from '../machinery/gostrings.js';
 
 export type TypeLookup = (name: string) => TypeDecl | undefined;
 export type EncFn = (w: RevWriter, o: any) => void;
@@ -827,7 +828,7 @@ function makeSpecials(c: ProtobufCompiler): SpecialCodecs {
         else skipOrWrong(r, t, end, 1, 'Duration');
       }
       r.checkEnd(end, 'Duration');
-      return formatGoDuration(ns);
+      return goFormatDuration(ns);
     },
 
     // {1 allows bool, 2 schema}: JSON true/false or a schema (a schema means allows=true)

@@ -9,13 +9,13 @@ import { goDialError, goHostnameError } from '../machinery/goneterr.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { parseDurationNs } from '../cli/flags.js';
 import { log } from '../cli/klog.js';
 import { getVersionInfo, formatVersionRaw, userAgent, type VersionInfo } from '../cli/version.js';
 import { KubeconfigError, loadKubeconfig, loadRawConfig, type ConnectionConfig, type LoadOptions } from '../client/kubeconfig.js';
 import { RESTClient, TransportError, restConfigFromConnection, type ResponseInfo } from '../client/rest.js';
 import { DiscoveryClient } from '../client/resources.js';
 import { CachedDiscovery, KubectlRESTMapper, discoveryCacheDir } from './discovery.js';
+import { goParseDuration } from '../machinery/gostrings.js';
 
 /** The values of kubectl's global connection flags. */
 export interface ConfigFlagValues {
@@ -101,7 +101,7 @@ export class ConnectionError extends Error {
 export function parseTimeout(s: string): number {
   if (/^[0-9]+$/.test(s)) return Number(s) * 1000;
   try {
-    const ns = parseDurationNs(s);
+    const ns = goParseDuration(s);
     if (ns >= 0n) return Number(ns / 1000000n);
   } catch {
     /* below */

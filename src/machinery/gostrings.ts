@@ -495,3 +495,134 @@ export function goJSONSyntaxError(input: Uint8Array | string): string | null {
     throw e;
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// time: durations
+
+/**
+ * The quoting of the time package's errors (its own `quote`, not strconv.Quote): `"` and `\`
+ * escaped, every byte of a rune outside printable ASCII written as `\xNN`.
+ */
+export function goTimeQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const c = ch.charCodeAt(0);
+    if (c >= 0x20 && c < 0x80) out += c === 0x22 || c === 0x5c ? '\\' + ch : ch;
+    else for (const b of Buffer.from(ch, 'utf8')) out += '\\x' + b.toString(16).padStart(2, '0');
+  }
+  return out + '"';
+}
+
+const DURATION_UNITS: Record<string, bigint> = {
+  ns: 1n,
+  us: 1000n,
+  'µs': 1000n, // U+00B5 micro sign
+  'μs': 1000n, // U+03BC Greek mu
+  ms: 1000000n,
+  s: 1000000000n,
+  m: 60n * 1000000000n,
+  h: 3600n * 1000000000n,
+};
+const MAX_INT64 = (1n << 63n) - 1n;
+
+/** Go's time.ParseDuration, returning nanoseconds; throws an Error with Go's text (`time: invalid duration "x"`). */
+export function goParseDuration(orig: string): bigint {
+  const invalid = () => new Error('time: invalid duration ' + goTimeQuote(orig));
+  let s = orig;
+  let neg = false;
+  if (s !== '' && (s[0] === '-' || s[0] === '+')) { neg = s[0] === '-'; s = s.slice(1); }
+  if (s === '0') return 0n;
+  if (s === '') throw invalid();
+  let d = 0n;
+  while (s !== '') {
+    if (!(s[0] === '.' || (s[0]! >= '0' && s[0]! <= '9'))) throw invalid();
+    // leading integer
+    let i = 0;
+    let v = 0n;
+    while (i < s.length && s[i]! >= '0' && s[i]! <= '9') {
+      v = v * 10n + BigInt(s.charCodeAt(i) - 48);
+      if (v > MAX_INT64 + 1n) throw invalid();
+      i++;
+    }
+    const pre = i > 0;
+    s = s.slice(i);
+    let post = false;
+    let f = 0n;
+    let scale = 1;
+    if (s !== '' && s[0] === '.') {
+      s = s.slice(1);
+      let j = 0;
+      let overflow = false;
+      while (j < s.length && s[j]! >= '0' && s[j]! <= '9') {
+        if (!overflow) {
+          const y = f * 10n + BigInt(s.charCodeAt(j) - 48);
+          if (f > MAX_INT64 / 10n || y > MAX_INT64 + 1n) overflow = true;
+          else { f = y; scale *= 10; }
+        }
+        j++;
+      }
+      post = j > 0;
+      s = s.slice(j);
+    }
+    if (!pre && !post) throw invalid();
+    let k = 0;
+    while (k < s.length && s[k] !== '.' && !(s[k]! >= '0' && s[k]! <= '9')) k++;
+    if (k === 0) throw new Error('time: missing unit in duration ' + goTimeQuote(orig));
+    const u = s.slice(0, k);
+    s = s.slice(k);
+    const unit = DURATION_UNITS[u];
+    if (unit === undefined) throw new Error('time: unknown unit ' + goTimeQuote(u) + ' in duration ' + goTimeQuote(orig));
+    if (v > (MAX_INT64 + 1n) / unit) throw invalid();
+    v *= unit;
+    if (f > 0n) {
+      v += BigInt(Math.trunc(Number(f) * (Number(unit) / scale)));
+      if (v > MAX_INT64 + 1n) throw invalid();
+    }
+    d += v;
+    if (d > MAX_INT64 + 1n) throw invalid();
+  }
+  if (neg) return -d;
+  if (d > MAX_INT64) throw invalid();
+  return d;
+}
+
+function fmtFrac(v: bigint, prec: number): [string, bigint] {
+  let out = '';
+  let print = false;
+  for (let i = 0; i < prec; i++) {
+    const digit = v % 10n;
+    print = print || digit !== 0n;
+    if (print) out = String(digit) + out;
+    v /= 10n;
+  }
+  if (print) out = '.' + out;
+  return [out, v];
+}
+
+/** Go's time.Duration.String() for a count of nanoseconds: `5m0s`, `300ms`, `1h2m3.5s`, `0s`. */
+export function goFormatDuration(d: bigint): string {
+  const neg = d < 0n;
+  let u = neg ? -d : d;
+  let out: string;
+  if (u < 1000000000n) {
+    if (u === 0n) return '0s';
+    let prec: number;
+    let unit: string;
+    if (u < 1000n) { prec = 0; unit = 'ns'; }
+    else if (u < 1000000n) { prec = 3; unit = 'µs'; }
+    else { prec = 6; unit = 'ms'; }
+    const [frac, rest] = fmtFrac(u, prec);
+    out = String(rest) + frac + unit;
+  } else {
+    const [frac, rest] = fmtFrac(u, 9);
+    u = rest;
+    out = String(u % 60n) + frac + 's';
+    u /= 60n;
+    if (u > 0n) {
+      out = String(u % 60n) + 'm' + out;
+      u /= 60n;
+      if (u > 0n) out = String(u) + 'h' + out;
+    }
+  }
+  return neg ? '-' + out : out;
+}

@@ -4,13 +4,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   FlagSet, NamedFlagSets, FeatureGate, Command, printSections, flagUsagesWrapped, loadConfigFile, applyConfig,
-  parseDuration, formatDuration, parseDurationNs, formatDurationNs, parseGoInt, parseGoFloat, 
+  parseDuration, formatDuration, parseGoInt, parseGoFloat, 
   readCSVRecord, writeCSVRecord, HelpRequested, NotExistError, ValueRequiredError, InvalidValueError, InvalidSyntaxError,
   ConfigFileError, type Writer,
 } from '../../src/cli/flags.js';
 import { DEFAULT_GIT_VERSION } from '../../src/cli/version.js';
 import { tempDir } from '../tempdir.js';
-import { goFloat, goQuote } from '../../src/machinery/gostrings.js';
+import { goFloat, goFormatDuration, goParseDuration, goQuote } from '../../src/machinery/gostrings.js';
 
 function sink(): Writer & { text: string } {
   const w = { text: '', write(s: string) { w.text += s; return true; } };
@@ -92,17 +92,17 @@ describe('Go scalar syntax', () => {
       ['9223372036854775807ns', 9_223_372_036_854_775_807n], ['9223372036854775.807us', 9_223_372_036_854_775_807n],
       ['-9223372036854775808ns', -9_223_372_036_854_775_808n], ['0.100000000000000000000h', 360_000_000_000n],
     ];
-    for (const [s, ns] of ok) assert.equal(parseDurationNs(s), ns, s);
+    for (const [s, ns] of ok) assert.equal(goParseDuration(s), ns, s);
     assert.equal(parseDuration('1m30s'), 90_000);
     assert.equal(parseDuration('1.5ms'), 1.5);
   });
 
   test('time.ParseDuration errors read as Go writes them', () => {
     for (const s of ['', '-', 's', '.', '-.', '.s', '+.s', '3000000h', '9223372036854775808ns']) {
-      assert.equal(errOf(() => parseDurationNs(s)).message, `time: invalid duration ${goQuote(s)}`, s);
+      assert.equal(errOf(() => goParseDuration(s)).message, `time: invalid duration ${goQuote(s)}`, s);
     }
-    assert.equal(errOf(() => parseDurationNs('3')).message, 'time: missing unit in duration "3"');
-    assert.equal(errOf(() => parseDurationNs('1d')).message, 'time: unknown unit "d" in duration "1d"');
+    assert.equal(errOf(() => goParseDuration('3')).message, 'time: missing unit in duration "3"');
+    assert.equal(errOf(() => goParseDuration('1d')).message, 'time: unknown unit "d" in duration "1d"');
   });
 
   test('Duration.String is canonical', () => {
@@ -112,7 +112,7 @@ describe('Go scalar syntax', () => {
       [9_223_372_036_854_775_807n, '2562047h47m16.854775807s'], [-9_223_372_036_854_775_808n, '-2562047h47m16.854775808s'],
       [-1_500_000_000n, '-1.5s'],
     ];
-    for (const [ns, s] of cases) assert.equal(formatDurationNs(ns), s);
+    for (const [ns, s] of cases) assert.equal(goFormatDuration(ns), s);
     assert.equal(formatDuration(300_000), '5m0s');
     assert.equal(formatDuration(31_536_000_000), '8760h0m0s');
     assert.equal(formatDuration(43_200_000), '12h0m0s');

@@ -5,7 +5,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TypeDecl } from '../../src/schema/model.js';
 import { ProtobufCodec, ProtobufError, decodeMessage, encodeMessage } from '../../src/codec/protobuf.js';
-import { formatGoDuration, parseGoDuration, parseRFC3339, formatTime, formatMicroTime } from '../../src/codec/protobuf-special.js';
+import { parseGoDuration, parseRFC3339, formatTime, formatMicroTime } from '../../src/codec/protobuf-special.js';
+import { goFormatDuration } from '../../src/machinery/gostrings.js';
 
 const f = (name: string, proto: number, type: TypeDecl['fields'][number]['type'], o: Partial<TypeDecl['fields'][number]> = {}) => ({
   name,
@@ -190,7 +191,7 @@ describe('Duration (Go time.Duration)', () => {
       [-(1n << 63n), '-2562047h47m16.854775808s'],
     ];
     for (const [ns, s] of cases) {
-      assert.equal(formatGoDuration(ns), s);
+      assert.equal(goFormatDuration(ns), s);
       assert.equal(parseGoDuration(s, 'd'), ns, s);
     }
   });

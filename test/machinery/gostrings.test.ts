@@ -2,7 +2,7 @@
 // The expected strings are what Go's strconv.Quote / QuoteToASCII / QuoteRune write.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { goFloat, goFormatFloat, goJSON, goJSONString, goJSONSyntaxError, goQuote, goQuoteList, goQuoteRune, goQuoteToASCII, goStringCompare, isPrintRune } from '../../src/machinery/gostrings.js';
+import { goFloat, goFormatDuration, goFormatFloat, goParseDuration, goTimeQuote, goJSON, goJSONString, goJSONSyntaxError, goQuote, goQuoteList, goQuoteRune, goQuoteToASCII, goStringCompare, isPrintRune } from '../../src/machinery/gostrings.js';
 
 test('goQuote: ASCII, quotes, backslashes and the named escapes', () => {
   assert.equal(goQuote(''), '""');
@@ -124,4 +124,25 @@ test('goJSONSyntaxError: encoding/json\'s scanner errors, on bytes or on a strin
   assert.equal(goJSONSyntaxError(Uint8Array.of(0x80)), "invalid character '\\u0080' looking for beginning of value");
   assert.equal(goJSONSyntaxError(Uint8Array.of(0xc2, 0xa0)), "invalid character 'Â' looking for beginning of value");
   assert.equal(goJSONSyntaxError(Uint8Array.of(0x7b, 0xa0)), "invalid character '\\u00a0' looking for beginning of object key string");
+});
+
+test('goParseDuration and goFormatDuration: time.ParseDuration and Duration.String', () => {
+  const S = 1000000000n;
+  assert.equal(goParseDuration('1h2m3.5s'), 3723n * S + S / 2n);
+  assert.equal(goFormatDuration(3723n * S + S / 2n), '1h2m3.5s');
+  assert.equal(goFormatDuration(0n), '0s');
+  assert.equal(goFormatDuration(1500n), '1.5µs');
+  // the most negative duration parses (the protobuf codec's copy refused it)
+  assert.equal(goParseDuration('-9223372036854775808ns'), -(1n << 63n));
+  assert.equal(goFormatDuration(-(1n << 63n)), '-2562047h47m16.854775808s');
+  assert.throws(() => goParseDuration('9223372036854775808ns'), { message: 'time: invalid duration "9223372036854775808ns"' });
+  // overflow is an error (cron's copy only checked the syntax)
+  assert.throws(() => goParseDuration('9999999999999999999h'), { message: 'time: invalid duration "9999999999999999999h"' });
+  assert.throws(() => goParseDuration('3'), { message: 'time: missing unit in duration "3"' });
+  // the time package quotes with its own quote: bytes outside printable ASCII as \xNN (the copies
+  // used strconv.Quote or JSON.stringify)
+  assert.throws(() => goParseDuration('1d'), { message: 'time: unknown unit "d" in duration "1d"' });
+  assert.throws(() => goParseDuration('1\u00b5'), { message: 'time: unknown unit "\\xc2\\xb5" in duration "1\\xc2\\xb5"' });
+  assert.throws(() => goParseDuration('x\ny'), { message: 'time: invalid duration "x\\x0ay"' });
+  assert.equal(goTimeQuote('a"b\\c\u007f\u00e9'), '"a\\"b\\\\c\u007f\\xc3\\xa9"');
 });

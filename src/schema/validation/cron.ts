@@ -3,7 +3,7 @@
 // TZ=/CRON_TZ= prefix, with the error texts of the parser Kubernetes uses (robfig/cron v3
 // ParseStandard), which the API server puts in its messages as they are.
 
-import { goQuote } from '../../machinery/gostrings.js';
+import { goParseDuration, goQuote } from '../../machinery/gostrings.js';
 
 interface Bounds {
   min: number;
@@ -83,24 +83,14 @@ function getField(field: string, r: Bounds): void {
 
 // ---- Go's time.ParseDuration ----
 
-const UNITS = new Set(['ns', 'us', 'µs', 'μs', 'ms', 's', 'm', 'h']);
-
+/** null when Go's time.ParseDuration takes the text, else its error text */
 export function parseGoDuration(orig: string): string | null {
-  const q = JSON.stringify(orig);
-  let s = orig;
-  if (s.startsWith('-') || s.startsWith('+')) s = s.slice(1);
-  if (s === '0') return null;
-  if (s === '') return `time: invalid duration ${q}`;
-  while (s !== '') {
-    const m = /^([0-9]*)(\.[0-9]*)?/.exec(s)!;
-    if (m[0] === '' || m[0] === '.') return `time: invalid duration ${q}`;
-    s = s.slice(m[0].length);
-    const u = /^[^0-9.]*/.exec(s)![0];
-    if (u === '') return `time: missing unit in duration ${q}`;
-    if (!UNITS.has(u)) return `time: unknown unit ${JSON.stringify(u)} in duration ${q}`;
-    s = s.slice(u.length);
+  try {
+    goParseDuration(orig);
+    return null;
+  } catch (e) {
+    return (e as Error).message;
   }
-  return null;
 }
 
 // ---- time zones (Go's time.LoadLocation) ----
