@@ -24,6 +24,12 @@
 // answer them with 500: they are the client's errors (asRequestError).
 import { StatusError, type StatusDetails } from '../machinery/errors.js';
 import { goFloat, goStringCompare } from '../machinery/gostrings.js';
+import { yaml } from '../codec/yaml-lazy.js';
+
+/** A YAML rendering like sigs.k8s.io/yaml's (sorted keys, sequences not indented). */
+function toYAML(v: unknown): string {
+  return yaml().stringify(v, { sortMapEntries: true, indentSeq: false });
+}
 
 /** The message Kubernetes sends with a 422 built by NewGenericServerResponse. */
 export const GENERIC_422_MESSAGE = 'the server rejected our request due to an error in our request';
@@ -86,9 +92,9 @@ export class PatchError extends StatusError {
     return new PatchError(500, 'InternalError', PANIC_MESSAGE, goRuntimeError, 'Panic', undefined, explanation);
   }
 
-  /** mergepatch.ErrConflict (client side: a three-way patch that conflicts with the live object). */
-  static conflict(patchYaml: string, changedYaml: string): PatchError {
-    const m = `patch:\n${patchYaml}\nconflicts with changes made from original to current:\n${changedYaml}\n`;
+  /** mergepatch.ErrConflict (client side: a three-way patch that conflicts with the live object), the two maps in YAML. */
+  static conflict(patch: unknown, changed: unknown): PatchError {
+    const m = `patch:\n${toYAML(patch)}\nconflicts with changes made from original to current:\n${toYAML(changed)}\n`;
     return new PatchError(409, 'Conflict', m, m, 'Conflict');
   }
 

@@ -15,7 +15,6 @@
 // non-object patch replaces the target, and values that replace are not pruned inside arrays).
 import { PatchError, cloneJSON, deepEqualJSON, hasOwn, isMap, setOwn } from './errors.js';
 import type { FieldValidation } from './jsonpatch.js';
-import { yaml } from '../codec/yaml-lazy.js';
 
 type JMap = Record<string, unknown>;
 
@@ -230,10 +229,6 @@ export function hasConflicts(left: unknown, right: unknown): boolean {
   return !deepEqualJSON(left, right);
 }
 
-function toYAML(v: unknown): string {
-  return yaml().stringify(v, { sortMapEntries: true, indentSeq: false });
-}
-
 /**
  * kubectl apply's patch for types without strategic merge (custom resources):
  * jsonmergepatch.CreateThreeWayJSONMergePatch. The additions and changes from current to
@@ -251,7 +246,7 @@ export function createThreeWayJSONMergePatch(
   const c = current ?? {};
   const addAndChange = keepOrDeleteNull(createObjectMergePatch(c, m), false);
   const deletions = keepOrDeleteNull(createObjectMergePatch(o, m), true);
-  if (hasConflicts(addAndChange, deletions)) throw PatchError.conflict(toYAML(addAndChange), toYAML(deletions));
+  if (hasConflicts(addAndChange, deletions)) throw PatchError.conflict(addAndChange, deletions);
   const patch = mergeMergePatchesKeepNulls(deletions, addAndChange);
   for (const fn of preconditions) if (!fn(patch)) throw PatchError.preconditionFailed(patch);
   return patch;

@@ -30,7 +30,6 @@
 // their maps merge and their lists are replaced, as a JSON merge patch would do.
 import type { FieldDecl, TypeDecl, TypeRef } from '../schema/model.js';
 import { getType as schemaGetType, jsonFields } from '../schema/types.js';
-import { yaml } from '../codec/yaml-lazy.js';
 import {
   PatchError,
   cloneJSON,
@@ -1292,11 +1291,6 @@ export function createTwoWayMergePatch(original: unknown, modified: unknown, typ
   return patch;
 }
 
-/** A YAML rendering like sigs.k8s.io/yaml's (sorted keys, sequences not indented). */
-function toYAML(v: unknown): string {
-  return yaml().stringify(v, { sortMapEntries: true, indentSeq: false });
-}
-
 /**
  * kubectl apply's patch (CreateThreeWayMergePatch): the changes from current to modified plus the
  * deletions from original (the last applied configuration) to modified. With overwrite false,
@@ -1321,7 +1315,7 @@ export function createThreeWayMergePatch(
   checkPreconditions(patchMap, options.preconditions);
   if (!overwrite) {
     const changedMap = diffMaps(originalMap, currentMap, schema, diffOpts({}));
-    if (mergingMapFieldsHaveConflicts(patchMap, changedMap, schema, '', '')) throw PatchError.conflict(toYAML(patchMap), toYAML(changedMap));
+    if (mergingMapFieldsHaveConflicts(patchMap, changedMap, schema, '', '')) throw PatchError.conflict(patchMap, changedMap);
   }
   return patchMap;
 }
