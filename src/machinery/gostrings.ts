@@ -346,6 +346,15 @@ export function goJSON(v: unknown): string {
   }
 }
 
+/** The kind of a decoded JSON value as encoding/json's UnmarshalTypeError names it: `bool`, not `boolean`. */
+export function goJSONKind(v: unknown): 'null' | 'array' | 'object' | 'bool' | 'string' | 'number' | 'undefined' {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'object') return 'object';
+  if (typeof v === 'boolean') return 'bool';
+  return typeof v as 'string' | 'number' | 'undefined';
+}
+
 // ---------------------------------------------------------------------------------------------
 // encoding/json: syntax errors
 

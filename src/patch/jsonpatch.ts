@@ -27,7 +27,7 @@
 //   dereference a nil node: kube-apiserver panics (plain-text 500), and so do replace/test of ""
 //   without a value.
 import { PatchError, cloneJSON, getOwn, hasOwn, isMap, setOwn } from './errors.js';
-import { goQuote } from '../machinery/gostrings.js';
+import { goJSONKind, goQuote } from '../machinery/gostrings.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -48,27 +48,19 @@ export interface JSONPatchOptions {
 /** One decoded operation: the members of its JSON object, any of which may be absent. */
 type Operation = Record<string, unknown> | null;
 
-function jsonKind(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  if (v === null) return 'null';
-  if (typeof v === 'object') return 'object';
-  if (typeof v === 'boolean') return 'bool';
-  return typeof v; // string, number
-}
-
 /**
  * The handler's strict decode (fieldValidation Warn or Strict) into []handlers.jsonPatchOp:
  * the first value of the wrong type, as Go words it, or undefined.
  */
 function strictDecodeError(patch: unknown): string | undefined {
   if (patch === null) return undefined;
-  if (!Array.isArray(patch)) return `json: cannot unmarshal ${jsonKind(patch)} into Go value of type []handlers.jsonPatchOp`;
+  if (!Array.isArray(patch)) return `json: cannot unmarshal ${goJSONKind(patch)} into Go value of type []handlers.jsonPatchOp`;
   for (const op of patch) {
     if (op === null) continue;
-    if (!isMap(op)) return `json: cannot unmarshal ${jsonKind(op)} into Go value of type handlers.jsonPatchOp`;
+    if (!isMap(op)) return `json: cannot unmarshal ${goJSONKind(op)} into Go value of type handlers.jsonPatchOp`;
     for (const [k, v] of Object.entries(op)) {
       if ((k === 'op' || k === 'path' || k === 'from') && v !== null && typeof v !== 'string') {
-        return `json: cannot unmarshal ${jsonKind(v)} into Go struct field jsonPatchOp.${k} of type string`;
+        return `json: cannot unmarshal ${goJSONKind(v)} into Go struct field jsonPatchOp.${k} of type string`;
       }
     }
   }
@@ -94,9 +86,9 @@ export function jsonPatchStrictErrors(patch: unknown): string[] {
 /** evanphx DecodePatch: the patch must be a JSON array (or null) of objects (or nulls). */
 function decodePatch(patch: unknown): Operation[] {
   if (patch === null) return [];
-  if (!Array.isArray(patch)) throw PatchError.badRequest(`json: cannot unmarshal ${jsonKind(patch)} into Go value of type jsonpatch.Patch`);
+  if (!Array.isArray(patch)) throw PatchError.badRequest(`json: cannot unmarshal ${goJSONKind(patch)} into Go value of type jsonpatch.Patch`);
   for (const op of patch) {
-    if (op !== null && !isMap(op)) throw PatchError.badRequest(`json: cannot unmarshal ${jsonKind(op)} into Go value of type jsonpatch.Operation`);
+    if (op !== null && !isMap(op)) throw PatchError.badRequest(`json: cannot unmarshal ${goJSONKind(op)} into Go value of type jsonpatch.Operation`);
   }
   return patch as Operation[];
 }
@@ -239,7 +231,7 @@ function opString(op: Operation, member: 'path' | 'from'): string {
   if (v === undefined || v === null) {
     fail(member === 'path' ? `operation missing path field: ${MISSING}` : `operation, missing from field: ${MISSING}`);
   }
-  if (typeof v !== 'string') fail(`json: cannot unmarshal ${jsonKind(v)} into Go value of type string`);
+  if (typeof v !== 'string') fail(`json: cannot unmarshal ${goJSONKind(v)} into Go value of type string`);
   return v;
 }
 
@@ -277,7 +269,7 @@ export function goJSONSize(v: unknown): number {
 
 function applyOperations(doc: unknown, ops: Operation[], copyLimit: number): unknown {
   if (doc === null || typeof doc !== 'object') {
-    throw PatchError.internal(`json: cannot unmarshal ${jsonKind(doc)} into Go value of type jsonpatch.partialDoc`);
+    throw PatchError.internal(`json: cannot unmarshal ${goJSONKind(doc)} into Go value of type jsonpatch.partialDoc`);
   }
   let root = cloneJSON(doc) as Container;
   let copied = 0;

@@ -15,6 +15,7 @@
 // non-object patch replaces the target, and values that replace are not pruned inside arrays).
 import { PatchError, cloneJSON, deepEqualJSON, hasOwn, isMap, setOwn } from './errors.js';
 import type { FieldValidation } from './jsonpatch.js';
+import { goJSONKind } from '../machinery/gostrings.js';
 
 type JMap = Record<string, unknown>;
 
@@ -25,14 +26,6 @@ export interface MergePatchOptions {
   rfc7386?: boolean;
 }
 
-function jsonKind(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  if (v === null) return 'null';
-  if (typeof v === 'object') return 'object';
-  if (typeof v === 'boolean') return 'bool';
-  return typeof v;
-}
-
 /**
  * Applies a JSON merge patch to a document, returning a new document (inputs are not modified).
  * Throws PatchError 400 for a patch Kubernetes refuses to decode.
@@ -40,7 +33,7 @@ function jsonKind(v: unknown): string {
 export function applyMergePatch(doc: unknown, patch: unknown, options: MergePatchOptions = {}): unknown {
   if (options.rfc7386) return rfcMergePatch(cloneJSON(doc), patch);
   if ((options.fieldValidation ?? 'Warn') !== 'Ignore' && patch !== null && !isMap(patch)) {
-    throw PatchError.badRequest(`error decoding patch: json: cannot unmarshal ${jsonKind(patch)} into Go value of type map[string]interface {}`);
+    throw PatchError.badRequest(`error decoding patch: json: cannot unmarshal ${goJSONKind(patch)} into Go value of type map[string]interface {}`);
   }
   return mergePatch(doc, patch);
 }

@@ -43,7 +43,7 @@ import {
   setOwn,
 } from './errors.js';
 import type { FieldValidation } from './jsonpatch.js';
-import { goQuote, goStringCompare } from '../machinery/gostrings.js';
+import { goJSONKind, goQuote, goStringCompare } from '../machinery/gostrings.js';
 
 type JMap = Record<string, unknown>;
 
@@ -904,23 +904,15 @@ export interface StrategicOptions {
   getType?: (name: string) => TypeDecl | undefined;
 }
 
-function jsonKind(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  if (v === null) return 'null';
-  if (typeof v === 'object') return 'object';
-  if (typeof v === 'boolean') return 'bool';
-  return typeof v;
-}
-
 /**
  * Applies a strategic merge patch to an object of the given type (a canonical type name such as
  * 'io.k8s.api.core.v1.Pod'; a name without a declaration patches without schema) as
  * kube-apiserver does, returning a new object (the inputs are not modified). Throws PatchError.
  */
 export function applyStrategicMergePatch(doc: unknown, patch: unknown, typeName: string | undefined, options: StrategicOptions = {}): unknown {
-  if (doc !== null && !isMap(doc)) throw PatchError.internal(`json: cannot unmarshal ${jsonKind(doc)} into Go value of type map[string]interface {}`);
+  if (doc !== null && !isMap(doc)) throw PatchError.internal(`json: cannot unmarshal ${goJSONKind(doc)} into Go value of type map[string]interface {}`);
   if (patch !== null && !isMap(patch)) {
-    throw PatchError.badRequest(`json: cannot unmarshal ${jsonKind(patch)} into Go value of type map[string]interface {}`);
+    throw PatchError.badRequest(`json: cannot unmarshal ${goJSONKind(patch)} into Go value of type map[string]interface {}`);
   }
   const schema = rootLookup(typeName, options.getType ?? schemaGetType);
   return mergeMap(cloneJSON(doc as JMap | null), cloneJSON(patch), schema, SERVER);

@@ -1,6 +1,6 @@
 // The errors of Go's json.Unmarshal into a map[string]interface{}, which Kubernetes reports for
 // docker config secrets: the syntax error of encoding/json's scanner, or the type mismatch.
-import { goJSONSyntaxError } from '../../machinery/gostrings.js';
+import { goJSONKind, goJSONSyntaxError } from '../../machinery/gostrings.js';
 
 // the scanner's syntax errors are shared (machinery/gostrings); re-exported for the API server
 export { goJSONSyntaxError };
@@ -12,6 +12,5 @@ export function goUnmarshalObjectError(data: Uint8Array): string | null {
   const v = JSON.parse(Buffer.from(data).toString('utf8'));
   const type = 'map[string]interface {}';
   if (v === null || (typeof v === 'object' && !Array.isArray(v))) return null;
-  const what = Array.isArray(v) ? 'array' : typeof v === 'string' ? 'string' : typeof v === 'number' ? 'number' : 'bool';
-  return `json: cannot unmarshal ${what} into Go value of type ${type}`;
+  return `json: cannot unmarshal ${goJSONKind(v)} into Go value of type ${type}`;
 }
