@@ -1,13 +1,14 @@
 // Go's formatting of strings and values, shared by every module that writes a message the way
-// Kubernetes (or kubectl) writes it: strconv's quoting (%q), unicode.IsPrint,
-// strconv's float formatting, encoding/json's encoding and syntax errors.
+// Kubernetes (or kubectl) writes it: strconv's quoting (%q) and float formatting,
+// unicode.IsPrint, Go's string order, encoding/json's encoding, kind names and syntax errors,
+// and the time package's durations (ParseDuration, Duration.String).
 //
 // Kubernetes' error messages, warnings and log lines are part of Keelson's interface (clients and
 // tests compare them byte for byte), so these reproduce Go's output exactly rather than doing
 // what would read well in JavaScript. Go strings are UTF-8 bytes and JavaScript's are UTF-16:
-// where a JavaScript string has no UTF-8 form (a lone surrogate), it is taken as U+FFFD, the rune
-// Go's decoders (encoding/json, utf8.DecodeRune) put in its place and the one Node's UTF-8
-// encoder writes for it.
+// where a JavaScript string has no UTF-8 form (a lone surrogate), the quoting functions take it as
+// U+FFFD, the rune Go's decoders (encoding/json, utf8.DecodeRune) put in its place and the one
+// Node's UTF-8 encoder writes for it.
 
 // ---------------------------------------------------------------------------------------------
 // strconv: quoting
