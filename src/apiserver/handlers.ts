@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseFirstYAMLDocument, yaml } from '../codec/yaml-lazy.js';
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
-import { matchLabels, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../machinery/selectors.js';
+import { fieldValue, matchLabels, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../machinery/selectors.js';
 import { inputEncoding, negotiateOutput, negotiateWatch, NotAcceptableError, prettyRequested, supportedInputTypes, type OutputChoice } from '../codec/negotiate.js';
 import { decodeEnvelope, decodeMessage, supportsProtobuf } from '../codec/protobuf.js';
 import { APPLY_PATCH_CBOR_MEDIA_TYPE, CBORDecodeError, cborDecodeStatusMessage, decodeApplyPatchCBOR, decodeCBORObject, decodeCBORValue } from '../codec/cbor.js';
@@ -289,7 +289,7 @@ export function selection(kind: KindDecl, q: URLSearchParams, name?: string): Se
         if (kind.selectableFields.length > 0 || kind.custom) throw errors.badRequest(`field label not supported: ${t.field}`);
         throw errors.badRequest(`"${t.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
       }
-      getters.push((e) => valueAt(e.obj, path));
+      getters.push((e) => fieldValue(e.obj, path));
     }
   }
   if (name !== undefined) {
@@ -312,16 +312,6 @@ export function selection(kind: KindDecl, q: URLSearchParams, name?: string): Se
     return true;
   };
   return { labels, fields, filter };
-}
-
-function valueAt(obj: any, path: string[]): string {
-  let cur = obj;
-  for (const p of path) {
-    if (cur == null) return '';
-    cur = cur[p];
-  }
-  if (cur == null) return '';
-  return typeof cur === 'string' ? cur : String(cur);
 }
 
 // ---- resourceVersion ----
