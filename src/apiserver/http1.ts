@@ -14,7 +14,9 @@
 // writableLength and 'drain', 'finish' and 'close' events. The connection follows HTTP/1.1:
 // keep-alive (HTTP/1.0 only when asked), pipelining (requests handled one after another, as Go's
 // server does), HEAD, 1xx/204/304
-// without bodies, Expect: 100-continue, Go's answers to unparseable requests (400, 431), an idle
+// without bodies, Expect: 100-continue, Go's answers to unparseable requests (400, 431), request
+// lines as Go reads them where llhttp is stricter (any token as a method, bytes >= 0x80 in the
+// target: see lineRecovery below; a bad escape in the path is 400 as in Go), an idle
 // timeout, a header-reading timeout, and a graceful end (idle connections closed, busy ones
 // after their answer).
 import { EventEmitter } from 'node:events';
@@ -28,6 +30,8 @@ interface NativeParser {
   execute(data: Buffer): number | Error;
   finish(): number | Error | undefined;
   close(): void;
+  /** the bytes of the read being parsed (in the kOnExecute callback of a consumed stream) */
+  getCurrentBuffer(): Buffer;
   [k: number]: unknown;
 }
 interface ParserModule {
@@ -641,6 +645,24 @@ class H1Connection {
   private readPaused = false;
   /** the next queued request waits for the socket's 'drain' */
   private drainWait = false;
+  /** a request's header lines and URL that came in pieces (many headers, or split across reads) */
+  private rawPart: string[] = [];
+  private urlPart = '';
+  // What the request-line recovery needs (lineRecovery: afterRead, readFailed, tryHeld): llhttp knows a fixed list of methods and
+  // refuses bytes >= 0x80 in a target, where Go's server takes any token and any such byte.
+  /** the parser is inside a message's request line or headers, or inside a message */
+  private inHead = false;
+  private inMessage = false;
+  /** the reads since the last message boundary, kept while a read ends inside a request's head (rare: a split head) */
+  private headReads: Buffer[] = EMPTY;
+  /** whether headReads begins at a message boundary (false after a read that ended inside a body) */
+  private headKnown = true;
+  /** messages completed within headReads and the read after them */
+  private completedInHead = 0;
+  /** a request line llhttp refused, gathered until its end comes (the parser keeps its error meanwhile, so each read comes to afterRead as an error) */
+  private held: Buffer | undefined = undefined;
+  /** the method of the request whose line was rewritten for llhttp */
+  private methodOverride: string | undefined = undefined;
 
   constructor(
     readonly socket: TLSSocket,
@@ -649,56 +671,134 @@ class H1Connection {
     const p = new HTTPParser();
     this.parser = p;
     p.initialize(HTTPParser.REQUEST, {}, server.opts.maxHeaderSize, HTTPParser.kLenientNone);
-    let raw: string[] = [];
-    let url = '';
     p[kOnMessageBegin] = () => {
       this.phase = Phase.Headers;
       this.since = this.server.tick;
+      this.inHead = true;
+      this.inMessage = true;
     };
     // headers that came in pieces (many headers, or split across reads)
     p[kOnHeaders] = (headers: string[], u: string) => {
-      for (let i = 0; i < headers.length; i++) raw.push(headers[i]!);
-      url += u;
+      for (let i = 0; i < headers.length; i++) this.rawPart.push(headers[i]!);
+      this.urlPart += u;
     };
     p[kOnHeadersComplete] = (major: number, minor: number, headers: string[] | undefined, method: number, u: string | undefined, _status: unknown, _msg: unknown, upgrade: boolean, keepAlive: boolean) => {
       if (headers === undefined) {
-        headers = raw;
-        u = url;
+        headers = this.rawPart;
+        u = this.urlPart;
       }
-      raw = [];
-      url = '';
+      this.rawPart = [];
+      this.urlPart = '';
       this.phase = Phase.Busy;
-      return this.onRequest(METHODS[method] ?? 'GET', u ?? '', headers, major, minor, keepAlive && !upgrade, upgrade);
+      this.inHead = false;
+      const m = this.methodOverride ?? METHODS[method] ?? 'GET';
+      this.methodOverride = undefined;
+      return this.onRequest(m, u ?? '', headers, major, minor, keepAlive && !upgrade, upgrade);
     };
     p[kOnBody] = (b: Buffer) => {
       this.current?.push(b);
     };
     p[kOnMessageComplete] = () => {
+      this.inMessage = false;
+      this.completedInHead++;
       const req = this.current;
       this.current = undefined;
       req?._end();
       this.dispatchWaiting();
     };
     // the end of the bytes of one read
-    p[kOnExecute] = (ret: number | Error) => {
-      if (ret instanceof Error) this.parseError(ret);
-      else this.dispatchWaiting();
-    };
+    p[kOnExecute] = (ret: number | Error) => this.afterRead(ret, undefined);
     const s = socket as unknown as { _handle: { _consumed?: boolean; isStreamBase?: boolean } | null };
     if (s._handle?.isStreamBase && !s._handle._consumed) {
       s._handle._consumed = true;
       p.consume(s._handle);
     }
     // bytes that reach JavaScript anyway (a handle that cannot be consumed, or read before consume)
-    socket.on('data', (d: Buffer) => {
-      const r = this.parser.execute(d);
-      if (r instanceof Error) this.parseError(r);
-      else this.dispatchWaiting();
-    });
+    socket.on('data', (d: Buffer) => this.afterRead(this.parser.execute(d), d));
     socket.on('end', () => this.onEnd());
     socket.on('error', () => socket.destroy());
     socket.once('close', () => this.onClose());
     this.since = server.tick;
+  }
+
+  /** the end of one read's bytes (`read`, or the parser's current buffer when it reads the socket itself) */
+  private afterRead(ret: number | Error, read: Buffer | undefined): void {
+    if (ret instanceof Error) {
+      this.readFailed(ret, read ?? this.parser.getCurrentBuffer());
+      return;
+    }
+    if (this.inHead) {
+      // a head split across reads: its bytes are kept (bounded by the header limit) in case its request line needs recovery
+      if (this.headKnown) {
+        const b = read ?? this.parser.getCurrentBuffer();
+        let n = b.length;
+        for (const x of this.headReads) n += x.length;
+        if (n > this.server.opts.maxHeaderSize + 4096) {
+          this.headKnown = false;
+          this.headReads = EMPTY;
+        } else (this.headReads === EMPTY ? (this.headReads = []) : this.headReads).push(b);
+      }
+    } else {
+      if (this.headReads !== EMPTY) this.headReads = EMPTY;
+      this.completedInHead = 0;
+      this.headKnown = !this.inMessage;
+    }
+    this.dispatchWaiting();
+  }
+
+  private readFailed(e: Error, read: Buffer): void {
+    if (this.gone) return;
+    if (this.held !== undefined) {
+      // (the parser is still in the error that began the held line)
+      this.held = Buffer.concat([this.held, read]);
+      this.tryHeld();
+      return;
+    }
+    const code = (e as { code?: string }).code ?? '';
+    if (this.headKnown && RECOVERABLE.has(code)) {
+      const all = this.headReads.length ? Buffer.concat([...this.headReads, read]) : read;
+      this.headReads = EMPTY;
+      const start = messageStart(all, this.completedInHead, this.server.opts.maxHeaderSize);
+      if (start >= 0) {
+        this.held = all.subarray(start);
+        this.tryHeld();
+        return;
+      }
+    }
+    this.parseError(e);
+  }
+
+  /**
+   * A request line llhttp refused, read as Go's server reads it: refused (400) when Go refuses
+   * it too; otherwise given to a fresh parser with the method replaced by one llhttp knows (the
+   * request keeps its own) and the target's bytes >= 0x80 percent-encoded (which the path and
+   * query decode to the same bytes, as Go's URL does). Waits for more bytes while the line is
+   * incomplete.
+   */
+  private tryHeld(): void {
+    const h = this.held!;
+    let from = 0;
+    while (from < h.length && (h[from] === 13 || h[from] === 10)) from++;
+    const nl = h.indexOf(10, from);
+    if (nl < 0) {
+      if (h.length > this.server.opts.maxHeaderSize) this.parseError(codeError('HPE_HEADER_OVERFLOW', 'Header overflow'));
+      return;
+    }
+    const line = goRequestLine(h.subarray(from, nl > from && h[nl - 1] === 13 ? nl - 1 : nl).toString('latin1'));
+    if (line === undefined) {
+      this.parseError(codeError('HPE_INVALID_METHOD', 'Invalid request line'));
+      return;
+    }
+    this.held = undefined;
+    this.methodOverride = line.method;
+    this.parser.initialize(HTTPParser.REQUEST, {}, this.server.opts.maxHeaderSize, HTTPParser.kLenientNone);
+    this.rawPart = [];
+    this.urlPart = '';
+    this.inHead = this.inMessage = false;
+    this.headKnown = true;
+    this.completedInHead = 0;
+    const fed = Buffer.concat([Buffer.from(`${METHOD_SET.has(line.method) ? line.method : 'GET'} ${line.target} ${line.proto}\r\n`, 'latin1'), h.subarray(nl + 1)]);
+    this.afterRead(this.parser.execute(fed), fed);
   }
 
   private onRequest(method: string, url: string, headers: string[], major: number, minor: number, keepAlive: boolean, upgrade: boolean): number {
@@ -748,6 +848,15 @@ class H1Connection {
 
   private dispatch(res: H1Response): void {
     const req = res.req;
+    if (req.url.includes('%') && !goValidPathEscapes(req.url)) {
+      // Go's server does not parse the URL (url.ParseRequestURI fails): 400, and the connection closes
+      res.keepAlive = false;
+      res.statusCode = 400;
+      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+      res.setHeader('Connection', 'close');
+      res.end('400 Bad Request');
+      return;
+    }
     if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
       const expect = this.headerOf(req.rawHeaders, 'expect');
       if (expect !== undefined) {
@@ -814,6 +923,8 @@ class H1Connection {
 
   private parseError(e: Error): void {
     if (this.gone) return;
+    this.held = undefined;
+    this.methodOverride = undefined;
     const code = (e as { code?: string }).code ?? '';
     if (this.queue.length === 0 && this.socket.writable) {
       // Go's net/http answers: 431 for too many header bytes, 400 otherwise
@@ -856,6 +967,74 @@ class H1Connection {
     this.closing = true;
     if (this.queue.length === 0 && this.phase !== Phase.Busy) this.socket.end();
   }
+}
+
+// ---- request lines llhttp refuses and Go's server takes ----
+
+const METHOD_SET = new Set(METHODS);
+
+/** llhttp's errors in a request line that Go's server may not have (a method it does not know, a byte >= 0x80 in the target) */
+const RECOVERABLE = new Set(['HPE_INVALID_METHOD', 'HPE_INVALID_URL']);
+
+/** how many messages a fresh parser completes in `b` */
+function completes(b: Buffer, maxHeaderSize: number): number {
+  const p = new HTTPParser();
+  p.initialize(HTTPParser.REQUEST, {}, maxHeaderSize, HTTPParser.kLenientNone);
+  let n = 0;
+  p[kOnHeadersComplete] = () => 0;
+  p[kOnMessageComplete] = () => {
+    n++;
+  };
+  p.execute(b);
+  p.close();
+  return n;
+}
+
+/**
+ * Where the message after the first `done` complete ones begins in `b` (bytes that begin at a
+ * message boundary), found by parsing prefixes; -1 when they do not hold that many.
+ */
+function messageStart(b: Buffer, done: number, maxHeaderSize: number): number {
+  if (done === 0) return 0;
+  let lo = 0;
+  let hi = b.length;
+  if (completes(b, maxHeaderSize) < done) return -1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (completes(b.subarray(0, mid), maxHeaderSize) >= done) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * A request line as Go's net/http reads it (readRequest, then url.ParseRequestURI): method and
+ * target and version split at the first two spaces, the method any token, the version HTTP/d.d,
+ * the target without control bytes, '*' or a path or an absolute URL, with valid escapes in its
+ * path. Undefined where Go answers 400. The target comes back with bytes >= 0x80 escaped.
+ */
+export function goRequestLine(line: string): { method: string; target: string; proto: string } | undefined {
+  const sp1 = line.indexOf(' ');
+  const sp2 = sp1 < 0 ? -1 : line.indexOf(' ', sp1 + 1);
+  if (sp2 < 0) return undefined;
+  const method = line.slice(0, sp1);
+  const target = line.slice(sp1 + 1, sp2);
+  const proto = line.slice(sp2 + 1);
+  if (!TOKEN.test(method) || !/^HTTP\/\d\.\d$/.test(proto)) return undefined;
+  // eslint-disable-next-line no-control-regex
+  if (target === '' || /[\x00-\x1f\x7f]/.test(target)) return undefined;
+  if (target !== '*' && target[0] !== '/' && !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(target)) return undefined;
+  if (!goValidPathEscapes(target)) return undefined;
+  return { method, target: target.replace(/[\x80-\xff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`), proto };
+}
+
+/** whether a target's path (before any '?') has only whole %XX escapes, as Go's url.ParseRequestURI requires */
+export function goValidPathEscapes(target: string): boolean {
+  const q = target.indexOf('?');
+  const path = q < 0 ? target : target.slice(0, q);
+  return !/%(?![0-9A-Fa-f]{2})/.test(path);
 }
 
 // ---- the server side ----

@@ -29,6 +29,30 @@ export function queryBool(v: string | null | undefined): boolean {
   return l !== 'false' && l !== '0';
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: false });
+
+/**
+ * A path segment's escapes decoded as Go's url.PathUnescape decodes them: each %XX is one byte,
+ * whatever bytes they make (a lone %E9 too: Go keeps the byte, and its JSON writes U+FFFD for
+ * it, as the UTF-8 decoding here does). Undefined for a bad escape.
+ */
+export function unescapePathSegment(seg: string): string | undefined {
+  const out: number[] = [];
+  const raw = Buffer.from(seg, 'utf8');
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c !== 0x25) {
+      out.push(c);
+      continue;
+    }
+    const h = raw.toString('latin1', i + 1, i + 3);
+    if (!/^[0-9A-Fa-f]{2}$/.test(h)) return undefined;
+    out.push(parseInt(h, 16));
+    i += 2;
+  }
+  return utf8.decode(Uint8Array.from(out));
+}
+
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams | undefined): RequestInfo {
   const info: RequestInfo = {
     isResourceRequest: false,
@@ -64,15 +88,13 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   }
   info.apiPrefix = prefix;
   if (rest.length === 0) return info; // group-version discovery
-  // only a segment with an escape needs decoding (decodeURIComponent fails on bad escapes only)
+  // only a segment with an escape needs decoding
   for (let i = 0; i < rest.length; i++) {
     const seg = rest[i]!;
     if (!seg.includes('%')) continue;
-    try {
-      rest[i] = decodeURIComponent(seg);
-    } catch {
-      return info;
-    }
+    const d = unescapePathSegment(seg);
+    if (d === undefined) return info;
+    rest[i] = d;
   }
   info.isResourceRequest = true;
   switch (method) {

@@ -2,7 +2,8 @@
 // offer only http/1.1 send requests as clients put them on the wire, and the answers are read as
 // they come back. Keep-alive, pipelining (and its back-pressure), HEAD, Expect: 100-continue, chunked request bodies,
 // HTTP/1.0, Connection: close, unparseable requests (400) and oversized headers (431), a watch
-// stream and a client that goes away mid-request.
+// stream and a client that goes away mid-request; request lines as Go's server reads them (any
+// token as a method, bytes >= 0x80 in the target, lines split across reads).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import tls from 'node:tls';
@@ -341,6 +342,111 @@ describe('HTTP/1.1 on the secure port', () => {
     const ui = JSON.parse(r.body).status.userInfo;
     assert.equal(ui.username, 'jane');
     assert.deepEqual(ui.groups.slice(0, 2), ['g1', 'g2']);
+    k.sock.destroy();
+  });
+
+  /** writes the pieces one by one, each after the server has had time to read the one before */
+  async function writeSplit(k: Conn, pieces: (string | Buffer)[]): Promise<void> {
+    for (const p of pieces) {
+      k.sock.write(typeof p === 'string' ? Buffer.from(p, 'latin1') : p);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+  }
+
+  test('a method Go accepts and Kubernetes does not route (any token: FOO, get, PROPFIND) is 405 as a Status, and the connection goes on', async () => {
+    const k = await connect();
+    // Go's net/http takes any RFC 7230 token as a method; go-restful then has no route for it (405)
+    k.sock.write(get('/api/v1/namespaces', '', 'FOO') + get('/api/v1/namespaces/default', '', 'get') + get('/api/v1/namespaces', '', 'PROPFIND') + get('/api/v1/namespaces/default/configmaps', '', 'X-Y!~') + get('/version'));
+    const t = await k.until((x) => responses(x).length === 5, 'five answers');
+    const rs = responses(t);
+    assert.deepEqual(
+      rs.map((r) => r.status),
+      [405, 405, 405, 405, 200],
+    );
+    for (const r of rs.slice(0, 4)) {
+      const s = JSON.parse(r.body);
+      assert.equal(s.kind, 'Status');
+      assert.equal(s.reason, 'MethodNotAllowed');
+      assert.equal(s.code, 405);
+    }
+    k.sock.destroy();
+  });
+
+  test('a method that is no token, or a request line Go cannot split, is 400 as Go words it', async () => {
+    for (const line of ['F\xe9O /version HTTP/1.1', 'FOO /version', 'FOO /a\x01b HTTP/1.1', 'FOO version HTTP/1.1', 'FOO /version HTTP/x.y']) {
+      const k = await connect();
+      k.sock.write(Buffer.from(`${line}\r\nHost: localhost\r\n\r\n`, 'latin1'));
+      await k.closed;
+      assert.match(k.text(), /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*\r\n\r\n400 Bad Request$/, JSON.stringify(line));
+    }
+  });
+
+  test('bytes >= 0x80 in the target are the bytes Go reads: UTF-8 names, and invalid UTF-8 as U+FFFD; escapes decode to the same bytes', async () => {
+    const k = await connect();
+    k.sock.write(Buffer.concat([Buffer.from('GET /api/v1/namespaces/caf', 'latin1'), Buffer.from('é', 'utf8'), Buffer.from(' HTTP/1.1\r\nHost: localhost\r\n\r\n', 'latin1')]));
+    k.sock.write(get('/api/v1/namespaces/caf%C3%A9'));
+    k.sock.write(Buffer.from('GET /api/v1/namespaces/a\xe9b HTTP/1.1\r\nHost: localhost\r\n\r\n', 'latin1'));
+    k.sock.write(get('/api/v1/namespaces/a%e9b'));
+    k.sock.write(Buffer.from('GET /api/v1/namespaces/default/configmaps?labelSelector=\xff HTTP/1.1\r\nHost: localhost\r\n\r\n', 'latin1'));
+    const t = await k.until((x) => responses(x).length === 5, 'five answers');
+    const rs = responses(t).map((r) => ({ status: r.status, body: JSON.parse(Buffer.from(r.body, 'latin1').toString('utf8')) }));
+    assert.deepEqual(
+      rs.map((r) => r.status),
+      [404, 404, 404, 404, 400],
+    );
+    assert.equal(rs[0]!.body.message, 'namespaces "café" not found');
+    assert.equal(rs[1]!.body.message, 'namespaces "café" not found');
+    assert.equal(rs[2]!.body.message, 'namespaces "a\ufffdb" not found');
+    assert.equal(rs[3]!.body.message, 'namespaces "a\ufffdb" not found');
+    assert.equal(rs[4]!.body.reason, 'BadRequest');
+    assert.match(rs[4]!.body.message, /unable to parse requirement/);
+    k.sock.destroy();
+  });
+
+  test('a bad escape in the path is 400 as Go words it (url.ParseRequestURI fails); one in the query is not', async () => {
+    const k = await connect();
+    k.sock.write(get('/api/v1/namespaces/default?x=%zz') + get('/api/v1/namespaces/a%zzb'));
+    await k.closed;
+    const t = k.text();
+    assert.equal(responses(t)[0]!.status, 200);
+    assert.match(t.slice(t.indexOf('HTTP/1.1', 10)), /^HTTP\/1\.1 400 Bad Request\r\n[\s\S]*Connection: close\r\n[\s\S]*\r\n\r\n400 Bad Request$/);
+  });
+
+  test('a request line split across reads is read whole: in the method, the target, the version, a method llhttp does not know, bytes >= 0x80', async () => {
+    const rest = ' HTTP/1.1\r\nHost: localhost\r\n\r\n';
+    const cases: { pieces: string[]; status: number }[] = [
+      { pieces: ['GE', 'T /api/v1/namespaces/default', rest], status: 200 },
+      { pieces: ['GET /api/v1/name', 'spaces/default', rest], status: 200 },
+      { pieces: ['GET /api/v1/namespaces/default HT', 'TP/1', '.1\r\nHost: localhost\r\n\r\n'], status: 200 },
+      { pieces: ['GET /api/v1/namespaces/default HTTP/1.1\r', '\nHost: localhost\r\n\r\n'], status: 200 },
+      { pieces: ['FO', 'O /api/v1/namespaces', rest], status: 405 },
+      { pieces: ['PROPFIN', 'X /api/v1/namespaces', rest], status: 405 },
+      { pieces: ['GET /api/v1/namespaces/a', '\xe9', 'b', rest], status: 404 },
+      { pieces: [...'FOO /api/v1/namespaces/default HTTP/1.1\r\nHost: localhost\r\n\r\n'], status: 405 },
+    ];
+    for (const { pieces, status } of cases) {
+      const k = await connect();
+      await writeSplit(k, pieces);
+      k.sock.write(get('/version'));
+      const t = await k.until((x) => responses(x).length === 2, `two answers to ${JSON.stringify(pieces)}`);
+      assert.deepEqual(
+        responses(t).map((r) => r.status),
+        [status, 200],
+        JSON.stringify(pieces),
+      );
+      k.sock.destroy();
+    }
+  });
+
+  test('a method llhttp does not know after a pipelined request with a body is read from where that body ends', async () => {
+    const k = await connect();
+    const body = cm('after-body-1');
+    k.sock.write(post('/api/v1/namespaces/default/configmaps', body) + get('/api/v1/namespaces/default/configmaps/after-body-1', '', 'FOO') + get('/api/v1/namespaces/default/configmaps/after-body-1'));
+    const t = await k.until((x) => responses(x).length === 3, 'three answers');
+    assert.deepEqual(
+      responses(t).map((r) => r.status),
+      [201, 405, 200],
+    );
     k.sock.destroy();
   });
 });
