@@ -9,6 +9,8 @@ import { inputEncoding, negotiateOutput, negotiateWatch, NotAcceptableError, pre
 import { decodeEnvelope, decodeMessage, supportsProtobuf } from '../codec/protobuf.js';
 import { APPLY_PATCH_CBOR_MEDIA_TYPE, CBORDecodeError, cborDecodeStatusMessage, decodeApplyPatchCBOR, decodeCBORObject, decodeCBORValue } from '../codec/cbor.js';
 import type { KindDecl } from '../schema/model.js';
+import { BUILTIN_KINDS } from '../schema/kinds.js';
+import { goJSONKind } from '../machinery/gostrings.js';
 import type { CacheEntry } from '../storage/cacher.js';
 import { cacheEntry, TooOldError } from '../storage/cacher.js';
 import { CompactedError } from '../storage/interface.js';
@@ -931,6 +933,44 @@ function optionsKind(method: string | undefined): string {
   }
 }
 
+/** the scheme Kubernetes' built-in types are registered in, as its errors name it */
+const LEGACY_SCHEME = 'k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30';
+
+/**
+ * What Kubernetes' patch handler says of the apiVersion and kind of a JSON or merge patch's
+ * result, which it decodes with the endpoint's codec (runtime.DecodeInto into the endpoint's
+ * internal type): a missing or empty one takes the endpoint's; another group, version or kind
+ * fails, as the scheme does not know it (no kind ... is registered) or cannot convert it into the
+ * endpoint's type (unknown conversion). Undefined when they decode (another version of the same
+ * kind converts in Kubernetes, and is left as it is here).
+ */
+export function patchedTypeMetaProblem(patched: unknown, kind: Pick<KindDecl, 'group' | 'version' | 'kind'>): string | undefined {
+  if (patched === null || typeof patched !== 'object' || Array.isArray(patched)) return undefined;
+  const o = patched as { apiVersion?: unknown; kind?: unknown };
+  for (const f of ['apiVersion', 'kind'] as const) {
+    const v = o[f];
+    if (v !== undefined && v !== null && typeof v !== 'string') return `couldn't get version/kind; json parse error: json: cannot unmarshal ${goJSONKind(v)} into Go struct field .${f} of type string`;
+  }
+  const av = typeof o.apiVersion === 'string' ? o.apiVersion : '';
+  const k = typeof o.kind === 'string' && o.kind !== '' ? o.kind : kind.kind;
+  const ownAV = kind.group ? `${kind.group}/${kind.version}` : kind.version;
+  const internalPkg = kind.group === '' ? 'core' : kind.group.split('.')[0]!;
+  if (av === '') {
+    // (the version defaults to the endpoint's internal one)
+    if (k === kind.kind) return undefined;
+    if (!BUILTIN_KINDS.some((d) => d.group === kind.group && d.kind === k)) return `no kind ${goQuote(k)} is registered for the internal version of group ${goQuote(kind.group)} in scheme ${goQuote(LEGACY_SCHEME)}`;
+    return `unable to decode ${kind.group}/__internal, Kind=${k} into *${internalPkg}.${kind.kind}`;
+  }
+  if (av === ownAV && k === kind.kind) return undefined;
+  const slash = av.indexOf('/');
+  const group = slash < 0 ? '' : av.slice(0, slash);
+  const version = slash < 0 ? av : av.slice(slash + 1);
+  const known = BUILTIN_KINDS.find((d) => d.group === group && d.version === version && d.kind === k);
+  if (!known) return `no kind ${goQuote(k)} is registered for version ${goQuote(av)} in scheme ${goQuote(LEGACY_SCHEME)}`;
+  if (group === kind.group && k === kind.kind) return undefined;
+  return `converting (${version}.${k}) to (${internalPkg}.${kind.kind}): unknown conversion`;
+}
+
 /**
  * dryRun: only "All". Kubernetes reports an invalid value as an Invalid <Verb>Options (422);
  * Keelson answers 400 Bad Request, as the project's issue asks, with Kubernetes' wording.
@@ -1462,7 +1502,11 @@ export async function handlePatch(r: Request): Promise<void> {
       // a patch document the algorithms fail on is the client's error, never a 500 (see asRequestError)
       throw asRequestError(e);
     }
-    // the patched object as Kubernetes decodes it: types first, then the strict problems
+    // the patched object as Kubernetes decodes it: its apiVersion and kind, its types, then the strict problems
+    if (!isApply && !view && !kind.custom && ct !== 'application/strategic-merge-patch+json') {
+      const tm = patchedTypeMetaProblem(patched, kind);
+      if (tm !== undefined) throw patchInvalid(patched, tm);
+    }
     const n = normalize(typeOfView.type, patched);
     if (n.typeError) throw patchInvalid(patched, n.typeError);
     if (!isApply && level !== 'Ignore') {
@@ -1475,6 +1519,13 @@ export async function handlePatch(r: Request): Promise<void> {
       patchProblems = []; // reported once, not again on a retry
     }
     let next = n.obj;
+    if (!view && !kind.custom && (next.apiVersion !== store.apiVersion || next.kind !== kind.kind)) {
+      // the object is the endpoint's kind in its version whatever the patch did to its type meta
+      // (one the decoding took: missing, empty, or a strategic merge patch's, which Kubernetes
+      // decodes into the typed object and drops)
+      const { apiVersion: _a, kind: _k, ...rest } = next;
+      next = { kind: kind.kind, apiVersion: store.apiVersion, ...rest };
+    }
     if (!view) {
       if (next.metadata?.name !== cur.metadata.name) {
         throw errors.badRequest(`the name of the object (${next.metadata?.name ?? ''}) does not match the name on the URL (${info.name})`);

@@ -458,6 +458,43 @@ describe('patch errors that are not about the body', () => {
     assert.ok(made.metadata.uid);
     await unchanged(`${cms}/pt-name`, before, 'rename');
   });
+
+  test('a JSON or merge patch that changes apiVersion or kind is 422 on "patch", as Kubernetes decodes the result into the endpoint\'s type; removing them, or a strategic merge patch, keeps the type', async () => {
+    await create(cms, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pt-type' }, data: { a: '1' } });
+    const before = await get(`${cms}/pt-type`);
+    const scheme = '"k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"';
+    const refused: [string, unknown, string][] = [
+      [MERGE, { apiVersion: 'v2' }, `no kind "ConfigMap" is registered for version "v2" in scheme ${scheme}`],
+      [MERGE, { apiVersion: 'apps/v1' }, `no kind "ConfigMap" is registered for version "apps/v1" in scheme ${scheme}`],
+      [MERGE, { kind: 'Foo' }, `no kind "Foo" is registered for version "v1" in scheme ${scheme}`],
+      [JSONP, [{ op: 'replace', path: '/kind', value: 'Secret' }], 'converting (v1.Secret) to (core.ConfigMap): unknown conversion'],
+      [JSONP, [{ op: 'replace', path: '/apiVersion', value: 7 }], "couldn't get version/kind; json parse error: json: cannot unmarshal number into Go struct field .apiVersion of type string"],
+      [JSONP, [{ op: 'remove', path: '/apiVersion' }, { op: 'replace', path: '/kind', value: 'Nope' }], `no kind "Nope" is registered for the internal version of group "" in scheme ${scheme}`],
+    ];
+    for (const [type, body, why] of refused) {
+      const s = expectStatus(await patch(`${cms}/pt-type`, type, body), 422, 'Invalid', JSON.stringify(body));
+      assert.match(s.message, /^ "" is invalid: patch: Invalid value: "\{/, JSON.stringify(body));
+      assert.ok(s.message.endsWith(`": ${why}`), `${JSON.stringify(body)}: ${s.message}`);
+      assert.equal(s.details.causes[0].field, 'patch');
+    }
+    await unchanged(`${cms}/pt-type`, before, 'type meta refused');
+    // Kubernetes decodes these into the endpoint's type: the object keeps its apiVersion and kind
+    const kept: [string, unknown][] = [
+      [MERGE, { apiVersion: null, data: { a: '2' } }],
+      [JSONP, [{ op: 'remove', path: '/kind' }]],
+      [MERGE, { apiVersion: '' }],
+      [SMP, { kind: 'Secret', data: { a: '3' } }],
+    ];
+    for (const [type, body] of kept) {
+      const out = ok(await patch(`${cms}/pt-type`, type, body), 200, JSON.stringify(body));
+      assert.equal(out.kind, 'ConfigMap', JSON.stringify(body));
+      assert.equal(out.apiVersion, 'v1', JSON.stringify(body));
+      const now = await get(`${cms}/pt-type`);
+      assert.equal(now.kind, 'ConfigMap');
+      assert.equal(now.apiVersion, 'v1');
+    }
+    assert.deepEqual((await get(`${cms}/pt-type`)).data, { a: '3' });
+  });
 });
 
 describe('writes to /status', () => {
