@@ -93,11 +93,28 @@ function jsonKind(v: unknown): string {
   return typeof v;
 }
 
-function typeErr(ctx: Ctx, v: unknown, path: string, t: TypeRef): void {
+/**
+ * Go's UnmarshalTypeError for a value at `path` of type t (or the Go type named `goType`): its
+ * kind, or for a number into an integer or float type the number itself ("number 99999999999",
+ * which Go names when it cannot parse or fit it: strconv.ParseInt, then OverflowInt).
+ */
+function typeErr(ctx: Ctx, v: unknown, path: string, t: TypeRef, goType?: string): void {
   if (ctx.typeError) return;
-  const what = typeof v === 'number' ? `number ${String(v)}` : jsonKind(v);
+  const type = goType ?? goName(t);
+  const numeric = type === 'int32' || type === 'int64' || type === 'float64';
+  const what = typeof v === 'number' && numeric ? `number ${goNumberText(v)}` : jsonKind(v);
   const p = path.replace(/\[[^\]]*\]/g, '');
-  ctx.typeError = `json: cannot unmarshal ${what.startsWith('number') && Number.isInteger(v) ? 'number' : what} into Go struct field ${ctx.struct}.${p} of type ${goName(t)}`;
+  ctx.typeError = `json: cannot unmarshal ${what} into Go struct field ${ctx.struct}.${p} of type ${type}`;
+}
+
+/** a number as its JSON literal most likely read (integers in full, not in exponent form) */
+function goNumberText(v: number): string {
+  return Number.isInteger(v) && Math.abs(v) >= 1e21 ? BigInt(v).toString() : String(v);
+}
+
+/** whether an integer fits Go's int32 or int64 (a double: 2^63 and above are out) */
+function fitsInt(v: number, bits: 32 | 64): boolean {
+  return bits === 32 ? v >= -2147483648 && v <= 2147483647 : v >= -9223372036854775808 && v < 9223372036854775808;
 }
 
 /** RFC 3339 time in Go's output form: UTC, whole seconds (micro: six fractional digits). */
@@ -235,8 +252,7 @@ function normValue(t: NT, v: unknown, base: string, ctx: Ctx, sub: string | numb
           return v;
         case 'int32':
         case 'int64':
-          if (typeof v !== 'number' || !Number.isInteger(v)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
-          if (t.name === 'int32' && (v > 2147483647 || v < -2147483648)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
+          if (typeof v !== 'number' || !Number.isInteger(v) || !fitsInt(v, t.name === 'int32' ? 32 : 64)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;
         case 'double':
           if (typeof v !== 'number') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
@@ -273,12 +289,9 @@ function normValue(t: NT, v: unknown, base: string, ctx: Ctx, sub: string | numb
           return canonicalQuantity(s);
         }
         case 'IntOrString':
-          if (typeof v === 'number') {
-            if (!Number.isInteger(v)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
-            return v;
-          }
-          if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
-          return v;
+          // (anything but a string goes to its IntVal, an int32: intstr.IntOrString.UnmarshalJSON)
+          if (typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v) && fitsInt(v, 32))) return v;
+          return typeErr(ctx, v, pathAt(base, sub, dot), t.ref, 'int32'), OMIT;
         case 'Duration':
           if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;

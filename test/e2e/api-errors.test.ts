@@ -229,6 +229,33 @@ describe('errors', () => {
   // scan ran out of stack), and a YAML one a few hundred levels deep sent to server-side apply
   // ended the whole process (V8 fails fatally when the stack runs out while it compiles a regular
   // expression of the yaml library). src/codec/depth.ts bounds the nesting before parsing.
+  test('integers out of range are 400 in Go\'s words: the number beyond int32 or int64, an IntOrString\'s int as an int32, the Go struct and field named', async () => {
+    const deploy = (spec: string, meta = '') =>
+      `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"ints"${meta}},"spec":{${spec}"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`;
+    const cases: [string, string][] = [
+      [deploy('"replicas":99999999999,'), 'number 99999999999 into Go struct field DeploymentSpec.spec.replicas of type int32'],
+      [deploy('"replicas":-2147483649,'), 'number -2147483649 into Go struct field DeploymentSpec.spec.replicas of type int32'],
+      [deploy('"replicas":1.5,'), 'number 1.5 into Go struct field DeploymentSpec.spec.replicas of type int32'],
+      [deploy('"replicas":"3",'), 'string into Go struct field DeploymentSpec.spec.replicas of type int32'],
+      [deploy('"strategy":{"rollingUpdate":{"maxSurge":99999999999}},'), 'number 99999999999 into Go struct field RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type int32'],
+      [deploy('"strategy":{"rollingUpdate":{"maxSurge":2.5}},'), 'number 2.5 into Go struct field RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type int32'],
+      [deploy('"strategy":{"rollingUpdate":{"maxSurge":true}},'), 'bool into Go struct field RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type int32'],
+      [deploy('', ',"generation":100000000000000000000'), 'number 100000000000000000000 into Go struct field ObjectMeta.metadata.generation of type int64'],
+    ];
+    for (const [body, want] of cases) {
+      const r = await c.raw('POST', '/apis/apps/v1/namespaces/default/deployments', { body, headers: { 'content-type': 'application/json' } });
+      const s = status(r, 400, 'BadRequest');
+      assert.equal(s.message, `Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal ${want}`);
+    }
+    // the largest values that fit are taken
+    const r = await c.raw('POST', '/apis/apps/v1/namespaces/default/deployments?dryRun=All', {
+      body: deploy('"replicas":2147483647,"strategy":{"rollingUpdate":{"maxSurge":2147483647}},', ',"generation":4611686018427387904'),
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json().spec.replicas, 2147483647);
+  });
+
   test('bodies nested too deeply: 400 before any parser sees them, in every encoding and patch type; the server stays up', async () => {
     const deep = (d: number) => '['.repeat(d) + ']'.repeat(d);
     const cm = (value: string) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"keep"},"data":{"a":${value}}}`;
