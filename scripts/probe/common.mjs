@@ -54,12 +54,8 @@ export async function client(port, kubeconfig) {
   return { tls, agent, request, close: () => agent.destroy() };
 }
 
-/** a seeded source of random numbers in [0, 1), and a random element of a list */
-export function random(seed) {
-  let s = Number(seed) || 1;
-  const rnd = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
-  return { rnd, pick: (list) => list[Math.floor(rnd() * list.length)] };
-}
+/** a seeded source of random numbers in [0, 1), and a random element of a list: the fuzz test's (test/e2e/fuzzgen.ts) */
+export const { random } = await import(dist('test/e2e/fuzzgen.js'));
 
 const PLURALS = { Endpoints: 'endpoints', NetworkPolicy: 'networkpolicies', Ingress: 'ingresses', IngressClass: 'ingressclasses', PriorityClass: 'priorityclasses', StorageClass: 'storageclasses', PodDisruptionBudget: 'poddisruptionbudgets', EndpointSlice: 'endpointslices', CSIStorageCapacity: 'csistoragecapacities' };
 
