@@ -9,6 +9,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
 import http2 from 'node:http2';
 import YAML from 'yaml';
 
@@ -287,45 +288,65 @@ export class Stream {
     return Buffer.concat(this.chunks).toString('utf8');
   }
 
-  /** the JSON events received so far */
+  private parsed: any[] = [];
+  private parsedChunks = 0;
+  private unparsed = '';
+  private readonly decoder = new StringDecoder('utf8');
+  private parseError?: Error;
+
+  /** the JSON events received so far (each whole line parsed once; a last line without its newline yet, as it parses now) */
   events(): any[] {
-    return this.text
-      .split('\n')
-      .filter((l) => l.trim())
-      .map((l) => JSON.parse(l));
+    if (this.parseError) throw this.parseError;
+    try {
+      for (; this.parsedChunks < this.chunks.length; this.parsedChunks++) {
+        this.unparsed += this.decoder.write(this.chunks[this.parsedChunks]!);
+        const nl = this.unparsed.lastIndexOf('\n');
+        if (nl < 0) continue;
+        for (const l of this.unparsed.slice(0, nl).split('\n')) if (l.trim()) this.parsed.push(JSON.parse(l));
+        this.unparsed = this.unparsed.slice(nl + 1);
+      }
+      return this.unparsed.trim() ? [...this.parsed, JSON.parse(this.unparsed)] : this.parsed.slice();
+    } catch (e) {
+      this.parseError = e as Error;
+      throw e;
+    }
+  }
+
+  /** wait until pred holds on the events, the stream ends, or the time is up; answers whether pred holds */
+  async waitFor(pred: (events: any[]) => boolean, timeoutMs = 10_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (pred(this.events())) return true;
+      const left = deadline - Date.now();
+      if (this.ended || left <= 0) return false;
+      await this.next(left);
+    }
   }
 
   /** wait until pred holds on the events (or the stream ends) */
   async until(pred: (events: any[]) => boolean, timeoutMs = 10_000): Promise<any[]> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const ev = this.events();
-      if (pred(ev)) return ev;
-      if (this.ended) throw new Error(`stream ended before condition; got ${JSON.stringify(ev).slice(0, 2000)}`);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting on stream; got ${JSON.stringify(ev).slice(0, 2000)}`);
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, left);
-        this.waiters.push(() => {
-          clearTimeout(t);
-          r();
-        });
-      });
-    }
+    if (await this.waitFor(pred, timeoutMs)) return this.events();
+    const got = JSON.stringify(this.events()).slice(0, 2000);
+    throw new Error(this.ended ? `stream ended before condition; got ${got}` : `timed out waiting on stream; got ${got}`);
   }
 
   async untilEnd(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!this.ended) {
       if (Date.now() > deadline) throw new Error('stream did not end');
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, 100);
-        this.waiters.push(() => {
-          clearTimeout(t);
-          r();
-        });
-      });
+      await this.next(100);
     }
+  }
+
+  /** the next chunk, the end, or ms, whichever comes first */
+  private next(ms: number): Promise<void> {
+    return new Promise<void>((r) => {
+      const t = setTimeout(r, ms);
+      this.waiters.push(() => {
+        clearTimeout(t);
+        r();
+      });
+    });
   }
 
   close(): void {
