@@ -257,6 +257,7 @@ export class Stream {
       this.status = res.statusCode ?? 0;
       this.headers = res.headers;
       ready();
+      this.notify();
       res.on('data', (d: Buffer) => {
         this.chunks.push(d);
         this.notify();

@@ -126,8 +126,18 @@ class Run {
     if (rv > this.maxAnswered) this.maxAnswered = rv;
   }
 
-  unexpected(what: string, r: RawResponse): void {
-    this.problems.push(`${what}: ${r.status} ${r.text.slice(0, 300)}`);
+  /** a SIGTERM was sent: a request that fails leaves its object's state unknown, and is no problem */
+  terminating = false;
+  /** the objects a write was in flight for when the server stopped (shared: all the shared ones) */
+  readonly uncertain = new Set<string>();
+
+  unexpected(what: string, r: RawResponse, key: string): void {
+    if (this.terminating) this.unknown(key);
+    else this.problems.push(`${what}: ${r.status} ${r.text.slice(0, 300)}`);
+  }
+
+  unknown(key: string): void {
+    for (const k of key === 'shared' ? SHARED.map((n) => `wc-0/${n}`) : [key]) this.uncertain.add(k);
   }
 
   watch(plan: Omit<WatchPlan, 'segments' | 'minRV'>): WatchPlan {
@@ -167,12 +177,13 @@ function configMap(ns: string, name: string, labels: Record<string, string>, dat
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels, ...(finalizers ? { finalizers } : {}) }, data };
 }
 
-async function writer(run: Run, w: number): Promise<void> {
+/** one writer of its own objects (o<w>-<i> in every namespace) and of the shared ones; `initial`: the objects as they are */
+async function writer(run: Run, w: number, initial = new Map<string, any>()): Promise<void> {
   const c = run.c;
   const { rnd, pick } = random(1000 + w);
   const keys: { ns: string; name: string }[] = [];
   for (const ns of NSS) for (let i = 0; i < NAMES_PER_NS; i++) keys.push({ ns, name: `o${w}-${i}` });
-  const cur = new Map<string, any>();
+  const cur = new Map<string, any>(initial);
   const prevRV = new Map<string, string>();
   const labels = () => {
     const sel = pick(['in', 'out', undefined, 'in']);
@@ -182,20 +193,31 @@ async function writer(run: Run, w: number): Promise<void> {
   const JSON_MERGE = { 'content-type': 'application/merge-patch+json' };
   const STRATEGIC = { 'content-type': 'application/strategic-merge-patch+json' };
   const APPLY = { 'content-type': 'application/apply-patch+yaml' };
+  let key = '';
   while (!run.stopped) {
+    try {
+      await step();
+    } catch (e) {
+      // the server stopped (connection refused or reset): what this write did is not known
+      if (!run.terminating) throw e;
+      run.unknown(key);
+      return;
+    }
+  }
+  async function step(): Promise<void> {
     seq++;
     if (rnd() < 0.1) {
-      await sharedWrite(run, w, seq, pick);
-      continue;
+      key = 'shared';
+      return sharedWrite(run, w, seq, pick);
     }
     const { ns, name } = pick(keys);
-    const key = `${ns}/${name}`;
+    key = `${ns}/${name}`;
     const path = `${collection(ns)}/${name}`;
     const o = cur.get(key);
     const v = `${w}-${seq}`;
     const done = (type: EventType, r: RawResponse, what: string, codes: number[]) => {
       if (!codes.includes(r.status)) {
-        run.unexpected(`${what} ${key}`, r);
+        run.unexpected(`${what} ${key}`, r, key);
         // the writer no longer knows the key's state: it stops writing it
         keys.splice(keys.findIndex((k) => k.ns === ns && k.name === name), 1);
         return;
@@ -213,7 +235,7 @@ async function writer(run: Run, w: number): Promise<void> {
         const body = configMap(ns, name, labels(), { v, applied: 'yes' });
         done('ADDED', await c.raw('PATCH', `${path}?fieldManager=w${w}&force=true`, { headers: APPLY, body: JSON.stringify(body) }), 'apply (create)', [201]);
       }
-      continue;
+      return;
     }
     const terminating = !!o.metadata.deletionTimestamp;
     if (terminating) {
@@ -224,7 +246,7 @@ async function writer(run: Run, w: number): Promise<void> {
         const body = { ...o, metadata: { ...o.metadata, finalizers: [] } };
         done('DELETED', await c.raw('PUT', path, { body }), 'finalizer removed by update', [200]);
       }
-      continue;
+      return;
     }
     const held = (o.metadata.finalizers ?? []).length > 0;
     const op = pick(['put', 'putNoRV', 'merge', 'strategic', 'apply', 'relabel', 'delete', 'deleteGrace', 'deletePrecondition', 'stale']);
@@ -260,7 +282,7 @@ async function writer(run: Run, w: number): Promise<void> {
         const body = op === 'deletePrecondition' ? { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion } } : undefined;
         const r = await c.raw('DELETE', path + q, body ? { body } : {});
         if (held) done('MODIFIED', r, `${op} (held by a finalizer)`, [200]);
-        else if (r.status === 200 && r.json().kind !== 'Status') run.unexpected(`${op} ${key} answered the object, not a Status`, r);
+        else if (r.status === 200 && r.json().kind !== 'Status') run.unexpected(`${op} ${key} answered the object, not a Status`, r, key);
         else done('DELETED', r, op, [200]);
         break;
       }
@@ -269,7 +291,7 @@ async function writer(run: Run, w: number): Promise<void> {
         const old = prevRV.get(key);
         if (!old) break;
         const r = await c.raw('PUT', path, { body: { ...o, metadata: { ...o.metadata, resourceVersion: old }, data: { v } } });
-        if (r.status !== 409) run.unexpected(`update of ${key} at the stale resourceVersion ${old}`, r);
+        if (r.status !== 409) run.unexpected(`update of ${key} at the stale resourceVersion ${old}`, r, key);
         break;
       }
     }
@@ -289,29 +311,29 @@ async function sharedWrite(run: Run, w: number, seq: number, pick: <T>(xs: reado
   if (op === 'merge') {
     const r = await c.raw('PATCH', path, { headers: { 'content-type': 'application/merge-patch+json' }, body: { data: { [`w${w}`]: v } } });
     if (r.status === 200) run.record(key, 'MODIFIED', r, 'shared merge patch');
-    else run.unexpected(`shared merge patch ${key}`, r);
+    else run.unexpected(`shared merge patch ${key}`, r, key);
     return;
   }
   if (op === 'strategic') {
     const r = await c.raw('PATCH', path, { headers: { 'content-type': 'application/strategic-merge-patch+json' }, body: { metadata: { labels: { sel: pick(['in', 'out']) } }, data: { [`w${w}`]: v } } });
     if (r.status === 200) run.record(key, 'MODIFIED', r, 'shared strategic patch');
-    else run.unexpected(`shared strategic patch ${key}`, r);
+    else run.unexpected(`shared strategic patch ${key}`, r, key);
     return;
   }
   const g = await c.raw('GET', path);
-  if (g.status !== 200) return run.unexpected(`get ${key}`, g);
+  if (g.status !== 200) return run.unexpected(`get ${key}`, g, key);
   const o = g.json();
   if (op === 'putNoRV') {
     const { resourceVersion: _, ...meta } = o.metadata;
     const r = await c.raw('PUT', path, { body: { ...o, metadata: meta, data: { ...o.data, [`w${w}`]: v } } });
     if (r.status === 200) run.record(key, 'MODIFIED', r, 'shared update without resourceVersion');
-    else run.unexpected(`shared update without resourceVersion ${key}`, r);
+    else run.unexpected(`shared update without resourceVersion ${key}`, r, key);
     return;
   }
   // at the resourceVersion read: another writer may have written in between (409)
   const r = await c.raw('PUT', path, { body: { ...o, data: { ...o.data, [`w${w}`]: v } } });
   if (r.status === 200) run.record(key, 'MODIFIED', r, 'shared update');
-  else if (r.status !== 409) run.unexpected(`shared update ${key}`, r);
+  else if (r.status !== 409) run.unexpected(`shared update ${key}`, r, key);
 }
 
 // ---- lists ----
@@ -454,6 +476,8 @@ function caughtUp(history: HistoryEvent[], p: WatchPlan): boolean {
   const seg = p.segments[p.segments.length - 1]!;
   const scope = scopeOf(p.ns);
   if (seg.log.status === 0) return false;
+  // refused: checkWatch says so
+  if (seg.log.status !== 200) return true;
   if (p.segments.length === 1 && p.start !== 'rv') {
     // the replayed stream is the final state
     const state = new Map<string, number>();
@@ -601,7 +625,10 @@ async function scenario(backend: 'sqlite' | 'memory'): Promise<void> {
     const pages = run.lists.reduce((n, l) => n + l.pages.length, 0);
     console.log(`# ${backend}: ${run.writes.length} writes, ${history.length} events, ${run.watches.length} watches in ${segments} segments, ${run.lists.length} lists in ${pages} pages`);
 
-    if (backend === 'sqlite') await restart(run, c, history, refLog, start);
+    if (backend === 'sqlite') {
+      await restart(run, c, history, refLog, start);
+      await stopWhileWriting(run, c);
+    }
     for (const p of run.watches) for (const s of p.segments) s.log.close();
     assert.deepEqual(run.problems.slice(0, 25).map((s) => s.slice(0, 700)), [], `${run.problems.length} problems`);
   } finally {
@@ -646,7 +673,7 @@ async function restart(run: Run, c: Cluster, history: HistoryEvent[], ref: Strea
       { name: 'a watch of wc-0 from the middle of the history', from: middle, scope: scopeOf('wc-0'), mayExpire: true, log: c.stream(`${collection('wc-0')}?watch=1&resourceVersion=${middle}`) },
       { name: 'a watch from a list after the start', from: listed, scope: ours, mayExpire: false, log: c.stream(`${collection()}?watch=1&resourceVersion=${listed}`) },
     ];
-    for (const w of watches) await w.log.waitFor(() => w.log.status !== 0, 10_000);
+    for (const w of watches) await w.log.ready;
     // new writes: created, modified, deleted
     const after: HistoryEvent[] = [];
     const base = collection('wc-0');
@@ -702,6 +729,89 @@ async function restart(run: Run, c: Cluster, history: HistoryEvent[], ref: Strea
   } finally {
     console.log(`# after the restart: ${outcome.join('; ')}`);
   }
+}
+
+/**
+ * SIGTERM while the writers write: every write answered before the server stopped is there after
+ * a start on the same data directory (an object a write was in flight for may also show that
+ * write), and a watch open at the stop ended between two events, having lost none of the
+ * answered ones up to its last.
+ */
+async function stopWhileWriting(phase1: Run, c: Cluster): Promise<void> {
+  const problem = (s: string): void => void phase1.problems.push(`stopped while writing: ${s}`);
+  const before = await c.raw('GET', collection());
+  assert.equal(before.status, 200, before.text);
+  const base = new Map<string, any>();
+  for (const o of before.json().items) if (ours(keyOf(o))) base.set(keyOf(o), { kind: 'ConfigMap', apiVersion: 'v1', ...o });
+  const baseRV = Number(before.json().metadata.resourceVersion);
+  const watch = c.stream(`${collection()}?watch=1&resourceVersion=${baseRV}`);
+  await watch.ready;
+  const run = new Run(c);
+  const writers = Array.from({ length: WRITERS }, (_, w) => writer(run, w, base));
+  await sleep(1500);
+  run.terminating = true;
+  const proc = c.proc!;
+  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  proc.kill('SIGTERM');
+  const code = await exited;
+  run.stopped = true;
+  await Promise.all(writers);
+  assert.equal(code, 0, c.logs.slice(-2000));
+  await watch.untilEnd(10_000);
+  let events: WireEvent[] = [];
+  try {
+    events = watch.events();
+  } catch (e) {
+    problem(`the watch open at the stop ended inside an event: ${(e as Error).message}`);
+  }
+  await c.stopProcess();
+  await c.launch();
+
+  // per object: the state before, then its answered writes in order (the shared ones' by resourceVersion)
+  const writes = new Map<string, Write[]>();
+  for (const w of run.writes) {
+    let l = writes.get(w.key);
+    if (!l) writes.set(w.key, (l = []));
+    l.push(w);
+  }
+  const after = await c.raw('GET', collection());
+  assert.equal(after.status, 200, after.text);
+  const now = new Map<string, any>();
+  for (const o of after.json().items) if (ours(keyOf(o))) now.set(keyOf(o), o);
+  let maxAcked = baseRV;
+  for (const key of new Set([...base.keys(), ...writes.keys(), ...now.keys()])) {
+    const ws = writes.get(key) ?? [];
+    if (ws.every((w) => w.rv !== undefined)) ws.sort((a, b) => a.rv! - b.rv!);
+    let want = base.get(key);
+    let known = want ? rvOf(want) : 0;
+    for (const w of ws) {
+      want = w.type === 'DELETED' ? undefined : w.obj;
+      if (w.rv) known = Math.max(known, w.rv);
+    }
+    maxAcked = Math.max(maxAcked, known);
+    const got = now.get(key);
+    const same = got === undefined ? want === undefined : want !== undefined && compareItems([got], [want]).length === 0;
+    if (same) continue;
+    // a write in flight at the stop may have been made (or not)
+    if (run.uncertain.has(key) && (got === undefined || rvOf(got) > known)) continue;
+    problem(`${key}: ${got ? `${rvOf(got)} ${JSON.stringify(got).slice(0, 300)}` : 'absent'}, the last answered write left ${want ? `${rvOf(want)} ${JSON.stringify(want).slice(0, 300)}` : 'none'}${run.uncertain.has(key) ? ' (a write was in flight)' : ''}`);
+  }
+  // the watch: every event an answered write or one in flight, in order, none answered before its last missing
+  const mine = events.filter((e) => e.type !== 'BOOKMARK' && ours(keyOf(e.object)));
+  for (const s of orderProblems(events, 0)) problem(`the watch open at the stop: ${s}`);
+  const last = mine.length ? rvOf(mine[mine.length - 1]!.object) : baseRV;
+  const seen = new Map(mine.map((e) => [rvOf(e.object), e]));
+  for (const w of run.writes) {
+    if (w.rv === undefined || w.rv > last) continue;
+    const e = seen.get(w.rv);
+    if (!e || e.type !== w.type || compareItems([e.object], [w.obj]).length) problem(`the watch open at the stop, up to ${last}: ${e ? `${e.type} ${JSON.stringify(e.object).slice(0, 200)}` : 'nothing'} at ${w.rv}, the write was ${w.type} ${w.key}`);
+  }
+  const acked = new Set(run.writes.map((w) => w.rv));
+  for (const e of mine) if (e.type !== 'DELETED' && !acked.has(rvOf(e.object)) && !run.uncertain.has(keyOf(e.object))) problem(`the watch open at the stop: ${e.type} ${keyOf(e.object)}@${rvOf(e.object)}, no write made it`);
+  // and the resourceVersions go on
+  const next = await c.raw('POST', collection(END_NS), { body: configMap(END_NS, 'after-the-second-stop', {}, {}) });
+  if (next.status !== 201 || rvOf(next.json()) <= maxAcked) problem(`a create after the start: ${next.status} at ${next.json().metadata?.resourceVersion}, not after ${maxAcked}`);
+  console.log(`# stopped while writing: ${run.writes.length} writes answered, ${run.uncertain.size} objects with a write in flight, the open watch had ${mine.length} events`);
 }
 
 describe('watch and list consistency under concurrent writes', () => {
