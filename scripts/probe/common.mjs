@@ -57,6 +57,9 @@ export async function client(port, kubeconfig) {
 /** a seeded source of random numbers in [0, 1), and a random element of a list: the fuzz test's (test/e2e/fuzzgen.ts) */
 export const { random } = await import(dist('test/e2e/fuzzgen.js'));
 
+/** the model of a collection's history and of what its watches and lists show (test/e2e/consistency.ts) */
+export const consistency = () => import(dist('test/e2e/consistency.js'));
+
 const PLURALS = { Endpoints: 'endpoints', NetworkPolicy: 'networkpolicies', Ingress: 'ingresses', IngressClass: 'ingressclasses', PriorityClass: 'priorityclasses', StorageClass: 'storageclasses', PodDisruptionBudget: 'poddisruptionbudgets', EndpointSlice: 'endpointslices', CSIStorageCapacity: 'csistoragecapacities' };
 
 /** an object of every built-in kind but Namespace (namespaced ones in `ns`), each with its collection's path */

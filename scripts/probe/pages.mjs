@@ -1,12 +1,14 @@
 // Paged lists (limit and continue, with and without a label selector) while a client deletes,
 // creates and patches in the same collection: every page carries the first page's
-// resourceVersion, and the pages together are exactly the list at it (resourceVersionMatch=Exact).
-import { client, random, report } from './common.mjs';
+// resourceVersion, and the pages together are exactly the list at it (resourceVersionMatch=Exact),
+// object for object.
+import { client, consistency, random, report } from './common.mjs';
 
 const NS = 'probe-pages';
 
 export async function run({ port, kubeconfig, seed }) {
   const c = await client(port, kubeconfig);
+  const { compareItems } = await consistency();
   const { rnd } = random(seed);
   const base = `/api/v1/namespaces/${NS}/configmaps`;
   const name = (i) => `p${String(i).padStart(4, '0')}`;
@@ -27,7 +29,7 @@ export async function run({ port, kubeconfig, seed }) {
     const selector = round % 2 ? '&labelSelector=g%3D1' : '';
     let token = '';
     let rv;
-    const names = [];
+    const items = [];
     for (;;) {
       const r = await c.request('GET', `${base}?limit=${limit}${selector}${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
       if (r.status !== 200) {
@@ -36,7 +38,7 @@ export async function run({ port, kubeconfig, seed }) {
       }
       rv ??= r.json.metadata.resourceVersion;
       if (r.json.metadata.resourceVersion !== rv) problems.push({ round, problem: `a page at ${r.json.metadata.resourceVersion}, the first at ${rv}` });
-      names.push(...r.json.items.map((o) => o.metadata.name));
+      items.push(...r.json.items);
       token = r.json.metadata.continue;
       if (!token) break;
     }
@@ -45,8 +47,7 @@ export async function run({ port, kubeconfig, seed }) {
       problems.push({ round, problem: `the exact list answered ${whole.status}` });
       continue;
     }
-    const want = whole.json.items.map((o) => o.metadata.name);
-    if (JSON.stringify(names) !== JSON.stringify(want)) problems.push({ round, problem: `the pages hold ${names.length} objects, the exact list ${want.length}`, limit });
+    for (const problem of compareItems(items, whole.json.items)) problems.push({ round, problem: `the pages and the exact list: ${problem}`, limit });
   }
   stop = true;
   await writer;

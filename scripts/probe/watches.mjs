@@ -4,10 +4,11 @@
 // replayed, must end in the live state it selects, its events after the initial state in
 // resourceVersion order, every line JSON, no ERROR event.
 import https from 'node:https';
-import { client, random, report } from './common.mjs';
+import { client, consistency, random, report } from './common.mjs';
 
 export async function run({ port, kubeconfig, seed }) {
   const c = await client(port, kubeconfig);
+  const { compareItems, compareKeys, isInitialEnd, orderProblems } = await consistency();
   const { rnd, pick } = random(seed);
   const NS = 'probe-watches';
   await c.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
@@ -53,24 +54,25 @@ export async function run({ port, kubeconfig, seed }) {
   const selMatch = (sel, o) => sel === '' ? true : sel === 'labelSelector=g%3D1' ? o.metadata.labels?.g === '1' : sel === 'fieldSelector=metadata.name%3Dw3' ? o.metadata.name === 'w3' : o.metadata.labels?.g !== '2';
   for (const w of watchers.slice(5)) {
     if (w.status !== 200) { problems.push({ path: w.path, problem: `status ${w.status}` }); continue; }
+    // in order after the initial state (known when the initial-events-end bookmark says where it ends; none from a resourceVersion)
+    const end = w.events.findIndex(isInitialEnd);
+    const initial = w.mode === 'rv' ? 0 : end >= 0 ? w.events.slice(0, end).filter((e) => e.type !== 'BOOKMARK').length : undefined;
+    if (initial !== undefined) for (const problem of orderProblems(w.events, initial)) problems.push({ path: w.path, problem });
+    else for (const e of w.events) if (e.type === 'ERROR') problems.push({ path: w.path, problem: 'ERROR event', e: JSON.stringify(e).slice(0, 200) });
     // replay the stream into a state: it must equal the live objects that match the selector
     const state = new Map();
-    let lastRV = 0;
-    let initialDone = w.mode !== 'sie' && w.mode !== 'zero' && w.mode !== 'now';
     for (const e of w.events) {
-      if (e.type === 'ERROR') { problems.push({ path: w.path, problem: 'ERROR event', e: JSON.stringify(e).slice(0, 200) }); continue; }
-      const rv = Number(e.object.metadata.resourceVersion);
-      if (e.type === 'BOOKMARK') { if (e.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true') initialDone = true; lastRV = Math.max(lastRV, rv); continue; }
-      if (initialDone || w.mode === 'rv') { if (rv <= lastRV) problems.push({ path: w.path, problem: `event at ${rv} after ${lastRV}`, type: e.type }); lastRV = rv; }
+      if (e.type === 'ERROR' || e.type === 'BOOKMARK') continue;
       if (e.type === 'DELETED') state.delete(e.object.metadata.name); else state.set(e.object.metadata.name, e.object);
     }
-    // for 'now' mode, the watch starts with the current state as ADDED? (rv unset = Get State and Start at Most Recent: synthetic ADDED first)
     const want = [...live.values()].filter((o) => selMatch(w.sel, o));
-    const got = [...state.values()];
-    const key = (o) => `${o.metadata.name}@${o.metadata.resourceVersion}`;
-    const a = want.map(key).sort().join(','), b = got.map(key).sort().join(',');
-    if (a !== b && w.mode !== 'rv') problems.push({ path: w.path, problem: 'the stream does not end in the live state', want: a.slice(0, 200), got: b.slice(0, 200) });
-    if (w.mode === 'rv') { const bm = got.filter((o) => !want.some((x) => key(x) === key(o))); const wm = want.filter((o) => !got.some((x) => key(x) === key(o)) && Number(o.metadata.resourceVersion) > start); if (bm.length || wm.length) problems.push({ path: w.path, problem: 'rv stream mismatch', extra: bm.map(key).slice(0, 5), missing: wm.map(key).slice(0, 5) }); }
+    const got = [...state.values()].sort((a, b) => compareKeys(a.metadata.name, b.metadata.name));
+    // a watch from a resourceVersion knows only what changed after it
+    if (w.mode === 'rv') {
+      const key = (o) => `${o.metadata.name}@${o.metadata.resourceVersion}`;
+      const bm = got.filter((o) => !want.some((x) => key(x) === key(o))); const wm = want.filter((o) => !got.some((x) => key(x) === key(o)) && Number(o.metadata.resourceVersion) > start);
+      if (bm.length || wm.length) problems.push({ path: w.path, problem: 'rv stream mismatch', extra: bm.map(key).slice(0, 5), missing: wm.map(key).slice(0, 5) });
+    } else for (const problem of compareItems(got, want)) problems.push({ path: w.path, problem: `the stream does not end in the live state: ${problem}` });
   }
   for (const w of watchers) w.req.destroy();
   c.close();

@@ -197,7 +197,8 @@ export function orderProblems(events: WireEvent[], skipInitial: number): string[
   return out;
 }
 
-function isInitialEnd(e: WireEvent): boolean {
+/** the bookmark that ends a streaming list's initial events */
+export function isInitialEnd(e: WireEvent): boolean {
   return e.type === 'BOOKMARK' && e.object?.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true';
 }
 
