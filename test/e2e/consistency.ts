@@ -48,7 +48,7 @@ export function compareKeys(a: string, b: string): number {
   return Buffer.compare(x, y);
 }
 
-/** the objects at revision rv (events after `from` only: the state before it is empty), in list order */
+/** the objects at revision rv (the history begins with none), those in scope that sel selects, in list order */
 export function stateAt(history: HistoryEvent[], rv: number, sel: Selector = everything, scope?: (key: string) => boolean): any[] {
   const state = new Map<string, any>();
   for (const e of history) {

@@ -5,12 +5,13 @@
 // deleted with a grace period, which a ConfigMap does not have: they go at once), moving them in
 // and out of a label selector, and record every answer. Meanwhile watches start at different
 // points (resourceVersion unset, "0", a recent one, the start; streaming lists with the
-// initial-events-end bookmark), with and without label and field selectors, some closed and
-// resumed from the last resourceVersion they saw; paged lists (limit 1..7), Exact and
-// NotOlderThan lists at resourceVersions seen before. Nothing is asserted while it runs: the
-// records are checked afterwards against the history (consistency.ts), which an unselective
-// watch from the start delivered and the writers' answers confirm event by event. On sqlite the
-// server is then stopped with SIGTERM and started again on the same data directory.
+// initial-events-end bookmark), with and without label and field selectors, some closed (or
+// timed out by the server) and resumed from the last resourceVersion they saw; paged lists (limit
+// 1..7), Exact, NotOlderThan and resourceVersion=0 lists at resourceVersions seen before. Nothing
+// is asserted while it runs: the records are checked afterwards against the history
+// (consistency.ts), which an unselective watch from the start delivered and the writers' answers
+// confirm event by event. On sqlite the server is then stopped with SIGTERM and started again on
+// the same data directory, twice: once quiet, once while the writers write.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
