@@ -230,9 +230,9 @@ export class Cluster {
     return request({ host: '127.0.0.1', port: this.port, method, path, headers, agent: this.agent, servername: 'localhost' }, body as string | Buffer | undefined);
   }
 
-  /** an open streaming GET (watch): events are collected as they arrive */
-  stream(path: string, headers: Record<string, string> = {}): Stream {
-    return new Stream(this, path, headers, this.agent!);
+  /** an open streaming GET (watch): events are collected as they arrive; over HTTP/1.1, or as a stream of an HTTP/2 session */
+  stream(path: string, headers: Record<string, string> = {}, session?: http2.ClientHttp2Session): Stream {
+    return new Stream(this, path, headers, this.agent!, session);
   }
 
   http2Session(): http2.ClientHttp2Session {
@@ -246,37 +246,47 @@ export class Stream {
   headers: Record<string, string | string[] | undefined> = {};
   chunks: Buffer[] = [];
   ended = false;
-  private req: ReturnType<typeof https.request>;
+  private readonly cancel: () => void;
   private waiters: (() => void)[] = [];
   readonly ready: Promise<void>;
 
-  constructor(c: Cluster, path: string, headers: Record<string, string>, agent: https.Agent) {
+  constructor(c: Cluster, path: string, headers: Record<string, string>, agent: https.Agent, session?: http2.ClientHttp2Session) {
     let ready!: () => void;
     this.ready = new Promise((r) => (ready = r));
-    this.req = https.request({ host: '127.0.0.1', port: c.port, path, method: 'GET', headers, agent, servername: 'localhost' }, (res) => {
-      this.status = res.statusCode ?? 0;
-      this.headers = res.headers;
+    const answered = (status: number, h: Record<string, string | string[] | undefined>) => {
+      this.status = status;
+      this.headers = h;
       ready();
       this.notify();
-      res.on('data', (d: Buffer) => {
-        this.chunks.push(d);
-        this.notify();
-      });
-      res.on('end', () => {
-        this.ended = true;
-        this.notify();
-      });
-      res.on('error', () => {
-        this.ended = true;
-        this.notify();
-      });
-    });
-    this.req.on('error', () => {
+    };
+    const data = (d: Buffer) => {
+      this.chunks.push(d);
+      this.notify();
+    };
+    const end = () => {
       this.ended = true;
       ready();
       this.notify();
+    };
+    if (session) {
+      const req = session.request({ ':path': path, ...headers });
+      req.on('response', (h) => answered(Number(h[':status']), h as Record<string, string | string[] | undefined>));
+      req.on('data', data);
+      req.on('end', end);
+      req.on('close', end);
+      req.on('error', end);
+      this.cancel = () => req.close(http2.constants.NGHTTP2_CANCEL);
+      return;
+    }
+    const req = https.request({ host: '127.0.0.1', port: c.port, path, method: 'GET', headers, agent, servername: 'localhost' }, (res) => {
+      answered(res.statusCode ?? 0, res.headers);
+      res.on('data', data);
+      res.on('end', end);
+      res.on('error', end);
     });
-    this.req.end();
+    req.on('error', end);
+    req.end();
+    this.cancel = () => req.destroy();
   }
 
   private notify() {
@@ -351,7 +361,7 @@ export class Stream {
   }
 
   close(): void {
-    this.req.destroy();
+    this.cancel();
   }
 }
 

@@ -14,6 +14,7 @@
 // the same data directory, twice: once quiet, once while the writers write.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import type http2 from 'node:http2';
 import { isDeepStrictEqual } from 'node:util';
 import { startCluster, NO_CA_PUBLISHER, type Cluster, type RawResponse, type Stream } from './harness.js';
 import {
@@ -86,6 +87,8 @@ interface WatchPlan {
   bookmarks: boolean;
   /** the server ends each segment after this long (the watch is resumed when it does) */
   timeoutSeconds?: number;
+  /** as a stream of the run's HTTP/2 session (client-go's way), not a request of its own over HTTP/1.1 */
+  http2?: boolean;
   /** the revision every write acknowledged before the watch was sent had (a consistent start must reach it) */
   minRV: number;
   segments: { log: Stream; path: string; from: number; lastRV?: number }[];
@@ -113,7 +116,19 @@ class Run {
   maxAnswered = 0;
   stopped = false;
 
-  constructor(readonly c: Cluster) {}
+  /** the one HTTP/2 connection the http2 watches share, as client-go's watches of one client do */
+  readonly h2: http2.ClientHttp2Session;
+
+  constructor(readonly c: Cluster) {
+    this.h2 = c.http2Session();
+    this.h2.on('error', () => {});
+  }
+
+  /** close every watch and the HTTP/2 session */
+  closeAll(): void {
+    for (const p of this.watches) for (const s of p.segments) s.log.close();
+    this.h2.close();
+  }
 
   record(key: string, type: EventType, r: RawResponse | undefined, what: string): void {
     if (type === 'DELETED') {
@@ -153,11 +168,15 @@ class Run {
     if (p.sel.query) q.push(p.sel.query);
     if (p.segments.length > 0 || p.start === 'rv') q.push(`resourceVersion=${from}`);
     else if (p.start === 'zero') q.push('resourceVersion=0');
-    else if (p.start === 'stream') q.push('sendInitialEvents=true', 'resourceVersionMatch=NotOlderThan');
+    else if (p.start === 'stream') {
+      q.push('sendInitialEvents=true', 'resourceVersionMatch=NotOlderThan');
+      // a streaming list not older than a resourceVersion
+      if (p.rv) q.push(`resourceVersion=${p.rv}`);
+    }
     if (p.bookmarks) q.push('allowWatchBookmarks=true');
     if (p.timeoutSeconds) q.push(`timeoutSeconds=${p.timeoutSeconds}`);
     const path = `${collection(p.ns)}?${q.join('&')}`;
-    const log = this.c.stream(path);
+    const log = this.c.stream(path, {}, p.http2 ? this.h2 : undefined);
     p.segments.push({ log, path, from });
     return log;
   }
@@ -543,9 +562,10 @@ async function scenario(backend: 'sqlite' | 'memory'): Promise<void> {
     }
     // watches from the start
     run.watch({ name: 'wc-0 from the start', ns: 'wc-0', sel: everything, start: 'rv', rv: start, bookmarks: false });
-    run.watch({ name: 'wc-1 sel=in from the start', ns: 'wc-1', sel: SELECTORS.in!, start: 'rv', rv: start, bookmarks: true });
+    run.watch({ name: 'wc-1 sel=in from the start (HTTP/2)', ns: 'wc-1', sel: SELECTORS.in!, start: 'rv', rv: start, bookmarks: true, http2: true });
     run.watch({ name: 'all sel!=in from the start', sel: SELECTORS.notIn!, start: 'rv', rv: start, bookmarks: false });
-    run.watch({ name: 'all name=o1-0 from the start', sel: SELECTORS.name!, start: 'rv', rv: start, bookmarks: false });
+    run.watch({ name: 'all name=o1-0 from the start (HTTP/2)', sel: SELECTORS.name!, start: 'rv', rv: start, bookmarks: false, http2: true });
+    run.watch({ name: 'wc-2 from the start (HTTP/2)', ns: 'wc-2', sel: everything, start: 'rv', rv: start, bookmarks: true, http2: true });
     run.watch({ name: 'all namespace!=wc-1 from the start', sel: SELECTORS.notWc1!, start: 'rv', rv: start, bookmarks: false });
 
     const writers = Array.from({ length: WRITERS }, (_, w) => writer(r0, w));
@@ -562,21 +582,15 @@ async function scenario(backend: 'sqlite' | 'memory'): Promise<void> {
         const recent = r0.maxAnswered || start;
         const kinds = ['unset', 'zero', 'rv', 'stream', 'streamAt'] as const;
         const kind = kinds[k % kinds.length]!;
-        const name = `${kind} ${ns ?? 'all'} ${sel.query || 'everything'} (${k})`;
-        if (kind === 'rv') r0.watch({ name, ns, sel, start: 'rv', rv: recent, bookmarks: rnd() < 0.5 });
-        else if (kind === 'streamAt') {
-          // a streaming list not older than a recent resourceVersion
-          const p: WatchPlan = { name, ns, sel, start: 'stream', bookmarks: true, minRV: recent, segments: [] };
-          r0.watches.push(p);
-          const q = ['watch=1', 'sendInitialEvents=true', 'resourceVersionMatch=NotOlderThan', `resourceVersion=${recent}`, 'allowWatchBookmarks=true'];
-          if (sel.query) q.push(sel.query);
-          const path = `${collection(ns)}?${q.join('&')}`;
-          p.segments.push({ log: c.stream(path), path, from: 0 });
-        } else r0.watch({ name, ns, sel, start: kind, bookmarks: kind === 'stream' || rnd() < 0.5 });
+        const http2 = k % 2 === 1;
+        const name = `${kind} ${ns ?? 'all'} ${sel.query || 'everything'} (${k}${http2 ? ', HTTP/2' : ''})`;
+        if (kind === 'rv') r0.watch({ name, ns, sel, start: 'rv', rv: recent, bookmarks: rnd() < 0.5, http2 });
+        else if (kind === 'streamAt') r0.watch({ name, ns, sel, start: 'stream', rv: recent, bookmarks: true, http2 });
+        else r0.watch({ name, ns, sel, start: kind, bookmarks: kind === 'stream' || rnd() < 0.5, http2 });
         if (k === 1) resumable.push(r0.watch({ name: 'resumed: wc-2 from a recent resourceVersion', ns: 'wc-2', sel: everything, start: 'rv', rv: recent, bookmarks: false }));
-        if (k === 2) resumable.push(r0.watch({ name: 'resumed: all sel in (in,out) streaming', sel: SELECTORS.inOrOut!, start: 'stream', bookmarks: true }));
+        if (k === 2) resumable.push(r0.watch({ name: 'resumed: all sel in (in,out) streaming (HTTP/2)', sel: SELECTORS.inOrOut!, start: 'stream', bookmarks: true, http2: true }));
         if (k === 3) resumable.push(r0.watch({ name: 'resumed: wc-1 !sel from the start', ns: 'wc-1', sel: SELECTORS.unlabelled!, start: 'rv', rv: start, bookmarks: true }));
-        if (k === 1) resumable.push(r0.watch({ name: 'resumed when timed out: wc-0 sel=in', ns: 'wc-0', sel: SELECTORS.in!, start: 'rv', rv: recent, bookmarks: true, timeoutSeconds: 1 }));
+        if (k === 1) resumable.push(r0.watch({ name: 'resumed when timed out: wc-0 sel=in (HTTP/2)', ns: 'wc-0', sel: SELECTORS.in!, start: 'rv', rv: recent, bookmarks: true, timeoutSeconds: 1, http2: true }));
         if (k === 2) resumable.push(r0.watch({ name: 'resumed when timed out: all namespace!=wc-1 streaming', sel: SELECTORS.notWc1!, start: 'stream', bookmarks: true, timeoutSeconds: 2 }));
       }
     })();
@@ -630,10 +644,10 @@ async function scenario(backend: 'sqlite' | 'memory'): Promise<void> {
       await restart(run, c, history, refLog, start);
       await stopWhileWriting(run, c);
     }
-    for (const p of run.watches) for (const s of p.segments) s.log.close();
+    run.closeAll();
     assert.deepEqual(run.problems.slice(0, 25).map((s) => s.slice(0, 700)), [], `${run.problems.length} problems`);
   } finally {
-    if (run) for (const p of run.watches) for (const s of p.segments) s.log.close();
+    run?.closeAll();
     await c.stop();
   }
 }
@@ -652,7 +666,7 @@ async function restart(run: Run, c: Cluster, history: HistoryEvent[], ref: Strea
   // a paged list begun before the stop and continued after it
   const across: ListRecord = { name: 'wc-0 paged across the restart', ns: 'wc-0', sel: everything, mode: 'pagedAt', limit: 2, minRV: 0, pages: [await c.raw('GET', `${collection('wc-0')}?limit=2`)] };
   across.rv = Number(across.pages[0]!.json().metadata.resourceVersion);
-  for (const p of run.watches) for (const s of p.segments) s.log.close();
+  run.closeAll();
   assert.equal(await c.stopProcess('SIGTERM'), 0, c.logs.slice(-2000));
   await c.launch();
   const outcome: string[] = [];
@@ -757,6 +771,7 @@ async function stopWhileWriting(phase1: Run, c: Cluster): Promise<void> {
   const code = await exited;
   run.stopped = true;
   await Promise.all(writers);
+  run.closeAll();
   assert.equal(code, 0, c.logs.slice(-2000));
   await watch.untilEnd(10_000);
   let events: WireEvent[] = [];
