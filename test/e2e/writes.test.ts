@@ -772,3 +772,28 @@ describe('long string values', () => {
     assert.equal((await get(`${cms}/long-yaml`)).data.ascii, ascii);
   });
 });
+
+describe('generateName', () => {
+  test('a Job created with generateName gets its generated name in its selector labels (the name is made before the strategy prepares the object, as in Kubernetes)', async () => {
+    const job = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { generateName: 'gen-' },
+      spec: { template: { spec: { restartPolicy: 'Never', containers: [container('busybox')] } } },
+    };
+    const made = await create(`/apis/batch/v1/namespaces/${NS}/jobs`, job);
+    const name: string = made.metadata.name;
+    assert.match(name, /^gen-[a-z0-9]{5}$/);
+    const labels = made.spec.template.metadata.labels;
+    assert.equal(labels['job-name'], name);
+    assert.equal(labels['batch.kubernetes.io/job-name'], name);
+    assert.equal(labels['batch.kubernetes.io/controller-uid'], made.metadata.uid);
+    assert.equal(made.metadata.labels['batch.kubernetes.io/job-name'], name, 'the Job takes its template labels');
+    // and through kubectl, as a controller or a CI script creates them
+    const r = c.kubectl(['create', '-f', '-', '-o', 'jsonpath={.metadata.name} {.spec.template.metadata.labels.job-name}'], { input: JSON.stringify(job) });
+    assert.equal(r.code, 0, r.stderr);
+    const [n, label] = r.stdout.split(' ');
+    assert.match(n!, /^gen-/);
+    assert.equal(label, n);
+  });
+});

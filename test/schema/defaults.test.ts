@@ -11,6 +11,7 @@ import {
   defaultPullPolicy,
   defaultsFor,
   generateJobSelector,
+  renameJobSelector,
   hasDefaults,
   roundUpToMilli,
 } from '../../src/schema/defaults/index.js';
@@ -816,6 +817,15 @@ test('Job: kubectl create job, then the strategy selector with the uid', () => {
   generateJobSelector(manual);
   assert.deepEqual(manual.spec.selector, { matchLabels: { a: 'b' } });
   assert.deepEqual(manual.metadata.labels, { a: 'b' });
+
+  // a generated name that was taken: the store names the Job again, and the labels follow
+  got.metadata.name = 'pi-again';
+  renameJobSelector(got, 'pi');
+  for (const l of [got.metadata.labels, got.spec.template.metadata.labels]) {
+    assert.equal(l['job-name'], 'pi-again');
+    assert.equal(l['batch.kubernetes.io/job-name'], 'pi-again');
+    assert.equal(l['controller-uid'], uid);
+  }
 });
 
 test('Job: parallel and indexed variants, pod failure policy', () => {

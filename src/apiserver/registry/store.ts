@@ -522,10 +522,12 @@ export class ResourceStore {
     m.creationTimestamp = rfc3339(Date.now());
     if (this.strategy.generation) m.generation = 1;
     else if ('generation' in m) delete m.generation;
+    // (the name before the preparation, which may read it, as Kubernetes' store generates it
+    // with the uid and the creation time, before BeforeCreate: a Job's labels carry it)
+    if (generated) m.name = generateName(m.generateName);
     this.strategy.prepareForCreate(obj, opts.admission?.request.user, opts.dryRun === true);
     let stored = false;
     try {
-      if (generated) m.name = generateName(m.generateName);
       m = obj.metadata = inObjectMetaOrder(m);
       this.validateObject(obj);
       if (this.kind.namespaced) this.hooks.checkNamespace?.(m.namespace, this.groupResource, m.name);
@@ -570,7 +572,9 @@ export class ResourceStore {
         this.pending.delete(key);
         if (err instanceof KeyExistsError) {
           if (generated && attempt < MAX_GENERATE_ATTEMPTS) {
+            const from = m.name;
             m.name = generateName(m.generateName);
+            this.strategy.renamed?.(obj, from);
             continue;
           }
           if (generated) throw errors.generateNameConflict(this.groupResource, m.name, 1);

@@ -3,7 +3,7 @@
 import { rfc3339 } from '../../machinery/time.js';
 import type { KindDecl } from '../../schema/model.js';
 import { defaultStrategy, type Strategy } from './strategy.js';
-import { applyDefaults, dropServiceTypeDependentFields, orderServiceSpec, generateJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
+import { applyDefaults, dropServiceTypeDependentFields, orderServiceSpec, generateJobSelector, renameJobSelector, initServiceIPFamilies, normalizeServiceClusterIPs, setDaemonSetTemplateGeneration } from '../../schema/defaults/index.js';
 import { hpaV1AnnotationError, hpaV1ToV2, hpaV2ToV1 } from '../../schema/autoscaling.js';
 import { errors, field, type FieldError } from '../../machinery/errors.js';
 import {
@@ -447,6 +447,7 @@ const TWEAKS: Record<string, Tweak[]> = {
         base(obj);
         generateJobSelector(obj);
       };
+      s.renamed = renameJobSelector;
     },
   ],
   'batch/CronJob': [workload],

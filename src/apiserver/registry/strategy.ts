@@ -41,6 +41,12 @@ export interface Strategy {
   /** fill in server-owned fields of a new object (status reset, defaults) */
   /** `user`: who creates it (absent for the server's own writes); `dryRun`: nothing will be stored */
   prepareForCreate(obj: any, user?: UserInfo, dryRun?: boolean): void;
+  /**
+   * a new object prepared under a generated name that was taken meanwhile gets another one
+   * (rare): set again what prepareForCreate made of the name `from`, as Kubernetes prepares a
+   * fresh copy under each name it tries
+   */
+  renamed?(obj: any, from: string): void;
   /** carry over server-owned fields on an update of the main resource */
   prepareForUpdate(obj: any, old: any, dryRun?: boolean): void;
   /** kind-specific validation of a new object (metadata is validated by the store) */

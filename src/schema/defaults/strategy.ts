@@ -49,6 +49,20 @@ export function generateJobSelector(job: any): void {
   copyTemplateLabels(job, jobOrd);
 }
 
+/**
+ * A Job prepared by generateJobSelector under the generated name `from` that the store then
+ * generated again (the first was taken): the job-name labels it gave the template, and the Job's
+ * own labels copied from them, take the new name, as a preparation under the new name would have.
+ */
+export function renameJobSelector(job: any, from: string): void {
+  if (!isObject(job) || job.spec?.manualSelector === true) return;
+  const name = String(job.metadata?.name ?? '');
+  for (const labels of [job.spec?.template?.metadata?.labels, job.metadata?.labels]) {
+    if (!isObject(labels)) continue;
+    for (const k of [JOB_LABELS.legacyJobName, JOB_LABELS.jobName]) if (labels[k] === from) labels[k] = name;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // DaemonSet: the template generation annotation
 
