@@ -1,6 +1,7 @@
 // Writing API objects in the negotiated representation. Each stored object is serialized once per
 // encoding and the bytes are kept on its cache entry, so that every get, list and watcher of
 // that version shares them.
+import { stringifyJSON } from '../codec/int64.js';
 import type { ServerResponse } from 'node:http';
 import zlib from 'node:zlib';
 import { yaml } from '../codec/yaml-lazy.js';
@@ -60,7 +61,7 @@ export interface ListMeta {
 export function entryJSON(e: CacheEntry): Uint8Array {
   let b = e.json;
   if (!b) {
-    b = Buffer.from(JSON.stringify(e.obj));
+    b = Buffer.from(stringifyJSON(e.obj));
     e.json = b;
   }
   return b;
@@ -114,7 +115,7 @@ function serializePlain(obj: unknown, choice: OutputChoice, protoType?: string, 
       return protoType && !protoType.startsWith('io.k8s.apimachinery.pkg.apis.meta.v1.Table') ? encodeCBOR(protoType, obj) : encodeCBORValue(obj);
     default:
       // pretty: indented by two spaces, without a final newline (Go's json.MarshalIndent)
-      return Buffer.from(choice.pretty ? JSON.stringify(obj, null, 2) : JSON.stringify(obj));
+      return Buffer.from(stringifyJSON(obj, choice.pretty ? 2 : undefined));
   }
 }
 
@@ -248,8 +249,8 @@ export function emptyListBlueprint(kind: KindDecl, choice: OutputChoice): Uint8A
   }
   if (choice.encoding === 'protobuf') return encodeEnvelope(apiVersion, kind.listKind, encodeListFromItems(`${kind.type}List`, {}, []));
   if (choice.encoding === 'cbor') return encodeCBORListFromItems(apiVersion, kind.listKind, {}, []);
-  if (kind.custom) return Buffer.from(JSON.stringify({ apiVersion, items: [], kind: kind.listKind }));
-  return Buffer.from(JSON.stringify({ kind: kind.listKind, apiVersion, metadata: {}, items: null }));
+  if (kind.custom) return Buffer.from(stringifyJSON({ apiVersion, items: [], kind: kind.listKind }));
+  return Buffer.from(stringifyJSON({ kind: kind.listKind, apiVersion, metadata: {}, items: null }));
 }
 
 export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEntry[], meta: ListMeta, choice: OutputChoice, table?: TableOptions): void {
@@ -319,7 +320,7 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
     return;
   }
   // JSON, item by item from the cached encodings
-  const head = Buffer.from(`{"kind":"${kind.listKind}","apiVersion":"${apiVersion}","metadata":${JSON.stringify(meta)},"items":[`);
+  const head = Buffer.from(`{"kind":"${kind.listKind}","apiVersion":"${apiVersion}","metadata":${stringifyJSON(meta)},"items":[`);
   const tail = Buffer.from(']}');
   // A built-in item is written as "{" and its cached bytes after their leading TypeMeta (the view
   // made as it is written: no object per item held for the whole response); an item whose bytes do
@@ -334,7 +335,7 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
     if (!typeMeta) total += b.length;
     else if (startsWith(b, typeMeta)) total += 1 + b.length - typeMeta.length;
     else {
-      const x = Buffer.from(JSON.stringify(bareItem(entries[i]!.obj)).slice(1));
+      const x = Buffer.from(stringifyJSON(bareItem(entries[i]!.obj)).slice(1));
       (own ??= new Map()).set(i, x);
       total += 1 + x.length;
     }

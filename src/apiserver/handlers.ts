@@ -22,6 +22,7 @@ import type { AdmissionChain } from './admission/chain.js';
 import type { WatchRegistry } from './watch.js';
 import { normalize } from '../codec/json.js';
 import { jsonHasNoDuplicates, jsonPatchStrictProblems, jsonStrictProblems, yamlDuplicateFields } from '../codec/duplicates.js';
+import { exactInteger, exactJSON, inInt64, narrowBigInts, parseJSON, parseJSONExact, stringifyJSON, type Int64 } from '../codec/int64.js';
 import type { Verbatim, VerbatimSpan } from '../codec/verbatim.js';
 import { GoRepr, goQuote, notSupported } from '../schema/validation/errs.js';
 import { goJSONSyntaxError } from '../schema/validation/gojson.js';
@@ -828,8 +829,12 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
         // the full scan left for a body whose normalization finds an unknown field (rescan)
         let list = NO_PROBLEMS;
         let rescan: StrictProblems['rescan'];
-        if (jsonHasNoDuplicates(text, obj, spans)) rescan = custom ? undefined : { text, typeName };
-        else {
+        // (the count's walk sees every number: an integer beyond 2^53 has the text parsed again, exactly)
+        const numbers = { unsafe: false };
+        if (jsonHasNoDuplicates(text, obj, spans, numbers)) {
+          rescan = custom ? undefined : { text, typeName };
+          if (numbers.unsafe) obj = parseJSONExact(text);
+        } else {
           spans.length = 0;
           try {
             list = jsonStrictProblems(text, typeName, false, spans);
@@ -837,9 +842,13 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
             if (e instanceof BodyTooDeepError) throw errors.badRequest(e.message);
             throw e;
           }
+          obj = exactJSON(text, obj);
         }
         strictProblems.set(obj, { list, warnings: list, complete: !custom, verbatim: spans.length ? { text, spans } : undefined, rescan });
-      } else if (obj !== null && typeof obj === 'object' && jsonNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(false));
+      } else if (obj !== null && typeof obj === 'object') {
+        if (jsonNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(false));
+        obj = exactJSON(text, obj);
+      }
       break;
     }
     case 'yaml': {
@@ -1171,7 +1180,7 @@ export async function handleUpdate(r: Request): Promise<void> {
 // ---- delete ----
 
 interface DeleteOptionsBody {
-  gracePeriodSeconds?: number;
+  gracePeriodSeconds?: Int64;
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: string;
   orphanDependents?: boolean;
@@ -1193,8 +1202,8 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
     try {
       if (enc.encoding === 'protobuf') opts = decodeMessage(DELETE_OPTIONS_TYPE, decodeEnvelope(body).raw) as DeleteOptionsBody;
       else if (enc.encoding === 'cbor') opts = decodeCBORValue(body) as DeleteOptionsBody;
-      else if (enc.encoding === 'yaml') opts = yaml().parse(text) ?? {};
-      else opts = JSON.parse(text);
+      else if (enc.encoding === 'yaml') opts = narrowBigInts(yaml().parse(text, { intAsBigInt: true })) ?? {};
+      else opts = parseJSON(text);
     } catch (e) {
       throw errors.badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
     }
@@ -1210,7 +1219,9 @@ async function deleteOptions(r: Request): Promise<DeleteOptionsBody & { dry: boo
   const gp = q.get('gracePeriodSeconds');
   if (gp !== null && gp !== '') {
     if (!/^-?\d+$/.test(gp)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(gp)}: invalid syntax`);
-    opts.gracePeriodSeconds = Number(gp);
+    const g = BigInt(gp);
+    if (!inInt64(g)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(gp)}: value out of range`);
+    opts.gracePeriodSeconds = exactInteger(g);
   }
   const pp = q.get('propagationPolicy');
   if (pp !== null && pp !== '') opts.propagationPolicy = pp;
@@ -1462,7 +1473,7 @@ export async function handlePatch(r: Request): Promise<void> {
       // Kubernetes: the strategic merge patch path reports the decoder's error as it is
       throw errors.badRequest(ct === 'application/strategic-merge-patch+json' ? syntax : `error decoding patch: ${syntax}`);
     }
-    patch = JSON.parse(text);
+    patch = parseJSON(text);
     if (level !== 'Ignore') {
       patchProblems =
         ct === 'application/json-patch+json' ? jsonPatchStrictProblems(text) : jsonStrictProblems(text, typeOfView.type, ct === 'application/strategic-merge-patch+json');
@@ -1476,7 +1487,7 @@ export async function handlePatch(r: Request): Promise<void> {
    */
   const patchInvalid = (patched: unknown, msg: string) =>
     errors.invalid({ group: '', name: '' }, '', [
-      field.invalid('patch', ct === 'application/strategic-merge-patch+json' ? sprintf('%+v', toUnstructuredValues(patch)) : JSON.stringify(patched), msg),
+      field.invalid('patch', ct === 'application/strategic-merge-patch+json' ? sprintf('%+v', toUnstructuredValues(patch)) : stringifyJSON(patched), msg),
     ]);
 
   // the view a patch applies to (the object, or its Scale), and back

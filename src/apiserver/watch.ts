@@ -1,6 +1,7 @@
 // Serving a watch: a long-lived chunked response of events (ADDED, MODIFIED, DELETED, BOOKMARK,
 // ERROR) in JSON lines or length-prefixed Protobuf frames. Events come from the watch cache; an
 // event's bytes are encoded once and shared by every watcher that receives it unchanged.
+import { stringifyJSON } from '../codec/int64.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CacheEntry, CacheEvent } from '../storage/cacher.js';
 import { TooOldError } from '../storage/cacher.js';
@@ -79,16 +80,16 @@ export class WatchRegistry {
     const objectBytes = (obj: any, entry: CacheEntry | undefined): Uint8Array => {
       if (plain) {
         if (entry) return proto ? encodeEnvelope(obj.apiVersion, obj.kind, entryProto(entry, kind)) : cbor ? entryCBOR(entry, kind) : entryJSON(entry);
-        return proto ? encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(kind.type, obj)) : cbor ? encodeCBOR(kind.type, obj) : Buffer.from(JSON.stringify(obj));
+        return proto ? encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(kind.type, obj)) : cbor ? encodeCBOR(kind.type, obj) : Buffer.from(stringifyJSON(obj));
       }
       if (choice.transform === 'Table') {
         // only the first event of the stream carries the column definitions, as in Kubernetes
         const t = tableOf(kind, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, { ...(p.table ?? { includeObject: 'Metadata' }), noHeaders: tableHeadersSent }, choice.transformVersion);
         tableHeadersSent = true;
-        return proto ? encodeEnvelope(t.apiVersion, 'Table', encodeMessage(TABLE_TYPE, t)) : cbor ? encodeCBORValue(t) : Buffer.from(JSON.stringify(t));
+        return proto ? encodeEnvelope(t.apiVersion, 'Table', encodeMessage(TABLE_TYPE, t)) : cbor ? encodeCBORValue(t) : Buffer.from(stringifyJSON(t));
       }
       const m = partialObjectMetadata(obj, choice.transformVersion);
-      return proto ? encodeEnvelope(m.apiVersion, m.kind, encodeMessage(POM_TYPE, m)) : cbor ? encodeCBOR(POM_TYPE, m) : Buffer.from(JSON.stringify(m));
+      return proto ? encodeEnvelope(m.apiVersion, m.kind, encodeMessage(POM_TYPE, m)) : cbor ? encodeCBOR(POM_TYPE, m) : Buffer.from(stringifyJSON(m));
     };
     const frame = (type: string, obj: Uint8Array): Uint8Array => {
       if (proto) return encodeWatchEventFrame(type, obj);
@@ -138,12 +139,12 @@ export class WatchRegistry {
       const type = choice.transform === 'PartialObjectMetadata' ? POM_TYPE : kind.type;
       if (proto) bytes = encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(type, obj));
       else if (cbor) bytes = encodeCBOR(type, obj);
-      else bytes = Buffer.from(JSON.stringify(obj));
+      else bytes = Buffer.from(stringifyJSON(obj));
       write(frame('BOOKMARK', bytes));
     };
     const errorEvent = (err: StatusError) => {
       const st = err.toStatus();
-      const bytes = proto ? encodeEnvelope('v1', 'Status', encodeMessage(STATUS_TYPE, st)) : cbor ? encodeCBOR(STATUS_TYPE, st) : Buffer.from(JSON.stringify(st));
+      const bytes = proto ? encodeEnvelope('v1', 'Status', encodeMessage(STATUS_TYPE, st)) : cbor ? encodeCBOR(STATUS_TYPE, st) : Buffer.from(stringifyJSON(st));
       write(frame('ERROR', bytes));
     };
 

@@ -805,6 +805,17 @@ class Decoder {
     }
   }
 
+  /**
+   * the integer of the last head (major type 0, or 1 when negative), exactly as objects hold it
+   * (codec/int64.ts): a number within ±(2^53 - 1), else a bigint; the caller has ruled out int64 overflow
+   */
+  private intValue(negative: boolean): number | bigint {
+    const a = this.arg;
+    if (a <= Number.MAX_SAFE_INTEGER - (negative ? 1 : 0)) return negative ? -1 - a : a;
+    const u = (BigInt(this.argHi) << 32n) | BigInt(this.argLo);
+    return negative ? -1n - u : u;
+  }
+
   /** the exact unsigned argument of the last head, as text (for overflow messages) */
   private argText(): string {
     return this.argHi ? u64String(this.argHi, this.argLo) : String(this.arg);
@@ -1015,10 +1026,10 @@ class Decoder {
     switch (this.major) {
       case 0:
         if (this.argHi >= 0x80000000) throw this.typeError('positive integer', 'int64', `${this.argText()} overflows Go's int64`);
-        return this.arg;
+        return this.intValue(false);
       case 1:
         if (this.argHi >= 0x80000000) throw this.typeError('negative integer', 'int64', `${-1n - BigInt(this.argText())} overflows Go's int64`);
-        return -1 - this.arg;
+        return this.intValue(true);
       case 2:
         return this.byteText();
       case 3:
@@ -1138,14 +1149,14 @@ class Decoder {
         if (s === S_INT32 || s === S_INT64 || s === S_DOUBLE) {
           if (s === S_INT32 && this.arg > 2147483647) throw this.typeError('positive integer', 'int32', `${this.argText()} overflows int32`);
           if (s === S_INT64 && this.argHi >= 0x80000000) throw this.typeError('positive integer', 'int64', `${this.argText()} overflows int64`);
-          return this.arg;
+          return s === S_INT64 ? this.intValue(false) : this.arg;
         }
         break;
       case 1:
         if (s === S_INT32 || s === S_INT64 || s === S_DOUBLE) {
           if (this.argHi >= 0x80000000) throw this.typeError('negative integer', SCALAR_GO[s]!, `${-1n - BigInt(this.argText())} overflows Go's int64`);
           if (s === S_INT32 && this.arg > 2147483647) throw this.typeError('negative integer', 'int32', `${-1 - this.arg} overflows int32`);
-          return -1 - this.arg;
+          return s === S_INT64 ? this.intValue(true) : -1 - this.arg;
         }
         break;
       case 2:

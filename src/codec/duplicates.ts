@@ -389,7 +389,7 @@ export function jsonPatchStrictProblems(text: string): string[] {
  * the parsed value is paired with the text's long strings in order; codec/verbatim.ts checks every
  * pair against the object's value before it uses one).
  */
-export function jsonHasNoDuplicates(text: string, parsed: unknown, verbatim?: VerbatimSpan[]): boolean {
+export function jsonHasNoDuplicates(text: string, parsed: unknown, verbatim?: VerbatimSpan[], numbers?: { unsafe: boolean }): boolean {
   const n = text.length;
   let strings = 0;
   // the long values' [start, end) in the text, in order
@@ -425,8 +425,9 @@ export function jsonHasNoDuplicates(text: string, parsed: unknown, verbatim?: Ve
       else long.push(open + 1, close);
     }
   }
-  const w: TreeWalk = { members: 0, depth: 0, tooDeep: false, long, next: 0, spans: verbatim !== undefined && !escapedLong ? verbatim : undefined, path: [] };
+  const w: TreeWalk = { members: 0, depth: 0, tooDeep: false, unsafe: false, long, next: 0, spans: verbatim !== undefined && !escapedLong ? verbatim : undefined, path: [] };
   countTree(parsed, w);
+  if (numbers !== undefined) numbers.unsafe = w.unsafe;
   return !w.tooDeep && w.members === strings;
 }
 
@@ -457,6 +458,8 @@ interface TreeWalk {
   members: number;
   depth: number;
   tooDeep: boolean;
+  /** a number beyond Number.MAX_SAFE_INTEGER was seen (codec/int64.ts: the text is parsed again, exactly) */
+  unsafe: boolean;
   /** the text's long string values, [start, end) pairs in order, and the next one to pair */
   long: number[];
   next: number;
@@ -497,6 +500,7 @@ function countValue(w: TreeWalk, walkLong: boolean, k: string | number, item: un
     countTree(item, w);
     if (walkLong) w.path.pop();
   } else if (typeof item === 'string') w.members++;
+  else if (typeof item === 'number' && (item > Number.MAX_SAFE_INTEGER || item < -Number.MAX_SAFE_INTEGER)) w.unsafe = true;
   return !w.tooDeep;
 }
 

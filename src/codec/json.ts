@@ -12,6 +12,7 @@ import type { FieldDecl, TypeDecl, TypeRef } from '../schema/model.js';
 import { getType, jsonFields } from '../schema/types.js';
 import { canonicalQuantity } from '../schema/printers/quantity.js';
 import { dynamicNormalizer, dynamicPruner } from '../schema/dynamic.js';
+import { inInt64 } from './int64.js';
 
 export interface NormalizeResult {
   obj: any;
@@ -102,7 +103,8 @@ function typeErr(ctx: Ctx, v: unknown, path: string, t: TypeRef, goType?: string
   if (ctx.typeError) return;
   const type = goType ?? goName(t);
   const numeric = type === 'int32' || type === 'int64' || type === 'float64';
-  const what = typeof v === 'number' && numeric ? `number ${goNumberText(v)}` : jsonKind(v);
+  // (an integer beyond 2^53 is a bigint: codec/int64.ts)
+  const what = typeof v === 'bigint' ? (numeric ? `number ${v}` : 'number') : typeof v === 'number' && numeric ? `number ${goNumberText(v)}` : jsonKind(v);
   const p = path.replace(/\[[^\]]*\]/g, '');
   ctx.typeError = `json: cannot unmarshal ${what} into Go struct field ${ctx.struct}.${p} of type ${type}`;
 }
@@ -252,9 +254,12 @@ function normValue(t: NT, v: unknown, base: string, ctx: Ctx, sub: string | numb
           return v;
         case 'int32':
         case 'int64':
+          // (an integer beyond 2^53 is a bigint: codec/int64.ts)
+          if (typeof v === 'bigint') return t.name === 'int64' && inInt64(v) ? v : (typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT);
           if (typeof v !== 'number' || !Number.isInteger(v) || !fitsInt(v, t.name === 'int32' ? 32 : 64)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;
         case 'double':
+          if (typeof v === 'bigint') return Number(v);
           if (typeof v !== 'number') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;
         case 'bytes':
@@ -279,7 +284,7 @@ function normValue(t: NT, v: unknown, base: string, ctx: Ctx, sub: string | numb
           return n;
         }
         case 'Quantity': {
-          if (typeof v !== 'string' && typeof v !== 'number') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
+          if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'bigint') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           const s = String(v).trim();
           const bad = quantityError(s);
           if (bad) {

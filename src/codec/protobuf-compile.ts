@@ -20,6 +20,7 @@
 //
 // Decoding produces what Go's encoding/json prints for the decoded Go value (see
 // protobuf.ts for the presence and zero-value rules).
+import { parseJSON, stringifyJSON } from './int64.js';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from './depth.js';
 import type { FieldDecl, Scalar, Special, TypeDecl, TypeRef } from '../schema/model.js';
 import { ProtobufError, ProtobufNotSupportedError, Reader, RevWriter } from './protobuf-wire.js';
@@ -618,7 +619,7 @@ function scalarRead(s: Scalar, end: string): string {
     case 'int32':
       return 'r.i32()';
     case 'int64':
-      return 'r.i64()';
+      return 'r.i64exact()';
     case 'double':
       return 'r.dbl()';
   }
@@ -632,7 +633,7 @@ function parseJSONBytes(raw: Uint8Array, label: string): unknown {
   const text = (Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)).toString('utf8');
   if (jsonNestsDeeperThan(text)) throw new ProtobufError(`protobuf: ${label} holds JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
   try {
-    return JSON.parse(text);
+    return parseJSON(text);
   } catch (e) {
     throw new ProtobufError(`protobuf: ${label} holds invalid JSON: ${(e as Error).message}`);
   }
@@ -674,7 +675,7 @@ function makeSpecials(c: ProtobufCompiler): SpecialCodecs {
   };
   const encJSONRaw = (w: RevWriter, v: unknown) => {
     if (v === undefined || v === null) return;
-    w.str(JSON.stringify(v));
+    w.str(stringifyJSON(v));
     w.byte(10);
   };
   const readRaw = (r: Reader, end: number, label: string): Uint8Array | undefined => {

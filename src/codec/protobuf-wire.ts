@@ -334,6 +334,14 @@ export class Reader {
     return (this.hi | 0) * TWO32 + lo;
   }
 
+  /** proto int64 exactly, as objects hold it (codec/int64.ts): a number within ±(2^53 - 1), else a bigint */
+  i64exact(): number | bigint {
+    const lo = this.varint64();
+    const v = (this.hi | 0) * TWO32 + lo;
+    if (v <= Number.MAX_SAFE_INTEGER && v >= -Number.MAX_SAFE_INTEGER) return v;
+    return BigInt.asIntN(64, (BigInt(this.hi) << 32n) | BigInt(lo));
+  }
+
   /** proto int64 as a bigint (exact) */
   i64big(): bigint {
     const lo = this.varint64();

@@ -24,7 +24,8 @@
 //    {"metadata":{"name":"x"}}, and JSON clients treat null and absent alike for these types;
 //  - kind and apiVersion come from the envelope (decodeObject), first, as Go prints TypeMeta;
 //    list items carry none, as in Go;
-//  - int64 values beyond ±2^53 lose precision (JS numbers); Duration is exact (bigint).
+//  - int64 values are exact: beyond ±(2^53 - 1) they are bigints (codec/int64.ts), within it
+//    numbers; Duration is exact (bigint).
 //
 // In the server: encode an object once, `encodeObject(obj)`, and keep the body. It answers a GET
 // as is; a list is `encodeListObjectFromItems` / `encodeListObjectChunks` over

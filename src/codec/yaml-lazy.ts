@@ -2,6 +2,7 @@
 // (about 50 ms of the time to ready) and only YAML requests, YAML answers and config files need
 // it, so the modules of the request path reach it through yaml() instead of a static import.
 import { createRequire } from 'node:module';
+import { narrowBigInts } from './int64.js';
 
 export type YAMLModule = typeof import('yaml');
 
@@ -18,7 +19,8 @@ export function yaml(): YAMLModule {
  * documents, is its first one); null for an empty stream. Throws the first document's first error.
  */
 export function parseFirstYAMLDocument(text: string): unknown {
-  const docs = yaml().parseAllDocuments(text, { uniqueKeys: false, version: '1.2' });
+  // (integers as bigints, then the safe ones as numbers: codec/int64.ts)
+  const docs = yaml().parseAllDocuments(text, { uniqueKeys: false, version: '1.2', intAsBigInt: true });
   const list = Array.isArray(docs) ? docs : [];
   const first = list[0];
   if (!first) {
@@ -27,5 +29,5 @@ export function parseFirstYAMLDocument(text: string): unknown {
     return null;
   }
   if (first.errors.length) throw first.errors[0];
-  return first.toJS();
+  return narrowBigInts(first.toJS());
 }

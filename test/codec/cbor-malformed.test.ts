@@ -129,7 +129,7 @@ test('integers beyond int64, integers too large for the field', () => {
   rejects(() => anyOf('3b ffffffffffffffff'), "cbor: cannot unmarshal negative integer into Go value of type int64 (-18446744073709551616 overflows Go's int64)");
   const gen = (v: string): Buffer => bytes(hx('a2', '44', t('kind'), '49', t('ConfigMap'), '48', t('metadata'), 'a1', '4a', t('generation'), v));
   rejects(() => decodeCBOR(CONFIGMAP, gen('1b 8000000000000000')), 'cbor: cannot unmarshal positive integer into Go struct field v1.ConfigMap.metadata of type int64 (9223372036854775808 overflows int64)', 'decode');
-  assert.equal((decodeCBOR(CONFIGMAP, gen('3b 7fffffffffffffff')) as any).metadata.generation, -(2 ** 63));
+  assert.equal((decodeCBOR(CONFIGMAP, gen('3b 7fffffffffffffff')) as any).metadata.generation, -(2n ** 63n));
   const svc = (v: string): Buffer => bytes(hx('a1', '44', t('spec'), 'a1', '45', t('ports'), '81', 'a1', '44', t('port'), v));
   rejects(() => decodeCBOR('io.k8s.api.core.v1.Service', svc('1a 80000000')), 'cbor: cannot unmarshal positive integer into Go struct field v1.Service.spec of type int32 (2147483648 overflows int32)');
   rejects(() => decodeCBOR('io.k8s.api.core.v1.Service', svc('3a 80000000')), 'cbor: cannot unmarshal negative integer into Go struct field v1.Service.spec of type int32 (-2147483649 overflows int32)');

@@ -120,11 +120,15 @@ describe('hand-written declarations', () => {
     assert.deepEqual(b.flags, [true, false]);
   });
 
-  test('int64 beyond 2^53 as bigint or unsafe number', () => {
+  test('int64 beyond 2^53 as bigint or unsafe number, decoded exactly (a bigint)', () => {
     const big = codec.decodeMessage('test.Thing', codec.encodeMessage('test.Thing', { big: 2n ** 62n })) as Record<string, unknown>;
-    assert.equal(big.big, 2 ** 62);
+    assert.equal(big.big, 2n ** 62n);
     const neg = codec.decodeMessage('test.Thing', codec.encodeMessage('test.Thing', { big: -(2n ** 63n) })) as Record<string, unknown>;
-    assert.equal(neg.big, -(2 ** 63));
+    assert.equal(neg.big, -(2n ** 63n));
+    const unsafe = codec.decodeMessage('test.Thing', codec.encodeMessage('test.Thing', { big: 2 ** 62 })) as Record<string, unknown>;
+    assert.equal(unsafe.big, 2n ** 62n);
+    const safe = codec.decodeMessage('test.Thing', codec.encodeMessage('test.Thing', { big: -(2 ** 53 - 1) })) as Record<string, unknown>;
+    assert.equal(safe.big, -(2 ** 53 - 1));
     assert.throws(() => codec.encodeMessage('test.Thing', { big: 2n ** 63n }), /int64/);
     assert.throws(() => codec.encodeMessage('test.Thing', { big: 1.5 }), /int64/);
   });

@@ -2,8 +2,10 @@
 // get, list, watch) into storage operations, keeps server-owned metadata (uid, resourceVersion,
 // creationTimestamp, generation, deletion state), and serves reads from the watch cache. It
 // knows no kind by name: a kind's special behaviour comes from its Strategy.
+import { type Int64 } from '../../codec/int64.js';
+import { parseJSON, stringifyJSON } from '../../codec/int64.js';
 import { randomInt } from 'node:crypto';
-import { rfc3339 } from '../../machinery/time.js';
+import { addGoSeconds, rfc3339 } from '../../machinery/time.js';
 import { newUUID } from '../../machinery/uuid.js';
 import { inObjectMetaOrder } from '../../machinery/objectmeta.js';
 import { goJSONSyntaxError } from '../../schema/validation/gojson.js';
@@ -46,7 +48,7 @@ export interface WriteAdmission {
 }
 
 export interface DeleteOptions extends WriteOptions {
-  gracePeriodSeconds?: number;
+  gracePeriodSeconds?: Int64;
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: string;
   orphanDependents?: boolean;
@@ -249,7 +251,7 @@ export class ResourceStore {
     }
     let obj: any;
     try {
-      obj = JSON.parse(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'));
+      obj = parseJSON(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'));
     } catch (e) {
       // a resource no rule encrypts reads its values as Kubernetes' identity provider does
       if (!this.transformer && Buffer.from(value.buffer, value.byteOffset, Math.min(value.byteLength, ENCRYPTED_PREFIX.length)).toString('latin1') === ENCRYPTED_PREFIX) {
@@ -300,7 +302,7 @@ export class ResourceStore {
     const serialize = (value: string | undefined, form: (o: any) => any = (o) => o): string => {
       m.resourceVersion = value;
       try {
-        return JSON.stringify(form(obj));
+        return stringifyJSON(form(obj));
       } finally {
         m.resourceVersion = rv;
       }
@@ -918,11 +920,12 @@ export class ResourceStore {
     const requested = opts.gracePeriodSeconds === undefined ? undefined : opts.gracePeriodSeconds < 0 ? 1 : opts.gracePeriodSeconds;
     if (m.deletionTimestamp) {
       const g = m.deletionGracePeriodSeconds;
-      if (typeof g === 'number' && g > 0) {
+      if ((typeof g === 'number' || typeof g === 'bigint') && g > 0) {
         // only a shorter grace period may be asked for: the timestamp moves back by the difference
+        // (in Go's int64 nanoseconds, which wrap for a period beyond ~292 years)
         if (requested === undefined || requested >= g) return 'pending';
         let period = requested;
-        let at = Date.parse(m.deletionTimestamp) - g * 1000 + period * 1000;
+        let at = addGoSeconds(addGoSeconds(Date.parse(m.deletionTimestamp), -g), period);
         if (at < now) {
           at = now;
           if (period !== 0) period = 1;
@@ -939,7 +942,7 @@ export class ResourceStore {
       if (!m.deletionTimestamp) m.deletionTimestamp = rfc3339(now);
     } else if (decision?.graceful && !old.metadata.deletionTimestamp) {
       const grace = decision.gracePeriodSeconds ?? 0;
-      m.deletionTimestamp = rfc3339(now + grace * 1000);
+      m.deletionTimestamp = rfc3339(addGoSeconds(now, grace));
       m.deletionGracePeriodSeconds = grace;
       // marking an object for deletion is a change its controllers must see
       if (typeof m.generation === 'number' && m.generation > 0) m.generation++;

@@ -105,7 +105,7 @@ const pod: Tweak = (s) => {
     const finished = obj.status?.phase === 'Succeeded' || obj.status?.phase === 'Failed';
     let g = grace ?? obj.spec?.terminationGracePeriodSeconds ?? 30;
     if (!bound || finished) g = 0;
-    return { graceful: true, gracePeriodSeconds: Math.max(0, g) };
+    return { graceful: true, gracePeriodSeconds: g < 0 ? 0 : g };
   };
 };
 

@@ -11,7 +11,7 @@ export interface DeleteDecision {
   /** a first delete sets a grace period (CheckGracefulDelete): the store sets deletionTimestamp */
   graceful: boolean;
   /** deletionGracePeriodSeconds to record when graceful */
-  gracePeriodSeconds?: number;
+  gracePeriodSeconds?: number | bigint;
   /** the delete only marks the object (deletionTimestamp, no grace period): a namespace's first delete */
   markOnly?: boolean;
   /** the delete changes nothing and the object is answered as it is (a terminating namespace) */
@@ -70,7 +70,7 @@ export interface Strategy {
    * how a delete proceeds beyond metadata.finalizers (a pod's grace period, a Namespace's
    * spec.finalizers); `obj` is the copy to be written
    */
-  beforeDelete?(obj: any, gracePeriodSeconds: number | undefined): DeleteDecision;
+  beforeDelete?(obj: any, gracePeriodSeconds: number | bigint | undefined): DeleteDecision;
   /**
    * DefaultGarbageCollectionPolicy: OrphanDependents (a delete without a policy orphans the
    * dependents: core/v1 ReplicationController, batch/v1 Job), Unsupported (no garbage-collector
