@@ -2,6 +2,7 @@
 // client and pager), watch streams, and discovery (client-go's discovery client over the
 // legacy /api, /apis and APIResourceList documents).
 
+import { parseJSON } from '../codec/int64.js';
 import { APIError, isResourceExpired, TransportError, type RESTClient } from './rest.js';
 import type { Status } from '../machinery/errors.js';
 
@@ -247,7 +248,7 @@ export class Watch<T extends KubeObject = KubeObject> implements AsyncIterable<W
   private decode(line: string): WatchEvent<T> | undefined {
     let ev: any;
     try {
-      ev = JSON.parse(line);
+      ev = parseJSON(line);
     } catch (e) {
       throw new TransportError(`watch ${this.path}: unable to decode an event from the watch stream: ${(e as Error).message}`, 'EBADRESPONSE', 'GET', this.path, e);
     }

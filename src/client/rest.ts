@@ -9,6 +9,7 @@
 //   - a 401 is retried once after refreshing credentials from an exec plugin.
 // Nothing else is retried here: callers (controllers) own their retry policy.
 
+import { parseJSON, stringifyJSON } from '../codec/int64.js';
 import https from 'node:https';
 import http from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
@@ -333,7 +334,7 @@ export class RESTClient {
     if (body === undefined) return undefined;
     if (Buffer.isBuffer(body)) return body;
     if (typeof body === 'string') return Buffer.from(body);
-    return Buffer.from(JSON.stringify(body));
+    return Buffer.from(stringifyJSON(body));
   }
 
   /** One HTTP exchange, no retries. Resolves with the response head and a body stream. */
@@ -444,7 +445,7 @@ export class RESTClient {
     if (r.body.length === 0) return undefined as T;
     let obj: any;
     try {
-      obj = JSON.parse(r.body.toString('utf8'));
+      obj = parseJSON(r.body.toString('utf8'));
     } catch (e) {
       throw new TransportError(`${o.method} ${o.path}: cannot decode the response as JSON: ${(e as Error).message}`, 'EBADRESPONSE', o.method, o.path, e);
     }

@@ -191,6 +191,23 @@ export function parseJSONExact(text: string): any {
   return value(0);
 }
 
+/** JSON.stringify's error for a bigint (V8: "Do not know how to serialize a BigInt"), not a cycle's */
+function isBigIntError(e: unknown): boolean {
+  return e instanceof TypeError && e.message.includes('BigInt');
+}
+
+/** a deep copy of a JSON value through its JSON text (JSON.parse(JSON.stringify(v))), bigints kept */
+export function copyJSON<T>(v: T): T {
+  let text: string;
+  try {
+    text = JSON.stringify(v);
+  } catch (e) {
+    if (!isBigIntError(e)) throw e;
+    return parseJSONExact(stringifyJSON(v)) as T;
+  }
+  return text === undefined ? v : (JSON.parse(text) as T);
+}
+
 /**
  * JSON.stringify, exact for bigints (written as the integers they are). The value is written by
  * JSON.stringify itself unless it holds a bigint (JSON.stringify's TypeError says so), and then
@@ -200,8 +217,7 @@ export function stringifyJSON(v: unknown, indent?: number): string {
   try {
     return indent ? JSON.stringify(v, null, indent) : JSON.stringify(v);
   } catch (e) {
-    // (V8: "Do not know how to serialize a BigInt"; a cycle's TypeError is thrown as it is)
-    if (!(e instanceof TypeError) || !e.message.includes('BigInt')) throw e;
+    if (!isBigIntError(e)) throw e;
   }
   const pad = indent ? ' '.repeat(indent) : '';
   return write(v, '', pad, '') ?? (undefined as unknown as string);

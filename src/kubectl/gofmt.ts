@@ -893,6 +893,7 @@ export function jsonMarshal(v: unknown, indent = '', prefix = ''): string {
  */
 export function toUnstructuredValues(v: unknown): unknown {
   if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER ? new GoInt(BigInt(v), 'int64') : v;
+  if (typeof v === 'bigint') return new GoInt(v, 'int64');
   if (Array.isArray(v)) return v.map(toUnstructuredValues);
   if (v !== null && typeof v === 'object') {
     const out: GoMap = {};

@@ -158,6 +158,8 @@ export function goTypeName(v: unknown): string | undefined {
       return 'bool';
     case 'number':
       return isInt64(v) ? 'int64' : 'float64';
+    case 'bigint':
+      return 'int64';
     case 'object':
       return 'map[string]interface {}';
     default:
@@ -184,6 +186,8 @@ export function goSprint(v: unknown, verb: 'v' | 's' = 'v', nested = false): str
       return verb === 's' ? `%!s(bool=${v})` : String(v);
     case 'number':
       return verb === 's' ? `%!s(${goTypeName(v)}=${goNumber(v)})` : goNumber(v);
+    case 'bigint':
+      return verb === 's' ? `%!s(int64=${v})` : String(v);
     case 'object': {
       const o = v as Record<string, unknown>;
       const keys = Object.keys(o).sort(goStringCompare);

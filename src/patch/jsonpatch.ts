@@ -26,6 +26,7 @@
 // - `test` compares structurally, but an array element that is null makes the library
 //   dereference a nil node: kube-apiserver panics (plain-text 500), and so do replace/test of ""
 //   without a value.
+import { stringifyJSON } from '../codec/int64.js';
 import { PatchError, cloneJSON, getOwn, hasOwn, isMap, setOwn } from './errors.js';
 import { goJSONKind, goQuote } from '../machinery/gostrings.js';
 
@@ -257,7 +258,7 @@ function valueOf(op: Operation): unknown {
 /** The size json.Marshal gives a value (Go escapes <, >, & and U+2028/U+2029 in strings). */
 export function goJSONSize(v: unknown): number {
   if (v === null || v === undefined) return 0;
-  const s = JSON.stringify(v);
+  const s = stringifyJSON(v);
   let n = Buffer.byteLength(s, 'utf8');
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

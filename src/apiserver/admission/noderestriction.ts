@@ -5,6 +5,7 @@
 // (not its taints, its config source, or labels outside the kubelet's set), only its own Lease in
 // kube-node-lease and its own CSINode, only the capacity and conditions of a claim's status, and
 // request service account tokens only for pods bound to itself.
+import { stringifyJSON } from '../../codec/int64.js';
 import type { AdmissionAttributes, AdmissionPlugin, ClusterReader } from './types.js';
 import { asArray, forbidden, isObject, labelsOf, nodeIdentity } from './util.js';
 import { errors } from '../../machinery/errors.js';
@@ -75,7 +76,7 @@ function same(a: unknown, b: unknown): boolean {
     }
     return v === null ? undefined : v;
   };
-  return JSON.stringify(norm(a)) === JSON.stringify(norm(b));
+  return stringifyJSON(norm(a)) === stringifyJSON(norm(b));
 }
 
 export function nodeRestriction(reader: ClusterReader): AdmissionPlugin {
@@ -140,7 +141,7 @@ export function nodeRestriction(reader: ClusterReader): AdmissionPlugin {
     if ((old?.spec?.nodeName ?? '') !== node) throw forbidden(a, `node "${node}" can only update pod status for pods with spec.nodeName set to itself`);
     if (!same(labelsOf(old), labelsOf(a.object))) throw forbidden(a, `node "${node}" cannot update labels through pod status`);
     const claims = (p: any) => asArray(p?.status?.resourceClaimStatuses).map((s: any) => [s?.name, s?.resourceClaimName ?? null]);
-    if (JSON.stringify(claims(old)) !== JSON.stringify(claims(a.object))) throw forbidden(a, `node "${node}" cannot update resource claim statues`);
+    if (stringifyJSON(claims(old)) !== stringifyJSON(claims(a.object))) throw forbidden(a, `node "${node}" cannot update resource claim statues`);
   };
 
   const admitPodEviction = (node: string, a: AdmissionAttributes) => {

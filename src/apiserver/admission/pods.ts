@@ -2,6 +2,7 @@
 // LimitPodHardAntiAffinityTopology, ExtendedResourceToleration, RuntimeClass,
 // TaintNodesByCondition, DenyServiceExternalIPs, the storage and ingress class defaults,
 // StorageObjectInUseProtection and PersistentVolumeClaimResize.
+import { stringifyJSON } from '../../codec/int64.js';
 import {
   addDefaultTolerations,
   addStorageProtectionFinalizer,
@@ -195,7 +196,7 @@ export function runtimeClassPlugin(reader: ClusterReader): AdmissionPlugin {
         }
         for (const t of asArray(scheduling.tolerations)) {
           const list: any[] = asArray(spec.tolerations);
-          if (!list.some((x) => JSON.stringify(x) === JSON.stringify(t))) list.push(t);
+          if (!list.some((x) => stringifyJSON(x) === stringifyJSON(t))) list.push(t);
           spec.tolerations = list;
         }
       }

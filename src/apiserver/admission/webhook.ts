@@ -27,6 +27,7 @@
 // the TLS server name the certificate must carry), and connected to one ready endpoint of the
 // Service (its EndpointSlices, the target port of the Service port), as kube-apiserver does with
 // --enable-aggregator-routing: Keelson has no service proxy, so a cluster IP routes nowhere.
+import { parseJSON, stringifyJSON } from '../../codec/int64.js';
 import https from 'node:https';
 import { goDialError } from '../../machinery/goneterr.js';
 import { isIP } from 'node:net';
@@ -499,7 +500,7 @@ async function post(hook: any, body: string, resolver: ServiceResolver): Promise
             const status = res.statusCode ?? 0;
             if (status < 200 || status > 299) return reject(new CallingWebhookError(hook.name, `failed to call webhook: ${httpError(status, text)}`));
             try {
-              resolve(JSON.parse(text));
+              resolve(parseJSON(text));
             } catch (e) {
               reject(new CallingWebhookError(hook.name, `failed to call webhook: couldn't get version/kind; json parse error: ${(e as Error).message}`));
             }
@@ -556,7 +557,7 @@ async function callHook(hook: any, inv: Invocation, a: AdmissionAttributes, muta
   if (!version) throw new CallingWebhookError(hook.name, 'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)');
   const uid = randomUUID();
   const review = { kind: 'AdmissionReview', apiVersion: `admission.k8s.io/${version}`, request: admissionRequest(uid, inv, versionedAttributes(a, inv.view)) };
-  const response = await post(hook, JSON.stringify(review), resolver);
+  const response = await post(hook, stringifyJSON(review), resolver);
   let result: AdmissionResult;
   try {
     result = verifyResponse(uid, mutating, version, response);
@@ -581,7 +582,7 @@ function replaceContents(target: Record<string, unknown>, source: Record<string,
 }
 
 function stableJSON(v: unknown): string {
-  return JSON.stringify(v, (_k, x) => (isObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x));
+  return JSON.stringify(v, (_k, x) => (isObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : typeof x === 'bigint' ? `${x}n` : x));
 }
 
 /** apply a webhook's patch to the request's object; returns whether the object changed */
@@ -589,7 +590,7 @@ function applyPatch(hook: any, inv: Invocation, a: AdmissionAttributes, result: 
   if (result.patch === undefined) return { changed: false };
   let ops: unknown;
   try {
-    ops = JSON.parse(Buffer.from(String(result.patch), 'base64').toString('utf8'));
+    ops = parseJSON(Buffer.from(String(result.patch), 'base64').toString('utf8'));
     if (ops !== null && !Array.isArray(ops)) throw new Error(`json: cannot unmarshal ${typeof ops === 'object' ? 'object' : typeof ops} into Go value of type jsonpatch.Patch`);
   } catch (e) {
     throw new CallingWebhookError(hook.name, `received undecodable patch in webhook response: ${(e as Error).message}`);
@@ -654,7 +655,7 @@ export function mutatingWebhooks(reader: ClusterReader, opts: WebhookPluginOptio
           const p = applyPatch(hook, inv, a, result);
           changed = p.changed;
           if (p.patch !== undefined) {
-            annotate(a, `patch.webhook.admission.k8s.io/round_${round}_index_${i}`, JSON.stringify({ configuration: acc.configuration, webhook: hook.name, patch: p.patch, patchType: 'JSONPatch' }));
+            annotate(a, `patch.webhook.admission.k8s.io/round_${round}_index_${i}`, stringifyJSON({ configuration: acc.configuration, webhook: hook.name, patch: p.patch, patchType: 'JSONPatch' }));
           }
         } catch (e) {
           err = e;

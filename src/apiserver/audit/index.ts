@@ -13,6 +13,7 @@
 //   (authorization.k8s.io/decision and reason, and the admission plugins' annotations);
 //   Request adds requestObject (the body as the client sent it, or the patch); RequestResponse
 //   adds responseObject (the response body, except for long-running requests).
+import { parseJSON } from '../../codec/int64.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { yaml } from '../../codec/yaml-lazy.js';
@@ -111,7 +112,7 @@ function parseDocument(body: Buffer | undefined, contentType: string | undefined
   if (!body || body.length === 0) return undefined;
   const ct = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
   try {
-    if (ct === 'application/json' || ct.endsWith('+json') || ct === '*/*' || ct === '') return JSON.parse(body.toString('utf8'));
+    if (ct === 'application/json' || ct.endsWith('+json') || ct === '*/*' || ct === '') return parseJSON(body.toString('utf8'));
     if (ct === 'application/yaml' || ct.endsWith('+yaml') || ct === 'text/yaml') return yaml().parse(body.toString('utf8'));
     if (ct === 'application/vnd.kubernetes.protobuf') return decodeProtobufDocument(body);
   } catch {

@@ -4,6 +4,7 @@
 // --audit-log-maxsize megabytes, the file is renamed to `<name>-<UTC time>.<ext>` and a new one
 // begun; backups beyond --audit-log-maxbackup or older than --audit-log-maxage days are removed,
 // and with --audit-log-compress the backups are gzipped.
+import { stringifyJSON } from '../../codec/int64.js';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync, fstatSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -267,11 +268,11 @@ export class LogBackend implements AuditSink {
 
   private line(ev: AuditEvent, receivedAtMs: number): string | undefined {
     if (this.o.format === 'legacy') return legacyLine(ev, receivedAtMs);
-    let line = JSON.stringify(ev) + '\n';
+    let line = stringifyJSON(ev) + '\n';
     if (this.o.truncate.enabled && line.length > this.o.truncate.maxEventSize) {
       // first the request and response objects go, then the event itself
       const cut: AuditEvent = { ...ev, requestObject: undefined, responseObject: undefined, annotations: { ...(ev.annotations ?? {}), 'audit.k8s.io/truncated': 'true' } };
-      line = JSON.stringify(cut) + '\n';
+      line = stringifyJSON(cut) + '\n';
       if (line.length > this.o.truncate.maxEventSize) {
         this.onError(new Error(`event is too large even after truncating (${line.length} bytes)`), 'Error in audit plugin \'truncate\' affecting 1 audit events');
         return undefined;

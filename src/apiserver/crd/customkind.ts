@@ -2,6 +2,8 @@
 // strategy of its objects (schemaless JSON shaped by the version's structural schema), its
 // Table printer (additionalPrinterColumns), its scale subresource and its stored form (the
 // storage version; conversion None rewrites apiVersion only).
+import { stringifyJSON } from '../../codec/int64.js';
+import { inInt64 } from '../../codec/int64.js';
 import { errors, field, type FieldError } from '../../machinery/errors.js';
 import type { KindDecl, SubresourceDecl } from '../../schema/model.js';
 import { isQualifiedName } from '../../machinery/validation.js';
@@ -60,6 +62,8 @@ export function compareVersions(a: string, b: string): number {
 /** an object's keys sorted at every level, as Go encodes map[string]interface{} */
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
+  // (Kubernetes decodes an integer beyond int64 in unstructured content as a float64)
+  if (typeof v === 'bigint') return inInt64(v) ? v : Number(v);
   if (v === null || typeof v !== 'object') return v;
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(v as object).sort()) out[k] = sortKeys((v as Record<string, unknown>)[k]);
@@ -103,9 +107,9 @@ function cellForColumn(type: string, value: unknown, now: number): unknown {
   if (value === undefined || value === null) return null;
   switch (type) {
     case 'integer':
-      return typeof value === 'number' ? Math.trunc(value) : null;
+      return typeof value === 'number' ? Math.trunc(value) : typeof value === 'bigint' ? value : null;
     case 'number':
-      return typeof value === 'number' ? value : null;
+      return typeof value === 'number' ? value : typeof value === 'bigint' ? Number(value) : null;
     case 'boolean':
       return typeof value === 'boolean' ? value : null;
     case 'date': {
@@ -129,7 +133,7 @@ function cellForColumn(type: string, value: unknown, now: number): unknown {
 function stringCell(value: unknown): unknown {
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : goFloat(value);
-  if (typeof value === 'boolean') return String(value);
+  if (typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   return goJSON(value);
 }
 
@@ -264,7 +268,7 @@ function nonMetaChanged(next: any, old: any, statusSub: boolean): boolean {
   const keys = new Set([...Object.keys(next), ...Object.keys(old)]);
   for (const k of keys) {
     if (k === 'metadata' || (statusSub && k === 'status')) continue;
-    if (JSON.stringify(sortKeys(next[k])) !== JSON.stringify(sortKeys(old[k]))) return true;
+    if (stringifyJSON(sortKeys(next[k])) !== stringifyJSON(sortKeys(old[k]))) return true;
   }
   return false;
 }

@@ -2,6 +2,7 @@
 // naming controller (NamesAccepted, status.acceptedNames), the establishing controller
 // (Established), the serving of each CRD's versions (a ResourceStore per served version over one
 // storage prefix) and the finalizer that removes a deleted CRD's custom resources.
+import { stringifyJSON } from '../../codec/int64.js';
 import type { KindDecl } from '../../schema/model.js';
 import type { Backend } from '../../storage/interface.js';
 import { setDynamicNormalizer, setDynamicPruner } from '../../schema/dynamic.js';
@@ -266,7 +267,7 @@ export class CRDManager {
     check('plural', 'PluralConflict', resources);
     check('singular', 'SingularConflict', resources);
     const had: string[] = accepted.shortNames ?? [];
-    if (JSON.stringify(requested.shortNames) !== JSON.stringify(had)) {
+    if (stringifyJSON(requested.shortNames) !== stringifyJSON(had)) {
       const errs = requested.shortNames.filter((n: string) => !had.includes(n)).map((n: string) => inUse(n, '', resources)).filter((x: string | undefined): x is string => !!x);
       if (errs.length) conflict = { reason: 'ShortNamesConflict', message: errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]` };
       else names.shortNames = requested.shortNames;
@@ -310,12 +311,12 @@ export class CRDManager {
       const v = crd.metadata.annotations?.[API_APPROVED_ANNOTATION] ?? '';
       if (apiApprovalState(crd.metadata.annotations) === 'approved') {
         setCondition(status, { type: 'KubernetesAPIApprovalPolicyConformant', status: 'True', reason: 'ApprovedAnnotation', message: `approved in ${v}` });
-      } else setCondition(status, { type: 'KubernetesAPIApprovalPolicyConformant', status: 'False', reason: 'UnapprovedAnnotation', message: `not approved: ${JSON.stringify(v)}` });
+      } else setCondition(status, { type: 'KubernetesAPIApprovalPolicyConformant', status: 'False', reason: 'UnapprovedAnnotation', message: `not approved: ${stringifyJSON(v)}` });
     }
     const established = status.conditions.some((c: any) => c.type === 'Established' && c.status === 'True');
     if (established && status.acceptedNames?.kind) await this.serve(crd, terminating);
     else this.unserve(name);
-    if (JSON.stringify(status) !== JSON.stringify(crd.status ?? {})) {
+    if (stringifyJSON(status) !== stringifyJSON(crd.status ?? {})) {
       await this.writeStatus(name, status);
       return; // the write brings another event
     }
@@ -336,7 +337,7 @@ export class CRDManager {
 
   private async serve(crd: any, terminating: boolean): Promise<void> {
     const name = crd.metadata.name;
-    const specKey = JSON.stringify(crd.spec) + JSON.stringify(crd.status?.acceptedNames ?? {});
+    const specKey = stringifyJSON(crd.spec) + stringifyJSON(crd.status?.acceptedNames ?? {});
     const cur = this.served.get(name);
     if (cur && cur.specKey === specKey) {
       cur.terminating = terminating;
@@ -394,7 +395,7 @@ export class CRDManager {
     if (s) {
       const status = structuredClone(crd.status ?? {});
       setCondition(status, { type: 'Terminating', status: 'True', reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' });
-      if (JSON.stringify(status) !== JSON.stringify(crd.status)) {
+      if (stringifyJSON(status) !== stringifyJSON(crd.status)) {
         await this.writeStatus(name, status);
         return;
       }

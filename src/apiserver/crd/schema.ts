@@ -4,6 +4,7 @@
 //
 // Objects are schemaless JSON. At the root and in x-kubernetes-embedded-resource objects,
 // apiVersion, kind and metadata are kept whatever the schema says (metadata is ObjectMeta).
+import { stringifyJSON } from '../../codec/int64.js';
 import { field, FieldError } from '../../machinery/errors.js';
 import { isDNS1035Label, isDNS1123Label, isValidPathSegmentName, validateAnnotations, validateLabels } from '../../machinery/validation.js';
 
@@ -183,6 +184,7 @@ function goType(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  if (typeof v === 'bigint') return 'integer';
   if (typeof v === 'boolean') return 'boolean';
   return typeof v;
 }
@@ -196,9 +198,9 @@ function typeMatches(v: unknown, type: string): boolean {
     case 'string':
       return typeof v === 'string';
     case 'integer':
-      return typeof v === 'number' && Number.isInteger(v);
+      return (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
     case 'number':
-      return typeof v === 'number';
+      return typeof v === 'number' || typeof v === 'bigint';
     case 'boolean':
       return typeof v === 'boolean';
     default:
@@ -206,10 +208,18 @@ function typeMatches(v: unknown, type: string): boolean {
   }
 }
 
+function notMultipleOf(v: number | bigint, m: number): boolean {
+  if (typeof v === 'bigint') {
+    if (Number.isInteger(m)) return v % BigInt(m) !== 0n;
+    v = Number(v);
+  }
+  return Math.abs(v / m - Math.round(v / m)) > 1e-9;
+}
+
 function canonicalJSON(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJSON).join(',')}]`;
-  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJSON(v[k])}`).join(',')}}`;
-  return JSON.stringify(v);
+  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${stringifyJSON(k)}:${canonicalJSON(v[k])}`).join(',')}}`;
+  return typeof v === 'bigint' ? String(v) : stringifyJSON(v);
 }
 
 const FORMATS: Record<string, (s: string) => boolean> = {
@@ -232,22 +242,23 @@ export function validateValue(v: unknown, s: JSONSchemaProps | undefined, path: 
     return errs;
   }
   if (s['x-kubernetes-int-or-string'] === true) {
-    if (!(typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v)))) errs.push(field.typeInvalid(at, goType(v), `${at} in body must be of type integer,string: ${JSON.stringify(goType(v))}`));
+    if (!(typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint')) errs.push(field.typeInvalid(at, goType(v), `${at} in body must be of type integer,string: ${stringifyJSON(goType(v))}`));
   } else if (s.type && !typeMatches(v, s.type)) {
-    errs.push(field.typeInvalid(at, goType(v), `${at} in body must be of type ${s.type}: ${JSON.stringify(goType(v))}`));
+    errs.push(field.typeInvalid(at, goType(v), `${at} in body must be of type ${s.type}: ${stringifyJSON(goType(v))}`));
     return errs;
   }
   if (s.enum && s.enum.length && !s.enum.some((e) => canonicalJSON(e) === canonicalJSON(v))) {
     errs.push(field.notSupported(at, v, s.enum.map((e) => (typeof e === 'string' ? e : canonicalJSON(e)))));
   }
-  if (typeof v === 'number') {
+  if (typeof v === 'number' || typeof v === 'bigint') {
+    // (a bigint compares exactly with the bounds, which are numbers)
     if (s.maximum !== undefined && (s.exclusiveMaximum ? v >= s.maximum : v > s.maximum)) {
       errs.push(field.invalid(at, v, `${at} in body should be less than ${s.exclusiveMaximum ? '' : 'or equal to '}${s.maximum}`));
     }
     if (s.minimum !== undefined && (s.exclusiveMinimum ? v <= s.minimum : v < s.minimum)) {
       errs.push(field.invalid(at, v, `${at} in body should be greater than ${s.exclusiveMinimum ? '' : 'or equal to '}${s.minimum}`));
     }
-    if (s.multipleOf !== undefined && s.multipleOf > 0 && Math.abs(v / s.multipleOf - Math.round(v / s.multipleOf)) > 1e-9) {
+    if (s.multipleOf !== undefined && s.multipleOf > 0 && notMultipleOf(v, s.multipleOf)) {
       errs.push(field.invalid(at, v, `${at} in body should be a multiple of ${s.multipleOf}`));
     }
   }
@@ -264,7 +275,7 @@ export function validateValue(v: unknown, s: JSONSchemaProps | undefined, path: 
       }
       if (re && !re.test(v)) errs.push(field.invalid(at, v, `${at} in body should match '${s.pattern}'`));
     }
-    if (s.format && FORMATS[s.format] && !FORMATS[s.format]!(v)) errs.push(field.invalid(at, v, `${at} in body must be of type ${s.format}: ${JSON.stringify(v)}`));
+    if (s.format && FORMATS[s.format] && !FORMATS[s.format]!(v)) errs.push(field.invalid(at, v, `${at} in body must be of type ${s.format}: ${stringifyJSON(v)}`));
   }
   if (Array.isArray(v)) {
     if (s.maxItems !== undefined && v.length > s.maxItems) errs.push(new FieldError('FieldValueTooMany', at, v.length, `must have at most ${s.maxItems} items`));

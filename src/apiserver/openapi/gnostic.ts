@@ -33,6 +33,7 @@
 //   Definitions/ParameterDefinitions/SecurityDefinitions/SecurityRequirement: 1 additional_properties (Named*: 1 name, 2 value)
 //   SecurityDefinitionsItem: 2 api_key_security (ApiKeySecurity 1 type, 2 name, 3 in, 4 description, 5 vendor_extension)
 //   StringArray: 1 value;  NamedAny: 1 name, 2 value;  Any: 2 yaml;  Tag: 1 name, 2 description
+import { stringifyJSON } from '../../codec/int64.js';
 import type { Json, JsonObject } from './json.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -162,7 +163,7 @@ function isObject(v: Json | undefined): v is JsonObject {
 
 /** the YAML text kept in Any.yaml: the value in flow style (JSON is valid YAML 1.2) */
 export function yamlText(v: Json): string {
-  return JSON.stringify(v) + '\n';
+  return stringifyJSON(v) + '\n';
 }
 
 function any(w: Writer, field: number, v: Json): void {

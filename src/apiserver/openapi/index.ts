@@ -4,6 +4,7 @@
 // kind list and the type declarations of schema/. Nothing is built until it is first asked
 // for; then every document is kept, with its hash. Generation is deterministic: the same kinds
 // and types give the same bytes, so hashes are stable across restarts.
+import { stringifyJSON } from '../../codec/int64.js';
 import { createHash } from 'node:crypto';
 import type { KindDecl } from '../../schema/model.js';
 import { getType, typeForKind } from '../../schema/types.js';
@@ -62,7 +63,7 @@ export interface OpenAPIBuild extends OpenAPIDocs {
 const schemaLoader: TypeSource = { get: getType, forKind: typeForKind };
 
 function encode(o: JsonObject): Uint8Array {
-  return new Uint8Array(Buffer.from(JSON.stringify(o), 'utf8'));
+  return new Uint8Array(Buffer.from(stringifyJSON(o), 'utf8'));
 }
 
 interface GroupVersion {

@@ -1,6 +1,7 @@
 // Rendering of the neutral routes (routes.ts) as OpenAPI v3 path items and Swagger 2.0 path
 // items, the way kube-openapi's builders lay them out: parameters shared by every operation of
 // a path move to the path level, the rest stay on the operation, both sorted by name.
+import { stringifyJSON } from '../../codec/int64.js';
 import { byteOrder, jsonEqual, sortedObject, type Json, type JsonObject } from './json.js';
 import { KEEP_ON_OPERATION, type Param } from './params.js';
 import type { Operation, Route, Schema } from './routes.js';
@@ -125,7 +126,7 @@ export class SharedParams {
   use(p: Param): JsonObject {
     const param = v2Param(p);
     if (p.name === 'name' || KEEP_ON_OPERATION.has(p.name)) return param;
-    const text = JSON.stringify(param);
+    const text = stringifyJSON(param);
     let e = this.byJson.get(text);
     if (!e) {
       e = { name: `${p.name}-${this.hash(text)}`, param };

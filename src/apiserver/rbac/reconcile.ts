@@ -8,6 +8,7 @@
 //    created again (a roleRef cannot change);
 //  - an object annotated `rbac.authorization.kubernetes.io/autoupdate: "false"` is left alone.
 // Order: cluster roles, cluster role bindings, roles, role bindings.
+import { copyJSON } from '../../codec/int64.js';
 import { StatusError } from '../../machinery/errors.js';
 import { bootstrapPolicy, AUTOUPDATE_ANNOTATION, type BootstrapPolicy } from './policy.js';
 import { RBAC_GROUP, type RBACResource } from './resolver.js';
@@ -40,7 +41,7 @@ export interface ReconcileResult {
   object: any;
 }
 
-const clone = <T>(v: T): T => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
+const clone = <T>(v: T): T => (v === undefined ? v : copyJSON(v));
 
 /** expected first, existing values win */
 function mergeMaps(expected: Record<string, string> | undefined, existing: Record<string, string> | undefined): Record<string, string> | undefined {

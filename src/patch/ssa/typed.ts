@@ -452,6 +452,7 @@ function goType(v: unknown): string {
   if (typeof v === 'string') return 'string';
   if (typeof v === 'boolean') return 'bool';
   if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  if (typeof v === 'bigint') return 'int64';
   if (Array.isArray(v)) return '[]interface {}';
   return 'map[string]interface {}';
 }
@@ -477,8 +478,10 @@ function valWalk(s: Shape, v: unknown, path: string, errs: ValidationError[], al
   if (v === null || v === undefined) return;
   // the messages of structured-merge-diff's validation (Go formats the value as it holds it)
   if (s.k === 'scalar') {
-    const scalar = typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
-    if (s.scalar === 'numeric' && typeof v !== 'number') errs.push({ path, message: `expected numeric (int or float), got ${goType(v)}` });
+    // (an integer beyond 2^53 is a bigint: codec/int64.ts)
+    const numeric = typeof v === 'number' || typeof v === 'bigint';
+    const scalar = typeof v === 'string' || numeric || typeof v === 'boolean';
+    if (s.scalar === 'numeric' && !numeric) errs.push({ path, message: `expected numeric (int or float), got ${goType(v)}` });
     else if (s.scalar === 'string' && typeof v !== 'string') errs.push({ path, message: `expected string, got &value.valueUnstructured{Value:${goSharpV(v)}}` });
     else if (s.scalar === 'boolean' && typeof v !== 'boolean') errs.push({ path, message: `expected boolean, got &{${goV(v)}}` });
     else if (s.scalar === 'untyped' && !scalar) errs.push({ path, message: `expected any scalar, got &{${goV(v)}}` });

@@ -11,6 +11,7 @@
 //
 // The objects are the normalized JSON form (Go field order). A default that adds a key puts it
 // in its Go position (put), so the object stays in the order Kubernetes writes it.
+import { copyJSON } from '../../codec/int64.js';
 import type { FieldDecl, TypeRef } from '../model.js';
 import { getType, jsonFields } from '../types.js';
 import { roundUpToMilli } from './quantity.js';
@@ -184,7 +185,7 @@ export function isObject(v: unknown): v is Record<string, any> {
 }
 
 function clone<T>(v: T): T {
-  return v !== null && typeof v === 'object' ? (JSON.parse(JSON.stringify(v)) as T) : v;
+  return v !== null && typeof v === 'object' ? copyJSON(v) : v;
 }
 
 // ---------------------------------------------------------------------------------------------

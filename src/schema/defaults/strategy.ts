@@ -2,6 +2,7 @@
 // because they need server state (the object's uid, the old object, the cluster's service CIDRs).
 // The registry calls these from its strategies; each follows Kubernetes 1.33's
 // pkg/registry/<group>/<kind>/strategy.go (or the Service REST storage) as we read it.
+import { stringifyJSON } from '../../codec/int64.js';
 import { isIP } from 'node:net';
 import { copyTemplateLabels } from './groups.js';
 import { OBJECT_META } from './core.js';
@@ -80,7 +81,7 @@ export function setDaemonSetTemplateGeneration(ds: any, old?: any): void {
   if (old !== undefined) {
     const prev = Number.parseInt(String(old?.metadata?.annotations?.[DAEMONSET_TEMPLATE_GENERATION] ?? '0'), 10);
     gen = Number.isFinite(prev) ? prev : 0;
-    if (JSON.stringify(old?.spec?.template ?? null) !== JSON.stringify(ds.spec?.template ?? null)) gen += 1;
+    if (stringifyJSON(old?.spec?.template ?? null) !== stringifyJSON(ds.spec?.template ?? null)) gen += 1;
   }
   const meta = sub(ds, orderOf('io.k8s.api.apps.v1.DaemonSet'), 'metadata');
   if (!isObject(meta.annotations)) put(meta, orderOf(OBJECT_META), 'annotations', {});

@@ -179,6 +179,7 @@ export function formatLabelSelector(selector: unknown): string {
 /** An IntOrString as its String() prints it. */
 export function intOrString(v: unknown): string {
   if (typeof v === 'number') return String(Math.trunc(v));
+  if (typeof v === 'bigint') return String(v);
   return str(v);
 }
 

@@ -1,6 +1,7 @@
 // The other core/v1 kinds: ConfigMap, Secret, Namespace, Node, PersistentVolume(Claim),
 // LimitRange, ResourceQuota, ReplicationController, Event and Binding
 // (pkg/apis/core/validation and events.go).
+import { stringifyJSON } from '../../codec/int64.js';
 import { child, duplicate, forbidden, internal, goQuote, goStringMap, goStrings, GoRepr, idx, invalid, key, notSupported, required, tooLong, type Errs } from './errs.js';
 import {
   arr,
@@ -304,7 +305,7 @@ export function validatePersistentVolumeUpdate(pv: any, old: any): Errs {
   if (os.csi != null && os.csi.controllerExpandSecretRef == null && ns.csi != null && ns.csi.controllerExpandSecretRef != null) delete ns.csi.controllerExpandSecretRef;
   const changed = PV_SOURCES.filter((s) => !semEqualRef({ kind: 'object', name: `io.k8s.api.core.v1.${pvSourceType(s)}` }, ns[s], os[s], true));
   if (changed.length) {
-    const diff = changed.map((s) => `- \t${s}: ${JSON.stringify(os[s] ?? null)},\n+ \t${s}: ${JSON.stringify(ns[s] ?? null)},`).join('\n');
+    const diff = changed.map((s) => `- \t${s}: ${stringifyJSON(os[s] ?? null)},\n+ \t${s}: ${stringifyJSON(ns[s] ?? null)},`).join('\n');
     errs.push(forbidden('spec.persistentvolumesource', `spec.persistentvolumesource is immutable after creation\n  core.PersistentVolumeSource{\n${diff}\n  }\n`));
   }
   if ((pv.spec?.volumeMode ?? null) !== (old.spec?.volumeMode ?? null)) errs.push(invalid('volumeMode', pv.spec?.volumeMode ?? null, FIELD_IMMUTABLE));
@@ -411,8 +412,8 @@ function specDiff(o: any, n: any, type: string): string {
   const lines = [`  ${type}{`];
   for (const k of keys) {
     if (jsonEqual(o?.[k], n?.[k])) continue;
-    lines.push(`- \t${k}: ${JSON.stringify(o?.[k] ?? null)},`);
-    lines.push(`+ \t${k}: ${JSON.stringify(n?.[k] ?? null)},`);
+    lines.push(`- \t${k}: ${stringifyJSON(o?.[k] ?? null)},`);
+    lines.push(`+ \t${k}: ${stringifyJSON(n?.[k] ?? null)},`);
   }
   lines.push('  }');
   return lines.join('\n') + '\n';

@@ -2,6 +2,7 @@
 // (pkg/apis/core/validation ValidatePodSpec, ValidatePodCreate, ValidatePodUpdate,
 // ValidatePodStatusUpdate, ValidatePodTemplateSpec), with the 1.33 defaults of the feature
 // gates that change them (relaxed env var names and DNS searches, zero-second sleep actions).
+import { stringifyJSON } from '../../codec/int64.js';
 import { validateName } from '../../machinery/validation.js';
 import { child, duplicate, forbidden, goStringMap, goStrings, GoRepr, goStruct, idx, internal, invalid, key, notFound, notSupported, required, tooLong, type Errs } from './errs.js';
 import {
@@ -1251,7 +1252,7 @@ export function validatePodEphemeralContainersUpdate(pod: any, old: any): Errs {
     const name = str(c?.name);
     const n = now.get(name);
     if (n === undefined) errs.push(forbidden('spec.ephemeralContainers', `existing ephemeral containers "${name}" may not be removed\n`));
-    else if (JSON.stringify(canonical(n)) !== JSON.stringify(canonical(c))) errs.push(forbidden('spec.ephemeralContainers', `existing ephemeral containers "${name}" may not be changed\n`));
+    else if (stringifyJSON(canonical(n)) !== stringifyJSON(canonical(c))) errs.push(forbidden('spec.ephemeralContainers', `existing ephemeral containers "${name}" may not be changed\n`));
   }
   return errs;
 }
@@ -1566,8 +1567,7 @@ function podSpecDiff(oldSpec: any, newSpec: any): string {
 
 function diffValue(v: unknown): string {
   if (v === undefined || v === null) return 'nil';
-  if (typeof v === 'string') return JSON.stringify(v);
-  return JSON.stringify(v);
+  return stringifyJSON(v);
 }
 
 const INITIALISMS: [RegExp, string][] = [

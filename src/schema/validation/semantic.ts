@@ -1,6 +1,7 @@
 // apiequality.Semantic.DeepEqual over JSON values, driven by the type declarations: a nil and an
 // empty slice or map are equal, an absent non-pointer field equals its zero value, quantities
 // compare by value and times by instant, while a nil pointer differs from a pointer to zero.
+import { stringifyJSON } from '../../codec/int64.js';
 import type { TypeRef } from '../model.js';
 import { getType, jsonFields } from '../types.js';
 import { parseQuantity, cmpQuantity } from './quantity.js';
@@ -73,7 +74,7 @@ export function semEqual(typeName: string, a: unknown, b: unknown): boolean {
 }
 
 function jsonDeepEqual(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  return stringifyJSON(a ?? null) === stringifyJSON(b ?? null);
 }
 
 /** The names of the fields of a type (JSON order) whose values differ. */

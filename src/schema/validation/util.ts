@@ -1,5 +1,6 @@
 // Generic rules shared by many kinds, with apimachinery's wording: names, ports, IPs and CIDRs,
 // config keys, env var names, label selectors (meta/v1 validation), quantities.
+import { copyJSON } from '../../codec/int64.js';
 import {
   isDNS1035Label,
   isDNS1123Label,
@@ -489,7 +490,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 }
 
 export function clone<T>(v: T): T {
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+  return v === undefined ? v : copyJSON(v);
 }
 
 /** base64 decoded length of a []byte field in JSON form */
