@@ -254,7 +254,8 @@ export class DelayingQueue<T> extends WorkQueue<T> {
     if (this.timer && this.timerAt <= next) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = next;
-    this.timer = setTimeout(() => this.fire(), Math.max(0, next - Date.now()));
+    // (at most setTimeout's longest delay, ~24.8 days: a longer one fires at once; fire() schedules again)
+    this.timer = setTimeout(() => this.fire(), Math.min(MAX_TIMER_MS, Math.max(0, next - Date.now())));
   }
 
   private fire(): void {
@@ -270,6 +271,9 @@ export class DelayingQueue<T> extends WorkQueue<T> {
     this.schedule();
   }
 }
+
+/** the longest delay setTimeout takes (2^31 - 1 ms) */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A delaying queue with a rate limiter (client-go's RateLimitingInterface). */
 export class RateLimitingQueue<T> extends DelayingQueue<T> {

@@ -23,7 +23,7 @@
 //   - errors requeue with per-namespace exponential backoff (5 ms to 60 s) under an overall
 //     10 qps / 100 burst bucket.
 
-import { rfc3339 } from '../machinery/time.js';
+import { addGoSeconds, rfc3339 } from '../machinery/time.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isMethodNotSupported, isNotFound, type RESTClient } from '../client/rest.js';
 import {
@@ -424,15 +424,16 @@ export class NamespacedResourcesDeleter {
   private async estimateGracefulTermination(r: GroupVersionResource, namespace: string, deletedAt: number, signal?: AbortSignal): Promise<number> {
     if (r.group !== '' || r.resource !== 'pods') return 0;
     const pods = await new ResourceClient(this.client, PODS_GVR, namespace).list({ signal });
-    let estimate = 0;
+    // (an int64, a bigint beyond 2^53; the time allowed is Go's time.Duration(estimate) * time.Second, which wraps)
+    let estimate: number | bigint = 0;
     for (const p of pods.items ?? []) {
       const phase = p.status?.phase;
       if (phase === 'Succeeded' || phase === 'Failed') continue;
       const g = p.spec?.terminationGracePeriodSeconds;
-      if (typeof g === 'number' && g > estimate) estimate = g;
+      if ((typeof g === 'number' || typeof g === 'bigint') && g > estimate) estimate = g;
     }
-    if (Number.isNaN(deletedAt) || Date.now() - deletedAt >= estimate * 1000) return 0;
-    return estimate;
+    if (Number.isNaN(deletedAt) || Date.now() >= addGoSeconds(deletedAt, estimate)) return 0;
+    return Number(estimate);
   }
 
   private async deleteCollection(client: ResourceClient, r: GroupVersionResource, signal?: AbortSignal): Promise<boolean> {

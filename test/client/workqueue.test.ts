@@ -205,6 +205,21 @@ test('delaying queue: addAfter adds later; the earlier time wins; <= 0 adds now'
   q.shutDown();
 });
 
+test('delaying queue: a delay beyond setTimeout\'s longest (24.8 days) waits, not fires at once', async () => {
+  // (Node runs a longer timer after 1 ms, with a TimeoutOverflowWarning: the queue would spin)
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  const q = new DelayingQueue<string>();
+  q.addAfter('far', 30 * 24 * 3600 * 1000);
+  await new Promise((r) => setTimeout(r, 30));
+  process.off('warning', onWarning);
+  assert.equal(q.len(), 0);
+  assert.equal(q.waitingLen(), 1);
+  assert.deepEqual(warnings, []);
+  q.shutDown();
+});
+
 test('delaying queue: shutdown drops waiting items', async () => {
   const q = new DelayingQueue<string>();
   q.addAfter('x', 10);

@@ -227,6 +227,22 @@ describe('every int64 field', () => {
     assert.equal(body.status, 400);
     assert.match(body.json().message, /cannot unmarshal number 9223372036854775808 into Go struct field DeleteOptions.gracePeriodSeconds of type int64/);
     await ok(c.raw('DELETE', `${pods}/p-good?gracePeriodSeconds=0`));
+    // a namespace deleted while such a pod runs: its controller's estimate of the pod's grace
+    // period is Go's (time.Duration(max int64) * time.Second is -1 s: nothing to wait for)
+    await ok(c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'int64-ns' } } }), 201);
+    await ok(
+      c.raw('POST', '/api/v1/namespaces/int64-ns/pods', {
+        headers: { 'content-type': 'application/json' },
+        body: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"nodeName":"nowhere","terminationGracePeriodSeconds":${MAX},"containers":[{"name":"c","image":"busybox"}]}}`,
+      }),
+      201,
+    );
+    await ok(c.raw('DELETE', '/api/v1/namespaces/int64-ns'));
+    const terminating = await until('the pod is marked for deletion', async () => {
+      const p = await c.raw('GET', '/api/v1/namespaces/int64-ns/pods/p');
+      return p.status === 200 && parseJSON(p.text).metadata.deletionTimestamp ? parseJSON(p.text) : undefined;
+    });
+    assert.equal(terminating.metadata.deletionGracePeriodSeconds, BigInt(MAX));
   });
 
   test('other kinds: CronJob, ControllerRevision, CustomResourceDefinition, TokenRequest, CSIDriver, pod logs', async () => {
@@ -241,6 +257,8 @@ describe('every int64 field', () => {
     assert.equal(cr.status, 201, cr.text);
     assert.equal(parseJSON(cr.text).revision, BigInt(MAX));
     assert.equal(parseJSON(cr.text).data.n, BigInt(MAX));
+    const revs = c.kubectl(['get', 'controllerrevisions']);
+    assert.match(revs.stdout, new RegExp(`^rev\\s+<none>\\s+${MAX}\\s`, 'm'), revs.stdout);
     const csi = await post('/apis/storage.k8s.io/v1/csidrivers', `{"apiVersion":"storage.k8s.io/v1","kind":"CSIDriver","metadata":{"name":"csi.example.com"},"spec":{"nodeAllocatableUpdatePeriodSeconds":${MAX}}}`);
     assert.notEqual(csi.status, 500, csi.text);
     await ok(c.raw('POST', '/api/v1/namespaces/default/serviceaccounts', { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'sa' } } }), 201);

@@ -18,6 +18,7 @@
 // ClusterReader at each check (used = what is stored + what this server admitted and has not
 // stored yet) and takes the hard limits from spec.hard: deletes are reflected at the next check
 // and in the next status write.
+import { addGoSeconds } from '../../machinery/time.js';
 import { StatusError, errors } from '../../machinery/errors.js';
 import { cmpQuantity, parseQuantity } from '../../schema/validation/quantity.js';
 import type { AdmissionAttributes, AdmissionPlugin, ClusterReader, ClusterWriter } from './types.js';
@@ -138,7 +139,7 @@ function podComputeUsage(requests: ResourceList, limits: ResourceList): Resource
 
 export function isTerminatingPod(pod: any): boolean {
   const ads = pod?.spec?.activeDeadlineSeconds;
-  return typeof ads === 'number' && ads >= 0;
+  return (typeof ads === 'number' || typeof ads === 'bigint') && ads >= 0;
 }
 
 /** QuotaV1Pod: a pod is charged unless terminal, or deleted and past its grace period */
@@ -147,9 +148,9 @@ function chargedPod(pod: any, now: number): boolean {
   if (phase === 'Failed' || phase === 'Succeeded') return false;
   const ts = pod?.metadata?.deletionTimestamp;
   const grace = pod?.metadata?.deletionGracePeriodSeconds;
-  if (ts && typeof grace === 'number') {
+  if (ts && (typeof grace === 'number' || typeof grace === 'bigint')) {
     const t = Date.parse(ts);
-    if (!Number.isNaN(t) && now > t + grace * 1000) return false;
+    if (!Number.isNaN(t) && now > addGoSeconds(t, grace)) return false;
   }
   return true;
 }

@@ -103,7 +103,8 @@ export async function createTokenRequest(
   req.metadata.creationTimestamp = rfc3339(now);
   delete req.status;
 
-  const exp0 = Number(spec.expirationSeconds);
+  // (an int64: beyond 2^53 a bigint, compared and reported exactly)
+  const exp0: number | bigint = typeof spec.expirationSeconds === 'bigint' ? spec.expirationSeconds : Number(spec.expirationSeconds);
   const errs = [];
   if (exp0 < MIN_TOKEN_EXPIRATION_SECONDS) errs.push(field.invalid('spec.expirationSeconds', exp0, 'may not specify a duration less than 10 minutes'));
   if (exp0 > MAX_TOKEN_EXPIRATION_SECONDS) errs.push(field.invalid('spec.expirationSeconds', exp0, 'may not specify a duration larger than 2^32 seconds'));

@@ -176,6 +176,11 @@ export function formatLabelSelector(selector: unknown): string {
   return s === '' ? '<none>' : s;
 }
 
+/** An int64 field: int(), and a bigint (an integer beyond 2^53) as it is. */
+export function int64(v: unknown, fallback = 0): number | bigint {
+  return typeof v === 'bigint' ? v : int(v, fallback);
+}
+
 /** An IntOrString as its String() prints it. */
 export function intOrString(v: unknown): string {
   if (typeof v === 'number') return String(Math.trunc(v));

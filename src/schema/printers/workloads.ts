@@ -1,21 +1,6 @@
 // Printers for the apps and batch kinds: Deployment, ReplicaSet, StatefulSet, DaemonSet,
 // ControllerRevision, Job and CronJob.
-import {
-  age,
-  arr,
-  containerCells,
-  findCondition,
-  formatLabelSelector,
-  formatLabels,
-  humanDuration,
-  int,
-  nameOf,
-  obj,
-  parseTime,
-  selectorString,
-  since,
-  str,
-} from './format.js';
+import { age, arr, containerCells, findCondition, formatLabels, formatLabelSelector, humanDuration, int, int64, nameOf, obj, parseTime, selectorString, since, str } from './format.js';
 import { AGE_COLUMN, CONTAINERS_COLUMN, IMAGES_COLUMN, NAME_COLUMN, col, type Printer } from './types.js';
 
 const SELECTOR_COLUMN = col('Selector', 'string', 'The label selector that picks the pods this object manages.', 1);
@@ -149,7 +134,7 @@ export const controllerRevisionPrinter: Printer = {
       if (group === null || (group === '' && kind === '')) controller = str(ref.name);
       else controller = `${(group === '' ? kind : `${kind}.${group}`).toLowerCase()}/${str(ref.name)}`;
     }
-    return [nameOf(cr), controller, int(cr?.revision), age(cr, now)];
+    return [nameOf(cr), controller, int64(cr?.revision), age(cr, now)];
   },
 };
 
