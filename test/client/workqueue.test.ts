@@ -211,13 +211,16 @@ test('delaying queue: a delay beyond setTimeout\'s longest (24.8 days) waits, no
   const onWarning = (w: Error) => warnings.push(w.name);
   process.on('warning', onWarning);
   const q = new DelayingQueue<string>();
-  q.addAfter('far', 30 * 24 * 3600 * 1000);
-  await new Promise((r) => setTimeout(r, 30));
-  process.off('warning', onWarning);
-  assert.equal(q.len(), 0);
-  assert.equal(q.waitingLen(), 1);
-  assert.deepEqual(warnings, []);
-  q.shutDown();
+  try {
+    q.addAfter('far', 30 * 24 * 3600 * 1000);
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(q.len(), 0);
+    assert.equal(q.waitingLen(), 1);
+    assert.deepEqual(warnings, []);
+  } finally {
+    process.off('warning', onWarning);
+    q.shutDown();
+  }
 });
 
 test('delaying queue: shutdown drops waiting items', async () => {
