@@ -65,7 +65,6 @@ export class WatchRegistry {
     res.setHeader('Content-Type', proto ? `${contentTypeOf(choice)};stream=watch` : cbor ? CBOR_SEQ_MEDIA_TYPE : contentTypeOf(choice));
     res.setHeader('Cache-Control', 'no-cache, private');
     res.setHeader('Transfer-Encoding', 'chunked');
-    if (req.httpVersionMajor === 1) res.setHeader('Connection', 'keep-alive');
     if (req.method === 'HEAD') {
       // the headers of the stream and no stream: a HEAD answer carries no body, and one left open
       // would hold its connection, and every request sent after it on that connection, forever

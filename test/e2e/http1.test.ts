@@ -297,6 +297,8 @@ describe('HTTP/1.1 on the secure port', () => {
     await k.until((t) => t.includes('\r\n\r\n'), 'the head of the stream');
     assert.match(k.text(), /^HTTP\/1\.1 200 OK\r\n/);
     assert.match(k.text(), /\r\nTransfer-Encoding: chunked\r\n/i);
+    // (Go's server names no Connection on a kept-alive HTTP/1.1 answer, a stream's included)
+    assert.doesNotMatch(k.text(), /\r\nConnection:/i);
     const r = await c.raw('POST', '/api/v1/namespaces/default/configmaps', { body: JSON.parse(cm('watched-1')) });
     assert.equal(r.status, 201);
     const t = await k.until((x) => x.includes('"type":"ADDED"'), 'the ADDED event');
@@ -308,6 +310,16 @@ describe('HTTP/1.1 on the secure port', () => {
     k2.sock.write(get('/version'));
     await k2.until((x) => responses(x).length === 1, 'an answer after the watcher left');
     k2.sock.destroy();
+  });
+
+  test('a watch asked with Connection: close says Connection: close, as Go answers any request that asks it', async () => {
+    const k = await connect();
+    k.sock.write(get('/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1', 'Connection: close\r\n'));
+    await k.closed;
+    const head = k.text().slice(0, k.text().indexOf('\r\n\r\n'));
+    assert.match(head, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(head, /\r\nConnection: close(\r\n|$)/i);
+    assert.doesNotMatch(head, /keep-alive/i);
   });
 
   test('a client that leaves in the middle of a body: nothing is created and the server goes on', async () => {
