@@ -13,7 +13,7 @@ import https from 'node:https';
 import tls, { createSecureContext, getCiphers, type SecureContext, type SecureVersion, type TLSSocket } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseCertificate } from './authn/der.js';
-import { H1Server, type H1Handler } from './http1.js';
+import { goValidPathEscapes, H1Server, type H1Handler } from './http1.js';
 import { isDNS1123Subdomain } from '../machinery/validation.js';
 
 // ---- --tls-min-version ----
@@ -535,7 +535,16 @@ export class SecureListener {
             Http2ServerRequest: H2Request as unknown as typeof http2.Http2ServerRequest,
             Http2ServerResponse: H2Response as unknown as typeof http2.Http2ServerResponse,
           } as http2.SecureServerOptions,
-          handler as any,
+          ((req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => {
+            // a path Go cannot parse (url.ParseRequestURI: a bad %-escape) is a stream error in Go's
+            // HTTP/2 server: the stream is reset with PROTOCOL_ERROR, no handler sees it (as http1.ts
+            // answers Go's 400 for HTTP/1.1)
+            if (req.url.includes('%') && !goValidPathEscapes(req.url)) {
+              req.stream.close(http2.constants.NGHTTP2_PROTOCOL_ERROR);
+              return;
+            }
+            (handler as any)(req, res);
+          }) as any,
         );
     // HTTP/1.1 on the same port: Go's IdleTimeout and MaxHeaderBytes; long requests (watches) have no deadline
     const h1 = server as unknown as { headersTimeout: number; requestTimeout: number; keepAliveTimeout: number; maxHeaderSize: number };

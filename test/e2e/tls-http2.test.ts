@@ -179,6 +179,18 @@ describe('secure port: TLS and HTTP/2', () => {
     assert.deepEqual(r.json().status.userInfo, { username: 'alice', groups: ['team-a', 'team-b', 'system:authenticated'] });
   });
 
+  test('a path with a bad %-escape resets its stream with PROTOCOL_ERROR, as Go\'s HTTP/2 server does; the session goes on', async () => {
+    const st = session.request({ ':path': '/api/v1/namespaces/%zz/configmaps' });
+    const code = await new Promise<number>((resolve) => {
+      st.on('response', () => resolve(-1));
+      st.on('error', () => {});
+      st.on('close', () => resolve(st.rstCode));
+    });
+    assert.equal(code, http2.constants.NGHTTP2_PROTOCOL_ERROR);
+    const r = await h2req(session, 'GET', '/version');
+    assert.equal(r.status, 200);
+  });
+
   test('Warning headers over h2: one field per warning', async () => {
     const r = await h2req(session, 'POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Warn', {
       body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'warned', bogus: 1, other: 2 } },
