@@ -301,6 +301,8 @@ export class H1Response extends EventEmitter {
   private bodiless = false;
   /** the body runs to the connection's end (HTTP/1.0 without a length) */
   private closeDelimited = false;
+  /** the body ends with the connection, without Content-Length or chunks (Go's own error answers) */
+  delimitByClose = false;
   keepAlive: boolean;
   private ended = false;
   finished = false;
@@ -484,7 +486,7 @@ export class H1Response extends EventEmitter {
     this.bodiless = req.method === 'HEAD' || code === 204 || code === 304 || (code >= 100 && code < 200);
     const v = this.values;
     const names = this.names;
-    if (endLength !== undefined && !v.has('content-length') && !v.has('transfer-encoding') && !(code === 204 || code === 304 || (code >= 100 && code < 200))) {
+    if (endLength !== undefined && !this.delimitByClose && !v.has('content-length') && !v.has('transfer-encoding') && !(code === 204 || code === 304 || (code >= 100 && code < 200))) {
       names.set('content-length', 'Content-Length');
       v.set('content-length', endLength);
     }
@@ -502,7 +504,7 @@ export class H1Response extends EventEmitter {
     if (te !== undefined) {
       this.chunked = !http10 && /(?:^|,)\s*chunked\s*$/i.test(String(te));
     } else if (!v.has('content-length') && !this.bodiless) {
-      if (http10) this.closeDelimited = true;
+      if (http10 || this.delimitByClose) this.closeDelimited = true;
       else {
         this.chunked = true;
         names.set('transfer-encoding', 'Transfer-Encoding');
@@ -849,8 +851,11 @@ class H1Connection {
   private dispatch(res: H1Response): void {
     const req = res.req;
     if (req.url.includes('%') && !goValidPathEscapes(req.url)) {
-      // Go's server does not parse the URL (url.ParseRequestURI fails): 400, and the connection closes
+      // Go's server does not parse the URL (url.ParseRequestURI fails): its plain 400 (no length, no
+      // date), and the connection closes
       res.keepAlive = false;
+      res.delimitByClose = true;
+      res.sendDate = false;
       res.statusCode = 400;
       res.setHeader('Content-Type', 'text/plain; charset=utf-8');
       res.setHeader('Connection', 'close');
