@@ -118,6 +118,7 @@ export function yamlDuplicateFields(text: string): string[] {
 import type { TypeRef } from '../schema/model.js';
 import { VERBATIM_MIN_CHARS, type VerbatimSpan } from './verbatim.js';
 import { BodyTooDeepError, MAX_JSON_DEPTH } from './depth.js';
+import { isUnsafeNumber } from './int64.js';
 import { getType, jsonFields } from '../schema/types.js';
 
 /**
@@ -500,7 +501,7 @@ function countValue(w: TreeWalk, walkLong: boolean, k: string | number, item: un
     countTree(item, w);
     if (walkLong) w.path.pop();
   } else if (typeof item === 'string') w.members++;
-  else if (typeof item === 'number' && (item > Number.MAX_SAFE_INTEGER || item < -Number.MAX_SAFE_INTEGER)) w.unsafe = true;
+  else if (isUnsafeNumber(item)) w.unsafe = true;
   return !w.tooDeep;
 }
 

@@ -17,6 +17,7 @@
 export const INT64_MAX = 9223372036854775807n;
 export const INT64_MIN = -9223372036854775808n;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const MAX_SAFE_BIG = BigInt(MAX_SAFE);
 
 /** an int64 as objects hold it: a number within ±(2^53 - 1), else a bigint */
 export type Int64 = number | bigint;
@@ -33,7 +34,7 @@ export function inInt64(v: bigint): boolean {
 
 /** an exact integer as the object holds it: a number when it is safe, else a bigint */
 export function exactInteger(v: bigint): number | bigint {
-  return v > BigInt(MAX_SAFE) || v < -BigInt(MAX_SAFE) ? v : Number(v);
+  return v > MAX_SAFE_BIG || v < -MAX_SAFE_BIG ? v : Number(v);
 }
 
 /**
@@ -57,7 +58,7 @@ export function parseJSON(text: string): any {
 }
 
 function holdsUnsafeNumber(v: unknown, depth: number): boolean {
-  if (typeof v === 'number') return v > MAX_SAFE || v < -MAX_SAFE;
+  if (typeof v === 'number') return isUnsafeNumber(v);
   if (v === null || typeof v !== 'object') return false;
   if (depth > EXACT_MAX_DEPTH) return false;
   if (Array.isArray(v)) {
