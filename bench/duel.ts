@@ -4,7 +4,7 @@
 //   node dist/bench/duel.js [--rounds 8] [--a DIR] [--b DIR] [--a-flags "..."] [--b-flags "..."]
 //                           [--a-env "K=V ..."] [--b-env "K=V ..."] [--a-args "..."] [--b-args "..."]
 //                           [--warmup ms] [--duration ms]
-//                           [--a-preload N] [--b-preload N] [--pods N]
+//                           [--a-preload N] [--b-preload N] [--pods N] [--a-pods N] [--b-pods N]
 //
 // --a-preload/--b-preload N first create N more 1 KB ConfigMaps in that server (in namespace
 // `preload`, as fast as the load generator goes), so that the duel also shows what a larger store
@@ -12,6 +12,8 @@
 // creates N Pods in both servers (the Pods of `npm run bench`'s list phase, which it creates before
 // its creates phase): the create path has then served two kinds, as in a real cluster, and V8's
 // optimizations and allocation decisions are those of that state, not of ConfigMaps alone.
+// --a-pods/--b-pods N set that number for one side (e.g. --a-pods 200 --b-pods 10000: both have
+// served Pods, one holds 10,000 of them: what holding them costs a create).
 //
 // DIR is a checkout with a build (default: this one). Both servers run for the whole duel on
 // fresh data directories; each round measures A then B (B then A in odd rounds) with the
@@ -46,6 +48,7 @@ interface Side {
   proc?: ChildProcess;
   target?: Target;
   preload: number;
+  pods: number;
   rounds: { perSec: number; p99Ms: number; cpuUsPerCreate: number }[];
 }
 
@@ -56,8 +59,9 @@ function side(name: 'a' | 'b'): Side {
   for (const kv of (opt(`${name}-env`) ?? '').split(' ').filter(Boolean)) env[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
   const args = (opt(`${name}-args`) ?? '').split(' ').filter(Boolean);
   const preload = Number(opt(`${name}-preload`) ?? 0);
-  const label = [dir, ...flags, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...args, ...(preload ? [`preload=${preload}`] : [])].join(' ');
-  return { label, dir, flags, env, args, preload, rounds: [] };
+  const pods = Number(opt(`${name}-pods`) ?? PODS);
+  const label = [dir, ...flags, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...args, ...(preload ? [`preload=${preload}`] : []), ...(pods ? [`pods=${pods}`] : [])].join(' ');
+  return { label, dir, flags, env, args, preload, pods, rounds: [] };
 }
 
 async function start(s: Side, dataDir: string): Promise<void> {
@@ -96,8 +100,8 @@ try {
   await start(a, join(tmp, 'a'));
   await start(b, join(tmp, 'b'));
   for (const s of [a, b]) {
-    if (PODS) process.stderr.write(`[duel] creating ${PODS} Pods in ${s === a ? 'A' : 'B'}\n`);
-    if (PODS) await createBenchPods(s.target!, PODS);
+    if (s.pods) process.stderr.write(`[duel] creating ${s.pods} Pods in ${s === a ? 'A' : 'B'}\n`);
+    if (s.pods) await createBenchPods(s.target!, s.pods);
     if (s.preload) process.stderr.write(`[duel] preloading ${s.preload} ConfigMaps into ${s === a ? 'A' : 'B'}\n`);
     await preload(s);
   }
