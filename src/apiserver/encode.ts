@@ -191,8 +191,14 @@ export function writeView(res: ServerResponse, code: number, obj: any, choice: O
   else writeObject(res, code, obj, choice, view.type);
 }
 
-/** Write one stored object in the chosen representation. */
+/**
+ * Write one stored object in the chosen representation. `obj` undefined: the entry's own object,
+ * decoded only if the representation needs more than its cached bytes (a frozen entry's JSON or
+ * Protobuf answer decodes nothing).
+ */
 export function writeEntry(res: ServerResponse, code: number, kind: KindDecl, obj: any, entry: CacheEntry | undefined, choice: OutputChoice, table?: TableOptions): void {
+  const own = entry !== undefined && (obj === undefined || entry.decoded === obj);
+  if (obj === undefined) obj = entry?.obj;
   let body: Uint8Array;
   switch (choice.transform) {
     case 'Table':
@@ -203,16 +209,26 @@ export function writeEntry(res: ServerResponse, code: number, kind: KindDecl, ob
       body = serializePlain(partialObjectMetadata(obj, choice.transformVersion), choice, POM_TYPE);
       break;
     default:
-      if (choice.encoding === 'json' && !choice.pretty && entry && entry.obj === obj) body = entryJSON(entry);
-      else if (choice.encoding === 'protobuf') {
-        const raw = entry && entry.obj === obj ? entryProto(entry, kind) : encodeMessage(kind.type, obj);
-        body = encodeEnvelope(obj.apiVersion, obj.kind, raw);
-      } else if (choice.encoding === 'cbor') body = entry && entry.obj === obj ? entryCBOR(entry, kind) : encodeCBOR(kind.type, obj);
+      if (choice.encoding === 'json' && !choice.pretty && own) body = entryJSON(entry);
+      else if (choice.encoding === 'protobuf') body = own ? entryEnvelope(entry, kind) : encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(kind.type, obj));
+      else if (choice.encoding === 'cbor') body = own ? entryCBOR(entry, kind) : encodeCBOR(kind.type, obj);
       else body = serializePlain(obj, choice, kind.type);
   }
   res.statusCode = code;
   headers(res, contentTypeOf(choice), body.length);
   finish(res, body);
+}
+
+/**
+ * A stored object's Protobuf answer (the k8s envelope around its cached message). The envelope's
+ * TypeMeta is the object's, which for an entry of a built-in kind's cache is always its kind's:
+ * so a frozen entry with its message cached is not decoded for it.
+ */
+export function entryEnvelope(e: CacheEntry, kind: KindDecl): Uint8Array {
+  const raw = entryProto(e, kind);
+  const o = e.decoded;
+  if (o !== undefined) return encodeEnvelope(o.apiVersion, o.kind, raw);
+  return encodeEnvelope(kind.group ? `${kind.group}/${kind.version}` : kind.version, kind.kind, raw);
 }
 
 /**

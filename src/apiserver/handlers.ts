@@ -292,7 +292,8 @@ export function selection(kind: KindDecl, q: URLSearchParams, name?: string): Se
         if (kind.selectableFields.length > 0 || kind.custom) throw errors.badRequest(`field label not supported: ${t.field}`);
         throw errors.badRequest(`"${t.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
       }
-      getters.push((e) => fieldValue(e.obj, path));
+      const dotted = path.join('.');
+      getters.push((e) => e.keptField(dotted) ?? fieldValue(e.obj, path));
     }
   }
   if (name !== undefined) {
@@ -306,7 +307,7 @@ export function selection(kind: KindDecl, q: URLSearchParams, name?: string): Se
   if (labels.length === 0 && fields.length === 0) return { labels, fields };
   const fs = fields;
   const filter = (e: CacheEntry): boolean => {
-    if (labels.length && !matchLabels(labels, e.obj.metadata?.labels)) return false;
+    if (labels.length && !matchLabels(labels, e.labels)) return false;
     for (let i = 0; i < fs.length; i++) {
       const t = fs[i]!;
       const eq = getters[i]!(e) === t.value;
@@ -437,7 +438,7 @@ export async function handleGet(r: Request): Promise<void> {
   // the status and every other subresource whose object is the object itself (a Pod's
   // ephemeralcontainers and resize, a CSR's approval) read as the object
   if (info.subresource === 'status' || info.subresource === '' || readsAsObject(store.kind, info.subresource)) {
-    writeEntry(r.res, 200, store.kind, e.obj, e, choice, choice.transform === 'Table' ? tableOptions(query) : undefined);
+    writeEntry(r.res, 200, store.kind, undefined, e, choice, choice.transform === 'Table' ? tableOptions(query) : undefined);
     return;
   }
   const view = subresourceView(store.kind, info.subresource);

@@ -9,7 +9,7 @@ import type { OutputChoice } from '../codec/negotiate.js';
 import { encodeEnvelope, encodeMessage, encodeWatchEventFrame } from '../codec/protobuf.js';
 import { encodeCBOR, encodeCBORValue, encodeCBORWatchEvent, CBOR_SEQ_MEDIA_TYPE } from '../codec/cbor.js';
 import { errors, type StatusError } from '../machinery/errors.js';
-import { contentTypeOf, entryCBOR, entryJSON, entryProto, partialObjectMetadata, POM_TYPE, STATUS_TYPE, TABLE_TYPE, tableOf, type TableOptions } from './encode.js';
+import { contentTypeOf, entryCBOR, entryEnvelope, entryJSON, partialObjectMetadata, POM_TYPE, STATUS_TYPE, TABLE_TYPE, tableOf, type TableOptions } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
 import { observeIn, type WatchEventSeries } from './metrics.js';
 
@@ -76,9 +76,11 @@ export class WatchRegistry {
     let closed = false;
     let lastRV = 0;
     let tableHeadersSent = false;
+    // (with `entry`, obj is undefined: its cached bytes serve, and a frozen entry is decoded only for a Table or metadata)
     const objectBytes = (obj: any, entry: CacheEntry | undefined): Uint8Array => {
+      if (entry !== undefined && !plain) obj = entry.obj;
       if (plain) {
-        if (entry) return proto ? encodeEnvelope(obj.apiVersion, obj.kind, entryProto(entry, kind)) : cbor ? entryCBOR(entry, kind) : entryJSON(entry);
+        if (entry) return proto ? entryEnvelope(entry, kind) : cbor ? entryCBOR(entry, kind) : entryJSON(entry);
         return proto ? encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(kind.type, obj)) : cbor ? encodeCBOR(kind.type, obj) : Buffer.from(stringifyJSON(obj));
       }
       if (choice.transform === 'Table') {
@@ -114,7 +116,7 @@ export class WatchRegistry {
         const memo = (ev as any)._frames as Map<string, Uint8Array> | undefined;
         b = memo?.get(memoKey);
         if (!b) {
-          b = frame(ev.type, objectBytes(ev.entry.obj, ev.entry));
+          b = frame(ev.type, objectBytes(undefined, ev.entry));
           const m = memo ?? new Map<string, Uint8Array>();
           m.set(memoKey, b);
           (ev as any)._frames = m;
@@ -179,7 +181,7 @@ export class WatchRegistry {
       if (p.initialEvents) {
         const { items, revision } = cacher.list({ prefix: p.prefix, filter: p.filter });
         for (const e of items) {
-          write(frame('ADDED', objectBytes(e.obj, e)));
+          write(frame('ADDED', objectBytes(undefined, e)));
         }
         lastRV = revision;
         watcher = cacher.watch({ prefix: p.prefix, afterRevision: revision, filter: p.filter, onEvent, onClose });

@@ -31,29 +31,198 @@
 
 import { BTree } from './btree.js';
 import { FutureRevisionError, type Backend, type KeyValue, type StorageEvent, type Watch } from './interface.js';
+import { parseJSON, stringifyJSON } from '../codec/int64.js';
 import { compareKeys, maxKey, noteKey, prefixEnd, sortKeys } from './keys.js';
 
-export interface CacheEntry {
-  /** '/registry/configmaps/default/x' */
-  key: string;
-  /** '' for cluster-scoped */
-  namespace: string;
-  name: string;
-  /** the decoded object, metadata.resourceVersion set; shared: treat as immutable */
-  obj: any;
-  modRevision: number;
-  createRevision: number;
+/**
+ * What a kind's entries keep while frozen (see CacheEntry): the values its field selectors read,
+ * by field path ('spec.nodeName'), so that a list or watch with a field selector over frozen
+ * entries decodes none of them.
+ */
+export interface EntryKind {
+  fields?: (obj: any) => Record<string, string>;
+  /** the object of a stored value in plain text (decrypted), as the cache's decode makes it */
+  fromPlain?: (plain: Uint8Array, kv: KeyValue) => any;
+}
+
+/**
+ * One object in the watch cache, with its serialized bytes.
+ *
+ * An entry is thawed (its decoded object held) or frozen (its JSON alone held, the object
+ * decoded again when next asked for). Only the last HOT_ENTRIES entries that were made or
+ * decoded stay thawed, across every resource of the process (`hotRing`): a decoded object is a
+ * few hundred heap objects for a Pod (a few dozen for a small ConfigMap), and the garbage
+ * collector's every full collection marks each of them again, which for a store of 10,000 Pods
+ * took a sixth of a core while writes ran (bench/HISTORY.md, 2026-12-03 evening). Frozen, an
+ * entry is a handful of heap objects and its bytes outside the heap. The objects writes and
+ * watches touch are the recent ones, which stay decoded; a read of an old one decodes it once
+ * (a 6 KB Pod in ~25 µs) and it joins the ring again. Labels and the kind's selectable fields
+ * stay readable while frozen, so selectors never decode.
+ */
+export class CacheEntry {
+  /** the decoded object while thawed (metadata.resourceVersion set; shared: treat as immutable); undefined while frozen */
+  private o: any;
   // the object's serialized bytes, each made once (by the API server, when first asked for)
   // and shared by every answer, list and watcher: JSON, Protobuf, CBOR. Plain fields rather
   // than a Map: a Map per cached object cost memory and allocation on every write.
   json: Uint8Array | undefined;
-  pb: Uint8Array | undefined;
-  cbor: Uint8Array | undefined;
+  pb: Uint8Array | undefined = undefined;
+  cbor: Uint8Array | undefined = undefined;
+  /** an entry loaded from storage, until its JSON is made: its stored value in plain text, decoded again by the kind's fromPlain */
+  private sv: Uint8Array | undefined = undefined;
+  /** kept from the first freeze on: metadata.labels, and the kind's field-selector values */
+  private fl: Record<string, string> | undefined = undefined;
+  private ff: Record<string, string> | undefined = undefined;
+
+  constructor(
+    /** '/registry/configmaps/default/x' */
+    readonly key: string,
+    /** '' for cluster-scoped */
+    readonly namespace: string,
+    readonly name: string,
+    obj: any,
+    readonly modRevision: number,
+    readonly createRevision: number,
+    json: Uint8Array | undefined,
+    /** the cache's kind (undefined: an entry made outside a cache, never frozen) */
+    private readonly kind: EntryKind | undefined,
+  ) {
+    this.o = obj;
+    this.json = json;
+  }
+
+  /** the decoded object (decoded now if the entry is frozen); shared: treat as immutable */
+  get obj(): any {
+    const o = this.o;
+    return o !== undefined ? o : this.thaw();
+  }
+
+  /** the object if it is decoded now, else undefined (never decodes) */
+  get decoded(): any {
+    return this.o;
+  }
+
+  /** the object's metadata.labels (undefined: none), without decoding a frozen entry */
+  get labels(): Record<string, string> | undefined {
+    const o = this.o;
+    if (o === undefined && this.fl !== undefined) return this.fl === NO_LABELS ? undefined : this.fl;
+    const m = this.obj?.metadata;
+    return m !== null && typeof m === 'object' ? m.labels : undefined;
+  }
+
+  /** a selectable field's value (by its dotted path) as kept while frozen, else undefined: read the object */
+  keptField(path: string): string | undefined {
+    return this.o === undefined ? this.ff?.[path] : undefined;
+  }
+
+  /** drops the decoded object, keeping its JSON (made now if it was never asked for); the ring calls it */
+  freeze(): void {
+    const o = this.o;
+    if (o === undefined || this.kind === undefined) return;
+    // an object that carries more than its JSON (autoscaling/v1's view of a stored v2
+    // HorizontalPodAutoscaler keeps the stored form under a symbol, for its Table) stays decoded
+    if (Object.getOwnPropertySymbols(o).length > 0) return;
+    if (this.json === undefined && (this.sv === undefined || this.kind.fromPlain === undefined)) {
+      try {
+        this.json = Buffer.from(stringifyJSON(o));
+      } catch {
+        return; // not JSON (none is expected): it stays decoded
+      }
+    }
+    if (this.json !== undefined) this.sv = undefined;
+    if (this.fl === undefined) {
+      const m = o.metadata;
+      const labels = m !== null && typeof m === 'object' ? m.labels : undefined;
+      this.fl = labels !== null && typeof labels === 'object' ? labels : NO_LABELS;
+      this.ff = this.kind.fields?.(o);
+    }
+    this.o = undefined;
+  }
+
+  /**
+   * An entry loaded from storage is frozen a little later (LOADED_FREEZE_MS), holding the stored
+   * value it was decoded from (in plain text) rather than JSON made for it: making every object's
+   * JSON at a start would cost more than the load. Until then it stays decoded, for the readers
+   * of every object a start has (the node authorizer's graph reads every Pod), and it is not in
+   * the ring: it joins it when next decoded.
+   */
+  loaded(plain: Uint8Array): void {
+    this.sv = plain;
+    loadedToFreeze.push(this);
+    loadedTimer ??= setTimeout(freezeLoaded, LOADED_FREEZE_MS).unref();
+  }
+
+  private thaw(): any {
+    const j = this.json;
+    let o: any;
+    if (j !== undefined) o = parseJSON(Buffer.from(j.buffer, j.byteOffset, j.byteLength).toString('utf8'));
+    else if (this.sv !== undefined && this.kind?.fromPlain !== undefined) o = this.kind.fromPlain(this.sv, { key: this.key, value: this.sv, createRevision: this.createRevision, modRevision: this.modRevision });
+    else return undefined;
+    this.o = o;
+    warm(this);
+    return o;
+  }
 }
 
-/** a cache entry whose encodings are made later, when first asked for (json: when the writer already has it) */
-export function cacheEntry(key: string, namespace: string, name: string, obj: any, modRevision: number, createRevision: number, json?: Uint8Array): CacheEntry {
-  return { key, namespace, name, obj, modRevision, createRevision, json, pb: undefined, cbor: undefined };
+const NO_LABELS: Record<string, string> = Object.freeze(Object.create(null));
+
+/**
+ * How many cache entries stay decoded, across every resource (see CacheEntry). The environment
+ * variable KEELSON_DECODED_ENTRIES sets another number (the tests run servers with 1, so that
+ * every read meets frozen entries).
+ */
+const DEFAULT_DECODED_ENTRIES = 4096;
+let hotRing: (CacheEntry | undefined)[] = [];
+let hotNext = 0;
+setDecodedEntries(Number(process.env.KEELSON_DECODED_ENTRIES) || DEFAULT_DECODED_ENTRIES);
+
+/** how many cache entries stay decoded */
+export function decodedEntries(): number {
+  return hotRing.length;
+}
+
+/** sets how many cache entries stay decoded (at least 1); those beyond it are frozen now */
+export function setDecodedEntries(n: number): void {
+  const size = Math.max(1, Math.floor(n));
+  const old = hotRing;
+  const start = hotNext;
+  hotRing = new Array<CacheEntry | undefined>(size).fill(undefined);
+  hotNext = 0;
+  // the most recent keep their place, in their order
+  const keep: CacheEntry[] = [];
+  for (let i = 0; i < old.length; i++) {
+    const e = old[(start + i) % old.length];
+    if (e !== undefined) keep.push(e);
+  }
+  for (const e of keep) warm(e);
+}
+
+/** how long after a load its entries are frozen */
+const LOADED_FREEZE_MS = 2000;
+let loadedToFreeze: CacheEntry[] = [];
+let loadedTimer: NodeJS.Timeout | undefined;
+
+function freezeLoaded(): void {
+  loadedTimer = undefined;
+  const es = loadedToFreeze;
+  loadedToFreeze = [];
+  for (const e of es) e.freeze();
+}
+
+/** an entry decoded now joins the ring; the one it takes the place of is frozen */
+function warm(e: CacheEntry): void {
+  const i = hotNext;
+  const old = hotRing[i];
+  hotRing[i] = e;
+  hotNext = i + 1 === hotRing.length ? 0 : i + 1;
+  if (old !== undefined && old !== e) old.freeze();
+}
+
+/** a cache entry whose encodings are made later, when first asked for (json: when the writer already has it); with `kind`, a cache's own entry, frozen in its turn */
+export function cacheEntry(key: string, namespace: string, name: string, obj: any, modRevision: number, createRevision: number, json?: Uint8Array, kind?: EntryKind): CacheEntry {
+  const e = new CacheEntry(key, namespace, name, obj, modRevision, createRevision, json, kind);
+  if (kind !== undefined) warm(e);
+  return e;
 }
 
 /** a copy of an object with metadata.resourceVersion set to a revision: the object as a delete (or a write left unchanged) at that revision shows it */
@@ -169,6 +338,15 @@ export interface CacherOptions {
    * waits for its own write takes it from here, not by a second look-up of the key
    */
   made?: (entry: CacheEntry) => void;
+  /** the values of the kind's selectable fields (EntryKind), kept by a frozen entry */
+  fields?: (obj: any) => Record<string, string>;
+  /**
+   * decode in two steps, for a load: the stored value in plain text (decrypted; throws as decode
+   * does), and the object from it (EntryKind.fromPlain). With both, the entries of a load start
+   * frozen, holding their plain values.
+   */
+  plain?: (kv: KeyValue) => Uint8Array;
+  fromPlain?: (plain: Uint8Array, kv: KeyValue) => any;
   /** the object of the DELETED event of a corrupt key (its last value could not be decoded) */
   tombstone?: (namespace: string, name: string, revision: number) => any;
   /**
@@ -344,6 +522,9 @@ class WatchCache implements Cacher {
   private readonly decode: (kv: KeyValue) => any;
   private readonly json: ((kv: KeyValue, obj: any) => Uint8Array | undefined) | undefined;
   private readonly made: ((entry: CacheEntry) => void) | undefined;
+  /** what this cache's entries keep while frozen */
+  private readonly entryKind: EntryKind;
+  private readonly plain: ((kv: KeyValue) => Uint8Array) | undefined;
   private readonly tombstone: (namespace: string, name: string, revision: number) => any;
   private readonly split: (key: string, obj?: any) => { namespace: string; name: string };
   private readonly historyWindowMs: number;
@@ -359,6 +540,8 @@ class WatchCache implements Cacher {
     this.decode = opts.decode;
     this.json = opts.json;
     this.made = opts.made;
+    this.entryKind = { fields: opts.fields, fromPlain: opts.plain ? opts.fromPlain : undefined };
+    this.plain = opts.fromPlain ? opts.plain : undefined;
     this.tombstone = opts.tombstone ?? ((namespace, name, revision) => ({ metadata: { ...(namespace ? { namespace } : {}), name, resourceVersion: String(revision) } }));
     this.split = opts.split;
     this.historyWindowMs = opts.historyWindowMs ?? 5 * 60_000;
@@ -543,8 +726,12 @@ class WatchCache implements Cacher {
       const kv = res.kvs[i];
       noteKey(kv.key);
       let obj: any;
+      let plain: Uint8Array | undefined;
       try {
-        obj = this.decode(kv);
+        if (this.plain) {
+          plain = this.plain(kv);
+          obj = this.entryKind.fromPlain!(plain, kv);
+        } else obj = this.decode(kv);
       } catch (e) {
         // one unreadable value does not keep the rest of the collection from being served
         const { namespace, name } = this.split(kv.key);
@@ -552,7 +739,11 @@ class WatchCache implements Cacher {
         continue;
       }
       const { namespace, name } = this.split(kv.key, obj);
-      const entry = cacheEntry(kv.key, namespace, name, obj, kv.modRevision, kv.createRevision);
+      let entry: CacheEntry;
+      if (plain) {
+        entry = new CacheEntry(kv.key, namespace, name, obj, kv.modRevision, kv.createRevision, undefined, this.entryKind);
+        entry.loaded(plain);
+      } else entry = cacheEntry(kv.key, namespace, name, obj, kv.modRevision, kv.createRevision, undefined, this.entryKind);
       pairs.push([kv.key, entry]);
       byKey.set(kv.key, entry);
     }
@@ -666,7 +857,7 @@ class WatchCache implements Cacher {
       }
       // (a new key's names are its object's own strings: the entry holds no copies of them)
       const { namespace, name } = prev ?? this.split(key, obj);
-      const entry = cacheEntry(key, namespace, name, obj, kv.modRevision, kv.createRevision, this.json?.(kv, obj));
+      const entry = cacheEntry(key, namespace, name, obj, kv.modRevision, kv.createRevision, this.json?.(kv, obj), this.entryKind);
       this.made?.(entry);
       if (prev) this.replaceInTree(key, entry);
       else this.insertIntoTree(key, entry);
@@ -676,7 +867,7 @@ class WatchCache implements Cacher {
     let entry: CacheEntry;
     if (prev) {
       const obj = atDeletion(prev.obj, se.revision) ?? this.decode(kv);
-      entry = cacheEntry(key, prev.namespace, prev.name, obj, se.revision, kv.createRevision);
+      entry = cacheEntry(key, prev.namespace, prev.name, obj, se.revision, kv.createRevision, undefined, this.entryKind);
       this.removeFromTree(key);
       this.byKey.delete(key);
     } else {
@@ -688,7 +879,7 @@ class WatchCache implements Cacher {
       } catch {
         obj = this.tombstone(namespace, name, se.revision);
       }
-      entry = cacheEntry(key, namespace, name, obj, se.revision, kv.createRevision);
+      entry = cacheEntry(key, namespace, name, obj, se.revision, kv.createRevision, undefined, this.entryKind);
     }
     return { type: 'DELETED', entry, prev, revision: se.revision };
   }
@@ -699,7 +890,7 @@ class WatchCache implements Cacher {
     if (se.type === 'delete') {
       // removed (the unsafe delete): the watchers learn of it from the object's name alone
       this.corruptByKey.delete(kv.key);
-      const entry = cacheEntry(kv.key, c.namespace, c.name, this.tombstone(c.namespace, c.name, se.revision), se.revision, c.createRevision);
+      const entry = cacheEntry(kv.key, c.namespace, c.name, this.tombstone(c.namespace, c.name, se.revision), se.revision, c.createRevision, undefined, this.entryKind);
       return { type: 'DELETED', entry, revision: se.revision };
     }
     let obj: any;
@@ -711,7 +902,7 @@ class WatchCache implements Cacher {
     }
     // readable again (written anew): for the watchers it appears
     this.corruptByKey.delete(kv.key);
-    const entry = cacheEntry(kv.key, c.namespace, c.name, obj, kv.modRevision, kv.createRevision);
+    const entry = cacheEntry(kv.key, c.namespace, c.name, obj, kv.modRevision, kv.createRevision, undefined, this.entryKind);
     this.insertIntoTree(kv.key, entry);
     this.byKey.set(kv.key, entry);
     return { type: 'ADDED', entry, revision: se.revision };
@@ -723,7 +914,7 @@ class WatchCache implements Cacher {
     if (!prev) return undefined;
     this.removeFromTree(c.key);
     this.byKey.delete(c.key);
-    const entry = cacheEntry(c.key, prev.namespace, prev.name, atDeletion(prev.obj, se.revision) ?? prev.obj, se.revision, prev.createRevision);
+    const entry = cacheEntry(c.key, prev.namespace, prev.name, atDeletion(prev.obj, se.revision) ?? prev.obj, se.revision, prev.createRevision, undefined, this.entryKind);
     return { type: 'DELETED', entry, prev, revision: se.revision };
   }
 
@@ -769,7 +960,7 @@ class WatchCache implements Cacher {
             let e = derived?.deleted;
             if (!e) {
               const p = ev.prev!;
-              const entry = cacheEntry(p.key, p.namespace, p.name, atDeletion(p.obj, ev.revision) ?? p.obj, ev.revision, p.createRevision);
+              const entry = cacheEntry(p.key, p.namespace, p.name, atDeletion(p.obj, ev.revision) ?? p.obj, ev.revision, p.createRevision, undefined, this.entryKind);
               e = { type: 'DELETED', entry, prev: ev.prev, revision: ev.revision };
               if (derived) derived.deleted = e;
             }

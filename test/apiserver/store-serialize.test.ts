@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { MemoryBackend } from '../../src/storage/memory.js';
 import { BUILTIN_KINDS } from '../../src/schema/kinds.js';
 import { ResourceStore } from '../../src/apiserver/registry/store.js';
+import { decodedEntries, setDecodedEntries } from '../../src/storage/cacher.js';
 import { strategyFor } from '../../src/apiserver/registry/strategies.js';
 import { trackUpdate } from '../../src/patch/ssa/fieldmanager.js';
 import { normalize } from '../../src/codec/json.js';
@@ -60,6 +61,9 @@ test("a create hands back the cache's own entry of its write, made as it committ
     lookups++;
     return get(key);
   };
+  // (the entries stay decoded while this test looks at them, whatever KEELSON_DECODED_ENTRIES says)
+  const decoded = decodedEntries();
+  setDecodedEntries(64);
   try {
     // several creates committed together: each gets its own entry
     const outs = await Promise.all(['a', 'b', 'c'].map((n) => store.createWithEntry(cm(n), { dryRun: false })));
@@ -74,5 +78,6 @@ test("a create hands back the cache's own entry of its write, made as it committ
   } finally {
     store.cacher.get = get;
     store.stop();
+    setDecodedEntries(decoded);
   }
 });

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newCacher, TooOldError, type CacheEntry, type CacheEvent, type Cacher } from '../../src/storage/cacher.js';
+import { decodedEntries, newCacher, setDecodedEntries, TooOldError, type CacheEntry, type CacheEvent, type Cacher } from '../../src/storage/cacher.js';
 import { FutureRevisionError, type Backend, type KeyValue } from '../../src/storage/interface.js';
+import { parseJSON, stringifyJSON } from '../../src/codec/int64.js';
 import { MemoryBackend } from '../../src/storage/memory.js';
 import { SqliteBackend } from '../../src/storage/sqlite.js';
 import { until } from './conformance.js';
@@ -39,11 +40,12 @@ interface Clock {
   t: number;
 }
 
-function cacherFor(b: Backend, opts: { clock?: Clock; historyWindowMs?: number; snapshotMaxAgeMs?: number; decodes?: { n: number } } = {}): Cacher {
+function cacherFor(b: Backend, opts: { clock?: Clock; historyWindowMs?: number; snapshotMaxAgeMs?: number; decodes?: { n: number }; fields?: (o: any) => Record<string, string> } = {}): Cacher {
   return newCacher(b, PREFIX, {
+    fields: opts.fields,
     decode: (kv: KeyValue) => {
       if (opts.decodes) opts.decodes.n++;
-      const o = JSON.parse(Buffer.from(kv.value).toString('utf8'));
+      const o = parseJSON(Buffer.from(kv.value).toString('utf8'));
       o.metadata.resourceVersion = String(kv.modRevision);
       return o;
     },
@@ -608,3 +610,66 @@ for (const [name, mk] of Object.entries(backends)) {
     }
   });
 }
+
+test('cacher: entries beyond the decoded ring are frozen to their JSON and decoded again when read; labels and kept fields need no decode', async () => {
+  const b = await backends.memory!();
+  const fieldsOf: string[] = [];
+  const c = cacherFor(b, {
+    fields: (o) => {
+      fieldsOf.push(o.metadata.name);
+      return { 'data.phase': o.data?.phase ?? '' };
+    },
+  });
+  const decoded = decodedEntries();
+  setDecodedEntries(2);
+  try {
+    await c.start();
+    // (an integer beyond 2^53: a frozen entry's JSON and its object decoded again keep it exactly)
+    const stored = (i: number) => ({ ...obj('a', `o${i}`, { n: String(i) }, { phase: i % 2 ? 'odd' : 'even' }), big: 9007199254740993n });
+    for (let i = 0; i < 5; i++) await b.create(key('a', `o${i}`), Buffer.from(stringifyJSON(stored(i))));
+    const get = (i: number) => c.get(key('a', `o${i}`))!;
+    // the ring holds the last two made: o3 and o4; the three before were frozen, their JSON made then
+    assert.deepEqual([0, 1, 2, 3, 4].map((i) => get(i).decoded !== undefined), [false, false, false, true, true]);
+    assert.deepEqual(fieldsOf, ['o0', 'o1', 'o2']);
+    const e0 = get(0);
+    assert.ok(e0.json);
+    // labels and the kept fields are read without decoding
+    assert.deepEqual(e0.labels, { n: '0' });
+    assert.equal(e0.keptField('data.phase'), 'even');
+    assert.equal(e0.keptField('spec.other'), undefined, 'a field not kept: the caller reads the object');
+    assert.equal(e0.decoded, undefined);
+    // read: decoded again, equal to what was stored, and it joins the ring (o3 leaves it)
+    const o0 = e0.obj;
+    assert.deepEqual(o0, { ...stored(0), metadata: { ...stored(0).metadata, resourceVersion: String(e0.modRevision) } });
+    assert.equal(typeof o0.big, 'bigint');
+    assert.equal(e0.obj, o0, 'the same object while it stays decoded');
+    assert.equal(e0.keptField('data.phase'), undefined, 'decoded: the object is read');
+    assert.deepEqual([0, 1, 2, 3, 4].map((i) => get(i).decoded !== undefined), [true, false, false, false, true]);
+    // frozen again: the fields are not computed twice
+    get(1).obj;
+    get(2).obj;
+    assert.equal(e0.decoded, undefined);
+    assert.deepEqual(fieldsOf, ['o0', 'o1', 'o2', 'o3', 'o4']);
+    // a filtered list and a watch's replay over frozen entries
+    const odd = (e: CacheEntry) => e.labels?.n !== undefined && (e.keptField('data.phase') ?? e.obj.data.phase) === 'odd';
+    assert.deepEqual(names(c.list({ prefix: PREFIX, filter: odd }).items), ['a/o1', 'a/o3']);
+    const seen: string[] = [];
+    const w = c.watch({ prefix: PREFIX, afterRevision: 0, filter: odd, onEvent: (ev) => seen.push(`${ev.type} ${ev.entry.obj.metadata.name}`) });
+    assert.deepEqual(seen, ['ADDED o1', 'ADDED o3']);
+    // an update and a delete of a frozen entry: the events carry the objects
+    // (the watch read o1 and o3: two other reads freeze them again)
+    get(0).obj;
+    get(4).obj;
+    const e3 = get(3);
+    assert.equal(e3.decoded, undefined);
+    await b.update(key('a', 'o3'), Buffer.from(stringifyJSON({ ...stored(3), data: { phase: 'even' } })), e3.modRevision);
+    await b.delete(key('a', 'o1'));
+    await until(() => seen.length === 4);
+    assert.deepEqual(seen.slice(2), ['DELETED o3', 'DELETED o1']);
+    w.stop();
+  } finally {
+    setDecodedEntries(decoded);
+    c.stop();
+    await b.close();
+  }
+});

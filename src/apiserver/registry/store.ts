@@ -14,6 +14,7 @@ import { fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder
 import { managedFieldsText } from '../../patch/ssa/fieldmanager.js';
 import { stringifyWithVerbatim, type Verbatim } from '../../codec/verbatim.js';
 import { errors, field, qualified, StatusError, type FieldError, type GroupThing, type StatusCause, type StatusDetails } from '../../machinery/errors.js';
+import { fieldValue } from '../../machinery/selectors.js';
 import { validateAnnotations, validateLabels, validateName } from '../../machinery/validation.js';
 import type { KindDecl } from '../../schema/model.js';
 import { atRevision, newCacher, type Cacher, type CacheEntry } from '../../storage/cacher.js';
@@ -152,6 +153,9 @@ export class ResourceStore {
       decode: (kv) => this.decode(kv),
       json: (kv, obj) => this.jsonOf(kv, obj),
       made: (entry) => this.madeEntry(entry),
+      fields: selectableFieldsOf(kind),
+      plain: (kv) => this.plainOf(kv),
+      fromPlain: (plain, kv) => this.fromPlain(plain, kv),
       split: (key, obj) => {
         const m = obj?.metadata;
         if (m !== null && typeof m === 'object' && typeof m.name === 'string') {
@@ -241,14 +245,21 @@ export class ResourceStore {
 
   /** an object from its stored bytes, in this resource's form, resourceVersion set; CorruptObjectError when unreadable */
   decodeKV(kv: KeyValue): any {
-    let value = kv.value;
-    if (this.transformer) {
-      try {
-        value = this.transformer.fromStorage(value, Buffer.from(kv.key)).data;
-      } catch (e) {
-        throw new CorruptObjectError(kv.key, 'transform', e instanceof Error ? e.message : String(e), 0);
-      }
+    return this.fromPlain(this.plainOf(kv), kv);
+  }
+
+  /** a stored value in plain text: decrypted when this resource is encrypted; CorruptObjectError when it cannot be */
+  private plainOf(kv: KeyValue): Uint8Array {
+    if (!this.transformer) return kv.value;
+    try {
+      return this.transformer.fromStorage(kv.value, Buffer.from(kv.key)).data;
+    } catch (e) {
+      throw new CorruptObjectError(kv.key, 'transform', e instanceof Error ? e.message : String(e), 0);
     }
+  }
+
+  /** the object of a stored value in plain text (decodeKV's second half) */
+  private fromPlain(value: Uint8Array, kv: KeyValue): any {
     let obj: any;
     try {
       obj = parseJSON(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'));
@@ -1095,3 +1106,23 @@ function sameObject(next: any, old: any): boolean {
 }
 
 export { StatusError };
+
+/**
+ * The values of a kind's selectable fields (beyond metadata.name and metadata.namespace), by
+ * their dotted path: what a frozen cache entry keeps for field selectors (storage/cacher.ts).
+ */
+function selectableFieldsOf(kind: KindDecl): ((obj: any) => Record<string, string>) | undefined {
+  const paths: string[] = [];
+  for (const f of kind.selectableFields) {
+    const eq = f.indexOf('=');
+    const path = eq < 0 ? f : f.slice(eq + 1);
+    if (path !== 'metadata.name' && path !== 'metadata.namespace' && !paths.includes(path)) paths.push(path);
+  }
+  if (paths.length === 0) return undefined;
+  const split = paths.map((p) => p.split('.'));
+  return (obj) => {
+    const out: Record<string, string> = {};
+    for (let i = 0; i < paths.length; i++) out[paths[i]!] = fieldValue(obj, split[i]!);
+    return out;
+  };
+}
