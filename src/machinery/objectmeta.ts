@@ -40,3 +40,10 @@ export function inObjectMetaOrder(m: Record<string, unknown>): Record<string, un
   for (const k in m) if (!(k in out)) out[k] = m[k];
   return out;
 }
+
+/**
+ * Set (non-enumerable, true) on an object that carries more than its JSON: the watch cache keeps
+ * such an object decoded rather than freezing it to its JSON (storage/cacher.ts). autoscaling/v1's
+ * view of a stored v2 HorizontalPodAutoscaler keeps the stored form beside it, for its Table.
+ */
+export const KEEP_DECODED = Symbol('keep decoded');

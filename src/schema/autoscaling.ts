@@ -13,6 +13,7 @@
 // - A v1 object with neither a CPU target nor other metrics gets the CPU target of 80%, the
 //   default autoscaling/v1 always had.
 import { normalize } from '../codec/json.js';
+import { KEEP_DECODED } from '../machinery/objectmeta.js';
 import { goJSONSyntaxError } from './validation/gojson.js';
 
 export const HPA_METRICS_ANNOTATION = 'autoscaling.alpha.kubernetes.io/metrics';
@@ -221,6 +222,7 @@ export function hpaV2ToV1(v2: Obj): Obj {
   }
   const out = normalize(V1_TYPE, { kind: 'HorizontalPodAutoscaler', apiVersion: 'autoscaling/v1', metadata: meta, spec: v1spec, status: v1status }).obj as Obj;
   Object.defineProperty(out, HPA_STORED_FORM, { value: v2, enumerable: false });
+  Object.defineProperty(out, KEEP_DECODED, { value: true, enumerable: false });
   return out;
 }
 

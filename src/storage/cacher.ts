@@ -32,6 +32,7 @@
 import { BTree } from './btree.js';
 import { FutureRevisionError, type Backend, type KeyValue, type StorageEvent, type Watch } from './interface.js';
 import { parseJSON, stringifyJSON } from '../codec/int64.js';
+import { KEEP_DECODED } from '../machinery/objectmeta.js';
 import { compareKeys, maxKey, noteKey, prefixEnd, sortKeys } from './keys.js';
 
 /**
@@ -119,9 +120,8 @@ export class CacheEntry {
   freeze(): void {
     const o = this.o;
     if (o === undefined || this.kind === undefined) return;
-    // an object that carries more than its JSON (autoscaling/v1's view of a stored v2
-    // HorizontalPodAutoscaler keeps the stored form under a symbol, for its Table) stays decoded
-    if (Object.getOwnPropertySymbols(o).length > 0) return;
+    // an object that carries more than its JSON stays decoded
+    if (o[KEEP_DECODED] === true) return;
     if (this.json === undefined && (this.sv === undefined || this.kind.fromPlain === undefined)) {
       try {
         this.json = Buffer.from(stringifyJSON(o));
