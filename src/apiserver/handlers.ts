@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseFirstYAMLDocument, yaml } from '../codec/yaml-lazy.js';
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
-import { fieldValue, matchLabels, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../machinery/selectors.js';
+import { fieldValue, matchLabels, selectableField, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../machinery/selectors.js';
 import { inputEncoding, negotiateOutput, negotiateWatch, NotAcceptableError, prettyRequested, supportedInputTypes, type OutputChoice } from '../codec/negotiate.js';
 import { decodeEnvelope, decodeMessage, supportsProtobuf } from '../codec/protobuf.js';
 import { APPLY_PATCH_CBOR_MEDIA_TYPE, CBORDecodeError, cborDecodeStatusMessage, decodeApplyPatchCBOR, decodeCBORObject, decodeCBORValue } from '../codec/cbor.js';
@@ -276,24 +276,22 @@ export function selection(kind: KindDecl, q: URLSearchParams, name?: string): Se
     throw e;
   }
   const getters: ((e: CacheEntry) => string)[] = [];
-  const allowed = new Map<string, string[]>();
+  const allowed = new Map<string, string>();
   for (const f of kind.selectableFields) {
-    const eq = f.indexOf('=');
-    const label = eq < 0 ? f : f.slice(0, eq);
-    const path = eq < 0 ? f : f.slice(eq + 1);
-    allowed.set(label, path.split('.'));
+    const { label, path } = selectableField(f);
+    allowed.set(label, path);
   }
   for (const t of fields) {
     if (t.field === 'metadata.name') getters.push((e) => e.name);
     else if (t.field === 'metadata.namespace') getters.push((e) => e.namespace);
     else {
       const path = allowed.get(t.field);
-      if (!path) {
+      if (path === undefined) {
         if (kind.selectableFields.length > 0 || kind.custom) throw errors.badRequest(`field label not supported: ${t.field}`);
         throw errors.badRequest(`"${t.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
       }
-      const dotted = path.join('.');
-      getters.push((e) => e.keptField(dotted) ?? fieldValue(e.obj, path));
+      const steps = path.split('.');
+      getters.push((e) => e.keptField(path) ?? fieldValue(e.obj, steps));
     }
   }
   if (name !== undefined) {

@@ -76,13 +76,10 @@ export class WatchRegistry {
     let closed = false;
     let lastRV = 0;
     let tableHeadersSent = false;
-    // (with `entry`, obj is undefined: its cached bytes serve, and a frozen entry is decoded only for a Table or metadata)
-    const objectBytes = (obj: any, entry: CacheEntry | undefined): Uint8Array => {
-      if (entry !== undefined && !plain) obj = entry.obj;
-      if (plain) {
-        if (entry) return proto ? entryEnvelope(entry, kind) : cbor ? entryCBOR(entry, kind) : entryJSON(entry);
-        return proto ? encodeEnvelope(obj.apiVersion, obj.kind, encodeMessage(kind.type, obj)) : cbor ? encodeCBOR(kind.type, obj) : Buffer.from(stringifyJSON(obj));
-      }
+    // a plain event is its entry's cached bytes; a frozen entry is decoded only for a Table or metadata
+    const objectBytes = (entry: CacheEntry): Uint8Array => {
+      if (plain) return proto ? entryEnvelope(entry, kind) : cbor ? entryCBOR(entry, kind) : entryJSON(entry);
+      const obj = entry.obj;
       if (choice.transform === 'Table') {
         // only the first event of the stream carries the column definitions, as in Kubernetes
         const t = tableOf(kind, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, { ...(p.table ?? { includeObject: 'Metadata' }), noHeaders: tableHeadersSent }, choice.transformVersion);
@@ -116,13 +113,13 @@ export class WatchRegistry {
         const memo = (ev as any)._frames as Map<string, Uint8Array> | undefined;
         b = memo?.get(memoKey);
         if (!b) {
-          b = frame(ev.type, objectBytes(undefined, ev.entry));
+          b = frame(ev.type, objectBytes(ev.entry));
           const m = memo ?? new Map<string, Uint8Array>();
           m.set(memoKey, b);
           (ev as any)._frames = m;
         }
       } else {
-        b = frame(ev.type, objectBytes(ev.entry.obj, undefined));
+        b = frame(ev.type, objectBytes(ev.entry));
       }
       if (ev.revision > lastRV) lastRV = ev.revision;
       write(b);
@@ -181,7 +178,7 @@ export class WatchRegistry {
       if (p.initialEvents) {
         const { items, revision } = cacher.list({ prefix: p.prefix, filter: p.filter });
         for (const e of items) {
-          write(frame('ADDED', objectBytes(undefined, e)));
+          write(frame('ADDED', objectBytes(e)));
         }
         lastRV = revision;
         watcher = cacher.watch({ prefix: p.prefix, afterRevision: revision, filter: p.filter, onEvent, onClose });

@@ -331,6 +331,12 @@ export function parseFieldSelector(sel: string): FieldTerm[] {
   return out;
 }
 
+/** a kind's selectable field as declared ("path", or "label=path" when the selector's name differs): the selector's name and the object's dotted path */
+export function selectableField(decl: string): { label: string; path: string } {
+  const eq = decl.indexOf('=');
+  return eq < 0 ? { label: decl, path: decl } : { label: decl.slice(0, eq), path: decl.slice(eq + 1) };
+}
+
 /** The value a field selector compares: strings as they are, booleans and numbers as text, absent as "". */
 export function fieldValue(obj: any, path: string[]): string {
   let cur = obj;

@@ -42,7 +42,7 @@ import { compareKeys, maxKey, noteKey, prefixEnd, sortKeys } from './keys.js';
  */
 export interface EntryKind {
   fields?: (obj: any) => Record<string, string>;
-  /** the object of a stored value in plain text (decrypted), as the cache's decode makes it */
+  /** the object of a stored value in plain text (decrypted), as the cache's decode makes it (CacherOptions.load) */
   fromPlain?: (plain: Uint8Array, kv: KeyValue) => any;
 }
 
@@ -50,8 +50,8 @@ export interface EntryKind {
  * One object in the watch cache, with its serialized bytes.
  *
  * An entry is thawed (its decoded object held) or frozen (its JSON alone held, the object
- * decoded again when next asked for). Only the last HOT_ENTRIES entries that were made or
- * decoded stay thawed, across every resource of the process (`hotRing`): a decoded object is a
+ * decoded again when next asked for). Only the last DEFAULT_DECODED_ENTRIES (4,096) entries that
+ * were made or decoded stay thawed, across every resource of the process (`hotRing`): a decoded object is a
  * few hundred heap objects for a Pod (a few dozen for a small ConfigMap), and the garbage
  * collector's every full collection marks each of them again, which for a store of 10,000 Pods
  * took a sixth of a core while writes ran (bench/HISTORY.md, 2026-12-03 evening). Frozen, an
@@ -116,7 +116,10 @@ export class CacheEntry {
     return this.o === undefined ? this.ff?.[path] : undefined;
   }
 
-  /** drops the decoded object, keeping its JSON (made now if it was never asked for); the ring calls it */
+  /**
+   * drops the decoded object, keeping its JSON (made now if it was never asked for) or, for an
+   * entry of a load, its stored value; the ring and the load's timer call it
+   */
   freeze(): void {
     const o = this.o;
     if (o === undefined || this.kind === undefined) return;
@@ -342,11 +345,10 @@ export interface CacherOptions {
   fields?: (obj: any) => Record<string, string>;
   /**
    * decode in two steps, for a load: the stored value in plain text (decrypted; throws as decode
-   * does), and the object from it (EntryKind.fromPlain). With both, the entries of a load start
-   * frozen, holding their plain values.
+   * does), and the object from it. With it, the entries of a load are frozen soon after it
+   * holding their plain values (CacheEntry.loaded), not JSON made for each.
    */
-  plain?: (kv: KeyValue) => Uint8Array;
-  fromPlain?: (plain: Uint8Array, kv: KeyValue) => any;
+  load?: { plain: (kv: KeyValue) => Uint8Array; fromPlain: (plain: Uint8Array, kv: KeyValue) => any };
   /** the object of the DELETED event of a corrupt key (its last value could not be decoded) */
   tombstone?: (namespace: string, name: string, revision: number) => any;
   /**
@@ -540,8 +542,8 @@ class WatchCache implements Cacher {
     this.decode = opts.decode;
     this.json = opts.json;
     this.made = opts.made;
-    this.entryKind = { fields: opts.fields, fromPlain: opts.plain ? opts.fromPlain : undefined };
-    this.plain = opts.fromPlain ? opts.plain : undefined;
+    this.entryKind = { fields: opts.fields, fromPlain: opts.load?.fromPlain };
+    this.plain = opts.load?.plain;
     this.tombstone = opts.tombstone ?? ((namespace, name, revision) => ({ metadata: { ...(namespace ? { namespace } : {}), name, resourceVersion: String(revision) } }));
     this.split = opts.split;
     this.historyWindowMs = opts.historyWindowMs ?? 5 * 60_000;

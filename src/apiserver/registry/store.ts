@@ -14,7 +14,7 @@ import { fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder
 import { managedFieldsText } from '../../patch/ssa/fieldmanager.js';
 import { stringifyWithVerbatim, type Verbatim } from '../../codec/verbatim.js';
 import { errors, field, qualified, StatusError, type FieldError, type GroupThing, type StatusCause, type StatusDetails } from '../../machinery/errors.js';
-import { fieldValue } from '../../machinery/selectors.js';
+import { fieldValue, selectableField } from '../../machinery/selectors.js';
 import { validateAnnotations, validateLabels, validateName } from '../../machinery/validation.js';
 import type { KindDecl } from '../../schema/model.js';
 import { atRevision, newCacher, type Cacher, type CacheEntry } from '../../storage/cacher.js';
@@ -154,8 +154,7 @@ export class ResourceStore {
       json: (kv, obj) => this.jsonOf(kv, obj),
       made: (entry) => this.madeEntry(entry),
       fields: selectableFieldsOf(kind),
-      plain: (kv) => this.plainOf(kv),
-      fromPlain: (plain, kv) => this.fromPlain(plain, kv),
+      load: { plain: (kv) => this.plainOf(kv), fromPlain: (plain, kv) => this.fromPlain(plain, kv) },
       split: (key, obj) => {
         const m = obj?.metadata;
         if (m !== null && typeof m === 'object' && typeof m.name === 'string') {
@@ -1114,8 +1113,7 @@ export { StatusError };
 function selectableFieldsOf(kind: KindDecl): ((obj: any) => Record<string, string>) | undefined {
   const paths: string[] = [];
   for (const f of kind.selectableFields) {
-    const eq = f.indexOf('=');
-    const path = eq < 0 ? f : f.slice(eq + 1);
+    const { path } = selectableField(f);
     if (path !== 'metadata.name' && path !== 'metadata.namespace' && !paths.includes(path)) paths.push(path);
   }
   if (paths.length === 0) return undefined;
