@@ -2,6 +2,7 @@
 // encoding and the bytes are kept on its cache entry, so that every get, list and watcher of
 // that version shares them.
 import { stringifyJSON } from '../codec/int64.js';
+import { kept, keptUTF8 } from '../codec/kept.js';
 import type { ServerResponse } from 'node:http';
 import zlib from 'node:zlib';
 import { yaml } from '../codec/yaml-lazy.js';
@@ -61,7 +62,7 @@ export interface ListMeta {
 export function entryJSON(e: CacheEntry): Uint8Array {
   let b = e.json;
   if (!b) {
-    b = Buffer.from(stringifyJSON(e.obj));
+    b = keptUTF8(stringifyJSON(e.obj));
     e.json = b;
   }
   return b;
@@ -70,7 +71,7 @@ export function entryJSON(e: CacheEntry): Uint8Array {
 export function entryProto(e: CacheEntry, kind: KindDecl): Uint8Array {
   let b = e.pb;
   if (!b) {
-    b = encodeMessage(kind.type, e.obj);
+    b = kept(encodeMessage(kind.type, e.obj));
     e.pb = b;
   }
   return b;
@@ -80,7 +81,7 @@ export function entryProto(e: CacheEntry, kind: KindDecl): Uint8Array {
 export function entryCBOR(e: CacheEntry, kind: KindDecl): Uint8Array {
   let b = e.cbor;
   if (!b) {
-    b = encodeCBOR(kind.type, e.obj);
+    b = kept(encodeCBOR(kind.type, e.obj));
     e.cbor = b;
   }
   return b;

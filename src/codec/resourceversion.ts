@@ -14,6 +14,8 @@
 // holding the placeholder's text anywhere else too (no real object does) is reported as not
 // splittable, and serialized again.
 
+import { keptBuffer } from './kept.js';
+
 /** what metadata.resourceVersion is set to while the object is serialized */
 export const RV_PLACEHOLDER = '\u0001keelson:resourceVersion\u0001';
 const PLACEHOLDER_JSON = JSON.stringify(RV_PLACEHOLDER);
@@ -171,7 +173,8 @@ export function fillPlaceholder(p: PlaceholderText, rv: string): Buffer {
   const s = p.stored;
   const n = s.length;
   const m = member.length;
-  const out = Buffer.allocUnsafe(n + m);
+  // (the answer is the JSON the watch cache keeps for the object: a kept buffer, see kept.ts)
+  const out = keptBuffer(n + m);
   // (the whole stored JSON in one copy, its tail moved up in the buffer, the member written in
   // the gap: native copies without the argument checks and views of Buffer.copy)
   out.set(s, 0);

@@ -32,6 +32,7 @@
 import { BTree } from './btree.js';
 import { FutureRevisionError, type Backend, type KeyValue, type StorageEvent, type Watch } from './interface.js';
 import { parseJSON, stringifyJSON } from '../codec/int64.js';
+import { keptUTF8 } from '../codec/kept.js';
 import { KEEP_DECODED } from '../machinery/objectmeta.js';
 import { compareKeys, maxKey, noteKey, prefixEnd, sortKeys } from './keys.js';
 
@@ -127,7 +128,7 @@ export class CacheEntry {
     if (o[KEEP_DECODED] === true) return;
     if (this.json === undefined && (this.sv === undefined || this.kind.fromPlain === undefined)) {
       try {
-        this.json = Buffer.from(stringifyJSON(o));
+        this.json = keptUTF8(stringifyJSON(o));
       } catch {
         return; // not JSON (none is expected): it stays decoded
       }
