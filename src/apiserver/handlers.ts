@@ -40,6 +40,8 @@ type StrictProblems = {
   verbatim?: Verbatim;
   /** a JSON text found free of duplicates, not yet scanned for unknown fields: scanned when normalize finds one */
   rescan?: { text: string; typeName: string | undefined };
+  /** the JSON body's text: normalize reads its number literals (`1.0` is no integer to Go) */
+  text?: string;
 };
 const NO_PROBLEMS: string[] = [];
 // kept on the decoded object itself under a non-enumerable symbol (nothing that reads or copies
@@ -843,10 +845,11 @@ export function decodeBody(r: RequestBase, body: Buffer, kind: Pick<KindDecl, 'g
           }
           obj = exactJSON(text, obj);
         }
-        strictProblems.set(obj, { list, warnings: list, complete: !custom, verbatim: spans.length ? { text, spans } : undefined, rescan });
+        strictProblems.set(obj, { list, warnings: list, complete: !custom, verbatim: spans.length ? { text, spans } : undefined, rescan, text });
       } else if (obj !== null && typeof obj === 'object') {
         if (jsonNestsDeeperThan(text)) throw errors.badRequest(tooDeepMessage(false));
         obj = exactJSON(text, obj);
+        strictProblems.set(obj, { list: NO_PROBLEMS, warnings: NO_PROBLEMS, complete: true, text });
       }
       break;
     }
@@ -1020,7 +1023,7 @@ export function verbatimOf(decoded: unknown): Verbatim | undefined {
  * its unknown fields. A value of the wrong type is the first fatal error, at every level.
  */
 export function normalizeBody(r: RequestBase, obj: any, kind: Pick<KindDecl, 'version' | 'kind' | 'type'>, level: 'Ignore' | 'Warn' | 'Strict', extraDuplicates?: string[]): any {
-  const n = normalize(kind.type, obj);
+  const n = normalize(kind.type, obj, obj !== null && typeof obj === 'object' ? strictProblems.get(obj)?.text : undefined);
   if (n.typeError) throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${n.typeError}`);
   if (level !== 'Ignore') {
     const pre = strictProblems.get(obj);

@@ -97,6 +97,17 @@ export function holdsBigInt(v: unknown): boolean {
   return false;
 }
 
+/** the index of the first character at or after `i` that is not JSON white space */
+function skipSpace(text: string, i: number): number {
+  const n = text.length;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+    else break;
+  }
+  return i;
+}
+
 /** thrown for a text nested deeper than the exact parser goes (JSON.parse has read it already) */
 export class JSONTooDeepError extends Error {}
 
@@ -112,11 +123,7 @@ export function parseJSONExact(text: string): any {
   let i = 0;
   const n = text.length;
   const ws = (): void => {
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
-      else break;
-    }
+    i = skipSpace(text, i);
   };
   const str = (): string => {
     const start = i;
@@ -190,6 +197,88 @@ export function parseJSONExact(text: string): any {
     return num;
   };
   return value(0);
+}
+
+/**
+ * The number literals of a valid JSON text written with a fraction or an exponent (`1.0`,
+ * `1e3`), by path (`spec.template.spec.terminationGracePeriodSeconds`, `ports[0].containerPort`:
+ * every member as `.key`, every item as `[i]`); null when there is none. JSON.parse makes `1.0`
+ * and `1` the same number, but Go's decoder refuses a literal with a fraction or an exponent in an
+ * integer field ("cannot unmarshal number 1.0 into Go struct field ... of type int32"), so the
+ * decoder of a built-in kind asks for the literals once a body has integer fields (codec/json.ts).
+ * Strings are skipped with indexOf; nothing is built unless such a literal is found.
+ */
+export function fractionalLiterals(text: string): Map<string, string> | null {
+  // (the common body has none: a number with '.', 'e' or 'E' right after a digit at a value's start)
+  if (!/[:,[]\s*-?\d+[.eE]/.test(text)) return null;
+  let found: Map<string, string> | null = null;
+  const n = text.length;
+  let i = 0;
+  const ws = (): void => {
+    i = skipSpace(text, i);
+  };
+  const str = (): string => {
+    const start = i;
+    let j = i + 1;
+    for (;;) {
+      j = text.indexOf('"', j);
+      if (j < 0) {
+        j = n;
+        break;
+      }
+      let b = j - 1;
+      while (text.charCodeAt(b) === 0x5c) b--;
+      if ((j - 1 - b) % 2 === 0) break; // not escaped
+      j++;
+    }
+    i = j + 1;
+    const raw = text.slice(start + 1, j);
+    return raw.includes('\\') ? (JSON.parse(text.slice(start, i)) as string) : raw;
+  };
+  const value = (path: string, depth: number): void => {
+    ws();
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      str();
+      return;
+    }
+    if (c === 0x7b || c === 0x5b) {
+      if (depth >= EXACT_MAX_DEPTH) throw new JSONTooDeepError(`JSON nested more than ${EXACT_MAX_DEPTH} levels`);
+      i++;
+      ws();
+      if (text.charCodeAt(i) === (c === 0x5b ? 0x5d : 0x7d)) {
+        i++;
+        return;
+      }
+      for (let k = 0; ; k++) {
+        if (c === 0x5b) value(`${path}[${k}]`, depth + 1);
+        else {
+          ws();
+          const key = str();
+          ws();
+          i++; // ':'
+          value(path ? `${path}.${key}` : key, depth + 1);
+        }
+        ws();
+        if (text.charCodeAt(i++) !== 0x2c) return; // ']' or '}'
+      }
+    }
+    if (c === 0x74 || c === 0x6e) return void (i += 4);
+    if (c === 0x66) return void (i += 5);
+    const start = i;
+    let fractional = false;
+    while (i < n) {
+      const d = text.charCodeAt(i);
+      if ((d >= 0x30 && d <= 0x39) || d === 0x2d || d === 0x2b) i++;
+      else if (d === 0x2e || d === 0x65 || d === 0x45) {
+        fractional = true;
+        i++;
+      } else break;
+    }
+    if (fractional) (found ??= new Map()).set(path, text.slice(start, i));
+  };
+  value('', 0);
+  return found;
 }
 
 /** JSON.stringify's error for a bigint (V8: "Do not know how to serialize a BigInt"), not a cycle's */

@@ -12,7 +12,7 @@ import type { FieldDecl, TypeDecl, TypeRef } from '../schema/model.js';
 import { getType, jsonFields } from '../schema/types.js';
 import { canonicalQuantity } from '../schema/printers/quantity.js';
 import { dynamicNormalizer, dynamicPruner } from '../schema/dynamic.js';
-import { inInt64 } from './int64.js';
+import { fractionalLiterals, inInt64 } from './int64.js';
 
 export interface NormalizeResult {
   obj: any;
@@ -31,6 +31,10 @@ interface Ctx {
   root: string;
   /** the Go name of the innermost struct being decoded: Go's errors name it (`DeploymentSpec`) */
   struct: string;
+  /** the JSON text the object was parsed from, when it was: its number literals decide what an integer field takes */
+  text: string | undefined;
+  /** the text's literals with a fraction or an exponent, by path (int64.ts fractionalLiterals): found at the first integer field */
+  literals: Map<string, string> | null | undefined;
 }
 
 const QUANTITY_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
@@ -103,10 +107,20 @@ function typeErr(ctx: Ctx, v: unknown, path: string, t: TypeRef, goType?: string
   if (ctx.typeError) return;
   const type = goType ?? goName(t);
   const numeric = type === 'int32' || type === 'int64' || type === 'float64';
-  // (an integer beyond 2^53 is a bigint: codec/int64.ts)
-  const what = typeof v === 'bigint' ? (numeric ? `number ${v}` : 'number') : typeof v === 'number' && numeric ? `number ${goNumberText(v)}` : jsonKind(v);
+  // (an integer beyond 2^53 is a bigint: codec/int64.ts; Go names a number as its text has it)
+  const what =
+    typeof v === 'bigint' ? (numeric ? `number ${v}` : 'number') : typeof v === 'number' && numeric ? `number ${literalAt(ctx, path) ?? goNumberText(v)}` : jsonKind(v);
   const p = path.replace(/\[[^\]]*\]/g, '');
   ctx.typeError = `json: cannot unmarshal ${what} into Go struct field ${ctx.struct}.${p} of type ${type}`;
+}
+
+/** the JSON literal at `path` when it has a fraction or an exponent (undefined: it has neither, or the object came from no JSON text) */
+function literalAt(ctx: Ctx, path: string): string | undefined {
+  if (ctx.text === undefined) return undefined;
+  if (ctx.literals === undefined) ctx.literals = fractionalLiterals(ctx.text);
+  if (ctx.literals === null) return undefined;
+  // (the literals' paths write every member as `.key`; a map's value is `[key]` here)
+  return ctx.literals.get(path.replace(/\[([^\]]*[^\]0-9][^\]]*)\]/g, '.$1'));
 }
 
 /** a number as its JSON literal most likely read (integers in full, not in exponent form) */
@@ -257,6 +271,8 @@ function normValue(t: NT, v: unknown, base: string, ctx: Ctx, sub: string | numb
           // (an integer beyond 2^53 is a bigint: codec/int64.ts)
           if (typeof v === 'bigint') return t.name === 'int64' && inInt64(v) ? v : (typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT);
           if (typeof v !== 'number' || !Number.isInteger(v) || !fitsInt(v, t.name === 'int32' ? 32 : 64)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
+          // (`1.0` and `1e3` parse to integers, but Go's decoder refuses them for an integer field)
+          if (ctx.text !== undefined && ctx.literals !== null && literalAt(ctx, pathAt(base, sub, dot)) !== undefined) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;
         case 'double':
           if (typeof v === 'bigint') return Number(v);
@@ -295,7 +311,8 @@ function normValue(t: NT, v: unknown, base: string, ctx: Ctx, sub: string | numb
         }
         case 'IntOrString':
           // (anything but a string goes to its IntVal, an int32: intstr.IntOrString.UnmarshalJSON)
-          if (typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v) && fitsInt(v, 32))) return v;
+          if (typeof v === 'string') return v;
+          if (typeof v === 'number' && Number.isInteger(v) && fitsInt(v, 32) && (ctx.text === undefined || ctx.literals === null || literalAt(ctx, pathAt(base, sub, dot)) === undefined)) return v;
           return typeErr(ctx, v, pathAt(base, sub, dot), t.ref, 'int32'), OMIT;
         case 'Duration':
           if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
@@ -467,7 +484,7 @@ function normFields(plan: StructPlan, v: Record<string, unknown>, path: string, 
 /**
  * Normalize an object of a declared type. An unknown type name returns the object as given.
  */
-export function normalize(typeName: string, obj: unknown): NormalizeResult {
+export function normalize(typeName: string, obj: unknown, jsonText?: string): NormalizeResult {
   const dyn = dynamicNormalizer(typeName);
   if (dyn && obj !== null && typeof obj === 'object' && !Array.isArray(obj)) {
     const r = dyn(obj as Record<string, unknown>);
@@ -481,7 +498,7 @@ export function normalize(typeName: string, obj: unknown): NormalizeResult {
   if (!decl || obj === null || typeof obj !== 'object' || Array.isArray(obj)) return { obj, unknown: [] };
   // (the type's short name without an array of its parts: normalize runs on every write)
   const short = typeName.slice(typeName.lastIndexOf('.') + 1);
-  const ctx: Ctx = { unknown: [], root: short, struct: short };
+  const ctx: Ctx = { unknown: [], root: short, struct: short, text: jsonText, literals: undefined };
   const out = normObject(planOf(decl), obj as Record<string, unknown>, '', ctx);
   return { obj: out, unknown: ctx.unknown, typeError: ctx.typeError };
 }

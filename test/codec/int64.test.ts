@@ -4,7 +4,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { addGoSeconds } from '../../src/machinery/time.js';
-import { exactJSON, holdsBigInt, narrowBigInts, parseJSON, parseJSONExact, stringifyJSON } from '../../src/codec/int64.js';
+import { exactJSON, fractionalLiterals, holdsBigInt, narrowBigInts, parseJSON, parseJSONExact, stringifyJSON } from '../../src/codec/int64.js';
 import { jsonHasNoDuplicates } from '../../src/codec/duplicates.js';
 import { normalize } from '../../src/codec/json.js';
 import { parseFirstYAMLDocument } from '../../src/codec/yaml-lazy.js';
@@ -119,4 +119,24 @@ test("addGoSeconds: Go's int64 nanoseconds, which wrap", () => {
   // time.Second * time.Duration(max int64) is -1s in Go
   assert.equal(addGoSeconds(1_000_000, MAX), 999_000);
   assert.equal(addGoSeconds(1_000_000, 9007199254740993n), 1_000_000 + Number(BigInt.asIntN(64, 9007199254740993n * 1_000_000_000n) / 1_000_000n));
+});
+
+test('fractionalLiterals: the literals with a fraction or an exponent, by path; strings and integers are skipped', () => {
+  assert.equal(fractionalLiterals('{"a":1,"b":"1.0","c":[1,2],"d":{"e":-3}}'), null);
+  assert.equal(fractionalLiterals('{"image":"nginx:1.14.2","x":"a,1.5","y":"\\",1.5"}'), null);
+  const m = fractionalLiterals('{"spec":{"a":1.0,"b":[2,3e2,{"c":-4.50E-1}],"s":"q\\"1.0","d.e":5e0},"t":true,"n":null,"f":false,"z":1.25}');
+  assert.deepEqual(
+    [...(m ?? new Map())],
+    [
+      ['spec.a', '1.0'],
+      ['spec.b[1]', '3e2'],
+      ['spec.b[2].c', '-4.50E-1'],
+      ['spec.d.e', '5e0'],
+      ['z', '1.25'],
+    ],
+  );
+  // Go's words name the literal in every integer field, int32, int64 and IntOrString alike
+  const text = '{"spec":{"activeDeadlineSeconds":1e3}}';
+  assert.equal(normalize(JOB, JSON.parse(text), text).typeError, 'json: cannot unmarshal number 1e3 into Go struct field JobSpec.spec.activeDeadlineSeconds of type int64');
+  assert.equal(normalize(JOB, JSON.parse(text)).typeError, undefined, 'without the text, the number is all there is');
 });

@@ -134,6 +134,39 @@ describe('raw bodies and answers', () => {
     }
   });
 
+  test('an integer written with a fraction or an exponent (1.0, 1e3) is refused as Go refuses it, with its literal', async () => {
+    const refused = `Job in version "v1" cannot be handled as a Job: json: cannot unmarshal number`;
+    for (const [v, q] of [
+      ['1.0', ''],
+      ['1e3', '?fieldValidation=Ignore'],
+      ['1.50', '?fieldValidation=Strict'],
+      ['2E+1', '?dryRun=All'],
+    ]) {
+      const r = await c.raw('POST', `${jobs}${q}`, { headers: { 'content-type': 'application/json' }, body: jobJSON('lit', v!) });
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.json().message, `${refused} ${v} into Go struct field JobSpec.spec.activeDeadlineSeconds of type int64`);
+    }
+    // a Pod: an int32 in a list item, an IntOrString, and numbers in strings (an image tag) that are no literals
+    const pod = (ports: string, probe: string) =>
+      `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"lit","annotations":{"n":"x: 1.0"}},"spec":{"containers":[{"name":"c","image":"nginx:1.14.2","ports":[{"containerPort":${ports}}],"readinessProbe":{"httpGet":{"port":${probe}}}}]}}`;
+    const r1 = await c.raw('POST', `${pods}?dryRun=All`, { headers: { 'content-type': 'application/json' }, body: pod('8e1', '80') });
+    assert.equal(r1.status, 400, r1.text);
+    assert.equal(r1.json().message, 'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number 8e1 into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32');
+    const r2 = await c.raw('POST', `${pods}?dryRun=All`, { headers: { 'content-type': 'application/json' }, body: pod('80', '80.0') });
+    assert.equal(r2.status, 400, r2.text);
+    assert.equal(r2.json().message, 'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number 80.0 into Go struct field HTTPGetAction.spec.containers.readinessProbe.httpGet.port of type int32');
+    await ok(c.raw('POST', `${pods}?dryRun=All`, { headers: { 'content-type': 'application/json' }, body: pod('80', '80') }), 201);
+    // a replace (PUT) decodes its body the same way; YAML's 1.0 is a number that Go's YAML-to-JSON writes as 1, and is taken
+    await ok(c.raw('POST', jobs, { headers: { 'content-type': 'application/json' }, body: jobJSON('lit', '7') }), 201);
+    const cur = JSON.parse((await ok(c.raw('GET', `${jobs}/lit`))).text);
+    cur.spec.activeDeadlineSeconds = 8;
+    const put = await c.raw('PUT', `${jobs}/lit`, { headers: { 'content-type': 'application/json' }, body: JSON.stringify(cur).replace('"activeDeadlineSeconds":8', '"activeDeadlineSeconds":8.0') });
+    assert.equal(put.status, 400, put.text);
+    assert.equal(put.json().message, `${refused} 8.0 into Go struct field JobSpec.spec.activeDeadlineSeconds of type int64`);
+    const yaml = await ok(c.raw('POST', `${jobs}?dryRun=All`, { headers: { 'content-type': 'application/yaml' }, body: jobYAML('lit-yaml', '1.0') }), 201);
+    assert.equal(yaml.json().spec.activeDeadlineSeconds, 1);
+  });
+
   test('watch events carry the exact value, in JSON and Protobuf', async () => {
     const rv = (await ok(c.raw('GET', jobs))).json().metadata.resourceVersion;
     const s = c.stream(`${jobs}?watch=1&resourceVersion=${rv}`);
