@@ -267,6 +267,21 @@ export interface Selection {
   filter?: (e: CacheEntry) => boolean;
 }
 
+// a kind's selectable fields by their selector names, parsed once per kind (a list or a watch with a field selector reads them)
+const selectablePathsByKind = new WeakMap<KindDecl, Map<string, string>>();
+function selectablePaths(kind: KindDecl): Map<string, string> {
+  let m = selectablePathsByKind.get(kind);
+  if (m === undefined) {
+    m = new Map();
+    for (const f of kind.selectableFields) {
+      const { label, path } = selectableField(f);
+      m.set(label, path);
+    }
+    selectablePathsByKind.set(kind, m);
+  }
+  return m;
+}
+
 export function selection(kind: KindDecl, q: URLSearchParams, name?: string): Selection {
   let labels: Requirement[] = [];
   let fields: FieldTerm[] = [];
@@ -278,16 +293,11 @@ export function selection(kind: KindDecl, q: URLSearchParams, name?: string): Se
     throw e;
   }
   const getters: ((e: CacheEntry) => string)[] = [];
-  const allowed = new Map<string, string>();
-  for (const f of kind.selectableFields) {
-    const { label, path } = selectableField(f);
-    allowed.set(label, path);
-  }
   for (const t of fields) {
     if (t.field === 'metadata.name') getters.push((e) => e.name);
     else if (t.field === 'metadata.namespace') getters.push((e) => e.namespace);
     else {
-      const path = allowed.get(t.field);
+      const path = selectablePaths(kind).get(t.field);
       if (path === undefined) {
         if (kind.selectableFields.length > 0 || kind.custom) throw errors.badRequest(`field label not supported: ${t.field}`);
         throw errors.badRequest(`"${t.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
