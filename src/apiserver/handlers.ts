@@ -90,6 +90,7 @@ import { apply as ssaApply, managerOrUserAgent, resetFieldsFor, trackUpdate, val
 import { parentManagedFields, scaleManagedFields } from '../patch/ssa/scale.js';
 import { applyJSONPatch } from '../patch/jsonpatch.js';
 import { applyMergePatch } from '../patch/mergepatch.js';
+import { jsonPatchLiterals, mergePatchLiterals, withLiterals } from '../patch/literals.js';
 import { applyStrategicMergePatch } from '../patch/strategic.js';
 import { asRequestError } from '../patch/errors.js';
 import { BodyTooDeepError, jsonNestsDeeperThan, tooDeepMessage, valueNestsDeeperThan, yamlNestsDeeperThan } from '../codec/depth.js';
@@ -1497,9 +1498,11 @@ export async function handlePatch(r: Request): Promise<void> {
    * or for a strategic merge patch the patch as Go prints its map (`%+v`: map[spec:map[replicas:x]]),
    * as Kubernetes' handlers do
    */
+  // the literals with a fraction or an exponent that the patch writes (`3.0`): Go's decoding of the patched object sees them
+  const literals = isApply ? null : ct === 'application/merge-patch+json' ? mergePatchLiterals(text) : ct === 'application/json-patch+json' ? jsonPatchLiterals(text, patch) : null;
   const patchInvalid = (patched: unknown, msg: string) =>
     errors.invalid({ group: '', name: '' }, '', [
-      field.invalid('patch', ct === 'application/strategic-merge-patch+json' ? sprintf('%+v', toUnstructuredValues(patch)) : stringifyJSON(patched), msg),
+      field.invalid('patch', ct === 'application/strategic-merge-patch+json' ? sprintf('%+v', toUnstructuredValues(patch)) : withLiterals(patched, literals, stringifyJSON), msg),
     ]);
 
   // the view a patch applies to (the object, or its Scale), and back
@@ -1530,7 +1533,7 @@ export async function handlePatch(r: Request): Promise<void> {
       const tm = patchedTypeMetaProblem(patched, kind);
       if (tm !== undefined) throw patchInvalid(patched, tm);
     }
-    const n = normalize(typeOfView.type, patched);
+    const n = normalize(typeOfView.type, patched, literals);
     if (n.typeError) throw patchInvalid(patched, n.typeError);
     if (!isApply && level !== 'Ignore') {
       const problems = [...patchProblems];

@@ -484,7 +484,7 @@ function normFields(plan: StructPlan, v: Record<string, unknown>, path: string, 
 /**
  * Normalize an object of a declared type. An unknown type name returns the object as given.
  */
-export function normalize(typeName: string, obj: unknown, jsonText?: string): NormalizeResult {
+export function normalize(typeName: string, obj: unknown, literals?: string | Map<string, string> | null): NormalizeResult {
   const dyn = dynamicNormalizer(typeName);
   if (dyn && obj !== null && typeof obj === 'object' && !Array.isArray(obj)) {
     const r = dyn(obj as Record<string, unknown>);
@@ -498,7 +498,11 @@ export function normalize(typeName: string, obj: unknown, jsonText?: string): No
   if (!decl || obj === null || typeof obj !== 'object' || Array.isArray(obj)) return { obj, unknown: [] };
   // (the type's short name without an array of its parts: normalize runs on every write)
   const short = typeName.slice(typeName.lastIndexOf('.') + 1);
-  const ctx: Ctx = { unknown: [], root: short, struct: short, text: jsonText, literals: undefined };
+  // (the JSON text the object was parsed from, or the literals a patch wrote: int64.ts fractionalLiterals)
+  const ctx: Ctx =
+    typeof literals === 'object' && literals !== null
+      ? { unknown: [], root: short, struct: short, text: '', literals }
+      : { unknown: [], root: short, struct: short, text: literals ?? undefined, literals: undefined };
   const out = normObject(planOf(decl), obj as Record<string, unknown>, '', ctx);
   return { obj: out, unknown: ctx.unknown, typeError: ctx.typeError };
 }

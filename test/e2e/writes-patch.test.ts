@@ -194,6 +194,44 @@ describe('JSON merge patch', () => {
     assert.equal(sm.message, ' "" is invalid: patch: Invalid value: "map[spec:map[replicas:x template:map[metadata:map[labels:map[a:2.5 b:1]]]]]": json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32');
     await unchanged(`${deploys}/mp-invalid`, before, 'invalid strategic merge');
   });
+
+  test('an integer written 3.0 or 2e0: merge and JSON patches keep the literal and are refused, as Kubernetes applies them to JSON text; a strategic merge patch takes it', async () => {
+    await create(deploys, DEPLOYMENT('mp-literal'));
+    const before = await get(`${deploys}/mp-literal`);
+    const refused = (s: any, lit: string) => {
+      // (the Invalid value is the patched JSON, Go-quoted, with the literal as it was sent)
+      assert.ok(s.message.startsWith(' "" is invalid: patch: Invalid value: "{'), s.message);
+      assert.ok(s.message.includes(`\\"replicas\\":${lit},`) || s.message.includes(`\\"replicas\\":${lit}}`), s.message);
+      assert.ok(s.message.endsWith(`}": json: cannot unmarshal number ${lit} into Go struct field DeploymentSpec.spec.replicas of type int32`), s.message);
+      assert.equal(s.details.causes[0].field, 'patch');
+    };
+    refused(expectStatus(await patch(`${deploys}/mp-literal`, MERGE, '{"metadata":{"annotations":{"n":"1.0"}},"spec":{"replicas":3.0}}'), 422, 'Invalid', 'merge 3.0'), '3.0');
+    refused(expectStatus(await patch(`${deploys}/mp-literal`, JSONP, '[{"op":"replace","path":"/spec/replicas","value":2e0}]'), 422, 'Invalid', 'json patch 2e0'), '2e0');
+    const port = expectStatus(
+      await patch(`${deploys}/mp-literal`, JSONP, '[{"op":"add","path":"/spec/template/spec/containers/0/ports","value":[{"containerPort":8.0e1}]}]'),
+      422,
+      'Invalid',
+      'a port 8.0e1 in an added list',
+    );
+    assert.match(port.message, /json: cannot unmarshal number 8\.0e1 into Go struct field ContainerPort\.spec\.template\.spec\.containers\.ports\.containerPort of type int32$/);
+    await unchanged(`${deploys}/mp-literal`, before, 'fractional literals');
+    // a literal that a later op replaces, removes or moves away is not in the result
+    const ok1 = await patch(`${deploys}/mp-literal`, JSONP, '[{"op":"replace","path":"/spec/replicas","value":2e0},{"op":"replace","path":"/spec/replicas","value":2}]');
+    assert.equal(ok1.status, 200, ok1.text);
+    const ok2 = await patch(
+      `${deploys}/mp-literal`,
+      JSONP,
+      '[{"op":"add","path":"/spec/template/spec/containers/0/ports","value":[{"containerPort":8.0e1}]},{"op":"remove","path":"/spec/template/spec/containers/0/ports/0"},{"op":"add","path":"/spec/template/spec/containers/0/ports/-","value":{"containerPort":81}}]',
+    );
+    assert.equal(ok2.status, 200, ok2.text);
+    assert.equal(JSON.parse(ok2.text).spec.template.spec.containers[0].ports[0].containerPort, 81);
+    // numbers inside strings are no literals; a strategic merge patch decodes 4.0 as Go's float64 4 and takes it
+    const ok3 = await patch(`${deploys}/mp-literal`, MERGE, '{"metadata":{"annotations":{"n":"3.0"}},"spec":{"replicas":3}}');
+    assert.equal(ok3.status, 200, ok3.text);
+    const ok4 = await patch(`${deploys}/mp-literal`, SMP, '{"spec":{"replicas":4.0}}');
+    assert.equal(ok4.status, 200, ok4.text);
+    assert.equal(JSON.parse(ok4.text).spec.replicas, 4);
+  });
 });
 
 describe('strategic merge patch', () => {
