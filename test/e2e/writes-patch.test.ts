@@ -214,6 +214,10 @@ describe('JSON merge patch', () => {
       'a port 8.0e1 in an added list',
     );
     assert.match(port.message, /json: cannot unmarshal number 8\.0e1 into Go struct field ContainerPort\.spec\.template\.spec\.containers\.ports\.containerPort of type int32$/);
+    // kubectl sends a merge patch as it was given
+    const k = c.kubectl(['patch', 'deployment', 'mp-literal', '--type', 'merge', '-p', '{"spec":{"replicas":3.0}}']);
+    assert.notEqual(k.code, 0);
+    assert.match(k.stderr, /json: cannot unmarshal number 3\.0 into Go struct field DeploymentSpec\.spec\.replicas of type int32/);
     await unchanged(`${deploys}/mp-literal`, before, 'fractional literals');
     // a literal that a later op replaces, removes or moves away is not in the result
     const ok1 = await patch(`${deploys}/mp-literal`, JSONP, '[{"op":"replace","path":"/spec/replicas","value":2e0},{"op":"replace","path":"/spec/replicas","value":2}]');
