@@ -9,8 +9,10 @@
 // median window is its figure (`instructionsPerCreate`: the request path's own work, the figure
 // to compare builds by); the mean (`meanPerCreate`) spreads the GC and compiling over all creates.
 // `windowsV8PerCreate` gives each window's instructions in V8's heap and compiler code. Compare
-// two builds in both orders (`--dir A --dir B`, then `--dir B --dir A`): the first build of a run
-// has often counted more, for reasons not found.
+// two builds in both orders (`--dir A --dir B`, then `--dir B --dir A`): one position of a run has
+// often counted more, the first in some sessions and the second in others (2026-12-04: major GCs in
+// most of the second server's windows, both times), for reasons not found; compare the windows'
+// counts without V8's GC and compiler too.
 //
 //   node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--windows 5]
 //                                   [--top 40] [--keep DIR] [--load gets] [--bare]
