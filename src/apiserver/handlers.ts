@@ -1533,7 +1533,8 @@ export async function handlePatch(r: Request): Promise<void> {
       const tm = patchedTypeMetaProblem(patched, kind);
       if (tm !== undefined) throw patchInvalid(patched, tm);
     }
-    const n = normalize(typeOfView.type, patched, literals);
+    // (a strategic merge patch's result reaches the Go type through the unstructured converter, whose words its type errors take)
+    const n = normalize(typeOfView.type, patched, literals, ct === 'application/strategic-merge-patch+json');
     if (n.typeError) throw patchInvalid(patched, n.typeError);
     if (!isApply && level !== 'Ignore') {
       const problems = [...patchProblems];

@@ -35,6 +35,8 @@ interface Ctx {
   text: string | undefined;
   /** the text's literals with a fraction or an exponent, by path (int64.ts fractionalLiterals): found at the first integer field */
   literals: Map<string, string> | null | undefined;
+  /** type errors in the words of Kubernetes' unstructured converter (a strategic merge patch's result), not encoding/json's */
+  converter: boolean;
 }
 
 const QUANTITY_FORMAT = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
@@ -105,6 +107,13 @@ function jsonKind(v: unknown): string {
  */
 function typeErr(ctx: Ctx, v: unknown, path: string, t: TypeRef, goType?: string): void {
   if (ctx.typeError) return;
+  if (ctx.converter) {
+    const m = converterMessage(v, t);
+    if (m !== undefined) {
+      ctx.typeError = m;
+      return;
+    }
+  }
   const type = goType ?? goName(t);
   const numeric = type === 'int32' || type === 'int64' || type === 'float64';
   // (an integer beyond 2^53 is a bigint: codec/int64.ts; Go names a number as its text has it)
@@ -112,6 +121,38 @@ function typeErr(ctx: Ctx, v: unknown, path: string, t: TypeRef, goType?: string
     typeof v === 'bigint' ? (numeric ? `number ${v}` : 'number') : typeof v === 'number' && numeric ? `number ${literalAt(ctx, path) ?? goNumberText(v)}` : jsonKind(v);
   const p = path.replace(/\[[^\]]*\]/g, '');
   ctx.typeError = `json: cannot unmarshal ${what} into Go struct field ${ctx.struct}.${p} of type ${type}`;
+}
+
+/**
+ * The error of Kubernetes' unstructured converter (runtime.DefaultUnstructuredConverter, which a
+ * strategic merge patch's result goes through into the kind's Go type) for a value of the wrong
+ * type; undefined where the JSON decoder's words stand (the types with their own decoding:
+ * quantities, int-or-strings, times; an integer out of an int32's range, which the converter
+ * does not check). Its values are Go's decoded JSON: integers int64, other numbers float64,
+ * objects maps, arrays slices. A scalar takes a convertible value (a whole float64 into an
+ * integer, an integer into a float64) and names any other by the field's own kind.
+ */
+function converterMessage(v: unknown, t: TypeRef): string | undefined {
+  const src =
+    typeof v === 'string' ? 'string' : typeof v === 'boolean' ? 'bool' : typeof v === 'bigint' ? 'int64' : typeof v === 'number' ? (Number.isInteger(v) ? 'int64' : 'float64') : Array.isArray(v) ? 'slice' : 'map';
+  switch (t.kind) {
+    case 'object':
+      return `cannot restore struct from: ${src}`;
+    case 'array':
+      return `cannot restore slice from ${src}`;
+    case 'map':
+      return `cannot restore map from ${src}`;
+    case 'scalar': {
+      if (t.scalar === 'bytes') return undefined;
+      const dst = goName(t);
+      if (src === 'float64' && (dst === 'int32' || dst === 'int64')) return `cannot convert float64 to ${dst}`;
+      if (src === 'int64' && dst === 'string') return 'cannot convert int64 to string';
+      if (src === 'int64' && dst !== 'bool') return undefined;
+      return `unrecognized type: ${dst}`;
+    }
+    default:
+      return undefined;
+  }
 }
 
 /** the JSON literal at `path` when it has a fraction or an exponent (undefined: it has neither, or the object came from no JSON text) */
@@ -484,7 +525,7 @@ function normFields(plan: StructPlan, v: Record<string, unknown>, path: string, 
 /**
  * Normalize an object of a declared type. An unknown type name returns the object as given.
  */
-export function normalize(typeName: string, obj: unknown, literals?: string | Map<string, string> | null): NormalizeResult {
+export function normalize(typeName: string, obj: unknown, literals?: string | Map<string, string> | null, converter = false): NormalizeResult {
   const dyn = dynamicNormalizer(typeName);
   if (dyn && obj !== null && typeof obj === 'object' && !Array.isArray(obj)) {
     const r = dyn(obj as Record<string, unknown>);
@@ -501,8 +542,8 @@ export function normalize(typeName: string, obj: unknown, literals?: string | Ma
   // (the JSON text the object was parsed from, or the literals a patch wrote: int64.ts fractionalLiterals)
   const ctx: Ctx =
     typeof literals === 'object' && literals !== null
-      ? { unknown: [], root: short, struct: short, text: '', literals }
-      : { unknown: [], root: short, struct: short, text: literals ?? undefined, literals: undefined };
+      ? { unknown: [], root: short, struct: short, text: '', literals, converter }
+      : { unknown: [], root: short, struct: short, text: literals ?? undefined, literals: undefined, converter };
   const out = normObject(planOf(decl), obj as Record<string, unknown>, '', ctx);
   return { obj: out, unknown: ctx.unknown, typeError: ctx.typeError };
 }

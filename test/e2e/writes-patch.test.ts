@@ -191,8 +191,25 @@ describe('JSON merge patch', () => {
       'Invalid',
       'strategic, replicas of the wrong type',
     );
-    assert.equal(sm.message, ' "" is invalid: patch: Invalid value: "map[spec:map[replicas:x template:map[metadata:map[labels:map[a:2.5 b:1]]]]]": json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32');
+    // (its result reaches the Go type through the unstructured converter, in the converter's words)
+    assert.equal(sm.message, ' "" is invalid: patch: Invalid value: "map[spec:map[replicas:x template:map[metadata:map[labels:map[a:2.5 b:1]]]]]": unrecognized type: int32');
+    for (const [body, msg] of [
+      [{ spec: { replicas: 2.5 } }, 'cannot convert float64 to int32'],
+      [{ spec: { paused: 'yes' } }, 'unrecognized type: bool'],
+      [{ spec: { template: { spec: { serviceAccountName: 7 } } } }, 'cannot convert int64 to string'],
+      [{ spec: { template: { spec: { hostname: 1.5 } } } }, 'unrecognized type: string'],
+      [{ spec: { selector: 'app' } }, 'cannot restore struct from: string'],
+      [{ spec: { template: { spec: { containers: { name: 'c' } } } } }, 'cannot restore slice from map'],
+      [{ spec: { template: { metadata: { labels: ['a'] } } } }, 'cannot restore map from slice'],
+    ] as const) {
+      const e = expectStatus(await patch(`${deploys}/mp-invalid`, SMP, body), 422, 'Invalid', JSON.stringify(body));
+      assert.ok(e.message.endsWith(`]": ${msg}`), e.message);
+    }
     await unchanged(`${deploys}/mp-invalid`, before, 'invalid strategic merge');
+    // a whole float64 converts
+    const whole = await patch(`${deploys}/mp-invalid`, SMP, '{"spec":{"revisionHistoryLimit":3.0}}');
+    assert.equal(whole.status, 200, whole.text);
+    assert.equal(JSON.parse(whole.text).spec.revisionHistoryLimit, 3);
   });
 
   test('an integer written 3.0 or 2e0: merge and JSON patches keep the literal and are refused, as Kubernetes applies them to JSON text; a strategic merge patch takes it', async () => {
