@@ -1034,10 +1034,10 @@ export function verbatimOf(decoded: unknown): Verbatim | undefined {
  * its unknown fields. A value of the wrong type is the first fatal error, at every level.
  */
 export function normalizeBody(r: RequestBase, obj: any, kind: Pick<KindDecl, 'version' | 'kind' | 'type'>, level: 'Ignore' | 'Warn' | 'Strict', extraDuplicates?: string[]): any {
-  const n = normalize(kind.type, obj, obj !== null && typeof obj === 'object' ? strictProblems.get(obj)?.text : undefined);
+  const pre = obj !== null && typeof obj === 'object' ? strictProblems.get(obj) : undefined;
+  const n = normalize(kind.type, obj, pre?.text);
   if (n.typeError) throw errors.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${n.typeError}`);
   if (level !== 'Ignore') {
-    const pre = strictProblems.get(obj);
     // (the common case: nothing unknown, no duplicates)
     if (n.unknown.length === 0 && extraDuplicates === undefined && (pre === undefined || (pre.list.length === 0 && pre.warnings.length === 0))) return n.obj;
     if (pre?.rescan !== undefined && n.unknown.length > 0) {

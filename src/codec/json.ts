@@ -31,9 +31,12 @@ interface Ctx {
   root: string;
   /** the Go name of the innermost struct being decoded: Go's errors name it (`DeploymentSpec`) */
   struct: string;
-  /** the JSON text the object was parsed from, when it was: its number literals decide what an integer field takes */
+  /** the JSON text the object was parsed from: its number literals decide what an integer field takes */
   text: string | undefined;
-  /** the text's literals with a fraction or an exponent, by path (int64.ts fractionalLiterals): found at the first integer field */
+  /**
+   * the literals with a fraction or an exponent, by path (int64.ts fractionalLiterals): undefined
+   * until the first integer field reads them from `text`; null when there are none (or no text)
+   */
   literals: Map<string, string> | null | undefined;
   /** type errors in the words of Kubernetes' unstructured converter (a strategic merge patch's result), not encoding/json's */
   converter: boolean;
@@ -157,11 +160,15 @@ function converterMessage(v: unknown, t: TypeRef): string | undefined {
 
 /** the JSON literal at `path` when it has a fraction or an exponent (undefined: it has neither, or the object came from no JSON text) */
 function literalAt(ctx: Ctx, path: string): string | undefined {
-  if (ctx.text === undefined) return undefined;
-  if (ctx.literals === undefined) ctx.literals = fractionalLiterals(ctx.text);
+  if (ctx.literals === undefined) ctx.literals = fractionalLiterals(ctx.text!);
   if (ctx.literals === null) return undefined;
   // (the literals' paths write every member as `.key`; a map's value is `[key]` here)
   return ctx.literals.get(path.replace(/\[([^\]]*[^\]0-9][^\]]*)\]/g, '.$1'));
+}
+
+/** whether the value at `base`/`sub` was written with a fraction or an exponent (its path is spelled out only when some literal was) */
+function writtenFractional(ctx: Ctx, base: string, sub: string | number | undefined, dot: boolean): boolean {
+  return ctx.literals !== null && literalAt(ctx, pathAt(base, sub, dot)) !== undefined;
 }
 
 /** a number as its JSON literal most likely read (integers in full, not in exponent form) */
@@ -313,7 +320,7 @@ function normValue(t: NT, v: unknown, base: string, ctx: Ctx, sub: string | numb
           if (typeof v === 'bigint') return t.name === 'int64' && inInt64(v) ? v : (typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT);
           if (typeof v !== 'number' || !Number.isInteger(v) || !fitsInt(v, t.name === 'int32' ? 32 : 64)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           // (`1.0` and `1e3` parse to integers, but Go's decoder refuses them for an integer field)
-          if (ctx.text !== undefined && ctx.literals !== null && literalAt(ctx, pathAt(base, sub, dot)) !== undefined) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
+          if (writtenFractional(ctx, base, sub, dot)) return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
           return v;
         case 'double':
           if (typeof v === 'bigint') return Number(v);
@@ -353,7 +360,7 @@ function normValue(t: NT, v: unknown, base: string, ctx: Ctx, sub: string | numb
         case 'IntOrString':
           // (anything but a string goes to its IntVal, an int32: intstr.IntOrString.UnmarshalJSON)
           if (typeof v === 'string') return v;
-          if (typeof v === 'number' && Number.isInteger(v) && fitsInt(v, 32) && (ctx.text === undefined || ctx.literals === null || literalAt(ctx, pathAt(base, sub, dot)) === undefined)) return v;
+          if (typeof v === 'number' && Number.isInteger(v) && fitsInt(v, 32) && !writtenFractional(ctx, base, sub, dot)) return v;
           return typeErr(ctx, v, pathAt(base, sub, dot), t.ref, 'int32'), OMIT;
         case 'Duration':
           if (typeof v !== 'string') return typeErr(ctx, v, pathAt(base, sub, dot), t.ref), OMIT;
@@ -539,11 +546,9 @@ export function normalize(typeName: string, obj: unknown, literals?: string | Ma
   if (!decl || obj === null || typeof obj !== 'object' || Array.isArray(obj)) return { obj, unknown: [] };
   // (the type's short name without an array of its parts: normalize runs on every write)
   const short = typeName.slice(typeName.lastIndexOf('.') + 1);
-  // (the JSON text the object was parsed from, or the literals a patch wrote: int64.ts fractionalLiterals)
-  const ctx: Ctx =
-    typeof literals === 'object' && literals !== null
-      ? { unknown: [], root: short, struct: short, text: '', literals, converter }
-      : { unknown: [], root: short, struct: short, text: literals ?? undefined, literals: undefined, converter };
+  // (the JSON text the object was parsed from, read at the first integer field, or the literals a patch wrote)
+  const text = typeof literals === 'string' ? literals : undefined;
+  const ctx: Ctx = { unknown: [], root: short, struct: short, text, literals: text !== undefined ? undefined : (literals as Map<string, string> | null | undefined) ?? null, converter };
   const out = normObject(planOf(decl), obj as Record<string, unknown>, '', ctx);
   return { obj: out, unknown: ctx.unknown, typeError: ctx.typeError };
 }

@@ -31,7 +31,7 @@ export function jsonPatchLiterals(text: string, ops: unknown): Map<string, strin
     if (op === null || typeof op !== 'object' || typeof op.path !== 'string') return;
     const target = pointerPath(op.path);
     if (target === undefined) return;
-    const parent = target.replace(/(\.[^.[]*|\[\d+\])$/, '');
+    const parent = parentOf(target);
     switch (op.op) {
       case 'add':
       case 'replace': {
@@ -39,7 +39,8 @@ export function jsonPatchLiterals(text: string, ops: unknown): Map<string, strin
         forget(out, appended || (op.op === 'add' && /\[\d+\]$/.test(target)) ? parent : target);
         if (appended) return;
         const from = `[${i}].value`;
-        for (const [k, lit] of all) if (under(k, from)) out.set(target + k.slice(from.length), lit);
+        // (a value put at the root: its members' paths start without a dot)
+        for (const [k, lit] of all) if (under(k, from)) out.set(target === '' ? k.slice(from.length).replace(/^\./, '') : target + k.slice(from.length), lit);
         return;
       }
       case 'remove':
@@ -48,7 +49,7 @@ export function jsonPatchLiterals(text: string, ops: unknown): Map<string, strin
         forget(out, parent);
         if (typeof op.from === 'string') {
           const f = pointerPath(op.from);
-          if (f !== undefined) forget(out, f.replace(/(\.[^.[]*|\[\d+\])$/, ''));
+          if (f !== undefined) forget(out, parentOf(f));
         }
         return;
     }
@@ -66,6 +67,11 @@ function pointerPath(pointer: string): string | undefined {
     path += /^(\d+|-)$/.test(t) ? `[${t}]` : path === '' ? t : `.${t}`;
   }
   return path;
+}
+
+/** the path of the container holding `path`'s last step */
+function parentOf(path: string): string {
+  return path.replace(/(\.[^.[]*|\[\d+\])$/, '');
 }
 
 function under(k: string, prefix: string): boolean {

@@ -18,6 +18,8 @@ test('patch literals: a merge patch writes its own paths; a JSON patch its ops\'
   assert.equal(ops('[{"op":"replace","path":"/spec/ports/0/port","value":2e0},{"op":"add","path":"/spec/ports/0","value":{"port":1}}]'), null);
   assert.equal(ops('[{"op":"add","path":"/spec/ports/-","value":{"port":2e0}}]'), null);
   assert.equal(ops('{"op":"add"}'), null);
+  // a value put at the whole document: its members' paths as the result has them
+  assert.deepEqual([...(ops('[{"op":"replace","path":"","value":{"spec":{"replicas":3.0}}}]') ?? [])], [['spec.replicas', '3.0']]);
 });
 
 test('patch literals: the patched JSON with the literals in their places', () => {
