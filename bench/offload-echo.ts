@@ -79,7 +79,7 @@ if (isMainThread) {
       if (!buf) return;
       const end = buf.indexOf('\r\n\r\n');
       if (end < 0) return;
-      const head = buf.latin1Slice(0, end);
+      const head = buf.toString('latin1', 0, end);
       const m = /content-length:\s*(\d+)/i.exec(head);
       const len = m ? Number(m[1]) : 0;
       if (buf.length < end + 4 + len) return;
@@ -92,7 +92,7 @@ if (isMainThread) {
       }
       const h = `HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: ${len}\r\nDate: ${date}\r\n\r\n`;
       const out = Buffer.allocUnsafe(h.length + len);
-      out.latin1Write(h, 0);
+      out.write(h, 0, 'latin1');
       body.copy(out, h.length);
       send(id, out);
     }
