@@ -11,7 +11,7 @@ import type { KindDecl } from '../schema/model.js';
 import { JSON_TYPE, PROTOBUF_TYPE, YAML_TYPE, type OutputChoice } from '../codec/negotiate.js';
 import { encodeEnvelope, encodeListFromItems, encodeListObjectChunks, encodeMessage } from '../codec/protobuf.js';
 import { encodeCBOR, encodeCBORListFromItems, encodeCBORValue, CBOR_MEDIA_TYPE } from '../codec/cbor.js';
-import { DEFAULT_PRINTER, printerFor, type Printer } from '../schema/printers/index.js';
+import { DEFAULT_PRINTER, humanDuration, printerFor, recordTimes, TIME_MARK, type Printer } from '../schema/printers/index.js';
 import { errors, type StatusError } from '../machinery/errors.js';
 
 export const STATUS_TYPE = 'io.k8s.apimachinery.pkg.apis.meta.v1.Status';
@@ -250,7 +250,6 @@ function startsWith(b: Uint8Array, prefix: Uint8Array): boolean {
   return true;
 }
 
-/** Write a list of stored objects. Large JSON and Protobuf lists are written item by item. */
 /**
  * The empty list of a watch's kind (a PartialObjectMetadataList for a metadata watch) in the
  * watch's encoding: the `kubernetes.io/initial-events-list-blueprint` of a streaming list's last
@@ -270,9 +269,207 @@ export function emptyListBlueprint(kind: KindDecl, choice: OutputChoice): Uint8A
   return Buffer.from(stringifyJSON({ kind: kind.listKind, apiVersion, metadata: {}, items: null }));
 }
 
+/**
+ * One stored object's Table row under one printer, kept on its cache entry: each cell's JSON, a
+ * string cell that shows a time (an age) as its text around the times, the row's conditions, and
+ * where the metadata is in the entry's JSON. A list of Pods as a Table (every `kubectl get`)
+ * then decodes and prints nothing for an object it has printed before; only the ages are
+ * written anew, for the request's moment.
+ */
+interface TableRow {
+  printer: Printer;
+  /** the cells' JSON, commas included: text, and for a string cell that shows times, its pieces around them ([text, time, text, ...]) */
+  cells: (string | (string | number)[])[];
+  /** `,"conditions":[...]`, or '' */
+  conditions: string;
+  /** the span of the metadata object in the entry's JSON; -1 if it was not found there */
+  metaStart: number;
+  metaEnd: number;
+}
+
+/** the entry's row for printer `p`, made now if it has none (undefined: a row to print afresh each time) */
+function tableRow(e: CacheEntry, p: Printer): TableRow | undefined {
+  const kept = e.row as TableRow | undefined | null;
+  if (kept !== undefined && kept !== null && kept.printer === p) return kept;
+  if (kept === null) return undefined;
+  const o = e.obj;
+  const { value: cells, times } = recordTimes(() => p.cells(o, Date.now()));
+  const conds = p.conditions?.(o);
+  const row: TableRow = { printer: p, cells: [], conditions: conds && conds.length ? `,"conditions":${stringifyJSON(conds)}` : '', metaStart: -1, metaEnd: -1 };
+  let text = '';
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells[i];
+    if (i) text += ',';
+    if (times.length > 0 && typeof c === 'string' && c.includes(TIME_MARK)) {
+      const pieces = c.split(TIME_MARK);
+      // text, index, text, index, ..., text: the indices become the times
+      const timed: (string | number)[] = [];
+      for (let j = 0; j < pieces.length; j++) timed.push(j % 2 ? times[Number(pieces[j])]! : pieces[j]!);
+      if (text !== '') row.cells.push(text);
+      row.cells.push(timed);
+      text = '';
+    } else text += stringifyJSON(c === undefined ? null : c);
+  }
+  if (text !== '') row.cells.push(text);
+  // a time put anywhere else (in a number, in the conditions) cannot be written later: no row kept
+  if (times.length > 0 && (row.conditions.includes(TIME_MARK) || row.cells.some((c) => typeof c === 'string' && c.includes(TIME_MARK)))) {
+    e.row = null;
+    return undefined;
+  }
+  const span = metadataSpan(entryJSON(e));
+  if (span !== undefined) [row.metaStart, row.metaEnd] = span;
+  e.row = row;
+  return row;
+}
+
+const META_KEY = Buffer.from('"metadata":');
+
+/**
+ * Where the top-level "metadata" object is in an object's JSON (as this server writes it: no
+ * white space, kind and apiVersion first), or undefined. The members before it are skipped
+ * string-aware, and the object's end is found by counting brackets outside strings.
+ */
+function metadataSpan(b: Uint8Array): [number, number] | undefined {
+  let i = 1;
+  // the members before it: "key":value, with simple values only (kind, apiVersion)
+  while (i < b.length && b[i] === 0x22) {
+    if (startsWith(b.subarray(i), META_KEY)) {
+      const start = i + META_KEY.length;
+      if (b[start] !== 0x7b) return undefined;
+      const end = valueEnd(b, start);
+      return end === undefined ? undefined : [start, end];
+    }
+    const keyEnd = stringEnd(b, i);
+    if (keyEnd === undefined || b[keyEnd] !== 0x3a) return undefined;
+    const v = keyEnd + 1;
+    if (b[v] !== 0x22) return undefined; // not a string: not what this server writes before metadata
+    const vEnd = stringEnd(b, v);
+    if (vEnd === undefined || b[vEnd] !== 0x2c) return undefined;
+    i = vEnd + 1;
+  }
+  return undefined;
+}
+
+/** the index after the JSON string starting at `i` (a quote), or undefined */
+function stringEnd(b: Uint8Array, i: number): number | undefined {
+  for (let j = i + 1; j < b.length; j++) {
+    const c = b[j];
+    if (c === 0x5c) j++;
+    else if (c === 0x22) return j + 1;
+  }
+  return undefined;
+}
+
+/** the index after the JSON object or array starting at `i`, or undefined */
+function valueEnd(b: Uint8Array, i: number): number | undefined {
+  let depth = 0;
+  for (let j = i; j < b.length; j++) {
+    const c = b[j];
+    if (c === 0x22) {
+      const e = stringEnd(b, j);
+      if (e === undefined) return undefined;
+      j = e - 1;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      if (--depth === 0) return j + 1;
+    }
+  }
+  return undefined;
+}
+
+/** a Table row's JSON text up to where its object goes: its cells at `now`, its conditions */
+function rowCellsJSON(row: TableRow, now: number): string {
+  let s = '{"cells":[';
+  for (let i = 0; i < row.cells.length; i++) {
+    const c = row.cells[i]!;
+    if (typeof c === 'string') s += c;
+    else {
+      let text = '';
+      for (let j = 0; j < c.length; j++) text += j % 2 ? humanDuration(now - (c[j] as number)) : (c[j] as string);
+      s += JSON.stringify(text);
+    }
+  }
+  return s + ']' + row.conditions;
+}
+
+/**
+ * A list as a JSON Table (not indented), row by row from the rows kept on the entries, each
+ * row's object from the entry's JSON bytes; undefined when a row cannot be kept (the caller
+ * prints the list the general way).
+ */
+function tableJSONPieces(kind: Pick<KindDecl, 'group' | 'kind' | 'custom'>, p: Printer, entries: CacheEntry[], meta: ListMeta, opts: TableOptions, version: string): { pieces: Uint8Array[]; total: number } | undefined {
+  const rows: TableRow[] = new Array(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const r = tableRow(entries[i]!, p);
+    if (r === undefined) return undefined;
+    rows[i] = r;
+  }
+  const now = Date.now();
+  const md: any = {};
+  if (meta.resourceVersion) md.resourceVersion = meta.resourceVersion;
+  if (meta.continue) md.continue = meta.continue;
+  if (meta.remainingItemCount !== undefined) md.remainingItemCount = meta.remainingItemCount;
+  const head = `{"kind":"Table","apiVersion":"meta.k8s.io/${version}","metadata":${stringifyJSON(md)},"columnDefinitions":${opts.noHeaders ? 'null' : stringifyJSON(p.columns)},"rows":[`;
+  const pieces: Uint8Array[] = [];
+  let total = 0;
+  let text = head;
+  const flush = (): void => {
+    if (text === '') return;
+    const b = Buffer.from(text);
+    pieces.push(b);
+    total += b.length;
+    text = '';
+  };
+  const add = (b: Uint8Array): void => {
+    flush();
+    pieces.push(b);
+    total += b.length;
+  };
+  const pom = `,"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/${version}","metadata":`;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    const e = entries[i]!;
+    if (i) text += ',';
+    text += rowCellsJSON(row, now);
+    if (opts.includeObject === 'Object') {
+      text += ',"object":';
+      add(entryJSON(e));
+      text += '}';
+    } else if (opts.includeObject === 'Metadata') {
+      text += pom;
+      if (row.metaStart >= 0) add(entryJSON(e).subarray(row.metaStart, row.metaEnd));
+      else text += stringifyJSON(e.obj?.metadata ?? null);
+      text += '}}';
+    } else text += '}';
+    // (text is turned into bytes every few rows, not held as one string for the whole list)
+    if (text.length > 16_384) flush();
+  }
+  text += ']}';
+  flush();
+  return { pieces, total };
+}
+
+/** Write a list of stored objects. Large JSON and Protobuf lists are written item by item. */
+/** stored objects as a JSON Table (not indented) from their kept rows, or undefined where the general path must print them (tableOf) */
+export function tableJSON(kind: Pick<KindDecl, 'group' | 'kind' | 'custom'>, entries: CacheEntry[], meta: ListMeta, opts: TableOptions, version: string): Uint8Array | undefined {
+  const p = printerForKind(kind);
+  const t = p.order ? undefined : tableJSONPieces(kind, p, entries, meta, opts, version);
+  return t && Buffer.concat(t.pieces, t.total);
+}
+
 export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEntry[], meta: ListMeta, choice: OutputChoice, table?: TableOptions): void {
   const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
   res.statusCode = 200;
+  if (choice.transform === 'Table' && choice.encoding === 'json' && !choice.pretty) {
+    const p = printerForKind(kind);
+    const t = p.order ? undefined : tableJSONPieces(kind, p, entries, meta, table ?? { includeObject: 'Metadata' }, choice.transformVersion);
+    if (t !== undefined) {
+      headers(res, contentTypeOf(choice), t.total);
+      if (t.total <= CHUNK_BYTES) finish(res, Buffer.concat(t.pieces, t.total));
+      else stream(res, t.pieces);
+      return;
+    }
+  }
   if (choice.transform === 'Table') {
     const body = serializePlain(
       tableOf(

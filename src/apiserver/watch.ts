@@ -9,7 +9,7 @@ import type { OutputChoice } from '../codec/negotiate.js';
 import { encodeEnvelope, encodeMessage, encodeWatchEventFrame } from '../codec/protobuf.js';
 import { encodeCBOR, encodeCBORValue, encodeCBORWatchEvent, CBOR_SEQ_MEDIA_TYPE } from '../codec/cbor.js';
 import { errors, type StatusError } from '../machinery/errors.js';
-import { contentTypeOf, entryCBOR, entryEnvelope, entryJSON, partialObjectMetadata, POM_TYPE, STATUS_TYPE, TABLE_TYPE, tableOf, type TableOptions } from './encode.js';
+import { contentTypeOf, entryCBOR, entryEnvelope, entryJSON, partialObjectMetadata, POM_TYPE, STATUS_TYPE, TABLE_TYPE, tableJSON, tableOf, type TableOptions } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
 import { observeIn, type WatchEventSeries } from './metrics.js';
 
@@ -82,8 +82,13 @@ export class WatchRegistry {
       const obj = entry.obj;
       if (choice.transform === 'Table') {
         // only the first event of the stream carries the column definitions, as in Kubernetes
-        const t = tableOf(kind, [obj], { resourceVersion: obj.metadata?.resourceVersion ?? '' }, { ...(p.table ?? { includeObject: 'Metadata' }), noHeaders: tableHeadersSent }, choice.transformVersion);
+        const meta = { resourceVersion: obj.metadata?.resourceVersion ?? '' };
+        const opts = { ...(p.table ?? { includeObject: 'Metadata' as const }), noHeaders: tableHeadersSent };
         tableHeadersSent = true;
+        // (JSON: the entry's kept row, shared by every watcher of the event)
+        const kept = proto || cbor ? undefined : tableJSON(kind, [entry], meta, opts, choice.transformVersion);
+        if (kept !== undefined) return kept;
+        const t = tableOf(kind, [obj], meta, opts, choice.transformVersion);
         return proto ? encodeEnvelope(t.apiVersion, 'Table', encodeMessage(TABLE_TYPE, t)) : cbor ? encodeCBORValue(t) : Buffer.from(stringifyJSON(t));
       }
       const m = partialObjectMetadata(obj, choice.transformVersion);

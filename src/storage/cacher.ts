@@ -70,6 +70,8 @@ export class CacheEntry {
   json: Uint8Array | undefined;
   pb: Uint8Array | undefined = undefined;
   cbor: Uint8Array | undefined = undefined;
+  /** the API server's Table row of the object, made once like the bytes above (opaque here) */
+  row: unknown = undefined;
   /** an entry loaded from storage, until its JSON is made: its stored value in plain text, decoded again by the kind's fromPlain */
   private sv: Uint8Array | undefined = undefined;
   /** kept from the first freeze on: metadata.labels, and the kind's field-selector values */

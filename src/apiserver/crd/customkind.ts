@@ -8,7 +8,7 @@ import { errors, field, type FieldError } from '../../machinery/errors.js';
 import type { KindDecl, SubresourceDecl } from '../../schema/model.js';
 import { isQualifiedName } from '../../machinery/validation.js';
 import { NAME_COLUMN } from '../../schema/printers/types.js';
-import { humanDuration } from '../../schema/printers/format.js';
+import { ago } from '../../schema/printers/format.js';
 import { normalize, normTime, pruneUnknown } from '../../codec/json.js';
 import type { DynamicNormalized } from '../../schema/dynamic.js';
 import type { Strategy } from '../registry/strategy.js';
@@ -118,7 +118,7 @@ function cellForColumn(type: string, value: unknown, now: number): unknown {
       if (value === '' || value === 'null') return '<unknown>';
       const t = normTime(value, false);
       if (t === undefined) return '<invalid>';
-      return humanDuration(now - Date.parse(value));
+      return ago(Date.parse(value), now);
     }
     default:
       return stringCell(value);

@@ -66,10 +66,42 @@ export function humanDuration(ms: number): string {
   return `${Math.trunc(hours / 24 / 365)}y`;
 }
 
+// A printer's cells depend on the moment of the request only through `ago` (and `since` and
+// `age`, which call it): the API server keeps each stored object's Table row with those times in
+// it as marks (recordTimes), and a list writes each mark as the duration up to its own moment.
+// So a printer never computes with `now` itself, and never looks into what `ago` returned.
+
+/** the times `ago` was asked for while recordTimes runs, or null */
+let recording: number[] | null = null;
+/** a mark's delimiter: a private-use character and this process's own random text */
+export const TIME_MARK = `\uE000${Math.random().toString(36).slice(2, 10)}`;
+
+/** How long before `now` the time `t` (ms since the epoch) was, as the printers show it. */
+export function ago(t: number, now: number): string {
+  if (recording === null || !Number.isFinite(t)) return humanDuration(now - t);
+  recording.push(t);
+  return `${TIME_MARK}${recording.length - 1}${TIME_MARK}`;
+}
+
+/**
+ * `f` run with every `ago` in it written as a mark (TIME_MARK, the index of the time, TIME_MARK)
+ * in place of a duration, and the times it was asked for, in the marks' order.
+ */
+export function recordTimes<T>(f: () => T): { value: T; times: number[] } {
+  const outer = recording;
+  const times: number[] = [];
+  recording = times;
+  try {
+    return { value: f(), times };
+  } finally {
+    recording = outer;
+  }
+}
+
 /** How long ago a timestamp was, as the printers show it; "<unknown>" when the time is unset. */
 export function since(value: unknown, now: number): string {
   const t = parseTime(value);
-  return t === null ? '<unknown>' : humanDuration(now - t);
+  return t === null ? '<unknown>' : ago(t, now);
 }
 
 /** The Age cell: time since metadata.creationTimestamp. */

@@ -71,7 +71,7 @@ import {
 import { col, NAME_COLUMN, type Printer } from './types.js';
 
 export type { ColumnDefinition, Printer, RowCondition } from './types.js';
-export { humanDuration } from './format.js';
+export { humanDuration, recordTimes, TIME_MARK } from './format.js';
 export { canonicalQuantity } from './quantity.js';
 export { summarizePod } from './pod.js';
 

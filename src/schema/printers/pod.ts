@@ -6,7 +6,7 @@
 // (the first container in spec order wins), "NotReady" when a running pod has a completed
 // container and is not Ready, "Terminating" while a live pod is being deleted and "Unknown" for
 // pods lost with their node. RESTARTS adds the time since the most recent restart: "4 (20s ago)".
-import { age, arr, findCondition, humanDuration, int, nameOf, obj, parseTime, str } from './format.js';
+import { age, ago, arr, findCondition, int, nameOf, obj, parseTime, str } from './format.js';
 import { AGE_COLUMN, NAME_COLUMN, col, type Printer, type RowCondition } from './types.js';
 
 const SUCCEEDED: RowCondition[] = [
@@ -176,7 +176,7 @@ export const podPrinter: Printer = {
     const s = summarizePod(pod);
     let restarts = String(s.restarts);
     if (s.restarts !== 0 && s.lastRestart !== null) {
-      restarts = `${s.restarts} (${humanDuration(now - s.lastRestart)} ago)`;
+      restarts = `${s.restarts} (${ago(s.lastRestart, now)} ago)`;
     }
     const nodeName = str(pod?.spec?.nodeName) || '<none>';
     const nominated = str(pod?.status?.nominatedNodeName) || '<none>';

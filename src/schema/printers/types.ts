@@ -22,7 +22,11 @@ export interface RowCondition {
 
 export interface Printer {
   columns: ColumnDefinition[];
-  /** the cells of one row, in column order; numbers as numbers, strings as strings, as Kubernetes sends them */
+  /**
+   * the cells of one row, in column order; numbers as numbers, strings as strings, as Kubernetes
+   * sends them. `now` is used only through format.ts's `ago`, `since` and `age`, whose results a
+   * cell holds as they are (the API server keeps rows with those times in them as marks).
+   */
   cells(obj: any, now: number): unknown[];
   conditions?(obj: any): RowCondition[] | undefined;
   /** the order of a list's rows, where Kubernetes' list printer sorts them (FlowSchemas by precedence) */

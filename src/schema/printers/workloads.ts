@@ -1,6 +1,6 @@
 // Printers for the apps and batch kinds: Deployment, ReplicaSet, StatefulSet, DaemonSet,
 // ControllerRevision, Job and CronJob.
-import { age, arr, containerCells, findCondition, formatLabels, formatLabelSelector, humanDuration, int, int64, nameOf, obj, parseTime, selectorString, since, str } from './format.js';
+import { age, ago, arr, containerCells, findCondition, formatLabels, formatLabelSelector, humanDuration, int, int64, nameOf, obj, parseTime, selectorString, since, str } from './format.js';
 import { AGE_COLUMN, CONTAINERS_COLUMN, IMAGES_COLUMN, NAME_COLUMN, col, type Printer } from './types.js';
 
 const SELECTOR_COLUMN = col('Selector', 'string', 'The label selector that picks the pods this object manages.', 1);
@@ -177,7 +177,7 @@ export const jobPrinter: Printer = {
     const start = parseTime(status.startTime);
     const end = parseTime(status.completionTime);
     let duration = '';
-    if (start !== null) duration = humanDuration((end ?? now) - start);
+    if (start !== null) duration = end !== null ? humanDuration(end - start) : ago(start, now);
     const [names, images] = containerCells(spec.template?.spec?.containers);
     return [nameOf(job), jobStatus(job), completions, duration, age(job, now), names, images, formatLabelSelector(spec.selector)];
   },
