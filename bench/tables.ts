@@ -1,8 +1,11 @@
-// What `kubectl get` costs the server on a cluster of 10,000 Pods: a list as a Table (kubectl's
-// Accept, `application/json;as=Table;v=v1;g=meta.k8s.io`), whole and in kubectl's pages of 500,
-// beside the same list as plain JSON, and `kubectl get pods -A` end to end. The first request of
-// each form is reported apart from the median of the later ones: the first prints every row, the
-// later ones read the rows the watch cache's entries keep (apiserver/encode.ts, tableRow). The
+// What `kubectl get` and metadata informers cost the server on a cluster of 10,000 Pods: a list
+// as a Table (kubectl's Accept, `application/json;as=Table;v=v1;g=meta.k8s.io`), whole and in
+// kubectl's pages of 500, beside the same list as plain JSON; the list as
+// PartialObjectMetadataList in JSON and in Protobuf (client-go's metadata client asks for
+// Protobuf; measured after a Protobuf list of the Pods, as on a server whose informers read
+// them so); and `kubectl get pods -A` end to end. The first request of each form is reported
+// apart from the median of the later ones: the first prints every row, the later ones read the
+// rows the watch cache's entries keep (apiserver/encode.ts, tableRow). The
 // Pods are created, then left 2.5 s, so that the cache has frozen them (held as JSON, decoded
 // again when read) as on a server that has been up a while.
 //
@@ -34,6 +37,10 @@ async function list(t: Target, accept: string, expectRows: number): Promise<numb
   try {
     const r = await request(t, agent, 'GET', '/api/v1/namespaces/default/pods', undefined, { accept, 'user-agent': 'kubectl/v1.32.0 (linux/amd64) kubernetes/bench' });
     if (r.status !== 200) throw new Error(`list: ${r.status}`);
+    if (accept.startsWith('application/vnd.kubernetes.protobuf')) {
+      if (r.body.length < expectRows * 100) throw new Error(`list: ${r.body.length} bytes of Protobuf`);
+      return r.ms;
+    }
     const o = JSON.parse(r.body.toString('utf8'));
     const n = o.kind === 'Table' ? o.rows.length : o.items.length;
     if (n !== expectRows) throw new Error(`list: ${n} rows, expected ${expectRows}`);
@@ -91,6 +98,10 @@ try {
   const paged = await timed(Math.min(REPS, 3), () => pages(t));
   process.stderr.write('[tables] JSON lists\n');
   const json = await timed(REPS, () => list(t, 'application/json', PODS));
+  process.stderr.write('[tables] metadata lists\n');
+  const metadataJSON = await timed(REPS, () => list(t, 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io', PODS));
+  await list(t, 'application/vnd.kubernetes.protobuf', PODS);
+  const metadataProtobuf = await timed(REPS, () => list(t, 'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json', PODS));
   process.stderr.write('[tables] kubectl get pods -A\n');
   const kubectl = await timed(Math.min(REPS, 3), () => kubectlGet(join(dataDir, 'kubeconfig')));
   console.log(
@@ -101,6 +112,8 @@ try {
         tableListWhole: table,
         tablePagesOf500: paged,
         jsonListWhole: json,
+        metadataListJSON: metadataJSON,
+        metadataListProtobuf: metadataProtobuf,
         kubectlGetPodsA: kubectl,
         note: 'ms; firstMs: the first request of the form, medianMs: the median of the later ones. Table: kubectl\'s Accept, includeObject=Metadata (its default). Pages: limit=500 with continue, the sum of the pages\' times. kubectl: the wall time of `kubectl get pods -A --no-headers`, its own decoding and printing included',
       },

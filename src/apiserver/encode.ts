@@ -323,6 +323,41 @@ function tableRow(e: CacheEntry, p: Printer): TableRow | undefined {
 }
 
 const META_KEY = Buffer.from('"metadata":');
+const CLOSE = Buffer.from('}');
+const LIST_END = Buffer.from(']}');
+
+/** an object's metadata as JSON: its span of the entry's JSON, or serialized from the object if it is not found there */
+function entryMetadataJSON(e: CacheEntry): Uint8Array {
+  const json = entryJSON(e);
+  const row = e.row as TableRow | undefined | null;
+  if (row && row.metaStart >= 0) return json.subarray(row.metaStart, row.metaEnd);
+  const span = metadataSpan(json);
+  return span !== undefined ? json.subarray(span[0], span[1]) : Buffer.from(stringifyJSON(e.obj?.metadata ?? null));
+}
+
+/**
+ * An object's PartialObjectMetadata message: when the entry keeps its Protobuf encoding, that
+ * message's first field (ObjectMeta is field 1 of every kind's message, and of
+ * PartialObjectMetadata's), else encoded from the object.
+ */
+function entryMetadataProto(e: CacheEntry): Uint8Array {
+  const pb = e.pb;
+  if (pb !== undefined && pb[0] === 0x0a) {
+    // the field's length, a varint after its tag
+    let len = 0;
+    let shift = 0;
+    let i = 1;
+    for (; i < pb.length && i < 6; i++) {
+      const b = pb[i]!;
+      len += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (b < 0x80) break;
+    }
+    const end = i + 1 + len;
+    if (i < 6 && end <= pb.length) return pb.subarray(0, end);
+  }
+  return encodeMessage(POM_TYPE, partialObjectMetadata(e.obj));
+}
 
 /**
  * Where the top-level "metadata" object is in an object's JSON (as this server writes it: no
@@ -484,6 +519,34 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
     );
     headers(res, contentTypeOf(choice), body.length);
     finish(res, body);
+    return;
+  }
+  if (choice.transform === 'PartialObjectMetadataList' && !choice.pretty && (choice.encoding === 'json' || choice.encoding === 'protobuf')) {
+    // from the bytes the entries keep: a frozen object is not decoded for its metadata
+    const version = choice.transformVersion;
+    if (choice.encoding === 'json') {
+      const pieces: Uint8Array[] = [Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":${stringifyJSON(meta)},"items":[`)];
+      const head = Buffer.from(`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/${version}","metadata":`);
+      const next = Buffer.from(`},${head.toString('latin1')}`);
+      for (let i = 0; i < entries.length; i++) {
+        pieces.push(i ? next : head, entryMetadataJSON(entries[i]!));
+      }
+      if (entries.length) pieces.push(CLOSE);
+      pieces.push(LIST_END);
+      let total = 0;
+      for (const b of pieces) total += b.length;
+      headers(res, contentTypeOf(choice), total);
+      if (total <= CHUNK_BYTES) finish(res, Buffer.concat(pieces, total));
+      else stream(res, pieces);
+      return;
+    }
+    const items = entries.map(entryMetadataProto);
+    const pieces = () => encodeListObjectChunks(`meta.k8s.io/${version}`, 'PartialObjectMetadataList', meta, items, 16);
+    let total = 0;
+    for (const b of pieces()) total += b.length;
+    headers(res, contentTypeOf(choice), total);
+    if (total <= CHUNK_BYTES) finish(res, Buffer.concat([...pieces()], total));
+    else stream(res, pieces());
     return;
   }
   if (choice.transform === 'PartialObjectMetadataList') {
