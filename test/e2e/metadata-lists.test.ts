@@ -25,7 +25,7 @@ before(async () => {
       body: {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: `m${i}`, labels: { n: String(i) }, annotations: { note: `a "quoted" {brace} value ${i}` }, finalizers: i === 2 ? ['example.com/keep'] : undefined },
+        metadata: { name: `m${i}`, labels: { n: String(i) }, annotations: { note: `a "quoted" {brace} value ${i}`, path: 'C:\\dir\\ "x" \\', uni: 'é ✓ \u2028 ]}' }, finalizers: i === 2 ? ['example.com/keep'] : undefined },
         spec: { containers: [{ name: 'c', image: 'busybox' }] },
       },
     });
