@@ -555,13 +555,33 @@ export class H1Response extends EventEmitter {
     } else if (last) process.nextTick(() => this.done());
     else if (cb) process.nextTick(cb);
     if (last && cb) this.once('finish', cb);
-    if (!ok && !last && !this.waitingDrain) {
-      this.waitingDrain = true;
-      sock.once('drain', () => {
-        this.waitingDrain = false;
-        if (!this.closed) this.emit('drain');
-      });
-    }
+    if (!ok && !last) this.awaitDrain();
+    return ok;
+  }
+
+  /** 'drain' is emitted once the socket has drained (one listener on it for all waiting writes) */
+  private awaitDrain(): void {
+    if (this.waitingDrain) return;
+    this.waitingDrain = true;
+    this.req.socket.once('drain', () => {
+      this.waitingDrain = false;
+      if (!this.closed) this.emit('drain');
+    });
+  }
+
+  /** whether writePreframed takes pieces: a chunked body whose head is out, not ended */
+  get preframed(): boolean {
+    return this.chunked && this.headOut && !this.ended && !this.bodiless;
+  }
+
+  /**
+   * Writes a piece of the body already in chunk framing (chunkFramed), as it is: a watch event
+   * goes to every watcher of it as the same bytes, framed once, where write would copy the
+   * piece into a new buffer with its framing for each watcher. Only while `preframed`.
+   */
+  writePreframed(framed: Uint8Array): boolean {
+    const ok = this.req.socket.write(framed);
+    if (!ok) this.awaitDrain();
     return ok;
   }
 
@@ -582,6 +602,11 @@ export class H1Response extends EventEmitter {
     this.emit('close');
     this.req.emit('close');
   }
+}
+
+/** a body piece in HTTP/1.1 chunk framing: its size in hex, CRLF, the bytes, CRLF */
+export function chunkFramed(b: Uint8Array): Buffer {
+  return joined([`${b.byteLength.toString(16)}\r\n`, b, '\r\n']);
 }
 
 /** the longest body joined with its head (or chunk framing) into one write; longer ones go as they are */

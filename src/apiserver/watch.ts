@@ -12,6 +12,7 @@ import { errors, type StatusError } from '../machinery/errors.js';
 import { contentTypeOf, entryCBOR, entryEnvelope, entryJSON, partialObjectMetadata, POM_TYPE, STATUS_TYPE, TABLE_TYPE, tableJSON, tableOf, type TableOptions } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
 import { observeIn, type WatchEventSeries } from './metrics.js';
+import { chunkFramed, H1Response } from './http1.js';
 
 export interface WatchParams {
   store: ResourceStore;
@@ -59,6 +60,7 @@ export class WatchRegistry {
     const plain = !choice.transform;
     // memoized per event object: watchers that get the same event share its frame
     const memoKey = proto ? 'pb' : cbor ? 'cbor' : 'json';
+    const chunkKey = `${memoKey}/chunk`;
 
     res.statusCode = 200;
     // a CBOR watch is a CBOR sequence (application/cbor-seq), one data item per event
@@ -101,33 +103,43 @@ export class WatchRegistry {
       return Buffer.concat([head, obj, Buffer.from('}\n')]);
     };
     const sent = this.events?.watchEventsOf(kind.group, kind.version, kind.kind);
-    const write = (b: Uint8Array) => {
+    // an HTTP/1.1 watch (H1Response) takes an event's frame in chunk framing made once for all its watchers
+    const h1 = (res as unknown) instanceof H1Response ? (res as unknown as H1Response) : undefined;
+    const write = (b: Uint8Array, framed?: () => Uint8Array) => {
       if (closed) return;
       if (sent) {
         sent.count++;
         observeIn(sent.sizes, b.length);
       }
-      res.write(b);
+      if (framed !== undefined && h1?.preframed) h1.writePreframed(framed());
+      else res.write(b);
       // a watcher that cannot keep up is ended, as Kubernetes does, rather than buffering without bound
       if (res.writableLength > 64 * 1024 * 1024) close();
     };
     const onEvent = (ev: CacheEvent) => {
       if (closed) return;
       let b: Uint8Array | undefined;
+      let framed: (() => Uint8Array) | undefined;
       if (plain) {
-        const memo = (ev as any)._frames as Map<string, Uint8Array> | undefined;
-        b = memo?.get(memoKey);
+        let m = (ev as any)._frames as Map<string, Uint8Array> | undefined;
+        b = m?.get(memoKey);
         if (!b) {
           b = frame(ev.type, objectBytes(ev.entry));
-          const m = memo ?? new Map<string, Uint8Array>();
+          m ??= (ev as any)._frames = new Map<string, Uint8Array>();
           m.set(memoKey, b);
-          (ev as any)._frames = m;
         }
+        const memo = m!;
+        const frameBytes = b;
+        framed = () => {
+          let c = memo.get(chunkKey);
+          if (!c) memo.set(chunkKey, (c = chunkFramed(frameBytes)));
+          return c;
+        };
       } else {
         b = frame(ev.type, objectBytes(ev.entry));
       }
       if (ev.revision > lastRV) lastRV = ev.revision;
-      write(b);
+      write(b, framed);
     };
     const bookmark = (rv: number, initialEnd: boolean) => {
       const meta: any = { resourceVersion: String(rv) };

@@ -312,6 +312,53 @@ describe('HTTP/1.1 on the secure port', () => {
     k2.sock.destroy();
   });
 
+  test('watchers of one event get it in the same chunk framing, each chunk one whole event; an HTTP/2 watcher the same lines', async () => {
+    const watch = '/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Dshared-1';
+    const ks = await Promise.all([connect(), connect(), connect()]);
+    for (const k of ks) k.sock.write(get(watch));
+    for (const k of ks) await k.until((t) => t.includes('\r\n\r\n'), 'the head of a stream');
+    const session = c.http2Session();
+    const h2 = c.stream(watch, {}, session);
+    const body = JSON.parse(cm('shared-1'));
+    assert.equal((await c.raw('POST', '/api/v1/namespaces/default/configmaps', { body })).status, 201);
+    body.data.k = 'w';
+    assert.equal((await c.raw('PUT', '/api/v1/namespaces/default/configmaps/shared-1', { body })).status, 200);
+    assert.equal((await c.raw('DELETE', '/api/v1/namespaces/default/configmaps/shared-1')).status, 200);
+    /** the stream's chunks after its head, each checked to be framed right */
+    const chunks = (t: string): string[] => {
+      const out: string[] = [];
+      let at = t.indexOf('\r\n\r\n') + 4;
+      for (;;) {
+        const eol = t.indexOf('\r\n', at);
+        if (eol < 0) return out;
+        const size = parseInt(t.slice(at, eol), 16);
+        if (t.length < eol + 2 + size + 2) return out;
+        assert.equal(t.slice(eol + 2 + size, eol + 4 + size), '\r\n');
+        out.push(t.slice(eol + 2, eol + 2 + size));
+        at = eol + 4 + size;
+      }
+    };
+    const streams = [];
+    for (const k of ks) streams.push(chunks(await k.until((t) => chunks(t).length === 3, 'three events')));
+    for (const k of ks) k.sock.destroy();
+    assert.deepEqual(streams[1], streams[0]);
+    assert.deepEqual(streams[2], streams[0]);
+    assert.deepEqual(
+      streams[0]!.map((e) => [JSON.parse(e).type, JSON.parse(e).object.data.k]),
+      [
+        ['ADDED', 'v'],
+        ['MODIFIED', 'w'],
+        ['DELETED', 'w'],
+      ],
+    );
+    assert.ok(streams[0]!.every((e) => e.endsWith('}\n')));
+    await h2.until((events) => events.length === 3);
+    const lines = h2.text.split('\n').filter(Boolean);
+    h2.close();
+    session.close();
+    assert.deepEqual(lines, streams[0]!.map((e) => e.slice(0, -1)));
+  });
+
   test('a watch asked with Connection: close says Connection: close, as Go answers any request that asks it', async () => {
     const k = await connect();
     k.sock.write(get('/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1', 'Connection: close\r\n'));
