@@ -432,7 +432,7 @@ function rowCellsJSON(row: TableRow, now: number): string {
  * row's object from the entry's JSON bytes; undefined when a row cannot be kept (the caller
  * prints the list the general way).
  */
-function tableJSONPieces(kind: Pick<KindDecl, 'group' | 'kind' | 'custom'>, p: Printer, entries: CacheEntry[], meta: ListMeta, opts: TableOptions, version: string): { pieces: Uint8Array[]; total: number } | undefined {
+function tableJSONPieces(p: Printer, entries: CacheEntry[], meta: ListMeta, opts: TableOptions, version: string): { pieces: Uint8Array[]; total: number } | undefined {
   const rows: TableRow[] = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) {
     const r = tableRow(entries[i]!, p);
@@ -488,7 +488,7 @@ function tableJSONPieces(kind: Pick<KindDecl, 'group' | 'kind' | 'custom'>, p: P
 /** stored objects as a JSON Table (not indented) from their kept rows, or undefined where the general path must print them (tableOf) */
 export function tableJSON(kind: Pick<KindDecl, 'group' | 'kind' | 'custom'>, entries: CacheEntry[], meta: ListMeta, opts: TableOptions, version: string): Uint8Array | undefined {
   const p = printerForKind(kind);
-  const t = p.order ? undefined : tableJSONPieces(kind, p, entries, meta, opts, version);
+  const t = p.order ? undefined : tableJSONPieces(p, entries, meta, opts, version);
   return t && Buffer.concat(t.pieces, t.total);
 }
 
@@ -497,7 +497,7 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
   res.statusCode = 200;
   if (choice.transform === 'Table' && choice.encoding === 'json' && !choice.pretty) {
     const p = printerForKind(kind);
-    const t = p.order ? undefined : tableJSONPieces(kind, p, entries, meta, table ?? { includeObject: 'Metadata' }, choice.transformVersion);
+    const t = p.order ? undefined : tableJSONPieces(p, entries, meta, table ?? { includeObject: 'Metadata' }, choice.transformVersion);
     if (t !== undefined) {
       headers(res, contentTypeOf(choice), t.total);
       if (t.total <= CHUNK_BYTES) finish(res, Buffer.concat(t.pieces, t.total));

@@ -105,41 +105,38 @@ export class WatchRegistry {
     const sent = this.events?.watchEventsOf(kind.group, kind.version, kind.kind);
     // an HTTP/1.1 watch (H1Response) takes an event's frame in chunk framing made once for all its watchers
     const h1 = (res as unknown) instanceof H1Response ? (res as unknown as H1Response) : undefined;
-    const write = (b: Uint8Array, framed?: () => Uint8Array) => {
+    /** `memo`: the event's memoized frames, where b is one; its chunk framing is kept there too */
+    const write = (b: Uint8Array, memo?: Map<string, Uint8Array>) => {
       if (closed) return;
       if (sent) {
         sent.count++;
         observeIn(sent.sizes, b.length);
       }
-      if (framed !== undefined && h1?.preframed) h1.writePreframed(framed());
-      else res.write(b);
+      if (memo !== undefined && h1?.preframed) {
+        let c = memo.get(chunkKey);
+        if (c === undefined) memo.set(chunkKey, (c = chunkFramed(b)));
+        h1.writePreframed(c);
+      } else res.write(b);
       // a watcher that cannot keep up is ended, as Kubernetes does, rather than buffering without bound
       if (res.writableLength > 64 * 1024 * 1024) close();
     };
     const onEvent = (ev: CacheEvent) => {
       if (closed) return;
       let b: Uint8Array | undefined;
-      let framed: (() => Uint8Array) | undefined;
+      let memo: Map<string, Uint8Array> | undefined;
       if (plain) {
-        let m = (ev as any)._frames as Map<string, Uint8Array> | undefined;
-        b = m?.get(memoKey);
+        memo = (ev as any)._frames as Map<string, Uint8Array> | undefined;
+        b = memo?.get(memoKey);
         if (!b) {
           b = frame(ev.type, objectBytes(ev.entry));
-          m ??= (ev as any)._frames = new Map<string, Uint8Array>();
-          m.set(memoKey, b);
+          memo ??= (ev as any)._frames = new Map<string, Uint8Array>();
+          memo.set(memoKey, b);
         }
-        const memo = m!;
-        const frameBytes = b;
-        framed = () => {
-          let c = memo.get(chunkKey);
-          if (!c) memo.set(chunkKey, (c = chunkFramed(frameBytes)));
-          return c;
-        };
       } else {
         b = frame(ev.type, objectBytes(ev.entry));
       }
       if (ev.revision > lastRV) lastRV = ev.revision;
-      write(b, framed);
+      write(b, memo);
     };
     const bookmark = (rv: number, initialEnd: boolean) => {
       const meta: any = { resourceVersion: String(rv) };
