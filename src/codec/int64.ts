@@ -207,8 +207,11 @@ export function parseJSONExact(text: string): any {
  * integer field ("cannot unmarshal number 1.0 into Go struct field ... of type int32"), so the
  * decoder of a built-in kind asks for the literals once a body has integer fields (codec/json.ts).
  * Strings are skipped with indexOf; nothing is built unless such a literal is found.
+ * `lastWins`: a member repeated in an object replaces the earlier one's value, literals and all,
+ * as when the text is decoded into a Go map (a merge patch); without it every literal counts, as
+ * Go's decoder into a struct reports the first such error even if a later member repeats it.
  */
-export function fractionalLiterals(text: string): Map<string, string> | null {
+export function fractionalLiterals(text: string, lastWins = false): Map<string, string> | null {
   // (the common body has none: a number with '.', 'e' or 'E' right after a digit at a value's start)
   if (!/[:,[]\s*-?\d+[.eE]/.test(text)) return null;
   let found: Map<string, string> | null = null;
@@ -257,7 +260,9 @@ export function fractionalLiterals(text: string): Map<string, string> | null {
           const key = str();
           ws();
           i++; // ':'
-          value(path ? `${path}.${key}` : key, depth + 1);
+          const member = path ? `${path}.${key}` : key;
+          if (lastWins && found !== null) forgetUnder(found, member);
+          value(member, depth + 1);
         }
         ws();
         if (text.charCodeAt(i++) !== 0x2c) return; // ']' or '}'
@@ -279,6 +284,13 @@ export function fractionalLiterals(text: string): Map<string, string> | null {
   };
   value('', 0);
   return found;
+}
+
+/** drops the literals at `path` and under it (`path.x`, `path[0]`) */
+function forgetUnder(m: Map<string, string>, path: string): void {
+  for (const k of m.keys()) {
+    if (k === path || (k.startsWith(path) && (k.charCodeAt(path.length) === 0x2e || k.charCodeAt(path.length) === 0x5b))) m.delete(k);
+  }
 }
 
 /** JSON.stringify's error for a bigint (V8: "Do not know how to serialize a BigInt"), not a cycle's */

@@ -11,9 +11,12 @@
 
 import { fractionalLiterals } from '../codec/int64.js';
 
-/** the literals a merge patch's text puts into the result (its paths are the result's) */
+/**
+ * the literals a merge patch's text puts into the result (its paths are the result's); of a
+ * member written twice, the last one's (Kubernetes decodes the patch into a map)
+ */
 export function mergePatchLiterals(text: string): Map<string, string> | null {
-  return fractionalLiterals(text);
+  return fractionalLiterals(text, true);
 }
 
 /**

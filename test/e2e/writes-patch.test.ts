@@ -236,6 +236,11 @@ describe('JSON merge patch', () => {
     assert.notEqual(k.code, 0);
     assert.match(k.stderr, /json: cannot unmarshal number 3\.0 into Go struct field DeploymentSpec\.spec\.replicas of type int32/);
     await unchanged(`${deploys}/mp-literal`, before, 'fractional literals');
+    // a merge patch's member written twice: the last one counts, as Kubernetes decodes the patch into a map
+    const dup = await patch(`${deploys}/mp-literal`, MERGE, '{"spec":{"replicas":3.0,"replicas":2}}');
+    assert.equal(dup.status, 200, dup.text);
+    assert.equal(dup.json().spec.replicas, 2);
+    refused(expectStatus(await patch(`${deploys}/mp-literal`, MERGE, '{"spec":{"replicas":2,"replicas":3.0}}'), 422, 'Invalid', 'merge 2 then 3.0'), '3.0');
     // a literal that a later op replaces, removes or moves away is not in the result
     const ok1 = await patch(`${deploys}/mp-literal`, JSONP, '[{"op":"replace","path":"/spec/replicas","value":2e0},{"op":"replace","path":"/spec/replicas","value":2}]');
     assert.equal(ok1.status, 200, ok1.text);

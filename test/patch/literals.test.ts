@@ -8,6 +8,11 @@ const ops = (t: string) => jsonPatchLiterals(t, JSON.parse(t));
 test('patch literals: a merge patch writes its own paths; a JSON patch its ops\' values at their pointers', () => {
   assert.deepEqual([...(mergePatchLiterals('{"spec":{"replicas":3.0,"x":"3.0"}}') ?? [])], [['spec.replicas', '3.0']]);
   assert.equal(mergePatchLiterals('{"spec":{"replicas":3}}'), null);
+  // a member written twice: the last one's value counts, with its literals
+  assert.equal(mergePatchLiterals('{"spec":{"replicas":3.0,"replicas":2}}')?.size ?? 0, 0);
+  assert.deepEqual([...(mergePatchLiterals('{"spec":{"replicas":2,"replicas":3.0}}') ?? [])], [['spec.replicas', '3.0']]);
+  assert.deepEqual([...(mergePatchLiterals('{"a":{"b":1.5,"c":[2e0]},"a":{"d":1},"x":4.0}') ?? [])], [['x', '4.0']]);
+  assert.deepEqual([...(mergePatchLiterals('{"a":{"b":1.5},"ab":1}') ?? [])], [['a.b', '1.5']]);
   assert.deepEqual([...(ops('[{"op":"add","path":"/metadata/annotations/a~1b","value":{"n":1e0}},{"op":"replace","path":"/spec/ports/1/port","value":8.0}]') ?? [])], [
     ['metadata.annotations.a/b.n', '1e0'],
     ['spec.ports[1].port', '8.0'],
