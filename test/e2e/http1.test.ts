@@ -319,6 +319,9 @@ describe('HTTP/1.1 on the secure port', () => {
     for (const k of ks) await k.until((t) => t.includes('\r\n\r\n'), 'the head of a stream');
     const session = c.http2Session();
     const h2 = c.stream(watch, {}, session);
+    // (its head comes once the watch is registered: events written after it reach it)
+    await h2.ready;
+    assert.equal(h2.status, 200);
     const body = JSON.parse(cm('shared-1'));
     assert.equal((await c.raw('POST', '/api/v1/namespaces/default/configmaps', { body })).status, 201);
     body.data.k = 'w';
