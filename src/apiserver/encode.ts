@@ -62,8 +62,9 @@ export interface ListMeta {
 export function entryJSON(e: CacheEntry): Uint8Array {
   let b = e.json;
   if (!b) {
-    b = keptUTF8(stringifyJSON(e.obj));
-    e.json = b;
+    // (an entry of a load, frozen with its stored value: decoded for its JSON only, not kept decoded)
+    b = keptUTF8(stringifyJSON(e.peek()));
+    e.keepJSON(b);
   }
   return b;
 }
@@ -292,7 +293,8 @@ function tableRow(e: CacheEntry, p: Printer): TableRow | undefined {
   const kept = e.row as TableRow | undefined | null;
   if (kept !== undefined && kept !== null && kept.printer === p) return kept;
   if (kept === null) return undefined;
-  const o = e.obj;
+  // (a frozen entry is decoded for this row only: the row is what is kept)
+  const o = e.peek();
   const { value: cells, times } = recordTimes(() => p.cells(o, Date.now()));
   const conds = p.conditions?.(o);
   const row: TableRow = { printer: p, cells: [], conditions: conds && conds.length ? `,"conditions":${stringifyJSON(conds)}` : '', metaStart: -1, metaEnd: -1 };
@@ -332,7 +334,7 @@ function entryMetadataJSON(e: CacheEntry): Uint8Array {
   const row = e.row as TableRow | undefined | null;
   if (row && row.metaStart >= 0) return json.subarray(row.metaStart, row.metaEnd);
   const span = metadataSpan(json);
-  return span !== undefined ? json.subarray(span[0], span[1]) : Buffer.from(stringifyJSON(e.obj?.metadata ?? null));
+  return span !== undefined ? json.subarray(span[0], span[1]) : Buffer.from(stringifyJSON(e.peek()?.metadata ?? null));
 }
 
 /**
@@ -356,7 +358,7 @@ function entryMetadataProto(e: CacheEntry): Uint8Array {
     const end = i + 1 + len;
     if (i < 6 && end <= pb.length) return pb.subarray(0, end);
   }
-  return encodeMessage(POM_TYPE, partialObjectMetadata(e.obj));
+  return encodeMessage(POM_TYPE, partialObjectMetadata(e.peek()));
 }
 
 /**
@@ -473,7 +475,7 @@ function tableJSONPieces(p: Printer, entries: CacheEntry[], meta: ListMeta, opts
     } else if (opts.includeObject === 'Metadata') {
       text += pom;
       if (row.metaStart >= 0) add(entryJSON(e).subarray(row.metaStart, row.metaEnd));
-      else text += stringifyJSON(e.obj?.metadata ?? null);
+      else text += stringifyJSON(e.peek()?.metadata ?? null);
       text += '}}';
     } else text += '}';
     // (text is turned into bytes every few rows, not held as one string for the whole list)

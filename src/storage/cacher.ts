@@ -101,6 +101,23 @@ export class CacheEntry {
     return o !== undefined ? o : this.thaw();
   }
 
+  /** keeps the object's JSON (made by the API server); a frozen entry of a load then lets its stored value go */
+  keepJSON(b: Uint8Array): void {
+    this.json = b;
+    if (this.o === undefined) this.sv = undefined;
+  }
+
+  /**
+   * the object for one reading: the decoded one, or for a frozen entry a decoding that is not
+   * kept (the entry stays frozen and takes no place among the decoded ones). For a reader that
+   * needs the object once and keeps what it makes of it (a Table row), so that reading every
+   * object of a large list does not decode them all into the heap for the next collections.
+   */
+  peek(): any {
+    const o = this.o;
+    return o !== undefined ? o : this.decode();
+  }
+
   /** the object if it is decoded now, else undefined (never decodes) */
   get decoded(): any {
     return this.o;
@@ -159,14 +176,19 @@ export class CacheEntry {
   }
 
   private thaw(): any {
-    const j = this.json;
-    let o: any;
-    if (j !== undefined) o = parseJSON(Buffer.from(j.buffer, j.byteOffset, j.byteLength).toString('utf8'));
-    else if (this.sv !== undefined && this.kind?.fromPlain !== undefined) o = this.kind.fromPlain(this.sv, { key: this.key, value: this.sv, createRevision: this.createRevision, modRevision: this.modRevision });
-    else return undefined;
+    const o = this.decode();
+    if (o === undefined) return undefined;
     this.o = o;
     warm(this);
     return o;
+  }
+
+  /** the object decoded from its JSON or stored value (undefined when the entry has neither) */
+  private decode(): any {
+    const j = this.json;
+    if (j !== undefined) return parseJSON(Buffer.from(j.buffer, j.byteOffset, j.byteLength).toString('utf8'));
+    if (this.sv !== undefined && this.kind?.fromPlain !== undefined) return this.kind.fromPlain(this.sv, { key: this.key, value: this.sv, createRevision: this.createRevision, modRevision: this.modRevision });
+    return undefined;
   }
 }
 

@@ -146,6 +146,19 @@ test('after a restart (the cache loaded from storage, frozen soon after), every 
   await c.launch();
   // (the entries of a load are frozen 2 s after it, keeping the stored values they came from)
   await new Promise((r) => setTimeout(r, 3000));
+  // a Table list and a metadata list first: they read each stored value without keeping it
+  // decoded (CacheEntry.peek) and make its JSON, which the later reads must give back as it was
+  const table = await c.raw('GET', pods, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+  assert.equal(table.status, 200);
+  assert.deepEqual(
+    table.json().rows.map((r: any) => r.object.metadata),
+    [...before.values()].map((p) => JSON.parse(p).metadata),
+  );
+  const metas = await c.raw('GET', pods, { headers: { accept: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io' } });
+  assert.deepEqual(
+    metas.json().items.map((m: any) => m.metadata),
+    [...before.values()].map((p) => JSON.parse(p).metadata),
+  );
   const after = (await c.raw('GET', pods)).json();
   assert.deepEqual(
     after.items.map((p: any) => JSON.stringify(p)),
