@@ -72,7 +72,7 @@ export function entryJSON(e: CacheEntry): Uint8Array {
 export function entryProto(e: CacheEntry, kind: KindDecl): Uint8Array {
   let b = e.pb;
   if (!b) {
-    b = kept(encodeMessage(kind.type, e.obj));
+    b = kept(encodeMessage(kind.type, e.peek()));
     e.pb = b;
   }
   return b;
@@ -82,7 +82,7 @@ export function entryProto(e: CacheEntry, kind: KindDecl): Uint8Array {
 export function entryCBOR(e: CacheEntry, kind: KindDecl): Uint8Array {
   let b = e.cbor;
   if (!b) {
-    b = kept(encodeCBOR(kind.type, e.obj));
+    b = kept(encodeCBOR(kind.type, e.peek()));
     e.cbor = b;
   }
   return b;
