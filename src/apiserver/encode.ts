@@ -431,10 +431,12 @@ function rowCellsJSON(row: TableRow, now: number): string {
 
 /**
  * A list as a JSON Table (not indented), row by row from the rows kept on the entries, each
- * row's object from the entry's JSON bytes; undefined when a row cannot be kept (the caller
- * prints the list the general way).
+ * row's object from the entry's JSON bytes; undefined when the kind's printer orders its rows or
+ * a row cannot be kept (the caller prints the list the general way, tableOf).
  */
-function tableJSONPieces(p: Printer, entries: CacheEntry[], meta: ListMeta, opts: TableOptions, version: string): { pieces: Uint8Array[]; total: number } | undefined {
+function tableJSONPieces(kind: Pick<KindDecl, 'group' | 'kind' | 'custom'>, entries: CacheEntry[], meta: ListMeta, opts: TableOptions, version: string): { pieces: Uint8Array[]; total: number } | undefined {
+  const p = printerForKind(kind);
+  if (p.order) return undefined;
   const rows: TableRow[] = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) {
     const r = tableRow(entries[i]!, p);
@@ -474,8 +476,7 @@ function tableJSONPieces(p: Printer, entries: CacheEntry[], meta: ListMeta, opts
       text += '}';
     } else if (opts.includeObject === 'Metadata') {
       text += pom;
-      if (row.metaStart >= 0) add(entryJSON(e).subarray(row.metaStart, row.metaEnd));
-      else text += stringifyJSON(e.peek()?.metadata ?? null);
+      add(entryMetadataJSON(e));
       text += '}}';
     } else text += '}';
     // (text is turned into bytes every few rows, not held as one string for the whole list)
@@ -486,26 +487,26 @@ function tableJSONPieces(p: Printer, entries: CacheEntry[], meta: ListMeta, opts
   return { pieces, total };
 }
 
-/** Write a list of stored objects. Large JSON and Protobuf lists are written item by item. */
 /** stored objects as a JSON Table (not indented) from their kept rows, or undefined where the general path must print them (tableOf) */
 export function tableJSON(kind: Pick<KindDecl, 'group' | 'kind' | 'custom'>, entries: CacheEntry[], meta: ListMeta, opts: TableOptions, version: string): Uint8Array | undefined {
-  const p = printerForKind(kind);
-  const t = p.order ? undefined : tableJSONPieces(p, entries, meta, opts, version);
+  const t = tableJSONPieces(kind, entries, meta, opts, version);
   return t && Buffer.concat(t.pieces, t.total);
 }
 
+/** a 200 answer of these pieces: one buffer when it is small, else written piece by piece (stream) */
+function writePieces(res: ServerResponse, contentType: string, pieces: Uint8Array[], total: number): void {
+  headers(res, contentType, total);
+  if (total <= CHUNK_BYTES) finish(res, Buffer.concat(pieces, total));
+  else stream(res, pieces);
+}
+
+/** Write a list of stored objects. Large JSON and Protobuf lists are written item by item. */
 export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEntry[], meta: ListMeta, choice: OutputChoice, table?: TableOptions): void {
   const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
   res.statusCode = 200;
   if (choice.transform === 'Table' && choice.encoding === 'json' && !choice.pretty) {
-    const p = printerForKind(kind);
-    const t = p.order ? undefined : tableJSONPieces(p, entries, meta, table ?? { includeObject: 'Metadata' }, choice.transformVersion);
-    if (t !== undefined) {
-      headers(res, contentTypeOf(choice), t.total);
-      if (t.total <= CHUNK_BYTES) finish(res, Buffer.concat(t.pieces, t.total));
-      else stream(res, t.pieces);
-      return;
-    }
+    const t = tableJSONPieces(kind, entries, meta, table ?? { includeObject: 'Metadata' }, choice.transformVersion);
+    if (t !== undefined) return writePieces(res, contentTypeOf(choice), t.pieces, t.total);
   }
   if (choice.transform === 'Table') {
     const body = serializePlain(
@@ -526,8 +527,9 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
   if (choice.transform === 'PartialObjectMetadataList' && !choice.pretty && (choice.encoding === 'json' || choice.encoding === 'protobuf')) {
     // from the bytes the entries keep: a frozen object is not decoded for its metadata
     const version = choice.transformVersion;
+    const pieces: Uint8Array[] = [];
     if (choice.encoding === 'json') {
-      const pieces: Uint8Array[] = [Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":${stringifyJSON(meta)},"items":[`)];
+      pieces.push(Buffer.from(`{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/${version}","metadata":${stringifyJSON(meta)},"items":[`));
       const head = Buffer.from(`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/${version}","metadata":`);
       const next = Buffer.from(`},${head.toString('latin1')}`);
       for (let i = 0; i < entries.length; i++) {
@@ -535,21 +537,12 @@ export function writeList(res: ServerResponse, kind: KindDecl, entries: CacheEnt
       }
       if (entries.length) pieces.push(CLOSE);
       pieces.push(LIST_END);
-      let total = 0;
-      for (const b of pieces) total += b.length;
-      headers(res, contentTypeOf(choice), total);
-      if (total <= CHUNK_BYTES) finish(res, Buffer.concat(pieces, total));
-      else stream(res, pieces);
-      return;
     }
-    const items = entries.map(entryMetadataProto);
-    const pieces = () => encodeListObjectChunks(`meta.k8s.io/${version}`, 'PartialObjectMetadataList', meta, items, 16);
+    // (Protobuf: the chunks hold each item's kept bytes as they are; only the framing is new)
+    else for (const b of encodeListObjectChunks(`meta.k8s.io/${version}`, 'PartialObjectMetadataList', meta, entries.map(entryMetadataProto), 16)) pieces.push(b);
     let total = 0;
-    for (const b of pieces()) total += b.length;
-    headers(res, contentTypeOf(choice), total);
-    if (total <= CHUNK_BYTES) finish(res, Buffer.concat([...pieces()], total));
-    else stream(res, pieces());
-    return;
+    for (const b of pieces) total += b.length;
+    return writePieces(res, contentTypeOf(choice), pieces, total);
   }
   if (choice.transform === 'PartialObjectMetadataList') {
     const list = {

@@ -286,11 +286,17 @@ export function fractionalLiterals(text: string, lastWins = false): Map<string, 
   return found;
 }
 
-/** drops the literals at `path` and under it (`path.x`, `path[0]`) */
-function forgetUnder(m: Map<string, string>, path: string): void {
-  for (const k of m.keys()) {
-    if (k === path || (k.startsWith(path) && (k.charCodeAt(path.length) === 0x2e || k.charCodeAt(path.length) === 0x5b))) m.delete(k);
-  }
+/** whether a path of fractionalLiterals' form is `prefix` or under it (`prefix.x`, `prefix[0]`); every path is under '' */
+export function underPath(k: string, prefix: string): boolean {
+  if (prefix === '') return true;
+  if (!k.startsWith(prefix)) return false;
+  const c = k.charCodeAt(prefix.length);
+  return Number.isNaN(c) || c === 0x2e || c === 0x5b; // end, '.', '['
+}
+
+/** drops the literals at `path` and under it */
+export function forgetUnder(m: Map<string, string>, path: string): void {
+  for (const k of m.keys()) if (underPath(k, path)) m.delete(k);
 }
 
 /** JSON.stringify's error for a bigint (V8: "Do not know how to serialize a BigInt"), not a cycle's */

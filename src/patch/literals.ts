@@ -9,7 +9,7 @@
 // patch decodes its values into Go's interface{} (a float64 that is written back as 3), and takes
 // 3.0: no literals for it.
 
-import { fractionalLiterals } from '../codec/int64.js';
+import { forgetUnder, fractionalLiterals, underPath } from '../codec/int64.js';
 
 /**
  * the literals a merge patch's text puts into the result (its paths are the result's); of a
@@ -39,20 +39,20 @@ export function jsonPatchLiterals(text: string, ops: unknown): Map<string, strin
       case 'add':
       case 'replace': {
         const appended = op.path.endsWith('/-');
-        forget(out, appended || (op.op === 'add' && /\[\d+\]$/.test(target)) ? parent : target);
+        forgetUnder(out, appended || (op.op === 'add' && /\[\d+\]$/.test(target)) ? parent : target);
         if (appended) return;
         const from = `[${i}].value`;
         // (a value put at the root: its members' paths start without a dot)
-        for (const [k, lit] of all) if (under(k, from)) out.set(target === '' ? k.slice(from.length).replace(/^\./, '') : target + k.slice(from.length), lit);
+        for (const [k, lit] of all) if (underPath(k, from)) out.set(target === '' ? k.slice(from.length).replace(/^\./, '') : target + k.slice(from.length), lit);
         return;
       }
       case 'remove':
       case 'move':
       case 'copy':
-        forget(out, parent);
+        forgetUnder(out, parent);
         if (typeof op.from === 'string') {
           const f = pointerPath(op.from);
-          if (f !== undefined) forget(out, parentOf(f));
+          if (f !== undefined) forgetUnder(out, parentOf(f));
         }
         return;
     }
@@ -77,16 +77,6 @@ function parentOf(path: string): string {
   return path.replace(/(\.[^.[]*|\[\d+\])$/, '');
 }
 
-function under(k: string, prefix: string): boolean {
-  if (prefix === '') return true;
-  if (!k.startsWith(prefix)) return false;
-  const c = k.charCodeAt(prefix.length);
-  return Number.isNaN(c) || c === 0x2e || c === 0x5b; // end, '.', '['
-}
-
-function forget(m: Map<string, string>, prefix: string): void {
-  for (const k of [...m.keys()]) if (under(k, prefix)) m.delete(k);
-}
 
 /**
  * A patched object's JSON with these literals in their places (Kubernetes' 422 for a patched
