@@ -1032,6 +1032,11 @@ export function evaluateCELValue(expr: string, vars: Record<string, unknown>): u
   return evaluate(compiled(expr), env);
 }
 
+/** a value of CEL's optional type for a variable: optional.of(value) when present, else optional.none() */
+export function celOptional(present: boolean, value?: unknown): unknown {
+  return present ? new CelOptional(true, fromJSON(value)) : NONE;
+}
+
 /** the parse error of an expression, or undefined when it parses */
 /**
  * The first identifier of an expression that is neither declared, nor bound by a macro, nor a

@@ -39,10 +39,10 @@ const MAX_MATCH_CONDITIONS = 64;
 
 /** Go's strings.TrimSpace (unicode.IsSpace), which differs from String.prototype.trim */
 const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
-const trimSpace = (s: string): string => s.replace(GO_SPACE, '');
+export const trimSpace = (s: string): string => s.replace(GO_SPACE, '');
 
 /** "valid newline chars in CEL grammar" */
-const hasNewlines = (s: string): boolean => /[\n\r]/.test(s);
+export const hasNewlines = (s: string): boolean => /[\n\r]/.test(s);
 
 const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -66,7 +66,7 @@ function compileErrors(path: string, source: string, shown: string, declared?: R
 }
 
 /** cel-go's display of an issue: `ERROR: <input>:line:column: message`, the line, a caret under the column */
-function celIssue(source: string, pos: number, message: string): string {
+export function celIssue(source: string, pos: number, message: string): string {
   const before = source.slice(0, pos);
   const line = before.split('\n').length;
   const start = before.lastIndexOf('\n') + 1;

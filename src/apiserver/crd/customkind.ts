@@ -2,6 +2,7 @@
 // strategy of its objects (schemaless JSON shaped by the version's structural schema), its
 // Table printer (additionalPrinterColumns), its scale subresource and its stored form (the
 // storage version; conversion None rewrites apiVersion only).
+import { hasRules, rulesNotCheckedError, validationRuleErrors } from './celrules.js';
 import { stringifyJSON } from '../../codec/int64.js';
 import { inInt64 } from '../../codec/int64.js';
 import { errors, field, type FieldError } from '../../machinery/errors.js';
@@ -290,14 +291,21 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
     prune(obj, storageSchema);
     applySchemaDefaults(obj, storageSchema);
   };
-  const validate = (obj: any): FieldError[] => {
+  const rules = hasRules(schema);
+  const validate = (obj: any, old?: any): FieldError[] => {
     const errs: FieldError[] = [];
     // ObjectMeta's generic rules: finalizers are qualified names
     const fins = obj.metadata?.finalizers;
     if (Array.isArray(fins)) fins.forEach((f: unknown, i: number) => {
       for (const m of isQualifiedName(String(f))) errs.push(field.invalid(`metadata.finalizers[${i}]`, f, m));
     });
-    return validateValue(obj, schema, '', errs, true);
+    validateValue(obj, schema, '', errs, true);
+    if (rules) {
+      // the CEL rules run on an object whose types are right (as Kubernetes' strategy does)
+      if (errs.some((e) => e.type === 'FieldValueTypeInvalid' || e.type === 'FieldValueNotSupported')) errs.push(rulesNotCheckedError());
+      else errs.push(...validationRuleErrors(obj, old, schema));
+    }
+    return errs;
   };
   return {
     nameRule: 'subdomain',
@@ -316,8 +324,8 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
       obj.metadata.generation = nonMetaChanged(obj, old, statusSub) ? g + 1 : g;
       withStorageDefaults(obj);
     },
-    validate,
-    validateUpdate: (obj) => validate(obj),
+    validate: (obj) => validate(obj),
+    validateUpdate: (obj, old) => validate(obj, old),
     prepareForSubresourceUpdate(sub, obj, old) {
       if (sub !== 'status') return;
       const status = obj.status;
@@ -331,7 +339,7 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
       else obj.metadata.managedFields = managed;
       obj.metadata.resourceVersion = rv;
     },
-    validateSubresource: (_sub, obj) => validate(obj),
+    validateSubresource: (_sub, obj, old) => validate(obj, old),
     // conversion None: the stored form is the storage version's apiVersion, the rest as it is
     // (pruned to the storage version's schema on the way in, see withStorageDefaults); what is
     // read from storage gets the storage version's defaults, then is pruned to this version's

@@ -1,6 +1,7 @@
 // Validation of CustomResourceDefinition objects (apiextensions.k8s.io/v1), the main rules of
 // apiextensions-apiserver with its wording: names, scope, versions (one storage version, unique
 // names), subresources, printer columns, and the structural schema every version needs.
+import { ruleDefinitionErrors } from './celrules.js';
 import { field, FieldError } from '../../machinery/errors.js';
 import { isDNS1035Label, isDNS1123Subdomain } from '../../machinery/validation.js';
 import { prune, validateValue, type JSONSchemaProps } from './schema.js';
@@ -83,6 +84,7 @@ function validateStructural(s: JSONSchemaProps, path: string, level: 'root' | 'f
     errs.push(field.invalid(`${path}.x-kubernetes-list-type`, lt ?? '', 'must be map if x-kubernetes-list-map-keys is non-empty'));
   }
   if (s.default !== undefined) validateDefault(s, path, errs);
+  ruleDefinitionErrors(s, path, errs);
   for (const [k, ps] of Object.entries(s.properties ?? {})) {
     if (root && k === 'metadata' && ps && typeof ps === 'object') {
       const extra = Object.keys(ps).filter((x) => x !== 'type' && x !== 'description' && x !== 'properties');

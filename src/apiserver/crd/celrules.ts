@@ -1,0 +1,363 @@
+// CRD validation rules: the CEL expressions of a schema's `x-kubernetes-validations`, checked when
+// a CustomResourceDefinition is written and evaluated against every custom resource written, as
+// kube-apiserver 1.33's apiextensions-apiserver does (schema/cel/validation.go there).
+//
+// Each rule runs at its schema node with `self` bound to the value there (never for an absent or
+// null value), over the schema's properties, additionalProperties, items and allOf. At the root
+// of the resource, and of an x-kubernetes-embedded-resource object, `self` holds apiVersion, kind
+// and, of the metadata, only name and generateName. A transition rule (one naming `oldSelf`) runs
+// on an update only where the old object has a value at the same place: through object
+// properties, map values and the items of `x-kubernetes-list-type: map` lists (matched by their
+// keys), never through the items of other lists; with `optionalOldSelf: true` it also runs
+// without one, `oldSelf` then being an empty optional. A rule that does not name oldSelf and
+// fails on a value the update left as it was does not fail the update (ratcheting, on by default
+// in Kubernetes 1.30 and later; Kubernetes also returns the error as a warning, Keelson does not).
+//
+// A failure is a field error at the node (or at the rule's fieldPath below it) whose value is the
+// node's schema type (`spec: Invalid value: "object": <message>`, as Kubernetes up to 1.33 prints
+// it), its detail the message, the messageExpression's result, or `failed rule: <rule>`; its type
+// follows the rule's reason. A rule that cannot be evaluated (no such key, a bad overload) fails
+// with the evaluation error.
+//
+// The expressions run on Keelson's CEL interpreter (admission/cel.ts), with its gaps: no static
+// type checking (Kubernetes refuses a rule naming a field the schema lacks when the CRD is
+// written; here that rule fails at evaluation, as "no such key"), no cost limits, no timestamps
+// or durations (a `format: date-time` string stays a string), and a `type: number` value that is
+// a whole number is an int, not a double.
+import { celOptional, celSyntaxError, celUndeclaredReference, evaluateCELValue } from '../admission/cel.js';
+import { celIssue, hasNewlines, trimSpace } from '../admission/vap-validation.js';
+import { FieldError } from '../../machinery/errors.js';
+import { duplicate, forbidden, GoRepr, goPtr, goQuote, goStruct, invalid, notSupported, required } from '../../schema/validation/errs.js';
+import type { JSONSchemaProps } from './schema.js';
+
+export interface ValidationRule {
+  rule?: string;
+  message?: string;
+  messageExpression?: string;
+  reason?: string;
+  fieldPath?: string;
+  optionalOldSelf?: boolean;
+}
+
+const REASONS = ['FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueInvalid', 'FieldValueRequired'];
+/** the variables a rule may name */
+const RULE_VARS: ReadonlySet<string> = new Set(['self', 'oldSelf']);
+/** a messageExpression's result may be at most this many bytes (celconfig.MaxEvaluatedMessageExpressionSizeBytes) */
+const MAX_MESSAGE_BYTES = 5 * 1024;
+
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function rulesOf(s: JSONSchemaProps): ValidationRule[] {
+  const r = (s as { 'x-kubernetes-validations'?: unknown })['x-kubernetes-validations'];
+  return Array.isArray(r) ? (r.filter(isObject) as ValidationRule[]) : [];
+}
+
+/** whether a schema or anything below it has rules (most CRDs have none: their objects skip the walk) */
+export function hasRules(s: JSONSchemaProps | undefined): boolean {
+  if (!s || typeof s !== 'object') return false;
+  if (rulesOf(s).length > 0) return true;
+  for (const p of Object.values(s.properties ?? {})) if (hasRules(p)) return true;
+  if (s.items && !Array.isArray(s.items) && hasRules(s.items)) return true;
+  if (isObject(s.additionalProperties) && hasRules(s.additionalProperties as JSONSchemaProps)) return true;
+  for (const a of (s as { allOf?: JSONSchemaProps[] }).allOf ?? []) if (hasRules(a)) return true;
+  return false;
+}
+
+/** whether an expression names oldSelf (a rule that parses: its undeclared names are checked when the CRD is written) */
+function usesOldSelf(expr: string): boolean {
+  try {
+    return celUndeclaredReference(expr, new Set(['self']))?.name === 'oldSelf';
+  } catch {
+    return false;
+  }
+}
+
+/** a rule as Go's %#v prints an apiextensions.ValidationRule (the value of its compile errors) */
+function ruleRepr(r: ValidationRule): GoRepr {
+  return goStruct('apiextensions.ValidationRule', [
+    ['Rule', goQuote(String(r.rule ?? ''))],
+    ['Message', goQuote(String(r.message ?? ''))],
+    ['MessageExpression', goQuote(String(r.messageExpression ?? ''))],
+    ['Reason', goPtr('apiextensions.FieldValueErrorReason', r.reason !== undefined)],
+    ['FieldPath', goQuote(String(r.fieldPath ?? ''))],
+    ['OptionalOldSelf', goPtr('bool', r.optionalOldSelf !== undefined)],
+  ]);
+}
+
+/** cel-go's compile step as far as Keelson's interpreter checks it: syntax, and names other than `declared` */
+function compileError(expr: string, declared: ReadonlySet<string>): string | undefined {
+  const syntax = celSyntaxError(expr);
+  if (syntax !== undefined) return `compilation failed: ${syntax}`;
+  const u = celUndeclaredReference(expr, declared);
+  return u ? `compilation failed: ${celIssue(expr, u.pos, `undeclared reference to '${u.name}' (in container '')`)}` : undefined;
+}
+
+/**
+ * A rule's fieldPath against the schema of its node (cel.ValidFieldPath): `.name` and `['name']`
+ * steps through properties, or map keys where the node has additionalProperties. The path it
+ * names (`a.b`, `a[key]`), or the reason it is not valid.
+ */
+export function ruleFieldPath(jsonPath: string, schema: JSONSchemaProps): { path: string } | { error: string } {
+  let s: JSONSchemaProps | undefined = schema;
+  let out = '';
+  let i = 0;
+  const step = (name: string): string | undefined => {
+    if (!s) return 'does not refer to a valid field';
+    if (s.properties !== undefined) {
+      const next: JSONSchemaProps | undefined = s.properties[name];
+      if (!next) return 'does not refer to a valid field';
+      out = out ? `${out}.${name}` : name;
+      s = next;
+    } else if (isObject(s.additionalProperties)) {
+      out = `${out}[${name}]`;
+      s = s.additionalProperties as JSONSchemaProps;
+    } else return 'does not refer to a valid field';
+    return undefined;
+  };
+  while (i < jsonPath.length) {
+    const c = jsonPath[i];
+    if (c === '.') {
+      let j = i + 1;
+      while (j < jsonPath.length && jsonPath[j] !== '.' && jsonPath[j] !== '[' && jsonPath[j] !== ']') j++;
+      if (j === i + 1) return { error: 'unexpected end of JSON path' };
+      const e = step(jsonPath.slice(i + 1, j));
+      if (e) return { error: e };
+      i = j;
+    } else if (c === '[') {
+      if (jsonPath[i + 1] !== "'") return { error: `expected single quoted string but got ${jsonPath.slice(i + 1).split(/[.\]]/)[0]}` };
+      let j = i + 2;
+      let name = '';
+      for (; j < jsonPath.length && jsonPath[j] !== "'"; j++) {
+        if (jsonPath[j] === '\\' && j + 1 < jsonPath.length) {
+          const d = jsonPath[++j]!;
+          const esc: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', "'": "'", '\\': '\\' };
+          if (esc[d] === undefined) return { error: `invalid string literal: invalid escape char \\${d}` };
+          name += esc[d];
+        } else name += jsonPath[j];
+      }
+      if (j >= jsonPath.length) return { error: 'unexpected end of JSON path' };
+      if (jsonPath[j + 1] !== ']') return { error: `expected ] but got ${jsonPath[j + 1] ?? ''}` };
+      const e = step(name);
+      if (e) return { error: e };
+      i = j + 2;
+    } else {
+      return { error: `expected [ or . but got: ${jsonPath.slice(i).split(/[.[\]]/)[0]}` };
+    }
+  }
+  return { path: out };
+}
+
+/**
+ * The errors of a schema node's x-kubernetes-validations when a CRD is written (`path` the node's,
+ * e.g. `spec.versions[0].schema.openAPIV3Schema.properties[spec]`).
+ */
+export function ruleDefinitionErrors(s: JSONSchemaProps, path: string, errs: FieldError[]): void {
+  const raw = (s as { 'x-kubernetes-validations'?: unknown })['x-kubernetes-validations'];
+  if (raw === undefined) return;
+  const rules = Array.isArray(raw) ? raw : [];
+  rules.forEach((x: unknown, i: number) => {
+    const r = (isObject(x) ? x : {}) as ValidationRule;
+    const at = `${path}.x-kubernetes-validations[${i}]`;
+    const rule = String(r.rule ?? '');
+    const message = r.message === undefined ? '' : String(r.message);
+    const trimmedRule = trimSpace(rule);
+    const trimmedMsg = trimSpace(message);
+    const schemaErrs: FieldError[] = [];
+    if (trimmedRule === '') schemaErrs.push(required(`${at}.rule`, 'rule is not specified'));
+    else if (message.length > 0 && trimmedMsg === '') schemaErrs.push(invalid(`${at}.message`, message, 'message must be non-empty if specified'));
+    else if (hasNewlines(trimmedMsg)) schemaErrs.push(invalid(`${at}.message`, message, 'message must not contain line breaks'));
+    else if (hasNewlines(trimmedRule) && trimmedMsg === '') schemaErrs.push(required(`${at}.message`, 'message must be specified if rule contains line breaks'));
+    const msgExpr = r.messageExpression === undefined ? '' : String(r.messageExpression);
+    if (msgExpr.length > 0 && trimSpace(msgExpr) === '') schemaErrs.push(required(`${at}.messageExpression`, 'messageExpression must be non-empty if specified'));
+    if (r.reason !== undefined && !REASONS.includes(String(r.reason))) schemaErrs.push(notSupported(`${at}.reason`, String(r.reason), REASONS));
+    const fp = r.fieldPath === undefined ? '' : String(r.fieldPath);
+    if (fp.length > 0 && trimSpace(fp) === '') schemaErrs.push(invalid(`${at}.fieldPath`, fp, 'fieldPath must be non-empty if specified'));
+    if (hasNewlines(fp)) schemaErrs.push(invalid(`${at}.fieldPath`, fp, 'fieldPath must not contain line breaks'));
+    if (fp.length > 0 && 'error' in ruleFieldPath(fp, s)) schemaErrs.push(invalid(`${at}.fieldPath`, fp, 'fieldPath must be a valid path'));
+    errs.push(...schemaErrs);
+    // (the expressions are compiled only when the schema's own checks pass)
+    if (schemaErrs.length > 0) return;
+    const ruleErr = compileError(trimmedRule, RULE_VARS);
+    if (ruleErr) errs.push(invalid(`${at}.rule`, ruleRepr(r), ruleErr));
+    if (msgExpr.length > 0) {
+      const e = compileError(trimSpace(msgExpr), RULE_VARS);
+      if (e) errs.push(invalid(`${at}.messageExpression`, ruleRepr(r), e));
+    }
+    if (!ruleErr && r.optionalOldSelf !== undefined && !usesOldSelf(trimmedRule)) {
+      errs.push(invalid(`${at}.optionalOldSelf`, r.optionalOldSelf, 'may not be set if oldSelf is not used in rule'));
+    }
+  });
+}
+
+// ---- evaluation ----
+
+/** what a node's errors are ratcheted by: the old value at the node, or the nearest correlated ancestor's equality */
+interface Correlation {
+  /** the old object has a value at this node (undefined: no old value, or not correlatable) */
+  old: unknown;
+  /** a correlated ancestor's new value equals its old one (for nodes with no correlation of their own) */
+  ancestorUnchanged: boolean;
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint')) return typeof a === typeof b ? a === b : Number(a) === Number(b);
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  if (isObject(a)) {
+    if (!isObject(b)) return false;
+    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+    return ka.length === kb.length && ka.every((k) => deepEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+/** the value `self` holds at the root of a resource: its type, and of its metadata the name and generateName */
+function resourceSelf(v: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...v };
+  const m = v.metadata;
+  if (isObject(m)) {
+    const meta: Record<string, unknown> = {};
+    if (m.name !== undefined) meta.name = m.name;
+    if (m.generateName !== undefined) meta.generateName = m.generateName;
+    out.metadata = meta;
+  }
+  return out;
+}
+
+function joinPath(path: string, name: string): string {
+  return path ? `${path}.${name}` : name;
+}
+
+class RuleRun {
+  readonly errors: FieldError[] = [];
+
+  /** validate the value `v` at `path` against schema `s` */
+  node(v: unknown, s: JSONSchemaProps, path: string, resourceRoot: boolean, corr: Correlation): void {
+    if (v === null || v === undefined) return;
+    this.rules(v, s, rulesOf(s), path, resourceRoot, corr);
+    // allOf's rules run at the same node, without ratcheting of their own (as in Kubernetes)
+    for (const a of (s as { allOf?: JSONSchemaProps[] }).allOf ?? []) {
+      if (isObject(a)) this.rules(v, s, rulesOf(a), path, resourceRoot, { old: corr.old, ancestorUnchanged: corr.ancestorUnchanged });
+    }
+    const unchangedHere = corr.old !== undefined ? deepEqual(v, corr.old) : corr.ancestorUnchanged;
+    if (Array.isArray(v)) {
+      const items = s.items && !Array.isArray(s.items) ? s.items : undefined;
+      if (!items) return;
+      const keys = s['x-kubernetes-list-type'] === 'map' ? (s['x-kubernetes-list-map-keys'] ?? []) : undefined;
+      const oldItems = Array.isArray(corr.old) ? corr.old : undefined;
+      const oldByKey = new Map<string, unknown>();
+      if (keys && oldItems) for (const o of oldItems) if (isObject(o)) oldByKey.set(JSON.stringify(keys.map((k) => o[k] ?? null)), o);
+      v.forEach((x, i) => {
+        const old = keys && isObject(x) ? oldByKey.get(JSON.stringify(keys.map((k) => x[k] ?? null))) : undefined;
+        this.node(x, items, `${path}[${i}]`, items['x-kubernetes-embedded-resource'] === true, { old, ancestorUnchanged: unchangedHere });
+      });
+      return;
+    }
+    if (isObject(v)) {
+      const oldObj = isObject(corr.old) ? corr.old : undefined;
+      const ap = isObject(s.additionalProperties) ? (s.additionalProperties as JSONSchemaProps) : undefined;
+      for (const [k, x] of Object.entries(v)) {
+        const ps = s.properties?.[k];
+        const childCorr = { old: oldObj?.[k], ancestorUnchanged: unchangedHere };
+        if (ps) this.node(x, ps, joinPath(path, k), ps['x-kubernetes-embedded-resource'] === true, childCorr);
+        else if (ap && s.properties === undefined) this.node(x, ap, `${path}[${k}]`, ap['x-kubernetes-embedded-resource'] === true, childCorr);
+      }
+    }
+  }
+
+  private rules(v: unknown, s: JSONSchemaProps, rules: ValidationRule[], path: string, resourceRoot: boolean, corr: Correlation): void {
+    if (rules.length === 0) return;
+    const type = String(s.type ?? '');
+    const at = path || '<nil>';
+    const self = resourceRoot && isObject(v) ? resourceSelf(v) : v;
+    const old = corr.old !== undefined && resourceRoot && isObject(corr.old) ? resourceSelf(corr.old) : corr.old;
+    let unchanged: boolean | undefined;
+    for (const r of rules) {
+      const rule = trimSpace(String(r.rule ?? ''));
+      if (rule === '') continue;
+      const transition = usesOldSelf(rule);
+      const optional = r.optionalOldSelf === true;
+      if (transition && old === undefined && !optional) continue;
+      const vars: Record<string, unknown> = { self };
+      if (transition) vars.oldSelf = optional ? celOptional(old !== undefined, old) : old;
+      const ruleText = trimSpace(String(r.message ?? '')) || rule;
+      let result: unknown;
+      try {
+        result = evaluateCELValue(rule, vars);
+      } catch (e) {
+        const msg = e instanceof Error ? e.message : String(e);
+        this.errors.push(
+          invalid(
+            at,
+            type,
+            msg.startsWith('no such overload')
+              ? `'${msg}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleText}`
+              : `${msg} evaluating rule: ${ruleText}`,
+          ),
+        );
+        continue;
+      }
+      if (result === true) continue;
+      // (ratcheting: a rule that does not look at oldSelf, on a value the update did not change)
+      if (!transition) {
+        unchanged ??= corr.old !== undefined ? deepEqual(v, corr.old) : corr.ancestorUnchanged;
+        if (unchanged) continue;
+      }
+      let errPath = at;
+      if (r.fieldPath) {
+        const fp = ruleFieldPath(String(r.fieldPath), s);
+        if ('path' in fp && fp.path) errPath = path ? (fp.path.startsWith('[') ? `${path}${fp.path}` : `${path}.${fp.path}`) : fp.path;
+      }
+      const detail = this.message(r, vars) ?? (r.message && trimSpace(String(r.message)) ? trimSpace(String(r.message)) : `failed rule: ${ruleText}`);
+      switch (r.reason) {
+        case 'FieldValueForbidden':
+          this.errors.push(forbidden(errPath, detail));
+          break;
+        case 'FieldValueRequired':
+          this.errors.push(required(errPath, detail));
+          break;
+        case 'FieldValueDuplicate':
+          this.errors.push(duplicate(errPath, type));
+          break;
+        default:
+          this.errors.push(invalid(errPath, type, detail));
+      }
+    }
+  }
+
+  /** a rule's messageExpression, when it evaluates to a usable message (else the rule's message is used) */
+  private message(r: ValidationRule, vars: Record<string, unknown>): string | undefined {
+    const expr = trimSpace(String(r.messageExpression ?? ''));
+    if (expr === '') return undefined;
+    let m: unknown;
+    try {
+      m = evaluateCELValue(expr, vars);
+    } catch {
+      return undefined;
+    }
+    if (typeof m !== 'string') return undefined;
+    const t = trimSpace(m);
+    if (t === '' || hasNewlines(t) || Buffer.byteLength(t) > MAX_MESSAGE_BYTES) return undefined;
+    return t;
+  }
+}
+
+/**
+ * The errors of a custom resource's validation rules: `obj` as written, `old` the stored object of
+ * an update (undefined for a create).
+ */
+export function validationRuleErrors(obj: unknown, old: unknown, schema: JSONSchemaProps | undefined): FieldError[] {
+  if (!schema || !hasRules(schema)) return [];
+  const run = new RuleRun();
+  run.node(obj, schema, '', true, { old: old ?? undefined, ancestorUnchanged: false });
+  return run.errors;
+}
+
+/** the error Kubernetes adds instead of running the rules, when the object already failed its schema's types or enums */
+export function rulesNotCheckedError(): FieldError {
+  return invalid('<nil>', null, 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation');
+}
