@@ -3,11 +3,11 @@
 // custom resources written through raw HTTPS and kubectl 1.33 and 1.27: the rules' field errors in
 // Kubernetes' words (the node's type as the value, message, messageExpression, fieldPath, reason),
 // transition rules on updates (oldSelf, optionalOldSelf, map-list items matched by key), ratcheting
-// (an unchanged invalid value does not fail an update), the status subresource, and the CRD's own
+// (an unchanged invalid value does not fail an update: it comes back as a warning), the status subresource, and the CRD's own
 // validation of its rules (syntax, undeclared names, reason, fieldPath, optionalOldSelf).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, expectStatus, type Cluster } from './harness.js';
+import { startCluster, expectStatus, until, warningsOf, type Cluster } from './harness.js';
 
 let c: Cluster;
 const NS = 'rules-e2e';
@@ -153,9 +153,12 @@ test('ratcheting: an object that broke a rule before the rule existed can still 
   crd.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = rules;
   const upd = await c.raw('PUT', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/legacies.rules.example.com', { body: crd });
   assert.equal(upd.status, 200, upd.text);
-  // a label change leaves spec as it was: allowed
+  // (the custom resources' handler takes the new schema as the CRD's watch delivers it: a dry run tells when)
+  await until('the new rule is in force', async () => (await c.raw('PATCH', `${LBASE}/old?dryRun=All`, { body: { spec: { replicas: 400 } }, headers: { 'content-type': 'application/merge-patch+json' } })).status === 422);
+  // a label change leaves spec as it was: allowed, with the rule's error as a warning
   const label = await c.raw('PATCH', `${LBASE}/old`, { body: { metadata: { labels: { a: 'b' } } }, headers: { 'content-type': 'application/merge-patch+json' } });
   assert.equal(label.status, 200, label.text);
+  assert.deepEqual(warningsOf(label), ['299 - "spec: Invalid value: \\"object\\": failed rule: self.replicas < 100"']);
   // a spec change that keeps it broken: refused
   const spec = await c.raw('PATCH', `${LBASE}/old`, { body: { spec: { replicas: 400 } }, headers: { 'content-type': 'application/merge-patch+json' } });
   assert.deepEqual(causes(expectStatus(spec, 422, 'Invalid', 'ratchet')), [['spec', 'FieldValueInvalid: Invalid value: "object": failed rule: self.replicas < 100']]);
@@ -188,12 +191,17 @@ test('the CRD itself is refused when its rules are not valid', async () => {
     { rule: 'self.replicas == 1', optionalOldSelf: true },
     { rule: ' ' },
     { rule: 'self.replicas == 1', messageExpression: 'self.' },
+    { rule: 'self.replicaz > 1' },
+    { rule: "has(self.ports) && self.ports.all(p, p.nmae != '')" },
   ];
+  bad.spec.versions[0].schema.openAPIV3Schema['x-kubernetes-validations'] = [{ rule: "has(self.metadata.labels) || self.metadata.name != ''" }];
   const r = await c.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: bad });
   const s = expectStatus(r, 422, 'Invalid', 'crd');
+  const root = 'spec.versions[0].schema.openAPIV3Schema.x-kubernetes-validations';
   const at = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations';
   const got = (s.details.causes as any[]).map((x) => `${x.field} ${x.reason}`);
   assert.deepEqual(got, [
+    `${root}[0].rule FieldValueInvalid`,
     `${at}[0].rule FieldValueInvalid`,
     `${at}[1].rule FieldValueInvalid`,
     `${at}[2].reason FieldValueNotSupported`,
@@ -201,8 +209,15 @@ test('the CRD itself is refused when its rules are not valid', async () => {
     `${at}[3].optionalOldSelf FieldValueInvalid`,
     `${at}[4].rule FieldValueRequired`,
     `${at}[5].messageExpression FieldValueInvalid`,
+    `${at}[6].rule FieldValueInvalid`,
+    `${at}[7].rule FieldValueInvalid`,
   ]);
-  const msg = (i: number) => (s.details.causes as any[])[i].message as string;
+  const all = s.details.causes as any[];
+  const msg = (i: number) => all[i + 1].message as string;
+  // the fields a rule selects must be in the schema (at the root, metadata has only name and generateName)
+  assert.equal(all[0].message.split(': compilation failed: ')[1], "ERROR: <input>:1:4: undefined field 'labels'\n | has(self.metadata.labels) || self.metadata.name != ''\n | ...^");
+  assert.equal(msg(7).split(': compilation failed: ')[1], "ERROR: <input>:1:5: undefined field 'replicaz'\n | self.replicaz > 1\n | ....^");
+  assert.equal(msg(8).split(': compilation failed: ')[1].split('\n')[0], "ERROR: <input>:1:39: undefined field 'nmae'");
   assert.match(msg(0), /^Invalid value: apiextensions\.ValidationRule\{Rule:"self\.replicas >", Message:"", MessageExpression:"", Reason:\(\*apiextensions\.FieldValueErrorReason\)\(nil\), FieldPath:"", OptionalOldSelf:\(\*bool\)\(nil\)\}: compilation failed: /);
   assert.equal(msg(1).split('\n')[0], `Invalid value: apiextensions.ValidationRule{Rule:"foo.bar == 1", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')`);
   assert.equal(msg(2), 'Unsupported value: "Bogus": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"');

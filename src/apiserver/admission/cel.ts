@@ -31,6 +31,12 @@ class Uint {
 
 export class CelError extends Error {}
 
+/** a function this interpreter does not have (cel-go and Kubernetes' libraries may: timestamps, url, ip, sets, ...) */
+export class CelUnsupportedError extends CelError {}
+
+/** the namespaces of CEL libraries' functions that Keelson's interpreter does not have */
+const CEL_NAMESPACES = new Set(['sets', 'math', 'strings', 'base64']);
+
 /** optional_type: optional.of(v), optional.none(), `a.?b`, `m[?k]` */
 class CelOptional {
   constructor(
@@ -284,10 +290,13 @@ function lex(src: string): Tok[] {
 // ---------------------------------------------------------------------------------------------
 // parser
 
+/** a parsed CEL expression (celParse) */
+export type CelNode = Node;
+
 type Node =
   | { k: 'lit'; v: Value }
   | { k: 'id'; name: string; pos?: number }
-  | { k: 'sel'; target: Node; field: string; test?: boolean; optional?: boolean }
+  | { k: 'sel'; target: Node; field: string; test?: boolean; optional?: boolean; pos?: number }
   | { k: 'index'; target: Node; index: Node; optional?: boolean }
   | { k: 'call'; fn: string; target?: Node; args: Node[] }
   | { k: 'list'; items: Node[] }
@@ -398,7 +407,8 @@ function parse(src: string): Node {
     for (;;) {
       if (isOp('.?') || isOp('[?')) {
         // optional selection and indexing (CEL's optional syntax)
-        const op = next().v;
+        const opTok = next();
+        const op = opTok.v;
         if (op === '[?') {
           const index = expr();
           expect(']');
@@ -406,10 +416,10 @@ function parse(src: string): Node {
         } else {
           const id = next();
           if (id.t !== 'id') throw new CelError(`Syntax error: expected a field name at ${id.pos}`);
-          n = { k: 'sel', target: n, field: id.v, optional: true };
+          n = { k: 'sel', target: n, field: id.v, optional: true, pos: opTok.pos };
         }
       } else if (isOp('.')) {
-        next();
+        const dot = next();
         const id = next();
         if (id.t !== 'id') throw new CelError(`Syntax error: expected a field name at ${id.pos}`);
         if (isOp('(')) {
@@ -417,7 +427,7 @@ function parse(src: string): Node {
           if (MACROS.has(id.v) && a.length >= 2 && a[0]!.k === 'id') {
             n = { k: 'macro', fn: id.v, target: n, v: (a[0] as any).name, args: a.slice(1) };
           } else n = { k: 'call', fn: id.v, target: n, args: a };
-        } else n = { k: 'sel', target: n, field: id.v };
+        } else n = { k: 'sel', target: n, field: id.v, pos: dot.pos };
       } else if (isOp('[')) {
         next();
         const index = expr();
@@ -439,10 +449,11 @@ function parse(src: string): Node {
         if (t.v === 'null') return { k: 'lit', v: null };
         if (RESERVED.has(t.v)) throw new CelError(`Syntax error: reserved identifier ${t.v}`);
         if (isOp('(')) {
+          const open = peek().pos;
           const a = args();
           if (t.v === 'has') {
             if (a.length !== 1 || a[0]!.k !== 'sel') throw new CelError('invalid argument to has() macro');
-            return { ...(a[0] as any), test: true };
+            return { ...(a[0] as any), test: true, pos: open };
           }
           return { k: 'call', fn: t.v, args: a };
         }
@@ -511,6 +522,16 @@ function checkInt(v: bigint): bigint {
   return v;
 }
 
+/**
+ * A field name as Kubernetes' CEL escaping writes it, unescaped: `__underscores__` is `__`,
+ * `__dot__` `.`, `__dash__` `-`, `__slash__` `/`, and `__<keyword>__` a CEL keyword.
+ */
+export function unescapeFieldName(name: string): string {
+  const kw = /^__(true|false|null|in|as|break|const|continue|else|for|function|if|import|let|loop|package|namespace|return|var|void|while)__$/.exec(name);
+  if (kw) return kw[1]!;
+  return name.replace(/__(underscores|dot|dash|slash)__/g, (_m, w: string) => ({ underscores: '__', dot: '.', dash: '-', slash: '/' })[w]!);
+}
+
 function select(target: Value, field: string, test: boolean): Value {
   if (target instanceof CelAuthz && field === 'requestResource' && !test) {
     const r = target.request;
@@ -518,7 +539,9 @@ function select(target: Value, field: string, test: boolean): Value {
     return target.with({ resourceRequest: true, apiGroup: r.group, resource: r.resource, subresource: r.subresource, namespace: r.namespace, name: r.name });
   }
   if (isMap(target)) {
-    const r = mapGet(target as any, field);
+    let r = mapGet(target as any, field);
+    // a member whose name CEL cannot spell is selected by its escaped name (Kubernetes' escaping)
+    if (!r.found && field.includes('__')) r = mapGet(target as any, unescapeFieldName(field));
     if (test) return r.found;
     if (!r.found) throw new CelError(`no such key: ${field}`);
     return r.v!;
@@ -726,7 +749,7 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
     case 'type':
       return new CelType(typeName(arg(0)));
     default:
-      throw new CelError(`undeclared reference to '${fn}'`);
+      throw new CelUnsupportedError(`undeclared reference to '${fn}'`);
   }
 }
 
@@ -938,8 +961,10 @@ function evaluate(n: Node, env: Env): Value {
         if (n.fn === 'none' && a.length === 0) return NONE;
         if (n.fn === 'of' && a.length === 1) return new CelOptional(true, a[0]);
         if (n.fn === 'ofNonZeroValue' && a.length === 1) return isZeroValue(a[0]!) ? NONE : new CelOptional(true, a[0]);
-        throw new CelError(`undeclared reference to 'optional.${n.fn}'`);
+        throw new CelUnsupportedError(`undeclared reference to 'optional.${n.fn}'`);
       }
+      // a function of a namespace (Kubernetes' sets.*, math.*, strings.*, base64.*): not here
+      if (n.target?.k === 'id' && !env.has(n.target.name) && CEL_NAMESPACES.has(n.target.name)) throw new CelUnsupportedError(`undeclared reference to '${n.target.name}.${n.fn}'`);
       const target = n.target ? evaluate(n.target, env) : undefined;
       if (target instanceof CelOptional) {
         if (n.fn === 'hasValue' && n.args.length === 0) return target.present;
@@ -996,7 +1021,7 @@ function evaluate(n: Node, env: Env): Value {
           if (n.args.length === 2) return items.filter((it) => truthy(evaluate(n.args[0]!, withVar(it)), 'map')).map((it) => evaluate(n.args[1]!, withVar(it)));
           return items.map((it) => evaluate(n.args[0]!, withVar(it)));
       }
-      throw new CelError(`undeclared reference to '${n.fn}'`);
+      throw new CelUnsupportedError(`undeclared reference to '${n.fn}'`);
     }
   }
 }
@@ -1100,6 +1125,11 @@ export function celUndeclaredReference(expr: string, declared: ReadonlySet<strin
     }
   };
   return walk(n, new Set());
+}
+
+/** the parsed form of an expression that parses (CelError otherwise) */
+export function celParse(expr: string): CelNode {
+  return compiled(expr);
 }
 
 export function celSyntaxError(expr: string): string | undefined {

@@ -11,7 +11,7 @@
 // keys), never through the items of other lists; with `optionalOldSelf: true` it also runs
 // without one, `oldSelf` then being an empty optional. A rule that does not name oldSelf and
 // fails on a value the update left as it was does not fail the update (ratcheting, on by default
-// in Kubernetes 1.30 and later; Kubernetes also returns the error as a warning, Keelson does not).
+// in Kubernetes 1.30 and later); the error goes to the client as a warning instead.
 //
 // A failure is a field error at the node (or at the rule's fieldPath below it) whose value is the
 // node's schema type (`spec: Invalid value: "object": <message>`, as Kubernetes up to 1.33 prints
@@ -19,12 +19,15 @@
 // follows the rule's reason. A rule that cannot be evaluated (no such key, a bad overload) fails
 // with the evaluation error.
 //
-// The expressions run on Keelson's CEL interpreter (admission/cel.ts), with its gaps: no static
-// type checking (Kubernetes refuses a rule naming a field the schema lacks when the CRD is
-// written; here that rule fails at evaluation, as "no such key"), no cost limits, no timestamps
-// or durations (a `format: date-time` string stays a string), and a `type: number` value that is
-// a whole number is an int, not a double.
-import { celOptional, celSyntaxError, celUndeclaredReference, evaluateCELValue } from '../admission/cel.js';
+// The expressions run on Keelson's CEL interpreter (admission/cel.ts), with its gaps. A rule that
+// calls a function the interpreter does not have (timestamps, durations, url, ip, cidr, semver,
+// format, the sets, math, strings and base64 libraries) is not evaluated: the object passes it.
+// Of CEL's static type checking only the fields are checked when the CRD is written (a rule
+// selecting a field its schema does not declare is refused: undefinedField); no cost limits; a
+// `format: date-time` string stays a string, and a `type: number` value that is a whole number is
+// an int, not a double. A property whose name CEL cannot spell is selected by its escaped name, as
+// in Kubernetes (`my-field` is `self.my__dash__field`).
+import { celOptional, celParse, celSyntaxError, celUndeclaredReference, CelUnsupportedError, evaluateCELValue, unescapeFieldName, type CelNode } from '../admission/cel.js';
 import { celIssue, hasNewlines, trimSpace } from '../admission/vap-validation.js';
 import { FieldError } from '../../machinery/errors.js';
 import { duplicate, forbidden, GoRepr, goPtr, goQuote, goStruct, invalid, notSupported, required } from '../../schema/validation/errs.js';
@@ -87,12 +90,125 @@ function ruleRepr(r: ValidationRule): GoRepr {
   ]);
 }
 
-/** cel-go's compile step as far as Keelson's interpreter checks it: syntax, and names other than `declared` */
-function compileError(expr: string, declared: ReadonlySet<string>): string | undefined {
+/**
+ * cel-go's compile step as far as Keelson checks it: syntax, names other than `declared`, and
+ * (given the schema `self` has) the fields selected from `self` and `oldSelf` that the schema
+ * does not declare.
+ */
+function compileError(expr: string, declared: ReadonlySet<string>, self?: SelfType): string | undefined {
   const syntax = celSyntaxError(expr);
   if (syntax !== undefined) return `compilation failed: ${syntax}`;
   const u = celUndeclaredReference(expr, declared);
-  return u ? `compilation failed: ${celIssue(expr, u.pos, `undeclared reference to '${u.name}' (in container '')`)}` : undefined;
+  if (u) return `compilation failed: ${celIssue(expr, u.pos, `undeclared reference to '${u.name}' (in container '')`)}`;
+  if (self) {
+    const f = undefinedField(celParse(expr), self);
+    if (f) return `compilation failed: ${celIssue(expr, f.pos, `undefined field '${f.name}'`)}`;
+  }
+  return undefined;
+}
+
+/** the schema `self` has at a node (with the implicit type and metadata of a resource's root) */
+interface SelfType {
+  schema: JSONSchemaProps;
+  resourceRoot: boolean;
+  /** oldSelf is an optional (optionalOldSelf): its fields are reached through value() and not checked */
+  optionalOld: boolean;
+}
+
+const META_TYPE: JSONSchemaProps = { type: 'object', properties: { name: { type: 'string' }, generateName: { type: 'string' } } };
+
+/** a schema whose CEL type is an object of exactly its declared properties (fields beyond them do not compile) */
+function strictObject(s: JSONSchemaProps | undefined): boolean {
+  if (!s || s.properties === undefined || s['x-kubernetes-preserve-unknown-fields'] === true || s['x-kubernetes-int-or-string'] === true) return false;
+  return s.additionalProperties === undefined || s.additionalProperties === false;
+}
+
+/**
+ * The first field selection of an expression that the schema of its target does not declare, as
+ * cel-go's checker finds it (`undefined field 'x'`), following `self` (and `oldSelf`) through
+ * object properties, map values, list items and the variables of macros over lists and maps. A
+ * selection from anything else (a function's result, a value of a schema that keeps unknown
+ * fields) is not checked.
+ */
+function undefinedField(root: CelNode, self: SelfType): { name: string; pos: number } | undefined {
+  let found: { name: string; pos: number } | undefined;
+  // a field's schema; null: the schema declares no such field; undefined: not known
+  const field = (t: JSONSchemaProps | undefined, name: string, resourceRoot: boolean): JSONSchemaProps | null | undefined => {
+    if (!t) return undefined;
+    if (resourceRoot || t['x-kubernetes-embedded-resource'] === true) {
+      if (name === 'apiVersion' || name === 'kind') return { type: 'string' };
+      if (name === 'metadata') return META_TYPE;
+    }
+    if (strictObject(t)) return t.properties?.[name] ?? null;
+    if (isObject(t.additionalProperties)) return t.additionalProperties as JSONSchemaProps;
+    return undefined;
+  };
+  // the schema of a node's value (undefined: not known), noting the first undefined field
+  const typeOf = (n: CelNode, env: ReadonlyMap<string, { t: JSONSchemaProps; root: boolean } | undefined>): { t: JSONSchemaProps; root: boolean } | undefined => {
+    switch (n.k) {
+      case 'id':
+        return env.get(n.name);
+      case 'sel': {
+        const tt = typeOf(n.target, env);
+        if (!tt || n.optional) return undefined;
+        const f = field(tt.t, n.field.includes('__') ? unescapeFieldName(n.field) : n.field, tt.root);
+        if (f === null) {
+          found ??= { name: n.field, pos: n.pos ?? 0 };
+          return undefined;
+        }
+        return f ? { t: f, root: false } : undefined;
+      }
+      case 'index': {
+        const tt = typeOf(n.target, env);
+        typeOf(n.index, env);
+        if (!tt || n.optional) return undefined;
+        const items = tt.t.items && !Array.isArray(tt.t.items) ? tt.t.items : undefined;
+        if (tt.t.type === 'array' && items) return { t: items, root: false };
+        if (isObject(tt.t.additionalProperties)) return { t: tt.t.additionalProperties as JSONSchemaProps, root: false };
+        return undefined;
+      }
+      case 'macro': {
+        const tt = typeOf(n.target, env);
+        let v: { t: JSONSchemaProps; root: boolean } | undefined;
+        if (tt?.t.type === 'array' && tt.t.items && !Array.isArray(tt.t.items)) v = { t: tt.t.items, root: tt.t.items['x-kubernetes-embedded-resource'] === true };
+        else if (tt && isObject(tt.t.additionalProperties)) v = { t: { type: 'string' }, root: false };
+        const inner = new Map(env);
+        inner.set(n.v, v);
+        for (const a of n.args) typeOf(a, inner);
+        return undefined;
+      }
+      case 'call':
+        if (n.target) typeOf(n.target, env);
+        for (const a of n.args) typeOf(a, env);
+        return undefined;
+      case 'list':
+        for (const i of n.items) typeOf(i, env);
+        return undefined;
+      case 'map':
+        for (const [k, v] of n.entries) {
+          typeOf(k, env);
+          typeOf(v, env);
+        }
+        return undefined;
+      case 'unary':
+        typeOf(n.arg, env);
+        return undefined;
+      case 'bin':
+        typeOf(n.l, env);
+        typeOf(n.r, env);
+        return undefined;
+      case 'cond':
+        typeOf(n.c, env);
+        typeOf(n.t, env);
+        typeOf(n.f, env);
+        return undefined;
+      default:
+        return undefined;
+    }
+  };
+  const me = { t: self.schema, root: self.resourceRoot };
+  typeOf(root, new Map([['self', me], ['oldSelf', self.optionalOld ? undefined : me]]));
+  return found;
 }
 
 /**
@@ -154,7 +270,7 @@ export function ruleFieldPath(jsonPath: string, schema: JSONSchemaProps): { path
  * The errors of a schema node's x-kubernetes-validations when a CRD is written (`path` the node's,
  * e.g. `spec.versions[0].schema.openAPIV3Schema.properties[spec]`).
  */
-export function ruleDefinitionErrors(s: JSONSchemaProps, path: string, errs: FieldError[]): void {
+export function ruleDefinitionErrors(s: JSONSchemaProps, path: string, errs: FieldError[], resourceRoot = false): void {
   const raw = (s as { 'x-kubernetes-validations'?: unknown })['x-kubernetes-validations'];
   if (raw === undefined) return;
   const rules = Array.isArray(raw) ? raw : [];
@@ -180,10 +296,11 @@ export function ruleDefinitionErrors(s: JSONSchemaProps, path: string, errs: Fie
     errs.push(...schemaErrs);
     // (the expressions are compiled only when the schema's own checks pass)
     if (schemaErrs.length > 0) return;
-    const ruleErr = compileError(trimmedRule, RULE_VARS);
+    const self: SelfType = { schema: s, resourceRoot: resourceRoot || s['x-kubernetes-embedded-resource'] === true, optionalOld: r.optionalOldSelf === true };
+    const ruleErr = compileError(trimmedRule, RULE_VARS, self);
     if (ruleErr) errs.push(invalid(`${at}.rule`, ruleRepr(r), ruleErr));
     if (msgExpr.length > 0) {
-      const e = compileError(trimSpace(msgExpr), RULE_VARS);
+      const e = compileError(trimSpace(msgExpr), RULE_VARS, self);
       if (e) errs.push(invalid(`${at}.messageExpression`, ruleRepr(r), e));
     }
     if (!ruleErr && r.optionalOldSelf !== undefined && !usesOldSelf(trimmedRule)) {
@@ -234,6 +351,9 @@ function joinPath(path: string, name: string): string {
 
 class RuleRun {
   readonly errors: FieldError[] = [];
+
+  /** `warnings`: where the errors ratcheting lets pass go (as Kubernetes sends them, the error's text) */
+  constructor(private readonly warnings?: string[]) {}
 
   /** validate the value `v` at `path` against schema `s` */
   node(v: unknown, s: JSONSchemaProps, path: string, resourceRoot: boolean, corr: Correlation): void {
@@ -289,6 +409,9 @@ class RuleRun {
       try {
         result = evaluateCELValue(rule, vars);
       } catch (e) {
+        // a function Keelson's interpreter lacks: the rule is not evaluated (Kubernetes, which has
+        // it, accepted the rule when the CRD was written; refusing the object for our gap would be wrong)
+        if (e instanceof CelUnsupportedError) continue;
         const msg = e instanceof Error ? e.message : String(e);
         this.errors.push(
           invalid(
@@ -302,30 +425,23 @@ class RuleRun {
         continue;
       }
       if (result === true) continue;
-      // (ratcheting: a rule that does not look at oldSelf, on a value the update did not change)
-      if (!transition) {
-        unchanged ??= corr.old !== undefined ? deepEqual(v, corr.old) : corr.ancestorUnchanged;
-        if (unchanged) continue;
-      }
       let errPath = at;
       if (r.fieldPath) {
         const fp = ruleFieldPath(String(r.fieldPath), s);
         if ('path' in fp && fp.path) errPath = path ? (fp.path.startsWith('[') ? `${path}${fp.path}` : `${path}.${fp.path}`) : fp.path;
       }
       const detail = this.message(r, vars) ?? (r.message && trimSpace(String(r.message)) ? trimSpace(String(r.message)) : `failed rule: ${ruleText}`);
-      switch (r.reason) {
-        case 'FieldValueForbidden':
-          this.errors.push(forbidden(errPath, detail));
-          break;
-        case 'FieldValueRequired':
-          this.errors.push(required(errPath, detail));
-          break;
-        case 'FieldValueDuplicate':
-          this.errors.push(duplicate(errPath, type));
-          break;
-        default:
-          this.errors.push(invalid(errPath, type, detail));
+      const err = fieldErrorFor(r.reason, errPath, type, detail);
+      // (ratcheting: a rule that does not look at oldSelf, on a value the update did not change,
+      // gives a warning instead)
+      if (!transition) {
+        unchanged ??= corr.old !== undefined ? deepEqual(v, corr.old) : corr.ancestorUnchanged;
+        if (unchanged) {
+          this.warnings?.push(String(err));
+          continue;
+        }
       }
+      this.errors.push(err);
     }
   }
 
@@ -346,13 +462,27 @@ class RuleRun {
   }
 }
 
+/** a failed rule's field error, by its reason */
+function fieldErrorFor(reason: string | undefined, path: string, type: string, detail: string): FieldError {
+  switch (reason) {
+    case 'FieldValueForbidden':
+      return forbidden(path, detail);
+    case 'FieldValueRequired':
+      return required(path, detail);
+    case 'FieldValueDuplicate':
+      return duplicate(path, type);
+    default:
+      return invalid(path, type, detail);
+  }
+}
+
 /**
  * The errors of a custom resource's validation rules: `obj` as written, `old` the stored object of
- * an update (undefined for a create).
+ * an update (undefined for a create); `warnings` receives the errors ratcheting lets pass.
  */
-export function validationRuleErrors(obj: unknown, old: unknown, schema: JSONSchemaProps | undefined): FieldError[] {
+export function validationRuleErrors(obj: unknown, old: unknown, schema: JSONSchemaProps | undefined, warnings?: string[]): FieldError[] {
   if (!schema || !hasRules(schema)) return [];
-  const run = new RuleRun();
+  const run = new RuleRun(warnings);
   run.node(obj, schema, '', true, { old: old ?? undefined, ancestorUnchanged: false });
   return run.errors;
 }

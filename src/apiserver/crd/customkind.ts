@@ -292,7 +292,7 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
     applySchemaDefaults(obj, storageSchema);
   };
   const rules = hasRules(schema);
-  const validate = (obj: any, old?: any): FieldError[] => {
+  const validate = (obj: any, old?: any, warnings?: string[]): FieldError[] => {
     const errs: FieldError[] = [];
     // ObjectMeta's generic rules: finalizers are qualified names
     const fins = obj.metadata?.finalizers;
@@ -303,7 +303,7 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
     if (rules) {
       // the CEL rules run on an object whose types are right (as Kubernetes' strategy does)
       if (errs.some((e) => e.type === 'FieldValueTypeInvalid' || e.type === 'FieldValueNotSupported')) errs.push(rulesNotCheckedError());
-      else errs.push(...validationRuleErrors(obj, old, schema));
+      else errs.push(...validationRuleErrors(obj, old, schema, warnings));
     }
     return errs;
   };
@@ -325,7 +325,7 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
       withStorageDefaults(obj);
     },
     validate: (obj) => validate(obj),
-    validateUpdate: (obj, old) => validate(obj, old),
+    validateUpdate: (obj, old, warnings) => validate(obj, old, warnings),
     prepareForSubresourceUpdate(sub, obj, old) {
       if (sub !== 'status') return;
       const status = obj.status;
@@ -339,7 +339,7 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
       else obj.metadata.managedFields = managed;
       obj.metadata.resourceVersion = rv;
     },
-    validateSubresource: (_sub, obj, old) => validate(obj, old),
+    validateSubresource: (_sub, obj, old, warnings) => validate(obj, old, warnings),
     // conversion None: the stored form is the storage version's apiVersion, the rest as it is
     // (pruned to the storage version's schema on the way in, see withStorageDefaults); what is
     // read from storage gets the storage version's defaults, then is pruned to this version's

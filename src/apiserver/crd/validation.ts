@@ -84,7 +84,7 @@ function validateStructural(s: JSONSchemaProps, path: string, level: 'root' | 'f
     errs.push(field.invalid(`${path}.x-kubernetes-list-type`, lt ?? '', 'must be map if x-kubernetes-list-map-keys is non-empty'));
   }
   if (s.default !== undefined) validateDefault(s, path, errs);
-  ruleDefinitionErrors(s, path, errs);
+  ruleDefinitionErrors(s, path, errs, root);
   for (const [k, ps] of Object.entries(s.properties ?? {})) {
     if (root && k === 'metadata' && ps && typeof ps === 'object') {
       const extra = Object.keys(ps).filter((x) => x !== 'type' && x !== 'description' && x !== 'properties');

@@ -476,7 +476,7 @@ export class ResourceStore {
   // ---- create ----
 
   /** Validate metadata common to every kind and the kind's own rules; throws 422 Invalid. */
-  private validateObject(obj: any, old?: any, sub?: string): void {
+  private validateObject(obj: any, old?: any, sub?: string, warnings?: string[]): void {
     const m = obj.metadata;
     const errs: FieldError[] = [];
     if (m.generateName && typeof m.generateName === 'string' && !old) {
@@ -493,7 +493,7 @@ export class ResourceStore {
     const annotationErrs = validateAnnotations(m.annotations, 'metadata.annotations');
     if (annotationErrs.length) errs.push(...annotationErrs);
     if (m.finalizers !== undefined && !Array.isArray(m.finalizers)) errs.push(field.invalid('metadata.finalizers', m.finalizers, 'must be a list'));
-    const kindErrs = old ? (sub ? this.strategy.validateSubresource(sub, obj, old) : this.strategy.validateUpdate(obj, old)) : this.strategy.validate(obj);
+    const kindErrs = old ? (sub ? this.strategy.validateSubresource(sub, obj, old, warnings) : this.strategy.validateUpdate(obj, old, warnings)) : this.strategy.validate(obj);
     if (kindErrs.length) errs.push(...kindErrs);
     if (old) {
       if (m.name !== old.metadata.name) errs.push(field.invalid('metadata.name', m.name, 'field is immutable'));
@@ -654,7 +654,7 @@ export class ResourceStore {
       const next = this.prepareUpdate(body, old, opts.dryRun === true);
       let stored = false;
       try {
-      this.validateObject(next, old);
+      this.validateObject(next, old, undefined, opts.admission?.request.warnings);
       const validating = this.admitValidate(opts, 'UPDATE', next, old);
       if (validating) await validating;
       if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return { obj: old, created: false, entry: cur };
@@ -748,7 +748,7 @@ export class ResourceStore {
       }
       let stored = false;
       try {
-        this.validateObject(next, old, main ? undefined : opts.subresource ?? 'status');
+        this.validateObject(next, old, main ? undefined : opts.subresource ?? 'status', opts.admission?.request.warnings);
         const validating = this.admitValidate(opts, 'UPDATE', next, old);
         if (validating) await validating;
         if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return { obj: old, entry: cur };

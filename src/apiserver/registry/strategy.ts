@@ -51,8 +51,11 @@ export interface Strategy {
   prepareForUpdate(obj: any, old: any, dryRun?: boolean): void;
   /** kind-specific validation of a new object (metadata is validated by the store) */
   validate(obj: any): FieldError[];
-  /** kind-specific validation of an update */
-  validateUpdate(obj: any, old: any): FieldError[];
+  /**
+   * kind-specific validation of an update; `warnings` (the request's Warning list) takes what a
+   * kind reports without refusing the write (a custom resource's ratcheted validation rules)
+   */
+  validateUpdate(obj: any, old: any, warnings?: string[]): FieldError[];
   /**
    * after a create attempt: `stored` is false when it failed or was a dry run (release
    * allocations). A promise it returns is awaited before the write is answered (and must not fail).
@@ -65,7 +68,7 @@ export interface Strategy {
   /** carry over what a write through a subresource may not change, before validation */
   prepareForSubresourceUpdate?(sub: string, obj: any, old: any): void;
   /** validation of a write through a subresource (status, finalize, approval) */
-  validateSubresource(sub: string, obj: any, old: any): FieldError[];
+  validateSubresource(sub: string, obj: any, old: any, warnings?: string[]): FieldError[];
   /**
    * how a delete proceeds beyond metadata.finalizers (a pod's grace period, a Namespace's
    * spec.finalizers); `obj` is the copy to be written

@@ -3,7 +3,8 @@
 // ancestor. The end-to-end cases are in test/e2e/crd-validation-rules.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ruleFieldPath, validationRuleErrors, hasRules } from '../../../src/apiserver/crd/celrules.js';
+import { ruleDefinitionErrors, ruleFieldPath, validationRuleErrors, hasRules } from '../../../src/apiserver/crd/celrules.js';
+import type { FieldError } from '../../../src/machinery/errors.js';
 import type { JSONSchemaProps } from '../../../src/apiserver/crd/schema.js';
 
 const lines = (errs: { toString(): string }[]) => errs.map(String);
@@ -71,4 +72,35 @@ test('ratcheting follows the nearest ancestor with an old value: a changed sibli
   assert.deepEqual(lines(validationRuleErrors({ spec: { a: 50, b: 3, list: [20] } }, old, s)), []);
   // a create has nothing to ratchet against
   assert.equal(validationRuleErrors({ spec: { a: 50 } }, undefined, s).length, 1);
+});
+
+test('a rule calling a function the interpreter lacks is not evaluated (the object passes it); other rules still run', () => {
+  const s: JSONSchemaProps = {
+    type: 'object',
+    properties: {
+      spec: {
+        type: 'object',
+        'x-kubernetes-validations': [
+          { rule: 'isURL(self.url)' },
+          { rule: "sets.contains(self.tags, ['a'])" },
+          { rule: "duration(self.timeout) < duration('1h')" },
+          { rule: "self.url.startsWith('https://')", message: 'https only' },
+        ],
+        properties: { url: { type: 'string' }, timeout: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } },
+      },
+    },
+  };
+  assert.deepEqual(lines(validationRuleErrors({ spec: { url: 'http://x', timeout: '2h', tags: ['b'] } }, undefined, s)), ['spec: Invalid value: "object": https only']);
+});
+
+test('a property CEL cannot spell is selected by its escaped name', () => {
+  const s: JSONSchemaProps = {
+    type: 'object',
+    properties: { spec: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.max__dash__size > self.__namespace__' }], properties: { 'max-size': { type: 'integer' }, namespace: { type: 'integer' } } } },
+  };
+  assert.deepEqual(lines(validationRuleErrors({ spec: { 'max-size': 5, namespace: 3 } }, undefined, s)), []);
+  assert.deepEqual(lines(validationRuleErrors({ spec: { 'max-size': 1, namespace: 3 } }, undefined, s)), ['spec: Invalid value: "object": failed rule: self.max__dash__size > self.__namespace__']);
+  const errs: FieldError[] = [];
+  ruleDefinitionErrors(s.properties!.spec!, 'p', errs);
+  assert.deepEqual(lines(errs), []);
 });
