@@ -14,13 +14,14 @@
 // isQuantity(), sign, isInteger, asInteger, asApproximateFloat, add, sub, compareTo,
 // isGreaterThan, isLessThan) and the authorizer (group/resource/subresource/namespace/name/path,
 // serviceAccount, requestResource, check(verb).allowed()/reason()); optionals (`a.?b`, `m[?k]`,
-// optional.of/none/ofNonZeroValue, hasValue, value, orValue, or). Not supported:
-// timestamps and durations, format(), url/ip/cidr/semver, the sets library, type checking and
-// cost limits. Integers are 64-bit (bigint); && and || are commutative over errors, as in CEL.
+// optional.of/none/ofNonZeroValue, hasValue, value, orValue, or); timestamps and durations
+// (celtime.ts: timestamp(), duration(), their arithmetic, comparisons and accessors). Not supported:
+// format(), url/ip/cidr/semver, the sets library, type checking and cost limits. Integers are 64-bit (bigint); && and || are commutative over errors, as in CEL.
 import type { AdmissionAttributes } from './types.js';
 import { admissionRequest } from './webhook.js';
 import type { Authorizer, UserInfo } from '../authz.js';
 import { cmpQuantity, parseQuantity, quantityString, type Quantity } from '../../schema/validation/quantity.js';
+import { CelDuration, CelTimestamp, durationOf, formatDuration, formatTimestamp, parseDuration, parseTimestamp, timeMethod, timestampOf } from './celtime.js';
 
 // ---------------------------------------------------------------------------------------------
 // values
@@ -81,7 +82,7 @@ export function celAuthorizer(authz: Authorizer, user: UserInfo, request?: { gro
   return new CelAuthz(authz, user, { resourceRequest: false }, request);
 }
 
-type Value = null | boolean | bigint | number | string | Uint | Uint8Array | Value[] | Map<unknown, Value> | { [k: string]: unknown } | CelType | CelQuantity | CelAuthz | CelDecision | CelOptional;
+type Value = null | boolean | bigint | number | string | Uint | Uint8Array | Value[] | Map<unknown, Value> | { [k: string]: unknown } | CelType | CelQuantity | CelAuthz | CelDecision | CelOptional | CelTimestamp | CelDuration;
 
 class CelType {
   constructor(readonly name: string) {}
@@ -99,6 +100,8 @@ function typeName(v: unknown): string {
   if (v instanceof CelType) return 'type';
   if (v instanceof CelQuantity) return 'kubernetes.Quantity';
   if (v instanceof CelOptional) return 'optional_type';
+  if (v instanceof CelTimestamp) return 'google.protobuf.Timestamp';
+  if (v instanceof CelDuration) return 'google.protobuf.Duration';
   if (v instanceof CelAuthz) return 'kubernetes.authorization.Authorizer';
   if (v instanceof CelDecision) return 'kubernetes.authorization.Decision';
   return 'map';
@@ -171,6 +174,9 @@ function equals(a: Value, b: Value): boolean {
       return (a as CelType).name === (b as CelType).name;
     case 'kubernetes.Quantity':
       return cmpQuantity((a as CelQuantity).q, (b as CelQuantity).q) === 0;
+    case 'google.protobuf.Timestamp':
+    case 'google.protobuf.Duration':
+      return (a as CelTimestamp).ns === (b as CelTimestamp).ns;
     case 'optional_type': {
       const x = a as CelOptional;
       const y = b as CelOptional;
@@ -192,6 +198,11 @@ function compare(a: Value, b: Value): number {
   if (ta === typeName(b)) {
     if (ta === 'string') return (a as string) < (b as string) ? -1 : (a as string) > (b as string) ? 1 : 0;
     if (ta === 'bool') return Number(a) - Number(b);
+    if (a instanceof CelTimestamp || a instanceof CelDuration) {
+      const x = a.ns;
+      const y = (b as CelTimestamp).ns;
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
   }
   throw new CelError(`no such overload: ${ta} < ${typeName(b)}`);
 }
@@ -594,6 +605,14 @@ function arith(op: string, a: Value, b: Value): Value {
   if (typeof a === 'number' && typeof b === 'number' && op !== '%') {
     return op === '+' ? a + b : op === '-' ? a - b : op === '*' ? a * b : a / b;
   }
+  // timestamps and durations: ts - ts, ts ± dur, dur + ts, dur ± dur
+  if (op === '+' || op === '-') {
+    const err = (m: string) => new CelError(m);
+    if (a instanceof CelTimestamp && b instanceof CelTimestamp && op === '-') return durationOf(a.ns - b.ns, err);
+    if (a instanceof CelTimestamp && b instanceof CelDuration) return timestampOf(op === '+' ? a.ns + b.ns : a.ns - b.ns, err);
+    if (a instanceof CelDuration && b instanceof CelTimestamp && op === '+') return timestampOf(a.ns + b.ns, err);
+    if (a instanceof CelDuration && b instanceof CelDuration) return durationOf(op === '+' ? a.ns + b.ns : a.ns - b.ns, err);
+  }
   if (op === '+' && typeof a === 'string' && typeof b === 'string') return a + b;
   if (op === '+' && Array.isArray(a) && Array.isArray(b)) return [...a, ...b];
   if (op === '+' && a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.concat([a, b]);
@@ -608,6 +627,8 @@ function toStr(v: Value): string {
   if (typeof v === 'boolean') return String(v);
   if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
   if (v instanceof CelQuantity) return quantityString(v.q);
+  if (v instanceof CelTimestamp) return formatTimestamp(v.ns);
+  if (v instanceof CelDuration) return formatDuration(v.ns);
   throw new CelError(`no such overload: string(${typeName(v)})`);
 }
 
@@ -622,8 +643,28 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
     return args[i]!;
   };
   if (t instanceof CelQuantity || t instanceof CelAuthz || t instanceof CelDecision) return opaqueMethod(fn, t, args);
+  if (t instanceof CelTimestamp || t instanceof CelDuration) {
+    const r = timeMethod(fn, t, args, (m) => new CelError(m));
+    if (r === undefined) throw new CelError(`no such overload: ${typeName(t)}.${fn}`);
+    return r;
+  }
   if (Array.isArray(t) && LIST_METHODS.has(fn)) return listMethod(fn, t.map(fromJSON), args);
   switch (fn) {
+    case 'timestamp': {
+      const v = arg(0);
+      if (v instanceof CelTimestamp) return v;
+      if (typeof v === 'bigint') return timestampOf(v * 1_000_000_000n, (m) => new CelError(m));
+      const ns = parseTimestamp(str(v));
+      if (ns === undefined) throw new CelError(`String "${str(v)}" is not a valid timestamp`);
+      return timestampOf(ns, (m) => new CelError(m));
+    }
+    case 'duration': {
+      const v = arg(0);
+      if (v instanceof CelDuration) return v;
+      const ns = parseDuration(str(v));
+      if (ns === undefined) throw new CelError(`String "${str(v)}" is not a valid duration`);
+      return durationOf(ns, (m) => new CelError(m));
+    }
     case 'quantity': {
       const q = parseQuantity(str(arg(0)));
       if (!q) throw new CelError('quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'');
@@ -721,6 +762,8 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
         return checkInt(BigInt(Math.trunc(v)));
       }
       if (typeof v === 'string' && /^[+-]?[0-9]+$/.test(v)) return checkInt(BigInt(v));
+      // a timestamp's Unix seconds
+      if (v instanceof CelTimestamp) return v.ns >= 0n ? v.ns / 1_000_000_000n : -((-v.ns + 999_999_999n) / 1_000_000_000n);
       throw new CelError(`no such overload: int(${typeName(v)})`);
     }
     case 'uint': {
@@ -912,6 +955,7 @@ function evaluate(n: Node, env: Env): Value {
       if (n.op === '!') return !truthy(v, '!');
       if (typeof v === 'bigint') return checkInt(-v);
       if (typeof v === 'number') return -v;
+      if (v instanceof CelDuration) return durationOf(-v.ns, (m) => new CelError(m));
       throw new CelError(`no such overload: -${typeName(v)}`);
     }
     case 'cond':
@@ -1055,6 +1099,18 @@ export function evaluateCEL(expr: string, vars: Record<string, unknown>): unknow
 export function evaluateCELValue(expr: string, vars: Record<string, unknown>): unknown {
   const env: Env = new Map(Object.entries(vars).map(([k, v]) => [k, fromJSON(v)]));
   return evaluate(compiled(expr), env);
+}
+
+/** CEL's timestamp of an RFC 3339 string, or undefined when it is not one */
+export function celTimestamp(s: string): unknown {
+  const ns = parseTimestamp(s);
+  return ns === undefined ? undefined : new CelTimestamp(ns);
+}
+
+/** CEL's duration of a Go duration string, or undefined when it is not one */
+export function celDuration(s: string): unknown {
+  const ns = parseDuration(s);
+  return ns === undefined ? undefined : new CelDuration(ns);
 }
 
 /** a value of CEL's optional type for a variable: optional.of(value) when present, else optional.none() */

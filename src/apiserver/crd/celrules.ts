@@ -20,14 +20,15 @@
 // with the evaluation error.
 //
 // The expressions run on Keelson's CEL interpreter (admission/cel.ts), with its gaps. A rule that
-// calls a function the interpreter does not have (timestamps, durations, url, ip, cidr, semver,
-// format, the sets, math, strings and base64 libraries) is not evaluated: the object passes it.
+// calls a function the interpreter does not have (url, ip, cidr, semver, format, the sets, math,
+// strings and base64 libraries) is not evaluated: the object passes it.
 // Of CEL's static type checking only the fields are checked when the CRD is written (a rule
 // selecting a field its schema does not declare is refused: undefinedField); no cost limits; a
-// `format: date-time` string stays a string, and a `type: number` value that is a whole number is
-// an int, not a double. A property whose name CEL cannot spell is selected by its escaped name, as
-// in Kubernetes (`my-field` is `self.my__dash__field`).
-import { celOptional, celParse, celSyntaxError, celUndeclaredReference, CelUnsupportedError, evaluateCELValue, unescapeFieldName, type CelNode } from '../admission/cel.js';
+// `type: number` value that is a whole number is an int, not a double. As in Kubernetes, a
+// `date-time` or `date` string is a timestamp to the rules, and a `duration` string a duration.
+// A property whose name CEL cannot spell is selected by its escaped name, as in Kubernetes
+// (`my-field` is `self.my__dash__field`).
+import { celDuration, celOptional, celParse, celTimestamp, celSyntaxError, celUndeclaredReference, CelUnsupportedError, evaluateCELValue, unescapeFieldName, type CelNode } from '../admission/cel.js';
 import { celIssue, hasNewlines, trimSpace } from '../admission/vap-validation.js';
 import { FieldError } from '../../machinery/errors.js';
 import { duplicate, forbidden, GoRepr, goPtr, goQuote, goStruct, invalid, notSupported, required } from '../../schema/validation/errs.js';
@@ -345,6 +346,50 @@ function resourceSelf(v: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+const timeFormatsMemo = new WeakMap<JSONSchemaProps, boolean>();
+
+/** whether a schema or anything below it holds `date-time`, `date` or `duration` strings (CEL types them) */
+function hasTimeFormats(s: JSONSchemaProps | undefined): boolean {
+  if (!s || typeof s !== 'object') return false;
+  let r = timeFormatsMemo.get(s);
+  if (r === undefined) {
+    r =
+      s.format === 'date-time' ||
+      s.format === 'date' ||
+      s.format === 'duration' ||
+      Object.values(s.properties ?? {}).some(hasTimeFormats) ||
+      (!!s.items && !Array.isArray(s.items) && hasTimeFormats(s.items)) ||
+      (isObject(s.additionalProperties) && hasTimeFormats(s.additionalProperties as JSONSchemaProps));
+    timeFormatsMemo.set(s, r);
+  }
+  return r;
+}
+
+/**
+ * A value as CEL sees it under its schema: `date-time` and `date` strings are timestamps,
+ * `duration` strings durations (a string that does not parse stays a string); the rest as it is.
+ */
+function typed(v: unknown, s: JSONSchemaProps | undefined): unknown {
+  if (v === null || v === undefined || !s || !hasTimeFormats(s)) return v;
+  if (typeof v === 'string') {
+    if (s.format === 'date-time') return celTimestamp(v) ?? v;
+    if (s.format === 'date') return /^\d{4}-\d{2}-\d{2}$/.test(v) ? (celTimestamp(`${v}T00:00:00Z`) ?? v) : v;
+    if (s.format === 'duration') return celDuration(v) ?? v;
+    return v;
+  }
+  if (Array.isArray(v)) {
+    const items = s.items && !Array.isArray(s.items) ? s.items : undefined;
+    return v.map((x) => typed(x, items));
+  }
+  if (isObject(v)) {
+    const ap = isObject(s.additionalProperties) ? (s.additionalProperties as JSONSchemaProps) : undefined;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = typed(x, s.properties?.[k] ?? ap);
+    return out;
+  }
+  return v;
+}
+
 function joinPath(path: string, name: string): string {
   return path ? `${path}.${name}` : name;
 }
@@ -393,8 +438,8 @@ class RuleRun {
     if (rules.length === 0) return;
     const type = String(s.type ?? '');
     const at = path || '<nil>';
-    const self = resourceRoot && isObject(v) ? resourceSelf(v) : v;
-    const old = corr.old !== undefined && resourceRoot && isObject(corr.old) ? resourceSelf(corr.old) : corr.old;
+    const self = typed(resourceRoot && isObject(v) ? resourceSelf(v) : v, s);
+    const old = typed(corr.old !== undefined && resourceRoot && isObject(corr.old) ? resourceSelf(corr.old) : corr.old, s);
     let unchanged: boolean | undefined;
     for (const r of rules) {
       const rule = trimSpace(String(r.rule ?? ''));

@@ -9,6 +9,12 @@ import type { JSONSchemaProps } from '../../../src/apiserver/crd/schema.js';
 
 const lines = (errs: { toString(): string }[]) => errs.map(String);
 
+/** a root schema whose spec object carries `rules` and `properties` */
+const specSchema = (rules: object[], properties: Record<string, JSONSchemaProps>): JSONSchemaProps => ({
+  type: 'object',
+  properties: { spec: { type: 'object', 'x-kubernetes-validations': rules, properties } as JSONSchemaProps },
+});
+
 test('rule field paths: properties, map keys, quoted steps, and the invalid ones', () => {
   const s: JSONSchemaProps = {
     type: 'object',
@@ -75,32 +81,37 @@ test('ratcheting follows the nearest ancestor with an old value: a changed sibli
 });
 
 test('a rule calling a function the interpreter lacks is not evaluated (the object passes it); other rules still run', () => {
-  const s: JSONSchemaProps = {
-    type: 'object',
-    properties: {
-      spec: {
-        type: 'object',
-        'x-kubernetes-validations': [
-          { rule: 'isURL(self.url)' },
-          { rule: "sets.contains(self.tags, ['a'])" },
-          { rule: "duration(self.timeout) < duration('1h')" },
-          { rule: "self.url.startsWith('https://')", message: 'https only' },
-        ],
-        properties: { url: { type: 'string' }, timeout: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } },
-      },
-    },
-  };
+  const s = specSchema(
+    [{ rule: 'isURL(self.url)' }, { rule: "sets.contains(self.tags, ['a'])" }, { rule: "format('%s', [self.url]) != ''" }, { rule: "self.url.startsWith('https://')", message: 'https only' }],
+    { url: { type: 'string' }, timeout: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } },
+  );
   assert.deepEqual(lines(validationRuleErrors({ spec: { url: 'http://x', timeout: '2h', tags: ['b'] } }, undefined, s)), ['spec: Invalid value: "object": https only']);
 });
 
 test('a property CEL cannot spell is selected by its escaped name', () => {
-  const s: JSONSchemaProps = {
-    type: 'object',
-    properties: { spec: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.max__dash__size > self.__namespace__' }], properties: { 'max-size': { type: 'integer' }, namespace: { type: 'integer' } } } },
-  };
+  const s = specSchema([{ rule: 'self.max__dash__size > self.__namespace__' }], { 'max-size': { type: 'integer' }, namespace: { type: 'integer' } });
   assert.deepEqual(lines(validationRuleErrors({ spec: { 'max-size': 5, namespace: 3 } }, undefined, s)), []);
   assert.deepEqual(lines(validationRuleErrors({ spec: { 'max-size': 1, namespace: 3 } }, undefined, s)), ['spec: Invalid value: "object": failed rule: self.max__dash__size > self.__namespace__']);
   const errs: FieldError[] = [];
   ruleDefinitionErrors(s.properties!.spec!, 'p', errs);
   assert.deepEqual(lines(errs), []);
+});
+
+test('date-time, date and duration strings are timestamps and durations to the rules', () => {
+  const s = specSchema(
+    [
+      { rule: 'self.end > self.start', message: 'end after start' },
+      { rule: "self.every >= duration('1m')", message: 'at least a minute' },
+      { rule: 'self.day.getDayOfWeek() != 0', message: 'not on Sundays' },
+    ],
+    { start: { type: 'string', format: 'date-time' }, end: { type: 'string', format: 'date-time' }, every: { type: 'string', format: 'duration' }, day: { type: 'string', format: 'date' } },
+  );
+  // (as strings, "2026-12-04T09:00:00+01:00" > "2026-12-04T08:30:00Z": as timestamps it is earlier)
+  const obj = { spec: { start: '2026-12-04T08:30:00Z', end: '2026-12-04T09:00:00+01:00', every: '30s', day: '2026-03-01' } };
+  assert.deepEqual(lines(validationRuleErrors(obj, undefined, s)), [
+    'spec: Invalid value: "object": end after start',
+    'spec: Invalid value: "object": at least a minute',
+    'spec: Invalid value: "object": not on Sundays',
+  ]);
+  assert.deepEqual(lines(validationRuleErrors({ spec: { start: '2026-12-04T08:30:00Z', end: '2026-12-04T10:00:00+01:00', every: '1h', day: '2026-03-02' } }, undefined, s)), []);
 });
