@@ -17,6 +17,7 @@
 // optional.of/none/ofNonZeroValue, hasValue, value, orValue, or); timestamps and durations
 // (celtime.ts: timestamp(), duration(), their arithmetic, comparisons and accessors). Not supported:
 // format(), url/ip/cidr/semver, the sets library, type checking and cost limits. Integers are 64-bit (bigint); && and || are commutative over errors, as in CEL.
+import { re2 } from '../../machinery/re2.js';
 import type { AdmissionAttributes } from './types.js';
 import { admissionRequest } from './webhook.js';
 import type { Authorizer, UserInfo } from '../authz.js';
@@ -705,7 +706,7 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
     case 'findAll': {
       let re: RegExp;
       try {
-        re = new RegExp(str(arg(0)), 'gu');
+        re = re2(str(arg(0)), 'g');
       } catch (e) {
         throw new CelError(`invalid regular expression: ${(e as Error).message}`);
       }
@@ -732,7 +733,7 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
       const s = t !== undefined ? str(t) : str(arg(0));
       const re = t !== undefined ? str(arg(0)) : str(arg(1));
       try {
-        return new RegExp(re, 'u').test(s);
+        return re2(re).test(s);
       } catch (e) {
         throw new CelError(`invalid regular expression: ${(e as Error).message}`);
       }

@@ -4,6 +4,7 @@
 //
 // Objects are schemaless JSON. At the root and in x-kubernetes-embedded-resource objects,
 // apiVersion, kind and metadata are kept whatever the schema says (metadata is ObjectMeta).
+import { re2 } from '../../machinery/re2.js';
 import { stringifyJSON } from '../../codec/int64.js';
 import { field, FieldError } from '../../machinery/errors.js';
 import { isDNS1035Label, isDNS1123Label, isValidPathSegmentName, validateAnnotations, validateLabels } from '../../machinery/validation.js';
@@ -269,7 +270,7 @@ export function validateValue(v: unknown, s: JSONSchemaProps | undefined, path: 
     if (s.pattern !== undefined) {
       let re: RegExp | undefined;
       try {
-        re = new RegExp(s.pattern, 'u');
+        re = re2(s.pattern);
       } catch {
         re = undefined;
       }

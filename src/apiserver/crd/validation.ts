@@ -1,6 +1,7 @@
 // Validation of CustomResourceDefinition objects (apiextensions.k8s.io/v1), the main rules of
 // apiextensions-apiserver with its wording: names, scope, versions (one storage version, unique
 // names), subresources, printer columns, and the structural schema every version needs.
+import { re2 } from '../../machinery/re2.js';
 import { ruleDefinitionErrors } from './celrules.js';
 import { field, FieldError } from '../../machinery/errors.js';
 import { isDNS1035Label, isDNS1123Subdomain } from '../../machinery/validation.js';
@@ -69,7 +70,7 @@ function validateStructural(s: JSONSchemaProps, path: string, level: 'root' | 'f
   else if (s.type === 'array' && !s.items) errs.push(field.required(`${path}.items`, 'must be specified'));
   if (s.pattern !== undefined) {
     try {
-      new RegExp(s.pattern, 'u');
+      re2(s.pattern);
     } catch {
       errs.push(field.invalid(`${path}.pattern`, s.pattern, 'must be a valid regular expression'));
     }
