@@ -29,6 +29,7 @@ test('arithmetic, comparisons and conversions', () => {
   assert.equal(ev("string(-duration('1.5s'))"), '-1.5s');
   assert.equal(ev("duration('1h') > duration('59m59s')"), true);
   assert.equal(ev("int(timestamp('1970-01-01T00:01:00Z'))"), 60n);
+  assert.equal(ev("int(timestamp('1969-12-31T23:59:59.5Z'))"), -1n);
   assert.equal(ev("string(timestamp(86400))"), '1970-01-02T00:00:00Z');
   assert.equal(ev("string(timestamp('0001-01-01T00:00:00Z'))"), '0001-01-01T00:00:00Z');
   assert.throws(() => ev("timestamp('9999-12-31T23:59:59Z') + duration('1s')"), /timestamp out of range/);

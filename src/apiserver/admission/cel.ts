@@ -22,7 +22,7 @@ import type { AdmissionAttributes } from './types.js';
 import { admissionRequest } from './webhook.js';
 import type { Authorizer, UserInfo } from '../authz.js';
 import { cmpQuantity, parseQuantity, quantityString, type Quantity } from '../../schema/validation/quantity.js';
-import { CelDuration, CelTimestamp, durationOf, formatDuration, formatTimestamp, parseDuration, parseTimestamp, timeMethod, timestampOf } from './celtime.js';
+import { CelDuration, CelTimestamp, durationOf, floorDiv, formatDuration, formatTimestamp, parseDuration, parseTimestamp, timeMethod, timestampOf } from './celtime.js';
 
 // ---------------------------------------------------------------------------------------------
 // values
@@ -539,8 +539,8 @@ function checkInt(v: bigint): bigint {
  * `__dot__` `.`, `__dash__` `-`, `__slash__` `/`, and `__<keyword>__` a CEL keyword.
  */
 export function unescapeFieldName(name: string): string {
-  const kw = /^__(true|false|null|in|as|break|const|continue|else|for|function|if|import|let|loop|package|namespace|return|var|void|while)__$/.exec(name);
-  if (kw) return kw[1]!;
+  const kw = /^__(\w+)__$/.exec(name)?.[1];
+  if (kw !== undefined && (RESERVED.has(kw) || kw === 'true' || kw === 'false' || kw === 'null')) return kw;
   return name.replace(/__(underscores|dot|dash|slash)__/g, (_m, w: string) => ({ underscores: '__', dot: '.', dash: '-', slash: '/' })[w]!);
 }
 
@@ -764,7 +764,7 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
       }
       if (typeof v === 'string' && /^[+-]?[0-9]+$/.test(v)) return checkInt(BigInt(v));
       // a timestamp's Unix seconds
-      if (v instanceof CelTimestamp) return v.ns >= 0n ? v.ns / 1_000_000_000n : -((-v.ns + 999_999_999n) / 1_000_000_000n);
+      if (v instanceof CelTimestamp) return floorDiv(v.ns, 1_000_000_000n);
       throw new CelError(`no such overload: int(${typeName(v)})`);
     }
     case 'uint': {

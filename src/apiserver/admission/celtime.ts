@@ -21,7 +21,8 @@ const MAX_TS = 253402300799n * NS_PER_S + 999_999_999n;
 const MAX_I64 = (1n << 63n) - 1n;
 const MIN_I64 = -(1n << 63n);
 
-function floorDiv(a: bigint, b: bigint): bigint {
+/** a / b rounded toward negative infinity */
+export function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
   return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }

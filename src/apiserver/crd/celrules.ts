@@ -60,23 +60,39 @@ function rulesOf(s: JSONSchemaProps): ValidationRule[] {
 }
 
 /** whether a schema or anything below it has rules (most CRDs have none: their objects skip the walk) */
+const hasRulesMemo = new WeakMap<JSONSchemaProps, boolean>();
+
 export function hasRules(s: JSONSchemaProps | undefined): boolean {
   if (!s || typeof s !== 'object') return false;
-  if (rulesOf(s).length > 0) return true;
-  for (const p of Object.values(s.properties ?? {})) if (hasRules(p)) return true;
-  if (s.items && !Array.isArray(s.items) && hasRules(s.items)) return true;
-  if (isObject(s.additionalProperties) && hasRules(s.additionalProperties as JSONSchemaProps)) return true;
-  for (const a of (s as { allOf?: JSONSchemaProps[] }).allOf ?? []) if (hasRules(a)) return true;
-  return false;
+  let r = hasRulesMemo.get(s);
+  if (r === undefined) {
+    r =
+      rulesOf(s).length > 0 ||
+      Object.values(s.properties ?? {}).some(hasRules) ||
+      (!!s.items && !Array.isArray(s.items) && hasRules(s.items)) ||
+      (isObject(s.additionalProperties) && hasRules(s.additionalProperties as JSONSchemaProps)) ||
+      ((s as { allOf?: JSONSchemaProps[] }).allOf ?? []).some(hasRules);
+    hasRulesMemo.set(s, r);
+  }
+  return r;
 }
+
+const oldSelfMemo = new Map<string, boolean>();
+const SELF_ONLY: ReadonlySet<string> = new Set(['self']);
 
 /** whether an expression names oldSelf (a rule that parses: its undeclared names are checked when the CRD is written) */
 function usesOldSelf(expr: string): boolean {
-  try {
-    return celUndeclaredReference(expr, new Set(['self']))?.name === 'oldSelf';
-  } catch {
-    return false;
+  let r = oldSelfMemo.get(expr);
+  if (r === undefined) {
+    try {
+      r = celUndeclaredReference(expr, SELF_ONLY)?.name === 'oldSelf';
+    } catch {
+      r = false;
+    }
+    if (oldSelfMemo.size > 1000) oldSelfMemo.clear();
+    oldSelfMemo.set(expr, r);
   }
+  return r;
 }
 
 /** a rule as Go's %#v prints an apiextensions.ValidationRule (the value of its compile errors) */
@@ -316,9 +332,11 @@ export function ruleDefinitionErrors(s: JSONSchemaProps, path: string, errs: Fie
 interface Correlation {
   /** the old object has a value at this node (undefined: no old value, or not correlatable) */
   old: unknown;
-  /** a correlated ancestor's new value equals its old one (for nodes with no correlation of their own) */
-  ancestorUnchanged: boolean;
+  /** a correlated ancestor's new value equals its old one (for nodes with no correlation of their own); asked only when a rule fails */
+  ancestorUnchanged: () => boolean;
 }
+
+const NEVER = (): boolean => false;
 
 function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -402,13 +420,16 @@ class RuleRun {
 
   /** validate the value `v` at `path` against schema `s` */
   node(v: unknown, s: JSONSchemaProps, path: string, resourceRoot: boolean, corr: Correlation): void {
-    if (v === null || v === undefined) return;
-    this.rules(v, s, rulesOf(s), path, resourceRoot, corr);
-    // allOf's rules run at the same node, without ratcheting of their own (as in Kubernetes)
+    // (a subtree without rules is not walked)
+    if (v === null || v === undefined || !hasRules(s)) return;
+    // whether the update left this value as it was: compared once, when a rule here or below fails
+    let memo: boolean | undefined;
+    const unchangedHere = (): boolean => (memo ??= corr.old !== undefined ? deepEqual(v, corr.old) : corr.ancestorUnchanged());
+    this.rules(v, s, rulesOf(s), path, resourceRoot, corr.old, unchangedHere);
+    // allOf's rules run at the same node
     for (const a of (s as { allOf?: JSONSchemaProps[] }).allOf ?? []) {
-      if (isObject(a)) this.rules(v, s, rulesOf(a), path, resourceRoot, { old: corr.old, ancestorUnchanged: corr.ancestorUnchanged });
+      if (isObject(a)) this.rules(v, s, rulesOf(a), path, resourceRoot, corr.old, unchangedHere);
     }
-    const unchangedHere = corr.old !== undefined ? deepEqual(v, corr.old) : corr.ancestorUnchanged;
     if (Array.isArray(v)) {
       const items = s.items && !Array.isArray(s.items) ? s.items : undefined;
       if (!items) return;
@@ -434,13 +455,12 @@ class RuleRun {
     }
   }
 
-  private rules(v: unknown, s: JSONSchemaProps, rules: ValidationRule[], path: string, resourceRoot: boolean, corr: Correlation): void {
+  private rules(v: unknown, s: JSONSchemaProps, rules: ValidationRule[], path: string, resourceRoot: boolean, oldV: unknown, unchanged: () => boolean): void {
     if (rules.length === 0) return;
     const type = String(s.type ?? '');
     const at = path || '<nil>';
     const self = typed(resourceRoot && isObject(v) ? resourceSelf(v) : v, s);
-    const old = typed(corr.old !== undefined && resourceRoot && isObject(corr.old) ? resourceSelf(corr.old) : corr.old, s);
-    let unchanged: boolean | undefined;
+    const old = typed(oldV !== undefined && resourceRoot && isObject(oldV) ? resourceSelf(oldV) : oldV, s);
     for (const r of rules) {
       const rule = trimSpace(String(r.rule ?? ''));
       if (rule === '') continue;
@@ -480,8 +500,7 @@ class RuleRun {
       // (ratcheting: a rule that does not look at oldSelf, on a value the update did not change,
       // gives a warning instead)
       if (!transition) {
-        unchanged ??= corr.old !== undefined ? deepEqual(v, corr.old) : corr.ancestorUnchanged;
-        if (unchanged) {
+        if (unchanged()) {
           this.warnings?.push(String(err));
           continue;
         }
@@ -528,7 +547,7 @@ function fieldErrorFor(reason: string | undefined, path: string, type: string, d
 export function validationRuleErrors(obj: unknown, old: unknown, schema: JSONSchemaProps | undefined, warnings?: string[]): FieldError[] {
   if (!schema || !hasRules(schema)) return [];
   const run = new RuleRun(warnings);
-  run.node(obj, schema, '', true, { old: old ?? undefined, ancestorUnchanged: false });
+  run.node(obj, schema, '', true, { old: old ?? undefined, ancestorUnchanged: NEVER });
   return run.errors;
 }
 
