@@ -27,6 +27,7 @@ import {
 import { Health, type HealthCheck } from './health.js';
 import { ResourceStore } from './registry/store.js';
 import type { EncryptionConfig } from './encryption/config.js';
+import { endpointServiceResolver } from './admission/webhook.js';
 import { buildAdmissionChain, type AdmissionChain } from './admission/chain.js';
 import { storeReader, storeWriter } from './admission/wiring.js';
 import { equivalentResolver } from './admission/equivalent.js';
@@ -467,6 +468,8 @@ export class APIServer {
       },
       log: cfg.log,
       apiServices: apiServiceStoreOf(this.store('apiregistration.k8s.io', 'APIService')),
+      // conversion webhooks are reached as admission webhooks are (a ready endpoint of the Service)
+      resolveService: endpointServiceResolver(storeReader(this.stores.values())),
     });
     await this.crds.start();
     // the CRDs' APIServices are kept continuously, as kube-aggregator's autoregistration keeps them

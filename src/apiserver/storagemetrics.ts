@@ -6,22 +6,21 @@
 //
 // An explicit class, not a Proxy: every create passes through it, and a Proxy's trap costs on each
 // property read.
-import { ConflictError, KeyExistsError, KeyNotFoundError, type Backend, type KeyValue, type ListOptions, type ListResult, type Watch, type WatchOptions } from '../storage/interface.js';
+import { ConflictError, KeyExistsError, KeyNotFoundError, type Backend, type KeyValue, type ListOptions, type ListResult } from '../storage/interface.js';
+import { WrappingBackend } from '../storage/wrapping.js';
 import type { APIServerMetrics } from './metrics.js';
 
-export class MeteredBackend implements Backend {
+export class MeteredBackend extends WrappingBackend {
   /** '/registry/<prefix>/' -> its group resource ("deployments.apps"), as stores declare them */
   private readonly resources = new Map<string, string>();
   /** label text by operation, then key prefix, made once each */
   private readonly labels = new Map<string, Map<string, string>>();
 
   constructor(
-    private readonly inner: Backend,
+    inner: Backend,
     private readonly metrics: APIServerMetrics,
-  ) {}
-
-  get name(): string {
-    return this.inner.name;
+  ) {
+    super(inner);
   }
 
   /** the group resource reported for keys under a store's prefix (the first store to declare it: core Events, not events.k8s.io's view) */
@@ -69,50 +68,23 @@ export class MeteredBackend implements Backend {
     );
   }
 
-  open(): Promise<void> {
-    return this.inner.open();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-  currentRevision(): Promise<number> {
-    return this.inner.currentRevision();
-  }
-  revisionNow(): number | undefined {
-    return this.inner.revisionNow?.();
-  }
-  compactedRevision(): Promise<number> {
-    return this.inner.compactedRevision();
-  }
-  get(key: string): Promise<KeyValue | undefined> {
+  override get(key: string): Promise<KeyValue | undefined> {
     return this.timed(this.labelsOf('get', key), () => this.inner.get(key));
   }
-  list(prefix: string, opts?: ListOptions): Promise<ListResult> {
+  override list(prefix: string, opts?: ListOptions): Promise<ListResult> {
     return this.timed(this.labelsOf('list', prefix), () => this.inner.list(prefix, opts));
   }
-  count(prefix: string): Promise<number> {
+  override count(prefix: string): Promise<number> {
     // Kubernetes labels a count with its key prefix, not the resource
     return this.timed(`operation="listWithCount",type="${prefix}"`, () => this.inner.count(prefix));
   }
-  create(key: string, value: Uint8Array): Promise<KeyValue> {
+  override create(key: string, value: Uint8Array): Promise<KeyValue> {
     return this.timed(this.labelsOf('create', key), () => this.inner.create(key, value));
   }
-  update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KeyValue> {
+  override update(key: string, value: Uint8Array, expectedModRevision: number): Promise<KeyValue> {
     return this.timed(this.labelsOf('update', key), () => this.inner.update(key, value, expectedModRevision));
   }
-  delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
+  override delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
     return this.timed(this.labelsOf('delete', key), () => this.inner.delete(key, expectedModRevision));
-  }
-  watch(prefix: string, opts: WatchOptions): Watch {
-    return this.inner.watch(prefix, opts);
-  }
-  compact(revision: number): Promise<void> {
-    return this.inner.compact(revision);
-  }
-  healthy(): Promise<boolean> {
-    return this.inner.healthy();
-  }
-  sizeBytes(): number | undefined {
-    return this.inner.sizeBytes?.();
   }
 }

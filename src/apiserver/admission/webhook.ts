@@ -388,9 +388,10 @@ interface Target {
   hostHeader: string;
 }
 
-function target(hook: any, resolver: ServiceResolver, timeoutSeconds: number): Target {
-  const cc = isObject(hook.clientConfig) ? hook.clientConfig : {};
-  const q = `?timeout=${timeoutSeconds}s`;
+function target(clientConfig: unknown, resolver: ServiceResolver, timeoutSeconds: number | undefined): Target {
+  const cc: any = isObject(clientConfig) ? clientConfig : {};
+  // (admission asks with ?timeout=; a conversion request has no timeout of its own in the URL)
+  const q = timeoutSeconds === undefined ? '' : `?timeout=${timeoutSeconds}s`;
   if (typeof cc.url === 'string' && cc.url) {
     const u = new URL(cc.url);
     const host = u.hostname.replace(/^\[|\]$/g, '');
@@ -414,7 +415,7 @@ function target(hook: any, resolver: ServiceResolver, timeoutSeconds: number): T
   try {
     ep = resolver(svc.namespace ?? '', svc.name ?? '', port);
   } catch (e) {
-    throw new CallingWebhookError(hook.name, `failed to call webhook: Post ${JSON.stringify(url)}: ${(e as Error).message}`);
+    throw new WebhookCallError(`Post ${JSON.stringify(url)}: ${(e as Error).message}`);
   }
   return { url, connectHost: ep.host, connectPort: ep.port, path, servername: serverName, hostHeader: `${serverName}:${port}` };
 }
@@ -458,12 +459,34 @@ function httpError(status: number, body: string): string {
   }
 }
 
-async function post(hook: any, body: string, resolver: ServiceResolver): Promise<any> {
-  const timeoutSeconds = typeof hook.timeoutSeconds === 'number' ? hook.timeoutSeconds : 10;
-  const t = target(hook, resolver, timeoutSeconds);
-  const cc = isObject(hook.clientConfig) ? hook.clientConfig : {};
+/** a webhook call that failed: `message` is client-go's words (`Post "url": ...`, an answer's status, an undecodable body) */
+export class WebhookCallError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WebhookCallError';
+  }
+}
+
+export interface WebhookPost {
+  /** the webhook's clientConfig: url, or service (namespace, name, path, port), and caBundle */
+  clientConfig: unknown;
+  /** how long the call may take; with admission's ?timeout= in the URL, or without it (`inURL` false) */
+  timeoutSeconds: number;
+  timeoutInURL: boolean;
+  userAgent: string;
+}
+
+/**
+ * POSTs a JSON body to a webhook over HTTPS and resolves with its decoded JSON answer; rejects
+ * with a WebhookCallError worded as client-go words the failure. Shared by admission webhooks and
+ * CRD conversion webhooks.
+ */
+export async function postWebhook(o: WebhookPost, body: string, resolver: ServiceResolver): Promise<any> {
+  const { timeoutSeconds } = o;
+  const t = target(o.clientConfig, resolver, o.timeoutInURL ? timeoutSeconds : undefined);
+  const cc: any = isObject(o.clientConfig) ? o.clientConfig : {};
   const ca = typeof cc.caBundle === 'string' && cc.caBundle ? Buffer.from(cc.caBundle, 'base64') : undefined;
-  const fail = (reason: string) => new CallingWebhookError(hook.name, `failed to call webhook: Post ${JSON.stringify(t.url)}: ${reason}`);
+  const fail = (reason: string) => new WebhookCallError(`Post ${JSON.stringify(t.url)}: ${reason}`);
   return new Promise((resolve, reject) => {
     let done = false;
     const finish = (f: () => void) => {
@@ -484,7 +507,7 @@ async function post(hook: any, body: string, resolver: ServiceResolver): Promise
           host: t.hostHeader,
           'content-type': 'application/json',
           accept: 'application/json, */*',
-          'user-agent': 'kube-apiserver-admission',
+          'user-agent': o.userAgent,
           'content-length': Buffer.byteLength(body),
         },
         agent: false,
@@ -498,11 +521,11 @@ async function post(hook: any, body: string, resolver: ServiceResolver): Promise
           finish(() => {
             const text = Buffer.concat(chunks).toString('utf8');
             const status = res.statusCode ?? 0;
-            if (status < 200 || status > 299) return reject(new CallingWebhookError(hook.name, `failed to call webhook: ${httpError(status, text)}`));
+            if (status < 200 || status > 299) return reject(new WebhookCallError(httpError(status, text)));
             try {
               resolve(parseJSON(text));
             } catch (e) {
-              reject(new CallingWebhookError(hook.name, `failed to call webhook: couldn't get version/kind; json parse error: ${(e as Error).message}`));
+              reject(new WebhookCallError(`couldn't get version/kind; json parse error: ${(e as Error).message}`));
             }
           }),
         );
@@ -515,6 +538,16 @@ async function post(hook: any, body: string, resolver: ServiceResolver): Promise
     req.on('error', (e) => finish(() => reject(fail(goNetError(e, t)))));
     req.end(body);
   });
+}
+
+async function post(hook: any, body: string, resolver: ServiceResolver): Promise<any> {
+  const timeoutSeconds = typeof hook.timeoutSeconds === 'number' ? hook.timeoutSeconds : 10;
+  try {
+    return await postWebhook({ clientConfig: hook.clientConfig, timeoutSeconds, timeoutInURL: true, userAgent: 'kube-apiserver-admission' }, body, resolver);
+  } catch (e) {
+    if (e instanceof WebhookCallError) throw new CallingWebhookError(hook.name, `failed to call webhook: ${e.message}`);
+    throw e;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -286,8 +286,11 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
   // converted and pruned to the storage version's schema, and answers with it as read back (the
   // storage version's defaults applied); the object is given that form when it is written, so
   // that the answer, the cache and the stored bytes agree (toStorage then only renames it)
+  // (a webhook-converted CRD: each version's storage converts, crd/convertingbackend.ts; the
+  // objects a version's store writes and reads are in its own version)
+  const webhook = crd.spec.conversion?.strategy === 'Webhook';
   const withStorageDefaults = (obj: any) => {
-    if (v.name === storageVersion) return;
+    if (v.name === storageVersion || webhook) return;
     prune(obj, storageSchema);
     applySchemaDefaults(obj, storageSchema);
   };
@@ -340,18 +343,29 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
       obj.metadata.resourceVersion = rv;
     },
     validateSubresource: (_sub, obj, old, warnings) => validate(obj, old, warnings),
-    // conversion None: the stored form is the storage version's apiVersion, the rest as it is
+    // conversion Webhook: see above. Conversion None: the stored form is the storage version's apiVersion, the rest as it is
     // (pruned to the storage version's schema on the way in, see withStorageDefaults); what is
     // read from storage gets the storage version's defaults, then is pruned to this version's
     // schema (fields a schema change has removed go), as Kubernetes' storage codec does
-    storageForm: {
-      toStorage: (obj) => (obj.apiVersion === storageAPIVersion ? obj : { ...obj, apiVersion: storageAPIVersion }),
-      fromStorage: (obj) => {
-        applySchemaDefaults(obj, storageSchema);
-        obj.apiVersion = apiVersion;
-        prune(obj, schema);
-        return obj;
-      },
-    },
+    storageForm: webhook
+      ? {
+          toStorage: (obj) => obj,
+          // (this version's defaults and schema; an object of another version has been converted
+          // by the webhook, after the defaults of its own)
+          fromStorage: (obj) => {
+            applySchemaDefaults(obj, schema);
+            prune(obj, schema);
+            return obj;
+          },
+        }
+      : {
+          toStorage: (obj) => (obj.apiVersion === storageAPIVersion ? obj : { ...obj, apiVersion: storageAPIVersion }),
+          fromStorage: (obj) => {
+            applySchemaDefaults(obj, storageSchema);
+            obj.apiVersion = apiVersion;
+            prune(obj, schema);
+            return obj;
+          },
+        },
   };
 }

@@ -17,6 +17,10 @@ import { getType, typeForKind } from '../../schema/types.js';
 import type { TypeSource } from '../openapi/source.js';
 import { kindDefinition, listDefinition, type CustomTypeInfo } from './openapi.js';
 import { AUTOMANAGED_LABEL, apiServiceName, type APIServiceStore } from '../apiservices.js';
+import type { ServiceResolver } from '../admission/webhook.js';
+import { WebhookConverter } from './conversion.js';
+import { ConvertingBackend } from './convertingbackend.js';
+import { applySchemaDefaults, prune, type JSONSchemaProps } from './schema.js';
 
 export interface CRDManagerOptions {
   crds: ResourceStore;
@@ -31,6 +35,8 @@ export interface CRDManagerOptions {
   log: { error(err: unknown, msg: string, kv?: Record<string, unknown>): void };
   /** the APIServices kube-aggregator's autoregistration keeps for the CRDs' group versions */
   apiServices?: APIServiceStore;
+  /** where a conversion webhook's service reference connects (default: nowhere, every conversion fails) */
+  resolveService?: ServiceResolver;
 }
 
 /** the priorities Kubernetes gives the APIService of a CRD's group version */
@@ -48,6 +54,8 @@ interface Served {
   terminating: boolean;
   /** the CRD object served */
   crd: any;
+  /** the versions' converting storages (a CRD converted by a webhook) */
+  converting: ConvertingBackend[];
 }
 
 export class CRDManager {
@@ -347,9 +355,36 @@ export class CRDManager {
     const versions: CRDVersion[] = crd.spec.versions ?? [];
     const storageVersion = versions.find((v) => v.storage)?.name ?? versions[0]?.name ?? 'v1';
     const served = versions.filter((v) => v.served).sort((a, b) => compareVersions(a.name, b.name));
+    // a webhook-converted CRD: each version's store sees its objects through a converting storage
+    const conversion = crd.spec.conversion?.strategy === 'Webhook' ? crd.spec.conversion.webhook : undefined;
+    const group: string = crd.spec.group;
+    const schemaOf = (apiVersion: unknown): JSONSchemaProps | undefined => versions.find((x) => `${group}/${x.name}` === apiVersion)?.schema?.openAPIV3Schema;
+    const resolver: ServiceResolver =
+      this.o.resolveService ??
+      (() => {
+        throw new Error('no service resolver');
+      });
+    const converter = conversion ? new WebhookConverter({ clientConfig: conversion.clientConfig, conversionReviewVersions: conversion.conversionReviewVersions }, resolver) : undefined;
+    const converting: ConvertingBackend[] = [];
     const built = served.map((v) => {
       const k = customKind(crd, v);
-      const st = new ResourceStore(k, customStrategy(crd, v, storageVersion), this.o.backend, {}, { historyWindowMs: this.o.historyWindowMs, garbageCollection: this.o.garbageCollection });
+      let backend: Backend = this.o.backend;
+      let st: ResourceStore | undefined;
+      if (converter) {
+        const conv = new ConvertingBackend(this.o.backend, {
+          apiVersion: `${group}/${v.name}`,
+          storageAPIVersion: `${group}/${storageVersion}`,
+          converter,
+          defaults: (obj) => applySchemaDefaults(obj, schemaOf(obj.apiVersion)),
+          prune: (obj) => prune(obj, schemaOf(obj.apiVersion)),
+          retry: () => {
+            if (st && st.cacher.corruptIn(st.prefix).length > 0) st.cacher.resync(new Error(`the conversion webhook of ${name} failed; loading ${k.resource}.${group}/${v.name} again`));
+          },
+        });
+        converting.push(conv);
+        backend = conv;
+      }
+      st = new ResourceStore(k, customStrategy(crd, v, storageVersion), backend, {}, { historyWindowMs: this.o.historyWindowMs, garbageCollection: this.o.garbageCollection });
       return { v, k, st };
     });
     // the new stores are loaded before the old ones go: requests meet one or the other, never none
@@ -367,7 +402,7 @@ export class CRDManager {
     }
     const stores = built.map((b) => b.st);
     const storage = stores.find((s) => s.kind.version === storageVersion) ?? stores[0]!;
-    this.served.set(name, { specKey, kinds: built.map((b) => b.k), stores, storage, terminating, crd });
+    this.served.set(name, { specKey, kinds: built.map((b) => b.k), stores, storage, terminating, crd, converting });
     this.o.onChange();
   }
 
@@ -385,6 +420,7 @@ export class CRDManager {
       this.types.delete(`${st.kind.type}List`);
       st.stop();
     }
+    for (const c of s.converting) c.stop();
     if (notify) this.o.onChange();
   }
 

@@ -63,7 +63,8 @@ export interface DeleteOptions extends WriteOptions {
 export class CorruptObjectError extends Error {
   constructor(
     readonly key: string,
-    readonly stage: 'transform' | 'decode',
+    /** 'convert': a CRD's conversion webhook could not give the object in this version (not a corruption: the webhook may come back) */
+    readonly stage: 'transform' | 'decode' | 'convert',
     /** the transformer's or the decoder's own message */
     readonly detail: string,
     /** the revision Kubernetes names in the message (0 for a transformation failure) */
@@ -72,6 +73,15 @@ export class CorruptObjectError extends Error {
     super(`${stage === 'transform' ? 'data from the storage is not transformable' : 'object not decodable'} revision=${revision}: ${detail}`);
     this.name = 'CorruptObjectError';
   }
+}
+
+/**
+ * The stored value a CRD version's storage passes on for an object its conversion webhook could
+ * not convert (crd/convertingbackend.ts): a NUL byte, which no stored value starts with, then the
+ * webhook's error; the store reads it as an object that cannot be read, with that error.
+ */
+export function conversionFailedValue(message: string): Uint8Array {
+  return Buffer.concat([Buffer.from([0]), Buffer.from(message, 'utf8')]);
 }
 
 /** Kubernetes' limit on the corrupt objects a list error names */
@@ -259,6 +269,7 @@ export class ResourceStore {
 
   /** the object of a stored value in plain text (decodeKV's second half) */
   private fromPlain(value: Uint8Array, kv: KeyValue): any {
+    if (value[0] === 0) throw new CorruptObjectError(kv.key, 'convert', Buffer.from(value.buffer, value.byteOffset + 1, value.byteLength - 1).toString('utf8'), kv.modRevision);
     let obj: any;
     try {
       obj = parseJSON(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'));
@@ -345,6 +356,12 @@ export class ResourceStore {
     return bytes;
   }
 
+  /** a write's pending entry that the cache did not take (its event carried other bytes: a converting storage) */
+  private settle(key: string, bytes: Uint8Array): void {
+    const p = this.pending.get(key);
+    if (p !== undefined && p.bytes === bytes) this.pending.delete(key);
+  }
+
   get(namespace: string, name: string): CacheEntry | undefined {
     return this.cacher.get(this.key(namespace, name));
   }
@@ -368,6 +385,8 @@ export class ResourceStore {
     const c = this.cacher.corrupt(key);
     if (!c) return undefined;
     const ce = asCorrupt(c.key, c.error);
+    // (a conversion webhook's failure is kube-apiserver's InternalError, whatever the gate)
+    if (ce.stage === 'convert') return errors.internal(new Error(ce.detail));
     // Kubernetes' registry names the key without the storage prefix
     const registryKey = key.startsWith('/registry/') ? key.slice('/registry'.length) : key;
     if (this.unsafeDeletion) return new StatusError(500, '', corruptStorageError(registryKey, ce), undefined);
@@ -388,6 +407,7 @@ export class ResourceStore {
    */
   listError(corrupt: { key: string; error: Error }[]): StatusError {
     const first = asCorrupt(corrupt[0]!.key, corrupt[0]!.error);
+    if (first.stage === 'convert') return errors.internal(new Error(first.detail));
     if (!this.unsafeDeletion) {
       if (first.stage === 'transform') return errors.internal(new Error(`unable to transform key ${JSON.stringify(first.key)}: ${first.detail}`));
       return new StatusError(500, '', first.detail, undefined);
@@ -577,7 +597,11 @@ export class ResourceStore {
         // the entry the cache made of this write as it committed (else, as when the cache was
         // restarting, it is looked up)
         const e = written?.entry ?? this.cacher.get(key);
+        // (a write the cache did not take as it was written: a CRD version whose storage converts)
+        if (written !== undefined && written.entry === undefined) this.settle(key, written.bytes);
         if (e && e.modRevision === kv.modRevision) return { obj: e.obj, entry: e };
+        const unreadable = this.readError(key);
+        if (unreadable) throw unreadable;
         obj.metadata.resourceVersion = String(kv.modRevision);
         return { obj, entry: undefined };
       } catch (err) {
@@ -677,8 +701,12 @@ export class ResourceStore {
         verbatim = undefined;
         const kv = await this.backend.update(key, bytes, cur.modRevision);
         stored = true;
+        this.settle(key, bytes);
         const e = this.cacher.get(key);
-        return e && e.modRevision === kv.modRevision ? { obj: e.obj, created: false, entry: e } : { obj: next, created: false };
+        if (e && e.modRevision === kv.modRevision) return { obj: e.obj, created: false, entry: e };
+        const unreadable = this.readError(key);
+        if (unreadable) throw unreadable;
+        return { obj: next, created: false };
       } catch (err) {
         this.pending.delete(key);
         if (err instanceof ConflictError) {
@@ -760,10 +788,15 @@ export class ResourceStore {
           await this.afterDelete(old);
           return { obj: next };
         }
-        const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
+        const bytes = this.encode(key, next);
+        const kv = await this.backend.update(key, bytes, cur.modRevision);
         stored = true;
+        this.settle(key, bytes);
         const e = this.cacher.get(key);
-        return e && e.modRevision === kv.modRevision ? { obj: e.obj, entry: e } : { obj: next };
+        if (e && e.modRevision === kv.modRevision) return { obj: e.obj, entry: e };
+        const unreadable = this.readError(key);
+        if (unreadable) throw unreadable;
+        return { obj: next };
       } catch (err) {
         this.pending.delete(key);
         if (err instanceof ConflictError) {
@@ -872,7 +905,9 @@ export class ResourceStore {
           let rev = cur.modRevision;
           let last = old;
           if (changed) {
-            const kv = await this.backend.update(key, this.encode(key, next), cur.modRevision);
+            const bytes = this.encode(key, next);
+            const kv = await this.backend.update(key, bytes, cur.modRevision);
+            this.settle(key, bytes);
             rev = kv.modRevision;
             const e = this.cacher.get(key);
             last = e && e.modRevision === kv.modRevision ? e.obj : atRevision(next, kv.modRevision);

@@ -1,0 +1,215 @@
+// CRD conversion webhooks end to end: a real keelson, a CRD with two versions (v1 stored, with
+// spec.hostPort "host:port"; v2 served, with spec.host and spec.port) converted by a real HTTPS
+// webhook that this test runs on 127.0.0.1. Objects written in either version are read, listed,
+// watched and patched in the other, through raw HTTPS and kubectl; the webhook sees
+// ConversionReviews as kube-apiserver sends them; a webhook that fails or answers badly gives
+// kube-apiserver's errors, and once it works again the objects read again without a write.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startCluster, expectStatus, until, type Cluster } from './harness.js';
+import { startWebhookServer, type WebhookServer } from '../admission/webhookserver.js';
+
+let c: Cluster;
+let hooks: WebhookServer;
+const NS = 'conv-e2e';
+const GROUP = 'conv.example.com';
+const V1 = `/apis/${GROUP}/v1/namespaces/${NS}/widgets`;
+const V2 = `/apis/${GROUP}/v2/namespaces/${NS}/widgets`;
+
+/** what the webhook does now: convert, or misbehave as the test asks */
+let mode: 'convert' | 'fail' | 'rename' | 'wronguid' = 'convert';
+
+function convertOne(o: any, desired: string): any {
+  const out = structuredClone(o);
+  out.apiVersion = desired;
+  const spec = o.spec ?? {};
+  if (desired.endsWith('/v2') && o.apiVersion.endsWith('/v1')) {
+    const [host, port] = String(spec.hostPort ?? ':0').split(':');
+    out.spec = { host, port: Number(port) };
+    if (spec.color) out.spec.color = spec.color;
+  } else if (desired.endsWith('/v1') && o.apiVersion.endsWith('/v2')) {
+    out.spec = { hostPort: `${spec.host}:${spec.port}` };
+    if (spec.color) out.spec.color = spec.color;
+  }
+  out.metadata = { ...out.metadata, labels: { ...(out.metadata?.labels ?? {}), 'converted-to': desired.split('/')[1] }, generation: 99 };
+  return out;
+}
+
+const schema = (spec: Record<string, unknown>) => ({
+  openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { ...spec, color: { type: 'string', default: 'blue' } } } } },
+});
+
+before(async () => {
+  hooks = await startWebhookServer();
+  hooks.handle('/convert', (review) => {
+    const req = review.request;
+    const base = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview' };
+    if (mode === 'fail') return { ...base, response: { uid: req.uid, result: { status: 'Failure', message: 'the test webhook refuses' } } };
+    if (mode === 'wronguid') return { ...base, response: { uid: 'not-the-uid', result: { status: 'Success' }, convertedObjects: req.objects.map((o: any) => convertOne(o, req.desiredAPIVersion)) } };
+    const convertedObjects = req.objects.map((o: any) => {
+      const out = convertOne(o, req.desiredAPIVersion);
+      if (mode === 'rename') out.metadata.name = 'other';
+      return out;
+    });
+    return { ...base, response: { uid: req.uid, result: { status: 'Success' }, convertedObjects } };
+  });
+  c = await startCluster();
+  assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `widgets.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: 'Namespaced',
+      names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+      conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: hooks.url('/convert'), caBundle: hooks.caBundle } } },
+      versions: [
+        { name: 'v1', served: true, storage: true, schema: schema({ hostPort: { type: 'string' } }) },
+        { name: 'v2', served: true, storage: false, schema: schema({ host: { type: 'string' }, port: { type: 'integer' } }) },
+      ],
+    },
+  };
+  const r = await c.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
+  assert.equal(r.status, 201, r.text);
+  const k = c.kubectl(['wait', '--for', 'condition=established', '--timeout=30s', `crd/widgets.${GROUP}`]);
+  assert.equal(k.code, 0, k.stderr);
+});
+
+after(async () => {
+  await c?.stop();
+  await hooks?.close();
+});
+
+const reviews = () => (hooks.received.get('/convert') ?? []).map((x) => x.review);
+
+test('an object written in the storage version reads in the other through the webhook, as kube-apiserver sends it', async () => {
+  const before = reviews().length;
+  const created = await c.raw('POST', V1, { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w1', labels: { app: 'x' } }, spec: { hostPort: 'example.org:8080' } } });
+  assert.equal(created.status, 201, created.text);
+  assert.deepEqual(created.json().spec, { hostPort: 'example.org:8080', color: 'blue' }, 'written in v1: no conversion, the v1 defaults');
+  const got = await c.raw('GET', `${V2}/w1`);
+  assert.equal(got.status, 200, got.text);
+  assert.equal(got.json().apiVersion, `${GROUP}/v2`);
+  assert.deepEqual(got.json().spec, { host: 'example.org', port: 8080, color: 'blue' });
+  // metadata stays the stored object's, except the labels the webhook set
+  assert.deepEqual(got.json().metadata.labels, { app: 'x', 'converted-to': 'v2' });
+  assert.equal(got.json().metadata.generation, 1);
+  assert.equal(got.json().metadata.resourceVersion, created.json().metadata.resourceVersion);
+  assert.equal(got.json().metadata.uid, created.json().metadata.uid);
+  // the review: v1, a uid, the desired version, the stored object (no resourceVersion)
+  const sent = reviews().slice(before);
+  assert.ok(sent.length >= 1);
+  const review = sent.find((r) => r.request.desiredAPIVersion === `${GROUP}/v2`);
+  assert.ok(review, JSON.stringify(sent));
+  assert.equal(review.apiVersion, 'apiextensions.k8s.io/v1');
+  assert.equal(review.kind, 'ConversionReview');
+  assert.match(review.request.uid, /^[0-9a-f-]{36}$/);
+  assert.equal(review.request.objects.length, 1);
+  assert.equal(review.request.objects[0].apiVersion, `${GROUP}/v1`);
+  assert.equal(review.request.objects[0].metadata.name, 'w1');
+  assert.equal(review.request.objects[0].metadata.resourceVersion, undefined);
+  // the v1 read needs no conversion
+  const v1 = await c.raw('GET', `${V1}/w1`);
+  assert.deepEqual(v1.json().spec, { hostPort: 'example.org:8080', color: 'blue' });
+  assert.equal(v1.json().metadata.labels['converted-to'], undefined);
+});
+
+test('an object written in the other version is stored converted, and answered as read back', async () => {
+  const created = await c.raw('POST', V2, { body: { apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name: 'w2' }, spec: { host: 'a.example', port: 443, color: 'red' } } });
+  assert.equal(created.status, 201, created.text);
+  assert.equal(created.json().apiVersion, `${GROUP}/v2`);
+  assert.deepEqual(created.json().spec, { host: 'a.example', port: 443, color: 'red' });
+  assert.equal(created.json().metadata.labels['converted-to'], 'v2', 'the answer went to v1 and back');
+  const v1 = await c.raw('GET', `${V1}/w2`);
+  assert.deepEqual(v1.json().spec, { hostPort: 'a.example:443', color: 'red' });
+  assert.equal(v1.json().metadata.labels['converted-to'], 'v1');
+  assert.equal(v1.json().metadata.resourceVersion, created.json().metadata.resourceVersion);
+  // a merge patch in v2 lands in v1's field
+  const patched = await c.raw('PATCH', `${V2}/w2`, { body: JSON.stringify({ spec: { port: 8443 } }), headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(patched.status, 200, patched.text);
+  assert.deepEqual(patched.json().spec, { host: 'a.example', port: 8443, color: 'red' });
+  assert.equal((await c.raw('GET', `${V1}/w2`)).json().spec.hostPort, 'a.example:8443');
+});
+
+test('kubectl lists and gets either version', async () => {
+  let r = c.kubectl(['get', `widgets.v2.${GROUP}`, '-n', NS, '-o', 'jsonpath={range .items[*]}{.metadata.name}={.spec.host}:{.spec.port} {end}']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, 'w1=example.org:8080 w2=a.example:8443 ');
+  r = c.kubectl(['get', `widgets.v1.${GROUP}`, 'w1', '-n', NS, '-o', 'jsonpath={.apiVersion} {.spec.hostPort}']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, `${GROUP}/v1 example.org:8080`);
+  r = c.kubectl(['get', `widgets.v2.${GROUP}`, '-n', NS], { version: '1.27' });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^NAME\s+AGE\nw1\s+\S+\nw2\s+\S+\n$/);
+});
+
+test('a watch in the other version gets each change converted, in order', async () => {
+  const list = await c.raw('GET', V2);
+  const s = c.stream(`${V2}?watch=1&resourceVersion=${list.json().metadata.resourceVersion}`);
+  try {
+    await s.ready;
+    assert.equal(s.status, 200);
+    const cur = await c.raw('GET', `${V1}/w1`);
+    const put = await c.raw('PUT', `${V1}/w1`, { body: { ...cur.json(), spec: { hostPort: 'example.org:9090' } } });
+    assert.equal(put.status, 200, put.text);
+    await c.raw('POST', V1, { body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w3' }, spec: { hostPort: 'c.example:1' } } });
+    await c.raw('DELETE', `${V1}/w3`);
+    const evs = await s.until((e) => e.length >= 3);
+    assert.deepEqual(
+      evs.map((e) => [e.type, e.object.metadata.name, e.object.apiVersion, e.object.spec?.port]),
+      [
+        ['MODIFIED', 'w1', `${GROUP}/v2`, 9090],
+        ['ADDED', 'w3', `${GROUP}/v2`, 1],
+        ['DELETED', 'w3', `${GROUP}/v2`, 1],
+      ],
+    );
+  } finally {
+    s.close();
+  }
+});
+
+test('a webhook that fails: reads of unconverted objects are 500 with its error; they read again once it works', async () => {
+  mode = 'fail';
+  try {
+    // a write in v2 cannot be stored
+    const w = await c.raw('POST', V2, { body: { apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name: 'w4' }, spec: { host: 'd', port: 4 } } });
+    expectStatus(w, 500, 'InternalError', 'create through a failing webhook');
+    assert.equal(w.json().message, `Internal error occurred: conversion webhook for ${GROUP}/v2, Kind=Widget failed: the test webhook refuses`);
+    assert.equal((await c.raw('GET', `${V1}/w4`)).status, 404, 'nothing stored');
+    // a write in v1 is stored, but the v2 cache cannot convert it
+    const cur = await c.raw('GET', `${V1}/w1`);
+    const put = await c.raw('PUT', `${V1}/w1`, { body: { ...cur.json(), spec: { hostPort: 'example.org:7070' } } });
+    assert.equal(put.status, 200, put.text);
+    const got = await c.raw('GET', `${V2}/w1`);
+    expectStatus(got, 500, 'InternalError', 'get through a failing webhook');
+    assert.equal(got.json().message, `Internal error occurred: conversion webhook for ${GROUP}/v1, Kind=Widget failed: the test webhook refuses`);
+    expectStatus(await c.raw('GET', V2), 500, 'InternalError', 'list through a failing webhook');
+    assert.equal((await c.raw('GET', `${V1}/w1`)).status, 200, 'the storage version still reads');
+  } finally {
+    mode = 'convert';
+  }
+  const back = await until('w1 to read in v2 again', async () => {
+    const r = await c.raw('GET', `${V2}/w1`);
+    return r.status === 200 ? r : undefined;
+  });
+  assert.equal(back.json().spec.port, 7070);
+  assert.equal((await c.raw('GET', V2)).status, 200);
+});
+
+test('a webhook answer kube-apiserver would refuse is refused with its words', async () => {
+  for (const [m, want] of [
+    ['rename', `Internal error occurred: conversion webhook for ${GROUP}/v2, Kind=Widget returned invalid object: must have the same name: w5 != other`],
+    ['wronguid', new RegExp(`^Internal error occurred: conversion webhook for ${GROUP}/v2, Kind=Widget failed: expected response\\.uid="[0-9a-f-]{36}", got "not-the-uid"$`)],
+  ] as const) {
+    mode = m;
+    try {
+      const r = await c.raw('POST', V2, { body: { apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name: 'w5' }, spec: { host: 'e', port: 5 } } });
+      expectStatus(r, 500, 'InternalError', m);
+      if (typeof want === 'string') assert.equal(r.json().message, want);
+      else assert.match(r.json().message, want);
+    } finally {
+      mode = 'convert';
+    }
+  }
+});
