@@ -6,7 +6,7 @@
 // kube-apiserver's errors, and once it works again the objects read again without a write.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, expectStatus, until, type Cluster } from './harness.js';
+import { startCluster, expectStatus, until, crdBody, createCRD, type Cluster } from './harness.js';
 import { startWebhookServer, type WebhookServer } from '../admission/webhookserver.js';
 
 let c: Cluster;
@@ -55,25 +55,12 @@ before(async () => {
   });
   c = await startCluster();
   assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
-  const crd = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `widgets.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: 'Namespaced',
-      names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-      conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: hooks.url('/convert'), caBundle: hooks.caBundle } } },
-      versions: [
-        { name: 'v1', served: true, storage: true, schema: schema({ hostPort: { type: 'string' } }) },
-        { name: 'v2', served: true, storage: false, schema: schema({ host: { type: 'string' }, port: { type: 'integer' } }) },
-      ],
-    },
-  };
-  const r = await c.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
-  assert.equal(r.status, 201, r.text);
-  const k = c.kubectl(['wait', '--for', 'condition=established', '--timeout=30s', `crd/widgets.${GROUP}`]);
-  assert.equal(k.code, 0, k.stderr);
+  const versions = [
+    { name: 'v1', served: true, storage: true, schema: schema({ hostPort: { type: 'string' } }) },
+    { name: 'v2', served: true, storage: false, schema: schema({ host: { type: 'string' }, port: { type: 'integer' } }) },
+  ];
+  const conversion = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: hooks.url('/convert'), caBundle: hooks.caBundle } } };
+  await createCRD(c, crdBody(GROUP, 'widgets', 'Widget', versions, { conversion }));
 });
 
 after(async () => {

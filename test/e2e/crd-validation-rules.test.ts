@@ -7,7 +7,7 @@
 // validation of its rules (syntax, undeclared names, reason, fieldPath, optionalOldSelf).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, expectStatus, until, warningsOf, type Cluster } from './harness.js';
+import { startCluster, expectStatus, until, warningsOf, crdBody, createCRD, type Cluster } from './harness.js';
 
 let c: Cluster;
 const NS = 'rules-e2e';
@@ -224,4 +224,33 @@ test('the CRD itself is refused when its rules are not valid', async () => {
   assert.equal(msg(3), 'Invalid value: ".nope": fieldPath must be a valid path');
   assert.equal(msg(4), 'Invalid value: true: may not be set if oldSelf is not used in rule');
   assert.equal(msg(5), 'Required value: rule is not specified');
+});
+
+test("rules calling Kubernetes' CEL libraries (ip, cidr, url, sets, named formats, format) are evaluated", async () => {
+  const rules = [
+    { rule: 'isIP(self.address) && ip.isCanonical(self.address)', message: 'address must be a canonical IP address' },
+    { rule: 'cidr(self.network).containsIP(self.address)', messageExpression: "'%s is not in %s'.format([self.address, self.network])" },
+    { rule: "url(self.endpoint).getScheme() == 'https'", message: 'endpoint must be https' },
+    { rule: "sets.contains(['tcp', 'udp'], self.protocols)", message: 'protocols are tcp and udp' },
+    { rule: '!format.dns1123Label().validate(self.service).hasValue()', messageExpression: 'format.dns1123Label().validate(self.service).value()[0]' },
+  ];
+  const str = { type: 'string' };
+  const spec = { type: 'object', 'x-kubernetes-validations': rules, properties: { address: str, network: str, endpoint: str, protocols: { type: 'array', items: str }, service: str } };
+  await createCRD(c, crdBody('rules.example.com', 'endpoints', 'Endpoint', [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec } } } }]));
+  const base = `/apis/rules.example.com/v1/namespaces/${NS}/endpoints`;
+  const ep = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'rules.example.com/v1', kind: 'Endpoint', metadata: { name }, spec });
+  const good = await c.raw('POST', base, { body: ep('ok', { address: '10.1.2.3', network: '10.0.0.0/8', endpoint: 'https://example.com/x', protocols: ['tcp'], service: 'web' }) });
+  assert.equal(good.status, 201, good.text);
+  const bad = await c.raw('POST', base, { body: ep('bad', { address: '2001:DB8::1', network: '10.0.0.0/8', endpoint: 'http://example.com', protocols: ['tcp', 'sctp'], service: 'Web_1' }) });
+  const s = expectStatus(bad, 422, 'Invalid', 'library rules');
+  assert.deepEqual(
+    (s.details.causes as any[]).map((x) => x.message),
+    [
+      'Invalid value: "object": address must be a canonical IP address',
+      'Invalid value: "object": 2001:DB8::1 is not in 10.0.0.0/8',
+      'Invalid value: "object": endpoint must be https',
+      'Invalid value: "object": protocols are tcp and udp',
+      `Invalid value: "object": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+    ],
+  );
 });

@@ -418,6 +418,24 @@ export async function until<T>(what: string, f: () => Promise<T | undefined | fa
 }
 
 /** the Status body of a failed request, after checking its code and reason */
+/** a namespaced CustomResourceDefinition of `<plural>.<group>` (more of its spec in `spec`) */
+export function crdBody(group: string, plural: string, kind: string, versions: unknown[], spec: Record<string, unknown> = {}): any {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: { group, scope: 'Namespaced', names: { plural, singular: kind.toLowerCase(), kind }, versions, ...spec },
+  };
+}
+
+/** creates a CRD and waits until kubectl sees it established */
+export async function createCRD(c: Cluster, body: any): Promise<void> {
+  const r = await c.raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body });
+  if (r.status !== 201) throw new Error(`creating CRD ${body.metadata.name}: ${r.status} ${r.text}`);
+  const k = c.kubectl(['wait', '--for', 'condition=established', '--timeout=30s', `crd/${body.metadata.name}`]);
+  if (k.code !== 0) throw new Error(`CRD ${body.metadata.name} not established: ${k.stderr}`);
+}
+
 export function expectStatus(r: RawResponse, code: number, reason: string, what = ''): any {
   let s: any;
   try {

@@ -15,14 +15,21 @@
 // isGreaterThan, isLessThan) and the authorizer (group/resource/subresource/namespace/name/path,
 // serviceAccount, requestResource, check(verb).allowed()/reason()); optionals (`a.?b`, `m[?k]`,
 // optional.of/none/ofNonZeroValue, hasValue, value, orValue, or); timestamps and durations
-// (celtime.ts: timestamp(), duration(), their arithmetic, comparisons and accessors). Not supported:
-// format(), url/ip/cidr/semver, the sets library, type checking and cost limits. Integers are 64-bit (bigint); && and || are commutative over errors, as in CEL.
+// (celtime.ts: timestamp(), duration(), their arithmetic, comparisons and accessors); cel-go's
+// strings extension as Kubernetes enables it (format(), strings.quote(), indexOf/lastIndexOf with
+// an offset, split with a limit) and its sets library (sets.contains, equivalent, intersects); of
+// Kubernetes' libraries also ip() and cidr() with their methods, url(), semver() and the named
+// formats (`format.dns1123Label().validate(s)`; celext.ts holds the values of these). Not
+// supported: two-variable comprehensions, the image library, type checking and cost limits; the
+// math and base64 libraries are not Kubernetes' either. Integers are 64-bit (bigint); && and || are
+// commutative over errors, as in CEL.
 import { re2 } from '../../machinery/re2.js';
 import type { AdmissionAttributes } from './types.js';
 import { admissionRequest } from './webhook.js';
 import type { Authorizer, UserInfo } from '../authz.js';
 import { cmpQuantity, parseQuantity, quantityString, type Quantity } from '../../schema/validation/quantity.js';
 import { CelDuration, CelTimestamp, durationOf, floorDiv, formatDuration, formatTimestamp, parseDuration, parseTimestamp, timeMethod, timestampOf } from './celtime.js';
+import { CelCIDR, CelFormat, CelIP, CelLibraryError, CelSemver, CelURL, compareSemver, ipIsCanonical, ipMethod, NAMED_FORMATS, parseCIDR, parseIP, parseSemver, parseURL, quote, sprintf, urlMethod, type FormatArg } from './celext.js';
 
 // ---------------------------------------------------------------------------------------------
 // values
@@ -36,8 +43,8 @@ export class CelError extends Error {}
 /** a function this interpreter does not have (cel-go and Kubernetes' libraries may: timestamps, url, ip, sets, ...) */
 export class CelUnsupportedError extends CelError {}
 
-/** the namespaces of CEL libraries' functions that Keelson's interpreter does not have */
-const CEL_NAMESPACES = new Set(['sets', 'math', 'strings', 'base64']);
+/** the namespaces of CEL libraries' functions (those Keelson has: libraryCall) */
+const CEL_NAMESPACES = new Set(['sets', 'math', 'strings', 'base64', 'format', 'ip']);
 
 /** optional_type: optional.of(v), optional.none(), `a.?b`, `m[?k]` */
 class CelOptional {
@@ -83,7 +90,29 @@ export function celAuthorizer(authz: Authorizer, user: UserInfo, request?: { gro
   return new CelAuthz(authz, user, { resourceRequest: false }, request);
 }
 
-type Value = null | boolean | bigint | number | string | Uint | Uint8Array | Value[] | Map<unknown, Value> | { [k: string]: unknown } | CelType | CelQuantity | CelAuthz | CelDecision | CelOptional | CelTimestamp | CelDuration;
+type Value =
+  | null
+  | boolean
+  | bigint
+  | number
+  | string
+  | Uint
+  | Uint8Array
+  | Value[]
+  | Map<unknown, Value>
+  | { [k: string]: unknown }
+  | CelType
+  | CelQuantity
+  | CelAuthz
+  | CelDecision
+  | CelOptional
+  | CelTimestamp
+  | CelDuration
+  | CelIP
+  | CelCIDR
+  | CelURL
+  | CelSemver
+  | CelFormat;
 
 class CelType {
   constructor(readonly name: string) {}
@@ -105,6 +134,11 @@ function typeName(v: unknown): string {
   if (v instanceof CelDuration) return 'google.protobuf.Duration';
   if (v instanceof CelAuthz) return 'kubernetes.authorization.Authorizer';
   if (v instanceof CelDecision) return 'kubernetes.authorization.Decision';
+  if (v instanceof CelIP) return 'net.IP';
+  if (v instanceof CelCIDR) return 'net.CIDR';
+  if (v instanceof CelURL) return 'kubernetes.URL';
+  if (v instanceof CelSemver) return 'kubernetes.Semver';
+  if (v instanceof CelFormat) return 'kubernetes.NamedFormat';
   return 'map';
 }
 
@@ -183,6 +217,18 @@ function equals(a: Value, b: Value): boolean {
       const y = b as CelOptional;
       return x.present === y.present && (!x.present || equals(fromJSON(x.value), fromJSON(y.value)));
     }
+    case 'net.IP':
+    case 'net.CIDR':
+      return String(a) === String(b);
+    case 'kubernetes.URL': {
+      const x = a as CelURL;
+      const y = b as CelURL;
+      return x.scheme === y.scheme && x.host === y.host && x.path === y.path && x.rawQuery === y.rawQuery;
+    }
+    case 'kubernetes.Semver':
+      return compareSemver(a as CelSemver, b as CelSemver) === 0;
+    case 'kubernetes.NamedFormat':
+      return (a as CelFormat).name === (b as CelFormat).name;
     default:
       return a === b;
   }
@@ -316,7 +362,7 @@ type Node =
   | { k: 'unary'; op: string; arg: Node }
   | { k: 'bin'; op: string; l: Node; r: Node }
   | { k: 'cond'; c: Node; t: Node; f: Node }
-  | { k: 'macro'; fn: string; target: Node; v: string; args: Node[] };
+  | { k: 'macro'; fn: string; target: Node; v: string; args: Node[]; v2?: string };
 
 const MACROS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
 const RESERVED = new Set(['in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
@@ -436,7 +482,10 @@ function parse(src: string): Node {
         if (id.t !== 'id') throw new CelError(`Syntax error: expected a field name at ${id.pos}`);
         if (isOp('(')) {
           const a = args();
-          if (MACROS.has(id.v) && a.length >= 2 && a[0]!.k === 'id') {
+          if (TWO_VAR_MACROS.has(id.v) && a.length >= 3 && a[0]!.k === 'id' && a[1]!.k === 'id' && (a.length === 3 || id.v.startsWith('transform'))) {
+            // cel-go's two-variable comprehensions (Kubernetes 1.32): index or key, and value
+            n = { k: 'macro', fn: id.v, target: n, v: (a[0] as any).name, v2: (a[1] as any).name, args: a.slice(2) };
+          } else if (MACROS.has(id.v) && a.length >= 2 && a[0]!.k === 'id') {
             n = { k: 'macro', fn: id.v, target: n, v: (a[0] as any).name, args: a.slice(1) };
           } else n = { k: 'call', fn: id.v, target: n, args: a };
         } else n = { k: 'sel', target: n, field: id.v, pos: dot.pos };
@@ -630,10 +679,20 @@ function toStr(v: Value): string {
   if (v instanceof CelQuantity) return quantityString(v.q);
   if (v instanceof CelTimestamp) return formatTimestamp(v.ns);
   if (v instanceof CelDuration) return formatDuration(v.ns);
+  if (v instanceof CelIP || v instanceof CelCIDR) return v.toString();
   throw new CelError(`no such overload: string(${typeName(v)})`);
 }
 
 function call(fn: string, target: Value | undefined, args: Value[]): Value {
+  try {
+    return callFunction(fn, target, args);
+  } catch (e) {
+    if (e instanceof CelLibraryError) throw new CelError(e.message);
+    throw e;
+  }
+}
+
+function callFunction(fn: string, target: Value | undefined, args: Value[]): Value {
   const t = target;
   const str = (v: Value | undefined) => {
     if (typeof v !== 'string') throw new CelError(`no such overload: ${fn} on ${typeName(v as Value)}`);
@@ -650,7 +709,31 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
     return r;
   }
   if (Array.isArray(t) && LIST_METHODS.has(fn)) return listMethod(fn, t.map(fromJSON), args);
+  if (t instanceof CelIP || t instanceof CelCIDR || t instanceof CelURL || t instanceof CelSemver || t instanceof CelFormat) return libraryMethod(fn, t, args);
   switch (fn) {
+    case 'ip':
+      return parseIP(str(arg(0)));
+    case 'isIP':
+      return succeeds(() => parseIP(str(arg(0))));
+    case 'cidr':
+      return parseCIDR(str(arg(0)));
+    case 'isCIDR':
+      return succeeds(() => parseCIDR(str(arg(0))));
+    case 'url':
+      return parseURL(str(arg(0)));
+    case 'isURL':
+      return succeeds(() => parseURL(str(arg(0))));
+    case 'semver':
+      return parseSemver(str(arg(0)), args.length > 1 && arg(1) === true);
+    case 'isSemver':
+      return succeeds(() => parseSemver(str(arg(0)), args.length > 1 && arg(1) === true));
+    case 'format': {
+      // (a member of strings only: there is no global format())
+      if (t === undefined) throw new CelUnsupportedError("undeclared reference to 'format'");
+      const list = arg(0);
+      if (!Array.isArray(list)) throw new CelError(`no such overload: string.format(${typeName(list)})`);
+      return sprintf(str(t), list.map((v) => formatArg(fromJSON(v))));
+    }
     case 'timestamp': {
       const v = arg(0);
       if (v instanceof CelTimestamp) return v;
@@ -744,16 +827,33 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
       return str(t).replace(/[a-z]/g, (c) => c.toUpperCase());
     case 'trim':
       return str(t).trim();
-    case 'split':
-      return str(t).split(str(arg(0)));
+    case 'split': {
+      const parts = str(t).split(str(arg(0)));
+      const n = args.length > 1 ? Number(arg(1) as bigint) : -1;
+      if (n === 0) return [];
+      if (n < 0 || parts.length <= n) return parts;
+      return [...parts.slice(0, n - 1), parts.slice(n - 1).join(str(arg(0)))];
+    }
     case 'join': {
       if (!Array.isArray(t)) throw new CelError('no such overload: join');
       return t.map((x) => str(fromJSON(x))).join(args.length ? str(arg(0)) : '');
     }
     case 'indexOf':
-      return BigInt(str(t).indexOf(str(arg(0))));
-    case 'lastIndexOf':
-      return BigInt(str(t).lastIndexOf(str(arg(0))));
+    case 'lastIndexOf': {
+      // (in code points, with an optional offset, as cel-go's strings extension)
+      const cps = [...str(t)];
+      const sub = [...str(arg(0))];
+      const last = fn === 'lastIndexOf';
+      const off = args.length > 1 ? Number(arg(1) as bigint) : last ? cps.length - 1 : 0;
+      if (off < 0 || off > cps.length || (last && args.length > 1 && off >= cps.length)) throw new CelError(`index out of range: ${off}`);
+      const at = (i: number) => sub.every((c, j) => cps[i + j] === c);
+      if (last) {
+        for (let i = Math.min(off, cps.length - sub.length); i >= 0; i--) if (at(i)) return BigInt(i);
+        return -1n;
+      }
+      for (let i = off; i + sub.length <= cps.length; i++) if (at(i)) return BigInt(i);
+      return -1n;
+    }
     case 'int': {
       const v = arg(0);
       if (typeof v === 'bigint') return v;
@@ -795,6 +895,136 @@ function call(fn: string, target: Value | undefined, args: Value[]): Value {
     default:
       throw new CelUnsupportedError(`undeclared reference to '${fn}'`);
   }
+}
+
+function succeeds(f: () => unknown): boolean {
+  try {
+    f();
+    return true;
+  } catch (e) {
+    if (e instanceof CelLibraryError) return false;
+    throw e;
+  }
+}
+
+/** an argument of string.format() */
+function formatArg(v: Value): FormatArg {
+  return {
+    type: typeName(v),
+    str: () => formatString(v),
+    int: () => (typeof v === 'bigint' ? v : v instanceof Uint ? v.v : undefined),
+    double: () => num(v),
+    raw: () => (typeof v === 'bigint' ? v : v instanceof Uint ? v.v : v instanceof Uint8Array || typeof v === 'string' ? v : undefined),
+  };
+}
+
+/** %s of a value: strings as they are, lists and maps with their members' %s, others as string() */
+function formatString(v: Value): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return `[${v.map((x) => formatString(fromJSON(x))).join(', ')}]`;
+  if (isMap(v)) return `{${mapEntries(v as any).map(([k, x]) => `${formatString(k)}: ${formatString(x)}`).join(', ')}}`;
+  if (v instanceof CelType) return v.name;
+  if (typeof v === 'number' && Number.isInteger(v)) return v.toFixed(0);
+  return toStr(v);
+}
+
+/** the methods of the IP, CIDR, URL, semver and named-format values */
+function libraryMethod(fn: string, t: CelIP | CelCIDR | CelURL | CelSemver | CelFormat, args: Value[]): Value {
+  const nope = () => new CelError(`no such overload: ${typeName(t)}.${fn}`);
+  if (t instanceof CelIP) {
+    const r = args.length === 0 ? ipMethod(fn, t) : undefined;
+    if (r === undefined) throw nope();
+    return r;
+  }
+  if (t instanceof CelCIDR) {
+    const a = args[0];
+    switch (fn) {
+      case 'containsIP':
+        if (a instanceof CelIP) return t.containsIP(a);
+        if (typeof a === 'string') return t.containsIP(parseIP(a));
+        break;
+      case 'containsCIDR':
+        if (a instanceof CelCIDR) return t.containsCIDR(a);
+        if (typeof a === 'string') return t.containsCIDR(parseCIDR(a));
+        break;
+      case 'ip':
+        return t.ip;
+      case 'masked':
+        return t.masked();
+      case 'prefixLength':
+        return BigInt(t.bits);
+    }
+    throw nope();
+  }
+  if (t instanceof CelURL) {
+    const r = args.length === 0 ? urlMethod(fn, t) : undefined;
+    if (r === undefined) throw nope();
+    return r as Value;
+  }
+  if (t instanceof CelSemver) {
+    switch (fn) {
+      case 'major':
+        return t.major;
+      case 'minor':
+        return t.minor;
+      case 'patch':
+        return t.patch;
+    }
+    const other = args[0];
+    if (!(other instanceof CelSemver)) throw nope();
+    const c = compareSemver(t, other);
+    switch (fn) {
+      case 'isLessThan':
+        return c < 0;
+      case 'isGreaterThan':
+        return c > 0;
+      case 'compareTo':
+        return BigInt(c);
+    }
+    throw nope();
+  }
+  if (fn === 'validate' && typeof args[0] === 'string') {
+    const problems = NAMED_FORMATS[t.name]!(args[0]);
+    return problems.length === 0 ? NONE : new CelOptional(true, problems);
+  }
+  throw nope();
+}
+
+/** the functions of a namespace: sets.*, strings.quote, ip.isCanonical, format.<name>() and format.named(); undefined: not one of them */
+function libraryCall(ns: string, fn: string, args: Value[]): Value | undefined {
+  const list = (i: number): Value[] => {
+    const v = args[i];
+    if (!Array.isArray(v)) throw new CelError(`no such overload: ${ns}.${fn}(${args.map((a) => typeName(a)).join(', ')})`);
+    return v.map(fromJSON);
+  };
+  const within = (xs: Value[], ys: Value[]) => ys.every((y) => xs.some((x) => equals(x, y)));
+  switch (`${ns}.${fn}`) {
+    case 'sets.contains':
+      return within(list(0), list(1));
+    case 'sets.equivalent':
+      return within(list(0), list(1)) && within(list(1), list(0));
+    case 'sets.intersects': {
+      const ys = list(1);
+      return list(0).some((x) => ys.some((y) => equals(x, y)));
+    }
+    case 'strings.quote':
+      if (typeof args[0] !== 'string') throw new CelError(`no such overload: strings.quote(${typeName(args[0] ?? null)})`);
+      return quote(args[0]);
+    case 'ip.isCanonical':
+      if (typeof args[0] !== 'string') throw new CelError(`no such overload: ip.isCanonical(${typeName(args[0] ?? null)})`);
+      try {
+        return ipIsCanonical(args[0]);
+      } catch (e) {
+        if (e instanceof CelLibraryError) throw new CelError(e.message);
+        throw e;
+      }
+    case 'format.named': {
+      const name = args[0];
+      return typeof name === 'string' && Object.prototype.hasOwnProperty.call(NAMED_FORMATS, name) ? new CelOptional(true, new CelFormat(name)) : NONE;
+    }
+  }
+  if (ns === 'format' && args.length === 0 && Object.prototype.hasOwnProperty.call(NAMED_FORMATS, fn)) return new CelFormat(fn);
+  return undefined;
 }
 
 function isZeroValue(v: Value): boolean {
@@ -1008,8 +1238,13 @@ function evaluate(n: Node, env: Env): Value {
         if (n.fn === 'ofNonZeroValue' && a.length === 1) return isZeroValue(a[0]!) ? NONE : new CelOptional(true, a[0]);
         throw new CelUnsupportedError(`undeclared reference to 'optional.${n.fn}'`);
       }
-      // a function of a namespace (Kubernetes' sets.*, math.*, strings.*, base64.*): not here
-      if (n.target?.k === 'id' && !env.has(n.target.name) && CEL_NAMESPACES.has(n.target.name)) throw new CelUnsupportedError(`undeclared reference to '${n.target.name}.${n.fn}'`);
+      // a function of a namespace (sets.*, strings.quote, ip.isCanonical, format.*); math.* and
+      // base64.* are not Kubernetes' (nor here)
+      if (n.target?.k === 'id' && !env.has(n.target.name) && CEL_NAMESPACES.has(n.target.name)) {
+        const r = libraryCall(n.target.name, n.fn, n.args.map((x) => evaluate(x, env)));
+        if (r === undefined) throw new CelUnsupportedError(`undeclared reference to '${n.target.name}.${n.fn}'`);
+        return r;
+      }
       const target = n.target ? evaluate(n.target, env) : undefined;
       if (target instanceof CelOptional) {
         if (n.fn === 'hasValue' && n.args.length === 0) return target.present;
@@ -1023,6 +1258,7 @@ function evaluate(n: Node, env: Env): Value {
       return call(n.fn, target, n.args.map((a) => evaluate(a, env)));
     }
     case 'macro': {
+      if (n.v2 !== undefined) return twoVarMacro(n as Node & { k: 'macro'; v2: string }, env);
       const target = evaluate(n.target, env);
       let items: Value[];
       if (Array.isArray(target)) items = target.map(fromJSON);
@@ -1070,6 +1306,65 @@ function evaluate(n: Node, env: Env): Value {
     }
   }
 }
+
+/** all, exists, existsOne, transformList, transformMap and transformMapEntry over (index, item) or (key, value) */
+function twoVarMacro(n: Node & { k: 'macro'; v2: string }, env: Env): Value {
+  const target = evaluate(n.target, env);
+  let pairs: [Value, Value][];
+  if (Array.isArray(target)) pairs = target.map((x, i) => [BigInt(i), fromJSON(x)]);
+  else if (isMap(target)) pairs = mapEntries(target as any);
+  else throw new CelError(`no such overload: ${n.fn} on ${typeName(target)}`);
+  const scope = ([a, b]: [Value, Value]) => {
+    const e = new Map(env);
+    e.set(n.v, a);
+    e.set(n.v2, b);
+    return e;
+  };
+  const test = (p: [Value, Value], arg: Node) => truthy(evaluate(arg, scope(p)), n.fn);
+  switch (n.fn) {
+    case 'all':
+    case 'exists': {
+      const want = n.fn === 'exists';
+      let err: unknown;
+      for (const p of pairs) {
+        try {
+          if (test(p, n.args[0]!) === want) return want;
+        } catch (e) {
+          err ??= e;
+        }
+      }
+      if (err) throw err;
+      return !want;
+    }
+    case 'existsOne':
+      return pairs.filter((p) => test(p, n.args[0]!)).length === 1;
+    case 'transformList':
+    case 'transformMap':
+    case 'transformMapEntry': {
+      const filter = n.args.length > 1 ? n.args[0]! : undefined;
+      const expr = n.args[n.args.length - 1]!;
+      const kept = filter ? pairs.filter((p) => test(p, filter)) : pairs;
+      if (n.fn === 'transformList') return kept.map((p) => evaluate(expr, scope(p)));
+      const out = new Map<unknown, Value>();
+      for (const p of kept) {
+        if (n.fn === 'transformMap') {
+          out.set(p[0], evaluate(expr, scope(p)));
+          continue;
+        }
+        const entry = evaluate(expr, scope(p));
+        if (!isMap(entry)) throw new CelError(`no such overload: transformMapEntry to ${typeName(entry)}`);
+        for (const [k, v] of mapEntries(entry as any)) {
+          if ([...out.keys()].some((x) => equals(x as Value, k))) throw new CelError(`insert failed: key ${toStr(k)} already exists`);
+          out.set(k, v);
+        }
+      }
+      return out;
+    }
+  }
+  throw new CelUnsupportedError(`undeclared reference to '${n.fn}'`);
+}
+
+const TWO_VAR_MACROS = new Set(['all', 'exists', 'existsOne', 'transformList', 'transformMap', 'transformMapEntry']);
 
 const cache = new Map<string, Node | CelError>();
 
@@ -1141,7 +1436,9 @@ export function celUndeclaredReference(expr: string, declared: ReadonlySet<strin
       case 'index':
         return walk(x.target, bound) ?? walk(x.index, bound);
       case 'call': {
-        if (x.target) {
+        // (a library's namespace, sets.contains(...), optional.of(...), is not a variable)
+        const namespace = x.target?.k === 'id' && !declared.has(x.target.name) && !bound.has(x.target.name) && (CEL_NAMESPACES.has(x.target.name) || x.target.name === 'optional');
+        if (x.target && !namespace) {
           const t = walk(x.target, bound);
           if (t) return t;
         }
@@ -1173,6 +1470,7 @@ export function celUndeclaredReference(expr: string, declared: ReadonlySet<strin
         const t = walk(x.target, bound);
         if (t) return t;
         const inner = new Set(bound).add(x.v);
+        if (x.v2 !== undefined) inner.add(x.v2);
         for (const a of x.args) {
           const r = walk(a, inner);
           if (r) return r;

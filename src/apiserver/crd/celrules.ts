@@ -190,7 +190,13 @@ function undefinedField(root: CelNode, self: SelfType): { name: string; pos: num
         if (tt?.t.type === 'array' && tt.t.items && !Array.isArray(tt.t.items)) v = { t: tt.t.items, root: tt.t.items['x-kubernetes-embedded-resource'] === true };
         else if (tt && isObject(tt.t.additionalProperties)) v = { t: { type: 'string' }, root: false };
         const inner = new Map(env);
-        inner.set(n.v, v);
+        if (n.v2 === undefined) inner.set(n.v, v);
+        else {
+          // (index or key, then the item or value)
+          const value = tt?.t.type === 'array' ? v : tt && isObject(tt.t.additionalProperties) ? { t: tt.t.additionalProperties as JSONSchemaProps, root: false } : undefined;
+          inner.set(n.v, undefined);
+          inner.set(n.v2, value);
+        }
         for (const a of n.args) typeOf(a, inner);
         return undefined;
       }

@@ -82,10 +82,41 @@ test('ratcheting follows the nearest ancestor with an old value: a changed sibli
 
 test('a rule calling a function the interpreter lacks is not evaluated (the object passes it); other rules still run', () => {
   const s = specSchema(
-    [{ rule: 'isURL(self.url)' }, { rule: "sets.contains(self.tags, ['a'])" }, { rule: "format('%s', [self.url]) != ''" }, { rule: "self.url.startsWith('https://')", message: 'https only' }],
+    [{ rule: 'isURL(self.url)' }, { rule: "sets.contains(self.tags, ['a'])" }, { rule: "format('%s', [self.url]) != ''" }, { rule: "math.greatest(1, 2) == 1" }, { rule: "self.url.startsWith('https://')", message: 'https only' }],
     { url: { type: 'string' }, timeout: { type: 'string' }, tags: { type: 'array', items: { type: 'string' } } },
   );
-  assert.deepEqual(lines(validationRuleErrors({ spec: { url: 'http://x', timeout: '2h', tags: ['b'] } }, undefined, s)), ['spec: Invalid value: "object": https only']);
+  // (isURL and sets.contains are Kubernetes' and evaluated; a global format() and math.* are not
+  // functions Kubernetes has, which its compiler refuses and this interpreter skips)
+  assert.deepEqual(lines(validationRuleErrors({ spec: { url: 'http://x', timeout: '2h', tags: ['b'] } }, undefined, s)), [
+    `spec: Invalid value: "object": failed rule: sets.contains(self.tags, ['a'])`,
+    'spec: Invalid value: "object": https only',
+  ]);
+});
+
+test('two-variable comprehensions: all, exists, existsOne and the transforms over lists and maps', () => {
+  const s = specSchema(
+    [
+      { rule: 'self.ports.all(i, p, p.port > i)', message: 'ports grow' },
+      { rule: "self.labels.exists(k, v, k == 'app' && v != '')", message: 'an app label' },
+      { rule: "self.ports.transformList(i, p, p.port > 100, p.name) == ['b']", message: 'one high port, b' },
+      { rule: "self.labels.transformMap(k, v, v.size()) == {'app': 3}", message: 'app of three letters' },
+    ],
+    { ports: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' } } } }, labels: { type: 'object', additionalProperties: { type: 'string' } } },
+  );
+  assert.deepEqual(lines(validationRuleErrors({ spec: { ports: [{ name: 'a', port: 80 }, { name: 'b', port: 443 }], labels: { app: 'web' } } }, undefined, s)), []);
+  assert.deepEqual(lines(validationRuleErrors({ spec: { ports: [{ name: 'a', port: 0 }], labels: { tier: 'x' } } }, undefined, s)), [
+    'spec: Invalid value: "object": ports grow',
+    'spec: Invalid value: "object": an app label',
+    'spec: Invalid value: "object": one high port, b',
+    'spec: Invalid value: "object": app of three letters',
+  ]);
+  const errs: FieldError[] = [];
+  ruleDefinitionErrors(s.properties!.spec!, 'p', errs);
+  assert.deepEqual(lines(errs), []);
+  const typo = specSchema([{ rule: 'self.ports.all(i, p, p.prot > 0)' }], { ports: { type: 'array', items: { type: 'object', properties: { port: { type: 'integer' } } } } });
+  const bad: FieldError[] = [];
+  ruleDefinitionErrors(typo.properties!.spec!, 'p', bad);
+  assert.match(lines(bad)[0] ?? '', /undefined field 'prot'/);
 });
 
 test('a property CEL cannot spell is selected by its escaped name', () => {
