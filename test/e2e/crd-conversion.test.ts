@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startCluster, expectStatus, until, crdBody, createCRD, type Cluster } from './harness.js';
-import { startWebhookServer, type WebhookServer } from '../admission/webhookserver.js';
+import { patchResponse, respond, startWebhookServer, type WebhookServer } from '../admission/webhookserver.js';
 
 let c: Cluster;
 let hooks: WebhookServer;
@@ -198,5 +198,78 @@ test('a webhook answer kube-apiserver would refuse is refused with its words', a
     } finally {
       mode = 'convert';
     }
+  }
+});
+
+test('admission webhooks and policies for the storage version see a write in the other version converted by the webhook (matchPolicy Equivalent)', async () => {
+  hooks.handle('/admit-mutate', (review) => {
+    const o = review.request.object;
+    // made against v1: a v1 patch, converted back to v2 by the conversion webhook
+    return o.spec.hostPort === 'mutate.example:1' ? patchResponse(review, [{ op: 'replace', path: '/spec/hostPort', value: 'mutated.example:2' }]) : respond(review, { allowed: true });
+  });
+  hooks.handle('/admit-validate', (review) => respond(review, { allowed: review.request.object.spec.hostPort !== 'deny.example:3', status: { code: 403, reason: 'Forbidden', message: 'no deny.example' } }));
+  const hook = (name: string, path: string) => ({
+    name,
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    clientConfig: { url: hooks.url(path), caBundle: hooks.caBundle },
+    rules: [{ operations: ['CREATE'], apiGroups: [GROUP], apiVersions: ['v1'], resources: ['widgets'] }],
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NS } },
+  });
+  const mw = await c.raw('POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', { body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'conv-e2e' }, webhooks: [hook('mutate.conv.example.com', '/admit-mutate')] } });
+  assert.equal(mw.status, 201, mw.text);
+  const vw = await c.raw('POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', { body: { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'conv-e2e' }, webhooks: [hook('validate.conv.example.com', '/admit-validate')] } });
+  assert.equal(vw.status, 201, vw.text);
+  try {
+    const v2 = (name: string, host: string, port: number) => ({ apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name }, spec: { host, port } });
+    const before = hooks.received.get('/admit-validate')?.length ?? 0;
+    const ok = await c.raw('POST', V2, { body: v2('a1', 'fine.example', 5) });
+    assert.equal(ok.status, 201, ok.text);
+    const seen = hooks.received.get('/admit-validate')!.slice(before).map((x) => x.review.request);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].object.apiVersion, `${GROUP}/v1`);
+    assert.deepEqual(seen[0].object.spec, { hostPort: 'fine.example:5', color: 'blue' });
+    assert.deepEqual(seen[0].kind, { group: GROUP, version: 'v1', kind: 'Widget' });
+    assert.deepEqual(seen[0].requestKind, { group: GROUP, version: 'v2', kind: 'Widget' });
+    const mutated = await c.raw('POST', V2, { body: v2('a2', 'mutate.example', 1) });
+    assert.equal(mutated.status, 201, mutated.text);
+    assert.equal(mutated.json().apiVersion, `${GROUP}/v2`);
+    assert.deepEqual([mutated.json().spec.host, mutated.json().spec.port], ['mutated.example', 2]);
+    const denied = await c.raw('POST', V2, { body: v2('a3', 'deny.example', 3) });
+    expectStatus(denied, 403, 'Forbidden', 'denied in v1');
+    assert.equal(denied.json().message, 'admission webhook "validate.conv.example.com" denied the request: no deny.example');
+  } finally {
+    await c.raw('DELETE', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/conv-e2e');
+    await c.raw('DELETE', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/conv-e2e');
+  }
+});
+
+test('a ValidatingAdmissionPolicy for the storage version checks a write in the other version converted by the webhook', async () => {
+  const AR = '/apis/admissionregistration.k8s.io/v1';
+  const policy = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: 'conv-e2e' },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ operations: ['CREATE'], apiGroups: [GROUP], apiVersions: ['v1'], resources: ['widgets'] }] },
+      validations: [{ expression: "object.spec.hostPort != 'vap.example:4'", message: 'no vap.example' }],
+    },
+  };
+  const binding = { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'conv-e2e' }, spec: { policyName: 'conv-e2e', validationActions: ['Deny'] } };
+  assert.equal((await c.raw('POST', `${AR}/validatingadmissionpolicies`, { body: policy })).status, 201);
+  assert.equal((await c.raw('POST', `${AR}/validatingadmissionpolicybindings`, { body: binding })).status, 201);
+  try {
+    const body = { apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name: 'p1' }, spec: { host: 'vap.example', port: 4 } };
+    const denied = await until('the policy to deny', async () => {
+      const r = await c.raw('POST', `${V2}?dryRun=All`, { body });
+      return r.status === 422 ? r : undefined;
+    });
+    assert.equal(denied.json().message, `widgets.${GROUP} "p1" is forbidden: ValidatingAdmissionPolicy 'conv-e2e' with binding 'conv-e2e' denied request: no vap.example`);
+    const ok = await c.raw('POST', V2, { body: { ...body, metadata: { name: 'p2' }, spec: { host: 'vap.example', port: 5 } } });
+    assert.equal(ok.status, 201, ok.text);
+  } finally {
+    await c.raw('DELETE', `${AR}/validatingadmissionpolicybindings/conv-e2e`);
+    await c.raw('DELETE', `${AR}/validatingadmissionpolicies/conv-e2e`);
   }
 });

@@ -10,6 +10,7 @@
 // version, is converted back. Equivalents are tried only when no rule matches the request as it
 // came, in the order the resources are served (their stores' order).
 import type { KindDecl } from '../../schema/model.js';
+import { stringifyJSON } from '../../codec/int64.js';
 import type { AdmissionAttributes } from './types.js';
 
 /** one other version of the request's resource */
@@ -21,6 +22,14 @@ export interface EquivalentView {
   convert(obj: any): any;
   /** a copy of an object of this version in the request's */
   back(obj: any): any;
+  /**
+   * A version converted by a CRD's conversion webhook: converts the objects now, so that
+   * convert() gives the webhook's conversion of each (while it is unchanged) rather than the
+   * object relabelled. Throws the conversion's error (500).
+   */
+  prepare?(objs: unknown[]): Promise<void>;
+  /** back() through the conversion webhook */
+  backAsync?(obj: any): Promise<any>;
 }
 
 export type EquivalentResolver = (a: AdmissionAttributes) => readonly EquivalentView[];
@@ -28,7 +37,11 @@ export type EquivalentResolver = (a: AdmissionAttributes) => readonly Equivalent
 /** what the resolver needs of a store: its kind and how its objects are stored */
 export interface EquivalentStore {
   readonly kind: KindDecl;
-  readonly strategy: { storageForm?: { toStorage(obj: any): any; fromStorage(obj: any): any } };
+  readonly strategy: {
+    storageForm?: { toStorage(obj: any): any; fromStorage(obj: any): any };
+    /** a webhook-converted CRD's conversion of an object into an apiVersion (the kind's stores share it) */
+    convertByWebhook?: (obj: any, apiVersion: string) => Promise<any>;
+  };
 }
 
 const NONE: readonly EquivalentView[] = [];
@@ -72,12 +85,43 @@ function viewsOf(stores: Iterable<EquivalentStore>, a: AdmissionAttributes): rea
     }
     const convert = whole ? converter(self, s) : same;
     const back = whole ? converter(s, self) : same;
-    views.push({ resource: { group: k.group, version: k.version, resource: k.resource }, kind, convert, back });
+    const view: EquivalentView = { resource: { group: k.group, version: k.version, resource: k.resource }, kind, convert, back };
+    const hook = whole ? s.strategy.convertByWebhook : undefined;
+    views.push(hook ? webhookView(view, apiVersionOf(s.kind), apiVersionOf(self.kind), hook) : view);
   }
   return views;
 }
 
 const same = (o: any) => (o === null || o === undefined ? o : structuredClone(o));
+
+function apiVersionOf(k: KindDecl): string {
+  return k.group ? `${k.group}/${k.version}` : k.version;
+}
+
+/** a view whose conversions go through a CRD's webhook: prepared ahead, since convert() is synchronous */
+function webhookView(base: EquivalentView, to: string, from: string, hook: (obj: any, apiVersion: string) => Promise<any>): EquivalentView {
+  // each object converted, with its JSON then: an object changed since (a mutating webhook's patch) is converted again
+  const prepared = new WeakMap<object, { json: string; out: any }>();
+  return {
+    ...base,
+    convert(obj) {
+      if (obj !== null && typeof obj === 'object') {
+        const p = prepared.get(obj);
+        if (p && p.json === stringifyJSON(obj)) return structuredClone(p.out);
+      }
+      return base.convert(obj);
+    },
+    async prepare(objs) {
+      for (const o of objs) {
+        if (o === null || typeof o !== 'object') continue;
+        const json = stringifyJSON(o);
+        if (prepared.get(o)?.json === json) continue;
+        prepared.set(o, { json, out: await hook(structuredClone(o), to) });
+      }
+    },
+    backAsync: (obj) => hook(structuredClone(obj), from),
+  };
+}
 
 /** objects of `from`'s version in `to`'s, through the stored form they share */
 function converter(from: EquivalentStore, to: EquivalentStore): (o: any) => any {

@@ -198,77 +198,102 @@ function evaluatePolicy(policy: any, vars: Record<string, unknown>): { skipped: 
   return { skipped: false, violations, annotations };
 }
 
+/**
+ * The equivalent versions the policies of `bindings` match whose objects a CRD's conversion
+ * webhook converts, made ready (a promise), or undefined when there are none
+ */
+function prepareViews(reader: ClusterReader, bindings: any[], a: AdmissionAttributes, equivalents: EquivalentResolver | undefined): Promise<void> | undefined {
+  if (!equivalents || !equivalents(a).some((v) => v.prepare)) return undefined;
+  const views = new Set<EquivalentView>();
+  for (const binding of bindings) {
+    const policy = reader.get(GROUP, 'validatingadmissionpolicies', '', String(binding.spec?.policyName ?? ''));
+    try {
+      const v = policy ? matchesResources(reader, policy.spec?.matchConstraints, a, equivalents) : false;
+      if (v && v.prepare) views.add(v);
+    } catch {
+      /* the policy's own error is reported when it is checked */
+    }
+  }
+  if (views.size === 0) return undefined;
+  return Promise.all([...views].map((v) => v.prepare!([a.object, a.oldObject]))).then(() => undefined);
+}
+
 export function validatingAdmissionPolicy(reader: ClusterReader, opts: VAPOptions = {}): AdmissionPlugin {
+  const check = (a: AdmissionAttributes, bindings: any[]): void => {
+    const kinds = opts.kinds?.() ?? [];
+    // the variables but params, for each version a policy matched (undefined: the request's own)
+    const bases = new Map<EquivalentView | undefined, Record<string, unknown>>();
+    const denied: { policy: string; binding?: string; v: Violation }[] = [];
+    const auditFailures: any[] = [];
+    for (const binding of [...bindings].sort((x, y) => String(x.metadata?.name).localeCompare(String(y.metadata?.name)))) {
+      const policy = reader.get(GROUP, 'validatingadmissionpolicies', '', String(binding.spec?.policyName ?? ''));
+      if (!policy) continue;
+      const pName = String(policy.metadata?.name ?? '');
+      const bName = String(binding.metadata?.name ?? '');
+      const failClosed = (policy.spec?.failurePolicy ?? 'Fail') === 'Fail';
+      const actions = asArray<string>(binding.spec?.validationActions);
+      let view: EquivalentView | undefined;
+      try {
+        const matched = matchesResources(reader, policy.spec?.matchConstraints, a, opts.equivalents);
+        if (matched === false) continue;
+        view = matched;
+        const mr = binding.spec?.matchResources;
+        // a binding without resourceRules matches whatever its policy matches
+        if (isObject(mr) && matchesResources(reader, { ...mr, resourceRules: asArray(mr.resourceRules).length ? mr.resourceRules : [ANY_RESOURCE] }, a, opts.equivalents) === false) continue;
+      } catch (e) {
+        if (failClosed) denied.push({ policy: pName, binding: bName, v: { message: `failed to configure binding: ${(e as Error).message}`, reason: 'Invalid' } });
+        continue;
+      }
+      let base = bases.get(view);
+      if (!base) bases.set(view, (base = baseVars(reader, a, view, opts.authorizer)));
+      const found = paramsFor(reader, opts.customReader, kinds, policy, binding, a);
+      if (found && 'error' in found) {
+        // a configuration error: denied under failurePolicy Fail whatever the validationActions
+        if (failClosed) {
+          const message = found.policyError ? `failed to configure policy: ${found.error}` : `failed to configure binding: ${found.error}`;
+          denied.push({ policy: pName, binding: found.policyError ? undefined : bName, v: { message, reason: 'Invalid' } });
+        }
+        continue;
+      }
+      const paramSets = found ? found.params : [null];
+      for (const params of paramSets) {
+        const r = evaluatePolicy(policy, celVars(policy, { ...base, params }));
+        if (r.skipped) continue;
+        for (const [k, val] of r.annotations) {
+          // distinct values of the same key (one per parameter object) are joined
+          const have = a.auditAnnotations![k];
+          if (have === undefined) a.auditAnnotations![k] = val;
+          else if (!have.split(', ').includes(val)) a.auditAnnotations![k] = `${have}, ${val}`;
+        }
+        for (const v of r.violations) {
+          if (v.error && !failClosed) continue;
+          if (actions.includes('Deny')) denied.push({ policy: pName, binding: bName, v });
+          if (actions.includes('Warn')) a.warnings!.push(`Validation failed for ValidatingAdmissionPolicy '${pName}' with binding '${bName}': ${v.message}`);
+          if (actions.includes('Audit')) {
+            auditFailures.push({ message: v.message, policy: pName, binding: bName, expressionIndex: v.expressionIndex ?? 0, validationActions: actions });
+          }
+        }
+      }
+    }
+    if (auditFailures.length) a.auditAnnotations!['validation.policy.admission.k8s.io/validation_failure'] = JSON.stringify(auditFailures);
+    if (!denied.length) return;
+    const d = denied[0]!;
+    const message =
+      d.binding !== undefined
+        ? `ValidatingAdmissionPolicy '${d.policy}' with binding '${d.binding}' denied request: ${d.v.message}`
+        : `ValidatingAdmissionPolicy '${d.policy}' denied request: ${d.v.message}`;
+    const f = forbidden(a, message);
+    const err = new StatusError(REASON_CODES[d.v.reason] ?? 422, d.v.reason, f.message, { ...(f.details ?? {}), causes: [...(f.details?.causes ?? []), { message }] } as any);
+    throw err;
+  };
   return {
     name: 'ValidatingAdmissionPolicy',
     validate(a) {
       const bindings = reader.list(GROUP, 'validatingadmissionpolicybindings', '');
       if (!bindings.length || isExemptAdmissionConfiguration(a)) return;
-      const kinds = opts.kinds?.() ?? [];
-      // the variables but params, for each version a policy matched (undefined: the request's own)
-      const bases = new Map<EquivalentView | undefined, Record<string, unknown>>();
-      const denied: { policy: string; binding?: string; v: Violation }[] = [];
-      const auditFailures: any[] = [];
-      for (const binding of [...bindings].sort((x, y) => String(x.metadata?.name).localeCompare(String(y.metadata?.name)))) {
-        const policy = reader.get(GROUP, 'validatingadmissionpolicies', '', String(binding.spec?.policyName ?? ''));
-        if (!policy) continue;
-        const pName = String(policy.metadata?.name ?? '');
-        const bName = String(binding.metadata?.name ?? '');
-        const failClosed = (policy.spec?.failurePolicy ?? 'Fail') === 'Fail';
-        const actions = asArray<string>(binding.spec?.validationActions);
-        let view: EquivalentView | undefined;
-        try {
-          const matched = matchesResources(reader, policy.spec?.matchConstraints, a, opts.equivalents);
-          if (matched === false) continue;
-          view = matched;
-          const mr = binding.spec?.matchResources;
-          // a binding without resourceRules matches whatever its policy matches
-          if (isObject(mr) && matchesResources(reader, { ...mr, resourceRules: asArray(mr.resourceRules).length ? mr.resourceRules : [ANY_RESOURCE] }, a, opts.equivalents) === false) continue;
-        } catch (e) {
-          if (failClosed) denied.push({ policy: pName, binding: bName, v: { message: `failed to configure binding: ${(e as Error).message}`, reason: 'Invalid' } });
-          continue;
-        }
-        let base = bases.get(view);
-        if (!base) bases.set(view, (base = baseVars(reader, a, view, opts.authorizer)));
-        const found = paramsFor(reader, opts.customReader, kinds, policy, binding, a);
-        if (found && 'error' in found) {
-          // a configuration error: denied under failurePolicy Fail whatever the validationActions
-          if (failClosed) {
-            const message = found.policyError ? `failed to configure policy: ${found.error}` : `failed to configure binding: ${found.error}`;
-            denied.push({ policy: pName, binding: found.policyError ? undefined : bName, v: { message, reason: 'Invalid' } });
-          }
-          continue;
-        }
-        const paramSets = found ? found.params : [null];
-        for (const params of paramSets) {
-          const r = evaluatePolicy(policy, celVars(policy, { ...base, params }));
-          if (r.skipped) continue;
-          for (const [k, val] of r.annotations) {
-            // distinct values of the same key (one per parameter object) are joined
-            const have = a.auditAnnotations![k];
-            if (have === undefined) a.auditAnnotations![k] = val;
-            else if (!have.split(', ').includes(val)) a.auditAnnotations![k] = `${have}, ${val}`;
-          }
-          for (const v of r.violations) {
-            if (v.error && !failClosed) continue;
-            if (actions.includes('Deny')) denied.push({ policy: pName, binding: bName, v });
-            if (actions.includes('Warn')) a.warnings!.push(`Validation failed for ValidatingAdmissionPolicy '${pName}' with binding '${bName}': ${v.message}`);
-            if (actions.includes('Audit')) {
-              auditFailures.push({ message: v.message, policy: pName, binding: bName, expressionIndex: v.expressionIndex ?? 0, validationActions: actions });
-            }
-          }
-        }
-      }
-      if (auditFailures.length) a.auditAnnotations!['validation.policy.admission.k8s.io/validation_failure'] = JSON.stringify(auditFailures);
-      if (!denied.length) return;
-      const d = denied[0]!;
-      const message =
-        d.binding !== undefined
-          ? `ValidatingAdmissionPolicy '${d.policy}' with binding '${d.binding}' denied request: ${d.v.message}`
-          : `ValidatingAdmissionPolicy '${d.policy}' denied request: ${d.v.message}`;
-      const f = forbidden(a, message);
-      const err = new StatusError(REASON_CODES[d.v.reason] ?? 422, d.v.reason, f.message, { ...(f.details ?? {}), causes: [...(f.details?.causes ?? []), { message }] } as any);
-      throw err;
+      const ready = prepareViews(reader, bindings, a, opts.equivalents);
+      if (ready) return ready.then(() => check(a, bindings));
+      return check(a, bindings);
     },
   };
 }

@@ -232,8 +232,19 @@ export function versionedAttributes(a: AdmissionAttributes, view: EquivalentView
   return { ...a, object: view.convert(a.object), oldObject: view.convert(a.oldObject) };
 }
 
-/** ShouldCallHook: the invocation when the webhook applies to the request, undefined when not */
-export function shouldCallHook(reader: ClusterReader, accessor: WebhookAccessor, a: AdmissionAttributes, equivalents?: EquivalentResolver): Invocation | undefined {
+/**
+ * The invocation of a webhook (shouldCallHook), with the objects of an equivalent version that a
+ * CRD's conversion webhook converts made ready first (its matchConditions see them converted).
+ */
+export async function invocationOf(reader: ClusterReader, accessor: WebhookAccessor, a: AdmissionAttributes, equivalents?: EquivalentResolver): Promise<Invocation | undefined> {
+  const first = shouldCallHook(reader, accessor, a, equivalents, false);
+  if (!first?.view?.prepare) return first && asArray(accessor.hook.matchConditions).length ? shouldCallHook(reader, accessor, a, equivalents) : first;
+  await first.view.prepare([a.object, a.oldObject]);
+  return shouldCallHook(reader, accessor, a, equivalents);
+}
+
+/** ShouldCallHook: the invocation when the webhook applies to the request, undefined when not (`conditions` false: matchConditions not evaluated) */
+export function shouldCallHook(reader: ClusterReader, accessor: WebhookAccessor, a: AdmissionAttributes, equivalents?: EquivalentResolver, conditions = true): Invocation | undefined {
   const hook = accessor.hook;
   const ns = matchNamespaceSelector(reader, hook, a);
   if (ns === false) return undefined;
@@ -244,9 +255,9 @@ export function shouldCallHook(reader: ClusterReader, accessor: WebhookAccessor,
   if (view === false) return undefined;
   if (ns instanceof StatusError) throw ns;
   if (obj instanceof StatusError) throw obj;
-  const conditions = asArray(hook.matchConditions);
-  if (conditions.length) {
-    const r = evaluateMatchConditions(conditions, versionedAttributes(a, view));
+  const matchConditions = conditions ? asArray(hook.matchConditions) : [];
+  if (matchConditions.length) {
+    const r = evaluateMatchConditions(matchConditions, versionedAttributes(a, view));
     if (r.error !== undefined) {
       if ((hook.failurePolicy ?? 'Fail') === 'Fail') throw errors.forbidden({ group: a.resource.group, name: a.resource.resource }, a.name, r.error);
       return undefined;
@@ -619,7 +630,7 @@ function stableJSON(v: unknown): string {
 }
 
 /** apply a webhook's patch to the request's object; returns whether the object changed */
-function applyPatch(hook: any, inv: Invocation, a: AdmissionAttributes, result: AdmissionResult): { changed: boolean; patch?: unknown } {
+async function applyPatch(hook: any, inv: Invocation, a: AdmissionAttributes, result: AdmissionResult): Promise<{ changed: boolean; patch?: unknown }> {
   if (result.patch === undefined) return { changed: false };
   let ops: unknown;
   try {
@@ -653,7 +664,7 @@ function applyPatch(hook: any, inv: Invocation, a: AdmissionAttributes, result: 
   // (an object back from another version only when the webhook changed it: a round trip
   // between versions need not give the same object back)
   if (!view) replaceContents(a.object, patched);
-  else if (changed) replaceContents(a.object, view.back(patched));
+  else if (changed) replaceContents(a.object, view.backAsync ? await view.backAsync(patched) : view.back(patched));
   return { changed, patch: ops };
 }
 
@@ -669,7 +680,7 @@ export function mutatingWebhooks(reader: ClusterReader, opts: WebhookPluginOptio
     try {
       for (let i = 0; i < hooks.length; i++) {
         const acc = hooks[i]!;
-        const inv = shouldCallHook(reader, acc, a, opts.equivalents);
+        const inv = await invocationOf(reader, acc, a, opts.equivalents);
         if (!inv) continue;
         const hook = acc.hook;
         if (ctx.isReinvoke && !w.reinvoke.has(acc.uid)) continue;
@@ -685,7 +696,7 @@ export function mutatingWebhooks(reader: ClusterReader, opts: WebhookPluginOptio
           } finally {
             if (a.latency) a.latency.webhookMs += performance.now() - started;
           }
-          const p = applyPatch(hook, inv, a, result);
+          const p = await applyPatch(hook, inv, a, result);
           changed = p.changed;
           if (p.patch !== undefined) {
             annotate(a, `patch.webhook.admission.k8s.io/round_${round}_index_${i}`, stringifyJSON({ configuration: acc.configuration, webhook: hook.name, patch: p.patch, patchType: 'JSONPatch' }));
@@ -733,7 +744,7 @@ export function validatingWebhooks(reader: ClusterReader, opts: WebhookPluginOpt
   const callValidating = async (a: AdmissionAttributes, hooks: WebhookAccessor[]): Promise<void> => {
     const relevant: { inv: Invocation; index: number }[] = [];
     for (const acc of hooks) {
-      const inv = shouldCallHook(reader, acc, a, opts.equivalents);
+      const inv = await invocationOf(reader, acc, a, opts.equivalents);
       if (inv) relevant.push({ inv, index: relevant.length });
     }
     if (!relevant.length) return;

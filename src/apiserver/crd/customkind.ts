@@ -275,7 +275,7 @@ function nonMetaChanged(next: any, old: any, statusSub: boolean): boolean {
 }
 
 /** the strategy of a version's objects */
-export function customStrategy(crd: any, v: CRDVersion, storageVersion: string): Strategy {
+export function customStrategy(crd: any, v: CRDVersion, storageVersion: string, convertByWebhook?: (obj: any, apiVersion: string) => Promise<any>): Strategy {
   const group: string = crd.spec.group;
   const schema = v.schema?.openAPIV3Schema;
   const statusSub = !!v.subresources?.status;
@@ -311,6 +311,7 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string):
     return errs;
   };
   return {
+    convertByWebhook,
     nameRule: 'subdomain',
     generation: false,
     statusSubresource: statusSub,

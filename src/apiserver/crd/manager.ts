@@ -8,7 +8,7 @@ import type { Backend } from '../../storage/interface.js';
 import { setDynamicNormalizer, setDynamicPruner } from '../../schema/dynamic.js';
 import { setCustomRootShape } from '../../patch/ssa/shape.js';
 import { shapeOf } from './ssashape.js';
-import { ResourceStore } from '../registry/store.js';
+import { CorruptObjectError, ResourceStore } from '../registry/store.js';
 import type { CacheEvent } from '../../storage/cacher.js';
 import { compareVersions, customKind, customNormalizer, customPruner, customStrategy, type CRDVersion } from './customkind.js';
 import { CLEANUP_FINALIZER, setCondition } from './strategy.js';
@@ -18,7 +18,8 @@ import type { TypeSource } from '../openapi/source.js';
 import { kindDefinition, listDefinition, type CustomTypeInfo } from './openapi.js';
 import { AUTOMANAGED_LABEL, apiServiceName, type APIServiceStore } from '../apiservices.js';
 import type { ServiceResolver } from '../admission/webhook.js';
-import { WebhookConverter } from './conversion.js';
+import { ConversionFailedError, WebhookConverter } from './conversion.js';
+import { errors } from '../../machinery/errors.js';
 import { ConvertingBackend } from './convertingbackend.js';
 import { applySchemaDefaults, prune, type JSONSchemaProps } from './schema.js';
 
@@ -366,6 +367,15 @@ export class CRDManager {
       });
     const converter = conversion ? new WebhookConverter({ clientConfig: conversion.clientConfig, conversionReviewVersions: conversion.conversionReviewVersions }, resolver) : undefined;
     const converting: ConvertingBackend[] = [];
+    // one object into another version, for admission's equivalent versions (matchPolicy Equivalent)
+    const convertByWebhook = converter
+      ? async (obj: any, apiVersion: string) => {
+          const [r] = await converter.convert([obj], apiVersion);
+          if (r instanceof ConversionFailedError) throw errors.internal(new Error(r.message));
+          prune(r, schemaOf(apiVersion));
+          return r;
+        }
+      : undefined;
     const built = served.map((v) => {
       const k = customKind(crd, v);
       let backend: Backend = this.o.backend;
@@ -384,7 +394,7 @@ export class CRDManager {
         converting.push(conv);
         backend = conv;
       }
-      st = new ResourceStore(k, customStrategy(crd, v, storageVersion), backend, {}, { historyWindowMs: this.o.historyWindowMs, garbageCollection: this.o.garbageCollection });
+      st = new ResourceStore(k, customStrategy(crd, v, storageVersion, convertByWebhook), backend, {}, { historyWindowMs: this.o.historyWindowMs, garbageCollection: this.o.garbageCollection });
       return { v, k, st };
     });
     // the new stores are loaded before the old ones go: requests meet one or the other, never none
@@ -447,7 +457,9 @@ export class CRDManager {
         }),
       );
       await s.storage.cacher.waitUntilFresh(await this.o.backend.currentRevision(), 2000);
-      if (!s.storage.cacher.isEmpty()) {
+      // (objects of an older version that the conversion webhook could not convert are still there)
+      const unconverted = s.storage.cacher.corruptIn(s.storage.prefix).some((c) => c.error instanceof CorruptObjectError && c.error.stage === 'convert');
+      if (!s.storage.cacher.isEmpty() || unconverted) {
         // objects held by finalizers of their own: look again later
         this.retry(name, 1000);
         return;

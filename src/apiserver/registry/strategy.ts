@@ -89,6 +89,8 @@ export interface Strategy {
    * Event is stored as core/v1 Event): conversions to and from the stored form.
    */
   storageForm?: { toStorage(obj: any): any; fromStorage(obj: any): any };
+  /** a CRD converted by its webhook: an object of any of its versions in another (admission's equivalent versions) */
+  convertByWebhook?: (obj: any, apiVersion: string) => Promise<any>;
 }
 
 export function defaultStrategy(kind: KindDecl): Strategy {
