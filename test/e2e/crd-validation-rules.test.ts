@@ -254,3 +254,56 @@ test("rules calling Kubernetes' CEL libraries (ip, cidr, url, sets, named format
     ],
   );
 });
+
+test('schema checks ratchet: an update keeps values a tightened schema refuses as long as it leaves them as they were', async () => {
+  const str = { type: 'string' };
+  const spec = (tight: boolean) => ({
+    type: 'object',
+    properties: {
+      size: { type: 'integer', ...(tight ? { maximum: 10 } : {}) },
+      mode: { type: 'string', ...(tight ? { enum: ['a', 'b'] } : {}) },
+      note: str,
+      ports: {
+        type: 'array',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+        items: { type: 'object', required: ['name'], properties: { name: str, port: { type: 'integer', ...(tight ? { minimum: 1 } : {}) } } },
+      },
+      tags: { type: 'array', items: { type: 'string', ...(tight ? { pattern: '^[a-z]+$' } : {}) } },
+    },
+  });
+  const versions = (tight: boolean) => [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: spec(tight) } } } }];
+  const body = crdBody('rules.example.com', 'limits', 'Limit', versions(false));
+  await createCRD(c, body);
+  const base = `/apis/rules.example.com/v1/namespaces/${NS}/limits`;
+  const made = await c.raw('POST', base, { body: { apiVersion: 'rules.example.com/v1', kind: 'Limit', metadata: { name: 'old' }, spec: { size: 50, mode: 'z', note: 'x', ports: [{ name: 'p', port: 0 }, { name: 'q', port: 5 }], tags: ['OK'] } } });
+  assert.equal(made.status, 201, made.text);
+  // the schema is tightened: size, mode, the port of p and the tag are now invalid
+  const cur = (await c.raw('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${body.metadata.name}`)).json();
+  const put = await c.raw('PUT', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${body.metadata.name}`, { body: { ...cur, spec: { ...cur.spec, versions: versions(true) } } });
+  assert.equal(put.status, 200, put.text);
+  const patch = (p: unknown) => c.raw('PATCH', `${base}/old`, { body: JSON.stringify(p), headers: { 'content-type': 'application/merge-patch+json' } });
+  await until('the tightened schema to be in force', async () => (await c.raw('POST', `${base}?dryRun=All`, { body: { apiVersion: 'rules.example.com/v1', kind: 'Limit', metadata: { name: 'new' }, spec: { size: 50 } } })).status === 422);
+  // another field changes: the old invalid values stay (q's port changes, p's does not)
+  let r = await c.raw('PATCH', `${base}/old`, {
+    body: JSON.stringify([
+      { op: 'replace', path: '/spec/note', value: 'y' },
+      { op: 'replace', path: '/spec/ports/1/port', value: 6 },
+    ]),
+    headers: { 'content-type': 'application/json-patch+json' },
+  });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json().spec.size, 50);
+  // a changed value is checked
+  r = await patch({ spec: { size: 60 } });
+  const s = expectStatus(r, 422, 'Invalid', 'a changed invalid value');
+  assert.deepEqual((s.details.causes as any[]).map((x) => x.field), ['spec.size']);
+  // a new object gets every check
+  r = await c.raw('POST', base, { body: { apiVersion: 'rules.example.com/v1', kind: 'Limit', metadata: { name: 'new' }, spec: { size: 50, mode: 'z', ports: [{ name: 'p', port: 0 }], tags: ['OK'] } } });
+  const n = expectStatus(r, 422, 'Invalid', 'a new object');
+  assert.deepEqual((n.details.causes as any[]).map((x) => x.field).sort(), ['spec.mode', 'spec.ports[0].port', 'spec.size', 'spec.tags[0]']);
+  // the items of an atomic list do not correspond: a changed tag list is checked whole
+  r = await patch({ spec: { tags: ['OK', 'fine'] } });
+  const t = expectStatus(r, 422, 'Invalid', 'an atomic list changed');
+  assert.deepEqual((t.details.causes as any[]).map((x) => x.field), ['spec.tags[0]']);
+});

@@ -13,7 +13,7 @@ import { ago } from '../../schema/printers/format.js';
 import { normalize, normTime, pruneUnknown } from '../../codec/json.js';
 import type { DynamicNormalized } from '../../schema/dynamic.js';
 import type { Strategy } from '../registry/strategy.js';
-import { applySchemaDefaults, prune, validateValue, type JSONSchemaProps } from './schema.js';
+import { applySchemaDefaults, prune, UNCORRELATED, validateValue, type JSONSchemaProps } from './schema.js';
 import { evalJSONPath } from './jsonpath.js';
 import { goFloat, goJSON } from '../../machinery/gostrings.js';
 
@@ -302,7 +302,8 @@ export function customStrategy(crd: any, v: CRDVersion, storageVersion: string, 
     if (Array.isArray(fins)) fins.forEach((f: unknown, i: number) => {
       for (const m of isQualifiedName(String(f))) errs.push(field.invalid(`metadata.finalizers[${i}]`, f, m));
     });
-    validateValue(obj, schema, '', errs, true);
+    // (an update's unchanged values are not validated again: ratcheting)
+    validateValue(obj, schema, '', errs, true, old === undefined ? UNCORRELATED : old);
     if (rules) {
       // the CEL rules run on an object whose types are right (as Kubernetes' strategy does)
       if (errs.some((e) => e.type === 'FieldValueTypeInvalid' || e.type === 'FieldValueNotSupported')) errs.push(rulesNotCheckedError());

@@ -234,8 +234,44 @@ const FORMATS: Record<string, (s: string) => boolean> = {
 };
 
 /** Validate a value against a schema; errors in Kubernetes' wording for custom resources. */
-export function validateValue(v: unknown, s: JSONSchemaProps | undefined, path: string, errs: FieldError[] = [], root = true): FieldError[] {
+/** no value of the old object corresponds to this one (validation ratcheting) */
+export const UNCORRELATED: unique symbol = Symbol('uncorrelated');
+
+/** deep equality of decoded JSON values (an int as a number or a bigint; members that are undefined do not count) */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint')) return a == b;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
+  if (!isObject(a) || !isObject(b)) return false;
+  const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => sameValue(a[k], b[k]));
+}
+
+/** the old list's item that corresponds to `x` (a map list's item with the same keys, a set's equal item), else UNCORRELATED */
+function correlatedItem(x: unknown, oldList: unknown, s: JSONSchemaProps): unknown {
+  if (!Array.isArray(oldList)) return UNCORRELATED;
+  const listType = s['x-kubernetes-list-type'];
+  if (listType === 'set') return oldList.some((o) => sameValue(o, x)) ? x : UNCORRELATED;
+  if (listType !== 'map' || !isObject(x)) return UNCORRELATED;
+  const keys = s['x-kubernetes-list-map-keys'] ?? [];
+  const item = itemsOf(s);
+  const keyOf = (o: Record<string, unknown>) => keys.map((k) => (o[k] === undefined ? (item?.properties?.[k]?.default ?? null) : o[k]));
+  const want = keyOf(x);
+  const found = oldList.find((o) => isObject(o) && sameValue(keyOf(o), want));
+  return found === undefined ? UNCORRELATED : found;
+}
+
+/**
+ * The schema's errors of a value. `old` (an update): the old object's value at the same place,
+ * for validation ratcheting as Kubernetes does it (CRDValidationRatcheting, on since 1.30): a
+ * value equal to the one it replaces is not validated, nor is anything inside it. Values
+ * correspond through properties, map values, the items of map lists (by their keys) and of sets;
+ * the items of other lists do not correspond.
+ */
+export function validateValue(v: unknown, s: JSONSchemaProps | undefined, path: string, errs: FieldError[] = [], root = true, old: unknown = UNCORRELATED): FieldError[] {
   if (!s) return errs;
+  if (old !== UNCORRELATED && sameValue(v, old)) return errs;
   const at = path || '<root>';
   if (v === null) {
     if (s.nullable === true || (s['x-kubernetes-preserve-unknown-fields'] === true && !s.type)) return errs;
@@ -302,7 +338,7 @@ export function validateValue(v: unknown, s: JSONSchemaProps | undefined, path: 
       });
     }
     const items = itemsOf(s);
-    if (items) v.forEach((x, i) => validateValue(x, items, `${at}[${i}]`, errs, false));
+    if (items) v.forEach((x, i) => validateValue(x, items, `${at}[${i}]`, errs, false, old === UNCORRELATED ? old : correlatedItem(x, old, s)));
   }
   if (isObject(v)) {
     const n = Object.keys(v).length;
@@ -310,24 +346,28 @@ export function validateValue(v: unknown, s: JSONSchemaProps | undefined, path: 
     if (s.minProperties !== undefined && n < s.minProperties) errs.push(field.invalid(at, n, `${at} in body should have at least ${s.minProperties} properties`));
     for (const r of s.required ?? []) if (v[r] === undefined) errs.push(field.required(join(path, r), ''));
     const embedded = root || s['x-kubernetes-embedded-resource'] === true;
+    const was = (k: string): unknown => (isObject(old) && old[k] !== undefined ? old[k] : UNCORRELATED);
     for (const [k, x] of Object.entries(v)) {
       if (root && META_KEYS.has(k)) {
         // the schema may restrict metadata.name and metadata.generateName, nothing else of metadata
         const ms = k === 'metadata' && isObject(x) ? s.properties?.metadata?.properties : undefined;
-        for (const f of ['name', 'generateName']) if (ms?.[f] && x !== undefined && (x as Record<string, unknown>)[f] !== undefined) validateValue((x as Record<string, unknown>)[f], ms[f], `metadata.${f}`, errs, false);
+        const om = was('metadata');
+        for (const f of ['name', 'generateName']) {
+          if (ms?.[f] && x !== undefined && (x as Record<string, unknown>)[f] !== undefined) validateValue((x as Record<string, unknown>)[f], ms[f], `metadata.${f}`, errs, false, isObject(om) && om[f] !== undefined ? om[f] : UNCORRELATED);
+        }
         continue;
       }
       const ps = s.properties?.[k] ?? (isObject(s.additionalProperties) ? s.additionalProperties : undefined);
-      if (ps) validateValue(x, ps, join(path, k), errs, false);
+      if (ps) validateValue(x, ps, join(path, k), errs, false, was(k));
     }
     if (embedded && !root) validateEmbeddedResource(v, path, errs);
   }
-  for (const sub of s.allOf ?? []) validateValue(v, sub, path, errs, false);
-  if (s.anyOf && s.anyOf.length && !s.anyOf.some((sub) => validateValue(v, sub, path, [], false).length === 0)) {
+  for (const sub of s.allOf ?? []) validateValue(v, sub, path, errs, false, old);
+  if (s.anyOf && s.anyOf.length && !s.anyOf.some((sub) => validateValue(v, sub, path, [], false, old).length === 0)) {
     errs.push(field.invalid(at, v, `${at} in body must match at least one schema (anyOf)`));
   }
   if (s.oneOf && s.oneOf.length) {
-    const n = s.oneOf.filter((sub) => validateValue(v, sub, path, [], false).length === 0).length;
+    const n = s.oneOf.filter((sub) => validateValue(v, sub, path, [], false, old).length === 0).length;
     if (n !== 1) errs.push(field.invalid(at, v, `${at} in body must match exactly one schema (oneOf)`));
   }
   if (s.not && validateValue(v, s.not, path, [], false).length === 0) errs.push(field.invalid(at, v, `${at} in body should not match the schema (not)`));

@@ -2,7 +2,7 @@
 // defaulting and validation with Kubernetes' wording; and the simple JSONPath of printer columns.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applySchemaDefaults, prune, validateValue, type JSONSchemaProps } from '../../../src/apiserver/crd/schema.js';
+import { applySchemaDefaults, prune, UNCORRELATED, validateValue, type JSONSchemaProps } from '../../../src/apiserver/crd/schema.js';
 import { evalJSONPath, parseJSONPath } from '../../../src/apiserver/crd/jsonpath.js';
 import { validateCRD } from '../../../src/apiserver/crd/validation.js';
 import { compareVersions, customPrinter, customTypeName } from '../../../src/apiserver/crd/customkind.js';
@@ -163,4 +163,28 @@ test('CRD validation: names, scope, versions, schemas', () => {
   assert.deepEqual(msgs({ ...good, names: { plural: 'Things', kind: 'Thing' } }, 'Things.example.com'), [
     'spec.names.plural: Invalid value: "Things": a DNS-1035 label must consist of lower case alphanumeric characters or \'-\', start with an alphabetic character, and end with an alphanumeric character (e.g. \'my-name\',  or \'abc-123\', regex used for validation is \'[a-z]([-a-z0-9]*[a-z0-9])?\')',
   ]);
+});
+
+test('validation ratcheting: unchanged values (through properties, map values, map-list and set items) are not checked again', () => {
+  const s: JSONSchemaProps = {
+    type: 'object',
+    required: ['a'],
+    properties: {
+      n: { type: 'integer', maximum: 1 },
+      m: { type: 'object', additionalProperties: { type: 'string', maxLength: 2 } },
+      l: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['k'], items: { type: 'object', properties: { k: { type: 'string' }, v: { type: 'integer', minimum: 0 } } } },
+      set: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string', pattern: '^[a-z]+$' } },
+      atomic: { type: 'array', items: { type: 'integer', maximum: 1 } },
+    },
+  };
+  const old = { n: 5, m: { x: 'long' }, l: [{ k: 'a', v: -1 }], set: ['A'], atomic: [5] };
+  const fields = (v: unknown, o: unknown) => validateValue(v, s, '', [], false, o).map((e) => e.field).sort();
+  // everything as it was, in another order of the map list and set: nothing to report but the
+  // object's own required field (the object changed: a new member)
+  assert.deepEqual(fields({ ...old, extra: 1 }, old), ['a']);
+  assert.deepEqual(fields({ ...old, l: [{ k: 'b', v: 0 }, { k: 'a', v: -1 }], set: ['b', 'A'] }, old), ['a']);
+  // changed values are checked; an atomic list's items do not correspond
+  assert.deepEqual(fields({ ...old, n: 6, m: { x: 'long', y: 'also' }, l: [{ k: 'a', v: -2 }], set: ['B'], atomic: [5, 0] }, old), ['a', 'atomic[0]', 'l[0].v', 'm.y', 'n', 'set[0]']);
+  // no old object: every check
+  assert.deepEqual(fields(old, UNCORRELATED), ['a', 'atomic[0]', 'l[0].v', 'm.x', 'n', 'set[0]']);
 });
