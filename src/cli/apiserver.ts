@@ -253,6 +253,8 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     cm.durationVar(m, 'retryPeriodMs', 'leader-elect-retry-period', 'The duration the clients should wait between attempting acquisition and renewal of a leadership. This is only applicable if leader election is enabled.');
     cm.durationVar(m, 'minResyncPeriodMs', 'min-resync-period', 'The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod.');
     cm.durationVar(m, 'namespaceSyncPeriodMs', 'namespace-sync-period', 'The period for syncing namespace life-cycle updates');
+    cm.int32Var(m, 'concurrentResourceQuotaSyncs', 'concurrent-resource-quota-syncs', 'The number of resource quotas that are allowed to sync concurrently. Larger number = more responsive quota management, but more CPU (and network) load');
+    cm.durationVar(m, 'resourceQuotaSyncPeriodMs', 'resource-quota-sync-period', 'The period for syncing quota usage status in the system');
   }
   const misc = s.flagSet('misc');
   misc.boolVar(o, 'enableAggregatorRouting', 'enable-aggregator-routing', 'Proxy the requests of APIServices to an endpoint address of their Service instead of its cluster IP. (Keelson has no kube-proxy and always dials an endpoint of a ClusterIP, NodePort or LoadBalancer Service; with this flag off it also follows ExternalName Services to their external name, and refuses headless Services, as kube-apiserver does with it off; with it on, ExternalName Services are refused, as there.)');

@@ -22,6 +22,7 @@ import { ServiceAccountsController } from './serviceaccounts.js';
 import { DisruptionController } from './disruption.js';
 import { ROOT_CA_CONFIGMAP, RootCACertPublisher } from './rootcacertpublisher.js';
 import { ServiceCIDRController } from './servicecidrs.js';
+import { ResourceQuotaController } from './resourcequota.js';
 import { TokensController, SERVICE_ACCOUNT_TOKEN_TYPE, type LegacyTokenGenerator } from './tokens.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, otherKubeController, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
@@ -178,6 +179,26 @@ export const serviceAccountTokenControllerDescriptor: ControllerDescriptor = {
   },
 };
 
+export const resourceQuotaControllerDescriptor: ControllerDescriptor = {
+  name: 'resourcequota-controller',
+  async run(ctx) {
+    const client = ctx.clientFor('resourcequota-controller');
+    try {
+      const c = new ResourceQuotaController({
+        client,
+        quotas: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'resourcequotas' })),
+        informers: ctx.informers,
+        informerClient: ctx.informerClient,
+        resyncPeriodMs: ctx.options.resourceQuotaSyncPeriodMs,
+        log: ctx.log,
+      });
+      await c.run(ctx.options.concurrentResourceQuotaSyncs, ctx.signal);
+    } finally {
+      client.close();
+    }
+  },
+};
+
 /** Every controller Keelson has, in start order. */
 export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   // (kube-controller-manager starts the token controller first)
@@ -187,6 +208,7 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   rootCACertPublisherDescriptor,
   disruptionControllerDescriptor,
   serviceCIDRControllerDescriptor,
+  resourceQuotaControllerDescriptor,
 ];
 
 export interface ControllerManagerConfig {

@@ -28,6 +28,10 @@ export interface ControllerManagerOptions {
   concurrentNamespaceSyncs: number;
   /** --namespace-sync-period */
   namespaceSyncPeriodMs: number;
+  /** --concurrent-resource-quota-syncs */
+  concurrentResourceQuotaSyncs: number;
+  /** --resource-quota-sync-period */
+  resourceQuotaSyncPeriodMs: number;
   /** timeout of each non-watch request to the API server (Keelson; 0: none) */
   requestTimeoutMs: number;
 }
@@ -47,6 +51,8 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     minResyncPeriodMs: 12 * 3600_000,
     concurrentNamespaceSyncs: 10,
     namespaceSyncPeriodMs: 5 * 60_000,
+    concurrentResourceQuotaSyncs: 5,
+    resourceQuotaSyncPeriodMs: 5 * 60_000,
     requestTimeoutMs: 60_000,
   };
 }
@@ -59,6 +65,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'disruption-controller', aliases: ['disruption'] },
   { name: 'service-cidr-controller', aliases: [] },
   { name: 'serviceaccount-token-controller', aliases: ['serviceaccount-token'] },
+  { name: 'resourcequota-controller', aliases: ['resourcequota'] },
 ];
 
 /**
@@ -73,7 +80,6 @@ export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['endpointslice-mirroring-controller', 'endpointslicemirroring'],
   ['replicationcontroller-controller', 'replicationcontroller'],
   ['pod-garbage-collector-controller', 'podgc'],
-  ['resourcequota-controller', 'resourcequota'],
   ['garbage-collector-controller', 'garbagecollector'],
   ['daemonset-controller', 'daemonset'],
   ['job-controller', 'job'],
@@ -157,5 +163,7 @@ export function validateControllerManagerOptions(o: ControllerManagerOptions): s
   }
   if (o.concurrentNamespaceSyncs < 1) errs.push('--concurrent-namespace-syncs must be at least 1');
   if (o.namespaceSyncPeriodMs < 0) errs.push('--namespace-sync-period must not be negative');
+  if (o.concurrentResourceQuotaSyncs < 1) errs.push('--concurrent-resource-quota-syncs must be at least 1');
+  if (o.resourceQuotaSyncPeriodMs < 0) errs.push('--resource-quota-sync-period must not be negative');
   return errs;
 }

@@ -13,11 +13,11 @@
 // PriorityClass, CrossNamespacePodAffinity).
 //
 // Kubernetes keeps status.used with a controller (kube-controller-manager's resourcequota
-// controller recounts after deletes and on resync) and charges admissions on top of it. Keelson
-// has no such controller yet, so the plugin recounts the namespace's objects from the
-// ClusterReader at each check (used = what is stored + what this server admitted and has not
-// stored yet) and takes the hard limits from spec.hard: deletes are reflected at the next check
-// and in the next status write.
+// controller recounts after deletes and on resync) and charges admissions on top of it. Keelson's
+// controller (src/controllers/resourcequota.ts, in `keelson server`) does the same; the plugin
+// does not rely on it: it recounts the namespace's objects from the ClusterReader at each check
+// (used = what is stored + what this server admitted and has not stored yet) and takes the hard
+// limits from spec.hard, so that `keelson apiserver` without a controller manager counts right.
 import { addGoSeconds } from '../../machinery/time.js';
 import { StatusError, errors } from '../../machinery/errors.js';
 import { cmpQuantity, parseQuantity } from '../../schema/validation/quantity.js';
@@ -395,6 +395,21 @@ export function recountUsage(reader: ClusterReader, namespace: string, quota: an
   return used;
 }
 
+/** the resources (group and resource) whose objects a quota's hard limits count */
+export function trackedResources(quota: any): { group: string; resource: string }[] {
+  const out = new Map<string, { group: string; resource: string }>();
+  for (const name of hardOf(quota).keys()) {
+    const e = evaluatorForName(name);
+    if (e) out.set(`${e.group}/${e.resource}`, { group: e.group, resource: e.resource });
+  }
+  return [...out.values()];
+}
+
+/** a quota's status as the controller and this plugin write it: hard from spec.hard, used of those names */
+export function quotaStatus(hard: ResourceList, used: ResourceList): { hard: Record<string, string>; used: Record<string, string> } {
+  return { hard: listToJSON(hard), used: listToJSON(mask(used, hard.keys())) };
+}
+
 interface Reservation {
   quota: string;
   namespace: string;
@@ -512,7 +527,7 @@ export function resourceQuota(reader: ClusterReader, writer: ClusterWriter, opts
       });
     }
     for (const w of writes) {
-      const status = { hard: listToJSON(w.hard), used: listToJSON(mask(w.used, w.hard.keys())) };
+      const status = quotaStatus(w.hard, w.used);
       try {
         await writer.updateStatus('', 'resourcequotas', a.namespace, w.name, (cur: any) => {
           cur.status = status;
