@@ -36,7 +36,10 @@ function convertOne(o: any, desired: string): any {
 }
 
 const schema = (spec: Record<string, unknown>) => ({
-  openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { ...spec, color: { type: 'string', default: 'blue' } } } } },
+  openAPIV3Schema: {
+    type: 'object',
+    properties: { spec: { type: 'object', properties: { ...spec, color: { type: 'string', default: 'blue' } } }, status: { type: 'object', properties: { ready: { type: 'boolean' } } } },
+  },
 });
 
 before(async () => {
@@ -56,8 +59,8 @@ before(async () => {
   c = await startCluster();
   assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
   const versions = [
-    { name: 'v1', served: true, storage: true, schema: schema({ hostPort: { type: 'string' } }) },
-    { name: 'v2', served: true, storage: false, schema: schema({ host: { type: 'string' }, port: { type: 'integer' } }) },
+    { name: 'v1', served: true, storage: true, schema: schema({ hostPort: { type: 'string' } }), subresources: { status: {} } },
+    { name: 'v2', served: true, storage: false, schema: schema({ host: { type: 'string' }, port: { type: 'integer' } }), subresources: { status: {} } },
   ];
   const conversion = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: hooks.url('/convert'), caBundle: hooks.caBundle } } };
   await createCRD(c, crdBody(GROUP, 'widgets', 'Widget', versions, { conversion }));
@@ -117,6 +120,29 @@ test('an object written in the other version is stored converted, and answered a
   assert.equal(patched.status, 200, patched.text);
   assert.deepEqual(patched.json().spec, { host: 'a.example', port: 8443, color: 'red' });
   assert.equal((await c.raw('GET', `${V1}/w2`)).json().spec.hostPort, 'a.example:8443');
+});
+
+test('the status subresource and server-side apply through the other version', async () => {
+  const cur = (await c.raw('GET', `${V2}/w2`)).json();
+  const st = await c.raw('PUT', `${V2}/w2/status`, { body: { ...cur, status: { ready: true } } });
+  assert.equal(st.status, 200, st.text);
+  assert.equal(st.json().status.ready, true);
+  assert.equal((await c.raw('GET', `${V1}/w2`)).json().status.ready, true);
+  // (kubectl runs beside this process, whose webhook server must answer meanwhile)
+  const apply = (port: number) => {
+    const file = c.file('applied.json', JSON.stringify({ apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name: 'applied', namespace: NS }, spec: { host: 'ssa.example', port } }));
+    return c.kubectlAsync(['apply', '--server-side', '-f', file]);
+  };
+  let r = await apply(1);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal((await c.raw('GET', `${V1}/applied`)).json().spec.hostPort, 'ssa.example:1');
+  r = await apply(2);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, `widget.${GROUP}/applied serverside-applied\n`);
+  const v1 = (await c.raw('GET', `${V1}/applied`)).json();
+  assert.equal(v1.spec.hostPort, 'ssa.example:2');
+  assert.ok(v1.metadata.managedFields.some((m: any) => m.manager === 'kubectl' && m.operation === 'Apply' && m.apiVersion === `${GROUP}/v2`), JSON.stringify(v1.metadata.managedFields));
+  assert.equal((await c.raw('DELETE', `${V2}/applied`)).status, 200);
 });
 
 test('kubectl lists and gets either version', async () => {
