@@ -81,7 +81,14 @@ export class ConvertingBackend extends WrappingBackend {
   override async list(prefix: string, opts?: ListOptions): Promise<ListResult> {
     const res = await this.inner.list(prefix, opts);
     const kvs: KeyValue[] = [];
-    for (let i = 0; i < res.kvs.length; i += LIST_BATCH) kvs.push(...(await this.toVersion(res.kvs.slice(i, i + LIST_BATCH))));
+    // (a webhook that cannot be reached fails the rest of the list without a call each: a load
+    // waits for one timeout, not one per batch)
+    let down: string | undefined;
+    for (let i = 0; i < res.kvs.length; i += LIST_BATCH) {
+      const batch = res.kvs.slice(i, i + LIST_BATCH);
+      const out = down === undefined ? await this.toVersionNow(batch, (m) => (down = m)) : this.toVersionNow(batch, undefined, down);
+      kvs.push(...(await out));
+    }
     return { ...res, kvs };
   }
 
@@ -172,8 +179,12 @@ export class ConvertingBackend extends WrappingBackend {
 
   // ---- conversion ----
 
-  /** the values in this version; synchronous (an array) when none needs the webhook */
-  private toVersionNow(kvs: KeyValue[]): KeyValue[] | Promise<KeyValue[]> {
+  /**
+   * the values in this version; synchronous (an array) when none needs the webhook. `unreachable`
+   * hears of a call that failed for every value (the webhook is down); with `failWith`, values
+   * that need the webhook fail with that message without a call.
+   */
+  private toVersionNow(kvs: KeyValue[], unreachable?: (message: string) => void, failWith?: string): KeyValue[] | Promise<KeyValue[]> {
     let parsed: (any | undefined)[] | undefined;
     for (let i = 0; i < kvs.length; i++) {
       const kv = kvs[i]!;
@@ -184,14 +195,14 @@ export class ConvertingBackend extends WrappingBackend {
       parsed[i] = obj;
     }
     if (!parsed) return kvs;
-    return this.convertParsed(kvs, parsed);
+    return this.convertParsed(kvs, parsed, unreachable, failWith);
   }
 
   private async toVersion(kvs: KeyValue[]): Promise<KeyValue[]> {
     return this.toVersionNow(kvs);
   }
 
-  private async convertParsed(kvs: KeyValue[], parsed: (any | undefined)[]): Promise<KeyValue[]> {
+  private async convertParsed(kvs: KeyValue[], parsed: (any | undefined)[], unreachable?: (message: string) => void, failWith?: string): Promise<KeyValue[]> {
     const idx: number[] = [];
     const objs: any[] = [];
     parsed.forEach((o, i) => {
@@ -200,7 +211,9 @@ export class ConvertingBackend extends WrappingBackend {
       idx.push(i);
       objs.push(o);
     });
-    const results = await this.o.converter.convert(objs, this.o.apiVersion);
+    const results = failWith !== undefined ? objs.map(() => new ConversionFailedError(failWith)) : await this.o.converter.convert(objs, this.o.apiVersion);
+    const first = results[0];
+    if (unreachable && first instanceof ConversionFailedError && results.every((r) => r === first)) unreachable(first.message);
     const out = kvs.slice();
     let failed = false;
     results.forEach((r, j) => {
