@@ -32,7 +32,7 @@ import { celDuration, celOptional, celParse, celTimestamp, celSyntaxError, celUn
 import { celIssue, hasNewlines, trimSpace } from '../admission/vap-validation.js';
 import { FieldError } from '../../machinery/errors.js';
 import { duplicate, forbidden, GoRepr, goPtr, goQuote, goStruct, invalid, notSupported, required } from '../../schema/validation/errs.js';
-import type { JSONSchemaProps } from './schema.js';
+import { sameValue, type JSONSchemaProps } from './schema.js';
 
 export interface ValidationRule {
   rule?: string;
@@ -293,7 +293,7 @@ export function ruleFieldPath(jsonPath: string, schema: JSONSchemaProps): { path
  * The errors of a schema node's x-kubernetes-validations when a CRD is written (`path` the node's,
  * e.g. `spec.versions[0].schema.openAPIV3Schema.properties[spec]`).
  */
-export function ruleDefinitionErrors(s: JSONSchemaProps, path: string, errs: FieldError[], resourceRoot = false): void {
+export function ruleDefinitionErrors(s: JSONSchemaProps, path: string, errs: FieldError[], resourceRoot = false, uncorrelatable?: string): void {
   const raw = (s as { 'x-kubernetes-validations'?: unknown })['x-kubernetes-validations'];
   if (raw === undefined) return;
   const rules = Array.isArray(raw) ? raw : [];
@@ -326,7 +326,11 @@ export function ruleDefinitionErrors(s: JSONSchemaProps, path: string, errs: Fie
       const e = compileError(trimSpace(msgExpr), RULE_VARS, self);
       if (e) errs.push(invalid(`${at}.messageExpression`, ruleRepr(r), e));
     }
-    if (!ruleErr && r.optionalOldSelf !== undefined && !usesOldSelf(trimmedRule)) {
+    if (ruleErr) return;
+    if (usesOldSelf(trimmedRule)) {
+      // (a transition rule below a set or an atomic list: its node has no old value to compare with)
+      if (uncorrelatable !== undefined) errs.push(invalid(`${at}.rule`, rule, `oldSelf cannot be used on the uncorrelatable portion of the schema within ${uncorrelatable}`));
+    } else if (r.optionalOldSelf !== undefined) {
       errs.push(invalid(`${at}.optionalOldSelf`, r.optionalOldSelf, 'may not be set if oldSelf is not used in rule'));
     }
   });
@@ -344,18 +348,6 @@ interface Correlation {
 
 const NEVER = (): boolean => false;
 
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint')) return typeof a === typeof b ? a === b : Number(a) === Number(b);
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isObject(a)) {
-    if (!isObject(b)) return false;
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => deepEqual(a[k], b[k]));
-  }
-  return false;
-}
 
 /** the value `self` holds at the root of a resource: its type, and of its metadata the name and generateName */
 function resourceSelf(v: Record<string, unknown>): Record<string, unknown> {
@@ -430,7 +422,7 @@ class RuleRun {
     if (v === null || v === undefined || !hasRules(s)) return;
     // whether the update left this value as it was: compared once, when a rule here or below fails
     let memo: boolean | undefined;
-    const unchangedHere = (): boolean => (memo ??= corr.old !== undefined ? deepEqual(v, corr.old) : corr.ancestorUnchanged());
+    const unchangedHere = (): boolean => (memo ??= corr.old !== undefined ? sameValue(v, corr.old) : corr.ancestorUnchanged());
     this.rules(v, s, rulesOf(s), path, resourceRoot, corr.old, unchangedHere);
     // allOf's rules run at the same node
     for (const a of (s as { allOf?: JSONSchemaProps[] }).allOf ?? []) {

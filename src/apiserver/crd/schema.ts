@@ -238,7 +238,7 @@ const FORMATS: Record<string, (s: string) => boolean> = {
 export const UNCORRELATED: unique symbol = Symbol('uncorrelated');
 
 /** deep equality of decoded JSON values (an int as a number or a bigint; members that are undefined do not count) */
-function sameValue(a: unknown, b: unknown): boolean {
+export function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint')) return a == b;
   if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameValue(x, b[i]));

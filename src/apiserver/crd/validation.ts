@@ -43,8 +43,11 @@ function validateNames(names: any, path: string, errs: FieldError[]): void {
   (names.categories ?? []).forEach((s: unknown, i: number) => label(`${path}.categories[${i}]`, s, true));
 }
 
-/** the structural schema rules (the main ones): types everywhere, no tuple items */
-function validateStructural(s: JSONSchemaProps, path: string, level: 'root' | 'field' | 'item', errs: FieldError[]): void {
+/**
+ * the structural schema rules (the main ones): types everywhere, no tuple items. `uncorrelatable`:
+ * the items of the nearest list above that is not a map list (a rule there cannot use oldSelf)
+ */
+function validateStructural(s: JSONSchemaProps, path: string, level: 'root' | 'field' | 'item', errs: FieldError[], uncorrelatable?: string): void {
   if (!s || typeof s !== 'object') return;
   const root = level === 'root';
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
@@ -85,7 +88,7 @@ function validateStructural(s: JSONSchemaProps, path: string, level: 'root' | 'f
     errs.push(field.invalid(`${path}.x-kubernetes-list-type`, lt ?? '', 'must be map if x-kubernetes-list-map-keys is non-empty'));
   }
   if (s.default !== undefined) validateDefault(s, path, errs);
-  ruleDefinitionErrors(s, path, errs, root);
+  ruleDefinitionErrors(s, path, errs, root, uncorrelatable);
   for (const [k, ps] of Object.entries(s.properties ?? {})) {
     if (root && k === 'metadata' && ps && typeof ps === 'object') {
       const extra = Object.keys(ps).filter((x) => x !== 'type' && x !== 'description' && x !== 'properties');
@@ -96,10 +99,11 @@ function validateStructural(s: JSONSchemaProps, path: string, level: 'root' | 'f
       }
       continue;
     }
-    validateStructural(ps, `${path}.properties[${k}]`, 'field', errs);
+    validateStructural(ps, `${path}.properties[${k}]`, 'field', errs, uncorrelatable);
   }
-  if (s.items && !Array.isArray(s.items)) validateStructural(s.items, `${path}.items`, 'item', errs);
-  if (s.additionalProperties && typeof s.additionalProperties === 'object') validateStructural(s.additionalProperties, `${path}.additionalProperties`, 'field', errs);
+  // (the items of a map list correspond by their keys; those of a set or an atomic list do not)
+  if (s.items && !Array.isArray(s.items)) validateStructural(s.items, `${path}.items`, 'item', errs, uncorrelatable ?? (s['x-kubernetes-list-type'] === 'map' ? undefined : `${path}.items`));
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') validateStructural(s.additionalProperties, `${path}.additionalProperties`, 'field', errs, uncorrelatable);
 }
 
 /** a `default` must itself be valid against its schema (pruned as an object of that schema would be) */

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { ruleDefinitionErrors, ruleFieldPath, validationRuleErrors, hasRules } from '../../../src/apiserver/crd/celrules.js';
 import type { FieldError } from '../../../src/machinery/errors.js';
 import type { JSONSchemaProps } from '../../../src/apiserver/crd/schema.js';
+import { validateCRD } from '../../../src/apiserver/crd/validation.js';
 
 const lines = (errs: { toString(): string }[]) => errs.map(String);
 
@@ -145,4 +146,35 @@ test('date-time, date and duration strings are timestamps and durations to the r
     'spec: Invalid value: "object": not on Sundays',
   ]);
   assert.deepEqual(lines(validationRuleErrors({ spec: { start: '2026-12-04T08:30:00Z', end: '2026-12-04T10:00:00+01:00', every: '1h', day: '2026-03-02' } }, undefined, s)), []);
+});
+
+test('a transition rule below a set or an atomic list is refused when the CRD is written; below a map list it is not', () => {
+  const rule = { rule: 'self == oldSelf' };
+  const list = (listType: string | undefined) => ({
+    type: 'object',
+    properties: {
+      items: {
+        type: 'array',
+        ...(listType ? { 'x-kubernetes-list-type': listType } : {}),
+        ...(listType === 'map' ? { 'x-kubernetes-list-map-keys': ['name'] } : {}),
+        items: { type: 'object', properties: { name: { type: 'string' }, inner: { type: 'string', 'x-kubernetes-validations': [rule] } }, 'x-kubernetes-validations': [{ rule: 'has(self.name)' }] },
+      },
+    },
+  });
+  const crd = (schema: unknown) => ({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'things.t.example.com' },
+    spec: { group: 't.example.com', scope: 'Namespaced', names: { plural: 'things', kind: 'Thing' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: schema } } } }] },
+  });
+  const at = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[items]';
+  for (const lt of [undefined, 'atomic', 'set']) {
+    const errs = validateCRD(crd(list(lt)) as any).filter((e) => e.field.endsWith('.rule'));
+    assert.deepEqual(
+      errs.map((e) => e.toString()),
+      [`${at}.items.properties[inner].x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within ${at}.items`],
+      String(lt),
+    );
+  }
+  assert.deepEqual(validateCRD(crd(list('map')) as any), []);
 });
