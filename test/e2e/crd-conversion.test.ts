@@ -122,6 +122,16 @@ test('an object written in the other version is stored converted, and answered a
   assert.equal((await c.raw('GET', `${V1}/w2`)).json().spec.hostPort, 'a.example:8443');
 });
 
+test('a dry-run write in the other version is answered converted to the storage version and back, and stores nothing', async () => {
+  const before = reviews().length;
+  const r = await c.raw('POST', `${V2}?dryRun=All`, { body: { apiVersion: `${GROUP}/v2`, kind: 'Widget', metadata: { name: 'dry' }, spec: { host: 'd.example', port: 7 } } });
+  assert.equal(r.status, 201, r.text);
+  assert.deepEqual(r.json().spec, { host: 'd.example', port: 7, color: 'blue' });
+  assert.equal(r.json().metadata.labels['converted-to'], 'v2', 'to v1 and back');
+  assert.deepEqual(reviews().slice(before).map((x) => x.request.desiredAPIVersion), [`${GROUP}/v1`, `${GROUP}/v2`]);
+  assert.equal((await c.raw('GET', `${V2}/dry`)).status, 404);
+});
+
 test('the status subresource and server-side apply through the other version', async () => {
   const cur = (await c.raw('GET', `${V2}/w2`)).json();
   const st = await c.raw('PUT', `${V2}/w2/status`, { body: { ...cur, status: { ready: true } } });

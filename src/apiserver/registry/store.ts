@@ -356,6 +356,21 @@ export class ResourceStore {
     return bytes;
   }
 
+  /**
+   * The answer of a dry-run write of a CRD converted by its webhook, through another version than
+   * the storage one: the object converted to the storage version and back, as Kubernetes' dry-run
+   * storage encodes and decodes it. Any other object as it is.
+   */
+  private async dryRunRoundTrip(obj: any): Promise<any> {
+    const convert = this.strategy.convertByWebhook;
+    const storage = this.kind.custom?.storage?.version;
+    if (!convert || storage === undefined || storage === this.kind.version) return obj;
+    const rv = obj.metadata?.resourceVersion;
+    const back = await convert(await convert(obj, `${this.kind.group}/${storage}`), this.apiVersion);
+    if (back.metadata && rv !== undefined) back.metadata.resourceVersion = rv;
+    return back;
+  }
+
   /** a write's pending entry that the cache did not take (its event carried other bytes: a converting storage) */
   private settle(key: string, bytes: Uint8Array): void {
     const p = this.pending.get(key);
@@ -567,7 +582,7 @@ export class ResourceStore {
       if (validating) await validating;
       if (opts.dryRun) {
         if (!generated && this.get(m.namespace ?? '', m.name)) throw errors.alreadyExists(this.groupResource, m.name);
-        return { obj, entry: undefined };
+        return { obj: await this.dryRunRoundTrip(obj), entry: undefined };
       }
       // (etcd3's Create refuses it with ErrResourceVersionSetOnCreate, which kube-apiserver answers
       // as a 500; Keelson answers the client's mistake with 400 and the same words. A dry run, which
@@ -684,7 +699,7 @@ export class ResourceStore {
       if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return { obj: old, created: false, entry: cur };
       if (opts.dryRun) {
         next.metadata.resourceVersion = old.metadata.resourceVersion;
-        return { obj: next, created: false };
+        return { obj: await this.dryRunRoundTrip(next), created: false };
       }
       try {
         const removed = this.isTerminatingAndDone(next);
@@ -780,7 +795,7 @@ export class ResourceStore {
         const validating = this.admitValidate(opts, 'UPDATE', next, old);
         if (validating) await validating;
         if (sameObject(next, old) && !(await this.isStale(key, cur.modRevision))) return { obj: old, entry: cur };
-        if (opts.dryRun) return { obj: next };
+        if (opts.dryRun) return { obj: await this.dryRunRoundTrip(next) };
         if (this.isTerminatingAndDone(next)) {
           // the update that empties the finalizers is never written; the answer is its object (see update)
           await this.backend.delete(key, cur.modRevision);
