@@ -92,7 +92,7 @@ export class ResourceQuotaController {
           },
           delete: (obj) => this.replenish((obj instanceof DeletedFinalStateUnknown ? obj.obj : obj)?.metadata?.namespace),
         });
-        inf.run();
+        // (the factory runs it: it has started by the time a quota is synced)
         return (await inf.waitForSync({ signal })) ? inf : undefined;
       })();
       // (a failure is tried again by the next sync that needs the resource)
