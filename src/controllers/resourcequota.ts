@@ -18,8 +18,7 @@ import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isNotFound, type RESTClient } from '../client/rest.js';
 import { DiscoveryClient, ResourceClient } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
-import { hardOf, quotaStatus, recountUsage, trackedResources } from '../apiserver/admission/resourcequota.js';
-import type { ClusterReader } from '../apiserver/admission/types.js';
+import { hardOf, quotaStatus, recountUsage, trackedResources } from '../schema/quota.js';
 import { runQueueWorkers } from './workers.js';
 
 const QUOTAS = { group: '', version: 'v1', resource: 'resourcequotas' };
@@ -126,11 +125,8 @@ export class ResourceQuotaController {
       const inf = await this.informerOf(r.group, r.resource, signal);
       if (inf) informers.set(`${r.group}/${r.resource}`, inf);
     }
-    const reader: ClusterReader = {
-      get: (group, resource, ns, n) => informers.get(`${group}/${resource}`)?.getByName(ns, n),
-      list: (group, resource, ns) => (informers.get(`${group}/${resource}`)?.list() ?? []).filter((o) => o?.metadata?.namespace === ns),
-    };
-    const status = quotaStatus(hardOf(quota), recountUsage(reader, namespace, quota, this.now()));
+    const list = (group: string, resource: string, ns: string) => (informers.get(`${group}/${resource}`)?.list() ?? []).filter((o) => o?.metadata?.namespace === ns);
+    const status = quotaStatus(hardOf(quota), recountUsage(list, namespace, quota, this.now()));
     if (statusKey(status) === statusKey(quota.status)) return;
     const quotas = new ResourceClient<any>(this.o.client, QUOTAS, namespace);
     try {

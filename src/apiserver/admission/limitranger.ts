@@ -7,7 +7,7 @@ import { applyLimitRangeDefaults } from '../../schema/defaults/admission.js';
 import { quantityMilliValue, quantityString, quantityValue, type Quantity } from '../../schema/validation/quantity.js';
 import type { AdmissionAttributes, AdmissionPlugin, ClusterReader } from './types.js';
 import { aggregateMessages, asArray, forbidden, isObject, resourceList, type ResourceList } from './util.js';
-import { podTotals } from './podresources.js';
+import { podTotals } from '../../schema/podresources.js';
 
 /** resource.MaxMilliValue: the largest value whose thousandths fit in an int64 */
 const MAX_MILLI_VALUE = (2n ** 63n - 1n) / 1000n;

@@ -2,8 +2,16 @@
 // the sum of the containers (and of the restartable "sidecar" init containers), at least the
 // largest ordinary init container (plus the sidecars started before it), plus the pod overhead
 // (all of it for requests; for limits, only on resources that have a limit).
-import { addLists, asArray, isObject, resourceList, type ResourceList } from './util.js';
-import { cmpQuantity } from '../../schema/validation/quantity.js';
+import { addLists, resourceList, type ResourceList } from './resourcelist.js';
+import { cmpQuantity } from './validation/quantity.js';
+
+function isObject(v: unknown): v is Record<string, any> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function asArray<T = any>(v: unknown): T[] {
+  return Array.isArray(v) ? (v as T[]) : [];
+}
 
 function maxInto(list: ResourceList, other: ResourceList): void {
   for (const [k, v] of other) {
