@@ -9,7 +9,7 @@ import * as klog from './klog.js';
 import { getVersionInfo } from './version.js';
 import { ensureFrontProxyPKI, ensurePKI, FRONT_PROXY_CLIENT_CN } from '../apiserver/pki.js';
 import { ensureKubeconfig } from '../client/kubeconfig.js';
-import { defaultControllerManagerOptions, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
+import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
 import { controllerManagerCert, startControllers } from './controllers.js'; // controllers hook (keelson server only)
 import { insecureTLSCipherNames, loadCertKeyFiles, loadSNICertKeys, preferredTLSCipherNames, prepareServing, tlsPossibleVersions } from '../apiserver/tls.js';
 import { APIServer, applyEncryptionConfig, type Logger } from '../apiserver/server.js';
@@ -255,6 +255,7 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     cm.durationVar(m, 'namespaceSyncPeriodMs', 'namespace-sync-period', 'The period for syncing namespace life-cycle updates');
     cm.int32Var(m, 'concurrentResourceQuotaSyncs', 'concurrent-resource-quota-syncs', 'The number of resource quotas that are allowed to sync concurrently. Larger number = more responsive quota management, but more CPU (and network) load');
     cm.durationVar(m, 'resourceQuotaSyncPeriodMs', 'resource-quota-sync-period', 'The period for syncing quota usage status in the system');
+    cm.int32Var(m, 'concurrentGCSyncs', 'concurrent-gc-syncs', 'The number of garbage collector workers that are allowed to sync concurrently.');
   }
   const misc = s.flagSet('misc');
   misc.boolVar(o, 'enableAggregatorRouting', 'enable-aggregator-routing', 'Proxy the requests of APIServices to an endpoint address of their Service instead of its cluster IP. (Keelson has no kube-proxy and always dials an endpoint of a ClusterIP, NodePort or LoadBalancer Service; with this flag off it also follows ExternalName Services to their external name, and refuses headless Services, as kube-apiserver does with it off; with it on, ExternalName Services are refused, as there.)');
@@ -606,8 +607,10 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   log.info('Wrote the admin kubeconfig', { path: kubeconfig });
   process.stderr.write(`Keelson is ready: ${serverURL}\nexport KUBECONFIG=${kubeconfig}\n`);
   // controllers hook (keelson server only; see src/cli/controllers.ts): the controller manager, a loopback client
-  if (allInOne && o.enableGarbageCollector) {
-    log.warn('--enable-garbage-collector=true: deletes leave orphan and foregroundDeletion finalizers, and this process runs no garbage collector to remove them; run one against this server, or such objects stay until their finalizers are removed by hand');
+  // (one flag for both halves, as kube-apiserver's and kube-controller-manager's must match)
+  if (allInOne) o.controllerManager.enableGarbageCollector = o.enableGarbageCollector;
+  if (allInOne && o.enableGarbageCollector && !isControllerEnabled('garbage-collector-controller', o.controllerManager.controllers)) {
+    log.warn('--enable-garbage-collector=true with the garbage-collector-controller off: deletes leave orphan and foregroundDeletion finalizers that nothing removes; run a garbage collector against this server, or such objects stay until their finalizers are removed by hand');
   }
   // (the manager signs legacy tokens with the service account key, as kube-controller-manager does
   // with --service-account-private-key-file)

@@ -23,6 +23,7 @@ import { DisruptionController } from './disruption.js';
 import { ROOT_CA_CONFIGMAP, RootCACertPublisher } from './rootcacertpublisher.js';
 import { ServiceCIDRController } from './servicecidrs.js';
 import { ResourceQuotaController } from './resourcequota.js';
+import { GarbageCollector } from './garbagecollector.js';
 import { TokensController, SERVICE_ACCOUNT_TOKEN_TYPE, type LegacyTokenGenerator } from './tokens.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, otherKubeController, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
@@ -199,6 +200,23 @@ export const resourceQuotaControllerDescriptor: ControllerDescriptor = {
   },
 };
 
+export const garbageCollectorControllerDescriptor: ControllerDescriptor = {
+  name: 'garbage-collector-controller',
+  async run(ctx) {
+    if (!ctx.options.enableGarbageCollector) {
+      ctx.log.info('Garbage collector: all resource monitors will be disabled (--enable-garbage-collector=false)');
+      return;
+    }
+    const client = ctx.clientFor('generic-garbage-collector');
+    try {
+      const c = new GarbageCollector({ client, informers: ctx.informers, informerClient: ctx.informerClient, log: ctx.log });
+      await c.run(ctx.options.concurrentGCSyncs, ctx.signal);
+    } finally {
+      client.close();
+    }
+  },
+};
+
 /** Every controller Keelson has, in start order. */
 export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   // (kube-controller-manager starts the token controller first)
@@ -209,6 +227,7 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   disruptionControllerDescriptor,
   serviceCIDRControllerDescriptor,
   resourceQuotaControllerDescriptor,
+  garbageCollectorControllerDescriptor,
 ];
 
 export interface ControllerManagerConfig {

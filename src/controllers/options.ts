@@ -32,6 +32,10 @@ export interface ControllerManagerOptions {
   concurrentResourceQuotaSyncs: number;
   /** --resource-quota-sync-period */
   resourceQuotaSyncPeriodMs: number;
+  /** --enable-garbage-collector: the garbage collector runs (it must match the API server's flag) */
+  enableGarbageCollector: boolean;
+  /** --concurrent-gc-syncs */
+  concurrentGCSyncs: number;
   /** timeout of each non-watch request to the API server (Keelson; 0: none) */
   requestTimeoutMs: number;
 }
@@ -53,6 +57,8 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     namespaceSyncPeriodMs: 5 * 60_000,
     concurrentResourceQuotaSyncs: 5,
     resourceQuotaSyncPeriodMs: 5 * 60_000,
+    enableGarbageCollector: true,
+    concurrentGCSyncs: 20,
     requestTimeoutMs: 60_000,
   };
 }
@@ -66,6 +72,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'service-cidr-controller', aliases: [] },
   { name: 'serviceaccount-token-controller', aliases: ['serviceaccount-token'] },
   { name: 'resourcequota-controller', aliases: ['resourcequota'] },
+  { name: 'garbage-collector-controller', aliases: ['garbagecollector'] },
 ];
 
 /**
@@ -80,7 +87,6 @@ export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['endpointslice-mirroring-controller', 'endpointslicemirroring'],
   ['replicationcontroller-controller', 'replicationcontroller'],
   ['pod-garbage-collector-controller', 'podgc'],
-  ['garbage-collector-controller', 'garbagecollector'],
   ['daemonset-controller', 'daemonset'],
   ['job-controller', 'job'],
   ['deployment-controller', 'deployment'],
@@ -165,5 +171,6 @@ export function validateControllerManagerOptions(o: ControllerManagerOptions): s
   if (o.namespaceSyncPeriodMs < 0) errs.push('--namespace-sync-period must not be negative');
   if (o.concurrentResourceQuotaSyncs < 1) errs.push('--concurrent-resource-quota-syncs must be at least 1');
   if (o.resourceQuotaSyncPeriodMs < 0) errs.push('--resource-quota-sync-period must not be negative');
+  if (o.concurrentGCSyncs < 1) errs.push('--concurrent-gc-syncs must be at least 1');
   return errs;
 }
