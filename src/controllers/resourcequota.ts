@@ -51,6 +51,13 @@ export class ResourceQuotaController {
   private readonly watched = new Map<string, Promise<Informer<any> | undefined>>();
   private readonly discovery: DiscoveryClient;
   private resyncTimer: NodeJS.Timeout | undefined;
+  /**
+   * Quotas to recount (a counted object went or changed, or the resync period passed). Any other
+   * sync of a quota whose status already has its hard limits and a usage leaves the usage alone:
+   * the admission plugin charges a create before the object is stored, and a recount from
+   * informers that have not seen the object yet would take the charge back.
+   */
+  private readonly recount = new Set<string>();
 
   constructor(private readonly o: ResourceQuotaControllerOptions) {
     this.log = o.log ?? nopLogger;
@@ -65,15 +72,18 @@ export class ResourceQuotaController {
     });
   }
 
-  private enqueue(q: any): void {
+  private enqueue(q: any, recount = false): void {
     const m = q?.metadata;
-    if (m?.namespace && m.name) this.queue.add(`${m.namespace}/${m.name}`);
+    if (!m?.namespace || !m.name) return;
+    const key = `${m.namespace}/${m.name}`;
+    if (recount) this.recount.add(key);
+    this.queue.add(key);
   }
 
-  /** every quota of a namespace, again (an object it counts was deleted or changed) */
+  /** every quota of a namespace, recounted (an object it counts was deleted or changed) */
   private replenish(namespace: string | undefined): void {
     if (!namespace) return;
-    for (const q of this.o.quotas.list()) if (q?.metadata?.namespace === namespace) this.enqueue(q);
+    for (const q of this.o.quotas.list()) if (q?.metadata?.namespace === namespace) this.enqueue(q, true);
   }
 
   /** the informer of a counted resource, made (and synced) on first use; undefined when the server does not serve it */
@@ -120,6 +130,9 @@ export class ResourceQuotaController {
     const name = key.slice(slash + 1);
     const quota = this.o.quotas.getByName(namespace, name);
     if (!quota || quota.metadata?.deletionTimestamp) return;
+    const settled = quota.status?.used !== undefined && statusKey({ hard: quota.spec?.hard }) === statusKey({ hard: quota.status?.hard });
+    // (the recount mark stays until the quota is written or found right: a failed sync keeps it)
+    if (settled && !this.recount.has(key)) return;
     const informers = new Map<string, Informer<any>>();
     for (const r of trackedResources(quota)) {
       const inf = await this.informerOf(r.group, r.resource, signal);
@@ -127,25 +140,26 @@ export class ResourceQuotaController {
     }
     const list = (group: string, resource: string, ns: string) => (informers.get(`${group}/${resource}`)?.list() ?? []).filter((o) => o?.metadata?.namespace === ns);
     const status = quotaStatus(hardOf(quota), recountUsage(list, namespace, quota, this.now()));
-    if (statusKey(status) === statusKey(quota.status)) return;
-    const quotas = new ResourceClient<any>(this.o.client, QUOTAS, namespace);
-    try {
-      await quotas.updateStatus({ ...quota, status }, { signal });
-    } catch (e) {
-      if (isNotFound(e)) return;
-      // the quota changed meanwhile (the admission plugin charged a create): its update event syncs it again
-      if (isConflict(e)) {
-        this.queue.addRateLimited(key);
-        return;
+    if (statusKey(status) !== statusKey(quota.status)) {
+      const quotas = new ResourceClient<any>(this.o.client, QUOTAS, namespace);
+      try {
+        await quotas.updateStatus({ ...quota, status }, { signal });
+      } catch (e) {
+        // the quota changed meanwhile (the admission plugin charged a create): looked at again
+        if (isConflict(e)) {
+          this.queue.addRateLimited(key);
+          return;
+        }
+        if (!isNotFound(e)) throw e;
       }
-      throw e;
     }
+    this.recount.delete(key);
   }
 
   async run(workers: number, signal: AbortSignal): Promise<void> {
     if (this.o.resyncPeriodMs > 0) {
       this.resyncTimer = setInterval(() => {
-        for (const q of this.o.quotas.list()) this.enqueue(q);
+        for (const q of this.o.quotas.list()) this.enqueue(q, true);
       }, this.o.resyncPeriodMs);
       this.resyncTimer.unref?.();
     }
