@@ -186,6 +186,8 @@ export class GarbageCollector {
     // a kind the server does not serve is not taken for an owner that is gone: the object is
     // looked at again later (with back-off), as Kubernetes' collector retries an unknown mapping
     if (!mapping) throw new Error(`unable to find the resource of owner ${r.apiVersion}, Kind=${r.kind} of ${dependent.gvr.resource} ${dependent.namespace ? `${dependent.namespace}/` : ''}${dependent.name}`);
+    // a cluster-scoped object naming a namespaced owner: unresolvable, so never collected (Kubernetes 1.20+)
+    if (mapping.namespaced && dependent.namespace === '') return 'present';
     try {
       const live = await new ResourceClient<any>(this.o.client, mapping.gvr, mapping.namespaced ? dependent.namespace : '').get(r.name, { signal });
       return live?.metadata?.uid === r.uid ? 'present' : 'absent';
