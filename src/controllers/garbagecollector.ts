@@ -175,6 +175,8 @@ export class GarbageCollector {
   /** whether an owner exists: in the graph, else looked up by name (its uid must match) */
   private async ownerState(dependent: Node, r: OwnerRef, signal: AbortSignal): Promise<'absent' | 'present' | 'waiting'> {
     const owner = this.nodes.get(r.uid);
+    // (an owner in another namespace does not own: the reference is treated as absent, as in Kubernetes 1.20+)
+    if (owner && owner.namespace !== '' && owner.namespace !== dependent.namespace) return 'absent';
     if (owner) return owner.deleting && owner.finalizers.includes(FOREGROUND) ? 'waiting' : 'present';
     const kind = `${groupOf(r.apiVersion)}|${r.kind}`;
     let mapping = this.kinds.get(kind);
