@@ -129,8 +129,11 @@ export class GarbageCollector {
     let ownerMissing = false;
     for (const r of owners) {
       const owner = this.nodes.get(r.uid);
-      if (owner) owner.dependents.add(node.uid);
-      else {
+      if (owner) {
+        owner.dependents.add(node.uid);
+        // (an owner in another namespace does not own: see ownerState)
+        if (owner.namespace !== '' && owner.namespace !== node.namespace) ownerMissing = true;
+      } else {
         ownerMissing = true;
         let w = this.waiting.get(r.uid);
         if (!w) this.waiting.set(r.uid, (w = new Set()));

@@ -94,3 +94,18 @@ test('a custom resource owns a ConfigMap: deleting it deletes the ConfigMap', as
   assert.equal((await c.raw('DELETE', `${base}/a1`)).status, 200);
   await gone(`${CMS}/app-config`);
 });
+
+test('an owner in another namespace does not own; a cluster-scoped object naming a namespaced owner is never collected', async () => {
+  assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gc-other' } } })).status, 201);
+  const elsewhere = await c.raw('POST', '/api/v1/namespaces/gc-other/configmaps', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'elsewhere' } } });
+  assert.equal(elsewhere.status, 201);
+  await cm('cross', [{ name: 'elsewhere', uid: elsewhere.json().metadata.uid }]);
+  await gone(`${CMS}/cross`);
+  const pc = await c.raw('POST', '/apis/scheduling.k8s.io/v1/priorityclasses', {
+    body: { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'gc-pc', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'nobody', uid: '00000000-0000-0000-0000-000000000003' }] }, value: 10 },
+  });
+  assert.equal(pc.status, 201, pc.text);
+  // (the dangling namespaced one above went within this time)
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal((await c.raw('GET', '/apis/scheduling.k8s.io/v1/priorityclasses/gc-pc')).status, 200);
+});
