@@ -55,6 +55,8 @@ export interface InformerOptions {
   log?: Logger;
   /** name in logs (default: the resource) */
   name?: string;
+  /** hold the objects' metadata only (PartialObjectMetadata lists and watches: client-go's metadata informer) */
+  metadataOnly?: boolean;
 }
 
 interface HandlerEntry<T> {
@@ -280,6 +282,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           timeoutSeconds,
           labelSelector: this.opts.labelSelector,
           fieldSelector: this.opts.fieldSelector,
+          metadataOnly: this.opts.metadataOnly,
           signal: this.abort.signal,
         });
       } catch (e) {
@@ -341,6 +344,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           // serves whole from its cache anyway): a list at a resourceVersion with a limit would
           // be an exact list, possibly older than the cache can serve
           pageSize: rv !== '' && rv !== '0' ? 0 : (this.opts.pageSize ?? 500),
+          metadataOnly: this.opts.metadataOnly,
           signal: this.abort.signal,
         });
         this.lastRVUnavailable = false;
@@ -420,7 +424,7 @@ export class InformerFactory {
   /** The shared informer for the client's resource (created on first use). */
   informerFor<T extends KubeObject>(client: ResourceClient<T>, opts: InformerOptions = {}): Informer<T> {
     const o = { ...this.defaults, ...opts };
-    const key = `${gvrString(client.gvr)}|${o.namespace ?? client.ns}|${o.labelSelector ?? ''}|${o.fieldSelector ?? ''}`;
+    const key = `${gvrString(client.gvr)}|${o.namespace ?? client.ns}|${o.labelSelector ?? ''}|${o.fieldSelector ?? ''}${o.metadataOnly ? '|metadata' : ''}`;
     let inf = this.informers.get(key) as Informer<T> | undefined;
     if (!inf) {
       inf = new Informer<T>(client, o);

@@ -131,6 +131,8 @@ export interface WatchOptions {
   timeoutSeconds?: number;
   sendInitialEvents?: boolean;
   resourceVersionMatch?: 'NotOlderThan';
+  /** events carry PartialObjectMetadata (the objects' metadata only), as client-go's metadata informers ask */
+  metadataOnly?: boolean;
 }
 
 export interface WriteOptions {
@@ -373,7 +375,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   /** Opens a watch. Connect failures reject (APIError 410 when the resourceVersion is too old). */
   async watch(opts: WatchOptions & { signal?: AbortSignal } = {}): Promise<Watch<T>> {
     const path = this.path();
-    const s = await this.rest.stream({ method: 'GET', path, query: { ...listQuery(opts), watch: true }, signal: opts.signal });
+    const s = await this.rest.stream({ method: 'GET', path, query: { ...listQuery(opts), watch: true }, accept: opts.metadataOnly ? PARTIAL_METADATA_ACCEPT : undefined, signal: opts.signal });
     const w = new Watch<T>(s.body, s.close, path);
     if (opts.signal) {
       if (opts.signal.aborted) w.stop();

@@ -13,10 +13,10 @@
 // through discovery, again every 30 s for new custom resources; Events are left out, as Kubernetes
 // leaves them), by uid, with its owners and its dependents.
 //
-// It watches every object of the cluster through informers, as kube-controller-manager's does: in
-// `keelson server` that is a second copy of every object and a watch event per write, so it is
-// off unless named (`--controllers=*,garbage-collector-controller`), and the server's
-// --enable-garbage-collector follows it.
+// It watches every object of the cluster through metadata-only informers, as kube-controller-
+// manager's does: in `keelson server` that is a second copy of every object's metadata and a watch
+// event per write (a sixth of the creates rate, bench/HISTORY.md), so it runs only with
+// --enable-garbage-collector=true, which `keelson server` leaves off by default.
 import type { Informer, InformerFactory } from '../client/informer.js';
 import { DeletedFinalStateUnknown } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
@@ -104,7 +104,8 @@ export class GarbageCollector {
         const key = `${group}/${r.name}`;
         if (this.watched.has(key) || IGNORED.has(key) || !['list', 'watch', 'delete'].every((v) => r.verbs.includes(v))) continue;
         this.watched.add(key);
-        const inf = this.o.informers.informerFor(new ResourceClient<any>(this.o.informerClient, gvr));
+        // (metadata only: all the collector reads, and a fraction of the bytes to decode and hold)
+        const inf = this.o.informers.informerFor(new ResourceClient<any>(this.o.informerClient, gvr), { metadataOnly: true });
         inf.addEventHandler({
           add: (obj) => this.upsert(gvr, obj),
           update: (_old, obj) => this.upsert(gvr, obj),
