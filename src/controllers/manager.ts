@@ -11,11 +11,11 @@
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { InformerFactory } from '../client/informer.js';
+import { InformerFactory, type Informer, type InformerOptions } from '../client/informer.js';
 import { LeaderElector } from '../client/leaderelection.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
-import { ResourceClient } from '../client/resources.js';
+import { ResourceClient, type GroupVersionResource, type KubeObject } from '../client/resources.js';
 import { EventRecorder } from '../client/events.js';
 import { NamespaceController, type Namespace } from './namespace.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
@@ -53,150 +53,147 @@ export interface ControllerDescriptor {
 
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
 
+/** runs `body` with a client of the controller's own (ctx.clientFor: its User-Agent, its rate limits scaled by `scale`), closed when it returns */
+async function withClient(ctx: ControllerContext, agent: string, scale: { qps?: number; burst?: number } | undefined, body: (client: RESTClient) => Promise<void>): Promise<void> {
+  const client = ctx.clientFor(agent, scale);
+  try {
+    await body(client);
+  } finally {
+    client.close();
+  }
+}
+
+/** the shared informer of a resource (made on first use), listing and watching with the informers' client */
+function informerOf<T extends KubeObject>(ctx: ControllerContext, gvr: GroupVersionResource, opts?: InformerOptions): Informer<T> {
+  return ctx.informers.informerFor(new ResourceClient<T>(ctx.informerClient, gvr), opts);
+}
+
 export const namespaceControllerDescriptor: ControllerDescriptor = {
   name: 'namespace-controller',
   async run(ctx) {
     // the namespace controller is chatty (discovery, then a delete per resource): kube-controller-manager
     // gives its client 20 times the QPS and 100 times the burst
-    const client = ctx.clientFor('namespace-controller', { qps: 20, burst: 100 });
-    try {
-      const informer = ctx.informers.informerFor(new ResourceClient<Namespace>(ctx.informerClient, NAMESPACES));
+    const scale = { qps: 20, burst: 100 };
+    await withClient(ctx, 'namespace-controller', scale, async (client) => {
+      const informer = informerOf<Namespace>(ctx, NAMESPACES);
       const c = new NamespaceController({ client, informer, resyncPeriodMs: ctx.options.namespaceSyncPeriodMs, log: ctx.log });
       await c.run(ctx.options.concurrentNamespaceSyncs, ctx.signal);
-    } finally {
-      client.close();
-    }
+    });
   },
 };
 
 export const serviceAccountControllerDescriptor: ControllerDescriptor = {
   name: 'serviceaccount-controller',
   async run(ctx) {
-    const client = ctx.clientFor('service-account-controller');
-    try {
+    await withClient(ctx, 'service-account-controller', undefined, async (client) => {
       const c = new ServiceAccountsController({
         client,
-        namespaces: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, NAMESPACES)),
-        serviceAccounts: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'serviceaccounts' })),
+        namespaces: informerOf<any>(ctx, NAMESPACES),
+        serviceAccounts: informerOf<any>(ctx, { group: '', version: 'v1', resource: 'serviceaccounts' }),
         log: ctx.log,
       });
       await c.run(1, ctx.signal);
-    } finally {
-      client.close();
-    }
+    });
   },
 };
 
 export const rootCACertPublisherDescriptor: ControllerDescriptor = {
   name: 'root-ca-certificate-publisher-controller',
   async run(ctx) {
-    if (!ctx.rootCA) {
+    const rootCA = ctx.rootCA;
+    if (!rootCA) {
       ctx.log.warn('No root CA to publish: the root CA certificate publisher is not started');
       return;
     }
-    const client = ctx.clientFor('root-ca-cert-publisher');
-    try {
+    await withClient(ctx, 'root-ca-cert-publisher', undefined, async (client) => {
       const c = new RootCACertPublisher({
         client,
-        namespaces: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, NAMESPACES)),
+        namespaces: informerOf<any>(ctx, NAMESPACES),
         // only the ConfigMap it keeps: Kubernetes' publisher watches every ConfigMap through the
         // shared informer, which here would cost every ConfigMap write a watch event sent to and
         // decoded by this process while no other controller reads ConfigMaps
-        configMaps: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'configmaps' }), {
+        configMaps: informerOf<any>(ctx, { group: '', version: 'v1', resource: 'configmaps' }, {
           fieldSelector: `metadata.name=${ROOT_CA_CONFIGMAP}`,
         }),
-        rootCA: ctx.rootCA,
+        rootCA,
         log: ctx.log,
       });
       await c.run(1, ctx.signal);
-    } finally {
-      client.close();
-    }
+    });
   },
 };
 
 export const disruptionControllerDescriptor: ControllerDescriptor = {
   name: 'disruption-controller',
   async run(ctx) {
-    const client = ctx.clientFor('disruption-controller');
-    try {
+    await withClient(ctx, 'disruption-controller', undefined, async (client) => {
       const c = new DisruptionController({
         client,
         informerClient: ctx.informerClient,
-        pdbs: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets' })),
+        pdbs: informerOf<any>(ctx, { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets' }),
         // (kube-controller-manager's disruption controller records as "controllermanager")
         recorder: new EventRecorder(client, 'controllermanager', ctx.log),
         log: ctx.log,
       });
       await c.run(1, ctx.signal);
-    } finally {
-      client.close();
-    }
+    });
   },
 };
 
 export const serviceCIDRControllerDescriptor: ControllerDescriptor = {
   name: 'service-cidr-controller',
   async run(ctx) {
-    const client = ctx.clientFor('service-cidrs-controller');
-    try {
+    await withClient(ctx, 'service-cidrs-controller', undefined, async (client) => {
       const c = new ServiceCIDRController({
         client,
-        serviceCIDRs: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: 'networking.k8s.io', version: 'v1', resource: 'servicecidrs' })),
-        ipAddresses: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: 'networking.k8s.io', version: 'v1', resource: 'ipaddresses' })),
+        serviceCIDRs: informerOf<any>(ctx, { group: 'networking.k8s.io', version: 'v1', resource: 'servicecidrs' }),
+        ipAddresses: informerOf<any>(ctx, { group: 'networking.k8s.io', version: 'v1', resource: 'ipaddresses' }),
         log: ctx.log,
       });
       // (kube-controller-manager runs five workers)
       await c.run(5, ctx.signal);
-    } finally {
-      client.close();
-    }
+    });
   },
 };
 
 export const serviceAccountTokenControllerDescriptor: ControllerDescriptor = {
   name: 'serviceaccount-token-controller',
   async run(ctx) {
-    if (!ctx.legacyTokenGenerator) {
+    const generate = ctx.legacyTokenGenerator;
+    if (!generate) {
       ctx.log.warn('Controller is disabled because there is no private key', { controller: 'serviceaccount-token-controller' });
       return;
     }
-    const client = ctx.clientFor('tokens-controller');
-    try {
+    await withClient(ctx, 'tokens-controller', undefined, async (client) => {
       const c = new TokensController({
         client,
-        serviceAccounts: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'serviceaccounts' })),
+        serviceAccounts: informerOf<any>(ctx, { group: '', version: 'v1', resource: 'serviceaccounts' }),
         // (the token Secrets only: every Secret's events would reach this process for nothing)
-        secrets: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'secrets' }), { fieldSelector: `type=${SERVICE_ACCOUNT_TOKEN_TYPE}` }),
-        generate: ctx.legacyTokenGenerator,
+        secrets: informerOf<any>(ctx, { group: '', version: 'v1', resource: 'secrets' }, { fieldSelector: `type=${SERVICE_ACCOUNT_TOKEN_TYPE}` }),
+        generate,
         rootCA: ctx.rootCA,
         log: ctx.log,
       });
       // (--concurrent-serviceaccount-token-syncs' default)
       await c.run(5, ctx.signal);
-    } finally {
-      client.close();
-    }
+    });
   },
 };
 
 export const resourceQuotaControllerDescriptor: ControllerDescriptor = {
   name: 'resourcequota-controller',
   async run(ctx) {
-    const client = ctx.clientFor('resourcequota-controller');
-    try {
+    await withClient(ctx, 'resourcequota-controller', undefined, async (client) => {
       const c = new ResourceQuotaController({
         client,
-        quotas: ctx.informers.informerFor(new ResourceClient<any>(ctx.informerClient, { group: '', version: 'v1', resource: 'resourcequotas' })),
+        quotas: informerOf<any>(ctx, { group: '', version: 'v1', resource: 'resourcequotas' }),
         informers: ctx.informers,
         informerClient: ctx.informerClient,
         resyncPeriodMs: ctx.options.resourceQuotaSyncPeriodMs,
         log: ctx.log,
       });
       await c.run(ctx.options.concurrentResourceQuotaSyncs, ctx.signal);
-    } finally {
-      client.close();
-    }
+    });
   },
 };
 
@@ -207,13 +204,10 @@ export const garbageCollectorControllerDescriptor: ControllerDescriptor = {
       ctx.log.info('Garbage collector: all resource monitors will be disabled (--enable-garbage-collector=false)');
       return;
     }
-    const client = ctx.clientFor('generic-garbage-collector');
-    try {
+    await withClient(ctx, 'generic-garbage-collector', undefined, async (client) => {
       const c = new GarbageCollector({ client, informers: ctx.informers, informerClient: ctx.informerClient, log: ctx.log });
       await c.run(ctx.options.concurrentGCSyncs, ctx.signal);
-    } finally {
-      client.close();
-    }
+    });
   },
 };
 

@@ -104,8 +104,11 @@ export class ResourceQuotaController {
         // (the factory runs it: it has started by the time a quota is synced)
         return (await inf.waitForSync({ signal })) ? inf : undefined;
       })();
-      // (a failure is tried again by the next sync that needs the resource)
-      p.catch(() => this.watched.delete(key));
+      // (a failure, or a resource not served yet (a CRD to come), is tried again by the next sync that needs it)
+      p.then(
+        (inf) => inf ?? this.watched.delete(key),
+        () => this.watched.delete(key),
+      );
       this.watched.set(key, p);
     }
     return p;

@@ -19,9 +19,10 @@
 // strings extension as Kubernetes enables it (format(), strings.quote(), indexOf/lastIndexOf with
 // an offset, split with a limit) and its sets library (sets.contains, equivalent, intersects); of
 // Kubernetes' libraries also ip() and cidr() with their methods, url(), semver() and the named
-// formats (`format.dns1123Label().validate(s)`; celext.ts holds the values of these). Not
-// supported: two-variable comprehensions, the image library, type checking and cost limits; the
-// math and base64 libraries are not Kubernetes' either. Integers are 64-bit (bigint); && and || are
+// formats (`format.dns1123Label().validate(s)`; celext.ts holds the values of these); two-variable
+// comprehensions (all, exists, existsOne, transformList, transformMap, transformMapEntry). Not
+// supported: the image library, type checking and cost limits; the math and base64 libraries are
+// not Kubernetes' either. Integers are 64-bit (bigint); && and || are
 // commutative over errors, as in CEL.
 import { re2 } from '../../machinery/re2.js';
 import type { AdmissionAttributes } from './types.js';
@@ -683,13 +684,18 @@ function toStr(v: Value): string {
   throw new CelError(`no such overload: string(${typeName(v)})`);
 }
 
-function call(fn: string, target: Value | undefined, args: Value[]): Value {
+/** a library function's result, its CelLibraryError an evaluation error */
+function libraryResult<T>(f: () => T): T {
   try {
-    return callFunction(fn, target, args);
+    return f();
   } catch (e) {
     if (e instanceof CelLibraryError) throw new CelError(e.message);
     throw e;
   }
+}
+
+function call(fn: string, target: Value | undefined, args: Value[]): Value {
+  return libraryResult(() => callFunction(fn, target, args));
 }
 
 function callFunction(fn: string, target: Value | undefined, args: Value[]): Value {
@@ -1012,12 +1018,7 @@ function libraryCall(ns: string, fn: string, args: Value[]): Value | undefined {
       return quote(args[0]);
     case 'ip.isCanonical':
       if (typeof args[0] !== 'string') throw new CelError(`no such overload: ip.isCanonical(${typeName(args[0] ?? null)})`);
-      try {
-        return ipIsCanonical(args[0]);
-      } catch (e) {
-        if (e instanceof CelLibraryError) throw new CelError(e.message);
-        throw e;
-      }
+      return ipIsCanonical(args[0]);
     case 'format.named': {
       const name = args[0];
       return typeof name === 'string' && Object.prototype.hasOwnProperty.call(NAMED_FORMATS, name) ? new CelOptional(true, new CelFormat(name)) : NONE;
@@ -1241,7 +1242,9 @@ function evaluate(n: Node, env: Env): Value {
       // a function of a namespace (sets.*, strings.quote, ip.isCanonical, format.*); math.* and
       // base64.* are not Kubernetes' (nor here)
       if (n.target?.k === 'id' && !env.has(n.target.name) && CEL_NAMESPACES.has(n.target.name)) {
-        const r = libraryCall(n.target.name, n.fn, n.args.map((x) => evaluate(x, env)));
+        const args = n.args.map((x) => evaluate(x, env));
+        const ns = n.target.name;
+        const r = libraryResult(() => libraryCall(ns, n.fn, args));
         if (r === undefined) throw new CelUnsupportedError(`undeclared reference to '${n.target.name}.${n.fn}'`);
         return r;
       }
@@ -1270,30 +1273,9 @@ function evaluate(n: Node, env: Env): Value {
         return e;
       };
       switch (n.fn) {
-        case 'all': {
-          let err: unknown;
-          for (const it of items) {
-            try {
-              if (!truthy(evaluate(n.args[0]!, withVar(it)), 'all')) return false;
-            } catch (e) {
-              err ??= e;
-            }
-          }
-          if (err) throw err;
-          return true;
-        }
-        case 'exists': {
-          let err: unknown;
-          for (const it of items) {
-            try {
-              if (truthy(evaluate(n.args[0]!, withVar(it)), 'exists')) return true;
-            } catch (e) {
-              err ??= e;
-            }
-          }
-          if (err) throw err;
-          return false;
-        }
+        case 'all':
+        case 'exists':
+          return quantified(items, (it) => truthy(evaluate(n.args[0]!, withVar(it)), n.fn), n.fn === 'exists');
         case 'exists_one':
           return items.filter((it) => truthy(evaluate(n.args[0]!, withVar(it)), 'exists_one')).length === 1;
         case 'filter':
@@ -1305,6 +1287,23 @@ function evaluate(n: Node, env: Env): Value {
       throw new CelUnsupportedError(`undeclared reference to '${n.fn}'`);
     }
   }
+}
+
+/**
+ * all (exists: false) or exists (true) of `test` over the items, commutative over errors as in CEL:
+ * an item that decides the answer wins over another's error, which is thrown only when none does
+ */
+function quantified<T>(items: T[], test: (item: T) => boolean, exists: boolean): boolean {
+  let err: unknown;
+  for (const it of items) {
+    try {
+      if (test(it) === exists) return exists;
+    } catch (e) {
+      err ??= e;
+    }
+  }
+  if (err) throw err;
+  return !exists;
 }
 
 /** all, exists, existsOne, transformList, transformMap and transformMapEntry over (index, item) or (key, value) */
@@ -1323,19 +1322,8 @@ function twoVarMacro(n: Node & { k: 'macro'; v2: string }, env: Env): Value {
   const test = (p: [Value, Value], arg: Node) => truthy(evaluate(arg, scope(p)), n.fn);
   switch (n.fn) {
     case 'all':
-    case 'exists': {
-      const want = n.fn === 'exists';
-      let err: unknown;
-      for (const p of pairs) {
-        try {
-          if (test(p, n.args[0]!) === want) return want;
-        } catch (e) {
-          err ??= e;
-        }
-      }
-      if (err) throw err;
-      return !want;
-    }
+    case 'exists':
+      return quantified(pairs, (p) => test(p, n.args[0]!), n.fn === 'exists');
     case 'existsOne':
       return pairs.filter((p) => test(p, n.args[0]!)).length === 1;
     case 'transformList':

@@ -3,7 +3,7 @@
 // net/netip parses and prints them), URLs (library URLs, as Go's url.ParseRequestURI parses them),
 // semantic versions (library Semver, as blang/semver parses them), named formats (library Format:
 // `format.dns1123Label().validate(s)`), and the string format() of cel-go's strings extension.
-import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain, isLabelValue, isQualifiedName } from '../../machinery/validation.js';
+import { isDNS1035Label, isDNS1123Label, isDNS1123Subdomain, isLabelValue, isQualifiedName, validateName } from '../../machinery/validation.js';
 import { parseTimestamp } from './celtime.js';
 
 /** an error of a library function, with the words of its Go implementation */
@@ -373,10 +373,6 @@ export class CelFormat {
   constructor(readonly name: string) {}
 }
 
-function maskTrailingDash(v: string): string {
-  return v.length > 1 && v.endsWith('-') ? `${v.slice(0, -2)}a` : v;
-}
-
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** each named format's check: the problems of a value, none when it is valid */
@@ -385,9 +381,10 @@ export const NAMED_FORMATS: Record<string, (s: string) => string[]> = {
   dns1123Subdomain: isDNS1123Subdomain,
   dns1035Label: isDNS1035Label,
   qualifiedName: isQualifiedName,
-  dns1123LabelPrefix: (s) => isDNS1123Label(maskTrailingDash(s)),
-  dns1123SubdomainPrefix: (s) => isDNS1123Subdomain(maskTrailingDash(s)),
-  dns1035LabelPrefix: (s) => isDNS1035Label(maskTrailingDash(s)),
+  // (a generateName prefix: its trailing '-' allowed, as validateName checks one)
+  dns1123LabelPrefix: (s) => validateName('label', s, true),
+  dns1123SubdomainPrefix: (s) => validateName('subdomain', s, true),
+  dns1035LabelPrefix: (s) => validateName('dns1035', s, true),
   labelValue: isLabelValue,
   uri: (s) => {
     try {

@@ -233,18 +233,18 @@ export function versionedAttributes(a: AdmissionAttributes, view: EquivalentView
 }
 
 /**
- * The invocation of a webhook (shouldCallHook), with the objects of an equivalent version that a
- * CRD's conversion webhook converts made ready first (its matchConditions see them converted).
+ * The invocation of a webhook when it applies to the request (Kubernetes' ShouldCallHook), undefined
+ * when not. The objects of an equivalent version that a CRD's conversion webhook converts are made
+ * ready before the matchConditions, which see them converted.
  */
 export async function invocationOf(reader: ClusterReader, accessor: WebhookAccessor, a: AdmissionAttributes, equivalents?: EquivalentResolver): Promise<Invocation | undefined> {
-  const first = shouldCallHook(reader, accessor, a, equivalents, false);
-  if (!first?.view?.prepare) return first && asArray(accessor.hook.matchConditions).length ? shouldCallHook(reader, accessor, a, equivalents) : first;
-  await first.view.prepare([a.object, a.oldObject]);
-  return shouldCallHook(reader, accessor, a, equivalents);
+  const inv = matchingInvocation(reader, accessor, a, equivalents);
+  if (inv?.view?.prepare) await inv.view.prepare([a.object, a.oldObject]);
+  return inv && conditionsHold(accessor.hook, a, inv) ? inv : undefined;
 }
 
-/** ShouldCallHook: the invocation when the webhook applies to the request, undefined when not (`conditions` false: matchConditions not evaluated) */
-export function shouldCallHook(reader: ClusterReader, accessor: WebhookAccessor, a: AdmissionAttributes, equivalents?: EquivalentResolver, conditions = true): Invocation | undefined {
+/** the invocation when the webhook's selectors and rules match the request (its matchConditions not asked yet) */
+function matchingInvocation(reader: ClusterReader, accessor: WebhookAccessor, a: AdmissionAttributes, equivalents?: EquivalentResolver): Invocation | undefined {
   const hook = accessor.hook;
   const ns = matchNamespaceSelector(reader, hook, a);
   if (ns === false) return undefined;
@@ -255,17 +255,20 @@ export function shouldCallHook(reader: ClusterReader, accessor: WebhookAccessor,
   if (view === false) return undefined;
   if (ns instanceof StatusError) throw ns;
   if (obj instanceof StatusError) throw obj;
-  const matchConditions = conditions ? asArray(hook.matchConditions) : [];
-  if (matchConditions.length) {
-    const r = evaluateMatchConditions(matchConditions, versionedAttributes(a, view));
-    if (r.error !== undefined) {
-      if ((hook.failurePolicy ?? 'Fail') === 'Fail') throw errors.forbidden({ group: a.resource.group, name: a.resource.resource }, a.name, r.error);
-      return undefined;
-    }
-    if (!r.matches) return undefined;
-  }
   if (view) return { accessor, resource: view.resource, subresource: a.subresource, kind: view.kind, view };
   return { accessor, resource: a.resource, subresource: a.subresource, kind: a.kind };
+}
+
+/** the webhook's matchConditions over the objects in the invocation's version (an error fails the request under failurePolicy Fail) */
+function conditionsHold(hook: any, a: AdmissionAttributes, inv: Invocation): boolean {
+  const conditions = asArray(hook.matchConditions);
+  if (!conditions.length) return true;
+  const r = evaluateMatchConditions(conditions, versionedAttributes(a, inv.view));
+  if (r.error !== undefined) {
+    if ((hook.failurePolicy ?? 'Fail') === 'Fail') throw errors.forbidden({ group: a.resource.group, name: a.resource.resource }, a.name, r.error);
+    return false;
+  }
+  return r.matches;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -348,7 +348,6 @@ interface Correlation {
 
 const NEVER = (): boolean => false;
 
-
 /** the value `self` holds at the root of a resource: its type, and of its metadata the name and generateName */
 function resourceSelf(v: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...v };

@@ -75,7 +75,7 @@ export class ConvertingBackend extends WrappingBackend {
 
   override async get(key: string): Promise<KeyValue | undefined> {
     const kv = await this.inner.get(key);
-    return kv ? (await this.toVersion([kv]))[0] : undefined;
+    return kv ? (await this.toVersionNow([kv]))[0] : undefined;
   }
 
   override async list(prefix: string, opts?: ListOptions): Promise<ListResult> {
@@ -85,9 +85,7 @@ export class ConvertingBackend extends WrappingBackend {
     // waits for one timeout, not one per batch)
     let down: string | undefined;
     for (let i = 0; i < res.kvs.length; i += LIST_BATCH) {
-      const batch = res.kvs.slice(i, i + LIST_BATCH);
-      const out = down === undefined ? await this.toVersionNow(batch, (m) => (down = m)) : this.toVersionNow(batch, undefined, down);
-      kvs.push(...(await out));
+      kvs.push(...(await this.toVersionNow(res.kvs.slice(i, i + LIST_BATCH), (m) => (down ??= m), down)));
     }
     return { ...res, kvs };
   }
@@ -196,10 +194,6 @@ export class ConvertingBackend extends WrappingBackend {
     }
     if (!parsed) return kvs;
     return this.convertParsed(kvs, parsed, unreachable, failWith);
-  }
-
-  private async toVersion(kvs: KeyValue[]): Promise<KeyValue[]> {
-    return this.toVersionNow(kvs);
   }
 
   private async convertParsed(kvs: KeyValue[], parsed: (any | undefined)[], unreachable?: (message: string) => void, failWith?: string): Promise<KeyValue[]> {

@@ -233,7 +233,6 @@ const FORMATS: Record<string, (s: string) => boolean> = {
   byte: (s) => /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s),
 };
 
-/** Validate a value against a schema; errors in Kubernetes' wording for custom resources. */
 /** no value of the old object corresponds to this one (validation ratcheting) */
 export const UNCORRELATED: unique symbol = Symbol('uncorrelated');
 
@@ -263,7 +262,8 @@ function correlatedItem(x: unknown, oldList: unknown, s: JSONSchemaProps): unkno
 }
 
 /**
- * The schema's errors of a value. `old` (an update): the old object's value at the same place,
+ * Validates a value against a schema: its errors, in Kubernetes' wording for custom resources.
+ * `old` (an update): the old object's value at the same place,
  * for validation ratcheting as Kubernetes does it (CRDValidationRatcheting, on since 1.30): a
  * value equal to the one it replaces is not validated, nor is anything inside it. Values
  * correspond through properties, map values, the items of map lists (by their keys) and of sets;
