@@ -24,49 +24,18 @@ import { ROOT_CA_CONFIGMAP, RootCACertPublisher } from './rootcacertpublisher.js
 import { ServiceCIDRController } from './servicecidrs.js';
 import { ResourceQuotaController } from './resourcequota.js';
 import { GarbageCollector } from './garbagecollector.js';
+import { NamespacedPods } from './podwatch.js';
+import { informerOf, withClient, type ControllerContext, type ControllerDescriptor } from './context.js';
+
+export type { ControllerContext, ControllerDescriptor } from './context.js';
+import { replicaSetControllerDescriptor, replicationControllerDescriptor } from './replicaset.js';
+import { deploymentControllerDescriptor } from './deployment.js';
+import { endpointsControllerDescriptor } from './endpoints.js';
+import { endpointSliceControllerDescriptor } from './endpointslice.js';
 import { TokensController, SERVICE_ACCOUNT_TOKEN_TYPE, type LegacyTokenGenerator } from './tokens.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, otherKubeController, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
-/** What a controller gets when it starts. */
-export interface ControllerContext {
-  options: ControllerManagerOptions;
-  /** shared informers (started by the manager once every controller has registered) */
-  informers: InformerFactory;
-  /** the client the shared informers use */
-  informerClient: RESTClient;
-  /** a client of the controller's own: User-Agent suffixed with its name, QPS/burst multiplied */
-  clientFor(name: string, scale?: { qps?: number; burst?: number }): RESTClient;
-  log: Logger;
-  /** aborts when the controller must stop (stop, or leadership lost) */
-  signal: AbortSignal;
-  /** the CA bundle published to namespaces (--root-ca-file, else the CA the manager trusts the server with) */
-  rootCA?: string;
-  /** signs legacy service account tokens (the manager's --service-account-private-key-file) */
-  legacyTokenGenerator?: LegacyTokenGenerator;
-}
-
-export interface ControllerDescriptor {
-  name: string;
-  /** runs the controller until ctx.signal aborts */
-  run(ctx: ControllerContext): Promise<void>;
-}
-
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
-
-/** runs `body` with a client of the controller's own (ctx.clientFor: its User-Agent, its rate limits scaled by `scale`), closed when it returns */
-async function withClient(ctx: ControllerContext, agent: string, scale: { qps?: number; burst?: number } | undefined, body: (client: RESTClient) => Promise<void>): Promise<void> {
-  const client = ctx.clientFor(agent, scale);
-  try {
-    await body(client);
-  } finally {
-    client.close();
-  }
-}
-
-/** the shared informer of a resource (made on first use), listing and watching with the informers' client */
-function informerOf<T extends KubeObject>(ctx: ControllerContext, gvr: GroupVersionResource, opts?: InformerOptions): Informer<T> {
-  return ctx.informers.informerFor(new ResourceClient<T>(ctx.informerClient, gvr), opts);
-}
 
 export const namespaceControllerDescriptor: ControllerDescriptor = {
   name: 'namespace-controller',
@@ -222,6 +191,11 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   serviceCIDRControllerDescriptor,
   resourceQuotaControllerDescriptor,
   garbageCollectorControllerDescriptor,
+  endpointsControllerDescriptor,
+  endpointSliceControllerDescriptor,
+  replicationControllerDescriptor,
+  replicaSetControllerDescriptor,
+  deploymentControllerDescriptor,
 ];
 
 export interface ControllerManagerConfig {
@@ -348,10 +322,12 @@ export class ControllerManager {
     // informers resync at a random period between --min-resync-period and twice it
     const resync = Math.floor(this.options.minResyncPeriodMs * (1 + Math.random()));
     const informers = new InformerFactory({ resyncPeriodMs: resync, log: this.log });
+    const pods = new NamespacedPods(informerClient, this.log);
     const ctx: ControllerContext = {
       options: this.options,
       informers,
       informerClient,
+      pods,
       clientFor: (name, scale) => this.client(name, scale, term),
       log: this.log,
       signal,
@@ -371,7 +347,7 @@ export class ControllerManager {
     if (absent.length) this.log.warn('Controllers of kube-controller-manager that Keelson does not have were asked for and do not run', { controllers: absent });
     informers.start();
     await Promise.all(runs);
-    await informers.stop();
+    await Promise.all([informers.stop(), pods.stop()]);
     for (const c of term) c.close();
     this.terms.delete(term);
   }

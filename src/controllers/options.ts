@@ -36,6 +36,22 @@ export interface ControllerManagerOptions {
   enableGarbageCollector: boolean;
   /** --concurrent-gc-syncs */
   concurrentGCSyncs: number;
+  /** --concurrent-rc-syncs: ReplicationControllers synced at once */
+  concurrentRCSyncs: number;
+  /** --concurrent-replicaset-syncs */
+  concurrentReplicaSetSyncs: number;
+  /** --concurrent-deployment-syncs */
+  concurrentDeploymentSyncs: number;
+  /** --concurrent-endpoint-syncs: Services whose Endpoints are synced at once */
+  concurrentEndpointSyncs: number;
+  /** --concurrent-service-endpoint-syncs: Services whose EndpointSlices are synced at once */
+  concurrentServiceEndpointSyncs: number;
+  /** --endpoint-updates-batch-period: pod changes batched per Service before its Endpoints are synced (0: none) */
+  endpointUpdatesBatchPeriodMs: number;
+  /** --endpointslice-updates-batch-period */
+  endpointSliceUpdatesBatchPeriodMs: number;
+  /** --max-endpoints-per-slice */
+  maxEndpointsPerSlice: number;
   /** timeout of each non-watch request to the API server (Keelson; 0: none) */
   requestTimeoutMs: number;
 }
@@ -59,6 +75,14 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     resourceQuotaSyncPeriodMs: 5 * 60_000,
     enableGarbageCollector: true,
     concurrentGCSyncs: 20,
+    concurrentRCSyncs: 5,
+    concurrentReplicaSetSyncs: 5,
+    concurrentDeploymentSyncs: 5,
+    concurrentEndpointSyncs: 5,
+    concurrentServiceEndpointSyncs: 5,
+    endpointUpdatesBatchPeriodMs: 0,
+    endpointSliceUpdatesBatchPeriodMs: 0,
+    maxEndpointsPerSlice: 100,
     requestTimeoutMs: 60_000,
   };
 }
@@ -73,6 +97,11 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'serviceaccount-token-controller', aliases: ['serviceaccount-token'] },
   { name: 'resourcequota-controller', aliases: ['resourcequota'] },
   { name: 'garbage-collector-controller', aliases: ['garbagecollector'] },
+  { name: 'replicationcontroller-controller', aliases: ['replicationcontroller'] },
+  { name: 'replicaset-controller', aliases: ['replicaset'] },
+  { name: 'deployment-controller', aliases: ['deployment'] },
+  { name: 'endpoints-controller', aliases: ['endpoint'] },
+  { name: 'endpointslice-controller', aliases: ['endpointslice'] },
 ];
 
 /**
@@ -82,15 +111,10 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
  * start says it does not run.
  */
 export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
-  ['endpoints-controller', 'endpoint'],
-  ['endpointslice-controller', 'endpointslice'],
   ['endpointslice-mirroring-controller', 'endpointslicemirroring'],
-  ['replicationcontroller-controller', 'replicationcontroller'],
   ['pod-garbage-collector-controller', 'podgc'],
   ['daemonset-controller', 'daemonset'],
   ['job-controller', 'job'],
-  ['deployment-controller', 'deployment'],
-  ['replicaset-controller', 'replicaset'],
   ['horizontal-pod-autoscaler-controller', 'horizontalpodautoscaling'],
   ['statefulset-controller', 'statefulset'],
   ['cronjob-controller', 'cronjob'],
@@ -172,5 +196,14 @@ export function validateControllerManagerOptions(o: ControllerManagerOptions): s
   if (o.concurrentResourceQuotaSyncs < 1) errs.push('--concurrent-resource-quota-syncs must be at least 1');
   if (o.resourceQuotaSyncPeriodMs < 0) errs.push('--resource-quota-sync-period must not be negative');
   if (o.concurrentGCSyncs < 1) errs.push('--concurrent-gc-syncs must be at least 1');
+  if (o.concurrentRCSyncs < 1) errs.push('--concurrent-rc-syncs must be at least 1');
+  if (o.concurrentReplicaSetSyncs < 1) errs.push('--concurrent-replicaset-syncs must be at least 1');
+  if (o.concurrentDeploymentSyncs < 1) errs.push('--concurrent-deployment-syncs must be at least 1');
+  if (o.concurrentEndpointSyncs < 1) errs.push('--concurrent-endpoint-syncs must be at least 1');
+  if (o.concurrentServiceEndpointSyncs < 1) errs.push('--concurrent-service-endpoint-syncs must be at least 1');
+  if (o.endpointUpdatesBatchPeriodMs < 0) errs.push('--endpoint-updates-batch-period must not be negative');
+  if (o.endpointSliceUpdatesBatchPeriodMs < 0) errs.push('--endpointslice-updates-batch-period must not be negative');
+  // (kube-controller-manager's EndpointSliceControllerOptions.Validate)
+  if (o.maxEndpointsPerSlice < 1 || o.maxEndpointsPerSlice > 1000) errs.push(`--max-endpoints-per-slice must be between 1 and 1000, was ${o.maxEndpointsPerSlice}`);
   return errs;
 }
