@@ -164,3 +164,24 @@ test('pods the API server refuses: the ReplicaFailure condition and a FailedCrea
   await untilPods('capped', 3);
   await statusOf(`${RSS}/capped`, (x) => x.replicas === 3 && !(x.conditions ?? []).some((k: any) => k.type === 'ReplicaFailure'));
 });
+
+test('the flags of the workload and endpoints controllers are in --help with their defaults; bad values are refused', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { KEELSON } = await import('./harness.js');
+  const help = spawnSync(process.execPath, [KEELSON, 'server', '--help'], { encoding: 'utf8' });
+  for (const flag of ['concurrent-rc-syncs', 'concurrent-replicaset-syncs', 'concurrent-deployment-syncs', 'concurrent-endpoint-syncs', 'concurrent-service-endpoint-syncs']) {
+    assert.match(help.stdout, new RegExp(`--${flag} int32\\s+The number of .*\\(default 5\\)`), flag);
+  }
+  assert.match(help.stdout, /--max-endpoints-per-slice int32\s+The maximum number of endpoints that will be added to an EndpointSlice.*\(default 100\)/);
+  assert.match(help.stdout, /--endpoint-updates-batch-period duration\s+The length of endpoint updates batching period/);
+  assert.match(help.stdout, /--endpointslice-updates-batch-period duration\s+The length of endpoint slice updates batching period/);
+  for (const [arg, message] of [
+    ['--concurrent-rc-syncs=0', '--concurrent-rc-syncs must be at least 1'],
+    ['--concurrent-replicaset-syncs=-1', '--concurrent-replicaset-syncs must be at least 1'],
+    ['--max-endpoints-per-slice=1001', '--max-endpoints-per-slice must be between 1 and 1000, was 1001'],
+  ]) {
+    const bad = spawnSync(process.execPath, [KEELSON, 'server', arg!, '--data-dir', '/nonexistent/x'], { encoding: 'utf8', timeout: 20_000 });
+    assert.notEqual(bad.status, 0, arg);
+    assert.ok(bad.stderr.includes(message!), `${arg}: ${bad.stderr}`);
+  }
+});
