@@ -14,8 +14,8 @@ export interface HealthCheck {
 }
 
 export class Health {
-  private readonly live: HealthCheck[];
-  private readonly ready: HealthCheck[];
+  private live: HealthCheck[];
+  private ready: HealthCheck[];
   private readonly startedAt = Date.now();
   /**
    * The component SLIs (/metrics/slis), fed by every run of /healthz, /livez and /readyz as
@@ -30,6 +30,12 @@ export class Health {
     checks: HealthCheck[],
     private readonly livezGraceMs: number,
   ) {
+    this.live = checks.filter((c) => !c.readyOnly);
+    this.ready = checks;
+  }
+
+  /** replaces the checks (a component whose checks come and go: kube-controller-manager's mutable healthz handler) */
+  replaceChecks(checks: HealthCheck[]): void {
     this.live = checks.filter((c) => !c.readyOnly);
     this.ready = checks;
   }

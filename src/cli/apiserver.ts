@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Command, FeatureGate, type FlagSet, type NamedCertKey } from './flags.js';
 import * as klog from './klog.js';
+import { daemonLogger, exitOnSignals } from './daemon.js';
 import { getVersionInfo } from './version.js';
 import { ensureFrontProxyPKI, ensurePKI, FRONT_PROXY_CLIENT_CN } from '../apiserver/pki.js';
 import { ensureKubeconfig } from '../client/kubeconfig.js';
@@ -364,17 +365,6 @@ function advertiseAddress(o: APIServerOptions): string {
   return o.bindAddress && o.bindAddress !== '0.0.0.0' && o.bindAddress !== '::' ? o.bindAddress : '127.0.0.1';
 }
 
-function klogAdapter(): Logger {
-  const l = klog.log.withCallDepth(1);
-  return {
-    info: (msg, kv) => l.info(msg, kv),
-    warn: (msg, kv) => l.warn(msg, kv),
-    error: (err, msg, kv) => l.error(err, msg, kv),
-    // (a Verbose logger's info is called by the server's code itself, not through this adapter:
-    // no frame to skip, or every -v line names its caller's caller)
-    v: (level) => klog.log.v(level),
-  };
-}
 
 /**
  * What to do about a store that does not open, by SQLite's error: another process holds it, the
@@ -427,7 +417,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   lockDataDir(dataDir);
   const certDir = o.certDir ? resolve(o.certDir) : join(dataDir, 'pki');
-  const log = klogAdapter();
+  const log = daemonLogger();
   // From here on, a promise rejected with no one to handle it is a fault in one piece of work
   // (most often one request): reported, and the server goes on, as kube-apiserver recovers a
   // handler's panic. (Node.js would end the process for it.)
@@ -635,24 +625,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     : undefined;
   if (controllers) server.registerComponent('controller-manager', async () => ({ healthy: true, message: 'ok' }));
 
-  let stopping = false;
-  const stop = (sig: string) => {
-    if (stopping) {
-      log.warn('Second signal received, exiting immediately', { signal: sig });
-      process.exit(1);
-    }
-    stopping = true;
-    log.info('Received signal, shutting down', { signal: sig });
-    Promise.resolve(controllers?.stop()).then(() => server.shutdown()).then( // controllers hook: stop them first
-      () => process.exit(0),
-      (e) => {
-        log.error(e, 'Shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  // (the controllers stop first: controllers hook)
+  exitOnSignals(log, () => Promise.resolve(controllers?.stop()).then(() => server.shutdown()));
   await new Promise(() => {});
 }
 

@@ -23,12 +23,18 @@ const root = new Command({
 });
 root.localFlags.bool('version', false, 'print the version and exit');
 
-const SERVER_COMMANDS = new Set(['server', 'apiserver']);
+const SERVER_COMMANDS = new Set(['server', 'apiserver', 'controller-manager']);
 const KUBECTL_COMMANDS = new Set(['patch', 'options']);
 const sub = process.argv[2] ?? '';
-if (!KUBECTL_COMMANDS.has(sub)) {
+// (each daemon's modules only for that daemon, and all of them for the command list)
+const daemon = SERVER_COMMANDS.has(sub) ? sub : KUBECTL_COMMANDS.has(sub) ? 'none' : 'all';
+if (daemon === 'server' || daemon === 'apiserver' || daemon === 'all') {
   const { apiserverCommand } = await import('./apiserver.js');
   root.addCommand(apiserverCommand(true), apiserverCommand(false));
+}
+if (daemon === 'controller-manager' || daemon === 'all') {
+  const { controllerManagerCommand } = await import('./controllermanager.js');
+  root.addCommand(controllerManagerCommand());
 }
 if (!SERVER_COMMANDS.has(sub)) root.addCommand(...(await import('../kubectl/commands.js')).kubectlCommands());
 

@@ -120,6 +120,17 @@ export class LeaderElector {
     return this.observed?.holderIdentity ?? '';
   }
 
+  /**
+   * client-go's HealthzAdaptor check: an error when this candidate leads but has not renewed its
+   * Lease for longer than the lease duration plus `toleranceMs` (a stuck renewal loop); undefined
+   * otherwise, also while it does not lead.
+   */
+  healthCheck(toleranceMs: number): string | undefined {
+    if (!this.isLeader()) return undefined;
+    if (this.now() - this.observedTime > this.config.leaseDurationMs + toleranceMs) return `failed election to renew leadership on lease ${this.config.name}`;
+    return undefined;
+  }
+
   observedRecord(): LeaderElectionRecord | undefined {
     return this.observed ? { ...this.observed } : undefined;
   }

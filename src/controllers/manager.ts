@@ -213,6 +213,12 @@ export interface ControllerManagerConfig {
   legacyTokenGenerator?: LegacyTokenGenerator;
   /** controllers to run (default: CONTROLLER_DESCRIPTORS filtered by --controllers) */
   descriptors?: ControllerDescriptor[];
+  /**
+   * called when leadership is lost, once the controllers have stopped: `keelson controller-manager`
+   * exits then, as kube-controller-manager does; without it (the manager inside `keelson server`)
+   * the manager campaigns again
+   */
+  onLostLeadership?: () => void;
 }
 
 export class ControllerManager {
@@ -225,6 +231,8 @@ export class ControllerManager {
   private readonly terms = new Set<RESTClient[]>();
   private leading = false;
   private elector?: LeaderElector;
+  /** the controllers started in the current term of leadership, in start order */
+  private started: string[] = [];
 
   constructor(private readonly cfg: ControllerManagerConfig) {
     this.options = { ...defaultControllerManagerOptions(), ...(cfg.options ?? {}) };
@@ -250,6 +258,16 @@ export class ControllerManager {
   /** Whether this manager holds the Lease (always true without leader election once started). */
   isLeader(): boolean {
     return this.leading;
+  }
+
+  /** The controllers running now (kube-controller-manager adds a health check named after each). */
+  startedControllers(): string[] {
+    return [...this.started];
+  }
+
+  /** The leader election's health (kube-controller-manager's leaderElection check, 20 s of tolerance): undefined when healthy. */
+  leaderElectionHealth(toleranceMs = 20_000): string | undefined {
+    return this.elector?.healthCheck(toleranceMs);
   }
 
   /** Starts campaigning (or the controllers at once without leader election). Returns at once. */
@@ -307,6 +325,11 @@ export class ControllerManager {
       await this.elector.run(signal);
       // wait for the controllers to wind down before campaigning again
       await running;
+      if (!signal.aborted && this.cfg.onLostLeadership) {
+        this.log.error(undefined, 'leaderelection lost');
+        this.cfg.onLostLeadership();
+        return;
+      }
       if (!signal.aborted) this.log.warn('Leader election lost; controllers stopped, campaigning again', { identity: this.identity });
     }
   }
@@ -336,6 +359,7 @@ export class ControllerManager {
     };
     const descriptors = (this.cfg.descriptors ?? CONTROLLER_DESCRIPTORS).filter((d) => isControllerEnabled(d.name, this.options.controllers));
     const runs: Promise<void>[] = [];
+    this.started = descriptors.map((d) => d.name);
     for (const d of descriptors) {
       this.log.info('Starting controller', { controller: d.name });
       runs.push(d.run(ctx).catch((e) => this.log.error(e, 'Controller failed', { controller: d.name })));
@@ -347,6 +371,7 @@ export class ControllerManager {
     if (absent.length) this.log.warn('Controllers of kube-controller-manager that Keelson does not have were asked for and do not run', { controllers: absent });
     informers.start();
     await Promise.all(runs);
+    this.started = [];
     await Promise.all([informers.stop(), pods.stop()]);
     for (const c of term) c.close();
     this.terms.delete(term);
