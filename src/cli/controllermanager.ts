@@ -42,7 +42,6 @@ interface DaemonOptions {
   contentionProfiling: boolean;
   enableLeaderMigration: boolean;
   leaderMigrationConfig: string;
-  useServiceAccountCredentials: boolean;
   rootCAFile: string;
   serviceAccountPrivateKeyFile: string;
   clusterSigningCertFile: string;
@@ -100,7 +99,7 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
   c.int32('concurrent-serviceaccount-token-syncs', 5, 'The number of service account token objects that are allowed to sync concurrently. Larger number = more responsive token generation, but more CPU (and network) load');
   c.stringVar(d, 'rootCAFile', 'root-ca-file', 'If set, this root certificate authority will be included in service account\'s token secret. This must be a valid PEM-encoded CA bundle. (Also what the root CA publisher puts in every namespace; without it, the CA of --kubeconfig.)');
   c.stringVar(d, 'serviceAccountPrivateKeyFile', 'service-account-private-key-file', 'Filename containing a PEM-encoded private RSA or ECDSA key used to sign service account tokens. (Without it the service account token controller does not run.)');
-  c.boolVar(d, 'useServiceAccountCredentials', 'use-service-account-credentials', 'If true, use individual service account credentials for each controller.');
+  c.boolVar(m, 'useServiceAccountCredentials', 'use-service-account-credentials', 'If true, use individual service account credentials for each controller.');
   // kube-controller-manager's options of controllers Keelson does not run
   const other = s.flagSet('controllers Keelson does not run');
   for (const [name, def, what] of [
@@ -205,7 +204,6 @@ export function controllerManagerCommand(): Command {
     contentionProfiling: false,
     enableLeaderMigration: false,
     leaderMigrationConfig: '',
-    useServiceAccountCredentials: false,
     rootCAFile: '',
     serviceAccountPrivateKeyFile: '',
     clusterSigningCertFile: '',
@@ -239,7 +237,6 @@ async function run(m: ControllerManagerOptions, d: DaemonOptions, serving: Retur
   const errs = validate(m, d, flags);
   if (errs.length) throw new Error(errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`);
   if (serving.securePort < 0 || serving.securePort > 65535) throw new Error(`--secure-port ${serving.securePort} must be between 0 and 65535, inclusive. 0 for turning off secure port`);
-  if (d.useServiceAccountCredentials) throw new Error('--use-service-account-credentials=true is not supported yet: every controller uses the credentials of --kubeconfig');
   const log = daemonLogger();
   klog.printFlags(flags, 1);
   log.info('Starting', { version: getVersionInfo().gitVersion });

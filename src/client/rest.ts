@@ -9,6 +9,7 @@
 //   - a 401 is retried once after refreshing credentials from an exec plugin.
 // Nothing else is retried here: callers (controllers) own their retry policy.
 
+import type { TokenSource } from './satoken.js';
 import { parseJSON, stringifyJSON } from '../codec/int64.js';
 import https from 'node:https';
 import http from 'node:http';
@@ -49,8 +50,8 @@ export interface RESTConfig {
   timeoutMs?: number;
   /** Retries after Retry-After answers or resets (default 10). */
   maxRetries?: number;
-  /** Token source from an exec credential plugin (refreshed after a 401). */
-  execProvider?: ExecCredentialProvider;
+  /** Token source: an exec credential plugin, or a service account's tokens (refreshed after a 401). */
+  execProvider?: ExecCredentialProvider | TokenSource;
   /** Don't ask for gzip-compressed responses. */
   disableCompression?: boolean;
   /** Sockets per host of the keep-alive agent (default: unlimited; watches each hold one). */

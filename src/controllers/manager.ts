@@ -25,6 +25,7 @@ import { ServiceCIDRController } from './servicecidrs.js';
 import { ResourceQuotaController } from './resourcequota.js';
 import { GarbageCollector } from './garbagecollector.js';
 import { NamespacedPods } from './podwatch.js';
+import { ServiceAccountTokenSource } from '../client/satoken.js';
 import { informerOf, withClient, type ControllerContext, type ControllerDescriptor } from './context.js';
 
 export type { ControllerContext, ControllerDescriptor } from './context.js';
@@ -36,6 +37,8 @@ import { TokensController, SERVICE_ACCOUNT_TOKEN_TYPE, type LegacyTokenGenerator
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, otherKubeController, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
+/** the clients that keep the manager's own credentials with --use-service-account-credentials */
+const ROOT_CLIENTS = new Set(['shared-informers', 'leader-election', 'tokens-controller', 'service-account-credentials']);
 
 export const namespaceControllerDescriptor: ControllerDescriptor = {
   name: 'namespace-controller',
@@ -231,6 +234,8 @@ export class ControllerManager {
   private readonly terms = new Set<RESTClient[]>();
   private leading = false;
   private elector?: LeaderElector;
+  /** the client that makes controllers' service accounts and asks for their tokens */
+  private tokenRoot?: RESTClient;
   /** the controllers started in the current term of leadership, in start order */
   private started: string[] = [];
 
@@ -245,7 +250,7 @@ export class ControllerManager {
   /** A client for one component, with the manager's QPS/burst (times `scale`). */
   private client(name: string, scale: { qps?: number; burst?: number } = {}, term?: RESTClient[]): RESTClient {
     const c = new RESTClient({
-      ...this.cfg.rest,
+      ...this.credentialsFor(name),
       userAgent: `${this.cfg.userAgent}/${name}`,
       qps: this.options.kubeAPIQPS * (scale.qps ?? 1),
       burst: this.options.kubeAPIBurst * (scale.burst ?? 1),
@@ -253,6 +258,21 @@ export class ControllerManager {
     });
     (term ?? this.clients).push(c);
     return c;
+  }
+
+  /**
+   * The connection a client named `name` uses: the manager's own credentials, or with
+   * --use-service-account-credentials the tokens of the service account kube-system/<name>
+   * (made when missing), except for the clients kube-controller-manager keeps on its own
+   * credentials: the shared informers, leader election, and the token controller (which makes
+   * the tokens the others need).
+   */
+  private credentialsFor(name: string): RESTConfig {
+    if (!this.options.useServiceAccountCredentials || ROOT_CLIENTS.has(name)) return this.cfg.rest;
+    this.tokenRoot ??= this.client('service-account-credentials');
+    const { cert: _cert, key: _key, headers, execProvider: _exec, ...connection } = this.cfg.rest;
+    const { Authorization: _auth, authorization: _auth2, ...others } = headers ?? {};
+    return { ...connection, headers: others, execProvider: new ServiceAccountTokenSource(this.tokenRoot, 'kube-system', name, this.log) };
   }
 
   /** Whether this manager holds the Lease (always true without leader election once started). */

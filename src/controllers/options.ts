@@ -52,6 +52,8 @@ export interface ControllerManagerOptions {
   endpointSliceUpdatesBatchPeriodMs: number;
   /** --max-endpoints-per-slice */
   maxEndpointsPerSlice: number;
+  /** --use-service-account-credentials: each controller acts as its service account kube-system/<controller> */
+  useServiceAccountCredentials: boolean;
   /** timeout of each non-watch request to the API server (Keelson; 0: none) */
   requestTimeoutMs: number;
 }
@@ -83,6 +85,7 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     endpointUpdatesBatchPeriodMs: 0,
     endpointSliceUpdatesBatchPeriodMs: 0,
     maxEndpointsPerSlice: 100,
+    useServiceAccountCredentials: false,
     requestTimeoutMs: 60_000,
   };
 }

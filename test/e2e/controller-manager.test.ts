@@ -86,7 +86,6 @@ test('--help has kube-controller-manager\'s sections and flags; options it canno
     [['--controllers=*,nonsense'], '"nonsense" is not in the list of known controllers'],
     [['--cluster-signing-cert-file=a', '--cluster-signing-kubelet-client-cert-file=b'], 'cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time'],
     [['--leader-elect-lease-duration=1s', '--leader-elect-renew-deadline=2s'], 'leaseDuration must be greater than renewDeadline'],
-    [['--use-service-account-credentials'], '--use-service-account-credentials=true is not supported yet'],
   ] as [string[], string][]) {
     const r = spawnSync(process.execPath, [KEELSON, 'controller-manager', '--kubeconfig', '/nonexistent', ...args], { encoding: 'utf8', timeout: 20_000 });
     assert.notEqual(r.status, 0, args.join(' '));
@@ -157,11 +156,20 @@ test('the daemon leads, runs the controllers, and serves /healthz and /metrics b
   assert.ok(!after.spec.holderIdentity, JSON.stringify(after.spec));
 });
 
-test('a controller manager whose Lease is taken over exits, as kube-controller-manager does', async () => {
+test('--use-service-account-credentials: each controller acts as its own service account; a manager whose Lease is taken over exits', async () => {
   port = await freePort();
-  cm = startManager();
+  cm = startManager(['--use-service-account-credentials']);
   const identity = await until('the identity in the log', () => /"Started the controller manager" identity="([^"]+)"/.exec(cmLogs)?.[1]);
   await until('the Lease held', async () => (await c.raw('GET', LEASE)).json().spec?.holderIdentity === identity);
+  // the ReplicaSet controller makes pods as system:serviceaccount:kube-system:replicaset-controller
+  // (made by the manager), which RBAC's bootstrap binding allows
+  const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'sars' }, spec: { replicas: 1, selector: { matchLabels: { app: 'sars' } }, template: { metadata: { labels: { app: 'sars' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } } };
+  assert.equal((await c.raw('POST', '/apis/apps/v1/namespaces/default/replicasets', { body: rs })).status, 201);
+  await until('the pod of the ReplicaSet', async () => (await c.raw('GET', '/api/v1/namespaces/default/pods?labelSelector=app%3Dsars')).json().items.length === 1);
+  assert.equal((await c.raw('GET', '/api/v1/namespaces/kube-system/serviceaccounts/replicaset-controller')).status, 200);
+  const ev = await until('the SuccessfulCreate event', async () => (await c.raw('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dsars')).json().items[0]);
+  assert.equal(ev.reason, 'SuccessfulCreate');
+
   const lease = (await c.raw('GET', LEASE)).json();
   const now = new Date().toISOString().replace('Z', '000Z');
   const taken = { ...lease, spec: { ...lease.spec, holderIdentity: 'someone-else', renewTime: now, acquireTime: now, leaseDurationSeconds: 60 } };
