@@ -33,6 +33,7 @@ import { replicaSetControllerDescriptor, replicationControllerDescriptor } from 
 import { deploymentControllerDescriptor } from './deployment.js';
 import { endpointsControllerDescriptor } from './endpoints.js';
 import { endpointSliceControllerDescriptor } from './endpointslice.js';
+import { podGCControllerDescriptor } from './podgc.js';
 import { TokensController, SERVICE_ACCOUNT_TOKEN_TYPE, type LegacyTokenGenerator } from './tokens.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, otherKubeController, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
@@ -199,6 +200,7 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   replicationControllerDescriptor,
   replicaSetControllerDescriptor,
   deploymentControllerDescriptor,
+  podGCControllerDescriptor,
 ];
 
 export interface ControllerManagerConfig {

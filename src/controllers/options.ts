@@ -52,6 +52,8 @@ export interface ControllerManagerOptions {
   endpointSliceUpdatesBatchPeriodMs: number;
   /** --max-endpoints-per-slice */
   maxEndpointsPerSlice: number;
+  /** --terminated-pod-gc-threshold: terminated pods kept before the pod garbage collector deletes the oldest (<= 0: never) */
+  terminatedPodGCThreshold: number;
   /** --use-service-account-credentials: each controller acts as its service account kube-system/<controller> */
   useServiceAccountCredentials: boolean;
   /** timeout of each non-watch request to the API server (Keelson; 0: none) */
@@ -86,6 +88,7 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     endpointSliceUpdatesBatchPeriodMs: 0,
     maxEndpointsPerSlice: 100,
     useServiceAccountCredentials: false,
+    terminatedPodGCThreshold: 12500,
     requestTimeoutMs: 60_000,
   };
 }
@@ -105,6 +108,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'deployment-controller', aliases: ['deployment'] },
   { name: 'endpoints-controller', aliases: ['endpoint'] },
   { name: 'endpointslice-controller', aliases: ['endpointslice'] },
+  { name: 'pod-garbage-collector-controller', aliases: ['podgc'] },
 ];
 
 /**
@@ -115,7 +119,6 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
  */
 export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['endpointslice-mirroring-controller', 'endpointslicemirroring'],
-  ['pod-garbage-collector-controller', 'podgc'],
   ['daemonset-controller', 'daemonset'],
   ['job-controller', 'job'],
   ['horizontal-pod-autoscaler-controller', 'horizontalpodautoscaling'],
