@@ -13,7 +13,8 @@ let kc: k8s.KubeConfig;
 const NS = 'client-node';
 
 before(async () => {
-  c = await startCluster({ args: ['--storage-backend=memory'] });
+  // (the deployment controller would write the Deployment whose patches and status this test checks)
+  c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-deployment-controller'] });
   kc = new k8s.KubeConfig();
   kc.loadFromFile(c.kubeconfig);
   await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: NS } } });

@@ -102,7 +102,8 @@ test("maxUnavailable and percentages count the replicas of the pods' controllers
     body: {
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
-      metadata: { name: 'api-1', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'api', uid: dep.metadata.uid, controller: true }] },
+      // (labelled as the Deployment's selector wants: else the deployment controller releases it)
+      metadata: { name: 'api-1', labels: { app: 'api' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'api', uid: dep.metadata.uid, controller: true }] },
       spec: { replicas: 4, selector: { matchLabels: { app: 'api' } }, template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
     },
   });

@@ -24,6 +24,7 @@ function kubectl(args: string[], input?: string) {
   return r.stdout;
 }
 
+// (the Deployment has no replicas: the test counts one pod of each namespace, the Pod below)
 const CONTENT = (ns: string) => `
 apiVersion: v1
 kind: ConfigMap
@@ -45,7 +46,7 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {name: api, namespace: ${ns}}
 spec:
-  replicas: 1
+  replicas: 0
   selector: {matchLabels: {app: api}}
   template:
     metadata: {labels: {app: api}}
