@@ -8,8 +8,6 @@ import assert from 'node:assert/strict';
 import { startCluster, until, type Cluster } from './harness.js';
 import { loadKubeconfig } from '../../src/client/kubeconfig.js';
 import { RESTClient, restConfigFromConnection } from '../../src/client/rest.js';
-import { Informer } from '../../src/client/informer.js';
-import { ResourceClient } from '../../src/client/resources.js';
 import { PodGC } from '../../src/controllers/podgc.js';
 
 let c: Cluster;
@@ -58,13 +56,8 @@ test('the pods of a node that is gone are marked Failed with DisruptionTarget an
 
   const rest = restConfigFromConnection(await loadKubeconfig({ explicitPath: c.kubeconfig }));
   const client = new RESTClient(rest);
-  const podsClient = new ResourceClient<any>(client, { group: '', version: 'v1', resource: 'pods' });
-  const scheduled = new Informer<any>(podsClient, { fieldSelector: 'spec.nodeName!=' });
-  const nodes = new Informer<any>(new ResourceClient<any>(client, { group: '', version: 'v1', resource: 'nodes' }));
-  scheduled.run();
-  nodes.run();
   const abort = new AbortController();
-  const gc = new PodGC({ client, scheduled, nodes, threshold: 0, periodMs: 200, quarantineMs: 500 });
+  const gc = new PodGC({ client, threshold: 0, periodMs: 200, quarantineMs: 500 });
   const running = gc.run(abort.signal);
   try {
     const gone = await until('the orphan deleted', async () => {
@@ -81,7 +74,6 @@ test('the pods of a node that is gone are marked Failed with DisruptionTarget an
   } finally {
     abort.abort();
     await running;
-    await Promise.all([scheduled.stop(), nodes.stop()]);
     client.close();
   }
   await c.raw('PATCH', `${PODS}/orphan`, { body: JSON.stringify({ metadata: { finalizers: null } }), headers: MERGE });
