@@ -312,10 +312,23 @@ export function benchPod(i: number): string {
   return JSON.stringify(o);
 }
 
-/** creates ServiceAccount `web` and `n` Pods (benchPod) in namespace default, 64 at a time from this process */
+/** the Nodes `node-0` to `node-49` that benchPod binds Pods to */
+export async function createBenchNodes(t: Target): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    const node = await request(t, undefined, 'POST', '/api/v1/nodes', JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${i}` } }));
+    if (node.status !== 201 && node.status !== 409) throw new Error(`POST node node-${i}: ${node.status}`);
+  }
+}
+
+/**
+ * creates ServiceAccount `web`, the Nodes `node-0` to `node-49` the Pods are bound to (as in a
+ * cluster, where a pod names a node that exists: the pod garbage collector deletes the pods of
+ * nodes that do not), and `n` Pods (benchPod) in namespace default, 64 at a time from this process
+ */
 export async function createBenchPods(t: Target, n: number): Promise<void> {
   const sa = await request(t, undefined, 'POST', '/api/v1/namespaces/default/serviceaccounts', JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web' } }));
   if (sa.status !== 201) throw new Error(`POST serviceaccount web: ${sa.status}`);
+  await createBenchNodes(t);
   const agent = agentFor(t, 64);
   let next = 0;
   try {

@@ -26,6 +26,7 @@ import {
   agentFor,
   benchConfigMap,
   benchPod,
+  createBenchNodes,
   clientTLSFromKubeconfig,
   freePort,
   median,
@@ -448,6 +449,8 @@ async function listPhase(k: Keelson, bare: Bare) {
   // the pods run as ServiceAccount "web": the ServiceAccount admission plugin refuses them without it
   const sa = await request(t, undefined, 'POST', '/api/v1/namespaces/default/serviceaccounts', JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web' } }));
   if (sa.status !== 201) throw new Error(`POST serviceaccounts: ${sa.status} ${sa.body.toString().slice(0, 300)}`);
+  // (the nodes the Pods are bound to exist, as in a cluster: the pod garbage collector deletes the pods of nodes that do not)
+  await createBenchNodes(t);
   const before = await k.memory();
   const createRate = await createMany(t, '/api/v1/namespaces/default/pods', LIST_OBJECTS, benchPod);
   await sleep(300);
