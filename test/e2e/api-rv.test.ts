@@ -2,7 +2,7 @@
 // real keelson process.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, NO_CA_PUBLISHER, type Cluster } from './harness.js';
+import { startCluster, NO_CA_PUBLISHER, type Cluster, NO_POD_GC } from './harness.js';
 
 let c: Cluster;
 const NS = 'rv';
@@ -33,7 +33,7 @@ let rvAfterD = 0; // d created
 let rvNow = 0;
 
 before(async () => {
-  c = await startCluster({ args: [NO_CA_PUBLISHER] });
+  c = await startCluster({ args: [NO_CA_PUBLISHER, NO_POD_GC] });
   const ns = await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
   assert.equal(ns.status, 201, ns.text);
   await mk('a');

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startCluster, NO_CA_PUBLISHER, type Cluster } from './harness.js';
+import { startCluster, NO_CA_PUBLISHER, type Cluster, NO_POD_GC } from './harness.js';
 import { decodeEnvelope, decodeMessage } from '../../src/codec/protobuf.js';
 
 let c: Cluster;
@@ -19,7 +19,7 @@ const pods = `/api/v1/namespaces/${NS}/pods`;
 const PB = 'application/vnd.kubernetes.protobuf';
 
 before(async () => {
-  c = await startCluster({ args: [NO_CA_PUBLISHER], dataDir, keepData: true, env: { KEELSON_DECODED_ENTRIES: '1' } });
+  c = await startCluster({ args: [NO_CA_PUBLISHER, NO_POD_GC], dataDir, keepData: true, env: { KEELSON_DECODED_ENTRIES: '1' } });
   const r = await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
   assert.equal(r.status, 201, r.text);
 });

@@ -59,6 +59,12 @@ export interface RunResult {
  * every namespace (as it does in Kubernetes).
  */
 export const NO_CA_PUBLISHER = '--controllers=*,-root-ca-certificate-publisher-controller';
+/**
+ * The pod garbage collector off: for tests whose fixture pods name nodes that do not exist (it
+ * deletes such pods 40 to 60 s after it first sees them, as Kubernetes' does). Combines with
+ * NO_CA_PUBLISHER (repeated --controllers flags add up).
+ */
+export const NO_POD_GC = '--controllers=*,-pod-garbage-collector-controller';
 
 export interface StartOptions {
   args?: string[];

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startCluster, until, NO_CA_PUBLISHER, type Cluster, type RawResponse } from './harness.js';
+import { startCluster, until, NO_CA_PUBLISHER, type Cluster, type RawResponse, NO_POD_GC } from './harness.js';
 import { parseJSON, stringifyJSON } from '../../src/codec/int64.js';
 import { decodeEnvelope, decodeMessage, encodeEnvelope, encodeMessage } from '../../src/codec/protobuf.js';
 
@@ -23,7 +23,7 @@ let c: Cluster;
 const dataDir = mkdtempSync(join(tmpdir(), 'keelson-int64-'));
 
 before(async () => {
-  c = await startCluster({ args: [NO_CA_PUBLISHER, '--feature-gates=CBORServingAndStorage=true'], dataDir, keepData: true });
+  c = await startCluster({ args: [NO_CA_PUBLISHER, NO_POD_GC, '--feature-gates=CBORServingAndStorage=true'], dataDir, keepData: true });
 });
 after(async () => {
   await c?.stop();

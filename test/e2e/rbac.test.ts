@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startCluster, until, type Cluster, type RunResult } from './harness.js';
+import { startCluster, until, type Cluster, type RunResult, NO_POD_GC } from './harness.js';
 
 let c: Cluster;
 let dataDir: string;
@@ -95,7 +95,7 @@ before(async () => {
     tokenFile,
     [`${TOKENS.alice},alice,alice-uid,"dev"`, `${TOKENS.bob},bob,bob-uid`, `${TOKENS.node1},system:node:node1,node1-uid,"system:nodes"`].join('\n') + '\n',
   );
-  c = await startCluster({ dataDir, keepData: true, args: ['--authorization-mode=RBAC,Node', `--token-auth-file=${tokenFile}`] });
+  c = await startCluster({ dataDir, keepData: true, args: ['--authorization-mode=RBAC,Node', `--token-auth-file=${tokenFile}`, NO_POD_GC] });
   configs.alice = kubeconfigFor('alice', TOKENS.alice);
   configs.bob = kubeconfigFor('bob', TOKENS.bob);
   configs.node1 = kubeconfigFor('node1', TOKENS.node1);

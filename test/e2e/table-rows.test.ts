@@ -7,7 +7,7 @@
 // that a CRD's changed columns print new rows for its existing objects.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, NO_CA_PUBLISHER, type Cluster } from './harness.js';
+import { startCluster, NO_CA_PUBLISHER, type Cluster, NO_POD_GC } from './harness.js';
 
 let c: Cluster;
 const NS = 'rows';
@@ -17,7 +17,7 @@ const TABLE_BETA = 'application/json;as=Table;v=v1beta1;g=meta.k8s.io';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
-  c = await startCluster({ args: [NO_CA_PUBLISHER], env: { KEELSON_DECODED_ENTRIES: '1' } });
+  c = await startCluster({ args: [NO_CA_PUBLISHER, NO_POD_GC], env: { KEELSON_DECODED_ENTRIES: '1' } });
   const r = await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
   assert.equal(r.status, 201, r.text);
   for (let i = 0; i < 5; i++) {

@@ -5,7 +5,7 @@
 // with selectors, and kubectl delete.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, expectStatus, type Cluster, type RawResponse, type RunResult } from './harness.js';
+import { startCluster, expectStatus, type Cluster, type RawResponse, type RunResult, NO_POD_GC } from './harness.js';
 
 let c: Cluster;
 const NS = 'default';
@@ -15,7 +15,7 @@ const deploys = `/apis/apps/v1/namespaces/${NS}/deployments`;
 const MERGE = { 'content-type': 'application/merge-patch+json' };
 
 before(async () => {
-  c = await startCluster();
+  c = await startCluster({ args: [NO_POD_GC] });
 });
 
 after(async () => {
