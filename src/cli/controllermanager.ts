@@ -96,6 +96,9 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
   c.durationVar(m, 'endpointUpdatesBatchPeriodMs', 'endpoint-updates-batch-period', 'The length of endpoint updates batching period. Processing of pod changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated');
   c.durationVar(m, 'endpointSliceUpdatesBatchPeriodMs', 'endpointslice-updates-batch-period', 'The length of endpoint slice updates batching period. Processing of pod changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated');
   c.int32Var(m, 'maxEndpointsPerSlice', 'max-endpoints-per-slice', 'The maximum number of endpoints that will be added to an EndpointSlice. More endpoints per slice will result in less endpoint slices, but larger resources. Defaults to 100.');
+  c.int32Var(m, 'concurrentJobSyncs', 'concurrent-job-syncs', 'The number of job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but more CPU (and network) load');
+  c.int32Var(m, 'concurrentCronJobSyncs', 'concurrent-cron-job-syncs', 'The number of cron job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but more CPU (and network) load');
+  c.int32Var(m, 'concurrentTTLAfterFinishedSyncs', 'concurrent-ttl-after-finished-syncs', 'The number of ttl-after-finished-controller workers that are allowed to sync concurrently.');
   c.int32Var(m, 'terminatedPodGCThreshold', 'terminated-pod-gc-threshold', 'Number of terminated pods that can exist before the terminated pod garbage collector starts deleting terminated pods. If <= 0, the terminated pod garbage collector is disabled.');
   c.int32('concurrent-serviceaccount-token-syncs', 5, 'The number of service account token objects that are allowed to sync concurrently. Larger number = more responsive token generation, but more CPU (and network) load');
   c.stringVar(d, 'rootCAFile', 'root-ca-file', 'If set, this root certificate authority will be included in service account\'s token secret. This must be a valid PEM-encoded CA bundle. (Also what the root CA publisher puts in every namespace; without it, the CA of --kubeconfig.)');
@@ -104,14 +107,11 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
   // kube-controller-manager's options of controllers Keelson does not run
   const other = s.flagSet('controllers Keelson does not run');
   for (const [name, def, what] of [
-    ['concurrent-cron-job-syncs', 5, 'The number of cron job objects that are allowed to sync concurrently.'],
     ['concurrent-daemonset-syncs', 2, 'The number of daemonset objects that are allowed to sync concurrently.'],
     ['concurrent-ephemeralvolume-syncs', 5, 'The number of ephemeral volume syncing operations that will be done concurrently.'],
     ['concurrent-horizontal-pod-autoscaler-syncs', 5, 'The number of horizontal pod autoscaler objects that are allowed to sync concurrently.'],
-    ['concurrent-job-syncs', 5, 'The number of job objects that are allowed to sync concurrently.'],
     ['concurrent-service-syncs', 1, 'The number of services that are allowed to sync concurrently.'],
     ['concurrent-statefulset-syncs', 5, 'The number of statefulset objects that are allowed to sync concurrently.'],
-    ['concurrent-ttl-after-finished-syncs', 5, 'The number of ttl-after-finished-controller workers that are allowed to sync concurrently.'],
     ['concurrent-validating-admission-policy-status-syncs', 5, 'The number of ValidatingAdmissionPolicyStatusController workers that are allowed to sync concurrently.'],
     ['mirroring-concurrent-service-endpoint-syncs', 5, 'The number of service endpoint syncing operations that will be done concurrently by the endpointslice-mirroring-controller.'],
     ['mirroring-max-endpoints-per-subset', 1000, 'The maximum number of endpoints that will be added to an EndpointSlice by the endpointslice-mirroring-controller.'],

@@ -34,6 +34,9 @@ import { deploymentControllerDescriptor } from './deployment.js';
 import { endpointsControllerDescriptor } from './endpoints.js';
 import { endpointSliceControllerDescriptor } from './endpointslice.js';
 import { podGCControllerDescriptor } from './podgc.js';
+import { jobControllerDescriptor } from './job.js';
+import { cronJobControllerDescriptor } from './cronjob.js';
+import { ttlAfterFinishedControllerDescriptor } from './ttlafterfinished.js';
 import { TokensController, SERVICE_ACCOUNT_TOKEN_TYPE, type LegacyTokenGenerator } from './tokens.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, otherKubeController, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
@@ -201,6 +204,9 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   replicaSetControllerDescriptor,
   deploymentControllerDescriptor,
   podGCControllerDescriptor,
+  jobControllerDescriptor,
+  cronJobControllerDescriptor,
+  ttlAfterFinishedControllerDescriptor,
 ];
 
 export interface ControllerManagerConfig {

@@ -52,6 +52,12 @@ export interface ControllerManagerOptions {
   endpointSliceUpdatesBatchPeriodMs: number;
   /** --max-endpoints-per-slice */
   maxEndpointsPerSlice: number;
+  /** --concurrent-job-syncs */
+  concurrentJobSyncs: number;
+  /** --concurrent-cron-job-syncs */
+  concurrentCronJobSyncs: number;
+  /** --concurrent-ttl-after-finished-syncs */
+  concurrentTTLAfterFinishedSyncs: number;
   /** --terminated-pod-gc-threshold: terminated pods kept before the pod garbage collector deletes the oldest (<= 0: never) */
   terminatedPodGCThreshold: number;
   /** --use-service-account-credentials: each controller acts as its service account kube-system/<controller> */
@@ -89,6 +95,9 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     maxEndpointsPerSlice: 100,
     useServiceAccountCredentials: false,
     terminatedPodGCThreshold: 12500,
+    concurrentJobSyncs: 5,
+    concurrentCronJobSyncs: 5,
+    concurrentTTLAfterFinishedSyncs: 5,
     requestTimeoutMs: 60_000,
   };
 }
@@ -109,6 +118,9 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'endpoints-controller', aliases: ['endpoint'] },
   { name: 'endpointslice-controller', aliases: ['endpointslice'] },
   { name: 'pod-garbage-collector-controller', aliases: ['podgc'] },
+  { name: 'job-controller', aliases: ['job'] },
+  { name: 'cronjob-controller', aliases: ['cronjob'] },
+  { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'] },
 ];
 
 /**
@@ -120,10 +132,8 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
 export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['endpointslice-mirroring-controller', 'endpointslicemirroring'],
   ['daemonset-controller', 'daemonset'],
-  ['job-controller', 'job'],
   ['horizontal-pod-autoscaler-controller', 'horizontalpodautoscaling'],
   ['statefulset-controller', 'statefulset'],
-  ['cronjob-controller', 'cronjob'],
   ['certificatesigningrequest-signing-controller', 'csrsigning'],
   ['certificatesigningrequest-approving-controller', 'csrapproving'],
   ['certificatesigningrequest-cleaner-controller', 'csrcleaner'],
@@ -139,7 +149,6 @@ export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['clusterrole-aggregation-controller', 'clusterrole-aggregation'],
   ['persistentvolumeclaim-protection-controller', 'pvc-protection'],
   ['persistentvolume-protection-controller', 'pv-protection'],
-  ['ttl-after-finished-controller', 'ttl-after-finished'],
   ['ephemeral-volume-controller', 'ephemeral-volume'],
   ['storageversion-garbage-collector-controller', 'storage-version-gc'],
   ['resourceclaim-controller', 'resource-claim-controller'],
@@ -207,6 +216,9 @@ export function validateControllerManagerOptions(o: ControllerManagerOptions): s
   if (o.concurrentDeploymentSyncs < 1) errs.push('--concurrent-deployment-syncs must be at least 1');
   if (o.concurrentEndpointSyncs < 1) errs.push('--concurrent-endpoint-syncs must be at least 1');
   if (o.concurrentServiceEndpointSyncs < 1) errs.push('--concurrent-service-endpoint-syncs must be at least 1');
+  if (o.concurrentJobSyncs < 1) errs.push('--concurrent-job-syncs must be at least 1');
+  if (o.concurrentCronJobSyncs < 1) errs.push('--concurrent-cron-job-syncs must be at least 1');
+  if (o.concurrentTTLAfterFinishedSyncs < 1) errs.push('--concurrent-ttl-after-finished-syncs must be at least 1');
   if (o.endpointUpdatesBatchPeriodMs < 0) errs.push('--endpoint-updates-batch-period must not be negative');
   if (o.endpointSliceUpdatesBatchPeriodMs < 0) errs.push('--endpointslice-updates-batch-period must not be negative');
   // (kube-controller-manager's EndpointSliceControllerOptions.Validate)

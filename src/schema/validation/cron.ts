@@ -51,15 +51,23 @@ function parseIntOrName(expr: string, names?: Record<string, number>): number {
   return mustParseInt(expr);
 }
 
-function getRange(expr: string, r: Bounds): void {
+/** a field's values, and whether it was '*' or '?' (robfig's starBit: day-of-month and day-of-week then AND, else OR) */
+interface Field {
+  values: Set<number>;
+  star: boolean;
+}
+
+function getRange(expr: string, r: Bounds, into: Field): void {
   const rangeAndStep = expr.split('/');
   const lowAndHigh = rangeAndStep[0]!.split('-');
   const single = lowAndHigh.length === 1;
   let start: number;
   let end: number;
+  let star = false;
   if (lowAndHigh[0] === '*' || lowAndHigh[0] === '?') {
     start = r.min;
     end = r.max;
+    star = true;
   } else {
     start = parseIntOrName(lowAndHigh[0]!, r.names);
     if (lowAndHigh.length === 1) end = start;
@@ -70,15 +78,20 @@ function getRange(expr: string, r: Bounds): void {
   if (rangeAndStep.length === 2) {
     step = mustParseInt(rangeAndStep[1]!);
     if (single) end = r.max;
+    if (step > 1) star = false;
   } else if (rangeAndStep.length > 2) throw new CronError(`too many slashes: ${expr}`);
   if (start < r.min) throw new CronError(`beginning of range (${start}) below minimum (${r.min}): ${expr}`);
   if (end > r.max) throw new CronError(`end of range (${end}) above maximum (${r.max}): ${expr}`);
   if (start > end) throw new CronError(`beginning of range (${start}) beyond end of range (${end}): ${expr}`);
   if (step === 0) throw new CronError(`step of range should be a positive number: ${expr}`);
+  if (star) into.star = true;
+  for (let i = start; i <= end; i += step) into.values.add(i);
 }
 
-function getField(field: string, r: Bounds): void {
-  for (const expr of field.split(',').filter((x) => x !== '')) getRange(expr, r);
+function getField(field: string, r: Bounds): Field {
+  const f: Field = { values: new Set(), star: false };
+  for (const expr of field.split(',').filter((x) => x !== '')) getRange(expr, r, f);
+  return f;
 }
 
 // ---- Go's time.ParseDuration ----
@@ -123,8 +136,9 @@ export function cronParseError(spec: string): string | null {
   }
 }
 
-function parseStandard(spec0: string): void {
+function parseStandard(spec0: string): Schedule {
   let spec = spec0;
+  let zone: string | undefined;
   if (spec.length === 0) throw new CronError('empty spec string');
   if (spec.startsWith('TZ=') || spec.startsWith('CRON_TZ=')) {
     const i = spec.indexOf(' ');
@@ -132,28 +146,126 @@ function parseStandard(spec0: string): void {
     const loc = i < 0 ? spec.slice(eq + 1) : spec.slice(eq + 1, i);
     const err = loadLocationError(loc);
     if (err) throw new CronError(`provided bad location ${loc}: ${err}`);
+    zone = loc;
     spec = i < 0 ? '' : spec.slice(i).trim();
   }
   if (spec.startsWith('@')) {
-    switch (spec) {
-      case '@yearly':
-      case '@annually':
-      case '@monthly':
-      case '@weekly':
-      case '@daily':
-      case '@midnight':
-      case '@hourly':
-        return;
-    }
+    const d = DESCRIPTORS[spec];
+    if (d) return fieldsSchedule(d, zone);
     if (spec.startsWith('@every ')) {
-      const err = parseGoDuration(spec.slice('@every '.length));
+      const text = spec.slice('@every '.length);
+      const err = parseGoDuration(text);
       if (err) throw new CronError(`failed to parse duration ${spec}: ${err}`);
-      return;
+      // (robfig: rounded down to whole seconds, at least one)
+      const ms = Math.max(1000, Number(goParseDuration(text) / 1_000_000_000n) * 1000);
+      return { zone, next: (t) => Math.floor(t / 1000) * 1000 + ms };
     }
     throw new CronError(`unrecognized descriptor: ${spec}`);
   }
   const fields = spec.split(/\s+/).filter((f) => f !== '');
   if (fields.length !== 5) throw new CronError(`expected exactly 5 fields, found ${fields.length}: [${fields.join(' ')}]`);
   const expanded = ['0', ...fields];
-  expanded.forEach((f, i) => getField(f, FIELDS[i]!));
+  return fieldsSchedule(expanded.map((f, i) => getField(f, FIELDS[i]!)), zone);
+}
+
+// ---- when a schedule fires (robfig/cron v3's SpecSchedule.Next) ----
+
+/** a parsed schedule: the first time after `t` (ms since the epoch) it fires, or undefined when none within five years */
+export interface Schedule {
+  /** the TZ= or CRON_TZ= zone of the spec, if any */
+  zone?: string;
+  next(t: number, zone?: string): number | undefined;
+}
+
+const b = (...v: number[]): Field => ({ values: new Set(v), star: false });
+const all = (min: number, max: number): Field => ({ values: new Set(Array.from({ length: max - min + 1 }, (_, i) => min + i)), star: true });
+/** the descriptors' fields: second, minute, hour, day of month, month, day of week */
+const DESCRIPTORS: Record<string, Field[]> = {
+  '@yearly': [b(0), b(0), b(0), b(1), b(1), all(0, 6)],
+  '@annually': [b(0), b(0), b(0), b(1), b(1), all(0, 6)],
+  '@monthly': [b(0), b(0), b(0), b(1), all(1, 12), all(0, 6)],
+  '@weekly': [b(0), b(0), b(0), all(1, 31), all(1, 12), b(0)],
+  '@daily': [b(0), b(0), b(0), all(1, 31), all(1, 12), all(0, 6)],
+  '@midnight': [b(0), b(0), b(0), all(1, 31), all(1, 12), all(0, 6)],
+  '@hourly': [b(0), b(0), all(0, 23), all(1, 31), all(1, 12), all(0, 6)],
+};
+
+/** the parsed schedule of a spec; throws robfig's error text for one Kubernetes refuses */
+export function parseSchedule(spec: string): Schedule {
+  try {
+    return parseStandard(spec);
+  } catch (e) {
+    if (e instanceof CronError) throw new Error(e.message);
+    throw e;
+  }
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** the wall clock of an instant in a zone, as the epoch ms of the same wall clock in UTC */
+function wallClock(t: number, zone: string): number {
+  if (zone === 'UTC') return t;
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    formatters.set(zone, f);
+  }
+  const p: Record<string, number> = {};
+  for (const part of f.formatToParts(t)) if (part.type !== 'literal') p[part.type] = Number(part.value);
+  return Date.UTC(p['year']!, p['month']! - 1, p['day']!, p['hour']!, p['minute']!, p['second']!) + (t % 1000 + 1000) % 1000;
+}
+
+/** the zone's offset from UTC at an instant, in ms */
+export function zoneOffset(t: number, zone: string): number {
+  return wallClock(t, zone) - t;
+}
+
+/** the instant of a wall clock in a zone (a wall clock in a gap of the zone: the instant after it) */
+function fromWallClock(w: number, zone: string): number {
+  let t = w - zoneOffset(w, zone);
+  t = w - zoneOffset(t, zone);
+  return t;
+}
+
+function fieldsSchedule(f: Field[], zone: string | undefined): Schedule {
+  const [, minute, hour, dom, month, dow] = f as [Field, Field, Field, Field, Field, Field];
+  const hasBit = (field: Field, v: number) => field.values.has(v);
+  const dayMatches = (d: Date): boolean => {
+    const domMatch = dom.values.has(d.getUTCDate());
+    const dowMatch = dow.values.has(d.getUTCDay());
+    return dom.star || dow.star ? domMatch && dowMatch : domMatch || dowMatch;
+  };
+  return {
+    zone,
+    next(t: number, defaultZone = 'UTC'): number | undefined {
+      const z = zone ?? defaultZone;
+      // the next whole minute after t, on the zone's wall clock (treated as UTC for the calendar)
+      const start = wallClock(t, z);
+      const d = new Date(Math.floor(start / 60000) * 60000 + 60000);
+      const limit = d.getUTCFullYear() + 5;
+      // (robfig's search: the month, then the day, the hour and the minute, each reset below when it moves)
+      for (;;) {
+        if (d.getUTCFullYear() > limit) return undefined;
+        if (!hasBit(month, d.getUTCMonth() + 1)) {
+          d.setUTCMonth(d.getUTCMonth() + 1, 1);
+          d.setUTCHours(0, 0, 0, 0);
+          continue;
+        }
+        if (!dayMatches(d)) {
+          d.setUTCDate(d.getUTCDate() + 1);
+          d.setUTCHours(0, 0, 0, 0);
+          continue;
+        }
+        if (!hasBit(hour, d.getUTCHours())) {
+          d.setUTCHours(d.getUTCHours() + 1, 0, 0, 0);
+          continue;
+        }
+        if (!hasBit(minute, d.getUTCMinutes())) {
+          d.setUTCMinutes(d.getUTCMinutes() + 1, 0, 0);
+          continue;
+        }
+        return fromWallClock(d.getTime(), z);
+      }
+    },
+  };
 }
