@@ -504,9 +504,12 @@ export class EndpointSliceController {
       let d = desired.get(k);
       if (!d) desired.set(k, (d = { ports, endpoints: new Map() }));
       const node = pod.spec?.nodeName ? this.o.nodes.get(pod.spec.nodeName) : undefined;
-      if (!node && svc.spec?.publishNotReadyAddresses !== true) {
-        // a pod on a node that does not exist is left out and the Service retried (the pod
-        // garbage collector deletes such pods); published anyway with publishNotReadyAddresses
+      // A pod on a node that does not exist is left out and the Service retried (the pod garbage
+      // collector deletes such pods); published anyway with publishNotReadyAddresses. A pod on no
+      // node at all, which has an IP only because something wrote it (there is no node agent
+      // here; in Kubernetes an unscheduled pod has no IP), is published without nodeName and
+      // zone, as the endpoints controller publishes it.
+      if (!node && pod.spec?.nodeName && svc.spec?.publishNotReadyAddresses !== true) {
         this.log.info('skipping Pod for Service, Node not found', { pod: keyOf(pod), service: keyOf(svc), node: pod.spec?.nodeName ?? '' });
         errors.push(`skipping Pod ${pod.metadata.name} for Service ${keyOf(svc)}: node ${JSON.stringify(pod.spec?.nodeName ?? '')} not found`);
         continue;

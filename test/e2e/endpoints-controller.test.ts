@@ -4,7 +4,7 @@
 // leaves out the pods of a node it does not know, and takes the zone from the node's labels).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, until, type Cluster } from './harness.js';
+import { startCluster, until, type Cluster, NO_POD_GC } from './harness.js';
 
 let c: Cluster;
 const NS = 'ep';
@@ -12,7 +12,8 @@ const MERGE = { 'content-type': 'application/merge-patch+json' };
 const SLICES = `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`;
 
 before(async () => {
-  c = await startCluster({ args: ['--storage-backend=memory', '--max-endpoints-per-slice=2'] });
+  // (the pod garbage collector off: a pod here names a node that does not exist)
+  c = await startCluster({ args: ['--storage-backend=memory', '--max-endpoints-per-slice=2', NO_POD_GC] });
   assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
   const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a', labels: { 'topology.kubernetes.io/zone': 'zone-a' } } };
   const made = await c.raw('POST', '/api/v1/nodes', { body: node });
@@ -269,19 +270,18 @@ test('an Endpoints deleted under its Service is written again', async () => {
   });
 });
 
-test('a sync that changes nothing writes nothing; a pod on a node that does not exist is left out of the slices, with a warning', async () => {
+test('a sync that changes nothing writes nothing; a pod on a node that does not exist is in the Endpoints, left out of the slices, with a warning', async () => {
   await makeService('quiet', { selector: { app: 'quiet' }, ports: [{ port: 80, targetPort: 8080 }] });
   await makePod('q1', { labels: { app: 'quiet' } });
-  await makePod('q2', { labels: { app: 'quiet' }, node: null });
+  await makePod('q2', { labels: { app: 'quiet' }, node: 'node-gone' });
   await runPod('q1', '10.5.0.1', true);
   await runPod('q2', '10.5.0.2', true);
   const ep = await until('both in the Endpoints', async () => {
     const e = await endpoints('quiet');
     return addressesFor(e, 8080).ready.length === 2 ? e : undefined;
   });
-  // (a pod not scheduled: no nodeName)
   const q2 = ep.subsets[0].addresses.find((a: any) => a.ip === '10.5.0.2');
-  assert.equal(q2.nodeName, undefined);
+  assert.equal(q2.nodeName, 'node-gone');
   // (no warning from a create or update the controller's own cache had not seen yet)
   const warnings = (await c.raw('GET', `/api/v1/namespaces/${NS}/events`)).json().items.filter((e: any) => e.reason === 'FailedToCreateEndpoint' || e.reason === 'FailedToUpdateEndpoint');
   assert.deepEqual(warnings.map((e: any) => e.message), []);
@@ -297,7 +297,7 @@ test('a sync that changes nothing writes nothing; a pod on a node that does not 
   assert.equal(ev.type, 'Warning');
   assert.equal(ev.involvedObject.kind, 'Service');
   assert.equal(ev.source.component, 'endpoint-slice-controller');
-  assert.match(ev.message, /^Error updating Endpoint Slices for Service ep\/quiet: skipping Pod q2 for Service ep\/quiet: node "" not found$/);
+  assert.match(ev.message, /^Error updating Endpoint Slices for Service ep\/quiet: skipping Pod q2 for Service ep\/quiet: node "node-gone" not found$/);
 
   // a Service change that changes no endpoint: both synced, neither written
   const epRV = (await endpoints('quiet')).metadata.resourceVersion;
@@ -307,4 +307,18 @@ test('a sync that changes nothing writes nothing; a pod on a node that does not 
   await new Promise((res) => setTimeout(res, 1500));
   assert.equal((await endpoints('quiet')).metadata.resourceVersion, epRV);
   assert.deepEqual((await slicesOf('quiet')).map((s) => s.metadata.resourceVersion).sort(), sliceRVs);
+});
+
+test('a pod on no node that has an IP (written by hand: there is no node agent) is in the Endpoints and the slices, without nodeName', async () => {
+  await makeService('nonode', { selector: { app: 'nonode' }, ports: [{ port: 80, targetPort: 8080 }] });
+  await makePod('nn-1', { labels: { app: 'nonode' }, node: null });
+  await runPod('nn-1', '10.9.0.1', true);
+  const ep = await until('the endpoint in the slices', async () => {
+    const all = (await slicesOf('nonode')).flatMap((s) => s.endpoints ?? []);
+    return all.find((e: any) => e.addresses?.[0] === '10.9.0.1');
+  });
+  assert.equal(ep.nodeName, undefined);
+  assert.equal(ep.zone, undefined);
+  assert.deepEqual(ep.conditions, { ready: true, serving: true, terminating: false });
+  await until('the Endpoints', async () => addressesFor(await endpoints('nonode'), 8080).ready.includes('10.9.0.1'));
 });
