@@ -611,6 +611,10 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   // controllers hook (keelson server only; see src/cli/controllers.ts): the controller manager, a loopback client
   // (one flag for both halves, as kube-apiserver's and kube-controller-manager's must match)
   if (allInOne) o.controllerManager.enableGarbageCollector = o.enableGarbageCollector;
+  if (allInOne && !o.enableGarbageCollector) {
+    // (what a user of Deployments notices first: say it once, with the way out)
+    log.info('The garbage collector is off (--enable-garbage-collector=false, the default of keelson server): deleting an owner leaves its dependents (a Deployment its ReplicaSets and Pods); start with --enable-garbage-collector=true to have them deleted as in Kubernetes');
+  }
   if (allInOne && o.enableGarbageCollector && !isControllerEnabled('garbage-collector-controller', o.controllerManager.controllers)) {
     log.warn('--enable-garbage-collector=true with the garbage-collector-controller off: deletes leave orphan and foregroundDeletion finalizers that nothing removes; run a garbage collector against this server, or such objects stay until their finalizers are removed by hand');
   }
