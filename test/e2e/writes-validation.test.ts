@@ -14,7 +14,8 @@ const pods = `/api/v1/namespaces/${NS}/pods`;
 const svcs = `/api/v1/namespaces/${NS}/services`;
 
 before(async () => {
-  c = await startCluster({ args: [NO_CA_PUBLISHER] });
+  // (the deployment controller off: tests compare Deployments before and after a patch)
+  c = await startCluster({ args: [NO_CA_PUBLISHER, '--controllers=*,-deployment-controller'] });
 });
 
 after(async () => {
