@@ -14,13 +14,14 @@
 //                                  missing or fewer than 30 days remain
 //   admin.crt, admin.key           CN=kubernetes-admin, O=system:masters, client auth, 1 year
 
+import { loadX509 } from '../codec/x509.js';
+export { loadX509 };
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync } from 'node:fs';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 
-type X509Module = typeof import('@peculiar/x509');
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Certificates start this long before "now", tolerating clock skew between machines (kubeadm's backdate). */
@@ -36,38 +37,6 @@ const OID_CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
 export const ADMIN_CN = 'kubernetes-admin';
 export const ADMIN_ORG = 'system:masters';
 
-let x509Promise: Promise<X509Module> | undefined;
-
-/**
- * Imports @peculiar/x509. Its dependency tsyringe insists on a Reflect metadata polyfill being
- * present; the library only stores and reads metadata through it, so a minimal one (installed
- * only if none exists) is enough.
- */
-export function loadX509(): Promise<X509Module> {
-  if (!x509Promise) {
-    const R = Reflect as unknown as Record<string, unknown>;
-    if (typeof R.getMetadata !== 'function') {
-      const store = new WeakMap<object, Map<unknown, unknown>>();
-      R.defineMetadata = (key: unknown, value: unknown, target: object) => {
-        let m = store.get(target);
-        if (!m) store.set(target, (m = new Map()));
-        m.set(key, value);
-      };
-      R.getOwnMetadata = (key: unknown, target: object) => store.get(target)?.get(key);
-      R.getMetadata = (key: unknown, target: object) => {
-        for (let o: object | null = target; o; o = Object.getPrototypeOf(o) as object | null) {
-          const m = store.get(o);
-          if (m?.has(key)) return m.get(key);
-        }
-        return undefined;
-      };
-      R.hasMetadata = (key: unknown, target: object) => (R.getMetadata as (k: unknown, t: object) => unknown)(key, target) !== undefined;
-      R.metadata = (key: unknown, value: unknown) => (target: object) => (R.defineMetadata as (k: unknown, v: unknown, t: object) => void)(key, value, target);
-    }
-    x509Promise = import('@peculiar/x509');
-  }
-  return x509Promise;
-}
 
 // ── types ──────────────────────────────────────────────────────────────────
 

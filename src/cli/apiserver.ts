@@ -267,6 +267,7 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     cm.int32Var(m, 'concurrentJobSyncs', 'concurrent-job-syncs', 'The number of job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but more CPU (and network) load');
     cm.int32Var(m, 'concurrentCronJobSyncs', 'concurrent-cron-job-syncs', 'The number of cron job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but more CPU (and network) load');
     cm.int32Var(m, 'concurrentTTLAfterFinishedSyncs', 'concurrent-ttl-after-finished-syncs', 'The number of ttl-after-finished-controller workers that are allowed to sync concurrently.');
+    cm.durationVar(m, 'clusterSigningDurationMs', 'cluster-signing-duration', 'The max length of duration signed certificates will be given. Individual CSRs may request shorter certs by setting spec.expirationSeconds.');
     cm.int32Var(m, 'terminatedPodGCThreshold', 'terminated-pod-gc-threshold', 'Number of terminated pods that can exist before the terminated pod garbage collector starts deleting terminated pods. If <= 0, the terminated pod garbage collector is disabled.');
     cm.int32Var(m, 'maxEndpointsPerSlice', 'max-endpoints-per-slice', 'The maximum number of endpoints that will be added to an EndpointSlice. More endpoints per slice will result in less endpoint slices, but larger resources. Defaults to 100.');
   }
@@ -629,6 +630,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
         log,
         options: o.controllerManager,
         legacyTokenGenerator: (sa, secretName) => signToken(legacySigner, legacyClaims(sa, secretName)),
+        // (the cluster CA signs approved CSRs of every kubernetes.io signer, as k3s and kubeadm set it up)
+        signingCA: { certPEM: pki.ca.certPEM, keyPEM: pki.ca.keyPEM },
       })
     : undefined;
   if (controllers) server.registerComponent('controller-manager', async () => ({ healthy: true, message: 'ok' }));

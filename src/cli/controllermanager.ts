@@ -151,14 +151,14 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
   other.string('pv-recycler-pod-template-filepath-nfs', '', `The file path to a pod definition used as a template for NFS persistent volume recycling. ${NOT_RUN}`);
   other.string('service-cluster-ip-range', '', `CIDR Range for Services in cluster. Only used when --allocate-node-cidrs=true. ${NOT_RUN}`);
   const csr = s.flagSet('csrsigning controller');
-  csr.stringVar(d, 'clusterSigningCertFile', 'cluster-signing-cert-file', `Filename containing a PEM-encoded X509 CA certificate used to issue cluster-scoped certificates. If specified, no more specific --cluster-signing-* flag may be specified. ${NOT_RUN}`);
-  csr.stringVar(d, 'clusterSigningKeyFile', 'cluster-signing-key-file', `Filename containing a PEM-encoded RSA or ECDSA private key used to sign cluster-scoped certificates. If specified, no more specific --cluster-signing-* flag may be specified. ${NOT_RUN}`);
-  csr.duration('cluster-signing-duration', 8760 * 3600_000, `The max length of duration signed certificates will be given. Individual CSRs may request shorter certs by setting spec.expirationSeconds. ${NOT_RUN}`);
+  csr.stringVar(d, 'clusterSigningCertFile', 'cluster-signing-cert-file', 'Filename containing a PEM-encoded X509 CA certificate used to issue cluster-scoped certificates. If specified, no more specific --cluster-signing-* flag may be specified.');
+  csr.stringVar(d, 'clusterSigningKeyFile', 'cluster-signing-key-file', 'Filename containing a PEM-encoded RSA or ECDSA private key used to sign cluster-scoped certificates. If specified, no more specific --cluster-signing-* flag may be specified.');
+  csr.durationVar(m, 'clusterSigningDurationMs', 'cluster-signing-duration', 'The max length of duration signed certificates will be given. Individual CSRs may request shorter certs by setting spec.expirationSeconds.');
   for (const signer of ['kube-apiserver-client', 'kubelet-client', 'kubelet-serving', 'legacy-unknown']) {
     for (const part of ['cert', 'key'] as const) {
       const name = `cluster-signing-${signer}-${part}-file`;
       d.perSignerFiles[name] = '';
-      csr.stringVar(d.perSignerFiles, name, name, `Filename containing a PEM-encoded ${part === 'cert' ? 'X509 CA certificate' : 'RSA or ECDSA private key'} for the kubernetes.io/${signer} signer. If specified, --cluster-signing-{cert,key}-file must not be set. ${NOT_RUN}`);
+      csr.stringVar(d.perSignerFiles, name, name, `Filename containing a PEM-encoded ${part === 'cert' ? 'X509 CA certificate' : 'RSA or ECDSA private key'} for the kubernetes.io/${signer} signer. If specified, --cluster-signing-{cert,key}-file must not be set.`);
     }
   }
   const metrics = s.flagSet('metrics');
@@ -191,6 +191,26 @@ function validate(m: ControllerManagerOptions, d: DaemonOptions, flags: FlagSet)
     errs.push(`--kube-api-content-type: unsupported content type "${d.kubeAPIContentType}": application/json or application/vnd.kubernetes.protobuf`);
   }
   return errs;
+}
+
+/**
+ * The CA of each kubernetes.io signer: --cluster-signing-cert-file/-key-file for all of them, else
+ * each signer's own pair of files (a signer without one signs nothing)
+ */
+function loadSigningCAs(d: DaemonOptions): Record<string, { certPEM: string; keyPEM: string }> {
+  const out: Record<string, { certPEM: string; keyPEM: string }> = {};
+  const pair = (cert: string, key: string, what: string) => {
+    if (!cert && !key) return undefined;
+    if (!cert || !key) throw new Error(`${what}: both the certificate and the key file must be given`);
+    return { certPEM: readFileSync(cert, 'utf8'), keyPEM: readFileSync(key, 'utf8') };
+  };
+  const all = pair(d.clusterSigningCertFile, d.clusterSigningKeyFile, '--cluster-signing-cert-file and --cluster-signing-key-file');
+  const files: Record<string, string> = { 'kube-apiserver-client': 'kube-apiserver-client', 'kube-apiserver-client-kubelet': 'kubelet-client', 'kubelet-serving': 'kubelet-serving', 'legacy-unknown': 'legacy-unknown' };
+  for (const [signer, flag] of Object.entries(files)) {
+    const ca = all ?? pair(d.perSignerFiles[`cluster-signing-${flag}-cert-file`] ?? '', d.perSignerFiles[`cluster-signing-${flag}-key-file`] ?? '', `--cluster-signing-${flag}-cert-file and --cluster-signing-${flag}-key-file`);
+    if (ca) out[`kubernetes.io/${signer}`] = ca;
+  }
+  return out;
 }
 
 export function controllerManagerCommand(): Command {
@@ -240,7 +260,6 @@ async function run(m: ControllerManagerOptions, d: DaemonOptions, serving: Retur
   const log = daemonLogger();
   klog.printFlags(flags, 1);
   log.info('Starting', { version: getVersionInfo().gitVersion });
-  if (d.clusterSigningCertFile || Object.values(d.perSignerFiles).some((v) => v)) log.warn('--cluster-signing-* files are not used: Keelson has no certificatesigningrequest-signing-controller');
   if (!d.kubeconfig && !d.master) log.warn('Neither --kubeconfig nor --master was specified. Using the inClusterConfig. This might not work.');
   let rest: RESTConfig;
   try {
@@ -256,6 +275,7 @@ async function run(m: ControllerManagerOptions, d: DaemonOptions, serving: Retur
     legacyTokenGenerator = (sa: any, secretName: string) => signToken(signer, legacyClaims(sa, secretName));
   }
   const rootCA = d.rootCAFile ? readFileSync(d.rootCAFile, 'utf8') : undefined;
+  const signingCAs = loadSigningCAs(d);
   const agent = userAgent('kube-controller-manager');
 
   // metrics: the process's, the leader election's, and the REST client's requests
@@ -273,6 +293,7 @@ async function run(m: ControllerManagerOptions, d: DaemonOptions, serving: Retur
     log,
     rootCA,
     legacyTokenGenerator,
+    signingCAs,
     onLostLeadership: () => process.exit(1),
   });
 

@@ -7,6 +7,7 @@ import type { CertKey } from '../apiserver/pki.js';
 import { issueClientCert } from '../apiserver/pki.js';
 import type { Logger } from '../client/log.js';
 import { ControllerManager } from '../controllers/manager.js';
+import { SIGNERS } from '../controllers/csrsigning.js';
 import type { ControllerManagerOptions } from '../controllers/options.js';
 import { userAgent } from './version.js';
 
@@ -25,6 +26,8 @@ export interface StartControllersOptions {
   options?: Partial<ControllerManagerOptions>;
   /** signs legacy service account tokens (the service account signing key) */
   legacyTokenGenerator?: LegacyTokenGenerator;
+  /** the CA that signs approved certificate signing requests of the kubernetes.io signers */
+  signingCA?: { certPEM: string; keyPEM: string };
 }
 
 /** A client certificate for the embedded controller manager, signed by the cluster CA (kept in memory). */
@@ -49,6 +52,7 @@ export async function startControllers(opts: StartControllersOptions & { stopTim
     options: opts.options,
     log: opts.log,
     legacyTokenGenerator: opts.legacyTokenGenerator,
+    signingCAs: opts.signingCA ? Object.fromEntries(SIGNERS.map((s) => [s, opts.signingCA!])) : undefined,
   });
   mgr.start();
   opts.log.info('Started the controller manager', { identity: mgr.identity, leaderElect: mgr.options.leaderElect });

@@ -8,6 +8,7 @@ import { ResourceClient, type GroupVersionResource, type KubeObject } from '../c
 import type { ControllerManagerOptions } from './options.js';
 import type { NamespacedPods } from './podwatch.js';
 import type { LegacyTokenGenerator } from './tokens.js';
+import type { SigningCA } from './csrsigning.js';
 
 /** What a controller gets when it starts. */
 export interface ControllerContext {
@@ -27,6 +28,8 @@ export interface ControllerContext {
   rootCA?: string;
   /** signs legacy service account tokens (the manager's --service-account-private-key-file) */
   legacyTokenGenerator?: LegacyTokenGenerator;
+  /** the CA of each kubernetes.io signer the CSR signing controller signs for (--cluster-signing-*) */
+  signingCAs?: Record<string, SigningCA>;
 }
 
 export interface ControllerDescriptor {

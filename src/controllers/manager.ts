@@ -37,6 +37,7 @@ import { podGCControllerDescriptor } from './podgc.js';
 import { jobControllerDescriptor } from './job.js';
 import { cronJobControllerDescriptor } from './cronjob.js';
 import { ttlAfterFinishedControllerDescriptor } from './ttlafterfinished.js';
+import { csrSigningControllerDescriptor, type SigningCA } from './csrsigning.js';
 import { TokensController, SERVICE_ACCOUNT_TOKEN_TYPE, type LegacyTokenGenerator } from './tokens.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, otherKubeController, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
@@ -207,6 +208,7 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   jobControllerDescriptor,
   cronJobControllerDescriptor,
   ttlAfterFinishedControllerDescriptor,
+  csrSigningControllerDescriptor,
 ];
 
 export interface ControllerManagerConfig {
@@ -222,6 +224,8 @@ export interface ControllerManagerConfig {
   rootCA?: string;
   /** signs legacy service account tokens: without it the token controller does not run */
   legacyTokenGenerator?: LegacyTokenGenerator;
+  /** the CA of each kubernetes.io signer whose approved CSRs are signed */
+  signingCAs?: Record<string, SigningCA>;
   /** controllers to run (default: CONTROLLER_DESCRIPTORS filtered by --controllers) */
   descriptors?: ControllerDescriptor[];
   /**
@@ -384,6 +388,7 @@ export class ControllerManager {
       signal,
       rootCA: this.cfg.rootCA ?? (this.cfg.rest.ca === undefined ? undefined : String(this.cfg.rest.ca)),
       legacyTokenGenerator: this.cfg.legacyTokenGenerator,
+      signingCAs: this.cfg.signingCAs,
     };
     const descriptors = (this.cfg.descriptors ?? CONTROLLER_DESCRIPTORS).filter((d) => isControllerEnabled(d.name, this.options.controllers));
     const runs: Promise<void>[] = [];

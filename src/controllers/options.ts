@@ -58,6 +58,8 @@ export interface ControllerManagerOptions {
   concurrentCronJobSyncs: number;
   /** --concurrent-ttl-after-finished-syncs */
   concurrentTTLAfterFinishedSyncs: number;
+  /** --cluster-signing-duration: the longest validity of a certificate the CSR signer gives */
+  clusterSigningDurationMs: number;
   /** --terminated-pod-gc-threshold: terminated pods kept before the pod garbage collector deletes the oldest (<= 0: never) */
   terminatedPodGCThreshold: number;
   /** --use-service-account-credentials: each controller acts as its service account kube-system/<controller> */
@@ -95,6 +97,7 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     maxEndpointsPerSlice: 100,
     useServiceAccountCredentials: false,
     terminatedPodGCThreshold: 12500,
+    clusterSigningDurationMs: 8760 * 3600_000,
     concurrentJobSyncs: 5,
     concurrentCronJobSyncs: 5,
     concurrentTTLAfterFinishedSyncs: 5,
@@ -121,6 +124,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'job-controller', aliases: ['job'] },
   { name: 'cronjob-controller', aliases: ['cronjob'] },
   { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'] },
+  { name: 'certificatesigningrequest-signing-controller', aliases: ['csrsigning'] },
 ];
 
 /**
@@ -134,7 +138,6 @@ export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['daemonset-controller', 'daemonset'],
   ['horizontal-pod-autoscaler-controller', 'horizontalpodautoscaling'],
   ['statefulset-controller', 'statefulset'],
-  ['certificatesigningrequest-signing-controller', 'csrsigning'],
   ['certificatesigningrequest-approving-controller', 'csrapproving'],
   ['certificatesigningrequest-cleaner-controller', 'csrcleaner'],
   ['ttl-controller', 'ttl'],
