@@ -65,7 +65,7 @@ const EXT_KEY_USAGES: Record<string, string> = {
 };
 
 /** what a request asks for, read from its PKCS#10 */
-interface Request {
+export interface Request {
   csr: any;
   orgs: string[];
   cn: string;
@@ -112,7 +112,7 @@ export function signerRefusal(signer: string, r: Request, usages: string[]): str
   return undefined;
 }
 
-async function parseRequest(pemB64: string): Promise<Request> {
+export async function parseRequest(pemB64: string): Promise<Request> {
   const x509 = await loadX509();
   const csr = new x509.Pkcs10CertificateRequest(Buffer.from(pemB64, 'base64').toString('utf8'));
   const san = csr.extensions.find((e) => e instanceof x509.SubjectAlternativeNameExtension) as InstanceType<typeof x509.SubjectAlternativeNameExtension> | undefined;

@@ -38,6 +38,7 @@ import { jobControllerDescriptor } from './job.js';
 import { cronJobControllerDescriptor } from './cronjob.js';
 import { ttlAfterFinishedControllerDescriptor } from './ttlafterfinished.js';
 import { csrSigningControllerDescriptor, type SigningCA } from './csrsigning.js';
+import { csrApprovingControllerDescriptor, csrCleanerControllerDescriptor } from './csrapproving.js';
 import { TokensController, SERVICE_ACCOUNT_TOKEN_TYPE, type LegacyTokenGenerator } from './tokens.js';
 import { defaultControllerManagerOptions, isControllerEnabled, KNOWN_CONTROLLERS, otherKubeController, validateControllerManagerOptions, type ControllerManagerOptions } from './options.js';
 
@@ -209,6 +210,8 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   cronJobControllerDescriptor,
   ttlAfterFinishedControllerDescriptor,
   csrSigningControllerDescriptor,
+  csrApprovingControllerDescriptor,
+  csrCleanerControllerDescriptor,
 ];
 
 export interface ControllerManagerConfig {

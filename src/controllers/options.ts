@@ -125,6 +125,8 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'cronjob-controller', aliases: ['cronjob'] },
   { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'] },
   { name: 'certificatesigningrequest-signing-controller', aliases: ['csrsigning'] },
+  { name: 'certificatesigningrequest-approving-controller', aliases: ['csrapproving'] },
+  { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'] },
 ];
 
 /**
@@ -138,8 +140,6 @@ export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['daemonset-controller', 'daemonset'],
   ['horizontal-pod-autoscaler-controller', 'horizontalpodautoscaling'],
   ['statefulset-controller', 'statefulset'],
-  ['certificatesigningrequest-approving-controller', 'csrapproving'],
-  ['certificatesigningrequest-cleaner-controller', 'csrcleaner'],
   ['ttl-controller', 'ttl'],
   ['bootstrap-signer-controller', 'bootstrapsigner'],
   ['token-cleaner-controller', 'tokencleaner'],

@@ -96,3 +96,19 @@ test('a request its signer refuses fails with SignerValidationFailure; one not a
   const days = (Date.parse(cert.validTo) - Date.now()) / 86_400_000;
   assert.ok(days > 364 && days <= 365, String(days));
 });
+
+test('a node client certificate request is approved when a SubjectAccessReview allows its requester (nodeclient), then signed', async () => {
+  const { csrB64 } = request('kubelet-n2', '/O=system:nodes/CN=system:node:n2');
+  await create('kubelet-n2', csrB64, 'kubernetes.io/kube-apiserver-client-kubelet', ['digital signature', 'client auth']);
+  const st = await until('approved and issued', async () => {
+    const s = (await c.raw('GET', `${CSRS}/kubelet-n2`)).json().status;
+    return s?.certificate ? s : undefined;
+  });
+  const approved = st.conditions.find((k: any) => k.type === 'Approved');
+  assert.deepEqual({ status: approved.status, reason: approved.reason, message: approved.message }, { status: 'True', reason: 'AutoApproved', message: 'Auto approving kubelet client certificate after SubjectAccessReview.' });
+  // a client request that is not a node's is left for a person
+  const other = request('notkubelet', '/O=dev/CN=bob');
+  await create('notkubelet', other.csrB64, 'kubernetes.io/kube-apiserver-client', ['client auth']);
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal((await c.raw('GET', `${CSRS}/notkubelet`)).json().status?.conditions, undefined);
+});
