@@ -20,13 +20,14 @@ import { Command, FeatureGate, type FlagSet } from './flags.js';
 import * as klog from './klog.js';
 import { daemonLogger, exitOnSignals } from './daemon.js';
 import { getVersionInfo, userAgent } from './version.js';
+import { declareControllerManagerFlags } from './controllerflags.js';
 import { declareDelegatedAuthFlags, declareSecureServingFlags, defaultDelegatedAuthFlags, defaultSecureServingFlags, DelegatedAuth, serveComponent } from './componentserving.js';
 import { Health, type HealthCheck } from '../apiserver/health.js';
 import { LEGACY_ISSUER, legacyClaims, newTokenSigner, privateKeyFromFile, signToken } from '../apiserver/authn/index.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { restConfigFromConnection, type RESTConfig } from '../client/rest.js';
 import { ControllerManager } from '../controllers/manager.js';
-import { defaultControllerManagerOptions, KNOWN_CONTROLLERS, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
+import { defaultControllerManagerOptions, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
 
 const FEATURES = { ...klog.loggingFeatureSpecs } as const;
 const PAIR_NAME = 'kube-controller-manager';
@@ -47,6 +48,8 @@ interface DaemonOptions {
   clusterSigningCertFile: string;
   clusterSigningKeyFile: string;
   perSignerFiles: Record<string, string>;
+  /** --disabled-metrics: metric names left out of /metrics */
+  disabledMetrics: string[];
 }
 
 function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, serving: ReturnType<typeof defaultSecureServingFlags>, auth: ReturnType<typeof defaultDelegatedAuthFlags>, gate: FeatureGate): void {
@@ -58,23 +61,11 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
   g.bool('allocate-node-cidrs', false, `Should CIDRs for Pods be allocated and set on the cloud provider. ${NOT_RUN}`);
   g.string('cidr-allocator-type', 'RangeAllocator', `Type of CIDR allocator to use. ${NOT_RUN}`);
   g.string('cluster-cidr', '', `CIDR Range for Pods in cluster. Only used when --allocate-node-cidrs=true. ${NOT_RUN}`);
-  g.string('cluster-name', 'kubernetes', 'The instance prefix for the cluster.');
+  g.string('cluster-name', 'kubernetes', 'The instance prefix for the cluster. (It names cloud resources; Keelson has no cloud controllers: no effect.)');
   g.bool('configure-cloud-routes', true, `Should CIDRs allocated by allocate-node-cidrs be configured on the cloud provider. ${NOT_RUN}`);
-  g.duration('controller-start-interval', 0, 'Interval between starting controller managers.');
-  g.stringsVar(m, 'controllers', 'controllers', `A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables the controller named 'foo'.\nAll controllers: ${KNOWN_CONTROLLERS.map((c) => c.name).join(', ')}\nDisabled-by-default controllers: ${KNOWN_CONTROLLERS.filter((c) => c.disabledByDefault).map((c) => c.name).join(', ')}\n(The other names kube-controller-manager knows are accepted, and said not to run.)`);
   g.boolVar(d, 'enableLeaderMigration', 'enable-leader-migration', 'Whether to enable controller leader migration. (Not supported by Keelson: only false.)');
-  g.float64Var(m, 'kubeAPIQPS', 'kube-api-qps', 'QPS to use while talking with kubernetes apiserver.');
-  g.int32Var(m, 'kubeAPIBurst', 'kube-api-burst', 'Burst to use while talking with kubernetes apiserver.');
   g.stringVar(d, 'kubeAPIContentType', 'kube-api-content-type', 'Content type of requests sent to apiserver. (Keelson\'s client sends JSON whatever this says; the API server answers in the type asked for.)');
-  g.boolVar(m, 'leaderElect', 'leader-elect', 'Start a leader election client and gain leadership before executing the main loop. Enable this when running replicated components for high availability.');
-  g.durationVar(m, 'leaseDurationMs', 'leader-elect-lease-duration', 'The duration that non-leader candidates will wait after observing a leadership renewal until attempting to acquire leadership of a led but unrenewed leader slot. This is effectively the maximum duration that a leader can be stopped before it is replaced by another candidate. This is only applicable if leader election is enabled.');
-  g.durationVar(m, 'renewDeadlineMs', 'leader-elect-renew-deadline', 'The interval between attempts by the acting master to renew a leadership slot before it stops leading. This must be less than the lease duration. This is only applicable if leader election is enabled.');
-  g.stringVar(m, 'resourceLock', 'leader-elect-resource-lock', "The type of resource object that is used for locking during leader election. Supported options are 'leases'.");
-  g.stringVar(m, 'resourceName', 'leader-elect-resource-name', 'The name of resource object that is used for locking during leader election.');
-  g.stringVar(m, 'resourceNamespace', 'leader-elect-resource-namespace', 'The namespace of resource object that is used for locking during leader election.');
-  g.durationVar(m, 'retryPeriodMs', 'leader-elect-retry-period', 'The duration the clients should wait between attempting acquisition and renewal of a leadership. This is only applicable if leader election is enabled.');
   g.stringVar(d, 'leaderMigrationConfig', 'leader-migration-config', 'Path to the config file for controller leader migration, or empty to use the value that reflects default configuration of the controller manager. (Not supported by Keelson.)');
-  g.durationVar(m, 'minResyncPeriodMs', 'min-resync-period', 'The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod.');
   g.strings('emulated-version', [], 'The versions different components emulate their capabilities (APIs, features, ...) of. (Keelson emulates its own version only: accepted, not used.)');
   const d2 = s.flagSet('debugging');
   d2.boolVar(d, 'contentionProfiling', 'contention-profiling', 'Enable block profiling, if profiling is enabled. (Not supported by Keelson: only false.)');
@@ -82,25 +73,8 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
   declareSecureServingFlags(s.flagSet('secure serving'), serving, PAIR_NAME);
   declareDelegatedAuthFlags(s.flagSet('authentication'), s.flagSet('authorization'), auth);
   const c = s.flagSet('controllers');
-  c.int32Var(m, 'concurrentNamespaceSyncs', 'concurrent-namespace-syncs', 'The number of namespace objects that are allowed to sync concurrently. Larger number = more responsive namespace termination, but more CPU (and network) load');
-  c.durationVar(m, 'namespaceSyncPeriodMs', 'namespace-sync-period', 'The period for syncing namespace life-cycle updates');
-  c.int32Var(m, 'concurrentResourceQuotaSyncs', 'concurrent-resource-quota-syncs', 'The number of resource quotas that are allowed to sync concurrently. Larger number = more responsive quota management, but more CPU (and network) load');
-  c.durationVar(m, 'resourceQuotaSyncPeriodMs', 'resource-quota-sync-period', 'The period for syncing quota usage status in the system');
+  declareControllerManagerFlags(g, c, m);
   c.boolVar(m, 'enableGarbageCollector', 'enable-garbage-collector', 'Enables the generic garbage collector. MUST be synced with the corresponding flag of the kube-apiserver.');
-  c.int32Var(m, 'concurrentGCSyncs', 'concurrent-gc-syncs', 'The number of garbage collector workers that are allowed to sync concurrently.');
-  c.int32Var(m, 'concurrentRCSyncs', 'concurrent-rc-syncs', 'The number of replication controllers that are allowed to sync concurrently. Larger number = more responsive replica management, but more CPU (and network) load');
-  c.int32Var(m, 'concurrentReplicaSetSyncs', 'concurrent-replicaset-syncs', 'The number of replica sets that are allowed to sync concurrently. Larger number = more responsive replica management, but more CPU (and network) load');
-  c.int32Var(m, 'concurrentDeploymentSyncs', 'concurrent-deployment-syncs', 'The number of deployment objects that are allowed to sync concurrently. Larger number = more responsive deployments, but more CPU (and network) load');
-  c.int32Var(m, 'concurrentEndpointSyncs', 'concurrent-endpoint-syncs', 'The number of endpoint syncing operations that will be done concurrently. Larger number = faster endpoint updating, but more CPU (and network) load');
-  c.int32Var(m, 'concurrentServiceEndpointSyncs', 'concurrent-service-endpoint-syncs', 'The number of service endpoint syncing operations that will be done concurrently. Larger number = faster endpoint slice updating, but more CPU (and network) load.');
-  c.durationVar(m, 'endpointUpdatesBatchPeriodMs', 'endpoint-updates-batch-period', 'The length of endpoint updates batching period. Processing of pod changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated');
-  c.durationVar(m, 'endpointSliceUpdatesBatchPeriodMs', 'endpointslice-updates-batch-period', 'The length of endpoint slice updates batching period. Processing of pod changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated');
-  c.int32Var(m, 'maxEndpointsPerSlice', 'max-endpoints-per-slice', 'The maximum number of endpoints that will be added to an EndpointSlice. More endpoints per slice will result in less endpoint slices, but larger resources. Defaults to 100.');
-  c.int32Var(m, 'concurrentJobSyncs', 'concurrent-job-syncs', 'The number of job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but more CPU (and network) load');
-  c.int32Var(m, 'concurrentCronJobSyncs', 'concurrent-cron-job-syncs', 'The number of cron job objects that are allowed to sync concurrently. Larger number = more responsive jobs, but more CPU (and network) load');
-  c.int32Var(m, 'concurrentTTLAfterFinishedSyncs', 'concurrent-ttl-after-finished-syncs', 'The number of ttl-after-finished-controller workers that are allowed to sync concurrently.');
-  c.int32Var(m, 'terminatedPodGCThreshold', 'terminated-pod-gc-threshold', 'Number of terminated pods that can exist before the terminated pod garbage collector starts deleting terminated pods. If <= 0, the terminated pod garbage collector is disabled.');
-  c.int32('concurrent-serviceaccount-token-syncs', 5, 'The number of service account token objects that are allowed to sync concurrently. Larger number = more responsive token generation, but more CPU (and network) load');
   c.stringVar(d, 'rootCAFile', 'root-ca-file', 'If set, this root certificate authority will be included in service account\'s token secret. This must be a valid PEM-encoded CA bundle. (Also what the root CA publisher puts in every namespace; without it, the CA of --kubeconfig.)');
   c.stringVar(d, 'serviceAccountPrivateKeyFile', 'service-account-private-key-file', 'Filename containing a PEM-encoded private RSA or ECDSA key used to sign service account tokens. (Without it the service account token controller does not run.)');
   c.boolVar(m, 'useServiceAccountCredentials', 'use-service-account-credentials', 'If true, use individual service account credentials for each controller.');
@@ -153,7 +127,6 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
   const csr = s.flagSet('csrsigning controller');
   csr.stringVar(d, 'clusterSigningCertFile', 'cluster-signing-cert-file', 'Filename containing a PEM-encoded X509 CA certificate used to issue cluster-scoped certificates. If specified, no more specific --cluster-signing-* flag may be specified.');
   csr.stringVar(d, 'clusterSigningKeyFile', 'cluster-signing-key-file', 'Filename containing a PEM-encoded RSA or ECDSA private key used to sign cluster-scoped certificates. If specified, no more specific --cluster-signing-* flag may be specified.');
-  csr.durationVar(m, 'clusterSigningDurationMs', 'cluster-signing-duration', 'The max length of duration signed certificates will be given. Individual CSRs may request shorter certs by setting spec.expirationSeconds.');
   for (const signer of ['kube-apiserver-client', 'kubelet-client', 'kubelet-serving', 'legacy-unknown']) {
     for (const part of ['cert', 'key'] as const) {
       const name = `cluster-signing-${signer}-${part}-file`;
@@ -162,10 +135,10 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
     }
   }
   const metrics = s.flagSet('metrics');
-  metrics.stringToString('allow-metric-labels', {}, 'The map from metric-label to value allow-list of this label. The key\'s format is <MetricName>,<LabelName>. The value\'s format is <allowed_value>,<allowed_value>...e.g. metric1,label1=\'v1,v2,v3\', metric1,label2=\'v1,v2,v3\' metric2,label1=\'v1,v2,v3\'.');
-  metrics.string('allow-metric-labels-manifest', '', 'The path to the manifest file that contains the allow-list mapping. The format of the file is the same as the flag --allow-metric-labels. Note that the flag --allow-metric-labels will override the manifest file.');
-  metrics.strings('disabled-metrics', [], 'This flag provides an escape hatch for misbehaving metrics. You must provide the fully qualified metric name in order to disable it. Disclaimer: disabling metrics is higher in precedence than showing hidden metrics.');
-  metrics.string('show-hidden-metrics-for-version', '', 'The previous version for which you want to show hidden metrics. Only the previous minor version is meaningful, other values will not be allowed. The format is <major>.<minor>, e.g.: \'1.16\'. The purpose of this format is make sure you have the opportunity to notice if the next release hides additional metrics, rather than being surprised when they are permanently removed in the release after that.');
+  metrics.stringToString('allow-metric-labels', {}, 'The map from metric-label to value allow-list of this label. The key\'s format is <MetricName>,<LabelName>. The value\'s format is <allowed_value>,<allowed_value>...e.g. metric1,label1=\'v1,v2,v3\', metric1,label2=\'v1,v2,v3\' metric2,label1=\'v1,v2,v3\'. (Keelson\'s few metrics have no label values to restrict: accepted, no effect.)');
+  metrics.string('allow-metric-labels-manifest', '', 'The path to the manifest file that contains the allow-list mapping. The format of the file is the same as the flag --allow-metric-labels. Note that the flag --allow-metric-labels will override the manifest file. (Accepted, no effect, as --allow-metric-labels.)');
+  metrics.stringsVar(d, 'disabledMetrics', 'disabled-metrics', 'This flag provides an escape hatch for misbehaving metrics. You must provide the fully qualified metric name in order to disable it. Disclaimer: disabling metrics is higher in precedence than showing hidden metrics.');
+  metrics.string('show-hidden-metrics-for-version', '', 'The previous version for which you want to show hidden metrics. Only the previous minor version is meaningful, other values will not be allowed. The format is <major>.<minor>, e.g.: \'1.16\'. The purpose of this format is make sure you have the opportunity to notice if the next release hides additional metrics, rather than being surprised when they are permanently removed in the release after that. (Keelson hides no metrics: accepted, no effect.)');
   const k = s.flagSet('misc');
   k.stringVar(d, 'kubeconfig', 'kubeconfig', 'Path to kubeconfig file with authorization and master location information (the master location can be overridden by the master flag).');
   k.stringVar(d, 'master', 'master', 'The address of the Kubernetes API server (overrides any value in kubeconfig).');
@@ -229,6 +202,7 @@ export function controllerManagerCommand(): Command {
     clusterSigningCertFile: '',
     clusterSigningKeyFile: '',
     perSignerFiles: {},
+    disabledMetrics: [],
   };
   const serving = defaultSecureServingFlags(10257);
   const auth = defaultDelegatedAuthFlags();
@@ -283,6 +257,7 @@ async function run(m: ControllerManagerOptions, d: DaemonOptions, serving: Retur
   client.collectDefaultMetrics({ register: registry });
   const requests = new client.Counter({ name: 'rest_client_requests_total', help: '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.', labelNames: ['code', 'host', 'method'], registers: [registry] });
   const leader = new client.Gauge({ name: 'leader_election_master_status', help: '[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease. Please make sure to group by name.', labelNames: ['name'], registers: [registry] });
+  for (const name of d.disabledMetrics) registry.removeSingleMetric(name);
   const host = new URL(rest.server).host;
   rest = { ...rest, onResponse: (r) => requests.inc({ code: String(r.status), host, method: r.verb }) };
 

@@ -23,11 +23,13 @@
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isAlreadyExists, isConflict, isNotFound, type RESTClient } from '../client/rest.js';
-import { ResourceClient } from '../client/resources.js';
+import { ResourceClient, objectKey, splitKey } from '../client/resources.js';
 import { EventRecorder } from '../client/events.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
 import { parseSchedule, zoneOffset, type Schedule } from '../schema/validation/cron.js';
 import { informerOf, withClient, type ControllerDescriptor } from './context.js';
+import { controllerRefOf } from './expectations.js';
+import { jobFinishedCondition } from './job.js';
 import { runQueueWorkers } from './workers.js';
 
 const CRONJOBS = { group: 'batch', version: 'v1', resource: 'cronjobs' };
@@ -49,17 +51,10 @@ export interface CronJobControllerOptions {
   localZone?: string;
 }
 
-const keyOf = (o: any): string => `${o?.metadata?.namespace ?? ''}/${o?.metadata?.name ?? ''}`;
-const controllerRefOf = (o: any): any => (Array.isArray(o?.metadata?.ownerReferences) ? o.metadata.ownerReferences.find((r: any) => r?.controller === true) : undefined);
 const seconds = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
-/** the finished condition of a Job (Complete or Failed, True), if any */
-function finishedCondition(job: any): string | undefined {
-  for (const c of Array.isArray(job?.status?.conditions) ? job.status.conditions : []) {
-    if ((c?.type === 'Complete' || c?.type === 'Failed') && c.status === 'True') return c.type;
-  }
-  return undefined;
-}
+/** the type of a finished Job's condition (Complete or Failed), if any */
+const finishedCondition = (job: any): string | undefined => jobFinishedCondition(job)?.type;
 
 /** Go's time.RFC3339 of an instant in a zone (`2026-12-05T13:00:00+01:00`, `Z` in UTC) */
 function rfc3339In(t: number, zone: string): string {
@@ -96,15 +91,15 @@ export class CronJobController {
     this.now = o.now ?? Date.now;
     this.localZone = o.localZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC';
     o.cronJobs.addEventHandler({
-      add: (cj) => this.queue.add(keyOf(cj)),
-      update: (_old, cj) => this.queue.add(keyOf(cj)),
-      delete: (d) => this.queue.add(keyOf(d instanceof DeletedFinalStateUnknown ? d.obj : d)),
+      add: (cj) => this.queue.add(objectKey(cj)),
+      update: (_old, cj) => this.queue.add(objectKey(cj)),
+      delete: (d) => this.queue.add(objectKey(d instanceof DeletedFinalStateUnknown ? d.obj : d)),
     });
     const onJob = (job: any) => {
       const ref = controllerRefOf(job);
       if (ref?.kind !== 'CronJob' || ref.apiVersion?.split('/')[0] !== 'batch') return;
       const cj = o.cronJobs.getByName(job.metadata?.namespace, ref.name);
-      if (cj?.metadata?.uid === ref.uid) this.queue.add(keyOf(cj));
+      if (cj?.metadata?.uid === ref.uid) this.queue.add(objectKey(cj));
     };
     o.jobs.addEventHandler({
       add: onJob,
@@ -145,8 +140,8 @@ export class CronJobController {
 
   /** one CronJob's sync (sync and syncCronJob) */
   async sync(key: string, signal: AbortSignal): Promise<void> {
-    const slash = key.indexOf('/');
-    const cached = this.o.cronJobs.getByName(key.slice(0, slash), key.slice(slash + 1));
+    const { namespace, name } = splitKey(key);
+    const cached = this.o.cronJobs.getByName(namespace, name);
     if (!cached) {
       this.written.delete(key);
       return;
@@ -210,7 +205,7 @@ export class CronJobController {
     if (status.active.length === 0) delete status.active;
     if (cj.metadata.deletionTimestamp) return undefined;
     if (cj.spec?.suspend === true) {
-      this.log.v(4).info('Not starting job because the cron is suspended', { cronjob: keyOf(cj) });
+      this.log.v(4).info('Not starting job because the cron is suspended', { cronjob: objectKey(cj) });
       return undefined;
     }
     let sched: Schedule;
@@ -226,19 +221,19 @@ export class CronJobController {
     if (scheduled === undefined) return untilNext();
     const deadline = cj.spec?.startingDeadlineSeconds;
     if (typeof deadline === 'number' && scheduled + deadline * 1000 < now) {
-      this.log.v(4).info('Missed starting window', { cronjob: keyOf(cj) });
+      this.log.v(4).info('Missed starting window', { cronjob: objectKey(cj) });
       this.event(cj, 'Warning', 'MissSchedule', `Missed scheduled time to start a job: ${rfc1123z(scheduled)}`);
       return untilNext();
     }
     const jobName = `${cj.metadata.name}-${Math.floor(scheduled / 60000)}`;
     const lastSchedule = status.lastScheduleTime ? Date.parse(status.lastScheduleTime) : undefined;
     if ((status.active ?? []).some((r: any) => r?.name === jobName) || lastSchedule === scheduled) {
-      this.log.v(4).info('Not starting job because the scheduled time is already processed', { cronjob: keyOf(cj) });
+      this.log.v(4).info('Not starting job because the scheduled time is already processed', { cronjob: objectKey(cj) });
       return untilNext();
     }
     const policy = cj.spec?.concurrencyPolicy ?? 'Allow';
     if (policy === 'Forbid' && (status.active ?? []).length > 0) {
-      this.log.v(4).info('Not starting job because prior execution is still running and concurrency policy is Forbid', { cronjob: keyOf(cj) });
+      this.log.v(4).info('Not starting job because prior execution is still running and concurrency policy is Forbid', { cronjob: objectKey(cj) });
       this.event(cj, 'Normal', 'JobAlreadyActive', 'Not starting job because prior execution is running and concurrency policy is Forbid');
       return untilNext();
     }
@@ -271,7 +266,7 @@ export class CronJobController {
     const client = this.jobsClient(cj.metadata.namespace);
     try {
       const made = await client.create(job, { signal });
-      this.log.v(4).info('Created Job', { job: `${made.metadata.namespace}/${made.metadata.name}`, cronjob: keyOf(cj) });
+      this.log.v(4).info('Created Job', { job: `${made.metadata.namespace}/${made.metadata.name}`, cronjob: objectKey(cj) });
       this.event(cj, 'Normal', 'SuccessfulCreate', `Created job ${made.metadata.name}`);
       return made;
     } catch (e) {
@@ -279,7 +274,7 @@ export class CronJobController {
         // (made before a restart, or by another actor: it counts as this time's Job if this CronJob controls it)
         const existing = await client.get(name, { signal });
         if (controllerRefOf(existing)?.uid !== cj.metadata.uid) throw new Error(`Job ${cj.metadata.namespace}/${name} is not controlled by CronJob ${cj.metadata.name}`);
-        this.log.info('Job already exists', { cronjob: keyOf(cj), job: `${cj.metadata.namespace}/${name}` });
+        this.log.info('Job already exists', { cronjob: objectKey(cj), job: `${cj.metadata.namespace}/${name}` });
         return existing;
       }
       if (!/is being terminated/.test((e as Error).message)) this.event(cj, 'Warning', 'FailedCreate', `Error creating job: ${(e as Error).message}`);
@@ -312,7 +307,7 @@ export class CronJobController {
     const { latest, missed } = this.mostRecent(earliest, now, sched);
     if (missed > TOO_MANY_MISSED) {
       this.event(cj, 'Warning', 'TooManyMissedTimes', `too many missed start times: ${missed}. Set or decrease .spec.startingDeadlineSeconds or check clock skew`);
-      this.log.info('too many missed times', { cronjob: keyOf(cj), missed });
+      this.log.info('too many missed times', { cronjob: objectKey(cj), missed });
     }
     return latest;
   }

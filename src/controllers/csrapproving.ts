@@ -19,14 +19,13 @@ import { ResourceClient } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
 import { loadX509 } from '../codec/x509.js';
 import { informerOf, withClient, type ControllerDescriptor } from './context.js';
-import { parseRequest, signerRefusal } from './csrsigning.js';
+import { parseRequest, signerRefusal, trueCondition as condition } from './csrsigning.js';
 import { runQueueWorkers } from './workers.js';
 
 const CSRS = { group: 'certificates.k8s.io', version: 'v1', resource: 'certificatesigningrequests' };
 const KUBELET_CLIENT = 'kubernetes.io/kube-apiserver-client-kubelet';
 const HOUR = 3600_000;
 
-const condition = (csr: any, type: string) => (csr?.status?.conditions ?? []).find((c: any) => c?.type === type && c.status === 'True');
 const rfc3339 = (t: number) => new Date(t).toISOString().replace(/\.\d+Z$/, 'Z');
 
 export class CSRApprover {

@@ -181,7 +181,9 @@ export async function signRequest(r: Request, usages: string[], ttlMs: number, c
   return cert.toString('pem') + '\n';
 }
 
-const isTrue = (csr: any, type: string) => (csr?.status?.conditions ?? []).some((c: any) => c?.type === type && c.status === 'True');
+/** a request's condition of this type with status True, if any */
+export const trueCondition = (csr: any, type: string): any => (csr?.status?.conditions ?? []).find((c: any) => c?.type === type && c.status === 'True');
+const isTrue = (csr: any, type: string): boolean => trueCondition(csr, type) !== undefined;
 
 export interface CSRSigningOptions {
   client: RESTClient;

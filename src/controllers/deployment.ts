@@ -51,13 +51,14 @@
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isAlreadyExists, isConflict, isInvalid, isNotFound, type RESTClient } from '../client/rest.js';
-import { ResourceClient } from '../client/resources.js';
+import { ResourceClient, objectKey, splitKey } from '../client/resources.js';
 import { EventRecorder } from '../client/events.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
 import { fromLabelSelector, matchLabels, type Requirement } from '../machinery/selectors.js';
 import { rfc3339 } from '../machinery/time.js';
 import { informerOf, withClient, type ControllerDescriptor } from './context.js';
 import type { NamespacedPods } from './podwatch.js';
+import { controllerRefOf } from './expectations.js';
 import { runQueueWorkers } from './workers.js';
 
 const DEPLOYMENTS = { group: 'apps', version: 'v1', resource: 'deployments' };
@@ -566,12 +567,6 @@ function sameStatus(a: any, b: any): boolean {
 // ---------------------------------------------------------------------------------------------
 // The controller
 
-const keyOf = (o: any): string => `${o?.metadata?.namespace ?? ''}/${o?.metadata?.name ?? ''}`;
-const splitKey = (k: string): [string, string] => {
-  const i = k.indexOf('/');
-  return [k.slice(0, i), k.slice(i + 1)];
-};
-const controllerRefOf = (o: any): any => (Array.isArray(o?.metadata?.ownerReferences) ? o.metadata.ownerReferences.find((r: any) => r?.controller === true) : undefined);
 const isRecreate = (d: any): boolean => d?.spec?.strategy?.type === 'Recreate';
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const namespaceTerminating = (e: unknown): boolean => ((e as any)?.details?.causes ?? []).some((c: any) => c?.type === 'NamespaceTerminating');
@@ -608,8 +603,8 @@ export class DeploymentController {
       update: (_old, d) => this.onDeployment(d),
       delete: (x) => {
         const d = x instanceof DeletedFinalStateUnknown ? x.obj : x;
-        this.unwatchPods(keyOf(d));
-        this.queue.add(keyOf(d));
+        this.unwatchPods(objectKey(d));
+        this.queue.add(objectKey(d));
       },
     });
     o.replicaSets.addEventHandler({
@@ -623,7 +618,7 @@ export class DeploymentController {
   // ---- events ----
 
   private onDeployment(d: any): void {
-    const key = keyOf(d);
+    const key = objectKey(d);
     if (isRecreate(d)) this.watchPods(key);
     else this.unwatchPods(key);
     this.queue.add(key);
@@ -632,12 +627,12 @@ export class DeploymentController {
   private watchPods(key: string): void {
     if (this.watching.has(key)) return;
     this.watching.add(key);
-    this.o.pods.watch(splitKey(key)[0], `deployment:${key}`);
+    this.o.pods.watch(splitKey(key).namespace, `deployment:${key}`);
   }
 
   private unwatchPods(key: string): void {
     if (!this.watching.delete(key)) return;
-    this.o.pods.unwatch(splitKey(key)[0], `deployment:${key}`);
+    this.o.pods.unwatch(splitKey(key).namespace, `deployment:${key}`);
   }
 
   /** the Deployment a controller reference names, when the cache has it with that uid */
@@ -660,7 +655,7 @@ export class DeploymentController {
       }
       if (sel && sel.length && matchLabels(sel, rs.metadata?.labels ?? {})) out.push(d);
     }
-    if (out.length > 1) this.log.v(4).info('user error! more than one deployment is selecting replica set', { replicaSet: keyOf(rs), labels: rs.metadata?.labels, deployment: keyOf(out[0]) });
+    if (out.length > 1) this.log.v(4).info('user error! more than one deployment is selecting replica set', { replicaSet: objectKey(rs), labels: rs.metadata?.labels, deployment: objectKey(out[0]) });
     return out;
   }
 
@@ -673,10 +668,10 @@ export class DeploymentController {
     const ref = controllerRefOf(rs);
     if (ref) {
       const d = this.resolve(rs.metadata.namespace, ref);
-      if (d) this.queue.add(keyOf(d));
+      if (d) this.queue.add(objectKey(d));
       return;
     }
-    for (const d of this.selecting(rs)) this.queue.add(keyOf(d));
+    for (const d of this.selecting(rs)) this.queue.add(objectKey(d));
   }
 
   private onReplicaSetUpdate(old: any, rs: any): void {
@@ -686,22 +681,22 @@ export class DeploymentController {
     const refChanged = canonicalJSON(ref) !== canonicalJSON(oldRef);
     if (refChanged && oldRef) {
       const was = this.resolve(old.metadata.namespace, oldRef);
-      if (was) this.queue.add(keyOf(was));
+      if (was) this.queue.add(objectKey(was));
     }
     if (ref) {
       const d = this.resolve(rs.metadata.namespace, ref);
-      if (d) this.queue.add(keyOf(d));
+      if (d) this.queue.add(objectKey(d));
       return;
     }
     const labelsChanged = canonicalJSON(old?.metadata?.labels ?? {}) !== canonicalJSON(rs?.metadata?.labels ?? {});
-    if (labelsChanged || refChanged) for (const d of this.selecting(rs)) this.queue.add(keyOf(d));
+    if (labelsChanged || refChanged) for (const d of this.selecting(rs)) this.queue.add(objectKey(d));
   }
 
   private onReplicaSetDelete(rs: any): void {
     const ref = controllerRefOf(rs);
     if (!ref) return;
     const d = this.resolve(rs?.metadata?.namespace, ref);
-    if (d) this.queue.add(keyOf(d));
+    if (d) this.queue.add(objectKey(d));
   }
 
   /** a pod gone: a Recreate Deployment waiting for its old pods to go looks again once none is left */
@@ -715,7 +710,7 @@ export class DeploymentController {
     if (!d || !isRecreate(d)) return;
     const rss = this.replicaSetsIn(ns).filter((x) => controllerRefOf(x)?.uid === d.metadata.uid);
     const left = [...this.podMap(d, rss).values()].reduce((n, pods) => n + pods.length, 0);
-    if (left === 0) this.queue.add(keyOf(d));
+    if (left === 0) this.queue.add(objectKey(d));
   }
 
   private replicaSetsIn(ns: string): any[] {
@@ -791,7 +786,7 @@ export class DeploymentController {
 
   /** one Deployment's sync (syncDeployment) */
   async sync(key: string, signal: AbortSignal): Promise<void> {
-    const [ns, name] = splitKey(key);
+    const { namespace: ns, name } = splitKey(key);
     const cached = this.o.deployments.getByName(ns, name);
     if (!cached) {
       this.log.v(2).info('Deployment has been deleted', { deployment: key });
@@ -853,7 +848,7 @@ class Sync {
   }
 
   private get key(): string {
-    return keyOf(this.d);
+    return objectKey(this.d);
   }
 
   async go(): Promise<void> {
@@ -943,7 +938,7 @@ class Sync {
     const body = { metadata: { ownerReferences: [ref], uid: rs.metadata.uid } };
     try {
       const made = await this.c.o.client.json({ method: 'PATCH', path: this.rsPath(rs), body, contentType: 'application/strategic-merge-patch+json', signal: this.signal });
-      this.c.log.v(2).info('Adopted ReplicaSet', { replicaSet: keyOf(rs), deployment: this.key });
+      this.c.log.v(2).info('Adopted ReplicaSet', { replicaSet: objectKey(rs), deployment: this.key });
       return made;
     } catch (e) {
       if (isNotFound(e)) return undefined;
@@ -955,7 +950,7 @@ class Sync {
     const body = { metadata: { ownerReferences: [{ $patch: 'delete', uid: this.d.metadata.uid }], uid: rs.metadata.uid } };
     try {
       await this.c.o.client.json({ method: 'PATCH', path: this.rsPath(rs), body, contentType: 'application/strategic-merge-patch+json', signal: this.signal });
-      this.c.log.v(2).info('Released ReplicaSet', { replicaSet: keyOf(rs), deployment: this.key });
+      this.c.log.v(2).info('Released ReplicaSet', { replicaSet: objectKey(rs), deployment: this.key });
     } catch (e) {
       // (gone, or made again or released meanwhile: nothing left to release)
       if (isNotFound(e) || isInvalid(e) || isConflict(e)) return;
@@ -1236,7 +1231,7 @@ class Sync {
       if (replicas === 0 || replicas === available) continue;
       const down = Math.min(maxCleanup - total, replicas - available);
       const newReplicas = replicas - down;
-      if (newReplicas > replicas) throw new Error(`when cleaning up unhealthy replicas, got invalid request to scale down ${keyOf(rs)} ${replicas} -> ${newReplicas}`);
+      if (newReplicas > replicas) throw new Error(`when cleaning up unhealthy replicas, got invalid request to scale down ${objectKey(rs)} ${replicas} -> ${newReplicas}`);
       sorted[i] = (await this.scaleAndRecord(rs, newReplicas)).rs;
       total += down;
     }
@@ -1349,7 +1344,7 @@ class Sync {
     for (const rs of cleanable.slice(0, diff)) {
       // (only one with no replicas wanted or left, and its spec observed)
       if (Number(rs.status?.replicas ?? 0) !== 0 || specReplicas(rs) !== 0 || Number(rs.metadata?.generation ?? 0) > Number(rs.status?.observedGeneration ?? 0)) continue;
-      this.c.log.v(4).info('Trying to cleanup replica set for deployment', { replicaSet: keyOf(rs), deployment: this.key });
+      this.c.log.v(4).info('Trying to cleanup replica set for deployment', { replicaSet: objectKey(rs), deployment: this.key });
       try {
         await this.c.replicaSetsClient(this.ns).delete(rs.metadata.name, { signal: this.signal });
       } catch (e) {

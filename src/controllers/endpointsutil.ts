@@ -3,6 +3,7 @@
 // which pods are endpoints at all, the ports a Service's targetPort names in a pod, which Services a
 // pod change concerns, the last-change trigger time, and the bookkeeping of the namespaces whose
 // pods the controllers watch (ctx.pods).
+import { splitKey } from '../client/resources.js';
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import type { StatusError } from '../machinery/errors.js';
 import type { NamespacedPods } from './podwatch.js';
@@ -12,6 +13,9 @@ export const HEADLESS_LABEL = 'service.kubernetes.io/headless';
 /** the annotation saying when the change that led to this Endpoints/EndpointSlice happened */
 export const TRIGGER_TIME_ANNOTATION = 'endpoints.kubernetes.io/last-change-trigger-time';
 
+// (splitKey is client/resources.js's, for the two controllers that import this module)
+export { splitKey };
+
 /** namespace/name of an object (or of a tombstone's object) */
 export function keyOf(obj: any): string | undefined {
   const o = obj instanceof DeletedFinalStateUnknown ? obj.obj : obj;
@@ -20,10 +24,6 @@ export function keyOf(obj: any): string | undefined {
   return ns && name ? `${ns}/${name}` : undefined;
 }
 
-export function splitKey(key: string): { namespace: string; name: string } {
-  const slash = key.indexOf('/');
-  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}
 
 /**
  * The Service's selector, undefined when it has none. An empty selector counts as none: Kubernetes

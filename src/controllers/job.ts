@@ -38,13 +38,14 @@
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isNotFound, type RESTClient } from '../client/rest.js';
-import { ResourceClient } from '../client/resources.js';
+import { ResourceClient, objectKey, splitKey } from '../client/resources.js';
 import { EventRecorder } from '../client/events.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
 import { fromLabelSelector, matchLabels, type Requirement } from '../machinery/selectors.js';
 import { informerOf, withClient, type ControllerDescriptor } from './context.js';
 import { PODS, type NamespacedPods } from './podwatch.js';
 import { isActive, isPodReady, podFromTemplate, podsToDelete } from './replicaset.js';
+import { controllerRefOf, Expectations } from './expectations.js';
 import { runQueueWorkers } from './workers.js';
 
 export const JOBS = { group: 'batch', version: 'v1', resource: 'jobs' };
@@ -64,7 +65,6 @@ const MAX_UNCOUNTED_PODS = 500;
 /** the first pod backoff after a failure, doubled per further failure up to the maximum */
 const POD_FAILURE_BACKOFF_MS = 10_000;
 const MAX_POD_FAILURE_BACKOFF_MS = 360_000;
-const EXPECTATIONS_TIMEOUT_MS = 5 * 60_000;
 /** a generated name's prefix is cut to this length by the API server */
 const MAX_GENERATED_NAME_PREFIX = 58;
 const COMPONENT = 'job-controller';
@@ -103,34 +103,26 @@ interface SyncCtx {
   newSucceeded: any[];
 }
 
-interface Expectations {
-  add: number;
-  del: number;
-  deleting: Set<string>;
-  at: number;
-}
-
 /** failures since the last success and when the last one happened (backoffRecord) */
 interface Backoff {
   failures: number;
   lastFailure: number;
 }
 
-const keyOf = (o: any): string => `${o?.metadata?.namespace ?? ''}/${o?.metadata?.name ?? ''}`;
-const splitKey = (k: string): [string, string] => {
-  const i = k.indexOf('/');
-  return [k.slice(0, i), k.slice(i + 1)];
-};
-const controllerRefOf = (o: any): any => (Array.isArray(o?.metadata?.ownerReferences) ? o.metadata.ownerReferences.find((r: any) => r?.controller === true) : undefined);
 const isJobRef = (ref: any): boolean => ref?.kind === 'Job' && typeof ref?.apiVersion === 'string' && ref.apiVersion.split('/')[0] === 'batch';
 const hasFinalizer = (pod: any): boolean => Array.isArray(pod?.metadata?.finalizers) && pod.metadata.finalizers.includes(JOB_TRACKING_FINALIZER);
 const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const findCondition = (status: any, type: string): any => (Array.isArray(status?.conditions) ? status.conditions.find((c: any) => c?.type === type) : undefined);
 
+/** the True Complete or Failed condition of a finished Job */
+export function jobFinishedCondition(job: any): any {
+  return ['Complete', 'Failed'].map((t) => findCondition(job?.status, t)).find((c) => c?.status === 'True');
+}
+
 /** a Job with condition Complete or Failed True (IsJobFinished) */
 export function isJobFinished(job: any): boolean {
-  return ['Complete', 'Failed'].some((t) => findCondition(job?.status, t)?.status === 'True');
+  return jobFinishedCondition(job) !== undefined;
 }
 
 const isSuspended = (job: any): boolean => job?.spec?.suspend === true;
@@ -251,7 +243,7 @@ export class JobController {
   readonly queue: RateLimitingQueue<string>;
   private readonly log: Logger;
   private readonly now: () => number;
-  private readonly expectations = new Map<string, Expectations>();
+  private readonly expectations: Expectations;
   /** per Job key: the uids of pods whose finalizer removal is not observed yet */
   private readonly rmFinalizers = new Map<string, Set<string>>();
   private readonly backoff = new Map<string, Backoff>();
@@ -267,12 +259,13 @@ export class JobController {
   constructor(private readonly o: JobControllerOptions) {
     this.log = o.log ?? nopLogger;
     this.now = o.now ?? Date.now;
+    this.expectations = new Expectations(this.now);
     this.queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), 'job');
     o.jobs.addEventHandler({
       add: (job) => this.onJob(job),
       update: (_old, job) => this.onJob(job),
       // (the sync of a Job that is gone releases its pods' finalizers and the pod watch)
-      delete: (d) => this.queue.add(keyOf(d instanceof DeletedFinalStateUnknown ? d.obj : d)),
+      delete: (d) => this.queue.add(objectKey(d instanceof DeletedFinalStateUnknown ? d.obj : d)),
     });
     this.podHandler = o.pods.addEventHandler({
       add: (pod) => this.onPodAdd(pod),
@@ -284,7 +277,7 @@ export class JobController {
   // ---- events ----
 
   private onJob(job: any): void {
-    const key = keyOf(job);
+    const key = objectKey(job);
     if (!isJobFinished(job) && !this.watched.has(key)) {
       this.watched.add(key);
       this.o.pods.watch(job.metadata.namespace, `job:${key}`);
@@ -294,7 +287,7 @@ export class JobController {
 
   private unwatch(key: string): void {
     if (!this.watched.delete(key)) return;
-    this.o.pods.unwatch(splitKey(key)[0], `job:${key}`);
+    this.o.pods.unwatch(splitKey(key).namespace, `job:${key}`);
   }
 
   /** the cached Job a controller reference names (same uid) */
@@ -317,7 +310,7 @@ export class JobController {
     for (const job of this.o.jobs.list()) {
       if (job?.metadata?.namespace !== ns || isJobFinished(job)) continue;
       const sel = selectorOf(job);
-      if (sel && sel.length && matchLabels(sel, labels)) out.push(keyOf(job));
+      if (sel && sel.length && matchLabels(sel, labels)) out.push(objectKey(job));
     }
     return out;
   }
@@ -328,7 +321,7 @@ export class JobController {
       return;
     }
     const ref = controllerRefOf(pod);
-    if (ref && this.resolve(pod.metadata.namespace, ref)) this.observed(`${pod.metadata.namespace}/${ref.name}`, 'add');
+    if (ref && this.resolve(pod.metadata.namespace, ref)) this.expectations.creationObserved(`${pod.metadata.namespace}/${ref.name}`);
     for (const k of this.ownerKeys(pod)) this.queue.add(k);
   }
 
@@ -336,7 +329,7 @@ export class JobController {
     if (old?.metadata?.resourceVersion === pod?.metadata?.resourceVersion) return;
     const ref = controllerRefOf(pod);
     const key = ref ? `${pod.metadata.namespace}/${ref.name}` : undefined;
-    if (pod?.metadata?.deletionTimestamp && !old?.metadata?.deletionTimestamp && key) this.observed(key, 'del', keyOf(pod));
+    if (pod?.metadata?.deletionTimestamp && !old?.metadata?.deletionTimestamp && key) this.expectations.deletionObserved(key, objectKey(pod));
     if (key && !hasFinalizer(pod)) this.rmFinalizers.get(key)?.delete(pod.metadata.uid);
     const oldRef = controllerRefOf(old);
     if (oldRef && isJobRef(oldRef) && oldRef.uid !== ref?.uid) this.queue.add(`${old.metadata.namespace}/${oldRef.name}`);
@@ -347,33 +340,12 @@ export class JobController {
     const ref = controllerRefOf(pod);
     if (!ref || !isJobRef(ref)) return;
     const key = `${pod.metadata.namespace}/${ref.name}`;
-    this.observed(key, 'del', keyOf(pod));
+    this.expectations.deletionObserved(key, objectKey(pod));
     this.rmFinalizers.get(key)?.delete(pod?.metadata?.uid);
     this.queue.add(key);
   }
 
   // ---- expectations ----
-
-  private expectCreates(key: string, n: number): void {
-    this.expectations.set(key, { add: n, del: 0, deleting: new Set(), at: this.now() });
-  }
-
-  private expectDeletes(key: string, pods: any[]): void {
-    this.expectations.set(key, { add: 0, del: pods.length, deleting: new Set(pods.map(keyOf)), at: this.now() });
-  }
-
-  private observed(key: string, what: 'add' | 'del', podKey?: string): void {
-    const e = this.expectations.get(key);
-    if (!e) return;
-    if (what === 'add') e.add--;
-    else if (podKey !== undefined && e.deleting.delete(podKey)) e.del--;
-  }
-
-  private satisfied(key: string): boolean {
-    const e = this.expectations.get(key);
-    if (!e) return true;
-    return (e.add <= 0 && e.del <= 0) || this.now() - e.at > EXPECTATIONS_TIMEOUT_MS;
-  }
 
   private forget(key: string): void {
     this.superseded.delete(key);
@@ -411,7 +383,7 @@ export class JobController {
 
   /** one Job's sync (syncJob) */
   async sync(key: string, signal: AbortSignal): Promise<void> {
-    const [ns, name] = splitKey(key);
+    const { namespace: ns, name } = splitKey(key);
     const job = this.o.jobs.getByName(ns, name);
     if (job && this.superseded.get(key) === job.metadata.resourceVersion) return;
     this.superseded.delete(key);
@@ -432,7 +404,7 @@ export class JobController {
       void this.event(job, 'Warning', 'UnknownCompletionMode', 'Skipped Job sync because completion mode is unknown');
       return;
     }
-    const satisfied = this.satisfied(key);
+    const satisfied = this.expectations.satisfied(key);
     const pods = await this.claim(job, signal);
     const c = this.context(key, job, pods);
     this.decideFailure(c);
@@ -603,7 +575,7 @@ export class JobController {
     try {
       selector = selectorOf(job);
     } catch (e) {
-      this.log.error(e, 'Job has an invalid selector', { job: keyOf(job) });
+      this.log.error(e, 'Job has an invalid selector', { job: objectKey(job) });
     }
     const matches = (pod: any) => !!selector && selector.length > 0 && matchLabels(selector, pod?.metadata?.labels ?? {});
     const owned: any[] = [];
@@ -679,7 +651,7 @@ export class JobController {
     } catch (e) {
       // (gone, or another pod under the name: nothing left to hold)
       if (isNotFound(e) || isConflict(e)) return true;
-      this.log.error(e, 'Removing the tracking finalizer failed', { pod: keyOf(pod) });
+      this.log.error(e, 'Removing the tracking finalizer failed', { pod: objectKey(pod) });
       return false;
     }
   }
@@ -691,7 +663,7 @@ export class JobController {
    * another Job's watch is released too.)
    */
   private async releaseFinished(key: string, job: any, signal: AbortSignal): Promise<void> {
-    const [ns, name] = splitKey(key);
+    const { namespace: ns, name } = splitKey(key);
     if (this.o.pods.informer(ns) && (await this.o.pods.synced(ns, signal))) {
       const stuck = this.o.pods.list(ns).filter((p) => {
         const ref = controllerRefOf(p);
@@ -753,11 +725,11 @@ export class JobController {
       diff = indexes.length;
     }
     if (diff <= 0) return active;
-    this.expectCreates(c.key, diff);
+    this.expectations.expect(c.key, diff);
     this.log.v(4).info('Too few pods running', { job: c.key, need: want, creating: diff });
     const { made, error } = await this.createPods(c, diff, indexes, signal);
     // (the creates that failed or never ran will never be observed)
-    for (let i = made; i < diff; i++) this.observed(c.key, 'add');
+    for (let i = made; i < diff; i++) this.expectations.creationObserved(c.key);
     return this.afterError(active + made, error);
   }
 
@@ -886,7 +858,7 @@ export class JobController {
 
   /** deletes pods the Job no longer wants, their finalizer removed first so that they do not count as failed (deleteJobPods) */
   private async deleteJobPods(c: SyncCtx, pods: any[], signal: AbortSignal): Promise<{ removed: number; removedReady: number; error?: unknown }> {
-    this.expectDeletes(c.key, pods);
+    this.expectations.expect(c.key, 0, pods.map(objectKey));
     let removed = 0;
     let removedReady = 0;
     let error: unknown;
@@ -898,7 +870,7 @@ export class JobController {
           removed++;
           if (isPodReady(pod)) removedReady++;
         } catch (e) {
-          this.observed(c.key, 'del', keyOf(pod));
+          this.expectations.deletionObserved(c.key, objectKey(pod));
           if (isNotFound(e)) return;
           error ??= e;
         }
@@ -1075,7 +1047,7 @@ export class JobController {
   private async writeStatus(job: any, status: any, signal: AbortSignal): Promise<any> {
     const client = new ResourceClient<any>(this.o.client, JOBS, job.metadata.namespace);
     const written = await client.updateStatus({ ...job, status: wireStatus(status) }, { signal });
-    const key = keyOf(job);
+    const key = objectKey(job);
     if (written?.metadata?.resourceVersion !== job.metadata.resourceVersion && job === this.o.jobs.getByName(job.metadata.namespace, job.metadata.name)) {
       this.superseded.set(key, job.metadata.resourceVersion);
     }

@@ -11,11 +11,10 @@
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { InformerFactory, type Informer, type InformerOptions } from '../client/informer.js';
+import { InformerFactory } from '../client/informer.js';
 import { LeaderElector } from '../client/leaderelection.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
-import { ResourceClient, type GroupVersionResource, type KubeObject } from '../client/resources.js';
 import { EventRecorder } from '../client/events.js';
 import { NamespaceController, type Namespace } from './namespace.js';
 import { ServiceAccountsController } from './serviceaccounts.js';
@@ -152,8 +151,7 @@ export const serviceAccountTokenControllerDescriptor: ControllerDescriptor = {
         rootCA: ctx.rootCA,
         log: ctx.log,
       });
-      // (--concurrent-serviceaccount-token-syncs' default)
-      await c.run(5, ctx.signal);
+      await c.run(ctx.options.concurrentSATokenSyncs, ctx.signal);
     });
   },
 };
@@ -395,9 +393,18 @@ export class ControllerManager {
     };
     const descriptors = (this.cfg.descriptors ?? CONTROLLER_DESCRIPTORS).filter((d) => isControllerEnabled(d.name, this.options.controllers));
     const runs: Promise<void>[] = [];
-    this.started = descriptors.map((d) => d.name);
-    for (const d of descriptors) {
+    this.started = [];
+    for (const [i, d] of descriptors.entries()) {
+      // (--controller-start-interval: kube-controller-manager's pause between two starts)
+      if (i > 0 && this.options.controllerStartIntervalMs > 0) {
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, this.options.controllerStartIntervalMs);
+          signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+        });
+        if (signal.aborted) break;
+      }
       this.log.info('Starting controller', { controller: d.name });
+      this.started.push(d.name);
       runs.push(d.run(ctx).catch((e) => this.log.error(e, 'Controller failed', { controller: d.name })));
     }
     const skipped = KNOWN_CONTROLLERS.filter((k) => !descriptors.some((d) => d.name === k.name)).map((k) => k.name);

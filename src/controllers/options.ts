@@ -60,6 +60,10 @@ export interface ControllerManagerOptions {
   concurrentTTLAfterFinishedSyncs: number;
   /** --cluster-signing-duration: the longest validity of a certificate the CSR signer gives */
   clusterSigningDurationMs: number;
+  /** --concurrent-serviceaccount-token-syncs */
+  concurrentSATokenSyncs: number;
+  /** --controller-start-interval: the wait between the starts of two controllers */
+  controllerStartIntervalMs: number;
   /** --terminated-pod-gc-threshold: terminated pods kept before the pod garbage collector deletes the oldest (<= 0: never) */
   terminatedPodGCThreshold: number;
   /** --use-service-account-credentials: each controller acts as its service account kube-system/<controller> */
@@ -97,6 +101,8 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     maxEndpointsPerSlice: 100,
     useServiceAccountCredentials: false,
     terminatedPodGCThreshold: 12500,
+    concurrentSATokenSyncs: 5,
+    controllerStartIntervalMs: 0,
     clusterSigningDurationMs: 8760 * 3600_000,
     concurrentJobSyncs: 5,
     concurrentCronJobSyncs: 5,

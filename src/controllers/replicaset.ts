@@ -24,18 +24,17 @@
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isNotFound, type RESTClient } from '../client/rest.js';
-import { ResourceClient, type GroupVersionResource } from '../client/resources.js';
+import { ResourceClient, objectKey, splitKey, type GroupVersionResource } from '../client/resources.js';
 import { EventRecorder } from '../client/events.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
 import { fromLabelSelector, matchLabels, type Requirement } from '../machinery/selectors.js';
 import { informerOf, withClient, type ControllerContext, type ControllerDescriptor } from './context.js';
 import { PODS, type NamespacedPods } from './podwatch.js';
+import { controllerRefOf, Expectations } from './expectations.js';
 import { runQueueWorkers } from './workers.js';
 
 /** at most this many pods are created or deleted by one sync (BurstReplicas) */
 export const BURST_REPLICAS = 500;
-/** expectations older than this count as met (ExpectationsTimeout) */
-const EXPECTATIONS_TIMEOUT_MS = 5 * 60_000;
 /** the annotation that tells which pods to delete first on a scale-down */
 const POD_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 
@@ -90,21 +89,6 @@ export interface ReplicaControllerOptions {
   burstReplicas?: number;
 }
 
-/** the pending creates and deletes of one object (ControlleeExpectations) */
-interface Expectations {
-  add: number;
-  del: number;
-  /** the keys of the pods whose deletes are awaited */
-  deleting: Set<string>;
-  at: number;
-}
-
-const keyOf = (o: any): string => `${o?.metadata?.namespace ?? ''}/${o?.metadata?.name ?? ''}`;
-const splitKey = (k: string): [string, string] => {
-  const i = k.indexOf('/');
-  return [k.slice(0, i), k.slice(i + 1)];
-};
-const controllerRefOf = (pod: any): any => (Array.isArray(pod?.metadata?.ownerReferences) ? pod.metadata.ownerReferences.find((r: any) => r?.controller === true) : undefined);
 
 /** a pod not finished and not being deleted (FilterActivePods) */
 export function isActive(pod: any): boolean {
@@ -129,7 +113,7 @@ export class ReplicaController {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly burst: number;
-  private readonly expectations = new Map<string, Expectations>();
+  private readonly expectations: Expectations;
   /** the namespace each object's pods are watched in (by key) */
   private readonly watched = new Set<string>();
   private podHandler?: { remove(): void };
@@ -139,13 +123,14 @@ export class ReplicaController {
     this.log = o.log ?? nopLogger;
     this.now = o.now ?? Date.now;
     this.burst = o.burstReplicas ?? BURST_REPLICAS;
+    this.expectations = new Expectations(this.now);
     this.queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), o.kind.watchPrefix);
     o.objects.addEventHandler({
       add: (obj) => this.onObject(obj),
       update: (_old, obj) => this.onObject(obj),
       delete: (d) => {
         const obj = d instanceof DeletedFinalStateUnknown ? d.obj : d;
-        const key = keyOf(obj);
+        const key = objectKey(obj);
         this.expectations.delete(key);
         this.unwatch(key);
         this.queue.add(key);
@@ -161,7 +146,7 @@ export class ReplicaController {
   // ---- events ----
 
   private onObject(obj: any): void {
-    const key = keyOf(obj);
+    const key = objectKey(obj);
     if (!this.watched.has(key)) {
       this.watched.add(key);
       this.o.pods.watch(obj.metadata.namespace, `${this.kind.watchPrefix}:${key}`);
@@ -171,7 +156,7 @@ export class ReplicaController {
 
   private unwatch(key: string): void {
     if (!this.watched.delete(key)) return;
-    this.o.pods.unwatch(splitKey(key)[0], `${this.kind.watchPrefix}:${key}`);
+    this.o.pods.unwatch(splitKey(key).namespace, `${this.kind.watchPrefix}:${key}`);
   }
 
   /** the object of this kind a controller reference names, when the cache has it with that uid */
@@ -209,12 +194,12 @@ export class ReplicaController {
     if (ref) {
       const owner = this.resolve(pod.metadata.namespace, ref);
       if (!owner) return;
-      const key = keyOf(owner);
-      this.observed(key, 'add');
+      const key = objectKey(owner);
+      this.expectations.creationObserved(key);
       this.queue.add(key);
       return;
     }
-    for (const obj of this.selecting(pod)) this.queue.add(keyOf(obj));
+    for (const obj of this.selecting(pod)) this.queue.add(objectKey(obj));
   }
 
   private onPodUpdate(old: any, pod: any): void {
@@ -231,19 +216,19 @@ export class ReplicaController {
     const refChanged = JSON.stringify(ref) !== JSON.stringify(oldRef);
     if (refChanged && oldRef) {
       const was = this.resolve(old.metadata.namespace, oldRef);
-      if (was) this.queue.add(keyOf(was));
+      if (was) this.queue.add(objectKey(was));
     }
     if (ref) {
       const owner = this.resolve(pod.metadata.namespace, ref);
       if (!owner) return;
-      const key = keyOf(owner);
+      const key = objectKey(owner);
       this.queue.add(key);
       // a pod that has just become ready is available minReadySeconds later
       const min = Number(owner.spec?.minReadySeconds ?? 0);
       if (min > 0 && !isPodReady(old) && isPodReady(pod)) this.queue.addAfter(key, min * 1000 + 1000);
       return;
     }
-    if (labelsChanged || refChanged) for (const obj of this.selecting(pod)) this.queue.add(keyOf(obj));
+    if (labelsChanged || refChanged) for (const obj of this.selecting(pod)) this.queue.add(objectKey(obj));
   }
 
   private onPodDelete(pod: any): void {
@@ -251,28 +236,9 @@ export class ReplicaController {
     if (!ref) return;
     const owner = this.resolve(pod?.metadata?.namespace, ref);
     if (!owner) return;
-    const key = keyOf(owner);
-    this.observed(key, 'del', keyOf(pod));
+    const key = objectKey(owner);
+    this.expectations.deletionObserved(key, objectKey(pod));
     this.queue.add(key);
-  }
-
-  // ---- expectations ----
-
-  private expect(key: string, add: number, deleting: string[]): void {
-    this.expectations.set(key, { add, del: deleting.length, deleting: new Set(deleting), at: this.now() });
-  }
-
-  private observed(key: string, what: 'add' | 'del', podKey?: string): void {
-    const e = this.expectations.get(key);
-    if (!e) return;
-    if (what === 'add') e.add--;
-    else if (podKey !== undefined && e.deleting.delete(podKey)) e.del--;
-  }
-
-  private satisfied(key: string): boolean {
-    const e = this.expectations.get(key);
-    if (!e) return true;
-    return (e.add <= 0 && e.del <= 0) || this.now() - e.at > EXPECTATIONS_TIMEOUT_MS;
   }
 
   // ---- running ----
@@ -302,7 +268,7 @@ export class ReplicaController {
 
   /** one object's sync (syncReplicaSet) */
   async sync(key: string, signal: AbortSignal): Promise<void> {
-    const [ns, name] = splitKey(key);
+    const { namespace: ns, name } = splitKey(key);
     const obj = this.o.objects.getByName(ns, name);
     if (!obj) {
       this.expectations.delete(key);
@@ -312,7 +278,7 @@ export class ReplicaController {
       if (signal.aborted) return;
       throw new Error(`the pods of namespace ${ns} are not listed yet`);
     }
-    const needsSync = this.satisfied(key);
+    const needsSync = this.expectations.satisfied(key);
     let selector: Requirement[] | null;
     try {
       selector = this.kind.selector(obj);
@@ -363,7 +329,7 @@ export class ReplicaController {
     try {
       const fresh = await new ResourceClient<any>(this.o.client, this.kind.gvr, obj.metadata.namespace).get(obj.metadata.name, { signal });
       if (fresh?.metadata?.uid !== obj.metadata.uid) {
-        this.log.v(2).info(`original ${this.kind.kind} is gone`, { [this.kind.kind]: keyOf(obj), got: fresh?.metadata?.uid, wanted: obj.metadata.uid });
+        this.log.v(2).info(`original ${this.kind.kind} is gone`, { [this.kind.kind]: objectKey(obj), got: fresh?.metadata?.uid, wanted: obj.metadata.uid });
         return false;
       }
       return !fresh.metadata.deletionTimestamp;
@@ -386,7 +352,7 @@ export class ReplicaController {
     const body = { metadata: { ownerReferences: [this.controllerRef(obj)], uid: pod.metadata.uid } };
     try {
       await this.o.client.json({ method: 'PATCH', path: this.podPath(pod), body, contentType: 'application/strategic-merge-patch+json', signal });
-      this.log.v(2).info(`Adopted pod`, { pod: keyOf(pod), [this.kind.kind]: keyOf(obj) });
+      this.log.v(2).info(`Adopted pod`, { pod: objectKey(pod), [this.kind.kind]: objectKey(obj) });
       return true;
     } catch (e) {
       if (isNotFound(e) || isConflict(e)) return false;
@@ -398,7 +364,7 @@ export class ReplicaController {
     const body = { metadata: { ownerReferences: [{ $patch: 'delete', uid: obj.metadata.uid }], uid: pod.metadata.uid } };
     try {
       await this.o.client.json({ method: 'PATCH', path: this.podPath(pod), body, contentType: 'application/strategic-merge-patch+json', signal });
-      this.log.v(2).info(`Released pod`, { pod: keyOf(pod), [this.kind.kind]: keyOf(obj) });
+      this.log.v(2).info(`Released pod`, { pod: objectKey(pod), [this.kind.kind]: objectKey(obj) });
     } catch (e) {
       // (gone, or changed meanwhile: the pod's next event brings the object back)
       if (isNotFound(e) || isConflict(e) || (e as { code?: number }).code === 422) return;
@@ -418,7 +384,7 @@ export class ReplicaController {
     const diff = pods.length - want;
     if (diff < 0) {
       const n = Math.min(-diff, this.burst);
-      this.expect(key, n, []);
+      this.expectations.expect(key, n);
       this.log.v(2).info('Too few replicas', { [this.kind.kind]: key, need: want, creating: n });
       let made = 0;
       let error: Error | undefined;
@@ -434,7 +400,7 @@ export class ReplicaController {
         }
       }
       // (the creates never made will never be observed)
-      for (let i = made; i < n; i++) this.observed(key, 'add');
+      for (let i = made; i < n; i++) this.expectations.creationObserved(key);
       if (error) return { reason: 'FailedCreate', message: messageOf(error) };
       return undefined;
     }
@@ -442,12 +408,12 @@ export class ReplicaController {
       const n = Math.min(diff, this.burst);
       this.log.v(2).info('Too many replicas', { [this.kind.kind]: key, need: want, deleting: n });
       const victims = podsToDelete(pods, this.related(obj), n, this.now());
-      this.expect(key, 0, victims.map(keyOf));
+      this.expectations.expect(key, 0, victims.map(objectKey));
       const results = await Promise.allSettled(victims.map((p) => this.deletePod(obj, p, signal)));
       let error: Error | undefined;
       results.forEach((r, i) => {
         if (r.status === 'rejected') {
-          this.observed(key, 'del', keyOf(victims[i]));
+          this.expectations.deletionObserved(key, objectKey(victims[i]));
           error ??= r.reason as Error;
         }
       });
@@ -542,7 +508,7 @@ export class ReplicaController {
       if (sameStatus(cur.status, status)) return status;
       const want = Number(cur.spec?.replicas ?? 1);
       if (cur.status?.replicas !== status.replicas) {
-        this.log.v(4).info(`Updating status for ${this.kind.kind}`, { [this.kind.kind]: keyOf(cur), replicas: `${cur.status?.replicas ?? 0}->${status.replicas} (need ${want})` });
+        this.log.v(4).info(`Updating status for ${this.kind.kind}`, { [this.kind.kind]: objectKey(cur), replicas: `${cur.status?.replicas ?? 0}->${status.replicas} (need ${want})` });
       }
       try {
         await client.updateStatus({ ...cur, status }, { signal });

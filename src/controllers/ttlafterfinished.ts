@@ -14,30 +14,23 @@
 import type { Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isNotFound, type RESTClient } from '../client/rest.js';
-import { ResourceClient } from '../client/resources.js';
+import { ResourceClient, objectKey, splitKey } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
 import { informerOf, withClient, type ControllerDescriptor } from './context.js';
-import { JOBS } from './job.js';
+import { JOBS, jobFinishedCondition } from './job.js';
 import { runQueueWorkers } from './workers.js';
 
 const COMPONENT = 'ttl-after-finished-controller';
 
-const keyOf = (o: any): string => `${o?.metadata?.namespace ?? ''}/${o?.metadata?.name ?? ''}`;
-
-/** the True Complete or Failed condition of a finished Job */
-function finishedCondition(job: any): any {
-  const conds: any[] = Array.isArray(job?.status?.conditions) ? job.status.conditions : [];
-  return conds.find((c) => (c?.type === 'Complete' || c?.type === 'Failed') && c?.status === 'True');
-}
 
 /** a Job with a TTL that has finished and is not being deleted (needsCleanup) */
 export function needsCleanup(job: any): boolean {
-  return typeof job?.spec?.ttlSecondsAfterFinished === 'number' && !!finishedCondition(job) && !job?.metadata?.deletionTimestamp;
+  return typeof job?.spec?.ttlSecondsAfterFinished === 'number' && !!jobFinishedCondition(job) && !job?.metadata?.deletionTimestamp;
 }
 
 /** when the Job finished: its condition's lastTransitionTime, else status.completionTime */
 export function finishedAt(job: any): number | undefined {
-  const t = Date.parse(finishedCondition(job)?.lastTransitionTime ?? job?.status?.completionTime ?? '');
+  const t = Date.parse(jobFinishedCondition(job)?.lastTransitionTime ?? job?.status?.completionTime ?? '');
   return Number.isFinite(t) ? t : undefined;
 }
 
@@ -58,7 +51,7 @@ export class TTLAfterFinishedController {
     this.now = o.now ?? Date.now;
     this.queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), 'ttl_jobs_to_delete');
     const enqueue = (job: any) => {
-      if (needsCleanup(job)) this.queue.add(keyOf(job));
+      if (needsCleanup(job)) this.queue.add(objectKey(job));
     };
     o.jobs.addEventHandler({ add: enqueue, update: (_old, job) => enqueue(job) });
   }
@@ -88,15 +81,14 @@ export class TTLAfterFinishedController {
   private timeLeft(job: any): number | undefined {
     if (!needsCleanup(job)) return undefined;
     const at = finishedAt(job);
-    if (at === undefined) throw new Error(`unable to find the time when the Job ${keyOf(job)} finished`);
-    if (at > this.now()) this.log.info('Warning: Found Job finished in the future. This is likely due to time skew in the cluster. Job cleanup will be deferred.', { job: keyOf(job) });
+    if (at === undefined) throw new Error(`unable to find the time when the Job ${objectKey(job)} finished`);
+    if (at > this.now()) this.log.info('Warning: Found Job finished in the future. This is likely due to time skew in the cluster. Job cleanup will be deferred.', { job: objectKey(job) });
     return at + job.spec.ttlSecondsAfterFinished * 1000 - this.now();
   }
 
   /** one Job (processJob): requeued for the time left, or deleted once expired on a fresh read */
   async sync(key: string, signal: AbortSignal): Promise<void> {
-    const i = key.indexOf('/');
-    const [ns, name] = [key.slice(0, i), key.slice(i + 1)];
+    const { namespace: ns, name } = splitKey(key);
     const cached = this.o.jobs.getByName(ns, name);
     if (!cached || !this.expired(key, cached)) return;
     const client = new ResourceClient<any>(this.o.client, JOBS, ns);

@@ -95,7 +95,7 @@ test('--help has kube-controller-manager\'s sections and flags; options it canno
 
 test('the daemon leads, runs the controllers, and serves /healthz and /metrics behind delegated authentication and authorization', async () => {
   port = await freePort();
-  cm = startManager();
+  cm = startManager(['--disabled-metrics=nodejs_eventloop_lag_seconds', '--controller-start-interval=10ms']);
   const healthz = await until('the healthz of the controller manager', async () => {
     try {
       const r = await get('/healthz?verbose');
@@ -121,11 +121,19 @@ test('the daemon leads, runs the controllers, and serves /healthz and /metrics b
   assert.equal(st.reason, 'Forbidden');
   assert.match(st.message, /^forbidden: User "system:anonymous" cannot get path "\/metrics"/);
   // a client certificate through the client CA the API server publishes (the admin is in system:masters)
-  const admin = await get('/metrics', { cert: true });
-  assert.equal(admin.status, 200, admin.text);
+  // (the shared informers' lists, GETs answered 200, follow the start of the last controller)
+  const admin = await until('the informers\' requests in /metrics', async () => {
+    const r = await get('/metrics', { cert: true });
+    return r.status === 200 && /\nrest_client_requests_total\{code="200",[^}]*method="GET"\}/.test(r.text) ? r : undefined;
+  });
   assert.match(admin.text, /\nleader_election_master_status\{name="kube-controller-manager"\} 1\n/);
   assert.match(admin.text, /\nrest_client_requests_total\{code="200",host="127\.0\.0\.1:\d+",method="GET"\} \d+\n/);
   assert.match(admin.text, /process_cpu_user_seconds_total/);
+  assert.ok(!admin.text.includes('nodejs_eventloop_lag_seconds '), '--disabled-metrics leaves it out');
+  // the health checks' SLIs, fed by the /healthz requests above
+  const slis = await get('/metrics/slis', { cert: true });
+  assert.equal(slis.status, 200);
+  assert.match(slis.text, /\nkubernetes_healthcheck\{name="leaderElection",type="healthz"\} 1\n/);
   // a service account's token: TokenReview, then a SubjectAccessReview of the path
   const ns = '/api/v1/namespaces/default/serviceaccounts';
   assert.equal((await c.raw('POST', ns, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'scraper' } } })).status, 201);
