@@ -23,16 +23,19 @@ export class EventRecorder {
     /** source.component and reportingComponent: `kube-controller-manager`, `controllermanager` */
     private readonly component: string,
     private readonly log: Logger,
+    /** source.host and reportingInstance: the node of a kubelet's events */
+    private readonly host = '',
   ) {}
 
   /** the writes of one key, one after the other (so that a repeat finds the event written before) */
   private readonly chains = new Map<string, Promise<void>>();
 
   /** record an event about `obj` (which carries its kind and apiVersion); never rejects */
-  event(obj: any, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+  event(obj: any, type: 'Normal' | 'Warning', reason: string, message: string, fieldPath?: string): Promise<void> {
     const md = obj?.metadata ?? {};
     const involved: Record<string, unknown> = { kind: obj?.kind, namespace: md.namespace, name: md.name, uid: md.uid, apiVersion: obj?.apiVersion, resourceVersion: md.resourceVersion };
-    const key = JSON.stringify([involved.kind, md.namespace, md.name, md.uid, involved.apiVersion, type, reason, message]);
+    if (fieldPath) involved.fieldPath = fieldPath;
+    const key = JSON.stringify([involved.kind, md.namespace, md.name, md.uid, involved.apiVersion, fieldPath, type, reason, message]);
     const run = (this.chains.get(key) ?? Promise.resolve()).then(() => this.write(key, md, involved, type, reason, message));
     this.chains.set(key, run);
     void run.then(() => {
@@ -72,13 +75,13 @@ export class EventRecorder {
         involvedObject: involved,
         reason,
         message,
-        source: { component: this.component },
+        source: { component: this.component, ...(this.host ? { host: this.host } : {}) },
         firstTimestamp: now,
         lastTimestamp: now,
         count: 1,
         type,
         reportingComponent: this.component,
-        reportingInstance: '',
+        reportingInstance: this.host,
       });
       if (this.written.size >= MAX_REMEMBERED) this.written.delete(this.written.keys().next().value!);
       this.written.set(key, { name, namespace, count: 1 });

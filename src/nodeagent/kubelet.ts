@@ -1,0 +1,106 @@
+// The node agent: its node (registration, status, Lease), its pod workers over the container
+// runtime, its volumes and the view its HTTP servers serve. `keelson kubelet` (cli/kubelet.ts)
+// builds one from its flags and config file.
+//
+// The API server is reached through three clients, as the kubelet has them: one for the pods and
+// everything else (--kube-api-qps/--kube-api-burst), one for events (--event-qps/--event-burst),
+// and one for the node's status and Lease that no rate limit holds back (the heartbeat client).
+import { mkdirSync } from 'node:fs';
+import type { Logger } from '../client/log.js';
+import { RESTClient, type RESTConfig } from '../client/rest.js';
+import { EventRecorder } from '../client/events.js';
+import type { CRIClient } from './cri.js';
+import { NodeAgentNode, type NodeOptions } from './node.js';
+import { PodWorkers } from './pods.js';
+import { VolumeManager } from './volumes.js';
+import type { ContainerSettings, NodeDNS } from './podspec.js';
+
+/** the node's settings the kubelet passes on as they are */
+type NodeSettings = 'nodeName' | 'hostname' | 'nodeIPs' | 'rootDir' | 'labels' | 'taints' | 'providerID' | 'podCIDR' | 'maxPods' | 'kubeletPort' | 'systemReserved' | 'kubeReserved' | 'evictionHard' | 'nodeStatusMaxImages' | 'registerNode' | 'kubeletVersion' | 'log';
+
+export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
+  rest: RESTConfig;
+  userAgent: string;
+  kubeAPIQPS: number;
+  kubeAPIBurst: number;
+  eventQPS: number;
+  eventBurst: number;
+  cri: CRIClient;
+  nodeStatusUpdateFrequencyMs: number;
+  nodeStatusReportFrequencyMs: number;
+  nodeLeaseDurationSeconds: number;
+  syncFrequencyMs: number;
+  dns: NodeDNS;
+  settings: ContainerSettings;
+  serializeImagePulls: boolean;
+  clusterDomain: string;
+}
+
+export class Kubelet {
+  readonly node: NodeAgentNode;
+  readonly pods: PodWorkers;
+  readonly volumes: VolumeManager;
+  private readonly clients: RESTClient[] = [];
+
+  constructor(readonly o: KubeletOptions) {
+    mkdirSync(o.rootDir, { recursive: true });
+    mkdirSync(`${o.rootDir}/pods`, { recursive: true });
+    const make = (extra: Partial<RESTConfig>) => {
+      const c = new RESTClient({ ...o.rest, userAgent: o.userAgent, ...extra });
+      this.clients.push(c);
+      return c;
+    };
+    const client = make({ qps: o.kubeAPIQPS > 0 ? o.kubeAPIQPS : 50, burst: o.kubeAPIBurst > 0 ? o.kubeAPIBurst : 100 });
+    const eventClient = make({ qps: o.eventQPS > 0 ? o.eventQPS : 5, burst: o.eventBurst > 0 ? o.eventBurst : 10 });
+    const heartbeat = make({ qps: Infinity });
+    const events = new EventRecorder(eventClient, 'kubelet', o.log, o.nodeName);
+    this.volumes = new VolumeManager({ client, rootDir: o.rootDir, nodeName: o.nodeName, log: o.log, clusterDomain: o.clusterDomain || 'cluster.local', nodeAllocatable: async () => node?.resources().allocatable ?? {} });
+    let node: NodeAgentNode | undefined;
+    this.pods = new PodWorkers({
+      client,
+      cri: o.cri,
+      nodeName: o.nodeName,
+      nodeIPs: o.nodeIPs,
+      volumes: this.volumes,
+      events,
+      log: o.log,
+      dns: o.dns,
+      settings: o.settings,
+      syncFrequencyMs: o.syncFrequencyMs,
+      nodeAllocatable: () => node?.resources().allocatable ?? {},
+      runtimeName: o.cri.runtimeName || 'containerd',
+      serializeImagePulls: o.serializeImagePulls,
+    });
+    const { nodeName, hostname, nodeIPs, rootDir, labels, taints, providerID, podCIDR, maxPods, kubeletPort, systemReserved, kubeReserved, evictionHard, nodeStatusMaxImages, registerNode, kubeletVersion, log } = o;
+    node = this.node = new NodeAgentNode({
+      ...{ nodeName, hostname, nodeIPs, rootDir, labels, taints, providerID, podCIDR, maxPods, kubeletPort, systemReserved, kubeReserved, evictionHard, nodeStatusMaxImages, registerNode, kubeletVersion, log },
+      client: heartbeat,
+      statusUpdateFrequencyMs: o.nodeStatusUpdateFrequencyMs,
+      statusReportFrequencyMs: o.nodeStatusReportFrequencyMs,
+      leaseDurationSeconds: o.nodeLeaseDurationSeconds,
+      runtime: {
+        runtimeVersion: () => `${o.cri.runtimeName}://${o.cri.runtimeVersion}`,
+        runtimeReady: async () => {
+          const s = await o.cri.status();
+          const conds: any[] = s.status?.conditions ?? [];
+          const bad = conds.filter((c) => !c.status);
+          if (!bad.length) return undefined;
+          return `container runtime ${bad.map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`).join(', ')}`;
+        },
+        images: async () => (await o.cri.listImages()).map((i: any) => ({ names: [...(i.repoTags ?? []), ...(i.repoDigests ?? [])], sizeBytes: Number(i.size ?? 0) })),
+      },
+      syncLoopError: () => this.pods.syncLoopError(),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.node.start();
+    await this.pods.start();
+  }
+
+  async stop(): Promise<void> {
+    this.node.stop();
+    await this.pods.stop();
+    for (const c of this.clients) c.close();
+  }
+}

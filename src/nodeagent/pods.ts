@@ -1,0 +1,1070 @@
+// The kubelet's pod workers: the pods bound to this node (an informer on spec.nodeName), each
+// synced by a worker of its own, one sync at a time per pod, against what the container runtime
+// runs (kubelet.go syncPod, kuberuntime_manager.go computePodActions and SyncPod, the status
+// manager, PLEG):
+//   - a sync is asked for by a change of the pod, by a change the relist of the runtime finds
+//     (every second: sandboxes and containers and their states), by a probe whose result turned,
+//     by the end of a back-off, and every --sync-frequency;
+//   - a pod gets a sandbox (a new one, attempt + 1, when its sandbox is gone or not ready, and all
+//     its containers are started again), its init containers one after the other, each to exit 0,
+//     then its containers; exited containers are restarted by the restartPolicy after a back-off
+//     of 10 s doubling to 5 minutes (reset after 10 minutes of running), as CrashLoopBackOff;
+//     images are pulled by imagePullPolicy (ErrImagePull, then ImagePullBackOff);
+//   - a container whose spec changed (its hash) or whose liveness or startup probe failed is
+//     killed and started again;
+//   - a pod that is deleted (deletionTimestamp) has its preStop hooks run and its containers
+//     stopped within its grace period, its sandbox stopped, its status written, and then the
+//     kubelet deletes it for good (grace period 0, with the pod's UID as precondition), removes its
+//     containers, sandbox and directory; a pod that reached Succeeded or Failed has its sandbox
+//     stopped and keeps its containers for their logs;
+//   - the status (phase, conditions, IPs, container statuses with states, last states, restart
+//     counts, readiness) is computed from the runtime after every sync and written with a
+//     strategic merge patch to pods/<name>/status when it changed.
+// Dead containers: the latest exited instance of each container is kept (its logs are `kubectl
+// logs --previous`), older ones are removed, as --maximum-dead-containers-per-container=1 does.
+import { rmSync } from 'node:fs';
+import type { Logger } from '../client/log.js';
+import { isConflict, isNotFound, type RESTClient } from '../client/rest.js';
+import { Informer } from '../client/informer.js';
+import { ResourceClient } from '../client/resources.js';
+import type { EventRecorder } from '../client/events.js';
+import type { CRIClient } from './cri.js';
+import { makeEnvironment, expandCommandAndArgs, ContainerConfigError } from './envvars.js';
+import type { VolumeManager } from './volumes.js';
+import { runHandler, ProbeState, type ProbeKind } from './probes.js';
+import {
+  A_HASH, A_PRESTOP, A_TERMINATION_PATH, containerConfig, containerHash, dnsConfigFor, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_UID, podLogDir,
+  qosClass, sandboxConfig, type ContainerSettings, type NodeDNS,
+} from './podspec.js';
+
+const PODS = { group: '', version: 'v1', resource: 'pods' };
+const BACKOFF_INITIAL_MS = 10_000;
+const BACKOFF_MAX_MS = 300_000;
+/** a container that ran this long has its back-off reset */
+const BACKOFF_RESET_MS = 600_000;
+const RELIST_PERIOD_MS = 1000;
+
+export interface PodWorkersOptions {
+  client: RESTClient;
+  cri: CRIClient;
+  nodeName: string;
+  nodeIPs: string[];
+  volumes: VolumeManager;
+  events: EventRecorder;
+  log: Logger;
+  dns: NodeDNS;
+  settings: ContainerSettings;
+  syncFrequencyMs: number;
+  nodeAllocatable: () => Record<string, string>;
+  /** `containerd`: the scheme of containerIDs */
+  runtimeName: string;
+  /** --serialize-image-pulls */
+  serializeImagePulls: boolean;
+}
+
+interface RuntimeContainer {
+  id: string;
+  sandboxId: string;
+  name: string;
+  attempt: number;
+  state: string;
+  createdAt: number;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  imageRef: string;
+}
+
+interface RuntimeSandbox {
+  id: string;
+  attempt: number;
+  state: string;
+  createdAt: number;
+}
+
+/** what the runtime runs for one pod */
+interface RuntimePod {
+  sandboxes: RuntimeSandbox[];
+  containers: RuntimeContainer[];
+}
+
+interface BackOff {
+  delayMs: number;
+  until: number;
+}
+
+/** the kubelet's own record of a pod between syncs */
+interface PodRecord {
+  uid: string;
+  pod: any;
+  firstSeen: number;
+  /** why a container is waiting (ErrImagePull, CrashLoopBackOff, CreateContainerConfigError ...) */
+  waiting: Map<string, { reason: string; message: string }>;
+  backoff: Map<string, BackOff>;
+  imageBackoff: Map<string, BackOff>;
+  probes: Map<string, ProbeState>; // `${container}/${kind}`, for the running instance
+  probeInstance: Map<string, string>; // container -> the container id its probes are for
+  podIPs: string[];
+  lastStatus: string;
+  terminated: boolean;
+  /** set once the final delete was sent */
+  deleted: boolean;
+  sandboxStopped: boolean;
+  /** a sync is running, and whether another was asked for meanwhile */
+  syncing: boolean;
+  again: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+/** the runtime's sandbox and container records, as the workers keep them */
+function toSandbox(s: any): RuntimeSandbox {
+  return { id: s.id, attempt: s.metadata?.attempt ?? 0, state: String(s.state), createdAt: Number(s.createdAt) };
+}
+function toContainer(c: any): RuntimeContainer {
+  return {
+    id: c.id,
+    sandboxId: c.podSandboxId,
+    name: c.labels?.[L_CONTAINER_NAME] ?? c.metadata?.name ?? '',
+    attempt: c.metadata?.attempt ?? 0,
+    state: String(c.state),
+    createdAt: Number(c.createdAt),
+    labels: c.labels ?? {},
+    annotations: c.annotations ?? {},
+    imageRef: c.imageRef ?? '',
+  };
+}
+
+function newRecord(uid: string, pod: any): PodRecord {
+  return {
+    uid,
+    pod,
+    firstSeen: Date.now(),
+    waiting: new Map(),
+    backoff: new Map(),
+    imageBackoff: new Map(),
+    probes: new Map(),
+    probeInstance: new Map(),
+    podIPs: [],
+    lastStatus: '',
+    terminated: false,
+    deleted: false,
+    sandboxStopped: false,
+    syncing: false,
+    again: false,
+  };
+}
+
+const nsToMs = (ns: number): number => Math.floor(ns / 1e6);
+const isoOf = (ns: number): string | undefined => (ns > 0 ? new Date(nsToMs(ns)).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined);
+const nowISO = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+function podKey(pod: any): string {
+  return `${pod.metadata.namespace}/${pod.metadata.name}`;
+}
+
+/** what the kubelet's messages call a pod: name_namespace(uid) */
+function podDesc(pod: any): string {
+  return `${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export class PodWorkers {
+  private readonly o: PodWorkersOptions;
+  private readonly informer: Informer<any>;
+  private readonly records = new Map<string, PodRecord>();
+  private runtime = new Map<string, RuntimePod>();
+  private lastStates = new Map<string, string>();
+  private timers: NodeJS.Timeout[] = [];
+  private stopped = false;
+  private pullChain: Promise<unknown> = Promise.resolve();
+  private lastRelist = 0;
+  private relisting = false;
+  /** the last time the loop ran without error, for the syncloop health check */
+  lastLoop = Date.now();
+
+  constructor(o: PodWorkersOptions) {
+    this.o = o;
+    this.informer = new Informer<any>(new ResourceClient<any>(o.client, PODS), {
+      fieldSelector: `spec.nodeName=${o.nodeName}`,
+      log: o.log,
+      name: 'pods',
+    });
+    this.informer.addEventHandler({
+      add: (p) => this.podChanged(p),
+      update: (_old, p) => this.podChanged(p),
+      delete: (p: any) => this.podGone(p?.obj ?? p),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.relist().catch((e) => this.o.log.error(e, 'The first relist of the container runtime failed'));
+    this.informer.run();
+    this.timers.push(setInterval(() => void this.relist().catch((e) => this.o.log.error(e, 'GenericPLEG: Unable to retrieve pods')), RELIST_PERIOD_MS));
+    this.timers.push(setInterval(() => this.resyncAll(), this.o.syncFrequencyMs));
+    this.timers.push(setInterval(() => this.runProbes(), 500));
+    for (const t of this.timers) t.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    for (const r of this.records.values()) if (r.timer) clearTimeout(r.timer);
+    this.informer.stop();
+  }
+
+  /** a message when the sync loop has not run for a while (the kubelet's syncloop check) */
+  syncLoopError(): string | undefined {
+    const idle = Date.now() - this.lastLoop;
+    return idle > Math.max(2 * this.o.syncFrequencyMs, 60_000) ? `sync loop took too long: ${Math.round(idle / 1000)}s` : undefined;
+  }
+
+  /** the pods this kubelet runs, with their latest status as written */
+  pods(): any[] {
+    return [...this.records.values()].filter((r) => !r.deleted).map((r) => r.pod);
+  }
+
+  /** what the runtime runs, as minimal pods (the kubelet's /runningpods/) */
+  runningPods(): any[] {
+    const out: any[] = [];
+    for (const [uid, rp] of this.runtime) {
+      const running = rp.containers.filter((c) => c.state === 'CONTAINER_RUNNING');
+      if (!running.length) continue;
+      const rec = this.records.get(uid);
+      const first = running[0];
+      out.push({
+        metadata: { name: rec?.pod.metadata.name ?? first.labels['io.kubernetes.pod.name'], namespace: rec?.pod.metadata.namespace ?? first.labels['io.kubernetes.pod.namespace'], uid, creationTimestamp: null },
+        spec: { containers: running.map((c) => ({ name: c.name, image: c.imageRef, resources: {} })) },
+        status: {},
+      });
+    }
+    return out;
+  }
+
+  /** the log file of a container's current (or previous) instance */
+  containerLogPath(namespace: string, name: string, container: string, previous: boolean): { path: string; running: boolean } | { error: string; code: number } {
+    const rec = [...this.records.values()].find((r) => r.pod.metadata.namespace === namespace && r.pod.metadata.name === name);
+    if (!rec) return { error: `pod ${namespace}/${name} not found`, code: 404 };
+    const spec = rec.pod.spec ?? {};
+    const known = [...(spec.initContainers ?? []), ...(spec.containers ?? []), ...(spec.ephemeralContainers ?? [])].some((c: any) => c.name === container);
+    if (!known) return { error: `container ${container} is not valid for pod ${name}`, code: 400 };
+    const instances = (this.runtime.get(rec.uid)?.containers ?? []).filter((c) => c.name === container).sort((a, b) => b.attempt - a.attempt || b.createdAt - a.createdAt);
+    const inst = previous ? instances[1] : instances[0];
+    if (!inst) {
+      return previous
+        ? { error: `previous terminated container "${container}" in pod "${name}" not found`, code: 400 }
+        : { error: `container "${container}" in pod "${name}" is waiting to start: ${rec.waiting.get(container)?.reason ?? 'ContainerCreating'}`, code: 400 };
+    }
+    return { path: `${podLogDir(rec.pod)}/${container}/${inst.attempt}.log`, running: inst.state === 'CONTAINER_RUNNING' };
+  }
+
+  // ── events of the API and the runtime ─────────────────────────────────────
+
+  private podChanged(pod: any): void {
+    const uid = pod.metadata.uid;
+    let rec = this.records.get(uid);
+    if (!rec) {
+      rec = newRecord(uid, pod);
+      this.records.set(uid, rec);
+      this.o.log.v(2).info('SyncLoop ADD', { source: 'api', pods: [podKey(pod)] });
+    } else {
+      // (the status the kubelet wrote comes back through the watch; the pod's spec and metadata are what matter)
+      rec.pod = pod;
+    }
+    this.enqueue(uid);
+  }
+
+  private podGone(pod: any): void {
+    const uid = pod?.metadata?.uid;
+    if (!uid) return;
+    const rec = this.records.get(uid);
+    if (!rec) return;
+    this.o.log.v(2).info('SyncLoop REMOVE', { source: 'api', pods: [podKey(pod)] });
+    rec.deleted = true;
+    this.enqueue(uid);
+  }
+
+  /** reads the runtime's sandboxes and containers, and asks for a sync of each pod whose containers changed state */
+  private async relist(): Promise<void> {
+    if (this.relisting || this.stopped) return;
+    this.relisting = true;
+    try {
+      const [sandboxes, containers]: [any[], any[]] = await Promise.all([this.o.cri.listPodSandbox(), this.o.cri.listContainers()]);
+      const next = new Map<string, RuntimePod>();
+      const of = (uid: string) => {
+        let p = next.get(uid);
+        if (!p) next.set(uid, (p = { sandboxes: [], containers: [] }));
+        return p;
+      };
+      for (const s of sandboxes) {
+        const uid = s.labels?.[L_POD_UID] ?? s.metadata?.uid;
+        if (!uid) continue;
+        of(uid).sandboxes.push(toSandbox(s));
+      }
+      for (const c of containers) {
+        const uid = c.labels?.[L_POD_UID];
+        if (!uid) continue;
+        of(uid).containers.push(toContainer(c));
+      }
+      const states = new Map<string, string>();
+      const changed = new Set<string>();
+      for (const [uid, rp] of next) {
+        for (const c of rp.containers) {
+          states.set(c.id, c.state);
+          if (this.lastStates.get(c.id) !== c.state) changed.add(uid);
+        }
+        for (const s of rp.sandboxes) {
+          states.set(s.id, s.state);
+          if (this.lastStates.get(s.id) !== s.state) changed.add(uid);
+        }
+      }
+      for (const id of this.lastStates.keys()) if (!states.has(id)) for (const [uid, rp] of this.runtime) if (rp.containers.some((c) => c.id === id)) changed.add(uid);
+      this.runtime = next;
+      this.lastStates = states;
+      this.lastRelist = Date.now();
+      this.lastLoop = Date.now();
+      for (const uid of changed) {
+        if (this.records.has(uid)) this.enqueue(uid);
+        else this.orphan(uid);
+      }
+    } finally {
+      this.relisting = false;
+    }
+  }
+
+  private resyncAll(): void {
+    this.lastLoop = Date.now();
+    for (const uid of this.records.keys()) this.enqueue(uid);
+    // sandboxes of pods the kubelet does not know (deleted while it was down): removed
+    for (const uid of this.runtime.keys()) if (!this.records.has(uid)) this.orphan(uid);
+  }
+
+  /** the runtime runs a pod the kubelet has no record of: it is killed and removed */
+  private orphan(uid: string): void {
+    if (this.records.has(uid)) return;
+    const rp = this.runtime.get(uid);
+    if (!rp) return;
+    const rec = newRecord(uid, { metadata: { uid, name: '', namespace: '' }, spec: { terminationGracePeriodSeconds: 2 } });
+    rec.terminated = true;
+    rec.deleted = true;
+    (rec as any).orphan = true;
+    this.records.set(uid, rec);
+    this.enqueue(uid);
+  }
+
+  private enqueue(uid: string, delayMs = 0): void {
+    const rec = this.records.get(uid);
+    if (!rec || this.stopped) return;
+    if (delayMs > 0) {
+      if (rec.timer) clearTimeout(rec.timer);
+      rec.timer = setTimeout(() => {
+        rec.timer = undefined;
+        this.enqueue(uid);
+      }, delayMs);
+      rec.timer.unref();
+      return;
+    }
+    if (rec.syncing) {
+      rec.again = true;
+      return;
+    }
+    rec.syncing = true;
+    void (async () => {
+      do {
+        rec.again = false;
+        try {
+          await this.sync(rec);
+        } catch (e) {
+          if (!this.stopped) this.o.log.error(e, 'Error syncing pod, skipping', { pod: podKey(rec.pod), podUID: uid });
+          this.enqueue(uid, 2000);
+        }
+      } while (rec.again && !this.stopped);
+      rec.syncing = false;
+    })();
+  }
+
+  // ── one sync ──────────────────────────────────────────────────────────────
+
+  private runtimePod(uid: string): RuntimePod {
+    return this.runtime.get(uid) ?? { sandboxes: [], containers: [] };
+  }
+
+  /** refreshes one pod's view of the runtime right after changing it (the relist comes later) */
+  private async refresh(uid: string): Promise<RuntimePod> {
+    const [sandboxes, containers] = await Promise.all([this.o.cri.listPodSandbox({ labelSelector: { [L_POD_UID]: uid } } as any), this.o.cri.listContainers({ labelSelector: { [L_POD_UID]: uid } } as any)]);
+    const rp: RuntimePod = {
+      sandboxes: sandboxes.map(toSandbox),
+      containers: containers.map(toContainer),
+    };
+    if (rp.sandboxes.length || rp.containers.length) this.runtime.set(uid, rp);
+    else this.runtime.delete(uid);
+    for (const c of rp.containers) this.lastStates.set(c.id, c.state);
+    for (const s of rp.sandboxes) this.lastStates.set(s.id, s.state);
+    return rp;
+  }
+
+  private async sync(rec: PodRecord): Promise<void> {
+    const pod = rec.pod;
+    if (rec.deleted || pod.metadata.deletionTimestamp) {
+      await this.terminate(rec);
+      return;
+    }
+    if (rec.terminated) {
+      // Succeeded or Failed: nothing runs again; the sandbox is stopped once
+      if (!rec.sandboxStopped) {
+        const rp = await this.refresh(rec.uid);
+        for (const s of rp.sandboxes) if (s.state === 'SANDBOX_READY') await this.o.cri.stopPodSandbox(s.id).catch(() => undefined);
+        rec.sandboxStopped = true;
+      }
+      await this.writeStatus(rec, await this.refresh(rec.uid));
+      return;
+    }
+    let rp = await this.refresh(rec.uid);
+    const spec = pod.spec ?? {};
+
+    // volumes first: a pod whose volumes cannot be set up waits (FailedMount)
+    try {
+      await this.o.volumes.setUp(pod);
+    } catch (e) {
+      const msgs: string[] = (e as any)?.messages ?? [(e as Error).message];
+      for (const msg of msgs) void this.o.events.event(pod, 'Warning', 'FailedMount', msg);
+      for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) if (!rp.containers.some((x) => x.name === c.name)) rec.waiting.set(c.name, { reason: 'ContainerCreating', message: '' });
+      await this.writeStatus(rec, rp);
+      this.enqueue(rec.uid, 5000);
+      return;
+    }
+
+    // the sandbox
+    const sandboxes = [...rp.sandboxes].sort((a, b) => b.createdAt - a.createdAt);
+    let sandbox = sandboxes[0];
+    const regular: any[] = spec.containers ?? [];
+    const init: any[] = spec.initContainers ?? [];
+    const policy: string = spec.restartPolicy || 'Always';
+    const { config: dns, missingClusterDNS } = dnsConfigFor(pod, this.o.dns);
+    if (!sandbox || sandbox.state !== 'SANDBOX_READY') {
+      // a pod that ran to its end is not started again (restartPolicy Never or OnFailure with all succeeded)
+      if (sandbox && this.allDone(rec, rp, policy)) {
+        rec.terminated = true;
+        await this.writeStatus(rec, rp);
+        return;
+      }
+      if (sandbox) {
+        this.o.log.info('No ready sandbox for pod can be found. Need to start a new one', { pod: podKey(pod) });
+        for (const c of rp.containers) if (c.state === 'CONTAINER_RUNNING') await this.o.cri.stopContainer(c.id, 0).catch(() => undefined);
+        for (const s of rp.sandboxes) await this.o.cri.stopPodSandbox(s.id).catch(() => undefined);
+      }
+      if (missingClusterDNS) void this.o.events.event(pod, 'Warning', 'MissingClusterDNS', 'pod: "' + podDesc(pod) + '". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.');
+      const attempt = sandbox ? sandbox.attempt + 1 : 0;
+      try {
+        const id = await this.o.cri.runPodSandbox(sandboxConfig(pod, attempt, dns));
+        const st = await this.o.cri.podSandboxStatus(id);
+        const ip = st.status?.network?.ip;
+        rec.podIPs = spec.hostNetwork ? [...this.o.nodeIPs] : ip ? [ip, ...(st.status?.network?.additionalIps ?? []).map((x: any) => x.ip)] : [];
+      } catch (e) {
+        const msg = `Failed to create pod sandbox: ${(e as Error).message}`;
+        void this.o.events.event(pod, 'Warning', 'FailedCreatePodSandBox', msg);
+        this.o.log.error(e, 'CreatePodSandbox for pod failed', { pod: podKey(pod) });
+        await this.writeStatus(rec, rp);
+        this.enqueue(rec.uid, 5000);
+        return;
+      }
+      rp = await this.refresh(rec.uid);
+      sandbox = [...rp.sandboxes].sort((a, b) => b.createdAt - a.createdAt)[0];
+      if (!sandbox) throw new Error('the new sandbox is not listed by the runtime');
+      rec.probes.clear();
+      rec.probeInstance.clear();
+    } else if (rec.podIPs.length === 0) {
+      const st = await this.o.cri.podSandboxStatus(sandbox.id).catch(() => undefined);
+      const ip = st?.status?.network?.ip;
+      rec.podIPs = spec.hostNetwork ? [...this.o.nodeIPs] : ip ? [ip] : [];
+    }
+    const inSandbox = (name: string) => rp.containers.filter((c) => c.name === name && c.sandboxId === sandbox!.id).sort((a, b) => b.attempt - a.attempt || b.createdAt - a.createdAt);
+    const latestAttempt = (name: string) => Math.max(-1, ...rp.containers.filter((c) => c.name === name).map((c) => c.attempt));
+
+    // init containers, in order
+    let initDone = true;
+    for (const c of init) {
+      const sidecar = c.restartPolicy === 'Always';
+      const inst = inSandbox(c.name)[0];
+      if (!inst) {
+        await this.startContainer(rec, sandbox.id, c, latestAttempt(c.name) + 1, 'init', dns);
+        initDone = false;
+        break;
+      }
+      if (inst.state === 'CONTAINER_RUNNING' || inst.state === 'CONTAINER_CREATED') {
+        if (sidecar && inst.state === 'CONTAINER_RUNNING') continue;
+        initDone = false;
+        break;
+      }
+      const status = await this.o.cri.containerStatus(inst.id).catch(() => undefined);
+      const exitCode = status?.status?.exitCode ?? 0;
+      if (!sidecar && exitCode === 0) continue;
+      initDone = false;
+      if (!sidecar && policy === 'Never') {
+        rec.terminated = true;
+        break;
+      }
+      await this.restartWithBackoff(rec, sandbox.id, c, inst, latestAttempt(c.name) + 1, 'init', dns);
+      break;
+    }
+
+    if (initDone && !rec.terminated) {
+      for (const c of regular) {
+        const inst = inSandbox(c.name)[0];
+        if (!inst) {
+          await this.startContainer(rec, sandbox.id, c, latestAttempt(c.name) + 1, 'regular', dns);
+          continue;
+        }
+        if (inst.state === 'CONTAINER_RUNNING') {
+          const hash = inst.annotations[A_HASH];
+          const liveness = rec.probes.get(`${c.name}/liveness`);
+          const startup = rec.probes.get(`${c.name}/startup`);
+          let why = '';
+          if (hash && hash !== containerHash(c)) why = `Container ${c.name} definition changed, will be restarted`;
+          else if (liveness && !liveness.result) why = `Container ${c.name} failed liveness probe, will be restarted`;
+          else if (startup && !startup.result && startup.failureCount >= (c.startupProbe?.failureThreshold ?? 3)) why = `Container ${c.name} failed startup probe, will be restarted`;
+          if (why) {
+            void this.o.events.event(pod, 'Normal', 'Killing', why, `spec.containers{${c.name}}`);
+            await this.killContainer(rec, inst, c, this.gracePeriod(pod));
+            rec.probes.delete(`${c.name}/liveness`);
+            rec.probes.delete(`${c.name}/startup`);
+            rec.probes.delete(`${c.name}/readiness`);
+            if (policy !== 'Never') this.enqueue(rec.uid, 100);
+          } else {
+            this.ensureProbes(rec, c, inst);
+          }
+          continue;
+        }
+        if (inst.state === 'CONTAINER_CREATED') {
+          await this.o.cri.startContainer(inst.id).catch((e) => this.o.log.error(e, 'Start of a created container failed', { container: c.name }));
+          continue;
+        }
+        // exited (or unknown)
+        const status = await this.o.cri.containerStatus(inst.id).catch(() => undefined);
+        const exitCode = status?.status?.exitCode ?? 0;
+        const restart = policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0);
+        if (!restart) continue;
+        await this.restartWithBackoff(rec, sandbox.id, c, inst, latestAttempt(c.name) + 1, 'regular', dns, status?.status);
+      }
+      rp = await this.refresh(rec.uid);
+      if (this.allDone(rec, rp, policy)) rec.terminated = true;
+    } else {
+      rp = await this.refresh(rec.uid);
+    }
+    await this.removeDeadContainers(rp);
+    await this.writeStatus(rec, rp);
+    if (rec.terminated) this.enqueue(rec.uid, 10);
+  }
+
+  /** whether every container ran to an end the restartPolicy does not restart */
+  private allDone(rec: PodRecord, rp: RuntimePod, policy: string): boolean {
+    if (policy === 'Always') return false;
+    const regular: any[] = rec.pod.spec?.containers ?? [];
+    if (!regular.length) return false;
+    for (const c of regular) {
+      const inst = rp.containers.filter((x) => x.name === c.name).sort((a, b) => b.attempt - a.attempt || b.createdAt - a.createdAt)[0];
+      if (!inst || inst.state !== 'CONTAINER_EXITED') return false;
+    }
+    if (policy === 'Never') return true;
+    // OnFailure: done when all succeeded; the exit codes are in the statuses the status computation reads
+    return (rec as any).allSucceeded === true;
+  }
+
+  private gracePeriod(pod: any): number {
+    const g = pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+    return Math.max(0, Number(g));
+  }
+
+  /**
+   * starts an exited container again unless it is in its back-off (the kubelet's: none before the
+   * first restart, then 10 s from the last exit, doubling to 5 minutes; reset when the container
+   * had run 10 minutes)
+   */
+  private async restartWithBackoff(rec: PodRecord, sandboxId: string, c: any, inst: RuntimeContainer, attempt: number, kind: 'init' | 'regular', dns: any, status?: any): Promise<void> {
+    const now = Date.now();
+    const st = status ?? (await this.o.cri.containerStatus(inst.id).catch(() => undefined))?.status;
+    const finishedAt = st && st.finishedAt > 0 ? nsToMs(st.finishedAt) : now;
+    const ranMs = st && st.startedAt > 0 ? finishedAt - nsToMs(st.startedAt) : 0;
+    let b = rec.backoff.get(c.name);
+    if (b && ranMs >= BACKOFF_RESET_MS) {
+      rec.backoff.delete(c.name);
+      b = undefined;
+    }
+    if (b && now < finishedAt + b.delayMs) {
+      const msg = `back-off ${goSeconds(b.delayMs)} restarting failed container=${c.name} pod=${podDesc(rec.pod)}`;
+      if (rec.waiting.get(c.name)?.message !== msg) void this.o.events.event(rec.pod, 'Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${podDesc(rec.pod)}`, `spec.${kind === 'init' ? 'initContainers' : 'containers'}{${c.name}}`);
+      rec.waiting.set(c.name, { reason: 'CrashLoopBackOff', message: msg });
+      this.enqueue(rec.uid, finishedAt + b.delayMs - now + 50);
+      return;
+    }
+    if (b) b.delayMs = Math.min(BACKOFF_MAX_MS, b.delayMs * 2);
+    else rec.backoff.set(c.name, { delayMs: BACKOFF_INITIAL_MS, until: 0 });
+    await this.startContainer(rec, sandboxId, c, attempt, kind, dns);
+  }
+
+  /** pulls the image (by imagePullPolicy), makes the container and starts it; false when it could not */
+  private async startContainer(rec: PodRecord, sandboxId: string, c: any, attempt: number, kind: 'init' | 'regular', dns: any): Promise<boolean> {
+    const pod = rec.pod;
+    const fieldPath = `spec.${kind === 'init' ? 'initContainers' : 'containers'}{${c.name}}`;
+    const image = await this.ensureImage(rec, c, fieldPath);
+    if (!image) return false;
+    let env: { name: string; value: string }[];
+    let mounts: any[];
+    try {
+      env = await makeEnvironment(pod, c, { client: this.o.client, nodeName: this.o.nodeName, hostIPs: this.o.nodeIPs, podIPs: rec.podIPs, nodeAllocatable: this.o.nodeAllocatable() } as any);
+      mounts = (await this.o.volumes.mountsFor(pod, c, env, rec.podIPs)).mounts;
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (e instanceof ContainerConfigError || (e as any)?.name === 'ContainerConfigError') {
+        rec.waiting.set(c.name, { reason: 'CreateContainerConfigError', message: msg });
+        void this.o.events.event(pod, 'Warning', 'Failed', `Error: ${msg}`, fieldPath);
+        this.enqueue(rec.uid, 5000);
+        return false;
+      }
+      throw e;
+    }
+    const cmd = expandCommandAndArgs(c, env);
+    const config = containerConfig(pod, c, attempt, image, env, cmd, mounts, kind, this.o.settings);
+    if (c.lifecycle?.preStop) config.annotations[A_PRESTOP] = JSON.stringify(c.lifecycle.preStop);
+    const sbConfig = sandboxConfig(pod, 0, dns);
+    let id: string;
+    try {
+      id = await this.o.cri.createContainer(sandboxId, config, sbConfig);
+    } catch (e) {
+      const msg = (e as Error).message;
+      rec.waiting.set(c.name, { reason: 'CreateContainerError', message: msg });
+      void this.o.events.event(pod, 'Warning', 'Failed', `Error: ${msg}`, fieldPath);
+      this.enqueue(rec.uid, 5000);
+      return false;
+    }
+    void this.o.events.event(pod, 'Normal', 'Created', `Created container: ${c.name}`, fieldPath);
+    try {
+      await this.o.cri.startContainer(id);
+    } catch (e) {
+      const msg = (e as Error).message;
+      rec.waiting.set(c.name, { reason: 'RunContainerError', message: msg });
+      void this.o.events.event(pod, 'Warning', 'Failed', `Error: ${msg}`, fieldPath);
+      this.enqueue(rec.uid, 5000);
+      return false;
+    }
+    rec.waiting.delete(c.name);
+    void this.o.events.event(pod, 'Normal', 'Started', `Started container ${c.name}`, fieldPath);
+    if (c.lifecycle?.postStart) {
+      const r = await runHandler(c.lifecycle.postStart, { podIP: rec.podIPs[0] ?? '', containerID: id, execSync: (i, cm, t) => this.o.cri.execSync(i, cm, t), ports: portsOf(c) }, 30);
+      if (!r.ok) {
+        void this.o.events.event(pod, 'Warning', 'FailedPostStartHook', r.output, fieldPath);
+        await this.o.cri.stopContainer(id, 0).catch(() => undefined);
+      }
+    }
+    return true;
+  }
+
+  /** the image's reference, pulled when the policy says so; undefined when the container must wait */
+  private async ensureImage(rec: PodRecord, c: any, fieldPath: string): Promise<string | undefined> {
+    const pod = rec.pod;
+    const image: string = c.image;
+    const policy: string = c.imagePullPolicy || (/:latest$/.test(image) || !/:[^/]+$/.test(image.replace(/@.*$/, '')) ? 'Always' : 'IfNotPresent');
+    const present = await this.o.cri.imageStatus(image).catch(() => undefined);
+    if (present && policy !== 'Always') {
+      void this.o.events.event(pod, 'Normal', 'Pulled', `Container image "${image}" already present on machine`, fieldPath);
+      return present.id || image;
+    }
+    if (policy === 'Never') {
+      const msg = `Container image "${image}" is not present with pull policy of Never`;
+      rec.waiting.set(c.name, { reason: 'ErrImageNeverPull', message: msg });
+      void this.o.events.event(pod, 'Warning', 'ErrImageNeverPull', msg, fieldPath);
+      this.enqueue(rec.uid, 10_000);
+      return undefined;
+    }
+    const b = rec.imageBackoff.get(image);
+    if (b && Date.now() < b.until) {
+      rec.waiting.set(c.name, { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"` });
+      void this.o.events.event(pod, 'Normal', 'BackOff', `Back-off pulling image "${image}"`, fieldPath);
+      this.enqueue(rec.uid, b.until - Date.now() + 50);
+      return undefined;
+    }
+    void this.o.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
+    const started = Date.now();
+    try {
+      const pull = () => this.o.cri.pullImage(image, undefined, undefined);
+      let ref: string;
+      if (this.o.serializeImagePulls) {
+        const p = this.pullChain.then(pull, pull);
+        this.pullChain = p.catch(() => undefined);
+        ref = await p;
+      } else ref = await pull();
+      rec.imageBackoff.delete(image);
+      void this.o.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${((Date.now() - started) / 1000).toFixed(3)}s`, fieldPath);
+      return ref || image;
+    } catch (e) {
+      const msg = `Failed to pull image "${image}": ${(e as Error).message}`;
+      const delay = b ? Math.min(BACKOFF_MAX_MS, b.delayMs * 2) : BACKOFF_INITIAL_MS;
+      rec.imageBackoff.set(image, { delayMs: delay, until: Date.now() + delay });
+      rec.waiting.set(c.name, { reason: 'ErrImagePull', message: msg });
+      void this.o.events.event(pod, 'Warning', 'Failed', msg, fieldPath);
+      void this.o.events.event(pod, 'Warning', 'Failed', 'Error: ErrImagePull', fieldPath);
+      this.enqueue(rec.uid, delay + 50);
+      return undefined;
+    }
+  }
+
+  /** runs the container's preStop hook, then stops it within the grace period */
+  private async killContainer(rec: PodRecord, inst: RuntimeContainer, c: any | undefined, graceSeconds: number): Promise<void> {
+    let grace = graceSeconds;
+    const preStop = c?.lifecycle?.preStop ?? (inst.annotations[A_PRESTOP] ? JSON.parse(inst.annotations[A_PRESTOP]) : undefined);
+    if (preStop && grace > 0) {
+      const started = Date.now();
+      const r = await Promise.race([
+        runHandler(preStop, { podIP: rec.podIPs[0] ?? '', containerID: inst.id, execSync: (i, cm, t) => this.o.cri.execSync(i, cm, t), ports: portsOf(c ?? {}) }, grace),
+        sleep(grace * 1000).then(() => ({ ok: false, output: 'timeout' })),
+      ]);
+      if (!r.ok && r.output !== 'timeout') void this.o.events.event(rec.pod, 'Warning', 'FailedPreStopHook', `PreStopHook failed: ${r.output}`, `spec.containers{${inst.name}}`);
+      grace = Math.max(2, grace - Math.ceil((Date.now() - started) / 1000));
+    }
+    await this.o.cri.stopContainer(inst.id, grace).catch((e) => {
+      this.o.log.error(e, 'Container termination failed', { containerID: inst.id });
+    });
+  }
+
+  /** a deleted pod: containers stopped, sandbox stopped, status written, then the final delete and the clean-up */
+  private async terminate(rec: PodRecord): Promise<void> {
+    const pod = rec.pod;
+    const orphan = (rec as any).orphan === true;
+    let rp = await this.refresh(rec.uid);
+    const grace = orphan ? 2 : rec.deleted && !pod.metadata.deletionTimestamp ? this.gracePeriod(pod) : this.gracePeriod(pod);
+    const running = rp.containers.filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED');
+    const spec = pod.spec ?? {};
+    const byName = new Map<string, any>([...(spec.initContainers ?? []), ...(spec.containers ?? [])].map((c: any) => [c.name, c]));
+    if (running.length) {
+      for (const inst of running) void this.o.events.event(pod, 'Normal', 'Killing', `Stopping container ${inst.name}`, `spec.containers{${inst.name}}`);
+      await Promise.all(running.map((inst) => this.killContainer(rec, inst, byName.get(inst.name), grace)));
+    }
+    for (const s of rp.sandboxes) if (s.state === 'SANDBOX_READY') await this.o.cri.stopPodSandbox(s.id).catch(() => undefined);
+    rp = await this.refresh(rec.uid);
+    rec.terminated = true;
+    if (!orphan && !rec.deleted) {
+      await this.writeStatus(rec, rp);
+      // the final delete: the pod's UID as precondition, grace 0 (the status manager's canBeDeleted, then Delete)
+      try {
+        await this.o.client.json({
+          method: 'DELETE',
+          path: `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace)}/pods/${encodeURIComponent(pod.metadata.name)}`,
+          body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, preconditions: { uid: rec.uid } },
+        });
+        this.o.log.v(2).info('Pod fully terminated and removed from etcd', { pod: podKey(pod) });
+      } catch (e) {
+        if (!isNotFound(e) && !isConflict(e)) throw e;
+      }
+      rec.deleted = true;
+    }
+    // clean-up: containers, sandboxes, the pod's directories
+    for (const c of rp.containers) await this.o.cri.removeContainer(c.id).catch(() => undefined);
+    for (const s of rp.sandboxes) await this.o.cri.removePodSandbox(s.id).catch(() => undefined);
+    await this.refresh(rec.uid);
+    if (!orphan) {
+      await this.o.volumes.tearDown(rec.uid).catch((e: unknown) => this.o.log.error(e, 'Failed to clean up the pod directory', { podUID: rec.uid }));
+      try {
+        rmSync(podLogDir(pod), { recursive: true, force: true });
+      } catch {
+        /* logs of a pod already gone */
+      }
+    }
+    if (rec.timer) clearTimeout(rec.timer);
+    this.records.delete(rec.uid);
+  }
+
+  /** removes the exited instances of a container but its latest (the one `--previous` reads) and its current */
+  private async removeDeadContainers(rp: RuntimePod): Promise<void> {
+    const byName = new Map<string, RuntimeContainer[]>();
+    for (const c of rp.containers) {
+      const list = byName.get(c.name) ?? [];
+      list.push(c);
+      byName.set(c.name, list);
+    }
+    for (const list of byName.values()) {
+      list.sort((a, b) => b.attempt - a.attempt || b.createdAt - a.createdAt);
+      for (const c of list.slice(2)) if (c.state === 'CONTAINER_EXITED') await this.o.cri.removeContainer(c.id).catch(() => undefined);
+    }
+    const sandboxes = [...rp.sandboxes].sort((a, b) => b.createdAt - a.createdAt);
+    for (const s of sandboxes.slice(1)) {
+      if (s.state !== 'SANDBOX_READY' && !rp.containers.some((c) => c.sandboxId === s.id)) await this.o.cri.removePodSandbox(s.id).catch(() => undefined);
+    }
+  }
+
+  // ── probes ────────────────────────────────────────────────────────────────
+
+  private ensureProbes(rec: PodRecord, c: any, inst: RuntimeContainer): void {
+    if (rec.probeInstance.get(c.name) === inst.id) return;
+    rec.probeInstance.set(c.name, inst.id);
+    const started = Date.now();
+    for (const [kind, probe] of [['startup', c.startupProbe], ['liveness', c.livenessProbe], ['readiness', c.readinessProbe]] as [ProbeKind, any][]) {
+      const key = `${c.name}/${kind}`;
+      if (probe) rec.probes.set(key, new ProbeState(kind, probe, started));
+      else rec.probes.delete(key);
+    }
+  }
+
+  private runProbes(): void {
+    const now = Date.now();
+    for (const rec of this.records.values()) {
+      if (rec.terminated || rec.deleted) continue;
+      for (const [key, p] of rec.probes) {
+        if (!p.due(now)) continue;
+        const name = key.slice(0, key.lastIndexOf('/'));
+        const startup = rec.probes.get(`${name}/startup`);
+        if (p.kind !== 'startup' && startup && !startup.result) continue;
+        if (p.kind === 'startup' && p.result) continue;
+        const id = rec.probeInstance.get(name);
+        const c = (rec.pod.spec?.containers ?? []).find((x: any) => x.name === name);
+        if (!id || !c) continue;
+        p.running = true;
+        void runHandler(p.probe, { podIP: rec.podIPs[0] ?? '', containerID: id, execSync: (i, cm, t) => this.o.cri.execSync(i, cm, t), ports: portsOf(c) }, p.probe.timeoutSeconds ?? 1).then((r) => {
+          p.running = false;
+          const turned = p.record(r.ok, r.output, Date.now());
+          if (!r.ok) {
+            const what = p.kind === 'liveness' ? 'Liveness' : p.kind === 'readiness' ? 'Readiness' : 'Startup';
+            void this.o.events.event(rec.pod, 'Warning', 'Unhealthy', `${what} probe failed: ${r.output}`, `spec.containers{${name}}`);
+          }
+          if (turned || (p.kind === 'startup' && !r.ok && p.failureCount >= (p.probe.failureThreshold ?? 3))) this.enqueue(rec.uid);
+        });
+      }
+    }
+  }
+
+  // ── status ────────────────────────────────────────────────────────────────
+
+  private async containerStatuses(rec: PodRecord, rp: RuntimePod, containers: any[], init: boolean): Promise<any[]> {
+    const out: any[] = [];
+    const currentSandbox = [...rp.sandboxes].sort((a, b) => b.createdAt - a.createdAt)[0];
+    for (const c of containers) {
+      const instances = rp.containers.filter((x) => x.name === c.name).sort((a, b) => b.attempt - a.attempt || b.createdAt - a.createdAt);
+      const [cur, prev] = instances;
+      const s: any = { name: c.name, state: {}, lastState: {}, ready: false, restartCount: 0, image: c.image, imageID: '' };
+      const waiting = rec.waiting.get(c.name);
+      const terminatedOf = async (inst: RuntimeContainer) => {
+        const st = (await this.o.cri.containerStatus(inst.id).catch(() => undefined))?.status;
+        if (!st) return { exitCode: 0, reason: 'Unknown', containerID: `${this.o.runtimeName}://${inst.id}` };
+        const t: any = {
+          exitCode: st.exitCode,
+          reason: st.reason && st.reason !== 'Completed' && st.reason !== 'Error' ? st.reason : st.exitCode === 0 ? 'Completed' : 'Error',
+          startedAt: isoOf(st.startedAt ?? 0) ?? null,
+          finishedAt: isoOf(st.finishedAt ?? 0) ?? null,
+          containerID: `${this.o.runtimeName}://${inst.id}`,
+        };
+        if (st.message) t.message = st.message;
+        return t;
+      };
+      if (cur) {
+        s.restartCount = cur.attempt;
+        s.containerID = `${this.o.runtimeName}://${cur.id}`;
+        const st = (await this.o.cri.containerStatus(cur.id).catch(() => undefined))?.status;
+        s.imageID = st?.imageRef ?? cur.imageRef ?? '';
+        if (st?.image?.image) s.image = c.image;
+        if (cur.state === 'CONTAINER_RUNNING') {
+          s.state = { running: { startedAt: isoOf(st?.startedAt ?? 0) ?? nowISO() } };
+          const startup = rec.probes.get(`${c.name}/startup`);
+          const readiness = rec.probes.get(`${c.name}/readiness`);
+          s.started = !startup || startup.result;
+          s.ready = s.started && (!readiness || readiness.result) && (!currentSandbox || cur.sandboxId === currentSandbox.id);
+          if (init && c.restartPolicy !== 'Always') s.ready = false;
+        } else if (cur.state === 'CONTAINER_EXITED' || cur.state === 'CONTAINER_UNKNOWN') {
+          const t = await terminatedOf(cur);
+          if (waiting && waiting.reason === 'CrashLoopBackOff' && !rec.terminated) {
+            s.state = { waiting: { reason: waiting.reason, message: waiting.message } };
+            s.lastState = { terminated: t };
+          } else {
+            s.state = { terminated: t };
+            if (prev) s.lastState = { terminated: await terminatedOf(prev) };
+          }
+          s.started = false;
+          if (init && t.exitCode === 0) s.ready = true;
+        } else {
+          s.state = { waiting: { reason: 'ContainerCreating' } };
+          s.started = false;
+        }
+        if (prev && !s.lastState.terminated) s.lastState = { terminated: await terminatedOf(prev) };
+      } else {
+        s.state = { waiting: waiting ? { reason: waiting.reason, ...(waiting.message ? { message: waiting.message } : {}) } : { reason: init ? 'PodInitializing' : rec.pod.spec?.initContainers?.length ? 'PodInitializing' : 'ContainerCreating' } };
+        if (init && !waiting) s.state = { waiting: { reason: 'PodInitializing' } };
+        s.started = false;
+      }
+      if (waiting && cur && cur.state !== 'CONTAINER_RUNNING' && waiting.reason !== 'CrashLoopBackOff' && !rec.terminated) {
+        if (s.state.terminated) s.lastState = { terminated: s.state.terminated };
+        s.state = { waiting: { reason: waiting.reason, ...(waiting.message ? { message: waiting.message } : {}) } };
+      }
+      s.volumeMounts = (c.volumeMounts ?? []).map((m: any) => ({ name: m.name, mountPath: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}), ...(m.recursiveReadOnly ? { recursiveReadOnly: 'Disabled' } : {}) }));
+      if (!s.volumeMounts.length) delete s.volumeMounts;
+      if (!Object.keys(s.lastState).length) s.lastState = {};
+      out.push(s);
+    }
+    return out;
+  }
+
+  /** the pod's status from the runtime (generateAPIPodStatus and getPhase) */
+  async podStatus(rec: PodRecord, rp: RuntimePod): Promise<any> {
+    const pod = rec.pod;
+    const spec = pod.spec ?? {};
+    const policy: string = spec.restartPolicy || 'Always';
+    const initStatuses = await this.containerStatuses(rec, rp, spec.initContainers ?? [], true);
+    const statuses = await this.containerStatuses(rec, rp, spec.containers ?? [], false);
+    const prior = pod.status ?? {};
+
+    // the phase
+    let phase = 'Pending';
+    const initFailed = initStatuses.some((s, i) => spec.initContainers[i].restartPolicy !== 'Always' && s.state.terminated && s.state.terminated.exitCode !== 0 && policy === 'Never');
+    const initPending = initStatuses.some((s, i) => (spec.initContainers[i].restartPolicy === 'Always' ? !s.started : !(s.state.terminated && s.state.terminated.exitCode === 0)));
+    if (initFailed) phase = 'Failed';
+    else if (initPending) phase = 'Pending';
+    else {
+      let running = 0;
+      let waiting = 0;
+      let stopped = 0;
+      let succeeded = 0;
+      for (const s of statuses) {
+        if (s.state.running) running++;
+        else if (s.state.terminated) {
+          stopped++;
+          if (s.state.terminated.exitCode === 0) succeeded++;
+        } else if (s.state.waiting) {
+          if (s.lastState.terminated) stopped++;
+          else waiting++;
+        }
+      }
+      if (waiting > 0) phase = 'Pending';
+      else if (running > 0) phase = 'Running';
+      else if (stopped > 0) {
+        if (policy === 'Always') phase = 'Running';
+        else if (stopped === succeeded) phase = 'Succeeded';
+        else if (policy === 'Never') phase = 'Failed';
+        else phase = 'Running';
+      }
+      (rec as any).allSucceeded = statuses.length > 0 && statuses.every((s) => s.state.terminated && s.state.terminated.exitCode === 0);
+    }
+    // a pod that ended stays ended (the kubelet never moves a pod out of a terminal phase)
+    if (prior.phase === 'Succeeded' || prior.phase === 'Failed') phase = prior.phase;
+    if (rec.terminated && phase !== 'Succeeded' && phase !== 'Failed' && (pod.metadata.deletionTimestamp || rec.deleted)) {
+      // a deleted pod's containers were stopped: by the restartPolicy it ended
+      phase = policy === 'Always' ? 'Failed' : statuses.every((s) => s.state.terminated?.exitCode === 0) ? 'Succeeded' : 'Failed';
+    }
+    if (phase === 'Succeeded' || phase === 'Failed') {
+      for (const s of statuses) {
+        s.ready = false;
+        if (s.state.waiting) s.state = { terminated: { exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was terminated', startedAt: null, finishedAt: null } };
+      }
+    }
+
+    // conditions
+    const now = nowISO();
+    const sandboxReady = rp.sandboxes.some((s) => s.state === 'SANDBOX_READY') && phase !== 'Succeeded' && phase !== 'Failed';
+    const initialized = !initPending && !initFailed;
+    const containersReady = statuses.length > 0 && statuses.every((s) => s.ready) && phase === 'Running';
+    const gates: any[] = spec.readinessGates ?? [];
+    const gatesOK = gates.every((g) => (prior.conditions ?? []).some((c: any) => c.type === g.conditionType && c.status === 'True'));
+    const ready = containersReady && gatesOK;
+    const cond = (type: string, ok: boolean, reason?: string, message?: string) => {
+      const old = (prior.conditions ?? []).find((c: any) => c.type === type);
+      const status = ok ? 'True' : 'False';
+      const c: any = { type, status, lastProbeTime: null, lastTransitionTime: old && old.status === status ? old.lastTransitionTime : now };
+      if (!ok && reason) c.reason = reason;
+      if (!ok && message) c.message = message;
+      return c;
+    };
+    const notReady = statuses.filter((s) => !s.ready).map((s) => s.name);
+    const notReadyMsg = notReady.length ? `containers with unready status: [${notReady.join(' ')}]` : undefined;
+    const initNotDone = initStatuses.filter((s) => !(s.state.terminated?.exitCode === 0 || s.started)).map((s) => s.name);
+    const conditions = [
+      cond('PodReadyToStartContainers', sandboxReady),
+      cond('Initialized', initialized, 'ContainersNotInitialized', initNotDone.length ? `containers with incomplete status: [${initNotDone.join(' ')}]` : undefined),
+      cond('Ready', ready, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : containersReady && !gatesOK ? 'the status of pod readiness gate is not "True"' : notReadyMsg),
+      cond('ContainersReady', containersReady, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady', phase === 'Succeeded' ? undefined : notReadyMsg),
+      cond('PodScheduled', true),
+    ];
+    if (phase === 'Succeeded') {
+      for (const c of conditions) if (c.type === 'Ready' || c.type === 'ContainersReady') delete c.message;
+    }
+    if (!initialized && phase === 'Succeeded') conditions[1] = cond('Initialized', true);
+    const status: any = {
+      phase,
+      conditions,
+      hostIP: this.o.nodeIPs[0],
+      hostIPs: this.o.nodeIPs.map((ip) => ({ ip })),
+      startTime: prior.startTime ?? new Date(rec.firstSeen).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      containerStatuses: statuses,
+      qosClass: prior.qosClass ?? qosClass(pod),
+    };
+    if (rec.podIPs.length && phase !== 'Succeeded' && phase !== 'Failed') {
+      status.podIP = rec.podIPs[0];
+      status.podIPs = rec.podIPs.map((ip) => ({ ip }));
+    } else if (prior.podIP) {
+      status.podIP = prior.podIP;
+      status.podIPs = prior.podIPs;
+    }
+    if (initStatuses.length) status.initContainerStatuses = initStatuses;
+    // (termination messages: the file the container wrote, or its log's tail by FallbackToLogsOnError)
+    for (const [i, s] of statuses.entries()) {
+      const t = s.state.terminated;
+      if (!t || t.message) continue;
+      const c = spec.containers[i];
+      const id = (t.containerID as string | undefined)?.split('://')[1];
+      const inst = rp.containers.find((x) => x.id === id);
+      if (inst?.annotations[A_TERMINATION_PATH]) {
+        const msg = await this.terminationMessage(rec, c, inst, t.exitCode);
+        if (msg) t.message = msg;
+      }
+    }
+    return status;
+  }
+
+  private async terminationMessage(rec: PodRecord, c: any, inst: RuntimeContainer, exitCode: number): Promise<string | undefined> {
+    const st = (await this.o.cri.containerStatus(inst.id).catch(() => undefined))?.status;
+    if (st?.message) return st.message;
+    if (c.terminationMessagePolicy === 'FallbackToLogsOnError' && exitCode !== 0) {
+      try {
+        const { readFileSync } = await import('node:fs');
+        const text = readFileSync(`${podLogDir(rec.pod)}/${c.name}/${inst.attempt}.log`, 'utf8');
+        const lines = text.split('\n').filter(Boolean).slice(-80).map((l) => l.replace(/^\S+ (stdout|stderr) [PF] ?/, ''));
+        const out = lines.join('\n');
+        return out.length > 2048 ? out.slice(-2048) : out;
+      } catch {
+        return undefined;
+      }
+    }
+    return undefined;
+  }
+
+  private async writeStatus(rec: PodRecord, rp: RuntimePod): Promise<void> {
+    if (rec.deleted || (rec as any).orphan) return;
+    const status = await this.podStatus(rec, rp);
+    const text = JSON.stringify(status);
+    if (text === rec.lastStatus) return;
+    const pod = rec.pod;
+    try {
+      const updated = await this.o.client.json({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace)}/pods/${encodeURIComponent(pod.metadata.name)}/status`,
+        body: { metadata: { uid: rec.uid }, status },
+        contentType: 'application/strategic-merge-patch+json',
+      });
+      rec.lastStatus = text;
+      if (updated?.metadata?.uid === rec.uid) rec.pod = updated;
+      this.o.log.v(3).info('Status for pod updated successfully', { pod: podKey(pod), phase: status.phase });
+    } catch (e) {
+      if (isNotFound(e) || isConflict(e)) return;
+      throw e;
+    }
+    if (status.phase === 'Succeeded' || status.phase === 'Failed') rec.terminated = true;
+  }
+}
+
+function portsOf(c: any): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of c.ports ?? []) if (p.name) out[p.name] = p.containerPort;
+  return out;
+}
+
+/** a back-off as Go prints a duration of whole seconds: 10s, 20s, 1m20s, 5m0s */
+function goSeconds(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${s % 60}s`;
+}

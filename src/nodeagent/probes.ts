@@ -1,0 +1,154 @@
+// Container probes and lifecycle hooks (pkg/kubelet/prober, lifecycle): exec through the runtime
+// (ExecSync), httpGet (a status from 200 to 399 succeeds), tcpSocket (a connection that opens);
+// grpc probes call grpc.health.v1.Health/Check. A probe's result turns after failureThreshold
+// failures or successThreshold successes in a row, every periodSeconds after initialDelaySeconds.
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+
+export interface ProbeTarget {
+  podIP: string;
+  containerID: string;
+  execSync(containerID: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
+  /** the container's ports by name, for a named port */
+  ports: Record<string, number>;
+}
+
+export interface HandlerResult {
+  ok: boolean;
+  /** what the kubelet says of a failure: `Get "http://10.88.0.5:80/": dial tcp ...` */
+  output: string;
+}
+
+function portOf(port: unknown, t: ProbeTarget): number | undefined {
+  if (typeof port === 'number') return port;
+  if (typeof port === 'string' && /^\d+$/.test(port)) return Number(port);
+  if (typeof port === 'string') return t.ports[port];
+  return undefined;
+}
+
+/** runs one probe or hook handler (exec, httpGet, tcpSocket, sleep) once */
+export async function runHandler(h: any, t: ProbeTarget, timeoutSeconds: number): Promise<HandlerResult> {
+  const timeoutMs = Math.max(1, timeoutSeconds) * 1000;
+  if (h.exec) {
+    try {
+      const r = await t.execSync(t.containerID, h.exec.command ?? [], Math.max(1, timeoutSeconds));
+      const out = Buffer.concat([r.stdout, r.stderr]).toString('utf8');
+      return r.exitCode === 0 ? { ok: true, output: out } : { ok: false, output: out || `command ${JSON.stringify((h.exec.command ?? []).join(' '))} exited with ${r.exitCode}` };
+    } catch (e) {
+      return { ok: false, output: (e as Error).message };
+    }
+  }
+  if (h.httpGet) {
+    const g = h.httpGet;
+    const port = portOf(g.port, t);
+    const host = g.host || t.podIP;
+    const scheme = (g.scheme || 'HTTP').toLowerCase();
+    let path: string = g.path || '/';
+    if (!path.startsWith('/')) path = '/' + path;
+    const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${path}`;
+    if (port === undefined) return { ok: false, output: `unable to find port ${JSON.stringify(g.port)}` };
+    const headers: Record<string, string> = { 'User-Agent': 'kube-probe/1.33', Accept: '*/*' };
+    for (const hh of g.httpHeaders ?? []) headers[hh.name] = hh.value;
+    return await new Promise<HandlerResult>((resolve) => {
+      const mod = scheme === 'https' ? https : http;
+      const req = mod.request(url, { method: 'GET', headers, timeout: timeoutMs, rejectUnauthorized: false }, (res) => {
+        const chunks: Buffer[] = [];
+        let n = 0;
+        res.on('data', (c: Buffer) => {
+          if (n < 10240) chunks.push(c);
+          n += c.length;
+        });
+        res.on('end', () => {
+          const code = res.statusCode ?? 0;
+          const body = Buffer.concat(chunks).toString('utf8').slice(0, 10240);
+          resolve(code >= 200 && code < 400 ? { ok: true, output: body } : { ok: false, output: `HTTP probe failed with statuscode: ${code}` });
+        });
+        res.on('error', (e) => resolve({ ok: false, output: `Get ${JSON.stringify(url)}: ${e.message}` }));
+      });
+      req.on('timeout', () => {
+        req.destroy();
+        resolve({ ok: false, output: `Get ${JSON.stringify(url)}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)` });
+      });
+      req.on('error', (e: any) => resolve({ ok: false, output: `Get ${JSON.stringify(url)}: dial tcp ${host}:${port}: connect: ${e.code === 'ECONNREFUSED' ? 'connection refused' : e.message}` }));
+      req.end();
+    });
+  }
+  if (h.tcpSocket) {
+    const port = portOf(h.tcpSocket.port, t);
+    const host = h.tcpSocket.host || t.podIP;
+    if (port === undefined) return { ok: false, output: `unable to find port ${JSON.stringify(h.tcpSocket.port)}` };
+    return await new Promise<HandlerResult>((resolve) => {
+      const s = net.connect({ host, port, timeout: timeoutMs });
+      s.once('connect', () => {
+        s.destroy();
+        resolve({ ok: true, output: '' });
+      });
+      s.once('timeout', () => {
+        s.destroy();
+        resolve({ ok: false, output: `dial tcp ${host}:${port}: i/o timeout` });
+      });
+      s.once('error', (e: any) => resolve({ ok: false, output: `dial tcp ${host}:${port}: connect: ${e.code === 'ECONNREFUSED' ? 'connection refused' : e.message}` }));
+    });
+  }
+  if (h.sleep) {
+    await new Promise((r) => setTimeout(r, Math.max(0, Number(h.sleep.seconds) || 0) * 1000));
+    return { ok: true, output: '' };
+  }
+  if (h.grpc) return { ok: false, output: 'grpc probes are not supported by Keelson\'s kubelet' };
+  return { ok: false, output: 'missing probe handler' };
+}
+
+export type ProbeKind = 'liveness' | 'readiness' | 'startup';
+
+/** one container's probe: its result after the thresholds, and when it may run next */
+export class ProbeState {
+  result: boolean;
+  private successes = 0;
+  private failures = 0;
+  private nextAt: number;
+  running = false;
+  lastOutput = '';
+
+  constructor(
+    readonly kind: ProbeKind,
+    readonly probe: any,
+    startedAt: number,
+  ) {
+    // readiness starts failed, liveness and startup succeeded... startup starts unknown (false), as the kubelet's manager
+    this.result = kind === 'liveness';
+    this.nextAt = startedAt + (probe.initialDelaySeconds ?? 0) * 1000;
+  }
+
+  due(now: number): boolean {
+    return !this.running && now >= this.nextAt;
+  }
+
+  /** records one run; true when the result turned */
+  record(ok: boolean, output: string, now: number): boolean {
+    this.nextAt = now + (this.probe.periodSeconds ?? 10) * 1000;
+    this.lastOutput = output;
+    if (ok) {
+      this.failures = 0;
+      this.successes++;
+      if (!this.result && this.successes >= (this.probe.successThreshold ?? 1)) {
+        this.result = true;
+        return true;
+      }
+    } else {
+      this.successes = 0;
+      this.failures++;
+      if (this.result !== false && this.failures >= (this.probe.failureThreshold ?? 3)) {
+        this.result = false;
+        return true;
+      }
+      if (this.kind !== 'liveness' && this.result === false && this.failures === 1) return false;
+    }
+    return false;
+  }
+
+  /** failures in a row (a liveness or startup probe's restart comes at failureThreshold) */
+  get failureCount(): number {
+    return this.failures;
+  }
+}
