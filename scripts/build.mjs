@@ -99,6 +99,8 @@ try {
     logLevel: 'warning',
   });
   cpSync(join(root, 'dist', 'src', 'schema', 'gen'), join(outdir, 'gen'), { recursive: true });
+  // (the node agent's CRI declarations, found at ./cri/ beside the module that loads them)
+  cpSync(join(root, 'dist', 'src', 'nodeagent', 'cri'), join(outdir, 'cri'), { recursive: true, filter: (f) => !/\.(js|map|lines|d\.ts)$/.test(f) });
   const buildInfo = join(root, 'dist', 'src', 'cli', 'buildinfo.json');
   if (existsSync(buildInfo)) cpSync(buildInfo, join(outdir, 'buildinfo.json'));
   const { LazyLineMap } = await import(join(root, 'dist', 'src', 'cli', 'klog.js'));

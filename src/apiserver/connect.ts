@@ -1,6 +1,6 @@
 // The subresources of a Pod that reach into its node: log (GET), and exec, attach and portforward
 // (GET, as a WebSocket upgrade, or POST, as a SPDY upgrade), as kube-apiserver's pod registry
-// serves them up to the point where it connects to the node's kubelet.
+// serves them.
 //
 // kube-apiserver parses the request's options (a malformed number is a 400), validates them (log:
 // 422 PodLogOptions), runs admission for exec, attach and portforward (operation CONNECT, the
@@ -9,11 +9,30 @@
 // - a pod not yet on a node: log answers 204 No Content (kubectl prints nothing), the others 400
 //   "pod <name> does not have a host assigned";
 // - a pod on a node: the Node is looked up (404 when it is gone), its address is the first of its
-//   status.addresses by the preferred types (500 when none matches), and the port its kubelet's
-//   (status.daemonEndpoints.kubeletEndpoint.port, else 10250).
-// Keelson's API server does not connect to node agents yet (the node agent is a later part of the
-// project): once the request has come that far it is answered 503 ServiceUnavailable, naming the
-// node and the kubelet address it would have used. No request is sent to the node.
+//   status.addresses by --kubelet-preferred-address-types (500 when none matches), and the port its
+//   kubelet's (status.daemonEndpoints.kubeletEndpoint.Port, else 10250).
+//
+// log then connects to that kubelet, as kube-apiserver's LogLocation and LocationStreamer do: a GET
+// of https://<address>:<port>/containerLogs/<namespace>/<pod>/<container> with the options in the
+// query (follow, limitBytes, previous, sinceSeconds, sinceTime (RFC 3339, in seconds), tailLines,
+// timestamps; sorted, as url.Values encodes them), presenting --kubelet-client-certificate and
+// verifying the kubelet's certificate with --kubelet-certificate-authority (without it, or with
+// insecureSkipTLSVerifyBackend, it is not verified, as kube-apiserver's kubelet transport does).
+// --kubelet-timeout bounds the connection and its TLS handshake (not the stream: a followed log
+// lasts as long as the client reads it). The kubelet's answer:
+// - 2xx: streamed back as it comes, Content-Type text/plain, chunked, each piece written (flushed)
+//   when it arrives, until the kubelet ends it; the client going away ends the kubelet's request;
+// - any other status: its body (up to 50,000 bytes) becomes the error, as
+//   GenericHttpResponseChecker words it: 500 InternalError "Internal error occurred: <body>", 400
+//   BadRequest "<body>", others by their code (404 NotFound "the server could not find the
+//   requested resource ( pods/log <name>)", 403 Forbidden "<body> ( pods/log <name>)", ...);
+// - no answer (refused, unreachable, TLS): 500, no reason, `Get "<url>": <Go's words for the error>`
+//   (`dial tcp 10.0.0.1:10250: connect: connection refused`), as kube-apiserver answers an error
+//   that is not a Status.
+//
+// exec, attach and portforward stop short of the kubelet: once the request has come that far it
+// is answered 503 ServiceUnavailable, naming the node and the kubelet address it would have used
+// (Keelson does not proxy streaming upgrades to kubelets yet).
 //
 // The proxy subresources of pods, services and nodes (any method kube-apiserver proxies, the rest
 // of the path after `proxy/` the path to proxy to) are resolved the same way, as kube-apiserver
@@ -31,6 +50,11 @@ import { isGlobalUnicastIP } from '../schema/validation/util.js';
 import { joinHostPort } from '../schema/printers/format.js';
 import type { ResourceStore } from './registry/store.js';
 import { goQuote } from '../machinery/gostrings.js';
+import { goDialError } from '../machinery/goneterr.js';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 
 /** the Pod subresources served here (and `proxy` of pods, services and nodes: handleProxy) */
 export const POD_CONNECT_SUBRESOURCES: ReadonlySet<string> = new Set(['log', 'exec', 'attach', 'portforward']);
@@ -43,10 +67,27 @@ export interface ConnectContext {
   nodes: ResourceStore;
   /** the Endpoints of services, for services/proxy */
   endpoints: ResourceStore;
+  /** how the server connects to kubelets (kube-apiserver's defaults when absent: no client certificate, the kubelet's certificate not verified) */
+  kubelet?: KubeletClientConfig;
+}
+
+/** kube-apiserver's kubelet client flags, loaded */
+export interface KubeletClientConfig {
+  /** --kubelet-client-certificate and --kubelet-client-key, their contents */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  /** --kubelet-certificate-authority, its contents; absent: the kubelet's serving certificate is not verified */
+  ca?: string | Buffer;
+  /** --kubelet-preferred-address-types */
+  preferredAddressTypes: string[];
+  /** --kubelet-timeout, in ms: the connection and its TLS handshake */
+  timeoutMs: number;
 }
 
 /** kube-apiserver's default --kubelet-preferred-address-types */
-const PREFERRED_ADDRESS_TYPES = ['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP'];
+export const PREFERRED_ADDRESS_TYPES: readonly string[] = ['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP'];
+/** kube-apiserver's default --kubelet-timeout */
+export const DEFAULT_KUBELET_TIMEOUT_MS = 5000;
 /** kube-apiserver's default kubelet port, for a node that reports none */
 const DEFAULT_KUBELET_PORT = 10250;
 
@@ -61,14 +102,15 @@ export async function handlePodConnect(r: Request, ctx: ConnectContext): Promise
     const errs = validatePodLogOptions(opts);
     if (errs.length) throw errors.invalid({ group: '', name: 'PodLogOptions' }, info.name, errs);
     const pod = r.store.mustGet(info.namespace, info.name).obj;
-    validateContainer(pod, opts.container);
+    const container = validateContainer(pod, opts.container);
     // (kube-apiserver's log location is empty for a pod on no node: its streamer has nothing to send)
     if (!pod.spec?.nodeName) {
       r.res.statusCode = 204;
       r.res.end();
       return;
     }
-    throw notConnected(kubeletOf(ctx, pod.spec.nodeName), 'log', pod.metadata.name);
+    const k = kubeletOf(ctx, pod.spec.nodeName);
+    return streamLog(r, ctx.kubelet, k, pod, container, opts);
   }
   if (method !== 'GET' && method !== 'POST') throw methodNotAllowed();
   const opts = sub === 'portforward' ? podPortForwardOptions(query) : streamOptions(query, sub === 'exec');
@@ -246,16 +288,17 @@ function containerNames(pod: any): string[] {
   return names;
 }
 
-/** the container a request names must be the pod's; a request naming none needs a pod of one container */
-function validateContainer(pod: any, container: string | undefined): void {
+/** the container a request names must be the pod's; a request naming none needs a pod of one container (which it gets) */
+function validateContainer(pod: any, container: string | undefined): string {
   const name = pod.metadata.name;
   if (!container) {
     const n = Array.isArray(pod.spec?.containers) ? pod.spec.containers.length : 0;
-    if (n === 1) return;
+    if (n === 1) return String(pod.spec.containers[0]?.name ?? '');
     if (n === 0) throw errors.badRequest(`a container name must be specified for pod ${name}`);
     throw errors.badRequest(`a container name must be specified for pod ${name}, choose one of: [${containerNames(pod).join(' ')}]`);
   }
   if (!containerNames(pod).includes(container)) throw errors.badRequest(`container ${container} is not valid for pod ${name}`);
+  return container;
 }
 
 /** the kubelet address of a node, as kube-apiserver picks it: 404 for a node that is gone, 500 when it reports no usable address */
@@ -263,7 +306,7 @@ function kubeletOf(ctx: ConnectContext, nodeName: string): { node: string; host:
   const node = ctx.nodes.mustGet('', nodeName).obj;
   const addresses: any[] = Array.isArray(node.status?.addresses) ? node.status.addresses : [];
   let host: string | undefined;
-  for (const t of PREFERRED_ADDRESS_TYPES) {
+  for (const t of ctx.kubelet?.preferredAddressTypes ?? PREFERRED_ADDRESS_TYPES) {
     host = addresses.find((a) => a?.type === t)?.address;
     if (host !== undefined) break;
   }
@@ -283,4 +326,185 @@ function notConnected(k: { node: string; host: string; port: number }, sub: stri
 
 function notReached(what: string, of: string, at: string): StatusError {
   return errors.serviceUnavailable(`${what} of ${of} would go to ${at}, and this API server does not proxy yet`);
+}
+
+// ---- the log, from the kubelet (LogLocation, then LocationStreamer) ----
+
+/** the most of a kubelet's error answer read (GenericHttpResponseChecker's maxReadLength) */
+const MAX_ERROR_BODY = 50_000;
+
+const DEFAULT_KUBELET_CLIENT: KubeletClientConfig = { preferredAddressTypes: [...PREFERRED_ADDRESS_TYPES], timeoutMs: DEFAULT_KUBELET_TIMEOUT_MS };
+
+/** metav1.Time's RFC 3339 form, in seconds (LogLocation formats sinceTime with time.RFC3339) */
+function rfc3339Seconds(t: string): string {
+  const ms = Date.parse(t);
+  return Number.isNaN(ms) ? t : new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.000Z$/, 'Z');
+}
+
+/** the query LogLocation sends, in url.Values.Encode's order (sorted by key) */
+function kubeletLogQuery(o: LogOptions): string {
+  const q: [string, string][] = [];
+  if (o.follow) q.push(['follow', 'true']);
+  if (o.limitBytes !== undefined) q.push(['limitBytes', String(o.limitBytes)]);
+  if (o.previous) q.push(['previous', 'true']);
+  if (o.sinceSeconds !== undefined) q.push(['sinceSeconds', String(o.sinceSeconds)]);
+  if (o.sinceTime !== undefined) q.push(['sinceTime', rfc3339Seconds(o.sinceTime)]);
+  if (o.tailLines !== undefined) q.push(['tailLines', String(o.tailLines)]);
+  if (o.timestamps) q.push(['timestamps', 'true']);
+  return q.length ? `?${new URLSearchParams(q).toString()}` : '';
+}
+
+/** the reason and message of k8s.io/apimachinery's NewGenericServerResponse for a status code (no verb: kube-apiserver's checker passes none) */
+function genericServerResponse(code: number, body: string): [string, string] {
+  switch (code) {
+    case 409:
+      return ['Conflict', 'the server reported a conflict'];
+    case 404:
+      return ['NotFound', 'the server could not find the requested resource'];
+    case 400:
+      return ['BadRequest', 'the server rejected our request for an unknown reason'];
+    case 401:
+      return ['Unauthorized', 'the server has asked for the client to provide credentials'];
+    case 403:
+      return ['Forbidden', body];
+    case 406:
+      return ['NotAcceptable', body === '' || body === 'unknown' ? 'the server was unable to respond with a content type that the client supports' : body];
+    case 415:
+      return ['UnsupportedMediaType', body];
+    case 405:
+      return ['MethodNotAllowed', 'the server does not allow this method on the requested resource'];
+    case 422:
+      return ['Invalid', 'the server rejected our request due to an error in our request'];
+    case 503:
+      return ['ServiceUnavailable', 'the server is currently unable to handle the request'];
+    case 504:
+      return ['Timeout', 'the server was unable to return a response in the time allotted, but may still be processing the request'];
+    case 429:
+      return ['TooManyRequests', 'the server has received too many requests and has asked us to try again later'];
+    default:
+      if (code >= 500) return ['InternalError', `an error on the server (${goQuote(body)}) has prevented the request from succeeding`];
+      return ['', `the server responded with the status code ${code} but did not return more information`];
+  }
+}
+
+/** a kubelet's answer that is not 2xx, as kube-apiserver's GenericHttpResponseChecker turns it into an error */
+export function kubeletAnswerError(code: number, body: string, podName: string): StatusError {
+  if (code === 500) return errors.internal(new Error(body));
+  if (code === 400) return errors.badRequest(body);
+  const [reason, message] = genericServerResponse(code, body);
+  return new StatusError(code, reason, `${message} ( pods/log ${podName})`, { name: podName, kind: 'pods/log' });
+}
+
+/**
+ * GET the container's log from its node's kubelet and stream it to the client (see the head of
+ * this file). Rejects, before anything is written, with the error to answer.
+ */
+function streamLog(r: Request, cfg: KubeletClientConfig | undefined, k: { host: string; port: number }, pod: any, container: string, opts: LogOptions): Promise<void> {
+  const c = cfg ?? DEFAULT_KUBELET_CLIENT;
+  const enc = encodeURIComponent;
+  const path = `/containerLogs/${enc(pod.metadata.namespace ?? '')}/${enc(pod.metadata.name)}/${enc(container)}${kubeletLogQuery(opts)}`;
+  const hostPort = joinHostPort(k.host, String(k.port));
+  const url = `https://${hostPort}${path}`;
+  // (no CA given, or the client asked: the kubelet's certificate is not verified)
+  const verify = c.ca !== undefined && opts.insecureSkipTLSVerifyBackend !== true;
+  const res = r.res;
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const fail = (e: StatusError) => {
+      if (settled) return;
+      settled = true;
+      reject(e);
+    };
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      resolve();
+    };
+    let up: ClientRequest;
+    try {
+      up = https.request({
+        host: k.host,
+        port: k.port,
+        method: 'GET',
+        path,
+        agent: false,
+        cert: c.cert,
+        key: c.key,
+        ca: verify ? c.ca : undefined,
+        rejectUnauthorized: verify,
+        // (Go names the server only when it is not an address)
+        ...(isIP(k.host) ? {} : { servername: k.host }),
+      });
+    } catch (e) {
+      // a client certificate or CA TLS cannot use: the transport could not be made
+      fail(errors.internal(e));
+      return;
+    }
+    // --kubelet-timeout: the connection and its handshake
+    let connected = false;
+    const timer = setTimeout(() => {
+      up.destroy(connected ? Object.assign(new Error('net/http: TLS handshake timeout'), { code: 'TLS_HANDSHAKE_TIMEOUT' }) : Object.assign(new Error('i/o timeout'), { code: 'ETIMEDOUT' }));
+    }, c.timeoutMs > 0 ? c.timeoutMs : DEFAULT_KUBELET_TIMEOUT_MS);
+    up.once('socket', (s: TLSSocket) => {
+      s.once('connect', () => (connected = true));
+      s.once('secureConnect', () => clearTimeout(timer));
+    });
+    // the client went away: the kubelet's request ends too
+    const gone = () => {
+      clearTimeout(timer);
+      up.destroy();
+      finish();
+    };
+    res.once('close', gone);
+    up.on('error', (e) => {
+      clearTimeout(timer);
+      if (settled) return;
+      const code = (e as NodeJS.ErrnoException).code;
+      const why = code === 'TLS_HANDSHAKE_TIMEOUT' ? e.message : code === 'ECONNRESET' ? 'read: connection reset by peer' : goDialError(e, { host: k.host, port: k.port }) ?? e.message;
+      res.removeListener('close', gone);
+      // (an error that is not a Status: 500 with no reason, as kube-apiserver answers it)
+      fail(new StatusError(500, '', `Get ${goQuote(url)}: ${why}`));
+    });
+    up.on('response', (ur: IncomingMessage) => {
+      clearTimeout(timer);
+      const status = ur.statusCode ?? 0;
+      if (status < 200 || status > 206) {
+        const chunks: Buffer[] = [];
+        let n = 0;
+        ur.on('data', (d: Buffer) => {
+          if (n >= MAX_ERROR_BODY) return;
+          chunks.push(d.subarray(0, MAX_ERROR_BODY - n));
+          n += Math.min(d.length, MAX_ERROR_BODY - n);
+          if (n >= MAX_ERROR_BODY) ur.destroy();
+        });
+        const answer = () => {
+          res.removeListener('close', gone);
+          fail(kubeletAnswerError(status, Buffer.concat(chunks).toString('utf8'), pod.metadata.name));
+        };
+        ur.once('end', answer);
+        ur.once('close', answer);
+        ur.once('error', answer);
+        return;
+      }
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'text/plain');
+      res.flushHeaders();
+      ur.on('data', (d: Buffer) => {
+        if (!res.write(d)) {
+          ur.pause();
+          res.once('drain', () => ur.resume());
+        }
+      });
+      // (the kubelet's end, or its connection lost: the stream ends, as io.Copy returns)
+      const end = () => {
+        res.removeListener('close', gone);
+        if (!res.writableEnded) res.end();
+        finish();
+      };
+      ur.once('end', end);
+      ur.once('close', end);
+      ur.once('error', end);
+    });
+    up.end();
+  });
 }

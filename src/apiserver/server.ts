@@ -60,7 +60,7 @@ import {
   type RBACResource,
 } from './rbac/index.js';
 import { admitSubresourceCreate, bind, evict, handleComponentStatuses, handleVirtualCreate, type VirtualContext } from './virtual.js';
-import { handlePodConnect, handleProxy, POD_CONNECT_SUBRESOURCES, PROXY_KINDS, type ConnectContext } from './connect.js';
+import { handlePodConnect, handleProxy, POD_CONNECT_SUBRESOURCES, PROXY_KINDS, type ConnectContext, type KubeletClientConfig } from './connect.js';
 import { decodeBody, dryRunOf, fieldValidationOf, normalizeBody, readBody } from './handlers.js';
 import { writeObject } from './encode.js';
 import { prepareServing, SecureListener, type SecureServingOptions } from './tls.js';
@@ -109,6 +109,8 @@ export interface APIServerConfig {
   issuerDiscovery?: import('./authn/index.js').IssuerDiscovery;
   /** TokenRequest issuing (serviceaccounts/<name>/token); the reader is the server's */
   tokenRequest?: Omit<TokenRequestOptions, 'reader'>;
+  /** how pods/log reaches kubelets (--kubelet-client-certificate and the other --kubelet-* flags; connect.ts) */
+  kubeletClient?: KubeletClientConfig;
   /** what kube-system/extension-apiserver-authentication publishes (authinfo.ts); absent: the cluster CA of tls.clientCA only */
   authenticationInfo?: ClusterAuthenticationInfo;
   /** --encryption-provider-config, loaded: encryption at rest of the resources it names */
@@ -319,7 +321,7 @@ export class APIServer {
     this.components.set('etcd-0', async () =>
       (await cfg.backend.healthy()) ? { healthy: true, message: '{"health":"true","reason":""}' } : { healthy: false, message: '', error: 'storage is not reachable' },
     );
-    this.connectCtx = { nodes: this.store('', 'Node'), endpoints: this.store('', 'Endpoints') };
+    this.connectCtx = { nodes: this.store('', 'Node'), endpoints: this.store('', 'Endpoints'), kubelet: cfg.kubeletClient };
     this.virtualCtx = {
       authorizer: this.authorizer,
       pods: this.store('', 'Pod'),

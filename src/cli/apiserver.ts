@@ -32,6 +32,8 @@ import {
 } from '../apiserver/authn/index.js';
 import { readFileSync as readFile } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
+import { DEFAULT_KUBELET_TIMEOUT_MS, PREFERRED_ADDRESS_TYPES } from '../apiserver/connect.js';
+import { declareKubeletClientFlags, kubeletClientFromFlags } from './kubeletclient.js';
 
 export interface APIServerOptions {
   dataDir: string;
@@ -87,6 +89,8 @@ export interface APIServerOptions {
   /** --proxy-client-cert-file, --proxy-client-key-file */
   proxyClientCertFile: string;
   proxyClientKeyFile: string;
+  /** --kubelet-client-certificate, --kubelet-client-key, --kubelet-certificate-authority, --kubelet-preferred-address-types, --kubelet-timeout (ms) */
+  kubelet: { clientCertificate: string; clientKey: string; certificateAuthority: string; preferredAddressTypes: string[]; timeout: number };
 }
 
 /**
@@ -157,6 +161,9 @@ function defaults(allInOne: boolean): APIServerOptions {
     enableAggregatorRouting: false,
     proxyClientCertFile: '',
     proxyClientKeyFile: '',
+    kubelet: { clientCertificate: '', clientKey: '', certificateAuthority: '', // (keelson server reaches its node agents by address first, as k3s does: a node's Hostname is
+    // its --hostname-override, which need not resolve on a laptop or in CI)
+    preferredAddressTypes: allInOne ? ['InternalIP', 'ExternalIP', 'Hostname', 'InternalDNS', 'ExternalDNS'] : [...PREFERRED_ADDRESS_TYPES], timeout: DEFAULT_KUBELET_TIMEOUT_MS },
   };
 }
 
@@ -248,6 +255,7 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   misc.boolVar(o, 'enableAggregatorRouting', 'enable-aggregator-routing', 'Proxy the requests of APIServices to an endpoint address of their Service instead of its cluster IP. (Keelson has no kube-proxy and always dials an endpoint of a ClusterIP, NodePort or LoadBalancer Service; with this flag off it also follows ExternalName Services to their external name, and refuses headless Services, as kube-apiserver does with it off; with it on, ExternalName Services are refused, as there.)');
   misc.stringVar(o, 'proxyClientCertFile', 'proxy-client-cert-file', 'The client certificate the aggregator presents when it proxies a request to an extension API server, so that the extension server knows the request comes from this API server. It should be signed by a CA of --requestheader-client-ca-file, which kube-system/extension-apiserver-authentication publishes to extension servers. (keelson server, without this flag and without --requestheader-client-ca-file, creates front-proxy-ca and a front-proxy-client certificate under --cert-dir and uses them, as kubeadm sets a cluster up.)');
   misc.stringVar(o, 'proxyClientKeyFile', 'proxy-client-key-file', 'The private key of --proxy-client-cert-file.');
+  declareKubeletClientFlags(misc, o.kubelet, allInOne);
   misc.durationVar(o, 'eventTTL', 'event-ttl', 'Amount of time to retain events. An Event not written for this long is deleted.');
   const fg = s.flagSet('feature gate');
   // (kube-apiserver 1.33's form: component:key=value, `kube` when no component is named)
@@ -538,6 +546,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
       defaultUnreachableTolerationSeconds: o.defaultUnreachableTolerationSeconds,
     },
     issuerDiscovery: 'disabled' in discovery ? undefined : discovery,
+    kubeletClient: await kubeletClientFromFlags(o.kubelet, certDir, allInOne ? pki.ca : undefined, log),
     tokenRequest: {
       signer: newTokenSigner(af.serviceAccountIssuers[0]!, signingKey),
       apiAudiences: authenticator.apiAudiences,

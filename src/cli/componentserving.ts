@@ -131,7 +131,8 @@ const AUTH_CONFIGMAP = '/api/v1/namespaces/kube-system/configmaps/extension-apis
 const ANONYMOUS: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
 const PRIVILEGED_GROUP = 'system:masters';
 
-class TTLCache<V> {
+/** answers kept for a time (the webhook authenticators' and authorizers' caches), at most 4,096 */
+export class TTLCache<V> {
   private readonly m = new Map<string, { v: V; until: number }>();
   get(k: string): V | undefined {
     const e = this.m.get(k);

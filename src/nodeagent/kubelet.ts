@@ -33,6 +33,7 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   dns: NodeDNS;
   settings: ContainerSettings;
   serializeImagePulls: boolean;
+  podLogsDir: string;
   clusterDomain: string;
 }
 
@@ -70,6 +71,7 @@ export class Kubelet {
       nodeAllocatable: () => node?.resources().allocatable ?? {},
       runtimeName: o.cri.runtimeName || 'containerd',
       serializeImagePulls: o.serializeImagePulls,
+      podLogsDir: o.podLogsDir,
     });
     const { nodeName, hostname, nodeIPs, rootDir, labels, taints, providerID, podCIDR, maxPods, kubeletPort, systemReserved, kubeReserved, evictionHard, nodeStatusMaxImages, registerNode, kubeletVersion, log } = o;
     node = this.node = new NodeAgentNode({

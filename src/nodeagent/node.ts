@@ -16,6 +16,7 @@ import type { Logger } from '../client/log.js';
 import { isAlreadyExists, isConflict, isNotFound, type RESTClient } from '../client/rest.js';
 import { microTime } from '../client/leaderelection.js';
 import { parseQuantity, quantityValue } from '../schema/validation/quantity.js';
+import type { Taint } from './options.js';
 
 export interface NodeRuntimeInfo {
   /** `containerd://1.6.20` */
@@ -23,12 +24,6 @@ export interface NodeRuntimeInfo {
   /** whether the runtime says it is ready (RuntimeReady and NetworkReady); a message when not */
   runtimeReady(): Promise<string | undefined>;
   images(): Promise<{ names: string[]; sizeBytes: number }[]>;
-}
-
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
 }
 
 export interface NodeOptions {
@@ -319,22 +314,21 @@ export class NodeAgentNode {
    */
   async syncStatus(force: boolean): Promise<void> {
     if (this.stopped) return;
+    // the Node is read first, as the kubelet's tryUpdateNodeStatus does: a Node deleted under a
+    // running kubelet is registered again (Kubernetes' kubelet waits for its next start for that)
+    try {
+      await this.o.client.json({ method: 'GET', path: this.path });
+    } catch (e) {
+      if (!isNotFound(e) || !this.o.registerNode) throw e;
+      this.o.log.warn('The node object is gone; registering it again', { node: this.o.nodeName });
+      await this.register();
+      force = true;
+    }
     const status = await this.status();
     const comparable = JSON.stringify({ ...status, conditions: status.conditions.map((c: any) => ({ ...c, lastHeartbeatTime: '' })) });
     const due = Date.now() - this.lastPostedAt >= this.o.statusReportFrequencyMs;
     if (!force && !due && comparable === this.lastPosted) return;
-    try {
-      await this.o.client.json({ method: 'PATCH', path: `${this.path}/status`, body: { status }, contentType: 'application/strategic-merge-patch+json' });
-    } catch (e) {
-      if (isNotFound(e) && this.o.registerNode) {
-        // the Node was deleted under us: register it again (Kubernetes' kubelet does at its next start;
-        // a node that lost its object is useless to the scheduler until then)
-        this.o.log.warn('The node object is gone; registering it again', { node: this.o.nodeName });
-        await this.register();
-        return this.syncStatus(true);
-      }
-      throw e;
-    }
+    await this.o.client.json({ method: 'PATCH', path: `${this.path}/status`, body: { status }, contentType: 'application/strategic-merge-patch+json' });
     this.lastPosted = comparable;
     this.lastPostedAt = Date.now();
     this.lastError = undefined;

@@ -58,6 +58,8 @@ export interface PodWorkersOptions {
   nodeAllocatable: () => Record<string, string>;
   /** `containerd`: the scheme of containerIDs */
   runtimeName: string;
+  /** podLogsDir: where the pods' log directories are (/var/log/pods) */
+  podLogsDir: string;
   /** --serialize-image-pulls */
   serializeImagePulls: boolean;
 }
@@ -256,7 +258,7 @@ export class PodWorkers {
         ? { error: `previous terminated container "${container}" in pod "${name}" not found`, code: 400 }
         : { error: `container "${container}" in pod "${name}" is waiting to start: ${rec.waiting.get(container)?.reason ?? 'ContainerCreating'}`, code: 400 };
     }
-    return { path: `${podLogDir(rec.pod)}/${container}/${inst.attempt}.log`, running: inst.state === 'CONTAINER_RUNNING' };
+    return { path: `${podLogDir(rec.pod, this.o.podLogsDir)}/${container}/${inst.attempt}.log`, running: inst.state === 'CONTAINER_RUNNING' };
   }
 
   // ── events of the API and the runtime ─────────────────────────────────────
@@ -457,7 +459,7 @@ export class PodWorkers {
       if (missingClusterDNS) void this.o.events.event(pod, 'Warning', 'MissingClusterDNS', 'pod: "' + podDesc(pod) + '". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.');
       const attempt = sandbox ? sandbox.attempt + 1 : 0;
       try {
-        const id = await this.o.cri.runPodSandbox(sandboxConfig(pod, attempt, dns));
+        const id = await this.o.cri.runPodSandbox(sandboxConfig(pod, attempt, dns, this.o.podLogsDir));
         const st = await this.o.cri.podSandboxStatus(id);
         const ip = st.status?.network?.ip;
         rec.podIPs = spec.hostNetwork ? [...this.o.nodeIPs] : ip ? [ip, ...(st.status?.network?.additionalIps ?? []).map((x: any) => x.ip)] : [];
@@ -627,7 +629,7 @@ export class PodWorkers {
     const cmd = expandCommandAndArgs(c, env);
     const config = containerConfig(pod, c, attempt, image, env, cmd, mounts, kind, this.o.settings);
     if (c.lifecycle?.preStop) config.annotations[A_PRESTOP] = JSON.stringify(c.lifecycle.preStop);
-    const sbConfig = sandboxConfig(pod, 0, dns);
+    const sbConfig = sandboxConfig(pod, 0, dns, this.o.podLogsDir);
     let id: string;
     try {
       id = await this.o.cri.createContainer(sandboxId, config, sbConfig);
@@ -765,7 +767,7 @@ export class PodWorkers {
     if (!orphan) {
       await this.o.volumes.tearDown(rec.uid).catch((e: unknown) => this.o.log.error(e, 'Failed to clean up the pod directory', { podUID: rec.uid }));
       try {
-        rmSync(podLogDir(pod), { recursive: true, force: true });
+        rmSync(podLogDir(pod, this.o.podLogsDir), { recursive: true, force: true });
       } catch {
         /* logs of a pod already gone */
       }
@@ -1022,7 +1024,7 @@ export class PodWorkers {
     if (c.terminationMessagePolicy === 'FallbackToLogsOnError' && exitCode !== 0) {
       try {
         const { readFileSync } = await import('node:fs');
-        const text = readFileSync(`${podLogDir(rec.pod)}/${c.name}/${inst.attempt}.log`, 'utf8');
+        const text = readFileSync(`${podLogDir(rec.pod, this.o.podLogsDir)}/${c.name}/${inst.attempt}.log`, 'utf8');
         const lines = text.split('\n').filter(Boolean).slice(-80).map((l) => l.replace(/^\S+ (stdout|stderr) [PF] ?/, ''));
         const out = lines.join('\n');
         return out.length > 2048 ? out.slice(-2048) : out;

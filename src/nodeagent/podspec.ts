@@ -28,8 +28,8 @@ export interface NodeDNS {
 }
 
 /** the directory of a pod's logs: /var/log/pods/<namespace>_<name>_<uid> */
-export function podLogDir(pod: any): string {
-  return `${POD_LOGS_ROOT}/${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`;
+export function podLogDir(pod: any, root = POD_LOGS_ROOT): string {
+  return `${root}/${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`;
 }
 
 /** 32-bit FNV-1a of the container's spec: a change of it restarts the container, as the kubelet's hash does */
@@ -117,7 +117,7 @@ function int64Value(v: unknown): { value: number } | undefined {
 }
 
 /** the sandbox's configuration for attempt `attempt` of the pod */
-export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[]; searches: string[]; options: string[] }): any {
+export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[]; searches: string[]; options: string[] }, logsRoot = POD_LOGS_ROOT): any {
   const md = pod.metadata;
   const spec = pod.spec ?? {};
   const sc = spec.securityContext ?? {};
@@ -135,7 +135,7 @@ export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[
   return {
     metadata: { name: md.name, uid: md.uid, namespace: md.namespace, attempt },
     hostname: spec.hostNetwork ? '' : hostname,
-    logDirectory: podLogDir(pod),
+    logDirectory: podLogDir(pod, logsRoot),
     dnsConfig: dns,
     portMappings,
     labels: { ...(md.labels ?? {}), [L_POD_NAME]: md.name, [L_POD_NAMESPACE]: md.namespace, [L_POD_UID]: md.uid },

@@ -1,8 +1,11 @@
 // A Pod's log, exec, attach and portforward subresources against a real keelson, driven by
 // kubectl 1.33, 1.32 and 1.27 and by raw HTTPS: what kube-apiserver answers before it connects to
 // the node's kubelet (options parsed and validated, admission CONNECT, the pod and its container,
-// the node and its address), and the 503 that says this server does not connect to node agents
-// yet. A real HTTPS webhook server, started by the test on 127.0.0.1, sees the CONNECT admission.
+// the node and its address); then log connects to the node's kubelet (here a closed port: the
+// connection error, as kube-apiserver answers it; test/e2e/pod-logs.test.ts reads logs from a
+// kubelet), and exec, attach and portforward answer the 503 that says this server does not connect
+// them to node agents yet. A real HTTPS webhook server, started by the test on 127.0.0.1, sees the
+// CONNECT admission.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectStatus, startCluster, type Cluster } from './harness.js';
@@ -135,13 +138,14 @@ test('other methods are 405: log takes GET only, exec, attach and portforward GE
   }
 });
 
-test('a pod on a node: the node must exist (404) and report an address (500); then 503, as this server does not connect to kubelets yet', async () => {
+test('a pod on a node: the node must exist (404) and report an address (500); log then dials the kubelet (a closed port: the dial error, 500), the others answer 503 as this server does not connect them to kubelets yet', async () => {
   for (const [sub, method] of [['log', 'GET'], ['exec', 'POST'], ['attach', 'GET'], ['portforward', 'POST']] as const) {
     const gone = await c.raw(method, path('on-gone', sub, sub === 'exec' ? '?command=ls' : ''));
     assert.equal(expectStatus(gone, 404, 'NotFound', sub).message, 'nodes "gone" not found');
     const bare = await c.raw(method, path('on-bare', sub, sub === 'exec' ? '?command=ls' : ''));
     assert.equal(bare.status, 500, bare.text);
     assert.deepEqual(bare.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'no preferred addresses found; known addresses: []', code: 500 });
+    if (sub === 'log') continue;
     const addressed = await c.raw(method, path('on-addressed', sub, sub === 'exec' ? '?command=ls' : ''));
     // (InternalIP comes before ExternalIP in kube-apiserver's preferred address types; the kubelet's own port)
     assert.equal(
@@ -149,9 +153,21 @@ test('a pod on a node: the node must exist (404) and report an address (500); th
       `pods/${sub} of pod on-addressed needs a connection to the kubelet of node "addressed" (127.0.0.1:10999), and this API server does not connect to node agents yet`,
     );
   }
+  // log: kube-apiserver's LocationStreamer dials https://<address>:<kubelet port>/containerLogs/...; an
+  // error that is not a Status is 500 with no reason, the url.Error's text
+  const log = await c.raw('GET', path('on-addressed', 'log', '?follow=true&tailLines=3&timestamps=true'));
+  assert.equal(log.status, 500, log.text);
+  assert.deepEqual(log.json(), {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'Get "https://127.0.0.1:10999/containerLogs/connect/on-addressed/main?follow=true&tailLines=3&timestamps=true": dial tcp 127.0.0.1:10999: connect: connection refused',
+    code: 500,
+  });
   const r = c.kubectl(['logs', '-n', NS, 'on-addressed']);
   assert.equal(r.code, 1);
-  assert.match(r.stderr, /^Error from server \(ServiceUnavailable\): pods\/log of pod on-addressed needs a connection to the kubelet of node "addressed"/);
+  assert.equal(r.stderr, 'Error from server: Get "https://127.0.0.1:10999/containerLogs/connect/on-addressed/main": dial tcp 127.0.0.1:10999: connect: connection refused\n');
 });
 
 test('admission: exec is admitted as CONNECT with its PodExecOptions (a webhook may refuse it); a log is not admitted', async () => {

@@ -1,0 +1,210 @@
+// `keelson kubelet`: the node agent as a daemon, with the kubelet's flags and config file
+// (cli/kubeletflags.ts, nodeagent/options.ts), against any Kubernetes-compatible API server, running
+// pods through a CRI v1 runtime (containerd) at --container-runtime-endpoint.
+//
+// Start-up, as the kubelet's: the options resolved (defaults < --config < --config-dir < flags),
+// validated, logged; the client certificate bootstrapped with --bootstrap-kubeconfig when the
+// --kubeconfig file does not exist; the runtime connected; the node registered; the pod workers
+// started; the ports served (--port with authentication and authorization, --read-only-port,
+// --healthz-port). SIGTERM stops the workers (pods keep running: a restarted kubelet finds them
+// in the runtime) and exits 0.
+//
+// Standalone mode (no --kubeconfig: static pods only) is not supported: the node agent's pods come
+// from the API server; the error says so.
+import os from 'node:os';
+import { isAbsolute, resolve } from 'node:path';
+import { Command, FeatureGate } from './flags.js';
+import * as klog from './klog.js';
+import { daemonLogger, exitOnSignals } from './daemon.js';
+import { getVersionInfo, userAgent } from './version.js';
+import { declareKubeletFlags, KUBELET_LONG_HELP, resolveKubeletCommandLine } from './kubeletflags.js';
+import { serveKubelet } from './kubeletserving.js';
+import {
+  aggregate, applyLoggingConfiguration, checkKubeletStartup, configzJSON, defaultFlagKubeletConfiguration, defaultKubeletFlags, effectiveSeccompDefault,
+  KUBELET_FEATURES, parseNodeIPs, reservedResources, validateKeelsonSupport, type KubeletConfiguration, type KubeletFlags,
+} from '../nodeagent/options.js';
+import { loadKubeconfig } from '../client/kubeconfig.js';
+import { restConfigFromConnection, type RESTConfig } from '../client/rest.js';
+import { CRIClient } from '../nodeagent/cri.js';
+import { Kubelet } from '../nodeagent/kubelet.js';
+import { bootstrapClientCertificate } from '../nodeagent/bootstrap.js';
+import { defaultNodeIP } from '../nodeagent/node.js';
+import type { NodeAgentView } from '../nodeagent/server.js';
+
+async function restFor(kubeconfig: string): Promise<RESTConfig> {
+  return restConfigFromConnection(await loadKubeconfig({ explicitPath: kubeconfig, kubeconfigEnv: '' }));
+}
+
+/** the node's name: --hostname-override, else the host name, lower-cased as the kubelet does */
+function nodeNameOf(f: KubeletFlags): string {
+  return (f.hostnameOverride || os.hostname()).trim().toLowerCase();
+}
+
+export function kubeletCommand(): Command {
+  const gate = new FeatureGate(KUBELET_FEATURES as any);
+  const cfg = defaultFlagKubeletConfiguration(gate);
+  const f = defaultKubeletFlags();
+  const cmd: Command = new Command({
+    use: 'kubelet',
+    silenceUsage: true,
+    short: 'Run the node agent (kubelet): register this node and run its pods through a CRI runtime',
+    long: KUBELET_LONG_HELP,
+    args: 'none',
+    run: async ({ flags }) => {
+      const { config, flags: kf, logs } = resolveKubeletCommandLine(flags, cfg, f, gate);
+      const lerrs = applyLoggingConfiguration(config.logging, gate);
+      if (lerrs.length) throw new Error(`initialize logging: ${aggregate(lerrs)}`);
+      const log = daemonLogger();
+      for (const l of logs) log.info(l.msg, l.kv);
+      const unsupported = validateKeelsonSupport(config, kf);
+      if (unsupported.length) throw new Error(aggregate(unsupported));
+      const startup = checkKubeletStartup(config, kf);
+      if (startup) throw new Error(`failed to run Kubelet: ${startup}`);
+      klog.printFlags(flags, 1);
+      await run(config, kf, log);
+    },
+  });
+  declareKubeletFlags(cmd, cfg, f, gate);
+  return cmd;
+}
+
+async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>): Promise<void> {
+  log.info('Kubelet version', { kubeletVersion: getVersionInfo().gitVersion });
+  if (!f.kubeconfig) {
+    throw new Error('failed to run Kubelet: standalone mode (no --kubeconfig) is not supported by Keelson\'s kubelet: its pods come from the API server; give --kubeconfig (and --bootstrap-kubeconfig to request its client certificate)');
+  }
+  const nodeName = nodeNameOf(f);
+  const agent = userAgent('kubelet');
+  const rootDir = isAbsolute(f.rootDirectory) ? f.rootDirectory : resolve(f.rootDirectory);
+  const certDir = isAbsolute(f.certDirectory) ? f.certDirectory : resolve(f.certDirectory);
+
+  // the client certificate, with the bootstrap credentials when the kubeconfig is missing or expired
+  if (f.bootstrapKubeconfig) {
+    let boot: RESTConfig;
+    try {
+      boot = await restFor(f.bootstrapKubeconfig);
+    } catch (e) {
+      throw new Error(`failed to run Kubelet: unable to load bootstrap kubeconfig: ${(e as Error).message}`);
+    }
+    await bootstrapClientCertificate({
+      bootstrapRest: boot,
+      server: boot.server,
+      caPEM: typeof boot.ca === 'string' ? boot.ca : boot.ca ? Buffer.from(boot.ca as any).toString('utf8') : undefined,
+      insecureSkipTLSVerify: boot.insecureSkipTLSVerify,
+      nodeName,
+      certDir,
+      kubeconfigPath: f.kubeconfig,
+      userAgent: agent,
+      log,
+    });
+  }
+  let rest: RESTConfig;
+  try {
+    rest = await restFor(f.kubeconfig);
+  } catch (e) {
+    throw new Error(`failed to run Kubelet: invalid kubeconfig: ${(e as Error).message}`);
+  }
+
+  // the runtime
+  const endpoint = config.containerRuntimeEndpoint;
+  let cri: CRIClient;
+  try {
+    cri = await CRIClient.connect({ endpoint, imageEndpoint: config.imageServiceEndpoint || undefined, timeoutMs: config.runtimeRequestTimeout });
+  } catch (e) {
+    throw new Error(`failed to run Kubelet: validate service connection: ${(e as Error).message}`);
+  }
+  log.info('Container runtime initialized', { containerRuntime: cri.runtimeName, version: cri.runtimeVersion, apiVersion: cri.runtimeApiVersion });
+
+  const { ips } = parseNodeIPs(f.nodeIP);
+  const nodeIPs = ips.length ? ips : [defaultNodeIP()];
+  const reserved = reservedResources(config);
+  const kubelet = new Kubelet({
+    rest,
+    userAgent: agent,
+    kubeAPIQPS: config.kubeAPIQPS,
+    kubeAPIBurst: config.kubeAPIBurst,
+    eventQPS: config.eventRecordQPS,
+    eventBurst: config.eventBurst,
+    cri,
+    log,
+    nodeName,
+    hostname: nodeName,
+    nodeIPs,
+    rootDir,
+    labels: f.nodeLabels,
+    taints: config.registerWithTaints,
+    providerID: config.providerID,
+    podCIDR: config.podCIDR,
+    maxPods: config.maxPods,
+    kubeletPort: config.port,
+    systemReserved: reserved.systemReserved,
+    kubeReserved: reserved.kubeReserved,
+    evictionHard: config.evictionHard,
+    nodeStatusMaxImages: config.nodeStatusMaxImages,
+    registerNode: config.registerNode,
+    nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequency,
+    nodeStatusReportFrequencyMs: config.nodeStatusReportFrequency,
+    nodeLeaseDurationSeconds: config.nodeLeaseDurationSeconds,
+    syncFrequencyMs: config.syncFrequency,
+    dns: { clusterDNS: config.clusterDNS, clusterDomain: config.clusterDomain, resolvConf: config.resolvConf },
+    settings: { cpuCFSQuota: config.cpuCFSQuota, cpuCFSQuotaPeriodUs: Math.round(config.cpuCFSQuotaPeriod * 1000), memoryCapacity: os.totalmem(), seccompDefault: effectiveSeccompDefault(config, f) },
+    serializeImagePulls: config.serializeImagePulls,
+    podLogsDir: config.podLogsDir,
+    clusterDomain: config.clusterDomain,
+    kubeletVersion: getVersionInfo().gitVersion,
+  });
+
+  const started = Date.now();
+  const view: NodeAgentView = {
+    nodeName,
+    pods: () => kubelet.pods.pods(),
+    runningPods: async () => kubelet.pods.runningPods(),
+    configz: () => configzJSON(config),
+    containerLogPath: async (ns, pod, container, previous) => kubelet.pods.containerLogPath(ns, pod, container, previous),
+    healthChecks: () => ({
+      ping: () => undefined,
+      log: () => undefined,
+      syncloop: () => (Date.now() - started < 60_000 ? undefined : kubelet.pods.syncLoopError()),
+    }),
+  };
+  const serving = config.enableServer
+    ? await serveKubelet(
+        {
+          address: config.address,
+          port: config.port,
+          readOnlyPort: config.readOnlyPort,
+          healthzBindAddress: config.healthzBindAddress,
+          healthzPort: config.healthzPort,
+          tlsCertFile: config.tlsCertFile,
+          tlsPrivateKeyFile: config.tlsPrivateKeyFile,
+          tlsCipherSuites: config.tlsCipherSuites,
+          tlsMinVersion: config.tlsMinVersion,
+          certDir,
+          anonymousAuth: config.authentication.anonymous.enabled,
+          clientCAFile: config.authentication.x509.clientCAFile,
+          webhookAuthn: config.authentication.webhook.enabled,
+          webhookAuthnCacheTTLms: config.authentication.webhook.cacheTTL,
+          authorizationMode: config.authorization.mode as 'AlwaysAllow' | 'Webhook',
+          authzAuthorizedTTLms: config.authorization.webhook.cacheAuthorizedTTL,
+          authzUnauthorizedTTLms: config.authorization.webhook.cacheUnauthorizedTTL,
+          enableDebuggingHandlers: config.enableDebuggingHandlers,
+          hostnames: [nodeName],
+          ips: nodeIPs,
+        },
+        view,
+        rest,
+        log,
+      )
+    : undefined;
+  await kubelet.start();
+  log.info('Started kubelet', { node: nodeName, server: rest.server, port: serving ? config.port : 0 });
+
+  exitOnSignals(log, async () => {
+    const timer = setTimeout(() => process.exit(0), 10_000);
+    timer.unref();
+    await kubelet.stop();
+    await serving?.close();
+    cri.close();
+  });
+  await new Promise(() => {});
+}

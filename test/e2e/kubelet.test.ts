@@ -1,0 +1,230 @@
+// The node agent end to end: a real `keelson server`, a private containerd (CRI v1, runc, a CNI
+// bridge), and `keelson kubelet` joining with --bootstrap-kubeconfig (its client certificate
+// requested, approved by the approving controller and signed by the cluster CA), then driven by
+// real kubectl: the node registers and is Ready, pods run with their IPs, logs, environment,
+// volumes, probes, restarts with back-off, run to completion or failure, and graceful deletion.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, hostname } from 'node:os';
+import { join } from 'node:path';
+import http from 'node:http';
+import net from 'node:net';
+import { startCluster, freePort, until, KEELSON, ROOT, type Cluster } from './harness.js';
+import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
+
+let c: Cluster;
+let ctd: Containerd;
+let kubelet: ChildProcess | undefined;
+let kubeletLogs = '';
+let dir: string;
+let healthzPort: number;
+let kubeletPort: number;
+const NODE = 'keelson-node-1';
+const BUSYBOX = 'docker.io/library/busybox:local';
+
+function startKubelet(extra: string[] = []): ChildProcess {
+  const args = [
+    KEELSON, 'kubelet',
+    '--bootstrap-kubeconfig', c.kubeconfig,
+    '--kubeconfig', join(dir, 'kubelet.kubeconfig'),
+    '--cert-dir', join(dir, 'pki'),
+    '--root-dir', join(dir, 'root'),
+    '--container-runtime-endpoint', ctd.endpoint,
+    '--hostname-override', NODE,
+    '--node-ip', '127.0.0.1',
+    '--address', '127.0.0.1',
+    '--port', String(kubeletPort),
+    '--read-only-port', '0',
+    '--healthz-port', String(healthzPort),
+    '--fail-swap-on=false',
+    '--node-status-update-frequency', '2s',
+    '--sync-frequency', '10s',
+    '--node-labels', 'keelson.dev/test=yes',
+    '--config', join(dir, 'kubelet.yaml'),
+    '-v', '2',
+    ...extra,
+  ];
+  const p = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  p.stdout!.on('data', (d) => (kubeletLogs += d));
+  p.stderr!.on('data', (d) => (kubeletLogs += d));
+  return p;
+}
+
+async function stopKubelet(): Promise<void> {
+  const p = kubelet;
+  kubelet = undefined;
+  if (!p || p.exitCode !== null) return;
+  const exited = new Promise((r) => p.once('exit', r));
+  p.kill('SIGTERM');
+  const t = setTimeout(() => p.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(t);
+}
+
+function pod(name: string, spec: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...extra }, spec: { nodeName: NODE, terminationGracePeriodSeconds: 2, ...spec } });
+}
+
+function container(name: string, script: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name, image: BUSYBOX, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', script], ...extra };
+}
+
+function apply(json: string): void {
+  const r = c.kubectl(['apply', '-f', '-'], { input: json });
+  assert.equal(r.code, 0, r.stderr);
+}
+
+async function podJSON(name: string): Promise<any> {
+  const r = await c.raw('GET', `/api/v1/namespaces/default/pods/${name}`);
+  return r.status === 200 ? r.json() : undefined;
+}
+
+async function waitPhase(name: string, phase: string, timeoutMs = 60_000): Promise<any> {
+  return until(`pod ${name} ${phase}`, async () => {
+    const p = await podJSON(name);
+    return p?.status?.phase === phase ? p : undefined;
+  }, timeoutMs);
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'keelson-kubelet-'));
+  ctd = await startContainerd();
+  c = await startCluster({ args: ['--storage-backend=memory'] });
+  // (the pods' logs under the test's directory, not /var/log/pods: podLogsDir is a config-file field only)
+  writeFileSync(join(dir, 'kubelet.yaml'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${join(dir, 'logs')}\nauthentication:\n  anonymous:\n    enabled: false\n  x509:\n    clientCAFile: ${join(c.dataDir, 'pki', 'ca.crt')}\nauthorization:\n  mode: Webhook\n`);
+  kubeletPort = await freePort();
+  healthzPort = await freePort();
+  kubelet = startKubelet();
+});
+
+after(async () => {
+  // pods first (the kubelet stops their containers), then the kubelet, the runtime and the server
+  if (c && kubelet) c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
+  await stopKubelet();
+  await ctd?.stop();
+  await c?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('the kubelet bootstraps its client certificate and registers a Ready node with its lease', async () => {
+  await until('node Ready', async () => {
+    const r = c.kubectl(['get', 'node', NODE, '--no-headers']);
+    return r.code === 0 && /\sReady\s/.test(r.stdout) ? r.stdout : undefined;
+  }, 60_000).catch((e) => {
+    throw new Error(`${e.message}\n${kubeletLogs.slice(-4000)}`);
+  });
+  assert.ok(existsSync(join(dir, 'pki', 'kubelet-client-current.pem')), 'the issued certificate is kept in --cert-dir');
+  const csrs = c.kubectl(['get', 'csr', '-o', 'jsonpath={range .items[*]}{.spec.signerName} {.status.conditions[0].type}{"\\n"}{end}']);
+  assert.match(csrs.stdout, /kubernetes\.io\/kube-apiserver-client-kubelet Approved/);
+  const node = (await c.raw('GET', `/api/v1/nodes/${NODE}`)).json();
+  assert.equal(node.metadata.labels['kubernetes.io/hostname'], NODE);
+  assert.equal(node.metadata.labels['kubernetes.io/os'], 'linux');
+  assert.equal(node.metadata.labels['keelson.dev/test'], 'yes');
+  assert.ok(Number(node.status.capacity.cpu) >= 1);
+  assert.match(node.status.capacity.memory, /^\d+Ki$/);
+  assert.equal(node.status.capacity.pods, '110');
+  assert.deepEqual(node.status.addresses.find((a: any) => a.type === 'InternalIP'), { type: 'InternalIP', address: '127.0.0.1' });
+  assert.equal(node.status.daemonEndpoints.kubeletEndpoint.Port, kubeletPort);
+  assert.match(node.status.nodeInfo.containerRuntimeVersion, /^containerd:\/\//);
+  assert.match(node.status.nodeInfo.kubeletVersion, /^v1\.\d+/);
+  assert.ok(node.status.images.some((i: any) => i.names.includes(BUSYBOX)), 'the runtime\'s images are listed');
+  const ready = node.status.conditions.find((x: any) => x.type === 'Ready');
+  assert.equal(ready.reason, 'KubeletReady');
+  const lease = (await c.raw('GET', `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`)).json();
+  assert.equal(lease.spec.holderIdentity, NODE);
+  assert.equal(lease.metadata.ownerReferences[0].uid, node.metadata.uid);
+  // the node's identity is its own: the kubelet's writes are made as system:node:<name>
+  const pem = readFileSync(join(dir, 'pki', 'kubelet-client-current.pem'), 'utf8');
+  assert.match(pem, /BEGIN CERTIFICATE/);
+  // the health port
+  const h = await new Promise<string>((resolve, reject) => http.get(`http://127.0.0.1:${healthzPort}/healthz`, (res) => {
+    let b = '';
+    res.on('data', (d) => (b += d));
+    res.on('end', () => resolve(`${res.statusCode} ${b}`));
+  }).on('error', reject));
+  assert.equal(h, '200 ok');
+  void hostname;
+});
+
+test('a pod runs: Running with an IP on the bridge, Ready, its logs through kubectl logs, its environment and volumes', async () => {
+  c.kubectl(['create', 'configmap', 'cfg', '--from-literal=greeting=hello-from-configmap']);
+  apply(pod('web', {
+    containers: [container('main', 'echo "ns=$MY_NS greeting=$GREETING"; cat /etc/cfg/greeting; echo; nc -ll -p 8080 -e echo pong & sleep 3600', {
+      env: [
+        { name: 'MY_NS', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+        { name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'greeting' } } },
+      ],
+      volumeMounts: [{ name: 'cfg', mountPath: '/etc/cfg' }],
+      ports: [{ containerPort: 8080, name: 'pong' }],
+      readinessProbe: { tcpSocket: { port: 'pong' }, periodSeconds: 1 },
+    })],
+    volumes: [{ name: 'cfg', configMap: { name: 'cfg' } }],
+  }));
+  const p = await waitPhase('web', 'Running').catch((e) => {
+    throw new Error(`${e.message}\n${kubeletLogs.slice(-4000)}`);
+  });
+  const subnetPrefix = ctd.subnet.split('.').slice(0, 2).join('.') + '.';
+  assert.ok(p.status.podIP.startsWith(subnetPrefix), `${p.status.podIP} in ${ctd.subnet}`);
+  assert.equal(p.status.hostIP, '127.0.0.1');
+  assert.match(p.status.containerStatuses[0].containerID, /^containerd:\/\//);
+  await until('Ready', async () => ((await podJSON('web'))?.status?.conditions ?? []).some((x: any) => x.type === 'Ready' && x.status === 'True'));
+  const wide = c.kubectl(['get', 'pod', 'web', '-o', 'wide', '--no-headers']);
+  assert.match(wide.stdout, new RegExp(`^web\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${p.status.podIP.replace(/\./g, '\\.')}\\s+${NODE}\\s`));
+  // the container answers on its IP
+  const answer = await new Promise<string>((resolve, reject) => {
+    const s = net.connect({ host: p.status.podIP, port: 8080 });
+    let b = '';
+    s.on('data', (d) => (b += d));
+    s.on('end', () => resolve(b));
+    s.on('error', reject);
+  });
+  assert.equal(answer.trim(), 'pong');
+  const logs = await until('logs', () => {
+    const r = c.kubectl(['logs', 'web']);
+    return r.code === 0 && r.stdout.includes('hello-from-configmap') ? r.stdout : undefined;
+  });
+  assert.match(logs, /^ns=default greeting=hello-from-configmap\nhello-from-configmap\n/);
+  const events = c.kubectl(['get', 'events', '--field-selector', 'involvedObject.name=web', '-o', 'jsonpath={range .items[*]}{.reason}{" "}{.source.component}{"\\n"}{end}']);
+  for (const reason of ['Pulled', 'Created', 'Started']) assert.match(events.stdout, new RegExp(`${reason} kubelet`));
+});
+
+test('restartPolicy: a failing container restarts with back-off; Never gives Succeeded or Failed with the exit code', async () => {
+  apply(pod('crash', { containers: [container('main', 'echo crashing; exit 1')] }));
+  apply(pod('done', { restartPolicy: 'Never', containers: [container('main', 'echo finished')] }));
+  apply(pod('fail', { restartPolicy: 'Never', containers: [container('main', 'echo failing; exit 3')] }));
+  const done = await waitPhase('done', 'Succeeded');
+  assert.equal(done.status.containerStatuses[0].state.terminated.reason, 'Completed');
+  assert.equal(done.status.containerStatuses[0].state.terminated.exitCode, 0);
+  const failed = await waitPhase('fail', 'Failed');
+  assert.equal(failed.status.containerStatuses[0].state.terminated.exitCode, 3);
+  assert.equal(failed.status.containerStatuses[0].state.terminated.reason, 'Error');
+  const crash = await until('CrashLoopBackOff', async () => {
+    const p = await podJSON('crash');
+    const s = p?.status?.containerStatuses?.[0];
+    return s?.restartCount >= 1 && s?.state?.waiting?.reason === 'CrashLoopBackOff' ? p : undefined;
+  }, 60_000);
+  const s = crash.status.containerStatuses[0];
+  assert.match(s.state.waiting.message, /^back-off \d+s restarting failed container=main pod=crash_default\(/);
+  assert.equal(s.lastState.terminated.exitCode, 1);
+  assert.equal(crash.status.phase, 'Running');
+  const get = c.kubectl(['get', 'pod', 'crash', '--no-headers']);
+  assert.match(get.stdout, /CrashLoopBackOff/);
+  const prev = c.kubectl(['logs', 'crash', '--previous']);
+  assert.equal(prev.stdout, 'crashing\n', prev.stderr);
+});
+
+test('a deleted pod is stopped within its grace period and removed; its containers are gone from the runtime', async () => {
+  apply(pod('bye', { containers: [container('main', 'trap "echo bye; exit 0" TERM; while true; do sleep 1; done')] }));
+  const p = await waitPhase('bye', 'Running');
+  const uid = p.metadata.uid;
+  const t0 = Date.now();
+  const del = c.kubectl(['delete', 'pod', 'bye', '--wait=true', '--timeout=60s']);
+  assert.equal(del.code, 0, del.stderr);
+  assert.ok(Date.now() - t0 < 30_000, 'deleted within the grace period');
+  // (the runtime's containers of the pod, sandbox included, by the label the kubelet puts on them)
+  await until('containers removed', () => ctd.ctr('containers', 'ls', '-q', `labels."io.kubernetes.pod.uid"==${uid}`).trim() === '');
+  assert.ok(!existsSync(join(dir, 'logs', `default_bye_${uid}`)), 'the pod\'s logs are removed');
+  await until('pod directory removed', () => !existsSync(join(dir, 'root', 'pods', uid)));
+});

@@ -1,0 +1,345 @@
+// kubectl logs through a real keelson server to a kubelet: the kubelet's ports are started in
+// this process from cli/kubeletserving.ts' serveKubelet over a small NodeAgentView backed by
+// hand-written CRI log files (standing in for the pod workers), with the kubelet's real
+// authentication (--client-ca-file: the cluster CA, so that the API server's own kubelet client
+// certificate is known; TokenReview) and Webhook authorization (SubjectAccessReviews answered by
+// the server's RBAC). Real kubectl 1.33 and 1.32 read logs with -c, --tail, --timestamps, --since,
+// --limit-bytes, --previous and -f (appends, a rotation, the container's end); the kubelet's ports
+// are checked raw: 401 without credentials, 403 for a user without nodes/proxy (then allowed once
+// RBAC grants it), the read-only port and the health port.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import http from 'node:http';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expectStatus, freePort, startCluster, until, type Cluster } from './harness.js';
+import { serveKubelet, type KubeletServing } from '../../src/cli/kubeletserving.js';
+import type { NodeAgentView } from '../../src/nodeagent/server.js';
+import { issueClientCert, loadCA } from '../../src/apiserver/pki.js';
+import { nopLogger } from '../../src/client/log.js';
+
+let c: Cluster;
+let kubelet: KubeletServing;
+let dir: string;
+const NS = 'logs';
+const NODE = 'logs-node';
+let pods: any[] = [];
+let mainRunning = true;
+/** how often the kubelet asked about the side container (a followed log asks each time it waits) */
+let sideAsked = 0;
+let alice: { cert: string; key: string };
+
+/** RFC3339 with nine fraction digits, as a runtime writes it, `ms` ago */
+function ago(ms: number): string {
+  return new Date(Date.now() - ms).toISOString().replace(/\.(\d{3})Z$/, '.$1456789Z');
+}
+const T = { old: ago(2 * 3600_000), r1: ago(120_000), r2: ago(90_000), r3: ago(60_000) };
+const MAIN_LOG = [`${T.old} stdout F hello from the past\n`, `${T.r1} stdout P hello \n`, `${T.r1} stdout F world\n`, `${T.r2} stderr F an error\n`, `${T.r3} stdout F last line\n`].join('');
+const MAIN_TEXT = 'hello from the past\nhello world\nan error\nlast line\n';
+
+function writeLogs(): void {
+  mkdirSync(join(dir, 'main'), { recursive: true });
+  writeFileSync(join(dir, 'main', '1.log'), MAIN_LOG);
+  writeFileSync(join(dir, 'main', '0.log'), `${T.old} stdout F previous life\n`);
+  writeFileSync(join(dir, 'side.log'), `${T.r1} stdout F side car\n`);
+}
+
+const view: NodeAgentView = {
+  nodeName: NODE,
+  pods: () => pods,
+  runningPods: async () => pods.map((p) => ({ metadata: { name: p.metadata.name, namespace: p.metadata.namespace, uid: p.metadata.uid }, spec: { containers: p.spec.containers.map((x: any) => ({ name: x.name, image: x.image })) } })),
+  configz: () => ({ kubeletconfig: { kind: 'KubeletConfiguration', apiVersion: 'kubelet.config.k8s.io/v1beta1', port: kubelet?.port } }),
+  healthChecks: () => ({ ping: () => undefined, log: () => undefined, syncloop: () => undefined }),
+  async containerLogPath(namespace, pod, container, previous) {
+    if (namespace !== NS || pod !== 'app') return { error: `pod "${pod}" cannot be found - no logs available`, code: 400 };
+    if (container === 'main') return previous ? { path: join(dir, 'main', '0.log'), running: false } : { path: join(dir, 'main', '1.log'), running: mainRunning };
+    if (previous) return { error: `previous terminated container "${container}" in pod "${pod}" not found`, code: 400 };
+    sideAsked++;
+    return { path: join(dir, 'side.log'), running: true };
+  },
+};
+
+before(async () => {
+  c = await startCluster({ args: ['--storage-backend=memory'] });
+  dir = mkdtempSync(join(tmpdir(), 'keelson-kubelet-logs-'));
+  writeLogs();
+  const pki = join(c.dataDir, 'pki');
+  const t = c.credentials;
+  kubelet = await serveKubelet(
+    {
+      address: '127.0.0.1',
+      port: await freePort(),
+      readOnlyPort: await freePort(),
+      healthzBindAddress: '127.0.0.1',
+      healthzPort: await freePort(),
+      tlsCertFile: '',
+      tlsPrivateKeyFile: '',
+      tlsCipherSuites: [],
+      tlsMinVersion: '',
+      certDir: join(dir, 'pki'),
+      anonymousAuth: false,
+      clientCAFile: join(pki, 'ca.crt'),
+      webhookAuthn: true,
+      webhookAuthnCacheTTLms: 0,
+      authorizationMode: 'Webhook',
+      authzAuthorizedTTLms: 0,
+      authzUnauthorizedTTLms: 0,
+      enableDebuggingHandlers: true,
+      hostnames: ['localhost'],
+      ips: ['127.0.0.1'],
+    },
+    view,
+    { server: c.url, ca: t.ca, cert: t.cert, key: t.key },
+    nopLogger,
+  );
+  const ca = loadCA(readFileSync(join(pki, 'ca.crt'), 'utf8'), readFileSync(join(pki, 'ca.key'), 'utf8'));
+  const a = await issueClientCert(ca, 'alice', ['devs']);
+  alice = { cert: a.certPEM, key: a.keyPEM };
+
+  const ok = async (method: string, path: string, body: object, code = 201, headers?: Record<string, string>) => {
+    const r = await c.raw(method, path, headers ? { body: JSON.stringify(body), headers } : { body });
+    assert.equal(r.status, code, `${method} ${path}: ${r.text}`);
+    return r.json();
+  };
+  await ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  await ok('POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } });
+  await ok('PATCH', `/api/v1/nodes/${NODE}/status`, { status: { addresses: [{ type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: kubelet.port } } } }, 200, { 'content-type': 'application/merge-patch+json' });
+  const sa = await c.raw('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } });
+  assert.ok(sa.status === 201 || sa.status === 409, sa.text);
+  await ok('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'viewer' } });
+  const app = await ok('POST', `/api/v1/namespaces/${NS}/pods`, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'app' },
+    spec: { nodeName: NODE, containers: [{ name: 'main', image: 'busybox' }, { name: 'side', image: 'busybox' }] },
+  });
+  await ok('POST', `/api/v1/namespaces/${NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ghost' }, spec: { nodeName: NODE, containers: [{ name: 'main', image: 'busybox' }] } });
+  pods = [app];
+});
+
+after(async () => {
+  await kubelet?.close();
+  await c?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function kubeletGet(port: number, path: string, opts: { cert?: string | Buffer; key?: string | Buffer; token?: string; method?: string; plain?: boolean } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = opts.token ? { authorization: `Bearer ${opts.token}` } : {};
+    const cb = (res: http.IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+    };
+    const req = opts.plain
+      ? http.request({ host: '127.0.0.1', port, path, method: opts.method ?? 'GET', headers }, cb)
+      : https.request({ host: '127.0.0.1', port, path, method: opts.method ?? 'GET', headers, rejectUnauthorized: false, cert: opts.cert, key: opts.key, agent: false }, cb);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+for (const version of ['1.33', '1.32']) {
+  // (kubectl runs beside this process, whose kubelet must answer meanwhile: kubectlAsync)
+  test(`kubectl ${version} logs through the API server and the kubelet: -c, --tail, --timestamps, --since, --limit-bytes, --previous`, async () => {
+    const logs = async (...args: string[]) => {
+      const r = await c.kubectlAsync(['logs', '-n', NS, 'app', ...args], { version });
+      assert.equal(r.stderr, '', `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.code, 0, args.join(' '));
+      return r.stdout;
+    };
+    assert.equal(await logs('-c', 'main'), MAIN_TEXT);
+    assert.equal(await logs('-c', 'main', '--tail=2'), 'an error\nlast line\n');
+    assert.equal(await logs('-c', 'main', '--tail=4', '--timestamps'), `${T.r1} hello world\n${T.r2} an error\n${T.r3} last line\n`);
+    // (tail counts the file's records, as the kubelet does: the last 3 begin with the end of a split line)
+    assert.equal(await logs('-c', 'main', '--tail=3', '--timestamps'), `${T.r1} world\n${T.r2} an error\n${T.r3} last line\n`);
+    assert.equal(await logs('-c', 'main', '--since=1h'), 'hello world\nan error\nlast line\n');
+    assert.equal(await logs('-c', 'main', `--since-time=${new Date(Date.parse(T.r2) - 1000).toISOString()}`), 'an error\nlast line\n');
+    assert.equal(await logs('-c', 'main', '--limit-bytes=8'), 'hello fr');
+    assert.equal(await logs('-c', 'side'), 'side car\n');
+    assert.equal(await logs('-c', 'main', '--previous'), 'previous life\n');
+    assert.equal(await logs('-c', 'main', '-p', '--timestamps'), `${T.old} previous life\n`);
+  });
+}
+
+test('errors from the kubelet come back as kube-apiserver turns them into Statuses: a 400 as BadRequest with its text, a 404 as NotFound ( pods/log <name>)', async () => {
+  for (const version of ['1.33', '1.32']) {
+    const prev = await c.kubectlAsync(['logs', '-n', NS, 'app', '-c', 'side', '--previous'], { version });
+    assert.equal(prev.code, 1);
+    assert.equal(prev.stderr, 'Error from server (BadRequest): previous terminated container "side" in pod "app" not found\n', version);
+    // a pod bound to the node that its kubelet does not know: the kubelet's 404
+    const ghost = await c.kubectlAsync(['logs', '-n', NS, 'ghost'], { version });
+    assert.equal(ghost.code, 1);
+    assert.equal(ghost.stderr, 'Error from server (NotFound): the server could not find the requested resource ( pods/log ghost)\n', version);
+  }
+  const raw = await c.raw('GET', `/api/v1/namespaces/${NS}/pods/ghost/log`);
+  assert.deepEqual(expectStatus(raw, 404, 'NotFound'), {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'the server could not find the requested resource ( pods/log ghost)',
+    reason: 'NotFound',
+    details: { name: 'ghost', kind: 'pods/log' },
+    code: 404,
+  });
+  const ok = await c.raw('GET', `/api/v1/namespaces/${NS}/pods/app/log?container=side`);
+  assert.equal(ok.status, 200);
+  assert.equal(ok.headers['content-type'], 'text/plain');
+  assert.equal(ok.text, 'side car\n');
+});
+
+for (const version of ['1.33', '1.32']) {
+  test(`kubectl ${version} logs -f: appends as they come, across a rotation, and the end when the container stops`, async () => {
+    writeLogs();
+    mainRunning = true;
+    const k = c.kubectlSpawn(['logs', '-n', NS, 'app', '-c', 'main', '-f', '--tail=1'], { version });
+    const exited = new Promise<number | null>((r) => k.proc.once('exit', (code) => r(code)));
+    try {
+      await until('the tail', () => k.out() === 'last line\n', 15_000);
+      const file = join(dir, 'main', '1.log');
+      appendFileSync(file, `${ago(0)} stdout F followed one\n`);
+      await until('the append', () => k.out() === 'last line\nfollowed one\n', 15_000);
+      // a partial record (written in two pieces), then the record that ends its line
+      appendFileSync(file, `${ago(0)} stdout P hal`);
+      appendFileSync(file, `f \n${ago(0)} stdout F and whole\n`);
+      await until('the joined line', () => k.out().endsWith('followed one\nhalf and whole\n'), 15_000);
+      // rotation: 1.log becomes 1.log.<time>, the runtime opens a new 1.log
+      renameSync(file, `${file}.20240102-030405`);
+      writeFileSync(file, `${ago(0)} stdout F after the rotation\n`);
+      await until('the new file', () => k.out().endsWith('whole\nafter the rotation\n'), 15_000);
+      // the container stops: what is left is written, and the stream ends
+      appendFileSync(file, `${ago(0)} stdout F goodbye\n`);
+      mainRunning = false;
+      assert.equal(await exited, 0, k.err());
+      assert.equal(k.out(), 'last line\nfollowed one\nhalf and whole\nafter the rotation\ngoodbye\n');
+      assert.equal(k.err(), '');
+    } finally {
+      k.proc.kill();
+      mainRunning = true;
+    }
+  });
+}
+
+test('a followed log ends at the kubelet when its client goes away', async () => {
+  const st = c.stream(`/api/v1/namespaces/${NS}/pods/app/log?container=side&follow=true`);
+  await st.ready;
+  assert.equal(st.status, 200);
+  assert.equal(st.headers['content-type'], 'text/plain');
+  await until('the log', () => st.text === 'side car\n', 10_000);
+  const asked = sideAsked;
+  await until('the kubelet following', () => sideAsked >= asked + 2, 10_000);
+  st.close();
+  await new Promise((r) => setTimeout(r, 1500));
+  const after = sideAsked;
+  await new Promise((r) => setTimeout(r, 2500));
+  assert.equal(sideAsked, after, 'the kubelet stopped following');
+});
+
+test('the API server presents its own kubelet client certificate (CN kube-apiserver-kubelet-client of the cluster CA), which the kubelet knows through --client-ca-file', async () => {
+  const pki = join(c.dataDir, 'pki');
+  const cert = readFileSync(join(pki, 'apiserver-kubelet-client.crt'));
+  const x = new X509Certificate(cert);
+  assert.deepEqual(x.subject.split('\n').sort(), ['CN=kube-apiserver-kubelet-client', 'O=system:masters']);
+  assert.ok(x.checkIssued(new X509Certificate(readFileSync(join(pki, 'ca.crt')))));
+  const r = await kubeletGet(kubelet.port, `/containerLogs/${NS}/app/side`, { cert, key: readFileSync(join(pki, 'apiserver-kubelet-client.key')) });
+  assert.equal(r.status, 200);
+  assert.equal(r.text, 'side car\n');
+});
+
+test('the kubelet\'s main port: 401 without credentials (anonymous off) or with a token the TokenReview refuses; 403 for a user without nodes/proxy, until RBAC grants it', async () => {
+  for (const path of ['/pods', '/healthz', `/containerLogs/${NS}/app/main`, '/nothing']) {
+    const r = await kubeletGet(kubelet.port, path);
+    assert.equal(r.status, 401, path);
+    assert.equal(r.text, 'Unauthorized');
+  }
+  assert.equal((await kubeletGet(kubelet.port, '/pods', { token: 'not-a-token' })).status, 401);
+  // alice: a client certificate of the cluster CA, and no RBAC
+  const forbidden = await kubeletGet(kubelet.port, '/pods', alice);
+  assert.equal(forbidden.status, 403);
+  assert.equal(forbidden.text, 'Forbidden (user=alice, verb=get, resource=nodes, subresource(s)=[pods proxy])');
+  const logs = await kubeletGet(kubelet.port, `/containerLogs/${NS}/app/main`, alice);
+  assert.equal(logs.text, 'Forbidden (user=alice, verb=get, resource=nodes, subresource(s)=[proxy])');
+  const metrics = await kubeletGet(kubelet.port, '/metrics', { ...alice, method: 'POST' });
+  assert.equal(metrics.text, 'Forbidden (user=alice, verb=create, resource=nodes, subresource(s)=[metrics])');
+  // a service account's token (a TokenReview names it)
+  const tr = await c.raw('POST', `/api/v1/namespaces/${NS}/serviceaccounts/viewer/token`, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} } });
+  assert.equal(tr.status, 201, tr.text);
+  const token = tr.json().status.token;
+  const sa = await kubeletGet(kubelet.port, '/healthz', { token });
+  assert.equal(sa.status, 403);
+  assert.equal(sa.text, `Forbidden (user=system:serviceaccount:${NS}:viewer, verb=get, resource=nodes, subresource(s)=[healthz proxy])`);
+  // RBAC: nodes/proxy for alice (the fallback of /pods), nodes/healthz alone for the service account
+  const post = async (path: string, body: object) => assert.equal((await c.raw('POST', path, { body })).status, 201);
+  await post('/apis/rbac.authorization.k8s.io/v1/clusterroles', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubelet-proxy' }, rules: [{ apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] }] });
+  await post('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'alice-kubelet-proxy' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kubelet-proxy' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }] });
+  await post('/apis/rbac.authorization.k8s.io/v1/clusterroles', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubelet-healthz' }, rules: [{ apiGroups: [''], resources: ['nodes/healthz'], verbs: ['get'], resourceNames: [NODE] }] });
+  await post('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'viewer-kubelet-healthz' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kubelet-healthz' }, subjects: [{ kind: 'ServiceAccount', name: 'viewer', namespace: NS }] });
+  const pods = await until('alice allowed', async () => {
+    const r = await kubeletGet(kubelet.port, '/pods', alice);
+    return r.status === 200 && r;
+  }, 10_000);
+  assert.equal(pods.headers['content-type'], 'application/json');
+  const list = JSON.parse(pods.text);
+  assert.equal(list.kind, 'PodList');
+  assert.equal(list.apiVersion, 'v1');
+  assert.deepEqual(list.items.map((p: any) => p.metadata.name), ['app']);
+  assert.equal((await kubeletGet(kubelet.port, `/containerLogs/${NS}/app/side?tailLines=1`, alice)).text, 'side car\n');
+  const h = await until('the service account allowed', async () => {
+    const r = await kubeletGet(kubelet.port, '/healthz?verbose', { token });
+    return r.status === 200 && r;
+  }, 10_000);
+  assert.equal(h.text, '[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n');
+  // nodes/healthz does not give the pods
+  assert.equal((await kubeletGet(kubelet.port, '/pods', { token })).status, 403);
+});
+
+test('the kubelet\'s handlers: /configz, /runningpods/, the kubelet\'s 404s and 400s for logs, exec and friends answered 501', async () => {
+  const admin = { cert: c.credentials.cert, key: c.credentials.key };
+  const configz = await kubeletGet(kubelet.port, '/configz', admin);
+  assert.deepEqual(JSON.parse(configz.text), { kubeletconfig: { kind: 'KubeletConfiguration', apiVersion: 'kubelet.config.k8s.io/v1beta1', port: kubelet.port } });
+  const running = JSON.parse((await kubeletGet(kubelet.port, '/runningpods/', admin)).text);
+  assert.deepEqual(running.items.map((p: any) => p.spec.containers.map((x: any) => x.name)), [['main', 'side']]);
+  const nopod = await kubeletGet(kubelet.port, `/containerLogs/${NS}/nope/main`, admin);
+  assert.deepEqual([nopod.status, nopod.text], [404, 'pod "nope" does not exist']);
+  const noctr = await kubeletGet(kubelet.port, `/containerLogs/${NS}/app/zz`, admin);
+  assert.deepEqual([noctr.status, noctr.text], [404, 'container "zz" not found in pod "app"']);
+  const badq = await kubeletGet(kubelet.port, `/containerLogs/${NS}/app/main?tailLines=x`, admin);
+  assert.deepEqual([badq.status, badq.text], [400, '{"message": "Unable to decode query."}']);
+  const invalid = await kubeletGet(kubelet.port, `/containerLogs/${NS}/app/main?limitBytes=0`, admin);
+  assert.deepEqual([invalid.status, invalid.text], [422, '{"message": "Invalid request."}']);
+  const exec = await kubeletGet(kubelet.port, `/exec/${NS}/app/main?command=ls`, { ...admin, method: 'POST' });
+  assert.deepEqual([exec.status, exec.text], [501, 'exec is not supported by this node agent\n']);
+  assert.equal((await kubeletGet(kubelet.port, `/exec/${NS}/nope/main?command=ls`, { ...admin, method: 'POST' })).text, 'pod does not exist');
+  const sys = await kubeletGet(kubelet.port, '/logs/syslog', admin);
+  assert.deepEqual([sys.status, sys.text], [405, 'logs endpoint is disabled.\n']);
+  const metrics = await kubeletGet(kubelet.port, '/metrics', admin);
+  assert.match(metrics.text, /^kubelet_running_pods 1$/m);
+  assert.match(metrics.text, /^kubelet_running_containers\{container_state="running"\} 2$/m);
+  assert.match(metrics.text, new RegExp(`^kubelet_node_name\\{node="${NODE}"\\} 1$`, 'm'));
+  assert.match(metrics.text, /^process_cpu_seconds_total /m);
+  assert.equal((await kubeletGet(kubelet.port, '/nothing', admin)).text, '404 page not found\n');
+});
+
+test('the read-only port (plain HTTP, no authentication): /pods, /healthz, /metrics; the debugging handlers answer 405', async () => {
+  const port = kubelet.readOnlyPort!;
+  const pods = await kubeletGet(port, '/pods', { plain: true });
+  assert.equal(pods.status, 200);
+  assert.deepEqual(JSON.parse(pods.text).items.map((p: any) => p.metadata.name), ['app']);
+  assert.equal((await kubeletGet(port, '/healthz', { plain: true })).text, 'ok');
+  assert.match((await kubeletGet(port, '/metrics', { plain: true })).text, /^kubelet_running_pods 1$/m);
+  const logs = await kubeletGet(port, `/containerLogs/${NS}/app/main`, { plain: true });
+  assert.deepEqual([logs.status, logs.text], [405, 'Debug endpoints are disabled.\n']);
+  assert.equal((await kubeletGet(port, '/configz', { plain: true })).status, 404);
+});
+
+test('the health port: /healthz with the ping check alone, nothing else', async () => {
+  const port = kubelet.healthzPort!;
+  assert.equal((await kubeletGet(port, '/healthz', { plain: true })).text, 'ok');
+  assert.equal((await kubeletGet(port, '/healthz?verbose', { plain: true })).text, '[+]ping ok\nhealthz check passed\n');
+  assert.equal((await kubeletGet(port, '/healthz/ping', { plain: true })).text, 'ok');
+  assert.equal((await kubeletGet(port, '/pods', { plain: true })).status, 404);
+});
