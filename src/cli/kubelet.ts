@@ -150,6 +150,11 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     settings: { cpuCFSQuota: config.cpuCFSQuota, cpuCFSQuotaPeriodUs: Math.round(config.cpuCFSQuotaPeriod * 1000), memoryCapacity: os.totalmem(), seccompDefault: effectiveSeccompDefault(config, f) },
     serializeImagePulls: config.serializeImagePulls,
     podLogsDir: config.podLogsDir,
+    staticPodPath: config.staticPodPath,
+    staticPodURL: config.staticPodURL,
+    staticPodURLHeader: config.staticPodURLHeader,
+    fileCheckFrequencyMs: config.fileCheckFrequency,
+    httpCheckFrequencyMs: config.httpCheckFrequency,
     clusterDomain: config.clusterDomain,
     kubeletVersion: getVersionInfo().gitVersion,
   });

@@ -13,6 +13,7 @@ import type { CRIClient } from './cri.js';
 import { NodeAgentNode, type NodeOptions } from './node.js';
 import { PodWorkers } from './pods.js';
 import { VolumeManager } from './volumes.js';
+import { StaticPodSource } from './staticpods.js';
 import type { ContainerSettings, NodeDNS } from './podspec.js';
 
 /** the node's settings the kubelet passes on as they are */
@@ -34,6 +35,12 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   settings: ContainerSettings;
   serializeImagePulls: boolean;
   podLogsDir: string;
+  /** the static pods' sources (staticpods.ts): '' for none */
+  staticPodPath: string;
+  staticPodURL: string;
+  staticPodURLHeader: Record<string, string[]>;
+  fileCheckFrequencyMs: number;
+  httpCheckFrequencyMs: number;
   clusterDomain: string;
 }
 
@@ -41,6 +48,7 @@ export class Kubelet {
   readonly node: NodeAgentNode;
   readonly pods: PodWorkers;
   readonly volumes: VolumeManager;
+  readonly staticPods: StaticPodSource | undefined;
   private readonly clients: RESTClient[] = [];
 
   constructor(readonly o: KubeletOptions) {
@@ -72,7 +80,20 @@ export class Kubelet {
       runtimeName: o.cri.runtimeName || 'containerd',
       serializeImagePulls: o.serializeImagePulls,
       podLogsDir: o.podLogsDir,
+      nodeUID: () => node?.uid() ?? '',
     });
+    if (o.staticPodPath || o.staticPodURL) {
+      this.staticPods = new StaticPodSource({
+        path: o.staticPodPath,
+        url: o.staticPodURL,
+        urlHeaders: o.staticPodURLHeader,
+        fileCheckFrequencyMs: o.fileCheckFrequencyMs,
+        httpCheckFrequencyMs: o.httpCheckFrequencyMs,
+        nodeName: o.nodeName,
+        log: o.log,
+        onChange: (pods) => this.pods.setStaticPods(pods),
+      });
+    }
     const { nodeName, hostname, nodeIPs, rootDir, labels, taints, providerID, podCIDR, maxPods, kubeletPort, systemReserved, kubeReserved, evictionHard, nodeStatusMaxImages, registerNode, kubeletVersion, log } = o;
     node = this.node = new NodeAgentNode({
       ...{ nodeName, hostname, nodeIPs, rootDir, labels, taints, providerID, podCIDR, maxPods, kubeletPort, systemReserved, kubeReserved, evictionHard, nodeStatusMaxImages, registerNode, kubeletVersion, log },
@@ -98,10 +119,12 @@ export class Kubelet {
   async start(): Promise<void> {
     await this.node.start();
     await this.pods.start();
+    await this.staticPods?.start();
   }
 
   async stop(): Promise<void> {
     this.node.stop();
+    this.staticPods?.stop();
     await this.pods.stop();
     for (const c of this.clients) c.close();
   }

@@ -373,6 +373,11 @@ export class NodeAgentNode {
     }
   }
 
+  /** the registered Node's UID ('' until then) */
+  uid(): string {
+    return this.nodeUID;
+  }
+
   /** seconds the node has been up (for logs) */
   uptimeSeconds(): number {
     return Math.round((Date.now() - this.readySince) / 1000);

@@ -24,7 +24,8 @@
 // logs --previous`), older ones are removed, as --maximum-dead-containers-per-container=1 does.
 import { rmSync } from 'node:fs';
 import type { Logger } from '../client/log.js';
-import { isConflict, isNotFound, type RESTClient } from '../client/rest.js';
+import { isAlreadyExists, isConflict, isNotFound, type RESTClient } from '../client/rest.js';
+import { CONFIG_HASH, CONFIG_MIRROR, CONFIG_SOURCE } from './staticpods.js';
 import { Informer } from '../client/informer.js';
 import { ResourceClient } from '../client/resources.js';
 import type { EventRecorder } from '../client/events.js';
@@ -58,6 +59,8 @@ export interface PodWorkersOptions {
   nodeAllocatable: () => Record<string, string>;
   /** `containerd`: the scheme of containerIDs */
   runtimeName: string;
+  /** the Node's UID (the owner of mirror pods), '' until registered */
+  nodeUID: () => string;
   /** podLogsDir: where the pods' log directories are (/var/log/pods) */
   podLogsDir: string;
   /** --serialize-image-pulls */
@@ -97,6 +100,8 @@ interface BackOff {
 /** the kubelet's own record of a pod between syncs */
 interface PodRecord {
   uid: string;
+  /** where the pod comes from: `api`, or `file` and `http` for static pods */
+  source: string;
   pod: any;
   firstSeen: number;
   /** why a container is waiting (ErrImagePull, CrashLoopBackOff, CreateContainerConfigError ...) */
@@ -138,6 +143,7 @@ function toContainer(c: any): RuntimeContainer {
 function newRecord(uid: string, pod: any): PodRecord {
   return {
     uid,
+    source: 'api',
     pod,
     firstSeen: Date.now(),
     waiting: new Map(),
@@ -263,13 +269,42 @@ export class PodWorkers {
 
   // ── events of the API and the runtime ─────────────────────────────────────
 
-  private podChanged(pod: any): void {
+  /** the static pods of the manifest sources (staticpods.ts), the whole set each time */
+  setStaticPods(pods: any[]): void {
+    const seen = new Set<string>();
+    for (const p of pods) {
+      seen.add(p.metadata.uid);
+      if (!this.records.has(p.metadata.uid)) this.podChanged(p, p.metadata.annotations?.[CONFIG_SOURCE] ?? 'file');
+    }
+    for (const rec of this.records.values()) {
+      if (rec.source !== 'api' && !seen.has(rec.uid) && !rec.deleted) {
+        this.o.log.v(2).info('SyncLoop REMOVE', { source: rec.source, pods: [podKey(rec.pod)] });
+        rec.deleted = true;
+        this.enqueue(rec.uid);
+      }
+    }
+  }
+
+  /** the static pod a mirror pod of the API stands for */
+  private staticOf(mirror: any): PodRecord | undefined {
+    for (const r of this.records.values()) if (r.source !== 'api' && r.pod.metadata.name === mirror.metadata.name && r.pod.metadata.namespace === mirror.metadata.namespace) return r;
+    return undefined;
+  }
+
+  private podChanged(pod: any, source = 'api'): void {
+    if (source === 'api' && pod.metadata.annotations?.[CONFIG_MIRROR] !== undefined) {
+      // a mirror pod: its static pod is the one run; a change of the mirror (a delete, say) is its static pod's sync
+      const r = this.staticOf(pod);
+      if (r) this.enqueue(r.uid);
+      return;
+    }
     const uid = pod.metadata.uid;
     let rec = this.records.get(uid);
     if (!rec) {
       rec = newRecord(uid, pod);
+      rec.source = source;
       this.records.set(uid, rec);
-      this.o.log.v(2).info('SyncLoop ADD', { source: 'api', pods: [podKey(pod)] });
+      this.o.log.v(2).info('SyncLoop ADD', { source, pods: [podKey(pod)] });
     } else {
       // (the status the kubelet wrote comes back through the watch; the pod's spec and metadata are what matter)
       rec.pod = pod;
@@ -280,6 +315,11 @@ export class PodWorkers {
   private podGone(pod: any): void {
     const uid = pod?.metadata?.uid;
     if (!uid) return;
+    if (pod.metadata.annotations?.[CONFIG_MIRROR] !== undefined) {
+      const r = this.staticOf(pod);
+      if (r) this.enqueue(r.uid);
+      return;
+    }
     const rec = this.records.get(uid);
     if (!rec) return;
     this.o.log.v(2).info('SyncLoop REMOVE', { source: 'api', pods: [podKey(pod)] });
@@ -412,6 +452,7 @@ export class PodWorkers {
       await this.terminate(rec);
       return;
     }
+    if (rec.source !== 'api') await this.ensureMirror(rec);
     if (rec.terminated) {
       // Succeeded or Failed: nothing runs again; the sandbox is stopped once
       if (!rec.sandboxStopped) {
@@ -745,6 +786,7 @@ export class PodWorkers {
     for (const s of rp.sandboxes) if (s.state === 'SANDBOX_READY') await this.o.cri.stopPodSandbox(s.id).catch(() => undefined);
     rp = await this.refresh(rec.uid);
     rec.terminated = true;
+    if (rec.source !== 'api') await this.deleteMirror(rec, this.informer.getByName(pod.metadata.namespace, pod.metadata.name));
     if (!orphan && !rec.deleted) {
       await this.writeStatus(rec, rp);
       // the final delete: the pod's UID as precondition, grace 0 (the status manager's canBeDeleted, then Delete)
@@ -1035,21 +1077,72 @@ export class PodWorkers {
     return undefined;
   }
 
+  /**
+   * keeps the mirror pod of a static pod in the API server (kubelet.go syncPod's mirror handling):
+   * made when missing; one that is being deleted, or is of another version of the manifest, is
+   * deleted for good and made again
+   */
+  private async ensureMirror(rec: PodRecord): Promise<void> {
+    const pod = rec.pod;
+    const hash = pod.metadata.annotations?.[CONFIG_HASH];
+    const mirror = this.informer.getByName(pod.metadata.namespace, pod.metadata.name);
+    if (mirror && !mirror.metadata.deletionTimestamp && mirror.metadata.annotations?.[CONFIG_MIRROR] === hash) return;
+    if (mirror) await this.deleteMirror(rec, mirror);
+    const nodeUID = this.o.nodeUID();
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: pod.metadata.name,
+        namespace: pod.metadata.namespace,
+        labels: pod.metadata.labels,
+        annotations: { ...pod.metadata.annotations, [CONFIG_MIRROR]: hash },
+        ...(nodeUID ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: this.o.nodeName, uid: nodeUID, controller: true }] } : {}),
+      },
+      spec: pod.spec,
+    };
+    try {
+      await this.o.client.json({ method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace)}/pods`, body });
+      this.o.log.v(2).info('Created mirror pod', { pod: podKey(pod) });
+      rec.lastStatus = '';
+    } catch (e) {
+      if (!isAlreadyExists(e)) this.o.log.error(e, 'Failed creating a mirror pod', { pod: podKey(pod) });
+    }
+  }
+
+  private async deleteMirror(rec: PodRecord, mirror: any): Promise<void> {
+    if (!mirror) return;
+    try {
+      await this.o.client.json({
+        method: 'DELETE',
+        path: `/api/v1/namespaces/${encodeURIComponent(mirror.metadata.namespace)}/pods/${encodeURIComponent(mirror.metadata.name)}`,
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, preconditions: { uid: mirror.metadata.uid } },
+      });
+      this.o.log.v(2).info('Deleted mirror pod', { pod: podKey(rec.pod) });
+    } catch (e) {
+      if (!isNotFound(e) && !isConflict(e)) throw e;
+    }
+  }
+
   private async writeStatus(rec: PodRecord, rp: RuntimePod): Promise<void> {
     if (rec.deleted || (rec as any).orphan) return;
     const status = await this.podStatus(rec, rp);
     const text = JSON.stringify(status);
     if (text === rec.lastStatus) return;
     const pod = rec.pod;
+    // (a static pod's status is written to its mirror pod, whose UID is the API server's)
+    const uid = rec.source === 'api' ? rec.uid : this.informer.getByName(pod.metadata.namespace, pod.metadata.name)?.metadata.uid;
+    if (!uid) return;
     try {
       const updated = await this.o.client.json({
         method: 'PATCH',
         path: `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace)}/pods/${encodeURIComponent(pod.metadata.name)}/status`,
-        body: { metadata: { uid: rec.uid }, status },
+        body: { metadata: { uid }, status },
         contentType: 'application/strategic-merge-patch+json',
       });
       rec.lastStatus = text;
       if (updated?.metadata?.uid === rec.uid) rec.pod = updated;
+      else if (rec.source !== 'api') rec.pod = { ...rec.pod, status: updated?.status ?? status };
       this.o.log.v(3).info('Status for pod updated successfully', { pod: podKey(pod), phase: status.phase });
     } catch (e) {
       if (isNotFound(e) || isConflict(e)) return;

@@ -6,7 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import YAML from 'yaml';
 import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
@@ -43,6 +44,8 @@ function startKubelet(extra: string[] = []): ChildProcess {
     '--sync-frequency', '10s',
     '--node-labels', 'keelson.dev/test=yes',
     '--config', join(dir, 'kubelet.yaml'),
+    '--pod-manifest-path', join(dir, 'manifests'),
+    '--file-check-frequency', '1s',
     '-v', '2',
     ...extra,
   ];
@@ -94,6 +97,9 @@ before(async () => {
   c = await startCluster({ args: ['--storage-backend=memory'] });
   // (the pods' logs under the test's directory, not /var/log/pods: podLogsDir is a config-file field only)
   writeFileSync(join(dir, 'kubelet.yaml'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${join(dir, 'logs')}\nauthentication:\n  anonymous:\n    enabled: false\n  x509:\n    clientCAFile: ${join(c.dataDir, 'pki', 'ca.crt')}\nauthorization:\n  mode: Webhook\n`);
+  mkdirSync(join(dir, 'manifests'));
+  writeFileSync(join(dir, 'manifests', 'static-web.yaml'), YAML.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'static-web', labels: { tier: 'static' } }, spec: { terminationGracePeriodSeconds: 1, containers: [container('main', 'echo static; sleep 3600')] } }));
+  writeFileSync(join(dir, 'manifests', '.hidden.yaml'), 'not: a pod');
   kubeletPort = await freePort();
   healthzPort = await freePort();
   kubelet = startKubelet();
@@ -227,4 +233,30 @@ test('a deleted pod is stopped within its grace period and removed; its containe
   await until('containers removed', () => ctd.ctr('containers', 'ls', '-q', `labels."io.kubernetes.pod.uid"==${uid}`).trim() === '');
   assert.ok(!existsSync(join(dir, 'logs', `default_bye_${uid}`)), 'the pod\'s logs are removed');
   await until('pod directory removed', () => !existsSync(join(dir, 'root', 'pods', uid)));
+});
+
+test('a static pod of --pod-manifest-path runs, with a mirror pod in the API that comes back when deleted and goes with its file', async () => {
+  const name = `static-web-${NODE}`;
+  const mirror = await waitPhase(name, 'Running');
+  assert.ok(mirror.metadata.annotations['kubernetes.io/config.mirror'], 'a mirror pod');
+  assert.equal(mirror.metadata.annotations['kubernetes.io/config.source'], 'file');
+  assert.deepEqual(mirror.metadata.ownerReferences.map((o: any) => `${o.kind}/${o.name}`), [`Node/${NODE}`]);
+  assert.equal(mirror.metadata.labels.tier, 'static');
+  const containerID = mirror.status.containerStatuses[0].containerID;
+  const logs = c.kubectl(['logs', name]);
+  assert.equal(logs.stdout, 'static\n', logs.stderr);
+  // the mirror deleted: made again, and the pod it stands for is not restarted
+  const del = c.kubectl(['delete', 'pod', name, '--wait=false']);
+  assert.equal(del.code, 0, del.stderr);
+  const again = await until('the mirror pod again', async () => {
+    const p = await podJSON(name);
+    return p && p.metadata.uid !== mirror.metadata.uid && !p.metadata.deletionTimestamp && p.status?.containerStatuses?.[0]?.containerID ? p : undefined;
+  });
+  assert.equal(again.status.containerStatuses[0].containerID, containerID, 'the same container runs');
+  assert.equal(again.status.containerStatuses[0].restartCount, 0);
+  // the file removed: the pod is stopped and its mirror deleted
+  rmSync(join(dir, 'manifests', 'static-web.yaml'));
+  await until('the mirror pod gone', async () => (await podJSON(name)) === undefined);
+  const uid = again.metadata.annotations['kubernetes.io/config.hash'];
+  await until('its containers removed', () => ctd.ctr('containers', 'ls', '-q', `labels."io.kubernetes.pod.uid"==${uid}`).trim() === '');
 });
