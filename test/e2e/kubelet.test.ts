@@ -5,7 +5,7 @@
 // volumes, probes, restarts with back-off, run to completion or failure, and graceful deletion.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import YAML from 'yaml';
 import { tmpdir, hostname } from 'node:os';
@@ -259,4 +259,24 @@ test('a static pod of --pod-manifest-path runs, with a mirror pod in the API tha
   await until('the mirror pod gone', async () => (await podJSON(name)) === undefined);
   const uid = again.metadata.annotations['kubernetes.io/config.hash'];
   await until('its containers removed', () => ctd.ctr('containers', 'ls', '-q', `labels."io.kubernetes.pod.uid"==${uid}`).trim() === '');
+});
+
+test('keelson kubelet: --help, --version, and clear start-up errors', () => {
+  const run = (args: string[]) => spawnSync(process.execPath, [KEELSON, 'kubelet', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+  const help = run(['--help']);
+  assert.equal(help.status, 0, help.stderr);
+  for (const flag of ['--bootstrap-kubeconfig', '--kubeconfig', '--config', '--config-dir', '--container-runtime-endpoint', '--pod-manifest-path', '--manifest-url', '--node-labels', '--register-with-taints', '--anonymous-auth', '--authorization-mode', '--read-only-port', '--healthz-port', '--kube-api-qps', '--max-pods', '--version']) {
+    assert.ok(help.stdout.includes(`${flag} `) || help.stdout.includes(`${flag}=`), `--help lists ${flag}`);
+  }
+  const version = run(['--version']);
+  assert.match(version.stdout, /^Keelson v1\.\d+\.\d+/);
+  const bad = run(['--image-gc-high-threshold', '101', '--kubeconfig', join(dir, 'none')]);
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /imageGCHighThresholdPercent \(--image-gc-high-threshold\) 101 must be between 0 and 100, inclusive/);
+  const noRuntime = run(['--kubeconfig', c.kubeconfig, '--container-runtime-endpoint', `unix://${join(dir, 'missing.sock')}`, '--root-dir', join(dir, 'root2'), '--cert-dir', join(dir, 'pki2')]);
+  assert.notEqual(noRuntime.status, 0);
+  assert.match(noRuntime.stderr, new RegExp(`cannot connect to the container runtime at unix://${join(dir, 'missing.sock').replace(/[.]/g, '\\.')}`));
+  const standalone = run(['--root-dir', join(dir, 'root3')]);
+  assert.notEqual(standalone.status, 0);
+  assert.match(standalone.stderr, /standalone mode \(no --kubeconfig\) is not supported/);
 });
