@@ -34,9 +34,12 @@ import { readFileSync as readFile } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { DEFAULT_KUBELET_TIMEOUT_MS, PREFERRED_ADDRESS_TYPES } from '../apiserver/connect.js';
 import { declareKubeletClientFlags, kubeletClientFromFlags } from './kubeletclient.js';
+import { startEmbeddedKubelet } from './agent.js';
 
 export interface APIServerOptions {
   dataDir: string;
+  /** keelson server's node agent (cli/agent.ts): the runtime's CRI endpoint ('' for none), the node's name and IP, more kubelet flags */
+  agent: { containerRuntimeEndpoint: string; nodeName: string; nodeIP: string; kubeletArgs: string[] };
   bindAddress: string;
   securePort: number;
   storageBackend: string;
@@ -113,6 +116,7 @@ export const APISERVER_FEATURES = {
 function defaults(allInOne: boolean): APIServerOptions {
   return {
     dataDir: '.keelson',
+    agent: { containerRuntimeEndpoint: '', nodeName: '', nodeIP: '', kubeletArgs: [] },
     bindAddress: '0.0.0.0',
     securePort: 6443,
     storageBackend: 'sqlite',
@@ -172,6 +176,11 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   if (allInOne) {
     const k = s.flagSet('keelson');
     k.stringVar(o, 'dataDir', 'data-dir', 'Directory for the cluster state: the database, the generated certificates and the admin kubeconfig.');
+    const a = s.flagSet('node agent');
+    a.stringVar(o.agent, 'containerRuntimeEndpoint', 'container-runtime-endpoint', 'The CRI endpoint of a container runtime on this machine (containerd: unix:///run/containerd/containerd.sock). When given, this machine joins the cluster as a node: a node agent (keelson kubelet) runs in a process of its own, with its state under <data-dir>/kubelet. Empty: no node agent.');
+    a.stringVar(o.agent, 'nodeName', 'node-name', 'The name of this machine\'s node (default: the host name, lower-cased).');
+    a.stringVar(o.agent, 'nodeIP', 'node-ip', 'The IP address of this machine\'s node (default: the host\'s first address).');
+    a.stringsVar(o.agent, 'kubeletArgs', 'kubelet-arg', 'A flag for the node agent, name=value (repeatable), e.g. --kubelet-arg=max-pods=50.');
   }
   const g = s.flagSet('generic');
   g.boolVar(o, 'allowPrivileged', 'allow-privileged', 'If true, allow privileged containers.');
@@ -617,9 +626,22 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
       })
     : undefined;
   if (controllers) server.registerComponent('controller-manager', async () => ({ healthy: true, message: 'ok' }));
+  const agent =
+    allInOne && o.agent.containerRuntimeEndpoint
+      ? startEmbeddedKubelet({
+          dataDir,
+          adminKubeconfig: kubeconfig,
+          caFile: pki.paths.caCert,
+          endpoint: o.agent.containerRuntimeEndpoint,
+          nodeName: (o.agent.nodeName || hostname()).toLowerCase(),
+          nodeIP: o.agent.nodeIP,
+          extraArgs: o.agent.kubeletArgs,
+          log,
+        })
+      : undefined;
 
   // (the controllers stop first: controllers hook)
-  exitOnSignals(log, () => Promise.resolve(controllers?.stop()).then(() => server.shutdown()));
+  exitOnSignals(log, () => Promise.resolve(agent?.stop()).then(() => controllers?.stop()).then(() => server.shutdown()));
   await new Promise(() => {});
 }
 

@@ -1,0 +1,68 @@
+// `keelson server --container-runtime-endpoint`: the server's machine joins its own cluster as a
+// node, its node agent in a process of its own (cli/agent.ts), as a k3s server runs its agent.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startCluster, freePort, until, type Cluster } from './harness.js';
+import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
+
+let c: Cluster;
+let ctd: Containerd;
+let dir: string;
+const NODE = 'keelson-server-node';
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'keelson-agent-'));
+  ctd = await startContainerd();
+  // (a drop-in keeps the pods' logs under the test's directory: podLogsDir is a config-file field)
+  mkdirSync(join(dir, 'kubelet.conf.d'));
+  writeFileSync(join(dir, 'kubelet.conf.d', '10-logs.conf'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${join(dir, 'logs')}\n`);
+  const port = await freePort();
+  const healthz = await freePort();
+  c = await startCluster({
+    args: [
+      '--storage-backend=memory',
+      '--container-runtime-endpoint', ctd.endpoint,
+      '--node-name', NODE,
+      '--node-ip', '127.0.0.1',
+      `--kubelet-arg=address=127.0.0.1`,
+      `--kubelet-arg=port=${port}`,
+      `--kubelet-arg=healthz-port=${healthz}`,
+      `--kubelet-arg=config-dir=${join(dir, 'kubelet.conf.d')}`,
+    ],
+  });
+});
+
+after(async () => {
+  if (c) c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
+  await c?.stop();
+  await ctd?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('the server\'s node joins, runs a pod, serves its logs, and its agent stops with the server', async () => {
+  await until('the node Ready', () => {
+    const r = c.kubectl(['get', 'node', NODE, '--no-headers']);
+    return r.code === 0 && /\sReady\s/.test(r.stdout) ? r.stdout : undefined;
+  }, 60_000).catch((e) => {
+    throw new Error(`${e.message}\n${c.logs.slice(-4000)}`);
+  });
+  assert.ok(existsSync(join(c.dataDir, 'kubelet', 'pki', 'kubelet-client-current.pem')), 'the node\'s client certificate under <data-dir>/kubelet');
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hello' }, spec: { nodeName: NODE, terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: ctd.images.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'echo hello from the server node; sleep 3600'] }] } };
+  const r = c.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+  assert.equal(r.code, 0, r.stderr);
+  await until('Running', () => c.kubectl(['get', 'pod', 'hello', '-o', 'jsonpath={.status.phase}']).stdout === 'Running', 60_000);
+  const logs = await until('logs', () => {
+    const l = c.kubectl(['logs', 'hello']);
+    return l.code === 0 && l.stdout ? l.stdout : undefined;
+  });
+  assert.equal(logs, 'hello from the server node\n');
+  const del = c.kubectl(['delete', 'pod', 'hello', '--wait=true', '--timeout=60s']);
+  assert.equal(del.code, 0, del.stderr);
+  // SIGTERM: the agent stops first, then the server exits 0
+  const code = await c.stopProcess();
+  assert.equal(code, 0, c.logs.slice(-3000));
+  assert.match(c.logs, /Started the node agent/);
+});
