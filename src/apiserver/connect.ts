@@ -30,9 +30,32 @@
 //   (`dial tcp 10.0.0.1:10250: connect: connection refused`), as kube-apiserver answers an error
 //   that is not a Status.
 //
-// exec, attach and portforward stop short of the kubelet: once the request has come that far it
-// is answered 503 ServiceUnavailable, naming the node and the kubelet address it would have used
-// (Keelson does not proxy streaming upgrades to kubelets yet).
+// exec, attach and portforward are proxied to that kubelet as kube-apiserver's ExecREST,
+// AttachREST and PortForwardREST do (ExecLocation, AttachLocation, PortForwardLocation, then
+// k8s.io/apimachinery's UpgradeAwareHandler with UpgradeRequired): the location is
+// https://<address>:<port>/exec|attach/<namespace>/<pod>/<container> or
+// /portForward/<namespace>/<pod>, with the options as the kubelet reads them (input, output,
+// error and tty as "1", each command, `port` as one comma-separated list; url.Values' order). Then:
+// - a request that is no upgrade (no "upgrade" in Connection) is 400 "Upgrade request required";
+// - the kubelet is dialled (--kubelet-timeout bounds the connection and its TLS handshake,
+//   --kubelet-client-certificate is presented, --kubelet-certificate-authority verifies it) and
+//   sent the client's request as it came (method, headers in their order, repeated ones too:
+//   Connection, Upgrade, X-Stream-Protocol-Version, Sec-WebSocket-*), less its credentials
+//   (Authorization and Impersonate-*, which kube-apiserver's filters remove) and with
+//   X-Forwarded-For appended; no dial: 500, no reason, "error dialing backend: dial tcp ...";
+// - the kubelet's 101 is written to the client as it came, and from then on the two connections
+//   are piped both ways until either ends (the client's is taken out of the HTTP/1.1 layer:
+//   hijack below); an answer of 400 or more is echoed to the client (kubectl prints its text:
+//   `unable to upgrade connection: container not found ("main")`); another is 500 "invalid
+//   upgrade response: status code <n>".
+// Nothing is translated: kube-apiserver 1.30+ ends a WebSocket `v5.channel.k8s.io` exec or attach
+// itself and speaks SPDY to the kubelet (TranslateStreamCloseWebsocketRequests), and tunnels a
+// WebSocket port forward (PortForwardWebsockets); Keelson passes the WebSocket upgrade on to the
+// kubelet and the runtime like any other. containerd 1.6's streaming server knows no v5 (nor the
+// port forward's tunnel) and refuses it with 403 Forbidden, which kubectl 1.30+ takes for an
+// upgrade failure and falls back to SPDY, as it does against a kube-apiserver with those gates off.
+// A runtime that speaks v5 gets the WebSocket end to end. So the API server need not refuse
+// WebSocket upgrades itself.
 //
 // The proxy subresources of pods, services and nodes (any method kube-apiserver proxies, the rest
 // of the path after `proxy/` the path to proxy to) are resolved the same way, as kube-apiserver
@@ -51,9 +74,11 @@ import { joinHostPort } from '../schema/printers/format.js';
 import type { ResourceStore } from './registry/store.js';
 import { goQuote } from '../machinery/gostrings.js';
 import { goDialError } from '../machinery/goneterr.js';
+import { H1Response } from './http1.js';
+import http from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import { isIP, type Socket } from 'node:net';
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 
 /** the Pod subresources served here (and `proxy` of pods, services and nodes: handleProxy) */
@@ -116,9 +141,13 @@ export async function handlePodConnect(r: Request, ctx: ConnectContext): Promise
   const opts = sub === 'portforward' ? podPortForwardOptions(query) : streamOptions(query, sub === 'exec');
   await admitConnect(r, opts);
   const pod = r.store.mustGet(info.namespace, info.name).obj;
-  if (sub !== 'portforward') validateContainer(pod, opts.container as string | undefined);
+  const container = sub === 'portforward' ? '' : validateContainer(pod, opts.container as string | undefined);
   if (!pod.spec?.nodeName) throw errors.badRequest(`pod ${info.name} does not have a host assigned`);
-  throw notConnected(kubeletOf(ctx, pod.spec.nodeName), sub, pod.metadata.name);
+  const k = kubeletOf(ctx, pod.spec.nodeName);
+  const enc = encodeURIComponent;
+  const ns = enc(pod.metadata.namespace ?? '');
+  const path = sub === 'portforward' ? `/portForward/${ns}/${enc(pod.metadata.name)}` : `/${sub}/${ns}/${enc(pod.metadata.name)}/${enc(container)}`;
+  return streamToKubelet(r, ctx.kubelet, k, path + kubeletStreamQuery(opts));
 }
 
 /** the methods kube-apiserver proxies */
@@ -507,4 +536,337 @@ function streamLog(r: Request, cfg: KubeletClientConfig | undefined, k: { host: 
     });
     up.end();
   });
+}
+
+// ---- exec, attach and portforward: the upgrade, proxied to the kubelet ----
+
+/** Go's url.QueryEscape: every byte but letters, digits and -_.~ escaped, a space as '+' */
+function goQueryEscape(s: string): string {
+  let out = '';
+  for (const b of Buffer.from(s, 'utf8')) {
+    if ((b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x2d || b === 0x5f || b === 0x2e || b === 0x7e) out += String.fromCharCode(b);
+    else if (b === 0x20) out += '+';
+    else out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/**
+ * The query kube-apiserver's streamParams gives the kubelet (url.Values.Encode: sorted by key): an
+ * exec's or attach's streams as "1" under the kubelet's names (input, output, error, tty) and each
+ * command; a port forward's ports as one comma-separated `port`.
+ */
+function kubeletStreamQuery(opts: Record<string, unknown>): string {
+  const q: [string, string][] = [];
+  if (opts.kind === 'PodPortForwardOptions') {
+    if (Array.isArray(opts.ports) && opts.ports.length) q.push(['port', opts.ports.join(',')]);
+  } else {
+    for (const c of Array.isArray(opts.command) ? (opts.command as string[]) : []) q.push(['command', c]);
+    if (opts.stderr) q.push(['error', '1']);
+    if (opts.stdin) q.push(['input', '1']);
+    if (opts.stdout) q.push(['output', '1']);
+    if (opts.tty) q.push(['tty', '1']);
+  }
+  return q.length ? `?${q.map(([k, v]) => `${goQueryEscape(k)}=${goQueryEscape(v)}`).join('&')}` : '';
+}
+
+/** the upgrade proxied to the node's kubelet (see the head of this file); errors are kube-apiserver's */
+function streamToKubelet(r: Request, cfg: KubeletClientConfig | undefined, k: { host: string; port: number }, target: string): Promise<void> {
+  const c = cfg ?? DEFAULT_KUBELET_CLIENT;
+  const url = new URL(`https://${joinHostPort(k.host, String(k.port))}${target}`);
+  return proxyUpgrade(r.req, r.res, { url, cert: c.cert, key: c.key, ca: c.ca, dialTimeoutMs: c.timeoutMs > 0 ? c.timeoutMs : DEFAULT_KUBELET_TIMEOUT_MS }).catch((e: unknown) => {
+    // (kube-apiserver's responder: the BadRequest as it is, any other error 500 with no reason)
+    if (e instanceof UpgradeProxyError) throw e.upgradeRequired ? errors.badRequest(e.message) : new StatusError(500, '', e.message);
+    throw e;
+  });
+}
+
+/** where an upgrade request is proxied to */
+export interface UpgradeTarget {
+  /** http: or https:, the backend's path and query (the request's own are not used) */
+  url: URL;
+  /** https: the client certificate and key presented */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  /** https: the CA the backend's certificate is verified with; absent: it is not verified */
+  ca?: string | Buffer;
+  /** how long the connection and its TLS handshake may take, ms (absent or 0: unbounded) */
+  dialTimeoutMs?: number;
+}
+
+/**
+ * An error the proxy's caller answers (its Responder): nothing has been written to the client.
+ * `upgradeRequired`: the request was no upgrade (kube-apiserver answers it 400, the kubelet 500).
+ */
+export class UpgradeProxyError extends Error {
+  constructor(
+    message: string,
+    readonly upgradeRequired = false,
+  ) {
+    super(message);
+  }
+}
+
+/** httpstream.IsUpgradeRequest: a Connection header that names upgrade */
+export function isUpgradeRequest(req: IncomingMessage): boolean {
+  const c = req.headers['connection'];
+  return (Array.isArray(c) ? c.join(',') : c ?? '').toLowerCase().includes('upgrade');
+}
+
+/**
+ * The request headers that do not go on as they came: its credentials (kube-apiserver's filters
+ * remove Authorization and Impersonate-* once checked), X-Forwarded-For (appended to, as one
+ * header) and the body's framing (the proxy writes its own, as Go's Request.Write does).
+ */
+function dropped(lower: string): boolean {
+  return lower === 'authorization' || lower.startsWith('impersonate-') || lower === 'x-forwarded-for' || lower === 'content-length' || lower === 'transfer-encoding';
+}
+
+/** Go's RemoteAddr host: an IPv4-mapped address as IPv4 */
+function clientIP(req: IncomingMessage): string {
+  const a = req.socket?.remoteAddress ?? '';
+  return a.startsWith('::ffff:') && a.includes('.') ? a.slice('::ffff:'.length) : a;
+}
+
+/** the 10 s Go gives an error answer of the backend to reach the client */
+const ECHO_DEADLINE_MS = 10_000;
+
+/** the headers of an echoed error answer that are the connection's, not the answer's */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection']);
+
+/**
+ * k8s.io/apimachinery's UpgradeAwareHandler with UpgradeRequired, for an HTTP/1.1 upgrade
+ * (SPDY/3.1 or WebSocket): `req` goes to `t.url` as it came (its method and headers in their order,
+ * less its credentials, with X-Forwarded-For appended and, for a POST, PUT or PATCH, Content-Length
+ * 0: no body is forwarded, as none comes with an upgrade); the backend's 101 goes to the client as
+ * it came and the two connections are then piped both ways until one of them ends or fails, when
+ * both are closed (what was read is written first). An answer of 400 or more is echoed to the
+ * client (its status, headers and body; the connection then closes). Resolves once the request is
+ * answered or the stream set up; rejects with an UpgradeProxyError, before anything is written,
+ * for the caller to answer: no upgrade requested, no connection ("error dialing backend: ..."),
+ * no answer, another status ("invalid upgrade response: status code <n>"), or a client connection
+ * that cannot be taken over.
+ */
+export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, t: UpgradeTarget): Promise<void> {
+  if (!isUpgradeRequest(req)) return Promise.reject(new UpgradeProxyError('Upgrade request required', true));
+  const secure = t.url.protocol === 'https:';
+  const host = t.url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = Number(t.url.port) || (secure ? 443 : 80);
+  const method = req.method ?? 'GET';
+  // the request's headers as they came (names, order, repeats), less the dropped ones
+  const headers: string[] = [];
+  const forwardedFor: string[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const lower = raw[i]!.toLowerCase();
+    if (lower === 'x-forwarded-for') forwardedFor.push(raw[i + 1]!);
+    if (!dropped(lower)) headers.push(raw[i]!, raw[i + 1]!);
+  }
+  const ip = clientIP(req);
+  if (ip) headers.push('X-Forwarded-For', [...forwardedFor, ip].join(', '));
+  if (method === 'POST' || method === 'PUT' || method === 'PATCH') headers.push('Content-Length', '0');
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const fail = (message: string) => {
+      if (settled) return;
+      settled = true;
+      res.removeListener('close', gone);
+      reject(new UpgradeProxyError(message));
+    };
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      res.removeListener('close', gone);
+      resolve();
+    };
+    let up: ClientRequest;
+    const common = { host, port, method, path: `${t.url.pathname}${t.url.search}`, headers, agent: false as const };
+    try {
+      up = secure
+        ? https.request({ ...common, cert: t.cert, key: t.key, ca: t.ca, rejectUnauthorized: t.ca !== undefined })
+        : http.request(common);
+    } catch (e) {
+      // (a client certificate or CA TLS cannot use: no connection can be made)
+      fail(`error dialing backend: ${(e as Error).message}`);
+      return;
+    }
+    // the connection and its handshake are bounded; the answer is not (the runtime starts the process first)
+    let connected = false;
+    let dialled = false;
+    const timer = t.dialTimeoutMs
+      ? setTimeout(() => {
+          up.destroy(connected ? Object.assign(new Error('net/http: TLS handshake timeout'), { code: 'TLS_HANDSHAKE_TIMEOUT' }) : Object.assign(new Error('i/o timeout'), { code: 'ETIMEDOUT' }));
+        }, t.dialTimeoutMs)
+      : undefined;
+    up.once('socket', (s: Socket) => {
+      s.once('connect', () => {
+        connected = true;
+        if (!secure) {
+          dialled = true;
+          clearTimeout(timer);
+        }
+      });
+      s.once('secureConnect', () => {
+        dialled = true;
+        clearTimeout(timer);
+      });
+    });
+    // the client gone before the backend answered: the backend's request ends too
+    const gone = () => {
+      clearTimeout(timer);
+      up.destroy();
+      finish();
+    };
+    res.once('close', gone);
+    up.on('error', (e) => {
+      clearTimeout(timer);
+      const code = (e as NodeJS.ErrnoException).code;
+      if (!dialled) {
+        const why = code === 'TLS_HANDSHAKE_TIMEOUT' ? e.message : goDialError(e, { host, port }) ?? e.message;
+        fail(`error dialing backend: ${why}`);
+      } else {
+        // (http.ReadResponse's error: the backend closed without answering, or reset the connection)
+        fail(e.message === 'socket hang up' ? 'EOF' : code === 'ECONNRESET' ? 'read: connection reset by peer' : e.message);
+      }
+    });
+    up.on('upgrade', (ures: IncomingMessage, backend: Socket, head: Buffer) => {
+      if (settled) {
+        backend.destroy();
+        return;
+      }
+      res.removeListener('close', gone);
+      const client = hijack(res);
+      if (!client) {
+        backend.destroy();
+        fail(`request connection cannot be hijacked: ${(res as object).constructor?.name ?? typeof res}`);
+        return;
+      }
+      settled = true;
+      // the backend's head as it came (status line and headers), then whatever followed it
+      let text = `HTTP/${ures.httpVersion} ${ures.statusCode} ${ures.statusMessage ?? ''}\r\n`;
+      const rh = ures.rawHeaders;
+      for (let i = 0; i + 1 < rh.length; i += 2) text += `${rh[i]}: ${rh[i + 1]}\r\n`;
+      client.write(Buffer.concat([Buffer.from(`${text}\r\n`, 'latin1'), head]));
+      splice(client, backend);
+      resolve();
+    });
+    up.on('response', (ures: IncomingMessage) => {
+      clearTimeout(timer);
+      const status = ures.statusCode ?? 0;
+      if (status < 400) {
+        ures.destroy();
+        up.destroy();
+        fail(`invalid upgrade response: status code ${status}`);
+        return;
+      }
+      // an error: echoed to the client (the backend has 10 s to send it), then the connection closes
+      const chunks: Buffer[] = [];
+      ures.on('data', (d: Buffer) => chunks.push(d));
+      let echoed = false;
+      const echo = () => {
+        if (echoed) return;
+        echoed = true;
+        clearTimeout(deadline);
+        up.destroy();
+        if (settled) return;
+        res.removeListener('close', gone);
+        settled = true;
+        res.statusCode = status;
+        if (ures.statusMessage) res.statusMessage = ures.statusMessage;
+        const rh = ures.rawHeaders;
+        const byName = new Map<string, [string, string[]]>();
+        for (let i = 0; i + 1 < rh.length; i += 2) {
+          const lower = rh[i]!.toLowerCase();
+          if (HOP_BY_HOP.has(lower)) continue;
+          const e = byName.get(lower);
+          if (e) e[1].push(rh[i + 1]!);
+          else byName.set(lower, [rh[i]!, [rh[i + 1]!]]);
+        }
+        try {
+          for (const [name, values] of byName.values()) res.setHeader(name, values.length === 1 ? values[0]! : values);
+        } catch {
+          // (a header this layer will not send: the answer goes without it)
+        }
+        res.end(Buffer.concat(chunks));
+        resolve();
+      };
+      const deadline = setTimeout(echo, ECHO_DEADLINE_MS);
+      ures.once('end', echo);
+      ures.once('close', echo);
+      ures.once('error', echo);
+    });
+    up.end();
+  });
+}
+
+/** both connections piped into each other; when either ends or fails, both are closed once what was read has been written */
+function splice(a: Socket, b: Socket): void {
+  let closing = false;
+  const close = () => {
+    if (closing) return;
+    closing = true;
+    for (const s of [a, b]) {
+      if (s.destroyed) continue;
+      // (ends it once its pending writes are out, then destroys it)
+      s.destroySoon();
+    }
+  };
+  for (const s of [a, b]) {
+    s.on('error', () => s.destroy());
+    s.once('end', close);
+    s.once('close', close);
+  }
+  a.pipe(b, { end: false });
+  b.pipe(a, { end: false });
+}
+
+/** what the HTTP/1.1 layer's connection holds that a hijack must reach (http1.ts' H1Connection) */
+interface H1ConnectionInternals {
+  parser?: { unconsume?(): void; close?(): void };
+}
+
+/** a parser that reads nothing, left to the HTTP/1.1 layer's connection once its socket is hijacked */
+const DETACHED_PARSER = {
+  execute: () => 0,
+  finish: () => undefined,
+  close: () => undefined,
+  initialize: () => undefined,
+  unconsume: () => undefined,
+  getCurrentBuffer: () => Buffer.alloc(0),
+};
+
+/**
+ * Go's Hijack, for a request of Keelson's HTTP/1.1 layer (http1.ts): its TLS connection, taken out
+ * of the layer's hands for the upgraded protocol. The layer's native parser reads the socket in
+ * C++ (consume); it is detached (unconsume, as node:http does on an upgrade) so that the socket's
+ * bytes come to JavaScript, and replaced by one that reads nothing (the connection keeps its
+ * listeners until the socket closes; the layer never answers on it again: an upgrade request is
+ * not kept alive). Bytes the client sent after the upgrade request's head, before the answer,
+ * would have been read by the layer as a next request (and ended the connection): SPDY and
+ * WebSocket clients send nothing before the 101. A cleaner way is a detach() of the layer's own
+ * (H1Response), which would not reach into its private fields. The response is counted
+ * as answered (101) from here, as a hijacked one is in Go: the server's books and its graceful
+ * end do not wait for the stream. Undefined for a response of another layer (HTTP/2, node:http).
+ */
+function hijack(res: ServerResponse): Socket | undefined {
+  if (!((res as unknown) instanceof H1Response)) return undefined;
+  const h1 = res as unknown as H1Response;
+  const conn = (h1 as unknown as { conn?: H1ConnectionInternals }).conn;
+  const parser = conn?.parser;
+  if (!conn || !parser || typeof parser.unconsume !== 'function') return undefined;
+  const sock = h1.socket;
+  const handle = (sock as unknown as { _handle?: { _consumed?: boolean } | null })._handle;
+  if (handle?._consumed) {
+    parser.unconsume();
+    handle._consumed = false;
+  }
+  conn.parser = DETACHED_PARSER;
+  try {
+    parser.close?.();
+  } catch {
+    // (already closed)
+  }
+  h1.statusCode = 101;
+  h1._close();
+  return sock;
 }

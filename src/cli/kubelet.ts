@@ -167,6 +167,8 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     runningPods: async () => kubelet.pods.runningPods(),
     configz: () => configzJSON(config),
     containerLogPath: async (ns, pod, container, previous) => kubelet.pods.containerLogPath(ns, pod, container, previous),
+    streamingURL: (kind, ns, pod, container, opts) => kubelet.pods.streamingURL(kind, ns, pod, container, opts),
+    runInContainer: (ns, pod, container, cmd, uid) => kubelet.pods.runInContainer(ns, pod, container, cmd, uid),
     healthChecks: () => ({
       ping: () => undefined,
       log: () => undefined,

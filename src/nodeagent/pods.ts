@@ -32,9 +32,11 @@ import type { EventRecorder } from '../client/events.js';
 import type { CRIClient } from './cri.js';
 import { makeEnvironment, expandCommandAndArgs, ContainerConfigError } from './envvars.js';
 import type { VolumeManager } from './volumes.js';
+import type { StreamKind, StreamRequest } from './server.js';
+import { goQuote } from '../machinery/gostrings.js';
 import { runHandler, ProbeState, type ProbeKind } from './probes.js';
 import {
-  A_HASH, A_PRESTOP, A_TERMINATION_PATH, containerConfig, containerHash, dnsConfigFor, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_UID, podLogDir,
+  A_HASH, A_PRESTOP, A_TERMINATION_PATH, containerConfig, containerHash, dnsConfigFor, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID, podLogDir,
   qosClass, sandboxConfig, type ContainerSettings, type NodeDNS,
 } from './podspec.js';
 
@@ -265,6 +267,60 @@ export class PodWorkers {
         : { error: `container "${container}" in pod "${name}" is waiting to start: ${rec.waiting.get(container)?.reason ?? 'ContainerCreating'}`, code: 400 };
     }
     return { path: `${podLogDir(rec.pod, this.o.podLogsDir)}/${container}/${inst.attempt}.log`, running: inst.state === 'CONTAINER_RUNNING' };
+  }
+
+  // ── the runtime's streams (the kubelet's GetExec, GetAttach, GetPortForward, RunInContainer) ──
+
+  /**
+   * The kubelet's findContainer: the running instance of a container of the pod, as the runtime
+   * has it now (not the last relist): by the pod's UID when the request names one, else by its
+   * namespace and name; the newest when there are several.
+   */
+  private async runningContainer(namespace: string, name: string, container: string, uid: string | undefined): Promise<string | undefined> {
+    const labelSelector: Record<string, string> = uid ? { [L_POD_UID]: uid } : { [L_POD_NAMESPACE]: namespace, [L_POD_NAME]: name };
+    labelSelector[L_CONTAINER_NAME] = container;
+    const cs = await this.o.cri.listContainers({ state: { state: 'CONTAINER_RUNNING' }, labelSelector });
+    cs.sort((a: any, b: any) => Number(b.createdAt ?? 0) - Number(a.createdAt ?? 0));
+    return cs[0]?.id;
+  }
+
+  /** the runtime's streaming URL for an exec, an attach or a port forward, with the kubelet's errors (server.ts' NodeAgentView.streamingURL) */
+  async streamingURL(kind: StreamKind, namespace: string, name: string, container: string, o: StreamRequest): Promise<string> {
+    const fullName = `${name}_${namespace}`;
+    if (kind === 'portForward') {
+      // GetPortForward: the pod must be running (a ready sandbox or a running container); its newest sandbox
+      const uid = o.uid ?? [...this.records.values()].find((r) => !r.deleted && r.pod.metadata.namespace === namespace && r.pod.metadata.name === name)?.uid;
+      const [sandboxes, running] = uid
+        ? await Promise.all([this.o.cri.listPodSandbox({ labelSelector: { [L_POD_UID]: uid } }), this.o.cri.listContainers({ state: { state: 'CONTAINER_RUNNING' }, labelSelector: { [L_POD_UID]: uid } })])
+        : [[], []];
+      if (!sandboxes.some((s: any) => String(s.state) === 'SANDBOX_READY') && running.length === 0) throw new Error(`pod not found (${goQuote(fullName)})`);
+      sandboxes.sort((a: any, b: any) => Number(b.createdAt ?? 0) - Number(a.createdAt ?? 0));
+      const sandbox = sandboxes[0];
+      if (!sandbox?.id) throw new Error(`failed to find sandboxID for pod ${name}_${namespace}(${uid})`);
+      return this.o.cri.portForward({ podSandboxId: sandbox.id, port: o.ports ?? [] });
+    }
+    const id = await this.runningContainer(namespace, name, container, o.uid);
+    if (kind === 'exec') {
+      if (!id) throw new Error(`container not found (${goQuote(container)})`);
+      return this.o.cri.exec({ containerId: id, cmd: o.cmd ?? [], tty: o.tty === true, stdin: o.stdin === true, stdout: o.stdout === true, stderr: o.stderr === true });
+    }
+    if (!id) throw new Error(`container ${container} not found in pod ${fullName}`);
+    // attach: the TTY is the container's own (whether its process runs in one cannot change)
+    const rec = [...this.records.values()].find((r) => !r.deleted && r.pod.metadata.namespace === namespace && r.pod.metadata.name === name && (!o.uid || r.uid === o.uid));
+    if (!rec) throw new Error(`pod ${fullName} not found`);
+    const spec = rec.pod.spec ?? {};
+    const c = [...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].find((x: any) => x?.name === container);
+    if (!c) throw new Error(`container ${container} not found in pod ${fullName}`);
+    return this.o.cri.attach({ containerId: id, stdin: o.stdin === true, stdout: o.stdout === true, stderr: o.stderr === true, tty: c.tty === true });
+  }
+
+  /** RunInContainer: the command run to its end in the running container (ExecSync, no timeout), its stdout then its stderr; an exit code other than 0 is an error, as the kubelet's runtime client words it */
+  async runInContainer(namespace: string, name: string, container: string, cmd: string[], uid?: string): Promise<Buffer> {
+    const id = await this.runningContainer(namespace, name, container, uid);
+    if (!id) throw new Error(`container not found (${goQuote(container)})`);
+    const r = await this.o.cri.execSync(id, cmd, 0);
+    if (r.exitCode !== 0) throw new Error(`command '${cmd.join(' ')}' exited with ${r.exitCode}: ${r.stderr.toString('utf8')}`);
+    return Buffer.concat([r.stdout, r.stderr]);
   }
 
   // ── events of the API and the runtime ─────────────────────────────────────

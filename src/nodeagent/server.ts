@@ -16,9 +16,25 @@
 //
 // Debugging handlers: /containerLogs/{namespace}/{pod}/{container} (GET, the PodLogOptions in the
 // query, as the API server sends them; the log streamed as the kubelet streams it, see logs.ts),
-// /configz, /runningpods/; /exec, /attach, /portForward and /run check the pod as the kubelet does
-// (404 "pod does not exist") and then answer 501 Not Implemented: Keelson's node agent has no
-// streaming runtime yet. /logs/ (the node's own log files), /debug/pprof/ and /debug/flags/v answer
+// /configz, /runningpods/, and the kubelet's streams (getExec, getAttach, getPortForward, getRun):
+//   /exec/{namespace}/{pod}[/{uid}]/{container} and /attach/... (GET or POST): the streams asked
+//     for in the query as the kubelet reads them (input, output, error, tty: "1"; at least one, else
+//     400 "you must specify at least 1 of stdin, stdout, stderr"; stderr dropped with a tty), the
+//     pod (404 "pod does not exist"), then the runtime's streaming URL for the running container
+//     (the view's streamingURL: CRI Exec or Attach; `container not found ("<name>")` and the
+//     runtime's errors are 500, a runtime NotFound 404, ResourceExhausted 429 with Retry-After, as
+//     the kubelet's streaming.WriteError), and the request is proxied there as an upgrade
+//     (`proxyStream`, the kubelet's proxyStream: UpgradeAwareHandler with UpgradeRequired; its
+//     errors are 500 with their text, "Upgrade request required" for a request that is none);
+//   /portForward/{namespace}/{pod}[/{uid}] (GET or POST): for a WebSocket the `port` list (400 as
+//     portforward.NewV4Options words it), the pod (404; a uid that is not the pod's: 404 "pod not
+//     found"), the runtime's URL for the pod's sandbox (CRI PortForward), proxied the same way;
+//   /run/{namespace}/{pod}[/{uid}]/{container} (POST): `cmd` split at spaces, run to its end in the
+//     running container (CRI ExecSync), its stdout then stderr answered as application/json (as
+//     the kubelet writes it); a failure (no such container, an exit code other than 0) is 500.
+// A view without a streaming runtime (no streamingURL or runInContainer, or no proxyStream) has
+// those paths check the pod (404 "pod does not exist") and answer 501 Not Implemented.
+// /logs/ (the node's own log files), /debug/pprof/ and /debug/flags/v answer
 // 405 with the kubelet's words for those handlers when switched off ("logs endpoint is disabled."
 // and the like): Keelson serves none of them.
 // With the debugging handlers off (and on the read-only port) /run/, /exec/, /attach/,
@@ -31,6 +47,24 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import client from 'prom-client';
 import type { Logger } from '../client/log.js';
 import { LogReadError, readLogs, type ReadLogsOptions } from './logs.js';
+import { CRIError } from './cri.js';
+
+/** the kubelet's streaming requests */
+export type StreamKind = 'exec' | 'attach' | 'portForward';
+
+/** what a streaming request asks of the runtime (the kubelet's remotecommand Options, the command, the ports) */
+export interface StreamRequest {
+  /** the pod's UID, when the request names it */
+  uid?: string;
+  /** exec: the command */
+  cmd?: string[];
+  stdin?: boolean;
+  stdout?: boolean;
+  stderr?: boolean;
+  tty?: boolean;
+  /** portForward: the ports a WebSocket asks for (SPDY names them per stream) */
+  ports?: number[];
+}
 
 export interface NodeAgentView {
   nodeName: string;
@@ -44,6 +78,15 @@ export interface NodeAgentView {
   containerLogPath(namespace: string, pod: string, container: string, previous: boolean): Promise<{ path: string; running: boolean } | { error: string; code: number }>;
   /** health checks for /healthz: name -> undefined when healthy, else the failure message (kubelet has log, ping, syncloop) */
   healthChecks(): Record<string, () => string | undefined>;
+  /**
+   * The container runtime's streaming URL for an exec or attach of a running container, or a port
+   * forward to the pod (the kubelet's GetExec, GetAttach, GetPortForward: CRI Exec, Attach,
+   * PortForward). Rejects with the kubelet's error (`container not found ("main")`); a CRIError
+   * keeps the runtime's gRPC code. Absent: no streaming runtime (501).
+   */
+  streamingURL?(kind: StreamKind, namespace: string, pod: string, container: string, opts: StreamRequest): Promise<string>;
+  /** runs a command to its end in a running container: its stdout then its stderr (the kubelet's RunInContainer: CRI ExecSync); rejects as the kubelet's does. Absent: 501 */
+  runInContainer?(namespace: string, pod: string, container: string, cmd: string[], uid?: string): Promise<Buffer>;
 }
 
 /** a handler of a port: true when it answered, false when the path is not one it serves */
@@ -57,6 +100,12 @@ export interface KubeletHandlerOptions {
   log?: Logger;
   /** how often a followed log looks at its file when nothing tells it the file changed (the kubelet's 1 s) */
   logPollIntervalMs?: number;
+  /**
+   * The kubelet's proxyStream: proxies the upgrade request to the runtime's streaming URL and pipes
+   * the two connections (UpgradeAwareHandler). Rejects, before anything is written, with the error
+   * the kubelet answers 500 with its text. Absent: the streaming paths answer 501.
+   */
+  proxyStream?: (req: IncomingMessage, res: ServerResponse, url: string) => Promise<void>;
 }
 
 // ---- plain-text answers ----
@@ -363,11 +412,18 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
       if (!(seg = segments(path, prefix))) continue;
       if (!(shapes as readonly number[]).includes(seg.length)) return routeNotFound(res);
       if (!(methods as readonly string[]).includes(method)) return methodNotAllowed(res);
-      if (!findPod(view, seg[0]!, seg[1]!)) {
-        writeError(res, 404, 'pod does not exist');
+      const streaming = prefix === '/run' ? view.runInContainer !== undefined : view.streamingURL !== undefined && o.proxyStream !== undefined;
+      if (!streaming) {
+        if (!findPod(view, seg[0]!, seg[1]!)) {
+          writeError(res, 404, 'pod does not exist');
+          return true;
+        }
+        httpError(res, 501, `${prefix.slice(1)} is not supported by this node agent`);
         return true;
       }
-      httpError(res, 501, `${prefix.slice(1)} is not supported by this node agent`);
+      if (prefix === '/run') await runInContainer(view, res, seg, query);
+      else if (prefix === '/portForward') await portForward(view, req, res, seg, query, o.proxyStream!);
+      else await execOrAttach(prefix === '/exec' ? 'exec' : 'attach', view, req, res, seg, query, o.proxyStream!);
       return true;
     }
     if (path === '/configz') {
@@ -457,4 +513,123 @@ async function containerLogs(view: NodeAgentView, res: ServerResponse, namespace
     res.removeListener('close', gone);
   }
   if (!res.writableEnded && !res.destroyed) res.end();
+}
+
+// ---- the streams: getExec, getAttach, getPortForward, getRun ----
+
+/** remotecommandserver.NewOptions: the streams asked for, "1" meaning yes; an error's text when none is */
+export function remoteCommandOptions(query: URLSearchParams): StreamRequest | string {
+  const one = (name: string) => query.get(name) === '1';
+  const tty = one('tty');
+  const stdin = one('input');
+  const stdout = one('output');
+  // (a tty has no stderr: the kubelet drops it)
+  const stderr = one('error') && !tty;
+  if (!stdin && !stdout && !stderr) return 'you must specify at least 1 of stdin, stdout, stderr';
+  return { stdin, stdout, stderr, tty };
+}
+
+/** http.Request's WebSocket check (wsstream.IsWebSocketRequest): Upgrade websocket, and Connection naming upgrade */
+function isWebSocketRequest(req: IncomingMessage): boolean {
+  const upgrade = req.headers['upgrade'];
+  const conn = req.headers['connection'];
+  return typeof upgrade === 'string' && upgrade.toLowerCase() === 'websocket' && (Array.isArray(conn) ? conn.join(',') : conn ?? '').toLowerCase().includes('upgrade');
+}
+
+/** Go's strconv.ParseUint(s, 10, 16), as a port */
+function parsePortNumber(s: string): number | string {
+  if (!/^\d+$/.test(s)) return `strconv.ParseUint: parsing ${JSON.stringify(s)}: invalid syntax`;
+  const n = Number(s);
+  if (n > 65535) return `strconv.ParseUint: parsing ${JSON.stringify(s)}: value out of range`;
+  return n;
+}
+
+/** portforward.NewV4Options: a WebSocket names its ports in the query (`port`, comma-separated lists); SPDY none */
+export function portForwardPorts(req: IncomingMessage, query: URLSearchParams): number[] | string {
+  if (!isWebSocketRequest(req)) return [];
+  const lists = query.getAll('port');
+  if (lists.length === 0) return 'query parameter "port" is required';
+  const ports: number[] = [];
+  for (const list of lists) {
+    if (list === '') return 'query parameter "port" cannot be empty';
+    for (const p of list.split(',')) {
+      const n = parsePortNumber(p);
+      if (typeof n === 'string') return `unable to parse ${JSON.stringify(list)} as a port: ${n}`;
+      if (n < 1) return `port ${JSON.stringify(list)} must be > 0`;
+      ports.push(n);
+    }
+  }
+  return ports;
+}
+
+/** streaming.WriteError: the runtime's NotFound is 404, ResourceExhausted 429 (retry after the cache's TTL), anything else 500; the error's text */
+function writeStreamingError(res: ServerResponse, e: unknown): void {
+  let code = 500;
+  if (e instanceof CRIError && e.codeName === 'NotFound') code = 404;
+  else if (e instanceof CRIError && e.codeName === 'ResourceExhausted') {
+    code = 429;
+    res.setHeader('Retry-After', '60');
+  }
+  writeError(res, code, e instanceof Error ? e.message : String(e));
+}
+
+/** the request proxied to the runtime's URL; the proxy's own errors answered as the kubelet's responder does (500, http.Error) */
+async function proxyTo(req: IncomingMessage, res: ServerResponse, url: string, proxy: NonNullable<KubeletHandlerOptions['proxyStream']>): Promise<void> {
+  try {
+    await proxy(req, res, url);
+  } catch (e) {
+    if (res.headersSent) res.destroy();
+    else httpError(res, 500, e instanceof Error ? e.message : String(e));
+  }
+}
+
+/** getExec and getAttach: /exec|attach/{namespace}/{pod}[/{uid}]/{container} */
+async function execOrAttach(kind: 'exec' | 'attach', view: NodeAgentView, req: IncomingMessage, res: ServerResponse, seg: string[], query: URLSearchParams, proxy: NonNullable<KubeletHandlerOptions['proxyStream']>): Promise<void> {
+  const opts = remoteCommandOptions(query);
+  if (typeof opts === 'string') return writeError(res, 400, opts);
+  const [namespace, name] = [seg[0]!, seg[1]!];
+  if (!findPod(view, namespace, name)) return writeError(res, 404, 'pod does not exist');
+  const uid = seg.length === 4 ? seg[2] : undefined;
+  const container = seg[seg.length - 1]!;
+  let url: string;
+  try {
+    url = await view.streamingURL!(kind, namespace, name, container, { ...opts, ...(uid ? { uid } : {}), ...(kind === 'exec' ? { cmd: query.getAll('command') } : {}) });
+  } catch (e) {
+    return writeStreamingError(res, e);
+  }
+  await proxyTo(req, res, url, proxy);
+}
+
+/** getPortForward: /portForward/{namespace}/{pod}[/{uid}] */
+async function portForward(view: NodeAgentView, req: IncomingMessage, res: ServerResponse, seg: string[], query: URLSearchParams, proxy: NonNullable<KubeletHandlerOptions['proxyStream']>): Promise<void> {
+  const ports = portForwardPorts(req, query);
+  if (typeof ports === 'string') return writeError(res, 400, ports);
+  const pod = findPod(view, seg[0]!, seg[1]!);
+  if (!pod) return writeError(res, 404, 'pod does not exist');
+  if (seg.length === 3 && pod.metadata?.uid !== seg[2]) return writeError(res, 404, 'pod not found');
+  let url: string;
+  try {
+    url = await view.streamingURL!('portForward', seg[0]!, seg[1]!, '', { uid: pod.metadata?.uid, ports });
+  } catch (e) {
+    return writeStreamingError(res, e);
+  }
+  await proxyTo(req, res, url, proxy);
+}
+
+/** getRun: /run/{namespace}/{pod}[/{uid}]/{container}?cmd=... */
+async function runInContainer(view: NodeAgentView, res: ServerResponse, seg: string[], query: URLSearchParams): Promise<void> {
+  const [namespace, name] = [seg[0]!, seg[1]!];
+  if (!findPod(view, namespace, name)) return writeError(res, 404, 'pod does not exist');
+  // (for legacy reasons, run takes `cmd`, split at spaces)
+  const cmd = (query.get('cmd') ?? '').split(' ');
+  let out: Buffer;
+  try {
+    out = await view.runInContainer!(namespace, name, seg[seg.length - 1]!, cmd, seg.length === 4 ? seg[2] : undefined);
+  } catch (e) {
+    return writeError(res, 500, e instanceof Error ? e.message : String(e));
+  }
+  // (writeJSONResponse: no output is an empty 200)
+  res.statusCode = 200;
+  if (out.length) res.setHeader('Content-Type', 'application/json');
+  res.end(out);
 }

@@ -231,7 +231,8 @@ test('a deleted pod is stopped within its grace period and removed; its containe
   assert.ok(Date.now() - t0 < 30_000, 'deleted within the grace period');
   // (the runtime's containers of the pod, sandbox included, by the label the kubelet puts on them)
   await until('containers removed', () => ctd.ctr('containers', 'ls', '-q', `labels."io.kubernetes.pod.uid"==${uid}`).trim() === '');
-  assert.ok(!existsSync(join(dir, 'logs', `default_bye_${uid}`)), 'the pod\'s logs are removed');
+  // (the pod's directories go after its containers)
+  await until('the pod\'s logs removed', () => !existsSync(join(dir, 'logs', `default_bye_${uid}`)));
   await until('pod directory removed', () => !existsSync(join(dir, 'root', 'pods', uid)));
 });
 

@@ -1,11 +1,11 @@
 // A Pod's log, exec, attach and portforward subresources against a real keelson, driven by
 // kubectl 1.33, 1.32 and 1.27 and by raw HTTPS: what kube-apiserver answers before it connects to
 // the node's kubelet (options parsed and validated, admission CONNECT, the pod and its container,
-// the node and its address); then log connects to the node's kubelet (here a closed port: the
-// connection error, as kube-apiserver answers it; test/e2e/pod-logs.test.ts reads logs from a
-// kubelet), and exec, attach and portforward answer the 503 that says this server does not connect
-// them to node agents yet. A real HTTPS webhook server, started by the test on 127.0.0.1, sees the
-// CONNECT admission.
+// the node and its address); then log, exec, attach and portforward connect to the node's kubelet
+// (here a closed port: the connection error, as kube-apiserver answers it; exec and friends first
+// need an upgrade request, 400 without one; test/e2e/pod-logs.test.ts reads logs from a kubelet,
+// test/e2e/kubelet-streaming.test.ts execs through one). A real HTTPS webhook server, started by
+// the test on 127.0.0.1, sees the CONNECT admission.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { expectStatus, startCluster, type Cluster } from './harness.js';
@@ -138,7 +138,8 @@ test('other methods are 405: log takes GET only, exec, attach and portforward GE
   }
 });
 
-test('a pod on a node: the node must exist (404) and report an address (500); log then dials the kubelet (a closed port: the dial error, 500), the others answer 503 as this server does not connect them to kubelets yet', async () => {
+test('a pod on a node: the node must exist (404) and report an address (500); log, exec, attach and portforward then dial the kubelet (a closed port: the dial error, 500); exec and friends need an upgrade (400)', async () => {
+  const spdy = { connection: 'Upgrade', upgrade: 'SPDY/3.1', 'x-stream-protocol-version': 'v4.channel.k8s.io' };
   for (const [sub, method] of [['log', 'GET'], ['exec', 'POST'], ['attach', 'GET'], ['portforward', 'POST']] as const) {
     const gone = await c.raw(method, path('on-gone', sub, sub === 'exec' ? '?command=ls' : ''));
     assert.equal(expectStatus(gone, 404, 'NotFound', sub).message, 'nodes "gone" not found');
@@ -146,12 +147,19 @@ test('a pod on a node: the node must exist (404) and report an address (500); lo
     assert.equal(bare.status, 500, bare.text);
     assert.deepEqual(bare.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'no preferred addresses found; known addresses: []', code: 500 });
     if (sub === 'log') continue;
-    const addressed = await c.raw(method, path('on-addressed', sub, sub === 'exec' ? '?command=ls' : ''));
-    // (InternalIP comes before ExternalIP in kube-apiserver's preferred address types; the kubelet's own port)
-    assert.equal(
-      expectStatus(addressed, 503, 'ServiceUnavailable', sub).message,
-      `pods/${sub} of pod on-addressed needs a connection to the kubelet of node "addressed" (127.0.0.1:10999), and this API server does not connect to node agents yet`,
-    );
+    // no upgrade asked for: kube-apiserver's UpgradeAwareHandler (UpgradeRequired) refuses it before dialling
+    const plain = await c.raw(method, path('on-addressed', sub, sub === 'exec' ? '?command=ls' : ''));
+    assert.equal(expectStatus(plain, 400, 'BadRequest', sub).message, 'Upgrade request required');
+    // an upgrade: dialled at the node's InternalIP (before its ExternalIP in kube-apiserver's
+    // preferred address types) and its kubelet's port; a dial error is 500 with no reason
+    const up = await c.raw(method, path('on-addressed', sub, sub === 'exec' ? '?command=ls&stdout=true' : ''), { headers: spdy });
+    assert.equal(up.status, 500, up.text);
+    assert.deepEqual(up.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'error dialing backend: dial tcp 127.0.0.1:10999: connect: connection refused', code: 500 });
+  }
+  // kubectl prints it (1.33 tries a WebSocket first, gets the same 500 and falls back to SPDY)
+  for (const version of ['1.33', '1.27']) {
+    const r = c.kubectl(['exec', '-n', NS, 'on-addressed', '--', 'ls'], { version });
+    assert.deepEqual([r.code, r.stderr], [1, 'Error from server: error dialing backend: dial tcp 127.0.0.1:10999: connect: connection refused\n'], version);
   }
   // log: kube-apiserver's LocationStreamer dials https://<address>:<kubelet port>/containerLogs/...; an
   // error that is not a Status is 500 with no reason, the url.Error's text

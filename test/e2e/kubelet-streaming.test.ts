@@ -1,0 +1,370 @@
+// kubectl exec, attach and port-forward end to end, as Kubernetes runs them: kubectl -> `keelson
+// server` (pods/exec|attach|portforward: an HTTP/1.1 upgrade, SPDY/3.1 or WebSocket, proxied to
+// the node's kubelet) -> `keelson kubelet` (/exec, /attach, /portForward: proxied to the URL the
+// runtime's CRI Exec, Attach or PortForward gives) -> the streaming server of a private containerd
+// 1.6 (test/nodeagent/containerd.ts). The kubelet joins with --bootstrap-kubeconfig, authenticates
+// the API server by the cluster CA and authorizes it by SubjectAccessReview (nodes/proxy).
+//
+// Driven by real kubectl 1.33, 1.32 and 1.27: 1.30 and later first try a WebSocket
+// (v5.channel.k8s.io, or the port forward's SPDY tunnel), which containerd 1.6 refuses (403) and
+// the kubelet refuses when it names no port (400), and fall back to SPDY; 1.27 speaks SPDY only.
+// Raw upgrades show that the two proxies pass a WebSocket through untouched (v4.channel.k8s.io,
+// which containerd does speak). Errors are the kubelet's and kube-apiserver's words.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import https from 'node:https';
+import net from 'node:net';
+import tls from 'node:tls';
+import { expectStatus, freePort, kubectlBinary, startCluster, until, KEELSON, ROOT, type Cluster } from './harness.js';
+import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
+
+let c: Cluster;
+let ctd: Containerd;
+let kubelet: ChildProcess | undefined;
+let kubeletLogs = '';
+let dir: string;
+let kubeletPort: number;
+const NODE = 'keelson-stream-node';
+const BUSYBOX = 'docker.io/library/busybox:local';
+/** kubectl processes started in the background (port-forward), stopped in `after` */
+const background = new Set<ChildProcess>();
+
+function container(name: string, command: string[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name, image: BUSYBOX, imagePullPolicy: 'IfNotPresent', command, ...extra };
+}
+
+function apply(name: string, spec: Record<string, unknown>): void {
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName: NODE, terminationGracePeriodSeconds: 1, ...spec } };
+  const r = c.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+  assert.equal(r.code, 0, r.stderr);
+}
+
+async function podJSON(name: string): Promise<any> {
+  const r = await c.raw('GET', `/api/v1/namespaces/default/pods/${name}`);
+  return r.status === 200 ? r.json() : undefined;
+}
+
+async function waitFor(name: string, what: string, ok: (p: any) => boolean, timeoutMs = 60_000): Promise<any> {
+  return until(`pod ${name} ${what}`, async () => {
+    const p = await podJSON(name);
+    return p && ok(p) ? p : undefined;
+  }, timeoutMs).catch((e) => {
+    throw new Error(`${(e as Error).message}\n${kubeletLogs.slice(-4000)}`);
+  });
+}
+
+const running = (name: string) => waitFor(name, 'Running', (p) => p.status?.phase === 'Running');
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'keelson-kubelet-streaming-'));
+  ctd = await startContainerd();
+  c = await startCluster({ args: ['--storage-backend=memory'] });
+  writeFileSync(
+    join(dir, 'kubelet.yaml'),
+    `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${join(dir, 'logs')}\nauthentication:\n  anonymous:\n    enabled: false\n  x509:\n    clientCAFile: ${join(c.dataDir, 'pki', 'ca.crt')}\nauthorization:\n  mode: Webhook\n`,
+  );
+  kubeletPort = await freePort();
+  const args = [
+    KEELSON, 'kubelet',
+    '--bootstrap-kubeconfig', c.kubeconfig,
+    '--kubeconfig', join(dir, 'kubelet.kubeconfig'),
+    '--cert-dir', join(dir, 'pki'),
+    '--root-dir', join(dir, 'root'),
+    '--container-runtime-endpoint', ctd.endpoint,
+    '--hostname-override', NODE,
+    '--node-ip', '127.0.0.1',
+    '--address', '127.0.0.1',
+    '--port', String(kubeletPort),
+    '--read-only-port', '0',
+    '--healthz-port', '0',
+    '--fail-swap-on=false',
+    '--node-status-update-frequency', '2s',
+    '--config', join(dir, 'kubelet.yaml'),
+    '-v', '2',
+  ];
+  kubelet = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  kubelet.stdout!.on('data', (d) => (kubeletLogs += d));
+  kubelet.stderr!.on('data', (d) => (kubeletLogs += d));
+  await until('node Ready', async () => {
+    const r = c.kubectl(['get', 'node', NODE, '--no-headers']);
+    return r.code === 0 && /\sReady\s/.test(r.stdout) ? r.stdout : undefined;
+  }, 60_000).catch((e) => {
+    throw new Error(`${(e as Error).message}\n${kubeletLogs.slice(-4000)}`);
+  });
+  // a shell that also answers "pong" on 8080; three containers, one of them done (OnFailure keeps it
+  // so); a container that reads its stdin once; a container whose image is not there
+  apply('shell', { containers: [container('main', ['sh', '-c', 'nc -ll -p 8080 -e echo pong & sleep 3600'], { ports: [{ containerPort: 8080 }] })] });
+  apply('multi', {
+    restartPolicy: 'OnFailure',
+    containers: [
+      container('a', ['sleep', '3600'], { env: [{ name: 'WHO', value: 'a' }] }),
+      container('b', ['sleep', '3600'], { env: [{ name: 'WHO', value: 'b' }] }),
+      container('done', ['true']),
+    ],
+  });
+  apply('cat', { restartPolicy: 'Never', containers: [container('main', ['cat'], { stdin: true, stdinOnce: true })] });
+  apply('pending', { containers: [{ name: 'main', image: 'docker.io/library/absent:local', imagePullPolicy: 'Never' }] });
+  for (const name of ['shell', 'multi', 'cat']) await running(name);
+  await waitFor('multi', 'with its done container terminated', (p) => (p.status?.containerStatuses ?? []).some((s: any) => s.name === 'done' && s.state?.terminated));
+  await waitFor('pending', 'waiting for its image', (p) => p.status?.containerStatuses?.[0]?.state?.waiting !== undefined);
+});
+
+after(async () => {
+  for (const p of background) if (p.exitCode === null) p.kill('SIGKILL');
+  // pods first (the kubelet stops their containers), then the kubelet, the runtime and the server
+  if (c && kubelet) c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
+  const k = kubelet;
+  kubelet = undefined;
+  if (k && k.exitCode === null) {
+    const exited = new Promise((r) => k.once('exit', r));
+    k.kill('SIGTERM');
+    const t = setTimeout(() => k.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(t);
+  }
+  await ctd?.stop();
+  await c?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('kubectl exec runs a command in the container: 1.33 and 1.32 (WebSocket refused by containerd 1.6, then SPDY) and 1.27 (SPDY)', () => {
+  for (const version of ['1.33', '1.32', '1.27']) {
+    const r = c.kubectl(['exec', 'shell', '--', 'echo', 'hi', version], { version });
+    assert.deepEqual([r.code, r.stdout, r.stderr], [0, `hi ${version}\n`, ''], version);
+  }
+  // what 1.33 does: the WebSocket upgrade reaches containerd, which knows no v5.channel.k8s.io and
+  // answers 403; kubectl takes that for an upgrade failure and goes on with SPDY
+  const v = c.kubectl(['exec', 'shell', '-v=6', '--', 'true'], { version: '1.33' });
+  assert.equal(v.code, 0, v.stderr);
+  assert.match(v.stderr, /RemoteCommand fallback: unable to upgrade streaming request: websocket: bad handshake \(403 Forbidden\)/);
+  assert.match(v.stderr, /verb="POST" url="https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces\/default\/pods\/shell\/exec\?command=true&container=main&stderr=true&stdout=true" status="101 Switching Protocols"/);
+});
+
+test('kubectl exec: the exit code, stdin, stdout and stderr apart, megabytes both ways', async () => {
+  for (const version of ['1.33', '1.27']) {
+    const r = c.kubectl(['exec', 'shell', '--', 'sh', '-c', 'exit 3'], { version });
+    assert.deepEqual([r.code, r.stdout, r.stderr], [3, '', 'command terminated with exit code 3\n'], version);
+    const cat = c.kubectl(['exec', '-i', 'shell', '--', 'cat'], { version, input: 'data\nmore data\n' });
+    assert.deepEqual([cat.code, cat.stdout], [0, 'data\nmore data\n'], `${version}: ${cat.stderr}`);
+  }
+  const both = c.kubectl(['exec', 'shell', '--', 'sh', '-c', 'echo out; echo err >&2']);
+  assert.deepEqual([both.code, both.stdout, both.stderr], [0, 'out\n', 'err\n']);
+  // 4 MiB in (checked by the container's md5sum), 8 MB out
+  const input = randomBytes(4 << 20).toString('base64');
+  const sum = c.kubectl(['exec', '-i', 'shell', '--', 'busybox', 'md5sum'], { input });
+  assert.equal(sum.code, 0, sum.stderr);
+  assert.equal(sum.stdout, `${createHash('md5').update(input).digest('hex')}  -\n`);
+  // (kubectlAsync: more output than spawnSync buffers)
+  const big = await c.kubectlAsync(['exec', 'shell', '--', 'busybox', 'head', '-c', '8000000', '/dev/zero']);
+  assert.equal(big.code, 0, big.stderr);
+  assert.equal(big.stdout.length, 8_000_000);
+});
+
+test('kubectl exec -it: a terminal in the container (kubectl run under script(1) for a terminal of its own)', () => {
+  const r = spawnSync('script', ['-qec', `${kubectlBinary('1.33')} exec -it shell -- sh -c 'tty; echo done'`, '/dev/null'], {
+    env: { PATH: process.env.PATH ?? '', HOME: c.home, KUBECONFIG: c.kubeconfig, },
+    encoding: 'utf8',
+    input: '',
+    timeout: 60_000,
+  });
+  assert.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+  // (a terminal's lines end \r\n; the terminal may echo what script(1) makes of its empty input, ^@)
+  assert.match(r.stdout, /\/dev\/pts\/\d+\r\n(\^@)?done\r\n/);
+});
+
+test('kubectl exec -c picks a container of a pod of several; a container that is not running gets the kubelet\'s error', () => {
+  const b = c.kubectl(['exec', 'multi', '-c', 'b', '--', 'sh', '-c', 'echo $WHO']);
+  assert.deepEqual([b.code, b.stdout], [0, 'b\n'], b.stderr);
+  const first = c.kubectl(['exec', 'multi', '--', 'sh', '-c', 'echo $WHO']);
+  assert.deepEqual([first.code, first.stdout, first.stderr], [0, 'a\n', 'Defaulted container "a" out of: a, b, done\n']);
+  for (const version of ['1.33', '1.32', '1.27']) {
+    // the kubelet's GetExec finds no running container: 500, its text echoed by the API server
+    const done = c.kubectl(['exec', 'multi', '-c', 'done', '--', 'ls'], { version });
+    assert.deepEqual([done.code, done.stderr], [1, 'error: unable to upgrade connection: container not found ("done")\n'], version);
+    // a pod that is not running (its image is not there): the same, for its container
+    const pending = c.kubectl(['exec', 'pending', '--', 'ls'], { version });
+    assert.deepEqual([pending.code, pending.stderr], [1, 'error: unable to upgrade connection: container not found ("main")\n'], version);
+  }
+  // a container the pod does not have is the API server's 400, before any kubelet
+  const zz = c.kubectl(['exec', 'multi', '-c', 'zz', '--', 'ls']);
+  assert.equal(zz.code, 1);
+  assert.match(zz.stderr, /container zz is not valid for pod multi/);
+});
+
+/** kubectl port-forward in the background until it says it forwards; its process */
+async function portForward(version: string, args: string[], localPort: number): Promise<ChildProcess> {
+  const { proc, out, err } = c.kubectlSpawn(['port-forward', ...args], { version });
+  background.add(proc);
+  await until(`port-forward ${version} listening`, () => out().includes(`Forwarding from 127.0.0.1:${localPort} ->`) || (proc.exitCode !== null ? Promise.reject(new Error(`kubectl port-forward exited: ${err()}`)) : undefined), 30_000);
+  return proc;
+}
+
+function readAll(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ host: '127.0.0.1', port });
+    let b = '';
+    s.setTimeout(15_000, () => s.destroy(new Error('no answer through the forwarded port')));
+    s.on('data', (d) => (b += d));
+    s.on('end', () => resolve(b));
+    s.on('error', reject);
+  });
+}
+
+test('kubectl port-forward: a TCP connection to the local port reaches the container\'s port (1.33, 1.32: their WebSocket tunnel refused, then SPDY; 1.27)', async () => {
+  for (const version of ['1.33', '1.32', '1.27']) {
+    const local = await freePort();
+    const proc = await portForward(version, ['pod/shell', `${local}:8080`], local);
+    try {
+      assert.equal(await readAll(local), 'pong\n', version);
+      assert.equal(await readAll(local), 'pong\n', `${version}, a second connection`);
+    } finally {
+      proc.kill('SIGTERM');
+      background.delete(proc);
+    }
+  }
+  // a pod that is not running: kubectl's own check
+  const r = c.kubectl(['port-forward', 'pending', `${await freePort()}:80`]);
+  assert.deepEqual([r.code, r.stderr], [1, 'error: unable to forward port because pod is not running. Current status=Pending\n']);
+});
+
+test('kubectl attach -i: the container\'s stdin and stdout (stdinOnce: its stdin closes with the first attach, and it ends)', async () => {
+  const r = c.kubectl(['attach', '-i', 'cat'], { input: 'hello\nattached\n' });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, 'hello\nattached\n');
+  await waitFor('cat', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
+  // attach finds no running container: the kubelet's GetAttach words it by the pod's full name
+  for (const version of ['1.33', '1.27']) {
+    const a = c.kubectl(['attach', 'pending'], { version });
+    assert.equal(a.code, 1, version);
+    assert.match(a.stderr, /error: unable to upgrade connection: container main not found in pod pending_default\n$/, version);
+  }
+});
+
+/** an HTTP/1.1 upgrade request over TLS as the admin; everything the server sends until it closes */
+function upgrade(port: number, path: string, headers: Record<string, string>, method = 'GET'): Promise<{ head: string; rest: Buffer }> {
+  const t = c.credentials;
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host: '127.0.0.1', port, ca: t.ca, cert: t.cert, key: t.key, servername: 'localhost', rejectUnauthorized: false }, () => {
+      const lines = Object.entries({ Host: `127.0.0.1:${port}`, ...headers }).map(([k, v]) => `${k}: ${v}\r\n`);
+      s.write(`${method} ${path} HTTP/1.1\r\n${lines.join('')}\r\n`);
+    });
+    let buf = Buffer.alloc(0);
+    s.setTimeout(20_000, () => s.destroy(new Error(`no end of ${path}: ${buf.toString('latin1')}`)));
+    s.on('data', (d: Buffer) => (buf = Buffer.concat([buf, d])));
+    s.on('error', reject);
+    s.on('close', () => {
+      const i = buf.indexOf('\r\n\r\n');
+      resolve({ head: buf.subarray(0, i < 0 ? buf.length : i).toString('latin1'), rest: i < 0 ? Buffer.alloc(0) : buf.subarray(i + 4) });
+    });
+  });
+}
+
+/** the messages of unmasked WebSocket frames, joined by k8s channel (the first byte of each binary message); the close frame's code */
+function channels(frames: Buffer): { data: Map<number, Buffer>; text(ch: number): string | undefined; close?: number } {
+  const data = new Map<number, Buffer>();
+  let close: number | undefined;
+  let i = 0;
+  while (i + 2 <= frames.length) {
+    const op = frames[i]! & 0x0f;
+    let len = frames[i + 1]! & 0x7f;
+    let at = i + 2;
+    if (len === 126) {
+      len = frames.readUInt16BE(at);
+      at += 2;
+    } else if (len === 127) {
+      len = Number(frames.readBigUInt64BE(at));
+      at += 8;
+    }
+    const payload = frames.subarray(at, at + len);
+    if (op === 8) close = payload.length >= 2 ? payload.readUInt16BE(0) : 0;
+    else if (payload.length) data.set(payload[0]!, Buffer.concat([data.get(payload[0]!) ?? Buffer.alloc(0), payload.subarray(1)]));
+    i = at + len;
+  }
+  return { data, text: (ch) => data.get(ch)?.toString('utf8'), close };
+}
+
+const WS = { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' };
+
+test('raw: both proxies pass a WebSocket upgrade through as it came (containerd speaks v4.channel.k8s.io, refuses v5 with 403); no upgrade is 400', async () => {
+  const exec = '/api/v1/namespaces/default/pods/shell/exec?command=sh&command=-c&command=echo+out%3B+echo+err+%3E%262&stdout=true&stderr=true';
+  const v4 = await upgrade(c.port, exec, { ...WS, 'Sec-WebSocket-Protocol': 'v4.channel.k8s.io' });
+  assert.match(v4.head, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+  assert.match(v4.head, /\r\nSec-WebSocket-Protocol: v4\.channel\.k8s\.io(\r\n|$)/);
+  assert.match(v4.head, /\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK\+xOo=(\r\n|$)/);
+  const got = channels(v4.rest);
+  assert.equal(got.text(1), 'out\n');
+  assert.equal(got.text(2), 'err\n');
+  assert.deepEqual(JSON.parse(got.text(3)!), { metadata: {}, status: 'Success' });
+  assert.equal(got.close, 1000);
+  // v5 (what kubectl 1.30+ asks for): containerd 1.6's 403, echoed by the kubelet and the API server
+  const v5 = await upgrade(c.port, exec, { ...WS, 'Sec-WebSocket-Protocol': 'v5.channel.k8s.io' });
+  assert.match(v5.head, /^HTTP\/1\.1 403 Forbidden\r\n/);
+  assert.match(v5.head, /\r\nConnection: close(\r\n|$)/);
+  // no upgrade asked for: kube-apiserver's UpgradeAwareHandler with UpgradeRequired
+  const plain = await c.raw('POST', '/api/v1/namespaces/default/pods/shell/exec?command=ls&stdout=true');
+  assert.equal(expectStatus(plain, 400, 'BadRequest').message, 'Upgrade request required');
+  // a WebSocket port forward naming its port goes through too (v4: a data and an error channel per
+  // port, each opened with the port, little-endian)
+  const pf = await upgrade(c.port, '/api/v1/namespaces/default/pods/shell/portforward?ports=8080', { ...WS, 'Sec-WebSocket-Protocol': 'v4.channel.k8s.io' });
+  assert.match(pf.head, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+  const fwd = channels(pf.rest).data.get(0)!;
+  assert.equal(fwd.readUInt16LE(0), 8080);
+  assert.equal(fwd.subarray(2).toString(), 'pong\n');
+});
+
+/** a request to the kubelet's port as the cluster admin (authorized by SubjectAccessReview) */
+function kubeletRequest(method: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
+  const t = c.credentials;
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: kubeletPort, method, path, headers, cert: t.cert, key: t.key, rejectUnauthorized: false, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('the kubelet\'s port: /run runs a command (ExecSync), the streams\' checks in the kubelet\'s words, and its own upgrade to the runtime', async () => {
+  const run = await kubeletRequest('POST', '/run/default/shell/main?cmd=echo%20hi%20there');
+  assert.deepEqual([run.status, run.text, run.headers['content-type']], [200, 'hi there\n', 'application/json']);
+  const failed = await kubeletRequest('POST', '/run/default/shell/main?cmd=ls%20/nonexistent');
+  assert.deepEqual([failed.status, failed.text], [500, "command 'ls /nonexistent' exited with 1: ls: /nonexistent: No such file or directory\n"]);
+  assert.deepEqual(Object.values(await kubeletRequest('POST', '/run/default/multi/done?cmd=ls')).slice(0, 2), [500, 'container not found ("done")']);
+  assert.deepEqual(Object.values(await kubeletRequest('POST', '/run/default/nope/main?cmd=ls')).slice(0, 2), [404, 'pod does not exist']);
+  // exec: the streams first, then the pod, then the container; a request that is no upgrade is the proxy's 500
+  const none = await kubeletRequest('POST', '/exec/default/shell/main?command=ls');
+  assert.deepEqual([none.status, none.text], [400, 'you must specify at least 1 of stdin, stdout, stderr']);
+  assert.deepEqual(Object.values(await kubeletRequest('POST', '/exec/default/nope/main?command=ls&output=1')).slice(0, 2), [404, 'pod does not exist']);
+  const gone = await kubeletRequest('POST', '/exec/default/multi/done?command=ls&output=1', { Connection: 'Upgrade', Upgrade: 'SPDY/3.1' });
+  assert.deepEqual([gone.status, gone.text], [500, 'container not found ("done")']);
+  const noUpgrade = await kubeletRequest('POST', '/exec/default/shell/main?command=ls&output=1');
+  assert.deepEqual([noUpgrade.status, noUpgrade.text], [500, 'Upgrade request required\n']);
+  // portForward: a WebSocket names its ports (portforward.NewV4Options), a UID must be the pod's
+  const ws = { Connection: 'Upgrade', Upgrade: 'websocket' };
+  assert.deepEqual(Object.values(await kubeletRequest('GET', '/portForward/default/shell', ws)).slice(0, 2), [400, 'query parameter "port" is required']);
+  assert.deepEqual(Object.values(await kubeletRequest('GET', '/portForward/default/shell?port=x,1', ws)).slice(0, 2), [400, 'unable to parse "x,1" as a port: strconv.ParseUint: parsing "x": invalid syntax']);
+  assert.deepEqual(Object.values(await kubeletRequest('GET', '/portForward/default/shell?port=0', ws)).slice(0, 2), [400, 'port "0" must be > 0']);
+  assert.deepEqual(Object.values(await kubeletRequest('GET', '/portForward/default/shell/not-its-uid', { Connection: 'Upgrade', Upgrade: 'SPDY/3.1' })).slice(0, 2), [404, 'pod not found']);
+  // the kubelet's own proxy to containerd: a v4 WebSocket exec straight at the kubelet
+  const direct = await upgrade(kubeletPort, '/exec/default/shell/main?command=echo&command=direct&output=1', { ...WS, 'Sec-WebSocket-Protocol': 'v4.channel.k8s.io' });
+  assert.match(direct.head, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+  assert.equal(channels(direct.rest).text(1), 'direct\n');
+});
+
+test('a stream does not hold up the API server\'s graceful end (a hijacked connection is no request in flight); last, as it stops the server', async () => {
+  const { proc } = c.kubectlSpawn(['exec', 'shell', '--', 'sleep', '120']);
+  background.add(proc);
+  await until('the exec runs', () => (c.kubectl(['exec', 'shell', '--', 'ps']).stdout.includes('sleep 120') ? true : undefined));
+  const t0 = Date.now();
+  assert.equal(await c.stopProcess(), 0);
+  assert.ok(Date.now() - t0 < 10_000, `the server took ${Date.now() - t0} ms to stop`);
+  // its connection closed, kubectl ends
+  await until('kubectl exec ends', () => (proc.exitCode !== null ? true : undefined), 15_000);
+});
