@@ -9,7 +9,7 @@ import * as klog from './klog.js';
 import { daemonLogger, exitOnSignals } from './daemon.js';
 import { declareControllerManagerFlags } from './controllerflags.js';
 import { getVersionInfo } from './version.js';
-import { ensureFrontProxyPKI, ensurePKI, FRONT_PROXY_CLIENT_CN } from '../apiserver/pki.js';
+import { ensureFrontProxyPKI, ensurePKI, FRONT_PROXY_CLIENT_CN, issueClientCert } from '../apiserver/pki.js';
 import { ensureKubeconfig } from '../client/kubeconfig.js';
 import { defaultControllerManagerOptions, isControllerEnabled, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
 import { controllerManagerCert, startControllers } from './controllers.js'; // controllers hook (keelson server only)
@@ -35,6 +35,7 @@ import { createPublicKey } from 'node:crypto';
 import { DEFAULT_KUBELET_TIMEOUT_MS, PREFERRED_ADDRESS_TYPES } from '../apiserver/connect.js';
 import { declareKubeletClientFlags, kubeletClientFromFlags } from './kubeletclient.js';
 import { startEmbeddedKubelet } from './agent.js';
+import { SCHEDULER_USER, startEmbeddedScheduler } from '../scheduler/scheduler.js';
 
 export interface APIServerOptions {
   dataDir: string;
@@ -626,6 +627,11 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
       })
     : undefined;
   if (controllers) server.registerComponent('controller-manager', async () => ({ healthy: true, message: 'ok' }));
+  // the scheduler (keelson server only): a client of its own, CN system:kube-scheduler, as kubeadm's kube-scheduler
+  const scheduler = allInOne
+    ? await startEmbeddedScheduler({ serverURL, caPEM: pki.ca.certPEM, ...(await issueClientCert(pki.ca, SCHEDULER_USER).then((ck) => ({ certPEM: ck.certPEM, keyPEM: ck.keyPEM }))), log })
+    : undefined;
+  if (scheduler) server.registerComponent('scheduler', async () => ({ healthy: true, message: 'ok' }));
   const agent =
     allInOne && o.agent.containerRuntimeEndpoint
       ? startEmbeddedKubelet({
@@ -641,7 +647,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
       : undefined;
 
   // (the controllers stop first: controllers hook)
-  exitOnSignals(log, () => Promise.resolve(agent?.stop()).then(() => controllers?.stop()).then(() => server.shutdown()));
+  exitOnSignals(log, () => Promise.resolve(agent?.stop()).then(() => Promise.all([controllers?.stop(), scheduler?.stop()])).then(() => server.shutdown()));
   await new Promise(() => {});
 }
 

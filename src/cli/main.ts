@@ -23,7 +23,7 @@ const root = new Command({
 });
 root.localFlags.bool('version', false, 'print the version and exit');
 
-const SERVER_COMMANDS = new Set(['server', 'apiserver', 'controller-manager', 'kubelet']);
+const SERVER_COMMANDS = new Set(['server', 'apiserver', 'controller-manager', 'scheduler', 'kubelet']);
 const KUBECTL_COMMANDS = new Set(['patch', 'options']);
 const sub = process.argv[2] ?? '';
 // (each daemon's modules only for that daemon, and all of them for the command list)
@@ -35,6 +35,10 @@ if (daemon === 'server' || daemon === 'apiserver' || daemon === 'all') {
 if (daemon === 'controller-manager' || daemon === 'all') {
   const { controllerManagerCommand } = await import('./controllermanager.js');
   root.addCommand(controllerManagerCommand());
+}
+if (daemon === 'scheduler' || daemon === 'all') {
+  const { schedulerCommand } = await import('./scheduler.js');
+  root.addCommand(schedulerCommand());
 }
 if (daemon === 'kubelet' || daemon === 'all') {
   const { kubeletCommand } = await import('./kubelet.js');

@@ -33,6 +33,7 @@ import { deploymentControllerDescriptor } from './deployment.js';
 import { endpointsControllerDescriptor } from './endpoints.js';
 import { endpointSliceControllerDescriptor } from './endpointslice.js';
 import { podGCControllerDescriptor } from './podgc.js';
+import { nodeLifecycleControllerDescriptor } from './nodelifecycle.js';
 import { jobControllerDescriptor } from './job.js';
 import { cronJobControllerDescriptor } from './cronjob.js';
 import { ttlAfterFinishedControllerDescriptor } from './ttlafterfinished.js';
@@ -204,6 +205,7 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   replicaSetControllerDescriptor,
   deploymentControllerDescriptor,
   podGCControllerDescriptor,
+  nodeLifecycleControllerDescriptor,
   jobControllerDescriptor,
   cronJobControllerDescriptor,
   ttlAfterFinishedControllerDescriptor,

@@ -42,7 +42,7 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-test('the server\'s node joins, runs a pod, serves its logs, and its agent stops with the server', async () => {
+test('the server\'s node joins, runs a pod, serves its logs, runs a Deployment through the scheduler, and its agent stops with the server', async () => {
   await until('the node Ready', () => {
     const r = c.kubectl(['get', 'node', NODE, '--no-headers']);
     return r.code === 0 && /\sReady\s/.test(r.stdout) ? r.stdout : undefined;
@@ -61,6 +61,19 @@ test('the server\'s node joins, runs a pod, serves its logs, and its agent stops
   assert.equal(logs, 'hello from the server node\n');
   const del = c.kubectl(['delete', 'pod', 'hello', '--wait=true', '--timeout=60s']);
   assert.equal(del.code, 0, del.stderr);
+  // the node's not-ready taint (put on at registration) is taken off by the node lifecycle
+  // controller once it is Ready, and the embedded scheduler places a Deployment's pods on it
+  await until('no NoSchedule taint', () => c.kubectl(['get', 'node', NODE, '-o', 'jsonpath={.spec.taints}']).stdout === '');
+  const dep = c.kubectl(['create', 'deployment', 'web', `--image=${ctd.images.busybox}`, '--replicas=2', '--', 'sh', '-c', 'echo up; sleep 3600']);
+  assert.equal(dep.code, 0, dep.stderr);
+  const rollout = c.kubectl(['rollout', 'status', 'deployment/web', '--timeout=90s'], { timeoutMs: 100_000 });
+  assert.equal(rollout.code, 0, `${rollout.stdout}\n${rollout.stderr}`);
+  const pods = c.kubectl(['get', 'pods', '-l', 'app=web', '-o', 'jsonpath={range .items[*]}{.spec.nodeName} {.status.phase}{"\\n"}{end}']);
+  assert.equal(pods.stdout, `${NODE} Running\n${NODE} Running\n`);
+  const events = c.kubectl(['get', 'events', '--field-selector', 'reason=Scheduled', '-o', 'jsonpath={range .items[*]}{.message}{"\\n"}{end}']);
+  assert.match(events.stdout, new RegExp(`Successfully assigned default/web-\\S+ to ${NODE}`));
+  c.kubectl(['delete', 'deployment', 'web']);
+  c.kubectl(['delete', 'pods', '-l', 'app=web', '--wait=true', '--timeout=60s']);
   // SIGTERM: the agent stops first, then the server exits 0
   const code = await c.stopProcess();
   assert.equal(code, 0, c.logs.slice(-3000));

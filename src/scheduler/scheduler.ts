@@ -1,0 +1,635 @@
+// The scheduler (kube-scheduler): binds each pending pod to a node, one pod at a time, through the
+// API server like any other client (it never imports apiserver/ or storage/).
+//
+// What it watches, and why no more. `keelson server` runs this scheduler in the API server's own
+// process, next to clusters that hold many pods already bound (the benchmark: 10,000 Pods on 50
+// Nodes). Kubernetes' scheduler keeps an informer over every pod; here that would decode every pod
+// write a second time and keep a second copy of every bound pod (about +120 MiB of heap for the
+// benchmark, the cost that had a pod GC of this kind rejected). So it watches only
+//   - the pods waiting for it: field selector `spec.nodeName=,status.phase!=Succeeded,
+//     status.phase!=Failed` (and `spec.schedulerName=<name>` when it has one profile), which the
+//     API server applies, so that a pod leaves the watch (a DELETED event) once it is bound;
+//   - the Nodes (small, few).
+// The pods already on a node matter only for the filters and scores that count them
+// (NodeResourcesFit, NodePorts, the resource scores). Those are read when a decision needs them:
+// one list with the field selector `spec.nodeName=<node>,status.phase!=Succeeded,
+// status.phase!=Failed` per candidate node (a node the pod-independent filters let through), kept
+// for one scheduling pass (the pods taken from the queue one after the other until none came for
+// 1 s; at most 10 s) as a summary per pod (requests, host ports, priority: no pod objects), and updated
+// by the pass's own bindings. A pod whose nodeSelector no node matches costs no list at all, and a
+// scheduler with nothing pending costs nothing but its two idle watches.
+//
+// The price of not watching assigned pods: the scheduler cannot see a bound pod go away, which is
+// the event that lets Kubernetes retry a pod that did not fit for lack of room (AssignedPodDelete);
+// such pods are tried again every 30 s instead (queue.ts). Pods bound by someone else during a pass
+// are seen at the next pass.
+//
+// Scheduling one pod (schedule_one.go): the NodeAffinity PreFilter (matchFields metadata.name),
+// the filters of framework.ts over the nodes starting where the last pod's search stopped, until
+// enough feasible nodes are found (percentageOfNodesToScore; every node below 100 nodes); the
+// scores, the best node (ties at random); then a Binding
+// (POST pods/<name>/binding) and a Normal event `Scheduled`: `Successfully assigned <ns>/<pod> to
+// <node>`. When no node fits: a Warning event `FailedScheduling` and the pod's condition
+// PodScheduled=False, reason Unschedulable, both with Kubernetes' message (`0/3 nodes are
+// available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector. preemption:
+// 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not
+// helpful for scheduling.`), and the pod waits in the queue (queue.ts) for a Node event, its own
+// update, its backoff or the periodic retries. There is no preemption: the message says what
+// Kubernetes' DefaultPreemption would have found, and nothing is evicted.
+//
+// Pods with spec.schedulingGates are left alone until the gates go; one without a PodScheduled
+// condition gets PodScheduled=False, reason SchedulingGated (which kube-apiserver sets on create).
+// Nodes are not filtered on their Ready condition, as in Kubernetes: the node lifecycle controller
+// taints a node that is not ready (node.kubernetes.io/not-ready:NoSchedule), and the taint keeps
+// pods off it.
+//
+// Leadership: with leader election (the Lease kube-system/kube-scheduler by default) the informers
+// and the loop run only while this scheduler leads; `keelson scheduler` exits when it loses the
+// Lease, the embedded one campaigns again.
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { EventRecorder } from '../client/events.js';
+import { DeletedFinalStateUnknown, Informer } from '../client/informer.js';
+import { LeaderElector } from '../client/leaderelection.js';
+import { nopLogger, type Logger } from '../client/log.js';
+import { isConflict, isNotFound, RESTClient, type RESTConfig } from '../client/rest.js';
+import { ResourceClient, splitKey } from '../client/resources.js';
+import { userAgent as componentUserAgent } from '../cli/version.js';
+import { DEFAULT_SCHEDULER_NAME, defaultProfile, type Profile } from './config.js';
+import {
+  addPod,
+  ERR_AFFINITY_CONFLICT,
+  ERR_NO_NODES,
+  fitErrorMessage,
+  imageStates,
+  newNodeInfo,
+  newPodInfo,
+  nodeAffinityPreFilter,
+  numFeasibleNodesToFind,
+  POD_DEPENDENT_FILTERS,
+  PREEMPTION_NOT_HELPFUL,
+  preemptionMessage,
+  runNodeFilters,
+  runPodFilters,
+  scoreNodes,
+  selectHost,
+  summarizePod,
+  type NodeInfo,
+  type PodInfo,
+  type PodSummary,
+  type Status,
+} from './framework.js';
+import { SchedulingQueue, isGated, type QueueCounts, type QueuedPod } from './queue.js';
+
+export { DEFAULT_SCHEDULER_NAME } from './config.js';
+
+const PODS = { group: '', version: 'v1', resource: 'pods' };
+const NODES = { group: '', version: 'v1', resource: 'nodes' };
+/** the pods that occupy a node: not terminated */
+const NOT_TERMINATED = 'status.phase!=Succeeded,status.phase!=Failed';
+/** how many nodes' pods are listed at once */
+const LIST_CONCURRENCY = 8;
+/** a pass's node summaries are listed again after this long */
+const PASS_MAX_AGE_MS = 10_000;
+/** a pass ends when no pod came for this long */
+const PASS_LINGER_MS = 1_000;
+/** truncateMessage: an event's message is at most 1024 characters */
+const MAX_EVENT_MESSAGE = 1024;
+const SCHEDULING_GATED_MESSAGE = 'Scheduling is blocked due to non-empty scheduling gates';
+
+export interface SchedulerLeaderElection {
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** the Lease (default kube-system/kube-scheduler) */
+  resourceNamespace?: string;
+  resourceName?: string;
+  /** default `<hostname>_<uuid>` */
+  identity?: string;
+}
+
+export interface SchedulerOptions {
+  /** where and how to reach the API server */
+  rest: RESTConfig;
+  /** the User-Agent (`kube-scheduler/v1.33.0+keelson... (linux/amd64) kubernetes/...`) */
+  userAgent: string;
+  /** the one scheduler name served (default `default-scheduler`); ignored when `profiles` is given */
+  schedulerName?: string;
+  /** one profile per scheduler name (KubeSchedulerConfiguration's profiles) */
+  profiles?: Profile[];
+  log?: Logger;
+  /** leader election on the Lease (default: on, with kube-scheduler's durations); false: off */
+  leaderElect?: SchedulerLeaderElection | false;
+  /** percentageOfNodesToScore (0 or undefined: adaptive) */
+  percentageOfNodesToScore?: number;
+  /** podInitialBackoffSeconds (1 s) and podMaxBackoffSeconds (10 s) */
+  podInitialBackoffMs?: number;
+  podMaxBackoffMs?: number;
+  /** --pod-max-in-unschedulable-pods-duration (5 min) */
+  podMaxInUnschedulablePodsDurationMs?: number;
+  /** how long a pod that lacked room waits before it is tried again (30 s; see queue.ts) */
+  unschedulableRecheckMs?: number;
+  /** the client's rate limit (kube-scheduler: 50 QPS, burst 100) */
+  qps?: number;
+  burst?: number;
+  /**
+   * called when leadership is lost (once the loop stopped): `keelson scheduler` exits then;
+   * without it the scheduler campaigns again
+   */
+  onLostLeadership?: () => void;
+  /** ties between the best nodes are broken with this (tests) */
+  random?: () => number;
+}
+
+/** the counters /metrics shows */
+export interface SchedulerMetrics {
+  pendingPods: QueueCounts;
+  /** scheduler_schedule_attempts_total by result (scheduled, unschedulable, error) and profile */
+  attempts: { result: string; profile: string; count: number }[];
+  leader: boolean;
+}
+
+/** one scheduling pass's view of the pods on nodes (summaries, not pods) */
+class PassCache {
+  readonly started = Date.now();
+  private readonly byNode = new Map<string, Promise<PodSummary[]>>();
+
+  constructor(
+    private readonly client: RESTClient,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** the summaries of the pods on the node (listed on first use) */
+  podsOn(node: string): Promise<PodSummary[]> {
+    let p = this.byNode.get(node);
+    if (!p) {
+      p = new ResourceClient<any>(this.client, PODS)
+        .listAll({ fieldSelector: `spec.nodeName=${node},${NOT_TERMINATED}`, signal: this.signal })
+        .then((l) => (l.items ?? []).map(summarizePod));
+      // (a failed list is not kept: the next pod lists again)
+      p.catch(() => this.byNode.delete(node));
+      this.byNode.set(node, p);
+    }
+    return p;
+  }
+
+  /** the pass's own binding */
+  async bound(node: string, pod: PodSummary): Promise<void> {
+    const p = this.byNode.get(node);
+    if (!p) return;
+    const pods = await p.catch(() => undefined);
+    if (pods && !pods.some((x) => x.uid === pod.uid)) pods.push(pod);
+  }
+}
+
+export class Scheduler {
+  readonly identity: string;
+  private readonly log: Logger;
+  private readonly profiles: Map<string, Profile>;
+  private readonly client: RESTClient;
+  private readonly leClient?: RESTClient;
+  private readonly recorders = new Map<string, EventRecorder>();
+  private readonly abort = new AbortController();
+  private loopDone?: Promise<void>;
+  private elector?: LeaderElector;
+  private leading = false;
+  private pods?: Informer<any>;
+  private nodes?: Informer<any>;
+  private queue?: SchedulingQueue;
+  private nextStartNodeIndex = 0;
+  /** writes not awaited by the loop (events, status patches), awaited on stop */
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly attempts = new Map<string, number>();
+
+  constructor(private readonly o: SchedulerOptions) {
+    this.log = o.log ?? nopLogger;
+    const profiles = o.profiles?.length ? o.profiles : [defaultProfile(o.schedulerName ?? DEFAULT_SCHEDULER_NAME)];
+    this.profiles = new Map(profiles.map((p) => [p.schedulerName, p]));
+    if (this.profiles.size !== profiles.length) throw new Error('duplicate scheduler names in the profiles');
+    const le = o.leaderElect === undefined ? {} : o.leaderElect;
+    this.identity = (le && le.identity) || `${hostname()}_${randomUUID()}`;
+    this.client = new RESTClient({ ...o.rest, userAgent: o.userAgent, qps: o.qps ?? 50, burst: o.burst ?? 100 });
+    if (le) this.leClient = new RESTClient({ ...o.rest, userAgent: `${o.userAgent}/leader-election`, qps: o.qps ?? 50, burst: o.burst ?? 100 });
+    for (const name of this.profiles.keys()) this.recorders.set(name, new EventRecorder(this.client, name, this.log));
+  }
+
+  /** the scheduler names served */
+  schedulerNames(): string[] {
+    return [...this.profiles.keys()];
+  }
+
+  /** Starts campaigning (or scheduling at once without leader election). Returns at once. */
+  start(): void {
+    if (this.loopDone) return;
+    this.loopDone = this.run().catch((e) => this.log.error(e, 'Scheduler stopped unexpectedly'));
+  }
+
+  /** Stops scheduling, releases the Lease, closes the clients. */
+  async stop(): Promise<void> {
+    this.abort.abort(new Error('scheduler stopping'));
+    await this.loopDone;
+    await Promise.allSettled([...this.pending]);
+    this.client.close();
+    this.leClient?.close();
+  }
+
+  /** Whether this scheduler leads (always true without leader election, once started). */
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** kube-scheduler's leaderElection health check (20 s of tolerance): undefined when healthy */
+  leaderElectionHealth(toleranceMs = 20_000): string | undefined {
+    return this.elector?.healthCheck(toleranceMs);
+  }
+
+  /** sched-handler-sync: the informers have synced (a scheduler that does not lead has nothing to sync) */
+  handlersSynced(): boolean {
+    if (!this.leading) return true;
+    return !!(this.pods?.hasSynced() && this.nodes?.hasSynced());
+  }
+
+  metrics(): SchedulerMetrics {
+    const attempts = [...this.attempts].map(([k, count]) => {
+      const [result, profile] = k.split('\0') as [string, string];
+      return { result, profile, count };
+    });
+    return { pendingPods: this.queue?.counts() ?? { active: 0, backoff: 0, unschedulable: 0, gated: 0 }, attempts, leader: this.leading };
+  }
+
+  private countAttempt(result: 'scheduled' | 'unschedulable' | 'error', profile: string): void {
+    const k = `${result}\0${profile}`;
+    this.attempts.set(k, (this.attempts.get(k) ?? 0) + 1);
+  }
+
+  // ── leadership ────────────────────────────────────────────────────────────
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    const le = this.o.leaderElect === undefined ? {} : this.o.leaderElect;
+    if (!le) {
+      this.leading = true;
+      await this.lead(signal);
+      this.leading = false;
+      return;
+    }
+    const ns = le.resourceNamespace ?? 'kube-system';
+    const name = le.resourceName ?? 'kube-scheduler';
+    const leRecorder = new EventRecorder(this.leClient!, 'kube-scheduler', this.log);
+    while (!signal.aborted) {
+      let running: Promise<void> | undefined;
+      this.elector = new LeaderElector({
+        client: this.leClient!,
+        namespace: ns,
+        name,
+        identity: this.identity,
+        leaseDurationMs: le.leaseDurationMs ?? 15_000,
+        renewDeadlineMs: le.renewDeadlineMs ?? 10_000,
+        retryPeriodMs: le.retryPeriodMs ?? 2_000,
+        releaseOnCancel: true,
+        log: this.log,
+        recordEvent: (lease, message) => void leRecorder.event(lease, 'Normal', 'LeaderElection', message),
+        callbacks: {
+          onStartedLeading: (leadSignal) => {
+            this.leading = true;
+            this.log.info('Started leading', { lock: `${ns}/${name}`, identity: this.identity });
+            running = this.lead(leadSignal);
+          },
+          onStoppedLeading: () => {
+            this.leading = false;
+          },
+          onNewLeader: (id) => {
+            if (id !== this.identity) this.log.info('New leader elected', { identity: id });
+          },
+        },
+      });
+      await this.elector.run(signal);
+      await running;
+      if (!signal.aborted && this.o.onLostLeadership) {
+        this.log.error(undefined, 'Leaderelection lost');
+        this.o.onLostLeadership();
+        return;
+      }
+      if (!signal.aborted) this.log.warn('Leader election lost; scheduling stopped, campaigning again', { identity: this.identity });
+    }
+  }
+
+  /** one term of leadership: the informers, the queue and the loop, until `signal` aborts */
+  private async lead(signal: AbortSignal): Promise<void> {
+    setMaxListeners(0, signal);
+    const queue = new SchedulingQueue({
+      initialBackoffMs: this.o.podInitialBackoffMs ?? 1_000,
+      maxBackoffMs: this.o.podMaxBackoffMs ?? 10_000,
+      maxInUnschedulableMs: this.o.podMaxInUnschedulablePodsDurationMs ?? 300_000,
+      recheckMs: this.o.unschedulableRecheckMs ?? 30_000,
+      flushPeriodMs: Math.min(30_000, this.o.unschedulableRecheckMs ?? 30_000),
+    });
+    const names = [...this.profiles.keys()];
+    const fieldSelector = `spec.nodeName=,${NOT_TERMINATED}${names.length === 1 ? `,spec.schedulerName=${names[0]}` : ''}`;
+    const pods = new Informer<any>(new ResourceClient<any>(this.client, PODS), { fieldSelector, log: this.log, name: 'unassigned pods' });
+    const nodes = new Informer<any>(new ResourceClient<any>(this.client, NODES), { log: this.log, name: 'nodes' });
+    this.queue = queue;
+    this.pods = pods;
+    this.nodes = nodes;
+    pods.addEventHandler({
+      add: (p) => this.onPod(p),
+      update: (_old, p) => this.onPod(p),
+      delete: (p) => this.onPodGone(p),
+    });
+    nodes.addEventHandler({
+      add: () => queue.moveAllToActiveOrBackoff(),
+      update: (old, n) => {
+        if (nodeSchedulingPropertiesChanged(old, n)) queue.moveAllToActiveOrBackoff();
+      },
+    });
+    pods.run();
+    nodes.run();
+    try {
+      const [a, b] = await Promise.all([pods.waitForSync({ signal }), nodes.waitForSync({ signal })]);
+      if (a && b) await this.loop(queue, signal);
+    } finally {
+      queue.close();
+      await Promise.all([pods.stop(), nodes.stop()]);
+      if (this.queue === queue) this.queue = undefined;
+    }
+  }
+
+  // ── the pods and nodes seen ───────────────────────────────────────────────
+
+  private responsible(pod: any): boolean {
+    return !pod?.spec?.nodeName && !pod?.metadata?.deletionTimestamp && this.profiles.has(pod?.spec?.schedulerName ?? DEFAULT_SCHEDULER_NAME);
+  }
+
+  private onPod(pod: any): void {
+    const q = this.queue;
+    if (!q) return;
+    const key = `${pod?.metadata?.namespace ?? ''}/${pod?.metadata?.name ?? ''}`;
+    if (!this.responsible(pod)) {
+      q.delete(key);
+      return;
+    }
+    const known = q.get(key);
+    if (known && known.uid === pod.metadata?.uid) q.update(pod);
+    else q.add(pod);
+    if (isGated(pod)) this.markGated(pod);
+  }
+
+  private onPodGone(obj: any | DeletedFinalStateUnknown<any>): void {
+    const key = obj instanceof DeletedFinalStateUnknown ? obj.key : `${obj?.metadata?.namespace ?? ''}/${obj?.metadata?.name ?? ''}`;
+    this.queue?.delete(key);
+  }
+
+  /** PodScheduled=False SchedulingGated, on a gated pod that has no PodScheduled condition yet */
+  private markGated(pod: any): void {
+    const conds: any[] = Array.isArray(pod?.status?.conditions) ? pod.status.conditions : [];
+    if (conds.some((c) => c?.type === 'PodScheduled')) return;
+    this.track(this.patchCondition(pod, { type: 'PodScheduled', status: 'False', reason: 'SchedulingGated', message: SCHEDULING_GATED_MESSAGE }));
+  }
+
+  // ── the loop ──────────────────────────────────────────────────────────────
+
+  private async loop(queue: SchedulingQueue, signal: AbortSignal): Promise<void> {
+    this.log.info('Starting the scheduling loop', { profiles: [...this.profiles.keys()] });
+    while (!signal.aborted) {
+      await queue.waitForActive(signal);
+      if (signal.aborted) break;
+      // a pass: the pods taken one after the other while more keep coming (a ReplicaSet makes its
+      // pods in bursts), up to PASS_MAX_AGE_MS; its node summaries are dropped when it ends
+      let pass = new PassCache(this.client, signal);
+      for (;;) {
+        const e = queue.pop();
+        if (!e) {
+          if (!(await queue.waitForActive(signal, PASS_LINGER_MS))) break;
+          continue;
+        }
+        if (Date.now() - pass.started > PASS_MAX_AGE_MS) pass = new PassCache(this.client, signal);
+        try {
+          await this.scheduleOne(e, queue, pass, signal);
+        } catch (err) {
+          if (signal.aborted) break;
+          this.log.error(err, 'Error scheduling pod; retrying', { pod: e.key });
+          this.countAttempt('error', e.pod?.spec?.schedulerName ?? DEFAULT_SCHEDULER_NAME);
+          queue.requeueError(e);
+        }
+      }
+    }
+  }
+
+  private async scheduleOne(e: QueuedPod, queue: SchedulingQueue, pass: PassCache, signal: AbortSignal): Promise<void> {
+    const { namespace, name } = splitKey(e.key);
+    const pod = this.pods?.getByName(namespace, name);
+    if (!pod || pod.metadata?.uid !== e.uid || !this.responsible(pod)) {
+      queue.delete(e.key);
+      return;
+    }
+    if (isGated(pod)) {
+      e.pod = pod;
+      queue.requeueGated(e);
+      return;
+    }
+    const profile = this.profiles.get(pod.spec?.schedulerName ?? DEFAULT_SCHEDULER_NAME)!;
+    const p = newPodInfo(pod);
+    const allNodes = this.nodes?.list() ?? [];
+    const started = Date.now();
+    const result = await this.findNode(p, profile, allNodes, pass, signal);
+    if (signal.aborted) return;
+    if ('error' in result) {
+      this.countAttempt('unschedulable', profile.schedulerName);
+      this.log.v(2).info('Unable to schedule pod; no fit; waiting', { pod: e.key, err: result.error });
+      this.failed(pod, profile, 'Unschedulable', result.error);
+      queue.requeueUnschedulable(e, result.resolvable);
+      return;
+    }
+    // bind (the pass counts the pod on its node at once: the next pod sees it)
+    const node = result.node;
+    try {
+      await this.client.json({
+        method: 'POST',
+        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/binding`,
+        body: { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace, uid: e.uid }, target: { apiVersion: 'v1', kind: 'Node', name: node } },
+        signal,
+      });
+    } catch (err) {
+      if (signal.aborted) return;
+      if (isNotFound(err) || (isConflict(err) && /already assigned|being deleted|Precondition failed/.test((err as Error).message))) {
+        // gone, or bound by someone else meanwhile
+        this.log.v(3).info('Pod no longer needs scheduling', { pod: e.key, err: (err as Error).message });
+        queue.delete(e.key);
+        return;
+      }
+      const msg = `running Bind plugin "DefaultBinder": ${(err as Error).message}`;
+      this.log.error(err, 'Failed to bind pod', { pod: e.key, node });
+      this.countAttempt('error', profile.schedulerName);
+      this.failed(pod, profile, 'SchedulerError', msg);
+      queue.requeueError(e);
+      return;
+    }
+    await pass.bound(node, p.summary);
+    queue.done(e.key);
+    this.countAttempt('scheduled', profile.schedulerName);
+    this.log.v(2).info('Successfully bound pod to node', { pod: e.key, node, evaluatedNodes: result.evaluated, feasibleNodes: result.feasible, elapsedMs: Date.now() - started });
+    this.track(this.recorders.get(profile.schedulerName)!.event(podRef(pod), 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${node}`));
+  }
+
+  /**
+   * schedulePod: the node for the pod, or why there is none (the FitError's message, and whether
+   * the removal of other pods might help: some node said Unschedulable rather than
+   * UnschedulableAndUnresolvable)
+   */
+  private async findNode(p: PodInfo, profile: Profile, allNodes: any[], pass: PassCache, signal: AbortSignal): Promise<{ node: string; evaluated: number; feasible: number } | { error: string; resolvable: boolean }> {
+    if (!allNodes.length) return { error: ERR_NO_NODES, resolvable: false };
+    const numAll = allNodes.length;
+    const enabled = profile.filters;
+    const postFilter = (statuses: ReadonlyMap<string, Status>, infos: ReadonlyMap<string, NodeInfo>): string | undefined => {
+      if (!profile.preemption) return undefined;
+      return preemptionMessage(p, numAll, statuses, infos, enabled);
+    };
+    // PreFilter (NodeAffinity): the names of matchFields metadata.name
+    let candidates = allNodes;
+    let absent: Status | undefined;
+    if (enabled.has('NodeAffinity')) {
+      const pf = nodeAffinityPreFilter(p.pod);
+      if (pf.conflict) {
+        const post = profile.preemption ? (p.pod?.spec?.preemptionPolicy === 'Never' ? 'preemption: not eligible due to preemptionPolicy=Never.' : `preemption: 0/${numAll} nodes are available: ${numAll} ${PREEMPTION_NOT_HELPFUL}.`) : undefined;
+        return { error: fitErrorMessage({ numAllNodes: numAll, statuses: new Map(), preFilterMsg: ERR_AFFINITY_CONFLICT, postFilterMsg: post }), resolvable: false };
+      }
+      if (pf.names) {
+        candidates = allNodes.filter((n) => pf.names!.has(n?.metadata?.name));
+        absent = { code: 'UnschedulableAndUnresolvable', reasons: ["node(s) didn't satisfy plugin(s) [NodeAffinity]"], plugin: 'NodeAffinity' };
+      }
+    }
+    const statuses = new Map<string, Status>();
+    const infos = new Map<string, NodeInfo>();
+    const feasible: NodeInfo[] = [];
+    const n = candidates.length;
+    const toFind = numFeasibleNodesToFind(n, profile.percentageOfNodesToScore ?? this.o.percentageOfNodesToScore);
+    const start = n ? this.nextStartNodeIndex % n : 0;
+    // the nodes the Node-only filters let through, in search order, with their position
+    const passing: { node: any; i: number }[] = [];
+    for (let i = 0; i < n; i++) {
+      const node = candidates[(start + i) % n];
+      const s = runNodeFilters(p, node, enabled);
+      if (s) statuses.set(node.metadata.name, s);
+      else passing.push({ node, i });
+    }
+    let processed = n;
+    // the rest read the pods on each node: listed a few nodes at a time, in search order, until enough fit
+    for (let k = 0; k < passing.length && feasible.length < toFind; k += LIST_CONCURRENCY) {
+      const chunk = passing.slice(k, k + LIST_CONCURRENCY);
+      const lists = await Promise.all(chunk.map((c) => pass.podsOn(c.node.metadata.name)));
+      if (signal.aborted) return { error: 'stopped', resolvable: false };
+      for (const [j, c] of chunk.entries()) {
+        const info = newNodeInfo(c.node, lists[j]!);
+        infos.set(info.name, info);
+        const s = runPodFilters(p, info, enabled);
+        if (s) statuses.set(info.name, s);
+        else {
+          feasible.push(info);
+          if (feasible.length >= toFind) {
+            processed = c.i + 1;
+            break;
+          }
+        }
+      }
+    }
+    this.nextStartNodeIndex = n ? (start + processed) % allNodes.length : this.nextStartNodeIndex;
+    if (!feasible.length) {
+      const resolvable = [...statuses.values()].some((s) => s.code === 'Unschedulable');
+      const msg = fitErrorMessage({ numAllNodes: numAll, statuses, absent, postFilterMsg: postFilter(statuses, infos) });
+      return { error: msg, resolvable };
+    }
+    if (feasible.length === 1) return { node: feasible[0]!.name, evaluated: statuses.size + 1, feasible: 1 };
+    const totals = scoreNodes(p, feasible, profile.scoring, imageStates(allNodes));
+    const node = selectHost(feasible.map((f) => f.name), totals, this.o.random);
+    return { node, evaluated: statuses.size + feasible.length, feasible: feasible.length };
+  }
+
+  /** handleSchedulingFailure: the FailedScheduling event and the PodScheduled condition */
+  private failed(pod: any, profile: Profile, reason: 'Unschedulable' | 'SchedulerError', message: string): void {
+    const msg = message.length <= MAX_EVENT_MESSAGE ? message : message.slice(0, MAX_EVENT_MESSAGE - 4) + ' ...';
+    this.track(this.recorders.get(profile.schedulerName)!.event(podRef(pod), 'Warning', 'FailedScheduling', msg));
+    this.track(this.patchCondition(pod, { type: 'PodScheduled', status: 'False', reason, message }));
+  }
+
+  /**
+   * updatePod: PodScheduled set by a strategic merge patch of the status (conditions merge by type),
+   * with the pod's uid as precondition; nothing is written when the condition is already so
+   */
+  private async patchCondition(pod: any, cond: { type: string; status: string; reason: string; message: string }): Promise<void> {
+    const conds: any[] = Array.isArray(pod?.status?.conditions) ? pod.status.conditions : [];
+    const old = conds.find((c) => c?.type === cond.type);
+    if (old && old.status === cond.status && old.reason === cond.reason && old.message === cond.message && !old.lastProbeTime) return;
+    const lastTransitionTime = old && old.status === cond.status && old.lastTransitionTime ? old.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const { namespace, name, uid } = pod.metadata;
+    try {
+      await this.client.json({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`,
+        contentType: 'application/strategic-merge-patch+json',
+        body: { metadata: { uid }, status: { conditions: [{ ...cond, lastProbeTime: null, lastTransitionTime }] } },
+      });
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) return;
+      this.log.error(err, 'Error updating pod condition', { pod: `${namespace}/${name}`, condition: cond.type });
+    }
+  }
+
+  private track(p: Promise<unknown>): void {
+    const t = p.catch(() => undefined).finally(() => this.pending.delete(t));
+    this.pending.add(t);
+  }
+}
+
+/** what an event's involvedObject names (list items carry no kind) */
+function podRef(pod: any): any {
+  return { kind: 'Pod', apiVersion: 'v1', metadata: pod.metadata };
+}
+
+const condKey = (n: any) => JSON.stringify((Array.isArray(n?.status?.conditions) ? n.status.conditions : []).map((c: any) => [c?.type, c?.status, c?.reason]));
+
+/** nodeSchedulingPropertiesChange: what a Node update must change to move unschedulable pods */
+export function nodeSchedulingPropertiesChanged(old: any, n: any): boolean {
+  if (!old) return true;
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  return (
+    !!old.spec?.unschedulable !== !!n?.spec?.unschedulable ||
+    !same(old.status?.allocatable, n?.status?.allocatable) ||
+    !same(old.metadata?.labels, n?.metadata?.labels) ||
+    !same(old.spec?.taints, n?.spec?.taints) ||
+    !same(old.metadata?.annotations, n?.metadata?.annotations) ||
+    condKey(old) !== condKey(n)
+  );
+}
+
+/** the client certificate's user of the scheduler inside `keelson server` */
+export const SCHEDULER_USER = 'system:kube-scheduler';
+
+/**
+ * The scheduler inside `keelson server`: a loopback client with a client certificate for
+ * system:kube-scheduler (the role system:kube-scheduler is bound to that user), leader election on
+ * the Lease kube-system/kube-scheduler so that several servers over one store schedule once.
+ * stop() never rejects and gives up waiting after 5 s.
+ */
+export async function startEmbeddedScheduler(o: { serverURL: string; caPEM: string; certPEM: string; keyPEM: string; log: Logger }): Promise<{ stop(): Promise<void> }> {
+  const s = new Scheduler({
+    rest: { server: o.serverURL, ca: o.caPEM, cert: o.certPEM, key: o.keyPEM },
+    userAgent: componentUserAgent('kube-scheduler'),
+    log: o.log,
+    leaderElect: {},
+  });
+  s.start();
+  o.log.info('Started the scheduler', { identity: s.identity, schedulerName: DEFAULT_SCHEDULER_NAME });
+  let stopping: Promise<void> | undefined;
+  return {
+    stop() {
+      stopping ??= (async () => {
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<void>((r) => (timer = setTimeout(() => (o.log.warn('The scheduler did not stop in time; going on'), r()), 5000)));
+        await Promise.race([s.stop().catch((e) => o.log.error(e, 'Stopping the scheduler failed')), timeout]);
+        clearTimeout(timer);
+      })();
+      return stopping;
+    },
+  };
+}
