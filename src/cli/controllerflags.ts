@@ -36,4 +36,7 @@ export function declareControllerManagerFlags(generic: FlagSet, loops: FlagSet, 
   loops.int32Var(m, 'terminatedPodGCThreshold', 'terminated-pod-gc-threshold', 'Number of terminated pods that can exist before the terminated pod garbage collector starts deleting terminated pods. If <= 0, the terminated pod garbage collector is disabled.');
   loops.int32Var(m, 'concurrentSATokenSyncs', 'concurrent-serviceaccount-token-syncs', 'The number of service account token objects that are allowed to sync concurrently. Larger number = more responsive token generation, but more CPU (and network) load');
   loops.durationVar(m, 'clusterSigningDurationMs', 'cluster-signing-duration', 'The max length of duration signed certificates will be given. Individual CSRs may request shorter certs by setting spec.expirationSeconds.');
+  loops.durationVar(m, 'nodeMonitorPeriodMs', 'node-monitor-period', 'The period for syncing NodeStatus in the node lifecycle controller.');
+  loops.durationVar(m, 'nodeMonitorGracePeriodMs', 'node-monitor-grace-period', 'Amount of time which we allow running Node to be unresponsive before marking it unhealthy. Must be N times more than kubelet\'s nodeStatusUpdateFrequency, where N means number of retries allowed for kubelet to post node status.');
+  loops.durationVar(m, 'nodeStartupGracePeriodMs', 'node-startup-grace-period', 'Amount of time which we allow starting Node to be unresponsive before marking it unhealthy.');
 }

@@ -106,9 +106,6 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
     ['horizontal-pod-autoscaler-sync-period', 15_000, 'The period for syncing the number of pods in horizontal pod autoscaler.'],
     ['legacy-service-account-token-clean-up-period', 8760 * 3600_000, 'The period of time since the last usage of an legacy service account token before it can be deleted.'],
     ['mirroring-endpointslice-updates-batch-period', 0, 'The length of EndpointSlice updates batching period for the endpointslice-mirroring-controller.'],
-    ['node-monitor-grace-period', 50_000, 'Amount of time which we allow running Node to be unresponsive before marking it unhealthy.'],
-    ['node-monitor-period', 5_000, 'The period for syncing NodeStatus in the node lifecycle controller.'],
-    ['node-startup-grace-period', 60_000, 'Amount of time which we allow starting Node to be unresponsive before marking it unhealthy.'],
     ['pvclaimbinder-sync-period', 15_000, 'The period for syncing persistent volumes and persistent volume claims.'],
     ['route-reconciliation-period', 10_000, 'The period for reconciling routes created for Nodes by cloud provider.'],
   ] as const) other.duration(name, def, `${what} ${NOT_RUN}`);

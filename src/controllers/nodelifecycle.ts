@@ -147,7 +147,7 @@ export const nodeLifecycleControllerDescriptor: ControllerDescriptor = {
   name: 'node-lifecycle-controller',
   async run(ctx) {
     await withClient(ctx, 'node-controller', undefined, async (client) => {
-      await new NodeLifecycle({ client, leaseClient: ctx.informerClient, log: ctx.log }).run(ctx.signal);
+      await new NodeLifecycle({ client, leaseClient: ctx.informerClient, log: ctx.log, periodMs: ctx.options.nodeMonitorPeriodMs, gracePeriodMs: ctx.options.nodeMonitorGracePeriodMs, startupGracePeriodMs: ctx.options.nodeStartupGracePeriodMs }).run(ctx.signal);
     });
   },
 };

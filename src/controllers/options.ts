@@ -70,6 +70,10 @@ export interface ControllerManagerOptions {
   useServiceAccountCredentials: boolean;
   /** timeout of each non-watch request to the API server (Keelson; 0: none) */
   requestTimeoutMs: number;
+  /** --node-monitor-period, --node-monitor-grace-period, --node-startup-grace-period (node-lifecycle-controller) */
+  nodeMonitorPeriodMs: number;
+  nodeMonitorGracePeriodMs: number;
+  nodeStartupGracePeriodMs: number;
 }
 
 export function defaultControllerManagerOptions(): ControllerManagerOptions {
@@ -108,6 +112,9 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     concurrentCronJobSyncs: 5,
     concurrentTTLAfterFinishedSyncs: 5,
     requestTimeoutMs: 60_000,
+    nodeMonitorPeriodMs: 5_000,
+    nodeMonitorGracePeriodMs: 50_000,
+    nodeStartupGracePeriodMs: 60_000,
   };
 }
 

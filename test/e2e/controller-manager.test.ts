@@ -74,7 +74,10 @@ test('--help has kube-controller-manager\'s sections and flags; options it canno
   for (const section of ['Generic flags:', 'Secure serving flags:', 'Authentication flags:', 'Authorization flags:', 'Controllers flags:', 'Logs flags:', 'Global flags:']) assert.ok(help.stdout.includes(section), section);
   assert.match(help.stdout, /--secure-port int\s+The port on which to serve HTTPS with authentication and authorization.*\(default 10257\)/);
   assert.match(help.stdout, /--authorization-always-allow-paths strings\s+.*\(default \[\/healthz,\/readyz,\/livez\]\)/);
-  assert.match(help.stdout, /--node-monitor-grace-period duration\s+.*Keelson has no such controller: the flag is accepted and has no effect. \(default 50s\)/);
+  // the node lifecycle controller runs: its periods are real flags, not accepted-and-ignored ones
+  assert.match(help.stdout, /--node-monitor-grace-period duration\s+Amount of time which we allow running Node to be unresponsive before marking it unhealthy\..*\(default 50s\)/);
+  assert.doesNotMatch(help.stdout, /--node-monitor-(grace-)?period duration\s+[^\n]*no effect/);
+  assert.match(help.stdout, /--allocate-node-cidrs\s+.*Keelson has no such controller: the flag is accepted and has no effect\./);
   assert.match(help.stdout, /--terminated-pod-gc-threshold int32\s+.*\(default 12500\)/);
   assert.match(help.stdout, /--enable-garbage-collector\s+Enables the generic garbage collector.*\(default true\)/);
   const version = spawnSync(process.execPath, [KEELSON, 'controller-manager', '--version'], { encoding: 'utf8' });
