@@ -41,6 +41,8 @@ export interface APIServerOptions {
   dataDir: string;
   /** keelson server's node agent (cli/agent.ts): the runtime's CRI endpoint ('' for none), the node's name and IP, more kubelet flags */
   agent: { containerRuntimeEndpoint: string; nodeName: string; nodeIP: string; kubeletArgs: string[] };
+  /** keelson server: run no scheduler (k3s' --disable-scheduler) */
+  disableScheduler: boolean;
   bindAddress: string;
   securePort: number;
   storageBackend: string;
@@ -118,6 +120,7 @@ function defaults(allInOne: boolean): APIServerOptions {
   return {
     dataDir: '.keelson',
     agent: { containerRuntimeEndpoint: '', nodeName: '', nodeIP: '', kubeletArgs: [] },
+    disableScheduler: false,
     bindAddress: '0.0.0.0',
     securePort: 6443,
     storageBackend: 'sqlite',
@@ -177,6 +180,7 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   if (allInOne) {
     const k = s.flagSet('keelson');
     k.stringVar(o, 'dataDir', 'data-dir', 'Directory for the cluster state: the database, the generated certificates and the admin kubeconfig.');
+    k.boolVar(o, 'disableScheduler', 'disable-scheduler', 'Do not run the scheduler in this server (as k3s\' flag): pods stay unscheduled until another scheduler, e.g. keelson scheduler, binds them.');
     const a = s.flagSet('node agent');
     a.stringVar(o.agent, 'containerRuntimeEndpoint', 'container-runtime-endpoint', 'The CRI endpoint of a container runtime on this machine (containerd: unix:///run/containerd/containerd.sock). When given, this machine joins the cluster as a node: a node agent (keelson kubelet) runs in a process of its own, with its state under <data-dir>/kubelet. Empty: no node agent.');
     a.stringVar(o.agent, 'nodeName', 'node-name', 'The name of this machine\'s node (default: the host name, lower-cased).');
@@ -628,7 +632,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     : undefined;
   if (controllers) server.registerComponent('controller-manager', async () => ({ healthy: true, message: 'ok' }));
   // the scheduler (keelson server only): a client of its own, CN system:kube-scheduler, as kubeadm's kube-scheduler
-  const scheduler = allInOne
+  const scheduler = allInOne && !o.disableScheduler
     ? await startEmbeddedScheduler({ serverURL, caPEM: pki.ca.certPEM, ...(await issueClientCert(pki.ca, SCHEDULER_USER).then((ck) => ({ certPEM: ck.certPEM, keyPEM: ck.keyPEM }))), log })
     : undefined;
   if (scheduler) server.registerComponent('scheduler', async () => ({ healthy: true, message: 'ok' }));

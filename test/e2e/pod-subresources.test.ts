@@ -16,7 +16,8 @@ const NS = 'evict';
 before(async () => {
   // the budgets' status is written here as the disruption controller would write it (that
   // controller is tested in disruption.test.ts): it is off, so that it does not overwrite it
-  c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-disruption-controller'] });
+  // (no scheduler: its status writes to the unscheduled pods would race the binding tests' resourceVersions)
+  c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-disruption-controller', '--disable-scheduler'] });
   assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
   // (the service account controller makes it too, and may be first: then this is 409)
   const sa = await c.raw('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } } });
