@@ -57,13 +57,22 @@
 // A runtime that speaks v5 gets the WebSocket end to end. So the API server need not refuse
 // WebSocket upgrades itself.
 //
-// The proxy subresources of pods, services and nodes (any method kube-apiserver proxies, the rest
-// of the path after `proxy/` the path to proxy to) are resolved the same way, as kube-apiserver
-// resolves their location: the name may carry a port and a scheme (`https:web:8443`; 400 when it
-// cannot be split), admission CONNECT with the Pod-, Service- or NodeProxyOptions, then a pod's
-// IP (400 "address not allowed" unless a global unicast address), a service's port and an address
-// of its Endpoints (503 "no endpoints available"), a node's kubelet; and then 503, as this server
-// does not proxy yet.
+// The proxy subresources of pods, services and nodes (any method kube-apiserver proxies; the rest
+// of the path after `proxy/` the path to proxy to) are resolved as kube-apiserver resolves their
+// location: the name may carry a port and a scheme (`https:web:8443`; 400 when it cannot be
+// split), admission CONNECT with the Pod-, Service- or NodeProxyOptions, then
+// - a pod: its IP (400 "address not allowed" unless a global unicast address) and the port named,
+//   else its first container port;
+// - a service: its port by number or name, then a random address of its Endpoints on that port
+//   that is an address of the pod its targetRef names (503 "no endpoints available");
+// - a node: its kubelet's address, whose every IP must be global unicast (400 "address not
+//   allowed": a node at 127.0.0.1 is not proxied), over HTTPS with the kubelet client
+//   certificate; another port than the kubelet's goes as a pod's does.
+// The request is then proxied (proxy.ts): an upgrade spliced to the backend, anything else through
+// a reverse proxy that rewrites the backend's links to go through the proxy again. Pods, services
+// and other node ports are reached as kube-apiserver's proxy transport reaches them: plain HTTP,
+// or HTTPS without verifying the backend's certificate (an IP has no name to check) and with no
+// client certificate.
 import { errors, field, StatusError, type FieldError } from '../machinery/errors.js';
 import { admissionOf, methodNotAllowed, type Request } from './handlers.js';
 import { admissionAttributes } from './admission/wiring.js';
@@ -73,13 +82,11 @@ import { isGlobalUnicastIP } from '../schema/validation/util.js';
 import { joinHostPort } from '../schema/printers/format.js';
 import type { ResourceStore } from './registry/store.js';
 import { goQuote } from '../machinery/gostrings.js';
-import { goDialError } from '../machinery/goneterr.js';
-import { H1Response } from './http1.js';
-import http from 'node:http';
+import { isUpgradeRequest, joinPreserveTrailingSlash, proxyHttp, proxyUpgrade, UpgradeProxyError, watchDial, type Dial, type UpgradeTarget } from './proxy.js';
 import https from 'node:https';
-import { isIP, type Socket } from 'node:net';
-import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import { isIP } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 
 /** the Pod subresources served here (and `proxy` of pods, services and nodes: handleProxy) */
 export const POD_CONNECT_SUBRESOURCES: ReadonlySet<string> = new Set(['log', 'exec', 'attach', 'portforward']);
@@ -92,6 +99,8 @@ export interface ConnectContext {
   nodes: ResourceStore;
   /** the Endpoints of services, for services/proxy */
   endpoints: ResourceStore;
+  /** the pods, whose addresses services/proxy checks */
+  pods: ResourceStore;
   /** how the server connects to kubelets (kube-apiserver's defaults when absent: no client certificate, the kubelet's certificate not verified) */
   kubelet?: KubeletClientConfig;
 }
@@ -153,21 +162,88 @@ export async function handlePodConnect(r: Request, ctx: ConnectContext): Promise
 /** the methods kube-apiserver proxies */
 const PROXY_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
+/** how long kube-apiserver's proxy transport gives a connection (Go's default dialer) */
+const PROXY_DIAL_TIMEOUT_MS = 30_000;
+
 /** pods/proxy, services/proxy and nodes/proxy (see the head of this file) */
 export async function handleProxy(r: Request, ctx: ConnectContext): Promise<void> {
+  try {
+    await proxyTo(r, ctx);
+  } catch (e) {
+    // (a request refused before proxying has its body read and dropped)
+    r.req.resume();
+    throw e;
+  }
+}
+
+async function proxyTo(r: Request, ctx: ConnectContext): Promise<void> {
   const { info } = r;
-  r.req.resume();
   if (!PROXY_METHODS.has(r.req.method ?? '')) throw methodNotAllowed();
   const kind = r.store.kind.kind;
   const noun = kind.toLowerCase();
-  // the path to proxy to: the rest of the URL after proxy/, else the `path` parameter
+  // the path to proxy to, as kube-apiserver's connect handler makes it: the raw rest of the URL
+  // after proxy/, with a leading slash and the URL's trailing one (a `path` parameter is not read)
+  const rawSegs = info.path.split('/');
+  if (rawSegs.length > 1 && rawSegs[rawSegs.length - 1] === '') rawSegs.pop();
+  let sub = info.parts.length ? rawSegs.slice(rawSegs.length - info.parts.length).join('/') : '';
+  if (sub !== '' && !sub.startsWith('/')) sub = `/${sub}`;
+  if (info.path.endsWith('/') && !sub.endsWith('/')) sub += '/';
   const opts: Record<string, unknown> = { kind: `${kind}ProxyOptions`, apiVersion: 'v1' };
-  const path = info.parts.length ? info.parts.join('/') : r.query.get('path');
-  if (path) opts.path = path;
+  if (sub) opts.path = sub;
   const id = splitSchemeNamePort(info.name);
   if (!id) throw errors.badRequest(`invalid ${noun} request ${JSON.stringify(info.name)}`);
   await admitConnect(r, opts);
-  if (kind === 'Node') throw notConnected(kubeletOf(ctx, id.name), 'proxy', id.name, 'node');
+  const loc = await proxyLocation(r, ctx, kind, id);
+  // UpgradeAwareHandler: an upgrade first (to the location as it is), then the root's redirect, then the proxy
+  if (isUpgradeRequest(r.req)) {
+    const url = new URL(`${loc.scheme}://${loc.host}${joinPreserveTrailingSlash('', sub) || ''}`);
+    return proxyUpgrade(r.req, r.res, { ...loc.tls, url }).catch((e: unknown) => {
+      if (e instanceof UpgradeProxyError) throw new StatusError(500, '', e.message);
+      throw e;
+    });
+  }
+  let path = joinPreserveTrailingSlash('', sub);
+  if (!path.endsWith('/') && info.path.endsWith('/')) path += '/';
+  const method = r.req.method;
+  if (path === '' && (method === 'GET' || method === 'HEAD')) {
+    // (kube-apiserver's redirect of a proxy's root to the same with a slash)
+    const q = r.query.toString();
+    r.req.resume();
+    r.res.statusCode = 301;
+    r.res.setHeader('Location', `${info.path}/${q ? `?${q}` : ''}`);
+    r.res.end();
+    return;
+  }
+  let suffix = path;
+  if (info.path.endsWith('/') && !suffix.endsWith('/')) suffix += '/';
+  const pathPrepend = suffix !== '' && info.path.endsWith(suffix) ? info.path.slice(0, info.path.length - suffix.length) : info.path;
+  const search = r.query.toString();
+  const url = new URL(`${loc.scheme}://${loc.host}${path.startsWith('/') ? path : `/${path}`}${search ? `?${search}` : ''}`);
+  return proxyHttp(r.req, r.res, { ...loc.tls, url, backendHost: loc.host, pathPrepend });
+}
+
+/** where a proxy subresource's request goes: scheme, host[:port], and the transport's TLS */
+interface ProxyLocation {
+  scheme: string;
+  host: string;
+  tls: Omit<UpgradeTarget, 'url'>;
+}
+
+/** kube-apiserver's proxy transport: no client certificate, the backend's certificate not verified */
+const PROXY_TRANSPORT: Omit<UpgradeTarget, 'url'> = { dialTimeoutMs: PROXY_DIAL_TIMEOUT_MS };
+
+async function proxyLocation(r: Request, ctx: ConnectContext, kind: string, id: { scheme: string; name: string; port: string }): Promise<ProxyLocation> {
+  const { info } = r;
+  const scheme = id.scheme || 'http';
+  if (kind === 'Node') {
+    const k = kubeletOf(ctx, id.name);
+    await proxyableHostname(k.host);
+    if (id.port === '' || id.port === String(k.port)) {
+      const c = ctx.kubelet ?? DEFAULT_KUBELET_CLIENT;
+      return { scheme: 'https', host: joinHostPort(k.host, String(k.port)), tls: { cert: c.cert, key: c.key, ca: c.ca, dialTimeoutMs: c.timeoutMs > 0 ? c.timeoutMs : DEFAULT_KUBELET_TIMEOUT_MS } };
+    }
+    return { scheme, host: joinHostPort(k.host, id.port), tls: PROXY_TRANSPORT };
+  }
   if (kind === 'Pod') {
     const pod = r.store.mustGet(info.namespace, id.name).obj;
     let port = id.port;
@@ -182,7 +258,7 @@ export async function handleProxy(r: Request, ctx: ConnectContext): Promise<void
     }
     const ip: unknown = pod.status?.podIPs?.[0]?.ip;
     if (typeof ip !== 'string' || !isGlobalUnicastIP(ip)) throw errors.badRequest('address not allowed');
-    throw notReached('pods/proxy', `pod ${id.name}`, port === '' ? ip : joinHostPort(ip, port));
+    return { scheme, host: port === '' ? (ip.includes(':') ? `[${ip}]` : ip) : joinHostPort(ip, port), tls: PROXY_TRANSPORT };
   }
   // a service: its port by number or name, then an address of its Endpoints on that port
   let portName = id.port;
@@ -196,14 +272,47 @@ export async function handleProxy(r: Request, ctx: ConnectContext): Promise<void
   const eps = ctx.endpoints.mustGet(info.namespace, id.name).obj;
   const subsets: any[] = Array.isArray(eps.subsets) ? eps.subsets : [];
   if (subsets.length === 0) throw errors.serviceUnavailable(`no endpoints available for service ${JSON.stringify(id.name)}`);
-  for (const ss of subsets) {
+  // (a subset and an address picked at random, as kube-apiserver spreads them; an address must be its pod's)
+  const ssSeed = Math.floor(Math.random() * subsets.length);
+  for (let i = 0; i < subsets.length; i++) {
+    const ss = subsets[(ssSeed + i) % subsets.length];
     const addrs: any[] = Array.isArray(ss?.addresses) ? ss.addresses : [];
+    if (addrs.length === 0) continue;
     for (const p of Array.isArray(ss?.ports) ? ss.ports : []) {
-      if ((p?.name ?? '') !== portName || addrs.length === 0) continue;
-      throw notReached('services/proxy', `service ${id.name}`, joinHostPort(addrs[0].ip, String(p.port)));
+      if ((p?.name ?? '') !== portName) continue;
+      const seed = Math.floor(Math.random() * addrs.length);
+      for (let t = 0; t < addrs.length; t++) {
+        const a = addrs[(seed + t) % addrs.length];
+        if (!podAddress(ctx, info.namespace, a)) continue;
+        return { scheme, host: joinHostPort(String(a.ip), String(p.port)), tls: PROXY_TRANSPORT };
+      }
     }
   }
   throw errors.serviceUnavailable(`no endpoints available for service ${JSON.stringify(info.name)}`);
+}
+
+/** kube-apiserver's isValidAddress: an Endpoints address that is an IP of the pod (in the service's namespace) its targetRef names */
+function podAddress(ctx: ConnectContext, namespace: string, a: any): boolean {
+  const ref = a?.targetRef;
+  if (!ref || ref.namespace !== namespace || typeof ref.name !== 'string') return false;
+  const pod = ctx.pods.get(namespace, ref.name)?.obj;
+  const ips: any[] = Array.isArray(pod?.status?.podIPs) ? pod.status.podIPs : [];
+  return ips.some((p) => p?.ip === a.ip);
+}
+
+/** the node's address must resolve to global unicast addresses only (kube-apiserver's isProxyableHostname), else 400 */
+async function proxyableHostname(host: string): Promise<void> {
+  let addrs: string[];
+  if (isIP(host)) addrs = [host];
+  else {
+    try {
+      addrs = (await lookup(host, { all: true })).map((a) => a.address);
+    } catch (e) {
+      throw errors.badRequest(`lookup ${host}: ${(e as NodeJS.ErrnoException).code === 'ENOTFOUND' ? 'no such host' : (e as Error).message}`);
+    }
+  }
+  if (addrs.length === 0) throw errors.badRequest('no addresses for hostname');
+  if (!addrs.every(isGlobalUnicastIP)) throw errors.badRequest('address not allowed');
 }
 
 /** "name", "name:port" or "scheme:name:port" (scheme http, https or empty); undefined when it is none of them */
@@ -347,15 +456,7 @@ function kubeletOf(ctx: ConnectContext, nodeName: string): { node: string; host:
   return { node: nodeName, host, port: typeof p === 'number' && p > 0 ? p : DEFAULT_KUBELET_PORT };
 }
 
-function notConnected(k: { node: string; host: string; port: number }, sub: string, name: string, noun = 'pod'): StatusError {
-  return errors.serviceUnavailable(
-    `${noun}s/${sub} of ${noun} ${name} needs a connection to the kubelet of node ${JSON.stringify(k.node)} (${joinHostPort(k.host, String(k.port))}), and this API server does not connect to node agents yet`,
-  );
-}
 
-function notReached(what: string, of: string, at: string): StatusError {
-  return errors.serviceUnavailable(`${what} of ${of} would go to ${at}, and this API server does not proxy yet`);
-}
 
 // ---- the log, from the kubelet (LogLocation, then LocationStreamer) ----
 
@@ -439,9 +540,11 @@ function streamLog(r: Request, cfg: KubeletClientConfig | undefined, k: { host: 
   const res = r.res;
   return new Promise<void>((resolve, reject) => {
     let settled = false;
+    let dial: Dial | undefined;
     const fail = (e: StatusError) => {
       if (settled) return;
       settled = true;
+      dial?.release();
       reject(e);
     };
     const finish = () => {
@@ -469,33 +572,15 @@ function streamLog(r: Request, cfg: KubeletClientConfig | undefined, k: { host: 
       fail(errors.internal(e));
       return;
     }
-    // --kubelet-timeout: the connection and its handshake
-    let connected = false;
-    const timer = setTimeout(() => {
-      up.destroy(connected ? Object.assign(new Error('net/http: TLS handshake timeout'), { code: 'TLS_HANDSHAKE_TIMEOUT' }) : Object.assign(new Error('i/o timeout'), { code: 'ETIMEDOUT' }));
-    }, c.timeoutMs > 0 ? c.timeoutMs : DEFAULT_KUBELET_TIMEOUT_MS);
-    up.once('socket', (s: TLSSocket) => {
-      s.once('connect', () => (connected = true));
-      s.once('secureConnect', () => clearTimeout(timer));
-    });
-    // the client went away: the kubelet's request ends too
-    const gone = () => {
-      clearTimeout(timer);
-      up.destroy();
-      finish();
-    };
-    res.once('close', gone);
-    up.on('error', (e) => {
-      clearTimeout(timer);
-      if (settled) return;
-      const code = (e as NodeJS.ErrnoException).code;
-      const why = code === 'TLS_HANDSHAKE_TIMEOUT' ? e.message : code === 'ECONNRESET' ? 'read: connection reset by peer' : goDialError(e, { host: k.host, port: k.port }) ?? e.message;
-      res.removeListener('close', gone);
+    // --kubelet-timeout: the connection and its handshake; the client going away ends the kubelet's request
+    dial = watchDial(up, {
+      secure: true, host: k.host, port: k.port, timeoutMs: c.timeoutMs > 0 ? c.timeoutMs : DEFAULT_KUBELET_TIMEOUT_MS, client: res,
+      gone: finish,
       // (an error that is not a Status: 500 with no reason, as kube-apiserver answers it)
-      fail(new StatusError(500, '', `Get ${goQuote(url)}: ${why}`));
+      failed: (words) => fail(new StatusError(500, '', `Get ${goQuote(url)}: ${words}`)),
     });
     up.on('response', (ur: IncomingMessage) => {
-      clearTimeout(timer);
+      dial.clear();
       const status = ur.statusCode ?? 0;
       if (status < 200 || status > 206) {
         const chunks: Buffer[] = [];
@@ -507,7 +592,7 @@ function streamLog(r: Request, cfg: KubeletClientConfig | undefined, k: { host: 
           if (n >= MAX_ERROR_BODY) ur.destroy();
         });
         const answer = () => {
-          res.removeListener('close', gone);
+          dial?.release();
           fail(kubeletAnswerError(status, Buffer.concat(chunks).toString('utf8'), pod.metadata.name));
         };
         ur.once('end', answer);
@@ -526,7 +611,7 @@ function streamLog(r: Request, cfg: KubeletClientConfig | undefined, k: { host: 
       });
       // (the kubelet's end, or its connection lost: the stream ends, as io.Copy returns)
       const end = () => {
-        res.removeListener('close', gone);
+        dial?.release();
         if (!res.writableEnded) res.end();
         finish();
       };
@@ -579,294 +664,4 @@ function streamToKubelet(r: Request, cfg: KubeletClientConfig | undefined, k: { 
     if (e instanceof UpgradeProxyError) throw e.upgradeRequired ? errors.badRequest(e.message) : new StatusError(500, '', e.message);
     throw e;
   });
-}
-
-/** where an upgrade request is proxied to */
-export interface UpgradeTarget {
-  /** http: or https:, the backend's path and query (the request's own are not used) */
-  url: URL;
-  /** https: the client certificate and key presented */
-  cert?: string | Buffer;
-  key?: string | Buffer;
-  /** https: the CA the backend's certificate is verified with; absent: it is not verified */
-  ca?: string | Buffer;
-  /** how long the connection and its TLS handshake may take, ms (absent or 0: unbounded) */
-  dialTimeoutMs?: number;
-}
-
-/**
- * An error the proxy's caller answers (its Responder): nothing has been written to the client.
- * `upgradeRequired`: the request was no upgrade (kube-apiserver answers it 400, the kubelet 500).
- */
-export class UpgradeProxyError extends Error {
-  constructor(
-    message: string,
-    readonly upgradeRequired = false,
-  ) {
-    super(message);
-  }
-}
-
-/** httpstream.IsUpgradeRequest: a Connection header that names upgrade */
-export function isUpgradeRequest(req: IncomingMessage): boolean {
-  const c = req.headers['connection'];
-  return (Array.isArray(c) ? c.join(',') : c ?? '').toLowerCase().includes('upgrade');
-}
-
-/**
- * The request headers that do not go on as they came: its credentials (kube-apiserver's filters
- * remove Authorization and Impersonate-* once checked), X-Forwarded-For (appended to, as one
- * header) and the body's framing (the proxy writes its own, as Go's Request.Write does).
- */
-function dropped(lower: string): boolean {
-  return lower === 'authorization' || lower.startsWith('impersonate-') || lower === 'x-forwarded-for' || lower === 'content-length' || lower === 'transfer-encoding';
-}
-
-/** Go's RemoteAddr host: an IPv4-mapped address as IPv4 */
-function clientIP(req: IncomingMessage): string {
-  const a = req.socket?.remoteAddress ?? '';
-  return a.startsWith('::ffff:') && a.includes('.') ? a.slice('::ffff:'.length) : a;
-}
-
-/** the 10 s Go gives an error answer of the backend to reach the client */
-const ECHO_DEADLINE_MS = 10_000;
-
-/** the headers of an echoed error answer that are the connection's, not the answer's */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'proxy-connection']);
-
-/**
- * k8s.io/apimachinery's UpgradeAwareHandler with UpgradeRequired, for an HTTP/1.1 upgrade
- * (SPDY/3.1 or WebSocket): `req` goes to `t.url` as it came (its method and headers in their order,
- * less its credentials, with X-Forwarded-For appended and, for a POST, PUT or PATCH, Content-Length
- * 0: no body is forwarded, as none comes with an upgrade); the backend's 101 goes to the client as
- * it came and the two connections are then piped both ways until one of them ends or fails, when
- * both are closed (what was read is written first). An answer of 400 or more is echoed to the
- * client (its status, headers and body; the connection then closes). Resolves once the request is
- * answered or the stream set up; rejects with an UpgradeProxyError, before anything is written,
- * for the caller to answer: no upgrade requested, no connection ("error dialing backend: ..."),
- * no answer, another status ("invalid upgrade response: status code <n>"), or a client connection
- * that cannot be taken over.
- */
-export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, t: UpgradeTarget): Promise<void> {
-  if (!isUpgradeRequest(req)) return Promise.reject(new UpgradeProxyError('Upgrade request required', true));
-  const secure = t.url.protocol === 'https:';
-  const host = t.url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const port = Number(t.url.port) || (secure ? 443 : 80);
-  const method = req.method ?? 'GET';
-  // the request's headers as they came (names, order, repeats), less the dropped ones
-  const headers: string[] = [];
-  const forwardedFor: string[] = [];
-  const raw = req.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const lower = raw[i]!.toLowerCase();
-    if (lower === 'x-forwarded-for') forwardedFor.push(raw[i + 1]!);
-    if (!dropped(lower)) headers.push(raw[i]!, raw[i + 1]!);
-  }
-  const ip = clientIP(req);
-  if (ip) headers.push('X-Forwarded-For', [...forwardedFor, ip].join(', '));
-  if (method === 'POST' || method === 'PUT' || method === 'PATCH') headers.push('Content-Length', '0');
-  return new Promise<void>((resolve, reject) => {
-    let settled = false;
-    const fail = (message: string) => {
-      if (settled) return;
-      settled = true;
-      res.removeListener('close', gone);
-      reject(new UpgradeProxyError(message));
-    };
-    const finish = () => {
-      if (settled) return;
-      settled = true;
-      res.removeListener('close', gone);
-      resolve();
-    };
-    let up: ClientRequest;
-    const common = { host, port, method, path: `${t.url.pathname}${t.url.search}`, headers, agent: false as const };
-    try {
-      up = secure
-        ? https.request({ ...common, cert: t.cert, key: t.key, ca: t.ca, rejectUnauthorized: t.ca !== undefined })
-        : http.request(common);
-    } catch (e) {
-      // (a client certificate or CA TLS cannot use: no connection can be made)
-      fail(`error dialing backend: ${(e as Error).message}`);
-      return;
-    }
-    // the connection and its handshake are bounded; the answer is not (the runtime starts the process first)
-    let connected = false;
-    let dialled = false;
-    const timer = t.dialTimeoutMs
-      ? setTimeout(() => {
-          up.destroy(connected ? Object.assign(new Error('net/http: TLS handshake timeout'), { code: 'TLS_HANDSHAKE_TIMEOUT' }) : Object.assign(new Error('i/o timeout'), { code: 'ETIMEDOUT' }));
-        }, t.dialTimeoutMs)
-      : undefined;
-    up.once('socket', (s: Socket) => {
-      s.once('connect', () => {
-        connected = true;
-        if (!secure) {
-          dialled = true;
-          clearTimeout(timer);
-        }
-      });
-      s.once('secureConnect', () => {
-        dialled = true;
-        clearTimeout(timer);
-      });
-    });
-    // the client gone before the backend answered: the backend's request ends too
-    const gone = () => {
-      clearTimeout(timer);
-      up.destroy();
-      finish();
-    };
-    res.once('close', gone);
-    up.on('error', (e) => {
-      clearTimeout(timer);
-      const code = (e as NodeJS.ErrnoException).code;
-      if (!dialled) {
-        const why = code === 'TLS_HANDSHAKE_TIMEOUT' ? e.message : goDialError(e, { host, port }) ?? e.message;
-        fail(`error dialing backend: ${why}`);
-      } else {
-        // (http.ReadResponse's error: the backend closed without answering, or reset the connection)
-        fail(e.message === 'socket hang up' ? 'EOF' : code === 'ECONNRESET' ? 'read: connection reset by peer' : e.message);
-      }
-    });
-    up.on('upgrade', (ures: IncomingMessage, backend: Socket, head: Buffer) => {
-      if (settled) {
-        backend.destroy();
-        return;
-      }
-      res.removeListener('close', gone);
-      const client = hijack(res);
-      if (!client) {
-        backend.destroy();
-        fail(`request connection cannot be hijacked: ${(res as object).constructor?.name ?? typeof res}`);
-        return;
-      }
-      settled = true;
-      // the backend's head as it came (status line and headers), then whatever followed it
-      let text = `HTTP/${ures.httpVersion} ${ures.statusCode} ${ures.statusMessage ?? ''}\r\n`;
-      const rh = ures.rawHeaders;
-      for (let i = 0; i + 1 < rh.length; i += 2) text += `${rh[i]}: ${rh[i + 1]}\r\n`;
-      client.write(Buffer.concat([Buffer.from(`${text}\r\n`, 'latin1'), head]));
-      splice(client, backend);
-      resolve();
-    });
-    up.on('response', (ures: IncomingMessage) => {
-      clearTimeout(timer);
-      const status = ures.statusCode ?? 0;
-      if (status < 400) {
-        ures.destroy();
-        up.destroy();
-        fail(`invalid upgrade response: status code ${status}`);
-        return;
-      }
-      // an error: echoed to the client (the backend has 10 s to send it), then the connection closes
-      const chunks: Buffer[] = [];
-      ures.on('data', (d: Buffer) => chunks.push(d));
-      let echoed = false;
-      const echo = () => {
-        if (echoed) return;
-        echoed = true;
-        clearTimeout(deadline);
-        up.destroy();
-        if (settled) return;
-        res.removeListener('close', gone);
-        settled = true;
-        res.statusCode = status;
-        if (ures.statusMessage) res.statusMessage = ures.statusMessage;
-        const rh = ures.rawHeaders;
-        const byName = new Map<string, [string, string[]]>();
-        for (let i = 0; i + 1 < rh.length; i += 2) {
-          const lower = rh[i]!.toLowerCase();
-          if (HOP_BY_HOP.has(lower)) continue;
-          const e = byName.get(lower);
-          if (e) e[1].push(rh[i + 1]!);
-          else byName.set(lower, [rh[i]!, [rh[i + 1]!]]);
-        }
-        try {
-          for (const [name, values] of byName.values()) res.setHeader(name, values.length === 1 ? values[0]! : values);
-        } catch {
-          // (a header this layer will not send: the answer goes without it)
-        }
-        res.end(Buffer.concat(chunks));
-        resolve();
-      };
-      const deadline = setTimeout(echo, ECHO_DEADLINE_MS);
-      ures.once('end', echo);
-      ures.once('close', echo);
-      ures.once('error', echo);
-    });
-    up.end();
-  });
-}
-
-/** both connections piped into each other; when either ends or fails, both are closed once what was read has been written */
-function splice(a: Socket, b: Socket): void {
-  let closing = false;
-  const close = () => {
-    if (closing) return;
-    closing = true;
-    for (const s of [a, b]) {
-      if (s.destroyed) continue;
-      // (ends it once its pending writes are out, then destroys it)
-      s.destroySoon();
-    }
-  };
-  for (const s of [a, b]) {
-    s.on('error', () => s.destroy());
-    s.once('end', close);
-    s.once('close', close);
-  }
-  a.pipe(b, { end: false });
-  b.pipe(a, { end: false });
-}
-
-/** what the HTTP/1.1 layer's connection holds that a hijack must reach (http1.ts' H1Connection) */
-interface H1ConnectionInternals {
-  parser?: { unconsume?(): void; close?(): void };
-}
-
-/** a parser that reads nothing, left to the HTTP/1.1 layer's connection once its socket is hijacked */
-const DETACHED_PARSER = {
-  execute: () => 0,
-  finish: () => undefined,
-  close: () => undefined,
-  initialize: () => undefined,
-  unconsume: () => undefined,
-  getCurrentBuffer: () => Buffer.alloc(0),
-};
-
-/**
- * Go's Hijack, for a request of Keelson's HTTP/1.1 layer (http1.ts): its TLS connection, taken out
- * of the layer's hands for the upgraded protocol. The layer's native parser reads the socket in
- * C++ (consume); it is detached (unconsume, as node:http does on an upgrade) so that the socket's
- * bytes come to JavaScript, and replaced by one that reads nothing (the connection keeps its
- * listeners until the socket closes; the layer never answers on it again: an upgrade request is
- * not kept alive). Bytes the client sent after the upgrade request's head, before the answer,
- * would have been read by the layer as a next request (and ended the connection): SPDY and
- * WebSocket clients send nothing before the 101. A cleaner way is a detach() of the layer's own
- * (H1Response), which would not reach into its private fields. The response is counted
- * as answered (101) from here, as a hijacked one is in Go: the server's books and its graceful
- * end do not wait for the stream. Undefined for a response of another layer (HTTP/2, node:http).
- */
-function hijack(res: ServerResponse): Socket | undefined {
-  if (!((res as unknown) instanceof H1Response)) return undefined;
-  const h1 = res as unknown as H1Response;
-  const conn = (h1 as unknown as { conn?: H1ConnectionInternals }).conn;
-  const parser = conn?.parser;
-  if (!conn || !parser || typeof parser.unconsume !== 'function') return undefined;
-  const sock = h1.socket;
-  const handle = (sock as unknown as { _handle?: { _consumed?: boolean } | null })._handle;
-  if (handle?._consumed) {
-    parser.unconsume();
-    handle._consumed = false;
-  }
-  conn.parser = DETACHED_PARSER;
-  try {
-    parser.close?.();
-  } catch {
-    // (already closed)
-  }
-  h1.statusCode = 101;
-  h1._close();
-  return sock;
 }

@@ -27,6 +27,7 @@ import type { TLSSocket } from 'node:tls';
 interface NativeParser {
   initialize(type: number, resource: object, maxHeaderSize: number, lenient: number): void;
   consume(handle: unknown): void;
+  unconsume(): void;
   execute(data: Buffer): number | Error;
   finish(): number | Error | undefined;
   close(): void;
@@ -594,6 +595,24 @@ export class H1Response extends EventEmitter {
     this._close();
   }
 
+  /**
+   * Go's Hijack: the connection's socket, taken out of this layer for a protocol of its own (an
+   * upgrade's stream). The layer stops reading and answering on it and forgets it (a graceful end
+   * does not wait for it, as Go's server does not for a hijacked connection); the response counts
+   * as answered with 101 from here. Bytes the client sent after this request's head are not given
+   * back (an upgrading client sends nothing before the answer). Undefined when the response is not
+   * the one its connection is answering, or the connection is gone.
+   */
+  detach(): TLSSocket | undefined {
+    if (this.headOut || this.closed) return undefined;
+    const sock = this.conn.detach(this);
+    if (!sock) return undefined;
+    this.statusCode = 101;
+    this.finished = true;
+    this._close();
+    return sock;
+  }
+
   /** the response is over: finished, or its connection gone */
   _close(): void {
     if (this.closed) return;
@@ -690,6 +709,8 @@ class H1Connection {
   private held: Buffer | undefined = undefined;
   /** the method of the request whose line was rewritten for llhttp */
   private methodOverride: string | undefined = undefined;
+  /** the connection's listeners on its socket (removed by detach) */
+  private readonly listeners: [string, (...args: any[]) => void][];
 
   constructor(
     readonly socket: TLSSocket,
@@ -741,10 +762,13 @@ class H1Connection {
       p.consume(s._handle);
     }
     // bytes that reach JavaScript anyway (a handle that cannot be consumed, or read before consume)
-    socket.on('data', (d: Buffer) => this.afterRead(this.parser.execute(d), d));
-    socket.on('end', () => this.onEnd());
-    socket.on('error', () => socket.destroy());
-    socket.once('close', () => this.onClose());
+    this.listeners = [
+      ['data', (d: Buffer) => this.afterRead(this.parser.execute(d), d)],
+      ['end', () => this.onEnd()],
+      ['error', () => socket.destroy()],
+      ['close', () => this.onClose()],
+    ];
+    for (const [event, fn] of this.listeners) socket.on(event, fn);
     this.since = server.tick;
   }
 
@@ -977,6 +1001,29 @@ class H1Connection {
     this.dispatchWaiting();
     this.current?._abort();
     if (this.queue.length === 0) this.socket.end();
+  }
+
+  /** the socket taken out of the layer (H1Response.detach): only for the response being answered, with no other after it */
+  detach(res: H1Response): TLSSocket | undefined {
+    if (this.gone || this.queue[0] !== res || this.queue.length !== 1) return undefined;
+    const s = this.socket as unknown as { _handle?: { _consumed?: boolean } | null };
+    if (s._handle?._consumed) {
+      // (the native parser reads the socket in C++; its bytes come to JavaScript again, as node:http does on an upgrade)
+      this.parser.unconsume();
+      s._handle._consumed = false;
+    }
+    this.gone = true;
+    this.queue.length = 0;
+    this.current = undefined;
+    this.waiting = undefined;
+    for (const [event, fn] of this.listeners) this.socket.removeListener(event, fn);
+    this.server.forget(this);
+    try {
+      this.parser.close();
+    } catch {
+      // (already closed)
+    }
+    return this.socket;
   }
 
   private onClose(): void {

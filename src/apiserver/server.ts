@@ -321,7 +321,7 @@ export class APIServer {
     this.components.set('etcd-0', async () =>
       (await cfg.backend.healthy()) ? { healthy: true, message: '{"health":"true","reason":""}' } : { healthy: false, message: '', error: 'storage is not reachable' },
     );
-    this.connectCtx = { nodes: this.store('', 'Node'), endpoints: this.store('', 'Endpoints'), kubelet: cfg.kubeletClient };
+    this.connectCtx = { nodes: this.store('', 'Node'), endpoints: this.store('', 'Endpoints'), pods: this.store('', 'Pod'), kubelet: cfg.kubeletClient };
     this.virtualCtx = {
       authorizer: this.authorizer,
       pods: this.store('', 'Pod'),

@@ -49,7 +49,7 @@ import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { kubeletHandlers, notFound, type KubeletHandler, type KubeletMetrics, type NodeAgentView } from '../nodeagent/server.js';
 import { TTLCache } from './componentserving.js';
-import type { proxyUpgrade } from '../apiserver/connect.js';
+import type { proxyUpgrade } from '../apiserver/proxy.js';
 
 export interface KubeletServingOptions {
   /** --address */
@@ -325,12 +325,12 @@ function boundPort(s: { address(): unknown }): number {
 export async function serveKubelet(o: KubeletServingOptions, view: NodeAgentView, rest: RESTConfig | undefined, log: Logger): Promise<KubeletServing> {
   // the kubelet's proxyStream: the upgrade goes to the runtime's streaming server (containerd's on
   // 127.0.0.1, plain HTTP unless the runtime serves TLS) as it came, and the two connections are
-  // piped (apiserver/connect.ts' UpgradeAwareHandler; the runtime's certificate is not verified:
-  // the kubelet's proxy has no transport of its own). Loaded with the first stream: connect.ts
-  // brings the API server's handlers along (~50 ms and ~11 MB at every kubelet start otherwise).
+  // piped (apiserver/proxy.ts' UpgradeAwareHandler; the runtime's certificate is not verified:
+  // the kubelet's proxy has no transport of its own). Loaded with the first stream: proxy.ts
+  // brings the HTML tokenizer of the API server's proxy along, which the kubelet never needs.
   let upgradeProxy: Promise<typeof proxyUpgrade> | undefined;
   const proxyStream = async (req: IncomingMessage, res: ServerResponse, url: string): Promise<void> => {
-    const proxy = await (upgradeProxy ??= import('../apiserver/connect.js').then((m) => m.proxyUpgrade));
+    const proxy = await (upgradeProxy ??= import('../apiserver/proxy.js').then((m) => m.proxyUpgrade));
     return proxy(req, res, { url: new URL(url) });
   };
   const handlers = kubeletHandlers(view, { enableDebuggingHandlers: o.enableDebuggingHandlers, log, proxyStream });

@@ -10,6 +10,9 @@
 // the kubelet refuses when it names no port (400), and fall back to SPDY; 1.27 speaks SPDY only.
 // Raw upgrades show that the two proxies pass a WebSocket through untouched (v4.channel.k8s.io,
 // which containerd does speak). Errors are the kubelet's and kube-apiserver's words.
+//
+// The proxy subresources are driven here too, against a busybox httpd in a pod and its Service:
+// kubectl get --raw, kubectl proxy, and raw requests for what the backend receives and returns.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -21,6 +24,7 @@ import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
 import { expectStatus, freePort, kubectlBinary, startCluster, until, KEELSON, ROOT, type Cluster } from './harness.js';
+import http from 'node:http';
 import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
 
 let c: Cluster;
@@ -57,6 +61,9 @@ async function waitFor(name: string, what: string, ok: (p: any) => boolean, time
     throw new Error(`${(e as Error).message}\n${kubeletLogs.slice(-4000)}`);
   });
 }
+
+/** the web pod's page: links the proxy rewrites (absolute ones) and leaves (relative, another host's) */
+const WEB_PAGE = '<html><head><link href="/style.css" rel=stylesheet></head><body><a href="/hello.txt">hello</a> <img src="sub/y.png"> <a href="http://example.com/z">z</a> <form action="/cgi-bin/echo"></form></body></html>';
 
 const running = (name: string) => waitFor(name, 'Running', (p) => p.status?.phase === 'Running');
 
@@ -109,7 +116,24 @@ before(async () => {
   });
   apply('cat', { restartPolicy: 'Never', containers: [container('main', ['cat'], { stdin: true, stdinOnce: true })] });
   apply('pending', { containers: [{ name: 'main', image: 'docker.io/library/absent:local', imagePullPolicy: 'Never' }] });
-  for (const name of ['shell', 'multi', 'cat']) await running(name);
+  // a web server (busybox httpd) behind a Service, for the proxy subresources: a page with links, a
+  // file, a CGI script that answers with what it was sent, one that redirects
+  const web = [
+    'mkdir -p /www/cgi-bin /www/sub',
+    'echo hello > /www/hello.txt',
+    `printf '%s' '${WEB_PAGE}' > /www/index.html`,
+    `printf '%s\\n' '#!/bin/sh' 'printf "Content-Type: text/plain\\r\\nAccess-Control-Allow-Origin: *\\r\\nX-Backend: yes\\r\\n\\r\\n"' 'echo "method=$REQUEST_METHOD uri=$REQUEST_URI"' 'echo "xfu=$HTTP_X_FORWARDED_URI xff=$HTTP_X_FORWARDED_FOR auth=$HTTP_AUTHORIZATION"' 'echo "body=$(cat)"' > /www/cgi-bin/echo`,
+    `printf '%s\\n' '#!/bin/sh' 'printf "Status: 302 Found\\r\\nLocation: /hello.txt\\r\\n\\r\\n"' > /www/cgi-bin/go`,
+    'chmod +x /www/cgi-bin/*',
+    'exec httpd -f -p 8080 -h /www',
+  ].join(' && ');
+  const webPod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', labels: { app: 'web' } }, spec: { nodeName: NODE, terminationGracePeriodSeconds: 1, containers: [container('main', ['sh', '-c', web], { ports: [{ name: 'http', containerPort: 8080 }] })] } };
+  const webSvc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] } };
+  for (const o of [webPod, webSvc]) {
+    const r = c.kubectl(['apply', '-f', '-'], { input: JSON.stringify(o) });
+    assert.equal(r.code, 0, r.stderr);
+  }
+  for (const name of ['shell', 'multi', 'cat', 'web']) await running(name);
   await waitFor('multi', 'with its done container terminated', (p) => (p.status?.containerStatuses ?? []).some((s: any) => s.name === 'done' && s.state?.terminated));
   await waitFor('pending', 'waiting for its image', (p) => p.status?.containerStatuses?.[0]?.state?.waiting !== undefined);
 });
@@ -356,6 +380,67 @@ test('the kubelet\'s port: /run runs a command (ExecSync), the streams\' checks 
   const direct = await upgrade(kubeletPort, '/exec/default/shell/main?command=echo&command=direct&output=1', { ...WS, 'Sec-WebSocket-Protocol': 'v4.channel.k8s.io' });
   assert.match(direct.head, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
   assert.equal(channels(direct.rest).text(1), 'direct\n');
+});
+
+test('pods/proxy and services/proxy reach the pod\'s web server: kubectl get --raw (1.33, 1.32, 1.27), kubectl proxy, the request as the backend sees it, links and redirects rewritten', async () => {
+  const podBase = '/api/v1/namespaces/default/pods/web:8080/proxy';
+  const svcBase = '/api/v1/namespaces/default/services/web:http/proxy';
+  await until('the Service has its endpoint', async () => ((await c.raw('GET', `${svcBase}/hello.txt`)).status === 200 ? true : undefined));
+  for (const version of ['1.33', '1.32', '1.27']) {
+    for (const p of [`${podBase}/hello.txt`, '/api/v1/namespaces/default/pods/web/proxy/hello.txt', `${svcBase}/hello.txt`, '/api/v1/namespaces/default/services/web:80/proxy/hello.txt']) {
+      const r = c.kubectl(['get', '--raw', p], { version });
+      assert.deepEqual([r.code, r.stdout, r.stderr], [0, 'hello\n', ''], `${version} ${p}`);
+    }
+  }
+  // the request as the backend gets it: method, path and query, body; the client's credentials gone,
+  // X-Forwarded-For and X-Forwarded-Uri added; the backend's CORS headers removed, its others kept
+  for (const base of [podBase, svcBase]) {
+    const r = await c.raw('POST', `${base}/cgi-bin/echo?a=1&b=two`, { body: 'payload', headers: { 'content-type': 'text/plain', 'X-Forwarded-For': '192.0.2.7', authorization: 'Bearer unused-the-client-certificate-authenticates' } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.text, `method=POST uri=/cgi-bin/echo?a=1&b=two\nxfu=${base}/cgi-bin/echo xff=192.0.2.7, 127.0.0.1 auth=\nbody=payload\n`);
+    assert.equal(r.headers['x-backend'], 'yes');
+    assert.equal(r.headers['access-control-allow-origin'], undefined);
+  }
+  // a redirect to the backend's own path comes back through the proxy
+  const go = await c.raw('GET', `${podBase}/cgi-bin/go`);
+  assert.equal(go.status, 302);
+  assert.equal(go.headers.location, `${podBase}/hello.txt`);
+  // a page's absolute links go through the proxy; relative ones and other hosts' stay
+  const page = await c.raw('GET', `${svcBase}/`);
+  assert.equal(page.status, 200);
+  assert.equal(page.text, WEB_PAGE.replace('href="/style.css"', `href="${svcBase}/style.css"`).replace('href="/hello.txt"', `href="${svcBase}/hello.txt"`).replace('action="/cgi-bin/echo"', `action="${svcBase}/cgi-bin/echo"`));
+  assert.equal(page.headers['content-length'], String(Buffer.byteLength(page.text)));
+  // the proxy's root redirects to itself with a slash; a path that climbs stays within the backend
+  const root = await c.raw('GET', `${podBase}?x=1`);
+  assert.deepEqual([root.status, root.headers.location], [301, `${podBase}/?x=1`]);
+  assert.equal((await c.raw('GET', `${podBase}/sub/../../../hello.txt`)).text, 'hello\n');
+  // nothing listening: 503 with Go's words
+  const refused = await c.raw('GET', '/api/v1/namespaces/default/pods/web:9999/proxy/');
+  assert.equal(expectStatus(refused, 503, 'ServiceUnavailable').message, `error trying to reach service: dial tcp ${(await podJSON('web')).status.podIP}:9999: connect: connection refused`);
+  // the node: its kubelet is at 127.0.0.1, which kube-apiserver does not proxy to
+  assert.equal(expectStatus(await c.raw('GET', `/api/v1/nodes/${NODE}/proxy/healthz`), 400, 'BadRequest').message, 'address not allowed');
+  // kubectl proxy, as people browse a service: links that work through it
+  const local = await freePort();
+  const proxy = spawn(kubectlBinary(), ['proxy', '--address', '127.0.0.1', '--port', String(local)], { env: { PATH: process.env.PATH ?? '', HOME: dir, KUBECONFIG: c.kubeconfig }, stdio: 'ignore' });
+  background.add(proxy);
+  try {
+    const get = (p: string) => new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port: local, path: p }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d) => chunks.push(d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      });
+      req.on('error', reject);
+    });
+    const index = await until('kubectl proxy serves', async () => get(`${svcBase}/`).catch(() => undefined));
+    assert.equal(index.status, 200);
+    const link = /<a href="([^"]+)">hello<\/a>/.exec(index.text)?.[1];
+    assert.equal(link, `${svcBase}/hello.txt`);
+    assert.deepEqual(await get(link!), { status: 200, text: 'hello\n' });
+  } finally {
+    proxy.kill('SIGTERM');
+    background.delete(proxy);
+  }
 });
 
 test('a stream does not hold up the API server\'s graceful end (a hijacked connection is no request in flight); last, as it stops the server', async () => {

@@ -216,22 +216,19 @@ test('admission: exec is admitted as CONNECT with its PodExecOptions (a webhook 
   }
 });
 
-test('proxy of pods, services and nodes: the location resolved as kube-apiserver resolves it, then 503 as this server does not proxy yet', async () => {
-  // a pod with an IP and a container port, one with a loopback IP
-  await pod('web', { containers: [{ name: 'main', image: 'nginx', ports: [{ containerPort: 8080 }] }] });
-  await pod('loop', { containers: [{ name: 'main', image: 'nginx' }] });
-  for (const [name, ip] of [['web', '10.1.2.3'], ['loop', '127.0.0.1']]) {
-    const s = await c.raw('PATCH', path(name, 'status'), { body: JSON.stringify({ status: { podIP: ip, podIPs: [{ ip }] } }), headers: { 'content-type': 'application/merge-patch+json' } });
-    assert.equal(s.status, 200, s.text);
-  }
+test('proxy of pods, services and nodes: the location resolved as kube-apiserver resolves it, and its refusals (the proxying itself: kubelet-streaming.test.ts, with real pods)', async () => {
+  // a pod with a container port and a loopback IP; a pod with no IP
+  await pod('loop', { containers: [{ name: 'main', image: 'nginx', ports: [{ containerPort: 8080 }] }] });
+  const s = await c.raw('PATCH', path('loop', 'status'), { body: JSON.stringify({ status: { podIP: '127.0.0.1', podIPs: [{ ip: '127.0.0.1' }] } }), headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(s.status, 200, s.text);
   const unavailable = async (p: string, message: string, method = 'GET') => assert.equal(expectStatus(await c.raw(method, p), 503, 'ServiceUnavailable', p).message, message);
-  await unavailable(path('web', 'proxy', '/metrics?x=1'), 'pods/proxy of pod web would go to 10.1.2.3:8080, and this API server does not proxy yet');
-  await unavailable(`/api/v1/namespaces/${NS}/pods/https:web:9443/proxy/`, 'pods/proxy of pod web would go to 10.1.2.3:9443, and this API server does not proxy yet', 'POST');
-  assert.equal(expectStatus(await c.raw('GET', path('loop', 'proxy')), 400, 'BadRequest').message, 'address not allowed');
+  assert.equal(expectStatus(await c.raw('GET', path('loop', 'proxy', '/metrics')), 400, 'BadRequest').message, 'address not allowed');
+  assert.equal(expectStatus(await c.raw('POST', `/api/v1/namespaces/${NS}/pods/https:loop:9443/proxy/`), 400, 'BadRequest').message, 'address not allowed');
   assert.equal(expectStatus(await c.raw('GET', path('one', 'proxy')), 400, 'BadRequest').message, 'address not allowed', 'a pod without an IP');
-  assert.equal(expectStatus(await c.raw('GET', `/api/v1/namespaces/${NS}/pods/ftp:web:21/proxy`), 400, 'BadRequest').message, 'invalid pod request "ftp:web:21"');
+  assert.equal(expectStatus(await c.raw('GET', `/api/v1/namespaces/${NS}/pods/ftp:loop:21/proxy`), 400, 'BadRequest').message, 'invalid pod request "ftp:loop:21"');
   assert.equal(expectStatus(await c.raw('GET', `/api/v1/namespaces/${NS}/pods/nope/proxy/a/b`), 404, 'NotFound').message, 'pods "nope" not found');
-  // a service: a port by number or by name, an address of its Endpoints on that port
+  expectStatus(await c.raw('TRACE', path('loop', 'proxy')), 405, 'MethodNotAllowed');
+  // a service: a port by number or by name, an address of its Endpoints on that port that is its pod's
   const svc = await c.raw('POST', `/api/v1/namespaces/${NS}/services`, { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] } } });
   assert.equal(svc.status, 201, svc.text);
   const svcPath = (id: string, rest = '') => `/api/v1/namespaces/${NS}/services/${id}/proxy${rest}`;
@@ -239,22 +236,27 @@ test('proxy of pods, services and nodes: the location resolved as kube-apiserver
   const ep = await c.raw('POST', `/api/v1/namespaces/${NS}/endpoints`, { body: { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web' } } });
   assert.equal(ep.status, 201, ep.text);
   await unavailable(svcPath('web:http'), 'no endpoints available for service "web"');
+  // addresses that are no pod's (no targetRef; a pod whose IP differs) are passed over
   const put = await c.raw('PUT', `/api/v1/namespaces/${NS}/endpoints/web`, {
-    body: { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web' }, subsets: [{ addresses: [{ ip: '10.1.2.3' }], ports: [{ name: 'http', port: 8080 }] }] },
+    body: {
+      apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web' },
+      subsets: [{ addresses: [{ ip: '10.1.2.3' }, { ip: '10.1.2.4', targetRef: { kind: 'Pod', namespace: NS, name: 'loop' } }], ports: [{ name: 'http', port: 8080 }] }],
+    },
   });
   assert.equal(put.status, 200, put.text);
-  await unavailable(svcPath('web:80', '/index.html'), 'services/proxy of service web would go to 10.1.2.3:8080, and this API server does not proxy yet');
-  await unavailable(svcPath('http:web:http'), 'services/proxy of service web would go to 10.1.2.3:8080, and this API server does not proxy yet');
+  await unavailable(svcPath('web:80', '/index.html'), 'no endpoints available for service "web:80"');
+  await unavailable(svcPath('http:web:http'), 'no endpoints available for service "http:web:http"');
   await unavailable(svcPath('web:81'), 'no service port 81 found for service "web"');
   await unavailable(svcPath('web'), 'no endpoints available for service "web"', 'DELETE');
   assert.equal(expectStatus(await c.raw('GET', svcPath('nope:80')), 404, 'NotFound').message, 'services "nope" not found');
-  // a node: its kubelet
-  await unavailable('/api/v1/nodes/addressed/proxy/metrics', 'nodes/proxy of node addressed needs a connection to the kubelet of node "addressed" (127.0.0.1:10999), and this API server does not connect to node agents yet');
+  // a node: its kubelet, whose address must not be a loopback one
+  assert.equal(expectStatus(await c.raw('GET', '/api/v1/nodes/addressed/proxy/metrics'), 400, 'BadRequest').message, 'address not allowed');
+  assert.equal(expectStatus(await c.raw('GET', '/api/v1/nodes/http:addressed:8080/proxy/'), 400, 'BadRequest').message, 'address not allowed');
   assert.equal(expectStatus(await c.raw('GET', '/api/v1/nodes/gone/proxy'), 404, 'NotFound').message, 'nodes "gone" not found');
   // kubectl reaches them through get --raw
   const r = c.kubectl(['get', '--raw', `/api/v1/namespaces/${NS}/services/web:80/proxy/`]);
   assert.equal(r.code, 1);
-  assert.equal(r.stderr, 'Error from server (ServiceUnavailable): services/proxy of service web would go to 10.1.2.3:8080, and this API server does not proxy yet\n');
+  assert.equal(r.stderr, 'Error from server (ServiceUnavailable): no endpoints available for service "web:80"\n');
   // a path below any other subresource is not found
   expectStatus(await c.raw('GET', path('web', 'status', '/extra')), 404, 'NotFound');
 });
