@@ -89,7 +89,6 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
     ['concurrent-validating-admission-policy-status-syncs', 5, 'The number of ValidatingAdmissionPolicyStatusController workers that are allowed to sync concurrently.'],
     ['mirroring-concurrent-service-endpoint-syncs', 5, 'The number of service endpoint syncing operations that will be done concurrently by the endpointslice-mirroring-controller.'],
     ['mirroring-max-endpoints-per-subset', 1000, 'The maximum number of endpoints that will be added to an EndpointSlice by the endpointslice-mirroring-controller.'],
-    ['large-cluster-size-threshold', 50, 'Number of nodes from which node-lifecycle-controller treats the cluster as large for the eviction logic purposes.'],
     ['node-cidr-mask-size', 0, 'Mask size for node cidr in cluster. Default is 24 for IPv4 and 64 for IPv6.'],
     ['node-cidr-mask-size-ipv4', 0, 'Mask size for IPv4 node cidr in dual-stack cluster. Default is 24.'],
     ['node-cidr-mask-size-ipv6', 0, 'Mask size for IPv6 node cidr in dual-stack cluster. Default is 64.'],
@@ -115,9 +114,6 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
   other.bool('enable-hostpath-provisioner', false, `Enable HostPath PV provisioning when running without a cloud provider. ${NOT_RUN}`);
   other.string('flex-volume-plugin-dir', '/usr/libexec/kubernetes/kubelet-plugins/volume/exec/', `Full path of the directory in which the flex volume plugin should search for additional third party volume plugins. ${NOT_RUN}`);
   other.float64('horizontal-pod-autoscaler-tolerance', 0.1, `The minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod autoscaler to consider scaling. ${NOT_RUN}`);
-  other.float64('node-eviction-rate', 0.1, `Number of nodes per second on which pods are deleted in case of node failure when a zone is healthy. ${NOT_RUN}`);
-  other.float64('secondary-node-eviction-rate', 0.01, `Number of nodes per second on which pods are deleted in case of node failure when a zone is unhealthy. ${NOT_RUN}`);
-  other.float64('unhealthy-zone-threshold', 0.55, `Fraction of Nodes in a zone which needs to be not Ready (minimum 3) for zone to be treated as unhealthy. ${NOT_RUN}`);
   other.string('pv-recycler-pod-template-filepath-hostpath', '', `The file path to a pod definition used as a template for HostPath persistent volume recycling. ${NOT_RUN}`);
   other.string('pv-recycler-pod-template-filepath-nfs', '', `The file path to a pod definition used as a template for NFS persistent volume recycling. ${NOT_RUN}`);
   other.string('service-cluster-ip-range', '', `CIDR Range for Services in cluster. Only used when --allocate-node-cidrs=true. ${NOT_RUN}`);

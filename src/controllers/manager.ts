@@ -34,6 +34,7 @@ import { endpointsControllerDescriptor } from './endpoints.js';
 import { endpointSliceControllerDescriptor } from './endpointslice.js';
 import { podGCControllerDescriptor } from './podgc.js';
 import { nodeLifecycleControllerDescriptor } from './nodelifecycle.js';
+import { taintEvictionControllerDescriptor } from './tainteviction.js';
 import { jobControllerDescriptor } from './job.js';
 import { cronJobControllerDescriptor } from './cronjob.js';
 import { ttlAfterFinishedControllerDescriptor } from './ttlafterfinished.js';
@@ -206,6 +207,7 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   deploymentControllerDescriptor,
   podGCControllerDescriptor,
   nodeLifecycleControllerDescriptor,
+  taintEvictionControllerDescriptor,
   jobControllerDescriptor,
   cronJobControllerDescriptor,
   ttlAfterFinishedControllerDescriptor,

@@ -74,6 +74,11 @@ export interface ControllerManagerOptions {
   nodeMonitorPeriodMs: number;
   nodeMonitorGracePeriodMs: number;
   nodeStartupGracePeriodMs: number;
+  /** --node-eviction-rate, --secondary-node-eviction-rate (nodes per second given NoExecute taints), --large-cluster-size-threshold, --unhealthy-zone-threshold */
+  nodeEvictionRate: number;
+  secondaryNodeEvictionRate: number;
+  largeClusterSizeThreshold: number;
+  unhealthyZoneThreshold: number;
 }
 
 export function defaultControllerManagerOptions(): ControllerManagerOptions {
@@ -115,6 +120,10 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     nodeMonitorPeriodMs: 5_000,
     nodeMonitorGracePeriodMs: 50_000,
     nodeStartupGracePeriodMs: 60_000,
+    nodeEvictionRate: 0.1,
+    secondaryNodeEvictionRate: 0.01,
+    largeClusterSizeThreshold: 50,
+    unhealthyZoneThreshold: 0.55,
   };
 }
 
@@ -135,6 +144,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'endpointslice-controller', aliases: ['endpointslice'] },
   { name: 'pod-garbage-collector-controller', aliases: ['podgc'] },
   { name: 'node-lifecycle-controller', aliases: ['nodelifecycle'] },
+  { name: 'taint-eviction-controller', aliases: [] },
   { name: 'job-controller', aliases: ['job'] },
   { name: 'cronjob-controller', aliases: ['cronjob'] },
   { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'] },
@@ -158,7 +168,6 @@ export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['bootstrap-signer-controller', 'bootstrapsigner'],
   ['token-cleaner-controller', 'tokencleaner'],
   ['node-ipam-controller', 'nodeipam'],
-  ['taint-eviction-controller'],
   ['persistentvolume-binder-controller', 'persistentvolume-binder'],
   ['persistentvolume-attach-detach-controller', 'attachdetach'],
   ['persistentvolume-expander-controller', 'persistentvolume-expander'],
