@@ -24,17 +24,34 @@ export function kubectlBinary(version?: string): string {
   return existsSync(p) ? p : 'kubectl';
 }
 
+/** the first port of the kernel's ephemeral range (ports it gives to outgoing connections and to listen(0)) */
+function ephemeralStart(): number {
+  try {
+    const lo = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(lo) && lo > 21_000 ? lo : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * A port free on 127.0.0.1 now, for a server a test starts later. It is taken below the kernel's
+ * ephemeral range: a port of that range can become the local port of any outgoing connection of
+ * any process (a controller's watch, kubectl) between this check and the server's bind, and
+ * stay taken for as long as that connection lives.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => resolve(port));
+  const hi = ephemeralStart();
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * (hi - 20_000));
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.createServer();
+      s.unref();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+    if (ok) return port;
+  }
 }
 
 export interface RawResponse {
