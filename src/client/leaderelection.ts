@@ -15,6 +15,7 @@ import { jitter, sleep } from './flowcontrol.js';
 import { nopLogger, type Logger } from './log.js';
 import { isNotFound, type RESTClient } from './rest.js';
 import { ResourceClient, type KubeObject } from './resources.js';
+import { EventRecorder } from './events.js';
 
 /** wait.JitterUntil's factor in client-go's elector. */
 export const JITTER_FACTOR = 1.2;
@@ -372,5 +373,64 @@ export class LeaderElector {
     }
     this.setObserved(rec);
     return true;
+  }
+}
+
+/** a daemon's campaign for its Lease, term after term (runCampaign) */
+export interface CampaignOptions extends Omit<LeaderElectionConfig, 'callbacks' | 'recordEvent' | 'releaseOnCancel'> {
+  /** the component that records the LeaderElection events on the Lease (`kube-controller-manager`) */
+  component: string;
+  /** one term of leadership: the daemon's work, until the signal aborts; awaited before campaigning again */
+  lead(signal: AbortSignal): Promise<void>;
+  /** the leadership changed (for health and metrics) */
+  leading(on: boolean): void;
+  /** the elector of the current term (to say who leads) */
+  elector?(e: LeaderElector): void;
+  /** a lost leadership ends the campaign (the daemon exits, as Kubernetes' do); without it, campaigns again */
+  onLostLeadership?: () => void;
+  /** the error line of a lost leadership ("leaderelection lost", kube-scheduler's "Leaderelection lost") */
+  lostMessage: string;
+  /** what stops with the leadership, for the log ("controllers", "scheduling") */
+  work: string;
+}
+
+/**
+ * kube-controller-manager's and kube-scheduler's leader election: campaign for the Lease, run
+ * `lead` for each term (events LeaderElection on the Lease), and when a term ends without the
+ * campaign being stopped, either end (onLostLeadership) or campaign again. Resolves when `signal`
+ * aborts or the leadership is lost for good.
+ */
+export async function runCampaign(o: CampaignOptions, signal: AbortSignal): Promise<void> {
+  const log = o.log ?? nopLogger;
+  const recorder = new EventRecorder(o.client, o.component, log);
+  while (!signal.aborted) {
+    let running: Promise<void> | undefined;
+    const elector = new LeaderElector({
+      ...o,
+      releaseOnCancel: true,
+      recordEvent: (lease, message) => void recorder.event(lease, 'Normal', 'LeaderElection', message),
+      callbacks: {
+        onStartedLeading: (leadSignal) => {
+          o.leading(true);
+          log.info('Started leading', { lock: `${o.namespace}/${o.name}`, identity: o.identity });
+          running = o.lead(leadSignal);
+        },
+        onStoppedLeading: () => o.leading(false),
+        onNewLeader: (id) => {
+          if (id !== o.identity) log.info('New leader elected', { identity: id });
+        },
+      },
+    });
+    o.elector?.(elector);
+    await elector.run(signal);
+    // the term's work winds down before campaigning again
+    await running;
+    if (signal.aborted) return;
+    if (o.onLostLeadership) {
+      log.error(undefined, o.lostMessage);
+      o.onLostLeadership();
+      return;
+    }
+    log.warn(`Leader election lost; ${o.work} stopped, campaigning again`, { identity: o.identity });
   }
 }

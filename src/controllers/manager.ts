@@ -12,7 +12,7 @@ import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { InformerFactory } from '../client/informer.js';
-import { LeaderElector } from '../client/leaderelection.js';
+import { runCampaign, type LeaderElector } from '../client/leaderelection.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { EventRecorder } from '../client/events.js';
@@ -329,46 +329,24 @@ export class ControllerManager {
       this.leading = false;
       return;
     }
-    const leClient = this.client('leader-election');
     // leadership is recorded as kube-controller-manager records it: an event on the Lease
-    const leRecorder = new EventRecorder(leClient, 'kube-controller-manager', this.log);
-    while (!signal.aborted) {
-      let running: Promise<void> | undefined;
-      this.elector = new LeaderElector({
-        client: leClient,
-        namespace: this.options.resourceNamespace,
-        name: this.options.resourceName,
-        identity: this.identity,
-        leaseDurationMs: this.options.leaseDurationMs,
-        renewDeadlineMs: this.options.renewDeadlineMs,
-        retryPeriodMs: this.options.retryPeriodMs,
-        releaseOnCancel: true,
-        log: this.log,
-        recordEvent: (lease, message) => void leRecorder.event(lease, 'Normal', 'LeaderElection', message),
-        callbacks: {
-          onStartedLeading: (leadSignal) => {
-            this.leading = true;
-            this.log.info('Started leading', { lock: `${this.options.resourceNamespace}/${this.options.resourceName}`, identity: this.identity });
-            running = this.runControllers(leadSignal);
-          },
-          onStoppedLeading: () => {
-            this.leading = false;
-          },
-          onNewLeader: (id) => {
-            if (id !== this.identity) this.log.info('New leader elected', { identity: id });
-          },
-        },
-      });
-      await this.elector.run(signal);
-      // wait for the controllers to wind down before campaigning again
-      await running;
-      if (!signal.aborted && this.cfg.onLostLeadership) {
-        this.log.error(undefined, 'leaderelection lost');
-        this.cfg.onLostLeadership();
-        return;
-      }
-      if (!signal.aborted) this.log.warn('Leader election lost; controllers stopped, campaigning again', { identity: this.identity });
-    }
+    await runCampaign({
+      client: this.client('leader-election'),
+      namespace: this.options.resourceNamespace,
+      name: this.options.resourceName,
+      identity: this.identity,
+      leaseDurationMs: this.options.leaseDurationMs,
+      renewDeadlineMs: this.options.renewDeadlineMs,
+      retryPeriodMs: this.options.retryPeriodMs,
+      log: this.log,
+      component: 'kube-controller-manager',
+      lead: (leadSignal) => this.runControllers(leadSignal),
+      leading: (on) => (this.leading = on),
+      elector: (e) => (this.elector = e),
+      onLostLeadership: this.cfg.onLostLeadership,
+      lostMessage: 'leaderelection lost',
+      work: 'controllers',
+    }, signal);
   }
 
   /** Starts every enabled controller and the shared informers; resolves once all stopped. */

@@ -51,7 +51,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { EventRecorder } from '../client/events.js';
 import { DeletedFinalStateUnknown, Informer } from '../client/informer.js';
-import { LeaderElector } from '../client/leaderelection.js';
+import { runCampaign, type LeaderElector } from '../client/leaderelection.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isNotFound, RESTClient, type RESTConfig } from '../client/rest.js';
 import { ResourceClient, splitKey } from '../client/resources.js';
@@ -274,45 +274,23 @@ export class Scheduler {
       this.leading = false;
       return;
     }
-    const ns = le.resourceNamespace ?? 'kube-system';
-    const name = le.resourceName ?? 'kube-scheduler';
-    const leRecorder = new EventRecorder(this.leClient!, 'kube-scheduler', this.log);
-    while (!signal.aborted) {
-      let running: Promise<void> | undefined;
-      this.elector = new LeaderElector({
-        client: this.leClient!,
-        namespace: ns,
-        name,
-        identity: this.identity,
-        leaseDurationMs: le.leaseDurationMs ?? 15_000,
-        renewDeadlineMs: le.renewDeadlineMs ?? 10_000,
-        retryPeriodMs: le.retryPeriodMs ?? 2_000,
-        releaseOnCancel: true,
-        log: this.log,
-        recordEvent: (lease, message) => void leRecorder.event(lease, 'Normal', 'LeaderElection', message),
-        callbacks: {
-          onStartedLeading: (leadSignal) => {
-            this.leading = true;
-            this.log.info('Started leading', { lock: `${ns}/${name}`, identity: this.identity });
-            running = this.lead(leadSignal);
-          },
-          onStoppedLeading: () => {
-            this.leading = false;
-          },
-          onNewLeader: (id) => {
-            if (id !== this.identity) this.log.info('New leader elected', { identity: id });
-          },
-        },
-      });
-      await this.elector.run(signal);
-      await running;
-      if (!signal.aborted && this.o.onLostLeadership) {
-        this.log.error(undefined, 'Leaderelection lost');
-        this.o.onLostLeadership();
-        return;
-      }
-      if (!signal.aborted) this.log.warn('Leader election lost; scheduling stopped, campaigning again', { identity: this.identity });
-    }
+    await runCampaign({
+      client: this.leClient!,
+      namespace: le.resourceNamespace ?? 'kube-system',
+      name: le.resourceName ?? 'kube-scheduler',
+      identity: this.identity,
+      leaseDurationMs: le.leaseDurationMs ?? 15_000,
+      renewDeadlineMs: le.renewDeadlineMs ?? 10_000,
+      retryPeriodMs: le.retryPeriodMs ?? 2_000,
+      log: this.log,
+      component: 'kube-scheduler',
+      lead: (leadSignal) => this.lead(leadSignal),
+      leading: (on) => (this.leading = on),
+      elector: (e) => (this.elector = e),
+      onLostLeadership: this.o.onLostLeadership,
+      lostMessage: 'Leaderelection lost',
+      work: 'scheduling',
+    }, signal);
   }
 
   /** one term of leadership: the informers, the queue and the loop, until `signal` aborts */
