@@ -12,7 +12,8 @@
 // which containerd does speak). Errors are the kubelet's and kube-apiserver's words.
 //
 // The proxy subresources are driven here too, against a busybox httpd in a pod and its Service:
-// kubectl get --raw, kubectl proxy, and raw requests for what the backend receives and returns.
+// kubectl get --raw, kubectl proxy, and raw requests for what the backend receives and returns;
+// and @kubernetes/client-node's Exec (WebSocket), Log and PortForward.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -25,6 +26,8 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { expectStatus, freePort, kubectlBinary, startCluster, until, KEELSON, ROOT, type Cluster } from './harness.js';
 import http from 'node:http';
+import { Readable, Writable } from 'node:stream';
+import * as k8s from '@kubernetes/client-node';
 import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
 
 let c: Cluster;
@@ -125,6 +128,7 @@ before(async () => {
     `printf '%s\\n' '#!/bin/sh' 'printf "Content-Type: text/plain\\r\\nAccess-Control-Allow-Origin: *\\r\\nX-Backend: yes\\r\\n\\r\\n"' 'echo "method=$REQUEST_METHOD uri=$REQUEST_URI"' 'echo "xfu=$HTTP_X_FORWARDED_URI xff=$HTTP_X_FORWARDED_FOR auth=$HTTP_AUTHORIZATION"' 'echo "body=$(cat)"' > /www/cgi-bin/echo`,
     `printf '%s\\n' '#!/bin/sh' 'printf "Status: 302 Found\\r\\nLocation: /hello.txt\\r\\n\\r\\n"' > /www/cgi-bin/go`,
     'chmod +x /www/cgi-bin/*',
+    'echo serving /www',
     'exec httpd -f -p 8080 -h /www',
   ].join(' && ');
   const webPod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', labels: { app: 'web' } }, spec: { nodeName: NODE, terminationGracePeriodSeconds: 1, containers: [container('main', ['sh', '-c', web], { ports: [{ name: 'http', containerPort: 8080 }] })] } };
@@ -441,6 +445,51 @@ test('pods/proxy and services/proxy reach the pod\'s web server: kubectl get --r
     proxy.kill('SIGTERM');
     background.delete(proxy);
   }
+});
+
+test('@kubernetes/client-node: Exec (WebSocket, v4.channel.k8s.io through both proxies), its exit status, Log, and PortForward', async () => {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(c.kubeconfig);
+  const collect = () => {
+    const chunks: Buffer[] = [];
+    const w = new Writable({ write(chunk, _enc, cb) { chunks.push(Buffer.from(chunk)); cb(); } });
+    return { w, text: () => Buffer.concat(chunks).toString() };
+  };
+  const exec = new k8s.Exec(kc);
+  const run = async (command: string[], stdin?: string) => {
+    const out = collect();
+    const err = collect();
+    let protocol = '';
+    const status = await new Promise<k8s.V1Status>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`exec ${command.join(' ')}: no status in 15 s; out ${JSON.stringify(out.text())} err ${JSON.stringify(err.text())}`)), 15_000);
+      exec.exec('default', 'shell', 'main', command, out.w, err.w, stdin === undefined ? null : Readable.from([Buffer.from(stdin)]), false, (st) => (clearTimeout(t), resolve(st)))
+        .then((ws) => (protocol = ws.protocol))
+        .catch((e) => (clearTimeout(t), reject(e)));
+    });
+    // (client-node offers v5 first; containerd 1.6 answers with the newest it speaks)
+    assert.equal(protocol, 'v4.channel.k8s.io');
+    // (the status comes on its channel after the output)
+    return { status, out: out.text(), err: err.text() };
+  };
+  const ok = await run(['sh', '-c', 'echo out; echo err >&2']);
+  assert.equal(ok.status.status, 'Success');
+  assert.equal(ok.out, 'out\n');
+  assert.equal(ok.err, 'err\n');
+  const failed = await run(['sh', '-c', 'exit 3']);
+  assert.equal(failed.status.status, 'Failure');
+  assert.equal(failed.status.reason, 'NonZeroExitCode');
+  assert.deepEqual(failed.status.details?.causes, [{ reason: 'ExitCode', message: '3' }]);
+  // Log: the container's output so far
+  const log = collect();
+  const ended = new Promise((r) => log.w.once('finish', r));
+  await new k8s.Log(kc).log('default', 'web', 'main', log.w, { follow: false, timestamps: false });
+  await ended;
+  assert.equal(log.text(), 'serving /www\n');
+  // PortForward: the shell pod's port 8080 answers pong
+  const pf = collect();
+  const ws = await new k8s.PortForward(kc).portForward('default', 'shell', [8080], pf.w, null, Readable.from([Buffer.from('hi\n')]));
+  await until('pong through the port forward', async () => (pf.text().includes('pong') ? true : undefined), 10_000);
+  (typeof ws === 'function' ? ws() : ws)?.close();
 });
 
 test('a stream does not hold up the API server\'s graceful end (a hijacked connection is no request in flight); last, as it stops the server', async () => {
