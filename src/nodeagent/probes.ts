@@ -1,10 +1,13 @@
 // Container probes and lifecycle hooks (pkg/kubelet/prober, lifecycle): exec through the runtime
 // (ExecSync), httpGet (a status from 200 to 399 succeeds), tcpSocket (a connection that opens);
-// grpc probes call grpc.health.v1.Health/Check. A probe's result turns after failureThreshold
+// grpc probes call grpc.health.v1.Health/Check (grpcProbe). A probe's result turns after failureThreshold
 // failures or successThreshold successes in a row, every periodSeconds after initialDelaySeconds.
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import protobuf from 'protobufjs';
+import { grpcCodeName } from './cri.js';
 
 export interface ProbeTarget {
   podIP: string;
@@ -95,7 +98,7 @@ export async function runHandler(h: any, t: ProbeTarget, timeoutSeconds: number)
     await new Promise((r) => setTimeout(r, Math.max(0, Number(h.sleep.seconds) || 0) * 1000));
     return { ok: true, output: '' };
   }
-  if (h.grpc) return { ok: false, output: 'grpc probes are not supported by Keelson\'s kubelet' };
+  if (h.grpc) return grpcProbe(t.podIP, Number(h.grpc.port), h.grpc.service ?? '', timeoutMs);
   return { ok: false, output: 'missing probe handler' };
 }
 
@@ -151,4 +154,67 @@ export class ProbeState {
   get failureCount(): number {
     return this.failures;
   }
+}
+
+// ---- grpc: grpc.health.v1.Health/Check ----
+
+/** the two messages of the gRPC health protocol (grpc/health/v1/health.proto), declared here */
+const HEALTH = protobuf.Root.fromJSON({
+  nested: {
+    HealthCheckRequest: { fields: { service: { type: 'string', id: 1 } } },
+    HealthCheckResponse: { fields: { status: { type: 'int32', id: 1 } } },
+  },
+});
+const HealthCheckRequest = HEALTH.lookupType('HealthCheckRequest');
+const HealthCheckResponse = HEALTH.lookupType('HealthCheckResponse');
+/** HealthCheckResponse.ServingStatus, as Go's String() names its values */
+const SERVING_STATUS = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'];
+
+/** a duration as Go's %v prints it (1s, 1.5s) */
+function goSeconds(ms: number): string {
+  return `${ms / 1000}s`;
+}
+
+/**
+ * The kubelet's grpc probe (pkg/probe/grpc): a plain-text connection to the pod's IP and port
+ * within the timeout, then Health/Check of `service` within what is left of it; SERVING
+ * succeeds. The failures read as the kubelet's: "timeout: failed to connect service ...", "service
+ * unhealthy (responded with \"NOT_SERVING\")", "server does not implement the grpc health
+ * protocol ...", "timeout: health rpc did not complete within 1s".
+ */
+export function grpcProbe(host: string, port: number, service: string, timeoutMs: number): Promise<HandlerResult> {
+  const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  const client = new grpc.Client(addr, grpc.credentials.createInsecure(), { 'grpc.primary_user_agent': 'kube-probe/1.33' });
+  return new Promise<HandlerResult>((resolve) => {
+    const done = (r: HandlerResult) => {
+      client.close();
+      resolve(r);
+    };
+    client.waitForReady(deadline, (err) => {
+      if (err) {
+        done({ ok: false, output: `timeout: failed to connect service ${JSON.stringify(addr)} within ${goSeconds(timeoutMs)}: context deadline exceeded` });
+        return;
+      }
+      client.makeUnaryRequest(
+        '/grpc.health.v1.Health/Check',
+        (req: { service: string }) => Buffer.from(HealthCheckRequest.encode(HealthCheckRequest.create(req)).finish()),
+        (b: Buffer) => HealthCheckResponse.toObject(HealthCheckResponse.decode(b), { defaults: true }) as { status: number },
+        { service },
+        new grpc.Metadata(),
+        { deadline },
+        (e, res) => {
+          if (e) {
+            if (e.code === grpc.status.UNIMPLEMENTED) done({ ok: false, output: `server does not implement the grpc health protocol (grpc.health.v1.Health): rpc error: code = Unimplemented desc = ${e.details}` });
+            else if (e.code === grpc.status.DEADLINE_EXCEEDED) done({ ok: false, output: `timeout: health rpc did not complete within ${goSeconds(timeoutMs)}` });
+            else done({ ok: false, output: `error: health rpc probe failed: rpc error: code = ${grpcCodeName(e.code)} desc = ${e.details}` });
+            return;
+          }
+          const status = res?.status ?? 0;
+          if (status !== 1) done({ ok: false, output: `service unhealthy (responded with ${JSON.stringify(SERVING_STATUS[status] ?? String(status))})` });
+          else done({ ok: true, output: 'service healthy' });
+        },
+      );
+    });
+  });
 }

@@ -13,7 +13,7 @@
 //
 // The proxy subresources are driven here too, against a busybox httpd in a pod and its Service:
 // kubectl get --raw, kubectl proxy, and raw requests for what the backend receives and returns;
-// and @kubernetes/client-node's Exec (WebSocket), Log and PortForward.
+// and @kubernetes/client-node's Exec (WebSocket), Log and PortForward; and a grpc readiness probe.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -28,6 +28,8 @@ import { expectStatus, freePort, kubectlBinary, startCluster, until, KEELSON, RO
 import http from 'node:http';
 import { Readable, Writable } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
+import * as grpc from '@grpc/grpc-js';
+import protobuf from 'protobufjs';
 import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
 
 let c: Cluster;
@@ -490,6 +492,53 @@ test('@kubernetes/client-node: Exec (WebSocket, v4.channel.k8s.io through both p
   const ws = await new k8s.PortForward(kc).portForward('default', 'shell', [8080], pf.w, null, Readable.from([Buffer.from('hi\n')]));
   await until('pong through the port forward', async () => (pf.text().includes('pong') ? true : undefined), 10_000);
   (typeof ws === 'function' ? ws() : ws)?.close();
+});
+
+test('grpc probes: a readiness probe calls grpc.health.v1.Health/Check; SERVING is ready, NOT_SERVING is not, with the kubelet\'s words', async () => {
+  // the health server is this test's, on 127.0.0.1; the pod is on the host's network, so its IP
+  // (the node's, 127.0.0.1) is where the kubelet probes
+  let serving = 1;
+  const seen: string[] = [];
+  const HealthReq = protobuf.Root.fromJSON({ nested: { Req: { fields: { service: { type: 'string', id: 1 } } }, Res: { fields: { status: { type: 'int32', id: 1 } } } } });
+  const Req = HealthReq.lookupType('Req');
+  const Res = HealthReq.lookupType('Res');
+  const server = new grpc.Server();
+  server.addService({
+    Check: {
+      path: '/grpc.health.v1.Health/Check', requestStream: false, responseStream: false,
+      requestDeserialize: (b: Buffer) => Req.toObject(Req.decode(b), { defaults: true }),
+      responseSerialize: (o: any) => Buffer.from(Res.encode(Res.create(o)).finish()),
+      requestSerialize: (o: any) => Buffer.from(Req.encode(Req.create(o)).finish()),
+      responseDeserialize: (b: Buffer) => Res.decode(b),
+    },
+  } as grpc.ServiceDefinition, {
+    Check: (call: grpc.ServerUnaryCall<any, any>, cb: grpc.sendUnaryData<any>) => {
+      seen.push(`${call.request.service}|${call.metadata.get('user-agent')[0]}`);
+      cb(null, { status: serving });
+    },
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve, reject) => server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())));
+  try {
+    apply('grpc', {
+      hostNetwork: true,
+      containers: [container('main', ['sleep', '3600'], { readinessProbe: { grpc: { port, service: 'keelson.test' }, periodSeconds: 1, failureThreshold: 1 } })],
+    });
+    const ready = (want: boolean) => waitFor('grpc', want ? 'ready' : 'not ready', (p) => p.status?.containerStatuses?.[0]?.ready === want, 30_000);
+    await ready(true);
+    assert.match(seen[0]!, /^keelson\.test\|kube-probe\/1\.33 grpc-node-js\//);
+    serving = 2;
+    await ready(false);
+    await until('the Unhealthy event', async () => {
+      const r = c.kubectl(['get', 'events', '--field-selector', 'involvedObject.name=grpc,reason=Unhealthy', '-o', 'jsonpath={.items[*].message}']);
+      return r.stdout.includes('Readiness probe failed: service unhealthy (responded with "NOT_SERVING")') ? true : undefined;
+    }, 15_000);
+    serving = 1;
+    await ready(true);
+  } finally {
+    server.forceShutdown();
+    c.kubectl(['delete', 'pod', 'grpc', '--wait=false']);
+  }
 });
 
 test('a stream does not hold up the API server\'s graceful end (a hijacked connection is no request in flight); last, as it stops the server', async () => {
