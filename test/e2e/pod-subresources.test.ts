@@ -174,7 +174,10 @@ test('binding: the Binding\'s uid and resourceVersion are preconditions; a pod w
   const unnamed = await c.raw('POST', `/api/v1/namespaces/${NS}/bindings`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: {}, target: { kind: 'Node', name: 'n1' } } });
   assert.equal(unnamed.status, 400);
   assert.equal(unnamed.json().message, 'Name parameter required.');
-  await mk('bind-gated', { schedulingGates: [{ name: 'example.com/wait' }] });
+  const gatedPod = await mk('bind-gated', { schedulingGates: [{ name: 'example.com/wait' }] });
+  // the API server says why it waits (no scheduler runs here), with Go's zero times as null
+  assert.deepEqual(gatedPod.status.conditions, [{ type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: null, reason: 'SchedulingGated', message: 'Scheduling is blocked due to non-empty scheduling gates' }]);
+  assert.match(c.kubectl(['get', 'pod', 'bind-gated', '-n', NS, '--no-headers']).stdout, /^bind-gated\s+0\/1\s+SchedulingGated\s/);
   const gated = await bind('bind-gated');
   assert.equal(gated.status, 409, gated.text);
   assert.equal(gated.json().message, 'Operation cannot be fulfilled on pods/binding "bind-gated": pod bind-gated has non-empty .spec.schedulingGates');

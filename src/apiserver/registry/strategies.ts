@@ -78,6 +78,11 @@ const pod: Tweak = (s) => {
   s.generation = true;
   s.prepareForCreate = (obj) => {
     obj.status = { phase: 'Pending', qosClass: computePodQOS(obj.spec) };
+    // a pod created with scheduling gates says why it waits (applySchedulingGatedCondition; the
+    // condition's times are Go's zero Time, written as null)
+    if (Array.isArray(obj.spec?.schedulingGates) && obj.spec.schedulingGates.length) {
+      obj.status.conditions = [{ type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: null, reason: 'SchedulingGated', message: 'Scheduling is blocked due to non-empty scheduling gates' }];
+    }
   };
   s.prepareForUpdate = (obj, old) => {
     obj.status = old.status;
