@@ -23,6 +23,7 @@ import { bearerTokenOf, CertPool, parseCertsPEM, RequestHeaderAuthenticator, X50
 import type { UserInfo } from '../apiserver/authz.js';
 import type { Logger } from '../client/log.js';
 import { RESTClient, isNotFound, type RESTConfig } from '../client/rest.js';
+import { exitOnSignals } from './daemon.js';
 
 export interface SecureServingFlags {
   bindAddress: string;
@@ -377,4 +378,33 @@ export async function serveComponent(o: SecureServingFlags, pairName: string, au
   });
   await listener.listen(o.securePort, o.bindAddress || '0.0.0.0');
   return listener;
+}
+
+/** a component's /metrics (its Prometheus registry) and /metrics/slis (its health checks' SLIs); false for any other path */
+export async function serveComponentMetrics(res: ServerResponse, path: string, registry: { contentType: string; metrics(): Promise<string> }, health: { slisText(): string }): Promise<boolean> {
+  if (path === '/metrics') {
+    res.setHeader('Content-Type', registry.contentType);
+    res.end(await registry.metrics());
+    return true;
+  }
+  if (path === '/metrics/slis') {
+    res.setHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
+    res.end(health.slisText());
+    return true;
+  }
+  return false;
+}
+
+/**
+ * A component's end on SIGTERM or SIGINT, as kube-controller-manager and kube-scheduler end: its
+ * work stopped first (its Lease given up), then its secure port closed; past 10 s it exits anyway.
+ */
+export function exitComponentOnSignals(log: Logger, stopWork: () => Promise<void>, listener: SecureListener | undefined): void {
+  exitOnSignals(log, async () => {
+    const timer = setTimeout(() => process.exit(0), 10_000);
+    timer.unref();
+    await stopWork();
+    void listener?.beginShutdown();
+    listener?.closeAll();
+  });
 }

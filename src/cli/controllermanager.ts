@@ -18,10 +18,10 @@ import { createPublicKey } from 'node:crypto';
 import client from 'prom-client';
 import { Command, FeatureGate, type FlagSet } from './flags.js';
 import * as klog from './klog.js';
-import { daemonLogger, exitOnSignals } from './daemon.js';
+import { daemonLogger } from './daemon.js';
 import { getVersionInfo, userAgent } from './version.js';
 import { declareControllerManagerFlags } from './controllerflags.js';
-import { declareDelegatedAuthFlags, declareSecureServingFlags, defaultDelegatedAuthFlags, defaultSecureServingFlags, DelegatedAuth, serveComponent } from './componentserving.js';
+import { declareDelegatedAuthFlags, declareSecureServingFlags, defaultDelegatedAuthFlags, defaultSecureServingFlags, DelegatedAuth, exitComponentOnSignals, serveComponent, serveComponentMetrics } from './componentserving.js';
 import { Health, type HealthCheck } from '../apiserver/health.js';
 import { LEGACY_ISSUER, legacyClaims, newTokenSigner, privateKeyFromFile, signToken } from '../apiserver/authn/index.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
@@ -283,18 +283,8 @@ async function run(m: ControllerManagerOptions, d: DaemonOptions, serving: Retur
         health.replaceChecks(checks());
         return health.handle(req, res, path, query);
       }
-      if (path === '/metrics') {
-        leader.set({ name: m.resourceName }, mgr.isLeader() ? 1 : 0);
-        res.setHeader('Content-Type', registry.contentType);
-        res.end(await registry.metrics());
-        return true;
-      }
-      if (path === '/metrics/slis') {
-        res.setHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
-        res.end(health.slisText());
-        return true;
-      }
-      return false;
+      if (path === '/metrics') leader.set({ name: m.resourceName }, mgr.isLeader() ? 1 : 0);
+      return serveComponentMetrics(res, path, registry, health);
     },
     log,
   );
@@ -303,12 +293,6 @@ async function run(m: ControllerManagerOptions, d: DaemonOptions, serving: Retur
   log.info('Started the controller manager', { identity: mgr.identity, leaderElect: m.leaderElect, server: rest.server });
 
   // (the controllers stop and the Lease is given up first, then the secure port closes)
-  exitOnSignals(log, async () => {
-    const timer = setTimeout(() => process.exit(0), 10_000);
-    timer.unref();
-    await mgr.stop();
-    void listener?.beginShutdown();
-    listener?.closeAll();
-  });
+  exitComponentOnSignals(log, () => mgr.stop(), listener);
   await new Promise(() => {});
 }

@@ -19,9 +19,9 @@ import client from 'prom-client';
 import YAML from 'yaml';
 import { Command, FeatureGate, formatDuration, type FlagSet } from './flags.js';
 import * as klog from './klog.js';
-import { daemonLogger, exitOnSignals } from './daemon.js';
+import { daemonLogger } from './daemon.js';
 import { getVersionInfo, userAgent } from './version.js';
-import { declareDelegatedAuthFlags, declareSecureServingFlags, defaultDelegatedAuthFlags, defaultSecureServingFlags, DelegatedAuth, serveComponent } from './componentserving.js';
+import { declareDelegatedAuthFlags, declareSecureServingFlags, defaultDelegatedAuthFlags, defaultSecureServingFlags, DelegatedAuth, exitComponentOnSignals, serveComponent, serveComponentMetrics } from './componentserving.js';
 import { Health, type HealthCheck } from '../apiserver/health.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { restConfigFromConnection, type RESTConfig } from '../client/rest.js';
@@ -350,17 +350,7 @@ async function run(d: SchedulerFlags, serving: ReturnType<typeof defaultSecureSe
     auth,
     async (req, res, path, query) => {
       if (await health.handle(req, res, path, query)) return true;
-      if (path === '/metrics') {
-        res.setHeader('Content-Type', registry.contentType);
-        res.end(await registry.metrics());
-        return true;
-      }
-      if (path === '/metrics/slis') {
-        res.setHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
-        res.end(health.slisText());
-        return true;
-      }
-      return false;
+      return serveComponentMetrics(res, path, registry, health);
     },
     log,
   );
@@ -368,13 +358,9 @@ async function run(d: SchedulerFlags, serving: ReturnType<typeof defaultSecureSe
   sched.start();
   log.info('Started the scheduler', { identity: sched.identity, leaderElect: le.leaderElect, profiles: sched.schedulerNames(), server: rest.server });
 
-  exitOnSignals(log, async () => {
+  exitComponentOnSignals(log, async () => {
     shuttingDown = true;
-    const timer = setTimeout(() => process.exit(0), 10_000);
-    timer.unref();
     await sched.stop();
-    void listener?.beginShutdown();
-    listener?.closeAll();
-  });
+  }, listener);
   await new Promise(() => {});
 }
