@@ -5,7 +5,9 @@
 //   - pods bound to a node that no longer exists are deleted once the node has been missing for
 //     40 s (a quarantine against a node informer that is behind) and a fresh read says it is gone,
 //     with the condition DisruptionTarget (reason DeletionByPodGC) and, unless terminated
-//     already, phase Failed written first.
+//     already, phase Failed written first;
+//   - pods being deleted on a node that is not Ready and has the node.kubernetes.io/out-of-service
+//     taint are deleted at once, phase Failed first (non-graceful node shutdown).
 // Deletes are forced (grace period 0): no node agent is left to end such a pod.
 //
 // Kubernetes' collector keeps an informer over every pod. Here each round lists what it needs
@@ -22,6 +24,8 @@ import { PODS } from './podwatch.js';
 import { withClient, type ControllerDescriptor } from './context.js';
 
 const NODES = { group: '', version: 'v1', resource: 'nodes' };
+/** the taint an administrator puts on a node that is shut down for good (non-graceful node shutdown) */
+const OUT_OF_SERVICE = 'node.kubernetes.io/out-of-service';
 /** how often the sweeps run (gcCheckPeriod) */
 export const GC_CHECK_PERIOD_MS = 20_000;
 /** how long a node must be missing before its pods go (quarantineTime) */
@@ -92,7 +96,27 @@ export class PodGC {
   /** one round of the sweeps */
   async gc(signal: AbortSignal): Promise<void> {
     if (this.o.threshold > 0) await this.gcTerminated(signal);
-    await this.gcOrphaned(signal);
+    const nodes: any[] = (await new ResourceClient<any>(this.o.client, NODES).listAll({ signal })).items ?? [];
+    await this.gcTerminating(nodes, signal);
+    await this.gcOrphaned(nodes, signal);
+  }
+
+  /**
+   * Pods being deleted on nodes that are not Ready and carry the `node.kubernetes.io/out-of-service`
+   * taint (a node an administrator says is shut down: non-graceful node shutdown) are deleted at
+   * once, as no kubelet will confirm their end.
+   */
+  private async gcTerminating(nodes: any[], signal: AbortSignal): Promise<void> {
+    const out = nodes.filter((n) => {
+      const ready = (n?.status?.conditions ?? []).find((c: any) => c?.type === 'Ready')?.status === 'True';
+      return !ready && (n?.spec?.taints ?? []).some((t: any) => t?.key === OUT_OF_SERVICE);
+    });
+    if (out.length === 0) return;
+    const pods = (await Promise.all(out.map((n) => this.list(`spec.nodeName=${n.metadata.name}`, signal)))).flat().filter((p) => p?.metadata?.deletionTimestamp);
+    if (pods.length === 0) return;
+    this.log.info('Garbage collecting pods that are terminating on node tainted with node.kubernetes.io/out-of-service', { numPods: pods.length });
+    pods.sort(deletionOrder);
+    for (const p of pods) await this.markFailedAndDelete(p, undefined, signal);
   }
 
   private async gcTerminated(signal: AbortSignal): Promise<void> {
@@ -105,10 +129,9 @@ export class PodGC {
     await Promise.all(pods.slice(0, excess).map((p) => this.markFailedAndDelete(p, undefined, signal)));
   }
 
-  private async gcOrphaned(signal: AbortSignal): Promise<void> {
+  private async gcOrphaned(nodes: any[], signal: AbortSignal): Promise<void> {
     const now = this.now();
-    const nodes = await new ResourceClient<any>(this.o.client, NODES).listAll({ signal });
-    const existing = new Set<string>((nodes.items ?? []).map((n: any) => n?.metadata?.name));
+    const existing = new Set<string>(nodes.map((n: any) => n?.metadata?.name));
     const exclusions = ['spec.nodeName!=', ...[...existing].map((n) => `spec.nodeName!=${n}`)].join(',');
     const candidates = await this.list(exclusions.length <= MAX_SELECTOR_CHARS ? exclusions : 'spec.nodeName!=', signal);
     const podsByNode = new Map<string, any[]>();

@@ -2,8 +2,9 @@
 // server` with short periods: the test plays the kubelets (Node status heartbeats), stops some,
 // and watches what Kubernetes does to such nodes and their pods: conditions Unknown, pods not
 // ready, NoExecute taints at --node-eviction-rate, pods deleted by their tolerations (at once, after
-// tolerationSeconds, never; cancelled when the taint goes), and no eviction at all when every node
-// is down (master disruption mode).
+// tolerationSeconds, never; cancelled when the taint goes), pods of an out-of-service node deleted
+// for good by the pod garbage collector, and no eviction at all when every node is down (master
+// disruption mode).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startCluster, until, type Cluster } from './harness.js';
@@ -49,7 +50,7 @@ before(async () => {
   c = await startCluster({
     args: [
       '--storage-backend=memory', '--disable-scheduler',
-      '--controllers=serviceaccount-controller,node-lifecycle-controller,taint-eviction-controller',
+      '--controllers=serviceaccount-controller,node-lifecycle-controller,taint-eviction-controller,pod-garbage-collector-controller',
       '--node-monitor-period=1s', '--node-monitor-grace-period=3s', '--node-startup-grace-period=3s',
       '--node-eviction-rate=0.5',
     ],
@@ -112,6 +113,12 @@ test('nodes that stop posting: Unknown, their pods not ready, unreachable:NoExec
   assert.match(events('tol2'), /^TaintManagerEviction: Marking for deletion Pod default\/tol2$/m);
   await new Promise((r) => setTimeout(r, 2500));
   assert.equal((await pod('forever')).metadata.deletionTimestamp, undefined, 'a toleration without tolerationSeconds is for ever');
+  // non-graceful node shutdown: the administrator's out-of-service taint (NoExecute, which
+  // `forever` does not tolerate) ends both pods, and the pod garbage collector deletes them for
+  // good, as no kubelet is there to (its round is every 20 s)
+  const r = c.kubectl(['taint', 'nodes', 'n2', 'node.kubernetes.io/out-of-service=nodeshutdown:NoExecute']);
+  assert.equal(r.code, 0, r.stderr);
+  await until('tol2 and forever gone', async () => ((await pod('tol2')) === undefined && (await pod('forever')) === undefined ? true : undefined), 45_000);
 });
 
 test('a NoExecute taint of your own: pods that do not tolerate it are deleted at once; a deletion still waiting is cancelled when the taint goes', async () => {
