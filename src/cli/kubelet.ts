@@ -30,6 +30,7 @@ import { CRIClient } from '../nodeagent/cri.js';
 import { Kubelet } from '../nodeagent/kubelet.js';
 import { bootstrapClientCertificate } from '../nodeagent/bootstrap.js';
 import { defaultNodeIP } from '../nodeagent/node.js';
+import { ResourceSampler } from '../nodeagent/stats.js';
 import type { NodeAgentView } from '../nodeagent/server.js';
 
 async function restFor(kubeconfig: string): Promise<RESTConfig> {
@@ -161,6 +162,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   });
 
   const started = Date.now();
+  const sampler = new ResourceSampler(cri);
   const view: NodeAgentView = {
     nodeName,
     pods: () => kubelet.pods.pods(),
@@ -169,6 +171,8 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     containerLogPath: async (ns, pod, container, previous) => kubelet.pods.containerLogPath(ns, pod, container, previous),
     streamingURL: (kind, ns, pod, container, opts) => kubelet.pods.streamingURL(kind, ns, pod, container, opts),
     runInContainer: (ns, pod, container, cmd, uid) => kubelet.pods.runInContainer(ns, pod, container, cmd, uid),
+    resourceSample: () => sampler.sample(),
+    startTime: started,
     healthChecks: () => ({
       ping: () => undefined,
       log: () => undefined,

@@ -10,8 +10,9 @@
 // Default handlers: /healthz (checks ping, log, syncloop; /healthz/<check>; ?verbose, ?exclude,
 // worded as k8s.io/apiserver's healthz), /pods (a v1 PodList of the pods bound to the node), /metrics
 // (Prometheus text: kubelet_running_pods, kubelet_running_containers, kubelet_node_name and the
-// process's metrics; a registry the agent may add to). Not served (404): /stats/, /metrics/cadvisor,
-// /metrics/resource, /metrics/probes, /checkpoint/ (Keelson's node agent has no cAdvisor or
+// process's metrics; a registry the agent may add to), /metrics/resource and /stats/summary (the
+// node's and its containers' CPU and memory: stats.ts). Not served (404): the rest of /stats/,
+// /metrics/cadvisor, /metrics/probes, /checkpoint/ (Keelson's node agent has no cAdvisor or
 // checkpointing runtime yet).
 //
 // Debugging handlers: /containerLogs/{namespace}/{pod}/{container} (GET, the PodLogOptions in the
@@ -48,6 +49,7 @@ import client from 'prom-client';
 import type { Logger } from '../client/log.js';
 import { LogReadError, readLogs, type ReadLogsOptions } from './logs.js';
 import { CRIError } from './cri.js';
+import { resourceMetricsText, summaryJSON, type ResourceSample } from './stats.js';
 
 /** the kubelet's streaming requests */
 export type StreamKind = 'exec' | 'attach' | 'portForward';
@@ -87,6 +89,10 @@ export interface NodeAgentView {
   streamingURL?(kind: StreamKind, namespace: string, pod: string, container: string, opts: StreamRequest): Promise<string>;
   /** runs a command to its end in a running container: its stdout then its stderr (the kubelet's RunInContainer: CRI ExecSync); rejects as the kubelet's does. Absent: 501 */
   runInContainer?(namespace: string, pod: string, container: string, cmd: string[], uid?: string): Promise<Buffer>;
+  /** the node's and its containers' CPU and memory now (stats.ts), for /metrics/resource and /stats/summary. Absent: 404 */
+  resourceSample?(): Promise<ResourceSample>;
+  /** when the node agent started (ms since the epoch), the Summary's node startTime */
+  startTime?: number;
 }
 
 /** a handler of a port: true when it answered, false when the path is not one it serves */
@@ -385,6 +391,18 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
     }
     if (path === '/metrics') {
       await metrics.serve(res);
+      return true;
+    }
+    if (view.resourceSample && (path === '/metrics/resource' || path === '/stats/summary' || path === '/stats/summary/')) {
+      if (req.method !== 'GET') return methodNotAllowed(res);
+      const sample = await view.resourceSample();
+      if (path === '/metrics/resource') {
+        res.setHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
+        res.end(resourceMetricsText(sample));
+      } else {
+        // (?only_cpu_and_memory=true asks for what this summary holds anyway)
+        writeJSON(res, JSON.stringify(summaryJSON(sample, view.nodeName, view.startTime ?? Date.now()), null, 2));
+      }
       return true;
     }
     return false;

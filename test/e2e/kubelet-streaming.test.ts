@@ -13,7 +13,8 @@
 //
 // The proxy subresources are driven here too, against a busybox httpd in a pod and its Service:
 // kubectl get --raw, kubectl proxy, and raw requests for what the backend receives and returns;
-// and @kubernetes/client-node's Exec (WebSocket), Log and PortForward; and a grpc readiness probe.
+// and @kubernetes/client-node's Exec (WebSocket), Log and PortForward; a grpc readiness probe; and
+// the kubelet's /metrics/resource and /stats/summary.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -539,6 +540,34 @@ test('grpc probes: a readiness probe calls grpc.health.v1.Health/Check; SERVING 
     server.forceShutdown();
     c.kubectl(['delete', 'pod', 'grpc', '--wait=false']);
   }
+});
+
+test('the kubelet\'s resource usage: /metrics/resource and /stats/summary give the node\'s and each running container\'s CPU and memory (what metrics-server reads)', async () => {
+  const m = await kubeletRequest('GET', '/metrics/resource');
+  assert.equal(m.status, 200, m.text);
+  assert.match(String(m.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+  assert.match(m.text, /^# HELP node_cpu_usage_seconds_total \[STABLE\] Cumulative cpu time consumed by the node in core-seconds\n# TYPE node_cpu_usage_seconds_total counter\nnode_cpu_usage_seconds_total [\d.e+]+ \d{13}$/m);
+  assert.match(m.text, /^node_memory_working_set_bytes \d+ \d{13}$/m);
+  assert.match(m.text, /^container_cpu_usage_seconds_total\{container="main",namespace="default",pod="shell"\} [\d.e+-]+ \d{13}$/m);
+  assert.match(m.text, /^container_memory_working_set_bytes\{container="main",namespace="default",pod="shell"\} [1-9]\d* \d{13}$/m);
+  assert.match(m.text, /^container_start_time_seconds\{container="main",namespace="default",pod="shell"\} [\d.]+ \d{13}$/m);
+  assert.match(m.text, /^pod_memory_working_set_bytes\{namespace="default",pod="multi"\} [1-9]\d* \d{13}$/m);
+  assert.match(m.text, /^resource_scrape_error 0$/m);
+  // the summary: a second sample, so CPU rates are there
+  await kubeletRequest('GET', '/stats/summary');
+  const s = await kubeletRequest('GET', '/stats/summary?only_cpu_and_memory=true');
+  assert.equal(s.status, 200, s.text);
+  const summary = JSON.parse(s.text);
+  assert.equal(summary.node.nodeName, NODE);
+  assert.ok(summary.node.cpu.usageCoreNanoSeconds > 0 && summary.node.cpu.usageNanoCores >= 0, JSON.stringify(summary.node.cpu));
+  assert.ok(summary.node.memory.workingSetBytes > 0 && summary.node.memory.availableBytes > 0);
+  const shellPod = summary.pods.find((p: any) => p.podRef.name === 'shell');
+  assert.equal(shellPod.podRef.uid, (await podJSON('shell')).metadata.uid);
+  assert.deepEqual(shellPod.containers.map((x: any) => x.name), ['main']);
+  assert.ok(shellPod.containers[0].memory.workingSetBytes > 0 && shellPod.memory.workingSetBytes > 0);
+  assert.ok(typeof shellPod.containers[0].cpu.usageCoreNanoSeconds === 'number');
+  // (GET only)
+  assert.equal((await kubeletRequest('POST', '/stats/summary')).status, 405);
 });
 
 test('a stream does not hold up the API server\'s graceful end (a hijacked connection is no request in flight); last, as it stops the server', async () => {

@@ -1,0 +1,219 @@
+// The kubelet's resource usage endpoints, for metrics-server and `kubectl top` (through it):
+//   /metrics/resource  Prometheus text: node_cpu_usage_seconds_total, node_memory_working_set_bytes,
+//                      and per container and per pod cpu_usage_seconds_total,
+//                      memory_working_set_bytes, container_start_time_seconds, resource_scrape_error
+//   /stats/summary     the Summary API's JSON (stats/v1alpha1): the node and each pod with its
+//                      containers, cpu (usageCoreNanoSeconds, usageNanoCores) and memory
+//                      (workingSetBytes, usageBytes, availableBytes for the node)
+// The containers' figures come from the runtime (CRI ListContainerStats; ListContainers for their
+// start times), where the kubelet's come from cAdvisor or the same CRI call. The node's are the
+// host's: CPU time from /proc/stat (every state but idle and iowait), memory from /proc/meminfo
+// (usage MemTotal - MemFree, working set that less Inactive(file), available MemAvailable), the
+// figures cAdvisor derives for the root cgroup. usageNanoCores is the rate since this kubelet's
+// previous sample (absent on the first, as the kubelet's).
+import { readFileSync } from 'node:fs';
+import type { CRIClient } from './cri.js';
+import { L_CONTAINER_NAME, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './podspec.js';
+
+/** USER_HZ: the unit of /proc/stat's CPU times (100 on every Linux the kubelet runs on) */
+const USER_HZ = 100;
+
+export interface CPUSample {
+  /** ms since the epoch */
+  time: number;
+  usageCoreNanoSeconds: number;
+  usageNanoCores?: number;
+}
+
+export interface MemorySample {
+  time: number;
+  workingSetBytes: number;
+  usageBytes?: number;
+  availableBytes?: number;
+}
+
+export interface ContainerSample {
+  namespace: string;
+  pod: string;
+  podUID: string;
+  container: string;
+  /** ms since the epoch */
+  startTime: number;
+  cpu?: CPUSample;
+  memory?: MemorySample;
+}
+
+export interface ResourceSample {
+  node: { cpu: CPUSample; memory: MemorySample };
+  containers: ContainerSample[];
+  /** the runtime could not be asked (resource_scrape_error 1) */
+  error?: string;
+}
+
+/** the host's CPU time in core-nanoseconds (/proc/stat's first line, idle and iowait left out) */
+export function hostCPUNanos(stat = readFileSync('/proc/stat', 'utf8')): number {
+  const f = stat.split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal
+  const busy = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0);
+  return (busy / USER_HZ) * 1e9;
+}
+
+/** the host's memory as cAdvisor reads the root cgroup's: usage, working set, available (bytes) */
+export function hostMemory(meminfo = readFileSync('/proc/meminfo', 'utf8')): { usageBytes: number; workingSetBytes: number; availableBytes: number } {
+  const kb = (key: string): number => {
+    const m = new RegExp(`^${key.replace(/[()]/g, '\\$&')}:\\s+(\\d+)`, 'm').exec(meminfo);
+    return m ? Number(m[1]) * 1024 : 0;
+  };
+  const usage = kb('MemTotal') - kb('MemFree');
+  return { usageBytes: usage, workingSetBytes: Math.max(0, usage - kb('Inactive(file)')), availableBytes: kb('MemAvailable') };
+}
+
+/** samples the node and its containers; the previous sample gives the CPU rates */
+export class ResourceSampler {
+  private prev = new Map<string, { time: number; nanos: number }>();
+
+  constructor(private readonly cri: Pick<CRIClient, 'listContainerStats' | 'listContainers'>) {}
+
+  /** a CPU sample with its rate since the last one of the same key */
+  private cpu(key: string, time: number, nanos: number): CPUSample {
+    const p = this.prev.get(key);
+    this.prev.set(key, { time, nanos });
+    const s: CPUSample = { time, usageCoreNanoSeconds: nanos };
+    if (p && time > p.time && nanos >= p.nanos) s.usageNanoCores = Math.round(((nanos - p.nanos) / (time - p.time)) * 1e6);
+    return s;
+  }
+
+  async sample(): Promise<ResourceSample> {
+    const now = Date.now();
+    const mem = hostMemory();
+    const out: ResourceSample = { node: { cpu: this.cpu('', now, hostCPUNanos()), memory: { time: now, ...mem } }, containers: [] };
+    try {
+      const [stats, containers] = await Promise.all([this.cri.listContainerStats(), this.cri.listContainers({ state: { state: 'CONTAINER_RUNNING' } })]);
+      const created = new Map(containers.map((c) => [c.id ?? '', Math.floor((c.createdAt ?? 0) / 1e6)]));
+      const seen = new Set<string>(['']);
+      for (const st of stats) {
+        const id = st.attributes?.id ?? '';
+        // (only running containers: the kubelet reports no stats for exited ones)
+        if (!created.has(id)) continue;
+        const l = st.attributes?.labels ?? {};
+        const c: ContainerSample = { namespace: l[L_POD_NAMESPACE] ?? '', pod: l[L_POD_NAME] ?? '', podUID: l[L_POD_UID] ?? '', container: l[L_CONTAINER_NAME] ?? st.attributes?.metadata?.name ?? '', startTime: created.get(id)! };
+        const cpuTime = st.cpu?.timestamp ? Math.floor(st.cpu.timestamp / 1e6) : now;
+        if (st.cpu?.usageCoreNanoSeconds?.value !== undefined) {
+          c.cpu = this.cpu(id, cpuTime, st.cpu.usageCoreNanoSeconds.value);
+          seen.add(id);
+        }
+        if (st.memory?.workingSetBytes?.value !== undefined) {
+          c.memory = { time: st.memory.timestamp ? Math.floor(st.memory.timestamp / 1e6) : now, workingSetBytes: st.memory.workingSetBytes.value };
+          if (st.memory.usageBytes?.value !== undefined) c.memory.usageBytes = st.memory.usageBytes.value;
+        }
+        out.containers.push(c);
+      }
+      for (const k of this.prev.keys()) if (!seen.has(k)) this.prev.delete(k);
+    } catch (e) {
+      out.error = (e as Error).message;
+    }
+    return out;
+  }
+}
+
+/** a Prometheus sample line: name{labels} value timestamp(ms) */
+function line(name: string, labels: Record<string, string>, value: number, time: number): string {
+  const l = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
+    .join(',');
+  return `${name}${l ? `{${l}}` : ''} ${value} ${time}\n`;
+}
+
+/** /metrics/resource's text (the kubelet's resource metrics collector, its STABLE metrics) */
+export function resourceMetricsText(s: ResourceSample): string {
+  const families: [string, 'counter' | 'gauge', string, string[]][] = [
+    ['container_cpu_usage_seconds_total', 'counter', 'Cumulative cpu time consumed by the container in core-seconds', []],
+    ['container_memory_working_set_bytes', 'gauge', 'Current working set of the container in bytes', []],
+    ['container_start_time_seconds', 'gauge', 'Start time of the container since unix epoch in seconds', []],
+    ['node_cpu_usage_seconds_total', 'counter', 'Cumulative cpu time consumed by the node in core-seconds', []],
+    ['node_memory_working_set_bytes', 'gauge', 'Current working set of the node in bytes', []],
+    ['pod_cpu_usage_seconds_total', 'counter', 'Cumulative cpu time consumed by the pod in core-seconds', []],
+    ['pod_memory_working_set_bytes', 'gauge', 'Current working set of the pod in bytes', []],
+    ['resource_scrape_error', 'gauge', '1 if there was an error while getting container metrics, 0 otherwise', []],
+  ];
+  const lines = new Map(families.map((f) => [f[0], f[3]]));
+  const pods = new Map<string, { labels: Record<string, string>; cpu: number; cpuTime: number; mem: number; memTime: number; hasCPU: boolean; hasMem: boolean }>();
+  for (const c of s.containers) {
+    const labels = { container: c.container, namespace: c.namespace, pod: c.pod };
+    const key = `${c.namespace}/${c.pod}`;
+    const p = pods.get(key) ?? { labels: { namespace: c.namespace, pod: c.pod }, cpu: 0, cpuTime: 0, mem: 0, memTime: 0, hasCPU: false, hasMem: false };
+    pods.set(key, p);
+    if (c.cpu) {
+      lines.get('container_cpu_usage_seconds_total')!.push(line('container_cpu_usage_seconds_total', labels, c.cpu.usageCoreNanoSeconds / 1e9, c.cpu.time));
+      p.cpu += c.cpu.usageCoreNanoSeconds;
+      p.cpuTime = Math.max(p.cpuTime, c.cpu.time);
+      p.hasCPU = true;
+    }
+    if (c.memory) {
+      lines.get('container_memory_working_set_bytes')!.push(line('container_memory_working_set_bytes', labels, c.memory.workingSetBytes, c.memory.time));
+      p.mem += c.memory.workingSetBytes;
+      p.memTime = Math.max(p.memTime, c.memory.time);
+      p.hasMem = true;
+    }
+    lines.get('container_start_time_seconds')!.push(line('container_start_time_seconds', labels, c.startTime / 1000, c.startTime));
+  }
+  for (const p of pods.values()) {
+    if (p.hasCPU) lines.get('pod_cpu_usage_seconds_total')!.push(line('pod_cpu_usage_seconds_total', p.labels, p.cpu / 1e9, p.cpuTime));
+    if (p.hasMem) lines.get('pod_memory_working_set_bytes')!.push(line('pod_memory_working_set_bytes', p.labels, p.mem, p.memTime));
+  }
+  lines.get('node_cpu_usage_seconds_total')!.push(line('node_cpu_usage_seconds_total', {}, s.node.cpu.usageCoreNanoSeconds / 1e9, s.node.cpu.time));
+  lines.get('node_memory_working_set_bytes')!.push(line('node_memory_working_set_bytes', {}, s.node.memory.workingSetBytes, s.node.memory.time));
+  lines.get('resource_scrape_error')!.push(`resource_scrape_error ${s.error ? 1 : 0}\n`);
+  let text = '';
+  for (const [name, type, help] of families) {
+    const ls = lines.get(name)!;
+    if (ls.length === 0) continue;
+    text += `# HELP ${name} [STABLE] ${help}\n# TYPE ${name} ${type}\n${ls.join('')}`;
+  }
+  return text;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1Z');
+
+function cpuJSON(c: CPUSample): Record<string, unknown> {
+  return { time: iso(c.time), ...(c.usageNanoCores !== undefined ? { usageNanoCores: c.usageNanoCores } : {}), usageCoreNanoSeconds: c.usageCoreNanoSeconds };
+}
+
+function memJSON(m: MemorySample): Record<string, unknown> {
+  return { time: iso(m.time), ...(m.availableBytes !== undefined ? { availableBytes: m.availableBytes } : {}), ...(m.usageBytes !== undefined ? { usageBytes: m.usageBytes } : {}), workingSetBytes: m.workingSetBytes };
+}
+
+/** /stats/summary's JSON (stats/v1alpha1 Summary: the node and its pods, CPU and memory) */
+export function summaryJSON(s: ResourceSample, nodeName: string, nodeStartTime: number): Record<string, unknown> {
+  const pods = new Map<string, { podRef: Record<string, string>; startTime: number; containers: any[]; cpu: number; cpuTime: number; mem: number; memTime: number; hasCPU: boolean; hasMem: boolean }>();
+  for (const c of s.containers) {
+    const key = c.podUID || `${c.namespace}/${c.pod}`;
+    const p = pods.get(key) ?? { podRef: { name: c.pod, namespace: c.namespace, uid: c.podUID }, startTime: c.startTime, containers: [], cpu: 0, cpuTime: 0, mem: 0, memTime: 0, hasCPU: false, hasMem: false };
+    pods.set(key, p);
+    p.startTime = Math.min(p.startTime, c.startTime);
+    const cs: Record<string, unknown> = { name: c.container, startTime: iso(c.startTime) };
+    if (c.cpu) {
+      cs.cpu = cpuJSON(c.cpu);
+      p.cpu += c.cpu.usageCoreNanoSeconds;
+      p.cpuTime = Math.max(p.cpuTime, c.cpu.time);
+      p.hasCPU = true;
+    }
+    if (c.memory) {
+      cs.memory = memJSON(c.memory);
+      p.mem += c.memory.workingSetBytes;
+      p.memTime = Math.max(p.memTime, c.memory.time);
+      p.hasMem = true;
+    }
+    p.containers.push(cs);
+  }
+  return {
+    node: { nodeName, systemContainers: [], startTime: iso(nodeStartTime), cpu: cpuJSON(s.node.cpu), memory: memJSON(s.node.memory) },
+    pods: [...pods.values()].map((p) => ({
+      podRef: p.podRef,
+      startTime: iso(p.startTime),
+      containers: p.containers,
+      ...(p.hasCPU ? { cpu: { time: iso(p.cpuTime), usageCoreNanoSeconds: p.cpu } } : {}),
+      ...(p.hasMem ? { memory: { time: iso(p.memTime), workingSetBytes: p.mem } } : {}),
+    })),
+  };
+}
