@@ -965,8 +965,10 @@ export class PodWorkers {
           s.state = { running: { startedAt: isoOf(st?.startedAt ?? 0) ?? nowISO() } };
           const startup = rec.probes.get(`${c.name}/startup`);
           const readiness = rec.probes.get(`${c.name}/readiness`);
-          s.started = !startup || startup.result;
-          s.ready = s.started && (!readiness || readiness.result) && (!currentSandbox || cur.sandboxId === currentSandbox.id);
+          // (a container with a probe whose worker is not set up yet has not passed it: the kubelet's
+          // prober manager reports such a container not started and not ready)
+          s.started = c.startupProbe ? startup?.result === true : true;
+          s.ready = s.started && (c.readinessProbe ? readiness?.result === true : true) && (!currentSandbox || cur.sandboxId === currentSandbox.id);
           if (init && c.restartPolicy !== 'Always') s.ready = false;
         } else if (cur.state === 'CONTAINER_EXITED' || cur.state === 'CONTAINER_UNKNOWN') {
           const t = await terminatedOf(cur);
