@@ -29,6 +29,14 @@ export interface UpgradeTarget {
   ca?: string | Buffer;
   /** how long the connection and its TLS handshake may take, ms (absent or 0: unbounded) */
   dialTimeoutMs?: number;
+  /** https: whether the backend's certificate is verified (default: when `ca` is given) */
+  verify?: boolean;
+  /** https: the server name sent and verified (default: the host, when it is a name) */
+  servername?: string;
+  /** proxyUpgrade: headers sent after the client's (the aggregator's front-proxy headers) */
+  extraHeaders?: [string, string][];
+  /** proxyUpgrade: client headers (lower-case names) not passed on, besides the credentials */
+  dropHeader?: (lower: string) => boolean;
 }
 
 /**
@@ -97,8 +105,9 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, t: Upgra
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const lower = raw[i]!.toLowerCase();
     if (lower === 'x-forwarded-for') forwardedFor.push(raw[i + 1]!);
-    if (!dropped(lower)) headers.push(raw[i]!, raw[i + 1]!);
+    if (!dropped(lower) && !t.dropHeader?.(lower)) headers.push(raw[i]!, raw[i + 1]!);
   }
+  for (const [k, v] of t.extraHeaders ?? []) headers.push(k, v);
   const ip = clientIP(req);
   if (ip) headers.push('X-Forwarded-For', [...forwardedFor, ip].join(', '));
   if (method === 'POST' || method === 'PUT' || method === 'PATCH') headers.push('Content-Length', '0');
@@ -121,7 +130,7 @@ export function proxyUpgrade(req: IncomingMessage, res: ServerResponse, t: Upgra
     const common = { host, port, method, path: `${t.url.pathname}${t.url.search}`, headers, agent: false as const };
     try {
       up = secure
-        ? https.request({ ...common, cert: t.cert, key: t.key, ca: t.ca, rejectUnauthorized: t.ca !== undefined })
+        ? https.request({ ...common, cert: t.cert, key: t.key, ca: t.ca, rejectUnauthorized: t.verify ?? t.ca !== undefined, ...(t.servername ? { servername: t.servername } : {}) })
         : http.request(common);
     } catch (e) {
       // (a client certificate or CA TLS cannot use: no connection can be made)

@@ -9,6 +9,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
+import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { createCA, issueServingCert } from '../../src/apiserver/pki.js';
 import { startCluster, until, type Cluster } from './harness.js';
@@ -95,6 +96,16 @@ async function startExtension() {
       }
       return json(200, { kind: 'FlunderList', apiVersion: GV, metadata: { resourceVersion: '1' }, items: [flunder('f1')] });
     });
+  });
+  // an upgrade (an extension's own console or exec): 101, then what comes is echoed upper-cased
+  server.on('upgrade', (req, sock: import('node:net').Socket) => {
+    const tsock = sock as import('node:tls').TLSSocket;
+    const pc = tsock.getPeerCertificate();
+    const raw = pc?.raw ? new X509Certificate(pc.raw) : undefined;
+    seen.push({ method: req.method!, url: req.url!, headers: req.headers, body: '', clientCert: raw ? { subject: raw.subject, issuer: raw.issuer } : undefined, sni: (tsock as any).servername });
+    sock.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
+    sock.on('data', (d: Buffer) => sock.write(d.toString().toUpperCase()));
+    sock.on('error', () => sock.destroy());
   });
   const { port, close } = await listenLocal(server);
   return { port, caBundle: Buffer.from(ca.certPEM).toString('base64'), seen, close };
@@ -224,6 +235,32 @@ describe('API aggregation', () => {
     const seenPost = ext.seen.find((s) => s.method === 'POST')!;
     assert.equal(seenPost.headers['content-type'], 'application/json');
     assert.equal(JSON.parse(seenPost.body).metadata.name, 'made');
+  });
+
+  test('an upgrade is spliced through to the extension server, with the front-proxy headers and client certificate', async () => {
+    const t = c.credentials;
+    const path = `/apis/${GV}/namespaces/default/flunders/f1/console?tty=1`;
+    const sock = tls.connect({ host: '127.0.0.1', port: c.port, ca: t.ca, cert: t.cert, key: t.key, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+    try {
+      let got = '';
+      sock.on('data', (d) => (got += d.toString()));
+      await new Promise<void>((r) => sock.once('secureConnect', () => r()));
+      sock.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: echo\r\nX-Remote-User: mallory\r\n\r\n`);
+      await until('the 101', async () => (got.includes('\r\n\r\n') ? true : undefined), 10_000);
+      assert.match(got, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+      got = '';
+      sock.write('hello through');
+      await until('the echo', async () => (got === 'HELLO THROUGH' ? true : undefined), 10_000);
+    } finally {
+      sock.destroy();
+    }
+    const seenUp = ext.seen.find((s) => s.url === `/apis/${GV}/namespaces/default/flunders/f1/console?tty=1`)!;
+    assert.ok(seenUp);
+    assert.equal(seenUp.headers['x-remote-user'], 'kubernetes-admin', 'the client\'s own X-Remote-User does not go on');
+    assert.equal(seenUp.headers.upgrade, 'echo');
+    assert.ok(seenUp.headers['audit-id']);
+    assert.deepEqual(seenUp.clientCert, { subject: 'CN=front-proxy-client', issuer: 'CN=front-proxy-ca' });
+    assert.equal(seenUp.sni, 'api.wardle.svc');
   });
 
   test('a watch is streamed as the extension server writes it', async () => {

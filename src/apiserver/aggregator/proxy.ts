@@ -4,13 +4,13 @@
 // the front-proxy headers (X-Remote-User, X-Remote-Uid, X-Remote-Group, X-Remote-Extra-<key>),
 // over TLS as kube-apiserver dials it: ServerName <service>.<namespace>.svc, the APIService's
 // caBundle (or insecureSkipTLSVerify), and the front-proxy client certificate. The answer is
-// streamed back as it comes (watches included). Upgrades (exec, attach, port-forward) are not
-// proxied.
+// streamed back as it comes (watches included). Upgrades are spliced through (proxyUpgradeRequest).
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse, OutgoingHttpHeaders } from 'node:http';
 import type { UserInfo } from '../authz.js';
 import type { Location } from './resolve.js';
 import { goDialError } from '../../machinery/goneterr.js';
+import { isUpgradeRequest, proxyUpgrade } from '../proxy.js';
 
 /** the client certificate the aggregator presents (--proxy-client-cert-file, --proxy-client-key-file) */
 export interface ProxyIdentity {
@@ -88,8 +88,39 @@ export interface ProxyOptions {
   timeoutMs?: number;
 }
 
+/**
+ * An upgrade (exec, attach, port-forward, a console of an extension's own) is proxied as
+ * kube-aggregator proxies it: the upgrade-aware proxy with the APIService's transport (its CA or
+ * none, the front-proxy client certificate, the Service's name), the client's headers less its
+ * credentials and front-proxy headers, the user's front-proxy headers and Audit-Id added, the
+ * request's path and query as they came; its errors are 503 with their text.
+ */
+function proxyUpgradeRequest(req: IncomingMessage, res: ServerResponse, o: ProxyOptions): Promise<void> {
+  const tls = tlsOptionsFor(o.apiService, o.identity);
+  const extra: [string, string][] = [];
+  for (const [k, v] of Object.entries(authProxyHeaders(o.user))) for (const x of Array.isArray(v) ? v : [v]) extra.push([k, x]);
+  extra.push(['Audit-Id', o.auditID]);
+  const qs = o.query.toString();
+  const host = o.location.host.includes(':') ? `[${o.location.host}]` : o.location.host;
+  return proxyUpgrade(req, res, {
+    url: new URL(`https://${host}:${o.location.port}${o.path}${qs ? `?${qs}` : ''}`),
+    cert: o.identity?.cert,
+    key: o.identity?.key,
+    ca: tls.ca as Buffer | undefined,
+    verify: tls.rejectUnauthorized,
+    servername: tls.servername,
+    extraHeaders: extra,
+    dropHeader: (lower) => lower.startsWith('x-remote-'),
+    dialTimeoutMs: 30_000,
+  }).catch((e: unknown) => {
+    req.resume();
+    httpError(res, e instanceof Error ? e.message : String(e), 503);
+  });
+}
+
 /** forward the request and stream the answer back; resolves when the response is done */
 export function proxyRequest(req: IncomingMessage, res: ServerResponse, o: ProxyOptions): Promise<void> {
+  if (isUpgradeRequest(req)) return proxyUpgradeRequest(req, res, o);
   const headers: OutgoingHttpHeaders = {};
   for (const [k, v] of Object.entries(req.headers)) {
     if (v === undefined || k.startsWith(':') || HOP_BY_HOP.has(k)) continue;
