@@ -11,7 +11,7 @@
 import { errors, StatusError } from '../machinery/errors.js';
 import { goDialError } from '../machinery/goneterr.js';
 import { H1Response } from './http1.js';
-import { rewriteHTML, rewriteURL, type RewriteContext } from './proxyhtml.js';
+import { goJoin, rewriteHTML, rewriteURL, type RewriteContext } from './proxyhtml.js';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type Socket } from 'node:net';
@@ -335,25 +335,6 @@ function connectionTokens(raw: string[]): Set<string> {
     for (const t of raw[i + 1]!.split(',')) if (t.trim()) out.add(t.trim().toLowerCase());
   }
   return out;
-}
-
-/** Go's path.Join of a directory and a path: cleaned (no "..", no "//"), no trailing slash but the root's */
-function goJoin(...parts: string[]): string {
-  const segs: string[] = [];
-  const joined = parts.filter((p) => p !== '').join('/');
-  if (joined === '') return '';
-  const rooted = joined.startsWith('/');
-  for (const s of joined.split('/')) {
-    if (s === '' || s === '.') continue;
-    if (s === '..') {
-      if (segs.length && segs[segs.length - 1] !== '..') segs.pop();
-      else if (!rooted) segs.push('..');
-      continue;
-    }
-    segs.push(s);
-  }
-  const out = (rooted ? '/' : '') + segs.join('/');
-  return out === '' ? '.' : out;
 }
 
 /**

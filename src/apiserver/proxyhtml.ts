@@ -15,7 +15,6 @@
 // whose source locations let each attribute be replaced where it stands, the rest of the page
 // going through byte for byte.
 import { SAXParser } from 'parse5-sax-parser';
-import { posix } from 'node:path';
 
 /** the tags whose attributes hold URLs, and those attributes (kube-apiserver's list) */
 const URL_ATTRS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
@@ -120,10 +119,23 @@ function formatURL(u: GoURL): string {
   return s;
 }
 
-/** Go's path.Join of two paths: cleaned, no trailing slash but the root's */
-function joinClean(a: string, b: string): string {
-  const j = posix.normalize(posix.join(a, b));
-  return j.length > 1 && j.endsWith('/') ? j.slice(0, -1) : j;
+/** Go's path.Join of a directory and a path: cleaned (no "..", no "//"), no trailing slash but the root's */
+export function goJoin(...parts: string[]): string {
+  const segs: string[] = [];
+  const joined = parts.filter((p) => p !== '').join('/');
+  if (joined === '') return '';
+  const rooted = joined.startsWith('/');
+  for (const s of joined.split('/')) {
+    if (s === '' || s === '.') continue;
+    if (s === '..') {
+      if (segs.length && segs[segs.length - 1] !== '..') segs.pop();
+      else if (!rooted) segs.push('..');
+      continue;
+    }
+    segs.push(s);
+  }
+  const out = (rooted ? '/' : '') + segs.join('/');
+  return out === '' ? '.' : out;
 }
 
 /** a URL the backend gave, as the proxy hands it on (see the head of this file); undefined for a URL Go cannot parse */
@@ -139,7 +151,7 @@ export function rewriteURL(raw: string, ctx: RewriteContext): string | undefined
   }
   if (u.path.startsWith(ctx.pathPrepend)) return formatURL(u);
   const trailing = u.path.endsWith('/');
-  u.path = joinClean(ctx.pathPrepend, u.path) + (trailing ? '/' : '');
+  u.path = goJoin(ctx.pathPrepend, u.path) + (trailing ? '/' : '');
   return formatURL(u);
 }
 

@@ -14,7 +14,7 @@
 // shared Node informer says which nodes have them, and only those nodes' pods are watched, each
 // node by an informer of its own (field selector spec.nodeName=<node>), stopped when its taints
 // go: a cluster without failing nodes costs nothing but the Node informer.
-import { Informer, type DeletedFinalStateUnknown } from '../client/informer.js';
+import { DeletedFinalStateUnknown, Informer } from '../client/informer.js';
 import { EventRecorder } from '../client/events.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isNotFound, type RESTClient } from '../client/rest.js';
@@ -106,7 +106,7 @@ export class TaintEviction {
       add: (n) => this.syncNode(n.metadata.name, n),
       update: (_, n) => this.syncNode(n.metadata.name, n),
       delete: (n: any | DeletedFinalStateUnknown<any>) => {
-        const name = 'obj' in n && !(n as any).metadata ? (n as DeletedFinalStateUnknown<any>).obj?.metadata?.name : (n as any).metadata?.name;
+        const name = n instanceof DeletedFinalStateUnknown ? n.obj?.metadata?.name : n.metadata?.name;
         if (name) this.syncNode(name, undefined);
       },
     });
@@ -146,7 +146,7 @@ export class TaintEviction {
       add: (p) => this.processPod(p, entry.taints),
       update: (_, p) => this.processPod(p, entry.taints),
       delete: (p: any) => {
-        const pod = p?.metadata ? p : p?.obj;
+        const pod = p instanceof DeletedFinalStateUnknown ? p.obj : p;
         if (pod?.metadata?.uid) this.cancel(pod, false);
       },
     });
