@@ -68,6 +68,8 @@ import { InFlightLimiter, RequestDeadline, requestScope, requestTimeoutMs, TIMEO
 import { auditIDOf, authenticationFailureMessage, type Auditor, type BodyTap, type RequestAudit } from './audit/index.js';
 import { createTokenRequest, hasImpersonationHeaders, impersonate, ImpersonationInternalError, JWKS_PATH, OPENID_CONFIGURATION_PATH, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
 import { goFormatDuration } from '../machinery/gostrings.js';
+import { LocalMetadataSource } from './localwatch.js';
+import type { GroupVersionResource } from '../client/resources.js';
 
 export type { UserInfo } from './authz.js';
 
@@ -441,6 +443,16 @@ export class APIServer {
       if (Array.isArray(conditions) && conditions.some((c: any) => c?.type === 'Available' && c?.status === 'True')) waiting.delete(name);
     }
     return waiting.size ? `missing APIService: [${[...waiting].sort().join(' ')}]` : undefined;
+  }
+
+  /**
+   * An informer source of a resource's PartialObjectMetadata straight from its watch cache, for a
+   * controller in this process (localwatch.ts); undefined when no store here serves the version
+   * (an aggregated API, a virtual resource): such a resource is watched over HTTP.
+   */
+  localMetadataSource(gvr: GroupVersionResource): LocalMetadataSource | undefined {
+    if (!this.byGVR.has(`${gvr.group}/${gvr.version}/${gvr.resource}`) && !this.crds?.store(gvr.group, gvr.version, gvr.resource)) return undefined;
+    return new LocalMetadataSource((g, r) => this.byGVR.get(`${g}/${gvr.version}/${r}`) ?? this.crds?.store(g, gvr.version, r), gvr);
   }
 
   store(group: string, kind: string): ResourceStore {

@@ -132,9 +132,9 @@ function defaults(allInOne: boolean): APIServerOptions {
     minRequestTimeout: 1800,
     requestTimeout: 60_000,
     eventTTL: 60 * 60_000,
-    // kube-apiserver's default is true, for kube-controller-manager's garbage collector; keelson
-    // server's controller manager has none, and the flag must match it
-    enableGarbageCollector: !allInOne,
+    // kube-apiserver's default (and kube-controller-manager's, which must match it: keelson server
+    // runs both halves from this one flag)
+    enableGarbageCollector: true,
     maxRequestsInFlight: 400,
     maxMutatingRequestsInFlight: 200,
     // (kube-apiserver's default is true; Keelson has the max-in-flight limits only)
@@ -205,7 +205,7 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     o,
     'enableGarbageCollector',
     'enable-garbage-collector',
-    "Enables the generic garbage collector. MUST be synced with the corresponding flag of the kube-controller-manager: with it, a delete leaves the orphan and foregroundDeletion finalizers (and the kind's default, orphan for ReplicationControllers and batch/v1 Jobs) for a garbage collector to process. (keelson server's default is false: its controller manager has no garbage collector yet.)",
+    "Enables the generic garbage collector. MUST be synced with the corresponding flag of the kube-controller-manager: with it, a delete leaves the orphan and foregroundDeletion finalizers (and the kind's default, orphan for ReplicationControllers and batch/v1 Jobs) for a garbage collector to process. (keelson server runs its own garbage collector with it.)",
   );
   e.durationVar(o, 'etcdCompactionInterval', 'etcd-compaction-interval', 'The interval of compaction requests. If 0, the compaction request from apiserver is disabled. History older than one interval is compacted; watches and continue tokens older than the compacted revision get 410 Gone.');
   e.stringVar(o, 'encryptionProviderConfig', 'encryption-provider-config', 'The file with the configuration of the encryption providers (an EncryptionConfiguration) used to encrypt resources such as secrets before they are stored.');
@@ -609,8 +609,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   // (one flag for both halves, as kube-apiserver's and kube-controller-manager's must match)
   if (allInOne) o.controllerManager.enableGarbageCollector = o.enableGarbageCollector;
   if (allInOne && !o.enableGarbageCollector) {
-    // (what a user of Deployments notices first: say it once, with the way out)
-    log.info('The garbage collector is off (--enable-garbage-collector=false, the default of keelson server): deleting an owner leaves its dependents (a Deployment its ReplicaSets and Pods); start with --enable-garbage-collector=true to have them deleted as in Kubernetes');
+    // (what a user of Deployments notices first: say it once)
+    log.info('The garbage collector is off (--enable-garbage-collector=false): deleting an owner leaves its dependents (a Deployment its ReplicaSets and Pods)');
   }
   if (allInOne && o.enableGarbageCollector && !isControllerEnabled('garbage-collector-controller', o.controllerManager.controllers)) {
     log.warn('--enable-garbage-collector=true with the garbage-collector-controller off: deletes leave orphan and foregroundDeletion finalizers that nothing removes; run a garbage collector against this server, or such objects stay until their finalizers are removed by hand');
@@ -628,6 +628,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
         legacyTokenGenerator: (sa, secretName) => signToken(legacySigner, legacyClaims(sa, secretName)),
         // (the cluster CA signs approved CSRs of every kubernetes.io signer, as k3s and kubeadm set it up)
         signingCA: { certPEM: pki.ca.certPEM, keyPEM: pki.ca.keyPEM },
+        // (the garbage collector's graph of every object, from the watch cache rather than a second watch over HTTPS: localwatch.ts)
+        localMetadataSource: (gvr) => server.localMetadataSource(gvr),
       })
     : undefined;
   if (controllers) server.registerComponent('controller-manager', async () => ({ healthy: true, message: 'ok' }));

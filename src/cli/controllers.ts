@@ -9,6 +9,7 @@ import type { Logger } from '../client/log.js';
 import { ControllerManager } from '../controllers/manager.js';
 import { SIGNERS } from '../controllers/csrsigning.js';
 import type { ControllerManagerOptions } from '../controllers/options.js';
+import type { MetadataSourceFinder } from '../controllers/context.js';
 import { userAgent } from './version.js';
 
 export const CONTROLLER_MANAGER_USER = 'system:kube-controller-manager';
@@ -28,6 +29,8 @@ export interface StartControllersOptions {
   legacyTokenGenerator?: LegacyTokenGenerator;
   /** the CA that signs approved certificate signing requests of the kubernetes.io signers */
   signingCA?: { certPEM: string; keyPEM: string };
+  /** the garbage collector's graph fed from the server's watch cache (APIServer.localMetadataSource) */
+  localMetadataSource?: MetadataSourceFinder;
 }
 
 /** A client certificate for the embedded controller manager, signed by the cluster CA (kept in memory). */
@@ -53,6 +56,7 @@ export async function startControllers(opts: StartControllersOptions & { stopTim
     log: opts.log,
     legacyTokenGenerator: opts.legacyTokenGenerator,
     signingCAs: opts.signingCA ? Object.fromEntries(SIGNERS.map((s) => [s, opts.signingCA!])) : undefined,
+    localMetadataSource: opts.localMetadataSource,
   });
   mgr.start();
   opts.log.info('Started the controller manager', { identity: mgr.identity, leaderElect: mgr.options.leaderElect });

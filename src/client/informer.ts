@@ -17,7 +17,27 @@
 import { jitter, sleep } from './flowcontrol.js';
 import { nopLogger, type Logger } from './log.js';
 import { isConnectionRefused, isResourceExpired, isTooLargeResourceVersion, isTooManyRequests } from './rest.js';
-import { gvrString, objectKey, type KubeObject, type ResourceClient } from './resources.js';
+import { gvrString, objectKey, type GroupVersionResource, type KubeList, type KubeObject, type ListOptions, type WatchEvent, type WatchOptions } from './resources.js';
+
+/**
+ * Where an informer lists and watches: a ResourceClient (the API over HTTP), or a source inside
+ * the API server's process (src/apiserver/localwatch.ts) for an embedded controller.
+ */
+export interface InformerSource<T extends KubeObject> {
+  readonly gvr: GroupVersionResource;
+  /** '' for all namespaces or a cluster-scoped resource */
+  readonly ns: string;
+  namespace(ns: string): InformerSource<T>;
+  listAll(opts: ListOptions & { signal?: AbortSignal; pageSize?: number; metadataOnly?: boolean }): Promise<KubeList<T>>;
+  watch(opts: WatchOptions & { signal?: AbortSignal }): Promise<InformerWatch<T>>;
+}
+
+/** An open watch of an InformerSource (the Watch of a ResourceClient is one) */
+export interface InformerWatch<T extends KubeObject> extends AsyncIterable<WatchEvent<T>> {
+  stop(): void;
+  /** why it ended: 'server' (a clean end), 'stopped', or the error that broke it */
+  readonly endedBy?: 'server' | 'stopped' | Error;
+}
 
 /** The last known state of an object deleted while the informer was not watching. */
 export class DeletedFinalStateUnknown<T> {
@@ -89,7 +109,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   readonly stats: ReflectorStats = { lists: 0, watches: 0, expired: 0, events: 0 };
 
   constructor(
-    readonly client: ResourceClient<T>,
+    readonly client: InformerSource<T>,
     readonly opts: InformerOptions = {},
   ) {
     this.log = opts.log ?? nopLogger;
@@ -422,7 +442,7 @@ export class InformerFactory {
   ) {}
 
   /** The shared informer for the client's resource (created on first use). */
-  informerFor<T extends KubeObject>(client: ResourceClient<T>, opts: InformerOptions = {}): Informer<T> {
+  informerFor<T extends KubeObject>(client: InformerSource<T>, opts: InformerOptions = {}): Informer<T> {
     const o = { ...this.defaults, ...opts };
     const key = `${gvrString(client.gvr)}|${o.namespace ?? client.ns}|${o.labelSelector ?? ''}|${o.fieldSelector ?? ''}${o.metadataOnly ? '|metadata' : ''}`;
     let inf = this.informers.get(key) as Informer<T> | undefined;

@@ -1,7 +1,7 @@
 // What every controller of the manager gets when it starts, and the helpers its descriptor uses.
 // (Apart from manager.ts, which imports every controller, so that a controller's file can import
 // these without a cycle.)
-import type { InformerFactory, Informer, InformerOptions } from '../client/informer.js';
+import type { InformerFactory, Informer, InformerOptions, InformerSource } from '../client/informer.js';
 import type { Logger } from '../client/log.js';
 import type { RESTClient } from '../client/rest.js';
 import { ResourceClient, type GroupVersionResource, type KubeObject } from '../client/resources.js';
@@ -30,7 +30,12 @@ export interface ControllerContext {
   legacyTokenGenerator?: LegacyTokenGenerator;
   /** the CA of each kubernetes.io signer the CSR signing controller signs for (--cluster-signing-*) */
   signingCAs?: Record<string, SigningCA>;
+  /** in the API server's process: metadata informers from its watch cache (ControllerManagerConfig.localMetadataSource) */
+  localMetadataSource?: MetadataSourceFinder;
 }
+
+/** the in-process metadata source of a resource, or undefined: watch it over HTTP */
+export type MetadataSourceFinder = (gvr: GroupVersionResource) => InformerSource<KubeObject> | undefined;
 
 export interface ControllerDescriptor {
   name: string;

@@ -434,9 +434,9 @@ export class EndpointSliceController {
 
   /**
    * The slices of a Service that is gone. Kubernetes leaves them to the garbage collector (the
-   * Service owns them); `keelson server` runs without it by default (--enable-garbage-collector),
-   * so the controller deletes them itself. (With the collector on, whichever comes second finds
-   * them gone.)
+   * Service owns them); a server may run without it (--enable-garbage-collector=false), so the
+   * controller deletes them itself. (With the collector on, whichever comes second finds them
+   * gone.)
    */
   private async deleteSlicesOfGoneService(namespace: string, name: string, signal: AbortSignal): Promise<void> {
     const client = new ResourceClient<any>(this.o.client, SLICES, namespace);

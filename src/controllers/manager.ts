@@ -25,7 +25,7 @@ import { ResourceQuotaController } from './resourcequota.js';
 import { GarbageCollector } from './garbagecollector.js';
 import { NamespacedPods } from './podwatch.js';
 import { ServiceAccountTokenSource } from '../client/satoken.js';
-import { informerOf, withClient, type ControllerContext, type ControllerDescriptor } from './context.js';
+import { informerOf, withClient, type ControllerContext, type ControllerDescriptor, type MetadataSourceFinder } from './context.js';
 
 export type { ControllerContext, ControllerDescriptor } from './context.js';
 import { replicaSetControllerDescriptor, replicationControllerDescriptor } from './replicaset.js';
@@ -183,7 +183,7 @@ export const garbageCollectorControllerDescriptor: ControllerDescriptor = {
       return;
     }
     await withClient(ctx, 'generic-garbage-collector', undefined, async (client) => {
-      const c = new GarbageCollector({ client, informers: ctx.informers, informerClient: ctx.informerClient, log: ctx.log });
+      const c = new GarbageCollector({ client, informers: ctx.informers, informerClient: ctx.informerClient, localMetadataSource: ctx.localMetadataSource, log: ctx.log });
       await c.run(ctx.options.concurrentGCSyncs, ctx.signal);
     });
   },
@@ -233,6 +233,11 @@ export interface ControllerManagerConfig {
   signingCAs?: Record<string, SigningCA>;
   /** controllers to run (default: CONTROLLER_DESCRIPTORS filtered by --controllers) */
   descriptors?: ControllerDescriptor[];
+  /**
+   * the manager inside the API server's process: metadata-only informers of a resource fed from the
+   * server's watch cache (APIServer.localMetadataSource), undefined for a resource to watch over HTTP
+   */
+  localMetadataSource?: MetadataSourceFinder;
   /**
    * called when leadership is lost, once the controllers have stopped: `keelson controller-manager`
    * exits then, as kube-controller-manager does; without it (the manager inside `keelson server`)
@@ -372,6 +377,7 @@ export class ControllerManager {
       rootCA: this.cfg.rootCA ?? (this.cfg.rest.ca === undefined ? undefined : String(this.cfg.rest.ca)),
       legacyTokenGenerator: this.cfg.legacyTokenGenerator,
       signingCAs: this.cfg.signingCAs,
+      localMetadataSource: this.cfg.localMetadataSource,
     };
     const descriptors = (this.cfg.descriptors ?? CONTROLLER_DESCRIPTORS).filter((d) => isControllerEnabled(d.name, this.options.controllers));
     const runs: Promise<void>[] = [];

@@ -1,8 +1,10 @@
-// The garbage collector of the embedded controller manager (keelson server
-// --enable-garbage-collector=true), against a real keelson: dependents of a deleted owner go
-// (background), lose their reference (orphan, kubectl --cascade=orphan) or go first (foreground,
-// kubectl --cascade=foreground); an object whose owner never existed goes; one that keeps another
-// owner only loses the reference to the gone one; a custom resource owns as any object does.
+// The garbage collector of the embedded controller manager (on by default in keelson server, its
+// graph fed from the watch cache: src/apiserver/localwatch.ts), against a real keelson: dependents
+// of a deleted owner go (background; kubectl delete of a Deployment takes its ReplicaSet and Pods),
+// lose their reference (orphan, kubectl --cascade=orphan) or go first (foreground, kubectl
+// --cascade=foreground); an object whose owner never existed goes; one that keeps another owner
+// only loses the reference to the gone one; a custom resource owns as any object does, also one
+// whose CRD came after the collector started.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startCluster, until, crdBody, createCRD, type Cluster } from './harness.js';
@@ -12,7 +14,8 @@ const NS = 'gc';
 const CMS = `/api/v1/namespaces/${NS}/configmaps`;
 
 before(async () => {
-  c = await startCluster({ args: ['--storage-backend=memory', '--enable-garbage-collector=true'] });
+  // (the default: no flag)
+  c = await startCluster({ args: ['--storage-backend=memory'] });
   assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
 });
 after(async () => {
@@ -36,6 +39,29 @@ test('background: the dependents of a deleted owner are deleted', async () => {
   assert.equal(r.code, 0, r.stderr);
   await gone(`${CMS}/dep-a`);
   await gone(`${CMS}/dep-b`);
+});
+
+test('kubectl delete deployment: its ReplicaSet and Pods go with it (kubectl 1.33, 1.27)', async () => {
+  for (const version of ['1.33', '1.27']) {
+    const name = `web-${version.replace('.', '-')}`;
+    let r = c.kubectl(['create', 'deployment', name, '--image=registry.k8s.io/pause:3.10', '--replicas=2', '-n', NS], { version });
+    assert.equal(r.code, 0, r.stderr);
+    const sel = encodeURIComponent(`app=${name}`);
+    await until(`${name}'s ReplicaSet and 2 Pods`, async () => {
+      const rs = (await c.raw('GET', `/apis/apps/v1/namespaces/${NS}/replicasets?labelSelector=${sel}`)).json().items;
+      const pods = (await c.raw('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=${sel}`)).json().items;
+      return rs.length === 1 && pods.length === 2;
+    });
+    r = c.kubectl(['delete', 'deployment', name, '-n', NS], { version });
+    assert.equal(r.code, 0, r.stderr);
+    await until(`${name}'s ReplicaSet and Pods to be gone`, async () => {
+      const rs = (await c.raw('GET', `/apis/apps/v1/namespaces/${NS}/replicasets?labelSelector=${sel}`)).json().items;
+      // (no node agent: a deleted pod has no kubelet to finish it, so it goes at once with its grace
+      // period, or stays Terminating; either way the collector asked for its deletion)
+      const pods = (await c.raw('GET', `/api/v1/namespaces/${NS}/pods?labelSelector=${sel}`)).json().items;
+      return rs.length === 0 && pods.every((p: any) => p.metadata.deletionTimestamp);
+    });
+  }
 });
 
 test('orphan: kubectl --cascade=orphan leaves the dependents, without the reference', async () => {

@@ -252,12 +252,26 @@ describe('preconditions', () => {
 });
 
 describe('propagation', () => {
-  test("keelson server's --enable-garbage-collector is off by default: Orphan and Foreground delete at once, as kube-apiserver does with it off", async () => {
-    for (const body of [{ propagationPolicy: 'Orphan' }, { propagationPolicy: 'Foreground' }, { orphanDependents: true }]) {
-      await create(cms, cm('prop-nogc'));
-      const d = ok(await c.raw('DELETE', `${cms}/prop-nogc`, { body }), 200, JSON.stringify(body));
-      assert.equal(d.status, 'Success');
-      expectStatus(await c.raw('GET', `${cms}/prop-nogc`), 404, 'NotFound', 'gone');
+  test("keelson server's garbage collector is on by default: an Orphan delete leaves the finalizer, which the collector removes", async () => {
+    await create(cms, cm('prop-gc'));
+    const d = ok(await c.raw('DELETE', `${cms}/prop-gc`, { body: { propagationPolicy: 'Orphan' } }), 200, 'orphan');
+    assert.deepEqual(d.metadata.finalizers, ['orphan']);
+    for (let i = 0; i < 200 && (await c.raw('GET', `${cms}/prop-gc`)).status !== 404; i++) await new Promise((r) => setTimeout(r, 50));
+    expectStatus(await c.raw('GET', `${cms}/prop-gc`), 404, 'NotFound', 'gone once the collector removed the finalizer');
+  });
+
+  test('with --enable-garbage-collector=false: Orphan and Foreground delete at once, as kube-apiserver does with it off', async () => {
+    const off = await startCluster({ args: ['--storage-backend=memory', '--enable-garbage-collector=false'] });
+    try {
+      for (const body of [{ propagationPolicy: 'Orphan' }, { propagationPolicy: 'Foreground' }, { orphanDependents: true }]) {
+        assert.equal((await off.raw('POST', cms, { body: cm('prop-nogc') })).status, 201);
+        const r = await off.raw('DELETE', `${cms}/prop-nogc`, { body });
+        assert.equal(r.status, 200, r.text);
+        assert.equal(r.json().status, 'Success');
+        assert.equal((await off.raw('GET', `${cms}/prop-nogc`)).status, 404);
+      }
+    } finally {
+      await off.stop();
     }
   });
 
