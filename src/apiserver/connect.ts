@@ -82,7 +82,7 @@ import { isGlobalUnicastIP } from '../schema/validation/util.js';
 import { joinHostPort } from '../schema/printers/format.js';
 import type { ResourceStore } from './registry/store.js';
 import { goQuote } from '../machinery/gostrings.js';
-import { isUpgradeRequest, joinPreserveTrailingSlash, proxyHttp, proxyUpgrade, UpgradeProxyError, watchDial, type Dial, type UpgradeTarget } from './proxy.js';
+import { isUpgradeRequest, joinPreserveTrailingSlash, proxyHttp, proxyUpgrade, pump, UpgradeProxyError, watchDial, type Dial, type UpgradeTarget } from './proxy.js';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
@@ -603,12 +603,7 @@ function streamLog(r: Request, cfg: KubeletClientConfig | undefined, k: { host: 
       res.statusCode = 200;
       res.setHeader('Content-Type', 'text/plain');
       res.flushHeaders();
-      ur.on('data', (d: Buffer) => {
-        if (!res.write(d)) {
-          ur.pause();
-          res.once('drain', () => ur.resume());
-        }
-      });
+      pump(ur, res);
       // (the kubelet's end, or its connection lost: the stream ends, as io.Copy returns)
       const end = () => {
         dial?.release();

@@ -11,11 +11,10 @@
 import { errors, StatusError } from '../machinery/errors.js';
 import { goDialError } from '../machinery/goneterr.js';
 import { H1Response } from './http1.js';
-import { goJoin, rewriteHTML, rewriteURL, type RewriteContext } from './proxyhtml.js';
+import { goJoin, rewriteHTMLBody, rewriteURL, type RewriteContext } from './proxyhtml.js';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type Socket } from 'node:net';
-import { gunzipSync, gzipSync, inflateRawSync, deflateRawSync } from 'node:zlib';
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 
 /** where an upgrade request is proxied to */
@@ -341,6 +340,29 @@ function connectionTokens(raw: string[]): Set<string> {
  * Go's net.JoinPreserveTrailingSlash: the parts joined and cleaned, with a trailing slash when the
  * last non-empty one has one.
  */
+/** what pump() reads: a stream, or the server's own HTTP/1.1 request (an event emitter with pause and resume) */
+export interface PumpSource {
+  on(event: 'data', f: (d: Buffer) => void): unknown;
+  pause(): unknown;
+  resume(): unknown;
+}
+
+/** what pump() writes to: a response or an outgoing request */
+export interface PumpSink {
+  write(d: Buffer): boolean;
+  once(event: 'drain', f: () => void): unknown;
+}
+
+/** each chunk written as it comes (a watch's events are not held back), the source paused while the sink's buffer is full */
+export function pump(from: PumpSource, to: PumpSink): void {
+  from.on('data', (d: Buffer) => {
+    if (!to.write(d)) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+  });
+}
+
 export function joinPreserveTrailingSlash(...parts: string[]): string {
   let out = goJoin(...parts);
   const last = [...parts].reverse().find((p) => p !== '');
@@ -480,11 +502,9 @@ export function proxyHttp(req: IncomingMessage, res: ServerResponse, t: ProxyTar
           if (settled) return;
           const body = Buffer.concat(chunks);
           const encoding = (byName.get('content-encoding')?.[1][0] ?? '').trim();
-          let out: Buffer = body;
+          let out: Buffer;
           try {
-            if (encoding === '') out = Buffer.from(rewriteHTML(body.toString('utf8'), rw), 'utf8');
-            else if (encoding === 'gzip') out = gzipSync(rewriteHTML(gunzipSync(body).toString('utf8'), rw));
-            else if (encoding === 'deflate') out = deflateRawSync(rewriteHTML(inflateRawSync(body).toString('utf8'), rw));
+            out = rewriteHTMLBody(body, encoding, rw);
           } catch (e) {
             fail(new StatusError(500, '', `errorf making ${encoding} reader: ${(e as Error).message}`));
             return;
@@ -499,12 +519,7 @@ export function proxyHttp(req: IncomingMessage, res: ServerResponse, t: ProxyTar
       }
       writeHead();
       res.flushHeaders?.();
-      ures.on('data', (d: Buffer) => {
-        if (!res.write(d)) {
-          ures.pause();
-          res.once('drain', () => ures.resume());
-        }
-      });
+      pump(ures, res);
       ures.once('end', () => {
         if (!res.writableEnded) res.end();
         finish();
@@ -514,12 +529,7 @@ export function proxyHttp(req: IncomingMessage, res: ServerResponse, t: ProxyTar
       ures.once('error', () => res.destroy());
     });
     // the request's body, streamed with back-pressure
-    req.on('data', (d: Buffer) => {
-      if (!up.write(d)) {
-        req.pause();
-        up.once('drain', () => req.resume());
-      }
-    });
+    pump(req, up);
     req.once('end', () => up.end());
     req.resume();
   });

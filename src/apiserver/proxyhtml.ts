@@ -15,6 +15,7 @@
 // whose source locations let each attribute be replaced where it stands, the rest of the page
 // going through byte for byte.
 import { SAXParser } from 'parse5-sax-parser';
+import { deflateRawSync, gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
 
 /** the tags whose attributes hold URLs, and those attributes (kube-apiserver's list) */
 const URL_ATTRS: ReadonlyMap<string, ReadonlySet<string>> = new Map(
@@ -186,4 +187,16 @@ export function rewriteHTML(html: string, ctx: RewriteContext): string {
     at = e.end;
   }
   return out + html.slice(at);
+}
+
+/**
+ * A page's body with its links rewritten, in the Content-Encoding it came in: none, gzip, or
+ * deflate (raw DEFLATE, as Go's compress/flate reads it in kube-apiserver's proxy); another
+ * encoding is sent as it came. Throws when the body does not decompress.
+ */
+export function rewriteHTMLBody(body: Buffer, encoding: string, ctx: RewriteContext): Buffer {
+  if (encoding === '') return Buffer.from(rewriteHTML(body.toString('utf8'), ctx), 'utf8');
+  if (encoding === 'gzip') return gzipSync(rewriteHTML(gunzipSync(body).toString('utf8'), ctx));
+  if (encoding === 'deflate') return deflateRawSync(rewriteHTML(inflateRawSync(body).toString('utf8'), ctx));
+  return body;
 }

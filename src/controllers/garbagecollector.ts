@@ -32,6 +32,8 @@ const FOREGROUND = 'foregroundDeletion';
 const REDISCOVERY_MS = 30_000;
 /** resources the collector does not watch (Kubernetes' ignoredResources) */
 const IGNORED = new Set(['/events', 'events.k8s.io/events']);
+/** the owners or finalizers of an object that has none (shared: never written to) */
+const NONE: readonly never[] = Object.freeze([]);
 
 interface OwnerRef {
   apiVersion: string;
@@ -46,9 +48,10 @@ interface Node {
   gvr: GroupVersionResource;
   namespace: string;
   name: string;
-  owners: OwnerRef[];
-  dependents: Set<string>;
-  finalizers: string[];
+  owners: readonly OwnerRef[];
+  /** made when the first dependent comes (most objects never have one) */
+  dependents: Set<string> | undefined;
+  finalizers: readonly string[];
   deleting: boolean;
   resourceVersion: string;
 }
@@ -125,18 +128,18 @@ export class GarbageCollector {
   private upsert(gvr: GroupVersionResource, obj: any): void {
     const m = obj?.metadata;
     if (!m?.uid) return;
-    const owners: OwnerRef[] = Array.isArray(m.ownerReferences) ? m.ownerReferences.filter((r: any) => r && typeof r.uid === 'string') : [];
+    const owners: readonly OwnerRef[] = Array.isArray(m.ownerReferences) && m.ownerReferences.length > 0 ? m.ownerReferences.filter((r: any) => r && typeof r.uid === 'string') : NONE;
     let node = this.nodes.get(m.uid);
-    if (node) for (const r of node.owners) this.nodes.get(r.uid)?.dependents.delete(node.uid) ?? this.waiting.get(r.uid)?.delete(node.uid);
-    const dependents = node?.dependents ?? this.waiting.get(m.uid) ?? new Set<string>();
+    if (node) for (const r of node.owners) this.nodes.get(r.uid)?.dependents?.delete(node.uid) ?? this.waiting.get(r.uid)?.delete(node.uid);
+    const dependents = node?.dependents ?? this.waiting.get(m.uid);
     this.waiting.delete(m.uid);
-    node = { uid: m.uid, gvr, namespace: m.namespace ?? '', name: m.name, owners, dependents, finalizers: Array.isArray(m.finalizers) ? m.finalizers : [], deleting: !!m.deletionTimestamp, resourceVersion: m.resourceVersion };
+    node = { uid: m.uid, gvr, namespace: m.namespace ?? '', name: m.name, owners, dependents, finalizers: Array.isArray(m.finalizers) ? m.finalizers : NONE, deleting: !!m.deletionTimestamp, resourceVersion: m.resourceVersion };
     this.nodes.set(m.uid, node);
     let ownerMissing = false;
     for (const r of owners) {
       const owner = this.nodes.get(r.uid);
       if (owner) {
-        owner.dependents.add(node.uid);
+        (owner.dependents ??= new Set()).add(node.uid);
         // (an owner in another namespace does not own: see ownerState)
         if (owner.namespace !== '' && owner.namespace !== node.namespace) ownerMissing = true;
       } else {
@@ -159,11 +162,12 @@ export class GarbageCollector {
     if (!node) return;
     this.nodes.delete(uid);
     for (const r of node.owners) {
-      this.nodes.get(r.uid)?.dependents.delete(uid);
+      this.nodes.get(r.uid)?.dependents?.delete(uid);
       this.waiting.get(r.uid)?.delete(uid);
       // an owner deleting in the foreground may now be free of blocking dependents
       this.queue.add(`foreground:${r.uid}`);
     }
+    if (!node.dependents) return;
     if (node.dependents.size > 0) this.waiting.set(uid, node.dependents);
     for (const d of node.dependents) this.queue.add(`delete:${d}`);
   }
@@ -266,7 +270,7 @@ export class GarbageCollector {
 
   private async orphanDependents(node: Node, signal: AbortSignal): Promise<void> {
     if (!node.deleting || !node.finalizers.includes(ORPHAN)) return;
-    for (const d of [...node.dependents]) {
+    for (const d of [...(node.dependents ?? [])]) {
       const dep = this.nodes.get(d);
       if (dep) await this.removeOwnerRefs(dep, [node.uid], signal);
     }
@@ -276,7 +280,7 @@ export class GarbageCollector {
   private async deleteDependents(node: Node, signal: AbortSignal): Promise<void> {
     if (!node.deleting || !node.finalizers.includes(FOREGROUND)) return;
     let blocking = 0;
-    for (const d of [...node.dependents]) {
+    for (const d of [...(node.dependents ?? [])]) {
       const dep = this.nodes.get(d);
       if (!dep) continue;
       if (dep.owners.some((r) => r.uid === node.uid && r.blockOwnerDeletion === true)) blocking++;

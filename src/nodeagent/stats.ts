@@ -125,6 +125,41 @@ function line(name: string, labels: Record<string, string>, value: number, time:
 }
 
 /** /metrics/resource's text (the kubelet's resource metrics collector, its STABLE metrics) */
+/** a pod's containers and their sums: CPU time and working set, each at its latest sample's time */
+interface PodTotals {
+  namespace: string;
+  pod: string;
+  podUID: string;
+  /** its first container's start (ms since the epoch) */
+  startTime: number;
+  containers: ContainerSample[];
+  cpu?: { usageCoreNanoSeconds: number; time: number };
+  memory?: { workingSetBytes: number; time: number };
+}
+
+/** the containers grouped by pod, with each pod's sums (what /metrics/resource and /stats/summary report for a pod) */
+function podTotals(containers: ContainerSample[]): PodTotals[] {
+  const pods = new Map<string, PodTotals>();
+  for (const c of containers) {
+    const key = `${c.namespace}/${c.pod}`;
+    let p = pods.get(key);
+    if (!p) pods.set(key, (p = { namespace: c.namespace, pod: c.pod, podUID: c.podUID, startTime: c.startTime, containers: [] }));
+    p.startTime = Math.min(p.startTime, c.startTime);
+    p.containers.push(c);
+    if (c.cpu) {
+      p.cpu ??= { usageCoreNanoSeconds: 0, time: 0 };
+      p.cpu.usageCoreNanoSeconds += c.cpu.usageCoreNanoSeconds;
+      p.cpu.time = Math.max(p.cpu.time, c.cpu.time);
+    }
+    if (c.memory) {
+      p.memory ??= { workingSetBytes: 0, time: 0 };
+      p.memory.workingSetBytes += c.memory.workingSetBytes;
+      p.memory.time = Math.max(p.memory.time, c.memory.time);
+    }
+  }
+  return [...pods.values()];
+}
+
 export function resourceMetricsText(s: ResourceSample): string {
   const families: [string, 'counter' | 'gauge', string, string[]][] = [
     ['container_cpu_usage_seconds_total', 'counter', 'Cumulative cpu time consumed by the container in core-seconds', []],
@@ -137,29 +172,16 @@ export function resourceMetricsText(s: ResourceSample): string {
     ['resource_scrape_error', 'gauge', '1 if there was an error while getting container metrics, 0 otherwise', []],
   ];
   const lines = new Map(families.map((f) => [f[0], f[3]]));
-  const pods = new Map<string, { labels: Record<string, string>; cpu: number; cpuTime: number; mem: number; memTime: number; hasCPU: boolean; hasMem: boolean }>();
   for (const c of s.containers) {
     const labels = { container: c.container, namespace: c.namespace, pod: c.pod };
-    const key = `${c.namespace}/${c.pod}`;
-    const p = pods.get(key) ?? { labels: { namespace: c.namespace, pod: c.pod }, cpu: 0, cpuTime: 0, mem: 0, memTime: 0, hasCPU: false, hasMem: false };
-    pods.set(key, p);
-    if (c.cpu) {
-      lines.get('container_cpu_usage_seconds_total')!.push(line('container_cpu_usage_seconds_total', labels, c.cpu.usageCoreNanoSeconds / 1e9, c.cpu.time));
-      p.cpu += c.cpu.usageCoreNanoSeconds;
-      p.cpuTime = Math.max(p.cpuTime, c.cpu.time);
-      p.hasCPU = true;
-    }
-    if (c.memory) {
-      lines.get('container_memory_working_set_bytes')!.push(line('container_memory_working_set_bytes', labels, c.memory.workingSetBytes, c.memory.time));
-      p.mem += c.memory.workingSetBytes;
-      p.memTime = Math.max(p.memTime, c.memory.time);
-      p.hasMem = true;
-    }
+    if (c.cpu) lines.get('container_cpu_usage_seconds_total')!.push(line('container_cpu_usage_seconds_total', labels, c.cpu.usageCoreNanoSeconds / 1e9, c.cpu.time));
+    if (c.memory) lines.get('container_memory_working_set_bytes')!.push(line('container_memory_working_set_bytes', labels, c.memory.workingSetBytes, c.memory.time));
     lines.get('container_start_time_seconds')!.push(line('container_start_time_seconds', labels, c.startTime / 1000, c.startTime));
   }
-  for (const p of pods.values()) {
-    if (p.hasCPU) lines.get('pod_cpu_usage_seconds_total')!.push(line('pod_cpu_usage_seconds_total', p.labels, p.cpu / 1e9, p.cpuTime));
-    if (p.hasMem) lines.get('pod_memory_working_set_bytes')!.push(line('pod_memory_working_set_bytes', p.labels, p.mem, p.memTime));
+  for (const p of podTotals(s.containers)) {
+    const labels = { namespace: p.namespace, pod: p.pod };
+    if (p.cpu) lines.get('pod_cpu_usage_seconds_total')!.push(line('pod_cpu_usage_seconds_total', labels, p.cpu.usageCoreNanoSeconds / 1e9, p.cpu.time));
+    if (p.memory) lines.get('pod_memory_working_set_bytes')!.push(line('pod_memory_working_set_bytes', labels, p.memory.workingSetBytes, p.memory.time));
   }
   lines.get('node_cpu_usage_seconds_total')!.push(line('node_cpu_usage_seconds_total', {}, s.node.cpu.usageCoreNanoSeconds / 1e9, s.node.cpu.time));
   lines.get('node_memory_working_set_bytes')!.push(line('node_memory_working_set_bytes', {}, s.node.memory.workingSetBytes, s.node.memory.time));
@@ -185,35 +207,14 @@ function memJSON(m: MemorySample): Record<string, unknown> {
 
 /** /stats/summary's JSON (stats/v1alpha1 Summary: the node and its pods, CPU and memory) */
 export function summaryJSON(s: ResourceSample, nodeName: string, nodeStartTime: number): Record<string, unknown> {
-  const pods = new Map<string, { podRef: Record<string, string>; startTime: number; containers: any[]; cpu: number; cpuTime: number; mem: number; memTime: number; hasCPU: boolean; hasMem: boolean }>();
-  for (const c of s.containers) {
-    const key = c.podUID || `${c.namespace}/${c.pod}`;
-    const p = pods.get(key) ?? { podRef: { name: c.pod, namespace: c.namespace, uid: c.podUID }, startTime: c.startTime, containers: [], cpu: 0, cpuTime: 0, mem: 0, memTime: 0, hasCPU: false, hasMem: false };
-    pods.set(key, p);
-    p.startTime = Math.min(p.startTime, c.startTime);
-    const cs: Record<string, unknown> = { name: c.container, startTime: iso(c.startTime) };
-    if (c.cpu) {
-      cs.cpu = cpuJSON(c.cpu);
-      p.cpu += c.cpu.usageCoreNanoSeconds;
-      p.cpuTime = Math.max(p.cpuTime, c.cpu.time);
-      p.hasCPU = true;
-    }
-    if (c.memory) {
-      cs.memory = memJSON(c.memory);
-      p.mem += c.memory.workingSetBytes;
-      p.memTime = Math.max(p.memTime, c.memory.time);
-      p.hasMem = true;
-    }
-    p.containers.push(cs);
-  }
   return {
     node: { nodeName, systemContainers: [], startTime: iso(nodeStartTime), cpu: cpuJSON(s.node.cpu), memory: memJSON(s.node.memory) },
-    pods: [...pods.values()].map((p) => ({
-      podRef: p.podRef,
+    pods: podTotals(s.containers).map((p) => ({
+      podRef: { name: p.pod, namespace: p.namespace, uid: p.podUID },
       startTime: iso(p.startTime),
-      containers: p.containers,
-      ...(p.hasCPU ? { cpu: { time: iso(p.cpuTime), usageCoreNanoSeconds: p.cpu } } : {}),
-      ...(p.hasMem ? { memory: { time: iso(p.memTime), workingSetBytes: p.mem } } : {}),
+      containers: p.containers.map((c) => ({ name: c.container, startTime: iso(c.startTime), ...(c.cpu ? { cpu: cpuJSON(c.cpu) } : {}), ...(c.memory ? { memory: memJSON(c.memory) } : {}) })),
+      ...(p.cpu ? { cpu: { time: iso(p.cpu.time), usageCoreNanoSeconds: p.cpu.usageCoreNanoSeconds } } : {}),
+      ...(p.memory ? { memory: { time: iso(p.memory.time), workingSetBytes: p.memory.workingSetBytes } } : {}),
     })),
   };
 }

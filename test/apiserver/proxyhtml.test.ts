@@ -3,7 +3,8 @@
 // byte around the attributes it rewrites. (The proxy itself: test/e2e/kubelet-streaming.test.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rewriteHTML, rewriteURL, type RewriteContext } from '../../src/apiserver/proxyhtml.js';
+import { rewriteHTML, rewriteHTMLBody, rewriteURL, type RewriteContext } from '../../src/apiserver/proxyhtml.js';
+import { deflateRawSync, deflateSync, gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
 import { joinPreserveTrailingSlash } from '../../src/apiserver/proxy.js';
 
 const ctx: RewriteContext = { pathPrepend: '/api/v1/namespaces/ns/services/web:80/proxy', backendHost: '10.1.0.5:8080', requestHost: '127.0.0.1:8001' };
@@ -52,4 +53,17 @@ test('joinPreserveTrailingSlash: Go\'s path.Join, cleaned, keeping the last part
   assert.equal(joinPreserveTrailingSlash('', '/../../etc/passwd'), '/etc/passwd');
   assert.equal(joinPreserveTrailingSlash('/a', ''), '/a');
   assert.equal(joinPreserveTrailingSlash('', '/'), '/');
+});
+
+test('rewriteHTMLBody: a plain, gzip or deflate page is rewritten and sent in its encoding; another encoding as it came; a body that does not decompress throws', () => {
+  const page = '<a href="/x">é</a>';
+  const want = `<a href="${P}/x">é</a>`;
+  assert.equal(rewriteHTMLBody(Buffer.from(page), '', ctx).toString(), want);
+  assert.equal(gunzipSync(rewriteHTMLBody(gzipSync(page), 'gzip', ctx)).toString(), want);
+  // (deflate as Go's compress/flate reads it: raw DEFLATE, no zlib header)
+  assert.equal(inflateRawSync(rewriteHTMLBody(deflateRawSync(page), 'deflate', ctx)).toString(), want);
+  const br = Buffer.from('not rewritten');
+  assert.equal(rewriteHTMLBody(br, 'br', ctx), br);
+  assert.throws(() => rewriteHTMLBody(Buffer.from(page), 'gzip', ctx));
+  assert.throws(() => rewriteHTMLBody(deflateSync(Buffer.alloc(0)).subarray(0, 1), 'deflate', ctx));
 });

@@ -28,6 +28,7 @@ import tls from 'node:tls';
 import { expectStatus, freePort, kubectlBinary, startCluster, until, KEELSON, ROOT, type Cluster } from './harness.js';
 import http from 'node:http';
 import { Readable, Writable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
 import * as k8s from '@kubernetes/client-node';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
@@ -128,6 +129,8 @@ before(async () => {
     'mkdir -p /www/cgi-bin /www/sub',
     'echo hello > /www/hello.txt',
     `printf '%s' '${WEB_PAGE}' > /www/index.html`,
+    // (the same page gzipped: busybox httpd sends z.html.gz for z.html to a client that accepts gzip)
+    'cp /www/index.html /www/z.html && gzip -c /www/z.html > /www/z.html.gz',
     `printf '%s\\n' '#!/bin/sh' 'printf "Content-Type: text/plain\\r\\nAccess-Control-Allow-Origin: *\\r\\nX-Backend: yes\\r\\n\\r\\n"' 'echo "method=$REQUEST_METHOD uri=$REQUEST_URI"' 'echo "xfu=$HTTP_X_FORWARDED_URI xff=$HTTP_X_FORWARDED_FOR auth=$HTTP_AUTHORIZATION"' 'echo "body=$(cat)"' > /www/cgi-bin/echo`,
     `printf '%s\\n' '#!/bin/sh' 'printf "Status: 302 Found\\r\\nLocation: /hello.txt\\r\\n\\r\\n"' > /www/cgi-bin/go`,
     'chmod +x /www/cgi-bin/*',
@@ -417,6 +420,12 @@ test('pods/proxy and services/proxy reach the pod\'s web server: kubectl get --r
   assert.equal(page.status, 200);
   assert.equal(page.text, WEB_PAGE.replace('href="/style.css"', `href="${svcBase}/style.css"`).replace('href="/hello.txt"', `href="${svcBase}/hello.txt"`).replace('action="/cgi-bin/echo"', `action="${svcBase}/cgi-bin/echo"`));
   assert.equal(page.headers['content-length'], String(Buffer.byteLength(page.text)));
+  // a gzipped page is rewritten too, and sent gzipped
+  const zipped = await c.raw('GET', `${svcBase}/z.html`, { headers: { 'accept-encoding': 'gzip' } });
+  assert.equal(zipped.status, 200);
+  assert.equal(zipped.headers['content-encoding'], 'gzip');
+  assert.equal(zipped.headers['content-length'], String(zipped.body.length));
+  assert.equal(gunzipSync(zipped.body).toString(), page.text);
   // the proxy's root redirects to itself with a slash; a path that climbs stays within the backend
   const root = await c.raw('GET', `${podBase}?x=1`);
   assert.deepEqual([root.status, root.headers.location], [301, `${podBase}/?x=1`]);

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse, OutgoingHttpHeaders } from 'node:
 import type { UserInfo } from '../authz.js';
 import type { Location } from './resolve.js';
 import { goDialError } from '../../machinery/goneterr.js';
-import { isUpgradeRequest, proxyUpgrade } from '../proxy.js';
+import { isUpgradeRequest, proxyUpgrade, pump } from '../proxy.js';
 
 /** the client certificate the aggregator presents (--proxy-client-cert-file, --proxy-client-key-file) */
 export interface ProxyIdentity {
@@ -174,12 +174,7 @@ export function proxyRequest(req: IncomingMessage, res: ServerResponse, o: Proxy
       }
       res.writeHead(ur.statusCode ?? 502, out);
       // each chunk as it comes (a watch's events are not held back)
-      ur.on('data', (d: Buffer) => {
-        if (!res.write(d)) {
-          ur.pause();
-          res.once('drain', () => ur.resume());
-        }
-      });
+      pump(ur, res);
       ur.on('end', () => {
         if (timer) clearTimeout(timer);
         res.end();
@@ -204,12 +199,7 @@ export function proxyRequest(req: IncomingMessage, res: ServerResponse, o: Proxy
       done();
     });
     // the body as it comes (the server's own HTTP/1.1 requests are event emitters, not streams)
-    req.on('data', (d: Buffer) => {
-      if (!up.write(d)) {
-        req.pause();
-        up.once('drain', () => req.resume());
-      }
-    });
+    pump(req, up);
     req.on('end', () => up.end());
     req.resume();
   });
