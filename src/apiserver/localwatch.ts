@@ -25,10 +25,21 @@ export type StoreFinder = (group: string, resource: string) => ResourceStore | u
 
 const META_API_VERSION = 'meta.k8s.io/v1';
 
-/** what a metadata-only watch or list carries for an object */
+/**
+ * What a metadata-only watch or list carries for an object: its metadata without managedFields,
+ * as kube-controller-manager's informers trim them (TrimManagedFields). The informer holds it for
+ * as long as the object lives; the cache itself lets a quiet object's decoded form go (CacheEntry
+ * freeze), and its managed fields, often most of its metadata, go with it.
+ */
 function partial(e: CacheEntry): KubeObject {
   // (peek: a frozen entry of a list is decoded for this reading only, not kept decoded)
-  return { apiVersion: META_API_VERSION, kind: 'PartialObjectMetadata', metadata: e.peek()?.metadata ?? {} } as KubeObject;
+  const m = e.peek()?.metadata;
+  let metadata = m ?? {};
+  if (m?.managedFields !== undefined) {
+    const { managedFields: _, ...rest } = m;
+    metadata = rest;
+  }
+  return { apiVersion: META_API_VERSION, kind: 'PartialObjectMetadata', metadata } as KubeObject;
 }
 
 function notServed(gvr: GroupVersionResource): StatusError {

@@ -34,7 +34,9 @@ function keepAlive(): () => void {
 test('a list and a watch of PartialObjectMetadata from the cache, in order, from the list resourceVersion; a namespace scopes both', async () => {
   const { store, source, cm } = await setup();
   try {
-    const a = await cm('one', 'a', { labels: { x: 'y' } });
+    const managedFields = [{ manager: 'test', operation: 'Update', apiVersion: 'v1', time: '2026-12-06T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': {} } }];
+    const a = await cm('one', 'a', { labels: { x: 'y' }, managedFields });
+    assert.equal(store.get('one', 'a')!.obj.metadata.managedFields.length, 1);
     await cm('two', 'b');
     const list = await source.listAll({});
     assert.equal(list.kind, 'PartialObjectMetadataList');
@@ -43,6 +45,7 @@ test('a list and a watch of PartialObjectMetadata from the cache, in order, from
     assert.equal(list.items[0].metadata.uid, a.metadata.uid);
     assert.deepEqual(list.items[0].metadata.labels, { x: 'y' });
     assert.equal((list.items[0] as any).data, undefined, 'metadata only');
+    assert.equal(list.items[0].metadata.managedFields, undefined, 'managedFields trimmed, as kube-controller-manager trims them');
     const rv = list.metadata.resourceVersion!;
     assert.equal((await source.namespace('one').listAll({})).items.length, 1);
 
