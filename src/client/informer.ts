@@ -77,6 +77,18 @@ export interface InformerOptions {
   name?: string;
   /** hold the objects' metadata only (PartialObjectMetadata lists and watches: client-go's metadata informer) */
   metadataOnly?: boolean;
+  /**
+   * drop each object's metadata.managedFields before it is held and handed to the handlers, as
+   * kube-controller-manager's informers do (a transform with TrimManagedFields): controllers never
+   * read them, and they are often the larger part of an object's metadata
+   */
+  trimManagedFields?: boolean;
+}
+
+/** (set to undefined rather than deleted: a delete would turn the object's properties into a slow dictionary) */
+function trimManagedFields(o: any): void {
+  const m = o?.metadata;
+  if (m !== null && typeof m === 'object' && m.managedFields !== undefined && !Object.isFrozen(m)) m.managedFields = undefined;
 }
 
 interface HandlerEntry<T> {
@@ -384,7 +396,11 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private replace(items: T[], rv: string): void {
     const fresh = new Map<string, T>();
-    for (const o of items) fresh.set(objectKey(o), o);
+    const trim = this.opts.trimManagedFields === true;
+    for (const o of items) {
+      if (trim) trimManagedFields(o);
+      fresh.set(objectKey(o), o);
+    }
     const initial = !this.synced;
     for (const [k, old] of this.items) {
       if (!fresh.has(k)) {
@@ -406,6 +422,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     switch (type) {
       case 'ADDED':
       case 'MODIFIED': {
+        if (this.opts.trimManagedFields === true) trimManagedFields(o);
         const k = objectKey(o);
         const old = this.items.get(k);
         this.items.set(k, o);

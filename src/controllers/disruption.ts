@@ -125,7 +125,7 @@ export class DisruptionController {
   private watch(key: string, wkey: string, namespace: string, labelSelector: string): void {
     let w = this.watches.get(wkey);
     if (!w) {
-      const informer = new Informer<any>(new ResourceClient<any>(this.o.informerClient, PODS), { namespace, labelSelector, log: this.log, name: `pods in ${namespace} (${labelSelector || 'all'})` });
+      const informer = new Informer<any>(new ResourceClient<any>(this.o.informerClient, PODS), { namespace, labelSelector, log: this.log, name: `pods in ${namespace} (${labelSelector || 'all'})`, trimManagedFields: true });
       const entry: PodWatch = { informer, pdbs: new Set() };
       const touch = () => {
         for (const k of entry.pdbs) this.queue.add(k);

@@ -364,7 +364,8 @@ export class ControllerManager {
     const informerClient = this.client('shared-informers', {}, term);
     // informers resync at a random period between --min-resync-period and twice it
     const resync = Math.floor(this.options.minResyncPeriodMs * (1 + Math.random()));
-    const informers = new InformerFactory({ resyncPeriodMs: resync, log: this.log });
+    // (managed fields trimmed, as kube-controller-manager's shared and metadata informers trim them)
+    const informers = new InformerFactory({ resyncPeriodMs: resync, log: this.log, trimManagedFields: true });
     const pods = new NamespacedPods(informerClient, this.log);
     const ctx: ControllerContext = {
       options: this.options,

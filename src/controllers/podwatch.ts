@@ -66,6 +66,7 @@ export class NamespacedPods {
         namespace,
         log: this.log,
         name: `pods in ${namespace}`,
+        trimManagedFields: true,
       });
       w = { informer, owners: new Set(), regs: new Map() };
       for (const h of this.handlers) w.regs.set(h, informer.addEventHandler(h));

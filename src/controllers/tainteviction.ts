@@ -139,7 +139,7 @@ export class TaintEviction {
       for (const pod of w.pods.list()) this.processPod(pod, taints);
       return;
     }
-    const pods = new Informer<any>(new ResourceClient<any>(this.o.informerClient, PODS), { fieldSelector: `spec.nodeName=${name}`, name: `pods on ${name}`, log: this.log });
+    const pods = new Informer<any>(new ResourceClient<any>(this.o.informerClient, PODS), { fieldSelector: `spec.nodeName=${name}`, name: `pods on ${name}`, log: this.log, trimManagedFields: true });
     const entry = { taints, key, pods };
     this.watched.set(name, entry);
     pods.addEventHandler({

@@ -15,7 +15,7 @@ before(async () => {
   cluster = await startCluster({ args: [NO_CA_PUBLISHER, '--etcd-compaction-interval=1s'] });
   const t = cluster.credentials;
   rest = new RESTClient({ server: cluster.url, ca: t.ca, cert: t.cert, key: t.key, qps: Infinity });
-  for (const ns of ['inf-a', 'inf-b', 'inf-c', 'inf-w']) await resource(rest, gvr('v1', 'namespaces')).create({ metadata: { name: ns } });
+  for (const ns of ['inf-a', 'inf-b', 'inf-c', 'inf-t', 'inf-w']) await resource(rest, gvr('v1', 'namespaces')).create({ metadata: { name: ns } });
 });
 
 after(async () => {
@@ -125,6 +125,33 @@ test('informer: initial list, then add/update/delete events from the watch', asy
     assert.deepEqual(late.sort(), ['b', 'c', 'd']);
   } finally {
     await inf.stop();
+  }
+});
+
+test('informer: trimManagedFields drops the managed fields of the listed and the watched objects, as kube-controller-manager\'s informers', async () => {
+  const cms = resource(rest, gvr('v1', 'configmaps'), 'inf-t');
+  await cms.create({ metadata: { name: 'trim-listed' }, data: { k: 'v' } });
+  const got = await cms.get('trim-listed');
+  assert.ok(got.metadata.managedFields?.length, `the server keeps them: ${JSON.stringify(got.metadata)}`);
+  const trimmed = new Informer(cms, { trimManagedFields: true });
+  const plain = new Informer(cms, {});
+  const seen: (unknown[] | undefined)[] = [];
+  trimmed.addEventHandler({ add: (o) => seen.push(o.metadata.managedFields) });
+  trimmed.run();
+  plain.run();
+  try {
+    assert.equal(await trimmed.waitForSync({ timeoutMs: 10_000 }), true);
+    assert.equal(await plain.waitForSync({ timeoutMs: 10_000 }), true);
+    await cms.create({ metadata: { name: 'trim-watched' }, data: { k: 'v' } });
+    await until('both in the trimmed informer', () => trimmed.get('inf-t/trim-watched') !== undefined && plain.get('inf-t/trim-watched') !== undefined);
+    for (const k of ['inf-t/trim-listed', 'inf-t/trim-watched']) {
+      assert.equal(trimmed.get(k)?.metadata.managedFields, undefined, k);
+      assert.ok(plain.get(k)?.metadata.managedFields?.length, `${k} kept without the option`);
+    }
+    assert.ok(seen.length >= 2 && seen.every((m) => m === undefined), 'the handlers get them trimmed');
+  } finally {
+    await trimmed.stop();
+    await plain.stop();
   }
 });
 
