@@ -122,6 +122,10 @@ interface PodRecord {
   syncing: boolean;
   again: boolean;
   timer?: NodeJS.Timeout;
+  /** the kubelet ended the pod itself (activeDeadlineSeconds): its status' reason and message */
+  failure?: { reason: string; message: string };
+  /** the sync at spec.activeDeadlineSeconds */
+  deadlineTimer?: NodeJS.Timeout;
 }
 
 /** the runtime's sandbox and container records, as the workers keep them */
@@ -220,7 +224,10 @@ export class PodWorkers {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
-    for (const r of this.records.values()) if (r.timer) clearTimeout(r.timer);
+    for (const r of this.records.values()) {
+      if (r.timer) clearTimeout(r.timer);
+      if (r.deadlineTimer) clearTimeout(r.deadlineTimer);
+    }
     this.informer.stop();
   }
 
@@ -519,6 +526,21 @@ export class PodWorkers {
       await this.writeStatus(rec, await this.refresh(rec.uid));
       return;
     }
+    // spec.activeDeadlineSeconds, counted from the pod's start on this node (status.startTime)
+    const deadline = this.activeDeadline(rec);
+    if (deadline !== undefined) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        await this.fail(rec, 'DeadlineExceeded', 'Pod was active on the node longer than the specified deadline');
+        return;
+      }
+      if (rec.deadlineTimer) clearTimeout(rec.deadlineTimer);
+      rec.deadlineTimer = setTimeout(() => {
+        rec.deadlineTimer = undefined;
+        this.enqueue(rec.uid);
+      }, left + 10);
+      rec.deadlineTimer.unref();
+    }
     let rp = await this.refresh(rec.uid);
     const spec = pod.spec ?? {};
 
@@ -668,6 +690,33 @@ export class PodWorkers {
     if (policy === 'Never') return true;
     // OnFailure: done when all succeeded; the exit codes are in the statuses the status computation reads
     return (rec as any).allSucceeded === true;
+  }
+
+  /** when spec.activeDeadlineSeconds ends (ms since the epoch), counted from status.startTime; undefined: no deadline */
+  private activeDeadline(rec: PodRecord): number | undefined {
+    const secs = rec.pod.spec?.activeDeadlineSeconds;
+    if (typeof secs !== 'number' || !(secs > 0)) return undefined;
+    const started = Date.parse(rec.pod.status?.startTime ?? '');
+    return (Number.isFinite(started) ? started : rec.firstSeen) + secs * 1000;
+  }
+
+  /**
+   * The kubelet ends a pod itself (the active deadline's SyncPodKill): an event with the reason,
+   * its containers stopped with the pod's grace period, the sandbox stopped, and the status Failed
+   * with the reason and message. The pod object stays (its owner or the pod GC deletes it).
+   */
+  private async fail(rec: PodRecord, reason: string, message: string): Promise<void> {
+    const pod = rec.pod;
+    this.o.log.info('Pod failed', { pod: podKey(pod), reason, message });
+    void this.o.events.event(pod, 'Normal', reason, message);
+    rec.failure = { reason, message };
+    let rp = await this.refresh(rec.uid);
+    await this.stopPod(rec, rp, this.gracePeriod(pod));
+    rec.sandboxStopped = true;
+    rec.terminated = true;
+    if (rec.deadlineTimer) clearTimeout(rec.deadlineTimer);
+    rp = await this.refresh(rec.uid);
+    await this.writeStatus(rec, rp);
   }
 
   private gracePeriod(pod: any): number {
@@ -826,20 +875,22 @@ export class PodWorkers {
     });
   }
 
+  /** stops the pod's running containers (a Killing event each, preStop hooks within the grace period), then its ready sandboxes */
+  private async stopPod(rec: PodRecord, rp: RuntimePod, graceSeconds: number): Promise<void> {
+    const spec = rec.pod.spec ?? {};
+    const byName = new Map<string, any>([...(spec.initContainers ?? []), ...(spec.containers ?? [])].map((c: any) => [c.name, c]));
+    const running = rp.containers.filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED');
+    for (const inst of running) void this.o.events.event(rec.pod, 'Normal', 'Killing', `Stopping container ${inst.name}`, `spec.containers{${inst.name}}`);
+    await Promise.all(running.map((inst) => this.killContainer(rec, inst, byName.get(inst.name), graceSeconds)));
+    for (const s of rp.sandboxes) if (s.state === 'SANDBOX_READY') await this.o.cri.stopPodSandbox(s.id).catch(() => undefined);
+  }
+
   /** a deleted pod: containers stopped, sandbox stopped, status written, then the final delete and the clean-up */
   private async terminate(rec: PodRecord): Promise<void> {
     const pod = rec.pod;
     const orphan = (rec as any).orphan === true;
     let rp = await this.refresh(rec.uid);
-    const grace = orphan ? 2 : rec.deleted && !pod.metadata.deletionTimestamp ? this.gracePeriod(pod) : this.gracePeriod(pod);
-    const running = rp.containers.filter((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED');
-    const spec = pod.spec ?? {};
-    const byName = new Map<string, any>([...(spec.initContainers ?? []), ...(spec.containers ?? [])].map((c: any) => [c.name, c]));
-    if (running.length) {
-      for (const inst of running) void this.o.events.event(pod, 'Normal', 'Killing', `Stopping container ${inst.name}`, `spec.containers{${inst.name}}`);
-      await Promise.all(running.map((inst) => this.killContainer(rec, inst, byName.get(inst.name), grace)));
-    }
-    for (const s of rp.sandboxes) if (s.state === 'SANDBOX_READY') await this.o.cri.stopPodSandbox(s.id).catch(() => undefined);
+    await this.stopPod(rec, rp, orphan ? 2 : this.gracePeriod(pod));
     rp = await this.refresh(rec.uid);
     rec.terminated = true;
     if (rec.source !== 'api') await this.deleteMirror(rec, this.informer.getByName(pod.metadata.namespace, pod.metadata.name));
@@ -871,6 +922,7 @@ export class PodWorkers {
       }
     }
     if (rec.timer) clearTimeout(rec.timer);
+    if (rec.deadlineTimer) clearTimeout(rec.deadlineTimer);
     this.records.delete(rec.uid);
   }
 
@@ -1045,6 +1097,8 @@ export class PodWorkers {
     }
     // a pod that ended stays ended (the kubelet never moves a pod out of a terminal phase)
     if (prior.phase === 'Succeeded' || prior.phase === 'Failed') phase = prior.phase;
+    // a pod the kubelet ended itself, whatever its containers' exit codes
+    if (rec.failure && phase !== 'Succeeded') phase = 'Failed';
     if (rec.terminated && phase !== 'Succeeded' && phase !== 'Failed' && (pod.metadata.deletionTimestamp || rec.deleted)) {
       // a deleted pod's containers were stopped: by the restartPolicy it ended
       phase = policy === 'Always' ? 'Failed' : statuses.every((s) => s.state.terminated?.exitCode === 0) ? 'Succeeded' : 'Failed';
@@ -1103,6 +1157,12 @@ export class PodWorkers {
       status.podIPs = prior.podIPs;
     }
     if (initStatuses.length) status.initContainerStatuses = initStatuses;
+    // why the kubelet ended it (kept from the prior status once written)
+    const failure = rec.failure ?? (phase === 'Failed' && typeof prior.reason === 'string' ? { reason: prior.reason, message: prior.message } : undefined);
+    if (phase === 'Failed' && failure) {
+      status.reason = failure.reason;
+      if (failure.message) status.message = failure.message;
+    }
     // (termination messages: the file the container wrote, or its log's tail by FallbackToLogsOnError)
     for (const [i, s] of statuses.entries()) {
       const t = s.state.terminated;

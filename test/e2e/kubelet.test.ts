@@ -221,6 +221,33 @@ test('restartPolicy: a failing container restarts with back-off; Never gives Suc
   assert.equal(prev.stdout, 'crashing\n', prev.stderr);
 });
 
+test('activeDeadlineSeconds: the kubelet ends a pod that outlives it (Failed, DeadlineExceeded), stopping its containers', async () => {
+  apply(pod('deadline', { activeDeadlineSeconds: 3, containers: [container('main', 'trap "exit 0" TERM; while true; do sleep 1; done')] }));
+  const running = await waitPhase('deadline', 'Running');
+  const failed = await waitPhase('deadline', 'Failed', 30_000);
+  assert.equal(failed.status.reason, 'DeadlineExceeded');
+  assert.equal(failed.status.message, 'Pod was active on the node longer than the specified deadline');
+  assert.ok(Date.parse(failed.status.conditions.find((x: any) => x.type === 'Ready').lastTransitionTime) - Date.parse(running.status.startTime) >= 3000, 'not before the deadline');
+  const st = failed.status.containerStatuses[0];
+  assert.equal(st.ready, false);
+  assert.ok(st.state.terminated, JSON.stringify(st.state));
+  // the container is stopped in the runtime
+  const id = st.containerID.split('://')[1];
+  await until('the container stopped', () => !ctd.ctr('tasks', 'ls').split('\n').some((l) => l.startsWith(id) && l.includes('RUNNING')));
+  // (kubectl's STATUS column shows the container's terminated reason over the pod's, as in Kubernetes)
+  const get = c.kubectl(['get', 'pod', 'deadline', '--no-headers']);
+  assert.match(get.stdout, new RegExp(`^deadline\\s+0/1\\s+${st.state.terminated.reason}\\s`));
+  assert.equal(c.kubectl(['get', 'pod', 'deadline', '-o', 'jsonpath={.status.reason}']).stdout, 'DeadlineExceeded');
+  const ev = await until('the DeadlineExceeded event', async () => {
+    const r = (await c.raw('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=deadline,reason=DeadlineExceeded')).json();
+    return r.items?.[0];
+  });
+  assert.equal(ev.message, 'Pod was active on the node longer than the specified deadline');
+  // a pod that ended stays so: the kubelet does not start it again
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal((await podJSON('deadline')).status.phase, 'Failed');
+});
+
 test('a deleted pod is stopped within its grace period and removed; its containers are gone from the runtime', async () => {
   apply(pod('bye', { containers: [container('main', 'trap "echo bye; exit 0" TERM; while true; do sleep 1; done')] }));
   const p = await waitPhase('bye', 'Running');
