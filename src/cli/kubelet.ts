@@ -22,7 +22,7 @@ import { serveKubelet } from './kubeletserving.js';
 import { PARENT_ENV } from './agent.js';
 import {
   aggregate, applyLoggingConfiguration, checkKubeletStartup, configzJSON, defaultFlagKubeletConfiguration, defaultKubeletFlags, effectiveSeccompDefault,
-  KUBELET_FEATURES, parseNodeIPs, reservedResources, validateKeelsonSupport, type KubeletConfiguration, type KubeletFlags,
+  KUBELET_FEATURES, parseEvictionThresholds, parseNodeIPs, reservedResources, validateKeelsonSupport, type KubeletConfiguration, type KubeletFlags,
 } from '../nodeagent/options.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { restConfigFromConnection, type RESTConfig } from '../client/rest.js';
@@ -142,6 +142,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     systemReserved: reserved.systemReserved,
     kubeReserved: reserved.kubeReserved,
     evictionHard: config.evictionHard,
+    eviction: { thresholds: parseEvictionThresholds(config), pressureTransitionPeriodMs: config.evictionPressureTransitionPeriod, maxPodGracePeriodSeconds: config.evictionMaxPodGracePeriod },
     nodeStatusMaxImages: config.nodeStatusMaxImages,
     registerNode: config.registerNode,
     nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequency,

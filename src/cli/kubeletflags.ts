@@ -45,7 +45,7 @@ HTTP endpoint: a URL given on the command line. It is fetched every 20 seconds (
 the period too).`;
 
 const NO_CGROUPS = "(Keelson's node agent makes no cgroups and gives the container runtime no cgroup parent: the runtime's own placement applies. Accepted, and checked as the kubelet checks it.)";
-const NO_EVICTION = "(Keelson's node agent reports no pressure conditions and evicts no pods: accepted and checked as the kubelet checks it; hard thresholds on memory.available and nodefs.available are subtracted from the node's allocatable.)";
+const NO_EVICTION = "(Keelson's node agent observes memory.available, the nodefs, imagefs and containerfs signals of --root-dir's file system, and pid.available every 10 s; allocatableMemory.available is accepted and not observed. Hard thresholds on memory.available and nodefs.available are also subtracted from the node's allocatable.)";
 const NO_EFFECT = '(Accepted; no effect in Keelson.)';
 
 // ── values of the kubelet's own flag types ──────────────────────────────────

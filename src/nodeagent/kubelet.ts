@@ -9,6 +9,9 @@ import { mkdirSync } from 'node:fs';
 import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { EventRecorder } from '../client/events.js';
+import { EvictionManager } from './eviction.js';
+import type { EvictionThreshold } from './options.js';
+import { ResourceSampler } from './stats.js';
 import type { CRIClient } from './cri.js';
 import { NodeAgentNode, type NodeOptions } from './node.js';
 import { PodWorkers } from './pods.js';
@@ -35,6 +38,8 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   settings: ContainerSettings;
   serializeImagePulls: boolean;
   podLogsDir: string;
+  /** the eviction manager's thresholds and settings (eviction.ts); none: no thresholds */
+  eviction?: { thresholds: EvictionThreshold[]; pressureTransitionPeriodMs: number; maxPodGracePeriodSeconds: number };
   /** the static pods' sources (staticpods.ts): '' for none */
   staticPodPath: string;
   staticPodURL: string;
@@ -49,6 +54,7 @@ export class Kubelet {
   readonly pods: PodWorkers;
   readonly volumes: VolumeManager;
   readonly staticPods: StaticPodSource | undefined;
+  readonly eviction: EvictionManager | undefined;
   private readonly clients: RESTClient[] = [];
 
   constructor(readonly o: KubeletOptions) {
@@ -81,7 +87,20 @@ export class Kubelet {
       serializeImagePulls: o.serializeImagePulls,
       podLogsDir: o.podLogsDir,
       nodeUID: () => node?.uid() ?? '',
+      admit: (pod) => this.eviction?.admit(pod),
     });
+    if (o.eviction && o.eviction.thresholds.length > 0) {
+      const sampler = new ResourceSampler(o.cri);
+      const nodeRef = { apiVersion: 'v1', kind: 'Node', metadata: { name: o.nodeName, uid: o.nodeName } };
+      this.eviction = new EvictionManager({
+        ...o.eviction,
+        rootDir: o.rootDir,
+        sample: () => sampler.sample(),
+        pods: this.pods,
+        nodeEvent: (type, reason, message) => void events.event(nodeRef, type, reason, message),
+        log: o.log,
+      });
+    }
     if (o.staticPodPath || o.staticPodURL) {
       this.staticPods = new StaticPodSource({
         path: o.staticPodPath,
@@ -113,17 +132,20 @@ export class Kubelet {
         images: async () => (await o.cri.listImages()).map((i: any) => ({ names: [...(i.repoTags ?? []), ...(i.repoDigests ?? [])], sizeBytes: Number(i.size ?? 0) })),
       },
       syncLoopError: () => this.pods.syncLoopError(),
+      pressure: () => this.eviction?.conditions() ?? new Set(),
     });
   }
 
   async start(): Promise<void> {
     await this.node.start();
     await this.pods.start();
+    this.eviction?.start();
     await this.staticPods?.start();
   }
 
   async stop(): Promise<void> {
     this.node.stop();
+    this.eviction?.stop();
     this.staticPods?.stop();
     await this.pods.stop();
     for (const c of this.clients) c.close();

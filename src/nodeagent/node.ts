@@ -51,6 +51,8 @@ export interface NodeOptions {
   runtime: NodeRuntimeInfo;
   /** a message when the pod workers' loop is unhealthy (the Ready condition says it) */
   syncLoopError: () => string | undefined;
+  /** the pressure conditions that are True now (the eviction manager's) */
+  pressure?: () => ReadonlySet<string>;
   log: Logger;
 }
 
@@ -264,6 +266,7 @@ export class NodeAgentNode {
     const { capacity, allocatable } = this.resources();
     const runtimeProblem = await this.o.runtime.runtimeReady().catch((e) => `container runtime is down: ${(e as Error).message}`);
     const loopProblem = this.o.syncLoopError();
+    const pressure = this.o.pressure?.() ?? new Set<string>();
     const readyProblem = runtimeProblem ?? loopProblem;
     const ready = readyProblem === undefined;
     if (this.lastReady !== ready) {
@@ -283,9 +286,15 @@ export class NodeAgentNode {
       capacity,
       allocatable,
       conditions: [
-        this.condition('MemoryPressure', true, 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available', now),
-        this.condition('DiskPressure', true, 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure', now),
-        this.condition('PIDPressure', true, 'KubeletHasSufficientPID', 'kubelet has sufficient PID available', now),
+        pressure.has('MemoryPressure')
+          ? this.condition('MemoryPressure', false, 'KubeletHasInsufficientMemory', 'kubelet has insufficient memory available', now)
+          : this.condition('MemoryPressure', true, 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available', now),
+        pressure.has('DiskPressure')
+          ? this.condition('DiskPressure', false, 'KubeletHasDiskPressure', 'kubelet has disk pressure', now)
+          : this.condition('DiskPressure', true, 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure', now),
+        pressure.has('PIDPressure')
+          ? this.condition('PIDPressure', false, 'KubeletHasInsufficientPID', 'kubelet has insufficient PID available', now)
+          : this.condition('PIDPressure', true, 'KubeletHasSufficientPID', 'kubelet has sufficient PID available', now),
         ready
           ? this.condition('Ready', true, 'KubeletReady', 'kubelet is posting ready status', now)
           : this.condition('Ready', false, 'KubeletNotReady', readyProblem!, now),

@@ -67,6 +67,11 @@ export interface PodWorkersOptions {
   podLogsDir: string;
   /** --serialize-image-pulls */
   serializeImagePulls: boolean;
+  /**
+   * whether a pod not yet started may start here (the eviction manager's admission under node
+   * pressure): a refusal fails it with the reason and message, as the kubelet's canAdmitPod does
+   */
+  admit?: (pod: any) => { reason: string; message: string } | undefined;
 }
 
 interface RuntimeContainer {
@@ -122,8 +127,12 @@ interface PodRecord {
   syncing: boolean;
   again: boolean;
   timer?: NodeJS.Timeout;
-  /** the kubelet ended the pod itself (activeDeadlineSeconds): its status' reason and message */
-  failure?: { reason: string; message: string };
+  /** the kubelet ended the pod itself (activeDeadlineSeconds, eviction, admission): its status' reason and message */
+  failure?: { reason: string; message: string; disruptionTarget?: boolean; at?: string };
+  /** admitted (or started before the kubelet came up): admission is not asked again */
+  admitted?: boolean;
+  /** an eviction asked for, carried out by the pod's next sync (never beside a running one) */
+  evicting?: { message: string; graceSeconds: number };
   /** the sync at spec.activeDeadlineSeconds */
   deadlineTimer?: NodeJS.Timeout;
 }
@@ -516,6 +525,12 @@ export class PodWorkers {
       return;
     }
     if (rec.source !== 'api') await this.ensureMirror(rec);
+    if (rec.evicting && !rec.terminated) {
+      const { message, graceSeconds } = rec.evicting;
+      rec.evicting = undefined;
+      await this.fail(rec, 'Evicted', message, { graceSeconds, disruptionTarget: true, warning: true });
+      return;
+    }
     if (rec.terminated) {
       // Succeeded or Failed: nothing runs again; the sandbox is stopped once
       if (!rec.sandboxStopped) {
@@ -543,6 +558,16 @@ export class PodWorkers {
     }
     let rp = await this.refresh(rec.uid);
     const spec = pod.spec ?? {};
+    if (!rec.admitted) {
+      // (a pod this node runs already, say from before a restart, was admitted then)
+      const refused = rp.sandboxes.length === 0 && rec.source === 'api' ? this.o.admit?.(pod) : undefined;
+      if (refused) {
+        this.o.log.info('Pod was rejected', { pod: podKey(pod), reason: refused.reason, message: refused.message });
+        await this.fail(rec, refused.reason, refused.message, { warning: true });
+        return;
+      }
+      rec.admitted = true;
+    }
 
     // volumes first: a pod whose volumes cannot be set up waits (FailedMount)
     try {
@@ -705,18 +730,41 @@ export class PodWorkers {
    * its containers stopped with the pod's grace period, the sandbox stopped, and the status Failed
    * with the reason and message. The pod object stays (its owner or the pod GC deletes it).
    */
-  private async fail(rec: PodRecord, reason: string, message: string): Promise<void> {
+  private async fail(rec: PodRecord, reason: string, message: string, o: { graceSeconds?: number; disruptionTarget?: boolean; warning?: boolean } = {}): Promise<void> {
     const pod = rec.pod;
     this.o.log.info('Pod failed', { pod: podKey(pod), reason, message });
-    void this.o.events.event(pod, 'Normal', reason, message);
-    rec.failure = { reason, message };
+    void this.o.events.event(pod, o.warning ? 'Warning' : 'Normal', reason, message);
+    rec.failure = { reason, message, disruptionTarget: o.disruptionTarget, at: nowISO() };
     let rp = await this.refresh(rec.uid);
-    await this.stopPod(rec, rp, this.gracePeriod(pod));
+    await this.stopPod(rec, rp, o.graceSeconds ?? this.gracePeriod(pod));
     rec.sandboxStopped = true;
     rec.terminated = true;
     if (rec.deadlineTimer) clearTimeout(rec.deadlineTimer);
     rp = await this.refresh(rec.uid);
     await this.writeStatus(rec, rp);
+  }
+
+  /**
+   * the pods the eviction manager may evict: admitted, not ended, and not critical (a static pod,
+   * or a priority of 2000000000 and more: the kubelet never evicts those)
+   */
+  activePods(): any[] {
+    const out: any[] = [];
+    for (const r of this.records.values()) {
+      if (!r.admitted || r.terminated || r.deleted || r.pod.metadata?.deletionTimestamp) continue;
+      if (r.source !== 'api' || (typeof r.pod.spec?.priority === 'number' && r.pod.spec.priority >= 2_000_000_000)) continue;
+      out.push(r.pod);
+    }
+    return out;
+  }
+
+  /** the eviction manager's eviction: the pod fails with reason Evicted and the DisruptionTarget condition, its containers stopped within `graceSeconds` */
+  async evict(uid: string, message: string, graceSeconds: number): Promise<boolean> {
+    const rec = this.records.get(uid);
+    if (!rec || rec.terminated || rec.deleted) return false;
+    rec.evicting = { message, graceSeconds };
+    this.enqueue(uid);
+    return true;
   }
 
   private gracePeriod(pod: any): number {
@@ -1163,6 +1211,8 @@ export class PodWorkers {
       status.reason = failure.reason;
       if (failure.message) status.message = failure.message;
     }
+    // (an eviction: the condition the API's evictions and the taint manager set too)
+    if (rec.failure?.disruptionTarget) conditions.push({ type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: rec.failure.at, reason: 'TerminationByKubelet', message: rec.failure.message });
     // (termination messages: the file the container wrote, or its log's tail by FallbackToLogsOnError)
     for (const [i, s] of statuses.entries()) {
       const t = s.state.terminated;

@@ -289,6 +289,42 @@ test('a static pod of --pod-manifest-path runs, with a mirror pod in the API tha
   await until('its containers removed', () => ctd.ctr('containers', 'ls', '-q', `labels."io.kubernetes.pod.uid"==${uid}`).trim() === '');
 });
 
+test('the eviction manager under a threshold it cannot meet: MemoryPressure, a BestEffort pod refused, a running pod evicted (Evicted, DisruptionTarget); the condition goes with the threshold', async () => {
+  // (only this test's pods: the static pod is critical and never evicted)
+  const del = c.kubectl(['delete', 'pods', '--wait=true', '--timeout=60s', '--field-selector', 'metadata.name!=static-web-' + NODE]);
+  assert.equal(del.code, 0, del.stderr);
+  await stopKubelet();
+  kubelet = startKubelet(['--eviction-hard=memory.available<1000Ti', '--eviction-pressure-transition-period=1s']);
+  const memoryPressure = (n: any) => n?.status?.conditions?.find((x: any) => x.type === 'MemoryPressure');
+  const nodeNow = async () => (await c.raw('GET', `/api/v1/nodes/${NODE}`)).json();
+  const cond = await until('MemoryPressure True', async () => {
+    const m = memoryPressure(await nodeNow());
+    return m?.status === 'True' ? m : undefined;
+  }, 60_000).catch((e) => {
+    throw new Error(`${(e as Error).message}; the kubelet's log ends: ${kubeletLogs.slice(-4000)}`);
+  });
+  assert.deepEqual([cond.reason, cond.message], ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available']);
+  // a BestEffort pod is not admitted
+  apply(pod('besteffort', { containers: [container('main', 'sleep 3600')] }));
+  const refused = await waitPhase('besteffort', 'Failed', 30_000);
+  assert.deepEqual([refused.status.reason, refused.status.message], ['Evicted', 'The node had condition: [MemoryPressure]. ']);
+  // a pod that requests memory comes in, and is evicted at the next round
+  apply(pod('burstable', { containers: [container('main', 'sleep 3600', { resources: { requests: { memory: '1Mi' } } })] }));
+  const evicted = await waitPhase('burstable', 'Failed', 60_000);
+  assert.equal(evicted.status.reason, 'Evicted');
+  assert.match(evicted.status.message, /^The node was low on resource: memory\. Threshold quantity: 1000Ti, available: \d+(Ki|Mi|Gi)\. /);
+  const dt = evicted.status.conditions.find((x: any) => x.type === 'DisruptionTarget');
+  assert.deepEqual([dt?.status, dt?.reason, dt?.message], ['True', 'TerminationByKubelet', evicted.status.message]);
+  const events = (await c.raw('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=burstable,reason=Evicted')).json().items;
+  assert.equal(events[0]?.type, 'Warning');
+  const nodeEvents = await until('EvictionThresholdMet on the node', async () => (await c.raw('GET', `/api/v1/namespaces/default/events?fieldSelector=reason=EvictionThresholdMet`)).json().items[0]);
+  assert.deepEqual([nodeEvents.involvedObject.kind, nodeEvents.involvedObject.name, nodeEvents.message], ['Node', NODE, 'Attempting to reclaim memory']);
+  // without the threshold the condition is False again
+  await stopKubelet();
+  kubelet = startKubelet();
+  await until('MemoryPressure False', async () => memoryPressure(await nodeNow())?.status === 'False', 60_000);
+});
+
 test('keelson kubelet: --help, --version, and clear start-up errors', () => {
   const run = (args: string[]) => spawnSync(process.execPath, [KEELSON, 'kubelet', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
   const help = run(['--help']);

@@ -1,0 +1,97 @@
+// The eviction manager's rules (nodeagent/eviction.ts) on given observations: hard and soft
+// thresholds (grace periods, minimum reclaim), the pressure conditions and their transition
+// period, admission under pressure, the ranking of pods and the kubelet's message. (A real node
+// under a threshold it cannot meet: test/e2e/kubelet.test.ts.)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EvictionManager, type Observation } from '../../src/nodeagent/eviction.js';
+import { parseEvictionThresholds } from '../../src/nodeagent/options.js';
+import { nopLogger } from '../../src/client/log.js';
+import type { ResourceSample } from '../../src/nodeagent/stats.js';
+
+const Mi = 1024 * 1024;
+
+function pod(name: string, o: { priority?: number; request?: string; besteffort?: boolean } = {}): any {
+  const resources = o.besteffort ? {} : { requests: { memory: o.request ?? '10Mi' } };
+  return { metadata: { name, namespace: 'ns', uid: `uid-${name}` }, spec: { priority: o.priority ?? 0, terminationGracePeriodSeconds: 30, containers: [{ name: 'main', resources }] } };
+}
+
+function setup(cfg: { hard?: Record<string, string>; soft?: Record<string, string>; grace?: Record<string, string>; reclaim?: Record<string, string> }, pods: any[], usageMi: Record<string, number>) {
+  const thresholds = parseEvictionThresholds({ evictionHard: cfg.hard ?? {}, evictionSoft: cfg.soft ?? {}, evictionSoftGracePeriod: cfg.grace ?? {}, evictionMinimumReclaim: cfg.reclaim ?? {} });
+  let memAvailable = 1000 * Mi;
+  const evicted: { uid: string; message: string; grace: number }[] = [];
+  const events: string[] = [];
+  const sample = async (): Promise<ResourceSample> => ({
+    node: { cpu: { time: 0, usageCoreNanoSeconds: 0 }, memory: { time: 0, workingSetBytes: 0 } },
+    containers: pods.map((p) => ({ namespace: 'ns', pod: p.metadata.name, podUID: p.metadata.uid, container: 'main', startTime: 0, memory: { time: 0, workingSetBytes: (usageMi[p.metadata.name] ?? 0) * Mi } })),
+  });
+  const m = new EvictionManager({
+    thresholds,
+    pressureTransitionPeriodMs: 60_000,
+    maxPodGracePeriodSeconds: 5,
+    rootDir: '/',
+    sample,
+    pods: {
+      activePods: () => pods.filter((p) => !evicted.some((e) => e.uid === p.metadata.uid)),
+      evict: async (uid, message, grace) => (evicted.push({ uid, message, grace }), true),
+    },
+    nodeEvent: (type, reason, message) => events.push(`${type} ${reason} ${message}`),
+    log: nopLogger,
+    observe: () => new Map<string, Observation>([['memory.available', { available: memAvailable, capacity: 4096 * Mi }]]),
+  });
+  return { m, evicted, events, setAvailable: (mi: number) => (memAvailable = mi * Mi) };
+}
+
+test('a hard threshold: MemoryPressure, one pod evicted per round (over its request first, then lower priority, then most above its request), with the kubelet\'s message and 1 s of grace', async () => {
+  const pods = [pod('guaranteed', { request: '100Mi' }), pod('over-high', { priority: 100, request: '10Mi' }), pod('over-low', { request: '10Mi' }), pod('over-low-more', { request: '10Mi' })];
+  const { m, evicted, events, setAvailable } = setup({ hard: { 'memory.available': '500Mi' } }, pods, { guaranteed: 50, 'over-high': 300, 'over-low': 20, 'over-low-more': 40 });
+  const t0 = 1_000_000;
+  assert.equal(await m.synchronize(t0), undefined, 'nothing met at 1000Mi available');
+  assert.deepEqual([...m.conditions()], []);
+  setAvailable(400);
+  assert.equal(await m.synchronize(t0 + 10_000), 'ns/over-low-more');
+  assert.deepEqual([...m.conditions()], ['MemoryPressure']);
+  assert.equal(evicted[0]!.grace, 1);
+  assert.equal(evicted[0]!.message, 'The node was low on resource: memory. Threshold quantity: 500Mi, available: 400Mi. Container main was using 40Mi, request is 10Mi, has larger consumption of memory. ');
+  assert.deepEqual(events, ['Warning EvictionThresholdMet Attempting to reclaim memory']);
+  assert.equal(await m.synchronize(t0 + 20_000), 'ns/over-low');
+  assert.equal(await m.synchronize(t0 + 30_000), 'ns/over-high');
+  assert.equal(await m.synchronize(t0 + 40_000), 'ns/guaranteed');
+  // recovered: no eviction, and the condition holds for the transition period
+  setAvailable(900);
+  assert.equal(await m.synchronize(t0 + 50_000), undefined);
+  assert.deepEqual([...m.conditions()], ['MemoryPressure'], 'held for the transition period');
+  await m.synchronize(t0 + 40_000 + 60_000);
+  assert.deepEqual([...m.conditions()], []);
+});
+
+test('a soft threshold evicts after its grace period, with the smaller of the pod\'s grace and --eviction-max-pod-grace-period; the condition comes at once', async () => {
+  const { m, evicted, setAvailable } = setup({ soft: { 'memory.available': '500Mi' }, grace: { 'memory.available': '30s' } }, [pod('a')], { a: 20 });
+  setAvailable(100);
+  const t0 = 5_000_000;
+  assert.equal(await m.synchronize(t0), undefined);
+  assert.deepEqual([...m.conditions()], ['MemoryPressure']);
+  assert.equal(await m.synchronize(t0 + 20_000), undefined);
+  assert.equal(await m.synchronize(t0 + 30_000), 'ns/a');
+  assert.equal(evicted[0]!.grace, 5);
+});
+
+test('minimum reclaim: a met threshold stays met until the signal is above it by the reclaim', async () => {
+  const { m, setAvailable } = setup({ hard: { 'memory.available': '500Mi' }, reclaim: { 'memory.available': '200Mi' } }, [pod('a'), pod('b'), pod('c')], {});
+  setAvailable(400);
+  assert.equal(await m.synchronize(1), 'ns/a');
+  setAvailable(600);
+  assert.equal(await m.synchronize(2), 'ns/b', 'above the threshold, not by 200Mi');
+  setAvailable(701);
+  assert.equal(await m.synchronize(3), undefined);
+});
+
+test('admission under pressure: MemoryPressure refuses BestEffort pods only; critical pods always come in', async () => {
+  const { m, setAvailable } = setup({ hard: { 'memory.available': '500Mi' } }, [], {});
+  assert.equal(m.admit(pod('x', { besteffort: true })), undefined);
+  setAvailable(100);
+  await m.synchronize(Date.now());
+  assert.deepEqual(m.admit(pod('x', { besteffort: true })), { reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
+  assert.equal(m.admit(pod('y')), undefined);
+  assert.equal(m.admit(pod('z', { besteffort: true, priority: 2_000_001_000 })), undefined);
+});
