@@ -10,10 +10,10 @@
 // Default handlers: /healthz (checks ping, log, syncloop; /healthz/<check>; ?verbose, ?exclude,
 // worded as k8s.io/apiserver's healthz), /pods (a v1 PodList of the pods bound to the node), /metrics
 // (Prometheus text: kubelet_running_pods, kubelet_running_containers, kubelet_node_name and the
-// process's metrics; a registry the agent may add to), /metrics/resource and /stats/summary (the
-// node's and its containers' CPU and memory: stats.ts). Not served (404): the rest of /stats/,
-// /metrics/cadvisor, /metrics/probes, /checkpoint/ (Keelson's node agent has no cAdvisor or
-// checkpointing runtime yet).
+// process's metrics; a registry the agent may add to), /metrics/resource, /metrics/cadvisor and
+// /stats/summary (the node's and its containers' CPU and memory: stats.ts). Not served (404): the
+// rest of /stats/, /metrics/probes, /checkpoint/ (Keelson's node agent has no checkpointing
+// runtime yet).
 //
 // Debugging handlers: /containerLogs/{namespace}/{pod}/{container} (GET, the PodLogOptions in the
 // query, as the API server sends them; the log streamed as the kubelet streams it, see logs.ts),
@@ -49,7 +49,8 @@ import client from 'prom-client';
 import type { Logger } from '../client/log.js';
 import { LogReadError, readLogs, type ReadLogsOptions } from './logs.js';
 import { CRIError } from './cri.js';
-import { resourceMetricsText, summaryJSON, type ResourceSample } from './stats.js';
+import { cadvisorMetricsText, resourceMetricsText, summaryJSON, type ResourceSample } from './stats.js';
+import { cpus, totalmem } from 'node:os';
 
 /** the kubelet's streaming requests */
 export type StreamKind = 'exec' | 'attach' | 'portForward';
@@ -393,12 +394,12 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
       await metrics.serve(res);
       return true;
     }
-    if (view.resourceSample && (path === '/metrics/resource' || path === '/stats/summary' || path === '/stats/summary/')) {
+    if (view.resourceSample && (path === '/metrics/resource' || path === '/metrics/cadvisor' || path === '/stats/summary' || path === '/stats/summary/')) {
       if (req.method !== 'GET') return methodNotAllowed(res);
       const sample = await view.resourceSample();
-      if (path === '/metrics/resource') {
+      if (path === '/metrics/resource' || path === '/metrics/cadvisor') {
         res.setHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
-        res.end(resourceMetricsText(sample));
+        res.end(path === '/metrics/resource' ? resourceMetricsText(sample) : cadvisorMetricsText(sample, { cores: cpus().length, memoryBytes: totalmem() }));
       } else {
         // (?only_cpu_and_memory=true asks for what this summary holds anyway)
         writeJSON(res, JSON.stringify(summaryJSON(sample, view.nodeName, view.startTime ?? Date.now()), null, 2));

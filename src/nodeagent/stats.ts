@@ -5,6 +5,13 @@
 //   /stats/summary     the Summary API's JSON (stats/v1alpha1): the node and each pod with its
 //                      containers, cpu (usageCoreNanoSeconds, usageNanoCores) and memory
 //                      (workingSetBytes, usageBytes, availableBytes for the node)
+//   /metrics/cadvisor  cAdvisor's series of the same figures, as Prometheus scrapes them:
+//                      machine_cpu_cores, machine_memory_bytes, and per container (and for the
+//                      root, id="/") container_cpu_usage_seconds_total,
+//                      container_memory_working_set_bytes, container_memory_usage_bytes,
+//                      container_start_time_seconds, labelled container, id, image, name,
+//                      namespace, pod (id and name: the runtime's container ID, the containers
+//                      having no cgroup parent of the kubelet's here)
 // The containers' figures come from the runtime (CRI ListContainerStats; ListContainers for their
 // start times), where the kubelet's come from cAdvisor or the same CRI call. The node's are the
 // host's: CPU time from /proc/stat (every state but idle and iowait), memory from /proc/meminfo
@@ -37,6 +44,9 @@ export interface ContainerSample {
   pod: string;
   podUID: string;
   container: string;
+  /** the runtime's container ID and image (cAdvisor's id, name and image labels) */
+  id?: string;
+  image?: string;
   /** ms since the epoch */
   startTime: number;
   cpu?: CPUSample;
@@ -71,8 +81,25 @@ export function hostMemory(meminfo = readFileSync('/proc/meminfo', 'utf8')): { u
 /** samples the node and its containers; the previous sample gives the CPU rates */
 export class ResourceSampler {
   private prev = new Map<string, { time: number; nanos: number }>();
+  /** image ID -> its first name (the runtime lists containers by image ID; cAdvisor labels them by name) */
+  private imageNames = new Map<string, string>();
 
-  constructor(private readonly cri: Pick<CRIClient, 'listContainerStats' | 'listContainers'>) {}
+  constructor(private readonly cri: Pick<CRIClient, 'listContainerStats' | 'listContainers' | 'listImages'>) {}
+
+  /** the name of an image ID, asking the runtime again when one is not known yet */
+  private async imageName(ids: string[]): Promise<(id: string) => string> {
+    if (ids.some((id) => id && !this.imageNames.has(id))) {
+      try {
+        for (const i of await this.cri.listImages()) {
+          const name = i.repoTags?.[0] ?? i.repoDigests?.[0];
+          if (i.id && name) this.imageNames.set(String(i.id), String(name));
+        }
+      } catch {
+        /* the IDs stand for their images */
+      }
+    }
+    return (id) => this.imageNames.get(id) ?? id;
+  }
 
   /** a CPU sample with its rate since the last one of the same key */
   private cpu(key: string, time: number, nanos: number): CPUSample {
@@ -90,13 +117,16 @@ export class ResourceSampler {
     try {
       const [stats, containers] = await Promise.all([this.cri.listContainerStats(), this.cri.listContainers({ state: { state: 'CONTAINER_RUNNING' } })]);
       const created = new Map(containers.map((c) => [c.id ?? '', Math.floor((c.createdAt ?? 0) / 1e6)]));
+      const imageIDs = new Map(containers.map((c) => [c.id ?? '', String(c.image?.image || c.imageRef || '')]));
+      const nameOf = await this.imageName([...imageIDs.values()]);
+      const images = new Map([...imageIDs].map(([id, image]) => [id, nameOf(image)]));
       const seen = new Set<string>(['']);
       for (const st of stats) {
         const id = st.attributes?.id ?? '';
         // (only running containers: the kubelet reports no stats for exited ones)
         if (!created.has(id)) continue;
         const l = st.attributes?.labels ?? {};
-        const c: ContainerSample = { namespace: l[L_POD_NAMESPACE] ?? '', pod: l[L_POD_NAME] ?? '', podUID: l[L_POD_UID] ?? '', container: l[L_CONTAINER_NAME] ?? st.attributes?.metadata?.name ?? '', startTime: created.get(id)! };
+        const c: ContainerSample = { namespace: l[L_POD_NAMESPACE] ?? '', pod: l[L_POD_NAME] ?? '', podUID: l[L_POD_UID] ?? '', container: l[L_CONTAINER_NAME] ?? st.attributes?.metadata?.name ?? '', startTime: created.get(id)!, id, image: images.get(id) ?? '' };
         const cpuTime = st.cpu?.timestamp ? Math.floor(st.cpu.timestamp / 1e6) : now;
         if (st.cpu?.usageCoreNanoSeconds?.value !== undefined) {
           c.cpu = this.cpu(id, cpuTime, st.cpu.usageCoreNanoSeconds.value);
@@ -124,7 +154,6 @@ function line(name: string, labels: Record<string, string>, value: number, time:
   return `${name}${l ? `{${l}}` : ''} ${value} ${time}\n`;
 }
 
-/** /metrics/resource's text (the kubelet's resource metrics collector, its STABLE metrics) */
 /** a pod's containers and their sums: CPU time and working set, each at its latest sample's time */
 interface PodTotals {
   namespace: string;
@@ -160,6 +189,7 @@ function podTotals(containers: ContainerSample[]): PodTotals[] {
   return [...pods.values()];
 }
 
+/** /metrics/resource's text (the kubelet's resource metrics collector, its STABLE metrics) */
 export function resourceMetricsText(s: ResourceSample): string {
   const families: [string, 'counter' | 'gauge', string, string[]][] = [
     ['container_cpu_usage_seconds_total', 'counter', 'Cumulative cpu time consumed by the container in core-seconds', []],
@@ -191,6 +221,35 @@ export function resourceMetricsText(s: ResourceSample): string {
     const ls = lines.get(name)!;
     if (ls.length === 0) continue;
     text += `# HELP ${name} [STABLE] ${help}\n# TYPE ${name} ${type}\n${ls.join('')}`;
+  }
+  return text;
+}
+
+/** /metrics/cadvisor: cAdvisor's container series (and the root's, id="/") from the same sample */
+export function cadvisorMetricsText(s: ResourceSample, machine: { cores: number; memoryBytes: number }): string {
+  const families: [string, 'counter' | 'gauge', string][] = [
+    ['container_cpu_usage_seconds_total', 'counter', 'Cumulative cpu time consumed in seconds.'],
+    ['container_memory_usage_bytes', 'gauge', 'Current memory usage in bytes, including all memory regardless of when it was accessed'],
+    ['container_memory_working_set_bytes', 'gauge', 'Current working set in bytes.'],
+    ['container_start_time_seconds', 'gauge', 'Start time of the container since unix epoch in seconds.'],
+  ];
+  const lines = new Map<string, string[]>(families.map((f) => [f[0], []]));
+  const root = { container: '', id: '/', image: '', name: '', namespace: '', pod: '' };
+  lines.get('container_cpu_usage_seconds_total')!.push(line('container_cpu_usage_seconds_total', root, s.node.cpu.usageCoreNanoSeconds / 1e9, s.node.cpu.time));
+  if (s.node.memory.usageBytes !== undefined) lines.get('container_memory_usage_bytes')!.push(line('container_memory_usage_bytes', root, s.node.memory.usageBytes, s.node.memory.time));
+  lines.get('container_memory_working_set_bytes')!.push(line('container_memory_working_set_bytes', root, s.node.memory.workingSetBytes, s.node.memory.time));
+  for (const c of s.containers) {
+    const labels = { container: c.container, id: `/${c.id ?? ''}`, image: c.image ?? '', name: c.id ?? '', namespace: c.namespace, pod: c.pod };
+    if (c.cpu) lines.get('container_cpu_usage_seconds_total')!.push(line('container_cpu_usage_seconds_total', labels, c.cpu.usageCoreNanoSeconds / 1e9, c.cpu.time));
+    if (c.memory?.usageBytes !== undefined) lines.get('container_memory_usage_bytes')!.push(line('container_memory_usage_bytes', labels, c.memory.usageBytes, c.memory.time));
+    if (c.memory) lines.get('container_memory_working_set_bytes')!.push(line('container_memory_working_set_bytes', labels, c.memory.workingSetBytes, c.memory.time));
+    lines.get('container_start_time_seconds')!.push(line('container_start_time_seconds', labels, c.startTime / 1000, c.startTime));
+  }
+  let text = `# HELP machine_cpu_cores Number of logical CPU cores.\n# TYPE machine_cpu_cores gauge\nmachine_cpu_cores ${machine.cores}\n`;
+  text += `# HELP machine_memory_bytes Amount of memory installed on the machine.\n# TYPE machine_memory_bytes gauge\nmachine_memory_bytes ${machine.memoryBytes}\n`;
+  for (const [name, type, help] of families) {
+    const ls = lines.get(name)!;
+    if (ls.length) text += `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${ls.join('')}`;
   }
   return text;
 }

@@ -577,6 +577,17 @@ test('the kubelet\'s resource usage: /metrics/resource and /stats/summary give t
   assert.ok(typeof shellPod.containers[0].cpu.usageCoreNanoSeconds === 'number');
   // (GET only)
   assert.equal((await kubeletRequest('POST', '/stats/summary')).status, 405);
+  // cAdvisor's series, as Prometheus scrapes /metrics/cadvisor
+  const shellID = (await podJSON('shell')).status.containerStatuses[0].containerID.split('://')[1];
+  const cad = await kubeletRequest('GET', '/metrics/cadvisor');
+  assert.equal(cad.status, 200, cad.text);
+  assert.match(String(cad.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+  assert.match(cad.text, /^# TYPE machine_cpu_cores gauge\nmachine_cpu_cores [1-9]\d*$/m);
+  assert.match(cad.text, /^machine_memory_bytes [1-9]\d*$/m);
+  assert.match(cad.text, /^container_cpu_usage_seconds_total\{container="",id="\/",image="",name="",namespace="",pod=""\} [\d.e+]+ \d{13}$/m);
+  assert.match(cad.text, new RegExp(`^container_memory_working_set_bytes\\{container="main",id="/${shellID}",image="[^"]*busybox[^"]*",name="${shellID}",namespace="default",pod="shell"\\} [1-9]\\d* \\d{13}$`, 'm'));
+  assert.match(cad.text, new RegExp(`^container_cpu_usage_seconds_total\\{container="main",id="/${shellID}",[^}]*pod="shell"\\} [\\d.e+-]+ \\d{13}$`, 'm'));
+  assert.match(cad.text, /^# TYPE container_start_time_seconds gauge$/m);
 });
 
 test('a stream does not hold up the API server\'s graceful end (a hijacked connection is no request in flight); last, as it stops the server', async () => {
