@@ -751,7 +751,7 @@ export class PodWorkers {
   activePods(): any[] {
     const out: any[] = [];
     for (const r of this.records.values()) {
-      if (!r.admitted || r.terminated || r.deleted || r.pod.metadata?.deletionTimestamp) continue;
+      if (!r.admitted || r.terminated || r.deleted || r.evicting || r.pod.metadata?.deletionTimestamp) continue;
       if (r.source !== 'api' || (typeof r.pod.spec?.priority === 'number' && r.pod.spec.priority >= 2_000_000_000)) continue;
       out.push(r.pod);
     }
