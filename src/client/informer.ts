@@ -471,6 +471,12 @@ export class InformerFactory {
     return inf;
   }
 
+  /** Stops one informer and forgets it (its resource is gone): a later informerFor makes a new one. */
+  async remove(inf: Informer<any>): Promise<void> {
+    for (const [k, v] of this.informers) if (v === inf) this.informers.delete(k);
+    await inf.stop();
+  }
+
   /** Starts every informer made so far, and any made later. */
   start(): void {
     this.started = true;

@@ -83,7 +83,8 @@ export class GarbageCollector {
   private readonly waiting = new Map<string, Set<string>>();
   /** "<group>|<kind>" -> the resource to read and write it through */
   private readonly kinds = new Map<string, Mapping>();
-  private readonly watched = new Set<string>();
+  /** "<group>/<resource>" -> its informer */
+  private readonly watched = new Map<string, Informer<any>>();
   private readonly discovery: DiscoveryClient;
   private timer: NodeJS.Timeout | undefined;
   /** when discovery was last asked */
@@ -96,11 +97,16 @@ export class GarbageCollector {
 
   // ---- the graph ----
 
-  /** finds the resources to watch (again): each new one gets an informer feeding the graph */
+  /**
+   * finds the resources to watch (again): each new one gets an informer feeding the graph; after a
+   * discovery that every group answered, the informers of resources no longer served (a CRD
+   * deleted) are stopped, as Kubernetes' collector removes their monitors at its resync
+   */
   async discover(signal: AbortSignal): Promise<Informer<any>[]> {
     this.discovered = Date.now();
-    const { lists } = await this.discovery.serverPreferredResources({ signal });
+    const { lists, error } = await this.discovery.serverPreferredResources({ signal });
     const made: Informer<any>[] = [];
+    const served = new Set<string>();
     for (const l of lists) {
       const slash = l.groupVersion.indexOf('/');
       const group = slash < 0 ? '' : l.groupVersion.slice(0, slash);
@@ -109,8 +115,8 @@ export class GarbageCollector {
         const gvr = { group, version, resource: r.name };
         this.kinds.set(`${group}|${r.kind}`, { gvr, namespaced: r.namespaced });
         const key = `${group}/${r.name}`;
+        served.add(key);
         if (this.watched.has(key) || IGNORED.has(key) || !['list', 'watch', 'delete'].every((v) => r.verbs.includes(v))) continue;
-        this.watched.add(key);
         // (metadata only: all the collector reads, and a fraction of the bytes to decode and hold)
         const source = this.o.localMetadataSource?.(gvr) ?? new ResourceClient<any>(this.o.informerClient, gvr);
         const inf = this.o.informers.informerFor(source, { metadataOnly: true });
@@ -119,7 +125,18 @@ export class GarbageCollector {
           update: (_old, obj) => this.upsert(gvr, obj),
           delete: (obj) => this.remove(obj instanceof DeletedFinalStateUnknown ? obj.obj : obj),
         });
+        this.watched.set(key, inf);
         made.push(inf);
+      }
+    }
+    if (!error) {
+      for (const [key, inf] of this.watched) {
+        if (served.has(key)) continue;
+        this.watched.delete(key);
+        const slash = key.indexOf('/');
+        for (const [k, m] of this.kinds) if (m.gvr.group === key.slice(0, slash) && m.gvr.resource === key.slice(slash + 1)) this.kinds.delete(k);
+        this.log.info('Garbage collector: the resource is no longer served; its monitor stops', { resource: key });
+        await this.o.informers.remove(inf);
       }
     }
     return made;

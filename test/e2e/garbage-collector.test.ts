@@ -119,6 +119,9 @@ test('a custom resource owns a ConfigMap: deleting it deletes the ConfigMap', as
   assert.equal((await c.raw('GET', `${CMS}/app-config`)).status, 200);
   assert.equal((await c.raw('DELETE', `${base}/a1`)).status, 200);
   await gone(`${CMS}/app-config`);
+  // the CRD deleted: at its next discovery (30 s) the collector stops the resource's monitor
+  assert.equal((await c.raw('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/apps.gc.example.com')).status, 200);
+  await until('the monitor of apps.gc.example.com stopped', async () => c.logs.includes('"Garbage collector: the resource is no longer served; its monitor stops" resource="gc.example.com/apps"') || undefined, 45_000);
 });
 
 test('an owner in another namespace does not own; a cluster-scoped object naming a namespaced owner is never collected', async () => {
