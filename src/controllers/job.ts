@@ -31,6 +31,10 @@
 // rule) goes into status.failedIndexes, and the Job fails with FailedIndexes once every index has
 // finished, or with MaxFailedIndexesExceeded past spec.maxFailedIndexes.
 //
+// A pod holding the tracking finalizer that no unfinished Job controls (an orphan: its Job deleted
+// with propagationPolicy Orphan, the default for Jobs over the API) loses the finalizer in a sync
+// of its own (queue key `orphan-pod:<namespace>/<name>`).
+//
 // Pods come from the shared per-namespace pod watch (podwatch.ts), held while the namespace has
 // an unfinished Job. No node agent runs them: they move through their phases by whatever writes
 // their status.
@@ -110,6 +114,9 @@ interface Backoff {
 }
 
 const isJobRef = (ref: any): boolean => ref?.kind === 'Job' && typeof ref?.apiVersion === 'string' && ref.apiVersion.split('/')[0] === 'batch';
+/** the queue key of an orphan pod that holds the tracking finalizer (Job keys hold no ':') */
+const ORPHAN_POD = 'orphan-pod:';
+
 const hasFinalizer = (pod: any): boolean => Array.isArray(pod?.metadata?.finalizers) && pod.metadata.finalizers.includes(JOB_TRACKING_FINALIZER);
 const rfc3339 = (ms: number): string => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
@@ -322,6 +329,7 @@ export class JobController {
     }
     const ref = controllerRefOf(pod);
     if (ref && this.resolve(pod.metadata.namespace, ref)) this.expectations.creationObserved(`${pod.metadata.namespace}/${ref.name}`);
+    if (!ref && hasFinalizer(pod)) this.queue.add(ORPHAN_POD + objectKey(pod));
     for (const k of this.ownerKeys(pod)) this.queue.add(k);
   }
 
@@ -333,6 +341,8 @@ export class JobController {
     if (key && !hasFinalizer(pod)) this.rmFinalizers.get(key)?.delete(pod.metadata.uid);
     const oldRef = controllerRefOf(old);
     if (oldRef && isJobRef(oldRef) && oldRef.uid !== ref?.uid) this.queue.add(`${old.metadata.namespace}/${oldRef.name}`);
+    // (an orphan, say of a Job deleted with propagationPolicy Orphan: nothing would release it)
+    if (!ref && hasFinalizer(pod)) this.queue.add(ORPHAN_POD + objectKey(pod));
     for (const k of this.ownerKeys(pod)) this.queue.add(k);
   }
 
@@ -383,6 +393,7 @@ export class JobController {
 
   /** one Job's sync (syncJob) */
   async sync(key: string, signal: AbortSignal): Promise<void> {
+    if (key.startsWith(ORPHAN_POD)) return this.syncOrphanPod(key.slice(ORPHAN_POD.length), signal);
     const { namespace: ns, name } = splitKey(key);
     const job = this.o.jobs.getByName(ns, name);
     if (job && this.superseded.get(key) === job.metadata.resourceVersion) return;
@@ -654,6 +665,35 @@ export class JobController {
       this.log.error(e, 'Removing the tracking finalizer failed', { pod: objectKey(pod) });
       return false;
     }
+  }
+
+  /**
+   * A pod that holds the tracking finalizer and that no unfinished Job controls loses the
+   * finalizer (syncOrphanPod): an orphan (a Job deleted with its dependents orphaned, or a pod
+   * released) would otherwise keep it for ever. A pod adopted meanwhile keeps it. The pod is read
+   * from the cache, or from the server once the namespace's pod watch has gone with its last Job.
+   */
+  private async syncOrphanPod(podKey: string, signal: AbortSignal): Promise<void> {
+    const { namespace: ns, name } = splitKey(podKey);
+    let pod: any;
+    if (this.o.pods.informer(ns) && (await this.o.pods.synced(ns, signal))) pod = this.o.pods.informer(ns)?.getByName(ns, name);
+    else {
+      try {
+        pod = await new ResourceClient<any>(this.o.client, PODS, ns).get(name, { signal });
+      } catch (e) {
+        if (isNotFound(e)) return;
+        throw e;
+      }
+    }
+    if (!pod || !hasFinalizer(pod)) return;
+    const ref = controllerRefOf(pod);
+    if (ref) {
+      if (!isJobRef(ref)) return;
+      const job = this.resolve(ns, ref);
+      const managedBy = job?.spec?.managedBy;
+      if (job && (!isJobFinished(job) || (managedBy !== undefined && managedBy !== 'kubernetes.io/job-controller'))) return;
+    }
+    if (!(await this.removeFinalizer(pod, signal))) throw new Error(`removing the tracking finalizer of orphan pod ${podKey}`);
   }
 
   /**

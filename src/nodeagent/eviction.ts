@@ -28,6 +28,7 @@ import { totalmem } from 'node:os';
 import type { Logger } from '../client/log.js';
 import { parseQuantity, quantityValue } from '../schema/validation/quantity.js';
 import type { EvictionThreshold } from './options.js';
+import { qosClass } from './podspec.js';
 import { hostMemory, type ResourceSample } from './stats.js';
 
 export const MONITORING_PERIOD_MS = 10_000;
@@ -134,11 +135,6 @@ function memoryRequest(pod: any): number {
   return n;
 }
 
-function isBestEffort(pod: any): boolean {
-  const all = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
-  return all.every((c: any) => Object.keys(c.resources?.requests ?? {}).length === 0 && Object.keys(c.resources?.limits ?? {}).length === 0);
-}
-
 export class EvictionManager {
   /** when each threshold (by index) was first seen met, and whether it is met now */
   private firstMet = new Map<number, number>();
@@ -181,8 +177,8 @@ export class EvictionManager {
     // (critical pods are admitted whatever the pressure)
     if (c.size === 0 || priorityOf(pod) >= 2_000_000_000) return undefined;
     if (c.has('DiskPressure')) return { reason: 'Evicted', message: 'The node had condition: [DiskPressure]. ' };
-    if (c.has('MemoryPressure') && isBestEffort(pod)) return { reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' };
-    if (c.has('PIDPressure') && isBestEffort(pod)) return { reason: 'Evicted', message: 'The node had condition: [PIDPressure]. ' };
+    if (c.has('MemoryPressure') && qosClass(pod) === 'BestEffort') return { reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' };
+    if (c.has('PIDPressure') && qosClass(pod) === 'BestEffort') return { reason: 'Evicted', message: 'The node had condition: [PIDPressure]. ' };
     return undefined;
   }
 

@@ -367,14 +367,26 @@ test('ttlSecondsAfterFinished: a finished Job is deleted after its TTL, its pods
   assert.ok(!left || left.metadata.deletionTimestamp, `the pod is deleted with the Job: ${JSON.stringify(left?.metadata)}`);
 });
 
-test('a Job deleted while it runs: its pods lose the tracking finalizer', async () => {
+test('a Job deleted while it runs (the API default: its pods orphaned): the pods stay, without owner or tracking finalizer', async () => {
   await createJob(job('gone', { parallelism: 2, completions: 2 }));
   const pods = await untilPods('gone', 2);
   assert.equal((await c.raw('DELETE', `${JOBS}/gone`)).status, 200);
+  await until('the Job gone', async () => (await c.raw('GET', `${JOBS}/gone`)).status === 404, 20_000);
   for (const p of pods) {
-    await until(`${p.metadata.name} without the finalizer`, async () => {
+    const cur = await until(`${p.metadata.name} without the finalizer`, async () => {
       const cur = await podByName(p.metadata.name);
-      return cur && !(cur.metadata.finalizers ?? []).includes(FINALIZER);
+      assert.ok(cur, `the orphaned pod ${p.metadata.name} stays`);
+      return !(cur.metadata.finalizers ?? []).includes(FINALIZER) ? cur : undefined;
     });
+    assert.equal(cur.metadata.ownerReferences, undefined, 'the collector orphaned it');
+    assert.equal(cur.metadata.deletionTimestamp, undefined);
   }
+});
+
+test('a Job deleted in the background while it runs: its pods lose the tracking finalizer and go', async () => {
+  await createJob(job('gone-bg', { parallelism: 2, completions: 2 }));
+  const pods = await untilPods('gone-bg', 2);
+  assert.equal((await c.raw('DELETE', `${JOBS}/gone-bg?propagationPolicy=Background`)).status, 200);
+  // (not scheduled: once the finalizer goes, the deleted pod goes at once)
+  for (const p of pods) await until(`${p.metadata.name} gone`, async () => !(await podByName(p.metadata.name)), 20_000);
 });
