@@ -6,9 +6,10 @@
 // change the weights of the score plugins it has, and set NodeResourcesFit's scoring strategy
 // (LeastAllocated or MostAllocated, with its resources) and BalancedAllocation's resources.
 // What it cannot honour is refused at start-up with the reason: enabling a plugin Keelson does not
-// have (PodTopologySpread, InterPodAffinity, volume plugins, out-of-tree plugins), a
-// RequestedToCapacityRatio strategy, ignored resources, NodeAffinity's addedAffinity, disabling the
-// queue sort, the binder or the scheduling gates, extenders.
+// have (volume plugins, out-of-tree plugins), a RequestedToCapacityRatio strategy, ignored
+// resources, NodeAffinity's addedAffinity, PodTopologySpread's own default constraints,
+// InterPodAffinity's hardPodAffinityWeight other than 1, disabling the queue sort, the binder or
+// the scheduling gates, extenders.
 import { parseDuration } from '../cli/flags.js';
 import {
   DEFAULT_SCORE_WEIGHTS,
@@ -211,7 +212,17 @@ function parseProfile(p: any, i: number, warn: (m: string) => void): Profile {
         // (no preemption happens: its candidates' numbers change nothing)
         break;
       case 'PodTopologySpread':
+        // (the system defaults, as kube-scheduler's defaultingType System)
+        if (arr(args.defaultConstraints).length || (args.defaultingType !== undefined && args.defaultingType !== 'System')) {
+          throw new ConfigError(`${where}.args: only defaultingType System (the system default constraints) is supported by Keelson's scheduler`);
+        }
+        break;
       case 'InterPodAffinity':
+        if (args.hardPodAffinityWeight !== undefined && args.hardPodAffinityWeight !== null && Number(args.hardPodAffinityWeight) !== 1) {
+          throw new ConfigError(`${where}.args.hardPodAffinityWeight: only the default, 1, is supported by Keelson's scheduler`);
+        }
+        if (args.ignorePreferredTermsOfExistingPods === true) throw new ConfigError(`${where}.args.ignorePreferredTermsOfExistingPods: not supported by Keelson's scheduler`);
+        break;
       case 'VolumeBinding':
         warn(`${where}: Keelson's scheduler does not run ${n}: its args have no effect`);
         break;

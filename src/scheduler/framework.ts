@@ -23,10 +23,9 @@
 //   of DefaultPreemption's PostFilter after it (`preemption: 0/N nodes are available: ...`), which
 //   Keelson computes as Kubernetes would but never acts upon: it does not preempt.
 //
-// Kubernetes' PodTopologySpread and InterPodAffinity plugins are not here: they need the pods of
-// every node (the scheduler in scheduler.ts fetches a node's pods only when that node is a
-// candidate), so pods are spread only as LeastAllocated and BalancedAllocation spread them, and
-// the pod (anti-)affinity and topology spread constraints of a pod are not honoured.
+// Kubernetes' PodTopologySpread and InterPodAffinity plugins, which read the pods of every node,
+// are in interpod.ts; they run after NodeResourcesFit (ClusterFilters) and score with weight 2
+// each.
 import { addLists, resourceList, type ResourceList } from '../schema/resourcelist.js';
 import { cmpQuantity, quantityMilliValue, quantityValue, type Quantity } from '../schema/validation/quantity.js';
 
@@ -442,10 +441,16 @@ export function nodeAffinityPreFilter(pod: any): { names?: Set<string>; conflict
 // ── the filters ─────────────────────────────────────────────────────────────
 
 /** the filters a profile can turn off; each in the default profile's order */
-export const FILTER_PLUGINS = ['NodeUnschedulable', 'NodeName', 'TaintToleration', 'NodeAffinity', 'NodePorts', 'NodeResourcesFit'] as const;
+export const FILTER_PLUGINS = ['NodeUnschedulable', 'NodeName', 'TaintToleration', 'NodeAffinity', 'NodePorts', 'NodeResourcesFit', 'PodTopologySpread', 'InterPodAffinity'] as const;
 export type FilterPlugin = (typeof FILTER_PLUGINS)[number];
-/** the filters that read the pods on the node (the rest read the Node alone) */
-export const POD_DEPENDENT_FILTERS: ReadonlySet<FilterPlugin> = new Set(['NodePorts', 'NodeResourcesFit']);
+/** the filters that read the pods on the node, or on every node (the rest read the Node alone) */
+export const POD_DEPENDENT_FILTERS: ReadonlySet<FilterPlugin> = new Set(['NodePorts', 'NodeResourcesFit', 'PodTopologySpread', 'InterPodAffinity']);
+
+/** the filters of interpod.ts, bound to their PreFilter states over every node's pods */
+export interface ClusterFilters {
+  spread?(info: NodeInfo): Status | undefined;
+  interPod?(info: NodeInfo): Status | undefined;
+}
 
 export function filterNodeUnschedulable(pod: any, node: any): Status | undefined {
   if (!node?.spec?.unschedulable) return undefined;
@@ -540,14 +545,22 @@ export function runNodeFilters(p: PodInfo, node: any, enabled: ReadonlySet<Filte
   return undefined;
 }
 
-/** the filters that read the node's pods, in order; the first rejection */
-export function runPodFilters(p: PodInfo, info: NodeInfo, enabled: ReadonlySet<FilterPlugin>): Status | undefined {
+/** the filters that read the node's pods (and, with `cluster`, every node's), in order; the first rejection */
+export function runPodFilters(p: PodInfo, info: NodeInfo, enabled: ReadonlySet<FilterPlugin>, cluster?: ClusterFilters): Status | undefined {
   if (enabled.has('NodePorts') && p.ports.length) {
     const s = filterNodePorts(p.ports, info);
     if (s) return s;
   }
   if (enabled.has('NodeResourcesFit')) {
     const s = filterNodeResourcesFit(p.requests, info);
+    if (s) return s;
+  }
+  if (enabled.has('PodTopologySpread') && cluster?.spread) {
+    const s = cluster.spread(info);
+    if (s) return s;
+  }
+  if (enabled.has('InterPodAffinity') && cluster?.interPod) {
+    const s = cluster.interPod(info);
     if (s) return s;
   }
   return undefined;
@@ -586,7 +599,7 @@ export function fitErrorMessage(o: { numAllNodes: number; statuses: ReadonlyMap<
  * helpful for scheduling`. Undefined when removing lower-priority pods would make the pod fit
  * somewhere: Kubernetes would preempt then and its message has no preemption part.
  */
-export function preemptionMessage(p: PodInfo, numAllNodes: number, statuses: ReadonlyMap<string, Status>, nodeInfos: ReadonlyMap<string, NodeInfo>, enabled: ReadonlySet<FilterPlugin>): string | undefined {
+export function preemptionMessage(p: PodInfo, numAllNodes: number, statuses: ReadonlyMap<string, Status>, nodeInfos: ReadonlyMap<string, NodeInfo>, enabled: ReadonlySet<FilterPlugin>, cluster?: ClusterFilters): string | undefined {
   if (p.pod?.spec?.preemptionPolicy === 'Never') return 'preemption: not eligible due to preemptionPolicy=Never.';
   const dry = new Map<string, Status>();
   for (const [name, s] of statuses) {
@@ -598,7 +611,10 @@ export function preemptionMessage(p: PodInfo, numAllNodes: number, statuses: Rea
       dry.set(name, status('DefaultPreemption', 'UnschedulableAndUnresolvable', NO_PREEMPTION_VICTIMS));
       continue;
     }
-    const again = runNodeFilters(p, info.node, enabled) ?? runPodFilters(p, emptied, enabled);
+    // (the spread and inter-pod states still count the victims: Kubernetes takes them out of the
+    // PreFilter states too, so a node held only by a lower-priority pod's anti-affinity may be
+    // reported here as one where preemption does not help)
+    const again = runNodeFilters(p, info.node, enabled) ?? runPodFilters(p, emptied, enabled, cluster);
     if (!again) return undefined;
     dry.set(name, again);
   }
@@ -608,15 +624,17 @@ export function preemptionMessage(p: PodInfo, numAllNodes: number, statuses: Rea
 
 // ── scores ──────────────────────────────────────────────────────────────────
 
-export const SCORE_PLUGINS = ['TaintToleration', 'NodeAffinity', 'NodeResourcesFit', 'NodeResourcesBalancedAllocation', 'ImageLocality'] as const;
+export const SCORE_PLUGINS = ['TaintToleration', 'NodeAffinity', 'NodeResourcesFit', 'NodeResourcesBalancedAllocation', 'ImageLocality', 'PodTopologySpread', 'InterPodAffinity'] as const;
 export type ScorePlugin = (typeof SCORE_PLUGINS)[number];
-/** the default profile's weights (PodTopologySpread 2 and InterPodAffinity 2 are not implemented) */
+/** the default profile's weights */
 export const DEFAULT_SCORE_WEIGHTS: Readonly<Record<ScorePlugin, number>> = {
   TaintToleration: 3,
   NodeAffinity: 2,
   NodeResourcesFit: 1,
   NodeResourcesBalancedAllocation: 1,
   ImageLocality: 1,
+  PodTopologySpread: 2,
+  InterPodAffinity: 2,
 };
 
 export interface ResourceSpec {
@@ -800,8 +818,11 @@ export function defaultNormalizeScore(scores: number[], reverse: boolean): numbe
   });
 }
 
-/** every plugin's weighted, normalized score, summed per node (in the order of `infos`) */
-export function scoreNodes(p: PodInfo, infos: readonly NodeInfo[], cfg: ScoringConfig, images: ImageStates): number[] {
+/**
+ * every plugin's weighted, normalized score, summed per node (in the order of `infos`); the
+ * scores of interpod.ts's plugins come normalized in `cluster` (absent: the plugin skipped)
+ */
+export function scoreNodes(p: PodInfo, infos: readonly NodeInfo[], cfg: ScoringConfig, images: ImageStates, cluster: { PodTopologySpread?: number[]; InterPodAffinity?: number[] } = {}): number[] {
   const totals = infos.map(() => 0);
   const add = (weight: number, scores: number[]) => {
     if (!weight) return;
@@ -813,6 +834,8 @@ export function scoreNodes(p: PodInfo, infos: readonly NodeInfo[], cfg: ScoringC
   if (w.NodeResourcesFit) add(w.NodeResourcesFit, infos.map((n) => scoreNodeResourcesFit(p, n, cfg)));
   if (w.NodeResourcesBalancedAllocation && !balancedAllocationSkips(p, cfg.balancedResources)) add(w.NodeResourcesBalancedAllocation, infos.map((n) => scoreBalancedAllocation(p, n, cfg.balancedResources)));
   if (w.ImageLocality) add(w.ImageLocality, infos.map((n) => scoreImageLocality(p.pod, n.node, images)));
+  if (w.PodTopologySpread && cluster.PodTopologySpread) add(w.PodTopologySpread, cluster.PodTopologySpread);
+  if (w.InterPodAffinity && cluster.InterPodAffinity) add(w.InterPodAffinity, cluster.InterPodAffinity);
   return totals;
 }
 

@@ -11,18 +11,20 @@
 //     API server applies, so that a pod leaves the watch (a DELETED event) once it is bound;
 //   - the Nodes (small, few).
 // The pods already on a node matter only for the filters and scores that count them
-// (NodeResourcesFit, NodePorts, the resource scores). Those are read when a decision needs them:
-// one list with the field selector `spec.nodeName=<node>,status.phase!=Succeeded,
-// status.phase!=Failed` per candidate node (a node the pod-independent filters let through), kept
-// for one scheduling pass (the pods taken from the queue one after the other until none came for
-// 1 s; at most 10 s) as a summary per pod (requests, host ports, priority: no pod objects), and updated
-// by the pass's own bindings. A pod whose nodeSelector no node matches costs no list at all, and a
-// scheduler with nothing pending costs nothing but its two idle watches.
+// (NodeResourcesFit, NodePorts, the resource scores, PodTopologySpread and InterPodAffinity, the
+// last two over every node). Those are read when a decision needs them: one list of the bound pods
+// (`spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed`) and one of the Namespaces (for
+// namespaceSelectors), and for the default spreading the Services of the pod's namespace and its
+// controller, kept for one scheduling pass (the pods taken from the queue one after the other until
+// none came for 1 s; at most 10 s) as a summary per pod (requests, host ports, priority, labels,
+// pod (anti-)affinity terms: no pod objects), and updated by the pass's own bindings. A pod whose
+// nodeSelector no node matches costs no list at all, and a scheduler with nothing pending costs
+// nothing but its two idle watches.
 //
 // The price of not watching assigned pods: the scheduler cannot see a bound pod go away, which is
-// the event that lets Kubernetes retry a pod that did not fit for lack of room (AssignedPodDelete);
-// such pods are tried again every 30 s instead (queue.ts). Pods bound by someone else during a pass
-// are seen at the next pass.
+// the event that lets Kubernetes retry a pod that did not fit for lack of room or for an
+// anti-affinity (AssignedPodDelete); such pods are tried again every 30 s instead (queue.ts). Pods
+// bound by someone else during a pass are seen at the next pass.
 //
 // Scheduling one pod (schedule_one.go): the NodeAffinity PreFilter (matchFields metadata.name),
 // the filters of framework.ts over the nodes starting where the last pod's search stopped, until
@@ -75,21 +77,43 @@ import {
   scoreNodes,
   selectHost,
   summarizePod,
+  type ClusterFilters,
   type NodeInfo,
   type PodInfo,
   type PodSummary,
   type Status,
 } from './framework.js';
 import { SchedulingQueue, isGated, type QueueCounts, type QueuedPod } from './queue.js';
+import {
+  ClusterPods,
+  defaultSelector,
+  defaultSpreadConstraints,
+  filterInterPodAffinity,
+  filterPodTopologySpread,
+  interPodPreFilter,
+  interPodPreScore,
+  placedPod,
+  scoreInterPodAffinity,
+  scorePodTopologySpread,
+  spreadConstraints,
+  spreadPreFilter,
+  type PlacedPod,
+} from './interpod.js';
 
 export { DEFAULT_SCHEDULER_NAME } from './config.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' };
 const NODES = { group: '', version: 'v1', resource: 'nodes' };
+const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
+const SERVICES = { group: '', version: 'v1', resource: 'services' };
+/** the controllers whose selector DefaultSelector reads, by apiVersion/kind */
+const SPREAD_CONTROLLERS: Record<string, { group: string; version: string; resource: string }> = {
+  'v1/ReplicationController': { group: '', version: 'v1', resource: 'replicationcontrollers' },
+  'apps/v1/ReplicaSet': { group: 'apps', version: 'v1', resource: 'replicasets' },
+  'apps/v1/StatefulSet': { group: 'apps', version: 'v1', resource: 'statefulsets' },
+};
 /** the pods that occupy a node: not terminated */
 const NOT_TERMINATED = 'status.phase!=Succeeded,status.phase!=Failed';
-/** how many nodes' pods are listed at once */
-const LIST_CONCURRENCY = 8;
 /** a pass's node summaries are listed again after this long */
 const PASS_MAX_AGE_MS = 10_000;
 /** a pass ends when no pod came for this long */
@@ -153,33 +177,96 @@ export interface SchedulerMetrics {
 /** one scheduling pass's view of the pods on nodes (summaries, not pods) */
 class PassCache {
   readonly started = Date.now();
-  private readonly byNode = new Map<string, Promise<PodSummary[]>>();
+  private listing?: Promise<{ cluster: ClusterPods; summaries: Map<string, PodSummary[]> }>;
+  private readonly services = new Map<string, Promise<any[]>>();
+  private readonly controllers = new Map<string, Promise<any | undefined>>();
 
   constructor(
     private readonly client: RESTClient,
     private readonly signal: AbortSignal,
   ) {}
 
-  /** the summaries of the pods on the node (listed on first use) */
-  podsOn(node: string): Promise<PodSummary[]> {
-    let p = this.byNode.get(node);
-    if (!p) {
-      p = new ResourceClient<any>(this.client, PODS)
-        .listAll({ fieldSelector: `spec.nodeName=${node},${NOT_TERMINATED}`, signal: this.signal })
-        .then((l) => (l.items ?? []).map(summarizePod));
+  /** the bound pods of every node (one list, on first use) and the namespaces */
+  private load(): Promise<{ cluster: ClusterPods; summaries: Map<string, PodSummary[]> }> {
+    if (!this.listing) {
+      const listing = Promise.all([
+        new ResourceClient<any>(this.client, PODS).listAll({ fieldSelector: `spec.nodeName!=,${NOT_TERMINATED}`, signal: this.signal }),
+        new ResourceClient<any>(this.client, NAMESPACES).listAll({ signal: this.signal }),
+      ]).then(([pods, namespaces]) => {
+        const cluster = new ClusterPods([], namespaces.items ?? []);
+        const summaries = new Map<string, PodSummary[]>();
+        for (const pod of pods.items ?? []) {
+          const node = String(pod?.spec?.nodeName ?? '');
+          cluster.add(placedPod(pod, node));
+          let l = summaries.get(node);
+          if (!l) summaries.set(node, (l = []));
+          l.push(summarizePod(pod));
+        }
+        return { cluster, summaries };
+      });
       // (a failed list is not kept: the next pod lists again)
-      p.catch(() => this.byNode.delete(node));
-      this.byNode.set(node, p);
+      listing.catch(() => {
+        if (this.listing === listing) this.listing = undefined;
+      });
+      this.listing = listing;
+    }
+    return this.listing;
+  }
+
+  /** the summaries of the pods on the node */
+  async podsOn(node: string): Promise<PodSummary[]> {
+    const { summaries } = await this.load();
+    let l = summaries.get(node);
+    if (!l) summaries.set(node, (l = []));
+    return l;
+  }
+
+  /** the pods of every node as InterPodAffinity and PodTopologySpread read them */
+  async cluster(): Promise<ClusterPods> {
+    return (await this.load()).cluster;
+  }
+
+  /** the Services of a namespace (for the default spreading) */
+  servicesOf(namespace: string): Promise<any[]> {
+    let p = this.services.get(namespace);
+    if (!p) {
+      p = new ResourceClient<any>(this.client, SERVICES, namespace).listAll({ signal: this.signal }).then((l) => l.items ?? []);
+      p.catch(() => this.services.delete(namespace));
+      this.services.set(namespace, p);
+    }
+    return p;
+  }
+
+  /** the pod's controller when it is a ReplicationController, ReplicaSet or StatefulSet (undefined otherwise, or gone) */
+  controllerOf(pod: any): Promise<any | undefined> {
+    const ref = (Array.isArray(pod?.metadata?.ownerReferences) ? pod.metadata.ownerReferences : []).find((r: any) => r?.controller === true);
+    const gvr = ref ? SPREAD_CONTROLLERS[`${ref.apiVersion}/${ref.kind}`] : undefined;
+    if (!gvr) return Promise.resolve(undefined);
+    const ns = String(pod.metadata.namespace ?? '');
+    const key = `${gvr.resource}/${ns}/${ref.name}`;
+    let p = this.controllers.get(key);
+    if (!p) {
+      p = new ResourceClient<any>(this.client, gvr, ns)
+        .get(String(ref.name), { signal: this.signal })
+        .then((o) => (o ? { ...o, kind: ref.kind } : undefined))
+        .catch((e) => {
+          if (isNotFound(e)) return undefined;
+          this.controllers.delete(key);
+          throw e;
+        });
+      this.controllers.set(key, p);
     }
     return p;
   }
 
   /** the pass's own binding */
-  async bound(node: string, pod: PodSummary): Promise<void> {
-    const p = this.byNode.get(node);
-    if (!p) return;
-    const pods = await p.catch(() => undefined);
-    if (pods && !pods.some((x) => x.uid === pod.uid)) pods.push(pod);
+  async bound(node: string, pod: PodSummary, placed: PlacedPod): Promise<void> {
+    const loaded = await this.listing?.catch(() => undefined);
+    if (!loaded) return;
+    const l = loaded.summaries.get(node);
+    if (!l) loaded.summaries.set(node, [pod]);
+    else if (!l.some((x) => x.uid === pod.uid)) l.push(pod);
+    loaded.cluster.add(placed);
   }
 }
 
@@ -443,7 +530,7 @@ export class Scheduler {
       queue.requeueError(e);
       return;
     }
-    await pass.bound(node, p.summary);
+    await pass.bound(node, p.summary, placedPod(pod, node));
     queue.done(e.key);
     this.countAttempt('scheduled', profile.schedulerName);
     this.log.v(2).info('Successfully bound pod to node', { pod: e.key, node, evaluatedNodes: result.evaluated, feasibleNodes: result.feasible, elapsedMs: Date.now() - started });
@@ -461,7 +548,7 @@ export class Scheduler {
     const enabled = profile.filters;
     const postFilter = (statuses: ReadonlyMap<string, Status>, infos: ReadonlyMap<string, NodeInfo>): string | undefined => {
       if (!profile.preemption) return undefined;
-      return preemptionMessage(p, numAll, statuses, infos, enabled);
+      return preemptionMessage(p, numAll, statuses, infos, enabled, clusterFilters);
     };
     // PreFilter (NodeAffinity): the names of matchFields metadata.name
     let candidates = allNodes;
@@ -492,22 +579,34 @@ export class Scheduler {
       else passing.push({ node, i });
     }
     let processed = n;
-    // the rest read the pods on each node: listed a few nodes at a time, in search order, until enough fit
-    for (let k = 0; k < passing.length && feasible.length < toFind; k += LIST_CONCURRENCY) {
-      const chunk = passing.slice(k, k + LIST_CONCURRENCY);
-      const lists = await Promise.all(chunk.map((c) => pass.podsOn(c.node.metadata.name)));
+    // the rest read the pods on the nodes (the pass's one list of every node's pods), in search
+    // order, until enough fit; PodTopologySpread and InterPodAffinity read every node's
+    let cluster: ClusterPods | undefined;
+    let clusterFilters: ClusterFilters | undefined;
+    if (passing.length) {
+      cluster = await pass.cluster();
       if (signal.aborted) return { error: 'stopped', resolvable: false };
-      for (const [j, c] of chunk.entries()) {
-        const info = newNodeInfo(c.node, lists[j]!);
-        infos.set(info.name, info);
-        const s = runPodFilters(p, info, enabled);
-        if (s) statuses.set(info.name, s);
-        else {
-          feasible.push(info);
-          if (feasible.length >= toFind) {
-            processed = c.i + 1;
-            break;
-          }
+      const c = cluster;
+      clusterFilters = {};
+      if (enabled.has('PodTopologySpread')) {
+        const st = spreadPreFilter(p.pod, allNodes, c);
+        if (st.constraints.length) clusterFilters.spread = (info) => filterPodTopologySpread(p.pod, info.node, st);
+      }
+      if (enabled.has('InterPodAffinity')) {
+        const st = interPodPreFilter(p.pod, allNodes, c);
+        if (st.terms || st.existingAnti.size) clusterFilters.interPod = (info) => filterInterPodAffinity(p.pod, info.node, st, c);
+      }
+    }
+    for (const c of passing) {
+      const info = newNodeInfo(c.node, await pass.podsOn(c.node.metadata.name));
+      infos.set(info.name, info);
+      const s = runPodFilters(p, info, enabled, clusterFilters);
+      if (s) statuses.set(info.name, s);
+      else {
+        feasible.push(info);
+        if (feasible.length >= toFind) {
+          processed = c.i + 1;
+          break;
         }
       }
     }
@@ -518,9 +617,33 @@ export class Scheduler {
       return { error: msg, resolvable };
     }
     if (feasible.length === 1) return { node: feasible[0]!.name, evaluated: statuses.size + 1, feasible: 1 };
-    const totals = scoreNodes(p, feasible, profile.scoring, imageStates(allNodes));
+    const clusterScores = await this.clusterScores(p, profile, feasible, allNodes, cluster!, pass);
+    if (signal.aborted) return { error: 'stopped', resolvable: false };
+    const totals = scoreNodes(p, feasible, profile.scoring, imageStates(allNodes), clusterScores);
     const node = selectHost(feasible.map((f) => f.name), totals, this.o.random);
     return { node, evaluated: statuses.size + feasible.length, feasible: feasible.length };
+  }
+
+  /** the normalized scores of PodTopologySpread and InterPodAffinity over the feasible nodes (absent: skipped) */
+  private async clusterScores(p: PodInfo, profile: Profile, feasible: NodeInfo[], allNodes: any[], cluster: ClusterPods, pass: PassCache): Promise<{ PodTopologySpread?: number[]; InterPodAffinity?: number[] }> {
+    const out: { PodTopologySpread?: number[]; InterPodAffinity?: number[] } = {};
+    const w = profile.scoring.weights;
+    const nodes = feasible.map((f) => f.node);
+    if (w.PodTopologySpread) {
+      const own = Array.isArray(p.pod?.spec?.topologySpreadConstraints) && p.pod.spec.topologySpreadConstraints.length > 0;
+      let constraints = own ? spreadConstraints(p.pod, 'ScheduleAnyway') : [];
+      if (!own) {
+        const [services, controller] = await Promise.all([pass.servicesOf(String(p.pod?.metadata?.namespace ?? '')), pass.controllerOf(p.pod)]);
+        constraints = defaultSpreadConstraints(defaultSelector(p.pod, services, controller));
+      }
+      const scores = scorePodTopologySpread(p.pod, nodes, allNodes, cluster, constraints, !own);
+      if (scores) out.PodTopologySpread = scores;
+    }
+    if (w.InterPodAffinity) {
+      const pre = interPodPreScore(p.pod, allNodes, cluster);
+      if (pre) out.InterPodAffinity = scoreInterPodAffinity(nodes, pre);
+    }
+    return out;
   }
 
   /** handleSchedulingFailure: the FailedScheduling event and the PodScheduled condition */

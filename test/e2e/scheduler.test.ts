@@ -8,7 +8,9 @@
 // Cases: a plain pod is bound and the Scheduled event says where; a nodeSelector no node matches
 // gives FailedScheduling with Kubernetes' message and PodScheduled=False Unschedulable, and
 // labelling a node gets it scheduled; requests too big; a taint without toleration, then with one;
-// a pod of another scheduler is left alone; scheduling gates; a Deployment of 3 replicas.
+// a pod of another scheduler is left alone; scheduling gates; a Deployment of 3 replicas; pod
+// affinity, anti-affinity (the pod's own and, for symmetry, the existing pods') and topology spread
+// constraints with their FailedScheduling messages.
 // Last, the daemon `keelson scheduler` (skipped while the keelson command does not dispatch it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -202,6 +204,95 @@ test('a Deployment of 3 replicas: every pod scheduled', async () => {
   assert.equal(wide.stdout.trim().split('\n').length, 3);
 });
 
+const WORKER_MSG_TAIL = '. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.';
+
+test('required pod anti-affinity by hostname: one replica per node, the third waits; a pod the existing terms match waits too', async () => {
+  const solo = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'solo' },
+    spec: {
+      replicas: 3,
+      selector: { matchLabels: { app: 'solo' } },
+      template: {
+        metadata: { labels: { app: 'solo' } },
+        spec: {
+          affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'solo' } }, topologyKey: 'kubernetes.io/hostname' }] } },
+          containers: [{ name: 'c', image: 'busybox' }],
+        },
+      },
+    },
+  };
+  const r = c.kubectl(['create', '-f', '-'], { version: K, input: JSON.stringify(solo) });
+  assert.equal(r.code, 0, r.stderr);
+  const list = async () => (await c.raw('GET', '/api/v1/namespaces/default/pods?labelSelector=app%3Dsolo')).json().items as any[];
+  const pods = await until('two replicas bound, one waiting with FailedScheduling', async () => {
+    const items = await list();
+    const bound = items.filter((p) => p.spec.nodeName);
+    const waiting = items.filter((p) => !p.spec.nodeName);
+    if (items.length !== 3 || bound.length !== 2 || waiting.length !== 1) return undefined;
+    return events(waiting[0].metadata.name).some((e) => e.reason === 'FailedScheduling') ? items : undefined;
+  }, 30_000);
+  const bound = pods.filter((p) => p.spec.nodeName).map((p) => p.spec.nodeName).sort();
+  assert.deepEqual(bound, ['sch-a', 'sch-b'], 'one replica on each untainted node');
+  const waiting = pods.find((p) => !p.spec.nodeName);
+  assert.equal(
+    events(waiting.metadata.name).find((e) => e.reason === 'FailedScheduling').message,
+    `0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match pod anti-affinity rules${WORKER_MSG_TAIL}`,
+  );
+  // (symmetry: a pod without affinity of its own, that the replicas' terms match)
+  createPod(JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'intruder', labels: { app: 'solo' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } }));
+  assert.equal(await failedScheduling('intruder'), `0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't satisfy existing pods anti-affinity rules${WORKER_MSG_TAIL}`);
+  assert.equal(c.kubectl(['delete', 'deployment', 'solo'], { version: K }).code, 0);
+  c.kubectl(['delete', 'pod', 'intruder', '--wait=false'], { version: K });
+});
+
+test('required pod affinity: the pod goes where the pods it names are; none anywhere: it waits', async () => {
+  const plainNode = (await getPod('plain')).spec.nodeName;
+  const follower = (name: string, run: string) =>
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: {
+        affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { run } }, topologyKey: 'kubernetes.io/hostname' }] } },
+        containers: [{ name: 'c', image: 'busybox' }],
+      },
+    });
+  createPod(follower('follower', 'plain'));
+  assert.equal(await boundTo('follower'), plainNode);
+  createPod(follower('lonely', 'nobody'));
+  assert.equal(
+    await failedScheduling('lonely'),
+    "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match pod affinity rules. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+  );
+  c.kubectl(['delete', 'pod', 'lonely', '--wait=false'], { version: K });
+});
+
+test('topology spread constraints (DoNotSchedule, maxSkew 1 by hostname): the tainted node counts as an empty domain unless nodeTaintsPolicy is Honor', async () => {
+  const spread = (name: string, taints?: string) =>
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, labels: { group: 'spread' } },
+      spec: {
+        topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { group: 'spread' } }, ...(taints ? { nodeTaintsPolicy: taints } : {}) }],
+        containers: [{ name: 'c', image: 'busybox' }],
+      },
+    });
+  createPod(spread('spread-1'));
+  const first = await boundTo('spread-1');
+  createPod(spread('spread-2'));
+  const second = await boundTo('spread-2');
+  assert.deepEqual([first, second].sort(), ['sch-a', 'sch-b'], 'one on each untainted node');
+  createPod(spread('spread-3'));
+  assert.equal(await failedScheduling('spread-3'), `0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match pod topology spread constraints${WORKER_MSG_TAIL}`);
+  c.kubectl(['delete', 'pod', 'spread-3', '--wait=false'], { version: K });
+  createPod(spread('spread-4', 'Honor'));
+  const fourth = await boundTo('spread-4');
+  assert.ok(fourth === 'sch-a' || fourth === 'sch-b');
+});
+
 // ── the daemon ─────────────────────────────────────────────────────────────
 
 function schedulerCommandAvailable(): { ok: boolean; why: string } {
@@ -232,10 +323,10 @@ test('keelson scheduler: kube-scheduler flags and --config profiles, /healthz, /
   const help = spawnSync(process.execPath, [KEELSON, 'scheduler', '--help'], { cwd: ROOT, encoding: 'utf8' }).stdout;
   for (const f of ['--kubeconfig', '--master', '--config', '--secure-port', '--leader-elect-lease-duration', '--kube-api-qps', '--pod-max-in-unschedulable-pods-duration', '--feature-gates', '--vmodule']) assert.ok(help.includes(f), `help lists ${f}`);
   // a configuration Keelson cannot honour is refused at start-up
-  const bad = c.file('bad-scheduler.yaml', `apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: x\n  plugins:\n    score:\n      enabled:\n      - name: PodTopologySpread\n`);
+  const bad = c.file('bad-scheduler.yaml', `apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: x\n  plugins:\n    score:\n      enabled:\n      - name: VolumeBinding\n`);
   const refused = spawnSync(process.execPath, [KEELSON, 'scheduler', '--config', bad, '--secure-port=0'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
   assert.equal(refused.status, 1);
-  assert.match(refused.stderr, /PodTopologySpread" is not implemented/);
+  assert.match(refused.stderr, /VolumeBinding" is not implemented/);
 
   const port = await freePort();
   const cfg = c.file(

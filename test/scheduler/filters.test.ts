@@ -375,7 +375,14 @@ test('KubeSchedulerConfiguration: profiles, weights and strategies it honours, w
   assert.ok(!packer.filters.has('NodePorts'));
   assert.ok(c.profiles[0]!.filters.has('NodePorts'));
   const refuses = (doc: any, re: RegExp) => assert.throws(() => parseSchedulerConfiguration({ ...base, ...doc }), (e: Error) => e instanceof ConfigError && re.test(e.message));
-  refuses({ profiles: [{ schedulerName: 'x', plugins: { filter: { enabled: [{ name: 'PodTopologySpread' }] } } }] }, /PodTopologySpread" is not implemented/);
+  refuses({ profiles: [{ schedulerName: 'x', plugins: { filter: { enabled: [{ name: 'VolumeBinding' }] } } }] }, /VolumeBinding" is not implemented/);
+  refuses({ profiles: [{ schedulerName: 'x', pluginConfig: [{ name: 'PodTopologySpread', args: { defaultingType: 'List', defaultConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule' }] } }] }] }, /only defaultingType System/);
+  refuses({ profiles: [{ schedulerName: 'x', pluginConfig: [{ name: 'InterPodAffinity', args: { hardPodAffinityWeight: 5 } }] }] }, /hardPodAffinityWeight: only the default/);
+  // (the two plugins that read every node's pods are in the default profile and can be turned off)
+  const off = parseSchedulerConfiguration({ ...base, profiles: [{ schedulerName: 'x', plugins: { multiPoint: { disabled: [{ name: 'PodTopologySpread' }, { name: 'InterPodAffinity' }] } } }] });
+  assert.ok(!off.profiles[0]!.filters.has('PodTopologySpread') && !off.profiles[0]!.filters.has('InterPodAffinity'));
+  assert.equal(off.profiles[0]!.scoring.weights.PodTopologySpread, 0);
+  assert.equal(c.profiles[0]!.scoring.weights.InterPodAffinity, 2);
   refuses({ profiles: [{ schedulerName: 'x', plugins: { multiPoint: { enabled: [{ name: 'MyPlugin' }] } } }] }, /plugin "MyPlugin" is not available/);
   refuses({ profiles: [{ schedulerName: 'x', pluginConfig: [{ name: 'NodeResourcesFit', args: { scoringStrategy: { type: 'RequestedToCapacityRatio' } } }] }] }, /Unsupported value: "RequestedToCapacityRatio"/);
   refuses({ profiles: [{ schedulerName: 'x', plugins: { bind: { disabled: [{ name: 'DefaultBinder' }] } } }] }, /cannot be disabled/);
