@@ -19,9 +19,8 @@
 //     NodeResourcesBalancedAllocation 1 (how evenly cpu and memory are used; skipped for a pod
 //                        that requests nothing)
 //     ImageLocality 1 (the sizes of the pod's images already on the node, scaled by their spread)
-//   the FitError message (`0/N nodes are available: <sorted counts of reasons>.`) and the message
-//   of DefaultPreemption's PostFilter after it (`preemption: 0/N nodes are available: ...`), which
-//   Keelson computes as Kubernetes would but never acts upon: it does not preempt.
+//   the FitError message (`0/N nodes are available: <sorted counts of reasons>.`), followed by
+//   DefaultPreemption's (preemption.ts) when it found nothing to preempt.
 //
 // Kubernetes' PodTopologySpread and InterPodAffinity plugins, which read the pods of every node,
 // are in interpod.ts; they run after NodeResourcesFit (ClusterFilters) and score with weight 2
@@ -241,10 +240,16 @@ export interface PodSummary {
   nonZeroCPU: bigint;
   nonZeroMemory: bigint;
   ports: HostPort[];
+  /** status.startTime in ms (not started: the largest number, the least important of its priority) */
+  startTime: number;
+  /** being deleted by an earlier preemption (deletionTimestamp and DisruptionTarget PreemptionByScheduler) */
+  preempted: boolean;
 }
 
 export function summarizePod(pod: any): PodSummary {
   const nonZero = resourceOf(podRequests(pod, true));
+  const started = Date.parse(pod?.status?.startTime ?? '');
+  const conds = Array.isArray(pod?.status?.conditions) ? pod.status.conditions : [];
   return {
     uid: String(pod?.metadata?.uid ?? ''),
     key: `${pod?.metadata?.namespace ?? ''}/${pod?.metadata?.name ?? ''}`,
@@ -253,6 +258,8 @@ export function summarizePod(pod: any): PodSummary {
     nonZeroCPU: nonZero.milliCPU,
     nonZeroMemory: nonZero.memory,
     ports: podHostPorts(pod),
+    startTime: Number.isFinite(started) ? started : Number.MAX_SAFE_INTEGER,
+    preempted: !!pod?.metadata?.deletionTimestamp && conds.some((c: any) => c?.type === 'DisruptionTarget' && c?.status === 'True' && c?.reason === 'PreemptionByScheduler'),
   };
 }
 
@@ -306,12 +313,6 @@ export function removePod(info: NodeInfo, uid: string): boolean {
   info.nonZeroMemory -= p!.nonZeroMemory;
   for (const hp of p!.ports) info.usedPorts.remove(hp);
   return true;
-}
-
-/** a copy of a NodeInfo without the pods whose priority is below `priority` (preemption's dry run) */
-function withoutLowerPriority(info: NodeInfo, priority: number): { info: NodeInfo; victims: number } {
-  const keep = info.pods.filter((p) => p.priority >= priority);
-  return { info: newNodeInfo(info.node, keep), victims: info.pods.length - keep.length };
 }
 
 // ── tolerations and taints ──────────────────────────────────────────────────
@@ -588,38 +589,6 @@ export function fitErrorMessage(o: { numAllNodes: number; statuses: ReadonlyMap<
   }
   if (o.postFilterMsg) msg += ` ${o.postFilterMsg}`;
   return msg;
-}
-
-/**
- * What DefaultPreemption's PostFilter would answer, without preempting (Keelson never evicts a
- * pod to make room): `preemption: not eligible due to preemptionPolicy=Never.` for such a pod;
- * otherwise a FitError over the nodes where removing the pods of lower priority might help (those
- * whose filter said Unschedulable): on each, `No preemption victims found for incoming pod` when
- * there are none, or the filters' answer once they are gone; every other node `Preemption is not
- * helpful for scheduling`. Undefined when removing lower-priority pods would make the pod fit
- * somewhere: Kubernetes would preempt then and its message has no preemption part.
- */
-export function preemptionMessage(p: PodInfo, numAllNodes: number, statuses: ReadonlyMap<string, Status>, nodeInfos: ReadonlyMap<string, NodeInfo>, enabled: ReadonlySet<FilterPlugin>, cluster?: ClusterFilters): string | undefined {
-  if (p.pod?.spec?.preemptionPolicy === 'Never') return 'preemption: not eligible due to preemptionPolicy=Never.';
-  const dry = new Map<string, Status>();
-  for (const [name, s] of statuses) {
-    if (s.code !== 'Unschedulable') continue;
-    const info = nodeInfos.get(name);
-    if (!info) continue;
-    const { info: emptied, victims } = withoutLowerPriority(info, p.priority);
-    if (victims === 0) {
-      dry.set(name, status('DefaultPreemption', 'UnschedulableAndUnresolvable', NO_PREEMPTION_VICTIMS));
-      continue;
-    }
-    // (the spread and inter-pod states still count the victims: Kubernetes takes them out of the
-    // PreFilter states too, so a node held only by a lower-priority pod's anti-affinity may be
-    // reported here as one where preemption does not help)
-    const again = runNodeFilters(p, info.node, enabled) ?? runPodFilters(p, emptied, enabled, cluster);
-    if (!again) return undefined;
-    dry.set(name, again);
-  }
-  const inner = fitErrorMessage({ numAllNodes, statuses: dry, absent: status('DefaultPreemption', 'UnschedulableAndUnresolvable', PREEMPTION_NOT_HELPFUL) });
-  return `preemption: ${inner}`;
 }
 
 // ── scores ──────────────────────────────────────────────────────────────────

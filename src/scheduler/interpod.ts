@@ -135,6 +135,7 @@ export function podTerms(pod: any): PodTerms | undefined {
 export interface PlacedPod {
   uid: string;
   namespace: string;
+  name: string;
   labels: Record<string, string>;
   nodeName: string;
   /** metadata.deletionTimestamp is set */
@@ -146,6 +147,7 @@ export function placedPod(pod: any, nodeName = String(pod?.spec?.nodeName ?? '')
   const p: PlacedPod = {
     uid: String(pod?.metadata?.uid ?? ''),
     namespace: String(pod?.metadata?.namespace ?? ''),
+    name: String(pod?.metadata?.name ?? ''),
     labels: labelsOf(pod),
     nodeName,
     terminating: !!pod?.metadata?.deletionTimestamp,
@@ -155,8 +157,16 @@ export function placedPod(pod: any, nodeName = String(pod?.spec?.nodeName ?? '')
   return p;
 }
 
+/** what the plugins read of the cluster's pods: ClusterPods, or a view of it without some pods (preemption's trials) */
+export interface PodsView {
+  podsOn(node: string): readonly PlacedPod[];
+  namespaceLabels(ns: string): Record<string, string>;
+  /** how many pods have pod (anti-)affinity terms (0: InterPodAffinity has nothing to score) */
+  readonly withTerms: number;
+}
+
 /** the bound, not terminated pods by node, and the namespaces' labels */
-export class ClusterPods {
+export class ClusterPods implements PodsView {
   private readonly byNode = new Map<string, PlacedPod[]>();
   private readonly nsLabels: Map<string, Record<string, string>>;
   /** how many pods have pod (anti-)affinity terms */
@@ -179,13 +189,28 @@ export class ClusterPods {
     return this.byNode.get(node) ?? [];
   }
 
+  /** the pod of `uid` on `node` */
+  find(node: string, uid: string): PlacedPod | undefined {
+    return this.podsOn(node).find((p) => p.uid === uid);
+  }
+
   namespaceLabels(ns: string): Record<string, string> {
     return this.nsLabels.get(ns) ?? {};
+  }
+
+  /** the pods of `node` without those of `uids` (the others' nodes as they are) */
+  without(node: string, uids: ReadonlySet<string>): PodsView {
+    const kept = this.podsOn(node).filter((p) => !uids.has(p.uid));
+    return {
+      podsOn: (n) => (n === node ? kept : this.podsOn(n)),
+      namespaceLabels: (ns) => this.namespaceLabels(ns),
+      withTerms: this.withTerms,
+    };
   }
 }
 
 /** AffinityTerm.Matches: the pod's namespace is one of the term's (or its labels match the selector), and its labels match */
-export function termMatches(t: AffinityTerm, p: { namespace: string; labels: Record<string, string> }, cluster: ClusterPods): boolean {
+export function termMatches(t: AffinityTerm, p: { namespace: string; labels: Record<string, string> }, cluster: PodsView): boolean {
   if (!t.namespaces.has(p.namespace) && !(t.namespaceSelector !== null && matchLabels(t.namespaceSelector, cluster.namespaceLabels(p.namespace)))) return false;
   return t.selector !== null && matchLabels(t.selector, p.labels);
 }
@@ -209,7 +234,7 @@ export interface InterPodFilterState {
 }
 
 /** InterPodAffinity's PreFilter over every node */
-export function interPodPreFilter(pod: any, nodes: readonly any[], cluster: ClusterPods): InterPodFilterState {
+export function interPodPreFilter(pod: any, nodes: readonly any[], cluster: PodsView): InterPodFilterState {
   const self = { namespace: String(pod?.metadata?.namespace ?? ''), labels: labelsOf(pod) };
   const terms = podTerms(pod);
   const s: InterPodFilterState = { terms, existingAnti: new Map(), affinity: new Map(), anti: new Map() };
@@ -232,7 +257,7 @@ export function interPodPreFilter(pod: any, nodes: readonly any[], cluster: Clus
 }
 
 /** InterPodAffinity's Filter on one node */
-export function filterInterPodAffinity(pod: any, node: any, s: InterPodFilterState, cluster: ClusterPods): Status | undefined {
+export function filterInterPodAffinity(pod: any, node: any, s: InterPodFilterState, cluster: PodsView): Status | undefined {
   const labels = labelsOf(node);
   const terms = s.terms;
   if (terms?.required.length) {
@@ -257,7 +282,7 @@ export function filterInterPodAffinity(pod: any, node: any, s: InterPodFilterSta
 }
 
 /** InterPodAffinity's PreScore: topologyKey -> value -> score; undefined when it has nothing to say (Skip) */
-export function interPodPreScore(pod: any, nodes: readonly any[], cluster: ClusterPods): Map<string, Map<string, number>> | undefined {
+export function interPodPreScore(pod: any, nodes: readonly any[], cluster: PodsView): Map<string, Map<string, number>> | undefined {
   const terms = podTerms(pod);
   const incoming = !!(terms && (terms.preferred.length || terms.preferredAnti.length));
   if (!incoming && cluster.withTerms === 0) return undefined;
@@ -385,7 +410,7 @@ export interface SpreadFilterState {
 }
 
 /** PodTopologySpread's PreFilter over every node (DoNotSchedule constraints) */
-export function spreadPreFilter(pod: any, nodes: readonly any[], cluster: ClusterPods): SpreadFilterState {
+export function spreadPreFilter(pod: any, nodes: readonly any[], cluster: PodsView): SpreadFilterState {
   const constraints = spreadConstraints(pod, 'DoNotSchedule');
   const counts = constraints.map(() => new Map<string, number>());
   if (!constraints.length) return { constraints, counts };
@@ -426,7 +451,7 @@ export function filterPodTopologySpread(pod: any, node: any, s: SpreadFilterStat
  * undefined when there is nothing to score (Skip). `constraints` are the ScheduleAnyway ones, or
  * the defaults (`systemDefaulted`: nodes then need not have every key).
  */
-export function scorePodTopologySpread(pod: any, feasible: readonly any[], allNodes: readonly any[], cluster: ClusterPods, constraints: readonly SpreadConstraint[], systemDefaulted: boolean): number[] | undefined {
+export function scorePodTopologySpread(pod: any, feasible: readonly any[], allNodes: readonly any[], cluster: PodsView, constraints: readonly SpreadConstraint[], systemDefaulted: boolean): number[] | undefined {
   if (!constraints.length || !feasible.length) return undefined;
   const requireAll = !systemDefaulted;
   const ns = String(pod?.metadata?.namespace ?? '');

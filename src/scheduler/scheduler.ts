@@ -36,8 +36,12 @@
 // available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector. preemption:
 // 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not
 // helpful for scheduling.`), and the pod waits in the queue (queue.ts) for a Node event, its own
-// update, its backoff or the periodic retries. There is no preemption: the message says what
-// Kubernetes' DefaultPreemption would have found, and nothing is evicted.
+// update, its backoff or the periodic retries. Before that, DefaultPreemption (preemption.ts): a
+// pod that would fit once pods of lower priority are gone has them deleted (condition
+// DisruptionTarget, reason PreemptionByScheduler; a `Preempted` event) and the node nominated in
+// its status.nominatedNodeName; it is tried again after its backoff (the victims' deletion is not
+// watched), and waits while its nominated node still holds a victim being deleted. Nominated pods
+// do not reserve their node against other pods meanwhile, as Kubernetes' do.
 //
 // Pods with spec.schedulingGates are left alone until the gates go; one without a PodScheduled
 // condition gets PodScheduled=False, reason SchedulingGated (which kube-apiserver sets on create).
@@ -71,7 +75,6 @@ import {
   numFeasibleNodesToFind,
   POD_DEPENDENT_FILTERS,
   PREEMPTION_NOT_HELPFUL,
-  preemptionMessage,
   runNodeFilters,
   runPodFilters,
   scoreNodes,
@@ -98,7 +101,9 @@ import {
   spreadConstraints,
   spreadPreFilter,
   type PlacedPod,
+  type PodsView,
 } from './interpod.js';
+import { findPreemption, type Candidate } from './preemption.js';
 
 export { DEFAULT_SCHEDULER_NAME } from './config.js';
 
@@ -106,6 +111,7 @@ const PODS = { group: '', version: 'v1', resource: 'pods' };
 const NODES = { group: '', version: 'v1', resource: 'nodes' };
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
 const SERVICES = { group: '', version: 'v1', resource: 'services' };
+const PDBS = { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets' };
 /** the controllers whose selector DefaultSelector reads, by apiVersion/kind */
 const SPREAD_CONTROLLERS: Record<string, { group: string; version: string; resource: string }> = {
   'v1/ReplicationController': { group: '', version: 'v1', resource: 'replicationcontrollers' },
@@ -180,6 +186,7 @@ class PassCache {
   private listing?: Promise<{ cluster: ClusterPods; summaries: Map<string, PodSummary[]> }>;
   private readonly services = new Map<string, Promise<any[]>>();
   private readonly controllers = new Map<string, Promise<any | undefined>>();
+  private budgets?: Promise<any[]>;
 
   constructor(
     private readonly client: RESTClient,
@@ -257,6 +264,24 @@ class PassCache {
       this.controllers.set(key, p);
     }
     return p;
+  }
+
+  /** the PodDisruptionBudgets (for preemption), listed once per pass */
+  pdbs(): Promise<any[]> {
+    if (!this.budgets) {
+      const p = new ResourceClient<any>(this.client, PDBS).listAll({ signal: this.signal }).then((l) => l.items ?? []);
+      p.catch(() => {
+        if (this.budgets === p) this.budgets = undefined;
+      });
+      this.budgets = p;
+    }
+    return this.budgets;
+  }
+
+  /** victims of the pass's preemption: being deleted now */
+  async preempted(node: string, uids: ReadonlySet<string>): Promise<void> {
+    const loaded = await this.listing?.catch(() => undefined);
+    for (const s of loaded?.summaries.get(node) ?? []) if (uids.has(s.uid)) s.preempted = true;
   }
 
   /** the pass's own binding */
@@ -502,8 +527,15 @@ export class Scheduler {
     if ('error' in result) {
       this.countAttempt('unschedulable', profile.schedulerName);
       this.log.v(2).info('Unable to schedule pod; no fit; waiting', { pod: e.key, err: result.error });
-      this.failed(pod, profile, 'Unschedulable', result.error);
-      queue.requeueUnschedulable(e, result.resolvable);
+      let nominated: string | undefined;
+      if (result.preempt) {
+        await this.preempt(pod, profile, result.preempt, pass);
+        nominated = result.preempt.node;
+      }
+      this.failed(pod, profile, 'Unschedulable', result.error, nominated);
+      // (the victims' deletion is not watched here: the pod is tried again after its backoff)
+      if (result.preempt || result.waitForVictims) queue.requeueError(e);
+      else queue.requeueUnschedulable(e, result.resolvable);
       return;
     }
     // bind (the pass counts the pod on its node at once: the next pod sees it)
@@ -542,14 +574,16 @@ export class Scheduler {
    * the removal of other pods might help: some node said Unschedulable rather than
    * UnschedulableAndUnresolvable)
    */
-  private async findNode(p: PodInfo, profile: Profile, allNodes: any[], pass: PassCache, signal: AbortSignal): Promise<{ node: string; evaluated: number; feasible: number } | { error: string; resolvable: boolean }> {
+  private async findNode(
+    p: PodInfo,
+    profile: Profile,
+    allNodes: any[],
+    pass: PassCache,
+    signal: AbortSignal,
+  ): Promise<{ node: string; evaluated: number; feasible: number } | { error: string; resolvable: boolean; preempt?: Candidate; waitForVictims?: boolean }> {
     if (!allNodes.length) return { error: ERR_NO_NODES, resolvable: false };
     const numAll = allNodes.length;
     const enabled = profile.filters;
-    const postFilter = (statuses: ReadonlyMap<string, Status>, infos: ReadonlyMap<string, NodeInfo>): string | undefined => {
-      if (!profile.preemption) return undefined;
-      return preemptionMessage(p, numAll, statuses, infos, enabled, clusterFilters);
-    };
     // PreFilter (NodeAffinity): the names of matchFields metadata.name
     let candidates = allNodes;
     let absent: Status | undefined;
@@ -586,16 +620,7 @@ export class Scheduler {
     if (passing.length) {
       cluster = await pass.cluster();
       if (signal.aborted) return { error: 'stopped', resolvable: false };
-      const c = cluster;
-      clusterFilters = {};
-      if (enabled.has('PodTopologySpread')) {
-        const st = spreadPreFilter(p.pod, allNodes, c);
-        if (st.constraints.length) clusterFilters.spread = (info) => filterPodTopologySpread(p.pod, info.node, st);
-      }
-      if (enabled.has('InterPodAffinity')) {
-        const st = interPodPreFilter(p.pod, allNodes, c);
-        if (st.terms || st.existingAnti.size) clusterFilters.interPod = (info) => filterInterPodAffinity(p.pod, info.node, st, c);
-      }
+      clusterFilters = clusterFiltersOf(p, allNodes, cluster, enabled);
     }
     for (const c of passing) {
       const info = newNodeInfo(c.node, await pass.podsOn(c.node.metadata.name));
@@ -613,8 +638,32 @@ export class Scheduler {
     this.nextStartNodeIndex = n ? (start + processed) % allNodes.length : this.nextStartNodeIndex;
     if (!feasible.length) {
       const resolvable = [...statuses.values()].some((s) => s.code === 'Unschedulable');
-      const msg = fitErrorMessage({ numAllNodes: numAll, statuses, absent, postFilterMsg: postFilter(statuses, infos) });
-      return { error: msg, resolvable };
+      if (!profile.preemption) return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent }), resolvable };
+      // DefaultPreemption: the budgets are read only when some node might be helped
+      const pdbs = resolvable ? await pass.pdbs() : [];
+      if (signal.aborted) return { error: 'stopped', resolvable: false };
+      const c = cluster;
+      const r = findPreemption({
+        p,
+        numAllNodes: numAll,
+        statuses,
+        infos,
+        pdbs,
+        fits: (info, removed) => {
+          const filters = c && removed.size && clusterFilters && (clusterFilters.spread || clusterFilters.interPod || c.withTerms) ? clusterFiltersOf(p, allNodes, c.without(info.name, removed), enabled) : clusterFilters;
+          return runNodeFilters(p, info.node, enabled) ?? runPodFilters(p, info, enabled, filters);
+        },
+        podMeta: (uid) => {
+          for (const info of infos.values()) {
+            const m = c?.find(info.name, uid);
+            if (m) return m;
+          }
+          return undefined;
+        },
+      });
+      if ('candidate' in r) return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent }), resolvable: true, preempt: r.candidate };
+      const waitForVictims = r.message.endsWith('a terminating pod on the nominated node.');
+      return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent, postFilterMsg: r.message }), resolvable, waitForVictims };
     }
     if (feasible.length === 1) return { node: feasible[0]!.name, evaluated: statuses.size + 1, feasible: 1 };
     const clusterScores = await this.clusterScores(p, profile, feasible, allNodes, cluster!, pass);
@@ -647,20 +696,52 @@ export class Scheduler {
   }
 
   /** handleSchedulingFailure: the FailedScheduling event and the PodScheduled condition */
-  private failed(pod: any, profile: Profile, reason: 'Unschedulable' | 'SchedulerError', message: string): void {
+  /**
+   * prepareCandidate: each victim gets the condition DisruptionTarget (PreemptionByScheduler), is
+   * deleted (its uid as precondition) and gets a `Preempted` event; the pass counts them as being
+   * deleted by a preemption
+   */
+  private async preempt(pod: any, profile: Profile, c: Candidate, pass: PassCache): Promise<void> {
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const schedulerName = pod.spec?.schedulerName ?? DEFAULT_SCHEDULER_NAME;
+    await Promise.all(
+      c.victims.map(async (v) => {
+        const { namespace, name } = splitKey(v.key);
+        const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
+        try {
+          await this.client.json({
+            method: 'PATCH',
+            path: `${path}/status`,
+            contentType: 'application/strategic-merge-patch+json',
+            body: { metadata: { uid: v.uid }, status: { conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'PreemptionByScheduler', message: `${schedulerName}: preempting to accommodate a higher priority pod`, lastTransitionTime: now }] } },
+          });
+          await this.client.json({ method: 'DELETE', path, body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: v.uid } } });
+        } catch (err) {
+          if (isNotFound(err) || isConflict(err)) return;
+          throw err;
+        }
+        this.log.v(2).info('Preempting pod', { pod: v.key, preemptor: `${pod.metadata.namespace}/${pod.metadata.name}`, node: c.node });
+        this.track(this.recorders.get(profile.schedulerName)!.event({ kind: 'Pod', apiVersion: 'v1', metadata: { namespace, name, uid: v.uid } }, 'Normal', 'Preempted', `Preempted by pod ${pod.metadata.uid} on node ${c.node}`));
+      }),
+    );
+    await pass.preempted(c.node, new Set(c.victims.map((v) => v.uid)));
+  }
+
+  private failed(pod: any, profile: Profile, reason: 'Unschedulable' | 'SchedulerError', message: string, nominatedNodeName?: string): void {
     const msg = message.length <= MAX_EVENT_MESSAGE ? message : message.slice(0, MAX_EVENT_MESSAGE - 4) + ' ...';
     this.track(this.recorders.get(profile.schedulerName)!.event(podRef(pod), 'Warning', 'FailedScheduling', msg));
-    this.track(this.patchCondition(pod, { type: 'PodScheduled', status: 'False', reason, message }));
+    this.track(this.patchCondition(pod, { type: 'PodScheduled', status: 'False', reason, message }, nominatedNodeName));
   }
 
   /**
    * updatePod: PodScheduled set by a strategic merge patch of the status (conditions merge by type),
    * with the pod's uid as precondition; nothing is written when the condition is already so
    */
-  private async patchCondition(pod: any, cond: { type: string; status: string; reason: string; message: string }): Promise<void> {
+  private async patchCondition(pod: any, cond: { type: string; status: string; reason: string; message: string }, nominatedNodeName?: string): Promise<void> {
     const conds: any[] = Array.isArray(pod?.status?.conditions) ? pod.status.conditions : [];
     const old = conds.find((c) => c?.type === cond.type);
-    if (old && old.status === cond.status && old.reason === cond.reason && old.message === cond.message && !old.lastProbeTime) return;
+    const nominate = nominatedNodeName !== undefined && pod?.status?.nominatedNodeName !== nominatedNodeName;
+    if (!nominate && old && old.status === cond.status && old.reason === cond.reason && old.message === cond.message && !old.lastProbeTime) return;
     const lastTransitionTime = old && old.status === cond.status && old.lastTransitionTime ? old.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const { namespace, name, uid } = pod.metadata;
     try {
@@ -668,7 +749,7 @@ export class Scheduler {
         method: 'PATCH',
         path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`,
         contentType: 'application/strategic-merge-patch+json',
-        body: { metadata: { uid }, status: { conditions: [{ ...cond, lastProbeTime: null, lastTransitionTime }] } },
+        body: { metadata: { uid }, status: { conditions: [{ ...cond, lastProbeTime: null, lastTransitionTime }], ...(nominate ? { nominatedNodeName } : {}) } },
       });
     } catch (err) {
       if (isNotFound(err) || isConflict(err)) return;
@@ -680,6 +761,20 @@ export class Scheduler {
     const t = p.catch(() => undefined).finally(() => this.pending.delete(t));
     this.pending.add(t);
   }
+}
+
+/** PodTopologySpread's and InterPodAffinity's filters of the pod over `view` (their PreFilter states computed once) */
+function clusterFiltersOf(p: PodInfo, allNodes: readonly any[], view: PodsView, enabled: ReadonlySet<string>): ClusterFilters {
+  const out: ClusterFilters = {};
+  if (enabled.has('PodTopologySpread')) {
+    const st = spreadPreFilter(p.pod, allNodes, view);
+    if (st.constraints.length) out.spread = (info) => filterPodTopologySpread(p.pod, info.node, st);
+  }
+  if (enabled.has('InterPodAffinity')) {
+    const st = interPodPreFilter(p.pod, allNodes, view);
+    if (st.terms || st.existingAnti.size) out.interPod = (info) => filterInterPodAffinity(p.pod, info.node, st, view);
+  }
+  return out;
 }
 
 /** what an event's involvedObject names (list items carry no kind) */

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import https from 'node:https';
-import { startCluster, until, freePort, KEELSON, ROOT, type Cluster } from './harness.js';
+import { startCluster, until, freePort, KEELSON, ROOT, type Cluster, takeOverLease } from './harness.js';
 
 let c: Cluster;
 let cm: ChildProcess | undefined;
@@ -181,10 +181,7 @@ test('--use-service-account-credentials: each controller acts as its own service
   const ev = await until('the SuccessfulCreate event', async () => (await c.raw('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dsars')).json().items[0]);
   assert.equal(ev.reason, 'SuccessfulCreate');
 
-  const lease = (await c.raw('GET', LEASE)).json();
-  const now = new Date().toISOString().replace('Z', '000Z');
-  const taken = { ...lease, spec: { ...lease.spec, holderIdentity: 'someone-else', renewTime: now, acquireTime: now, leaseDurationSeconds: 60 } };
-  assert.equal((await c.raw('PUT', LEASE, { body: taken })).status, 200);
+  await takeOverLease(c, LEASE);
   assert.equal(await exitOf(cm), 1, cmLogs);
   assert.match(cmLogs, /leaderelection lost/);
 });

@@ -440,6 +440,26 @@ export async function until<T>(what: string, f: () => Promise<T | undefined | fa
   }
 }
 
+/**
+ * Takes the Lease at `path` over for `someone-else` (60 s), as another candidate's renewal would:
+ * the holder renews meanwhile, so a write on the version read may meet its renewal (409) and is
+ * made again on the newer one.
+ */
+export async function takeOverLease(c: Cluster, path: string): Promise<void> {
+  await until(
+    'the Lease taken over',
+    async () => {
+      const lease = (await c.raw('GET', path)).json();
+      const now = new Date().toISOString().replace('Z', '000Z');
+      const taken = { ...lease, spec: { ...lease.spec, holderIdentity: 'someone-else', renewTime: now, acquireTime: now, leaseDurationSeconds: 60 } };
+      const put = await c.raw('PUT', path, { body: taken });
+      if (put.status !== 200 && put.status !== 409) throw new Error(`taking the Lease over: ${put.status} ${put.text}`);
+      return put.status === 200;
+    },
+    10_000,
+  );
+}
+
 /** the Status body of a failed request, after checking its code and reason */
 /** a namespaced CustomResourceDefinition of `<plural>.<group>` (more of its spec in `spec`) */
 export function crdBody(group: string, plural: string, kind: string, versions: unknown[], spec: Record<string, unknown> = {}): any {

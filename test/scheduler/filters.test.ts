@@ -20,7 +20,6 @@ import {
   nodeAffinityPreFilter,
   numFeasibleNodesToFind,
   podRequests,
-  preemptionMessage,
   runNodeFilters,
   runPodFilters,
   scoreBalancedAllocation,
@@ -35,6 +34,7 @@ import {
   type Status,
 } from '../../src/scheduler/framework.js';
 import { ConfigError, parseSchedulerConfiguration } from '../../src/scheduler/config.js';
+import { findPreemption } from '../../src/scheduler/preemption.js';
 import { SchedulingQueue } from '../../src/scheduler/queue.js';
 import { nodeSchedulingPropertiesChanged } from '../../src/scheduler/scheduler.js';
 
@@ -206,7 +206,10 @@ test('the FailedScheduling message: sorted counts of every reason, then the pree
   assert.equal(fitErrorMessage({ numAllNodes: 2, statuses: new Map(), preFilterMsg: 'pod affinity terms conflict', postFilterMsg: 'preemption: x.' }), '0/2 nodes are available: pod affinity terms conflict. preemption: x.');
 });
 
-test('the preemption part: not helpful, no victims, or the filters without the lower-priority pods', () => {
+const preemptionOf = (p: ReturnType<typeof newPodInfo>, numAllNodes: number, statuses: Map<string, Status>, infos: Map<string, NodeInfo>, pdbs: any[] = [], meta: Record<string, any> = {}) =>
+  findPreemption({ p, numAllNodes, statuses, infos, pdbs, fits: (info) => runNodeFilters(p, info.node, ALL) ?? runPodFilters(p, info, ALL), podMeta: (uid) => meta[uid] });
+
+test('preemption: not helpful, no victims, the filters without the lower-priority pods, or the victims', () => {
   const p = newPodInfo(pod('p', { nodeSelector: { disk: 'ssd' } }, [req('2')]));
   const small = node('small', { cpu: '1', labels: { disk: 'ssd' } });
   const other = node('other', { cpu: '8' });
@@ -215,25 +218,57 @@ test('the preemption part: not helpful, no victims, or the filters without the l
     ['small', runPodFilters(p, infos.get('small')!, ALL)!],
     ['other', runNodeFilters(p, other, ALL)!],
   ]);
-  const post = preemptionMessage(p, 2, statuses, infos, ALL);
+  const post = (preemptionOf(p, 2, statuses, infos) as { message: string }).message;
   assert.equal(post, 'preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.');
   assert.equal(
     fitErrorMessage({ numAllNodes: 2, statuses, postFilterMsg: post }),
     "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
   );
   // only unresolvable statuses
-  assert.equal(preemptionMessage(p, 1, new Map([['other', statuses.get('other')!]]), infos, ALL), 'preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.');
+  assert.deepEqual(preemptionOf(p, 1, new Map([['other', statuses.get('other')!]]), infos), { message: 'preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.' });
   // preemptionPolicy Never
-  assert.equal(preemptionMessage(newPodInfo(pod('p', { preemptionPolicy: 'Never' })), 1, statuses, infos, ALL), 'preemption: not eligible due to preemptionPolicy=Never.');
+  assert.deepEqual(preemptionOf(newPodInfo(pod('p', { preemptionPolicy: 'Never' })), 1, statuses, infos), { message: 'preemption: not eligible due to preemptionPolicy=Never.' });
   // a lower-priority pod whose removal would not be enough: the filter's reason again
   const big = newPodInfo(pod('p', { priority: 10 }, [req('4')]));
   const withLow = newNodeInfo(node('n', { cpu: '2' }), [summarizePod(pod('low', { priority: 0 }, [req('1')]))]);
   const s2 = new Map([['n', runPodFilters(big, withLow, ALL)!]]);
-  assert.equal(preemptionMessage(big, 1, s2, new Map([['n', withLow]]), ALL), 'preemption: 0/1 nodes are available: 1 Insufficient cpu.');
-  // ... and one whose removal would make room: Kubernetes would preempt, no preemption part
+  assert.deepEqual(preemptionOf(big, 1, s2, new Map([['n', withLow]])), { message: 'preemption: 0/1 nodes are available: 1 Insufficient cpu.' });
+  // ... and one whose removal makes room: the victim, and only what is needed
+  const lows = (n: string, specs: [string, number, string, string?][], cpu = '2') =>
+    newNodeInfo(
+      node(n, { cpu }),
+      specs.map(([name, priority, cpu, started]) => {
+        const o = pod(name, { priority }, [req(cpu)]);
+        o.metadata.uid = `uid-${name}`;
+        if (started) o.status = { startTime: started };
+        return summarizePod(o);
+      }),
+    );
   const fits = newPodInfo(pod('p', { priority: 10 }, [req('1500m')]));
-  const s3 = new Map([['n', runPodFilters(fits, withLow, ALL)!]]);
-  assert.equal(preemptionMessage(fits, 1, s3, new Map([['n', withLow]]), ALL), undefined);
+  const n1 = lows('n1', [['keep', 20, '500m'], ['a', 0, '1'], ['b', 5, '500m']], '3');
+  const s3 = new Map([['n1', runPodFilters(fits, n1, ALL)!]]);
+  const r = preemptionOf(fits, 1, s3, new Map([['n1', n1]])) as { candidate: any };
+  assert.equal(r.candidate.node, 'n1');
+  // (b, the more important, is put back first and fits; a cannot come back)
+  assert.deepEqual(r.candidate.victims.map((v: any) => v.key), ['default/a']);
+  // the node: fewer budget violations, then the lowest top priority, the lowest sum, fewer victims, the latest start
+  const n2 = lows('n2', [['c', 3, '2']]);
+  const n3 = lows('n3', [['d', 1, '1'], ['e', 1, '1']]);
+  const s4 = new Map([['n2', runPodFilters(fits, n2, ALL)!], ['n3', runPodFilters(fits, n3, ALL)!]]);
+  const pick = preemptionOf(fits, 2, s4, new Map([['n2', n2], ['n3', n3]])) as { candidate: any };
+  assert.equal(pick.candidate.node, 'n3', 'the lowest highest-priority victim');
+  const meta = { 'uid-d': { namespace: 'default', name: 'd', labels: { app: 'd' } }, 'uid-e': { namespace: 'default', name: 'e', labels: { app: 'd' } } };
+  const pdb = { metadata: { namespace: 'default' }, spec: { selector: { matchLabels: { app: 'd' } } }, status: { disruptionsAllowed: 0 } };
+  const guarded = preemptionOf(fits, 2, s4, new Map([['n2', n2], ['n3', n3]]), [pdb], meta) as { candidate: any };
+  assert.equal(guarded.candidate.node, 'n2', 'a budget that would be violated sends it elsewhere');
+  const n4 = lows('n4', [['f', 1, '2', '2026-01-01T00:00:00Z']]);
+  const n5 = lows('n5', [['g', 1, '2', '2026-01-02T00:00:00Z']]);
+  const s5 = new Map([['n4', runPodFilters(fits, n4, ALL)!], ['n5', runPodFilters(fits, n5, ALL)!]]);
+  assert.equal((preemptionOf(fits, 2, s5, new Map([['n4', n4], ['n5', n5]])) as { candidate: any }).candidate.node, 'n5', 'the victim started last');
+  // waiting for the victims of an earlier preemption on the nominated node
+  const nominated = newPodInfo({ ...pod('p', { priority: 10 }, [req('1500m')]), status: { nominatedNodeName: 'n1' } });
+  const n1Preempted = newNodeInfo(n1.node, n1.pods.map((x) => (x.key === 'default/a' ? { ...x, preempted: true } : x)));
+  assert.deepEqual(preemptionOf(nominated, 1, s3, new Map([['n1', n1Preempted]])), { message: 'preemption: not eligible due to a terminating pod on the nominated node.' });
 });
 
 test('scores: LeastAllocated, BalancedAllocation, node affinity, PreferNoSchedule, image locality', () => {
