@@ -40,8 +40,8 @@
 // pod that would fit once pods of lower priority are gone has them deleted (condition
 // DisruptionTarget, reason PreemptionByScheduler; a `Preempted` event) and the node nominated in
 // its status.nominatedNodeName; it is tried again after its backoff (the victims' deletion is not
-// watched), and waits while its nominated node still holds a victim being deleted. Nominated pods
-// do not reserve their node against other pods meanwhile, as Kubernetes' do.
+// watched), and waits while its nominated node still holds a victim being deleted. Meanwhile other
+// pods of no higher priority must fit on that node beside it (its room is kept).
 //
 // Pods with spec.schedulingGates are left alone until the gates go; one without a PodScheduled
 // condition gets PodScheduled=False, reason SchedulingGated (which kube-apiserver sets on create).
@@ -622,10 +622,16 @@ export class Scheduler {
       if (signal.aborted) return { error: 'stopped', resolvable: false };
       clusterFilters = clusterFiltersOf(p, allNodes, cluster, enabled);
     }
+    // (pods nominated to a node by a preemption, of at least this pod's priority, keep their room there)
+    const nominated = this.nominatedPods(p);
+    const withNominated = (info: NodeInfo, filters: ClusterFilters | undefined): Status | undefined => {
+      const on = nominated.get(info.name);
+      return on ? runPodFilters(p, newNodeInfo(info.node, [...info.pods, ...on]), enabled, filters) : undefined;
+    };
     for (const c of passing) {
       const info = newNodeInfo(c.node, await pass.podsOn(c.node.metadata.name));
       infos.set(info.name, info);
-      const s = runPodFilters(p, info, enabled, clusterFilters);
+      const s = runPodFilters(p, info, enabled, clusterFilters) ?? withNominated(info, clusterFilters);
       if (s) statuses.set(info.name, s);
       else {
         feasible.push(info);
@@ -651,7 +657,7 @@ export class Scheduler {
         pdbs,
         fits: (info, removed) => {
           const filters = c && removed.size && clusterFilters && (clusterFilters.spread || clusterFilters.interPod || c.withTerms) ? clusterFiltersOf(p, allNodes, c.without(info.name, removed), enabled) : clusterFilters;
-          return runNodeFilters(p, info.node, enabled) ?? runPodFilters(p, info, enabled, filters);
+          return runNodeFilters(p, info.node, enabled) ?? runPodFilters(p, info, enabled, filters) ?? withNominated(info, filters);
         },
         podMeta: (uid) => {
           for (const info of infos.values()) {
@@ -671,6 +677,24 @@ export class Scheduler {
     const totals = scoreNodes(p, feasible, profile.scoring, imageStates(allNodes), clusterScores);
     const node = selectHost(feasible.map((f) => f.name), totals, this.o.random);
     return { node, evaluated: statuses.size + feasible.length, feasible: feasible.length };
+  }
+
+  /**
+   * the pending pods nominated to each node (status.nominatedNodeName) whose priority is at least
+   * the pod's (RunFilterPluginsWithNominatedPods: the pod must fit beside them as well as without them)
+   */
+  private nominatedPods(p: PodInfo): Map<string, PodSummary[]> {
+    const out = new Map<string, PodSummary[]>();
+    for (const other of this.pods?.list() ?? []) {
+      const node = other?.status?.nominatedNodeName;
+      if (typeof node !== 'string' || !node || other?.spec?.nodeName || other?.metadata?.uid === p.summary.uid) continue;
+      const s = summarizePod(other);
+      if (s.priority < p.priority) continue;
+      let l = out.get(node);
+      if (!l) out.set(node, (l = []));
+      l.push(s);
+    }
+    return out;
   }
 
   /** the normalized scores of PodTopologySpread and InterPodAffinity over the feasible nodes (absent: skipped) */

@@ -342,8 +342,12 @@ test('preemption: a pod of higher priority that fits nowhere evicts the lower-pr
   // (no node agent here: the victim's deletion is finished by hand, as a kubelet would)
   const gone = c.kubectl(['delete', 'pod', victim, '--force', '--grace-period=0'], { version: K });
   assert.equal(gone.code, 0, gone.stderr);
+  // (a pod of lower priority made at once for the same room: the nominated pod keeps it)
+  createPod(sized('sneaky', 'low', { node: nominated, cpu: '1500m' }));
   assert.equal(await boundTo('urgent'), nominated);
-  c.kubectl(['delete', 'pod', 'urgent', spared, '--wait=false'], { version: K });
+  await failedScheduling('sneaky');
+  assert.equal((await getPod('sneaky')).spec.nodeName, undefined);
+  c.kubectl(['delete', 'pod', 'urgent', 'sneaky', spared, '--wait=false'], { version: K });
 });
 
 // ── the daemon ─────────────────────────────────────────────────────────────
