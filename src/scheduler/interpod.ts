@@ -24,9 +24,8 @@
 //     a node scores the sum over its domains, normalized from the lowest to the highest onto 0..100.
 //   A term's namespaces: its `namespaces`, or those its namespaceSelector selects, or (neither
 //   given) the pod's own; a missing labelSelector matches nothing. matchLabelKeys and
-//   mismatchLabelKeys add `key in (value)` and `key notin (value)` with the pod's own label values
-//   (Kubernetes 1.33's API server writes them into the selector at creation; Keelson's does not,
-//   so the scheduler does it).
+//   mismatchLabelKeys are already in the selector as `key in (value)` and `key notin (value)`:
+//   the API server writes them there when the pod is created, as Kubernetes 1.33's does.
 //
 // PodTopologySpread
 //   filter (constraints DoNotSchedule): a node without a constraint's topologyKey is refused
@@ -96,14 +95,8 @@ function selectorOrNothing(sel: unknown): Requirement[] | null {
 
 function compileTerm(pod: any, t: any): AffinityTerm {
   const ns = String(pod?.metadata?.namespace ?? '');
-  let selector = selectorOrNothing(t?.labelSelector);
-  if (selector) {
-    const own = labelsOf(pod);
-    const extra: Requirement[] = [];
-    for (const k of arr<string>(t?.matchLabelKeys)) if (has(own, k)) extra.push({ key: k, op: 'in', values: [own[k]!] });
-    for (const k of arr<string>(t?.mismatchLabelKeys)) if (has(own, k)) extra.push({ key: k, op: 'notin', values: [own[k]!] });
-    if (extra.length) selector = [...selector, ...extra];
-  }
+  // (matchLabelKeys and mismatchLabelKeys are in the selector already: the API server merges them at creation)
+  const selector = selectorOrNothing(t?.labelSelector);
   const names = arr<string>(t?.namespaces).map(String);
   const nsSel = isObject(t?.namespaceSelector) ? selectorOrNothing(t.namespaceSelector) : null;
   const namespaces = new Set(names.length === 0 && !isObject(t?.namespaceSelector) ? [ns] : names);

@@ -261,6 +261,23 @@ test('required pod affinity: the pod goes where the pods it names are; none anyw
     });
   createPod(follower('follower', 'plain'));
   assert.equal(await boundTo('follower'), plainNode);
+  // matchLabelKeys and mismatchLabelKeys are written into the selector at creation, with the pod's values
+  const keyed = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'keyed', labels: { run: 'plain', rev: '7', team: 'blue' } },
+    spec: {
+      affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { run: 'plain' } }, matchLabelKeys: ['rev', 'absent'], mismatchLabelKeys: ['team'], topologyKey: 'kubernetes.io/hostname' }] } },
+      containers: [{ name: 'c', image: 'busybox' }],
+    },
+  };
+  createPod(JSON.stringify(keyed));
+  const stored = (await getPod('keyed')).spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0];
+  assert.deepEqual(stored.labelSelector, { matchLabels: { run: 'plain' }, matchExpressions: [{ key: 'rev', operator: 'In', values: ['7'] }, { key: 'team', operator: 'NotIn', values: ['blue'] }] });
+  assert.deepEqual(stored.matchLabelKeys, ['rev', 'absent']);
+  // (no pod has run=plain and rev=7 but keyed itself, which does not match its own term: it waits)
+  assert.match(await failedScheduling('keyed'), /didn't match pod affinity rules/);
+  c.kubectl(['delete', 'pod', 'keyed', '--wait=false'], { version: K });
   createPod(follower('lonely', 'nobody'));
   assert.equal(
     await failedScheduling('lonely'),

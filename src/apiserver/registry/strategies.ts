@@ -71,12 +71,43 @@ function ensureNamespaceLabel(obj: any) {
   obj.metadata.labels = { ...(obj.metadata.labels ?? {}), 'kubernetes.io/metadata.name': name };
 }
 
+/**
+ * mutatePodAffinity (MatchLabelKeysInPodAffinity, on by default since Kubernetes 1.31): each pod
+ * (anti-)affinity term with a labelSelector gets `key In (value)` for its matchLabelKeys and
+ * `key NotIn (value)` for its mismatchLabelKeys, with the pod's own label values (keys the pod
+ * lacks add nothing), so that the scheduler reads plain selectors
+ */
+function mergeAffinityLabelKeys(pod: any): void {
+  const labels = pod?.metadata?.labels;
+  const affinity = pod?.spec?.affinity;
+  if (!affinity || typeof affinity !== 'object') return;
+  const merge = (term: any) => {
+    const sel = term?.labelSelector;
+    if (!sel || typeof sel !== 'object') return;
+    const add = (keys: unknown, operator: 'In' | 'NotIn') => {
+      for (const key of Array.isArray(keys) ? keys : []) {
+        if (!labels || typeof key !== 'string' || !Object.prototype.hasOwnProperty.call(labels, key)) continue;
+        (sel.matchExpressions ??= []).push({ key, operator, values: [labels[key]] });
+      }
+    };
+    add(term.matchLabelKeys, 'In');
+    add(term.mismatchLabelKeys, 'NotIn');
+  };
+  for (const kind of ['podAffinity', 'podAntiAffinity']) {
+    const a = affinity[kind];
+    if (!a || typeof a !== 'object') continue;
+    for (const w of Array.isArray(a.preferredDuringSchedulingIgnoredDuringExecution) ? a.preferredDuringSchedulingIgnoredDuringExecution : []) merge(w?.podAffinityTerm);
+    for (const t of Array.isArray(a.requiredDuringSchedulingIgnoredDuringExecution) ? a.requiredDuringSchedulingIgnoredDuringExecution : []) merge(t);
+  }
+}
+
 const pod: Tweak = (s) => {
   s.returnDeletedObject = true;
   // Kubernetes 1.33 counts a Pod's generations: a change of its spec, through the resource or
   // its ephemeralcontainers and resize subresources
   s.generation = true;
   s.prepareForCreate = (obj) => {
+    mergeAffinityLabelKeys(obj);
     obj.status = { phase: 'Pending', qosClass: computePodQOS(obj.spec) };
     // a pod created with scheduling gates says why it waits (applySchedulingGatedCondition; the
     // condition's times are Go's zero Time, written as null)
