@@ -1,0 +1,295 @@
+// The StatefulSet controller of the embedded controller manager, against a real keelson driven by
+// kubectl and raw HTTPS: pods `<set>-<ordinal>` made one at a time in order (OrderedReady), each
+// with its claim; hostname, subdomain and identity labels; scale-down from the highest ordinal;
+// a rolling update from the highest ordinal that stops at the partition; ControllerRevisions
+// (kubectl rollout history); the status kubectl prints; Parallel; a deleted pod made again. No
+// node agent runs: the tests write the pods' phase and readiness through the status subresource.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startCluster, until, type Cluster } from './harness.js';
+
+let c: Cluster;
+const NS = 'stsc';
+const PODS = `/api/v1/namespaces/${NS}/pods`;
+const STS = `/apis/apps/v1/namespaces/${NS}/statefulsets`;
+const PVCS = `/api/v1/namespaces/${NS}/persistentvolumeclaims`;
+const REVS = `/apis/apps/v1/namespaces/${NS}/controllerrevisions`;
+const MERGE = { 'content-type': 'application/merge-patch+json' };
+
+before(async () => {
+  c = await startCluster({ args: ['--storage-backend=memory'] });
+  assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
+});
+after(async () => {
+  await c?.stop();
+});
+
+const sts = (name: string, replicas: number, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'apps/v1',
+  kind: 'StatefulSet',
+  metadata: { name },
+  spec: {
+    replicas,
+    serviceName: `${name}-svc`,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx:1.25' }] } },
+    ...extra,
+  },
+});
+
+const claimTemplate = { metadata: { name: 'data', labels: { kind: 'disk' } }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+
+async function podsOf(app: string): Promise<any[]> {
+  const r = await c.raw('GET', `${PODS}?labelSelector=app%3D${app}`);
+  assert.equal(r.status, 200, r.text);
+  return r.json().items.filter((p: any) => !p.metadata.deletionTimestamp);
+}
+
+const names = (pods: any[]) => pods.map((p) => p.metadata.name).sort();
+
+async function untilPodNames(app: string, want: string[]): Promise<any[]> {
+  let last: string[] = [];
+  try {
+    return await until(`pods ${want.join(',')}`, async () => {
+      const pods = await podsOf(app);
+      last = names(pods);
+      return JSON.stringify(last) === JSON.stringify([...want].sort()) ? pods : undefined;
+    });
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; the last: ${last.join(',')}`);
+  }
+}
+
+async function pod(name: string): Promise<any> {
+  const r = await c.raw('GET', `${PODS}/${name}`);
+  return r.status === 200 ? r.json() : undefined;
+}
+
+async function markReady(name: string): Promise<void> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }] };
+  const r = await c.raw('PATCH', `${PODS}/${name}/status`, { body: JSON.stringify({ status }), headers: MERGE });
+  assert.equal(r.status, 200, r.text);
+}
+
+async function statusOf(name: string, want: (s: any) => boolean): Promise<any> {
+  let last: any;
+  try {
+    return await until(`the status of ${name}`, async () => {
+      const o = (await c.raw('GET', `${STS}/${name}`)).json();
+      last = o.status;
+      return want(o.status ?? {}) ? o.status : undefined;
+    });
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; the last: ${JSON.stringify(last)}`);
+  }
+}
+
+/** waits a little and checks no more pods than `want` were made */
+async function stillOnly(app: string, want: string[]): Promise<void> {
+  await new Promise((r) => setTimeout(r, 700));
+  assert.deepEqual(names(await podsOf(app)), [...want].sort());
+}
+
+async function eventsOf(name: string): Promise<any[]> {
+  const r = await c.raw('GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3D${name}`);
+  return r.json().items;
+}
+
+test('OrderedReady: web-0, web-1, web-2 one at a time with their claims, identity and status; scale down from the highest', async () => {
+  const made = c.kubectl(['create', '-n', NS, '-f', c.file('web.yaml', JSON.stringify(sts('web', 3, { volumeClaimTemplates: [claimTemplate] })))], { version: '1.32' });
+  assert.equal(made.code, 0, made.stderr);
+  const set = (await c.raw('GET', `${STS}/web`)).json();
+
+  let pods = await untilPodNames('web', ['web-0']);
+  await stillOnly('web', ['web-0']);
+  const p0 = pods[0];
+  assert.equal(p0.spec.hostname, 'web-0');
+  assert.equal(p0.spec.subdomain, 'web-svc');
+  assert.equal(p0.metadata.labels['statefulset.kubernetes.io/pod-name'], 'web-0');
+  assert.equal(p0.metadata.labels['apps.kubernetes.io/pod-index'], '0');
+  assert.equal(p0.metadata.labels.app, 'web');
+  assert.match(p0.metadata.labels['controller-revision-hash'], /^web-[a-z0-9]+$/);
+  assert.deepEqual(p0.metadata.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web', uid: set.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+  assert.deepEqual(
+    p0.spec.volumes.find((v: any) => v.name === 'data'),
+    { name: 'data', persistentVolumeClaim: { claimName: 'data-web-0' } },
+  );
+  // the claim, Pending for want of a provisioner, does not hold the pod back
+  const claim = (await c.raw('GET', `${PVCS}/data-web-0`)).json();
+  assert.deepEqual(claim.metadata.labels, { kind: 'disk', app: 'web' });
+  assert.equal(claim.metadata.ownerReferences, undefined);
+
+  // web-1 only once web-0 runs and is ready
+  await markReady('web-0');
+  await untilPodNames('web', ['web-0', 'web-1']);
+  await stillOnly('web', ['web-0', 'web-1']);
+  await markReady('web-1');
+  await untilPodNames('web', ['web-0', 'web-1', 'web-2']);
+  await markReady('web-2');
+  const s = await statusOf('web', (s) => s.readyReplicas === 3 && s.availableReplicas === 3);
+  assert.equal(s.replicas, 3);
+  assert.equal(s.currentReplicas, 3);
+  assert.equal(s.updatedReplicas, 3);
+  assert.equal(s.observedGeneration, 1);
+  assert.equal(s.currentRevision, p0.metadata.labels['controller-revision-hash']);
+  assert.equal(s.updateRevision, s.currentRevision);
+  assert.equal(s.collisionCount, 0);
+  const pvcs = (await c.raw('GET', PVCS)).json().items.map((p: any) => p.metadata.name).sort();
+  assert.deepEqual(pvcs, ['data-web-0', 'data-web-1', 'data-web-2']);
+
+  const get = c.kubectl(['get', 'sts', 'web', '-n', NS], { version: '1.32' });
+  assert.equal(get.code, 0, get.stderr);
+  assert.match(get.stdout, /\nweb\s+3\/3\s+\d+s\n/);
+  const old = c.kubectl(['get', 'statefulset', 'web', '-n', NS], { version: '1.27' });
+  assert.equal(old.code, 0, old.stderr);
+  assert.match(old.stdout, /\nweb\s+3\/3\s+\d+s\n/);
+  const rollout = c.kubectl(['rollout', 'status', 'statefulset/web', '-n', NS, '--timeout=20s'], { version: '1.32' });
+  assert.equal(rollout.code, 0, rollout.stderr);
+  // (the API server defaults rollingUpdate.partition to 0, so kubectl reports a partitioned roll out)
+  assert.match(rollout.stdout, /partitioned roll out complete: 3 new pods have been updated\.\.\./);
+
+  const evs = await eventsOf('web');
+  const msgs = evs.map((e) => `${e.reason} ${e.message}`);
+  assert.ok(msgs.includes('SuccessfulCreate create Pod web-0 in StatefulSet web successful'), msgs.join('\n'));
+  assert.ok(msgs.includes('SuccessfulCreate create Claim data-web-0 Pod web-0 in StatefulSet web success'), msgs.join('\n'));
+  assert.equal(evs[0].source.component, 'statefulset-controller');
+
+  // scale down: web-2 first, web-1 only once it is gone
+  const scaled = c.kubectl(['scale', 'sts', 'web', '-n', NS, '--replicas=1'], { version: '1.32' });
+  assert.equal(scaled.code, 0, scaled.stderr);
+  await untilPodNames('web', ['web-0']);
+  await statusOf('web', (s) => s.replicas === 1 && s.readyReplicas === 1 && s.observedGeneration === 2);
+  const dels = (await eventsOf('web')).filter((e) => e.reason === 'SuccessfulDelete').map((e) => e.message);
+  assert.deepEqual(dels, ['delete Pod web-2 in StatefulSet web successful', 'delete Pod web-1 in StatefulSet web successful']);
+  // the claims stay (whenScaled: Retain)
+  assert.equal((await c.raw('GET', `${PVCS}/data-web-2`)).status, 200);
+});
+
+test('a rolling update (kubectl set image) goes from the highest ordinal down and stops at the partition; rollout history lists the revisions', async () => {
+  const made = c.kubectl(['apply', '-n', NS, '-f', c.file('roll.yaml', JSON.stringify(sts('roll', 3)))], { version: '1.32' });
+  assert.equal(made.code, 0, made.stderr);
+  for (const n of ['roll-0', 'roll-1', 'roll-2']) {
+    await until(`${n}`, () => pod(n));
+    await markReady(n);
+  }
+  const first = await statusOf('roll', (s) => s.readyReplicas === 3);
+  const rev1 = first.currentRevision;
+
+  // partition 1: roll-0 keeps the old revision
+  const p = await c.raw('PATCH', `${STS}/roll`, { body: JSON.stringify({ spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 1 } } } }), headers: MERGE });
+  assert.equal(p.status, 200, p.text);
+  const set = c.kubectl(['set', 'image', 'statefulset/roll', 'c=nginx:1.27', '-n', NS], { version: '1.32' });
+  assert.equal(set.code, 0, set.stderr);
+  const s2 = await statusOf('roll', (s) => s.updateRevision && s.updateRevision !== rev1);
+  const rev2 = s2.updateRevision;
+  // roll-2 is replaced first
+  const new2 = await until('roll-2 at the new revision', async () => {
+    const p = await pod('roll-2');
+    return p && !p.metadata.deletionTimestamp && p.metadata.labels['controller-revision-hash'] === rev2 ? p : undefined;
+  });
+  assert.equal(new2.spec.containers[0].image, 'nginx:1.27');
+  // roll-1 waits for roll-2 to be ready
+  await new Promise((r) => setTimeout(r, 700));
+  assert.equal((await pod('roll-1')).metadata.labels['controller-revision-hash'], rev1);
+  await markReady('roll-2');
+  await until('roll-1 at the new revision', async () => {
+    const p = await pod('roll-1');
+    return p && !p.metadata.deletionTimestamp && p.metadata.labels['controller-revision-hash'] === rev2 ? p : undefined;
+  });
+  await markReady('roll-1');
+  const s3 = await statusOf('roll', (s) => s.updatedReplicas === 2 && s.readyReplicas === 3);
+  assert.equal(s3.currentRevision, rev1);
+  assert.equal(s3.currentReplicas, 1);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal((await pod('roll-0')).metadata.labels['controller-revision-hash'], rev1);
+  const partitioned = c.kubectl(['rollout', 'status', 'sts/roll', '-n', NS, '--timeout=10s'], { version: '1.32' });
+  assert.equal(partitioned.code, 0, partitioned.stderr);
+  assert.match(partitioned.stdout, /partitioned roll out complete: 2 new pods have been updated/);
+
+  // the partition lifted: roll-0 follows, and the update revision becomes current
+  const p2 = await c.raw('PATCH', `${STS}/roll`, { body: JSON.stringify({ spec: { updateStrategy: { rollingUpdate: { partition: 0 } } } }), headers: MERGE });
+  assert.equal(p2.status, 200, p2.text);
+  await until('roll-0 at the new revision', async () => {
+    const p = await pod('roll-0');
+    return p && !p.metadata.deletionTimestamp && p.metadata.labels['controller-revision-hash'] === rev2 ? p : undefined;
+  });
+  await markReady('roll-0');
+  const done = await statusOf('roll', (s) => s.currentRevision === rev2 && s.currentReplicas === 3 && s.updatedReplicas === 3 && s.readyReplicas === 3);
+  assert.equal(done.updateRevision, rev2);
+
+  // the revisions
+  const revs = (await c.raw('GET', REVS)).json().items.filter((r: any) => r.metadata.ownerReferences?.[0]?.name === 'roll');
+  assert.deepEqual(revs.map((r: any) => [r.metadata.name, r.revision]).sort((a: any, b: any) => a[1] - b[1]), [[rev1, 1], [rev2, 2]]);
+  const r2 = revs.find((r: any) => r.metadata.name === rev2);
+  assert.equal(r2.data.spec.template.$patch, 'replace');
+  assert.equal(r2.data.spec.template.spec.containers[0].image, 'nginx:1.27');
+  assert.equal(r2.metadata.labels.app, 'roll');
+  assert.equal(r2.metadata.labels['controller.kubernetes.io/hash'], rev2.slice('roll-'.length));
+  assert.equal(r2.metadata.ownerReferences[0].kind, 'StatefulSet');
+  const hist = c.kubectl(['rollout', 'history', 'statefulset/roll', '-n', NS], { version: '1.32' });
+  assert.equal(hist.code, 0, hist.stderr);
+  assert.match(hist.stdout, /REVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>/);
+  const hist2 = c.kubectl(['rollout', 'history', 'statefulset/roll', '-n', NS, '--revision=2'], { version: '1.32' });
+  assert.equal(hist2.code, 0, hist2.stderr);
+  assert.match(hist2.stdout, /nginx:1\.27/);
+
+  // back to the first template: its revision is reused as revision 3
+  const undo = c.kubectl(['rollout', 'undo', 'statefulset/roll', '-n', NS], { version: '1.32' });
+  assert.equal(undo.code, 0, undo.stderr);
+  await statusOf('roll', (s) => s.updateRevision === rev1);
+  const back = (await c.raw('GET', `${REVS}/${rev1}`)).json();
+  assert.equal(back.revision, 3);
+});
+
+test('Parallel makes every pod at once; a deleted pod is made again under its name; OnDelete waits for deletes', async () => {
+  const made = c.kubectl(['create', '-n', NS, '-f', c.file('par.yaml', JSON.stringify(sts('par', 3, { podManagementPolicy: 'Parallel', updateStrategy: { type: 'OnDelete' } })))], { version: '1.27' });
+  assert.equal(made.code, 0, made.stderr);
+  const pods = await untilPodNames('par', ['par-0', 'par-1', 'par-2']);
+  assert.ok(pods.every((p) => !p.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')));
+  const uid1 = pods.find((p) => p.metadata.name === 'par-1').metadata.uid;
+  const del = c.kubectl(['delete', 'pod', 'par-1', '-n', NS, '--wait=false'], { version: '1.32' });
+  assert.equal(del.code, 0, del.stderr);
+  await until('par-1 again', async () => {
+    const p = await pod('par-1');
+    return p && p.metadata.uid !== uid1 && !p.metadata.deletionTimestamp ? p : undefined;
+  });
+
+  // OnDelete: a new template changes no pod until one is deleted
+  const rev1 = (await statusOf('par', (s) => s.replicas === 3)).updateRevision;
+  assert.equal(c.kubectl(['set', 'image', 'sts/par', 'c=nginx:1.27', '-n', NS], { version: '1.32' }).code, 0);
+  const rev2 = (await statusOf('par', (s) => s.updateRevision !== rev1)).updateRevision;
+  await new Promise((r) => setTimeout(r, 700));
+  for (const p of await podsOf('par')) assert.equal(p.metadata.labels['controller-revision-hash'], rev1);
+  const p0 = await pod('par-0');
+  assert.equal((await c.raw('DELETE', `${PODS}/par-0`)).status, 200);
+  const again = await until('par-0 again', async () => {
+    const p = await pod('par-0');
+    return p && p.metadata.uid !== p0.metadata.uid ? p : undefined;
+  });
+  assert.equal(again.metadata.labels['controller-revision-hash'], rev2);
+  assert.equal(again.spec.containers[0].image, 'nginx:1.27');
+
+  // Parallel scale-down: both at once even though none is ready
+  assert.equal(c.kubectl(['scale', 'sts', 'par', '-n', NS, '--replicas=1'], { version: '1.32' }).code, 0);
+  await untilPodNames('par', ['par-0']);
+});
+
+test('a failed pod is deleted and made again; an orphan named after the set is adopted', async () => {
+  // an orphan made before its set, named and labelled as its pod 0
+  const orphan = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'adopt-0', labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c', image: 'nginx:1.25' }] } };
+  assert.equal((await c.raw('POST', PODS, { body: orphan })).status, 201);
+  assert.equal(c.kubectl(['create', '-n', NS, '-f', c.file('adopt.yaml', JSON.stringify(sts('adopt', 1)))], { version: '1.32' }).code, 0);
+  const adopted = await until('adopt-0 adopted', async () => {
+    const p = await pod('adopt-0');
+    return p?.metadata.ownerReferences?.[0]?.kind === 'StatefulSet' ? p : undefined;
+  });
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const r = await c.raw('PATCH', `${PODS}/adopt-0/status`, { body: JSON.stringify({ status: { phase: 'Failed', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: now }] } }), headers: MERGE });
+  assert.equal(r.status, 200, r.text);
+  const made = await until('adopt-0 made again', async () => {
+    const p = await pod('adopt-0');
+    return p && p.metadata.uid !== adopted.metadata.uid ? p : undefined;
+  });
+  assert.equal(made.metadata.labels['statefulset.kubernetes.io/pod-name'], 'adopt-0');
+});
