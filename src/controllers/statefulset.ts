@@ -19,7 +19,8 @@
 //         else from the update revision; under OrderedReady one at a time, each after its
 //         predecessors are Running and Ready (and available for minReadySeconds);
 //       * the pods of ordinals out of range are deleted from the highest down: under OrderedReady
-//         one at a time and only when every other pod is healthy, under Parallel all at once;
+//         one at a time, once every pod in range is Running and Ready, and a condemned pod that is
+//         not waits unless it is the unhealthy pod of the lowest ordinal; under Parallel all at once;
 //       * RollingUpdate: from the highest ordinal down to the partition, the first pod not at the
 //         update revision is deleted (the sync above makes it again from the update revision) once
 //         every pod below it... is healthy; one at a time. OnDelete: pods are made again only when
@@ -198,6 +199,8 @@ export interface StatefulSetControllerOptions {
   client: RESTClient;
   sets: Informer<any>;
   revisions: Informer<any>;
+  /** the claims, to see which a pod lacks */
+  claims: Informer<any>;
   pods: NamespacedPods;
   recorder?: EventRecorder;
   log?: Logger;
@@ -297,7 +300,7 @@ export class StatefulSetController {
           name: 'statefulset controller',
           log: this.log,
           queue: this.queue,
-          informers: [this.o.sets, this.o.revisions],
+          informers: [this.o.sets, this.o.revisions, this.o.claims],
           sync: (k, s) => this.sync(k, s),
           onError: (k, err) => {
             this.log.error(err, 'Error syncing StatefulSet, requeuing', { statefulSet: k });
@@ -526,26 +529,33 @@ export class StatefulSetController {
         if (monotonic) return requeue;
         continue;
       }
-      if (!monotonic) continue;
-      if (isTerminating(pod)) {
+      // (a pending pod whose claim was deleted gets it again)
+      if (!isTerminating(pod) && (pod.status?.phase ?? 'Pending') === 'Pending') await this.createClaims(set, ord, signal);
+      if (monotonic && isTerminating(pod)) {
         this.log.v(4).info('StatefulSet is waiting for Pod to Terminate', { statefulSet: objectKey(set), pod: pod.metadata.name });
         return requeue;
       }
-      if (!available(pod)) {
+      if (monotonic && !available(pod)) {
         this.log.v(4).info('StatefulSet is waiting for Pod to be Running and Ready', { statefulSet: objectKey(set), pod: pod.metadata.name });
         return requeue;
       }
+      // (the identity: a pod that lost its pod-name label gets it back)
+      if (!isTerminating(pod) && pod.metadata?.labels?.[POD_NAME_LABEL] !== pod.metadata.name) await this.restoreIdentity(set, pod, ord, signal);
     }
 
     // the pods of ordinals out of range, highest first
-    const unhealthy = [...slots, ...condemned].filter((p) => p && !isHealthy(p));
+    // (the unhealthy pod of the lowest ordinal may go; any other that is not ready waits for it)
+    let firstUnhealthy: any;
+    for (const p of [...slots, ...condemned]) {
+      if (p && !isHealthy(p) && (!firstUnhealthy || ordinalOf(set, p) < ordinalOf(set, firstUnhealthy))) firstUnhealthy = p;
+    }
     for (const pod of condemned) {
       if (isTerminating(pod)) {
         if (monotonic) return requeue;
         continue;
       }
-      if (monotonic && unhealthy.length > 0 && unhealthy[0] !== pod) {
-        this.log.v(4).info('StatefulSet is waiting for the unhealthy Pod before scaling down', { statefulSet: objectKey(set), pod: unhealthy[0].metadata.name });
+      if (monotonic && !available(pod) && pod !== firstUnhealthy) {
+        this.log.v(4).info('StatefulSet is waiting for Pod to be Running and Ready prior to scale down', { statefulSet: objectKey(set), pod: firstUnhealthy?.metadata?.name });
         return requeue;
       }
       await this.releaseClaimsOnScaleDown(set, pod, signal);
@@ -564,7 +574,8 @@ export class StatefulSetController {
         await this.deletePod(set, pod, signal);
         return requeue;
       }
-      if (!available(pod)) return requeue;
+      // (wait for unhealthy pods on update)
+      if (!isHealthy(pod)) return requeue;
     }
     return requeue;
   }
@@ -573,12 +584,7 @@ export class StatefulSetController {
     const client = new ResourceClient<any>(this.o.client, PVCS, set.metadata.namespace);
     const pod = podName(set, ordinal);
     for (const claim of claimsFor(set, ordinal)) {
-      try {
-        await client.get(claim.metadata.name, { signal });
-        continue;
-      } catch (e) {
-        if (!isNotFound(e)) throw e;
-      }
+      if (this.o.claims.getByName(set.metadata.namespace, claim.metadata.name)) continue;
       try {
         await client.create(claim, { signal });
         void this.o.recorder?.event(this.about(set), 'Normal', 'SuccessfulCreate', `create Claim ${claim.metadata.name} Pod ${pod} in StatefulSet ${set.metadata.name} success`);
@@ -587,6 +593,16 @@ export class StatefulSetController {
         void this.o.recorder?.event(this.about(set), 'Warning', 'FailedCreate', `create Claim ${claim.metadata.name} for Pod ${pod} in StatefulSet ${set.metadata.name} failed error: ${messageOf(e)}`);
         throw e;
       }
+    }
+  }
+
+  private async restoreIdentity(set: any, pod: any, ord: number, signal: AbortSignal): Promise<void> {
+    const path = new ResourceClient<any>(this.o.client, PODS, set.metadata.namespace).path(pod.metadata.name);
+    const body = { metadata: { labels: { [POD_NAME_LABEL]: pod.metadata.name, [POD_INDEX_LABEL]: String(ord) }, uid: pod.metadata.uid } };
+    try {
+      await this.o.client.json({ method: 'PATCH', path, body, contentType: 'application/strategic-merge-patch+json', signal });
+    } catch (e) {
+      if (!isNotFound(e) && !isConflict(e)) throw e;
     }
   }
 
@@ -689,6 +705,7 @@ export const statefulSetControllerDescriptor: ControllerDescriptor = {
         client,
         sets: informerOf<any>(ctx, STATEFULSETS),
         revisions: informerOf<any>(ctx, CONTROLLER_REVISIONS),
+        claims: informerOf<any>(ctx, PVCS),
         pods: ctx.pods,
         recorder: new EventRecorder(client, COMPONENT, ctx.log),
         log: ctx.log,

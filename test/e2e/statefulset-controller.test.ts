@@ -293,3 +293,59 @@ test('a failed pod is deleted and made again; an orphan named after the set is a
   });
   assert.equal(made.metadata.labels['statefulset.kubernetes.io/pod-name'], 'adopt-0');
 });
+
+test('ordinals.start, whenDeleted/whenScaled: Delete owners on the claims, the pod-name label restored', async () => {
+  const body = sts('db', 2, {
+    ordinals: { start: 3 },
+    podManagementPolicy: 'Parallel',
+    volumeClaimTemplates: [claimTemplate],
+    persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Delete' },
+  });
+  const made = c.kubectl(['create', '-n', NS, '-f', c.file('db.yaml', JSON.stringify(body))], { version: '1.32' });
+  assert.equal(made.code, 0, made.stderr);
+  const set = (await c.raw('GET', `${STS}/db`)).json();
+  const pods = await untilPodNames('db', ['db-3', 'db-4']);
+  assert.equal(pods.find((p) => p.metadata.name === 'db-3').metadata.labels['apps.kubernetes.io/pod-index'], '3');
+  const claim = await until('data-db-4', async () => {
+    const r = await c.raw('GET', `${PVCS}/data-db-4`);
+    return r.status === 200 ? r.json() : undefined;
+  });
+  assert.deepEqual(claim.metadata.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: set.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+
+  // the pod-name label taken away: put back
+  const strip = await c.raw('PATCH', `${PODS}/db-3`, { body: JSON.stringify({ metadata: { labels: { 'statefulset.kubernetes.io/pod-name': null } } }), headers: MERGE });
+  assert.equal(strip.status, 200, strip.text);
+  await until('the pod-name label back', async () => (await pod('db-3'))?.metadata.labels['statefulset.kubernetes.io/pod-name'] === 'db-3');
+
+  // scaled down: the claim of db-4 is owned by its pod before the pod goes
+  const db4 = await pod('db-4');
+  assert.equal(c.kubectl(['scale', 'sts', 'db', '-n', NS, '--replicas=1'], { version: '1.32' }).code, 0);
+  await untilPodNames('db', ['db-3']);
+  // (gone already, when the garbage collector followed the pod; else owned by the pod alone)
+  const after = await c.raw('GET', `${PVCS}/data-db-4`);
+  if (after.status !== 404) {
+    assert.equal(after.status, 200, after.text);
+    assert.deepEqual(after.json().metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Pod', name: 'db-4', uid: db4.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+  }
+  // the claim of the pod kept still has the set as owner
+  assert.equal((await c.raw('GET', `${PVCS}/data-db-3`)).json().metadata.ownerReferences[0].kind, 'StatefulSet');
+});
+
+test('OrderedReady scale-down waits while a remaining pod is not ready', async () => {
+  assert.equal(c.kubectl(['create', '-n', NS, '-f', c.file('ord.yaml', JSON.stringify(sts('ord', 3)))], { version: '1.32' }).code, 0);
+  for (const n of ['ord-0', 'ord-1', 'ord-2']) {
+    await until(n, () => pod(n));
+    await markReady(n);
+  }
+  await statusOf('ord', (s) => s.readyReplicas === 3);
+  // ord-0 no longer ready: nothing is deleted
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const r = await c.raw('PATCH', `${PODS}/ord-0/status`, { body: JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: now }] } }), headers: MERGE });
+  assert.equal(r.status, 200, r.text);
+  await statusOf('ord', (s) => s.readyReplicas === 2);
+  assert.equal(c.kubectl(['scale', 'sts', 'ord', '-n', NS, '--replicas=1'], { version: '1.32' }).code, 0);
+  await statusOf('ord', (s) => s.observedGeneration === 2);
+  await stillOnly('ord', ['ord-0', 'ord-1', 'ord-2']);
+  await markReady('ord-0');
+  await untilPodNames('ord', ['ord-0']);
+});
