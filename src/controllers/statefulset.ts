@@ -606,18 +606,26 @@ export class StatefulSetController {
     }
   }
 
-  /** whenScaled: Delete: a scaled-down pod's claims get the pod as their owner before it goes */
+  /** whenScaled: Delete: a scaled-down pod's claims get the pod as their owner (in place of the set) before it goes */
   private async releaseClaimsOnScaleDown(set: any, pod: any, signal: AbortSignal): Promise<void> {
     if (set.spec?.persistentVolumeClaimRetentionPolicy?.whenScaled !== 'Delete') return;
     const ord = ordinalOf(set, pod);
-    const client = new ResourceClient<any>(this.o.client, PVCS, set.metadata.namespace);
+    const ns = set.metadata.namespace;
+    const client = new ResourceClient<any>(this.o.client, PVCS, ns);
+    const podRef = { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid, controller: true, blockOwnerDeletion: true };
     for (const t of Array.isArray(set.spec?.volumeClaimTemplates) ? set.spec.volumeClaimTemplates : []) {
-      const name = claimName(set, t.metadata.name, ord);
-      const refs = [{ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid, controller: true, blockOwnerDeletion: true }];
-      const body = { metadata: { ownerReferences: refs } };
+      const claim = this.o.claims.getByName(ns, claimName(set, t.metadata.name, ord));
+      if (!claim) continue;
+      const refs: any[] = Array.isArray(claim.metadata.ownerReferences) ? claim.metadata.ownerReferences : [];
+      if (refs.length === 1 && refs[0].uid === pod.metadata.uid) continue;
+      // (another controller's claim is left alone, as Kubernetes' hasUnexpectedController)
+      if (refs.some((r) => r.controller && r.uid !== set.metadata.uid && r.uid !== pod.metadata.uid)) continue;
+      const kept = refs.filter((r) => r.uid !== set.metadata.uid && r.uid !== pod.metadata.uid);
       try {
-        await this.o.client.json({ method: 'PATCH', path: client.path(name), body, contentType: 'application/merge-patch+json', signal });
+        // (an update, not a patch: the role of statefulset-controller may update claims, not patch them)
+        await client.update({ ...claim, metadata: { ...claim.metadata, ownerReferences: [...kept, podRef] } }, { signal });
       } catch (e) {
+        // (a conflict: the sync is tried again, before the pod goes)
         if (!isNotFound(e)) throw e;
       }
     }
