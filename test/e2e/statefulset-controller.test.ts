@@ -349,3 +349,34 @@ test('OrderedReady scale-down waits while a remaining pod is not ready', async (
   await markReady('ord-0');
   await untilPodNames('ord', ['ord-0']);
 });
+
+test('minReadySeconds: the next pod waits until its predecessor has been ready that long; availableReplicas follows', async () => {
+  assert.equal(c.kubectl(['create', '-n', NS, '-f', c.file('slow.yaml', JSON.stringify(sts('slow', 2, { minReadySeconds: 3 })))], { version: '1.32' }).code, 0);
+  await untilPodNames('slow', ['slow-0']);
+  await markReady('slow-0');
+  const s = await statusOf('slow', (s) => s.readyReplicas === 1);
+  assert.equal(s.availableReplicas ?? 0, 0);
+  await stillOnly('slow', ['slow-0']);
+  const t0 = Date.now();
+  await untilPodNames('slow', ['slow-0', 'slow-1']);
+  assert.ok(Date.now() - t0 > 1000, 'slow-1 came after minReadySeconds');
+  await statusOf('slow', (s) => s.availableReplicas === 1 && s.replicas === 2);
+});
+
+test('revisionHistoryLimit: old revisions no pod uses are deleted, the oldest first', async () => {
+  const body = sts('hist', 1, { podManagementPolicy: 'Parallel', updateStrategy: { type: 'OnDelete' }, revisionHistoryLimit: 1 });
+  assert.equal(c.kubectl(['create', '-n', NS, '-f', c.file('hist.yaml', JSON.stringify(body))], { version: '1.32' }).code, 0);
+  await untilPodNames('hist', ['hist-0']);
+  const revs: string[] = [(await statusOf('hist', (s) => !!s.updateRevision)).updateRevision];
+  for (const tag of ['1.26', '1.27', '1.28']) {
+    assert.equal(c.kubectl(['set', 'image', 'sts/hist', `c=nginx:${tag}`, '-n', NS], { version: '1.32' }).code, 0);
+    revs.push((await statusOf('hist', (s) => s.updateRevision && !revs.includes(s.updateRevision))).updateRevision);
+  }
+  // hist-0 (OnDelete) keeps the first; of the dead ones (the 2nd and 3rd) one is kept: the newest
+  const names = await until('the history trimmed', async () => {
+    const items = (await c.raw('GET', REVS)).json().items.filter((r: any) => r.metadata.ownerReferences?.[0]?.name === 'hist');
+    const n = items.map((r: any) => r.metadata.name).sort();
+    return n.length === 3 ? n : undefined;
+  });
+  assert.deepEqual(names, [revs[0], revs[2], revs[3]].sort());
+});
