@@ -415,9 +415,9 @@ export class StatefulSetController {
   private claimPods(set: any, selector: Requirement[], signal: AbortSignal): Promise<any[]> {
     const ns = set.metadata.namespace;
     const pods = new ResourceClient<any>(this.o.client, PODS, ns);
-    // (isMemberOf: only pods named after the set)
-    const matches = (p: any) => ordinalOf(set, p) >= 0 && matchLabels(selector, p?.metadata?.labels ?? {});
-    return this.claim(set, this.o.pods.list(ns), matches, (p) => pods.path(p.metadata.name), signal);
+    // (isMemberOf: only pods named after the set are claimed, or released)
+    const members = this.o.pods.list(ns).filter((p) => ordinalOf(set, p) >= 0);
+    return this.claim(set, members, (p) => matchLabels(selector, p?.metadata?.labels ?? {}), (p) => pods.path(p.metadata.name), signal);
   }
 
   private claimRevisions(set: any, selector: Requirement[], signal: AbortSignal): Promise<any[]> {
@@ -524,7 +524,6 @@ export class StatefulSetController {
         const useCurrent = rolling && current !== update && (set.spec?.updateStrategy?.rollingUpdate ? i < partition : i < currentReplicas);
         const rev = useCurrent ? current : update;
         pod = newStatefulPod(set, templateOfRevision(rev), rev.metadata.name, ord, this.controllerRef(set));
-        await this.createClaims(set, ord, signal);
         await this.createPod(set, pod, signal);
         if (monotonic) return requeue;
         continue;
@@ -583,17 +582,24 @@ export class StatefulSetController {
   private async createClaims(set: any, ordinal: number, signal: AbortSignal): Promise<void> {
     const client = new ResourceClient<any>(this.o.client, PVCS, set.metadata.namespace);
     const pod = podName(set, ordinal);
+    const errs: string[] = [];
     for (const claim of claimsFor(set, ordinal)) {
-      if (this.o.claims.getByName(set.metadata.namespace, claim.metadata.name)) continue;
+      const have = this.o.claims.getByName(set.metadata.namespace, claim.metadata.name);
+      if (have) {
+        // (a claim being deleted holds its pod back until it is gone)
+        if (have.metadata?.deletionTimestamp) errs.push(`pvc ${claim.metadata.name} is being deleted`);
+        continue;
+      }
       try {
         await client.create(claim, { signal });
         void this.o.recorder?.event(this.about(set), 'Normal', 'SuccessfulCreate', `create Claim ${claim.metadata.name} Pod ${pod} in StatefulSet ${set.metadata.name} success`);
       } catch (e) {
-        if (isAlreadyExists(e)) continue;
-        void this.o.recorder?.event(this.about(set), 'Warning', 'FailedCreate', `create Claim ${claim.metadata.name} for Pod ${pod} in StatefulSet ${set.metadata.name} failed error: ${messageOf(e)}`);
-        throw e;
+        errs.push(`failed to create PVC ${claim.metadata.name}: ${messageOf(e)}`);
+        // (one the cache had not shown yet: no event)
+        if (!isAlreadyExists(e)) void this.o.recorder?.event(this.about(set), 'Warning', 'FailedCreate', `create Claim ${claim.metadata.name} for Pod ${pod} in StatefulSet ${set.metadata.name} failed error: ${messageOf(e)}`);
       }
     }
+    if (errs.length) throw new Error(errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`);
   }
 
   private async restoreIdentity(set: any, pod: any, ord: number, signal: AbortSignal): Promise<void> {
@@ -631,14 +637,22 @@ export class StatefulSetController {
     }
   }
 
+  /** the pod's claims, then the pod (CreateStatefulPod) */
   private async createPod(set: any, pod: any, signal: AbortSignal): Promise<void> {
     const msg = `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name}`;
+    try {
+      await this.createClaims(set, ordinalOf(set, pod), signal);
+    } catch (e) {
+      void this.o.recorder?.event(this.about(set), 'Warning', 'FailedCreate', `${msg} failed error: ${messageOf(e)}`);
+      throw e;
+    }
     try {
       await new ResourceClient<any>(this.o.client, PODS, set.metadata.namespace).create(pod, { signal });
       void this.o.recorder?.event(this.about(set), 'Normal', 'SuccessfulCreate', `${msg} successful`);
     } catch (e) {
-      // (the cache had not shown it yet)
-      if (isAlreadyExists(e)) return;
+      // (the name is taken: a pod the cache has not shown yet, or one this set does not own; tried
+      // again with backoff, without an event)
+      if (isAlreadyExists(e)) throw e;
       if (!/is being terminated/.test(messageOf(e))) void this.o.recorder?.event(this.about(set), 'Warning', 'FailedCreate', `${msg} failed error: ${messageOf(e)}`);
       throw e;
     }

@@ -380,3 +380,16 @@ test('revisionHistoryLimit: old revisions no pod uses are deleted, the oldest fi
   });
   assert.deepEqual(names, [revs[0], revs[2], revs[3]].sort());
 });
+
+test('a pod that stops matching the selector is released; its name stays taken, so the set does not make it again', async () => {
+  assert.equal(c.kubectl(['create', '-n', NS, '-f', c.file('rel.yaml', JSON.stringify(sts('rel', 1)))], { version: '1.27' }).code, 0);
+  const p = await until('rel-0', () => pod('rel-0'));
+  const r = await c.raw('PATCH', `${PODS}/rel-0`, { body: JSON.stringify({ metadata: { labels: { app: 'other' } } }), headers: MERGE });
+  assert.equal(r.status, 200, r.text);
+  await until('rel-0 released', async () => (await pod('rel-0'))?.metadata.ownerReferences === undefined);
+  await statusOf('rel', (s) => s.replicas === 0);
+  await new Promise((r) => setTimeout(r, 500));
+  const still = await pod('rel-0');
+  assert.equal(still.metadata.uid, p.metadata.uid);
+  assert.ok(!(await eventsOf('rel')).some((e) => e.reason === 'FailedCreate'));
+});
