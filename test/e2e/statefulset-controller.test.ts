@@ -164,6 +164,13 @@ test('OrderedReady: web-0, web-1, web-2 one at a time with their claims, identit
   assert.deepEqual(dels, ['delete Pod web-2 in StatefulSet web successful', 'delete Pod web-1 in StatefulSet web successful']);
   // the claims stay (whenScaled: Retain)
   assert.equal((await c.raw('GET', `${PVCS}/data-web-2`)).status, 200);
+
+  // deleted (kubectl 1.27): the garbage collector takes the pods; the claims stay (whenDeleted: Retain)
+  const del = c.kubectl(['delete', 'statefulset', 'web', '-n', NS, '--wait=false'], { version: '1.27' });
+  assert.equal(del.code, 0, del.stderr);
+  await untilPodNames('web', []);
+  const kept = (await c.raw('GET', `${PVCS}/data-web-0`)).json();
+  assert.equal(kept.metadata.deletionTimestamp, undefined);
 });
 
 test('a rolling update (kubectl set image) goes from the highest ordinal down and stops at the partition; rollout history lists the revisions', async () => {
@@ -329,6 +336,14 @@ test('ordinals.start, whenDeleted/whenScaled: Delete owners on the claims, the p
   }
   // the claim of the pod kept still has the set as owner
   assert.equal((await c.raw('GET', `${PVCS}/data-db-3`)).json().metadata.ownerReferences[0].kind, 'StatefulSet');
+
+  // deleted: the garbage collector deletes its claims too (whenDeleted: Delete; a claim's
+  // protection finalizer may keep it a while, being deleted)
+  assert.equal((await c.raw('DELETE', `${STS}/db`)).status, 200);
+  await until('data-db-3 deleted', async () => {
+    const r = await c.raw('GET', `${PVCS}/data-db-3`);
+    return r.status === 404 || !!r.json().metadata.deletionTimestamp;
+  });
 });
 
 test('OrderedReady scale-down waits while a remaining pod is not ready', async () => {
