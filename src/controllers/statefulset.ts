@@ -529,7 +529,7 @@ export class StatefulSetController {
         continue;
       }
       // (a pending pod whose claim was deleted gets it again)
-      if (!isTerminating(pod) && (pod.status?.phase ?? 'Pending') === 'Pending') await this.createClaims(set, ord, signal);
+      if (!isTerminating(pod) && (pod.status?.phase ?? 'Pending') === 'Pending') await this.createClaims(set, ord, signal, true);
       if (monotonic && isTerminating(pod)) {
         this.log.v(4).info('StatefulSet is waiting for Pod to Terminate', { statefulSet: objectKey(set), pod: pod.metadata.name });
         return requeue;
@@ -579,7 +579,8 @@ export class StatefulSetController {
     return requeue;
   }
 
-  private async createClaims(set: any, ordinal: number, signal: AbortSignal): Promise<void> {
+  /** the pod's missing claims; unless `missingOnly`, a claim being deleted is an error too */
+  private async createClaims(set: any, ordinal: number, signal: AbortSignal, missingOnly = false): Promise<void> {
     const client = new ResourceClient<any>(this.o.client, PVCS, set.metadata.namespace);
     const pod = podName(set, ordinal);
     const errs: string[] = [];
@@ -587,7 +588,7 @@ export class StatefulSetController {
       const have = this.o.claims.getByName(set.metadata.namespace, claim.metadata.name);
       if (have) {
         // (a claim being deleted holds its pod back until it is gone)
-        if (have.metadata?.deletionTimestamp) errs.push(`pvc ${claim.metadata.name} is being deleted`);
+        if (have.metadata?.deletionTimestamp && !missingOnly) errs.push(`pvc ${claim.metadata.name} is being deleted`);
         continue;
       }
       try {

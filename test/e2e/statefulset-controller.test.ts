@@ -408,3 +408,20 @@ test('a pod that stops matching the selector is released; its name stays taken, 
   assert.equal(still.metadata.uid, p.metadata.uid);
   assert.ok(!(await eventsOf('rel')).some((e) => e.reason === 'FailedCreate'));
 });
+
+test('a claim being deleted holds its pod back (FailedCreate) until it is gone', async () => {
+  const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-hold-0', finalizers: ['example.com/hold'] }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+  assert.equal((await c.raw('POST', PVCS, { body: claim })).status, 201);
+  assert.equal((await c.raw('DELETE', `${PVCS}/data-hold-0`)).status, 200);
+  assert.equal(c.kubectl(['create', '-n', NS, '-f', c.file('hold.yaml', JSON.stringify(sts('hold', 1, { volumeClaimTemplates: [claimTemplate] })))], { version: '1.32' }).code, 0);
+  const ev = await until('FailedCreate', async () => (await eventsOf('hold')).find((e) => e.reason === 'FailedCreate'));
+  assert.equal(ev.type, 'Warning');
+  assert.equal(ev.message, 'create Pod hold-0 in StatefulSet hold failed error: pvc data-hold-0 is being deleted');
+  assert.equal(await pod('hold-0'), undefined);
+  // the finalizer removed: the claim goes, then a new one and the pod are made
+  const r = await c.raw('PATCH', `${PVCS}/data-hold-0`, { body: JSON.stringify({ metadata: { finalizers: null } }), headers: MERGE });
+  assert.equal(r.status, 200, r.text);
+  await until('hold-0', () => pod('hold-0'));
+  const fresh = (await c.raw('GET', `${PVCS}/data-hold-0`)).json();
+  assert.equal(fresh.metadata.deletionTimestamp, undefined);
+});
