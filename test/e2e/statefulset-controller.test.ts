@@ -425,3 +425,37 @@ test('a claim being deleted holds its pod back (FailedCreate) until it is gone',
   const fresh = (await c.raw('GET', `${PVCS}/data-hold-0`)).json();
   assert.equal(fresh.metadata.deletionTimestamp, undefined);
 });
+
+test('kubectl rollout restart replaces the pods from the highest ordinal; rollout status waits for it; describe shows the set', async () => {
+  assert.equal(c.kubectl(['create', '-n', NS, '-f', c.file('rr.yaml', JSON.stringify(sts('rr', 2)))], { version: '1.32' }).code, 0);
+  for (const n of ['rr-0', 'rr-1']) {
+    await until(n, () => pod(n));
+    await markReady(n);
+  }
+  const before = await statusOf('rr', (s) => s.readyReplicas === 2 && s.currentRevision === s.updateRevision);
+  const uids = Object.fromEntries(await Promise.all(['rr-0', 'rr-1'].map(async (n) => [n, (await pod(n)).metadata.uid])));
+  const restart = c.kubectl(['rollout', 'restart', 'statefulset/rr', '-n', NS], { version: '1.32' });
+  assert.equal(restart.code, 0, restart.stderr);
+  const again = (n: string) =>
+    until(`${n} made again`, async () => {
+      const p = await pod(n);
+      return p && p.metadata.uid !== uids[n] && !p.metadata.deletionTimestamp ? p : undefined;
+    });
+  const rr1 = await again('rr-1');
+  assert.ok(rr1.metadata.annotations['kubectl.kubernetes.io/restartedAt']);
+  assert.equal((await pod('rr-0')).metadata.uid, uids['rr-0']);
+  const waiting = c.kubectlAsync(['rollout', 'status', 'sts/rr', '-n', NS, '--timeout=30s'], { version: '1.32' });
+  await markReady('rr-1');
+  await again('rr-0');
+  await markReady('rr-0');
+  const done = await waiting;
+  assert.equal(done.code, 0, done.stderr);
+  assert.match(done.stdout, /partitioned roll out complete: 2 new pods have been updated\.\.\./);
+  const after = await statusOf('rr', (s) => s.currentRevision === s.updateRevision && s.readyReplicas === 2 && s.updatedReplicas === 2);
+  assert.notEqual(after.updateRevision, before.updateRevision);
+  const d = c.kubectl(['describe', 'sts', 'rr', '-n', NS], { version: '1.32' });
+  assert.equal(d.code, 0, d.stderr);
+  assert.match(d.stdout, /Replicas:\s+2 desired \| 2 total/);
+  assert.match(d.stdout, /Pods Status:\s+2 Running \/ 0 Waiting \/ 0 Succeeded \/ 0 Failed/);
+  assert.match(d.stdout, /Normal\s+SuccessfulDelete\s+.*statefulset-controller\s+delete Pod rr-1 in StatefulSet rr successful/);
+});
