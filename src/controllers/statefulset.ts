@@ -139,7 +139,6 @@ export function newStatefulPod(set: any, template: any, revision: string, ordina
 export function claimsFor(set: any, ordinal: number): any[] {
   const out: any[] = [];
   const selectorLabels = set.spec?.selector?.matchLabels ?? {};
-  const policy = set.spec?.persistentVolumeClaimRetentionPolicy ?? {};
   for (const t of Array.isArray(set.spec?.volumeClaimTemplates) ? set.spec.volumeClaimTemplates : []) {
     const meta: any = { ...(t.metadata ?? {}) };
     delete meta.name;
@@ -150,13 +149,38 @@ export function claimsFor(set: any, ordinal: number): any[] {
       metadata: { ...meta, name: claimName(set, t.metadata.name, ordinal), namespace: set.metadata.namespace, labels: { ...(t.metadata?.labels ?? {}), ...selectorLabels } },
       spec: structuredClone(t.spec ?? {}),
     };
-    if (policy.whenDeleted === 'Delete') {
-      claim.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name, uid: set.metadata.uid, controller: true, blockOwnerDeletion: true }];
-    }
+    const refs = claimOwners(set, { metadata: { name: podName(set, ordinal) } }, t.metadata?.ownerReferences);
+    if (refs.length) claim.metadata.ownerReferences = refs;
+    else delete claim.metadata.ownerReferences;
     out.push(claim);
   }
   return out;
 }
+
+/**
+ * The owner references a claim of `pod` should have under the set's
+ * persistentVolumeClaimRetentionPolicy (updateClaimOwnerRefForSetAndPod): the set as controller
+ * under whenDeleted: Delete, unless the pod is scaled down (out of the ordinal range) under
+ * whenScaled: Delete, when the pod is; the claim's other references kept, and none of ours added
+ * when another object controls it. `pod` may be one not made yet (no uid).
+ */
+export function claimOwners(set: any, pod: any, refs: any[] | undefined): any[] {
+  const ours = (r: any) => r?.uid === set.metadata.uid || (r?.kind === 'Pod' && r?.name === pod.metadata.name);
+  const kept = (refs ?? []).filter((r) => !ours(r));
+  if (kept.some((r) => r?.controller)) return kept;
+  const policy = set.spec?.persistentVolumeClaimRetentionPolicy ?? {};
+  const ord = ordinalOf(set, pod);
+  const scaledDown = ord < startOrdinal(set) || ord >= startOrdinal(set) + replicasOf(set);
+  const out = [...kept];
+  if (policy.whenScaled === 'Delete' && scaledDown) {
+    if (pod.metadata.uid) out.push({ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid, controller: true, blockOwnerDeletion: true });
+  } else if (policy.whenDeleted === 'Delete') {
+    out.push({ apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name, uid: set.metadata.uid, controller: true, blockOwnerDeletion: true });
+  }
+  return out;
+}
+
+const sameRefs = (a: any[] | undefined, b: any[]): boolean => canonicalJSON(a ?? []) === canonicalJSON(b);
 
 /** which revisions the history keeps: the live ones and the newest `limit` of the others; the rest, oldest first */
 export function revisionsToTrim(revisions: any[], live: Set<string>, limit: number): any[] {
@@ -538,8 +562,11 @@ export class StatefulSetController {
         this.log.v(4).info('StatefulSet is waiting for Pod to be Running and Ready', { statefulSet: objectKey(set), pod: pod.metadata.name });
         return requeue;
       }
+      if (isTerminating(pod)) continue;
       // (the identity: a pod that lost its pod-name label gets it back)
-      if (!isTerminating(pod) && pod.metadata?.labels?.[POD_NAME_LABEL] !== pod.metadata.name) await this.restoreIdentity(set, pod, ord, signal);
+      if (pod.metadata?.labels?.[POD_NAME_LABEL] !== pod.metadata.name) await this.restoreIdentity(set, pod, ord, signal);
+      // (its claims' owners, after a change of the retention policy or a scale back up)
+      await this.fixClaimOwners(set, pod, signal);
     }
 
     // the pods of ordinals out of range, highest first
@@ -557,7 +584,7 @@ export class StatefulSetController {
         this.log.v(4).info('StatefulSet is waiting for Pod to be Running and Ready prior to scale down', { statefulSet: objectKey(set), pod: firstUnhealthy?.metadata?.name });
         return requeue;
       }
-      await this.releaseClaimsOnScaleDown(set, pod, signal);
+      await this.fixClaimOwners(set, pod, signal);
       await this.deletePod(set, pod, signal);
       if (monotonic) return requeue;
     }
@@ -613,26 +640,23 @@ export class StatefulSetController {
     }
   }
 
-  /** whenScaled: Delete: a scaled-down pod's claims get the pod as their owner (in place of the set) before it goes */
-  private async releaseClaimsOnScaleDown(set: any, pod: any, signal: AbortSignal): Promise<void> {
-    if (set.spec?.persistentVolumeClaimRetentionPolicy?.whenScaled !== 'Delete') return;
+  /** the owner references of the pod's existing claims brought in line with the retention policy (UpdatePodClaimForRetentionPolicy) */
+  private async fixClaimOwners(set: any, pod: any, signal: AbortSignal): Promise<void> {
     const ord = ordinalOf(set, pod);
     const ns = set.metadata.namespace;
     const client = new ResourceClient<any>(this.o.client, PVCS, ns);
-    const podRef = { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid, controller: true, blockOwnerDeletion: true };
     for (const t of Array.isArray(set.spec?.volumeClaimTemplates) ? set.spec.volumeClaimTemplates : []) {
       const claim = this.o.claims.getByName(ns, claimName(set, t.metadata.name, ord));
-      if (!claim) continue;
-      const refs: any[] = Array.isArray(claim.metadata.ownerReferences) ? claim.metadata.ownerReferences : [];
-      if (refs.length === 1 && refs[0].uid === pod.metadata.uid) continue;
-      // (another controller's claim is left alone, as Kubernetes' hasUnexpectedController)
-      if (refs.some((r) => r.controller && r.uid !== set.metadata.uid && r.uid !== pod.metadata.uid)) continue;
-      const kept = refs.filter((r) => r.uid !== set.metadata.uid && r.uid !== pod.metadata.uid);
+      if (!claim || claim.metadata.deletionTimestamp) continue;
+      const refs = claimOwners(set, pod, claim.metadata.ownerReferences);
+      if (sameRefs(claim.metadata.ownerReferences, refs)) continue;
+      const metadata = { ...claim.metadata, ownerReferences: refs };
+      if (!refs.length) delete metadata.ownerReferences;
+      // (an update, not a patch: the role of statefulset-controller may update claims, not patch
+      // them; a conflict fails the sync, tried again before anything else happens to the pod)
       try {
-        // (an update, not a patch: the role of statefulset-controller may update claims, not patch them)
-        await client.update({ ...claim, metadata: { ...claim.metadata, ownerReferences: [...kept, podRef] } }, { signal });
+        await client.update({ ...claim, metadata }, { signal });
       } catch (e) {
-        // (a conflict: the sync is tried again, before the pod goes)
         if (!isNotFound(e)) throw e;
       }
     }

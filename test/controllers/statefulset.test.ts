@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  claimOwners,
   claimsFor,
   equalRevision,
   newStatefulPod,
@@ -97,4 +98,22 @@ test('status counts: ready, available after minReadySeconds, current and updated
   });
   const s = replicaStatus([pod('r1', true), pod('r2', true, '2026-01-01T00:00:59Z'), pod('r2', false), pod('r1', true, undefined, { deletionTimestamp: 'x' })], 'r1', 'r2', 10, now);
   assert.deepEqual(s, { replicas: 4, readyReplicas: 3, availableReplicas: 2, currentReplicas: 1, updatedReplicas: 2, currentRevision: 'r1', updateRevision: 'r2' });
+});
+
+test('claim owners under each retention policy: the set, the scaled-down pod, or nobody; another controller wins', () => {
+  const setRef = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web', uid: 'u1', controller: true, blockOwnerDeletion: true };
+  const podOf = (ord: number) => ({ metadata: { name: `web-${ord}`, uid: `p${ord}` } });
+  const podRef = (ord: number) => ({ apiVersion: 'v1', kind: 'Pod', name: `web-${ord}`, uid: `p${ord}`, controller: true, blockOwnerDeletion: true });
+  const withPolicy = (whenDeleted: string, whenScaled: string) => set({ persistentVolumeClaimRetentionPolicy: { whenDeleted, whenScaled } });
+  // (replicas 2: web-0 and web-1 in range, web-2 scaled down)
+  assert.deepEqual(claimOwners(withPolicy('Retain', 'Retain'), podOf(2), [setRef]), []);
+  assert.deepEqual(claimOwners(withPolicy('Delete', 'Retain'), podOf(2), undefined), [setRef]);
+  assert.deepEqual(claimOwners(withPolicy('Retain', 'Delete'), podOf(2), undefined), [podRef(2)]);
+  assert.deepEqual(claimOwners(withPolicy('Retain', 'Delete'), podOf(1), [podRef(1)]), []);
+  assert.deepEqual(claimOwners(withPolicy('Delete', 'Delete'), podOf(2), [setRef]), [podRef(2)]);
+  assert.deepEqual(claimOwners(withPolicy('Delete', 'Delete'), podOf(1), [{ ...podRef(1), uid: 'old' }]), [setRef]);
+  const other = { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'x1' };
+  assert.deepEqual(claimOwners(withPolicy('Delete', 'Retain'), podOf(0), [other]), [other, setRef]);
+  const ctl = { ...other, controller: true };
+  assert.deepEqual(claimOwners(withPolicy('Delete', 'Retain'), podOf(0), [ctl, setRef]), [ctl]);
 });

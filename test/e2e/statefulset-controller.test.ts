@@ -337,6 +337,13 @@ test('ordinals.start, whenDeleted/whenScaled: Delete owners on the claims, the p
   // the claim of the pod kept still has the set as owner
   assert.equal((await c.raw('GET', `${PVCS}/data-db-3`)).json().metadata.ownerReferences[0].kind, 'StatefulSet');
 
+  // the policy changed: the existing claims' owners follow
+  const policy = (whenDeleted: string) => c.raw('PATCH', `${STS}/db`, { body: JSON.stringify({ spec: { persistentVolumeClaimRetentionPolicy: { whenDeleted } } }), headers: MERGE });
+  assert.equal((await policy('Retain')).status, 200);
+  await until('data-db-3 without owner', async () => (await c.raw('GET', `${PVCS}/data-db-3`)).json().metadata.ownerReferences === undefined);
+  assert.equal((await policy('Delete')).status, 200);
+  await until('data-db-3 owned by the set again', async () => (await c.raw('GET', `${PVCS}/data-db-3`)).json().metadata.ownerReferences?.[0]?.uid === set.metadata.uid);
+
   // deleted: the garbage collector deletes its claims too (whenDeleted: Delete; a claim's
   // protection finalizer may keep it a while, being deleted)
   assert.equal((await c.raw('DELETE', `${STS}/db`)).status, 200);
