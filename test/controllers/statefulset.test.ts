@@ -15,6 +15,7 @@ import {
   startOrdinal,
   templateOfRevision,
 } from '../../src/controllers/statefulset.js';
+import { defaultControllerManagerOptions, isControllerEnabled, otherKubeController, validateControllerManagerOptions } from '../../src/controllers/options.js';
 
 const set = (extra: Record<string, unknown> = {}): any => ({
   metadata: { name: 'web', namespace: 'ns', uid: 'u1' },
@@ -116,4 +117,13 @@ test('claim owners under each retention policy: the set, the scaled-down pod, or
   assert.deepEqual(claimOwners(withPolicy('Delete', 'Retain'), podOf(0), [other]), [other, setRef]);
   const ctl = { ...other, controller: true };
   assert.deepEqual(claimOwners(withPolicy('Delete', 'Retain'), podOf(0), [ctl, setRef]), [ctl]);
+});
+
+test('statefulset-controller (alias statefulset) is on by default, and --concurrent-statefulset-syncs is validated', () => {
+  assert.equal(isControllerEnabled('statefulset-controller', ['*']), true);
+  assert.equal(isControllerEnabled('statefulset-controller', ['*', '-statefulset']), false);
+  assert.equal(isControllerEnabled('statefulset', ['statefulset-controller']), true);
+  assert.equal(otherKubeController('statefulset'), undefined);
+  assert.equal(defaultControllerManagerOptions().concurrentStatefulSetSyncs, 5);
+  assert.deepEqual(validateControllerManagerOptions({ ...defaultControllerManagerOptions(), concurrentStatefulSetSyncs: 0 }), ['--concurrent-statefulset-syncs must be at least 1']);
 });

@@ -466,3 +466,13 @@ test('kubectl rollout restart replaces the pods from the highest ordinal; rollou
   assert.match(d.stdout, /Pods Status:\s+2 Running \/ 0 Waiting \/ 0 Succeeded \/ 0 Failed/);
   assert.match(d.stdout, /Normal\s+SuccessfulDelete\s+.*statefulset-controller\s+delete Pod rr-1 in StatefulSet rr successful/);
 });
+
+test('keelson server --help has --concurrent-statefulset-syncs (default 5); 0 is refused', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { KEELSON } = await import('./harness.js');
+  const help = spawnSync(process.execPath, [KEELSON, 'server', '--help'], { encoding: 'utf8' });
+  assert.match(help.stdout, /--concurrent-statefulset-syncs int32\s+The number of statefulset objects that are allowed to sync concurrently\..*\(default 5\)/);
+  const bad = spawnSync(process.execPath, [KEELSON, 'server', '--concurrent-statefulset-syncs=0', '--data-dir', '/nonexistent/x'], { encoding: 'utf8', timeout: 20_000 });
+  assert.notEqual(bad.status, 0);
+  assert.ok(bad.stderr.includes('--concurrent-statefulset-syncs must be at least 1'), bad.stderr);
+});
