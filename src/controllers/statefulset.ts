@@ -257,6 +257,8 @@ export class StatefulSetController {
       update: (_old, r) => this.onRevision(r),
       delete: (d) => this.onRevision(d instanceof DeletedFinalStateUnknown ? d.obj : d),
     });
+    // (a claim deleted may let a pod whose claim was stale be made)
+    o.claims.addEventHandler({ delete: (d) => this.onClaimGone(d instanceof DeletedFinalStateUnknown ? d.obj : d) });
     this.podHandler = o.pods.addEventHandler({
       add: (p) => this.onPod(undefined, p),
       update: (old, p) => this.onPod(old, p),
@@ -288,6 +290,19 @@ export class StatefulSetController {
     const ref = controllerRefOf(r);
     const s = ref && this.resolve(r?.metadata?.namespace, ref);
     if (s) this.queue.add(objectKey(s));
+  }
+
+  /** the sets with a claim template that names this claim */
+  private onClaimGone(claim: any): void {
+    const ns = claim?.metadata?.namespace;
+    const name: string = claim?.metadata?.name ?? '';
+    for (const s of this.o.sets.list()) {
+      if (s?.metadata?.namespace !== ns) continue;
+      for (const t of Array.isArray(s.spec?.volumeClaimTemplates) ? s.spec.volumeClaimTemplates : []) {
+        const prefix = `${t?.metadata?.name}-${s.metadata.name}-`;
+        if (name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length))) this.queue.add(objectKey(s));
+      }
+    }
   }
 
   private onPod(old: any, pod: any): void {
@@ -662,9 +677,29 @@ export class StatefulSetController {
     }
   }
 
-  /** the pod's claims, then the pod (CreateStatefulPod) */
+  /**
+   * A claim of the pod still owned by a pod of that name gone since (whenScaled: Delete): the
+   * garbage collector is about to delete it, so the pod waits (PodClaimIsStale).
+   */
+  private staleClaim(set: any, pod: any): string | undefined {
+    if ((set.spec?.persistentVolumeClaimRetentionPolicy?.whenScaled ?? 'Retain') === 'Retain') return undefined;
+    const ord = ordinalOf(set, pod);
+    for (const t of Array.isArray(set.spec?.volumeClaimTemplates) ? set.spec.volumeClaimTemplates : []) {
+      const claim = this.o.claims.getByName(set.metadata.namespace, claimName(set, t.metadata.name, ord));
+      const refs: any[] = Array.isArray(claim?.metadata?.ownerReferences) ? claim.metadata.ownerReferences : [];
+      if (refs.some((r) => r?.kind === 'Pod' && r?.name === pod.metadata.name && r?.uid !== pod.metadata.uid)) return claim.metadata.name;
+    }
+    return undefined;
+  }
+
+  /** the pod's claims, then the pod (CreateStatefulPod); nothing while a claim is stale */
   private async createPod(set: any, pod: any, signal: AbortSignal): Promise<void> {
     const msg = `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name}`;
+    const stale = this.staleClaim(set, pod);
+    if (stale) {
+      this.log.v(4).info('StatefulSet is waiting for a stale claim to go', { statefulSet: objectKey(set), pod: pod.metadata.name, claim: stale });
+      return;
+    }
     try {
       await this.createClaims(set, ordinalOf(set, pod), signal);
     } catch (e) {

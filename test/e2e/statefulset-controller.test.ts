@@ -476,3 +476,28 @@ test('keelson server --help has --concurrent-statefulset-syncs (default 5); 0 is
   assert.notEqual(bad.status, 0);
   assert.ok(bad.stderr.includes('--concurrent-statefulset-syncs must be at least 1'), bad.stderr);
 });
+
+test('whenScaled: Delete: scaled back up, a pod waits while its claim is still owned by the pod that went, and is made once the claim is gone', async () => {
+  const body = sts('st', 2, { podManagementPolicy: 'Parallel', volumeClaimTemplates: [claimTemplate], persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' } });
+  assert.equal(c.kubectl(['create', '-n', NS, '-f', c.file('st.yaml', JSON.stringify(body))], { version: '1.32' }).code, 0);
+  await untilPodNames('st', ['st-0', 'st-1']);
+  const old = await pod('st-1');
+  assert.equal(c.kubectl(['scale', 'sts', 'st', '-n', NS, '--replicas=1'], { version: '1.32' }).code, 0);
+  await untilPodNames('st', ['st-0']);
+  const owned = (await c.raw('GET', `${PVCS}/data-st-1`)).json();
+  assert.equal(owned.metadata.ownerReferences?.[0]?.uid, old.metadata.uid);
+  // back to 2: st-1 waits for its claim (stale, or being deleted by the garbage collector)
+  assert.equal(c.kubectl(['scale', 'sts', 'st', '-n', NS, '--replicas=2'], { version: '1.32' }).code, 0);
+  await statusOf('st', (s) => s.observedGeneration === 3);
+  await stillOnly('st', ['st-0']);
+  // the claim gone (deleted, and its protection finalizer taken off: no kubelet or protection controller here)
+  await c.raw('DELETE', `${PVCS}/data-st-1`);
+  const r = await c.raw('PATCH', `${PVCS}/data-st-1`, { body: JSON.stringify({ metadata: { finalizers: null } }), headers: MERGE });
+  assert.ok(r.status === 200 || r.status === 404, r.text);
+  await untilPodNames('st', ['st-0', 'st-1']);
+  const fresh = await until('a new data-st-1', async () => {
+    const x = await c.raw('GET', `${PVCS}/data-st-1`);
+    return x.status === 200 && x.json().metadata.uid !== owned.metadata.uid ? x.json() : undefined;
+  });
+  assert.equal(fresh.metadata.ownerReferences, undefined);
+});
