@@ -85,7 +85,6 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
     ['concurrent-ephemeralvolume-syncs', 5, 'The number of ephemeral volume syncing operations that will be done concurrently.'],
     ['concurrent-horizontal-pod-autoscaler-syncs', 5, 'The number of horizontal pod autoscaler objects that are allowed to sync concurrently.'],
     ['concurrent-service-syncs', 1, 'The number of services that are allowed to sync concurrently.'],
-    ['concurrent-statefulset-syncs', 5, 'The number of statefulset objects that are allowed to sync concurrently.'],
     ['concurrent-validating-admission-policy-status-syncs', 5, 'The number of ValidatingAdmissionPolicyStatusController workers that are allowed to sync concurrently.'],
     ['mirroring-concurrent-service-endpoint-syncs', 5, 'The number of service endpoint syncing operations that will be done concurrently by the endpointslice-mirroring-controller.'],
     ['mirroring-max-endpoints-per-subset', 1000, 'The maximum number of endpoints that will be added to an EndpointSlice by the endpointslice-mirroring-controller.'],

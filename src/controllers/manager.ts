@@ -36,6 +36,7 @@ import { podGCControllerDescriptor } from './podgc.js';
 import { nodeLifecycleControllerDescriptor } from './nodelifecycle.js';
 import { taintEvictionControllerDescriptor } from './tainteviction.js';
 import { jobControllerDescriptor } from './job.js';
+import { statefulSetControllerDescriptor } from './statefulset.js';
 import { cronJobControllerDescriptor } from './cronjob.js';
 import { ttlAfterFinishedControllerDescriptor } from './ttlafterfinished.js';
 import { csrSigningControllerDescriptor, type SigningCA } from './csrsigning.js';
@@ -208,6 +209,7 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   podGCControllerDescriptor,
   nodeLifecycleControllerDescriptor,
   taintEvictionControllerDescriptor,
+  statefulSetControllerDescriptor,
   jobControllerDescriptor,
   cronJobControllerDescriptor,
   ttlAfterFinishedControllerDescriptor,

@@ -52,6 +52,8 @@ export interface ControllerManagerOptions {
   endpointSliceUpdatesBatchPeriodMs: number;
   /** --max-endpoints-per-slice */
   maxEndpointsPerSlice: number;
+  /** --concurrent-statefulset-syncs */
+  concurrentStatefulSetSyncs: number;
   /** --concurrent-job-syncs */
   concurrentJobSyncs: number;
   /** --concurrent-cron-job-syncs */
@@ -113,6 +115,7 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     concurrentSATokenSyncs: 5,
     controllerStartIntervalMs: 0,
     clusterSigningDurationMs: 8760 * 3600_000,
+    concurrentStatefulSetSyncs: 5,
     concurrentJobSyncs: 5,
     concurrentCronJobSyncs: 5,
     concurrentTTLAfterFinishedSyncs: 5,
@@ -145,6 +148,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'pod-garbage-collector-controller', aliases: ['podgc'] },
   { name: 'node-lifecycle-controller', aliases: ['nodelifecycle'] },
   { name: 'taint-eviction-controller', aliases: [] },
+  { name: 'statefulset-controller', aliases: ['statefulset'] },
   { name: 'job-controller', aliases: ['job'] },
   { name: 'cronjob-controller', aliases: ['cronjob'] },
   { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'] },
@@ -163,7 +167,6 @@ export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['endpointslice-mirroring-controller', 'endpointslicemirroring'],
   ['daemonset-controller', 'daemonset'],
   ['horizontal-pod-autoscaler-controller', 'horizontalpodautoscaling'],
-  ['statefulset-controller', 'statefulset'],
   ['ttl-controller', 'ttl'],
   ['bootstrap-signer-controller', 'bootstrapsigner'],
   ['token-cleaner-controller', 'tokencleaner'],
@@ -241,6 +244,7 @@ export function validateControllerManagerOptions(o: ControllerManagerOptions): s
   if (o.concurrentDeploymentSyncs < 1) errs.push('--concurrent-deployment-syncs must be at least 1');
   if (o.concurrentEndpointSyncs < 1) errs.push('--concurrent-endpoint-syncs must be at least 1');
   if (o.concurrentServiceEndpointSyncs < 1) errs.push('--concurrent-service-endpoint-syncs must be at least 1');
+  if (o.concurrentStatefulSetSyncs < 1) errs.push('--concurrent-statefulset-syncs must be at least 1');
   if (o.concurrentJobSyncs < 1) errs.push('--concurrent-job-syncs must be at least 1');
   if (o.concurrentCronJobSyncs < 1) errs.push('--concurrent-cron-job-syncs must be at least 1');
   if (o.concurrentTTLAfterFinishedSyncs < 1) errs.push('--concurrent-ttl-after-finished-syncs must be at least 1');

@@ -523,7 +523,7 @@ export class ReplicaController {
   }
 }
 
-function messageOf(e: unknown): string {
+export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 

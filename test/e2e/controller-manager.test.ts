@@ -79,6 +79,9 @@ test('--help has kube-controller-manager\'s sections and flags; options it canno
   assert.doesNotMatch(help.stdout, /--node-monitor-(grace-)?period duration\s+[^\n]*no effect/);
   assert.match(help.stdout, /--allocate-node-cidrs\s+.*Keelson has no such controller: the flag is accepted and has no effect\./);
   assert.match(help.stdout, /--terminated-pod-gc-threshold int32\s+.*\(default 12500\)/);
+  // the StatefulSet controller runs: its concurrency is a real flag
+  assert.match(help.stdout, /--concurrent-statefulset-syncs int32\s+The number of statefulset objects that are allowed to sync concurrently\..*\(default 5\)/);
+  assert.doesNotMatch(help.stdout, /--concurrent-statefulset-syncs int32\s+[^\n]*no effect/);
   assert.match(help.stdout, /--enable-garbage-collector\s+Enables the generic garbage collector.*\(default true\)/);
   const version = spawnSync(process.execPath, [KEELSON, 'controller-manager', '--version'], { encoding: 'utf8' });
   assert.equal(version.status, 0);
@@ -87,6 +90,7 @@ test('--help has kube-controller-manager\'s sections and flags; options it canno
     [['--cloud-provider=aws'], 'unknown cloud provider "aws"'],
     [['--profiling'], '--profiling=true is not supported'],
     [['--controllers=*,nonsense'], '"nonsense" is not in the list of known controllers'],
+    [['--concurrent-statefulset-syncs=0'], '--concurrent-statefulset-syncs must be at least 1'],
     [['--cluster-signing-cert-file=a', '--cluster-signing-kubelet-client-cert-file=b'], 'cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time'],
     [['--leader-elect-lease-duration=1s', '--leader-elect-renew-deadline=2s'], 'leaseDuration must be greater than renewDeadline'],
   ] as [string[], string][]) {
@@ -180,6 +184,28 @@ test('--use-service-account-credentials: each controller acts as its own service
   assert.equal((await c.raw('GET', '/api/v1/namespaces/kube-system/serviceaccounts/replicaset-controller')).status, 200);
   const ev = await until('the SuccessfulCreate event', async () => (await c.raw('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dsars')).json().items[0]);
   assert.equal(ev.reason, 'SuccessfulCreate');
+  // the StatefulSet controller as system:serviceaccount:kube-system:statefulset-controller: its
+  // ControllerRevision, claim, pod and status
+  const sts = {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name: 'sasts' },
+    spec: {
+      replicas: 1,
+      serviceName: 'sasts',
+      selector: { matchLabels: { app: 'sasts' } },
+      template: { metadata: { labels: { app: 'sasts' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+    },
+  };
+  assert.equal((await c.raw('POST', '/apis/apps/v1/namespaces/default/statefulsets', { body: sts })).status, 201);
+  await until('the pod of the StatefulSet', async () => (await c.raw('GET', '/api/v1/namespaces/default/pods/sasts-0')).status === 200);
+  assert.equal((await c.raw('GET', '/api/v1/namespaces/default/persistentvolumeclaims/data-sasts-0')).status, 200);
+  const stsStatus = await until('the status of the StatefulSet', async () => {
+    const s = (await c.raw('GET', '/apis/apps/v1/namespaces/default/statefulsets/sasts')).json().status;
+    return s?.replicas === 1 && s.updateRevision ? s : undefined;
+  });
+  assert.equal((await c.raw('GET', `/apis/apps/v1/namespaces/default/controllerrevisions/${stsStatus.updateRevision}`)).status, 200);
 
   await takeOverLease(c, LEASE);
   assert.equal(await exitOf(cm), 1, cmLogs);

@@ -504,7 +504,7 @@ before(async () => {
   cborEncode = (await cborgP).encode;
   // (the workload controllers off too: a Deployment's revision annotation or a ReplicaSet's pods,
   // written while the matrix reads, would make the encodings' reads differ by timing)
-  c = await startCluster({ args: ['--controllers=*,-root-ca-certificate-publisher-controller,-deployment-controller,-replicaset-controller,-replicationcontroller-controller', '--storage-backend=memory', '--feature-gates=CBORServingAndStorage=true'] });
+  c = await startCluster({ args: ['--controllers=*,-root-ca-certificate-publisher-controller,-deployment-controller,-replicaset-controller,-replicationcontroller-controller,-statefulset-controller', '--storage-backend=memory', '--feature-gates=CBORServingAndStorage=true'] });
   for (const r of REPS) {
     const ns = await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `m-${r.id}` } } });
     assert.equal(ns.status, 201, ns.text);

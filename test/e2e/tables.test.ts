@@ -137,7 +137,7 @@ before(async () => {
   // pods and status would change the rows the controllers' own tests check; the endpoints
   // controllers too: the fixture Service's selector would add an Endpoints and an EndpointSlice
   // with its labels next to the fixture's own)
-  c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-replicaset-controller,-replicationcontroller-controller,-deployment-controller,-endpoints-controller,-endpointslice-controller,-pod-garbage-collector-controller'] });
+  c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-replicaset-controller,-replicationcontroller-controller,-deployment-controller,-statefulset-controller,-endpoints-controller,-endpointslice-controller,-pod-garbage-collector-controller'] });
   const r = c.kubectl(['create', '-f', '-'], { input: everyKindManifest(NS, SEL, certificateRequestPEM()) });
   assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
 });
