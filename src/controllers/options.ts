@@ -42,6 +42,8 @@ export interface ControllerManagerOptions {
   concurrentReplicaSetSyncs: number;
   /** --concurrent-deployment-syncs */
   concurrentDeploymentSyncs: number;
+  /** --concurrent-daemonset-syncs */
+  concurrentDaemonSetSyncs: number;
   /** --concurrent-endpoint-syncs: Services whose Endpoints are synced at once */
   concurrentEndpointSyncs: number;
   /** --concurrent-service-endpoint-syncs: Services whose EndpointSlices are synced at once */
@@ -103,6 +105,7 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     concurrentRCSyncs: 5,
     concurrentReplicaSetSyncs: 5,
     concurrentDeploymentSyncs: 5,
+    concurrentDaemonSetSyncs: 2,
     concurrentEndpointSyncs: 5,
     concurrentServiceEndpointSyncs: 5,
     endpointUpdatesBatchPeriodMs: 0,
@@ -140,6 +143,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'replicationcontroller-controller', aliases: ['replicationcontroller'] },
   { name: 'replicaset-controller', aliases: ['replicaset'] },
   { name: 'deployment-controller', aliases: ['deployment'] },
+  { name: 'daemonset-controller', aliases: ['daemonset'] },
   { name: 'endpoints-controller', aliases: ['endpoint'] },
   { name: 'endpointslice-controller', aliases: ['endpointslice'] },
   { name: 'pod-garbage-collector-controller', aliases: ['podgc'] },
@@ -161,7 +165,6 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
  */
 export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['endpointslice-mirroring-controller', 'endpointslicemirroring'],
-  ['daemonset-controller', 'daemonset'],
   ['horizontal-pod-autoscaler-controller', 'horizontalpodautoscaling'],
   ['statefulset-controller', 'statefulset'],
   ['ttl-controller', 'ttl'],
@@ -239,6 +242,7 @@ export function validateControllerManagerOptions(o: ControllerManagerOptions): s
   if (o.concurrentRCSyncs < 1) errs.push('--concurrent-rc-syncs must be at least 1');
   if (o.concurrentReplicaSetSyncs < 1) errs.push('--concurrent-replicaset-syncs must be at least 1');
   if (o.concurrentDeploymentSyncs < 1) errs.push('--concurrent-deployment-syncs must be at least 1');
+  if (o.concurrentDaemonSetSyncs < 1) errs.push('--concurrent-daemonset-syncs must be at least 1');
   if (o.concurrentEndpointSyncs < 1) errs.push('--concurrent-endpoint-syncs must be at least 1');
   if (o.concurrentServiceEndpointSyncs < 1) errs.push('--concurrent-service-endpoint-syncs must be at least 1');
   if (o.concurrentJobSyncs < 1) errs.push('--concurrent-job-syncs must be at least 1');
