@@ -22,13 +22,15 @@
 //   - when nothing was created or deleted and updateStrategy is RollingUpdate: pods of an old
 //     revision are deleted (to be made again at the current one by the next sync) while the
 //     unavailable pods number less than maxUnavailable (default 1; an unavailable old pod is
-//     always replaced);
+//     always replaced).
 //   - old revisions beyond revisionHistoryLimit (default 10) that no pod uses are deleted, oldest first;
 //   - status through the status subresource, when it changed.
 // Events as Kubernetes writes them: SuccessfulCreate, FailedCreate, SuccessfulDelete, FailedDelete,
 // FailedDaemonPod, SelectingAll.
-// Not done: maxSurge (a surge rollout; pods are rolled as with maxSurge 0), the relabelling of
-// pods when duplicate current revisions are merged (the duplicates are only deleted).
+//     With maxSurge, a node's new pod is made beside its old one (at most maxSurge at once; at
+//     once where the old pod is unavailable) and the old one goes once the new one is available.
+// Not done: the relabelling of pods when duplicate current revisions are merged (the duplicates
+// are only deleted).
 
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
@@ -179,12 +181,19 @@ export function isPodUpdated(pod: any, hash: string, generation: string | undefi
   return (generation !== undefined && labels[TEMPLATE_GENERATION_LABEL] === generation) || (!!hash && labels[REVISION_HASH_LABEL] === hash);
 }
 
-/** spec.updateStrategy.rollingUpdate.maxUnavailable against the desired pods (at least 1 when maxSurge is 0 too) */
+/** spec.updateStrategy.rollingUpdate.maxSurge against the desired pods, rounded up (0 unless RollingUpdate; SurgeCount) */
+export function maxSurgeOf(ds: any, desired: number): number {
+  if ((ds?.spec?.updateStrategy?.type ?? 'RollingUpdate') !== 'RollingUpdate') return 0;
+  return scaledValue(ds?.spec?.updateStrategy?.rollingUpdate?.maxSurge ?? 0, desired, true);
+}
+
+/** a rollout may surge: a second pod on a node while the old one still runs (AllowsSurge) */
+export const allowsSurge = (ds: any): boolean => maxSurgeOf(ds, 1) > 0;
+
+/** spec.updateStrategy.rollingUpdate.maxUnavailable against the desired pods, rounded up (1 when it and maxSurge come to 0) */
 export function maxUnavailableOf(ds: any, desired: number): number {
-  const ru = ds?.spec?.updateStrategy?.rollingUpdate;
-  const u = scaledValue(ru?.maxUnavailable ?? 1, desired, true);
-  const s = scaledValue(ru?.maxSurge ?? 0, desired, true);
-  return u === 0 && s === 0 ? 1 : u;
+  const u = scaledValue(ds?.spec?.updateStrategy?.rollingUpdate?.maxUnavailable ?? 1, desired, true);
+  return desired > 0 && u === 0 && maxSurgeOf(ds, desired) === 0 ? 1 : u;
 }
 
 const created = (p: any): number => Date.parse(p?.metadata?.creationTimestamp ?? '') || 0;
@@ -199,6 +208,94 @@ export function byCreationAndPhase(a: any, b: any): number {
   return String(a?.metadata?.name ?? '').localeCompare(String(b?.metadata?.name ?? ''));
 }
 
+/** a node's new and old pod, not being deleted; ok is false when it has several of either (findUpdatedPodsOnNode) */
+function updatedPodsOnNode(pods: any[], hash: string, generation: string | undefined): { newPod?: any; oldPod?: any; ok: boolean } {
+  let newPod: any;
+  let oldPod: any;
+  for (const p of pods) {
+    if (p?.metadata?.deletionTimestamp) continue;
+    if (isPodUpdated(p, hash, generation)) {
+      if (newPod) return { ok: false };
+      newPod = p;
+    } else {
+      if (oldPod) return { ok: false };
+      oldPod = p;
+    }
+  }
+  return { newPod, oldPod, ok: true };
+}
+
+/**
+ * A rolling update with maxSurge: a node whose old pod is unavailable gets its new pod at once, up
+ * to maxSurge nodes with an available old pod get theirs alongside it, and an old pod goes once the
+ * new one on its node is available. Old pods on nodes that should no longer run one go only while
+ * more pods than desired are available.
+ */
+export function surgeRollingUpdate(
+  nodeToPods: Map<string, any[]>,
+  hash: string,
+  generation: string | undefined,
+  o: { maxSurge: number; desired: number; minReadySeconds: number; now: number; shouldRun: (node: string) => boolean },
+): { deletes: any[]; creates: string[] } {
+  const deletes: any[] = [];
+  const notRunDeletes: any[] = [];
+  const candidates: string[] = [];
+  const allowed: string[] = [];
+  let numSurge = 0;
+  let numAvailable = 0;
+  const available = (p: any) => isPodAvailable(p, o.minReadySeconds, o.now);
+  for (const [nodeName, pods] of nodeToPods) {
+    const { newPod, oldPod, ok } = updatedPodsOnNode(pods, hash, generation);
+    if (!ok) {
+      numSurge++;
+      continue;
+    }
+    if (oldPod ? available(oldPod) : newPod && available(newPod)) numAvailable++;
+    if (!oldPod) continue;
+    if (!newPod) {
+      if (!available(oldPod)) {
+        if (!o.shouldRun(nodeName)) deletes.push(oldPod);
+        else allowed.push(nodeName);
+      } else if (!o.shouldRun(nodeName)) {
+        notRunDeletes.push(oldPod);
+      } else if (numSurge < o.maxSurge) {
+        candidates.push(nodeName);
+      }
+      continue;
+    }
+    if (!available(newPod)) numSurge++;
+    else deletes.push(oldPod);
+  }
+  const deletable = Math.min(Math.max(0, numAvailable - o.desired), notRunDeletes.length);
+  deletes.push(...notRunDeletes.slice(0, deletable));
+  const remaining = Math.min(Math.max(0, o.maxSurge - numSurge), candidates.length);
+  return { deletes, creates: [...allowed, ...candidates.slice(0, remaining)] };
+}
+
+/**
+ * The pods to delete of a node with several while a rollout may surge: beyond the oldest new and
+ * the oldest old pod, all; the old one too once it is not ready or the new one is available.
+ */
+export function surplusWithSurge(running: any[], hash: string, minReadySeconds: number, now: number): any[] {
+  const out: any[] = [];
+  let oldestNew: any;
+  let oldestOld: any;
+  for (const p of running.slice().sort(byCreationAndPhase)) {
+    if (p?.metadata?.labels?.[REVISION_HASH_LABEL] === hash) {
+      if (!oldestNew) {
+        oldestNew = p;
+        continue;
+      }
+    } else if (!oldestOld) {
+      oldestOld = p;
+      continue;
+    }
+    out.push(p);
+  }
+  if (oldestNew && oldestOld && (!isPodReady(oldestOld) || isPodAvailable(oldestNew, minReadySeconds, now))) out.push(oldestOld);
+  return out;
+}
+
 /**
  * The old pods a rolling update deletes now (rollingUpdate with maxSurge 0): on each node with one
  * pod, an old pod that is unavailable always, an available one while the unavailable pods
@@ -209,19 +306,7 @@ export function rollingUpdateDeletes(nodeToPods: Map<string, any[]>, hash: strin
   const allowed: any[] = [];
   const candidates: any[] = [];
   for (const pods of nodeToPods.values()) {
-    let newPod: any;
-    let oldPod: any;
-    let ok = true;
-    for (const p of pods) {
-      if (p?.metadata?.deletionTimestamp) continue;
-      if (isPodUpdated(p, hash, generation)) {
-        if (newPod) ok = false;
-        newPod = p;
-      } else {
-        if (oldPod) ok = false;
-        oldPod = p;
-      }
-    }
+    const { newPod, oldPod, ok } = updatedPodsOnNode(pods, hash, generation);
     if (!ok || (!newPod && !oldPod) || (newPod && oldPod)) {
       numUnavailable++;
       continue;
@@ -588,7 +673,7 @@ export class DaemonSetController {
             running.push(p);
           }
         }
-        if (running.length > 1) toDelete.push(...running.sort(byCreationAndPhase).slice(1));
+        if (running.length > 1) toDelete.push(...(allowsSurge(ds) ? surplusWithSurge(running, hash, Number(ds.spec?.minReadySeconds ?? 0), now) : running.sort(byCreationAndPhase).slice(1)));
       } else {
         for (const p of daemonPods) if (!p.metadata?.deletionTimestamp) toDelete.push(p);
       }
@@ -662,8 +747,18 @@ export class DaemonSetController {
   }
 
   private async rollingUpdate(key: string, ds: any, nodes: any[], pods: any[], hash: string, signal: AbortSignal): Promise<void> {
-    const maxUnavailable = maxUnavailableOf(ds, this.desiredNodes(ds, nodes));
-    const victims = rollingUpdateDeletes(this.nodeToPods(pods), hash, templateGeneration(ds), maxUnavailable, Number(ds.spec?.minReadySeconds ?? 0), this.now());
+    const desired = this.desiredNodes(ds, nodes);
+    const maxSurge = maxSurgeOf(ds, desired);
+    const minReadySeconds = Number(ds.spec?.minReadySeconds ?? 0);
+    if (maxSurge > 0) {
+      const byName = new Map(nodes.map((n) => [n.metadata.name, n]));
+      const shouldRun = (name: string) => byName.has(name) && nodeShouldRunDaemonPod(ds, byName.get(name)).shouldRun;
+      const { deletes, creates } = surgeRollingUpdate(this.nodeToPods(pods), hash, templateGeneration(ds), { maxSurge, desired, minReadySeconds, now: this.now(), shouldRun });
+      await this.syncNodes(key, ds, deletes, creates, hash, signal);
+      return;
+    }
+    const maxUnavailable = maxUnavailableOf(ds, desired);
+    const victims = rollingUpdateDeletes(this.nodeToPods(pods), hash, templateGeneration(ds), maxUnavailable, minReadySeconds, this.now());
     if (victims.length) this.log.v(4).info('Marking old pods for deletion', { daemonset: key, pods: victims.map((p) => p.metadata.name) });
     await this.syncNodes(key, ds, victims, [], hash, signal);
   }
@@ -730,7 +825,8 @@ export class DaemonSetController {
 export const daemonSetControllerDescriptor: ControllerDescriptor = {
   name: 'daemonset-controller',
   async run(ctx) {
-    await withClient(ctx, COMPONENT, undefined, async (client) => {
+    // (the client of the service account daemon-set-controller under --use-service-account-credentials, as kube-controller-manager's)
+    await withClient(ctx, 'daemon-set-controller', undefined, async (client) => {
       const c = new DaemonSetController({
         client,
         daemonSets: informerOf<any>(ctx, DAEMONSETS),

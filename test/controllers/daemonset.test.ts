@@ -13,6 +13,8 @@ import {
   revisionMatches,
   revisionPatch,
   rollingUpdateDeletes,
+  surgeRollingUpdate,
+  surplusWithSurge,
   targetNodeName,
 } from '../../src/controllers/daemonset.js';
 
@@ -128,4 +130,24 @@ test('extra pods on a node: the running pod is kept, then the oldest', () => {
   const p = (name: string, phase: string, at: string) => ({ metadata: { name, creationTimestamp: at }, status: { phase } });
   const pods = [p('x', 'Pending', '2020-01-01T00:00:00Z'), p('y', 'Running', '2020-01-02T00:00:00Z'), p('z', 'Running', '2020-01-01T00:00:00Z')];
   assert.deepEqual(pods.sort(byCreationAndPhase).map((q) => q.metadata.name), ['z', 'y', 'x']);
+});
+
+test('surge: new pods beside available old ones up to maxSurge, at once for unavailable old ones; old pods go once the new one is available', () => {
+  const t = '2020-01-01T00:00:00Z';
+  const pod = (name: string, hash: string, ready: boolean, at = t) => ({ metadata: { name, labels: { 'controller-revision-hash': hash }, creationTimestamp: at }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: t }] } });
+  const now = Date.parse('2021-01-01T00:00:00Z');
+  const o = { maxSurge: 1, desired: 3, minReadySeconds: 0, now, shouldRun: () => true };
+  let m = new Map<string, any[]>([['a', [pod('a1', 'old', true)]], ['b', [pod('b1', 'old', true)]], ['c', [pod('c1', 'old', false)]]]);
+  let r = surgeRollingUpdate(m, 'new', undefined, o);
+  assert.deepEqual(r.creates, ['c', 'a']);
+  assert.deepEqual(r.deletes, []);
+  // a surged node waiting for its new pod uses up the surge; an available new pod retires the old one
+  m = new Map([['a', [pod('a1', 'old', true), pod('a2', 'new', false)]], ['b', [pod('b1', 'old', true)]], ['c', [pod('c1', 'old', true), pod('c2', 'new', true)]]]);
+  r = surgeRollingUpdate(m, 'new', undefined, o);
+  assert.deepEqual(r.creates, []);
+  assert.deepEqual(r.deletes.map((p) => p.metadata.name), ['c1']);
+  // the manage loop's view of a node with both
+  assert.deepEqual(surplusWithSurge([pod('a1', 'old', true), pod('a2', 'new', false, '2020-02-01T00:00:00Z')], 'new', 0, now), []);
+  assert.deepEqual(surplusWithSurge([pod('a1', 'old', true), pod('a2', 'new', true, '2020-02-01T00:00:00Z')], 'new', 0, now).map((p) => p.metadata.name), ['a1']);
+  assert.deepEqual(surplusWithSurge([pod('a1', 'old', false), pod('a2', 'new', false, '2020-02-01T00:00:00Z')], 'new', 0, now).map((p) => p.metadata.name), ['a1']);
 });

@@ -333,3 +333,39 @@ test('OnDelete: a template change replaces a pod only when it is deleted', async
   assert.equal(now.filter((x) => x.spec.containers[0].image === 'busybox:1.36').length, 2);
   await until('updatedNumberScheduled 1', async () => ((await getDS('manual')).status?.updatedNumberScheduled === 1 ? true : undefined));
 });
+
+test('maxSurge 1, maxUnavailable 0: each node gets its new pod beside the old one, which goes once the new one is ready', async () => {
+  create(daemonSet('surge', { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } }));
+  for (const p of await untilOnNodes('surge', ['ds-a', 'ds-b', 'ds-c'])) await setStatus(p, 'Running', true);
+  await until('3 available', async () => ((await getDS('surge')).status?.numberAvailable === 3 ? true : undefined));
+  const r = c.kubectl(['set', 'image', 'ds/surge', 'c=busybox:1.37', '-n', NS], { version: K });
+  assert.equal(r.code, 0, r.stderr);
+  let maxDown = 0;
+  let maxDoubled = 0;
+  await until('every pod at the new image and ready', async () => {
+    const pods = await podsOf('surge');
+    const isReady = (p: any) => p.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True');
+    let down = 0;
+    let doubled = 0;
+    for (const n of ['ds-a', 'ds-b', 'ds-c']) {
+      const here = pods.filter((p) => p.spec.nodeName === n || p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchFields?.[0]?.values?.[0] === n);
+      if (!here.some(isReady)) down++;
+      if (here.length > 1) doubled++;
+    }
+    maxDown = Math.max(maxDown, down);
+    maxDoubled = Math.max(maxDoubled, doubled);
+    let done = pods.length === 3;
+    for (const p of pods) {
+      if (p.spec.containers[0].image !== 'busybox:1.37') done = false;
+      else if (!isReady(p)) {
+        done = false;
+        if (p.spec.nodeName) await setStatus(p, 'Running', true);
+      }
+    }
+    return done || undefined;
+  }, 60_000);
+  assert.equal(maxDown, 0, 'every node kept a ready pod');
+  assert.equal(maxDoubled, 1, 'one node at a time had two pods');
+  const s = c.kubectl(['rollout', 'status', 'ds/surge', '-n', NS, '--timeout=20s'], { version: K });
+  assert.equal(s.code, 0, s.stderr);
+});
