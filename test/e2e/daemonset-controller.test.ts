@@ -8,7 +8,8 @@
 // tolerations, ControllerRevision and events; status and `kubectl get ds`; a nodeSelector, and a
 // node labelled out losing its pod; a toleration for the tainted node; a new Node getting a pod; a
 // rolling update by `kubectl set image` (kubectl 1.27) node by node within maxUnavailable 1;
-// `kubectl rollout history` and `rollout status`; a Failed pod replaced; OnDelete.
+// `kubectl rollout history` and `rollout status`; a Failed pod replaced; an orphan adopted and a
+// second pod on a node deleted; OnDelete; maxSurge; revisionHistoryLimit; the DaemonSet's deletion.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startCluster, until, type Cluster } from './harness.js';
@@ -368,4 +369,18 @@ test('maxSurge 1, maxUnavailable 0: each node gets its new pod beside the old on
   assert.equal(maxDoubled, 1, 'one node at a time had two pods');
   const s = c.kubectl(['rollout', 'status', 'ds/surge', '-n', NS, '--timeout=20s'], { version: K });
   assert.equal(s.code, 0, s.stderr);
+});
+
+test('revisionHistoryLimit drops old revisions no pod uses; deleting the DaemonSet takes its pods and revisions (garbage collector)', async () => {
+  assert.equal((await revisionsOf('agent')).length, 2);
+  const p = c.kubectl(['patch', 'ds', 'agent', '-n', NS, '--type=merge', '-p', '{"spec":{"revisionHistoryLimit":0}}'], { version: K });
+  assert.equal(p.code, 0, p.stderr);
+  const left = await until('one revision left', async () => {
+    const rs = await revisionsOf('agent');
+    return rs.length === 1 ? rs : undefined;
+  });
+  assert.equal(left[0].revision, 2);
+  const d = c.kubectl(['delete', 'ds', 'agent', '-n', NS], { version: K });
+  assert.equal(d.code, 0, d.stderr);
+  await until('the pods and revisions gone', async () => ((await podsOf('agent')).length === 0 && (await revisionsOf('agent')).length === 0 ? true : undefined));
 });
