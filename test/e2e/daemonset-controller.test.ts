@@ -384,3 +384,37 @@ test('revisionHistoryLimit drops old revisions no pod uses; deleting the DaemonS
   assert.equal(d.code, 0, d.stderr);
   await until('the pods and revisions gone', async () => ((await podsOf('agent')).length === 0 && (await revisionsOf('agent')).length === 0 ? true : undefined));
 });
+
+test('kubectl rollout undo: the first revision becomes current again under the next number, and the pods roll back', async () => {
+  const before = await until('2 revisions of surge', async () => {
+    const rs = await revisionsOf('surge');
+    return rs.length === 2 ? rs : undefined;
+  });
+  const first = before.find((x) => x.revision === 1);
+  assert.ok(first);
+  const u = c.kubectl(['rollout', 'undo', 'ds/surge', '-n', NS], { version: K });
+  assert.equal(u.code, 0, u.stderr);
+  assert.match(u.stdout, /daemonset.apps\/surge rolled back/);
+  const revs = await until('revision 1 renumbered 3', async () => {
+    const rs = await revisionsOf('surge');
+    return rs.length === 2 && rs.some((x) => x.metadata.name === first.metadata.name && x.revision === 3) ? rs : undefined;
+  });
+  assert.deepEqual(revs.map((x) => x.revision).sort(), [2, 3]);
+  await until('the pods back at busybox:1.36 and ready', async () => {
+    const pods = await podsOf('surge');
+    let done = pods.length === 3;
+    for (const p of pods) {
+      if (p.spec.containers[0].image !== 'busybox:1.36') done = false;
+      else if (!p.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True')) {
+        done = false;
+        if (p.spec.nodeName) await setStatus(p, 'Running', true);
+      }
+    }
+    return done || undefined;
+  }, 60_000);
+  for (const p of await podsOf('surge')) assert.equal(p.metadata.labels['controller-revision-hash'], first.metadata.labels['controller-revision-hash']);
+  const h = c.kubectl(['rollout', 'history', 'ds/surge', '-n', NS], { version: '1.27' });
+  assert.equal(h.code, 0, h.stderr);
+  assert.match(h.stdout, /^2\s+<none>$/m);
+  assert.match(h.stdout, /^3\s+<none>$/m);
+});
