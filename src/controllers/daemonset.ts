@@ -630,6 +630,8 @@ export class DaemonSetController {
   }
 
   private nextBackoff(key: string, now: number): void {
+    // (entries idle for twice the longest delay are forgotten, as the back-off's GC does)
+    for (const [k, e] of this.backoff) if (now - e.at > 2 * BACKOFF_MAX_MS) this.backoff.delete(k);
     const b = this.backoff.get(key);
     if (!b || now - b.at > 2 * BACKOFF_MAX_MS) this.backoff.set(key, { delay: BACKOFF_INITIAL_MS, at: now });
     else this.backoff.set(key, { delay: Math.min(b.delay * 2, BACKOFF_MAX_MS), at: now });

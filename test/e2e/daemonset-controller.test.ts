@@ -100,6 +100,44 @@ async function setStatus(pod: any, phase: string, ready: boolean): Promise<void>
   assert.ok(r.status === 200 || r.status === 404, r.text);
 }
 
+const isReady = (p: any): boolean => !!p.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True');
+
+/**
+ * Plays the node agent through a rollout until the DaemonSet has one ready pod of `image` on each
+ * of `nodes`: each new pod is made ready once bound. Returns, of what each poll saw, the most nodes
+ * without a ready pod, the most nodes with two pods, and the nodes whose new pod it made ready.
+ */
+async function untilRolled(name: string, image: string, nodes: string[]): Promise<{ maxDown: number; maxDoubled: number; replaced: Set<string> }> {
+  let maxDown = 0;
+  let maxDoubled = 0;
+  const replaced = new Set<string>();
+  await until(`${name} rolled to ${image}`, async () => {
+    const pods = await podsOf(name);
+    let down = 0;
+    let doubled = 0;
+    for (const n of nodes) {
+      const here = pods.filter((p) => (p.spec.nodeName ?? p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchFields?.[0]?.values?.[0]) === n);
+      if (!here.some(isReady)) down++;
+      if (here.length > 1) doubled++;
+    }
+    maxDown = Math.max(maxDown, down);
+    maxDoubled = Math.max(maxDoubled, doubled);
+    let done = pods.length === nodes.length;
+    for (const p of pods) {
+      if (p.spec.containers[0].image !== image) done = false;
+      else if (!isReady(p)) {
+        done = false;
+        if (p.spec.nodeName) {
+          replaced.add(p.spec.nodeName);
+          await setStatus(p, 'Running', true);
+        }
+      }
+    }
+    return done || undefined;
+  }, 60_000);
+  return { maxDown, maxDoubled, replaced };
+}
+
 async function getDS(name: string): Promise<any> {
   const r = await c.raw('GET', `${DSS}/${name}`);
   assert.equal(r.status, 200, r.text);
@@ -221,32 +259,7 @@ test('kubectl set image (1.27) rolls node by node within maxUnavailable 1; rollo
   const r = c.kubectl(['set', 'image', 'ds/agent', 'c=busybox:1.37', '-n', NS], { version: '1.27' });
   assert.equal(r.code, 0, r.stderr);
   const nodes = ['ds-a', 'ds-b', 'ds-c'];
-  let maxDown = 0;
-  const replaced = new Set<string>();
-  await until('every pod at the new image and ready', async () => {
-    const pods = await podsOf('agent');
-    let down = 0;
-    for (const n of nodes) {
-      const here = pods.filter((p) => p.spec.nodeName === n || p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchFields?.[0]?.values?.[0] === n);
-      if (!here.some((p) => p.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True'))) down++;
-    }
-    maxDown = Math.max(maxDown, down);
-    let done = pods.length === 3;
-    for (const p of pods) {
-      const image = p.spec.containers[0].image;
-      const ready = p.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True');
-      if (image !== 'busybox:1.37') done = false;
-      else if (!ready) {
-        done = false;
-        // (the test plays the node agent: a new pod starts once bound)
-        if (p.spec.nodeName) {
-          replaced.add(p.spec.nodeName);
-          await setStatus(p, 'Running', true);
-        }
-      }
-    }
-    return done || undefined;
-  }, 60_000);
+  const { maxDown, replaced } = await untilRolled('agent', 'busybox:1.37', nodes);
   assert.equal(maxDown <= 1, true, `at most one node without a ready pod at a time (saw ${maxDown})`);
   assert.deepEqual([...replaced].sort(), nodes);
   const ds = await until('status of the rollout', async () => {
@@ -341,30 +354,7 @@ test('maxSurge 1, maxUnavailable 0: each node gets its new pod beside the old on
   await until('3 available', async () => ((await getDS('surge')).status?.numberAvailable === 3 ? true : undefined));
   const r = c.kubectl(['set', 'image', 'ds/surge', 'c=busybox:1.37', '-n', NS], { version: K });
   assert.equal(r.code, 0, r.stderr);
-  let maxDown = 0;
-  let maxDoubled = 0;
-  await until('every pod at the new image and ready', async () => {
-    const pods = await podsOf('surge');
-    const isReady = (p: any) => p.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True');
-    let down = 0;
-    let doubled = 0;
-    for (const n of ['ds-a', 'ds-b', 'ds-c']) {
-      const here = pods.filter((p) => p.spec.nodeName === n || p.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchFields?.[0]?.values?.[0] === n);
-      if (!here.some(isReady)) down++;
-      if (here.length > 1) doubled++;
-    }
-    maxDown = Math.max(maxDown, down);
-    maxDoubled = Math.max(maxDoubled, doubled);
-    let done = pods.length === 3;
-    for (const p of pods) {
-      if (p.spec.containers[0].image !== 'busybox:1.37') done = false;
-      else if (!isReady(p)) {
-        done = false;
-        if (p.spec.nodeName) await setStatus(p, 'Running', true);
-      }
-    }
-    return done || undefined;
-  }, 60_000);
+  const { maxDown, maxDoubled } = await untilRolled('surge', 'busybox:1.37', ['ds-a', 'ds-b', 'ds-c']);
   assert.equal(maxDown, 0, 'every node kept a ready pod');
   assert.equal(maxDoubled, 1, 'one node at a time had two pods');
   const s = c.kubectl(['rollout', 'status', 'ds/surge', '-n', NS, '--timeout=20s'], { version: K });
@@ -400,18 +390,7 @@ test('kubectl rollout undo: the first revision becomes current again under the n
     return rs.length === 2 && rs.some((x) => x.metadata.name === first.metadata.name && x.revision === 3) ? rs : undefined;
   });
   assert.deepEqual(revs.map((x) => x.revision).sort(), [2, 3]);
-  await until('the pods back at busybox:1.36 and ready', async () => {
-    const pods = await podsOf('surge');
-    let done = pods.length === 3;
-    for (const p of pods) {
-      if (p.spec.containers[0].image !== 'busybox:1.36') done = false;
-      else if (!p.status?.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True')) {
-        done = false;
-        if (p.spec.nodeName) await setStatus(p, 'Running', true);
-      }
-    }
-    return done || undefined;
-  }, 60_000);
+  await untilRolled('surge', 'busybox:1.36', ['ds-a', 'ds-b', 'ds-c']);
   for (const p of await podsOf('surge')) assert.equal(p.metadata.labels['controller-revision-hash'], first.metadata.labels['controller-revision-hash']);
   const h = c.kubectl(['rollout', 'history', 'ds/surge', '-n', NS], { version: '1.27' });
   assert.equal(h.code, 0, h.stderr);
