@@ -12,9 +12,11 @@
 // second pod on a node deleted; OnDelete; maxSurge; revisionHistoryLimit; the DaemonSet's deletion.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, until, type Cluster } from './harness.js';
+import { spawn } from 'node:child_process';
+import { startCluster, until, freePort, KEELSON, ROOT, type Cluster } from './harness.js';
 
 let c: Cluster;
+const defaultCluster = () => c;
 const K = '1.32';
 const NS = 'daemons';
 const PODS = `/api/v1/namespaces/${NS}/pods`;
@@ -22,7 +24,8 @@ const DSS = `/apis/apps/v1/namespaces/${NS}/daemonsets`;
 const MERGE = { 'content-type': 'application/merge-patch+json' };
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
-async function makeNode(name: string, labels: Record<string, string> = {}, taints: any[] = []): Promise<void> {
+async function makeNode(name: string, labels: Record<string, string> = {}, taints: any[] = [], cluster?: Cluster): Promise<void> {
+  const c = cluster ?? defaultCluster();
   const node = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', ...labels } }, spec: taints.length ? { taints } : {} };
   const r = await c.raw('POST', '/api/v1/nodes', { body: node });
   assert.equal(r.status, 201, r.text);
@@ -396,4 +399,39 @@ test('kubectl rollout undo: the first revision becomes current again under the n
   assert.equal(h.code, 0, h.stderr);
   assert.match(h.stdout, /^2\s+<none>$/m);
   assert.match(h.stdout, /^3\s+<none>$/m);
+});
+
+test('keelson controller-manager --use-service-account-credentials runs it as kube-system/daemon-set-controller, which the bootstrap RBAC allows', async () => {
+  const c2 = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-daemonset-controller,-node-lifecycle-controller'] });
+  const port = await freePort();
+  let logs = '';
+  const cm = spawn(
+    process.execPath,
+    [KEELSON, 'controller-manager', '--kubeconfig', c2.kubeconfig, '--secure-port', String(port), '--bind-address', '127.0.0.1', '--authentication-kubeconfig', c2.kubeconfig, '--authorization-kubeconfig', c2.kubeconfig, '--leader-elect=false', '--use-service-account-credentials', '--controllers=daemonset-controller', '--concurrent-daemonset-syncs=1'],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  cm.stdout!.on('data', (d) => (logs += d));
+  cm.stderr!.on('data', (d) => (logs += d));
+  try {
+    await makeNode('sa-a', {}, [], c2);
+    assert.equal((await c2.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
+    const r = c2.kubectl(['create', '-f', '-'], { version: K, input: daemonSet('sa') });
+    assert.equal(r.code, 0, r.stderr);
+    const pod = await until('the pod of the DaemonSet', async () => {
+      const items = (await c2.raw('GET', `${PODS}?labelSelector=app%3Dsa`)).json().items;
+      return items.length === 1 && items[0].spec.nodeName === 'sa-a' ? items[0] : undefined;
+    }, 30_000).catch((e) => assert.fail(`${e}\n${logs}`));
+    assert.equal(pod.metadata.ownerReferences[0].kind, 'DaemonSet');
+    assert.equal((await c2.raw('GET', '/api/v1/namespaces/kube-system/serviceaccounts/daemon-set-controller')).status, 200);
+    const ds = await until('the status', async () => {
+      const d = (await c2.raw('GET', `${DSS}/sa`)).json();
+      return d.status?.currentNumberScheduled === 1 ? d : undefined;
+    });
+    assert.equal(ds.status.desiredNumberScheduled, 1);
+    assert.equal((await c2.raw('GET', `/apis/apps/v1/namespaces/${NS}/controllerrevisions?labelSelector=app%3Dsa`)).json().items.length, 1);
+  } finally {
+    cm.kill('SIGTERM');
+    if (cm.exitCode === null) await new Promise((res) => cm.once('exit', res));
+    await c2.stop();
+  }
 });
