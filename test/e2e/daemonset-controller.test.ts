@@ -217,6 +217,13 @@ test('status fields and kubectl get ds follow readiness', async () => {
   const s = c.kubectl(['rollout', 'status', 'ds/agent', '-n', NS, '--timeout=20s'], { version: K });
   assert.equal(s.code, 0, s.stderr);
   assert.match(s.stdout, /daemon set "agent" successfully rolled out/);
+  const d = c.kubectl(['describe', 'ds', 'agent', '-n', NS], { version: K });
+  assert.equal(d.code, 0, d.stderr);
+  assert.match(d.stdout, /Desired Number of Nodes Scheduled: 2\n/);
+  assert.match(d.stdout, /Number of Nodes Scheduled with Available Pods: 2\n/);
+  assert.match(d.stdout, /Number of Nodes Misscheduled: 0\n/);
+  assert.match(d.stdout, /Pods Status:\s+2 Running \/ 0 Waiting \/ 0 Succeeded \/ 0 Failed/);
+  assert.match(d.stdout, /Normal\s+SuccessfulCreate\s+\S+\s+daemonset-controller\s+Created pod: agent-/);
 });
 
 test('a nodeSelector limits the nodes; a node labelled out loses its pod, labelled back gets one', async () => {
