@@ -7,6 +7,8 @@
 //     one whose data is the current template patch (`{"spec":{"template":{...,"$patch":"replace"}}}`)
 //     is the current revision, made when missing as `<ds>-<hash>` with the next revision number
 //     (a name taken by another template raises status.collisionCount, which goes into the hash);
+//     of several holding it, the highest revision is kept, the pods relabelled with its hash and
+//     the others deleted;
 //   - its pods (every pod of the namespace whose labels match, orphans adopted, owned pods that
 //     no longer match released) are grouped by the node they are for (spec.nodeName, else the
 //     node of the `metadata.name In [node]` matchFields term the controller puts in);
@@ -29,8 +31,7 @@
 // FailedDaemonPod, SelectingAll.
 //     With maxSurge, a node's new pod is made beside its old one (at most maxSurge at once; at
 //     once where the old pod is unavailable) and the old one goes once the new one is available.
-// Not done: the relabelling of pods when duplicate current revisions are merged (the duplicates
-// are only deleted).
+// Not done: metrics.
 
 import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
@@ -363,11 +364,11 @@ export class DaemonSetController {
       update: (old, node) => this.onNode(old, node),
       delete: (d) => this.onNode(d instanceof DeletedFinalStateUnknown ? d.obj : d, undefined),
     });
+    // (a revision's owner, or for an orphan the DaemonSets that select it: addHistory, updateHistory, deleteHistory)
     const onRevision = (rev: any) => {
       const ref = controllerRefOf(rev);
-      if (ref?.kind !== 'DaemonSet') return;
-      const ds = this.o.daemonSets.getByName(rev.metadata.namespace, ref.name);
-      if (ds?.metadata?.uid === ref.uid) this.queue.add(objectKey(ds));
+      const owners = ref ? [this.owned.resolve(rev.metadata.namespace, ref)].filter(Boolean) : this.owned.selecting(rev);
+      for (const ds of owners) this.queue.add(objectKey(ds));
     };
     o.revisions.addEventHandler({
       add: onRevision,
@@ -559,6 +560,8 @@ export class DaemonSetController {
       current.sort((a, b) => Number(b.revision ?? 0) - Number(a.revision ?? 0));
       cur = current[0];
       for (const dup of current.slice(1)) {
+        // (the pods first take the kept revision's hash, as Kubernetes' dedupCurHistories relabels them)
+        await this.relabelPods(ds, cur.metadata.labels[REVISION_HASH_LABEL], signal);
         try {
           await this.revisionClient(ns).delete(dup.metadata.name, { signal });
         } catch (e) {
@@ -568,6 +571,19 @@ export class DaemonSetController {
       if (Number(cur.revision ?? 0) < next) cur = await this.revisionClient(ns).update({ ...cur, revision: next }, { signal });
     }
     return { cur, old };
+  }
+
+  /** the DaemonSet's pods with another revision hash get `hash` */
+  private async relabelPods(ds: any, hash: string, signal: AbortSignal): Promise<void> {
+    for (const pod of this.o.pods.list(ds.metadata.namespace)) {
+      if (controllerRefOf(pod)?.uid !== ds.metadata.uid || pod.metadata?.labels?.[REVISION_HASH_LABEL] === hash) continue;
+      const path = new ResourceClient<any>(this.o.client, PODS, pod.metadata.namespace).path(pod.metadata.name);
+      try {
+        await this.o.client.json({ method: 'PATCH', path, body: { metadata: { labels: { [REVISION_HASH_LABEL]: hash } } }, contentType: 'application/strategic-merge-patch+json', signal });
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+    }
   }
 
   private async snapshot(ds: any, revision: number, signal: AbortSignal): Promise<any> {

@@ -78,14 +78,14 @@ export class OwnedPods {
   }
 
   /** the object of this kind a controller reference names, when the cache has it with that uid */
-  private resolve(namespace: string, ref: any): any {
+  resolve(namespace: string, ref: any): any {
     if (ref?.kind !== this.o.kind.kind || ref?.apiVersion?.split('/')[0] !== this.o.kind.apiVersion.split('/')[0]) return undefined;
     const obj = this.o.objects.getByName(namespace, ref.name);
     return obj?.metadata?.uid === ref.uid ? obj : undefined;
   }
 
   /** the objects whose selector matches an orphan pod's labels */
-  private selecting(pod: any): any[] {
+  selecting(pod: any): any[] {
     const ns = pod?.metadata?.namespace;
     const labels = pod?.metadata?.labels ?? {};
     const out: any[] = [];

@@ -408,6 +408,26 @@ test('kubectl rollout undo: the first revision becomes current again under the n
   assert.match(h.stdout, /^3\s+<none>$/m);
 });
 
+test('a second revision with the current template is adopted and kept (the higher number); the pods take its hash and the other goes', async () => {
+  const [cur] = (await revisionsOf('surge')).sort((a, b) => b.revision - a.revision);
+  const dup = { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'surge-dup', labels: { app: 'surge' } }, data: cur.data, revision: 10 };
+  const r = await c.raw('POST', `/apis/apps/v1/namespaces/${NS}/controllerrevisions`, { body: dup });
+  assert.equal(r.status, 201, r.text);
+  const revs = await until('surge-dup kept alone', async () => {
+    const rs = await revisionsOf('surge');
+    return rs.some((x) => x.metadata.name === 'surge-dup') && !rs.some((x) => x.metadata.name === cur.metadata.name) ? rs : undefined;
+  });
+  const kept = revs.find((x) => x.metadata.name === 'surge-dup');
+  assert.equal(kept.metadata.labels['controller-revision-hash'], 'surge-dup');
+  assert.equal(kept.metadata.ownerReferences[0].kind, 'DaemonSet');
+  const pods = await until('the pods relabelled', async () => {
+    const ps = await podsOf('surge');
+    return ps.length === 3 && ps.every((p) => p.metadata.labels['controller-revision-hash'] === 'surge-dup') ? ps : undefined;
+  });
+  assert.equal(pods.length, 3);
+  await until('still 3 up to date', async () => ((await getDS('surge')).status?.updatedNumberScheduled === 3 ? true : undefined));
+});
+
 test('keelson controller-manager --use-service-account-credentials runs it as kube-system/daemon-set-controller, which the bootstrap RBAC allows', async () => {
   const c2 = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-daemonset-controller,-node-lifecycle-controller'] });
   const port = await freePort();
