@@ -30,6 +30,7 @@ import { informerOf, withClient, type ControllerContext, type ControllerDescript
 export type { ControllerContext, ControllerDescriptor } from './context.js';
 import { replicaSetControllerDescriptor, replicationControllerDescriptor } from './replicaset.js';
 import { deploymentControllerDescriptor } from './deployment.js';
+import { daemonSetControllerDescriptor } from './daemonset.js';
 import { endpointsControllerDescriptor } from './endpoints.js';
 import { endpointSliceControllerDescriptor } from './endpointslice.js';
 import { podGCControllerDescriptor } from './podgc.js';
@@ -206,6 +207,7 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   replicationControllerDescriptor,
   replicaSetControllerDescriptor,
   deploymentControllerDescriptor,
+  daemonSetControllerDescriptor,
   podGCControllerDescriptor,
   nodeLifecycleControllerDescriptor,
   taintEvictionControllerDescriptor,

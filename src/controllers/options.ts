@@ -42,6 +42,8 @@ export interface ControllerManagerOptions {
   concurrentReplicaSetSyncs: number;
   /** --concurrent-deployment-syncs */
   concurrentDeploymentSyncs: number;
+  /** --concurrent-daemonset-syncs */
+  concurrentDaemonSetSyncs: number;
   /** --concurrent-endpoint-syncs: Services whose Endpoints are synced at once */
   concurrentEndpointSyncs: number;
   /** --concurrent-service-endpoint-syncs: Services whose EndpointSlices are synced at once */
@@ -105,6 +107,7 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     concurrentRCSyncs: 5,
     concurrentReplicaSetSyncs: 5,
     concurrentDeploymentSyncs: 5,
+    concurrentDaemonSetSyncs: 2,
     concurrentEndpointSyncs: 5,
     concurrentServiceEndpointSyncs: 5,
     endpointUpdatesBatchPeriodMs: 0,
@@ -143,6 +146,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'replicationcontroller-controller', aliases: ['replicationcontroller'] },
   { name: 'replicaset-controller', aliases: ['replicaset'] },
   { name: 'deployment-controller', aliases: ['deployment'] },
+  { name: 'daemonset-controller', aliases: ['daemonset'] },
   { name: 'endpoints-controller', aliases: ['endpoint'] },
   { name: 'endpointslice-controller', aliases: ['endpointslice'] },
   { name: 'pod-garbage-collector-controller', aliases: ['podgc'] },
@@ -165,7 +169,6 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
  */
 export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['endpointslice-mirroring-controller', 'endpointslicemirroring'],
-  ['daemonset-controller', 'daemonset'],
   ['horizontal-pod-autoscaler-controller', 'horizontalpodautoscaling'],
   ['ttl-controller', 'ttl'],
   ['bootstrap-signer-controller', 'bootstrapsigner'],
@@ -242,6 +245,7 @@ export function validateControllerManagerOptions(o: ControllerManagerOptions): s
   if (o.concurrentRCSyncs < 1) errs.push('--concurrent-rc-syncs must be at least 1');
   if (o.concurrentReplicaSetSyncs < 1) errs.push('--concurrent-replicaset-syncs must be at least 1');
   if (o.concurrentDeploymentSyncs < 1) errs.push('--concurrent-deployment-syncs must be at least 1');
+  if (o.concurrentDaemonSetSyncs < 1) errs.push('--concurrent-daemonset-syncs must be at least 1');
   if (o.concurrentEndpointSyncs < 1) errs.push('--concurrent-endpoint-syncs must be at least 1');
   if (o.concurrentServiceEndpointSyncs < 1) errs.push('--concurrent-service-endpoint-syncs must be at least 1');
   if (o.concurrentStatefulSetSyncs < 1) errs.push('--concurrent-statefulset-syncs must be at least 1');

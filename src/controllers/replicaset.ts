@@ -21,7 +21,7 @@
 // has an object of this kind. Pods are neither scheduled nor run here: without a node agent they
 // stay Pending, and their readiness is whatever their status says.
 
-import { DeletedFinalStateUnknown, type Informer } from '../client/informer.js';
+import type { Informer } from '../client/informer.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isNotFound, type RESTClient } from '../client/rest.js';
 import { ResourceClient, objectKey, splitKey, type GroupVersionResource } from '../client/resources.js';
@@ -32,6 +32,7 @@ import { informerOf, withClient, type ControllerContext, type ControllerDescript
 import { PODS, type NamespacedPods } from './podwatch.js';
 import { controllerRefOf, Expectations } from './expectations.js';
 import { runQueueWorkers } from './workers.js';
+import { OwnedPods, isPodReady, readyCondition, type PodOwnerKind } from './ownedpods.js';
 
 /** at most this many pods are created or deleted by one sync (BurstReplicas) */
 export const BURST_REPLICAS = 500;
@@ -39,7 +40,7 @@ export const BURST_REPLICAS = 500;
 const POD_DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 
 /** what differs between the two kinds */
-export interface ReplicaKind {
+export interface ReplicaKind extends PodOwnerKind {
   kind: 'ReplicaSet' | 'ReplicationController';
   apiVersion: string;
   gvr: GroupVersionResource;
@@ -96,8 +97,7 @@ export function isActive(pod: any): boolean {
   return phase !== 'Succeeded' && phase !== 'Failed' && !pod?.metadata?.deletionTimestamp;
 }
 
-const readyCondition = (pod: any): any => (Array.isArray(pod?.status?.conditions) ? pod.status.conditions.find((c: any) => c?.type === 'Ready') : undefined);
-export const isPodReady = (pod: any): boolean => readyCondition(pod)?.status === 'True';
+export { isPodReady };
 
 /** ready for at least minReadySeconds (IsPodAvailable) */
 export function isPodAvailable(pod: any, minReadySeconds: number, now: number): boolean {
@@ -114,9 +114,7 @@ export class ReplicaController {
   private readonly now: () => number;
   private readonly burst: number;
   private readonly expectations: Expectations;
-  /** the namespace each object's pods are watched in (by key) */
-  private readonly watched = new Set<string>();
-  private podHandler?: { remove(): void };
+  private readonly owned: OwnedPods;
 
   constructor(private readonly o: ReplicaControllerOptions) {
     this.kind = o.kind;
@@ -125,120 +123,7 @@ export class ReplicaController {
     this.burst = o.burstReplicas ?? BURST_REPLICAS;
     this.expectations = new Expectations(this.now);
     this.queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), o.kind.watchPrefix);
-    o.objects.addEventHandler({
-      add: (obj) => this.onObject(obj),
-      update: (_old, obj) => this.onObject(obj),
-      delete: (d) => {
-        const obj = d instanceof DeletedFinalStateUnknown ? d.obj : d;
-        const key = objectKey(obj);
-        this.expectations.delete(key);
-        this.unwatch(key);
-        this.queue.add(key);
-      },
-    });
-    this.podHandler = o.pods.addEventHandler({
-      add: (pod) => this.onPodAdd(pod),
-      update: (old, pod) => this.onPodUpdate(old, pod),
-      delete: (d) => this.onPodDelete(d instanceof DeletedFinalStateUnknown ? d.obj : d),
-    });
-  }
-
-  // ---- events ----
-
-  private onObject(obj: any): void {
-    const key = objectKey(obj);
-    if (!this.watched.has(key)) {
-      this.watched.add(key);
-      this.o.pods.watch(obj.metadata.namespace, `${this.kind.watchPrefix}:${key}`);
-    }
-    this.queue.add(key);
-  }
-
-  private unwatch(key: string): void {
-    if (!this.watched.delete(key)) return;
-    this.o.pods.unwatch(splitKey(key).namespace, `${this.kind.watchPrefix}:${key}`);
-  }
-
-  /** the object of this kind a controller reference names, when the cache has it with that uid */
-  private resolve(namespace: string, ref: any): any {
-    if (ref?.kind !== this.kind.kind || ref?.apiVersion?.split('/')[0] !== this.kind.apiVersion.split('/')[0]) return undefined;
-    const obj = this.o.objects.getByName(namespace, ref.name);
-    return obj?.metadata?.uid === ref.uid ? obj : undefined;
-  }
-
-  /** the objects whose selector matches an orphan pod's labels */
-  private selecting(pod: any): any[] {
-    const ns = pod?.metadata?.namespace;
-    const labels = pod?.metadata?.labels ?? {};
-    const out: any[] = [];
-    for (const obj of this.o.objects.list()) {
-      if (obj?.metadata?.namespace !== ns) continue;
-      let sel: Requirement[] | null;
-      try {
-        sel = this.kind.selector(obj);
-      } catch {
-        continue;
-      }
-      if (sel && sel.length && matchLabels(sel, labels)) out.push(obj);
-    }
-    return out;
-  }
-
-  private onPodAdd(pod: any): void {
-    if (pod?.metadata?.deletionTimestamp) {
-      // (a restart of the watch may show a pod already being deleted: as good as gone for the count)
-      this.onPodDelete(pod);
-      return;
-    }
-    const ref = controllerRefOf(pod);
-    if (ref) {
-      const owner = this.resolve(pod.metadata.namespace, ref);
-      if (!owner) return;
-      const key = objectKey(owner);
-      this.expectations.creationObserved(key);
-      this.queue.add(key);
-      return;
-    }
-    for (const obj of this.selecting(pod)) this.queue.add(objectKey(obj));
-  }
-
-  private onPodUpdate(old: any, pod: any): void {
-    if (old?.metadata?.resourceVersion === pod?.metadata?.resourceVersion) return;
-    const labelsChanged = JSON.stringify(old?.metadata?.labels ?? {}) !== JSON.stringify(pod?.metadata?.labels ?? {});
-    if (pod?.metadata?.deletionTimestamp) {
-      // a graceful delete: the pod stops counting now, not when it is gone
-      this.onPodDelete(pod);
-      if (labelsChanged) this.onPodDelete(old);
-      return;
-    }
-    const ref = controllerRefOf(pod);
-    const oldRef = controllerRefOf(old);
-    const refChanged = JSON.stringify(ref) !== JSON.stringify(oldRef);
-    if (refChanged && oldRef) {
-      const was = this.resolve(old.metadata.namespace, oldRef);
-      if (was) this.queue.add(objectKey(was));
-    }
-    if (ref) {
-      const owner = this.resolve(pod.metadata.namespace, ref);
-      if (!owner) return;
-      const key = objectKey(owner);
-      this.queue.add(key);
-      // a pod that has just become ready is available minReadySeconds later
-      const min = Number(owner.spec?.minReadySeconds ?? 0);
-      if (min > 0 && !isPodReady(old) && isPodReady(pod)) this.queue.addAfter(key, min * 1000 + 1000);
-      return;
-    }
-    if (labelsChanged || refChanged) for (const obj of this.selecting(pod)) this.queue.add(objectKey(obj));
-  }
-
-  private onPodDelete(pod: any): void {
-    const ref = controllerRefOf(pod);
-    if (!ref) return;
-    const owner = this.resolve(pod?.metadata?.namespace, ref);
-    if (!owner) return;
-    const key = objectKey(owner);
-    this.expectations.deletionObserved(key, objectKey(pod));
-    this.queue.add(key);
+    this.owned = new OwnedPods({ kind: o.kind, objects: o.objects, pods: o.pods, queue: this.queue, expectations: this.expectations });
   }
 
   // ---- running ----
@@ -261,8 +146,7 @@ export class ReplicaController {
         signal,
       );
     } finally {
-      this.podHandler?.remove();
-      for (const key of [...this.watched]) this.unwatch(key);
+      this.owned.stop();
     }
   }
 
