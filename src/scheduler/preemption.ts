@@ -42,7 +42,8 @@ export interface PreemptionInput {
   podMeta(uid: string): { namespace: string; name: string; labels: Record<string, string> } | undefined;
 }
 
-export type PreemptionResult = { candidate: Candidate } | { message: string };
+/** no candidate: the message, and whether the pod waits for the victims of an earlier preemption on its nominated node */
+export type PreemptionResult = { candidate: Candidate } | { message: string; waitForVictims?: boolean };
 
 const status = (code: Status['code'], reason: string): Status => ({ code, reasons: [reason], plugin: 'DefaultPreemption' });
 
@@ -137,6 +138,8 @@ export function pickOneCandidate(cands: Candidate[]): Candidate | undefined {
   return left[0];
 }
 
+const TERMINATING_VICTIM = 'not eligible due to a terminating pod on the nominated node.';
+
 /** PodEligibleToPreemptOthers: the reason the pod may not preempt, or undefined */
 export function notEligible(p: PodInfo, statuses: ReadonlyMap<string, Status>, infos: ReadonlyMap<string, NodeInfo>): string | undefined {
   if (p.pod?.spec?.preemptionPolicy === 'Never') return 'not eligible due to preemptionPolicy=Never.';
@@ -144,14 +147,14 @@ export function notEligible(p: PodInfo, statuses: ReadonlyMap<string, Status>, i
   if (typeof nominated !== 'string' || !nominated) return undefined;
   if (statuses.get(nominated)?.code === 'UnschedulableAndUnresolvable') return undefined;
   const info = infos.get(nominated);
-  if (info?.pods.some((x) => x.priority < p.priority && x.preempted)) return 'not eligible due to a terminating pod on the nominated node.';
+  if (info?.pods.some((x) => x.priority < p.priority && x.preempted)) return TERMINATING_VICTIM;
   return undefined;
 }
 
 /** DefaultPreemption's PostFilter: the node and its victims, or the message of why there are none */
 export function findPreemption(input: PreemptionInput): PreemptionResult {
   const why = notEligible(input.p, input.statuses, input.infos);
-  if (why) return { message: `preemption: ${why}` };
+  if (why) return why === TERMINATING_VICTIM ? { message: `preemption: ${why}`, waitForVictims: true } : { message: `preemption: ${why}` };
   const dry = new Map<string, Status>();
   const cands: Candidate[] = [];
   for (const [name, s] of input.statuses) {

@@ -656,7 +656,8 @@ export class Scheduler {
         infos,
         pdbs,
         fits: (info, removed) => {
-          const filters = c && removed.size && clusterFilters && (clusterFilters.spread || clusterFilters.interPod || c.withTerms) ? clusterFiltersOf(p, allNodes, c.without(info.name, removed), enabled) : clusterFilters;
+          // (taking pods away changes only the counts of filters the pod has: without them, nothing to redo)
+          const filters = c && removed.size && (clusterFilters?.spread || clusterFilters?.interPod) ? clusterFiltersOf(p, allNodes, c.without(info.name, removed), enabled) : clusterFilters;
           return runNodeFilters(p, info.node, enabled) ?? runPodFilters(p, info, enabled, filters) ?? withNominated(info, filters);
         },
         podMeta: (uid) => {
@@ -668,8 +669,7 @@ export class Scheduler {
         },
       });
       if ('candidate' in r) return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent }), resolvable: true, preempt: r.candidate };
-      const waitForVictims = r.message.endsWith('a terminating pod on the nominated node.');
-      return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent, postFilterMsg: r.message }), resolvable, waitForVictims };
+      return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent, postFilterMsg: r.message }), resolvable, waitForVictims: r.waitForVictims };
     }
     if (feasible.length === 1) return { node: feasible[0]!.name, evaluated: statuses.size + 1, feasible: 1 };
     const clusterScores = await this.clusterScores(p, profile, feasible, allNodes, cluster!, pass);

@@ -268,7 +268,7 @@ test('preemption: not helpful, no victims, the filters without the lower-priorit
   // waiting for the victims of an earlier preemption on the nominated node
   const nominated = newPodInfo({ ...pod('p', { priority: 10 }, [req('1500m')]), status: { nominatedNodeName: 'n1' } });
   const n1Preempted = newNodeInfo(n1.node, n1.pods.map((x) => (x.key === 'default/a' ? { ...x, preempted: true } : x)));
-  assert.deepEqual(preemptionOf(nominated, 1, s3, new Map([['n1', n1Preempted]])), { message: 'preemption: not eligible due to a terminating pod on the nominated node.' });
+  assert.deepEqual(preemptionOf(nominated, 1, s3, new Map([['n1', n1Preempted]])), { message: 'preemption: not eligible due to a terminating pod on the nominated node.', waitForVictims: true });
 });
 
 test('scores: LeastAllocated, BalancedAllocation, node affinity, PreferNoSchedule, image locality', () => {
