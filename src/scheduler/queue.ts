@@ -12,11 +12,12 @@
 // A pod that failed while a move was requested (a Node event during its attempt) goes to backoff,
 // not unschedulable, so that the event is not lost (moveRequestCycle).
 //
-// One difference from Kubernetes, for the scheduler watches no assigned pods (see scheduler.ts):
-// a pod that no node fitted for reasons that the removal of other pods could resolve (Insufficient
-// <resource>, Too many pods, host ports in use) cannot learn that such a pod went away (Kubernetes
-// moves it on the AssignedPodDelete event), so it is tried again after `recheckMs` (30 s) in
-// unschedulable instead.
+// Bound pods coming and going (AssignedPodAdd, AssignedPodDelete) move the unschedulable pods whose
+// failure such an event may resolve (`podEvents`: a bound pod added may satisfy an affinity or change
+// a spread; one gone may free room or ports, or end an anti-affinity): the scheduler watches them
+// only while such pods wait (assigned.ts). As a fallback for what that watch cannot tell (a bound
+// pod's labels changed), a pod that the removal of other pods could help is also tried again after
+// `recheckMs` (30 s) in unschedulable.
 
 export interface QueuedPod {
   /** namespace/name */
@@ -35,12 +36,22 @@ export interface QueuedPod {
   lastFailure: number;
   /** the last failure could be resolved by pods leaving a node */
   resolvable: boolean;
+  /** which bound-pod events may resolve the last failure (none: only Node events and the waits) */
+  podEvents: PodEvents;
   /** the scheduling cycle of its last pop */
   cycle: number;
   where: 'active' | 'backoff' | 'unschedulable' | 'gated' | 'inflight';
   /** the pod changed (spec or labels) while it was being tried */
   updatedInFlight: boolean;
 }
+
+/** the bound-pod events a failure registers for, as Kubernetes' plugins do (EventsToRegister) */
+export interface PodEvents {
+  added: boolean;
+  removed: boolean;
+}
+
+export const NO_POD_EVENTS: PodEvents = Object.freeze({ added: false, removed: false });
 
 export interface QueueOptions {
   initialBackoffMs: number;
@@ -139,6 +150,7 @@ export class SchedulingQueue {
       attempts: 0,
       lastFailure: 0,
       resolvable: false,
+      podEvents: NO_POD_EVENTS,
       cycle: -1,
       where: 'gated',
       updatedInFlight: false,
@@ -229,10 +241,11 @@ export class SchedulingQueue {
    * no node fitted: to unschedulable, or to backoff when a move was requested during the attempt
    * or the pod changed meanwhile
    */
-  requeueUnschedulable(e: QueuedPod, resolvable: boolean): void {
+  requeueUnschedulable(e: QueuedPod, resolvable: boolean, podEvents: PodEvents = NO_POD_EVENTS): void {
     if (this.entries.get(e.key) !== e) return;
     e.lastFailure = this.now();
     e.resolvable = resolvable;
+    e.podEvents = podEvents;
     e.timestamp = e.lastFailure;
     if (e.updatedInFlight || this.moveRequestCycle >= e.cycle) this.toBackoffOrActive(e);
     else e.where = 'unschedulable';
@@ -257,6 +270,18 @@ export class SchedulingQueue {
   moveAllToActiveOrBackoff(): void {
     this.moveRequestCycle = this.schedulingCycle;
     for (const e of this.entries.values()) if (e.where === 'unschedulable') this.moveOut(e);
+  }
+
+  /** a bound pod was added (`added`) or went away: the unschedulable pods that registered for it move */
+  movePodEvent(which: keyof PodEvents): void {
+    this.moveRequestCycle = this.schedulingCycle;
+    for (const e of this.entries.values()) if (e.where === 'unschedulable' && e.podEvents[which]) this.moveOut(e);
+  }
+
+  /** some unschedulable pod waits for a bound pod to come or go */
+  awaitsPodEvents(): boolean {
+    for (const e of this.entries.values()) if (e.where === 'unschedulable' && (e.podEvents.added || e.podEvents.removed)) return true;
+    return false;
   }
 
   /** the backoff of a pod after `attempts` attempts */

@@ -21,10 +21,11 @@
 // nodeSelector no node matches costs no list at all, and a scheduler with nothing pending costs
 // nothing but its two idle watches.
 //
-// The price of not watching assigned pods: the scheduler cannot see a bound pod go away, which is
-// the event that lets Kubernetes retry a pod that did not fit for lack of room or for an
-// anti-affinity (AssignedPodDelete); such pods are tried again every 30 s instead (queue.ts). Pods
-// bound by someone else during a pass are seen at the next pass.
+// What Kubernetes learns from its informer over the bound pods, that one of them came or went
+// (AssignedPodAdd, AssignedPodDelete: the events that retry a pod that did not fit for lack of room,
+// for an anti-affinity, a spread or a missing affinity), this scheduler learns from a metadata-only
+// watch of the bound pods that it keeps open only while some pod waits for such an event
+// (assigned.ts). Pods bound by someone else during a pass are seen at the next pass.
 //
 // Scheduling one pod (schedule_one.go): the NodeAffinity PreFilter (matchFields metadata.name),
 // the filters of framework.ts over the nodes starting where the last pod's search stopped, until
@@ -86,7 +87,8 @@ import {
   type PodSummary,
   type Status,
 } from './framework.js';
-import { SchedulingQueue, isGated, type QueueCounts, type QueuedPod } from './queue.js';
+import { SchedulingQueue, isGated, NO_POD_EVENTS, type PodEvents, type QueueCounts, type QueuedPod } from './queue.js';
+import { AssignedPodWatch } from './assigned.js';
 import {
   ClusterPods,
   defaultSelector,
@@ -181,9 +183,27 @@ export interface SchedulerMetrics {
 }
 
 /** one scheduling pass's view of the pods on nodes (summaries, not pods) */
+/**
+ * the bound-pod events that may resolve a failure, by the plugins that refused (their
+ * EventsToRegister): a pod gone frees room and ports (NodeResourcesFit, NodePorts) and may end an
+ * anti-affinity or a skew; a pod added may satisfy an affinity or even a skew (InterPodAffinity,
+ * PodTopologySpread)
+ */
+function podEventsOf(statuses: Iterable<Status>): PodEvents {
+  let added = false;
+  let removed = false;
+  for (const s of statuses) {
+    if (s.plugin === 'InterPodAffinity' || s.plugin === 'PodTopologySpread') added = removed = true;
+    else if (s.plugin === 'NodeResourcesFit' || s.plugin === 'NodePorts') removed = true;
+  }
+  return added || removed ? { added, removed } : NO_POD_EVENTS;
+}
+
 class PassCache {
   readonly started = Date.now();
   private listing?: Promise<{ cluster: ClusterPods; summaries: Map<string, PodSummary[]> }>;
+  /** the resourceVersion of the list of bound pods, once listed */
+  listedVersion?: string;
   private readonly services = new Map<string, Promise<any[]>>();
   private readonly controllers = new Map<string, Promise<any | undefined>>();
   private budgets?: Promise<any[]>;
@@ -200,6 +220,7 @@ class PassCache {
         new ResourceClient<any>(this.client, PODS).listAll({ fieldSelector: `spec.nodeName!=,${NOT_TERMINATED}`, signal: this.signal }),
         new ResourceClient<any>(this.client, NAMESPACES).listAll({ signal: this.signal }),
       ]).then(([pods, namespaces]) => {
+        this.listedVersion = pods.metadata?.resourceVersion;
         const cluster = new ClusterPods([], namespaces.items ?? []);
         const summaries = new Map<string, PodSummary[]>();
         for (const pod of pods.items ?? []) {
@@ -285,6 +306,21 @@ class PassCache {
   }
 
   /** the pass's own binding */
+  /** a bound pod came or went that this pass did not bind itself: its lists are out of date */
+  stale = false;
+  /** the uids of the pods this pass binds or bound (their ADDED events may come before the binding's answer) */
+  private readonly boundUids = new Set<string>();
+
+  /** this pass is about to bind the pod */
+  binding(uid: string): void {
+    this.boundUids.add(uid);
+  }
+
+  /** a bound pod was seen coming (or going, with `gone`): the pass is stale unless it bound the pod itself */
+  observed(uid: string | undefined, gone: boolean): void {
+    if (gone || !uid || !this.boundUids.has(uid)) this.stale = true;
+  }
+
   async bound(node: string, pod: PodSummary, placed: PlacedPod): Promise<void> {
     const loaded = await this.listing?.catch(() => undefined);
     if (!loaded) return;
@@ -308,6 +344,9 @@ export class Scheduler {
   private leading = false;
   private pods?: Informer<any>;
   private nodes?: Informer<any>;
+  private assigned?: AssignedPodWatch;
+  /** the scheduling pass under way */
+  private pass?: PassCache;
   private queue?: SchedulingQueue;
   private nextStartNodeIndex = 0;
   /** writes not awaited by the loop (events, status patches), awaited on stop */
@@ -419,9 +458,24 @@ export class Scheduler {
     const fieldSelector = `spec.nodeName=,${NOT_TERMINATED}${names.length === 1 ? `,spec.schedulerName=${names[0]}` : ''}`;
     const pods = new Informer<any>(new ResourceClient<any>(this.client, PODS), { fieldSelector, log: this.log, name: 'unassigned pods' });
     const nodes = new Informer<any>(new ResourceClient<any>(this.client, NODES), { log: this.log, name: 'nodes' });
+    const assigned = new AssignedPodWatch({
+      client: this.client,
+      fieldSelector: `spec.nodeName!=,${NOT_TERMINATED}`,
+      log: this.log,
+      needed: () => queue.awaitsPodEvents(),
+      added: (uid) => {
+        this.pass?.observed(uid, false);
+        queue.movePodEvent('added');
+      },
+      removed: (uid) => {
+        this.pass?.observed(uid, true);
+        queue.movePodEvent('removed');
+      },
+    });
     this.queue = queue;
     this.pods = pods;
     this.nodes = nodes;
+    this.assigned = assigned;
     pods.addEventHandler({
       add: (p) => this.onPod(p),
       update: (_old, p) => this.onPod(p),
@@ -440,7 +494,8 @@ export class Scheduler {
       if (a && b) await this.loop(queue, signal);
     } finally {
       queue.close();
-      await Promise.all([pods.stop(), nodes.stop()]);
+      await Promise.all([pods.stop(), nodes.stop(), assigned.stop()]);
+      if (this.assigned === assigned) this.assigned = undefined;
       if (this.queue === queue) this.queue = undefined;
     }
   }
@@ -487,13 +542,15 @@ export class Scheduler {
       // a pass: the pods taken one after the other while more keep coming (a ReplicaSet makes its
       // pods in bursts), up to PASS_MAX_AGE_MS; its node summaries are dropped when it ends
       let pass = new PassCache(this.client, signal);
+      this.pass = pass;
       for (;;) {
         const e = queue.pop();
         if (!e) {
           if (!(await queue.waitForActive(signal, PASS_LINGER_MS))) break;
           continue;
         }
-        if (Date.now() - pass.started > PASS_MAX_AGE_MS) pass = new PassCache(this.client, signal);
+        if (pass.stale || Date.now() - pass.started > PASS_MAX_AGE_MS) pass = new PassCache(this.client, signal);
+        this.pass = pass;
         try {
           await this.scheduleOne(e, queue, pass, signal);
         } catch (err) {
@@ -535,11 +592,16 @@ export class Scheduler {
       this.failed(pod, profile, 'Unschedulable', result.error, nominated);
       // (the victims' deletion is not watched here: the pod is tried again after its backoff)
       if (result.preempt || result.waitForVictims) queue.requeueError(e);
-      else queue.requeueUnschedulable(e, result.resolvable);
+      else {
+        const events = result.podEvents ?? NO_POD_EVENTS;
+        queue.requeueUnschedulable(e, result.resolvable, events);
+        if (events.added || events.removed) this.assigned?.ensure(pass.listedVersion);
+      }
       return;
     }
     // bind (the pass counts the pod on its node at once: the next pod sees it)
     const node = result.node;
+    pass.binding(e.uid);
     try {
       await this.client.json({
         method: 'POST',
@@ -580,7 +642,7 @@ export class Scheduler {
     allNodes: any[],
     pass: PassCache,
     signal: AbortSignal,
-  ): Promise<{ node: string; evaluated: number; feasible: number } | { error: string; resolvable: boolean; preempt?: Candidate; waitForVictims?: boolean }> {
+  ): Promise<{ node: string; evaluated: number; feasible: number } | { error: string; resolvable: boolean; podEvents?: PodEvents; preempt?: Candidate; waitForVictims?: boolean }> {
     if (!allNodes.length) return { error: ERR_NO_NODES, resolvable: false };
     const numAll = allNodes.length;
     const enabled = profile.filters;
@@ -644,7 +706,8 @@ export class Scheduler {
     this.nextStartNodeIndex = n ? (start + processed) % allNodes.length : this.nextStartNodeIndex;
     if (!feasible.length) {
       const resolvable = [...statuses.values()].some((s) => s.code === 'Unschedulable');
-      if (!profile.preemption) return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent }), resolvable };
+      const podEvents = podEventsOf(statuses.values());
+      if (!profile.preemption) return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent }), resolvable, podEvents };
       // DefaultPreemption: the budgets are read only when some node might be helped
       const pdbs = resolvable ? await pass.pdbs() : [];
       if (signal.aborted) return { error: 'stopped', resolvable: false };
@@ -669,7 +732,7 @@ export class Scheduler {
         },
       });
       if ('candidate' in r) return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent }), resolvable: true, preempt: r.candidate };
-      return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent, postFilterMsg: r.message }), resolvable, waitForVictims: r.waitForVictims };
+      return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent, postFilterMsg: r.message }), resolvable, podEvents, waitForVictims: r.waitForVictims };
     }
     if (feasible.length === 1) return { node: feasible[0]!.name, evaluated: statuses.size + 1, feasible: 1 };
     const clusterScores = await this.clusterScores(p, profile, feasible, allNodes, cluster!, pass);

@@ -310,6 +310,53 @@ test('topology spread constraints (DoNotSchedule, maxSkew 1 by hostname): the ta
   assert.ok(fourth === 'sch-a' || fourth === 'sch-b');
 });
 
+// Without a watch of the bound pods, the pods below would wait for the queue's 30 s recheck (the
+// anti-affinity) or its 5 min limit (the affinity); 20 s tells the two apart.
+test('a pod waiting on an anti-affinity is bound as soon as the pod in its way is deleted', async () => {
+  const guard = (name: string) =>
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, labels: { guard: 'yes' } },
+      spec: {
+        affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { guard: 'yes' } }, topologyKey: 'kubernetes.io/hostname' }] } },
+        containers: [{ name: 'c', image: 'busybox' }],
+      },
+    });
+  createPod(guard('guard-1'));
+  const firstNode = await boundTo('guard-1');
+  createPod(guard('guard-2'));
+  await boundTo('guard-2');
+  createPod(guard('guard-3'));
+  assert.match(await failedScheduling('guard-3'), /2 node\(s\) didn't match pod anti-affinity rules/);
+  assert.equal((await getPod('guard-3')).spec.nodeName, undefined);
+  const gone = c.kubectl(['delete', 'pod', 'guard-1', '--force', '--grace-period=0'], { version: K });
+  assert.equal(gone.code, 0, gone.stderr);
+  const node = await until('guard-3 bound', async () => (await getPod('guard-3')).spec.nodeName as string | undefined, 20_000);
+  assert.equal(node, firstNode, 'guard-3 takes the place guard-1 left');
+  c.kubectl(['delete', 'pod', 'guard-2', 'guard-3', '--force', '--grace-period=0'], { version: K });
+});
+
+test('a pod waiting on a required affinity is bound as soon as a pod it names is bound', async () => {
+  createPod(
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'latecomer-follower' },
+      spec: {
+        affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { run: 'latecomer' } }, topologyKey: 'kubernetes.io/hostname' }] } },
+        containers: [{ name: 'c', image: 'busybox' }],
+      },
+    }),
+  );
+  assert.match(await failedScheduling('latecomer-follower'), /didn't match pod affinity rules/);
+  createPod(JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'latecomer', labels: { run: 'latecomer' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } }));
+  const leader = await boundTo('latecomer');
+  const node = await until('latecomer-follower bound', async () => (await getPod('latecomer-follower')).spec.nodeName as string | undefined, 20_000);
+  assert.equal(node, leader);
+  c.kubectl(['delete', 'pod', 'latecomer', 'latecomer-follower', '--force', '--grace-period=0'], { version: K });
+});
+
 test('preemption: a pod of higher priority that fits nowhere evicts the lower-priority pod in its way, is nominated, and is bound once the victim is gone', async () => {
   for (const [name, value, policy] of [['low', 100], ['high', 1000], ['high-polite', 1000, 'Never']] as const) {
     const r = await c.raw('POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { body: { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value, ...(policy ? { preemptionPolicy: policy } : {}) } });
