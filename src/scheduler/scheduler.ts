@@ -42,7 +42,8 @@
 // DisruptionTarget, reason PreemptionByScheduler; a `Preempted` event) and the node nominated in
 // its status.nominatedNodeName; it is tried again after its backoff (the victims' deletion is not
 // watched), and waits while its nominated node still holds a victim being deleted. Meanwhile other
-// pods of no higher priority must fit on that node beside it (its room is kept).
+// pods of no higher priority must fit on that node beside it (its room is kept), and pods of lower
+// priority already nominated there lose their nomination (they look elsewhere).
 //
 // Pods with spec.schedulingGates are left alone until the gates go; one without a PodScheduled
 // condition gets PodScheduled=False, reason SchedulingGated (which kube-apiserver sets on create).
@@ -812,6 +813,37 @@ export class Scheduler {
       }),
     );
     await pass.preempted(c.node, new Set(c.victims.map((v) => v.uid)));
+    // lower-priority pods nominated to the node may no longer fit there: their nomination goes, so
+    // that they look elsewhere (prepareCandidate's ClearNominatedNodeName)
+    const priority = typeof pod.spec?.priority === 'number' ? pod.spec.priority : 0;
+    for (const other of this.pods?.list() ?? []) {
+      if (other?.status?.nominatedNodeName !== c.node || other?.spec?.nodeName || other?.metadata?.uid === pod.metadata?.uid) continue;
+      if ((typeof other.spec?.priority === 'number' ? other.spec.priority : 0) >= priority) continue;
+      this.track(this.clearNomination(other));
+    }
+  }
+
+  private async clearNomination(pod: any): Promise<void> {
+    if (await this.patchPodStatus(pod, { nominatedNodeName: null }, 'Error clearing the nominated node of a pod')) {
+      this.log.v(2).info('Cleared the nomination of a pod of lower priority', { pod: `${pod.metadata.namespace}/${pod.metadata.name}` });
+    }
+  }
+
+  /** a strategic merge patch of the pod's status, with its uid as precondition; false when it failed (a pod gone or replaced: quietly) */
+  private async patchPodStatus(pod: any, status: Record<string, unknown>, failure: string, kv: Record<string, unknown> = {}): Promise<boolean> {
+    const { namespace, name, uid } = pod.metadata;
+    try {
+      await this.client.json({
+        method: 'PATCH',
+        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`,
+        contentType: 'application/strategic-merge-patch+json',
+        body: { metadata: { uid }, status },
+      });
+      return true;
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) this.log.error(err, failure, { pod: `${namespace}/${name}`, ...kv });
+      return false;
+    }
   }
 
   private failed(pod: any, profile: Profile, reason: 'Unschedulable' | 'SchedulerError', message: string, nominatedNodeName?: string): void {
@@ -830,18 +862,7 @@ export class Scheduler {
     const nominate = nominatedNodeName !== undefined && pod?.status?.nominatedNodeName !== nominatedNodeName;
     if (!nominate && old && old.status === cond.status && old.reason === cond.reason && old.message === cond.message && !old.lastProbeTime) return;
     const lastTransitionTime = old && old.status === cond.status && old.lastTransitionTime ? old.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const { namespace, name, uid } = pod.metadata;
-    try {
-      await this.client.json({
-        method: 'PATCH',
-        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`,
-        contentType: 'application/strategic-merge-patch+json',
-        body: { metadata: { uid }, status: { conditions: [{ ...cond, lastProbeTime: null, lastTransitionTime }], ...(nominate ? { nominatedNodeName } : {}) } },
-      });
-    } catch (err) {
-      if (isNotFound(err) || isConflict(err)) return;
-      this.log.error(err, 'Error updating pod condition', { pod: `${namespace}/${name}`, condition: cond.type });
-    }
+    await this.patchPodStatus(pod, { conditions: [{ ...cond, lastProbeTime: null, lastTransitionTime }], ...(nominate ? { nominatedNodeName } : {}) }, 'Error updating pod condition', { condition: cond.type });
   }
 
   private track(p: Promise<unknown>): void {

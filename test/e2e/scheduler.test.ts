@@ -10,7 +10,8 @@
 // labelling a node gets it scheduled; requests too big; a taint without toleration, then with one;
 // a pod of another scheduler is left alone; scheduling gates; a Deployment of 3 replicas; pod
 // affinity, anti-affinity (the pod's own and, for symmetry, the existing pods') and topology spread
-// constraints with their FailedScheduling messages.
+// constraints with their FailedScheduling messages; a waiting pod bound as soon as a bound pod goes
+// (anti-affinity) or comes (affinity); preemption, and the nomination it clears.
 // Last, the daemon `keelson scheduler` (skipped while the keelson command does not dispatch it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -412,6 +413,31 @@ test('preemption: a pod of higher priority that fits nowhere evicts the lower-pr
   await failedScheduling('sneaky');
   assert.equal((await getPod('sneaky')).spec.nodeName, undefined);
   c.kubectl(['delete', 'pod', 'urgent', 'sneaky', spared, '--wait=false'], { version: K });
+});
+
+test('preemption by a pod of higher priority clears the nomination of a lower-priority pod nominated to the same node', async () => {
+  // (the last test's pods, terminating for want of a node agent, go at once)
+  c.kubectl(['delete', 'pod', 'urgent', 'sneaky', 'low-a', 'low-b', '--force', '--grace-period=0', '--ignore-not-found'], { version: K });
+  for (const [name, value] of [['mid', 500], ['top', 2000]] as const) {
+    const r = await c.raw('POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { body: { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value } });
+    assert.equal(r.status, 201, r.text);
+  }
+  const onA = (name: string, priorityClassName: string) =>
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name },
+      spec: { priorityClassName, nodeSelector: { 'kubernetes.io/hostname': 'sch-a' }, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '1500m' } } }] },
+    });
+  createPod(onA('base', 'low'));
+  assert.equal(await boundTo('base'), 'sch-a');
+  createPod(onA('middle', 'mid'));
+  assert.equal(await until('middle nominated', async () => (await getPod('middle')).status?.nominatedNodeName as string | undefined, 20_000), 'sch-a');
+  // (base is terminating, and stays so without a node agent: middle waits for it, nominated)
+  createPod(onA('topmost', 'top'));
+  assert.equal(await until('topmost nominated', async () => (await getPod('topmost')).status?.nominatedNodeName as string | undefined, 20_000), 'sch-a');
+  await until('the nomination of middle cleared', async () => ((await getPod('middle')).status?.nominatedNodeName ? undefined : true), 20_000);
+  c.kubectl(['delete', 'pod', 'base', 'middle', 'topmost', '--force', '--grace-period=0', '--ignore-not-found'], { version: K });
 });
 
 // ── the daemon ─────────────────────────────────────────────────────────────
