@@ -40,8 +40,9 @@
 // update, its backoff or the periodic retries. Before that, DefaultPreemption (preemption.ts): a
 // pod that would fit once pods of lower priority are gone has them deleted (condition
 // DisruptionTarget, reason PreemptionByScheduler; a `Preempted` event) and the node nominated in
-// its status.nominatedNodeName; it is tried again after its backoff (the victims' deletion is not
-// watched), and waits while its nominated node still holds a victim being deleted. Meanwhile other
+// its status.nominatedNodeName; it is tried again when a bound pod goes away (its victims, seen
+// through assigned.ts's watch; at the latest after 30 s), and waits while its nominated node still
+// holds a victim being deleted. Meanwhile other
 // pods of no higher priority must fit on that node beside it (its room is kept), and pods of lower
 // priority already nominated there lose their nomination (they look elsewhere).
 //
@@ -199,6 +200,8 @@ function podEventsOf(statuses: Iterable<Status>): PodEvents {
   }
   return added || removed ? { added, removed } : NO_POD_EVENTS;
 }
+
+const VICTIMS_GONE: PodEvents = Object.freeze({ added: false, removed: true });
 
 class PassCache {
   readonly started = Date.now();
@@ -591,13 +594,10 @@ export class Scheduler {
         nominated = result.preempt.node;
       }
       this.failed(pod, profile, 'Unschedulable', result.error, nominated);
-      // (the victims' deletion is not watched here: the pod is tried again after its backoff)
-      if (result.preempt || result.waitForVictims) queue.requeueError(e);
-      else {
-        const events = result.podEvents ?? NO_POD_EVENTS;
-        queue.requeueUnschedulable(e, result.resolvable, events);
-        if (events.added || events.removed) this.assigned?.ensure(pass.listedVersion);
-      }
+      // (a preempting pod waits for its victims to go: a bound pod going away moves it)
+      const events = result.preempt || result.waitForVictims ? VICTIMS_GONE : (result.podEvents ?? NO_POD_EVENTS);
+      queue.requeueUnschedulable(e, result.resolvable || events === VICTIMS_GONE, events);
+      if (events.added || events.removed) this.assigned?.ensure(pass.listedVersion);
       return;
     }
     // bind (the pass counts the pod on its node at once: the next pod sees it)
