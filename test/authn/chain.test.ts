@@ -7,6 +7,7 @@ import {
   buildAuthenticator, buildAuthenticatorFromFlags, defaultAuthenticationFlags, validateAuthenticationFlags, authenticationFlagWarnings, audienceValidationError, type AuthenticationOptions,
 } from '../../src/apiserver/authn/chain.js';
 import { CertPool } from '../../src/apiserver/authn/x509.js';
+import { RequestHeaderAuthenticator } from '../../src/apiserver/authn/requestheader.js';
 import { StaticTokenAuthenticator, parseTokenFile } from '../../src/apiserver/authn/tokenfile.js';
 import { newTokenSigner, signToken, legacyClaims } from '../../src/apiserver/authn/serviceaccount.js';
 import { createTokenRequest } from '../../src/apiserver/authn/tokenrequest.js';
@@ -133,6 +134,23 @@ describe('buildAuthenticator', () => {
     assert.ok(errors.some((e) => e.includes('x509: subject with cn=rogue is not in the allowed list')));
     // an allowed proxy without a user header: no identity from it
     assert.equal(await auth(req({}, proxy)), null, 'the proxy certificate is not a client certificate of the client CA');
+  });
+
+  test('front proxy: a request without a username header is not verified against the front-proxy CA', () => {
+    const rh = new RequestHeaderAuthenticator({ pool: new CertPool([proxyCA.cert]), allowedNames: [], usernameHeaders: ['X-Remote-User'], uidHeaders: [], groupHeaders: ['X-Remote-Group'], extraHeaderPrefixes: [] });
+    const reads: boolean[] = [];
+    const counting = (cert: TestCert) => {
+      const s = fakeSocket([cert.der]);
+      return { getPeerCertificate: (detailed?: boolean) => (reads.push(!!detailed), s.getPeerCertificate(detailed)) };
+    };
+    // (a group header alone names nobody)
+    assert.equal(rh.authenticate({ ...syntheticRequest({ 'X-Remote-Group': 'g' }), socket: counting(alice) }), null);
+    assert.equal(rh.authenticate({ ...syntheticRequest({}), socket: counting(stranger) }), null);
+    assert.deepEqual(reads, [], 'no certificate read');
+    // with one, the connection's certificate decides
+    assert.throws(() => rh.authenticate({ ...syntheticRequest({ 'X-Remote-User': 'dana' }), socket: counting(stranger) }));
+    assert.equal(rh.authenticate({ ...syntheticRequest({ 'X-Remote-User': 'dana' }), socket: counting(proxy) })!.user.name, 'dana');
+    assert.equal(reads.length, 2);
   });
   test('websocket bearer protocol', async () => {
     const { auth } = setup();
