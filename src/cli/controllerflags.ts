@@ -6,7 +6,7 @@ import { KNOWN_CONTROLLERS, type ControllerManagerOptions } from '../controllers
 
 export function declareControllerManagerFlags(generic: FlagSet, loops: FlagSet, m: ControllerManagerOptions): void {
   generic.durationVar(m, 'controllerStartIntervalMs', 'controller-start-interval', 'Interval between starting controller managers.');
-  generic.stringsVar(m, 'controllers', 'controllers', `A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables the controller named 'foo'.\nAll controllers: ${KNOWN_CONTROLLERS.map((c) => c.name).join(', ')}\nDisabled-by-default controllers: ${KNOWN_CONTROLLERS.filter((c) => c.disabledByDefault).map((c) => c.name).join(', ')}\n(The other names kube-controller-manager knows are accepted, and said not to run.)`);
+  generic.stringsVar(m, 'controllers', 'controllers', `A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables the controller named 'foo'.\nAll controllers: ${KNOWN_CONTROLLERS.map((c) => c.name).join(', ')}\nDisabled-by-default controllers: ${KNOWN_CONTROLLERS.filter((c) => c.disabledByDefault).map((c) => c.name).join(', ') || 'none'}\n(The other names kube-controller-manager knows are accepted, and said not to run.)`);
   generic.float64Var(m, 'kubeAPIQPS', 'kube-api-qps', 'QPS to use while talking with kubernetes apiserver.');
   generic.int32Var(m, 'kubeAPIBurst', 'kube-api-burst', 'Burst to use while talking with kubernetes apiserver.');
   generic.boolVar(m, 'leaderElect', 'leader-elect', 'Start a leader election client and gain leadership before executing the main loop. Enable this when running replicated components for high availability.');

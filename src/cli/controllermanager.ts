@@ -202,7 +202,7 @@ export function controllerManagerCommand(): Command {
     use: 'controller-manager',
     silenceUsage: true,
     short: 'Run the controller manager (kube-controller-manager) against an API server',
-    long: 'The Keelson controller manager is a daemon that embeds the core control loops: each watches the shared state of the cluster through the API server and makes changes to move the current state toward the desired state (namespaces, service accounts and their tokens, the root CA, disruption budgets, resource quotas, the garbage collector, ReplicationControllers, ReplicaSets, Deployments, Endpoints and EndpointSlices). It takes kube-controller-manager\'s flags and runs against any Kubernetes-compatible API server. `keelson server` runs the same manager in its own process.',
+    long: 'The Keelson controller manager is a daemon that embeds the core control loops: each watches the shared state of the cluster through the API server and makes changes to move the current state toward the desired state (namespaces, service accounts and their tokens, the root CA, disruption budgets, resource quotas, the garbage collector, ReplicationControllers, ReplicaSets, Deployments, DaemonSets, StatefulSets, Jobs, CronJobs and the TTL of finished Jobs, Endpoints and EndpointSlices, Service CIDRs, the pod garbage collector, the node lifecycle and taint-based eviction, and CertificateSigningRequests: signing, approval and cleaning; --controllers lists them by name). It takes kube-controller-manager\'s flags and runs against any Kubernetes-compatible API server. `keelson server` runs the same manager in its own process.',
     args: 'none',
     run: async ({ flags }) => {
       await run(m, d, serving, auth, gate, flags);

@@ -73,6 +73,10 @@ test('--help has kube-controller-manager\'s sections and flags; options it canno
   assert.equal(help.status, 0, help.stderr);
   for (const section of ['Generic flags:', 'Secure serving flags:', 'Authentication flags:', 'Authorization flags:', 'Controllers flags:', 'Logs flags:', 'Global flags:']) assert.ok(help.stdout.includes(section), section);
   assert.match(help.stdout, /--secure-port int\s+The port on which to serve HTTPS with authentication and authorization.*\(default 10257\)/);
+  // the description names every kind of loop that runs, and no list is left empty
+  const intro = help.stdout.slice(0, help.stdout.indexOf('Usage:'));
+  for (const loop of ['DaemonSets', 'StatefulSets', 'Jobs', 'CronJobs', 'EndpointSlices', 'node lifecycle', 'taint-based eviction', 'CertificateSigningRequests', 'pod garbage collector']) assert.ok(intro.includes(loop), `the description names ${loop}`);
+  assert.match(help.stdout, /Disabled-by-default controllers: \S/);
   assert.match(help.stdout, /--authorization-always-allow-paths strings\s+.*\(default \[\/healthz,\/readyz,\/livez\]\)/);
   // the node lifecycle controller runs: its periods are real flags, not accepted-and-ignored ones
   assert.match(help.stdout, /--node-monitor-grace-period duration\s+Amount of time which we allow running Node to be unresponsive before marking it unhealthy\..*\(default 50s\)/);
