@@ -44,7 +44,8 @@ import { WatchRegistry } from './watch.js';
 import { CRDManager } from './crd/manager.js';
 import { withCRDStrategy } from './crd/strategy.js';
 import { routeCustom } from './crd/route.js';
-import { buildOpenAPI, handleOpenAPI, type OpenAPIDocs } from './openapi/index.js';
+import { buildOpenAPI, handleOpenAPI, type OpenAPIBuild, type OpenAPIDocs } from './openapi/index.js';
+import { withRemote } from './openapi/aggregated.js';
 import { apiServiceStoreOf, AUTOMANAGED_LABEL, localAPIServices, servedGroupVersions, syncLocalAPIServices } from './apiservices.js';
 import { CacheFollower } from './cachefollower.js';
 import { APIServerMetrics, metricScope, metricVerb } from './metrics.js';
@@ -244,7 +245,9 @@ export class APIServer {
   private readonly watches = new WatchRegistry();
   private readonly health: Health;
   private readonly ctx: HandlerContext;
-  private openapi?: OpenAPIDocs;
+  private openapi?: OpenAPIBuild;
+  /** `openapi` with the extension servers' documents (openapi/aggregated.ts), for the `openapi` it was made of */
+  private served?: { of: OpenAPIBuild; docs: OpenAPIDocs };
   /** the kinds served from CustomResourceDefinitions (crd/) */
   private crds?: CRDManager;
   private readonly storageBackend: Backend;
@@ -569,7 +572,15 @@ export class APIServer {
   }
 
   /** the OpenAPI documents of the built-in kinds and of the custom resources served (built on first use) */
-  private buildOpenAPI(): OpenAPIDocs {
+  /** the OpenAPI documents served: the server's own, and the extension servers' through the aggregator */
+  private servedOpenAPI(): OpenAPIDocs | undefined {
+    const own = this.openapi;
+    if (!own || !this.aggregator) return own;
+    if (this.served?.of !== own) this.served = { of: own, docs: withRemote(own, this.aggregator.openapi) };
+    return this.served.docs;
+  }
+
+  private buildOpenAPI(): OpenAPIBuild {
     return buildOpenAPI([...this.kinds, ...(this.crds?.kinds() ?? [])], { gitVersion: this.cfg.version.gitVersion, cbor: this.ctx.cbor, types: this.crds?.typeSource() });
   }
 
@@ -952,7 +963,8 @@ export class APIServer {
     if (method === 'GET' && this.cfg.issuerDiscovery?.serve(path, res)) return;
     if (path.startsWith('/openapi/')) {
       this.countNonResource(path, res, st);
-      if (this.openapi && handleOpenAPI(req, res, this.openapi)) return;
+      const docs = this.servedOpenAPI();
+      if (docs && handleOpenAPI(req, res, docs)) return;
       throw errors.notFoundPath();
     }
 

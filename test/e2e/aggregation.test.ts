@@ -3,7 +3,8 @@
 // an ExternalName Service `wardle/api` whose external name is localhost. Checked: the Available
 // condition of remote APIServices with each reason, the proxying of get, list, create and watch
 // with the front-proxy headers and client certificate, 503 when unavailable, the group in /apis,
-// /apis/<group> and aggregated discovery (Stale when the extension server is down), and kubectl.
+// /apis/<group> and aggregated discovery (Stale when the extension server is down), its OpenAPI
+// documents in /openapi/v3 and /openapi/v2 (kubectl explain 1.32 and 1.27), and kubectl.
 // kubectl runs asynchronously throughout: a blocking child process would stop this process's
 // extension server from answering the server's checks.
 import { test, before, after, describe } from 'node:test';
@@ -27,6 +28,35 @@ interface Seen {
   clientCert?: { subject: string; issuer: string };
   sni?: string;
 }
+
+const FLUNDER_DEF = 'com.example.wardle.v1alpha1.Flunder';
+const flunderSchema = {
+  type: 'object',
+  description: 'A Flunder is the test kind of the wardle extension server.',
+  properties: {
+    apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
+    kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+    metadata: { type: 'object', description: 'Standard object metadata.' },
+    spec: { type: 'object', description: 'What the flunder should be.', properties: { reference: { type: 'string', description: 'The name of another flunder this one refers to.' } } },
+  },
+  'x-kubernetes-group-version-kind': [{ group: GROUP, kind: 'Flunder', version: 'v1alpha1' }],
+};
+/** the extension server's OpenAPI documents: v3 of its group version, and v2 with a path and a definition outside it */
+const EXT_V3 = {
+  openapi: '3.0.0',
+  info: { title: 'Wardle', version: 'v0.1' },
+  paths: { [`/apis/${GV}/namespaces/{namespace}/flunders/{name}`]: { get: { 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': { group: GROUP, version: 'v1alpha1', kind: 'Flunder' }, responses: { '200': { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${FLUNDER_DEF}` } } } } } } } },
+  components: { schemas: { [FLUNDER_DEF]: flunderSchema } },
+};
+const EXT_V2 = {
+  swagger: '2.0',
+  info: { title: 'Wardle', version: 'v0.1' },
+  paths: {
+    [`/apis/${GV}/namespaces/{namespace}/flunders/{name}`]: { get: { operationId: 'readWardleV1alpha1NamespacedFlunder', responses: { '200': { description: 'OK', schema: { $ref: `#/definitions/${FLUNDER_DEF}` } } } } },
+    '/apis/other.example.com/v1/things': { get: { operationId: 'listThings', responses: { '200': { description: 'OK' } } } },
+  },
+  definitions: { [FLUNDER_DEF]: flunderSchema, 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta': { type: 'object', description: 'the extension server\'s copy' } },
+};
 
 const flunder = (name: string, ns = 'default') => ({ apiVersion: GV, kind: 'Flunder', metadata: { name, namespace: ns, resourceVersion: '1' } });
 
@@ -78,6 +108,9 @@ async function startExtension() {
         return json(200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [group] });
       }
       if (u.pathname === `/apis/${GV}`) return json(200, resources);
+      if (u.pathname === '/openapi/v3') return json(200, { paths: { [`apis/${GV}`]: { serverRelativeURL: `/openapi/v3/apis/${GV}?hash=EXT` } } });
+      if (u.pathname === `/openapi/v3/apis/${GV}`) return json(200, EXT_V3);
+      if (u.pathname === '/openapi/v2') return json(200, EXT_V2);
       if (u.pathname === `/apis/${GROUP}`) return json(200, { kind: 'APIGroup', apiVersion: 'v1', ...group });
       const m = /^\/apis\/wardle\.example\.com\/v1alpha1\/(?:namespaces\/([^/]+)\/)?flunders(?:\/([^/]+))?$/.exec(u.pathname);
       if (!m) return json(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 });
@@ -299,6 +332,40 @@ describe('API aggregation', () => {
     assert.equal(get.stdout.trim(), 'flunder.wardle.example.com/f1');
   });
 
+  test('OpenAPI: the extension server\'s v3 document in the index and served, its paths and definitions in v2; kubectl explain knows the kind', async () => {
+    const index = await until('apis/<group>/<version> in the v3 index', async () => {
+      const r = (await c.raw('GET', '/openapi/v3')).json();
+      return r.paths?.[`apis/${GV}`] ? r : undefined;
+    });
+    assert.ok(index.paths['api/v1'], 'the server\'s own documents stay');
+    const url: string = index.paths[`apis/${GV}`].serverRelativeURL;
+    assert.match(url, /^\/openapi\/v3\/apis\/wardle\.example\.com\/v1alpha1\?hash=[0-9A-F]{128}$/);
+    const doc = await c.raw('GET', url);
+    assert.equal(doc.status, 200);
+    assert.deepEqual(doc.json(), EXT_V3);
+    assert.match(String(doc.headers['cache-control']), /immutable/);
+    assert.equal(doc.headers.etag, `"${url.split('hash=')[1]}"`);
+    const stale = await c.raw('GET', `/openapi/v3/apis/${GV}?hash=0`);
+    assert.equal(stale.status, 301);
+    assert.equal(stale.headers.location, url);
+    const v2 = (await c.raw('GET', '/openapi/v2')).json();
+    assert.ok(v2.paths[`/apis/${GV}/namespaces/{namespace}/flunders/{name}`], 'the group version\'s path');
+    assert.equal(v2.paths['/apis/other.example.com/v1/things'], undefined, 'nothing outside the group version');
+    assert.ok(v2.paths['/api/v1/namespaces'], 'the server\'s own paths stay');
+    assert.deepEqual(v2.definitions[FLUNDER_DEF], flunderSchema);
+    assert.notEqual(v2.definitions['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'].description, "the extension server's copy", 'a definition the server has is its own');
+    // kubectl explain reads the v3 document (1.32) or the v2 protobuf document (1.27 without OpenAPI v3 for explain)
+    for (const version of ['1.32', '1.27']) {
+      const e = await c.kubectlAsync(['explain', 'flunders'], { version });
+      assert.equal(e.code, 0, `${version}: ${e.stderr}`);
+      assert.match(e.stdout, /KIND:\s+Flunder/, version);
+      assert.match(e.stdout, /A Flunder is the test kind of the wardle extension server\./, version);
+      const f = await c.kubectlAsync(['explain', 'flunders.spec.reference'], { version });
+      assert.equal(f.code, 0, `${version}: ${f.stderr}`);
+      assert.match(f.stdout, /The name of another flunder this one refers to\./, version);
+    }
+  });
+
   test('the extension server down: FailedDiscoveryCheck, 503, a Stale group version, kubectl fails to get the resource', async () => {
     await ext.close();
     extOpen = false;
@@ -321,6 +388,11 @@ describe('API aggregation', () => {
       return item?.versions?.[0]?.freshness === 'Stale' ? item : undefined;
     });
     assert.deepEqual(stale.versions, [{ version: 'v1alpha1', freshness: 'Stale' }]);
+    // its OpenAPI documents go with it
+    const index = (await c.raw('GET', '/openapi/v3')).json();
+    assert.equal(index.paths[`apis/${GV}`], undefined);
+    assert.equal((await c.raw('GET', `/openapi/v3/apis/${GV}`)).status, 404);
+    assert.equal((await c.raw('GET', '/openapi/v2')).json().definitions[FLUNDER_DEF], undefined);
     // kubectl leaves the stale group version out of its resources (its cached discovery client
     // drops it silently), and a request for the resource is answered 503
     const ar = await kubectl(['api-resources']);

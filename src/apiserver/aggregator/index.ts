@@ -15,6 +15,8 @@ import type { UserInfo } from '../authz.js';
 import { checkAvailability, setAvailableCondition } from './available.js';
 import { fetchFrom, goErrorText, httpError, proxyRequest, tlsOptionsFor, authProxyHeaders, type ProxyIdentity } from './proxy.js';
 import { resolveService, ResolveError, type Location, type ServiceLookup } from './resolve.js';
+import { openapiHash } from '../openapi/json.js';
+import { v2ForGroupVersion, type RemoteDocument, type RemoteOpenAPI } from '../openapi/aggregated.js';
 import {
   AGGREGATED_ACCEPT,
   apiGroupOf,
@@ -59,9 +61,12 @@ interface DiscoveryCache {
   rv: string;
   at: number;
   entry: any;
+  /** its OpenAPI documents, when its server has them; sig: their hashes */
+  openapi?: RemoteDocument & { sig: string };
 }
 
 const DISCOVERY_TIMEOUT_MS = 5_000;
+const OPENAPI_TIMEOUT_MS = 10_000;
 /** the user of the aggregator's own requests to extension servers */
 const AGGREGATOR_USER: UserInfo = { name: 'system:kube-aggregator', groups: ['system:masters'] };
 
@@ -242,8 +247,8 @@ export class Aggregator {
       current.map(async (s) => {
         const c = this.discoveryCache.get(s.metadata.name);
         if (c && c.rv === s.metadata.resourceVersion && now - c.at < (this.o.discoveryResyncMs ?? 60_000)) return;
-        const entry = await this.fetchDiscovery(s);
-        this.discoveryCache.set(s.metadata.name, { rv: s.metadata.resourceVersion, at: Date.now(), entry });
+        const [entry, openapi] = await Promise.all([this.fetchDiscovery(s), this.fetchOpenAPI(s)]);
+        this.discoveryCache.set(s.metadata.name, { rv: s.metadata.resourceVersion, at: Date.now(), entry, openapi });
       }),
     );
     const versions = current.map((s) => this.remoteVersion(s, this.discoveryCache.get(s.metadata.name)?.entry ?? staleEntry(s.spec.version)));
@@ -292,6 +297,74 @@ export class Aggregator {
       const code = (e as { code?: unknown }).code;
       if (code !== 404 && code !== 409) throw e;
     }
+  }
+
+  /**
+   * The OpenAPI documents of the available remote group versions (openapi/aggregated.ts), as last
+   * fetched with their discovery: on a change of their APIService, and every minute.
+   */
+  readonly openapi: RemoteOpenAPI = {
+    documents: () => {
+      const docs: RemoteDocument[] = [];
+      const sigs: string[] = [];
+      for (const s of this.remoteAPIServices()) {
+        if (!isAvailable(s)) continue;
+        const d = this.discoveryCache.get(s.metadata.name)?.openapi;
+        if (!d) continue;
+        docs.push(d);
+        sigs.push(d.sig);
+      }
+      return { docs, sig: sigs.join(' ') };
+    },
+  };
+
+  /**
+   * The OpenAPI documents an extension server has for the APIService's group version: v3 from its
+   * /openapi/v3 index, v2 (its paths of the group version, and its definitions) from /openapi/v2.
+   * Undefined when it has neither or cannot be reached (the kinds are then unknown to explain and
+   * validation, as with kube-aggregator when the download fails).
+   */
+  private async fetchOpenAPI(apiService: any): Promise<(RemoteDocument & { sig: string }) | undefined> {
+    const group: string = apiService.spec.group ?? '';
+    const version: string = apiService.spec.version;
+    if (!isAvailable(apiService)) return undefined;
+    let loc: Location;
+    try {
+      loc = this.resolve(apiService);
+    } catch {
+      return undefined;
+    }
+    const tls = tlsOptionsFor(apiService, this.o.identity);
+    const agent = this.agentFor(apiService);
+    const headers = { Accept: 'application/json', ...authProxyHeaders(AGGREGATOR_USER) };
+    const name = `apis/${group}/${version}`;
+    const out: RemoteDocument & { sig: string } = { name, sig: '' };
+    const get = async (path: string) => {
+      const r = await fetchFrom(loc, path, headers, tls, OPENAPI_TIMEOUT_MS, agent);
+      return r.status === 200 && /json/i.test(String(r.headers['content-type'] ?? 'application/json')) ? r.body : undefined;
+    };
+    const [v3, v2] = await Promise.all([
+      (async () => {
+        const idx = await get('/openapi/v3');
+        const url = idx ? (JSON.parse(idx.toString('utf8'))?.paths?.[name]?.serverRelativeURL as unknown) : undefined;
+        if (typeof url !== 'string' || !url.startsWith('/')) return undefined;
+        const body = await get(url);
+        if (!body) return undefined;
+        JSON.parse(body.toString('utf8')); // (a document that does not parse is not passed on)
+        return { body: new Uint8Array(body), hash: openapiHash(body) };
+      })().catch(() => undefined),
+      (async () => {
+        const body = await get('/openapi/v2');
+        if (!body) return undefined;
+        const part = v2ForGroupVersion(JSON.parse(body.toString('utf8')), group, version);
+        return part && Object.keys(part.paths as object).length ? { part, hash: openapiHash(body) } : undefined;
+      })().catch(() => undefined),
+    ]);
+    if (!v3 && !v2) return undefined;
+    if (v3) out.v3 = v3;
+    if (v2) out.v2 = v2.part;
+    out.sig = `${name}:${v3?.hash ?? ''}:${v2?.hash ?? ''}`;
+    return out;
   }
 
   /** the APIVersionDiscovery of a remote group version, from its extension server (Stale when it cannot be had) */
