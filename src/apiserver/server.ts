@@ -50,6 +50,7 @@ import { apiServiceStoreOf, AUTOMANAGED_LABEL, localAPIServices, servedGroupVers
 import { CacheFollower } from './cachefollower.js';
 import { APIServerMetrics, metricScope, metricVerb } from './metrics.js';
 import { Aggregator, type ProxyIdentity } from './aggregator/index.js';
+import { registerAggregatorMetrics } from './aggregator/metrics.js';
 import { setResponseCompression } from './encode.js';
 import { type Authorizer, type UserInfo } from './authz.js';
 import {
@@ -565,13 +566,13 @@ export class APIServer {
       identity: cfg.aggregator?.identity,
       loopback: () => ({ host: cfg.bindAddress === '0.0.0.0' || cfg.bindAddress === '::' || cfg.bindAddress === '' ? '127.0.0.1' : cfg.bindAddress, port: cfg.port }),
       onDiscoveryChange: (remote) => this.discovery.setRemote(remote),
+      metrics: registerAggregatorMetrics(this.metrics.registry, this.store('apiregistration.k8s.io', 'APIService')),
       log: cfg.log,
     });
     this.aggregator.start();
     this.scheduleCompaction();
   }
 
-  /** the OpenAPI documents of the built-in kinds and of the custom resources served (built on first use) */
   /** the OpenAPI documents served: the server's own, and the extension servers' through the aggregator */
   private servedOpenAPI(): OpenAPIDocs | undefined {
     const own = this.openapi;
@@ -580,6 +581,7 @@ export class APIServer {
     return this.served.docs;
   }
 
+  /** the OpenAPI documents of the built-in kinds and of the custom resources served (built on first use) */
   private buildOpenAPI(): OpenAPIBuild {
     return buildOpenAPI([...this.kinds, ...(this.crds?.kinds() ?? [])], { gitVersion: this.cfg.version.gitVersion, cbor: this.ctx.cbor, types: this.crds?.typeSource() });
   }

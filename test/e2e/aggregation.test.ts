@@ -162,6 +162,11 @@ describe('API aggregation', () => {
     metadata: { name: `${version}.${GROUP}` },
     spec: { group: GROUP, version, groupPriorityMinimum: 1000, versionPriority: 15, service, ...extra },
   });
+  const metrics = async () => {
+    const r = await c.raw('GET', '/metrics');
+    assert.equal(r.status, 200);
+    return r.text;
+  };
   const available = async (name: string, reason: string) =>
     until(`${name} Available ${reason}`, async () => {
       const r = await c.raw('GET', `/apis/apiregistration.k8s.io/v1/apiservices/${name}`);
@@ -191,6 +196,11 @@ describe('API aggregation', () => {
     assert.equal(r.headers['content-type'], 'text/plain; charset=utf-8');
     const out = (await kubectl(['get', 'apiservices', `v1alpha1.${GROUP}`])).stdout;
     assert.match(out, /^v1alpha1\.wardle\.example\.com\s+wardle\/api\s+False \(ServiceNotFound\)\s+/m);
+    // kube-aggregator's gauge: 1 for it, 0 for a local APIService
+    const m = await metrics();
+    assert.match(m, /^aggregator_unavailable_apiservice\{name="v1alpha1\.wardle\.example\.com"\} 1$/m);
+    assert.match(m, /^aggregator_unavailable_apiservice\{name="v1\.apps"\} 0$/m);
+    assert.doesNotMatch(m, /^aggregator_unavailable_apiservice_total\{/m, 'never available: not counted');
   });
 
   test('ServicePortError, EndpointsNotFound and MissingEndpoints for a ClusterIP Service', async () => {
@@ -231,6 +241,7 @@ describe('API aggregation', () => {
     assert.equal(check.headers['x-remote-group'], 'system:masters');
     const out = (await kubectl(['get', 'apiservices', `v1alpha1.${GROUP}`])).stdout;
     assert.match(out, /^v1alpha1\.wardle\.example\.com\s+wardle\/api\s+True\s+/m);
+    assert.match(await metrics(), /^aggregator_unavailable_apiservice\{name="v1alpha1\.wardle\.example\.com"\} 0$/m);
   });
 
   test('get, list and create are proxied with the user in the front-proxy headers and the front-proxy client certificate', async () => {
@@ -379,6 +390,9 @@ describe('API aggregation', () => {
     assert.match(cond.message, /: connect: connection refused$/);
     const out = (await kubectl(['get', 'apiservices', `v1alpha1.${GROUP}`])).stdout;
     assert.match(out, /^v1alpha1\.wardle\.example\.com\s+wardle\/api\s+False \(FailedDiscoveryCheck\)\s+/m);
+    const m = await metrics();
+    assert.match(m, /^aggregator_unavailable_apiservice\{name="v1alpha1\.wardle\.example\.com"\} 1$/m);
+    assert.match(m, /^aggregator_unavailable_apiservice_total\{name="v1alpha1\.wardle\.example\.com",reason="FailedDiscoveryCheck"\} 1$/m);
     const r = await c.raw('GET', `/apis/${GV}/namespaces/default/flunders`);
     assert.equal(r.status, 503);
     assert.equal(r.text, 'service unavailable\n');

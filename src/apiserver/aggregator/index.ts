@@ -16,6 +16,7 @@ import { checkAvailability, setAvailableCondition } from './available.js';
 import { fetchFrom, goErrorText, httpError, proxyRequest, tlsOptionsFor, authProxyHeaders, type ProxyIdentity } from './proxy.js';
 import { resolveService, ResolveError, type Location, type ServiceLookup } from './resolve.js';
 import { openapiHash } from '../openapi/json.js';
+import { isAvailable, type AggregatorMetrics } from './metrics.js';
 import { v2ForGroupVersion, type RemoteDocument, type RemoteOpenAPI } from '../openapi/aggregated.js';
 import {
   AGGREGATED_ACCEPT,
@@ -48,6 +49,8 @@ export interface AggregatorOptions {
   identity?: ProxyIdentity;
   /** this server's address, where default/kubernetes:443 leads */
   loopback: () => { host: string; port: number } | undefined;
+  /** kube-aggregator's availability counter (metrics.ts) */
+  metrics?: AggregatorMetrics;
   /** the remote group versions changed */
   onDiscoveryChange: (remote: RemoteDiscovery | undefined) => void;
   log: { error(err: unknown, msg: string, kv?: Record<string, unknown>): void; v(level: number): { info(msg: string, kv?: Record<string, unknown>): void } };
@@ -282,6 +285,7 @@ export class Aggregator {
     const name = apiService.metadata.name;
     const next = setAvailableCondition(apiService, cond);
     if (!next) return;
+    const wasAvailable = isAvailable(apiService);
     try {
       await this.o.apiServices.guaranteedUpdate(
         '',
@@ -293,6 +297,7 @@ export class Aggregator {
         { dryRun: false, main: false, subresource: 'status' },
       );
       this.o.log.v(2).info('changing APIService availability', { name, newStatus: cond.status, message: cond.message, reason: cond.reason });
+      if (wasAvailable && cond.status !== 'True') this.o.metrics?.becameUnavailable(name, cond.reason);
     } catch (e) {
       const code = (e as { code?: unknown }).code;
       if (code !== 404 && code !== 409) throw e;
@@ -397,6 +402,3 @@ export class Aggregator {
   }
 }
 
-function isAvailable(apiService: any): boolean {
-  return (apiService?.status?.conditions ?? []).some((c: any) => c?.type === 'Available' && c?.status === 'True');
-}
