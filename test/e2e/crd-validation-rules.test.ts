@@ -307,3 +307,37 @@ test('schema checks ratchet: an update keeps values a tightened schema refuses a
   const t = expectStatus(r, 422, 'Invalid', 'an atomic list changed');
   assert.deepEqual((t.details.causes as any[]).map((x) => x.field), ['spec.tags[0]']);
 });
+
+test('a rule too costly for the object is refused with cel-go\'s error (the per-call limit), not run to the end', async () => {
+  await createCRD(
+    c,
+    crdBody('cost.example.com', 'ledgers', 'Ledger', [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: {
+                type: 'object',
+                'x-kubernetes-validations': [{ rule: 'self.entries.all(x, self.entries.all(y, x == y || x != y))', message: 'entries are comparable' }],
+                properties: { entries: { type: 'array', items: { type: 'integer' } } },
+              },
+            },
+          },
+        },
+      },
+    ]),
+  );
+  const base = `/apis/cost.example.com/v1/namespaces/${NS}/ledgers`;
+  const ledger = (name: string, n: number) => ({ apiVersion: 'cost.example.com/v1', kind: 'Ledger', metadata: { name, namespace: NS }, spec: { entries: Array.from({ length: n }, (_, i) => i) } });
+  // 100,000 entries would be 10^10 evaluations of the comparison: the limit stops it at 1,000,000
+  const r = await c.raw('POST', base, { body: ledger('big', 100_000) });
+  const s = expectStatus(r, 422, 'Invalid', 'over the limit');
+  assert.deepEqual(causes(s), [['spec', "FieldValueInvalid: Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: entries are comparable"]]);
+  assert.equal((await c.raw('GET', `${base}/big`)).status, 404);
+  const ok = await c.raw('POST', base, { body: ledger('small', 50) });
+  assert.equal(ok.status, 201, ok.text);
+});

@@ -41,6 +41,24 @@ class Uint {
 
 export class CelError extends Error {}
 
+/**
+ * An evaluation that went past its cost limit, with cel-go's message. The cost here is one unit per
+ * expression node evaluated (each iteration of a comprehension evaluates its body again); cel-go
+ * counts comparable units, and charges some functions by the size of their arguments, which this
+ * interpreter does not, so the same expression can cost more there than here.
+ */
+export class CelCostLimitError extends CelError {
+  constructor() {
+    super('operation cancelled: actual cost limit exceeded');
+  }
+}
+
+/** Kubernetes' per-call cost limit of a CEL expression (celconfig.PerCallLimit) */
+export const CEL_PER_CALL_LIMIT = 1_000_000;
+
+/** what the evaluation under way may still spend (evaluations are synchronous: one at a time) */
+let costLeft = Infinity;
+
 /** a function this interpreter does not have (cel-go and Kubernetes' libraries may: timestamps, url, ip, sets, ...) */
 export class CelUnsupportedError extends CelError {}
 
@@ -1135,6 +1153,7 @@ function opaqueMethod(fn: string, t: CelQuantity | CelAuthz | CelDecision, args:
 }
 
 function evaluate(n: Node, env: Env): Value {
+  if (--costLeft < 0) throw new CelCostLimitError();
   switch (n.k) {
     case 'lit':
       return n.v;
@@ -1373,16 +1392,32 @@ function compiled(expr: string): Node {
 
 /** evaluate one CEL expression with the given variables (JSON values) */
 export function evaluateCEL(expr: string, vars: Record<string, unknown>): unknown {
-  const env: Env = new Map(Object.entries(vars).map(([k, v]) => [k, fromJSON(v)]));
-  const v = evaluate(compiled(expr), env);
+  const v = evaluateCELValue(expr, vars);
   if (typeof v === 'bigint') return Number(v);
   return v;
 }
 
-/** evaluate one CEL expression and keep CEL's values (ints stay bigint; opaque values stay as they are) */
+/**
+ * evaluate one CEL expression and keep CEL's values (ints stay bigint; opaque values stay as they
+ * are), within Kubernetes' per-call cost limit (CelCostLimitError past it)
+ */
 export function evaluateCELValue(expr: string, vars: Record<string, unknown>): unknown {
+  return evaluateCELWithCost(expr, vars, CEL_PER_CALL_LIMIT).value;
+}
+
+/** evaluateCELValue, with what the evaluation cost; past `limit`, CelCostLimitError */
+export function evaluateCELWithCost(expr: string, vars: Record<string, unknown>, limit: number): { value: unknown; cost: number } {
   const env: Env = new Map(Object.entries(vars).map(([k, v]) => [k, fromJSON(v)]));
-  return evaluate(compiled(expr), env);
+  const saved = costLeft;
+  costLeft = limit;
+  try {
+    const value = evaluate(compiled(expr), env);
+    // (an error absorbed on the way, by || or has(), must not hide that the limit was passed)
+    if (costLeft < 0) throw new CelCostLimitError();
+    return { value, cost: limit - costLeft };
+  } finally {
+    costLeft = saved;
+  }
 }
 
 /** CEL's timestamp of an RFC 3339 string, or undefined when it is not one */

@@ -23,12 +23,31 @@
 // calls a function the interpreter does not have (url, ip, cidr, semver, format, the sets, math,
 // strings and base64 libraries) is not evaluated: the object passes it.
 // Of CEL's static type checking only the fields are checked when the CRD is written (a rule
-// selecting a field its schema does not declare is refused: undefinedField); no cost limits; a
+// selecting a field its schema does not declare is refused: undefinedField); no estimated cost
+// limits when the CRD is written (maxItems, maxLength and the rules' shapes are not weighed), but the
+// runtime ones of Kubernetes when an object is: each expression may cost at most 1,000,000 units
+// (CEL_PER_CALL_LIMIT; past it: `'operation cancelled: actual cost limit exceeded': no further
+// validation rules will be run due to call cost exceeds limit for rule: <rule>`) and all of an
+// object's rules 10,000,000 (RUNTIME_COST_BUDGET; past it: `validation failed due to running out of
+// cost budget, no further validation rules will be run`), counted as admission/cel.ts counts; a
 // `type: number` value that is a whole number is an int, not a double. As in Kubernetes, a
 // `date-time` or `date` string is a timestamp to the rules, and a `duration` string a duration.
 // A property whose name CEL cannot spell is selected by its escaped name, as in Kubernetes
 // (`my-field` is `self.my__dash__field`).
-import { celDuration, celOptional, celParse, celTimestamp, celSyntaxError, celUndeclaredReference, CelUnsupportedError, evaluateCELValue, unescapeFieldName, type CelNode } from '../admission/cel.js';
+import {
+  CEL_PER_CALL_LIMIT,
+  CelCostLimitError,
+  celDuration,
+  celOptional,
+  celParse,
+  celTimestamp,
+  celSyntaxError,
+  celUndeclaredReference,
+  CelUnsupportedError,
+  evaluateCELWithCost,
+  unescapeFieldName,
+  type CelNode,
+} from '../admission/cel.js';
 import { celIssue, hasNewlines, trimSpace } from '../admission/vap-validation.js';
 import { FieldError } from '../../machinery/errors.js';
 import { duplicate, forbidden, GoRepr, goPtr, goQuote, goStruct, invalid, notSupported, required } from '../../schema/validation/errs.js';
@@ -48,6 +67,9 @@ const REASONS = ['FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueInvali
 const RULE_VARS: ReadonlySet<string> = new Set(['self', 'oldSelf']);
 /** a messageExpression's result may be at most this many bytes (celconfig.MaxEvaluatedMessageExpressionSizeBytes) */
 const MAX_MESSAGE_BYTES = 5 * 1024;
+/** what all the rules run for one object may cost together (celconfig.RuntimeCELCostBudget) */
+export const RUNTIME_COST_BUDGET = 10_000_000;
+const OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
 
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -411,14 +433,42 @@ function joinPath(path: string, name: string): string {
 
 class RuleRun {
   readonly errors: FieldError[] = [];
+  /** what the rules may still cost; below 0, no further rule runs */
+  private remaining: number;
 
   /** `warnings`: where the errors ratcheting lets pass go (as Kubernetes sends them, the error's text) */
-  constructor(private readonly warnings?: string[]) {}
+  constructor(
+    private readonly warnings?: string[],
+    budget = RUNTIME_COST_BUDGET,
+  ) {
+    this.remaining = budget;
+  }
+
+  /** an expression within the per-call limit and the budget; undefined when the budget ran out (the error is added) */
+  private run(expr: string, vars: Record<string, unknown>, at: string, type: string, what: string): { value: unknown } | undefined {
+    let r: { value: unknown; cost: number };
+    try {
+      r = evaluateCELWithCost(expr, vars, CEL_PER_CALL_LIMIT);
+    } catch (e) {
+      if (!(e instanceof CelCostLimitError)) throw e;
+      this.remaining = -1;
+      const text = `no further validation rules will be run due to call cost exceeds limit for ${what}`;
+      this.errors.push(invalid(at, type, what.startsWith('messageExpression') ? text : `'${e.message}': ${text}`));
+      return undefined;
+    }
+    if (r.cost > this.remaining) {
+      this.remaining = -1;
+      this.errors.push(invalid(at, type, what.startsWith('messageExpression') ? `messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run` : OUT_OF_BUDGET));
+      return undefined;
+    }
+    this.remaining -= r.cost;
+    return { value: r.value };
+  }
 
   /** validate the value `v` at `path` against schema `s` */
   node(v: unknown, s: JSONSchemaProps, path: string, resourceRoot: boolean, corr: Correlation): void {
     // (a subtree without rules is not walked)
-    if (v === null || v === undefined || !hasRules(s)) return;
+    if (v === null || v === undefined || !hasRules(s) || this.remaining < 0) return;
     // whether the update left this value as it was: compared once, when a rule here or below fails
     let memo: boolean | undefined;
     const unchangedHere = (): boolean => (memo ??= corr.old !== undefined ? sameValue(v, corr.old) : corr.ancestorUnchanged());
@@ -453,9 +503,14 @@ class RuleRun {
   }
 
   private rules(v: unknown, s: JSONSchemaProps, rules: ValidationRule[], path: string, resourceRoot: boolean, oldV: unknown, unchanged: () => boolean): void {
-    if (rules.length === 0) return;
+    if (rules.length === 0 || this.remaining < 0) return;
     const type = String(s.type ?? '');
     const at = path || '<nil>';
+    if (this.remaining === 0) {
+      this.remaining = -1;
+      this.errors.push(invalid(at, type, OUT_OF_BUDGET));
+      return;
+    }
     const self = typed(resourceRoot && isObject(v) ? resourceSelf(v) : v, s);
     const old = typed(oldV !== undefined && resourceRoot && isObject(oldV) ? resourceSelf(oldV) : oldV, s);
     for (const r of rules) {
@@ -469,7 +524,9 @@ class RuleRun {
       const ruleText = trimSpace(String(r.message ?? '')) || rule;
       let result: unknown;
       try {
-        result = evaluateCELValue(rule, vars);
+        const r = this.run(rule, vars, at, type, `rule: ${ruleText}`);
+        if (!r) return;
+        result = r.value;
       } catch (e) {
         // a function Keelson's interpreter lacks: the rule is not evaluated (Kubernetes, which has
         // it, accepted the rule when the CRD was written; refusing the object for our gap would be wrong)
@@ -492,7 +549,9 @@ class RuleRun {
         const fp = ruleFieldPath(String(r.fieldPath), s);
         if ('path' in fp && fp.path) errPath = path ? (fp.path.startsWith('[') ? `${path}${fp.path}` : `${path}.${fp.path}`) : fp.path;
       }
-      const detail = this.message(r, vars) ?? (r.message && trimSpace(String(r.message)) ? trimSpace(String(r.message)) : `failed rule: ${ruleText}`);
+      const custom = this.message(r, vars, at, type);
+      if (this.remaining < 0) return;
+      const detail = custom ?? (r.message && trimSpace(String(r.message)) ? trimSpace(String(r.message)) : `failed rule: ${ruleText}`);
       const err = fieldErrorFor(r.reason, errPath, type, detail);
       // (ratcheting: a rule that does not look at oldSelf, on a value the update did not change,
       // gives a warning instead)
@@ -507,12 +566,14 @@ class RuleRun {
   }
 
   /** a rule's messageExpression, when it evaluates to a usable message (else the rule's message is used) */
-  private message(r: ValidationRule, vars: Record<string, unknown>): string | undefined {
+  private message(r: ValidationRule, vars: Record<string, unknown>, at: string, type: string): string | undefined {
     const expr = trimSpace(String(r.messageExpression ?? ''));
     if (expr === '') return undefined;
     let m: unknown;
     try {
-      m = evaluateCELValue(expr, vars);
+      const res = this.run(expr, vars, at, type, `messageExpression: ${JSON.stringify(expr)}`);
+      if (!res) return undefined;
+      m = res.value;
     } catch {
       return undefined;
     }
@@ -541,9 +602,9 @@ function fieldErrorFor(reason: string | undefined, path: string, type: string, d
  * The errors of a custom resource's validation rules: `obj` as written, `old` the stored object of
  * an update (undefined for a create); `warnings` receives the errors ratcheting lets pass.
  */
-export function validationRuleErrors(obj: unknown, old: unknown, schema: JSONSchemaProps | undefined, warnings?: string[]): FieldError[] {
+export function validationRuleErrors(obj: unknown, old: unknown, schema: JSONSchemaProps | undefined, warnings?: string[], budget = RUNTIME_COST_BUDGET): FieldError[] {
   if (!schema || !hasRules(schema)) return [];
-  const run = new RuleRun(warnings);
+  const run = new RuleRun(warnings, budget);
   run.node(obj, schema, '', true, { old: old ?? undefined, ancestorUnchanged: NEVER });
   return run.errors;
 }

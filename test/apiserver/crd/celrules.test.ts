@@ -178,3 +178,28 @@ test('a transition rule below a set or an atomic list is refused when the CRD is
   }
   assert.deepEqual(validateCRD(crd(list('map')) as any), []);
 });
+
+test('cost limits: a rule past the per-call limit stops validation with cel-go\'s error; rules past the budget stop it too', () => {
+  // a quadratic rule over 1,500 items: some 2,250,000 evaluations of its body, past the per-call limit
+  const items = Array.from({ length: 1500 }, (_, i) => i);
+  const quadratic = specSchema([{ rule: 'self.items.all(x, self.items.all(y, x + y >= 0))' }, { rule: 'false', message: 'never reached' }], { items: { type: 'array', items: { type: 'integer' } } });
+  assert.deepEqual(lines(validationRuleErrors({ spec: { items } }, undefined, quadratic)), [
+    "spec: Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: self.items.all(x, self.items.all(y, x + y >= 0))",
+  ]);
+  // the same rule on 100 items is well within the limit
+  assert.deepEqual(lines(validationRuleErrors({ spec: { items: items.slice(0, 100) } }, undefined, quadratic)), ['spec: Invalid value: "object": never reached']);
+  // rules at every item of a list: each cheap, together past a (small) budget
+  const each: JSONSchemaProps = {
+    type: 'object',
+    properties: { spec: { type: 'object', properties: { list: { type: 'array', items: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self >= 0' }] } as JSONSchemaProps } } } },
+  };
+  const errs = lines(validationRuleErrors({ spec: { list: items.slice(0, 50) } }, undefined, each, undefined, 100));
+  assert.equal(errs.length, 1);
+  assert.match(errs[0]!, /^spec\.list\[\d+\]: Invalid value: "integer": validation failed due to running out of cost budget, no further validation rules will be run$/);
+  assert.deepEqual(validationRuleErrors({ spec: { list: items.slice(0, 50) } }, undefined, each), [], 'within the default budget');
+  // a messageExpression past the limit
+  const msg = specSchema([{ rule: 'false', messageExpression: "self.items.all(x, self.items.all(y, true)) ? 'a' : 'b'" }], { items: { type: 'array', items: { type: 'integer' } } });
+  assert.deepEqual(lines(validationRuleErrors({ spec: { items } }, undefined, msg)), [
+    'spec: Invalid value: "object": no further validation rules will be run due to call cost exceeds limit for messageExpression: "self.items.all(x, self.items.all(y, true)) ? \'a\' : \'b\'"',
+  ]);
+});
