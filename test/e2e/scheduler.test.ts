@@ -10,7 +10,8 @@
 // labelling a node gets it scheduled; requests too big; a taint without toleration, then with one;
 // a pod of another scheduler is left alone; scheduling gates; a Deployment of 3 replicas; pod
 // affinity, anti-affinity (the pod's own and, for symmetry, the existing pods') and topology spread
-// constraints with their FailedScheduling messages; a waiting pod bound as soon as a bound pod goes
+// constraints with their FailedScheduling messages; preferred (anti-)affinity in the scores; a
+// waiting pod bound as soon as a bound pod goes
 // (anti-affinity) or comes (affinity); preemption, and the nomination it clears.
 // Last, the daemon `keelson scheduler` (skipped while the keelson command does not dispatch it).
 import { test, before, after } from 'node:test';
@@ -309,6 +310,21 @@ test('topology spread constraints (DoNotSchedule, maxSkew 1 by hostname): the ta
   createPod(spread('spread-4', 'Honor'));
   const fourth = await boundTo('spread-4');
   assert.ok(fourth === 'sch-a' || fourth === 'sch-b');
+});
+
+test('preferred pod anti-affinity and affinity steer the scores: away from the pods it avoids, towards those it seeks', async () => {
+  const pod = (name: string, labels: Record<string, string>, affinity: object) =>
+    JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, labels }, spec: { affinity, containers: [{ name: 'c', image: 'busybox' }] } });
+  const term = (labels: Record<string, string>) => ({ weight: 100, podAffinityTerm: { labelSelector: { matchLabels: labels }, topologyKey: 'kubernetes.io/hostname' } });
+  createPod(pod('pref-1', { pref: 'shy', first: 'yes' }, { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [term({ pref: 'shy' })] } }));
+  const first = await boundTo('pref-1');
+  createPod(pod('pref-2', { pref: 'shy' }, { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [term({ pref: 'shy' })] } }));
+  const second = await boundTo('pref-2');
+  assert.notEqual(second, first, 'the second shy pod avoids the first one\'s node');
+  // (seeking the first: its node, though the second's is no fuller)
+  createPod(pod('pref-pal', { pref: 'pal' }, { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [term({ first: 'yes' })] } }));
+  assert.equal(await boundTo('pref-pal'), first);
+  c.kubectl(['delete', 'pod', 'pref-1', 'pref-2', 'pref-pal', '--force', '--grace-period=0'], { version: K });
 });
 
 // Without a watch of the bound pods, the pods below would wait for the queue's 30 s recheck (the
