@@ -203,6 +203,8 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
           enableDebuggingHandlers: config.enableDebuggingHandlers,
           hostnames: [nodeName],
           ips: nodeIPs,
+          // (validation refuses serverTLSBootstrap without the RotateKubeletServerCertificate gate)
+          rotateServerCertificates: config.serverTLSBootstrap,
         },
         view,
         rest,

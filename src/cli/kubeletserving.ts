@@ -49,6 +49,7 @@ import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { kubeletHandlers, notFound, type KubeletHandler, type KubeletMetrics, type NodeAgentView } from '../nodeagent/server.js';
 import { TTLCache } from './componentserving.js';
+import { ServerCertificateManager } from '../nodeagent/servercert.js';
 import type { proxyUpgrade } from '../apiserver/proxy.js';
 
 export interface KubeletServingOptions {
@@ -87,6 +88,8 @@ export interface KubeletServingOptions {
   /** the node's host names (the first one names the self-signed certificate) and addresses */
   hostnames: string[];
   ips: string[];
+  /** --rotate-server-certificates (serverTLSBootstrap): the serving certificate from the cluster (nodeagent/servercert.ts) */
+  rotateServerCertificates?: boolean;
 }
 
 export interface KubeletServing {
@@ -373,6 +376,22 @@ export async function serveKubelet(o: KubeletServingOptions, view: NodeAgentView
       secure.closeAll();
       await done;
     });
+    if (o.rotateServerCertificates && rest) {
+      const dns = [...new Set(o.hostnames.filter((h) => h && !isIP(h)).map((h) => h.toLowerCase()))];
+      const ips = [...new Set([...o.hostnames, ...o.ips].filter((a) => a && isIP(a)))];
+      const manager = new ServerCertificateManager({
+        rest,
+        nodeName: view.nodeName,
+        certDir: o.certDir,
+        hostnames: dns,
+        ips,
+        log,
+        use: (cert, key) =>
+          secure.updateCertificates(prepareServing({ cert, key, clientCA: o.clientCAFile ? readFileSync(o.clientCAFile) : undefined, minVersion: o.tlsMinVersion, cipherSuites: o.tlsCipherSuites })),
+      });
+      manager.start();
+      closers.push(() => manager.stop());
+    }
     let readOnlyPort: number | undefined;
     if (o.readOnlyPort > 0) {
       log.info('Starting to listen read-only', { address: o.address, port: o.readOnlyPort });

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, unlinkSyn
 import { dirname, join } from 'node:path';
 import YAML from 'yaml';
 import type { Logger } from '../client/log.js';
-import { RESTClient, isAlreadyExists, type RESTConfig } from '../client/rest.js';
+import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { loadX509 } from '../codec/x509.js';
 
 export interface BootstrapOptions {
@@ -53,15 +53,82 @@ export function kubeconfigUsable(path: string): boolean {
   }
 }
 
-/** a PEM private key and a PKCS#10 request for the node's client certificate */
-async function makeRequest(nodeName: string): Promise<{ keyPEM: string; csrPEM: string }> {
+/**
+ * a PEM private key (P-256) and a PKCS#10 request for a certificate of the node
+ * (`CN=system:node:<node>, O=system:nodes`), with `san`'s names for a serving certificate
+ */
+export async function makeNodeRequest(nodeName: string, san?: { dns: string[]; ips: string[] }): Promise<{ keyPEM: string; csrPEM: string }> {
   const x509 = await loadX509();
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: `O=system:nodes, CN=system:node:${nodeName}`, keys, signingAlgorithm: alg }, webcrypto as any);
+  const names = san ? [...san.dns.map((value) => ({ type: 'dns' as const, value })), ...san.ips.map((value) => ({ type: 'ip' as const, value }))] : [];
+  const extensions = names.length ? [new x509.SubjectAlternativeNameExtension(names)] : undefined;
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: `O=system:nodes, CN=system:node:${nodeName}`, keys, signingAlgorithm: alg, extensions }, webcrypto as any);
   const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
   const keyPEM = createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' }).export({ format: 'pem', type: 'sec1' }).toString();
   return { keyPEM, csrPEM: csr.toString('pem') };
+}
+
+/**
+ * a CertificateSigningRequest for `csrPEM` (generateName csr-), then its certificate once it is
+ * approved and signed; refused when it is denied or fails, or at `deadline`
+ */
+export async function requestCertificate(
+  client: RESTClient,
+  csrPEM: string,
+  signerName: string,
+  usages: string[],
+  deadline: number,
+  log: Logger,
+  what: string,
+  signal?: AbortSignal,
+): Promise<{ name: string; certPEM: string }> {
+  const body = {
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
+    metadata: { generateName: 'csr-' },
+    spec: { request: Buffer.from(csrPEM).toString('base64'), signerName, usages },
+  };
+  let made: any;
+  try {
+    made = await client.json({ method: 'POST', path: '/apis/certificates.k8s.io/v1/certificatesigningrequests', body, signal });
+  } catch (e) {
+    throw new Error(`cannot create certificate signing request: ${(e as Error).message}`);
+  }
+  const name = made.metadata.name;
+  log.info(`Waiting for ${what} certificate to be issued`, { csr: name, signerName });
+  for (;;) {
+    const csr = await client.json({ method: 'GET', path: `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}`, signal });
+    const conds: any[] = csr.status?.conditions ?? [];
+    const denied = conds.find((c) => c.type === 'Denied' && c.status === 'True');
+    const failed = conds.find((c) => c.type === 'Failed' && c.status === 'True');
+    if (denied) throw new Error(`certificate signing request ${name} is denied, reason: ${denied.reason}, message: ${denied.message}`);
+    if (failed) throw new Error(`certificate signing request ${name} failed, reason: ${failed.reason}, message: ${failed.message}`);
+    if (csr.status?.certificate) return { name, certPEM: Buffer.from(csr.status.certificate, 'base64').toString('utf8') };
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the certificate signing request ${name} to be approved and signed`);
+    await new Promise<void>((r, j) => {
+      const t = setTimeout(r, 1000);
+      signal?.addEventListener('abort', () => (clearTimeout(t), j(new Error('stopped'))), { once: true });
+    });
+  }
+}
+
+/** the pair written once under a dated name in `dir`, and `<prefix>-current.pem` linked to it; returns the link */
+export function writeCurrentPair(dir: string, prefix: string, certPEM: string, keyPEM: string): string {
+  mkdirSync(dir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+  const pemFile = join(dir, `${prefix}-${stamp}.pem`);
+  writeFileSync(pemFile, certPEM.trimEnd() + '\n' + keyPEM, { mode: 0o600 });
+  const current = join(dir, `${prefix}-current.pem`);
+  const tmp = `${current}.tmp`;
+  try {
+    unlinkSync(tmp);
+  } catch {
+    /* none */
+  }
+  symlinkSync(pemFile, tmp);
+  renameSync(tmp, current);
+  return current;
 }
 
 /** runs the bootstrap unless the kubeconfig is usable; resolves once the kubeconfig is written */
@@ -74,51 +141,10 @@ export async function bootstrapClientCertificate(o: BootstrapOptions): Promise<v
   mkdirSync(o.certDir, { recursive: true });
   const client = new RESTClient({ ...o.bootstrapRest, userAgent: o.userAgent });
   try {
-    const { keyPEM, csrPEM } = await makeRequest(o.nodeName);
-    const body = {
-      apiVersion: 'certificates.k8s.io/v1',
-      kind: 'CertificateSigningRequest',
-      metadata: { generateName: 'csr-' },
-      spec: { request: Buffer.from(csrPEM).toString('base64'), signerName: SIGNER, usages: ['digital signature', 'client auth'] },
-    };
-    let made: any;
-    try {
-      made = await client.json({ method: 'POST', path: '/apis/certificates.k8s.io/v1/certificatesigningrequests', body });
-    } catch (e) {
-      if (isAlreadyExists(e)) throw new Error(`cannot create certificate signing request: ${(e as Error).message}`);
-      throw new Error(`cannot create certificate signing request: ${(e as Error).message}`);
-    }
-    const name = made.metadata.name;
-    o.log.info('Waiting for client certificate to be issued', { csr: name, signerName: SIGNER });
-    const deadline = Date.now() + (o.timeoutMs ?? 15 * 60_000);
-    let certPEM = '';
-    for (;;) {
-      const csr = await client.json({ method: 'GET', path: `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}` });
-      const conds: any[] = csr.status?.conditions ?? [];
-      const denied = conds.find((c) => c.type === 'Denied' && c.status === 'True');
-      const failed = conds.find((c) => c.type === 'Failed' && c.status === 'True');
-      if (denied) throw new Error(`certificate signing request ${name} is denied, reason: ${denied.reason}, message: ${denied.message}`);
-      if (failed) throw new Error(`certificate signing request ${name} failed, reason: ${failed.reason}, message: ${failed.message}`);
-      if (csr.status?.certificate) {
-        certPEM = Buffer.from(csr.status.certificate, 'base64').toString('utf8');
-        break;
-      }
-      if (Date.now() > deadline) throw new Error(`timed out waiting for the certificate signing request ${name} to be approved and signed`);
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+    const { keyPEM, csrPEM } = await makeNodeRequest(o.nodeName);
+    const { name, certPEM } = await requestCertificate(client, csrPEM, SIGNER, ['digital signature', 'client auth'], Date.now() + (o.timeoutMs ?? 15 * 60_000), o.log, 'client');
     // the pair, written once under a dated name, and the link the kubeconfig names
-    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
-    const pemFile = join(o.certDir, `kubelet-client-${stamp}.pem`);
-    writeFileSync(pemFile, certPEM.trimEnd() + '\n' + keyPEM, { mode: 0o600 });
-    const current = join(o.certDir, 'kubelet-client-current.pem');
-    const tmp = `${current}.tmp`;
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* none */
-    }
-    symlinkSync(pemFile, tmp);
-    renameSync(tmp, current);
+    const current = writeCurrentPair(o.certDir, 'kubelet-client', certPEM, keyPEM);
     const kc = {
       apiVersion: 'v1',
       kind: 'Config',

@@ -12,6 +12,8 @@ import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
 import net from 'node:net';
+import tls from 'node:tls';
+import { X509Certificate } from 'node:crypto';
 import { startCluster, freePort, until, KEELSON, ROOT, type Cluster } from './harness.js';
 import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
 
@@ -46,6 +48,7 @@ function startKubelet(extra: string[] = []): ChildProcess {
     '--config', join(dir, 'kubelet.yaml'),
     '--pod-manifest-path', join(dir, 'manifests'),
     '--file-check-frequency', '1s',
+    '--rotate-server-certificates',
     '-v', '2',
     ...extra,
   ];
@@ -152,6 +155,42 @@ test('the kubelet bootstraps its client certificate and registers a Ready node w
   }).on('error', reject));
   assert.equal(h, '200 ok');
   void hostname;
+});
+
+test('--rotate-server-certificates: the kubelet asks for a serving certificate and, once it is approved, serves with it', async () => {
+  const csr = await until('a kubelet-serving CSR', async () => {
+    const l = (await c.raw('GET', '/apis/certificates.k8s.io/v1/certificatesigningrequests')).json();
+    return l.items.find((x: any) => x.spec.signerName === 'kubernetes.io/kubelet-serving');
+  }, 60_000);
+  assert.equal(csr.spec.username, `system:node:${NODE}`);
+  assert.deepEqual([...csr.spec.usages].sort(), ['digital signature', 'server auth']);
+  assert.equal(csr.status?.certificate, undefined, 'nobody approves serving certificates by default');
+  const req = c.kubectl(['get', 'csr', csr.metadata.name, '-o', 'jsonpath={.spec.request}']);
+  const pem = Buffer.from(req.stdout, 'base64').toString('utf8');
+  const text = spawnSync('openssl', ['req', '-noout', '-text'], { input: pem, encoding: 'utf8' }).stdout;
+  assert.match(text, /Subject: O ?= ?system:nodes, CN ?= ?system:node:keelson-node-1/);
+  assert.match(text, /DNS:keelson-node-1/);
+  assert.match(text, /IP Address:127\.0\.0\.1/);
+  const ok = c.kubectl(['certificate', 'approve', csr.metadata.name]);
+  assert.equal(ok.code, 0, ok.stderr);
+  const ca = new X509Certificate(readFileSync(join(c.dataDir, 'pki', 'ca.crt')));
+  const served = await until('the issued certificate served', async () => {
+    const raw = await new Promise<Buffer | undefined>((resolve) => {
+      const s = tls.connect({ host: '127.0.0.1', port: kubeletPort, rejectUnauthorized: false }, () => {
+        const pc = s.getPeerCertificate();
+        s.destroy();
+        resolve(pc?.raw);
+      });
+      s.on('error', () => resolve(undefined));
+    });
+    if (!raw) return undefined;
+    const cert = new X509Certificate(raw);
+    return cert.verify(ca.publicKey) ? cert : undefined;
+  }, 30_000);
+  assert.equal(served.subject.split('\n').find((l) => l.startsWith('CN=')), `CN=system:node:${NODE}`);
+  assert.match(served.subjectAltName ?? '', /DNS:keelson-node-1/);
+  assert.match(served.subjectAltName ?? '', /IP Address:127\.0\.0\.1/);
+  assert.ok(existsSync(join(dir, 'pki', 'kubelet-server-current.pem')), 'kept in --cert-dir');
 });
 
 test('a pod runs: Running with an IP on the bridge, Ready, its logs through kubectl logs, its environment and volumes', async () => {
