@@ -16,6 +16,8 @@
 import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import client from 'prom-client';
+import { setWorkQueueMetricsProvider } from '../client/workqueue.js';
+import { workQueueMetricsProvider } from '../client/workqueuemetrics.js';
 import { Command, FeatureGate, type FlagSet } from './flags.js';
 import * as klog from './klog.js';
 import { daemonLogger } from './daemon.js';
@@ -248,6 +250,8 @@ async function run(m: ControllerManagerOptions, d: DaemonOptions, serving: Retur
   client.collectDefaultMetrics({ register: registry });
   const requests = new client.Counter({ name: 'rest_client_requests_total', help: '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.', labelNames: ['code', 'host', 'method'], registers: [registry] });
   const leader = new client.Gauge({ name: 'leader_election_master_status', help: '[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease. Please make sure to group by name.', labelNames: ['name'], registers: [registry] });
+  // the controllers' work queues (client-go's workqueue metrics), for every queue made from here on
+  setWorkQueueMetricsProvider(workQueueMetricsProvider(registry));
   for (const name of d.disabledMetrics) registry.removeSingleMetric(name);
   const host = new URL(rest.server).host;
   rest = { ...rest, onResponse: (r) => requests.inc({ code: String(r.status), host, method: r.verb }) };

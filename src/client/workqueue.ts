@@ -129,6 +129,32 @@ export function defaultControllerRateLimiter<T>(): RateLimiter<T> {
 
 export type GetResult<T> = { item: T; shutdown: false } | { item: undefined; shutdown: true };
 
+/** what a named queue reports (client-go's queueMetrics): see workqueuemetrics.ts */
+export interface WorkQueueMetrics {
+  /** an item became dirty (queued, or due again while processed) */
+  add(item: unknown): void;
+  /** a worker took the item */
+  get(item: unknown): void;
+  /** the worker finished the item */
+  done(item: unknown): void;
+  /** a rate-limited add */
+  retry(): void;
+}
+
+export interface WorkQueueMetricsProvider {
+  forQueue(name: string): WorkQueueMetrics;
+}
+
+let metricsProvider: WorkQueueMetricsProvider | undefined;
+
+/**
+ * The metrics of every named queue made from now on (client-go's workqueue.SetProvider); without
+ * one (keelson server's embedded controllers), queues report nothing and cost nothing for it.
+ */
+export function setWorkQueueMetricsProvider(p: WorkQueueMetricsProvider | undefined): void {
+  metricsProvider = p;
+}
+
 export class WorkQueue<T> {
   private queue: T[] = [];
   private head = 0;
@@ -137,13 +163,17 @@ export class WorkQueue<T> {
   private waiters: (() => void)[] = [];
   private drainWaiters: (() => void)[] = [];
   private shutting = false;
+  protected readonly metrics: WorkQueueMetrics | undefined;
 
-  constructor(readonly name = '') {}
+  constructor(readonly name = '') {
+    this.metrics = name && metricsProvider ? metricsProvider.forQueue(name) : undefined;
+  }
 
   /** Marks the item as needing processing. */
   add(item: T): void {
     if (this.shutting) return;
     if (this.dirty.has(item)) return;
+    this.metrics?.add(item);
     this.dirty.add(item);
     if (this.processing.has(item)) return;
     this.queue.push(item);
@@ -168,12 +198,13 @@ export class WorkQueue<T> {
     }
     this.processing.add(item);
     this.dirty.delete(item);
+    this.metrics?.get(item);
     return { item, shutdown: false };
   }
 
   /** The worker finished the item; if it was added again meanwhile it is queued again now. */
   done(item: T): void {
-    this.processing.delete(item);
+    if (this.processing.delete(item)) this.metrics?.done(item);
     if (this.dirty.has(item)) {
       this.queue.push(item);
       this.wakeOne();
@@ -286,6 +317,7 @@ export class RateLimitingQueue<T> extends DelayingQueue<T> {
 
   /** Adds the item when the rate limiter says it may be processed again. */
   addRateLimited(item: T): void {
+    this.metrics?.retry();
     this.addAfter(item, this.rateLimiter.when(item));
   }
 

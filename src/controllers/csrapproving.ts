@@ -29,7 +29,7 @@ const HOUR = 3600_000;
 const rfc3339 = (t: number) => new Date(t).toISOString().replace(/\.\d+Z$/, 'Z');
 
 export class CSRApprover {
-  readonly queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), 'csrapproving');
+  readonly queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), 'certificate');
   private readonly log: Logger;
 
   constructor(private readonly o: { client: RESTClient; csrs: Informer<any>; log?: Logger }) {

@@ -196,7 +196,7 @@ export interface CSRSigningOptions {
 }
 
 export class CSRSigningController {
-  readonly queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), 'csrsigning');
+  readonly queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), 'certificate');
   private readonly log: Logger;
 
   constructor(private readonly o: CSRSigningOptions) {

@@ -122,7 +122,7 @@ export class ReplicaController {
     this.now = o.now ?? Date.now;
     this.burst = o.burstReplicas ?? BURST_REPLICAS;
     this.expectations = new Expectations(this.now);
-    this.queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), o.kind.watchPrefix);
+    this.queue = new RateLimitingQueue<string>(defaultControllerRateLimiter(), o.kind.watchPrefix === 'replicationcontroller' ? 'replicationmanager' : o.kind.watchPrefix);
     this.owned = new OwnedPods({ kind: o.kind, objects: o.objects, pods: o.pods, queue: this.queue, expectations: this.expectations });
   }
 

@@ -141,6 +141,20 @@ test('the daemon leads, runs the controllers, and serves /healthz and /metrics b
   assert.match(admin.text, /\nrest_client_requests_total\{code="200",host="127\.0\.0\.1:\d+",method="GET"\} \d+\n/);
   assert.match(admin.text, /process_cpu_user_seconds_total/);
   assert.ok(!admin.text.includes('nodejs_eventloop_lag_seconds '), '--disabled-metrics leaves it out');
+  // the controllers' work queues, as client-go reports them (the namespace and service account
+  // controllers have had each namespace through theirs)
+  const queues = await until('work queue metrics', async () => {
+    const r = await get('/metrics', { cert: true });
+    const m = /\nworkqueue_adds_total\{name="serviceaccount"\} (\d+)\n/.exec(r.text);
+    return m && Number(m[1]) > 0 && /\nworkqueue_work_duration_seconds_count\{name="serviceaccount"\} [1-9]/.test(r.text) ? r.text : undefined;
+  });
+  for (const name of ['namespace', 'deployment', 'replicaset', 'replicationmanager', 'garbage_collector_attempt_to_delete', 'certificate']) {
+    assert.match(queues, new RegExp(`\\nworkqueue_depth\\{name="${name}"\\} \\d+\\n`), name);
+  }
+  assert.match(queues, /\nworkqueue_queue_duration_seconds_bucket\{le="1e-8",name="serviceaccount"\} \d+\n/);
+  assert.match(queues, /\nworkqueue_retries_total\{name="serviceaccount"\} \d+\n/);
+  assert.match(queues, /\nworkqueue_unfinished_work_seconds\{name="serviceaccount"\} [\d.e-]+\n/);
+  assert.match(queues, /\nworkqueue_longest_running_processor_seconds\{name="serviceaccount"\} [\d.e-]+\n/);
   // the health checks' SLIs, fed by the /healthz requests above
   const slis = await get('/metrics/slis', { cert: true });
   assert.equal(slis.status, 200);
