@@ -12,7 +12,8 @@
 // It serves HTTPS on --secure-port (10259): /healthz and /livez (ping, log, and leaderElection with
 // leader election on), /readyz (those, sched-handler-sync and shutdown), /metrics (the process's,
 // rest_client_requests_total, leader_election_master_status, scheduler_pending_pods,
-// scheduler_schedule_attempts_total), behind authentication and authorization delegated to the API
+// scheduler_schedule_attempts_total, scheduler_scheduling_attempt_duration_seconds,
+// scheduler_preemption_attempts_total, scheduler_preemption_victims), behind authentication and authorization delegated to the API
 // server (componentserving.ts). It exits 1 when it loses its Lease, as kube-scheduler does.
 import { readFileSync, writeFileSync } from 'node:fs';
 import client from 'prom-client';
@@ -282,9 +283,25 @@ async function run(d: SchedulerFlags, serving: ReturnType<typeof defaultSecureSe
   const host = new URL(rest.server).host;
   rest = { ...rest, onResponse: (r) => requests.inc({ code: String(r.status), host, method: r.verb }) };
 
+  const attemptDuration = new client.Histogram({
+    name: 'scheduler_scheduling_attempt_duration_seconds',
+    help: '[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)',
+    labelNames: ['result', 'profile'],
+    buckets: Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i),
+    registers: [registry],
+  });
+  const preemptionAttempts = new client.Counter({ name: 'scheduler_preemption_attempts_total', help: '[STABLE] Total preemption attempts in the cluster till now', registers: [registry] });
+  const preemptionVictims = new client.Histogram({ name: 'scheduler_preemption_victims', help: '[STABLE] Number of selected preemption victims', buckets: Array.from({ length: 7 }, (_, i) => 2 ** i), registers: [registry] });
   const le = c.leaderElection;
   const sched = new Scheduler({
     rest,
+    observe: {
+      attempt: (result, profile, seconds) => attemptDuration.observe({ result, profile }, seconds),
+      preemption: (victims) => {
+        preemptionAttempts.inc();
+        if (victims !== undefined) preemptionVictims.observe(victims);
+      },
+    },
     userAgent: agent,
     profiles: c.profiles,
     log,

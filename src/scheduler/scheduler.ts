@@ -146,6 +146,13 @@ export interface SchedulerLeaderElection {
 export interface SchedulerOptions {
   /** where and how to reach the API server */
   rest: RESTConfig;
+  /** observations for the histograms of /metrics (keelson scheduler's; the embedded scheduler has none) */
+  observe?: {
+    /** scheduler_scheduling_attempt_duration_seconds: one attempt, from taking the pod to its binding or failure */
+    attempt(result: 'scheduled' | 'unschedulable' | 'error', profile: string, seconds: number): void;
+    /** scheduler_preemption_attempts_total and scheduler_preemption_victims: a preemption tried, and the victims it chose (undefined: none) */
+    preemption(victims: number | undefined): void;
+  };
   /** the User-Agent (`kube-scheduler/v1.33.0+keelson... (linux/amd64) kubernetes/...`) */
   userAgent: string;
   /** the one scheduler name served (default `default-scheduler`); ignored when `profiles` is given */
@@ -413,9 +420,10 @@ export class Scheduler {
     return { pendingPods: this.queue?.counts() ?? { active: 0, backoff: 0, unschedulable: 0, gated: 0 }, attempts, leader: this.leading };
   }
 
-  private countAttempt(result: 'scheduled' | 'unschedulable' | 'error', profile: string): void {
+  private countAttempt(result: 'scheduled' | 'unschedulable' | 'error', profile: string, startedMs?: number): void {
     const k = `${result}\0${profile}`;
     this.attempts.set(k, (this.attempts.get(k) ?? 0) + 1);
+    if (startedMs !== undefined) this.o.observe?.attempt(result, profile, (performance.now() - startedMs) / 1000);
   }
 
   // ── leadership ────────────────────────────────────────────────────────────
@@ -583,10 +591,11 @@ export class Scheduler {
     const p = newPodInfo(pod);
     const allNodes = this.nodes?.list() ?? [];
     const started = Date.now();
+    const startedMs = performance.now();
     const result = await this.findNode(p, profile, allNodes, pass, signal);
     if (signal.aborted) return;
     if ('error' in result) {
-      this.countAttempt('unschedulable', profile.schedulerName);
+      this.countAttempt('unschedulable', profile.schedulerName, startedMs);
       this.log.v(2).info('Unable to schedule pod; no fit; waiting', { pod: e.key, err: result.error });
       let nominated: string | undefined;
       if (result.preempt) {
@@ -620,14 +629,14 @@ export class Scheduler {
       }
       const msg = `running Bind plugin "DefaultBinder": ${(err as Error).message}`;
       this.log.error(err, 'Failed to bind pod', { pod: e.key, node });
-      this.countAttempt('error', profile.schedulerName);
+      this.countAttempt('error', profile.schedulerName, startedMs);
       this.failed(pod, profile, 'SchedulerError', msg);
       queue.requeueError(e);
       return;
     }
     await pass.bound(node, p.summary, placedPod(pod, node));
     queue.done(e.key);
-    this.countAttempt('scheduled', profile.schedulerName);
+    this.countAttempt('scheduled', profile.schedulerName, startedMs);
     this.log.v(2).info('Successfully bound pod to node', { pod: e.key, node, evaluatedNodes: result.evaluated, feasibleNodes: result.feasible, elapsedMs: Date.now() - started });
     this.track(this.recorders.get(profile.schedulerName)!.event(podRef(pod), 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${node}`));
   }
@@ -732,6 +741,8 @@ export class Scheduler {
           return undefined;
         },
       });
+      // (DefaultPreemption's PostFilter counts every attempt, and the victims of the candidate chosen)
+      this.o.observe?.preemption('candidate' in r ? r.candidate.victims.length : undefined);
       if ('candidate' in r) return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent }), resolvable: true, preempt: r.candidate };
       return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent, postFilterMsg: r.message }), resolvable, podEvents, waitForVictims: r.waitForVictims };
     }

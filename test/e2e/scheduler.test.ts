@@ -521,6 +521,9 @@ test('keelson scheduler: kube-scheduler flags and --config profiles, /healthz, /
   assert.equal(m.status, 200, m.text);
   assert.match(m.text, /scheduler_schedule_attempts_total\{result="scheduled",profile="keelson-cli"\} 1/);
   assert.match(m.text, /scheduler_pending_pods\{queue="active"\} 0/);
+  assert.match(m.text, /scheduler_scheduling_attempt_duration_seconds_count\{result="scheduled",profile="keelson-cli"\} 1/);
+  assert.match(m.text, /scheduler_scheduling_attempt_duration_seconds_bucket\{le="16\.384",result="scheduled",profile="keelson-cli"\} 1/);
+  assert.match(m.text, /\nscheduler_preemption_attempts_total 0\n/);
   assert.match(m.text, /leader_election_master_status\{name="keelson-cli-scheduler"\} 1/);
   assert.match(logs, /deprecated flags --kubeconfig are ignored/);
   daemon.kill('SIGTERM');
