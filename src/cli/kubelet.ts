@@ -12,7 +12,7 @@
 // Standalone mode (no --kubeconfig: static pods only) is not supported: the node agent's pods come
 // from the API server; the error says so.
 import os from 'node:os';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { Command, FeatureGate } from './flags.js';
 import * as klog from './klog.js';
 import { daemonLogger, exitOnSignals } from './daemon.js';
@@ -25,10 +25,11 @@ import {
   KUBELET_FEATURES, parseEvictionThresholds, parseNodeIPs, reservedResources, validateKeelsonSupport, type KubeletConfiguration, type KubeletFlags,
 } from '../nodeagent/options.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
-import { restConfigFromConnection, type RESTConfig } from '../client/rest.js';
+import { restConfigFromConnection, RotatingClientCert, type RESTConfig } from '../client/rest.js';
 import { CRIClient } from '../nodeagent/cri.js';
 import { Kubelet } from '../nodeagent/kubelet.js';
-import { bootstrapClientCertificate } from '../nodeagent/bootstrap.js';
+import { bootstrapClientCertificate, kubeconfigClientCertPath } from '../nodeagent/bootstrap.js';
+import { CertificateManager } from '../nodeagent/certmanager.js';
 import { defaultNodeIP } from '../nodeagent/node.js';
 import { ResourceSampler } from '../nodeagent/stats.js';
 import type { NodeAgentView } from '../nodeagent/server.js';
@@ -105,6 +106,19 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     rest = await restFor(f.kubeconfig);
   } catch (e) {
     throw new Error(`failed to run Kubelet: invalid kubeconfig: ${(e as Error).message}`);
+  }
+  // --rotate-certificates: the client certificate is renewed before it expires (nodeagent/certmanager.ts),
+  // when the kubeconfig uses the one in --cert-dir (as the bootstrap writes it)
+  let clientCerts: CertificateManager | undefined;
+  if (config.rotateCertificates) {
+    const current = join(certDir, 'kubelet-client-current.pem');
+    if (rest.cert && rest.key && kubeconfigClientCertPath(f.kubeconfig) === current) {
+      const source = new RotatingClientCert(rest.cert, rest.key);
+      rest = { ...rest, certSource: source };
+      clientCerts = new CertificateManager({ kind: 'client', rest, nodeName, certDir, log, userAgent: agent, use: (cert, key) => source.set(cert, key) });
+    } else {
+      log.warn('Client certificate rotation is off: the kubeconfig does not use the certificate of --cert-dir', { expected: current });
+    }
   }
 
   // the runtime
@@ -226,9 +240,11 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
       }
     }, 1000).unref();
   }
+  clientCerts?.start();
   exitOnSignals(log, async () => {
     const timer = setTimeout(() => process.exit(0), 10_000);
     timer.unref();
+    await clientCerts?.stop();
     await kubelet.stop();
     await serving?.close();
     cri.close();

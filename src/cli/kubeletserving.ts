@@ -49,7 +49,7 @@ import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { kubeletHandlers, notFound, type KubeletHandler, type KubeletMetrics, type NodeAgentView } from '../nodeagent/server.js';
 import { TTLCache } from './componentserving.js';
-import { ServerCertificateManager } from '../nodeagent/servercert.js';
+import { CertificateManager } from '../nodeagent/certmanager.js';
 import type { proxyUpgrade } from '../apiserver/proxy.js';
 
 export interface KubeletServingOptions {
@@ -88,7 +88,7 @@ export interface KubeletServingOptions {
   /** the node's host names (the first one names the self-signed certificate) and addresses */
   hostnames: string[];
   ips: string[];
-  /** --rotate-server-certificates (serverTLSBootstrap): the serving certificate from the cluster (nodeagent/servercert.ts) */
+  /** --rotate-server-certificates (serverTLSBootstrap): the serving certificate from the cluster (nodeagent/certmanager.ts) */
   rotateServerCertificates?: boolean;
 }
 
@@ -379,7 +379,8 @@ export async function serveKubelet(o: KubeletServingOptions, view: NodeAgentView
     if (o.rotateServerCertificates && rest) {
       const dns = [...new Set(o.hostnames.filter((h) => h && !isIP(h)).map((h) => h.toLowerCase()))];
       const ips = [...new Set([...o.hostnames, ...o.ips].filter((a) => a && isIP(a)))];
-      const manager = new ServerCertificateManager({
+      const manager = new CertificateManager({
+        kind: 'server',
         rest,
         nodeName: view.nodeName,
         certDir: o.certDir,

@@ -25,6 +25,27 @@ export const DEFAULT_QPS = 5;
 export const DEFAULT_BURST = 10;
 export const DEFAULT_MAX_RETRIES = 10;
 
+/** A client certificate that can be replaced; the clients given it follow (RESTConfig.certSource). */
+export class RotatingClientCert {
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    public cert: string | Buffer,
+    public key: string | Buffer,
+  ) {}
+
+  set(cert: string | Buffer, key: string | Buffer): void {
+    this.cert = cert;
+    this.key = key;
+    for (const l of [...this.listeners]) l();
+  }
+
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+}
+
 export interface RESTConfig {
   /** Base URL, scheme included (`https://127.0.0.1:6443`); a path prefix is kept. */
   server: string;
@@ -33,6 +54,12 @@ export interface RESTConfig {
   /** Client certificate and key (PEM). */
   cert?: string | Buffer;
   key?: string | Buffer;
+  /**
+   * A client certificate that changes (the kubelet's, rotated: nodeagent/certmanager.ts); it
+   * overrides cert and key, and when it changes the client's connections are closed, so that the
+   * next requests (and the watches made again) present the new one, as client-go's kubelet does.
+   */
+  certSource?: RotatingClientCert;
   /** TLS server name (SNI and verification) when it differs from the URL's host. */
   servername?: string;
   insecureSkipTLSVerify?: boolean;
@@ -252,6 +279,7 @@ export class RESTClient {
   readonly rateLimiter: TokenBucket | null;
   readonly userAgent: string;
   private agent: https.Agent | http.Agent;
+  private unsubscribe?: () => void;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
 
@@ -268,18 +296,30 @@ export class RESTClient {
     this.userAgent = cfg.userAgent || defaultUserAgent();
     this.timeoutMs = cfg.timeoutMs ?? 0;
     this.maxRetries = cfg.maxRetries ?? DEFAULT_MAX_RETRIES;
+    this.agent = this.makeAgent();
+    const src = cfg.certSource;
+    if (src && this.base.protocol === 'https:') {
+      this.unsubscribe = src.onChange(() => {
+        const old = this.agent;
+        this.agent = this.makeAgent();
+        old.destroy();
+      });
+    }
+  }
+
+  private makeAgent(): https.Agent | http.Agent {
+    const cfg = this.config;
     const common = { keepAlive: true, maxSockets: cfg.maxSockets ?? Infinity, scheduling: 'lifo' as const };
-    this.agent =
-      this.base.protocol === 'https:'
-        ? new https.Agent({
-            ...common,
-            ca: cfg.ca,
-            cert: cfg.cert,
-            key: cfg.key,
-            servername: cfg.servername,
-            rejectUnauthorized: !cfg.insecureSkipTLSVerify,
-          })
-        : new http.Agent(common);
+    return this.base.protocol === 'https:'
+      ? new https.Agent({
+          ...common,
+          ca: cfg.ca,
+          cert: cfg.certSource?.cert ?? cfg.cert,
+          key: cfg.certSource?.key ?? cfg.key,
+          servername: cfg.servername,
+          rejectUnauthorized: !cfg.insecureSkipTLSVerify,
+        })
+      : new http.Agent(common);
   }
 
   /** A client for the connection resolved from a kubeconfig. */
@@ -294,6 +334,7 @@ export class RESTClient {
 
   /** Closes idle keep-alive connections (open watches end when their streams are closed). */
   close(): void {
+    this.unsubscribe?.();
     this.agent.destroy();
   }
 

@@ -33,6 +33,18 @@ export interface BootstrapOptions {
 
 const SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 
+/** the absolute path of the kubeconfig's client certificate file, if it names one */
+export function kubeconfigClientCertPath(path: string): string | undefined {
+  try {
+    const kc = YAML.parse(readFileSync(path, 'utf8'));
+    const f = kc?.users?.[0]?.user?.['client-certificate'];
+    if (typeof f !== 'string' || !f) return undefined;
+    return f.startsWith('/') ? f : join(dirname(path), f);
+  } catch {
+    return undefined;
+  }
+}
+
 /** whether the kubeconfig exists with a client certificate that is still valid */
 export function kubeconfigUsable(path: string): boolean {
   if (!existsSync(path)) return false;

@@ -1,9 +1,10 @@
-// The kubelet's serving-certificate manager (src/nodeagent/servercert.ts) against a real keelson
+// The kubelet's certificate managers (src/nodeagent/certmanager.ts) against a real keelson
 // server, without a runtime: its requests as a node (system:node:<name>), approved here as an
 // administrator would, signed by the server's signing controller; a certificate kept in --cert-dir
 // is used at the next start; and a renewal (here at once, where the kubelet waits for 70 to 90% of
-// the certificate's life) asks again and serves the new certificate. The whole kubelet with it is
-// in kubelet.test.ts.
+// the certificate's life) asks again and serves the new certificate; and the client certificate's
+// rotation, with which the node's clients change over. The whole kubelet with the serving
+// certificate is in kubelet.test.ts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
@@ -13,8 +14,9 @@ import { join } from 'node:path';
 import { startCluster, until, type Cluster } from './harness.js';
 import { issueClientCert, loadCA } from '../../src/apiserver/pki.js';
 import { nopLogger } from '../../src/client/log.js';
-import { ServerCertificateManager } from '../../src/nodeagent/servercert.js';
-import type { RESTConfig } from '../../src/client/rest.js';
+import { CertificateManager } from '../../src/nodeagent/certmanager.js';
+import { RESTClient, RotatingClientCert, type RESTConfig } from '../../src/client/rest.js';
+import { writeCurrentPair } from '../../src/nodeagent/bootstrap.js';
 
 let c: Cluster;
 let dir: string;
@@ -51,8 +53,9 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function manager(served: X509Certificate[], renewAt?: () => number): ServerCertificateManager {
-  return new ServerCertificateManager({
+function manager(served: X509Certificate[], renewAt?: () => number): CertificateManager {
+  return new CertificateManager({
+    kind: 'server',
     rest,
     nodeName: NODE,
     certDir: dir,
@@ -106,5 +109,67 @@ test('renewal: past the renewal point a new certificate is requested and served'
     assert.notEqual(served[1]!.serialNumber, served[0]!.serialNumber);
   } finally {
     await m.stop();
+  }
+});
+
+test('--rotate-certificates: the client certificate is renewed with the current one (approved by the approving controller) and every client changes over', async () => {
+  // nodes may have their own renewals approved, as kubeadm sets a cluster up (kube-apiserver's
+  // bootstrap policy has the ClusterRole, not the binding)
+  const crb = await c.raw('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'kubeadm:node-autoapprove-certificate-rotation' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:nodes' }],
+    },
+  });
+  assert.equal(crb.status, 201, crb.text);
+  // the layout the bootstrap leaves: <cert-dir>/kubelet-client-current.pem, the kubeconfig naming it
+  const clientDir = join(dir, 'client');
+  const pki = join(c.dataDir, 'pki');
+  const ca = loadCA(readFileSync(join(pki, 'ca.crt'), 'utf8'), readFileSync(join(pki, 'ca.key'), 'utf8'));
+  const first = await issueClientCert(ca, `system:node:${NODE}`, ['system:nodes']);
+  writeCurrentPair(clientDir, 'kubelet-client', first.certPEM, first.keyPEM);
+  const source = new RotatingClientCert(first.certPEM, first.keyPEM);
+  const nodeRest: RESTConfig = { server: c.url, ca: ca.certPEM, certSource: source };
+  const client = new RESTClient(nodeRest);
+  const whoami = async () => {
+    const r = await client.json<any>({ method: 'POST', path: '/apis/authentication.k8s.io/v1/selfsubjectreviews', body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+    return { name: r.status.userInfo.username as string, credential: (r.status.userInfo.extra?.['authentication.kubernetes.io/credential-id'] ?? [])[0] as string };
+  };
+  const fingerprint = (pem: string) => `X509SHA256=${new X509Certificate(pem).fingerprint256.replace(/:/g, '').toLowerCase()}`;
+  assert.deepEqual(await whoami(), { name: `system:node:${NODE}`, credential: fingerprint(first.certPEM) });
+  const used: X509Certificate[] = [];
+  let round = 0;
+  const m = new CertificateManager({
+    kind: 'client',
+    rest: nodeRest,
+    nodeName: NODE,
+    certDir: clientDir,
+    log: nopLogger,
+    use: (cert, key) => {
+      used.push(new X509Certificate(cert));
+      source.set(cert, key);
+    },
+    // (the kept certificate is renewed at once, the renewed one not again)
+    renewAt: () => (round++ === 0 ? 0 : 0.9),
+  });
+  m.start();
+  try {
+    const renewed = await until('a renewed client certificate', async () => used.find((x) => x.serialNumber !== new X509Certificate(first.certPEM).serialNumber), 30_000).catch(async (e) => {
+      const l = (await c.raw('GET', '/apis/certificates.k8s.io/v1/certificatesigningrequests')).json();
+      throw new Error(`${e.message}; the requests: ${JSON.stringify(l.items.map((x: any) => [x.spec.signerName, x.spec.username, x.status]))}`);
+    });
+    assert.match(renewed.subject, /CN=system:node:cert-node/);
+    const csr = (await c.raw('GET', '/apis/certificates.k8s.io/v1/certificatesigningrequests')).json().items.find((x: any) => x.spec.signerName === 'kubernetes.io/kube-apiserver-client-kubelet');
+    assert.equal(csr.spec.username, `system:node:${NODE}`, 'asked for with the current certificate');
+    assert.equal(csr.status.conditions[0].reason, 'AutoApproved');
+    // the same client now presents the new certificate
+    assert.deepEqual(await whoami(), { name: `system:node:${NODE}`, credential: fingerprint(renewed.toString()) });
+    assert.equal(readFileSync(join(clientDir, 'kubelet-client-current.pem'), 'utf8').includes(renewed.toString().trim()), true, 'kept as the current pair');
+  } finally {
+    await m.stop();
+    client.close();
   }
 });

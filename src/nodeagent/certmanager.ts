@@ -1,4 +1,15 @@
-// The kubelet's serving certificate from the cluster (--rotate-server-certificates, the
+// The kubelet's certificates from the cluster, kept current as the kubelet's certificate managers
+// keep them.
+//
+// Its client certificate (--rotate-certificates, with --bootstrap-kubeconfig's layout: the
+// kubeconfig names <cert-dir>/kubelet-client-current.pem): at 70 to 90% of the certificate's life
+// (a random point, as the kubelet picks it) a new key and a CertificateSigningRequest for signer
+// kubernetes.io/kube-apiserver-client-kubelet, made with the current certificate (the approving
+// controller approves a node's request for itself: selfnodeclient); the issued pair is written as
+// kubelet-client-<time>.pem, the link moved to it, and every client of the kubelet changes over
+// (RESTConfig.certSource: their connections are closed and made again with the new certificate).
+//
+// Its serving certificate (--rotate-server-certificates, the
 // KubeletConfiguration's serverTLSBootstrap, with the RotateKubeletServerCertificate gate): as
 // the kubelet's server certificate manager does, it asks for a certificate with a
 // CertificateSigningRequest (signer kubernetes.io/kubelet-serving, usages digital signature and
@@ -18,20 +29,25 @@ import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { makeNodeRequest, requestCertificate, writeCurrentPair } from './bootstrap.js';
 
-const SIGNER = 'kubernetes.io/kubelet-serving';
-const USAGES = ['digital signature', 'server auth'];
+/** what each kind of certificate is asked for with, and kept as */
+const KINDS = {
+  server: { signer: 'kubernetes.io/kubelet-serving', usages: ['digital signature', 'server auth'], prefix: 'kubelet-server', what: 'serving' },
+  client: { signer: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'client auth'], prefix: 'kubelet-client', what: 'client' },
+} as const;
 /** a failed or denied request is made again after this long */
 const RETRY_MS = 30_000;
 /** how long one request is waited for (the kubelet's 15 minutes) */
 const WAIT_MS = 15 * 60_000;
 
-export interface ServerCertificateOptions {
+export interface CertificateManagerOptions {
+  /** the kubelet's serving certificate, or its client certificate */
+  kind: 'server' | 'client';
   rest: RESTConfig;
   nodeName: string;
   certDir: string;
-  /** the subject alternative names: the node's host names and IP addresses */
-  hostnames: string[];
-  ips: string[];
+  /** the subject alternative names of a serving certificate: the node's host names and IP addresses */
+  hostnames?: string[];
+  ips?: string[];
   log: Logger;
   /** a certificate to serve with (PEM certificate chain and key) */
   use: (certPEM: string, keyPEM: string) => void;
@@ -55,22 +71,26 @@ function loadPair(path: string, now: number): { certPEM: string; keyPEM: string;
   }
 }
 
-export class ServerCertificateManager {
+export class CertificateManager {
   private readonly abort = new AbortController();
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private readonly client: RESTClient;
   private readonly current: string;
 
-  constructor(private readonly o: ServerCertificateOptions) {
+  private readonly k: (typeof KINDS)[keyof typeof KINDS];
+
+  constructor(private readonly o: CertificateManagerOptions) {
+    this.k = KINDS[o.kind];
     this.client = new RESTClient({ ...o.rest, userAgent: o.userAgent ?? o.rest.userAgent });
-    this.current = join(o.certDir, 'kubelet-server-current.pem');
+    this.current = join(o.certDir, `${this.k.prefix}-current.pem`);
   }
 
+  /** with the current certificate served (or used) already: its renewal is scheduled, a missing one asked for */
   start(): void {
     const kept = loadPair(this.current, Date.now());
     if (kept) {
-      this.o.log.info('Loaded the serving certificate of --cert-dir', { path: this.current, expires: kept.cert.validTo });
+      this.o.log.info(`Loaded the ${this.k.what} certificate of --cert-dir`, { path: this.current, expires: kept.cert.validTo });
       this.o.use(kept.certPEM, kept.keyPEM);
       this.schedule(kept.cert);
     } else this.renewNow();
@@ -88,7 +108,7 @@ export class ServerCertificateManager {
     const from = Date.parse(cert.validFrom);
     const to = Date.parse(cert.validTo);
     const at = from + (to - from) * (this.o.renewAt?.() ?? 0.7 + 0.2 * Math.random());
-    this.o.log.v(2).info('Serving certificate renewal scheduled', { expires: cert.validTo, renewAt: new Date(at).toISOString() });
+    this.o.log.v(2).info(`Certificate rotation scheduled (${this.k.what})`, { expires: cert.validTo, renewAt: new Date(at).toISOString() });
     this.arm(Math.max(0, at - Date.now()));
   }
 
@@ -105,18 +125,18 @@ export class ServerCertificateManager {
     if (this.abort.signal.aborted) return;
     this.running = this.renew().catch((e) => {
       if (this.abort.signal.aborted) return;
-      this.o.log.error(e, 'Failed to obtain a serving certificate; trying again', { retryIn: `${RETRY_MS / 1000}s` });
+      this.o.log.error(e, `Failed to obtain a ${this.k.what} certificate; trying again`, { retryIn: `${RETRY_MS / 1000}s` });
       this.arm(RETRY_MS);
     });
   }
 
   private async renew(): Promise<void> {
-    const { keyPEM, csrPEM } = await makeNodeRequest(this.o.nodeName, { dns: this.o.hostnames, ips: this.o.ips });
+    const { keyPEM, csrPEM } = await makeNodeRequest(this.o.nodeName, this.o.kind === 'server' ? { dns: this.o.hostnames ?? [], ips: this.o.ips ?? [] } : undefined);
     // (the request waits for someone to approve it; after 15 minutes, as the kubelet, a new one)
-    const { name, certPEM } = await requestCertificate(this.client, csrPEM, SIGNER, USAGES, Date.now() + WAIT_MS, this.o.log, 'serving', this.abort.signal);
-    const path = writeCurrentPair(this.o.certDir, 'kubelet-server', certPEM, keyPEM);
+    const { name, certPEM } = await requestCertificate(this.client, csrPEM, this.k.signer, [...this.k.usages], Date.now() + WAIT_MS, this.o.log, this.k.what, this.abort.signal);
+    const path = writeCurrentPair(this.o.certDir, this.k.prefix, certPEM, keyPEM);
     const cert = new X509Certificate(certPEM);
-    this.o.log.info('Serving certificate issued', { csr: name, path, expires: cert.validTo });
+    this.o.log.info(`Certificate rotation: ${this.k.what} certificate issued`, { csr: name, path, expires: cert.validTo });
     this.o.use(certPEM, keyPEM);
     this.schedule(cert);
   }
