@@ -30,6 +30,7 @@ import { CRIClient } from '../nodeagent/cri.js';
 import { Kubelet } from '../nodeagent/kubelet.js';
 import { bootstrapClientCertificate, kubeconfigClientCertPath } from '../nodeagent/bootstrap.js';
 import { CertificateManager } from '../nodeagent/certmanager.js';
+import { parseQuantity, quantityValue } from '../schema/validation/quantity.js';
 import { defaultNodeIP } from '../nodeagent/node.js';
 import { ResourceSampler } from '../nodeagent/stats.js';
 import type { NodeAgentView } from '../nodeagent/server.js';
@@ -131,6 +132,12 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   }
   log.info('Container runtime initialized', { containerRuntime: cri.runtimeName, version: cri.runtimeVersion, apiVersion: cri.runtimeApiVersion });
 
+  // the container log manager's size (kuberuntime refuses to start with one that does not parse)
+  const maxSize = parseQuantity(config.containerLogMaxSize);
+  if (!maxSize) {
+    throw new Error(`failed to run Kubelet: failed to initialize container log manager: failed to parse container log max size ${JSON.stringify(config.containerLogMaxSize)}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
+  }
+  const logMaxSize = Number(quantityValue(maxSize));
   const { ips } = parseNodeIPs(f.nodeIP);
   const nodeIPs = ips.length ? ips : [defaultNodeIP()];
   const reserved = reservedResources(config);
@@ -171,6 +178,12 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     staticPodURL: config.staticPodURL,
     staticPodURLHeader: config.staticPodURLHeader,
     fileCheckFrequencyMs: config.fileCheckFrequency,
+    containerLogs: {
+      maxSizeBytes: logMaxSize,
+      maxFiles: config.containerLogMaxFiles,
+      monitorIntervalMs: config.containerLogMonitorInterval,
+      maxWorkers: config.containerLogMaxWorkers,
+    },
     httpCheckFrequencyMs: config.httpCheckFrequency,
     clusterDomain: config.clusterDomain,
     kubeletVersion: getVersionInfo().gitVersion,

@@ -8,6 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
+import { ContainerLogManager } from './logrotation.js';
 import { EventRecorder } from '../client/events.js';
 import { EvictionManager } from './eviction.js';
 import type { EvictionThreshold } from './options.js';
@@ -47,6 +48,8 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   fileCheckFrequencyMs: number;
   httpCheckFrequencyMs: number;
   clusterDomain: string;
+  /** the rotation of the containers' logs (logrotation.ts): containerLogMaxSize in bytes, containerLogMaxFiles, ... */
+  containerLogs?: { maxSizeBytes: number; maxFiles: number; monitorIntervalMs: number; maxWorkers: number };
 }
 
 export class Kubelet {
@@ -55,6 +58,7 @@ export class Kubelet {
   readonly volumes: VolumeManager;
   readonly staticPods: StaticPodSource | undefined;
   readonly eviction: EvictionManager | undefined;
+  readonly logRotation: ContainerLogManager | undefined;
   private readonly clients: RESTClient[] = [];
 
   constructor(readonly o: KubeletOptions) {
@@ -101,6 +105,24 @@ export class Kubelet {
         log: o.log,
       });
     }
+    if (o.containerLogs && o.containerLogs.maxSizeBytes > 0) {
+      this.logRotation = new ContainerLogManager({
+        ...o.containerLogs,
+        log: o.log,
+        runtime: {
+          runningContainers: async () => {
+            const out: { id: string; logPath: string }[] = [];
+            for (const c of await o.cri.listContainers({ state: { state: 'CONTAINER_RUNNING' } })) {
+              if (!c.id) continue;
+              const st = await o.cri.containerStatus(c.id).catch(() => undefined);
+              out.push({ id: c.id, logPath: st?.status?.logPath ?? '' });
+            }
+            return out;
+          },
+          reopenContainerLog: (id) => o.cri.reopenContainerLog(id),
+        },
+      });
+    }
     if (o.staticPodPath || o.staticPodURL) {
       this.staticPods = new StaticPodSource({
         path: o.staticPodPath,
@@ -140,12 +162,14 @@ export class Kubelet {
     await this.node.start();
     await this.pods.start();
     this.eviction?.start();
+    this.logRotation?.start();
     await this.staticPods?.start();
   }
 
   async stop(): Promise<void> {
     this.node.stop();
     this.eviction?.stop();
+    await this.logRotation?.stop();
     this.staticPods?.stop();
     await this.pods.stop();
     for (const c of this.clients) c.close();

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import YAML from 'yaml';
 import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +49,8 @@ function startKubelet(extra: string[] = []): ChildProcess {
     '--pod-manifest-path', join(dir, 'manifests'),
     '--file-check-frequency', '1s',
     '--rotate-server-certificates',
+    '--container-log-max-size', '64Ki',
+    '--container-log-max-files', '3',
     '-v', '2',
     ...extra,
   ];
@@ -99,7 +101,7 @@ before(async () => {
   ctd = await startContainerd();
   c = await startCluster({ args: ['--storage-backend=memory'] });
   // (the pods' logs under the test's directory, not /var/log/pods: podLogsDir is a config-file field only)
-  writeFileSync(join(dir, 'kubelet.yaml'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${join(dir, 'logs')}\nauthentication:\n  anonymous:\n    enabled: false\n  x509:\n    clientCAFile: ${join(c.dataDir, 'pki', 'ca.crt')}\nauthorization:\n  mode: Webhook\n`);
+  writeFileSync(join(dir, 'kubelet.yaml'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${join(dir, 'logs')}\nauthentication:\n  anonymous:\n    enabled: false\n  x509:\n    clientCAFile: ${join(c.dataDir, 'pki', 'ca.crt')}\nauthorization:\n  mode: Webhook\ncontainerLogMonitorInterval: 3s\n`);
   mkdirSync(join(dir, 'manifests'));
   writeFileSync(join(dir, 'manifests', 'static-web.yaml'), YAML.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'static-web', labels: { tier: 'static' } }, spec: { terminationGracePeriodSeconds: 1, containers: [container('main', 'echo static; sleep 3600')] } }));
   writeFileSync(join(dir, 'manifests', '.hidden.yaml'), 'not: a pod');
@@ -233,6 +235,27 @@ test('a pod runs: Running with an IP on the bridge, Ready, its logs through kube
   assert.match(logs, /^ns=default greeting=hello-from-configmap\nhello-from-configmap\n/);
   const events = c.kubectl(['get', 'events', '--field-selector', 'involvedObject.name=web', '-o', 'jsonpath={range .items[*]}{.reason}{" "}{.source.component}{"\\n"}{end}']);
   for (const reason of ['Pulled', 'Created', 'Started']) assert.match(events.stdout, new RegExp(`${reason} kubelet`));
+});
+
+test('container logs are rotated past --container-log-max-size, keeping --container-log-max-files, older ones gzipped; kubectl logs goes on', async () => {
+  // ~100 KB a second
+  apply(pod('chatty', { restartPolicy: 'Never', containers: [container('talk', 'i=0; while true; do i=$((i+1)); head -c 10000 /dev/zero | tr "\\0" x; echo " line $i"; sleep 0.1; done')] }));
+  const p = await waitPhase('chatty', 'Running');
+  const logDir = join(dir, 'logs', `default_chatty_${p.metadata.uid}`, 'talk');
+  const files = await until('rotated logs, the older ones gzipped', async () => {
+    const names = existsSync(logDir) ? readdirSync(logDir).sort() : [];
+    return names.some((n) => /^0\.log\.\d{8}-\d{6}\.gz$/.test(n)) ? names : undefined;
+  }, 60_000).catch((e) => {
+    const names = existsSync(logDir) ? readdirSync(logDir).join(' ') : `(no ${logDir})`;
+    throw new Error(`${e.message}; files: ${names}; kubelet: ${kubeletLogs.split('\n').filter((l) => /rotat|log/i.test(l)).slice(-10).join('\n')}`);
+  });
+  assert.ok(files.includes('0.log'), files.join(' '));
+  assert.ok(files.filter((n) => n.startsWith('0.log')).length <= 3, `at most 3 files: ${files.join(' ')}`);
+  assert.ok(files.some((n) => /^0\.log\.\d{8}-\d{6}$/.test(n)), `the newest rotated file stays plain: ${files.join(' ')}`);
+  const l = c.kubectl(['logs', 'chatty', '--tail=1']);
+  assert.equal(l.code, 0, l.stderr);
+  assert.match(l.stdout, /^x+ line \d+\n$/);
+  c.kubectl(['delete', 'pod', 'chatty', '--wait=false']);
 });
 
 test('restartPolicy: a failing container restarts with back-off; Never gives Succeeded or Failed with the exit code', async () => {
