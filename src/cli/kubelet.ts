@@ -159,6 +159,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     providerID: config.providerID,
     podCIDR: config.podCIDR,
     maxPods: config.maxPods,
+    podsPerCore: config.podsPerCore,
     kubeletPort: config.port,
     systemReserved: reserved.systemReserved,
     kubeReserved: reserved.kubeReserved,

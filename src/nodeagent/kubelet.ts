@@ -21,7 +21,7 @@ import { StaticPodSource } from './staticpods.js';
 import type { ContainerSettings, NodeDNS } from './podspec.js';
 
 /** the node's settings the kubelet passes on as they are */
-type NodeSettings = 'nodeName' | 'hostname' | 'nodeIPs' | 'rootDir' | 'labels' | 'taints' | 'providerID' | 'podCIDR' | 'maxPods' | 'kubeletPort' | 'systemReserved' | 'kubeReserved' | 'evictionHard' | 'nodeStatusMaxImages' | 'registerNode' | 'kubeletVersion' | 'log';
+type NodeSettings = 'nodeName' | 'hostname' | 'nodeIPs' | 'rootDir' | 'labels' | 'taints' | 'providerID' | 'podCIDR' | 'maxPods' | 'podsPerCore' | 'kubeletPort' | 'systemReserved' | 'kubeReserved' | 'evictionHard' | 'nodeStatusMaxImages' | 'registerNode' | 'kubeletVersion' | 'log';
 
 export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   rest: RESTConfig;
@@ -135,9 +135,9 @@ export class Kubelet {
         onChange: (pods) => this.pods.setStaticPods(pods),
       });
     }
-    const { nodeName, hostname, nodeIPs, rootDir, labels, taints, providerID, podCIDR, maxPods, kubeletPort, systemReserved, kubeReserved, evictionHard, nodeStatusMaxImages, registerNode, kubeletVersion, log } = o;
+    const { nodeName, hostname, nodeIPs, rootDir, labels, taints, providerID, podCIDR, maxPods, podsPerCore, kubeletPort, systemReserved, kubeReserved, evictionHard, nodeStatusMaxImages, registerNode, kubeletVersion, log } = o;
     node = this.node = new NodeAgentNode({
-      ...{ nodeName, hostname, nodeIPs, rootDir, labels, taints, providerID, podCIDR, maxPods, kubeletPort, systemReserved, kubeReserved, evictionHard, nodeStatusMaxImages, registerNode, kubeletVersion, log },
+      ...{ nodeName, hostname, nodeIPs, rootDir, labels, taints, providerID, podCIDR, maxPods, podsPerCore, kubeletPort, systemReserved, kubeReserved, evictionHard, nodeStatusMaxImages, registerNode, kubeletVersion, log },
       client: heartbeat,
       statusUpdateFrequencyMs: o.nodeStatusUpdateFrequencyMs,
       statusReportFrequencyMs: o.nodeStatusReportFrequencyMs,

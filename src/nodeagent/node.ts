@@ -37,6 +37,8 @@ export interface NodeOptions {
   providerID: string;
   podCIDR: string;
   maxPods: number;
+  /** podsPerCore: pods per CPU core at most (0: only maxPods) */
+  podsPerCore?: number;
   kubeletPort: number;
   rootDir: string;
   systemReserved: Record<string, string>;
@@ -205,13 +207,15 @@ export class NodeAgentNode {
     } catch {
       /* the root directory is made before the node starts; without it no ephemeral storage is reported */
     }
+    // (--pods-per-core: at most that many pods per core, below --max-pods)
+    const pods = this.o.podsPerCore && this.o.podsPerCore > 0 ? Math.min(this.o.maxPods, this.o.podsPerCore * cpus) : this.o.maxPods;
     const capacity: Record<string, string> = {
       cpu: String(cpus),
       'ephemeral-storage': `${storage / 1024n}Ki`,
       'hugepages-1Gi': '0',
       'hugepages-2Mi': '0',
       memory: `${memory / 1024n}Ki`,
-      pods: String(this.o.maxPods),
+      pods: String(pods),
     };
     const reserved = (k: string) => bytesOf(this.o.systemReserved, k) + bytesOf(this.o.kubeReserved, k);
     const cpuReservedMilli = this.milli(this.o.systemReserved.cpu) + this.milli(this.o.kubeReserved.cpu);
@@ -226,7 +230,7 @@ export class NodeAgentNode {
       'hugepages-1Gi': '0',
       'hugepages-2Mi': '0',
       memory: `${(memAlloc > 0n ? memAlloc : 0n) / 1024n}Ki`,
-      pods: String(this.o.maxPods),
+      pods: String(pods),
     };
     return { capacity, allocatable };
   }
