@@ -30,6 +30,7 @@ import { CRIClient } from '../nodeagent/cri.js';
 import { Kubelet } from '../nodeagent/kubelet.js';
 import { bootstrapClientCertificate, kubeconfigClientCertPath } from '../nodeagent/bootstrap.js';
 import { CertificateManager } from '../nodeagent/certmanager.js';
+import { SysctlAllowlist } from '../nodeagent/sysctls.js';
 import { parseQuantity, quantityValue } from '../schema/validation/quantity.js';
 import { defaultNodeIP } from '../nodeagent/node.js';
 import { ResourceSampler } from '../nodeagent/stats.js';
@@ -141,6 +142,11 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   const { ips } = parseNodeIPs(f.nodeIP);
   const nodeIPs = ips.length ? ips : [defaultNodeIP()];
   const reserved = reservedResources(config);
+  try {
+    new SysctlAllowlist(config.allowedUnsafeSysctls);
+  } catch (e) {
+    throw new Error(`failed to run Kubelet: ${(e as Error).message}`);
+  }
   const kubelet = new Kubelet({
     rest,
     userAgent: agent,
@@ -160,6 +166,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     podCIDR: config.podCIDR,
     maxPods: config.maxPods,
     podsPerCore: config.podsPerCore,
+    allowedUnsafeSysctls: config.allowedUnsafeSysctls,
     kubeletPort: config.port,
     systemReserved: reserved.systemReserved,
     kubeReserved: reserved.kubeReserved,

@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { ContainerLogManager } from './logrotation.js';
+import { SysctlAllowlist } from './sysctls.js';
 import { EventRecorder } from '../client/events.js';
 import { EvictionManager } from './eviction.js';
 import type { EvictionThreshold } from './options.js';
@@ -48,6 +49,8 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   fileCheckFrequencyMs: number;
   httpCheckFrequencyMs: number;
   clusterDomain: string;
+  /** --allowed-unsafe-sysctls (sysctls.ts) */
+  allowedUnsafeSysctls?: string[];
   /** the rotation of the containers' logs (logrotation.ts): containerLogMaxSize in bytes, containerLogMaxFiles, ... */
   containerLogs?: { maxSizeBytes: number; maxFiles: number; monitorIntervalMs: number; maxWorkers: number };
 }
@@ -62,6 +65,7 @@ export class Kubelet {
   private readonly clients: RESTClient[] = [];
 
   constructor(readonly o: KubeletOptions) {
+    const sysctls = new SysctlAllowlist(o.allowedUnsafeSysctls ?? []);
     mkdirSync(o.rootDir, { recursive: true });
     mkdirSync(`${o.rootDir}/pods`, { recursive: true });
     const make = (extra: Partial<RESTConfig>) => {
@@ -91,7 +95,8 @@ export class Kubelet {
       serializeImagePulls: o.serializeImagePulls,
       podLogsDir: o.podLogsDir,
       nodeUID: () => node?.uid() ?? '',
-      admit: (pod) => this.eviction?.admit(pod),
+      // (the kubelet's order: the eviction manager's handler, then the sysctls')
+      admit: (pod) => this.eviction?.admit(pod) ?? sysctls.admit(pod),
     });
     if (o.eviction && o.eviction.thresholds.length > 0) {
       const sampler = new ResourceSampler(o.cri);

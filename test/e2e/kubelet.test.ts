@@ -51,6 +51,7 @@ function startKubelet(extra: string[] = []): ChildProcess {
     '--rotate-server-certificates',
     '--container-log-max-size', '64Ki',
     '--pods-per-core', '50',
+    '--allowed-unsafe-sysctls', 'net.core.somaxconn',
     '--container-log-max-files', '3',
     '-v', '2',
     ...extra,
@@ -258,6 +259,23 @@ test('container logs are rotated past --container-log-max-size, keeping --contai
   assert.equal(l.code, 0, l.stderr);
   assert.match(l.stdout, /^x+ line \d+\n$/);
   c.kubectl(['delete', 'pod', 'chatty', '--wait=false']);
+});
+
+test('sysctls: a pod asking for one not allowlisted fails with SysctlForbidden; safe ones and --allowed-unsafe-sysctls run', async () => {
+  const withSysctls = (name: string, sysctls: Record<string, string>) =>
+    pod(name, { restartPolicy: 'Never', securityContext: { sysctls: Object.entries(sysctls).map(([n, value]) => ({ name: n, value })) }, containers: [container('main', 'cat /proc/sys/net/core/somaxconn; sleep 3600')] });
+  apply(withSysctls('sysctl-bad', { 'kernel.msgmax': '65536' }));
+  const bad = await waitPhase('sysctl-bad', 'Failed');
+  assert.equal(bad.status.reason, 'SysctlForbidden');
+  assert.equal(bad.status.message, 'forbidden sysctl: "kernel.msgmax" not allowlisted');
+  apply(withSysctls('sysctl-ok', { 'net.ipv4.tcp_syncookies': '1', 'net.core.somaxconn': '1234' }));
+  await waitPhase('sysctl-ok', 'Running');
+  const out = await until('the sysctl in the pod', async () => {
+    const l = c.kubectl(['logs', 'sysctl-ok']);
+    return l.code === 0 && l.stdout.trim() ? l.stdout.trim() : undefined;
+  }, 30_000);
+  assert.equal(out, '1234', 'set in the pod\'s network namespace by the runtime');
+  c.kubectl(['delete', 'pod', 'sysctl-bad', 'sysctl-ok', '--wait=false']);
 });
 
 test('restartPolicy: a failing container restarts with back-off; Never gives Succeeded or Failed with the exit code', async () => {
