@@ -236,6 +236,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
           authzAuthorizedTTLms: config.authorization.webhook.cacheAuthorizedTTL,
           authzUnauthorizedTTLms: config.authorization.webhook.cacheUnauthorizedTTL,
           enableDebuggingHandlers: config.enableDebuggingHandlers,
+          enableSystemLogHandler: config.enableSystemLogHandler,
           hostnames: [nodeName],
           ips: nodeIPs,
           // (validation refuses serverTLSBootstrap without the RotateKubeletServerCertificate gate)

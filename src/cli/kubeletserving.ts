@@ -85,6 +85,10 @@ export interface KubeletServingOptions {
   authzUnauthorizedTTLms: number;
   /** --enable-debugging-handlers */
   enableDebuggingHandlers: boolean;
+  /** enableSystemLogHandler: /logs/ (nodeagent/systemlogs.ts) */
+  enableSystemLogHandler?: boolean;
+  /** the directory /logs/ serves (the kubelet's /var/log; tests point it elsewhere) */
+  systemLogDir?: string;
   /** the node's host names (the first one names the self-signed certificate) and addresses */
   hostnames: string[];
   ips: string[];
@@ -336,7 +340,7 @@ export async function serveKubelet(o: KubeletServingOptions, view: NodeAgentView
     const proxy = await (upgradeProxy ??= import('../apiserver/proxy.js').then((m) => m.proxyUpgrade));
     return proxy(req, res, { url: new URL(url) });
   };
-  const handlers = kubeletHandlers(view, { enableDebuggingHandlers: o.enableDebuggingHandlers, log, proxyStream });
+  const handlers = kubeletHandlers(view, { enableDebuggingHandlers: o.enableDebuggingHandlers, enableSystemLogHandler: o.enableSystemLogHandler, systemLogDir: o.systemLogDir, log, proxyStream });
   const auth = new KubeletAuth(o, view.nodeName, rest, log);
   const pair = await servingPair(o, log);
   const prepared = prepareServing({

@@ -35,9 +35,9 @@
 //     the kubelet writes it); a failure (no such container, an exit code other than 0) is 500.
 // A view without a streaming runtime (no streamingURL or runInContainer, or no proxyStream) has
 // those paths check the pod (404 "pod does not exist") and answer 501 Not Implemented.
-// /logs/ (the node's own log files), /debug/pprof/ and /debug/flags/v answer
-// 405 with the kubelet's words for those handlers when switched off ("logs endpoint is disabled."
-// and the like): Keelson serves none of them.
+// /logs/ serves the node's own log files (systemlogs.ts), or answers 405 "logs endpoint is
+// disabled." with enableSystemLogHandler off; /debug/pprof/ and /debug/flags/v answer 405 with the
+// kubelet's words for those handlers when switched off: Keelson serves neither.
 // With the debugging handlers off (and on the read-only port) /run/, /exec/, /attach/,
 // /portForward/, /containerLogs/, /runningpods/, /debug/pprof/ and /logs/ answer 405 "Debug
 // endpoints are disabled.", and /configz is not there (404), as the kubelet answers.
@@ -51,6 +51,7 @@ import { LogReadError, readLogs, type ReadLogsOptions } from './logs.js';
 import { CRIError } from './cri.js';
 import { cadvisorMetricsText, resourceMetricsText, summaryJSON, type ResourceSample } from './stats.js';
 import { cpus, totalmem } from 'node:os';
+import { serveSystemLogs } from './systemlogs.js';
 
 /** the kubelet's streaming requests */
 export type StreamKind = 'exec' | 'attach' | 'portForward';
@@ -102,6 +103,10 @@ export type KubeletHandler = (req: IncomingMessage, res: ServerResponse, path: s
 export interface KubeletHandlerOptions {
   /** --enable-debugging-handlers (the read-only port has them off whatever this says) */
   enableDebuggingHandlers: boolean;
+  /** enableSystemLogHandler: /logs/ serves the node's log directory (systemlogs.ts); default on */
+  enableSystemLogHandler?: boolean;
+  /** that directory (default /var/log) */
+  systemLogDir?: string;
   /** the metrics /metrics serves (kubeletMetrics(view) when absent) */
   metrics?: KubeletMetrics;
   log?: Logger;
@@ -458,7 +463,8 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
       return true;
     }
     if (underPrefix(path, '/logs/')) {
-      httpError(res, 405, 'logs endpoint is disabled.');
+      if (o.enableSystemLogHandler === false) httpError(res, 405, 'logs endpoint is disabled.');
+      else await serveSystemLogs(req, res, path, o.systemLogDir);
       return true;
     }
     if (underPrefix(path, '/debug/pprof/')) {

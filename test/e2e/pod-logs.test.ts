@@ -13,6 +13,7 @@ import https from 'node:https';
 import http from 'node:http';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectStatus, freePort, startCluster, until, type Cluster } from './harness.js';
@@ -65,6 +66,11 @@ const view: NodeAgentView = {
 before(async () => {
   c = await startCluster({ args: ['--storage-backend=memory'] });
   dir = mkdtempSync(join(tmpdir(), 'keelson-kubelet-logs-'));
+  // the node's own logs (/logs/)
+  mkdirSync(join(dir, 'varlog', 'apt'), { recursive: true });
+  writeFileSync(join(dir, 'varlog', 'syslog'), 'Dec  6 21:00:00 node kernel: hello\n');
+  writeFileSync(join(dir, 'varlog', 'syslog.1.gz'), gzipSync('older\n'));
+  writeFileSync(join(dir, 'varlog', 'apt', 'history.log'), 'Start-Date: 2026-12-06\n');
   writeLogs();
   const pki = join(c.dataDir, 'pki');
   const t = c.credentials;
@@ -88,6 +94,7 @@ before(async () => {
       authzAuthorizedTTLms: 0,
       authzUnauthorizedTTLms: 0,
       enableDebuggingHandlers: true,
+      systemLogDir: join(dir, 'varlog'),
       hostnames: ['localhost'],
       ips: ['127.0.0.1'],
     },
@@ -314,8 +321,21 @@ test('the kubelet\'s handlers: /configz, /runningpods/, the kubelet\'s 404s and 
   const exec = await kubeletGet(kubelet.port, `/exec/${NS}/app/main?command=ls`, { ...admin, method: 'POST' });
   assert.deepEqual([exec.status, exec.text], [501, 'exec is not supported by this node agent\n']);
   assert.equal((await kubeletGet(kubelet.port, `/exec/${NS}/nope/main?command=ls`, { ...admin, method: 'POST' })).text, 'pod does not exist');
+  // /logs/: the node's log directory, as Go's file server lists and sends it
+  const list = await kubeletGet(kubelet.port, '/logs/', admin);
+  assert.equal(list.status, 200);
+  assert.equal(list.headers['content-type'], 'text/html; charset=utf-8');
+  assert.equal(list.text, '<!doctype html>\n<meta name="viewport" content="width=device-width">\n<pre>\n<a href="apt/">apt/</a>\n<a href="syslog">syslog</a>\n<a href="syslog.1.gz">syslog.1.gz</a>\n</pre>\n');
   const sys = await kubeletGet(kubelet.port, '/logs/syslog', admin);
-  assert.deepEqual([sys.status, sys.text], [405, 'logs endpoint is disabled.\n']);
+  assert.deepEqual([sys.status, sys.text, sys.headers['content-type']], [200, 'Dec  6 21:00:00 node kernel: hello\n', 'text/plain; charset=utf-8']);
+  assert.deepEqual([(await kubeletGet(kubelet.port, '/logs/apt', admin)).status, (await kubeletGet(kubelet.port, '/logs/apt', admin)).headers.location], [301, 'apt/']);
+  assert.equal((await kubeletGet(kubelet.port, '/logs/apt/history.log', admin)).text, 'Start-Date: 2026-12-06\n');
+  assert.equal((await kubeletGet(kubelet.port, '/logs/nope', admin)).text, '404 page not found\n');
+  assert.equal((await kubeletGet(kubelet.port, '/logs/../../etc/passwd', admin)).status, 404, 'nothing above the directory');
+  // (kubectl get --raw /api/v1/nodes/<node>/proxy/logs/ reaches it on a node with a routable
+  // address; this node's 127.0.0.1 is one the API server refuses to proxy to, as Kubernetes does)
+  const raw = c.kubectl(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/logs/syslog`]);
+  assert.match(raw.stderr, /address not allowed/);
   const metrics = await kubeletGet(kubelet.port, '/metrics', admin);
   assert.match(metrics.text, /^kubelet_running_pods 1$/m);
   assert.match(metrics.text, /^kubelet_running_containers\{container_state="running"\} 2$/m);
