@@ -49,6 +49,10 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   fileCheckFrequencyMs: number;
   httpCheckFrequencyMs: number;
   clusterDomain: string;
+  /** registryPullQPS, registryBurst, maxParallelImagePulls (pods.ts) */
+  registryPullQPS?: number;
+  registryBurst?: number;
+  maxParallelImagePulls?: number;
   /** --allowed-unsafe-sysctls (sysctls.ts) */
   allowedUnsafeSysctls?: string[];
   /** the rotation of the containers' logs (logrotation.ts): containerLogMaxSize in bytes, containerLogMaxFiles, ... */
@@ -93,6 +97,9 @@ export class Kubelet {
       nodeAllocatable: () => node?.resources().allocatable ?? {},
       runtimeName: o.cri.runtimeName || 'containerd',
       serializeImagePulls: o.serializeImagePulls,
+      registryPullQPS: o.registryPullQPS,
+      registryBurst: o.registryBurst,
+      maxParallelImagePulls: o.maxParallelImagePulls,
       podLogsDir: o.podLogsDir,
       nodeUID: () => node?.uid() ?? '',
       // (the kubelet's order: the eviction manager's handler, then the sysctls')

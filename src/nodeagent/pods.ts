@@ -34,6 +34,7 @@ import { makeEnvironment, expandCommandAndArgs, ContainerConfigError } from './e
 import type { VolumeManager } from './volumes.js';
 import type { StreamKind, StreamRequest } from './server.js';
 import { goQuote } from '../machinery/gostrings.js';
+import { ImagePulls } from './imagepulls.js';
 import { runHandler, ProbeState, type ProbeKind } from './probes.js';
 import {
   A_HASH, A_PRESTOP, A_TERMINATION_PATH, containerConfig, containerHash, dnsConfigFor, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID, podLogDir,
@@ -67,6 +68,11 @@ export interface PodWorkersOptions {
   podLogsDir: string;
   /** --serialize-image-pulls */
   serializeImagePulls: boolean;
+  /** registryPullQPS and registryBurst: pulls beyond them fail with "pull QPS exceeded" (0: no limit) */
+  registryPullQPS?: number;
+  registryBurst?: number;
+  /** maxParallelImagePulls, with parallel pulls (0 or absent: no limit) */
+  maxParallelImagePulls?: number;
   /**
    * whether a pod not yet started may start here (the eviction manager's admission under node
    * pressure): a refusal fails it with the reason and message, as the kubelet's canAdmitPod does
@@ -201,7 +207,7 @@ export class PodWorkers {
   private lastStates = new Map<string, string>();
   private timers: NodeJS.Timeout[] = [];
   private stopped = false;
-  private pullChain: Promise<unknown> = Promise.resolve();
+  private readonly pulls: ImagePulls;
   private lastRelist = 0;
   private relisting = false;
   /** the last time the loop ran without error, for the syncloop health check */
@@ -209,6 +215,7 @@ export class PodWorkers {
 
   constructor(o: PodWorkersOptions) {
     this.o = o;
+    this.pulls = new ImagePulls({ serialize: o.serializeImagePulls, qps: o.registryPullQPS ?? 0, burst: o.registryBurst ?? 10, maxParallel: o.maxParallelImagePulls ?? 0 });
     this.informer = new Informer<any>(new ResourceClient<any>(o.client, PODS), {
       fieldSelector: `spec.nodeName=${o.nodeName}`,
       log: o.log,
@@ -883,13 +890,7 @@ export class PodWorkers {
     void this.o.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
     const started = Date.now();
     try {
-      const pull = () => this.o.cri.pullImage(image, undefined, undefined);
-      let ref: string;
-      if (this.o.serializeImagePulls) {
-        const p = this.pullChain.then(pull, pull);
-        this.pullChain = p.catch(() => undefined);
-        ref = await p;
-      } else ref = await pull();
+      const ref = await this.pulls.run(() => this.o.cri.pullImage(image, undefined, undefined));
       rec.imageBackoff.delete(image);
       void this.o.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${((Date.now() - started) / 1000).toFixed(3)}s`, fieldPath);
       return ref || image;
