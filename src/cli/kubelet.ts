@@ -240,6 +240,11 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
           authzUnauthorizedTTLms: config.authorization.webhook.cacheUnauthorizedTTL,
           enableDebuggingHandlers: config.enableDebuggingHandlers,
           enableSystemLogHandler: config.enableSystemLogHandler,
+          enableDebugFlagsHandler: config.enableDebugFlagsHandler,
+          setVerbosity: (v) => {
+            klog.configure({ verbosity: v });
+            log.info('Log verbosity changed', { v });
+          },
           hostnames: [nodeName],
           ips: nodeIPs,
           // (validation refuses serverTLSBootstrap without the RotateKubeletServerCertificate gate)

@@ -89,6 +89,9 @@ export interface KubeletServingOptions {
   enableSystemLogHandler?: boolean;
   /** the directory /logs/ serves (the kubelet's /var/log; tests point it elsewhere) */
   systemLogDir?: string;
+  /** enableDebugFlagsHandler, and what PUT /debug/flags/v sets the verbosity with */
+  enableDebugFlagsHandler?: boolean;
+  setVerbosity?: (v: number) => void;
   /** the node's host names (the first one names the self-signed certificate) and addresses */
   hostnames: string[];
   ips: string[];
@@ -340,7 +343,7 @@ export async function serveKubelet(o: KubeletServingOptions, view: NodeAgentView
     const proxy = await (upgradeProxy ??= import('../apiserver/proxy.js').then((m) => m.proxyUpgrade));
     return proxy(req, res, { url: new URL(url) });
   };
-  const handlers = kubeletHandlers(view, { enableDebuggingHandlers: o.enableDebuggingHandlers, enableSystemLogHandler: o.enableSystemLogHandler, systemLogDir: o.systemLogDir, log, proxyStream });
+  const handlers = kubeletHandlers(view, { enableDebuggingHandlers: o.enableDebuggingHandlers, enableSystemLogHandler: o.enableSystemLogHandler, systemLogDir: o.systemLogDir, enableDebugFlagsHandler: o.enableDebugFlagsHandler, setVerbosity: o.setVerbosity, log, proxyStream });
   const auth = new KubeletAuth(o, view.nodeName, rest, log);
   const pair = await servingPair(o, log);
   const prepared = prepareServing({

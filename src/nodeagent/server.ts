@@ -36,8 +36,9 @@
 // A view without a streaming runtime (no streamingURL or runInContainer, or no proxyStream) has
 // those paths check the pod (404 "pod does not exist") and answer 501 Not Implemented.
 // /logs/ serves the node's own log files (systemlogs.ts), or answers 405 "logs endpoint is
-// disabled." with enableSystemLogHandler off; /debug/pprof/ and /debug/flags/v answer 405 with the
-// kubelet's words for those handlers when switched off: Keelson serves neither.
+// disabled." with enableSystemLogHandler off; PUT /debug/flags/v sets the log verbosity
+// (enableDebugFlagsHandler); /debug/pprof/ answers 405 "profiling endpoint is disabled." (Go's
+// profiler has no counterpart here).
 // With the debugging handlers off (and on the read-only port) /run/, /exec/, /attach/,
 // /portForward/, /containerLogs/, /runningpods/, /debug/pprof/ and /logs/ answer 405 "Debug
 // endpoints are disabled.", and /configz is not there (404), as the kubelet answers.
@@ -107,6 +108,9 @@ export interface KubeletHandlerOptions {
   enableSystemLogHandler?: boolean;
   /** that directory (default /var/log) */
   systemLogDir?: string;
+  /** enableDebugFlagsHandler: PUT /debug/flags/v sets the log verbosity with this (absent: 405) */
+  enableDebugFlagsHandler?: boolean;
+  setVerbosity?: (v: number) => void;
   /** the metrics /metrics serves (kubeletMetrics(view) when absent) */
   metrics?: KubeletMetrics;
   log?: Logger;
@@ -368,6 +372,42 @@ function segments(path: string, prefix: string): string[] | undefined {
     });
 }
 
+/**
+ * PUT /debug/flags/v (the kubelet's StringFlagPutHandler with klog's setter): the body is the new
+ * verbosity; plain-text answers in the kubelet's words
+ */
+async function putVerbosity(req: IncomingMessage, res: ServerResponse, set: (v: number) => void): Promise<void> {
+  const text = (code: number, msg: string) => {
+    res.statusCode = code;
+    res.setHeader('Content-Type', 'text/plain');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.end(`${msg}\n`);
+  };
+  if (req.method !== 'PUT') return text(406, 'unsupported http method');
+  let val: string;
+  try {
+    val = await new Promise<string>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > 1024) reject(new Error('too large'));
+        else chunks.push(c);
+      });
+      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      req.on('error', reject);
+    });
+  } catch (e) {
+    return text(400, `error reading request body: ${(e as Error).message}`);
+  }
+  // (klog.Level's Set: strconv.ParseInt(val, 10, 32))
+  const n = /^[+-]?\d+$/.test(val) ? Number(val) : NaN;
+  if (!Number.isInteger(n)) return text(400, `failed set klog.logging.verbosity ${val}: strconv.ParseInt: parsing ${JSON.stringify(val)}: invalid syntax`);
+  if (n > 2 ** 31 - 1 || n < -(2 ** 31)) return text(400, `failed set klog.logging.verbosity ${val}: strconv.ParseInt: parsing ${JSON.stringify(val)}: value out of range`);
+  set(n);
+  text(200, `successfully set klog.logging.verbosity to ${val}`);
+}
+
 /** the paths the debugging handlers own, which answer 405 when they are off (InstallDebuggingDisabledHandlers) */
 const DEBUG_PREFIXES = ['/run/', '/exec/', '/attach/', '/portForward/', '/containerLogs/', '/runningpods/', '/debug/pprof/', '/logs/'];
 
@@ -472,7 +512,8 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
       return true;
     }
     if (path === '/debug/flags/v') {
-      httpError(res, 405, 'flags endpoint is disabled.');
+      if (!o.setVerbosity || o.enableDebugFlagsHandler === false) httpError(res, 405, 'flags endpoint is disabled.');
+      else await putVerbosity(req, res, o.setVerbosity);
       return true;
     }
     return false;

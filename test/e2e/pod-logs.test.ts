@@ -29,6 +29,7 @@ const NS = 'logs';
 const NODE = 'logs-node';
 let pods: any[] = [];
 let mainRunning = true;
+const verbosities: number[] = [];
 /** how often the kubelet asked about the side container (a followed log asks each time it waits) */
 let sideAsked = 0;
 let alice: { cert: string; key: string };
@@ -95,6 +96,7 @@ before(async () => {
       authzUnauthorizedTTLms: 0,
       enableDebuggingHandlers: true,
       systemLogDir: join(dir, 'varlog'),
+      setVerbosity: (v) => verbosities.push(v),
       hostnames: ['localhost'],
       ips: ['127.0.0.1'],
     },
@@ -133,7 +135,7 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function kubeletGet(port: number, path: string, opts: { cert?: string | Buffer; key?: string | Buffer; token?: string; method?: string; plain?: boolean } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+function kubeletGet(port: number, path: string, opts: { cert?: string | Buffer; key?: string | Buffer; token?: string; method?: string; plain?: boolean; body?: string } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = opts.token ? { authorization: `Bearer ${opts.token}` } : {};
     const cb = (res: http.IncomingMessage) => {
@@ -145,7 +147,7 @@ function kubeletGet(port: number, path: string, opts: { cert?: string | Buffer; 
       ? http.request({ host: '127.0.0.1', port, path, method: opts.method ?? 'GET', headers }, cb)
       : https.request({ host: '127.0.0.1', port, path, method: opts.method ?? 'GET', headers, rejectUnauthorized: false, cert: opts.cert, key: opts.key, agent: false }, cb);
     req.on('error', reject);
-    req.end();
+    req.end(opts.body);
   });
 }
 
@@ -332,6 +334,13 @@ test('the kubelet\'s handlers: /configz, /runningpods/, the kubelet\'s 404s and 
   assert.equal((await kubeletGet(kubelet.port, '/logs/apt/history.log', admin)).text, 'Start-Date: 2026-12-06\n');
   assert.equal((await kubeletGet(kubelet.port, '/logs/nope', admin)).text, '404 page not found\n');
   assert.equal((await kubeletGet(kubelet.port, '/logs/../../etc/passwd', admin)).status, 404, 'nothing above the directory');
+  // PUT /debug/flags/v: the log verbosity, as the kubelet's flags handler sets it
+  const v = await kubeletGet(kubelet.port, '/debug/flags/v', { ...admin, method: 'PUT', body: '4' });
+  assert.deepEqual([v.status, v.text, v.headers['content-type']], [200, 'successfully set klog.logging.verbosity to 4\n', 'text/plain']);
+  assert.deepEqual(verbosities, [4]);
+  const badv = await kubeletGet(kubelet.port, '/debug/flags/v', { ...admin, method: 'PUT', body: 'loud' });
+  assert.deepEqual([badv.status, badv.text], [400, 'failed set klog.logging.verbosity loud: strconv.ParseInt: parsing "loud": invalid syntax\n']);
+  assert.deepEqual([(await kubeletGet(kubelet.port, '/debug/flags/v', admin)).status], [406]);
   // (kubectl get --raw /api/v1/nodes/<node>/proxy/logs/ reaches it on a node with a routable
   // address; this node's 127.0.0.1 is one the API server refuses to proxy to, as Kubernetes does)
   const raw = c.kubectl(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/logs/syslog`]);
