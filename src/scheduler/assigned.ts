@@ -15,15 +15,22 @@
 // scheduling pass's list of bound pods), so that a pod that went away between that list and the
 // watch is still seen: its event is replayed. When that version is too old (410), or the watch
 // failed, it starts again at the current version and moves the waiting pods once, since an event
-// may have been missed. MODIFIED events (a bound pod's status, mostly) move nothing: the
-// queue's periodic recheck covers a label change (Kubernetes filters those updates with its
-// queueing hints).
+// may have been missed. A MODIFIED event moves the waiting pods only when the bound pod's labels
+// changed (AssignedPodUpdate with UpdatePodLabel, as Kubernetes' queueing hints tell it from a
+// status write): the labels of the bound pods are kept while the watch runs, from a metadata list
+// when it starts.
 import type { Logger } from '../client/log.js';
 import { isResourceExpired, type RESTClient } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
 import { sleep } from '../client/flowcontrol.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' };
+
+/** a pod's labels, as a text that compares */
+function labelsOf(p: any): string {
+  const l = p?.metadata?.labels ?? {};
+  return JSON.stringify(Object.keys(l).sort().map((k) => [k, l[k]]));
+}
 
 export interface AssignedPodWatchOptions {
   client: RESTClient;
@@ -36,6 +43,8 @@ export interface AssignedPodWatchOptions {
   added: (uid?: string) => void;
   /** a bound pod went away */
   removed: (uid?: string) => void;
+  /** a bound pod's labels changed (AssignedPodUpdate) */
+  relabeled: (uid: string) => void;
   /** the server's longest watch, before the watch is opened again (default 5 to 10 min, as informers) */
   timeoutSeconds?: number;
 }
@@ -46,7 +55,9 @@ export class AssignedPodWatch {
   private readonly abort = new AbortController();
   private loop?: Promise<void>;
   /** watches opened, and events that moved pods (for tests and logs) */
-  readonly stats = { watches: 0, added: 0, removed: 0, restarts: 0 };
+  readonly stats = { watches: 0, added: 0, removed: 0, relabeled: 0, restarts: 0 };
+  /** the labels of the bound pods, by uid, while a watch runs (seeded by a metadata list when it starts) */
+  private labels = new Map<string, string>();
 
   constructor(private readonly o: AssignedPodWatchOptions) {}
 
@@ -70,8 +81,11 @@ export class AssignedPodWatch {
     await this.loop?.catch(() => undefined);
   }
 
-  private async currentVersion(): Promise<string> {
-    const l = await new ResourceClient<any>(this.o.client, PODS).listMetadata({ fieldSelector: this.o.fieldSelector, limit: 1, signal: this.abort.signal });
+  /** the bound pods' labels now, to tell a label change from a status write (and the list's version) */
+  private async seedLabels(): Promise<string> {
+    const l = await new ResourceClient<any>(this.o.client, PODS).listAll({ fieldSelector: this.o.fieldSelector, metadataOnly: true, signal: this.abort.signal });
+    this.labels = new Map();
+    for (const p of l.items ?? []) if (typeof p?.metadata?.uid === 'string') this.labels.set(p.metadata.uid, labelsOf(p));
     return l.metadata?.resourceVersion ?? '';
   }
 
@@ -80,15 +94,22 @@ export class AssignedPodWatch {
     const signal = this.abort.signal;
     let rv = from ?? '';
     let missed = false;
+    try {
+      const seeded = await this.seedLabels();
+      rv ||= seeded;
+    } catch {
+      missed = true;
+    }
     for (;;) {
       if (this.stopped || !this.o.needed()) {
         // at once, in the same step as the check: a pod that comes to wait after it starts a new watch
         this.running = false;
+        this.labels = new Map();
         break;
       }
       try {
         if (!rv || missed) {
-          rv = await this.currentVersion();
+          rv = await this.seedLabels();
           // (anything between the decision and now is unknown: the waiting pods are tried again)
           if (missed) {
             this.stats.restarts++;
@@ -109,10 +130,21 @@ export class AssignedPodWatch {
             const uid = typeof ev.object?.metadata?.uid === 'string' ? ev.object.metadata.uid : undefined;
             if (ev.type === 'ADDED') {
               this.stats.added++;
+              if (uid) this.labels.set(uid, labelsOf(ev.object));
               this.o.added(uid);
             } else if (ev.type === 'DELETED') {
               this.stats.removed++;
+              if (uid) this.labels.delete(uid);
               this.o.removed(uid);
+            } else if (ev.type === 'MODIFIED' && uid) {
+              // (most writes of a bound pod are its status: only a change of its labels matters)
+              const now = labelsOf(ev.object);
+              const before = this.labels.get(uid);
+              this.labels.set(uid, now);
+              if (before !== undefined && before !== now) {
+                this.stats.relabeled++;
+                this.o.relabeled(uid);
+              }
             }
             if (!this.o.needed()) break;
           }
@@ -123,6 +155,7 @@ export class AssignedPodWatch {
       } catch (e) {
         if (this.stopped) {
           this.running = false;
+          this.labels = new Map();
           return;
         }
         if (!isResourceExpired(e)) {

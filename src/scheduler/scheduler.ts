@@ -483,6 +483,12 @@ export class Scheduler {
         this.pass?.observed(uid, true);
         queue.movePodEvent('removed');
       },
+      // (a pod may now match a term it did not, or no longer match one it did: both kinds move)
+      relabeled: (uid) => {
+        this.pass?.observed(uid, true);
+        queue.movePodEvent('added');
+        queue.movePodEvent('removed');
+      },
     });
     this.queue = queue;
     this.pods = pods;

@@ -374,6 +374,30 @@ test('a pod waiting on a required affinity is bound as soon as a pod it names is
   c.kubectl(['delete', 'pod', 'latecomer', 'latecomer-follower', '--force', '--grace-period=0'], { version: K });
 });
 
+test('a pod waiting on a required affinity is bound as soon as a bound pod is labelled to match it', async () => {
+  createPod(JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'relabel-target' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } }));
+  const node = await boundTo('relabel-target');
+  createPod(
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'relabel-follower' },
+      spec: {
+        affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { team: 'blue' } }, topologyKey: 'kubernetes.io/hostname' }] } },
+        containers: [{ name: 'c', image: 'busybox' }],
+      },
+    }),
+  );
+  assert.match(await failedScheduling('relabel-follower'), /didn't match pod affinity rules/);
+  // (the retries that the target's own binding set off are over by then: the follower waits)
+  await new Promise((r) => setTimeout(r, 5000));
+  // (a status write of the bound pod moves nothing; its new label does)
+  const l = c.kubectl(['label', 'pod', 'relabel-target', 'team=blue'], { version: K });
+  assert.equal(l.code, 0, l.stderr);
+  assert.equal(await until('relabel-follower bound', async () => (await getPod('relabel-follower')).spec.nodeName as string | undefined, 20_000), node);
+  c.kubectl(['delete', 'pod', 'relabel-target', 'relabel-follower', '--force', '--grace-period=0'], { version: K });
+});
+
 test('preemption: a pod of higher priority that fits nowhere evicts the lower-priority pod in its way, is nominated, and is bound once the victim is gone', async () => {
   for (const [name, value, policy] of [['low', 100], ['high', 1000], ['high-polite', 1000, 'Never']] as const) {
     const r = await c.raw('POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { body: { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value, ...(policy ? { preemptionPolicy: policy } : {}) } });
