@@ -142,8 +142,9 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   const { ips } = parseNodeIPs(f.nodeIP);
   const nodeIPs = ips.length ? ips : [defaultNodeIP()];
   const reserved = reservedResources(config);
+  let sysctls: SysctlAllowlist;
   try {
-    new SysctlAllowlist(config.allowedUnsafeSysctls);
+    sysctls = new SysctlAllowlist(config.allowedUnsafeSysctls);
   } catch (e) {
     throw new Error(`failed to run Kubelet: ${(e as Error).message}`);
   }
@@ -166,7 +167,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     podCIDR: config.podCIDR,
     maxPods: config.maxPods,
     podsPerCore: config.podsPerCore,
-    allowedUnsafeSysctls: config.allowedUnsafeSysctls,
+    sysctls,
     registryPullQPS: config.registryPullQPS,
     registryBurst: config.registryBurst,
     maxParallelImagePulls: config.maxParallelImagePulls ?? 0,

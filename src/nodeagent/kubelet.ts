@@ -53,8 +53,8 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   registryPullQPS?: number;
   registryBurst?: number;
   maxParallelImagePulls?: number;
-  /** --allowed-unsafe-sysctls (sysctls.ts) */
-  allowedUnsafeSysctls?: string[];
+  /** the sysctls pods may set (--allowed-unsafe-sysctls, sysctls.ts); default: the safe ones */
+  sysctls?: SysctlAllowlist;
   /** the rotation of the containers' logs (logrotation.ts): containerLogMaxSize in bytes, containerLogMaxFiles, ... */
   containerLogs?: { maxSizeBytes: number; maxFiles: number; monitorIntervalMs: number; maxWorkers: number };
 }
@@ -69,7 +69,7 @@ export class Kubelet {
   private readonly clients: RESTClient[] = [];
 
   constructor(readonly o: KubeletOptions) {
-    const sysctls = new SysctlAllowlist(o.allowedUnsafeSysctls ?? []);
+    const sysctls = o.sysctls ?? new SysctlAllowlist([]);
     mkdirSync(o.rootDir, { recursive: true });
     mkdirSync(`${o.rootDir}/pods`, { recursive: true });
     const make = (extra: Partial<RESTConfig>) => {

@@ -96,14 +96,12 @@ export class ContainerLogManager {
     const dir = dirname(path);
     const base = basename(path);
     // leftovers of an earlier rotation cut short
-    const names = await readdir(dir);
+    const names = (await readdir(dir)).filter((n) => n.startsWith(`${base}.`));
     const present = new Set(names);
-    for (const n of names) {
-      if (!n.startsWith(`${base}.`)) continue;
-      if (n.endsWith('.tmp') || (!n.endsWith('.gz') && present.has(`${n}.gz`))) await unlink(join(dir, n)).catch(() => undefined);
-    }
+    const leftover = (n: string) => n.endsWith('.tmp') || (!n.endsWith('.gz') && present.has(`${n}.gz`));
+    for (const n of names) if (leftover(n)) await unlink(join(dir, n)).catch(() => undefined);
     // the rotated files, oldest first (their names sort by time)
-    let rotated = (await readdir(dir)).filter((n) => n.startsWith(`${base}.`) && !n.endsWith('.tmp')).sort();
+    let rotated = names.filter((n) => !leftover(n)).sort();
     // beside the current file (and the one this rotation makes) at most maxFiles - 1 are kept
     const excess = rotated.length - (this.o.maxFiles - 2);
     for (const n of rotated.slice(0, Math.max(0, excess))) await unlink(join(dir, n)).catch(() => undefined);

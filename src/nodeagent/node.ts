@@ -208,7 +208,7 @@ export class NodeAgentNode {
       /* the root directory is made before the node starts; without it no ephemeral storage is reported */
     }
     // (--pods-per-core: at most that many pods per core, below --max-pods)
-    const pods = this.o.podsPerCore && this.o.podsPerCore > 0 ? Math.min(this.o.maxPods, this.o.podsPerCore * cpus) : this.o.maxPods;
+    const pods = (this.o.podsPerCore ?? 0) > 0 ? Math.min(this.o.maxPods, this.o.podsPerCore! * cpus) : this.o.maxPods;
     const capacity: Record<string, string> = {
       cpu: String(cpus),
       'ephemeral-storage': `${storage / 1024n}Ki`,

@@ -8,8 +8,9 @@
 // so it opens a watch of its own for those events when a pod waits in the queue for one of them:
 // metadata only (PartialObjectMetadata: nothing of the pods is decoded beyond their metadata), with
 // the bound-pod field selector (a pod that terminates or is deleted leaves it: DELETED), nothing
-// kept, and closed again once no pod waits for such an event. A cluster where nothing waits pays
-// nothing; one where pods wait pays one watch event per bound pod that comes or goes.
+// kept but each bound pod's labels, and closed again once no pod waits for such an event. A
+// cluster where nothing waits pays nothing; one where pods wait pays a metadata list of the bound
+// pods when the watch starts, and one watch event per write of a bound pod.
 //
 // The watch starts at the resourceVersion of the list the failed decision was made on (the
 // scheduling pass's list of bound pods), so that a pod that went away between that list and the
@@ -54,8 +55,6 @@ export class AssignedPodWatch {
   private stopped = false;
   private readonly abort = new AbortController();
   private loop?: Promise<void>;
-  /** watches opened, and events that moved pods (for tests and logs) */
-  readonly stats = { watches: 0, added: 0, removed: 0, relabeled: 0, restarts: 0 };
   /** the labels of the bound pods, by uid, while a watch runs (seeded by a metadata list when it starts) */
   private labels = new Map<string, string>();
 
@@ -69,10 +68,6 @@ export class AssignedPodWatch {
     if (this.running || this.stopped) return;
     this.running = true;
     this.loop = this.run(resourceVersion);
-  }
-
-  get active(): boolean {
-    return this.running;
   }
 
   async stop(): Promise<void> {
@@ -112,7 +107,6 @@ export class AssignedPodWatch {
           rv = await this.seedLabels();
           // (anything between the decision and now is unknown: the waiting pods are tried again)
           if (missed) {
-            this.stats.restarts++;
             this.o.added();
             this.o.removed();
           }
@@ -120,7 +114,6 @@ export class AssignedPodWatch {
           continue;
         }
         const timeoutSeconds = this.o.timeoutSeconds ?? Math.floor(300 * (1 + Math.random()));
-        this.stats.watches++;
         const w = await pods.watch({ resourceVersion: rv, fieldSelector: this.o.fieldSelector, metadataOnly: true, allowWatchBookmarks: true, timeoutSeconds, signal });
         this.o.log.v(4).info('Watching bound pods for the pods that wait on them', { resourceVersion: rv });
         try {
@@ -129,11 +122,9 @@ export class AssignedPodWatch {
             if (typeof v === 'string' && v) rv = v;
             const uid = typeof ev.object?.metadata?.uid === 'string' ? ev.object.metadata.uid : undefined;
             if (ev.type === 'ADDED') {
-              this.stats.added++;
               if (uid) this.labels.set(uid, labelsOf(ev.object));
               this.o.added(uid);
             } else if (ev.type === 'DELETED') {
-              this.stats.removed++;
               if (uid) this.labels.delete(uid);
               this.o.removed(uid);
             } else if (ev.type === 'MODIFIED' && uid) {
@@ -142,7 +133,6 @@ export class AssignedPodWatch {
               const before = this.labels.get(uid);
               this.labels.set(uid, now);
               if (before !== undefined && before !== now) {
-                this.stats.relabeled++;
                 this.o.relabeled(uid);
               }
             }

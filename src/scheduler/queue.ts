@@ -12,12 +12,13 @@
 // A pod that failed while a move was requested (a Node event during its attempt) goes to backoff,
 // not unschedulable, so that the event is not lost (moveRequestCycle).
 //
-// Bound pods coming and going (AssignedPodAdd, AssignedPodDelete) move the unschedulable pods whose
-// failure such an event may resolve (`podEvents`: a bound pod added may satisfy an affinity or change
-// a spread; one gone may free room or ports, or end an anti-affinity): the scheduler watches them
-// only while such pods wait (assigned.ts). As a fallback for what that watch cannot tell (a bound
-// pod's labels changed), a pod that the removal of other pods could help is also tried again after
-// `recheckMs` (30 s) in unschedulable.
+// Bound pods coming, going or changing their labels (AssignedPodAdd, AssignedPodDelete,
+// AssignedPodUpdate) move the unschedulable pods whose failure such an event may resolve
+// (`podEvents`: a bound pod added may satisfy an affinity or change a spread; one gone may free room
+// or ports, or end an anti-affinity): the scheduler watches them only while such pods wait
+// (assigned.ts). As a fallback for what that watch cannot tell (a bound pod's requests shrinking in
+// place), a pod that the removal of other pods could help is also tried again after `recheckMs`
+// (30 s) in unschedulable.
 
 export interface QueuedPod {
   /** namespace/name */

@@ -21,11 +21,12 @@
 // nodeSelector no node matches costs no list at all, and a scheduler with nothing pending costs
 // nothing but its two idle watches.
 //
-// What Kubernetes learns from its informer over the bound pods, that one of them came or went
-// (AssignedPodAdd, AssignedPodDelete: the events that retry a pod that did not fit for lack of room,
-// for an anti-affinity, a spread or a missing affinity), this scheduler learns from a metadata-only
-// watch of the bound pods that it keeps open only while some pod waits for such an event
-// (assigned.ts). Pods bound by someone else during a pass are seen at the next pass.
+// What Kubernetes learns from its informer over the bound pods, that one of them came, went or
+// changed its labels (AssignedPodAdd, AssignedPodDelete, AssignedPodUpdate: the events that retry a
+// pod that did not fit for lack of room, for an anti-affinity, a spread or a missing affinity), this
+// scheduler learns from a metadata-only watch of the bound pods that it keeps open only while some
+// pod waits for such an event (assigned.ts). Pods bound by someone else during a pass are seen at
+// the next pass, or at once while that watch runs (the pass is then stale).
 //
 // Scheduling one pod (schedule_one.go): the NodeAffinity PreFilter (matchFields metadata.name),
 // the filters of framework.ts over the nodes starting where the last pod's search stopped, until
@@ -42,9 +43,9 @@
 // DisruptionTarget, reason PreemptionByScheduler; a `Preempted` event) and the node nominated in
 // its status.nominatedNodeName; it is tried again when a bound pod goes away (its victims, seen
 // through assigned.ts's watch; at the latest after 30 s), and waits while its nominated node still
-// holds a victim being deleted. Meanwhile other
-// pods of no higher priority must fit on that node beside it (its room is kept), and pods of lower
-// priority already nominated there lose their nomination (they look elsewhere).
+// holds a victim being deleted. Meanwhile other pods of no higher priority must fit on that node
+// beside it (its room is kept), and pods of lower priority already nominated there lose their
+// nomination (they look elsewhere).
 //
 // Pods with spec.schedulingGates are left alone until the gates go; one without a PodScheduled
 // condition gets PodScheduled=False, reason SchedulingGated (which kube-apiserver sets on create).
@@ -191,7 +192,6 @@ export interface SchedulerMetrics {
   leader: boolean;
 }
 
-/** one scheduling pass's view of the pods on nodes (summaries, not pods) */
 /**
  * the bound-pod events that may resolve a failure, by the plugins that refused (their
  * EventsToRegister): a pod gone frees room and ports (NodeResourcesFit, NodePorts) and may end an
@@ -210,6 +210,7 @@ function podEventsOf(statuses: Iterable<Status>): PodEvents {
 
 const VICTIMS_GONE: PodEvents = Object.freeze({ added: false, removed: true });
 
+/** one scheduling pass's view of the pods on nodes (summaries, not pods) */
 class PassCache {
   readonly started = Date.now();
   private listing?: Promise<{ cluster: ClusterPods; summaries: Map<string, PodSummary[]> }>;
@@ -316,7 +317,6 @@ class PassCache {
     for (const s of loaded?.summaries.get(node) ?? []) if (uids.has(s.uid)) s.preempted = true;
   }
 
-  /** the pass's own binding */
   /** a bound pod came or went that this pass did not bind itself: its lists are out of date */
   stale = false;
   /** the uids of the pods this pass binds or bound (their ADDED events may come before the binding's answer) */
@@ -332,6 +332,7 @@ class PassCache {
     if (gone || !uid || !this.boundUids.has(uid)) this.stale = true;
   }
 
+  /** the pass's own binding */
   async bound(node: string, pod: PodSummary, placed: PlacedPod): Promise<void> {
     const loaded = await this.listing?.catch(() => undefined);
     if (!loaded) return;
@@ -596,7 +597,6 @@ export class Scheduler {
     const profile = this.profiles.get(pod.spec?.schedulerName ?? DEFAULT_SCHEDULER_NAME)!;
     const p = newPodInfo(pod);
     const allNodes = this.nodes?.list() ?? [];
-    const started = Date.now();
     const startedMs = performance.now();
     const result = await this.findNode(p, profile, allNodes, pass, signal);
     if (signal.aborted) return;
@@ -643,7 +643,7 @@ export class Scheduler {
     await pass.bound(node, p.summary, placedPod(pod, node));
     queue.done(e.key);
     this.countAttempt('scheduled', profile.schedulerName, startedMs);
-    this.log.v(2).info('Successfully bound pod to node', { pod: e.key, node, evaluatedNodes: result.evaluated, feasibleNodes: result.feasible, elapsedMs: Date.now() - started });
+    this.log.v(2).info('Successfully bound pod to node', { pod: e.key, node, evaluatedNodes: result.evaluated, feasibleNodes: result.feasible, elapsedMs: Math.round(performance.now() - startedMs) });
     this.track(this.recorders.get(profile.schedulerName)!.event(podRef(pod), 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${node}`));
   }
 

@@ -79,6 +79,18 @@ const podJSON = (name: string, o: { nodeSelector?: Record<string, string>; cpu?:
     },
   });
 
+/** a pod that requires, by hostname, the company of pods with these labels */
+const follower = (name: string, matchLabels: Record<string, string>) =>
+  JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: {
+      affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels }, topologyKey: 'kubernetes.io/hostname' }] } },
+      containers: [{ name: 'c', image: 'busybox' }],
+    },
+  });
+
 function createPod(body: string): void {
   const r = c.kubectl(['create', '-f', '-'], { version: K, input: body });
   assert.equal(r.code, 0, r.stderr);
@@ -251,17 +263,7 @@ test('required pod anti-affinity by hostname: one replica per node, the third wa
 
 test('required pod affinity: the pod goes where the pods it names are; none anywhere: it waits', async () => {
   const plainNode = (await getPod('plain')).spec.nodeName;
-  const follower = (name: string, run: string) =>
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name },
-      spec: {
-        affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { run } }, topologyKey: 'kubernetes.io/hostname' }] } },
-        containers: [{ name: 'c', image: 'busybox' }],
-      },
-    });
-  createPod(follower('follower', 'plain'));
+  createPod(follower('follower', { run: 'plain' }));
   assert.equal(await boundTo('follower'), plainNode);
   // matchLabelKeys and mismatchLabelKeys are written into the selector at creation, with the pod's values
   const keyed = {
@@ -280,7 +282,7 @@ test('required pod affinity: the pod goes where the pods it names are; none anyw
   // (no pod has run=plain and rev=7 but keyed itself, which does not match its own term: it waits)
   assert.match(await failedScheduling('keyed'), /didn't match pod affinity rules/);
   c.kubectl(['delete', 'pod', 'keyed', '--wait=false'], { version: K });
-  createPod(follower('lonely', 'nobody'));
+  createPod(follower('lonely', { run: 'nobody' }));
   assert.equal(
     await failedScheduling('lonely'),
     "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 node(s) didn't match pod affinity rules. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
@@ -355,17 +357,7 @@ test('a pod waiting on an anti-affinity is bound as soon as the pod in its way i
 });
 
 test('a pod waiting on a required affinity is bound as soon as a pod it names is bound', async () => {
-  createPod(
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'latecomer-follower' },
-      spec: {
-        affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { run: 'latecomer' } }, topologyKey: 'kubernetes.io/hostname' }] } },
-        containers: [{ name: 'c', image: 'busybox' }],
-      },
-    }),
-  );
+  createPod(follower('latecomer-follower', { run: 'latecomer' }));
   assert.match(await failedScheduling('latecomer-follower'), /didn't match pod affinity rules/);
   createPod(JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'latecomer', labels: { run: 'latecomer' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } }));
   const leader = await boundTo('latecomer');
@@ -377,17 +369,7 @@ test('a pod waiting on a required affinity is bound as soon as a pod it names is
 test('a pod waiting on a required affinity is bound as soon as a bound pod is labelled to match it', async () => {
   createPod(JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'relabel-target' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } }));
   const node = await boundTo('relabel-target');
-  createPod(
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'relabel-follower' },
-      spec: {
-        affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { team: 'blue' } }, topologyKey: 'kubernetes.io/hostname' }] } },
-        containers: [{ name: 'c', image: 'busybox' }],
-      },
-    }),
-  );
+  createPod(follower('relabel-follower', { team: 'blue' }));
   assert.match(await failedScheduling('relabel-follower'), /didn't match pod affinity rules/);
   // (the retries that the target's own binding set off are over by then: the follower waits)
   await new Promise((r) => setTimeout(r, 5000));

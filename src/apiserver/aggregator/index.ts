@@ -323,6 +323,18 @@ export class Aggregator {
     },
   };
 
+  /** where and how the aggregator's own requests reach an available APIService's server (undefined: they do not) */
+  private reach(apiService: any): { loc: Location; tls: https.RequestOptions; agent: https.Agent } | undefined {
+    if (!isAvailable(apiService)) return undefined;
+    let loc: Location;
+    try {
+      loc = this.resolve(apiService);
+    } catch {
+      return undefined;
+    }
+    return { loc, tls: tlsOptionsFor(apiService, this.o.identity), agent: this.agentFor(apiService) };
+  }
+
   /**
    * The OpenAPI documents an extension server has for the APIService's group version: v3 from its
    * /openapi/v3 index, v2 (its paths of the group version, and its definitions) from /openapi/v2.
@@ -332,15 +344,9 @@ export class Aggregator {
   private async fetchOpenAPI(apiService: any): Promise<(RemoteDocument & { sig: string }) | undefined> {
     const group: string = apiService.spec.group ?? '';
     const version: string = apiService.spec.version;
-    if (!isAvailable(apiService)) return undefined;
-    let loc: Location;
-    try {
-      loc = this.resolve(apiService);
-    } catch {
-      return undefined;
-    }
-    const tls = tlsOptionsFor(apiService, this.o.identity);
-    const agent = this.agentFor(apiService);
+    const to = this.reach(apiService);
+    if (!to) return undefined;
+    const { loc, tls, agent } = to;
     const headers = { Accept: 'application/json', ...authProxyHeaders(AGGREGATOR_USER) };
     const name = `apis/${group}/${version}`;
     const out: RemoteDocument & { sig: string } = { name, sig: '' };
@@ -376,15 +382,9 @@ export class Aggregator {
   private async fetchDiscovery(apiService: any): Promise<any> {
     const group: string = apiService.spec.group ?? '';
     const version: string = apiService.spec.version;
-    if (!isAvailable(apiService)) return staleEntry(version);
-    let loc: Location;
-    try {
-      loc = this.resolve(apiService);
-    } catch {
-      return staleEntry(version);
-    }
-    const tls = tlsOptionsFor(apiService, this.o.identity);
-    const agent = this.agentFor(apiService);
+    const to = this.reach(apiService);
+    if (!to) return staleEntry(version);
+    const { loc, tls, agent } = to;
     try {
       const agg = await fetchFrom(loc, '/apis', { Accept: AGGREGATED_ACCEPT, ...authProxyHeaders(AGGREGATOR_USER) }, tls, DISCOVERY_TIMEOUT_MS, agent);
       if (agg.status === 503) return staleEntry(version);

@@ -524,9 +524,9 @@ class RuleRun {
       const ruleText = trimSpace(String(r.message ?? '')) || rule;
       let result: unknown;
       try {
-        const r = this.run(rule, vars, at, type, `rule: ${ruleText}`);
-        if (!r) return;
-        result = r.value;
+        const res = this.run(rule, vars, at, type, `rule: ${ruleText}`);
+        if (!res) return;
+        result = res.value;
       } catch (e) {
         // a function Keelson's interpreter lacks: the rule is not evaluated (Kubernetes, which has
         // it, accepted the rule when the CRD was written; refusing the object for our gap would be wrong)

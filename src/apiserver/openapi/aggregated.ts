@@ -47,8 +47,10 @@ export function withRemote(local: OpenAPIDocs & { v2Object(): JsonObject }, remo
   let index: { base: Uint8Array; sig: string; body: Uint8Array } | undefined;
   let v2: { base: JsonObject; sig: string; json: Uint8Array; object: JsonObject; proto?: Uint8Array } | undefined;
 
+  /** the merged v2 document, when some remote document has a v2 part (else the server's own serves) */
   const mergedV2 = () => {
     const { docs, sig } = remote.documents();
+    if (!docs.some((d) => d.v2)) return undefined;
     const base = local.v2Object();
     if (v2 && v2.base === base && v2.sig === sig) return v2;
     const paths: JsonObject = { ...((base.paths as JsonObject) ?? {}) };
@@ -62,8 +64,6 @@ export function withRemote(local: OpenAPIDocs & { v2Object(): JsonObject }, remo
     v2 = { base, sig, object, json: new Uint8Array(Buffer.from(stringifyJSON(object), 'utf8')) };
     return v2;
   };
-  const hasV2 = () => remote.documents().docs.some((d) => d.v2);
-
   return {
     v3Index(): Uint8Array {
       const base = local.v3Index();
@@ -84,11 +84,11 @@ export function withRemote(local: OpenAPIDocs & { v2Object(): JsonObject }, remo
       return r ? r.v3 : local.v3Doc(path);
     },
     v2Json(): Uint8Array {
-      return hasV2() ? mergedV2().json : local.v2Json();
+      return mergedV2()?.json ?? local.v2Json();
     },
     v2Proto(): Uint8Array {
-      if (!hasV2()) return local.v2Proto();
       const m = mergedV2();
+      if (!m) return local.v2Proto();
       m.proto ??= encodeOpenAPIv2(m.object);
       return m.proto;
     },
