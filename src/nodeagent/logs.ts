@@ -226,11 +226,20 @@ function goPathError(op: string, path: string, e: unknown): string {
  */
 export async function readLogs(path: string, out: LogSink, o: ReadLogsOptions = {}): Promise<void> {
   // (symlinks resolved first, as the kubelet does for its file watch)
+  // A rotation renames the file before the runtime reopens it: a file missing is looked for again
+  // for up to half a second before it is an error (the kubelet itself answers at once with it).
   let resolved: string;
-  try {
-    resolved = await realpath(path);
-  } catch (e) {
-    throw new LogReadError(`failed to try resolving symlinks in path ${JSON.stringify(path)}: ${goPathError('lstat', path, e)}`);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      resolved = await realpath(path);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 10) {
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
+      throw new LogReadError(`failed to try resolving symlinks in path ${JSON.stringify(path)}: ${goPathError('lstat', path, e)}`);
+    }
   }
   let f: FileHandle;
   try {
