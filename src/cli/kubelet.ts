@@ -9,11 +9,14 @@
 // --healthz-port). SIGTERM stops the workers (pods keep running: a restarted kubelet finds them
 // in the runtime) and exits 0.
 //
-// Standalone mode (no --kubeconfig: static pods only) is not supported: the node agent's pods come
-// from the API server; the error says so.
+// Standalone mode (no --kubeconfig): the static pods of --pod-manifest-path and --manifest-url are
+// run, and nothing is registered or reported; their status is the kubelet's own (its /pods). With
+// --runonce the static pods are started, waited for, and the kubelet exits (its servers never
+// start), as the kubelet's RunOnce.
+import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { Command, FeatureGate } from './flags.js';
+import { Command, FeatureGate, parseDuration } from './flags.js';
 import * as klog from './klog.js';
 import { daemonLogger, exitOnSignals } from './daemon.js';
 import { getVersionInfo, userAgent } from './version.js';
@@ -35,6 +38,35 @@ import { parseQuantity, quantityValue } from '../schema/validation/quantity.js';
 import { defaultNodeIP } from '../nodeagent/node.js';
 import { ResourceSampler } from '../nodeagent/stats.js';
 import type { NodeAgentView } from '../nodeagent/server.js';
+
+/** KEELSON_IMAGE_GC_PERIOD (a Go duration): the image garbage collection's period instead of the
+ * kubelet's 5 minutes. For tests only; the kubelet has no setting for it. */
+function imageGCPeriodForTests(): number | undefined {
+  const v = process.env['KEELSON_IMAGE_GC_PERIOD'];
+  if (!v) return undefined;
+  let ms: number;
+  try {
+    ms = parseDuration(v);
+  } catch (e) {
+    throw new Error(`failed to run Kubelet: KEELSON_IMAGE_GC_PERIOD ${JSON.stringify(v)}: ${(e as Error).message}`);
+  }
+  if (!(ms > 0)) throw new Error(`failed to run Kubelet: KEELSON_IMAGE_GC_PERIOD ${JSON.stringify(v)} must be positive`);
+  return ms;
+}
+
+/**
+ * maxOpenFiles: the kubelet sets its own limit of open files, soft and hard (rlimit.SetNumFiles).
+ * Node has no setrlimit, so util-linux's prlimit sets it on this process; as in the kubelet, a
+ * failure (no CAP_SYS_RESOURCE to raise the hard limit, say) is logged and the start goes on.
+ */
+function setMaxOpenFiles(n: number, log: ReturnType<typeof daemonLogger>): void {
+  if (process.platform !== 'linux' || !(n > 0)) return;
+  const r = spawnSync('prlimit', ['--pid', String(process.pid), `--nofile=${n}:${n}`], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) {
+    const why = r.error ? r.error.message : (r.stderr || `prlimit exited with ${r.status}`).trim().replace(/^prlimit: /, '');
+    log.error(new Error(why), 'Failed to set rlimit on max file handles');
+  }
+}
 
 async function restFor(kubeconfig: string): Promise<RESTConfig> {
   return restConfigFromConnection(await loadKubeconfig({ explicitPath: kubeconfig, kubeconfigEnv: '' }));
@@ -75,8 +107,8 @@ export function kubeletCommand(): Command {
 
 async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>): Promise<void> {
   log.info('Kubelet version', { kubeletVersion: getVersionInfo().gitVersion });
-  if (!f.kubeconfig) {
-    throw new Error('failed to run Kubelet: standalone mode (no --kubeconfig) is not supported by Keelson\'s kubelet: its pods come from the API server; give --kubeconfig (and --bootstrap-kubeconfig to request its client certificate)');
+  if (!f.kubeconfig && f.bootstrapKubeconfig) {
+    throw new Error('failed to run Kubelet: --bootstrap-kubeconfig needs --kubeconfig: the path where the kubeconfig it obtains is written');
   }
   const nodeName = nodeNameOf(f);
   const agent = userAgent('kubelet');
@@ -84,7 +116,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   const certDir = isAbsolute(f.certDirectory) ? f.certDirectory : resolve(f.certDirectory);
 
   // the client certificate, with the bootstrap credentials when the kubeconfig is missing or expired
-  if (f.bootstrapKubeconfig) {
+  if (f.kubeconfig && f.bootstrapKubeconfig) {
     let boot: RESTConfig;
     try {
       boot = await restFor(f.bootstrapKubeconfig);
@@ -103,16 +135,20 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
       log,
     });
   }
-  let rest: RESTConfig;
-  try {
-    rest = await restFor(f.kubeconfig);
-  } catch (e) {
-    throw new Error(`failed to run Kubelet: invalid kubeconfig: ${(e as Error).message}`);
+  let rest: RESTConfig | undefined;
+  if (!f.kubeconfig) {
+    log.info('Standalone mode, no API client');
+  } else {
+    try {
+      rest = await restFor(f.kubeconfig);
+    } catch (e) {
+      throw new Error(`failed to run Kubelet: invalid kubeconfig: ${(e as Error).message}`);
+    }
   }
   // --rotate-certificates: the client certificate is renewed before it expires (nodeagent/certmanager.ts),
   // when the kubeconfig uses the one in --cert-dir (as the bootstrap writes it)
   let clientCerts: CertificateManager | undefined;
-  if (config.rotateCertificates) {
+  if (config.rotateCertificates && rest) {
     const current = join(certDir, 'kubelet-client-current.pem');
     if (rest.cert && rest.key && kubeconfigClientCertPath(f.kubeconfig) === current) {
       const source = new RotatingClientCert(rest.cert, rest.key);
@@ -150,6 +186,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   }
   const kubelet = new Kubelet({
     rest,
+    runOnce: config.runOnce,
     userAgent: agent,
     kubeAPIQPS: config.kubeAPIQPS,
     kubeAPIBurst: config.kubeAPIBurst,
@@ -196,10 +233,33 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
       monitorIntervalMs: config.containerLogMonitorInterval,
       maxWorkers: config.containerLogMaxWorkers,
     },
+    imageGC: {
+      highThresholdPercent: config.imageGCHighThresholdPercent,
+      lowThresholdPercent: config.imageGCLowThresholdPercent,
+      minAgeMs: config.imageMinimumGCAge,
+      maxAgeMs: config.imageMaximumGCAge,
+      sandboxImage: f.podSandboxImage,
+      periodMs: imageGCPeriodForTests(),
+    },
     httpCheckFrequencyMs: config.httpCheckFrequency,
     clusterDomain: config.clusterDomain,
     kubeletVersion: getVersionInfo().gitVersion,
   });
+
+  setMaxOpenFiles(config.maxOpenFiles, log);
+  if (config.runOnce) {
+    // (the kubelet's RunOnce: no servers, no node status; the pods go on running after the exit)
+    try {
+      await kubelet.runOnce();
+    } catch (e) {
+      throw new Error(`runonce failed: ${(e as Error).message}`);
+    } finally {
+      await kubelet.stop();
+      cri.close();
+    }
+    log.info('Started kubelet as runonce');
+    return;
+  }
 
   const started = Date.now();
   const sampler = new ResourceSampler(cri);
@@ -241,6 +301,8 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
           authzUnauthorizedTTLms: config.authorization.webhook.cacheUnauthorizedTTL,
           enableDebuggingHandlers: config.enableDebuggingHandlers,
           enableSystemLogHandler: config.enableSystemLogHandler,
+          // (validation refuses it without the NodeLogQuery gate)
+          enableSystemLogQuery: config.enableSystemLogQuery,
           enableDebugFlagsHandler: config.enableDebugFlagsHandler,
           setVerbosity: (v) => {
             klog.configure({ verbosity: v });
@@ -250,6 +312,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
           ips: nodeIPs,
           // (validation refuses serverTLSBootstrap without the RotateKubeletServerCertificate gate)
           rotateServerCertificates: config.serverTLSBootstrap,
+          streamingConnectionIdleTimeoutMs: config.streamingConnectionIdleTimeout,
         },
         view,
         rest,
@@ -257,7 +320,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
       )
     : undefined;
   await kubelet.start();
-  log.info('Started kubelet', { node: nodeName, server: rest.server, port: serving ? config.port : 0 });
+  log.info('Started kubelet', { node: nodeName, server: rest?.server ?? '', port: serving ? config.port : 0 });
 
   // (the node agent of keelson server goes with the server, even one killed without its SIGTERM)
   const parent = Number(process.env[PARENT_ENV] ?? 0);

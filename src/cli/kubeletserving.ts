@@ -30,6 +30,13 @@
 // configuration (its kubeconfig). /exec, /attach and /portForward (nodes/proxy) end in an upgrade
 // proxied to the runtime's streaming server (proxyStream in serveKubelet), on this port only.
 //
+// A stream once set up is closed after --streaming-connection-idle-timeout without a byte either
+// way (nodeagent/streamidle.ts). Every other request on the main and read-only ports must be
+// answered in full within 4 hours of its arrival, else its connection (HTTP/2: its stream) is
+// closed: the kubelet's http.Server has ReadTimeout and WriteTimeout of 4 h ("all connections to
+// the kubelet server have a maximum duration of 4 hours", as its flag's help says), which cut e.g.
+// a `kubectl logs -f` at 4 h. A stream is exempt: Go's Hijack clears the connection's deadlines.
+//
 // The read-only port (--read-only-port, 10255; 0 turns it off): plain HTTP on --address, no
 // authentication, the kubelet's read-only handlers (/healthz, /pods, /metrics; the debugging
 // paths answer 405 "Debug endpoints are disabled.").
@@ -87,6 +94,10 @@ export interface KubeletServingOptions {
   enableDebuggingHandlers: boolean;
   /** enableSystemLogHandler: /logs/ (nodeagent/systemlogs.ts) */
   enableSystemLogHandler?: boolean;
+  /** enableSystemLogQuery: /logs/?query=... (nodeagent/nodelogquery.ts) */
+  enableSystemLogQuery?: boolean;
+  /** the journalctl command of the node log query (tests give their own) */
+  journalctl?: string;
   /** the directory /logs/ serves (the kubelet's /var/log; tests point it elsewhere) */
   systemLogDir?: string;
   /** enableDebugFlagsHandler, and what PUT /debug/flags/v sets the verbosity with */
@@ -97,6 +108,10 @@ export interface KubeletServingOptions {
   ips: string[];
   /** --rotate-server-certificates (serverTLSBootstrap): the serving certificate from the cluster (nodeagent/certmanager.ts) */
   rotateServerCertificates?: boolean;
+  /** --streaming-connection-idle-timeout, ms (0: streams are never closed for idleness) */
+  streamingConnectionIdleTimeoutMs?: number;
+  /** how long a request may take to be answered in full, ms (default the kubelet's 4 h, REQUEST_MAX_MS; tests shorten it) */
+  requestMaxMs?: number;
 }
 
 export interface KubeletServing {
@@ -107,6 +122,25 @@ export interface KubeletServing {
   /** the /metrics registry (the node agent may add its metrics) */
   metrics: KubeletMetrics;
   close(): Promise<void>;
+}
+
+/** the kubelet's http.Server ReadTimeout and WriteTimeout (4 * 60 * time.Minute) */
+export const REQUEST_MAX_MS = 4 * 3_600_000;
+
+/**
+ * Go's ReadTimeout and WriteTimeout, for a request not upgraded: a response not over `ms` after the
+ * request came is destroyed (its connection closed; an HTTP/2 stream reset). One timer per request,
+ * cleared when the response closes (an upgrade's 101 closes it at once: streams are exempt).
+ */
+function boundRequest(res: ServerResponse, ms: number, log: Logger, path: string | undefined): void {
+  if (!(ms > 0)) return;
+  const timer = setTimeout(() => {
+    if (res.destroyed || (res.writableFinished ?? false)) return;
+    log.v(4).info('Closing a request not answered within the server\'s time limit', { path, limit: `${ms}ms` });
+    res.destroy();
+  }, ms);
+  timer.unref();
+  res.once('close', () => clearTimeout(timer));
 }
 
 const ANONYMOUS: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
@@ -293,8 +327,9 @@ async function servingPair(o: KubeletServingOptions, log: Logger): Promise<{ cer
   return { cert, key: leaf.keyPEM };
 }
 
-function listenPlain(handler: KubeletHandler, port: number, host: string, log: Logger, what: string): Promise<http.Server> {
+function listenPlain(handler: KubeletHandler, port: number, host: string, log: Logger, what: string, requestMaxMs = 0): Promise<http.Server> {
   const server = http.createServer({ maxHeaderSize: 1 << 20 }, (req, res) => {
+    boundRequest(res, requestMaxMs, log, req.url);
     const url = new URL(req.url ?? '/', 'http://kubelet');
     let path = url.pathname;
     try {
@@ -343,7 +378,19 @@ export async function serveKubelet(o: KubeletServingOptions, view: NodeAgentView
     const proxy = await (upgradeProxy ??= import('../apiserver/proxy.js').then((m) => m.proxyUpgrade));
     return proxy(req, res, { url: new URL(url) });
   };
-  const handlers = kubeletHandlers(view, { enableDebuggingHandlers: o.enableDebuggingHandlers, enableSystemLogHandler: o.enableSystemLogHandler, systemLogDir: o.systemLogDir, enableDebugFlagsHandler: o.enableDebugFlagsHandler, setVerbosity: o.setVerbosity, log, proxyStream });
+  const handlers = kubeletHandlers(view, {
+    enableDebuggingHandlers: o.enableDebuggingHandlers,
+    enableSystemLogHandler: o.enableSystemLogHandler,
+    enableSystemLogQuery: o.enableSystemLogQuery,
+    journalctl: o.journalctl,
+    systemLogDir: o.systemLogDir,
+    enableDebugFlagsHandler: o.enableDebugFlagsHandler,
+    setVerbosity: o.setVerbosity,
+    log,
+    proxyStream,
+    streamingConnectionIdleTimeoutMs: o.streamingConnectionIdleTimeoutMs,
+  });
+  const requestMaxMs = o.requestMaxMs ?? REQUEST_MAX_MS;
   const auth = new KubeletAuth(o, view.nodeName, rest, log);
   const pair = await servingPair(o, log);
   const prepared = prepareServing({
@@ -368,6 +415,7 @@ export async function serveKubelet(o: KubeletServingOptions, view: NodeAgentView
     if (!(await handlers.main(req, res, path, url.searchParams))) notFound(res);
   };
   const secure = new SecureListener(prepared, (req, res) => {
+    boundRequest(res, requestMaxMs, log, req.url);
     serve(req, res).catch((e) => {
       log.error(e, 'Serving a request failed', { path: req.url });
       if (!res.headersSent) plain(res, 500, (e as Error).message);
@@ -403,7 +451,7 @@ export async function serveKubelet(o: KubeletServingOptions, view: NodeAgentView
     let readOnlyPort: number | undefined;
     if (o.readOnlyPort > 0) {
       log.info('Starting to listen read-only', { address: o.address, port: o.readOnlyPort });
-      const s = await listenPlain(handlers.readOnly, o.readOnlyPort, o.address || '0.0.0.0', log, 'read-only');
+      const s = await listenPlain(handlers.readOnly, o.readOnlyPort, o.address || '0.0.0.0', log, 'read-only', requestMaxMs);
       closers.push(() => closePlain(s));
       readOnlyPort = boundPort(s);
     }

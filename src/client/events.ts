@@ -19,7 +19,8 @@ export class EventRecorder {
   private readonly written = new Map<string, { name: string; namespace: string; count: number }>();
 
   constructor(
-    private readonly client: RESTClient,
+    /** none: the events are only logged (a kubelet in standalone mode: "No api server defined") */
+    private readonly client: RESTClient | undefined,
     /** source.component and reportingComponent: `kube-controller-manager`, `controllermanager` */
     private readonly component: string,
     private readonly log: Logger,
@@ -45,15 +46,20 @@ export class EventRecorder {
   }
 
   private async write(key: string, md: any, involved: Record<string, unknown>, type: string, reason: string, message: string): Promise<void> {
+    if (!this.client) {
+      this.log.v(3).info('Event', { object: `${md.namespace ? `${md.namespace}/` : ''}${md.name}`, type, reason, message });
+      return;
+    }
+    const client = this.client;
     const namespace: string = md.namespace || 'default';
     const ms = Date.now();
     const now = rfc3339Seconds(ms);
-    const events = new ResourceClient<any>(this.client, EVENTS, namespace);
+    const events = new ResourceClient<any>(client, EVENTS, namespace);
     const prev = this.written.get(key);
     try {
       if (prev) {
         prev.count++;
-        await this.client.json({
+        await client.json({
           method: 'PATCH',
           path: `/api/v1/namespaces/${encodeURIComponent(prev.namespace)}/events/${encodeURIComponent(prev.name)}`,
           body: Buffer.from(JSON.stringify({ count: prev.count, lastTimestamp: now })),

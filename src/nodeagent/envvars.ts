@@ -33,7 +33,8 @@ export interface EnvVar {
 }
 
 export interface EnvContext {
-  client: RESTClient;
+  /** the kubelet's API client; none in standalone mode (no services, ConfigMaps or Secrets) */
+  client: RESTClient | undefined;
   nodeName: string;
   /** the node's IPs (status.hostIP is the first) */
   hostIPs: string[];
@@ -177,20 +178,23 @@ async function serviceEnvMap(pod: any, ctx: EnvContext): Promise<Map<string, str
   const ns = String(pod?.metadata?.namespace ?? '');
   const links = pod?.spec?.enableServiceLinks !== false;
   const byName = new Map<string, any>();
+  // (standalone mode: the kubelet knows no services)
+  if (!ctx.client && !ctx.listServices) return new Map();
+  const client = ctx.client!;
   try {
     // the master service first; a service of the same name in the pod's namespace replaces it
     let master: any;
     if (ctx.listServices) master = (await ctx.listServices('default')).find((s) => s?.metadata?.name === 'kubernetes');
     else {
       try {
-        master = await ctx.client.json({ method: 'GET', path: '/api/v1/namespaces/default/services/kubernetes' });
+        master = await client.json({ method: 'GET', path: '/api/v1/namespaces/default/services/kubernetes' });
       } catch (e) {
         if (!isNotFound(e)) throw e;
       }
     }
     if (master && hasClusterIP(master)) byName.set('kubernetes', master);
     if (links && ns) {
-      const local: any[] = ctx.listServices ? await ctx.listServices(ns) : ((await ctx.client.json({ method: 'GET', path: `/api/v1/namespaces/${enc(ns)}/services` }))?.items ?? []);
+      const local: any[] = ctx.listServices ? await ctx.listServices(ns) : ((await client.json({ method: 'GET', path: `/api/v1/namespaces/${enc(ns)}/services` }))?.items ?? []);
       for (const s of local) {
         if (hasClusterIP(s) && (s.metadata?.namespace ?? ns) === ns) byName.set(String(s.metadata?.name ?? ''), s);
       }
@@ -423,10 +427,12 @@ async function buildEnvironment(pod: any, container: any, ctx: EnvContext): Prom
   const configMaps = new Map<string, any | undefined>();
   const secrets = new Map<string, any | undefined>();
   const configMap = async (name: string): Promise<any | undefined> => {
+    if (!ctx.client) throw new ContainerConfigError(`couldn't get configMap ${ns}/${name}, no kubeClient defined`);
     if (!configMaps.has(name)) configMaps.set(name, await getObject(ctx.client, 'configmaps', ns, name));
     return configMaps.get(name);
   };
   const secret = async (name: string): Promise<any | undefined> => {
+    if (!ctx.client) throw new ContainerConfigError(`couldn't get secret ${ns}/${name}, no kubeClient defined`);
     if (!secrets.has(name)) secrets.set(name, await getObject(ctx.client, 'secrets', ns, name));
     return secrets.get(name);
   };

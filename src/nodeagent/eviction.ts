@@ -23,6 +23,12 @@
 // The evicted pod fails with reason Evicted, the kubelet's message and the DisruptionTarget
 // condition; its containers get no grace for a hard threshold (1 s), and for a soft one the
 // smaller of --eviction-max-pod-grace-period and the pod's own.
+//
+// Before it evicts for a nodefs.* or imagefs.* threshold, it deletes the unused images (the image
+// garbage collector's deleteUnusedImages, imagegc.ts) and observes again: when no threshold is met
+// any more (counting the minimum reclaims, not the grace periods), no pod is evicted, as the
+// kubelet's node-level reclaim. (The kubelet also deletes the unused containers there: Keelson has
+// no container garbage collection.)
 import { readFileSync, statfsSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import type { Logger } from '../client/log.js';
@@ -54,6 +60,8 @@ export interface EvictionManagerOptions {
   /** an event on the node (EvictionThresholdMet) */
   nodeEvent: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
   log: Logger;
+  /** the node-level reclaim of nodefs.* and imagefs.* (the image garbage collector's deleteUnusedImages) */
+  deleteUnusedImages?: () => Promise<void>;
   /** the signals as observed now (tests give their own) */
   observe?: () => Map<string, Observation>;
   periodMs?: number;
@@ -174,8 +182,9 @@ export class EvictionManager {
   /** the kubelet's admission under pressure: undefined admits the pod */
   admit(pod: any): { reason: string; message: string } | undefined {
     const c = this.current;
-    // (critical pods are admitted whatever the pressure)
-    if (c.size === 0 || priorityOf(pod) >= 2_000_000_000) return undefined;
+    // (critical pods are admitted whatever the pressure; static pods count as critical)
+    const source = pod?.metadata?.annotations?.['kubernetes.io/config.source'];
+    if (c.size === 0 || priorityOf(pod) >= 2_000_000_000 || (source !== undefined && source !== 'api')) return undefined;
     if (c.has('DiskPressure')) return { reason: 'Evicted', message: 'The node had condition: [DiskPressure]. ' };
     if (c.has('MemoryPressure') && qosClass(pod) === 'BestEffort') return { reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' };
     if (c.has('PIDPressure') && qosClass(pod) === 'BestEffort') return { reason: 'Evicted', message: 'The node had condition: [PIDPressure]. ' };
@@ -216,6 +225,10 @@ export class EvictionManager {
     const resource = resourceOf(t.signal);
     this.o.log.info('Eviction manager: attempting to reclaim', { resourceName: resource });
     this.o.nodeEvent('Warning', 'EvictionThresholdMet', `Attempting to reclaim ${resource}`);
+    if (await this.reclaimNodeLevelResources(t.signal, resource)) {
+      this.o.log.info('Eviction manager: able to reduce resource pressure without evicting pods.', { resourceName: resource });
+      return undefined;
+    }
     const pods = this.o.pods.activePods();
     if (pods.length === 0) {
       this.o.log.info('Eviction manager: must evict pod(s) to reclaim, but no pod is active', { resourceName: resource });
@@ -257,5 +270,20 @@ export class EvictionManager {
     this.o.log.info('Eviction manager: evicting pod', { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, message });
     await this.o.pods.evict(pod.metadata.uid, message, grace);
     return `${pod.metadata.namespace}/${pod.metadata.name}`;
+  }
+
+  /** the node-level reclaim of a disk signal: true when, observed again, no threshold is met */
+  private async reclaimNodeLevelResources(signal: string, resource: string): Promise<boolean> {
+    if (!this.o.deleteUnusedImages || !/^(nodefs|imagefs)\./.test(signal)) return false;
+    try {
+      await this.o.deleteUnusedImages();
+    } catch (e) {
+      this.o.log.info('Eviction manager: unexpected error when attempting to reduce resource pressure', { resourceName: resource, err: (e as Error).message ?? String(e) });
+    }
+    const obs = (this.o.observe ?? (() => observeNode(this.o.rootDir)))();
+    return this.o.thresholds.every((t) => {
+      const o = obs.get(t.signal);
+      return !o || o.available >= amount(t.value, o.capacity) + amount(t.minReclaim, o.capacity);
+    });
   }
 }

@@ -12,6 +12,7 @@ import { ContainerLogManager } from './logrotation.js';
 import { SysctlAllowlist } from './sysctls.js';
 import { EventRecorder } from '../client/events.js';
 import { EvictionManager } from './eviction.js';
+import { ImageGCManager, type ImageGCPolicy } from './imagegc.js';
 import type { EvictionThreshold } from './options.js';
 import { ResourceSampler } from './stats.js';
 import type { CRIClient } from './cri.js';
@@ -24,8 +25,16 @@ import type { ContainerSettings, NodeDNS } from './podspec.js';
 /** the node's settings the kubelet passes on as they are */
 type NodeSettings = 'nodeName' | 'hostname' | 'nodeIPs' | 'rootDir' | 'labels' | 'taints' | 'providerID' | 'podCIDR' | 'maxPods' | 'podsPerCore' | 'kubeletPort' | 'systemReserved' | 'kubeReserved' | 'evictionHard' | 'nodeStatusMaxImages' | 'registerNode' | 'kubeletVersion' | 'log';
 
+/** the kubelet's runonce.go: how long the first manifest is waited for, and the look-ups of a pod's containers */
+const RUN_ONCE_MANIFEST_DELAY_MS = 1000;
+const RUN_ONCE_MAX_RETRIES = 10;
+const RUN_ONCE_RETRY_DELAY_MS = 1000;
+
 export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
-  rest: RESTConfig;
+  /** how to reach the API server; none: standalone mode (static pods only, nothing reported) */
+  rest: RESTConfig | undefined;
+  /** --runonce: run the static pods once (runOnce()), no pods of the API server, no node status */
+  runOnce?: boolean;
   userAgent: string;
   kubeAPIQPS: number;
   kubeAPIBurst: number;
@@ -57,6 +66,9 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   sysctls?: SysctlAllowlist;
   /** the rotation of the containers' logs (logrotation.ts): containerLogMaxSize in bytes, containerLogMaxFiles, ... */
   containerLogs?: { maxSizeBytes: number; maxFiles: number; monitorIntervalMs: number; maxWorkers: number };
+  /** image garbage collection (imagegc.ts): the imageGC* settings, --pod-infra-container-image, the
+   * collection's period (default 5 minutes); none: no image garbage collection */
+  imageGC?: ImageGCPolicy & { sandboxImage?: string; periodMs?: number };
 }
 
 export class Kubelet {
@@ -66,17 +78,22 @@ export class Kubelet {
   readonly staticPods: StaticPodSource | undefined;
   readonly eviction: EvictionManager | undefined;
   readonly logRotation: ContainerLogManager | undefined;
+  readonly imageGC: ImageGCManager | undefined;
   private readonly clients: RESTClient[] = [];
+  private firstStaticUpdate?: (pods: any[]) => void;
 
   constructor(readonly o: KubeletOptions) {
     const sysctls = o.sysctls ?? new SysctlAllowlist([]);
     mkdirSync(o.rootDir, { recursive: true });
     mkdirSync(`${o.rootDir}/pods`, { recursive: true });
+    const rest = o.rest;
     const make = (extra: Partial<RESTConfig>) => {
-      const c = new RESTClient({ ...o.rest, userAgent: o.userAgent, ...extra });
+      if (!rest) return undefined;
+      const c = new RESTClient({ ...rest, userAgent: o.userAgent, ...extra });
       this.clients.push(c);
       return c;
     };
+    if (!rest) o.log.info('No API server defined - no events will be sent to API server');
     const client = make({ qps: o.kubeAPIQPS > 0 ? o.kubeAPIQPS : 50, burst: o.kubeAPIBurst > 0 ? o.kubeAPIBurst : 100 });
     const eventClient = make({ qps: o.eventQPS > 0 ? o.eventQPS : 5, burst: o.eventBurst > 0 ? o.eventBurst : 10 });
     const heartbeat = make({ qps: Infinity });
@@ -85,6 +102,8 @@ export class Kubelet {
     let node: NodeAgentNode | undefined;
     this.pods = new PodWorkers({
       client,
+      runOnce: o.runOnce,
+      staticSources: Boolean(o.staticPodPath || o.staticPodURL),
       cri: o.cri,
       nodeName: o.nodeName,
       nodeIPs: o.nodeIPs,
@@ -105,6 +124,10 @@ export class Kubelet {
       // (the kubelet's order: the eviction manager's handler, then the sysctls')
       admit: (pod) => this.eviction?.admit(pod) ?? sysctls.admit(pod),
     });
+    if (o.imageGC) {
+      const nodeRef = { apiVersion: 'v1', kind: 'Node', metadata: { name: o.nodeName, uid: o.nodeName } };
+      this.imageGC = new ImageGCManager({ ...o.imageGC, runtime: o.cri, log: o.log, nodeEvent: (type, reason, message) => void events.event(nodeRef, type, reason, message) });
+    }
     if (o.eviction && o.eviction.thresholds.length > 0) {
       const sampler = new ResourceSampler(o.cri);
       const nodeRef = { apiVersion: 'v1', kind: 'Node', metadata: { name: o.nodeName, uid: o.nodeName } };
@@ -115,6 +138,7 @@ export class Kubelet {
         pods: this.pods,
         nodeEvent: (type, reason, message) => void events.event(nodeRef, type, reason, message),
         log: o.log,
+        deleteUnusedImages: this.imageGC ? () => this.imageGC!.deleteUnusedImages() : undefined,
       });
     }
     if (o.containerLogs && o.containerLogs.maxSizeBytes > 0) {
@@ -144,7 +168,11 @@ export class Kubelet {
         httpCheckFrequencyMs: o.httpCheckFrequencyMs,
         nodeName: o.nodeName,
         log: o.log,
-        onChange: (pods) => this.pods.setStaticPods(pods),
+        onChange: (pods) => {
+          this.pods.setStaticPods(pods);
+          this.firstStaticUpdate?.(pods);
+          this.firstStaticUpdate = undefined;
+        },
       });
     }
     const { nodeName, hostname, nodeIPs, rootDir, labels, taints, providerID, podCIDR, maxPods, podsPerCore, kubeletPort, systemReserved, kubeReserved, evictionHard, nodeStatusMaxImages, registerNode, kubeletVersion, log } = o;
@@ -170,18 +198,86 @@ export class Kubelet {
     });
   }
 
+  /** --pod-cidr goes to the runtime (CRI UpdateRuntimeConfig), as the kubelet does when it starts */
+  private async updatePodCIDR(): Promise<void> {
+    if (!this.o.podCIDR) return;
+    try {
+      await this.o.cri.updateRuntimeConfig(this.o.podCIDR);
+      this.o.log.info('Updating Pod CIDR', { originalPodCIDR: '', newPodCIDR: this.o.podCIDR });
+    } catch (e) {
+      this.o.log.error(e, 'Pod CIDR update failed');
+    }
+  }
+
   async start(): Promise<void> {
+    await this.updatePodCIDR();
     await this.node.start();
     await this.pods.start();
     this.eviction?.start();
     this.logRotation?.start();
+    this.imageGC?.start();
     await this.staticPods?.start();
+  }
+
+  /**
+   * --runonce (the kubelet's RunOnce): the first update of the static pod sources, within a
+   * second, is run: each pod admission accepts is waited for until all its containers run, looking
+   * again after 1 s, 2 s, 4 s ... (10 times at most). Resolves once they all run; rejects with the
+   * kubelet's errors otherwise. The containers go on running after the kubelet exits.
+   */
+  async runOnce(): Promise<void> {
+    const log = this.o.log;
+    await this.updatePodCIDR();
+    await this.pods.start();
+    const first = new Promise<any[] | undefined>((resolve) => {
+      this.firstStaticUpdate = resolve;
+      setTimeout(() => resolve(undefined), RUN_ONCE_MANIFEST_DELAY_MS);
+    });
+    void this.staticPods?.start();
+    const pods = await first;
+    this.firstStaticUpdate = undefined;
+    if (!pods) throw new Error(`no pod manifest update after ${RUN_ONCE_MANIFEST_DELAY_MS / 1000}s`);
+    log.info('Processing manifest with pods', { numPods: pods.length });
+    const failed: string[] = [];
+    const results = await Promise.all(
+      pods.map(async (pod) => {
+        const uid = pod.metadata.uid;
+        const name = `${pod.metadata.name}_${pod.metadata.namespace}(${uid})`;
+        let delay = RUN_ONCE_RETRY_DELAY_MS;
+        for (let retry = 0; ; retry++) {
+          const state = await this.pods.runOnceState(uid);
+          if (state === 'rejected') return { pod, rejected: true };
+          if (state === 'running') {
+            log.info("Pod's containers running", { pod: `${pod.metadata.namespace}/${pod.metadata.name}` });
+            return { pod };
+          }
+          log.info("Pod's containers not running: syncing", { pod: `${pod.metadata.namespace}/${pod.metadata.name}` });
+          if (retry >= RUN_ONCE_MAX_RETRIES) return { pod, error: `timeout error: pod ${JSON.stringify(name)} containers not running after ${RUN_ONCE_MAX_RETRIES} retries`, name };
+          log.info("Pod's containers synced, waiting", { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, duration: `${delay / 1000}s` });
+          await new Promise((r) => setTimeout(r, delay));
+          delay *= 2;
+        }
+      }),
+    );
+    log.info('Waiting for pods', { numPods: results.filter((r) => !r.rejected).length });
+    for (const r of results) {
+      if (r.rejected) continue;
+      const key = `${r.pod.metadata.namespace}/${r.pod.metadata.name}`;
+      if (r.error) {
+        log.info('Failed to start pod', { pod: key, err: r.error });
+        failed.push(r.name!);
+      } else log.info('Started pod', { pod: key });
+    }
+    log.info('Finished processing pods', { numPods: pods.length });
+    if (failed.length) throw new Error(`error running pods: [${failed.join(' ')}]`);
+    log.info('Pods started', { numPods: pods.length });
   }
 
   async stop(): Promise<void> {
     this.node.stop();
     this.eviction?.stop();
     await this.logRotation?.stop();
+    await this.imageGC?.stop();
     this.staticPods?.stop();
     await this.pods.stop();
     for (const c of this.clients) c.close();

@@ -27,7 +27,8 @@ export interface NodeRuntimeInfo {
 }
 
 export interface NodeOptions {
-  client: RESTClient;
+  /** the heartbeat client; none in standalone mode: the node is neither registered nor reported */
+  client: RESTClient | undefined;
   nodeName: string;
   hostname: string;
   /** the node's IPs (--node-ip, else the host's first non-loopback address) */
@@ -112,6 +113,11 @@ export class NodeAgentNode {
 
   /** registers the node (retrying until it is registered or stopped), then keeps its status and Lease */
   async start(): Promise<void> {
+    if (!this.o.client) {
+      this.o.log.info('Kubernetes client is nil, not starting status manager');
+      this.o.log.info('No API server defined - no node status update will be sent');
+      return;
+    }
     if (this.o.registerNode) {
       let delay = 100;
       for (;;) {
@@ -173,7 +179,7 @@ export class NodeAgentNode {
   private async register(): Promise<void> {
     const node = this.initialNode();
     try {
-      const made = await this.o.client.json({ method: 'POST', path: '/api/v1/nodes', body: node });
+      const made = await this.o.client!.json({ method: 'POST', path: '/api/v1/nodes', body: node });
       this.nodeUID = made.metadata.uid;
       this.o.log.info('Successfully registered node', { node: this.o.nodeName });
       return;
@@ -182,7 +188,7 @@ export class NodeAgentNode {
     }
     // a Node of this name exists: adopt it, with this kubelet's labels brought in (reconcileExtendedResource and
     // updateDefaultLabels in Kubernetes keep the default labels right)
-    const existing = await this.o.client.json({ method: 'GET', path: this.path });
+    const existing = await this.o.client!.json({ method: 'GET', path: this.path });
     this.nodeUID = existing.metadata.uid;
     const want = node.metadata.labels as Record<string, string>;
     const have = existing.metadata.labels ?? {};
@@ -191,7 +197,7 @@ export class NodeAgentNode {
       if (have[k] !== want[k]) changed[k] = want[k];
     }
     if (Object.keys(changed).length) {
-      await this.o.client.json({ method: 'PATCH', path: this.path, body: { metadata: { labels: changed } }, contentType: 'application/merge-patch+json' });
+      await this.o.client!.json({ method: 'PATCH', path: this.path, body: { metadata: { labels: changed } }, contentType: 'application/merge-patch+json' });
     }
     this.o.log.info('Node was previously registered', { node: this.o.nodeName });
   }
@@ -330,7 +336,7 @@ export class NodeAgentNode {
     // the Node is read first, as the kubelet's tryUpdateNodeStatus does: a Node deleted under a
     // running kubelet is registered again (Kubernetes' kubelet waits for its next start for that)
     try {
-      await this.o.client.json({ method: 'GET', path: this.path });
+      await this.o.client!.json({ method: 'GET', path: this.path });
     } catch (e) {
       if (!isNotFound(e) || !this.o.registerNode) throw e;
       this.o.log.warn('The node object is gone; registering it again', { node: this.o.nodeName });
@@ -341,7 +347,7 @@ export class NodeAgentNode {
     const comparable = JSON.stringify({ ...status, conditions: status.conditions.map((c: any) => ({ ...c, lastHeartbeatTime: '' })) });
     const due = Date.now() - this.lastPostedAt >= this.o.statusReportFrequencyMs;
     if (!force && !due && comparable === this.lastPosted) return;
-    await this.o.client.json({ method: 'PATCH', path: `${this.path}/status`, body: { status }, contentType: 'application/strategic-merge-patch+json' });
+    await this.o.client!.json({ method: 'PATCH', path: `${this.path}/status`, body: { status }, contentType: 'application/strategic-merge-patch+json' });
     this.lastPosted = comparable;
     this.lastPostedAt = Date.now();
     this.lastError = undefined;
@@ -354,11 +360,11 @@ export class NodeAgentNode {
     const now = microTime(Date.now());
     let lease: any;
     try {
-      lease = await this.o.client.json({ method: 'GET', path });
+      lease = await this.o.client!.json({ method: 'GET', path });
     } catch (e) {
       if (!isNotFound(e)) throw e;
       if (!this.nodeUID) {
-        const node = await this.o.client.json({ method: 'GET', path: this.path }).catch(() => undefined);
+        const node = await this.o.client!.json({ method: 'GET', path: this.path }).catch(() => undefined);
         this.nodeUID = node?.metadata?.uid ?? '';
       }
       const body = {
@@ -372,7 +378,7 @@ export class NodeAgentNode {
         spec: { holderIdentity: this.o.nodeName, leaseDurationSeconds: this.o.leaseDurationSeconds, renewTime: now },
       };
       try {
-        await this.o.client.json({ method: 'POST', path: `/apis/coordination.k8s.io/v1/namespaces/${NODE_LEASE_NAMESPACE}/leases`, body });
+        await this.o.client!.json({ method: 'POST', path: `/apis/coordination.k8s.io/v1/namespaces/${NODE_LEASE_NAMESPACE}/leases`, body });
       } catch (e2) {
         if (!isAlreadyExists(e2)) throw e2;
       }
@@ -380,7 +386,7 @@ export class NodeAgentNode {
     }
     lease.spec = { ...lease.spec, holderIdentity: this.o.nodeName, leaseDurationSeconds: this.o.leaseDurationSeconds, renewTime: now };
     try {
-      await this.o.client.json({ method: 'PUT', path, body: lease });
+      await this.o.client!.json({ method: 'PUT', path, body: lease });
     } catch (e) {
       if (!isConflict(e)) throw e;
     }

@@ -49,7 +49,16 @@ const BACKOFF_RESET_MS = 600_000;
 const RELIST_PERIOD_MS = 1000;
 
 export interface PodWorkersOptions {
-  client: RESTClient;
+  /**
+   * the kubelet's API client: the pods bound to the node, their status, mirror pods; none in
+   * standalone mode, where the static pods are all and their status is kept here (the kubelet's
+   * /pods serves it)
+   */
+  client: RESTClient | undefined;
+  /** --runonce: the static pods only, none from the API server and no mirror pods */
+  runOnce?: boolean;
+  /** whether static pod sources are configured: until their first update the pod set is not known */
+  staticSources?: boolean;
   cri: CRIClient;
   nodeName: string;
   nodeIPs: string[];
@@ -141,6 +150,8 @@ interface PodRecord {
   evicting?: { message: string; graceSeconds: number };
   /** the sync at spec.activeDeadlineSeconds */
   deadlineTimer?: NodeJS.Timeout;
+  /** the last volume set-up errors logged */
+  mountError?: string;
 }
 
 /** the runtime's sandbox and container records, as the workers keep them */
@@ -201,7 +212,8 @@ function sleep(ms: number): Promise<void> {
 
 export class PodWorkers {
   private readonly o: PodWorkersOptions;
-  private readonly informer: Informer<any>;
+  /** the pods bound to this node (none in standalone mode and with --runonce) */
+  private readonly informer?: Informer<any>;
   private readonly records = new Map<string, PodRecord>();
   private runtime = new Map<string, RuntimePod>();
   private lastStates = new Map<string, string>();
@@ -209,6 +221,8 @@ export class PodWorkers {
   private stopped = false;
   private readonly pulls: ImagePulls;
   private lastRelist = 0;
+  /** the static pod sources have sent their first set */
+  private staticSeen = false;
   private relisting = false;
   /** the last time the loop ran without error, for the syncloop health check */
   lastLoop = Date.now();
@@ -216,6 +230,7 @@ export class PodWorkers {
   constructor(o: PodWorkersOptions) {
     this.o = o;
     this.pulls = new ImagePulls({ serialize: o.serializeImagePulls, qps: o.registryPullQPS ?? 0, burst: o.registryBurst ?? 10, maxParallel: o.maxParallelImagePulls ?? 0 });
+    if (!o.client || o.runOnce) return;
     this.informer = new Informer<any>(new ResourceClient<any>(o.client, PODS), {
       fieldSelector: `spec.nodeName=${o.nodeName}`,
       log: o.log,
@@ -230,7 +245,7 @@ export class PodWorkers {
 
   async start(): Promise<void> {
     await this.relist().catch((e) => this.o.log.error(e, 'The first relist of the container runtime failed'));
-    this.informer.run();
+    this.informer?.run();
     this.timers.push(setInterval(() => void this.relist().catch((e) => this.o.log.error(e, 'GenericPLEG: Unable to retrieve pods')), RELIST_PERIOD_MS));
     this.timers.push(setInterval(() => this.resyncAll(), this.o.syncFrequencyMs));
     this.timers.push(setInterval(() => this.runProbes(), 500));
@@ -244,13 +259,29 @@ export class PodWorkers {
       if (r.timer) clearTimeout(r.timer);
       if (r.deadlineTimer) clearTimeout(r.deadlineTimer);
     }
-    this.informer.stop();
+    this.informer?.stop();
   }
 
   /** a message when the sync loop has not run for a while (the kubelet's syncloop check) */
   syncLoopError(): string | undefined {
     const idle = Date.now() - this.lastLoop;
     return idle > Math.max(2 * this.o.syncFrequencyMs, 60_000) ? `sync loop took too long: ${Math.round(idle / 1000)}s` : undefined;
+  }
+
+  /**
+   * For --runonce: 'running' once every container of the pod's spec runs in the runtime (the
+   * kubelet's isPodRunning, on a fresh look at the runtime), 'rejected' when admission refused
+   * the pod; undefined while neither
+   */
+  async runOnceState(uid: string): Promise<'running' | 'rejected' | undefined> {
+    const rec = this.records.get(uid);
+    if (!rec) return undefined;
+    if (!rec.admitted && rec.failure) return 'rejected';
+    const rp = await this.refresh(uid);
+    const running = new Set(rp.containers.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => c.name));
+    const stopped = (rec.pod.spec?.containers ?? []).filter((c: any) => !running.has(c.name));
+    for (const c of stopped) this.o.log.info('Container not running', { pod: podKey(rec.pod), containerName: c.name });
+    return stopped.length === 0 ? 'running' : undefined;
   }
 
   /** the pods this kubelet runs, with their latest status as written */
@@ -350,6 +381,7 @@ export class PodWorkers {
 
   /** the static pods of the manifest sources (staticpods.ts), the whole set each time */
   setStaticPods(pods: any[]): void {
+    this.staticSeen = true;
     const seen = new Set<string>();
     for (const p of pods) {
       seen.add(p.metadata.uid);
@@ -445,10 +477,8 @@ export class PodWorkers {
       this.lastStates = states;
       this.lastRelist = Date.now();
       this.lastLoop = Date.now();
-      for (const uid of changed) {
-        if (this.records.has(uid)) this.enqueue(uid);
-        else this.orphan(uid);
-      }
+      for (const uid of changed) if (this.records.has(uid)) this.enqueue(uid);
+      for (const uid of this.runtime.keys()) if (!this.records.has(uid)) this.orphan(uid);
     } finally {
       this.relisting = false;
     }
@@ -461,9 +491,19 @@ export class PodWorkers {
     for (const uid of this.runtime.keys()) if (!this.records.has(uid)) this.orphan(uid);
   }
 
-  /** the runtime runs a pod the kubelet has no record of: it is killed and removed */
+  /**
+   * Whether every pod source has given its pods (the kubelet's sourcesReady): the API server's
+   * (the informer synced) and the static ones (their first set). Until then a pod the runtime runs
+   * and the kubelet has no record of may be one a source is about to give (a restarted kubelet's).
+   */
+  private sourcesReady(): boolean {
+    return (!this.informer || this.informer.hasSynced()) && (!this.o.staticSources || this.staticSeen);
+  }
+
+  /** the runtime runs a pod the kubelet has no record of, and the sources are ready: it is killed and removed */
   private orphan(uid: string): void {
-    if (this.records.has(uid)) return;
+    // (--runonce does no housekeeping: it only starts its pods)
+    if (this.records.has(uid) || this.o.runOnce || !this.sourcesReady()) return;
     const rp = this.runtime.get(uid);
     if (!rp) return;
     const rec = newRecord(uid, { metadata: { uid, name: '', namespace: '' }, spec: { terminationGracePeriodSeconds: 2 } });
@@ -567,7 +607,7 @@ export class PodWorkers {
     const spec = pod.spec ?? {};
     if (!rec.admitted) {
       // (a pod this node runs already, say from before a restart, was admitted then)
-      const refused = rp.sandboxes.length === 0 && rec.source === 'api' ? this.o.admit?.(pod) : undefined;
+      const refused = rp.sandboxes.length === 0 ? this.o.admit?.(pod) : undefined;
       if (refused) {
         this.o.log.info('Pod was rejected', { pod: podKey(pod), reason: refused.reason, message: refused.message });
         await this.fail(rec, refused.reason, refused.message, { warning: true });
@@ -582,6 +622,10 @@ export class PodWorkers {
     } catch (e) {
       const msgs: string[] = (e as any)?.messages ?? [(e as Error).message];
       for (const msg of msgs) void this.o.events.event(pod, 'Warning', 'FailedMount', msg);
+      // (logged too, once for each new set of errors: a standalone kubelet's events go nowhere else)
+      const text = msgs.join('; ');
+      if (rec.mountError !== text) this.o.log.error(new Error(text), 'Unable to attach or mount volumes', { pod: podKey(pod) });
+      rec.mountError = text;
       for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) if (!rp.containers.some((x) => x.name === c.name)) rec.waiting.set(c.name, { reason: 'ContainerCreating', message: '' });
       await this.writeStatus(rec, rp);
       this.enqueue(rec.uid, 5000);
@@ -942,8 +986,12 @@ export class PodWorkers {
     await this.stopPod(rec, rp, orphan ? 2 : this.gracePeriod(pod));
     rp = await this.refresh(rec.uid);
     rec.terminated = true;
-    if (rec.source !== 'api') await this.deleteMirror(rec, this.informer.getByName(pod.metadata.namespace, pod.metadata.name));
-    if (!orphan && !rec.deleted) {
+    if (rec.source !== 'api') await this.deleteMirror(rec, this.informer?.getByName(pod.metadata.namespace, pod.metadata.name));
+    if (!orphan && !rec.deleted && !this.o.client) {
+      // (standalone: the last status is kept until the pod is forgotten)
+      await this.writeStatus(rec, rp);
+      rec.deleted = true;
+    } else if (!orphan && !rec.deleted && this.o.client) {
       await this.writeStatus(rec, rp);
       // the final delete: the pod's UID as precondition, grace 0 (the status manager's canBeDeleted, then Delete)
       try {
@@ -1254,6 +1302,7 @@ export class PodWorkers {
   private async ensureMirror(rec: PodRecord): Promise<void> {
     const pod = rec.pod;
     const hash = pod.metadata.annotations?.[CONFIG_HASH];
+    if (!this.informer || !this.o.client) return;
     const mirror = this.informer.getByName(pod.metadata.namespace, pod.metadata.name);
     if (mirror && !mirror.metadata.deletionTimestamp && mirror.metadata.annotations?.[CONFIG_MIRROR] === hash) return;
     if (mirror) await this.deleteMirror(rec, mirror);
@@ -1280,7 +1329,7 @@ export class PodWorkers {
   }
 
   private async deleteMirror(rec: PodRecord, mirror: any): Promise<void> {
-    if (!mirror) return;
+    if (!mirror || !this.o.client) return;
     try {
       await this.o.client.json({
         method: 'DELETE',
@@ -1299,8 +1348,16 @@ export class PodWorkers {
     const text = JSON.stringify(status);
     if (text === rec.lastStatus) return;
     const pod = rec.pod;
+    if (!this.o.client) {
+      // standalone mode: the status stays with the kubelet (its /pods serves it)
+      rec.lastStatus = text;
+      rec.pod = { ...rec.pod, status };
+      this.o.log.v(3).info('Status for pod updated successfully', { pod: podKey(pod), phase: status.phase });
+      if (status.phase === 'Succeeded' || status.phase === 'Failed') rec.terminated = true;
+      return;
+    }
     // (a static pod's status is written to its mirror pod, whose UID is the API server's)
-    const uid = rec.source === 'api' ? rec.uid : this.informer.getByName(pod.metadata.namespace, pod.metadata.name)?.metadata.uid;
+    const uid = rec.source === 'api' ? rec.uid : this.informer?.getByName(pod.metadata.namespace, pod.metadata.name)?.metadata.uid;
     if (!uid) return;
     try {
       const updated = await this.o.client.json({

@@ -33,9 +33,12 @@
 //   /run/{namespace}/{pod}[/{uid}]/{container} (POST): `cmd` split at spaces, run to its end in the
 //     running container (CRI ExecSync), its stdout then stderr answered as application/json (as
 //     the kubelet writes it); a failure (no such container, an exit code other than 0) is 500.
+// A stream once set up (exec, attach, port forward; SPDY or WebSocket) is closed when it has carried
+// nothing either way for streamingConnectionIdleTimeout (streamidle.ts).
 // A view without a streaming runtime (no streamingURL or runInContainer, or no proxyStream) has
 // those paths check the pod (404 "pod does not exist") and answer 501 Not Implemented.
-// /logs/ serves the node's own log files (systemlogs.ts), or answers 405 "logs endpoint is
+// /logs/ serves the node's own log files (systemlogs.ts), and with enableSystemLogQuery answers
+// node log queries (/logs/?query=kubelet, nodelogquery.ts), or answers 405 "logs endpoint is
 // disabled." with enableSystemLogHandler off; PUT /debug/flags/v sets the log verbosity
 // (enableDebugFlagsHandler); /debug/pprof/ answers 405 "profiling endpoint is disabled." (Go's
 // profiler has no counterpart here).
@@ -53,6 +56,8 @@ import { CRIError } from './cri.js';
 import { cadvisorMetricsText, resourceMetricsText, summaryJSON, type ResourceSample } from './stats.js';
 import { cpus, totalmem } from 'node:os';
 import { serveSystemLogs } from './systemlogs.js';
+import { parseNodeLogQuery, serveNodeLogQuery, validateNodeLogQuery } from './nodelogquery.js';
+import { IdleStreams } from './streamidle.js';
 
 /** the kubelet's streaming requests */
 export type StreamKind = 'exec' | 'attach' | 'portForward';
@@ -106,6 +111,10 @@ export interface KubeletHandlerOptions {
   enableDebuggingHandlers: boolean;
   /** enableSystemLogHandler: /logs/ serves the node's log directory (systemlogs.ts); default on */
   enableSystemLogHandler?: boolean;
+  /** enableSystemLogQuery (with the NodeLogQuery gate): /logs/?query=... (nodelogquery.ts) */
+  enableSystemLogQuery?: boolean;
+  /** the journalctl command the node log query runs (default: journalctl on the PATH) */
+  journalctl?: string;
   /** that directory (default /var/log) */
   systemLogDir?: string;
   /** enableDebugFlagsHandler: PUT /debug/flags/v sets the log verbosity with this (absent: 405) */
@@ -122,6 +131,12 @@ export interface KubeletHandlerOptions {
    * the kubelet answers 500 with its text. Absent: the streaming paths answer 501.
    */
   proxyStream?: (req: IncomingMessage, res: ServerResponse, url: string) => Promise<void>;
+  /**
+   * streamingConnectionIdleTimeout, ms: a stream that proxyStream set up (its response upgraded,
+   * 101) is closed once its client connection has carried nothing either way for this long
+   * (streamidle.ts). 0 or absent: never.
+   */
+  streamingConnectionIdleTimeoutMs?: number;
 }
 
 // ---- plain-text answers ----
@@ -425,9 +440,25 @@ export interface KubeletHandlers {
   metrics: KubeletMetrics;
 }
 
+/** /logs/ with the node log query on: a query is answered by nodelogquery.ts, the rest by the file server */
+async function logsWithQuery(req: IncomingMessage, res: ServerResponse, path: string, params: URLSearchParams, o: KubeletHandlerOptions): Promise<void> {
+  const { query, errors } = parseNodeLogQuery(params);
+  if (errors.length) return httpError(res, 400, errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`);
+  if (query) {
+    // (the path after /logs/ must be empty: the query says what to read)
+    if (path !== '/logs/' && path !== '/logs//') return httpError(res, 406, 'path not allowed in query mode');
+    const invalid = await validateNodeLogQuery(query, o.systemLogDir);
+    if (invalid.length) return httpError(res, 406, invalid.length === 1 ? invalid[0]! : `[${invalid.join(', ')}]`);
+    if (query.services.length) return serveNodeLogQuery(req, res, query, { root: o.systemLogDir, journalctl: o.journalctl });
+    path = `/logs/${query.files[0]!.replace(/\\/g, '/').replace(/^\/+/, '')}`;
+  }
+  await serveSystemLogs(req, res, path, o.systemLogDir);
+}
+
 /** The kubelet's handlers over `view` (see the head of this file). */
 export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): KubeletHandlers {
   const metrics = o.metrics ?? new KubeletMetrics(view);
+  const idle = o.streamingConnectionIdleTimeoutMs ? new IdleStreams(o.streamingConnectionIdleTimeoutMs, o.log) : undefined;
   const defaults = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<boolean> => {
     if (serveHealthz(res, path, query, view.healthChecks())) return true;
     if (path === '/pods' || path === '/pods/') {
@@ -486,8 +517,8 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
         return true;
       }
       if (prefix === '/run') await runInContainer(view, res, seg, query);
-      else if (prefix === '/portForward') await portForward(view, req, res, seg, query, o.proxyStream!);
-      else await execOrAttach(prefix === '/exec' ? 'exec' : 'attach', view, req, res, seg, query, o.proxyStream!);
+      else if (prefix === '/portForward') await portForward(view, req, res, seg, query, o.proxyStream!, idle);
+      else await execOrAttach(prefix === '/exec' ? 'exec' : 'attach', view, req, res, seg, query, o.proxyStream!, idle);
       return true;
     }
     if (path === '/configz') {
@@ -504,6 +535,7 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
     }
     if (underPrefix(path, '/logs/')) {
       if (o.enableSystemLogHandler === false) httpError(res, 405, 'logs endpoint is disabled.');
+      else if (o.enableSystemLogQuery) await logsWithQuery(req, res, path, query, o);
       else await serveSystemLogs(req, res, path, o.systemLogDir);
       return true;
     }
@@ -639,18 +671,23 @@ function writeStreamingError(res: ServerResponse, e: unknown): void {
   writeError(res, code, e instanceof Error ? e.message : String(e));
 }
 
-/** the request proxied to the runtime's URL; the proxy's own errors answered as the kubelet's responder does (500, http.Error) */
-async function proxyTo(req: IncomingMessage, res: ServerResponse, url: string, proxy: NonNullable<KubeletHandlerOptions['proxyStream']>): Promise<void> {
+/**
+ * the request proxied to the runtime's URL; the proxy's own errors answered as the kubelet's
+ * responder does (500, http.Error). A stream set up (101) is watched for idleness when `idle` is given.
+ */
+async function proxyTo(req: IncomingMessage, res: ServerResponse, url: string, proxy: NonNullable<KubeletHandlerOptions['proxyStream']>, idle: IdleStreams | undefined, what: Record<string, unknown>): Promise<void> {
   try {
     await proxy(req, res, url);
   } catch (e) {
     if (res.headersSent) res.destroy();
     else httpError(res, 500, e instanceof Error ? e.message : String(e));
+    return;
   }
+  if (idle && res.statusCode === 101) idle.track(req.socket, what);
 }
 
 /** getExec and getAttach: /exec|attach/{namespace}/{pod}[/{uid}]/{container} */
-async function execOrAttach(kind: 'exec' | 'attach', view: NodeAgentView, req: IncomingMessage, res: ServerResponse, seg: string[], query: URLSearchParams, proxy: NonNullable<KubeletHandlerOptions['proxyStream']>): Promise<void> {
+async function execOrAttach(kind: 'exec' | 'attach', view: NodeAgentView, req: IncomingMessage, res: ServerResponse, seg: string[], query: URLSearchParams, proxy: NonNullable<KubeletHandlerOptions['proxyStream']>, idle?: IdleStreams): Promise<void> {
   const opts = remoteCommandOptions(query);
   if (typeof opts === 'string') return writeError(res, 400, opts);
   const [namespace, name] = [seg[0]!, seg[1]!];
@@ -663,11 +700,11 @@ async function execOrAttach(kind: 'exec' | 'attach', view: NodeAgentView, req: I
   } catch (e) {
     return writeStreamingError(res, e);
   }
-  await proxyTo(req, res, url, proxy);
+  await proxyTo(req, res, url, proxy, idle, { kind, pod: `${namespace}/${name}`, container });
 }
 
 /** getPortForward: /portForward/{namespace}/{pod}[/{uid}] */
-async function portForward(view: NodeAgentView, req: IncomingMessage, res: ServerResponse, seg: string[], query: URLSearchParams, proxy: NonNullable<KubeletHandlerOptions['proxyStream']>): Promise<void> {
+async function portForward(view: NodeAgentView, req: IncomingMessage, res: ServerResponse, seg: string[], query: URLSearchParams, proxy: NonNullable<KubeletHandlerOptions['proxyStream']>, idle?: IdleStreams): Promise<void> {
   const ports = portForwardPorts(req, query);
   if (typeof ports === 'string') return writeError(res, 400, ports);
   const pod = findPod(view, seg[0]!, seg[1]!);
@@ -679,7 +716,7 @@ async function portForward(view: NodeAgentView, req: IncomingMessage, res: Serve
   } catch (e) {
     return writeStreamingError(res, e);
   }
-  await proxyTo(req, res, url, proxy);
+  await proxyTo(req, res, url, proxy, idle, { kind: 'portForward', pod: `${seg[0]}/${seg[1]}` });
 }
 
 /** getRun: /run/{namespace}/{pod}[/{uid}]/{container}?cmd=... */

@@ -36,7 +36,8 @@ import type { RESTClient } from '../client/rest.js';
 import { ContainerConfigError, configMapData, containerResourceValue, envMap, errorMessage, expand, extractFieldPath, getObject, notFoundMessage, secretData } from './envvars.js';
 
 export interface VolumeOptions {
-  client: RESTClient;
+  /** the kubelet's API client; none in standalone mode (no ConfigMaps, Secrets or tokens) */
+  client: RESTClient | undefined;
   /** the kubelet's root directory (--root-dir, /var/lib/kubelet) */
   rootDir: string;
   nodeName: string;
@@ -385,7 +386,8 @@ class Reads {
     const key = `${resource}/${name}`;
     let p = this.objects.get(key);
     if (!p) {
-      p = getObject(this.m.options.client, resource, this.ns, name);
+      const client = this.m.options.client;
+      p = client ? getObject(client, resource, this.ns, name) : Promise.reject(new Error('not supported due to running kubelet in standalone mode'));
       this.objects.set(key, p);
     }
     return p;
@@ -639,6 +641,7 @@ export class VolumeManager {
       },
     };
     try {
+      if (!this.options.client) throw new Error('cannot use TokenManager when kubelet is in standalone mode');
       const tr = await this.options.client.json({ method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(ns)}/serviceaccounts/${encodeURIComponent(sa)}/token`, body });
       const token = String(tr?.status?.token ?? '');
       const expiresAt = Date.parse(String(tr?.status?.expirationTimestamp ?? ''));
@@ -656,7 +659,7 @@ export class VolumeManager {
 
   /** the node's status.allocatable, through the option or the API */
   async readNodeAllocatable(): Promise<Record<string, string>> {
-    if (this.options.nodeAllocatable) return this.options.nodeAllocatable();
+    if (this.options.nodeAllocatable || !this.options.client) return this.options.nodeAllocatable?.() ?? {};
     const node = await this.options.client.json({ method: 'GET', path: `/api/v1/nodes/${encodeURIComponent(this.options.nodeName)}` });
     return node?.status?.allocatable ?? {};
   }

@@ -430,6 +430,16 @@ export async function startCluster(opts: StartOptions = {}): Promise<Cluster> {
 }
 
 /** poll f every 100 ms until it answers something truthy; throws after timeoutMs */
+/** stops a process a test started: SIGTERM, then SIGKILL after `graceMs`; resolves once it exited */
+export async function stopProcess(p: ChildProcess | undefined, graceMs = 10_000): Promise<void> {
+  if (!p || p.exitCode !== null || p.signalCode !== null) return;
+  const exited = new Promise((r) => p.once('exit', r));
+  p.kill('SIGTERM');
+  const t = setTimeout(() => p.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(t);
+}
+
 export async function until<T>(what: string, f: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -19,13 +19,14 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
-import { expectStatus, freePort, kubectlBinary, startCluster, until, KEELSON, ROOT, type Cluster } from './harness.js';
+import { expectStatus, freePort, kubectlBinary, startCluster, until, ROOT, type Cluster, stopProcess } from './harness.js';
+import { joiningKubeletArgs, writeJoiningKubeletConfig } from './kubeletharness.js';
 import http from 'node:http';
 import { Readable, Writable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
@@ -78,29 +79,9 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'keelson-kubelet-streaming-'));
   ctd = await startContainerd();
   c = await startCluster({ args: ['--storage-backend=memory'] });
-  writeFileSync(
-    join(dir, 'kubelet.yaml'),
-    `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${join(dir, 'logs')}\nauthentication:\n  anonymous:\n    enabled: false\n  x509:\n    clientCAFile: ${join(c.dataDir, 'pki', 'ca.crt')}\nauthorization:\n  mode: Webhook\n`,
-  );
+  writeJoiningKubeletConfig(c, dir);
   kubeletPort = await freePort();
-  const args = [
-    KEELSON, 'kubelet',
-    '--bootstrap-kubeconfig', c.kubeconfig,
-    '--kubeconfig', join(dir, 'kubelet.kubeconfig'),
-    '--cert-dir', join(dir, 'pki'),
-    '--root-dir', join(dir, 'root'),
-    '--container-runtime-endpoint', ctd.endpoint,
-    '--hostname-override', NODE,
-    '--node-ip', '127.0.0.1',
-    '--address', '127.0.0.1',
-    '--port', String(kubeletPort),
-    '--read-only-port', '0',
-    '--healthz-port', '0',
-    '--fail-swap-on=false',
-    '--node-status-update-frequency', '2s',
-    '--config', join(dir, 'kubelet.yaml'),
-    '-v', '2',
-  ];
+  const args = [...joiningKubeletArgs({ cluster: c, dir, endpoint: ctd.endpoint, node: NODE, port: kubeletPort }), '-v', '2'];
   kubelet = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   kubelet.stdout!.on('data', (d) => (kubeletLogs += d));
   kubelet.stderr!.on('data', (d) => (kubeletLogs += d));
@@ -154,13 +135,7 @@ after(async () => {
   if (c && kubelet) c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
   const k = kubelet;
   kubelet = undefined;
-  if (k && k.exitCode === null) {
-    const exited = new Promise((r) => k.once('exit', r));
-    k.kill('SIGTERM');
-    const t = setTimeout(() => k.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(t);
-  }
+  await stopProcess(k);
   await ctd?.stop();
   await c?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -13,7 +13,7 @@ import https from 'node:https';
 import http from 'node:http';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectStatus, freePort, startCluster, until, type Cluster } from './harness.js';
@@ -72,6 +72,12 @@ before(async () => {
   writeFileSync(join(dir, 'varlog', 'syslog'), 'Dec  6 21:00:00 node kernel: hello\n');
   writeFileSync(join(dir, 'varlog', 'syslog.1.gz'), gzipSync('older\n'));
   writeFileSync(join(dir, 'varlog', 'apt', 'history.log'), 'Start-Date: 2026-12-06\n');
+  // services logging to files, for the node log query's heuristics
+  writeFileSync(join(dir, 'varlog', 'kube-proxy.log'), 'proxy started\n');
+  mkdirSync(join(dir, 'varlog', 'etcd'));
+  writeFileSync(join(dir, 'varlog', 'etcd', 'etcd.log'), 'etcd ready\n');
+  // a journalctl that knows the kubelet's unit and answers with the arguments it was given
+  writeFileSync(join(dir, 'journalctl'), '#!/bin/sh\nif [ "$1" = "--field" ]; then echo kubelet.service; echo containerd.service; exit 0; fi\nprintf journal; for a in "$@"; do printf \' [%s]\' "$a"; done; echo\n', { mode: 0o755 });
   writeLogs();
   const pki = join(c.dataDir, 'pki');
   const t = c.credentials;
@@ -96,6 +102,8 @@ before(async () => {
       authzUnauthorizedTTLms: 0,
       enableDebuggingHandlers: true,
       systemLogDir: join(dir, 'varlog'),
+      enableSystemLogQuery: true,
+      journalctl: join(dir, 'journalctl'),
       setVerbosity: (v) => verbosities.push(v),
       hostnames: ['localhost'],
       ips: ['127.0.0.1'],
@@ -327,7 +335,7 @@ test('the kubelet\'s handlers: /configz, /runningpods/, the kubelet\'s 404s and 
   const list = await kubeletGet(kubelet.port, '/logs/', admin);
   assert.equal(list.status, 200);
   assert.equal(list.headers['content-type'], 'text/html; charset=utf-8');
-  assert.equal(list.text, '<!doctype html>\n<meta name="viewport" content="width=device-width">\n<pre>\n<a href="apt/">apt/</a>\n<a href="syslog">syslog</a>\n<a href="syslog.1.gz">syslog.1.gz</a>\n</pre>\n');
+  assert.equal(list.text, '<!doctype html>\n<meta name="viewport" content="width=device-width">\n<pre>\n<a href="apt/">apt/</a>\n<a href="etcd/">etcd/</a>\n<a href="kube-proxy.log">kube-proxy.log</a>\n<a href="syslog">syslog</a>\n<a href="syslog.1.gz">syslog.1.gz</a>\n</pre>\n');
   const sys = await kubeletGet(kubelet.port, '/logs/syslog', admin);
   assert.deepEqual([sys.status, sys.text, sys.headers['content-type']], [200, 'Dec  6 21:00:00 node kernel: hello\n', 'text/plain; charset=utf-8']);
   assert.deepEqual([(await kubeletGet(kubelet.port, '/logs/apt', admin)).status, (await kubeletGet(kubelet.port, '/logs/apt', admin)).headers.location], [301, 'apt/']);
@@ -351,6 +359,57 @@ test('the kubelet\'s handlers: /configz, /runningpods/, the kubelet\'s 404s and 
   assert.match(metrics.text, new RegExp(`^kubelet_node_name\\{node="${NODE}"\\} 1$`, 'm'));
   assert.match(metrics.text, /^process_cpu_seconds_total /m);
   assert.equal((await kubeletGet(kubelet.port, '/nothing', admin)).text, '404 page not found\n');
+});
+
+test('the node log query (enableSystemLogQuery): /logs/?query= reads journald or the heuristics\' files, with the kubelet\'s checks', async () => {
+  const admin = { cert: c.credentials.cert, key: c.credentials.key };
+  const get = (q: string, extra: { gzip?: boolean } = {}) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port: kubelet.port, path: q, rejectUnauthorized: false, ...admin, agent: false, headers: extra.gzip ? { 'accept-encoding': 'gzip' } : {} }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const text = async (q: string) => {
+    const r = await get(q);
+    return [r.status, r.body.toString('utf8')];
+  };
+  // a service journald knows: journalctl with the query's options
+  const j = await get('/logs/?query=kubelet&tailLines=5&sinceTime=2026-09-24T01:02:03Z&untilTime=2026-09-24T04:05:06%2B02:00&pattern=err&boot=-1');
+  assert.equal(j.status, 200);
+  assert.equal(j.headers['content-type'], 'text/plain;charset=UTF-8');
+  assert.equal(j.body.toString(), 'journal [--utc] [--no-pager] [--output=short-precise] [--since=2026-9-24 1:2:3] [--until=2026-9-24 4:5:6] [--pager-end] [--lines=5] [--unit=kubelet] [--grep=err] [--boot] [-1]\n');
+  const gz = await get('/logs/?query=kubelet&query=containerd', { gzip: true });
+  assert.equal(gz.headers['content-encoding'], 'gzip');
+  assert.equal(gunzipSync(gz.body).toString(), 'journal [--utc] [--no-pager] [--output=short-precise] [--unit=kubelet] [--unit=containerd]\n');
+  // services that log to files: /var/log/<s>, <s>.log, <s>/<s>.log
+  assert.deepEqual(await text('/logs/?query=kube-proxy'), [200, 'proxy started\n']);
+  assert.deepEqual(await text('/logs/?query=etcd'), [200, 'etcd ready\n']);
+  assert.deepEqual(await text('/logs/?query=nothing'), [200, '\nlog not found for nothing\n']);
+  assert.deepEqual(await text('/logs/?query=kube-proxy&tailLines=2'), [200, '\noptions present and query resolved to log files for [kube-proxy]\ntry without specifying options\n']);
+  // a file
+  assert.deepEqual(await text('/logs/?query=/syslog'), [200, 'Dec  6 21:00:00 node kernel: hello\n']);
+  assert.deepEqual(await text('/logs/?query=apt/history.log'), [200, 'Start-Date: 2026-12-06\n']);
+  // what the kubelet refuses: 400 for a parameter that does not parse, 406 for a query that does not validate
+  assert.deepEqual(await text('/logs/?tailLines=x'), [400, 'tailLines: Invalid value: "x": strconv.Atoi: parsing "x": invalid syntax\n']);
+  assert.deepEqual(await text('/logs/?query=%20'), [400, 'query: Invalid value: []string{" "}: query cannot be empty\n']);
+  assert.deepEqual(await text('/logs/?sinceTime=yesterday&query=kubelet'), [400, 'sinceTime: Invalid value: "yesterday": invalid time format\n']);
+  assert.deepEqual(await text('/logs/syslog?query=kubelet'), [406, 'path not allowed in query mode\n']);
+  assert.deepEqual(await text('/logs/?query=a&query=b/c'), [406, 'query: Invalid value: "[b/c], [a]": cannot specify a file and service\n']);
+  assert.deepEqual(await text('/logs/?query=/syslog&tailLines=1'), [406, 'query: Invalid value: []string{"/syslog"}: cannot specify file with options\n']);
+  assert.deepEqual(await text('/logs/?query=kubelet&boot=1'), [406, 'boot: Invalid value: 1: must be less than 1\n']);
+  assert.deepEqual(await text('/logs/?query=kubelet&tailLines=100001'), [406, 'tailLines: Invalid value: 100001: must be between 0 and 100000, inclusive\n']);
+  assert.deepEqual(await text('/logs/?query=k%3Brm'), [406, 'query: Invalid value: "k;rm": input contains unsupported characters\n']);
+  assert.deepEqual(await text('/logs/?query=a&query=b&query=c&query=d&query=e'), [406, 'query: Too many: 5: must have at most 4 items\n']);
+  assert.deepEqual(await text('/logs/?tailLines=3'), [406, 'query: Required value: cannot be empty with options\n']);
+  assert.deepEqual(await text('/logs/?query=kubelet&sinceTime=2026-09-24T02:00:00Z&untilTime=2026-09-24T01:00:00Z'), [406, 'untilTime: Invalid value: "2026-09-24 01:00:00 +0000 UTC": must be after `sinceTime`\n']);
+  const missing = await text('/logs/?query=/nope.log');
+  assert.deepEqual(missing, [406, `query: Invalid value: []string{"/nope.log"}: stat ${join(dir, 'varlog', 'nope.log')}: no such file or directory\n`]);
+  // without a query parameter /logs/ is the file server still
+  assert.equal((await get('/logs/?other=1')).headers['content-type'], 'text/html; charset=utf-8');
 });
 
 test('the read-only port (plain HTTP, no authentication): /pods, /healthz, /metrics; the debugging handlers answer 405', async () => {

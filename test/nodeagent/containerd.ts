@@ -370,6 +370,52 @@ function sha256File(p: string): string {
   return createHash('sha256').update(readFileSync(p)).digest('hex');
 }
 
+/**
+ * Packs `rootfs` as an OCI image-layout tarball at `out`, one layer, named `name` (as `ctr images
+ * import` reads it), with `config` as the image's run configuration. Returns the image ID (the
+ * digest of its config, as the runtime names it). `work` is a scratch directory of the caller's.
+ */
+export function packImage(work: string, rootfs: string, out: string, name: string, config: Record<string, unknown>): string {
+  const b = join(work, 'layout');
+  const blobs = join(b, 'blobs', 'sha256');
+  mkdirSync(blobs, { recursive: true });
+  const layer = join(work, 'layer.tar');
+  mustRun('tar', ['--sort=name', '--mtime=2020-01-01', '--owner=0', '--group=0', '--numeric-owner', '-C', rootfs, '-cf', layer, '.']);
+  const layerDigest = sha256File(layer);
+  const layerSize = statSync(layer).size;
+  renameSync(layer, join(blobs, layerDigest));
+  const blob = (text: string) => {
+    const d = createHash('sha256').update(text).digest('hex');
+    writeFileSync(join(blobs, d), text);
+    return { digest: `sha256:${d}`, size: Buffer.byteLength(text) };
+  };
+  const platform = { architecture: ociArch(), os: 'linux' };
+  const imageConfig = blob(JSON.stringify({
+    ...platform,
+    config,
+    rootfs: { type: 'layers', diff_ids: [`sha256:${layerDigest}`] },
+    history: [{ created_by: 'keelson test harness' }],
+  }));
+  const manifest = blob(JSON.stringify({
+    schemaVersion: 2,
+    mediaType: 'application/vnd.oci.image.manifest.v1+json',
+    config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...imageConfig },
+    layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: `sha256:${layerDigest}`, size: layerSize }],
+  }));
+  writeFileSync(join(b, 'index.json'), JSON.stringify({
+    schemaVersion: 2,
+    manifests: [{
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      ...manifest,
+      platform,
+      annotations: { 'io.containerd.image.name': name, 'org.opencontainers.image.ref.name': name.slice(name.lastIndexOf(':') + 1) },
+    }],
+  }));
+  writeFileSync(join(b, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
+  mustRun('tar', ['-C', b, '-cf', out, 'oci-layout', 'index.json', 'blobs']);
+  return imageConfig.digest;
+}
+
 function buildImage(work: string, out: string, name: string, entrypoint: string[] | null, cmd: string[] | null): void {
   const w = mkdtempSync(join(work, 'img-'));
   try {
@@ -383,43 +429,7 @@ function buildImage(work: string, out: string, name: string, entrypoint: string[
     writeFileSync(join(r, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
     writeFileSync(join(r, 'etc', 'group'), 'root:x:0:\n');
     chmodSync(join(r, 'tmp'), 0o1777);
-    const b = join(w, 'layout');
-    const blobs = join(b, 'blobs', 'sha256');
-    mkdirSync(blobs, { recursive: true });
-    const layer = join(w, 'layer.tar');
-    mustRun('tar', ['--sort=name', '--mtime=2020-01-01', '--owner=0', '--group=0', '--numeric-owner', '-C', r, '-cf', layer, '.']);
-    const layerDigest = sha256File(layer);
-    const layerSize = statSync(layer).size;
-    renameSync(layer, join(blobs, layerDigest));
-    const blob = (text: string) => {
-      const d = createHash('sha256').update(text).digest('hex');
-      writeFileSync(join(blobs, d), text);
-      return { digest: `sha256:${d}`, size: Buffer.byteLength(text) };
-    };
-    const platform = { architecture: ociArch(), os: 'linux' };
-    const config = blob(JSON.stringify({
-      ...platform,
-      config: { Env: ['PATH=/bin'], Entrypoint: entrypoint, Cmd: cmd, WorkingDir: '/' },
-      rootfs: { type: 'layers', diff_ids: [`sha256:${layerDigest}`] },
-      history: [{ created_by: 'keelson test harness' }],
-    }));
-    const manifest = blob(JSON.stringify({
-      schemaVersion: 2,
-      mediaType: 'application/vnd.oci.image.manifest.v1+json',
-      config: { mediaType: 'application/vnd.oci.image.config.v1+json', ...config },
-      layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: `sha256:${layerDigest}`, size: layerSize }],
-    }));
-    writeFileSync(join(b, 'index.json'), JSON.stringify({
-      schemaVersion: 2,
-      manifests: [{
-        mediaType: 'application/vnd.oci.image.manifest.v1+json',
-        ...manifest,
-        platform,
-        annotations: { 'io.containerd.image.name': name, 'org.opencontainers.image.ref.name': name.slice(name.lastIndexOf(':') + 1) },
-      }],
-    }));
-    writeFileSync(join(b, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-    mustRun('tar', ['-C', b, '-cf', out, 'oci-layout', 'index.json', 'blobs']);
+    packImage(w, r, out, name, { Env: ['PATH=/bin'], Entrypoint: entrypoint, Cmd: cmd, WorkingDir: '/' });
   } finally {
     rmSync(w, { recursive: true, force: true });
   }

@@ -1,0 +1,64 @@
+// What the end-to-end tests of `keelson kubelet` share: the command line of a kubelet that joins
+// the test's cluster with --bootstrap-kubeconfig (its files under the test's directory, the node
+// on 127.0.0.1, the test's containerd), and the configuration file such a kubelet is given
+// (the pods' logs under the test's directory, x509 and webhook authentication, Webhook
+// authorization: as kubeadm configures a kubelet).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KEELSON, type Cluster } from './harness.js';
+
+export interface JoiningKubelet {
+  cluster: Cluster;
+  /** the test's directory: kubeconfig, pki, root and logs go under it */
+  dir: string;
+  /** the runtime's CRI endpoint */
+  endpoint: string;
+  node: string;
+  port: number;
+  /** 0 (the default) turns them off */
+  readOnlyPort?: number;
+  healthzPort?: number;
+  /** the --config file (default: <dir>/kubelet.yaml, see writeJoiningKubeletConfig) */
+  config?: string;
+}
+
+/** the arguments (after node) of a kubelet joining the test's cluster; the test adds its own after them */
+export function joiningKubeletArgs(o: JoiningKubelet): string[] {
+  return [
+    KEELSON, 'kubelet',
+    '--bootstrap-kubeconfig', o.cluster.kubeconfig,
+    '--kubeconfig', join(o.dir, 'kubelet.kubeconfig'),
+    '--cert-dir', join(o.dir, 'pki'),
+    '--root-dir', join(o.dir, 'root'),
+    '--container-runtime-endpoint', o.endpoint,
+    '--hostname-override', o.node,
+    '--node-ip', '127.0.0.1',
+    '--address', '127.0.0.1',
+    '--port', String(o.port),
+    '--read-only-port', String(o.readOnlyPort ?? 0),
+    '--healthz-port', String(o.healthzPort ?? 0),
+    '--fail-swap-on=false',
+    '--node-status-update-frequency', '2s',
+    '--config', o.config ?? join(o.dir, 'kubelet.yaml'),
+  ];
+}
+
+/** writes <dir>/kubelet.yaml for a joining kubelet, with `extra` YAML lines appended; returns its path */
+export function writeJoiningKubeletConfig(c: Cluster, dir: string, extra: string[] = []): string {
+  const file = join(dir, 'kubelet.yaml');
+  const lines = [
+    'apiVersion: kubelet.config.k8s.io/v1beta1',
+    'kind: KubeletConfiguration',
+    `podLogsDir: ${join(dir, 'logs')}`,
+    'authentication:',
+    '  anonymous:',
+    '    enabled: false',
+    '  x509:',
+    `    clientCAFile: ${join(c.dataDir, 'pki', 'ca.crt')}`,
+    'authorization:',
+    '  mode: Webhook',
+    ...extra,
+  ];
+  writeFileSync(file, lines.join('\n') + '\n');
+  return file;
+}
