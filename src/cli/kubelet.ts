@@ -227,6 +227,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     staticPodURL: config.staticPodURL,
     staticPodURLHeader: config.staticPodURLHeader,
     fileCheckFrequencyMs: config.fileCheckFrequency,
+    localStorage: { capacityIsolation: config.localStorageCapacityIsolation, volumeStatsAggPeriodMs: config.volumeStatsAggPeriod },
     containerLogs: {
       maxSizeBytes: logMaxSize,
       maxFiles: config.containerLogMaxFiles,

@@ -17,9 +17,15 @@
 // Under MemoryPressure a BestEffort pod is not admitted; under DiskPressure no pod is (both fail
 // with reason Evicted and "The node had condition: [X]. ", as the kubelet's admission says).
 //
-// Eviction ranks the active pods as the kubelet does for memory: those using more than they
-// request first, then the lower priority, then the most use above the request. For the other
-// resources (whose use per pod is not measured here): the lower priority, then the most memory.
+// Eviction ranks the active pods as the kubelet does for memory, and for ephemeral storage with
+// the pods' local storage measured (ephemeral.ts): those using more than they request first, then
+// the lower priority, then the most use above the request. For the other resources (inodes, pids,
+// whose use per pod is not measured here): the lower priority, then the most memory.
+//
+// Every round, before the thresholds, the local storage limits (localStorageCapacityIsolation):
+// a pod over an emptyDir's sizeLimit, over the sum of its containers' ephemeral-storage limits, or
+// with a container over its own, is evicted at once without the DisruptionTarget condition
+// (the kubelet's localStorageEviction).
 // The evicted pod fails with reason Evicted, the kubelet's message and the DisruptionTarget
 // condition; its containers get no grace for a hard threshold (1 s), and for a soft one the
 // smaller of --eviction-max-pod-grace-period and the pod's own.
@@ -32,10 +38,11 @@
 import { readFileSync, statfsSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import type { Logger } from '../client/log.js';
-import { parseQuantity, quantityValue } from '../schema/validation/quantity.js';
+import { canonical, parseQuantity, quantityValue } from '../schema/validation/quantity.js';
 import type { EvictionThreshold } from './options.js';
 import { qosClass } from './podspec.js';
 import { hostMemory, type ResourceSample } from './stats.js';
+import type { PodStorage } from './ephemeral.js';
 
 export const MONITORING_PERIOD_MS = 10_000;
 /** the grace period of a hard eviction (the kubelet's immediateEvictionGracePeriodSeconds) */
@@ -56,7 +63,12 @@ export interface EvictionManagerOptions {
   rootDir: string;
   /** the containers' memory (the /metrics/resource sampler) */
   sample: () => Promise<ResourceSample>;
-  pods: { activePods(): any[]; evict(uid: string, message: string, graceSeconds: number): Promise<boolean> };
+  pods: { activePods(): any[]; evict(uid: string, message: string, graceSeconds: number, disruptionTarget?: boolean): Promise<boolean> };
+  /**
+   * a pod's use of local storage (ephemeral.ts), for the local storage limits
+   * (localStorageCapacityIsolation); absent: they are not enforced
+   */
+  localStorage?: (pod: any) => Promise<PodStorage>;
   /** an event on the node (EvictionThresholdMet) */
   nodeEvent: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
   log: Logger;
@@ -137,9 +149,10 @@ export function observeNode(rootDir: string): Map<string, Observation> {
 
 const priorityOf = (pod: any): number => (typeof pod.spec?.priority === 'number' ? pod.spec.priority : 0);
 
-function memoryRequest(pod: any): number {
+/** the sum of the pod's containers' requests of a resource (memory: the limit when no request) */
+function podRequest(pod: any, resource: 'memory' | 'ephemeral-storage'): number {
   let n = 0;
-  for (const c of pod.spec?.containers ?? []) n += bytes(c.resources?.requests?.memory ?? c.resources?.limits?.memory);
+  for (const c of pod.spec?.containers ?? []) n += bytes(c.resources?.requests?.[resource] ?? (resource === 'memory' ? c.resources?.limits?.memory : undefined));
   return n;
 }
 
@@ -218,6 +231,9 @@ export class EvictionManager {
     for (const [p, t] of this.lastSeen) if (now - t < this.o.pressureTransitionPeriodMs || now === t) current.add(p);
     for (const p of current) if (!this.current.has(p)) this.o.log.info('Eviction manager: node condition observed', { condition: p });
     this.current = current;
+    // the local storage limits come first; a round that evicts for them does nothing else
+    const overLimit = await this.localStorageEviction();
+    if (overLimit) return overLimit;
     if (due.length === 0) return undefined;
     // memory first, as the kubelet orders the starved resources
     due.sort((a, b) => Number(resourceOf(b.t.signal) === 'memory') - Number(resourceOf(a.t.signal) === 'memory'));
@@ -234,6 +250,40 @@ export class EvictionManager {
       this.o.log.info('Eviction manager: must evict pod(s) to reclaim, but no pod is active', { resourceName: resource });
       return undefined;
     }
+    // what each pod uses of the resource: memory, or (measured) ephemeral storage; for the other
+    // resources, memory ranks the pods of one priority
+    const measured = resource === 'memory' || (resource === 'ephemeral-storage' && this.o.localStorage !== undefined);
+    const ranking = resource === 'ephemeral-storage' && this.o.localStorage ? 'ephemeral-storage' : 'memory';
+    const usage = ranking === 'memory' ? await this.memoryUsage() : await this.storageUsage(pods);
+    const used = (p: any) => usage.get(p.metadata.uid)?.total ?? 0;
+    const req = (p: any) => podRequest(p, ranking);
+    const ranked = [...pods].sort((a, b) => {
+      if (measured) {
+        const ea = Number(used(a) > req(a));
+        const eb = Number(used(b) > req(b));
+        if (ea !== eb) return eb - ea;
+      }
+      if (priorityOf(a) !== priorityOf(b)) return priorityOf(a) - priorityOf(b);
+      return used(b) - req(b) - (used(a) - req(a));
+    });
+    const pod = ranked[0]!;
+    let message = `The node was low on resource: ${resource}. Threshold quantity: ${shown(t.signal, below)}, available: ${shown(t.signal, o.available)}. `;
+    if (measured) {
+      for (const c of pod.spec?.containers ?? []) {
+        const u = usage.get(pod.metadata.uid)?.byContainer.get(c.name);
+        const r = c.resources?.requests?.[resource];
+        if (u !== undefined && u > bytes(r)) message += `Container ${c.name} was using ${shown('memory.available', u)}, request is ${r ?? '0'}, has larger consumption of ${resource}. `;
+      }
+    }
+    const podGrace = Number(pod.spec?.terminationGracePeriodSeconds ?? 30);
+    const grace = t.gracePeriod === 0 ? IMMEDIATE_GRACE_SECONDS : this.o.maxPodGracePeriodSeconds > 0 ? Math.min(this.o.maxPodGracePeriodSeconds, podGrace) : podGrace;
+    this.o.log.info('Eviction manager: evicting pod', { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, message });
+    await this.o.pods.evict(pod.metadata.uid, message, grace);
+    return `${pod.metadata.namespace}/${pod.metadata.name}`;
+  }
+
+  /** the containers' working sets, by pod (none when the sampler fails: ranked by priority alone) */
+  private async memoryUsage(): Promise<Map<string, { total: number; byContainer: Map<string, number> }>> {
     const usage = new Map<string, { total: number; byContainer: Map<string, number> }>();
     try {
       for (const c of (await this.o.sample()).containers) {
@@ -244,32 +294,47 @@ export class EvictionManager {
         u.byContainer.set(c.container, c.memory.workingSetBytes);
       }
     } catch {
-      /* no usage: ranked by priority alone */
+      /* no usage */
     }
-    const used = (p: any) => usage.get(p.metadata.uid)?.total ?? 0;
-    const ranked = [...pods].sort((a, b) => {
-      if (resource === 'memory') {
-        const ea = Number(used(a) > memoryRequest(a));
-        const eb = Number(used(b) > memoryRequest(b));
-        if (ea !== eb) return eb - ea;
-      }
-      if (priorityOf(a) !== priorityOf(b)) return priorityOf(a) - priorityOf(b);
-      return used(b) - memoryRequest(b) - (used(a) - memoryRequest(a));
-    });
-    const pod = ranked[0]!;
-    let message = `The node was low on resource: ${resource}. Threshold quantity: ${shown(t.signal, below)}, available: ${shown(t.signal, o.available)}. `;
-    if (resource === 'memory') {
-      for (const c of pod.spec?.containers ?? []) {
-        const u = usage.get(pod.metadata.uid)?.byContainer.get(c.name);
-        const req = bytes(c.resources?.requests?.memory);
-        if (u !== undefined && u > req) message += `Container ${c.name} was using ${shown(t.signal, u)}, request is ${c.resources?.requests?.memory ?? '0'}, has larger consumption of memory. `;
+    return usage;
+  }
+
+  /** the pods' ephemeral storage, and their containers' (writable layer and logs) */
+  private async storageUsage(pods: any[]): Promise<Map<string, { total: number; byContainer: Map<string, number> }>> {
+    const usage = new Map<string, { total: number; byContainer: Map<string, number> }>();
+    for (const p of pods) {
+      try {
+        const st = await this.o.localStorage!(p);
+        usage.set(p.metadata.uid, { total: st.ephemeralBytes, byContainer: new Map(st.containers.map((c) => [c.name, c.rootfsBytes + c.logsBytes])) });
+      } catch {
+        /* not measured: no use */
       }
     }
-    const podGrace = Number(pod.spec?.terminationGracePeriodSeconds ?? 30);
-    const grace = t.gracePeriod === 0 ? IMMEDIATE_GRACE_SECONDS : this.o.maxPodGracePeriodSeconds > 0 ? Math.min(this.o.maxPodGracePeriodSeconds, podGrace) : podGrace;
-    this.o.log.info('Eviction manager: evicting pod', { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, message });
-    await this.o.pods.evict(pod.metadata.uid, message, grace);
-    return `${pod.metadata.namespace}/${pod.metadata.name}`;
+    return usage;
+  }
+
+  /**
+   * The kubelet's localStorageEviction: every active pod whose emptyDir exceeds its sizeLimit, whose
+   * ephemeral storage exceeds the sum of its containers' ephemeral-storage limits, or one of whose
+   * containers (writable layer and logs) exceeds its own limit, is evicted at once, without the
+   * DisruptionTarget condition. Returns the pods evicted ("ns/name, ..."), if any.
+   */
+  private async localStorageEviction(): Promise<string | undefined> {
+    if (!this.o.localStorage) return undefined;
+    const evicted: string[] = [];
+    for (const pod of this.o.pods.activePods()) {
+      let st: PodStorage;
+      try {
+        st = await this.o.localStorage(pod);
+      } catch {
+        continue;
+      }
+      const message = overLocalLimit(pod, st);
+      if (!message) continue;
+      this.o.log.info('Eviction manager: evicting pod for its local storage', { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, message });
+      if (await this.o.pods.evict(pod.metadata.uid, message, 0, false)) evicted.push(`${pod.metadata.namespace}/${pod.metadata.name}`);
+    }
+    return evicted.length ? evicted.join(', ') : undefined;
   }
 
   /** the node-level reclaim of a disk signal: true when, observed again, no threshold is met */
@@ -286,4 +351,41 @@ export class EvictionManager {
       return !o || o.available >= amount(t.value, o.capacity) + amount(t.minReclaim, o.capacity);
     });
   }
+}
+
+/**
+ * Go's String() of a sum of quantities: the canonical form, in the binary units of the first
+ * (a Quantity sum keeps its receiver's format)
+ */
+function sumString(total: number, first: unknown): string {
+  return /i$/.test(String(first)) ? shown('nodefs.available', total) : canonical(String(total));
+}
+
+/** why a pod's local storage is over a limit (the kubelet's messages), or undefined */
+export function overLocalLimit(pod: any, st: PodStorage): string | undefined {
+  const used = new Map(st.volumes.map((v) => [v.name, v.usedBytes]));
+  for (const v of pod.spec?.volumes ?? []) {
+    const limit = v?.emptyDir?.sizeLimit;
+    if (limit === undefined || limit === null) continue;
+    const size = bytes(limit);
+    const u = used.get(v.name);
+    if (u !== undefined && size > 0 && u > size) return `Usage of EmptyDir volume ${JSON.stringify(v.name)} exceeds the limit ${JSON.stringify(canonical(limit))}. `;
+  }
+  // the pod's limit: the sum of its containers' (an init container's larger one counts, as PodLimits has it)
+  const limits = (cs: any[]): string[] => cs.map((c) => c?.resources?.limits?.['ephemeral-storage']).filter((l) => l !== undefined && l !== null).map(String);
+  const regular = limits(pod.spec?.containers ?? []);
+  const init = limits(pod.spec?.initContainers ?? []);
+  if (regular.length || init.length) {
+    const sum = regular.reduce((a, l) => a + bytes(l), 0);
+    const total = Math.max(sum, ...init.map((l) => bytes(l)));
+    const shownLimit = regular.length + init.length === 1 ? canonical([...regular, ...init][0]) : sumString(total, regular[0] ?? init[0]);
+    if (st.ephemeralBytes > total) return `Pod ephemeral local storage usage exceeds the total limit of containers ${shownLimit}. `;
+  }
+  for (const c of pod.spec?.containers ?? []) {
+    const limit = c?.resources?.limits?.['ephemeral-storage'];
+    if (limit === undefined || limit === null || bytes(limit) === 0) continue;
+    const cs = st.containers.find((x) => x.name === c.name);
+    if (cs && cs.rootfsBytes + cs.logsBytes > bytes(limit)) return `Container ${c.name} exceeded its local ephemeral storage limit ${JSON.stringify(canonical(limit))}. `;
+  }
+  return undefined;
 }

@@ -12,6 +12,7 @@ import { ContainerLogManager } from './logrotation.js';
 import { SysctlAllowlist } from './sysctls.js';
 import { EventRecorder } from '../client/events.js';
 import { EvictionManager } from './eviction.js';
+import { LocalStorageStats } from './ephemeral.js';
 import { ImageGCManager, type ImageGCPolicy } from './imagegc.js';
 import type { EvictionThreshold } from './options.js';
 import { ResourceSampler } from './stats.js';
@@ -64,6 +65,8 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   maxParallelImagePulls?: number;
   /** the sysctls pods may set (--allowed-unsafe-sysctls, sysctls.ts); default: the safe ones */
   sysctls?: SysctlAllowlist;
+  /** the local storage limits (localStorageCapacityIsolation) and the volumes' measuring period (volumeStatsAggPeriod) */
+  localStorage?: { capacityIsolation: boolean; volumeStatsAggPeriodMs: number };
   /** the rotation of the containers' logs (logrotation.ts): containerLogMaxSize in bytes, containerLogMaxFiles, ... */
   containerLogs?: { maxSizeBytes: number; maxFiles: number; monitorIntervalMs: number; maxWorkers: number };
   /** image garbage collection (imagegc.ts): the imageGC* settings, --pod-infra-container-image, the
@@ -128,7 +131,9 @@ export class Kubelet {
       const nodeRef = { apiVersion: 'v1', kind: 'Node', metadata: { name: o.nodeName, uid: o.nodeName } };
       this.imageGC = new ImageGCManager({ ...o.imageGC, runtime: o.cri, log: o.log, nodeEvent: (type, reason, message) => void events.event(nodeRef, type, reason, message) });
     }
-    if (o.eviction && o.eviction.thresholds.length > 0) {
+    const isolation = o.localStorage?.capacityIsolation === true;
+    if (o.eviction && (o.eviction.thresholds.length > 0 || isolation)) {
+      const storage = isolation ? new LocalStorageStats({ rootDir: o.rootDir, podLogsDir: o.podLogsDir, cri: o.cri, volumeStatsAggPeriodMs: o.localStorage!.volumeStatsAggPeriodMs }) : undefined;
       const sampler = new ResourceSampler(o.cri);
       const nodeRef = { apiVersion: 'v1', kind: 'Node', metadata: { name: o.nodeName, uid: o.nodeName } };
       this.eviction = new EvictionManager({
@@ -139,6 +144,7 @@ export class Kubelet {
         nodeEvent: (type, reason, message) => void events.event(nodeRef, type, reason, message),
         log: o.log,
         deleteUnusedImages: this.imageGC ? () => this.imageGC!.deleteUnusedImages() : undefined,
+        localStorage: storage ? (pod) => storage.podStorage(pod) : undefined,
       });
     }
     if (o.containerLogs && o.containerLogs.maxSizeBytes > 0) {

@@ -147,7 +147,7 @@ interface PodRecord {
   /** admitted (or started before the kubelet came up): admission is not asked again */
   admitted?: boolean;
   /** an eviction asked for, carried out by the pod's next sync (never beside a running one) */
-  evicting?: { message: string; graceSeconds: number };
+  evicting?: { message: string; graceSeconds: number; disruptionTarget: boolean };
   /** the sync at spec.activeDeadlineSeconds */
   deadlineTimer?: NodeJS.Timeout;
   /** the last volume set-up errors logged */
@@ -573,9 +573,9 @@ export class PodWorkers {
     }
     if (rec.source !== 'api') await this.ensureMirror(rec);
     if (rec.evicting && !rec.terminated) {
-      const { message, graceSeconds } = rec.evicting;
+      const { message, graceSeconds, disruptionTarget } = rec.evicting;
       rec.evicting = undefined;
-      await this.fail(rec, 'Evicted', message, { graceSeconds, disruptionTarget: true, warning: true });
+      await this.fail(rec, 'Evicted', message, { graceSeconds, disruptionTarget, warning: true });
       return;
     }
     if (rec.terminated) {
@@ -810,10 +810,10 @@ export class PodWorkers {
   }
 
   /** the eviction manager's eviction: the pod fails with reason Evicted and the DisruptionTarget condition, its containers stopped within `graceSeconds` */
-  async evict(uid: string, message: string, graceSeconds: number): Promise<boolean> {
+  async evict(uid: string, message: string, graceSeconds: number, disruptionTarget = true): Promise<boolean> {
     const rec = this.records.get(uid);
     if (!rec || rec.terminated || rec.deleted) return false;
-    rec.evicting = { message, graceSeconds };
+    rec.evicting = { message, graceSeconds, disruptionTarget };
     this.enqueue(uid);
     return true;
   }

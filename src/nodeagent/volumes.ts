@@ -17,7 +17,7 @@
 //
 // Simplified against the kubelet (there is no mount here, only directories and files):
 //   - emptyDir with medium Memory (or HugePages) is a plain directory on the node's disk, not a
-//     tmpfs, and sizeLimit is not enforced (no eviction watches it);
+//     tmpfs (its sizeLimit is enforced by the eviction manager, as any emptyDir's: eviction.ts);
 //   - secret volumes are plain directories too (the kubelet's are tmpfs, so secrets never reach
 //     the disk);
 //   - a subPath is checked (no `..`, no absolute path, no symlink out of the volume) and resolved
@@ -77,7 +77,8 @@ interface FileProjection {
   fsUser?: number;
 }
 
-const PLUGIN_DIRS: Record<string, string> = {
+/** the directory of each volume type under <rootDir>/pods/<uid>/volumes (the kubelet's plugin names) */
+export const PLUGIN_DIRS: Record<string, string> = {
   emptyDir: 'kubernetes.io~empty-dir',
   configMap: 'kubernetes.io~configmap',
   secret: 'kubernetes.io~secret',
@@ -94,7 +95,7 @@ const TOKEN_MAX_TTL_MS = 24 * 3600 * 1000;
 const TOKEN_MAX_JITTER_MS = 10_000;
 
 /** the type of a volume: its one source field (a volume without one is an emptyDir, as the API defaults it) */
-function volumeType(v: any): string {
+export function volumeType(v: any): string {
   for (const k of Object.keys(v ?? {})) {
     if (k !== 'name' && v[k] !== null && typeof v[k] === 'object') return k;
   }
@@ -502,7 +503,7 @@ export class VolumeManager {
   }
 
   private async setUpEmptyDir(pod: any, dir: string): Promise<void> {
-    // medium Memory (and HugePages) is a plain directory here, not a tmpfs; sizeLimit is not enforced
+    // medium Memory (and HugePages) is a plain directory here, not a tmpfs; the eviction manager enforces sizeLimit
     if (await pathExists(dir)) return;
     await mkdir(join(dir, '..'), { recursive: true, mode: 0o750 });
     await mkdir(dir, { mode: 0o777 });

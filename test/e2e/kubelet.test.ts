@@ -85,7 +85,7 @@ before(async () => {
   ctd = await startContainerd();
   c = await startCluster({ args: ['--storage-backend=memory'] });
   // (the pods' logs under the test's directory, not /var/log/pods: podLogsDir is a config-file field only)
-  writeJoiningKubeletConfig(c, dir, ['containerLogMonitorInterval: 3s']);
+  writeJoiningKubeletConfig(c, dir, ['containerLogMonitorInterval: 3s', 'volumeStatsAggPeriod: 1s']);
   mkdirSync(join(dir, 'manifests'));
   writeFileSync(join(dir, 'manifests', 'static-web.yaml'), YAML.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'static-web', labels: { tier: 'static' } }, spec: { terminationGracePeriodSeconds: 1, containers: [container('main', 'echo static; sleep 3600')] } }));
   writeFileSync(join(dir, 'manifests', '.hidden.yaml'), 'not: a pod');
@@ -375,6 +375,39 @@ test('a static pod of --pod-manifest-path runs, with a mirror pod in the API tha
   await until('the mirror pod gone', async () => (await podJSON(name)) === undefined);
   const uid = again.metadata.annotations['kubernetes.io/config.hash'];
   await until('its containers removed', () => ctd.ctr('containers', 'ls', '-q', `labels."io.kubernetes.pod.uid"==${uid}`).trim() === '');
+});
+
+test('local storage limits: a pod over its emptyDir sizeLimit, its ephemeral-storage limit, or a container over its own is evicted (no DisruptionTarget)', async () => {
+  const write = (path: string, kb: number) => `dd if=/dev/zero of=${path} bs=1024 count=${kb} 2>/dev/null; sync; sleep 3600`;
+  apply(pod('fill-scratch', { restartPolicy: 'Never', containers: [container('main', write('/scratch/f', 3072), { volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] })], volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '1Mi' } }] }));
+  apply(pod('fill-pod', { restartPolicy: 'Never', containers: [container('main', write('/scratch/f', 3072), { volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }], resources: { limits: { 'ephemeral-storage': '2Mi' } } })], volumes: [{ name: 'scratch', emptyDir: {} }] }));
+  apply(pod('fill-container', {
+    restartPolicy: 'Never',
+    containers: [
+      container('main', write('/tmp/f', 3072), { resources: { limits: { 'ephemeral-storage': '2Mi' } } }),
+      container('idle', 'sleep 3600', { resources: { limits: { 'ephemeral-storage': '10Mi' } } }),
+    ],
+  }));
+  apply(pod('within-limits', { restartPolicy: 'Never', containers: [container('main', write('/scratch/f', 512), { volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }], resources: { limits: { 'ephemeral-storage': '8Mi' } } })], volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '4Mi' } }] }));
+  const expected: Record<string, string> = {
+    'fill-scratch': 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ',
+    'fill-pod': 'Pod ephemeral local storage usage exceeds the total limit of containers 2Mi. ',
+    'fill-container': 'Container main exceeded its local ephemeral storage limit "2Mi". ',
+  };
+  for (const [name, message] of Object.entries(expected)) {
+    const p = await waitPhase(name, 'Failed', 90_000).catch((e) => {
+      throw new Error(`${e.message}\n${kubeletLogs.split('\n').filter((l) => /evict|storage/i.test(l)).slice(-10).join('\n')}`);
+    });
+    assert.equal(p.status.reason, 'Evicted', name);
+    assert.equal(p.status.message, message, name);
+    assert.ok(!(p.status.conditions ?? []).some((x: any) => x.type === 'DisruptionTarget'), `${name}: no DisruptionTarget condition`);
+  }
+  const events = (await c.raw('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=fill-scratch,reason=Evicted')).json().items;
+  assert.equal(events[0]?.type, 'Warning');
+  assert.equal(events[0]?.message, expected['fill-scratch']);
+  // the pod within its limits runs on
+  assert.equal((await podJSON('within-limits'))?.status?.phase, 'Running');
+  c.kubectl(['delete', 'pod', 'fill-scratch', 'fill-pod', 'fill-container', 'within-limits', '--wait=false']);
 });
 
 test('the eviction manager under a threshold it cannot meet: MemoryPressure, a BestEffort pod refused, a running pod evicted (Evicted, DisruptionTarget); the condition goes with the threshold', async () => {

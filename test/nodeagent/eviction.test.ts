@@ -4,7 +4,8 @@
 // under a threshold it cannot meet: test/e2e/kubelet.test.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EvictionManager, type Observation } from '../../src/nodeagent/eviction.js';
+import { EvictionManager, overLocalLimit, type Observation } from '../../src/nodeagent/eviction.js';
+import type { PodStorage } from '../../src/nodeagent/ephemeral.js';
 import { parseEvictionThresholds } from '../../src/nodeagent/options.js';
 import { nopLogger } from '../../src/client/log.js';
 import type { ResourceSample } from '../../src/nodeagent/stats.js';
@@ -94,4 +95,57 @@ test('admission under pressure: MemoryPressure refuses BestEffort pods only; cri
   assert.deepEqual(m.admit(pod('x', { besteffort: true })), { reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
   assert.equal(m.admit(pod('y')), undefined);
   assert.equal(m.admit(pod('z', { besteffort: true, priority: 2_000_001_000 })), undefined);
+});
+
+test('local storage limits: the kubelet\'s checks in its order (emptyDir sizeLimit, the pod\'s total, a container\'s own) and its messages', () => {
+  const st = (o: { volumes?: Record<string, number>; ephemeral?: number; containers?: Record<string, [number, number]> }): PodStorage => ({
+    volumes: Object.entries(o.volumes ?? {}).map(([name, usedBytes]) => ({ name, usedBytes, inodesUsed: 1 })),
+    containers: Object.entries(o.containers ?? {}).map(([name, [rootfsBytes, logsBytes]]) => ({ name, rootfsBytes, logsBytes })),
+    ephemeralBytes: o.ephemeral ?? 0,
+    time: 0,
+  });
+  const withSpec = (spec: any) => ({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec });
+  const limited = (name: string, limit?: string) => ({ name, resources: limit ? { limits: { 'ephemeral-storage': limit } } : {} });
+  // an emptyDir over its sizeLimit, the limit as Go prints it
+  const scratch = withSpec({ containers: [limited('main')], volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '1024Ki' } }] });
+  assert.equal(overLocalLimit(scratch, st({ volumes: { scratch: 2 * Mi } })), 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ');
+  assert.equal(overLocalLimit(scratch, st({ volumes: { scratch: Mi } })), undefined, 'at the limit is not over it');
+  // the pod's total against the sum of its containers' limits
+  const two = withSpec({ containers: [limited('a', '1Mi'), limited('b', '512Ki')] });
+  assert.equal(overLocalLimit(two, st({ ephemeral: 2 * Mi })), 'Pod ephemeral local storage usage exceeds the total limit of containers 1536Ki. ');
+  assert.equal(overLocalLimit(withSpec({ containers: [limited('a', '1M')] }), st({ ephemeral: 2_000_000 })), 'Pod ephemeral local storage usage exceeds the total limit of containers 1M. ');
+  // a container over its own limit while the pod is within the sum
+  const one = withSpec({ containers: [limited('a', '1Mi'), limited('b', '10Mi')] });
+  assert.equal(overLocalLimit(one, st({ ephemeral: 2 * Mi, containers: { a: [Mi, Mi], b: [0, 0] } })), 'Container a exceeded its local ephemeral storage limit "1Mi". ');
+  // no limits, nothing over
+  assert.equal(overLocalLimit(withSpec({ containers: [limited('a')] }), st({ ephemeral: 100 * Mi, containers: { a: [100 * Mi, 0] } })), undefined);
+});
+
+test('a nodefs threshold with local storage measured: pods over their ephemeral-storage request first, then priority, then most above the request; the containers\' use in the message', async () => {
+  const thresholds = parseEvictionThresholds({ evictionHard: { 'nodefs.available': '1Gi' }, evictionSoft: {}, evictionSoftGracePeriod: {}, evictionMinimumReclaim: {} });
+  const withStorage = (name: string, request: string | undefined, priority = 0) => ({ metadata: { name, namespace: 'ns', uid: `uid-${name}` }, spec: { priority, containers: [{ name: 'main', resources: request ? { requests: { 'ephemeral-storage': request } } : {} }] } });
+  const pods = [withStorage('big-within', '100Mi'), withStorage('small-over', '1Mi'), withStorage('over-more', '1Mi'), withStorage('over-high', '1Mi', 100)];
+  const usedMi: Record<string, number> = { 'big-within': 90, 'small-over': 2, 'over-more': 20, 'over-high': 50 };
+  const evicted: { uid: string; message: string; disruption?: boolean }[] = [];
+  const m = new EvictionManager({
+    thresholds,
+    pressureTransitionPeriodMs: 60_000,
+    maxPodGracePeriodSeconds: 0,
+    rootDir: '/',
+    sample: async () => ({ node: { cpu: { time: 0, usageCoreNanoSeconds: 0 }, memory: { time: 0, workingSetBytes: 0 } }, containers: [] }),
+    pods: {
+      activePods: () => pods.filter((p) => !evicted.some((e) => e.uid === p.metadata.uid)),
+      evict: async (uid, message, _grace, disruption) => (evicted.push({ uid, message, disruption }), true),
+    },
+    nodeEvent: () => undefined,
+    log: nopLogger,
+    localStorage: async (p) => ({ volumes: [], containers: [{ name: 'main', rootfsBytes: usedMi[p.metadata.name]! * Mi, logsBytes: 0 }], ephemeralBytes: usedMi[p.metadata.name]! * Mi, time: 0 }),
+    observe: () => new Map<string, Observation>([['nodefs.available', { available: 512 * Mi, capacity: 10240 * Mi }]]),
+  });
+  const t0 = 1_000_000;
+  assert.equal(await m.synchronize(t0), 'ns/over-more');
+  assert.equal(evicted[0]!.message, 'The node was low on resource: ephemeral-storage. Threshold quantity: 1Gi, available: 512Mi. Container main was using 20Mi, request is 1Mi, has larger consumption of ephemeral-storage. ');
+  assert.equal(await m.synchronize(t0 + 10_000), 'ns/small-over');
+  assert.equal(await m.synchronize(t0 + 20_000), 'ns/over-high');
+  assert.equal(await m.synchronize(t0 + 30_000), 'ns/big-within');
 });
