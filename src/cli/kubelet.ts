@@ -273,6 +273,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     streamingURL: (kind, ns, pod, container, opts) => kubelet.pods.streamingURL(kind, ns, pod, container, opts),
     runInContainer: (ns, pod, container, cmd, uid) => kubelet.pods.runInContainer(ns, pod, container, cmd, uid),
     resourceSample: () => sampler.sample(),
+    storageSummary: () => kubelet.storageSummary(),
     startTime: started,
     healthChecks: () => ({
       ping: () => undefined,

@@ -35,13 +35,13 @@
 // any more (counting the minimum reclaims, not the grace periods), no pod is evicted, as the
 // kubelet's node-level reclaim. (The kubelet also deletes the unused containers there: Keelson has
 // no container garbage collection.)
-import { readFileSync, statfsSync } from 'node:fs';
+import { statfsSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import type { Logger } from '../client/log.js';
 import { canonical, parseQuantity, quantityValue } from '../schema/validation/quantity.js';
 import type { EvictionThreshold } from './options.js';
 import { qosClass } from './podspec.js';
-import { hostMemory, type ResourceSample } from './stats.js';
+import { hostMemory, processLimits, type ResourceSample } from './stats.js';
 import type { PodStorage } from './ephemeral.js';
 
 export const MONITORING_PERIOD_MS = 10_000;
@@ -137,13 +137,8 @@ export function observeNode(rootDir: string): Map<string, Observation> {
   } catch {
     /* the root directory's file system cannot be asked: no disk signals */
   }
-  try {
-    const max = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim());
-    const tasks = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[3]?.split('/')[1]);
-    if (max > 0 && tasks >= 0) out.set('pid.available', { available: max - tasks, capacity: max });
-  } catch {
-    /* no pid signal */
-  }
+  const pids = processLimits();
+  if (pids) out.set('pid.available', { available: pids.maxpid - pids.curproc, capacity: pids.maxpid });
   return out;
 }
 

@@ -12,10 +12,10 @@ import { ContainerLogManager } from './logrotation.js';
 import { SysctlAllowlist } from './sysctls.js';
 import { EventRecorder } from '../client/events.js';
 import { EvictionManager } from './eviction.js';
-import { LocalStorageStats } from './ephemeral.js';
+import { LocalStorageStats, type PodStorage } from './ephemeral.js';
+import { fsStatsOf, processLimits, ResourceSampler, type FsStats, type StorageSummary } from './stats.js';
 import { ImageGCManager, type ImageGCPolicy } from './imagegc.js';
 import type { EvictionThreshold } from './options.js';
-import { ResourceSampler } from './stats.js';
 import type { CRIClient } from './cri.js';
 import { NodeAgentNode, type NodeOptions } from './node.js';
 import { PodWorkers } from './pods.js';
@@ -84,6 +84,8 @@ export class Kubelet {
   readonly imageGC: ImageGCManager | undefined;
   private readonly clients: RESTClient[] = [];
   private firstStaticUpdate?: (pods: any[]) => void;
+  /** the pods' use of local storage (ephemeral.ts) */
+  private readonly storage: LocalStorageStats;
 
   constructor(readonly o: KubeletOptions) {
     const sysctls = o.sysctls ?? new SysctlAllowlist([]);
@@ -132,8 +134,8 @@ export class Kubelet {
       this.imageGC = new ImageGCManager({ ...o.imageGC, runtime: o.cri, log: o.log, nodeEvent: (type, reason, message) => void events.event(nodeRef, type, reason, message) });
     }
     const isolation = o.localStorage?.capacityIsolation === true;
+    const storage = (this.storage = new LocalStorageStats({ rootDir: o.rootDir, podLogsDir: o.podLogsDir, cri: o.cri, volumeStatsAggPeriodMs: o.localStorage?.volumeStatsAggPeriodMs ?? 60_000 }));
     if (o.eviction && (o.eviction.thresholds.length > 0 || isolation)) {
-      const storage = isolation ? new LocalStorageStats({ rootDir: o.rootDir, podLogsDir: o.podLogsDir, cri: o.cri, volumeStatsAggPeriodMs: o.localStorage!.volumeStatsAggPeriodMs }) : undefined;
       const sampler = new ResourceSampler(o.cri);
       const nodeRef = { apiVersion: 'v1', kind: 'Node', metadata: { name: o.nodeName, uid: o.nodeName } };
       this.eviction = new EvictionManager({
@@ -144,7 +146,7 @@ export class Kubelet {
         nodeEvent: (type, reason, message) => void events.event(nodeRef, type, reason, message),
         log: o.log,
         deleteUnusedImages: this.imageGC ? () => this.imageGC!.deleteUnusedImages() : undefined,
-        localStorage: storage ? (pod) => storage.podStorage(pod) : undefined,
+        localStorage: isolation ? (pod) => storage.podStorage(pod) : undefined,
       });
     }
     if (o.containerLogs && o.containerLogs.maxSizeBytes > 0) {
@@ -202,6 +204,29 @@ export class Kubelet {
       syncLoopError: () => this.pods.syncLoopError(),
       pressure: () => this.eviction?.conditions() ?? new Set(),
     });
+  }
+
+  /** the node's file systems and process limits, and the pods' storage, for /stats/summary */
+  async storageSummary(): Promise<StorageSummary> {
+    const now = Date.now();
+    const pods = new Map<string, PodStorage>();
+    for (const p of this.pods.pods()) {
+      try {
+        pods.set(p.metadata.uid, await this.storage.podStorage(p));
+      } catch {
+        /* not measured */
+      }
+    }
+    let imageFs: FsStats | undefined;
+    try {
+      const f = (await this.o.cri.imageFsInfo()).imageFilesystems?.[0];
+      const base = f?.fsId?.mountpoint ? fsStatsOf(f.fsId.mountpoint, now) : undefined;
+      if (f && base) imageFs = { ...base, usedBytes: Number(f.usedBytes?.value ?? base.usedBytes), inodesUsed: Number(f.inodesUsed?.value ?? base.inodesUsed) };
+    } catch {
+      /* the runtime does not tell */
+    }
+    const pids = processLimits();
+    return { nodeFs: fsStatsOf(this.o.rootDir, now), imageFs, rlimit: pids ? { time: now, ...pids } : undefined, pods };
   }
 
   /** --pod-cidr goes to the runtime (CRI UpdateRuntimeConfig), as the kubelet does when it starts */

@@ -11,7 +11,8 @@
 // worded as k8s.io/apiserver's healthz), /pods (a v1 PodList of the pods bound to the node), /metrics
 // (Prometheus text: kubelet_running_pods, kubelet_running_containers, kubelet_node_name and the
 // process's metrics; a registry the agent may add to), /metrics/resource, /metrics/cadvisor and
-// /stats/summary (the node's and its containers' CPU and memory: stats.ts). Not served (404): the
+// /stats/summary (the node's and its containers' CPU and memory, the node's file systems, the pods'
+// storage: stats.ts). Not served (404): the
 // rest of /stats/, /metrics/probes, /checkpoint/ (Keelson's node agent has no checkpointing
 // runtime yet).
 //
@@ -53,7 +54,7 @@ import client from 'prom-client';
 import type { Logger } from '../client/log.js';
 import { LogReadError, readLogs, type ReadLogsOptions } from './logs.js';
 import { CRIError } from './cri.js';
-import { cadvisorMetricsText, resourceMetricsText, summaryJSON, type ResourceSample } from './stats.js';
+import { cadvisorMetricsText, resourceMetricsText, summaryJSON, type ResourceSample, type StorageSummary } from './stats.js';
 import { cpus, totalmem } from 'node:os';
 import { serveSystemLogs } from './systemlogs.js';
 import { parseNodeLogQuery, serveNodeLogQuery, validateNodeLogQuery } from './nodelogquery.js';
@@ -99,6 +100,8 @@ export interface NodeAgentView {
   runInContainer?(namespace: string, pod: string, container: string, cmd: string[], uid?: string): Promise<Buffer>;
   /** the node's and its containers' CPU and memory now (stats.ts), for /metrics/resource and /stats/summary. Absent: 404 */
   resourceSample?(): Promise<ResourceSample>;
+  /** the node's file systems and the pods' storage, for /stats/summary (stats.ts); absent: left out */
+  storageSummary?(): Promise<StorageSummary>;
   /** when the node agent started (ms since the epoch), the Summary's node startTime */
   startTime?: number;
 }
@@ -477,8 +480,9 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
         res.setHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
         res.end(path === '/metrics/resource' ? resourceMetricsText(sample) : cadvisorMetricsText(sample, { cores: cpus().length, memoryBytes: totalmem() }));
       } else {
-        // (?only_cpu_and_memory=true asks for what this summary holds anyway)
-        writeJSON(res, JSON.stringify(summaryJSON(sample, view.nodeName, view.startTime ?? Date.now()), null, 2));
+        // (?only_cpu_and_memory=true, as metrics-server asks: CPU and memory alone)
+        const storage = path.startsWith('/stats/summary') && query.get('only_cpu_and_memory') !== 'true' ? await view.storageSummary?.() : undefined;
+        writeJSON(res, JSON.stringify(summaryJSON(sample, view.nodeName, view.startTime ?? Date.now(), storage), null, 2));
       }
       return true;
     }

@@ -4,7 +4,10 @@
 //                      memory_working_set_bytes, container_start_time_seconds, resource_scrape_error
 //   /stats/summary     the Summary API's JSON (stats/v1alpha1): the node and each pod with its
 //                      containers, cpu (usageCoreNanoSeconds, usageNanoCores) and memory
-//                      (workingSetBytes, usageBytes, availableBytes for the node)
+//                      (workingSetBytes, usageBytes, availableBytes for the node); the node's fs
+//                      (the root directory's), runtime.imageFs and rlimit; each pod's volume and
+//                      ephemeral-storage, each container's rootfs (writable layer) and logs
+//                      (ephemeral.ts)
 //   /metrics/cadvisor  cAdvisor's series of the same figures, as Prometheus scrapes them:
 //                      machine_cpu_cores, machine_memory_bytes, and per container (and for the
 //                      root, id="/") container_cpu_usage_seconds_total,
@@ -18,9 +21,10 @@
 // (usage MemTotal - MemFree, working set that less Inactive(file), available MemAvailable), the
 // figures cAdvisor derives for the root cgroup. usageNanoCores is the rate since this kubelet's
 // previous sample (absent on the first, as the kubelet's).
-import { readFileSync } from 'node:fs';
+import { readFileSync, statfsSync } from 'node:fs';
 import type { CRIClient } from './cri.js';
 import { L_CONTAINER_NAME, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './podspec.js';
+import type { PodStorage } from './ephemeral.js';
 
 /** USER_HZ: the unit of /proc/stat's CPU times (100 on every Linux the kubelet runs on) */
 const USER_HZ = 100;
@@ -264,16 +268,105 @@ function memJSON(m: MemorySample): Record<string, unknown> {
   return { time: iso(m.time), ...(m.availableBytes !== undefined ? { availableBytes: m.availableBytes } : {}), ...(m.usageBytes !== undefined ? { usageBytes: m.usageBytes } : {}), workingSetBytes: m.workingSetBytes };
 }
 
-/** /stats/summary's JSON (stats/v1alpha1 Summary: the node and its pods, CPU and memory) */
-export function summaryJSON(s: ResourceSample, nodeName: string, nodeStartTime: number): Record<string, unknown> {
+/** a file system's figures (stats/v1alpha1 FsStats), from statfs */
+export interface FsStats {
+  time: number;
+  availableBytes: number;
+  capacityBytes: number;
+  usedBytes: number;
+  inodesFree: number;
+  inodes: number;
+  inodesUsed: number;
+}
+
+/** the file system holding `path` */
+export function fsStatsOf(path: string, time = Date.now()): FsStats | undefined {
+  try {
+    const st = statfsSync(path);
+    return {
+      time,
+      availableBytes: st.bavail * st.bsize,
+      capacityBytes: st.blocks * st.bsize,
+      usedBytes: (st.blocks - st.bfree) * st.bsize,
+      inodesFree: st.ffree,
+      inodes: st.files,
+      inodesUsed: st.files - st.ffree,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** the node's process limit and count (kernel.pid_max, the tasks of /proc/loadavg), as the kubelet's rlimit stats */
+export function processLimits(): { maxpid: number; curproc: number } | undefined {
+  try {
+    const maxpid = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim());
+    const curproc = Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[3]?.split('/')[1]);
+    return maxpid > 0 && curproc >= 0 ? { maxpid, curproc } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** what /stats/summary tells of storage: the node's file systems, its process limits, each pod's use (ephemeral.ts) */
+export interface StorageSummary {
+  /** the file system of the kubelet's root directory */
+  nodeFs?: FsStats;
+  /** the runtime's image file system: its use as the runtime counts it, the rest from statfs */
+  imageFs?: FsStats;
+  rlimit?: { time: number; maxpid: number; curproc: number };
+  /** by pod UID */
+  pods: Map<string, PodStorage>;
+}
+
+function fsJSON(f: FsStats, used?: { usedBytes: number; inodesUsed?: number }): Record<string, unknown> {
+  const o: Record<string, unknown> = { time: iso(f.time), availableBytes: f.availableBytes, capacityBytes: f.capacityBytes, usedBytes: used ? used.usedBytes : f.usedBytes, inodesFree: f.inodesFree, inodes: f.inodes };
+  if (!used) o.inodesUsed = f.inodesUsed;
+  else if (used.inodesUsed !== undefined) o.inodesUsed = used.inodesUsed;
+  return o;
+}
+
+/**
+ * /stats/summary's JSON (stats/v1alpha1 Summary): the node (CPU, memory, its file systems and
+ * process limits) and its pods (CPU, memory, their containers' writable layers and logs, their
+ * volumes and ephemeral storage)
+ */
+export function summaryJSON(s: ResourceSample, nodeName: string, nodeStartTime: number, storage?: StorageSummary): Record<string, unknown> {
+  const nodeFs = storage?.nodeFs;
+  const imageFs = storage?.imageFs ?? nodeFs;
   return {
-    node: { nodeName, systemContainers: [], startTime: iso(nodeStartTime), cpu: cpuJSON(s.node.cpu), memory: memJSON(s.node.memory) },
-    pods: podTotals(s.containers).map((p) => ({
-      podRef: { name: p.pod, namespace: p.namespace, uid: p.podUID },
-      startTime: iso(p.startTime),
-      containers: p.containers.map((c) => ({ name: c.container, startTime: iso(c.startTime), ...(c.cpu ? { cpu: cpuJSON(c.cpu) } : {}), ...(c.memory ? { memory: memJSON(c.memory) } : {}) })),
-      ...(p.cpu ? { cpu: { time: iso(p.cpu.time), usageCoreNanoSeconds: p.cpu.usageCoreNanoSeconds } } : {}),
-      ...(p.memory ? { memory: { time: iso(p.memory.time), workingSetBytes: p.memory.workingSetBytes } } : {}),
-    })),
+    node: {
+      nodeName,
+      systemContainers: [],
+      startTime: iso(nodeStartTime),
+      cpu: cpuJSON(s.node.cpu),
+      memory: memJSON(s.node.memory),
+      ...(nodeFs ? { fs: fsJSON(nodeFs) } : {}),
+      ...(storage?.imageFs ? { runtime: { imageFs: fsJSON(storage.imageFs), containerFs: fsJSON(storage.imageFs) } } : {}),
+      ...(storage?.rlimit ? { rlimit: { time: iso(storage.rlimit.time), maxpid: storage.rlimit.maxpid, curproc: storage.rlimit.curproc } } : {}),
+    },
+    pods: podTotals(s.containers).map((p) => {
+      const st = storage?.pods.get(p.podUID);
+      const byName = new Map(st?.containers.map((c) => [c.name, c]) ?? []);
+      return {
+        podRef: { name: p.pod, namespace: p.namespace, uid: p.podUID },
+        startTime: iso(p.startTime),
+        containers: p.containers.map((c) => {
+          const cs = byName.get(c.container);
+          return {
+            name: c.container,
+            startTime: iso(c.startTime),
+            ...(c.cpu ? { cpu: cpuJSON(c.cpu) } : {}),
+            ...(c.memory ? { memory: memJSON(c.memory) } : {}),
+            ...(cs && imageFs ? { rootfs: fsJSON(imageFs, { usedBytes: cs.rootfsBytes }) } : {}),
+            ...(cs && nodeFs ? { logs: fsJSON(nodeFs, { usedBytes: cs.logsBytes }) } : {}),
+          };
+        }),
+        ...(p.cpu ? { cpu: { time: iso(p.cpu.time), usageCoreNanoSeconds: p.cpu.usageCoreNanoSeconds } } : {}),
+        ...(p.memory ? { memory: { time: iso(p.memory.time), workingSetBytes: p.memory.workingSetBytes } } : {}),
+        ...(st && nodeFs && st.volumes.length ? { volume: st.volumes.map((v) => ({ ...fsJSON(nodeFs, v), name: v.name })) } : {}),
+        ...(st && nodeFs ? { 'ephemeral-storage': fsJSON(nodeFs, { usedBytes: st.ephemeralBytes }) } : {}),
+      };
+    }),
   };
 }

@@ -11,6 +11,7 @@ import YAML from 'yaml';
 import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
@@ -408,6 +409,40 @@ test('local storage limits: a pod over its emptyDir sizeLimit, its ephemeral-sto
   // the pod within its limits runs on
   assert.equal((await podJSON('within-limits'))?.status?.phase, 'Running');
   c.kubectl(['delete', 'pod', 'fill-scratch', 'fill-pod', 'fill-container', 'within-limits', '--wait=false']);
+});
+
+test('/stats/summary: the node\'s file systems and process limits, each pod\'s volumes and ephemeral storage, each container\'s writable layer and logs', async () => {
+  apply(pod('stats', { restartPolicy: 'Never', containers: [container('main', 'dd if=/dev/zero of=/scratch/f bs=1024 count=1024 2>/dev/null; echo written; sleep 3600', { volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] })], volumes: [{ name: 'scratch', emptyDir: {} }] }));
+  const p = await waitPhase('stats', 'Running');
+  const summary = async (query = '') =>
+    new Promise<any>((resolve, reject) => {
+      https
+        .get({ host: '127.0.0.1', port: kubeletPort, path: `/stats/summary${query}`, rejectUnauthorized: false, cert: c.credentials.cert, key: c.credentials.key }, (res) => {
+          let b = '';
+          res.on('data', (d) => (b += d));
+          res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(b)) : reject(new Error(`${res.statusCode} ${b}`))));
+        })
+        .on('error', reject);
+    });
+  const s = await until('the pod\'s volume measured', async () => {
+    const s = await summary();
+    const mine = s.pods.find((x: any) => x.podRef.uid === p.metadata.uid);
+    return mine?.volume?.find((v: any) => v.name === 'scratch')?.usedBytes >= 1024 * 1024 ? s : undefined;
+  }, 30_000);
+  assert.ok(s.node.fs.capacityBytes > 0 && s.node.fs.availableBytes > 0 && s.node.fs.inodes > 0, JSON.stringify(s.node.fs));
+  // (the image file system's use is the runtime's figure: containerd's snapshot usage, 0 until it has counted)
+  assert.ok(s.node.runtime.imageFs.capacityBytes > 0 && typeof s.node.runtime.imageFs.usedBytes === 'number', JSON.stringify(s.node.runtime));
+  assert.ok(s.node.rlimit.maxpid > 0 && s.node.rlimit.curproc > 0);
+  const mine = s.pods.find((x: any) => x.podRef.uid === p.metadata.uid);
+  assert.ok(mine['ephemeral-storage'].usedBytes >= 1024 * 1024, JSON.stringify(mine['ephemeral-storage']));
+  const main = mine.containers.find((x: any) => x.name === 'main');
+  assert.ok(main.logs.usedBytes > 0 && main.logs.capacityBytes > 0, JSON.stringify(main.logs));
+  assert.equal(typeof main.rootfs.usedBytes, 'number');
+  // metrics-server's question: CPU and memory alone
+  const light = await summary('?only_cpu_and_memory=true');
+  assert.equal(light.node.fs, undefined);
+  assert.equal(light.pods.find((x: any) => x.podRef.uid === p.metadata.uid)?.volume, undefined);
+  c.kubectl(['delete', 'pod', 'stats', '--wait=false']);
 });
 
 test('the eviction manager under a threshold it cannot meet: MemoryPressure, a BestEffort pod refused, a running pod evicted (Evicted, DisruptionTarget); the condition goes with the threshold', async () => {
