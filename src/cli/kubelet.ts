@@ -98,14 +98,14 @@ export function kubeletCommand(): Command {
       const startup = checkKubeletStartup(config, kf);
       if (startup) throw new Error(`failed to run Kubelet: ${startup}`);
       klog.printFlags(flags, 1);
-      await run(config, kf, log);
+      await run(config, kf, log, { inPlaceResize: gate.enabled('InPlacePodVerticalScaling') });
     },
   });
   declareKubeletFlags(cmd, cfg, f, gate);
   return cmd;
 }
 
-async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>): Promise<void> {
+async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>, gates: { inPlaceResize: boolean }): Promise<void> {
   log.info('Kubelet version', { kubeletVersion: getVersionInfo().gitVersion });
   if (!f.kubeconfig && f.bootstrapKubeconfig) {
     throw new Error('failed to run Kubelet: --bootstrap-kubeconfig needs --kubeconfig: the path where the kubeconfig it obtains is written');
@@ -187,6 +187,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   const kubelet = new Kubelet({
     rest,
     runOnce: config.runOnce,
+    inPlaceResize: gates.inPlaceResize,
     userAgent: agent,
     kubeAPIQPS: config.kubeAPIQPS,
     kubeAPIBurst: config.kubeAPIBurst,

@@ -396,6 +396,11 @@ export class CRIClient {
     return (await this.callRuntime('ListContainerStats', { filter })).stats ?? [];
   }
 
+  /** the new resources of a running container (an in-place resize) */
+  async updateContainerResources(id: string, linux: any): Promise<void> {
+    await this.callRuntime('UpdateContainerResources', { containerId: id, linux });
+  }
+
   async updateRuntimeConfig(podCIDR: string): Promise<void> {
     await this.callRuntime('UpdateRuntimeConfig', { runtimeConfig: { networkConfig: { podCidr: podCIDR } } });
   }

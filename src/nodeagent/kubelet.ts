@@ -36,6 +36,8 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   rest: RESTConfig | undefined;
   /** --runonce: run the static pods once (runOnce()), no pods of the API server, no node status */
   runOnce?: boolean;
+  /** the InPlacePodVerticalScaling gate: pods' resources change in place (pods.ts) */
+  inPlaceResize?: boolean;
   userAgent: string;
   kubeAPIQPS: number;
   kubeAPIBurst: number;
@@ -108,6 +110,7 @@ export class Kubelet {
     this.pods = new PodWorkers({
       client,
       runOnce: o.runOnce,
+      inPlaceResize: o.inPlaceResize,
       staticSources: Boolean(o.staticPodPath || o.staticPodURL),
       cri: o.cri,
       nodeName: o.nodeName,

@@ -70,6 +70,7 @@ export const KUBELET_FEATURES: Record<string, FeatureSpec> = {
   GracefulNodeShutdown: { default: true, preRelease: 'BETA' },
   GracefulNodeShutdownBasedOnPodPriority: { default: true, preRelease: 'BETA' },
   ImageMaximumGCAge: { default: true, preRelease: 'BETA' },
+  InPlacePodVerticalScaling: { default: true, preRelease: 'BETA' },
   KubeletCrashLoopBackOffMax: { default: false, preRelease: 'ALPHA' },
   KubeletEnsureSecretPulledImages: { default: false, preRelease: 'ALPHA' },
   KubeletSeparateDiskGC: { default: true, preRelease: 'BETA' },

@@ -37,7 +37,7 @@ import { goQuote } from '../machinery/gostrings.js';
 import { ImagePulls } from './imagepulls.js';
 import { runHandler, ProbeState, type ProbeKind } from './probes.js';
 import {
-  A_HASH, A_PRESTOP, A_TERMINATION_PATH, containerConfig, containerHash, dnsConfigFor, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID, podLogDir,
+  A_HASH, A_PRESTOP, A_TERMINATION_PATH, containerConfig, containerHash, dnsConfigFor, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID, linuxResources, milli as resourceMilli, podLogDir, value as resourceValue,
   qosClass, sandboxConfig, type ContainerSettings, type NodeDNS,
 } from './podspec.js';
 
@@ -57,6 +57,11 @@ export interface PodWorkersOptions {
   client: RESTClient | undefined;
   /** --runonce: the static pods only, none from the API server and no mirror pods */
   runOnce?: boolean;
+  /**
+   * InPlacePodVerticalScaling: a change of a running pod's resources (the pods/resize subresource)
+   * is admitted against the node's allocatable and applied to its containers in place
+   */
+  inPlaceResize?: boolean;
   /** whether static pod sources are configured: until their first update the pod set is not known */
   staticSources?: boolean;
   cri: CRIClient;
@@ -152,6 +157,14 @@ interface PodRecord {
   deadlineTimer?: NodeJS.Timeout;
   /** the last volume set-up errors logged */
   mountError?: string;
+  /** in-place resize: the resources admitted for each resizable container (the kubelet's allocation) */
+  allocated?: Map<string, any>;
+  /** ... and those the running instance of each has (by container name: its ID and resources) */
+  actuated?: Map<string, { id: string; resources: any }>;
+  /** a resize not admitted: PodResizePending's reason (Infeasible, Deferred) and message */
+  resizePending?: { reason: string; message: string };
+  /** a resize the runtime refused: PodResizeInProgress's Error message */
+  resizeError?: string;
 }
 
 /** the runtime's sandbox and container records, as the workers keep them */
@@ -196,6 +209,57 @@ function newRecord(uid: string, pod: any): PodRecord {
 const nsToMs = (ns: number): number => Math.floor(ns / 1e6);
 const isoOf = (ns: number): string | undefined => (ns > 0 ? new Date(nsToMs(ns)).toISOString().replace(/\.\d{3}Z$/, 'Z') : undefined);
 const nowISO = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+// ── in-place resize (InPlacePodVerticalScaling) ──────────────────────────────
+
+/** the conditions of an in-place resize, which only the kubelet sets */
+const RESIZE_CONDITIONS = new Set(['PodResizePending', 'PodResizeInProgress']);
+
+/** the containers whose resources change in place: the regular ones and the sidecars */
+function resizableContainers(pod: any): any[] {
+  return [...(pod.spec?.initContainers ?? []).filter((c: any) => c.restartPolicy === 'Always'), ...(pod.spec?.containers ?? [])];
+}
+
+/** a container's CPU (millicores) and memory (bytes) requests and limits, the figures a resize changes */
+function cpuMemory(r: any): { cpuReq: number; cpuLim: number; memReq: number; memLim: number } {
+  return { cpuReq: resourceMilli(r?.requests, 'cpu'), cpuLim: resourceMilli(r?.limits, 'cpu'), memReq: resourceValue(r?.requests, 'memory'), memLim: resourceValue(r?.limits, 'memory') };
+}
+
+/** which of cpu and memory differ between two containers' requirements */
+function resizedResources(a: any, b: any): ('cpu' | 'memory')[] {
+  const x = cpuMemory(a);
+  const y = cpuMemory(b);
+  const out: ('cpu' | 'memory')[] = [];
+  if (x.cpuReq !== y.cpuReq || x.cpuLim !== y.cpuLim) out.push('cpu');
+  if (x.memReq !== y.memReq || x.memLim !== y.memLim) out.push('memory');
+  return out;
+}
+
+/** the pod's effective requests (cpu in millicores, memory in bytes) with these containers' requirements: the sum of the regular ones and the sidecars, or the largest init container's if larger */
+function podRequests(pod: any, resources: (c: any) => any): { cpu: number; memory: number } {
+  let cpu = 0;
+  let memory = 0;
+  let initCPU = 0;
+  let initMem = 0;
+  let sidecarCPU = 0;
+  let sidecarMem = 0;
+  for (const c of pod.spec?.initContainers ?? []) {
+    const r = cpuMemory(resources(c));
+    if (c.restartPolicy === 'Always') {
+      sidecarCPU += r.cpuReq;
+      sidecarMem += r.memReq;
+    } else {
+      initCPU = Math.max(initCPU, sidecarCPU + r.cpuReq);
+      initMem = Math.max(initMem, sidecarMem + r.memReq);
+    }
+  }
+  for (const c of pod.spec?.containers ?? []) {
+    const r = cpuMemory(resources(c));
+    cpu += r.cpuReq;
+    memory += r.memReq;
+  }
+  return { cpu: Math.max(cpu + sidecarCPU, initCPU), memory: Math.max(memory + sidecarMem, initMem) };
+}
 
 function podKey(pod: any): string {
   return `${pod.metadata.namespace}/${pod.metadata.name}`;
@@ -615,6 +679,8 @@ export class PodWorkers {
       }
       rec.admitted = true;
     }
+    // (a static pod cannot be resized: its manifest is its spec)
+    if (this.o.inPlaceResize && rec.source === 'api') this.allocate(rec);
 
     // volumes first: a pod whose volumes cannot be set up waits (FailedMount)
     try {
@@ -721,6 +787,7 @@ export class PodWorkers {
           if (hash && hash !== containerHash(c)) why = `Container ${c.name} definition changed, will be restarted`;
           else if (liveness && !liveness.result) why = `Container ${c.name} failed liveness probe, will be restarted`;
           else if (startup && !startup.result && startup.failureCount >= (c.startupProbe?.failureThreshold ?? 3)) why = `Container ${c.name} failed startup probe, will be restarted`;
+          else why = await this.actuate(rec, c, inst);
           if (why) {
             void this.o.events.event(pod, 'Normal', 'Killing', why, `spec.containers{${c.name}}`);
             await this.killContainer(rec, inst, c, this.gracePeriod(pod));
@@ -818,6 +885,87 @@ export class PodWorkers {
     return true;
   }
 
+  /**
+   * The kubelet's handlePodResourcesResize: the resources a pod asks for (its spec) beside those
+   * admitted for it. A change is admitted when the pod's requests fit the node's allocatable
+   * (else PodResizePending Infeasible, `Node didn't have enough capacity: cpu, requested: 5000,
+   * capacity: 2000`) and, with the other pods' admitted requests, what is left of it (else
+   * Deferred, `Node didn't have enough resource: ...`, tried again at every sync).
+   */
+  private allocate(rec: PodRecord): void {
+    const pod = rec.pod;
+    const desired = new Map<string, any>(resizableContainers(pod).map((c: any) => [c.name, c.resources ?? {}]));
+    if (!rec.allocated) {
+      rec.allocated = desired;
+      return;
+    }
+    const allocated = rec.allocated;
+    if (![...desired].some(([n, r]) => resizedResources(r, allocated.get(n)).length > 0)) {
+      rec.resizePending = undefined;
+      return;
+    }
+    const alloc = this.o.nodeAllocatable();
+    const cpuCap = resourceMilli(alloc, 'cpu');
+    const memCap = resourceValue(alloc, 'memory');
+    const want = podRequests(pod, (c) => desired.get(c.name) ?? c.resources);
+    if (want.cpu > cpuCap || want.memory > memCap) {
+      const what = want.memory > memCap ? `memory, requested: ${want.memory}, capacity: ${memCap}` : `cpu, requested: ${want.cpu}, capacity: ${cpuCap}`;
+      rec.resizePending = { reason: 'Infeasible', message: `Node didn't have enough capacity: ${what}` };
+      return;
+    }
+    let usedCPU = 0;
+    let usedMem = 0;
+    for (const r of this.records.values()) {
+      if (r === rec || !r.admitted || r.terminated || r.deleted) continue;
+      const u = podRequests(r.pod, (c) => r.allocated?.get(c.name) ?? c.resources);
+      usedCPU += u.cpu;
+      usedMem += u.memory;
+    }
+    if (usedCPU + want.cpu > cpuCap) {
+      rec.resizePending = { reason: 'Deferred', message: `Node didn't have enough resource: cpu, requested: ${want.cpu}, used: ${usedCPU}, capacity: ${cpuCap}` };
+      return;
+    }
+    if (usedMem + want.memory > memCap) {
+      rec.resizePending = { reason: 'Deferred', message: `Node didn't have enough resource: memory, requested: ${want.memory}, used: ${usedMem}, capacity: ${memCap}` };
+      return;
+    }
+    this.o.log.v(2).info('Pod resize admitted', { pod: podKey(pod) });
+    rec.allocated = desired;
+    rec.resizePending = undefined;
+    rec.resizeError = undefined;
+  }
+
+  /**
+   * A running container whose admitted resources differ from those it has: restarted when a
+   * resized resource's resizePolicy says RestartContainer (returns why), else its new resources
+   * go to the runtime (UpdateContainerResources); a refusal is PodResizeInProgress's Error.
+   */
+  private async actuate(rec: PodRecord, c: any, inst: RuntimeContainer): Promise<string> {
+    if (!this.o.inPlaceResize || !rec.allocated) return '';
+    const want = rec.allocated.get(c.name) ?? c.resources ?? {};
+    const actuated = (rec.actuated ??= new Map());
+    const act = actuated.get(c.name);
+    // (a new instance was made with the admitted resources; one found at start is taken to have them)
+    if (!act || act.id !== inst.id) {
+      actuated.set(c.name, { id: inst.id, resources: want });
+      return '';
+    }
+    const changed = resizedResources(act.resources, want);
+    if (!changed.length) return '';
+    const policy = (r: string) => (c.resizePolicy ?? []).find((p: any) => p?.resourceName === r)?.restartPolicy ?? 'NotRequired';
+    if (changed.some((r) => policy(r) === 'RestartContainer')) return `Container ${c.name} resize requires restart`;
+    try {
+      await this.o.cri.updateContainerResources(inst.id, linuxResources(rec.pod, { ...c, resources: want }, this.o.settings));
+      act.resources = want;
+      rec.resizeError = undefined;
+      this.o.log.v(2).info('Container resources updated in place', { pod: podKey(rec.pod), containerName: c.name, resources: changed });
+    } catch (e) {
+      rec.resizeError = (e as Error).message;
+      this.o.log.error(e, 'Failed to update the container resources', { pod: podKey(rec.pod), containerName: c.name });
+    }
+    return '';
+  }
+
   private gracePeriod(pod: any): number {
     const g = pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
     return Math.max(0, Number(g));
@@ -872,7 +1020,9 @@ export class PodWorkers {
       throw e;
     }
     const cmd = expandCommandAndArgs(c, env);
-    const config = containerConfig(pod, c, attempt, image, env, cmd, mounts, kind, this.o.settings);
+    // (with the resources admitted for it: a resize not admitted yet does not reach a new instance)
+    const admitted = rec.allocated?.get(c.name);
+    const config = containerConfig(pod, admitted ? { ...c, resources: admitted } : c, attempt, image, env, cmd, mounts, kind, this.o.settings);
     if (c.lifecycle?.preStop) config.annotations[A_PRESTOP] = JSON.stringify(c.lifecycle.preStop);
     const sbConfig = sandboxConfig(pod, 0, dns, this.o.podLogsDir);
     let id: string;
@@ -1112,6 +1262,7 @@ export class PodWorkers {
         if (st?.image?.image) s.image = c.image;
         if (cur.state === 'CONTAINER_RUNNING') {
           s.state = { running: { startedAt: isoOf(st?.startedAt ?? 0) ?? nowISO() } };
+          if (this.o.inPlaceResize && (!init || c.restartPolicy === 'Always')) s.resources = this.statusResources(rec, c, cur.id);
           const startup = rec.probes.get(`${c.name}/startup`);
           const readiness = rec.probes.get(`${c.name}/readiness`);
           // (a container with a probe whose worker is not set up yet has not passed it: the kubelet's
@@ -1149,6 +1300,25 @@ export class PodWorkers {
       if (!Object.keys(s.lastState).length) s.lastState = {};
       out.push(s);
     }
+    return out;
+  }
+
+  /**
+   * A running container's status.resources (InPlacePodVerticalScaling): the requests admitted for
+   * it, its limits with the CPU and memory it has now
+   */
+  private statusResources(rec: PodRecord, c: any, id: string): any {
+    const admitted = rec.allocated?.get(c.name) ?? c.resources ?? {};
+    const act = rec.actuated?.get(c.name);
+    const now = act && act.id === id ? act.resources : admitted;
+    const out: any = {};
+    if (admitted.requests && Object.keys(admitted.requests).length) out.requests = { ...admitted.requests };
+    const limits: Record<string, unknown> = { ...(admitted.limits ?? {}) };
+    for (const r of ['cpu', 'memory']) {
+      if (now.limits?.[r] !== undefined) limits[r] = now.limits[r];
+      else delete limits[r];
+    }
+    if (Object.keys(limits).length) out.limits = limits;
     return out;
   }
 
@@ -1237,6 +1407,27 @@ export class PodWorkers {
       for (const c of conditions) if (c.type === 'Ready' || c.type === 'ContainersReady') delete c.message;
     }
     if (!initialized && phase === 'Succeeded') conditions[1] = cond('Initialized', true);
+    // an in-place resize not admitted, or admitted and not yet applied to every running container
+    if (this.o.inPlaceResize && phase !== 'Succeeded' && phase !== 'Failed') {
+      const kept = (type: string) => (prior.conditions ?? []).find((x: any) => x.type === type);
+      if (rec.resizePending) {
+        const old = kept('PodResizePending');
+        const same = old && old.reason === rec.resizePending.reason && old.message === rec.resizePending.message;
+        conditions.push({ type: 'PodResizePending', status: 'True', lastProbeTime: same ? old.lastProbeTime : now, lastTransitionTime: old ? old.lastTransitionTime : now, reason: rec.resizePending.reason, message: rec.resizePending.message });
+      }
+      const running = new Map<string, string>(statuses.filter((x) => x.state.running).map((x) => [x.name, String(x.containerID ?? '').split('://')[1] ?? '']));
+      const behind = resizableContainers(pod).some((c) => {
+        const id = running.get(c.name);
+        const act = rec.actuated?.get(c.name);
+        return id !== undefined && act?.id === id && resizedResources(act.resources, rec.allocated?.get(c.name) ?? c.resources).length > 0;
+      });
+      if (behind || rec.resizeError) {
+        const old = kept('PodResizeInProgress');
+        const c: any = { type: 'PodResizeInProgress', status: 'True', lastProbeTime: null, lastTransitionTime: old ? old.lastTransitionTime : now };
+        if (rec.resizeError) Object.assign(c, { reason: 'Error', message: rec.resizeError });
+        conditions.push(c);
+      }
+    }
     const status: any = {
       phase,
       conditions,
@@ -1359,11 +1550,15 @@ export class PodWorkers {
     // (a static pod's status is written to its mirror pod, whose UID is the API server's)
     const uid = rec.source === 'api' ? rec.uid : this.informer?.getByName(pod.metadata.namespace, pod.metadata.name)?.metadata.uid;
     if (!uid) return;
+    // (conditions merge by type in a strategic merge patch: the resize conditions the kubelet set
+    // and no longer has are deleted by name; the others' are theirs)
+    const gone = (pod.status?.conditions ?? []).filter((c: any) => RESIZE_CONDITIONS.has(c.type) && !status.conditions.some((n: any) => n.type === c.type));
+    const patchStatus = gone.length ? { ...status, conditions: [...status.conditions, ...gone.map((c: any) => ({ type: c.type, $patch: 'delete' }))] } : status;
     try {
       const updated = await this.o.client.json({
         method: 'PATCH',
         path: `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace)}/pods/${encodeURIComponent(pod.metadata.name)}/status`,
-        body: { metadata: { uid }, status },
+        body: { metadata: { uid }, status: patchStatus },
         contentType: 'application/strategic-merge-patch+json',
       });
       rec.lastStatus = text;

@@ -32,9 +32,14 @@ export function podLogDir(pod: any, root = POD_LOGS_ROOT): string {
   return `${root}/${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`;
 }
 
-/** 32-bit FNV-1a of the container's spec: a change of it restarts the container, as the kubelet's hash does */
+/**
+ * 32-bit FNV-1a of the container's spec less its resources and resize policy: a change of it
+ * restarts the container, as the kubelet's hash does; a change of the resources is an in-place
+ * resize (pods.ts), not a restart
+ */
 export function containerHash(container: any): string {
-  const text = JSON.stringify(container);
+  const { resources: _r, resizePolicy: _p, ...rest } = container ?? {};
+  const text = JSON.stringify(rest);
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
@@ -156,11 +161,11 @@ export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[
 }
 
 /** a resource quantity in milli-units (0 when absent) */
-function milli(resources: Record<string, string> | undefined, name: string): number {
+export function milli(resources: Record<string, string> | undefined, name: string): number {
   const q = resources?.[name] !== undefined ? parseQuantity(resources[name]) : null;
   return q ? Number(quantityMilliValue(q)) : 0;
 }
-function value(resources: Record<string, string> | undefined, name: string): number {
+export function value(resources: Record<string, string> | undefined, name: string): number {
   const q = resources?.[name] !== undefined ? parseQuantity(resources[name]) : null;
   return q ? Number(quantityValue(q)) : 0;
 }
@@ -204,6 +209,29 @@ export interface ContainerSettings {
   seccompDefault: boolean;
 }
 
+/**
+ * The CRI LinuxContainerResources of a container's requirements (the kubelet's
+ * generateLinuxContainerResources): CPU shares from the request, the CFS quota from the limit, the
+ * memory limit and the OOM score adjustment; for CreateContainer and UpdateContainerResources.
+ */
+export function linuxResources(pod: any, container: any, s: ContainerSettings): any {
+  const limits = container.resources?.limits ?? {};
+  const requests = container.resources?.requests ?? {};
+  const cpuRequest = milli(requests, 'cpu') || milli(limits, 'cpu');
+  const cpuLimit = milli(limits, 'cpu');
+  const memLimit = value(limits, 'memory');
+  const resources: any = {
+    cpuShares: cpuRequest ? Math.max(2, Math.floor((cpuRequest * 1024) / 1000)) : 2,
+    memoryLimitInBytes: memLimit,
+    oomScoreAdj: oomScoreAdj(pod, container, s.memoryCapacity),
+  };
+  if (cpuLimit && s.cpuCFSQuota) {
+    resources.cpuPeriod = s.cpuCFSQuotaPeriodUs;
+    resources.cpuQuota = Math.max(1000, Math.floor((cpuLimit * s.cpuCFSQuotaPeriodUs) / 1000));
+  }
+  return resources;
+}
+
 /** the container's configuration (generateContainerConfig) */
 export function containerConfig(
   pod: any,
@@ -220,20 +248,7 @@ export function containerConfig(
   const spec = pod.spec ?? {};
   const psc = spec.securityContext ?? {};
   const csc = container.securityContext ?? {};
-  const limits = container.resources?.limits ?? {};
-  const requests = container.resources?.requests ?? {};
-  const cpuRequest = milli(requests, 'cpu') || milli(limits, 'cpu');
-  const cpuLimit = milli(limits, 'cpu');
-  const memLimit = value(limits, 'memory');
-  const resources: any = {
-    cpuShares: cpuRequest ? Math.max(2, Math.floor((cpuRequest * 1024) / 1000)) : 2,
-    memoryLimitInBytes: memLimit,
-    oomScoreAdj: oomScoreAdj(pod, container, s.memoryCapacity),
-  };
-  if (cpuLimit && s.cpuCFSQuota) {
-    resources.cpuPeriod = s.cpuCFSQuotaPeriodUs;
-    resources.cpuQuota = Math.max(1000, Math.floor((cpuLimit * s.cpuCFSQuotaPeriodUs) / 1000));
-  }
+  const resources = linuxResources(pod, container, s);
   const privileged = !!csc.privileged;
   const seccompType = csc.seccompProfile?.type ?? psc.seccompProfile?.type ?? (s.seccompDefault ? 'RuntimeDefault' : 'Unconfined');
   const seccomp =

@@ -445,6 +445,59 @@ test('/stats/summary: the node\'s file systems and process limits, each pod\'s v
   c.kubectl(['delete', 'pod', 'stats', '--wait=false']);
 });
 
+test('in-place resize (kubectl patch --subresource resize): applied to the running container without a restart, a RestartContainer policy restarts it, an infeasible one is PodResizePending', async () => {
+  const res = (cpu: string, cpuLim: string, mem: string, memLim: string) => ({ requests: { cpu, memory: mem }, limits: { cpu: cpuLim, memory: memLim } });
+  apply(pod('resizable', {
+    containers: [
+      container('main', 'sleep 3600', { resources: res('100m', '200m', '32Mi', '64Mi') }),
+      container('side', 'sleep 3600', { resources: res('50m', '100m', '16Mi', '32Mi'), resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }] }),
+    ],
+  }));
+  const p = await waitPhase('resizable', 'Running');
+  const statusOf = (q: any, name: string) => q.status.containerStatuses.find((x: any) => x.name === name);
+  await until('status.resources reported', async () => statusOf(await podJSON('resizable'), 'main')?.resources?.limits?.cpu === '200m');
+  const before = statusOf(await podJSON('resizable'), 'main');
+  assert.deepEqual(before.resources, res('100m', '200m', '32Mi', '64Mi'));
+  const patch = (body: unknown) => {
+    const r = c.kubectl(['patch', 'pod', 'resizable', '--subresource', 'resize', '-p', JSON.stringify(body)]);
+    assert.equal(r.code, 0, r.stderr);
+  };
+  // CPU of main: in place, same container, no restart; the cgroup has the new quota
+  patch({ spec: { containers: [{ name: 'main', resources: { requests: { cpu: '150m' }, limits: { cpu: '300m' } } }] } });
+  const resized = await until('main resized', async () => {
+    const q = await podJSON('resizable');
+    return statusOf(q, 'main')?.resources?.limits?.cpu === '300m' && !(q.status.conditions ?? []).some((x: any) => x.type.startsWith('PodResize')) ? q : undefined;
+  }, 60_000).catch((e) => {
+    throw new Error(`${e.message}\n${kubeletLogs.split('\n').filter((l) => /resiz|resources/i.test(l)).slice(-10).join('\n')}`);
+  });
+  const main = statusOf(resized, 'main');
+  assert.equal(main.containerID, before.containerID, 'the same container');
+  assert.equal(main.restartCount, 0);
+  assert.deepEqual(main.resources.requests, { cpu: '150m', memory: '32Mi' });
+  const quota = c.kubectl(['exec', 'resizable', '-c', 'main', '--', 'sh', '-c', 'cat /sys/fs/cgroup/cpu.max 2>/dev/null || cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us']);
+  assert.equal(quota.code, 0, quota.stderr);
+  assert.match(quota.stdout.trim(), /^30000( 100000)?$/);
+  // memory of side, whose policy restarts it
+  const sideBefore = statusOf(resized, 'side');
+  patch({ spec: { containers: [{ name: 'side', resources: { requests: { memory: '24Mi' }, limits: { memory: '48Mi' } } }] } });
+  const restarted = await until('side restarted with its new memory', async () => {
+    const s = statusOf(await podJSON('resizable'), 'side');
+    return s?.restartCount === 1 && s.state.running && s.resources?.limits?.memory === '48Mi' ? s : undefined;
+  }, 60_000);
+  assert.notEqual(restarted.containerID, sideBefore.containerID);
+  // more CPU than the node has: Infeasible, nothing applied; asking for what it has clears it
+  patch({ spec: { containers: [{ name: 'main', resources: { requests: { cpu: '1000' }, limits: { cpu: '1000' } } }] } });
+  const pending = await until('PodResizePending', async () => (await podJSON('resizable'))?.status?.conditions?.find((x: any) => x.type === 'PodResizePending'));
+  assert.equal(pending.reason, 'Infeasible');
+  assert.match(pending.message, /^Node didn't have enough capacity: cpu, requested: 1000050, capacity: \d+$/);
+  assert.equal(statusOf(await podJSON('resizable'), 'main').resources.limits.cpu, '300m');
+  patch({ spec: { containers: [{ name: 'main', resources: { requests: { cpu: '150m' }, limits: { cpu: '300m' } } }] } });
+  await until('PodResizePending gone', async () => !((await podJSON('resizable'))?.status?.conditions ?? []).some((x: any) => x.type === 'PodResizePending'));
+  assert.equal(statusOf(await podJSON('resizable'), 'main').restartCount, 0);
+  void p;
+  c.kubectl(['delete', 'pod', 'resizable', '--wait=false']);
+});
+
 test('the eviction manager under a threshold it cannot meet: MemoryPressure, a BestEffort pod refused, a running pod evicted (Evicted, DisruptionTarget); the condition goes with the threshold', async () => {
   // (only this test's pods: the static pod is critical and never evicted)
   const del = c.kubectl(['delete', 'pods', '--wait=true', '--timeout=60s', '--field-selector', 'metadata.name!=static-web-' + NODE]);
