@@ -130,26 +130,38 @@ const NON_MISSING: [string, Quantity][] = [
   ['memory', { nano: DEFAULT_MEMORY_REQUEST * 1_000_000_000n, format: 'DecimalSI' }],
 ];
 
-function containerRequests(c: any, nonMissing: boolean): ResourceList {
-  const reqs = resourceList(c?.resources?.requests);
+/**
+ * A container's requests; for a pod whose node reports the container's resources (in-place
+ * resize), the larger of the spec's and the status' (determineContainerReqs: a resize under way
+ * counts at its larger size), or the status' alone when the resize is infeasible.
+ */
+function containerRequests(c: any, nonMissing: boolean, status?: any, infeasible = false): ResourceList {
+  let reqs = resourceList(c?.resources?.requests);
+  if (isObject(status?.resources)) {
+    const actual = resourceList(status.resources.requests);
+    if (infeasible) reqs = actual;
+    else maxInto(reqs, actual);
+  }
   if (nonMissing) for (const [k, v] of NON_MISSING) if (!reqs.has(k)) reqs.set(k, v);
   return reqs;
 }
 
 /**
- * resourcehelper.PodRequests: the sum of the containers and of the restartable init containers
+ * resourcehelper.PodRequests (with UseStatusResources): the sum of the containers and of the restartable init containers
  * (sidecars), at least what each ordinary init container needs with the sidecars started before
  * it, plus the overhead. With `nonMissing`, a container without a cpu or memory request counts
  * 100m and 200Mi (NonMissingContainerRequests, what scoring and NonZeroRequested use).
  */
 export function podRequests(pod: any, nonMissing = false): ResourceList {
   const spec = isObject(pod?.spec) ? pod.spec : {};
+  const statuses = new Map<string, any>([...arr(pod?.status?.initContainerStatuses), ...arr(pod?.status?.containerStatuses)].filter(isObject).map((cs: any) => [cs.name, cs]));
+  const infeasible = arr(pod?.status?.conditions).some((x: any) => x?.type === 'PodResizePending' && x?.reason === 'Infeasible');
   let reqs: ResourceList = new Map();
-  for (const c of arr(spec.containers)) reqs = addLists(reqs, containerRequests(c, nonMissing));
+  for (const c of arr(spec.containers)) reqs = addLists(reqs, containerRequests(c, nonMissing, statuses.get(c?.name), infeasible));
   let sidecars: ResourceList = new Map();
   const initMax: ResourceList = new Map();
   for (const c of arr(spec.initContainers)) {
-    const own = containerRequests(c, nonMissing);
+    const own = containerRequests(c, nonMissing, c?.restartPolicy === 'Always' ? statuses.get(c?.name) : undefined, infeasible);
     if (c?.restartPolicy === 'Always') {
       reqs = addLists(reqs, own);
       sidecars = addLists(sidecars, own);

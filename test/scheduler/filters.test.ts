@@ -144,6 +144,20 @@ test('pod requests: max of init containers vs the sum of containers, sidecars, o
   assert.equal(nz.requests.memory, 0n);
 });
 
+test('pod requests with in-place resize: the larger of the spec\'s and the status\' requests; the status\' alone when the resize is infeasible', () => {
+  const p = pod('r', {}, [req('500m', '100Mi')]);
+  const cpu = (x: any) => String(podRequests(x).get('cpu')!.nano / 1_000_000n);
+  // a resize down not yet applied: the status' larger size counts
+  p.status = { containerStatuses: [{ name: p.spec.containers[0].name, resources: { requests: { cpu: '800m', memory: '100Mi' } } }] };
+  assert.equal(cpu(p), '800');
+  // a resize up not yet applied: the spec's
+  p.status.containerStatuses[0].resources.requests.cpu = '200m';
+  assert.equal(cpu(p), '500');
+  // infeasible: what the container has
+  p.status.conditions = [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' }];
+  assert.equal(cpu(p), '200');
+});
+
 test('NodeResourcesFit: allocatable minus the pods on the node; pods count against allocatable pods', () => {
   const n = node('a', { cpu: '2', memory: '4Gi', pods: '3', extra: { 'example.com/gpu': '1' } });
   const on = [summarizePod(pod('x', {}, [req('1', '1Gi')])), summarizePod(pod('y', {}, [req('500m', '2Gi')]))];
