@@ -318,15 +318,23 @@ test('preferred pod anti-affinity and affinity steer the scores: away from the p
   const pod = (name: string, labels: Record<string, string>, affinity: object) =>
     JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, labels }, spec: { affinity, containers: [{ name: 'c', image: 'busybox' }] } });
   const term = (labels: Record<string, string>) => ({ weight: 100, podAffinityTerm: { labelSelector: { matchLabels: labels }, topologyKey: 'kubernetes.io/hostname' } });
+  // (a pod placed by hand, with requests: it makes its node the fuller one, which the resource
+  // scores avoid; only the affinity scores can outweigh that)
+  const ballast = (name: string, node: string, cpu: string, memory: string) =>
+    JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName: node, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu, memory } } }] } });
   createPod(pod('pref-1', { pref: 'shy', first: 'yes' }, { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [term({ pref: 'shy' })] } }));
   const first = await boundTo('pref-1');
+  const other = first === 'sch-a' ? 'sch-b' : 'sch-a';
+  // the other node fuller: by the resource scores the second shy pod would join the first
+  createPod(ballast('pref-ballast-1', other, '500m', '1Gi'));
   createPod(pod('pref-2', { pref: 'shy' }, { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [term({ pref: 'shy' })] } }));
   const second = await boundTo('pref-2');
-  assert.notEqual(second, first, 'the second shy pod avoids the first one\'s node');
-  // (seeking the first: its node, though the second's is no fuller)
+  assert.equal(second, other, 'the second shy pod avoids the first one\'s node, though it is the emptier');
+  // now the first's node fuller: the pod seeking the first goes there all the same
+  createPod(ballast('pref-ballast-2', first, '1200m', '2Gi'));
   createPod(pod('pref-pal', { pref: 'pal' }, { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [term({ first: 'yes' })] } }));
-  assert.equal(await boundTo('pref-pal'), first);
-  c.kubectl(['delete', 'pod', 'pref-1', 'pref-2', 'pref-pal', '--force', '--grace-period=0'], { version: K });
+  assert.equal(await boundTo('pref-pal'), first, 'the pod seeking the first goes to its node, though it is the fuller');
+  c.kubectl(['delete', 'pod', 'pref-1', 'pref-2', 'pref-pal', 'pref-ballast-1', 'pref-ballast-2', '--force', '--grace-period=0'], { version: K });
 });
 
 // Without a watch of the bound pods, the pods below would wait for the queue's 30 s recheck (the
