@@ -30,11 +30,11 @@
 // condition; its containers get no grace for a hard threshold (1 s), and for a soft one the
 // smaller of --eviction-max-pod-grace-period and the pod's own.
 //
-// Before it evicts for a nodefs.* or imagefs.* threshold, it deletes the unused images (the image
-// garbage collector's deleteUnusedImages, imagegc.ts) and observes again: when no threshold is met
-// any more (counting the minimum reclaims, not the grace periods), no pod is evicted, as the
-// kubelet's node-level reclaim. (The kubelet also deletes the unused containers there: Keelson has
-// no container garbage collection.)
+// Before it evicts for a nodefs.* or imagefs.* threshold, it deletes the unused containers (the
+// dead ones of ended pods: pods.ts' deleteUnusedContainers) and the unused images (the image
+// garbage collector's deleteUnusedImages, imagegc.ts), and observes again: when no threshold is
+// met any more (counting the minimum reclaims, not the grace periods), no pod is evicted, as the
+// kubelet's node-level reclaim.
 import { statfsSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import type { Logger } from '../client/log.js';
@@ -72,7 +72,8 @@ export interface EvictionManagerOptions {
   /** an event on the node (EvictionThresholdMet) */
   nodeEvent: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
   log: Logger;
-  /** the node-level reclaim of nodefs.* and imagefs.* (the image garbage collector's deleteUnusedImages) */
+  /** the node-level reclaim of nodefs.* and imagefs.*: the dead containers (pods.ts), then the unused images (imagegc.ts) */
+  deleteUnusedContainers?: () => Promise<void>;
   deleteUnusedImages?: () => Promise<void>;
   /** the signals as observed now (tests give their own) */
   observe?: () => Map<string, Observation>;
@@ -334,11 +335,14 @@ export class EvictionManager {
 
   /** the node-level reclaim of a disk signal: true when, observed again, no threshold is met */
   private async reclaimNodeLevelResources(signal: string, resource: string): Promise<boolean> {
-    if (!this.o.deleteUnusedImages || !/^(nodefs|imagefs)\./.test(signal)) return false;
-    try {
-      await this.o.deleteUnusedImages();
-    } catch (e) {
-      this.o.log.info('Eviction manager: unexpected error when attempting to reduce resource pressure', { resourceName: resource, err: (e as Error).message ?? String(e) });
+    const steps = [this.o.deleteUnusedContainers, this.o.deleteUnusedImages].filter((f) => f !== undefined);
+    if (!steps.length || !/^(nodefs|imagefs)\./.test(signal)) return false;
+    for (const step of steps) {
+      try {
+        await step();
+      } catch (e) {
+        this.o.log.info('Eviction manager: unexpected error when attempting to reduce resource pressure', { resourceName: resource, err: (e as Error).message ?? String(e) });
+      }
     }
     const obs = (this.o.observe ?? (() => observeNode(this.o.rootDir)))();
     return this.o.thresholds.every((t) => {

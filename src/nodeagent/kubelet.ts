@@ -148,6 +148,7 @@ export class Kubelet {
         pods: this.pods,
         nodeEvent: (type, reason, message) => void events.event(nodeRef, type, reason, message),
         log: o.log,
+        deleteUnusedContainers: () => this.pods.deleteUnusedContainers(),
         deleteUnusedImages: this.imageGC ? () => this.imageGC!.deleteUnusedImages() : undefined,
         localStorage: isolation ? (pod) => storage.podStorage(pod) : undefined,
       });

@@ -966,6 +966,23 @@ export class PodWorkers {
     return '';
   }
 
+  /**
+   * The eviction manager's node-level reclaim of disk (the kubelet's DeleteAllUnusedContainers):
+   * the dead containers of the pods that ended (their logs go with them) or that the kubelet no
+   * longer knows; a running pod keeps the last dead instance of each container, as always.
+   */
+  async deleteUnusedContainers(): Promise<void> {
+    for (const [uid, rp] of this.runtime) {
+      const rec = this.records.get(uid);
+      if (rec && !rec.terminated && !rec.deleted) continue;
+      for (const c of rp.containers) {
+        if (c.state !== 'CONTAINER_EXITED') continue;
+        await this.o.cri.removeContainer(c.id).catch(() => undefined);
+        this.o.log.v(2).info('Removed a dead container to reclaim disk', { podUID: uid, containerName: c.name, containerID: c.id });
+      }
+    }
+  }
+
   private gracePeriod(pod: any): number {
     const g = pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
     return Math.max(0, Number(g));

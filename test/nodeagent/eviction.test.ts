@@ -149,3 +149,40 @@ test('a nodefs threshold with local storage measured: pods over their ephemeral-
   assert.equal(await m.synchronize(t0 + 20_000), 'ns/over-high');
   assert.equal(await m.synchronize(t0 + 30_000), 'ns/big-within');
 });
+
+test('the node-level reclaim of a disk signal: the dead containers, then the unused images, then a look again; a memory signal reclaims neither', async () => {
+  let available = 400 * Mi;
+  const calls: string[] = [];
+  const make = (hard: Record<string, string>, signal: string) =>
+    new EvictionManager({
+      thresholds: parseEvictionThresholds({ evictionHard: hard, evictionSoft: {}, evictionSoftGracePeriod: {}, evictionMinimumReclaim: {} }),
+      pressureTransitionPeriodMs: 60_000,
+      maxPodGracePeriodSeconds: 0,
+      rootDir: '/',
+      sample: async () => ({ node: { cpu: { time: 0, usageCoreNanoSeconds: 0 }, memory: { time: 0, workingSetBytes: 0 } }, containers: [] }),
+      pods: { activePods: () => [pod('p')], evict: async () => true },
+      nodeEvent: () => undefined,
+      log: nopLogger,
+      deleteUnusedContainers: async () => {
+        calls.push('containers');
+        available += 100 * Mi;
+      },
+      deleteUnusedImages: async () => {
+        calls.push('images');
+        available += 100 * Mi;
+      },
+      observe: () => new Map<string, Observation>([[signal, { available, capacity: 4096 * Mi }]]),
+    });
+  // 400Mi + 200Mi reclaimed >= 512Mi: no eviction
+  assert.equal(await make({ 'nodefs.available': '512Mi' }, 'nodefs.available').synchronize(), undefined);
+  assert.deepEqual(calls, ['containers', 'images']);
+  // not enough reclaimed: a pod goes
+  available = 100 * Mi;
+  calls.length = 0;
+  assert.equal(await make({ 'imagefs.available': '512Mi' }, 'imagefs.available').synchronize(), 'ns/p');
+  assert.deepEqual(calls, ['containers', 'images']);
+  // memory: nothing of that
+  calls.length = 0;
+  assert.equal(await make({ 'memory.available': '512Mi' }, 'memory.available').synchronize(), 'ns/p');
+  assert.deepEqual(calls, []);
+});
