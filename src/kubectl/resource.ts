@@ -481,7 +481,7 @@ async function readSource(o: BuilderOptions, s: Source): Promise<{ source: strin
       break;
     case 'kustomize': {
       source = s.dir;
-      const objs = kustomizeBuild(s.dir, o.warn);
+      const objs = await kustomizeBuild(s.dir, o.warn);
       return { source, docs: objs.map((x) => [x, jsonMarshal(x)]) };
     }
   }
