@@ -17,6 +17,18 @@ interface GroupVersion {
 }
 
 /**
+ * A group version served here without kinds of its own (the built-in Resource Metrics API,
+ * metricsserver/): its APIResourceList's resources and its aggregated APIVersionDiscovery. Its
+ * group follows the others (it has a group of its own).
+ */
+export interface ExtraGroupVersion {
+  group: string;
+  version: string;
+  resources: any[];
+  entry: any;
+}
+
+/**
  * Where kube-apiserver 1.33 stores a kind in another group/version than it serves it: events.k8s.io
  * Events as core Events, autoscaling/v1 HPAs as autoscaling/v2, and the networking kinds that
  * became v1 in 1.33 as v1beta1 (a storage version must be readable by a 1.32 server).
@@ -41,6 +53,8 @@ export class Discovery {
   private readonly builtin: GroupVersion[];
   /** the group versions of remote APIServices (aggregator/), placed among these */
   private remote?: RemoteDiscovery;
+  /** group versions served without kinds (setExtra) */
+  private extra: ExtraGroupVersion[] = [];
 
   constructor(kinds: KindDecl[]) {
     this.builtin = Discovery.groupVersions(kinds);
@@ -63,6 +77,18 @@ export class Discovery {
     for (const gv of custom) gv.kinds.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
     this.gvs = [...this.builtin, ...custom];
     this.cache = new Map();
+  }
+
+  /** The group versions served without kinds changed (metricsserver/). */
+  setExtra(extra: ExtraGroupVersion[]): void {
+    this.extra = extra.filter((x) => !this.gvs.some((g) => g.group === x.group));
+    this.cache = new Map();
+  }
+
+  private extraGroups(): string[] {
+    const out: string[] = [];
+    for (const x of this.extra) if (!out.includes(x.group)) out.push(x.group);
+    return out;
   }
 
   /** The remote APIServices' group versions changed (the aggregator's hook). */
@@ -92,15 +118,15 @@ export class Discovery {
   }
 
   groupVersions(): { group: string; version: string }[] {
-    return this.gvs.map((g) => ({ group: g.group, version: g.version }));
+    return [...this.gvs, ...this.extra].map((g) => ({ group: g.group, version: g.version }));
   }
 
   hasGroupVersion(group: string, version: string): boolean {
-    return this.gvs.some((g) => g.group === group && g.version === version);
+    return [...this.gvs, ...this.extra].some((g) => g.group === group && g.version === version);
   }
 
   hasGroup(group: string): boolean {
-    return this.gvs.some((g) => g.group === group);
+    return [...this.gvs, ...this.extra].some((g) => g.group === group);
   }
 
   // ---- legacy ----
@@ -110,13 +136,14 @@ export class Discovery {
   }
 
   private apiGroup(group: string): unknown {
-    const versions = this.gvs.filter((g) => g.group === group).map((g) => ({ groupVersion: `${g.group}/${g.version}`, version: g.version }));
+    const versions = [...this.gvs, ...this.extra].filter((g) => g.group === group).map((g) => ({ groupVersion: `${g.group}/${g.version}`, version: g.version }));
     return { name: group, versions, preferredVersion: versions[0] };
   }
 
   apiGroupList(): unknown {
     const groups: string[] = [];
     for (const g of this.gvs) if (g.group !== '' && !groups.includes(g.group)) groups.push(g.group);
+    groups.push(...this.extraGroups());
     const local = groups.map((g) => this.apiGroup(g));
     return { kind: 'APIGroupList', apiVersion: 'v1', groups: this.remote ? this.remote.legacy(local) : local };
   }
@@ -127,7 +154,10 @@ export class Discovery {
 
   apiResourceList(group: string, version: string): unknown | undefined {
     const gv = this.gvs.find((g) => g.group === group && g.version === version);
-    if (!gv) return undefined;
+    if (!gv) {
+      const x = this.extra.find((g) => g.group === group && g.version === version);
+      return x ? { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${group}/${version}`, resources: x.resources } : undefined;
+    }
     const resources: any[] = [];
     for (const k of gv.kinds) {
       const r: any = { name: k.resource, singularName: k.singular, namespaced: k.namespaced, kind: k.kind, verbs: k.verbs };
@@ -186,6 +216,7 @@ export class Discovery {
     const groups: string[] = [];
     for (const g of this.gvs) if ((g.group === '') === core && !groups.includes(g.group)) groups.push(g.group);
     const items = groups.map((g) => this.aggregatedGroup(g, dv));
+    if (!core) for (const g of this.extraGroups()) items.push({ metadata: { name: g, creationTimestamp: null }, versions: this.extra.filter((x) => x.group === g).map((x) => x.entry) });
     return { kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${dv}`, metadata: {}, items: !core && this.remote ? this.remote.aggregated(items) : items };
   }
 

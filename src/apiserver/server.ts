@@ -70,7 +70,9 @@ import { InFlightLimiter, RequestDeadline, requestScope, requestTimeoutMs, TIMEO
 import { auditIDOf, authenticationFailureMessage, type Auditor, type BodyTap, type RequestAudit } from './audit/index.js';
 import { createTokenRequest, hasImpersonationHeaders, impersonate, ImpersonationInternalError, JWKS_PATH, OPENID_CONFIGURATION_PATH, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
 import { goFormatDuration } from '../machinery/gostrings.js';
+import { serveDebugPprof } from '../client/profiling.js';
 import { LocalMetadataSource } from './localwatch.js';
+import { MetricsServer } from './metricsserver/index.js';
 import type { GroupVersionResource } from '../client/resources.js';
 
 export type { UserInfo } from './authz.js';
@@ -125,6 +127,8 @@ export interface APIServerConfig {
   eventTTLMs?: number;
   /** --enable-garbage-collector: deletes leave the orphan and foregroundDeletion finalizers for a garbage collector (default true) */
   garbageCollection?: boolean;
+  /** --profiling: /debug/pprof/ (client/profiling.ts); the caller starts the heap sampling */
+  profiling?: boolean;
   /** --request-timeout in milliseconds (0: none; the `timeout` parameter of a request may shorten it) */
   requestTimeoutMs?: number;
   /** --max-requests-inflight and --max-mutating-requests-inflight (0: no limit) */
@@ -132,6 +136,8 @@ export interface APIServerConfig {
   maxMutatingRequestsInFlight?: number;
   /** the audit log (--audit-policy-file with --audit-log-path); absent: nothing is audited */
   audit?: Auditor;
+  /** the built-in Resource Metrics API (metricsserver/; keelson server): enabled, or disabled and its objects removed; absent: neither */
+  metricsServer?: { enabled: boolean; resolutionMs: number };
   /** the aggregation layer: --enable-aggregator-routing and the front-proxy client certificate (--proxy-client-cert-file, --proxy-client-key-file) */
   aggregator?: { endpointRouting: boolean; identity?: ProxyIdentity };
   /** --enable-admission-plugins, --disable-admission-plugins and the plugins' own flags (Kubernetes' default chain when absent) */
@@ -236,6 +242,8 @@ export class APIServer {
   private identityLease?: IdentityLease;
   /** the proxying, availability and discovery of remote APIServices (aggregator/) */
   private aggregator?: Aggregator;
+  /** the built-in metrics.k8s.io (metricsserver/) */
+  private metricsServer?: MetricsServer;
   private crdsStarted = false;
   /** the local APIServices not yet seen Available (autoregister-completion); undefined: not yet known */
   private autoregisterWaiting?: Set<string>;
@@ -570,6 +578,20 @@ export class APIServer {
       log: cfg.log,
     });
     this.aggregator.start();
+    // the built-in Resource Metrics API (metricsserver/): keelson server's metrics-server
+    if (cfg.metricsServer) {
+      this.metricsServer = new MetricsServer({
+        ...cfg.metricsServer,
+        nodes: this.store('', 'Node'),
+        pods: this.store('', 'Pod'),
+        apiServices: this.store('apiregistration.k8s.io', 'APIService'),
+        clusterRoles: this.store('rbac.authorization.k8s.io', 'ClusterRole'),
+        kubelet: cfg.kubeletClient,
+        setDiscovery: (extra) => this.discovery.setExtra(extra),
+        log: cfg.log,
+      });
+      await this.metricsServer.start();
+    }
     this.scheduleCompaction();
   }
 
@@ -729,6 +751,7 @@ export class APIServer {
     this.apiServiceKeeper?.stop();
     this.identityLease?.stop();
     this.aggregator?.stop();
+    this.metricsServer?.stop();
     // stop listening, GOAWAY to HTTP/2 connections, idle HTTP/1.1 connections closed; watches end; in-flight requests finish
     const listener = this.listener;
     const closed = listener ? listener.beginShutdown() : Promise.resolve();
@@ -928,6 +951,9 @@ export class APIServer {
     // the group versions of remote APIServices go to their extension servers (aggregator/)
     const proxied = this.aggregator?.handle(req, res, path, query, user, st.auditID);
     if (proxied) return proxied;
+    // metrics.k8s.io while the built-in serves it (metricsserver/)
+    const metrics = this.metricsServer?.handle(req, res, info, query);
+    if (metrics) return metrics;
 
     if (path === '/' && (method === 'GET' || method === 'HEAD')) {
       // the index of the paths served, as kube-apiserver lists them
@@ -962,6 +988,8 @@ export class APIServer {
       res.end(body);
       return;
     }
+    // --profiling: Go's /debug/pprof over V8's profilers (client/profiling.ts), as k8s.io/apiserver's routes.Profiling installs it
+    if (this.cfg.profiling && path.startsWith('/debug/pprof') && (await serveDebugPprof(req, res, path, query, { bare: 'redirect' }))) return;
     if (method === 'GET' && this.cfg.issuerDiscovery?.serve(path, res)) return;
     if (path.startsWith('/openapi/')) {
       this.countNonResource(path, res, st);

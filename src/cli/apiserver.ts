@@ -36,6 +36,12 @@ import { DEFAULT_KUBELET_TIMEOUT_MS, PREFERRED_ADDRESS_TYPES } from '../apiserve
 import { declareKubeletClientFlags, kubeletClientFromFlags } from './kubeletclient.js';
 import { startEmbeddedKubelet } from './agent.js';
 import { SCHEDULER_USER, startEmbeddedScheduler } from '../scheduler/scheduler.js';
+import { processProfiler } from '../client/profiling.js';
+import { DEFAULT_METRIC_RESOLUTION_MS, MIN_METRIC_RESOLUTION_MS } from '../apiserver/metricsserver/index.js';
+import { goFormatDuration } from '../machinery/gostrings.js';
+
+/** the items of k3s' --disable that Keelson has no component for */
+const K3S_ONLY_COMPONENTS = ['coredns', 'servicelb', 'traefik', 'local-storage', 'runtimes'];
 
 export interface APIServerOptions {
   dataDir: string;
@@ -43,6 +49,10 @@ export interface APIServerOptions {
   agent: { containerRuntimeEndpoint: string; nodeName: string; nodeIP: string; kubeletArgs: string[] };
   /** keelson server: run no scheduler (k3s' --disable-scheduler) */
   disableScheduler: boolean;
+  /** keelson server: packaged components not to run (k3s' --disable; Keelson's one: metrics-server) */
+  disable: string[];
+  /** keelson server: the built-in metrics-server's --metric-resolution (ms) */
+  metricResolution: number;
   bindAddress: string;
   securePort: number;
   storageBackend: string;
@@ -62,8 +72,10 @@ export interface APIServerOptions {
   maxMutatingRequestsInFlight: number;
   /** --enable-priority-and-fairness: only false, what Keelson does */
   enablePriorityAndFairness: boolean;
-  /** --profiling: only false, what Keelson does (no /debug/pprof) */
+  /** --profiling: /debug/pprof/ over V8's profilers (client/profiling.ts) */
   profiling: boolean;
+  /** --contention-profiling: accepted; Node.js has no block profiler (a warning says so) */
+  contentionProfiling: boolean;
   audit: { policyFile: string; logVersion: string; log: AuditLogOptions };
   certDir: string;
   tlsCertFile: string;
@@ -121,6 +133,8 @@ function defaults(allInOne: boolean): APIServerOptions {
     dataDir: '.keelson',
     agent: { containerRuntimeEndpoint: '', nodeName: '', nodeIP: '', kubeletArgs: [] },
     disableScheduler: false,
+    disable: [],
+    metricResolution: DEFAULT_METRIC_RESOLUTION_MS,
     bindAddress: '0.0.0.0',
     securePort: 6443,
     storageBackend: 'sqlite',
@@ -139,8 +153,9 @@ function defaults(allInOne: boolean): APIServerOptions {
     maxMutatingRequestsInFlight: 200,
     // (kube-apiserver's default is true; Keelson has the max-in-flight limits only)
     enablePriorityAndFairness: false,
-    // (kube-apiserver's default is true: Go's /debug/pprof, which a Node.js server cannot serve)
-    profiling: false,
+    // (kube-apiserver's defaults)
+    profiling: true,
+    contentionProfiling: false,
     audit: { policyFile: '', logVersion: 'audit.k8s.io/v1', log: defaultAuditLogOptions() },
     certDir: '',
     tlsCertFile: '',
@@ -181,6 +196,8 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     const k = s.flagSet('keelson');
     k.stringVar(o, 'dataDir', 'data-dir', 'Directory for the cluster state: the database, the generated certificates and the admin kubeconfig.');
     k.boolVar(o, 'disableScheduler', 'disable-scheduler', 'Do not run the scheduler in this server (as k3s\' flag): pods stay unscheduled until another scheduler, e.g. keelson scheduler, binds them.');
+    k.stringsVar(o, 'disable', 'disable', `Do not run these packaged components, and delete what they created (as k3s' flag). Keelson's one: metrics-server (the built-in metrics.k8s.io, for kubectl top). k3s' other items (${K3S_ONLY_COMPONENTS.join(', ')}) are accepted: Keelson has none of them.`);
+    k.durationVar(o, 'metricResolution', 'metric-resolution', 'How often the built-in metrics-server scrapes each node\'s kubelet (/metrics/resource), as metrics-server\'s flag; at least 10s.');
     const a = s.flagSet('node agent');
     a.stringVar(o.agent, 'containerRuntimeEndpoint', 'container-runtime-endpoint', 'The CRI endpoint of a container runtime on this machine (containerd: unix:///run/containerd/containerd.sock). When given, this machine joins the cluster as a node: a node agent (keelson kubelet) runs in a process of its own, with its state under <data-dir>/kubelet. Empty: no node agent.');
     a.stringVar(o.agent, 'nodeName', 'node-name', 'The name of this machine\'s node (default: the host name, lower-cased).');
@@ -191,7 +208,8 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
   g.boolVar(o, 'allowPrivileged', 'allow-privileged', 'If true, allow privileged containers.');
   g.stringVar(o, 'advertiseAddress', 'advertise-address', 'The IP address on which to advertise the apiserver to members of the cluster. If blank, the --bind-address will be used.');
   g.durationVar(o, 'livezGracePeriod', 'livez-grace-period', 'This option represents the maximum amount of time it should take for apiserver to complete its startup sequence and become live. From apiserver\'s start time to when this amount of time has elapsed, /livez will assume that unfinished post-start hooks will complete successfully and therefore return true.');
-  g.boolVar(o, 'profiling', 'profiling', 'Enable profiling via web interface host:port/debug/pprof/. (Keelson serves no /debug/pprof, which is Go\'s: only false is taken. Profile a Keelson process with Node.js\' own tools, --cpu-prof or the inspector.)');
+  g.boolVar(o, 'profiling', 'profiling', 'Enable profiling via web interface host:port/debug/pprof/. (Keelson\'s profiles come from V8\'s profilers, in Go\'s pprof format: profile (CPU) and heap; see the README.)');
+  g.boolVar(o, 'contentionProfiling', 'contention-profiling', 'Enable block profiling, if profiling is enabled. (Node.js has no block profiler: accepted with a warning, and /debug/pprof/block stays empty.)');
   g.boolVar(o, 'enablePriorityAndFairness', 'enable-priority-and-fairness', 'If true, replace the max-in-flight handler with an enhanced one that queues and dispatches with priority and fairness. (Keelson has no API Priority and Fairness: only false is taken, and requests are limited by --max-requests-inflight and --max-mutating-requests-inflight, as kube-apiserver limits them with false. The FlowSchemas and PriorityLevelConfigurations are kept all the same.)');
   g.intVar(o, 'maxMutatingRequestsInFlight', 'max-mutating-requests-inflight', 'The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests with 429 Too Many Requests and Retry-After. Long-running requests (watch, exec, attach, log, port-forward, proxy) are not counted, and members of system:masters are never rejected. Zero for no limit. (Keelson has no API Priority and Fairness: this limit applies as kube-apiserver applies it with --enable-priority-and-fairness=false.)');
   g.intVar(o, 'maxRequestsInFlight', 'max-requests-inflight', 'The maximum number of non-mutating (get, list) requests in flight at a given time. When the server exceeds this, it rejects requests with 429 Too Many Requests and Retry-After. Long-running requests are not counted, and members of system:masters are never rejected. Zero for no limit.');
@@ -404,13 +422,16 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   if (o.requestTimeout < 0) limitErrs.push('--request-timeout can not be negative value');
   if (o.minRequestTimeout < 0) limitErrs.push('--min-request-timeout can not be negative value');
   if (o.eventTTL <= 0) limitErrs.push('--event-ttl must be greater than 0');
-  if (o.profiling) limitErrs.push('--profiling=true is not supported: Keelson serves no /debug/pprof (Go\'s profiling endpoints); leave it out or set it to false');
   if (o.enablePriorityAndFairness) limitErrs.push('--enable-priority-and-fairness=true is not supported: Keelson has no API Priority and Fairness; leave it out or set it to false (requests are limited by --max-requests-inflight and --max-mutating-requests-inflight)');
   if (limitErrs.length) throw new Error(limitErrs.join(', '));
   if (allInOne) {
     // (an aggregate of errors, as kube-controller-manager prints one: "[a, b]" for more than one)
     const cmErrs = validateControllerManagerOptions(o.controllerManager);
     if (cmErrs.length) throw new Error(cmErrs.length === 1 ? cmErrs[0] : `[${cmErrs.join(', ')}]`);
+    for (const d of o.disable) {
+      if (d !== 'metrics-server' && !K3S_ONLY_COMPONENTS.includes(d)) throw new Error(`--disable: invalid value ${JSON.stringify(d)}: valid items are metrics-server (and k3s' ${K3S_ONLY_COMPONENTS.join(', ')}, which Keelson does not have)`);
+    }
+    if (o.metricResolution < MIN_METRIC_RESOLUTION_MS) throw new Error(`metric-resolution should be a time duration at least 10s, but value ${goFormatDuration(BigInt(o.metricResolution) * 1_000_000n)} provided`);
   }
   const started = Date.now();
   const dataDir = resolve(o.dataDir);
@@ -426,6 +447,9 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   });
   // the audit policy and log, checked before anything is opened
   const auditor = auditFromFlags(o.audit, log);
+  // --profiling: V8's sampling heap profiler runs from the start, as Go's heap sampling does (client/profiling.ts)
+  if (o.profiling) await processProfiler().startHeapSampling();
+  if (o.profiling && o.contentionProfiling) log.warn('--contention-profiling has no effect: Node.js has no block profiler, /debug/pprof/block and /debug/pprof/mutex stay empty');
   klog.printFlags(flags, 1);
   // which build of the command runs: the bundle (bin/keelson's default) or the compiled modules
   log.v(1).info('Command', { bundle: import.meta.url.includes('/dist/bundle/'), node: process.version });
@@ -537,6 +561,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     shutdownDelayMs: o.shutdownDelayDuration,
     minRequestTimeoutMs: o.minRequestTimeout * 1000,
     requestTimeoutMs: o.requestTimeout,
+    profiling: o.profiling,
     eventTTLMs: o.eventTTL,
     garbageCollection: o.enableGarbageCollector,
     maxRequestsInFlight: o.maxRequestsInFlight,
@@ -544,6 +569,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     audit: auditor,
     featureGates,
     aggregator: { endpointRouting: o.enableAggregatorRouting, identity: aggregatorIdentity },
+    metricsServer: allInOne ? { enabled: !o.disable.includes('metrics-server'), resolutionMs: o.metricResolution } : undefined,
     serviceClusterIPRange: o.serviceClusterIPRange,
     serviceNodePortRange: o.serviceNodePortRange,
     advertiseAddress: advertiseAddress(o),

@@ -4,7 +4,8 @@
 //
 // It serves HTTPS on --secure-port (10257): /healthz (the check leaderElection with leader
 // election on, then one check named after each running controller, as kube-controller-manager's
-// mutable healthz handler has them; `ping` while there is none), /metrics and /metrics/slis, behind
+// mutable healthz handler has them; `ping` while there is none), /metrics and /metrics/slis, and
+// with --profiling (default true) /debug/pprof/ (client/profiling.ts), behind
 // authentication and authorization delegated to the API server (componentserving.ts). It exits
 // when it loses its Lease, as kube-controller-manager does, so that a supervisor restarts it and
 // it campaigns again with fresh caches.
@@ -12,7 +13,8 @@
 // Flags of controllers Keelson does not have (node lifecycle and IPAM, volumes, autoscaling, cloud
 // routes, certificate signing, ...) are accepted, as a kube-controller-manager whose such
 // controllers are off accepts them, and their help says so; flags whose requested behaviour
-// Keelson cannot give (profiling, leader migration, cloud providers) are refused with a message.
+// Keelson cannot give (leader migration, cloud providers) are refused with a message.
+// --contention-profiling is accepted with a warning (Node.js has no block profiler).
 import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import client from 'prom-client';
@@ -27,6 +29,7 @@ import { declareDelegatedAuthFlags, declareSecureServingFlags, defaultDelegatedA
 import { Health, type HealthCheck } from '../apiserver/health.js';
 import { LEGACY_ISSUER, legacyClaims, newTokenSigner, privateKeyFromFile, signToken } from '../apiserver/authn/index.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
+import { processProfiler, serveDebugPprof } from '../client/profiling.js';
 import { restConfigFromConnection, type RESTConfig } from '../client/rest.js';
 import { ControllerManager } from '../controllers/manager.js';
 import { defaultControllerManagerOptions, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
@@ -70,8 +73,8 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
   g.stringVar(d, 'leaderMigrationConfig', 'leader-migration-config', 'Path to the config file for controller leader migration, or empty to use the value that reflects default configuration of the controller manager. (Not supported by Keelson.)');
   g.strings('emulated-version', [], 'The versions different components emulate their capabilities (APIs, features, ...) of. (Keelson emulates its own version only: accepted, not used.)');
   const d2 = s.flagSet('debugging');
-  d2.boolVar(d, 'contentionProfiling', 'contention-profiling', 'Enable block profiling, if profiling is enabled. (Not supported by Keelson: only false.)');
-  d2.boolVar(d, 'profiling', 'profiling', 'Enable profiling via web interface host:port/debug/pprof/. (Keelson serves no /debug/pprof: only false.)');
+  d2.boolVar(d, 'contentionProfiling', 'contention-profiling', 'Enable block profiling, if profiling is enabled. (Node.js has no block profiler: accepted with a warning, and /debug/pprof/block stays empty.)');
+  d2.boolVar(d, 'profiling', 'profiling', 'Enable profiling via web interface host:port/debug/pprof/. (Keelson\'s profiles come from V8\'s profilers, in Go\'s pprof format: profile (CPU) and heap; see the README.)');
   declareSecureServingFlags(s.flagSet('secure serving'), serving, PAIR_NAME);
   declareDelegatedAuthFlags(s.flagSet('authentication'), s.flagSet('authorization'), auth);
   const c = s.flagSet('controllers');
@@ -147,8 +150,6 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
 function validate(m: ControllerManagerOptions, d: DaemonOptions, flags: FlagSet): string[] {
   const errs = validateControllerManagerOptions(m);
   if (d.cloudProvider && d.cloudProvider !== 'external') errs.push(`cloud provider could not be initialized: unknown cloud provider "${d.cloudProvider}" (Keelson has no in-tree cloud providers: leave --cloud-provider empty, or "external")`);
-  if (d.profiling) errs.push('--profiling=true is not supported: Keelson serves no /debug/pprof (Go\'s profiling endpoints); leave it out or set it to false');
-  if (d.contentionProfiling) errs.push('--contention-profiling=true is not supported: Keelson has no profiling endpoints');
   if (d.enableLeaderMigration || d.leaderMigrationConfig) errs.push('--enable-leader-migration and --leader-migration-config are not supported by Keelson');
   if ((d.clusterSigningCertFile || d.clusterSigningKeyFile) && Object.values(d.perSignerFiles).some((v) => v !== '')) {
     errs.push('cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time');
@@ -186,7 +187,8 @@ export function controllerManagerCommand(): Command {
     master: '',
     kubeAPIContentType: 'application/vnd.kubernetes.protobuf',
     cloudProvider: '',
-    profiling: false,
+    // (kube-controller-manager's defaults)
+    profiling: true,
     contentionProfiling: false,
     enableLeaderMigration: false,
     leaderMigrationConfig: '',
@@ -227,6 +229,9 @@ async function run(m: ControllerManagerOptions, d: DaemonOptions, serving: Retur
   const log = daemonLogger();
   klog.printFlags(flags, 1);
   log.info('Starting', { version: getVersionInfo().gitVersion });
+  // --profiling: V8's sampling heap profiler runs from the start, as Go's heap sampling does
+  if (d.profiling) await processProfiler().startHeapSampling();
+  if (d.profiling && d.contentionProfiling) log.warn('--contention-profiling has no effect: Node.js has no block profiler, /debug/pprof/block and /debug/pprof/mutex stay empty');
   if (!d.kubeconfig && !d.master) log.warn('Neither --kubeconfig nor --master was specified. Using the inClusterConfig. This might not work.');
   let rest: RESTConfig;
   try {
@@ -286,6 +291,7 @@ async function run(m: ControllerManagerOptions, d: DaemonOptions, serving: Retur
         return health.handle(req, res, path, query);
       }
       if (path === '/metrics') leader.set({ name: m.resourceName }, mgr.isLeader() ? 1 : 0);
+      if (d.profiling && (await serveDebugPprof(req, res, path, query, { bare: 'redirect' }))) return true;
       return serveComponentMetrics(res, path, registry, health);
     },
     log,

@@ -307,6 +307,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
           // (validation refuses it without the NodeLogQuery gate)
           enableSystemLogQuery: config.enableSystemLogQuery,
           enableDebugFlagsHandler: config.enableDebugFlagsHandler,
+          enableProfilingHandler: config.enableProfilingHandler,
           setVerbosity: (v) => {
             klog.configure({ verbosity: v });
             log.info('Log verbosity changed', { v });

@@ -54,6 +54,7 @@ import { bearerTokenOf, loadCertPool, X509Authenticator } from '../apiserver/aut
 import type { UserInfo } from '../apiserver/authz.js';
 import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
+import { processProfiler } from '../client/profiling.js';
 import { kubeletHandlers, notFound, type KubeletHandler, type KubeletMetrics, type NodeAgentView } from '../nodeagent/server.js';
 import { TTLCache } from './componentserving.js';
 import { CertificateManager } from '../nodeagent/certmanager.js';
@@ -103,6 +104,8 @@ export interface KubeletServingOptions {
   /** enableDebugFlagsHandler, and what PUT /debug/flags/v sets the verbosity with */
   enableDebugFlagsHandler?: boolean;
   setVerbosity?: (v: number) => void;
+  /** enableProfilingHandler: /debug/pprof/ on the main port (client/profiling.ts); V8's heap sampling starts with it */
+  enableProfilingHandler?: boolean;
   /** the node's host names (the first one names the self-signed certificate) and addresses */
   hostnames: string[];
   ips: string[];
@@ -386,10 +389,15 @@ export async function serveKubelet(o: KubeletServingOptions, view: NodeAgentView
     systemLogDir: o.systemLogDir,
     enableDebugFlagsHandler: o.enableDebugFlagsHandler,
     setVerbosity: o.setVerbosity,
+    enableProfilingHandler: o.enableProfilingHandler,
+    // (Go's pprof refuses a profile as long as the server's WriteTimeout, the kubelet's 4 hours)
+    profilingWriteTimeoutSeconds: (o.requestMaxMs ?? REQUEST_MAX_MS) / 1000,
     log,
     proxyStream,
     streamingConnectionIdleTimeoutMs: o.streamingConnectionIdleTimeoutMs,
   });
+  // profiling on: V8's sampling heap profiler runs from the start, as Go's heap sampling does
+  if (o.enableProfilingHandler && o.enableDebuggingHandlers) await processProfiler().startHeapSampling();
   const requestMaxMs = o.requestMaxMs ?? REQUEST_MAX_MS;
   const auth = new KubeletAuth(o, view.nodeName, rest, log);
   const pair = await servingPair(o, log);

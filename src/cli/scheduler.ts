@@ -13,8 +13,10 @@
 // leader election on), /readyz (those, sched-handler-sync and shutdown), /metrics (the process's,
 // rest_client_requests_total, leader_election_master_status, scheduler_pending_pods,
 // scheduler_schedule_attempts_total, scheduler_scheduling_attempt_duration_seconds,
-// scheduler_preemption_attempts_total, scheduler_preemption_victims), behind authentication and authorization delegated to the API
-// server (componentserving.ts). It exits 1 when it loses its Lease, as kube-scheduler does.
+// scheduler_preemption_attempts_total, scheduler_preemption_victims), and with profiling on
+// (--profiling, or the file's enableProfiling; default true) /debug/pprof/ (client/profiling.ts),
+// behind authentication and authorization delegated to the API server (componentserving.ts). It
+// exits 1 when it loses its Lease, as kube-scheduler does.
 import { readFileSync, writeFileSync } from 'node:fs';
 import client from 'prom-client';
 import YAML from 'yaml';
@@ -25,6 +27,7 @@ import { getVersionInfo, userAgent } from './version.js';
 import { declareDelegatedAuthFlags, declareSecureServingFlags, defaultDelegatedAuthFlags, defaultSecureServingFlags, DelegatedAuth, exitComponentOnSignals, serveComponent, serveComponentMetrics } from './componentserving.js';
 import { Health, type HealthCheck } from '../apiserver/health.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
+import { processProfiler, serveDebugPprof } from '../client/profiling.js';
 import { restConfigFromConnection, type RESTConfig } from '../client/rest.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { ConfigError, defaultSchedulerConfiguration, parseSchedulerConfiguration, type SchedulerConfiguration } from '../scheduler/config.js';
@@ -70,8 +73,9 @@ function defaults(): SchedulerFlags {
     lockObjectName: 'kube-scheduler',
     lockObjectNamespace: 'kube-system',
     podMaxInUnschedulablePodsDurationMs: 300_000,
-    profiling: false,
-    contentionProfiling: false,
+    // (kube-scheduler's defaults)
+    profiling: true,
+    contentionProfiling: true,
     leaderElect: true,
     leaseDurationMs: 15_000,
     renewDeadlineMs: 10_000,
@@ -92,7 +96,7 @@ function declare(cmd: Command, d: SchedulerFlags, serving: ReturnType<typeof def
   declareSecureServingFlags(s.flagSet('secure serving'), serving, PAIR_NAME);
   declareDelegatedAuthFlags(s.flagSet('authentication'), s.flagSet('authorization'), auth);
   const dep = s.flagSet('deprecated');
-  dep.boolVar(d, 'contentionProfiling', 'contention-profiling', 'DEPRECATED: enable block profiling, if profiling is enabled. This parameter is ignored if a config file is specified in --config. (Not supported by Keelson: only false.)');
+  dep.boolVar(d, 'contentionProfiling', 'contention-profiling', 'DEPRECATED: enable block profiling, if profiling is enabled. This parameter is ignored if a config file is specified in --config. (Node.js has no block profiler: /debug/pprof/block stays empty.)');
   dep.int32Var(d, 'kubeAPIBurst', 'kube-api-burst', 'DEPRECATED: burst to use while talking with kubernetes apiserver. This parameter is ignored if a config file is specified in --config.');
   dep.stringVar(d, 'kubeAPIContentType', 'kube-api-content-type', 'DEPRECATED: content type of requests sent to apiserver. This parameter is ignored if a config file is specified in --config. (Keelson\'s client sends JSON whatever this says.)');
   dep.float64Var(d, 'kubeAPIQPS', 'kube-api-qps', 'DEPRECATED: QPS to use while talking with kubernetes apiserver. This parameter is ignored if a config file is specified in --config.');
@@ -100,7 +104,7 @@ function declare(cmd: Command, d: SchedulerFlags, serving: ReturnType<typeof def
   dep.stringVar(d, 'lockObjectName', 'lock-object-name', 'DEPRECATED: define the name of the lock object. Will be removed in favor of leader-elect-resource-name. This parameter is ignored if a config file is specified in --config.');
   dep.stringVar(d, 'lockObjectNamespace', 'lock-object-namespace', 'DEPRECATED: define the namespace of the lock object. Will be removed in favor of leader-elect-resource-namespace. This parameter is ignored if a config file is specified in --config.');
   dep.durationVar(d, 'podMaxInUnschedulablePodsDurationMs', 'pod-max-in-unschedulable-pods-duration', 'DEPRECATED: the maximum time a pod can stay in unschedulablePods. If a pod stays in unschedulablePods for longer than this value, the pod will be moved from unschedulablePods to backoffQ or activeQ. This flag is deprecated and will be removed in a future version.');
-  dep.boolVar(d, 'profiling', 'profiling', 'DEPRECATED: enable profiling via web interface host:port/debug/pprof/. This parameter is ignored if a config file is specified in --config. (Keelson serves no /debug/pprof: only false.)');
+  dep.boolVar(d, 'profiling', 'profiling', 'DEPRECATED: enable profiling via web interface host:port/debug/pprof/. This parameter is ignored if a config file is specified in --config. (Keelson\'s profiles come from V8\'s profilers, in Go\'s pprof format: profile (CPU) and heap; see the README.)');
   const le = s.flagSet('leader election');
   le.boolVar(d, 'leaderElect', 'leader-elect', 'Start a leader election client and gain leadership before executing the main loop. Enable this when running replicated components for high availability.');
   le.durationVar(d, 'leaseDurationMs', 'leader-elect-lease-duration', 'The duration that non-leader candidates will wait after observing a leadership renewal until attempting to acquire leadership of a led but unrenewed leader slot. This is effectively the maximum duration that a leader can be stopped before it is replaced by another candidate. This is only applicable if leader election is enabled.');
@@ -164,6 +168,8 @@ function buildConfiguration(d: SchedulerFlags, flags: FlagSet, warn: (m: string)
     c.clientConnection = { ...c.clientConnection, kubeconfig: d.kubeconfig, contentType: d.kubeAPIContentType, qps: d.kubeAPIQPS, burst: d.kubeAPIBurst };
     if (flags.changed('lock-object-name')) c.leaderElection.resourceName = d.lockObjectName;
     if (flags.changed('lock-object-namespace')) c.leaderElection.resourceNamespace = d.lockObjectNamespace;
+    c.enableProfiling = d.profiling;
+    c.enableContentionProfiling = d.contentionProfiling;
   }
   // the leader election flags given on the command line win (ApplyLeaderElectionTo)
   const le = c.leaderElection;
@@ -189,7 +195,6 @@ function validate(c: SchedulerConfiguration, d: SchedulerFlags, flags: FlagSet):
     if (!le.resourceName) errs.push('leaderElection.resourceName: Required value');
     if (!le.resourceNamespace) errs.push('leaderElection.resourceNamespace: Required value');
   }
-  if (!d.config && (d.profiling || d.contentionProfiling)) errs.push('--profiling=true and --contention-profiling=true are not supported: Keelson serves no /debug/pprof; leave them out or set them to false');
   const ct = d.config ? c.clientConnection.contentType : d.kubeAPIContentType;
   if ((d.config || flags.changed('kube-api-content-type')) && ct && !['application/json', 'application/vnd.kubernetes.protobuf'].includes(ct)) {
     errs.push(`clientConnection.contentType: unsupported content type "${ct}": application/json or application/vnd.kubernetes.protobuf`);
@@ -205,8 +210,8 @@ function configDocument(c: SchedulerConfiguration): unknown {
     apiVersion: 'kubescheduler.config.k8s.io/v1',
     kind: 'KubeSchedulerConfiguration',
     clientConnection: { acceptContentTypes: c.clientConnection.acceptContentTypes, burst: c.clientConnection.burst, contentType: c.clientConnection.contentType, kubeconfig: c.clientConnection.kubeconfig, qps: c.clientConnection.qps },
-    enableContentionProfiling: false,
-    enableProfiling: false,
+    enableContentionProfiling: c.enableContentionProfiling,
+    enableProfiling: c.enableProfiling,
     leaderElection: {
       leaderElect: le.leaderElect,
       leaseDuration: formatDuration(le.leaseDurationMs),
@@ -265,6 +270,9 @@ async function run(d: SchedulerFlags, serving: ReturnType<typeof defaultSecureSe
   }
   klog.printFlags(flags, 1);
   for (const w of warnings) log.warn(w);
+  // profiling: V8's sampling heap profiler runs from the start, as Go's heap sampling does (client/profiling.ts);
+  // (kube-scheduler's contention profiling, on by default, has no Node.js counterpart: block and mutex stay empty)
+  if (c.enableProfiling) await processProfiler().startHeapSampling();
   log.info('Starting Kubernetes Scheduler', { version: getVersionInfo().gitVersion });
   const kubeconfig = c.clientConnection.kubeconfig;
   if (!kubeconfig && !d.master) log.warn('Neither --kubeconfig nor --master was specified. Using the inClusterConfig. This might not work.');
@@ -367,6 +375,7 @@ async function run(d: SchedulerFlags, serving: ReturnType<typeof defaultSecureSe
     auth,
     async (req, res, path, query) => {
       if (await health.handle(req, res, path, query)) return true;
+      if (c.enableProfiling && (await serveDebugPprof(req, res, path, query, { bare: 'redirect' }))) return true;
       return serveComponentMetrics(res, path, registry, health);
     },
     log,

@@ -6,7 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Session } from 'node:inspector';
+import { namedProfile, processProfiler, type CPUProfileRun } from '../client/profiling.js';
+import { encodeProfile, type ProfileData } from '../codec/pprof.js';
 import { BoolValue, DurationValue, FlagSet, StringArrayValue, StringValue, holder, wordSepNormalize, type Flag, HelpRequested } from '../cli/flags.js';
 import { LevelValue, VModuleValue } from '../cli/klog.js';
 import { StatusError } from '../machinery/errors.js';
@@ -295,12 +296,23 @@ export function asConnectionError(e: unknown, describe: (t: TransportError) => C
 // ── profiling (--profile) ────────────────────────────────────────────────────
 
 /**
- * kubectl's --profile: `cpu` records a V8 CPU profile (Chrome .cpuprofile JSON) and `heap` a
- * heap snapshot into --profile-output; Go's goroutine/threadcreate/block/mutex profiles have no
- * Node equivalent and write an empty profile. Unknown names fail as kubectl's do.
+ * kubectl's --profile (its profiling.go), written in Go's pprof format (client/profiling.ts,
+ * codec/pprof.ts), so that `go tool pprof` reads it:
+ *   - cpu: V8's CPU profiler from the start of the command to its end; --profile-output is created
+ *     at the start, as kubectl creates it, and written at the end;
+ *   - heap: V8's sampling heap profiler from the start; at the end a full garbage collection (as
+ *     kubectl's runtime.GC), then the live objects it sampled (inuse_space);
+ *   - allocs: the same, without the collection (V8 keeps no record of objects already collected);
+ *   - block, mutex: an empty profile with Go's sample types (Node.js has no contention profiler);
+ *   - goroutine, threadcreate, trace and any other name: `unknown profile '<name>'`, kubectl's
+ *     error for a profile its runtime does not have (JavaScript has no goroutines).
+ * As in kubectl, an interrupt (ctrl-c) writes the profile, and the command exits 0.
  */
 export class Profiler {
-  private session: Session | undefined;
+  private cpu: CPUProfileRun | undefined;
+  private onInterrupt: (() => void) | undefined;
+  private started = false;
+  private stopped = false;
   constructor(
     private readonly name: string,
     private readonly output: string,
@@ -310,53 +322,38 @@ export class Profiler {
     switch (this.name) {
       case 'none':
         return;
-      case 'cpu': {
+      case 'cpu':
         writeFileSync(this.output, '');
-        this.session = new Session();
-        this.session.connect();
-        await this.post('Profiler.enable');
-        await this.post('Profiler.start');
-        return;
-      }
+        this.cpu = await processProfiler().startCPU();
+        break;
       case 'heap':
-      case 'goroutine':
-      case 'threadcreate':
-      case 'block':
-      case 'mutex':
       case 'allocs':
-        return;
+        await processProfiler().startHeapSampling();
+        break;
       default:
-        throw new Error(`unknown profile '${this.name}'`);
+        if (!namedProfile(this.name)) throw new Error(`unknown profile '${this.name}'`);
     }
-  }
-
-  private post(method: string, params?: object): Promise<any> {
-    return new Promise((resolve, reject) => this.session!.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+    this.started = true;
+    this.onInterrupt = () => {
+      void this.stop()
+        .catch(() => undefined)
+        .finally(() => process.exit(0));
+    };
+    process.once('SIGINT', this.onInterrupt);
   }
 
   async stop(): Promise<void> {
-    switch (this.name) {
-      case 'none':
-        return;
-      case 'cpu': {
-        const { profile } = await this.post('Profiler.stop');
-        writeFileSync(this.output, JSON.stringify(profile));
-        this.session!.disconnect();
-        return;
-      }
-      case 'heap': {
-        const s = new Session();
-        s.connect();
-        const chunks: string[] = [];
-        s.on('HeapProfiler.addHeapSnapshotChunk', (m) => chunks.push(m.params.chunk));
-        await new Promise<void>((resolve, reject) => s.post('HeapProfiler.takeHeapSnapshot', {}, (err) => (err ? reject(err) : resolve())));
-        s.disconnect();
-        writeFileSync(this.output, chunks.join(''));
-        return;
-      }
-      default:
-        writeFileSync(this.output, '');
+    if (!this.started || this.stopped) return;
+    this.stopped = true;
+    if (this.onInterrupt) process.off('SIGINT', this.onInterrupt);
+    const p = processProfiler();
+    let profile: ProfileData;
+    if (this.cpu) profile = await this.cpu.stop();
+    else {
+      if (this.name === 'heap') await p.collectGarbage();
+      profile = await namedProfile(this.name)!(p);
     }
+    writeFileSync(this.output, encodeProfile(profile));
   }
 }
 

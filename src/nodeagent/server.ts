@@ -41,8 +41,9 @@
 // /logs/ serves the node's own log files (systemlogs.ts), and with enableSystemLogQuery answers
 // node log queries (/logs/?query=kubelet, nodelogquery.ts), or answers 405 "logs endpoint is
 // disabled." with enableSystemLogHandler off; PUT /debug/flags/v sets the log verbosity
-// (enableDebugFlagsHandler); /debug/pprof/ answers 405 "profiling endpoint is disabled." (Go's
-// profiler has no counterpart here).
+// (enableDebugFlagsHandler); /debug/pprof/ serves Go's pprof endpoints over V8's profilers
+// (enableProfilingHandler, client/profiling.ts; GET only, as the kubelet's go-restful route), or
+// answers 405 "profiling endpoint is disabled." with it off.
 // With the debugging handlers off (and on the read-only port) /run/, /exec/, /attach/,
 // /portForward/, /containerLogs/, /runningpods/, /debug/pprof/ and /logs/ answer 405 "Debug
 // endpoints are disabled.", and /configz is not there (404), as the kubelet answers.
@@ -59,6 +60,7 @@ import { cpus, totalmem } from 'node:os';
 import { serveSystemLogs } from './systemlogs.js';
 import { parseNodeLogQuery, serveNodeLogQuery, validateNodeLogQuery } from './nodelogquery.js';
 import { IdleStreams } from './streamidle.js';
+import { serveDebugPprof } from '../client/profiling.js';
 
 /** the kubelet's streaming requests */
 export type StreamKind = 'exec' | 'attach' | 'portForward';
@@ -123,6 +125,10 @@ export interface KubeletHandlerOptions {
   /** enableDebugFlagsHandler: PUT /debug/flags/v sets the log verbosity with this (absent: 405) */
   enableDebugFlagsHandler?: boolean;
   setVerbosity?: (v: number) => void;
+  /** enableProfilingHandler: /debug/pprof/ (client/profiling.ts; absent: 405 "profiling endpoint is disabled.") */
+  enableProfilingHandler?: boolean;
+  /** the port's write timeout, seconds: a profile this long or longer is refused, as Go's pprof refuses it (the kubelet's 4 h) */
+  profilingWriteTimeoutSeconds?: number;
   /** the metrics /metrics serves (kubeletMetrics(view) when absent) */
   metrics?: KubeletMetrics;
   log?: Logger;
@@ -544,7 +550,9 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
       return true;
     }
     if (underPrefix(path, '/debug/pprof/')) {
-      httpError(res, 405, 'profiling endpoint is disabled.');
+      if (!o.enableProfilingHandler) httpError(res, 405, 'profiling endpoint is disabled.');
+      else if (method !== 'GET') return methodNotAllowed(res);
+      else await serveDebugPprof(req, res, path, query, { cmdline: true, bare: 'index', writeTimeoutSeconds: o.profilingWriteTimeoutSeconds });
       return true;
     }
     if (path === '/debug/flags/v') {

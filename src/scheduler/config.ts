@@ -61,6 +61,10 @@ export interface SchedulerConfiguration {
   podMaxBackoffSeconds: number;
   parallelism: number;
   profiles: Profile[];
+  /** enableProfiling (default true): /debug/pprof/ on the secure port (client/profiling.ts) */
+  enableProfiling: boolean;
+  /** enableContentionProfiling (default true): Node.js has no block profiler, /debug/pprof/block stays empty */
+  enableContentionProfiling: boolean;
 }
 
 export function defaultSchedulerConfiguration(): SchedulerConfiguration {
@@ -71,6 +75,8 @@ export function defaultSchedulerConfiguration(): SchedulerConfiguration {
     podMaxBackoffSeconds: 10,
     parallelism: 16,
     profiles: [defaultProfile()],
+    enableProfiling: true,
+    enableContentionProfiling: true,
   };
 }
 
@@ -278,7 +284,12 @@ export function parseSchedulerConfiguration(doc: unknown, warn: (m: string) => v
   if (!(c.podInitialBackoffSeconds > 0)) throw new ConfigError(`podInitialBackoffSeconds: Invalid value: ${c.podInitialBackoffSeconds}: must be greater than 0`);
   if (c.podMaxBackoffSeconds < c.podInitialBackoffSeconds) throw new ConfigError(`podMaxBackoffSeconds: Invalid value: ${c.podMaxBackoffSeconds}: must be greater than or equal to PodInitialBackoffSeconds`);
   if (arr(doc.extenders).length) throw new ConfigError('extenders: scheduler extenders are not supported by Keelson\'s scheduler');
-  if (doc.enableProfiling === true || doc.enableContentionProfiling === true) warn('enableProfiling and enableContentionProfiling have no effect: Keelson serves no /debug/pprof');
+  for (const k of ['enableProfiling', 'enableContentionProfiling'] as const) {
+    if (doc[k] === undefined || doc[k] === null) continue;
+    const v = doc[k];
+    if (typeof v !== 'boolean') throw new ConfigError(`json: cannot unmarshal ${Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v} into Go struct field KubeSchedulerConfiguration.${k} of type bool`);
+    c[k] = v;
+  }
   if (doc.profiles !== undefined && doc.profiles !== null) {
     const profiles = arr(doc.profiles);
     if (!profiles.length) throw new ConfigError('profiles: Required value');

@@ -72,7 +72,8 @@ describe('errors', () => {
       assert.equal(u.message, 'the server could not find the requested resource', p);
     }
     // a path outside the API reaches kube-apiserver's NotFoundHandler: Go's http.NotFound, in text
-    for (const p of ['/nonsense', '/metrics/', '/debug/pprof/']) {
+    // (/debug/pprof/ is served with --profiling, kube-apiserver's default: pprof.test.ts)
+    for (const p of ['/nonsense', '/metrics/', '/debug/']) {
       const r = await c.raw('GET', p);
       assert.equal(r.status, 404, p);
       assert.equal(r.headers['content-type'], 'text/plain; charset=utf-8');

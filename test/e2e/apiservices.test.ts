@@ -223,9 +223,10 @@ describe('a real server', () => {
   test('every served group version has its local APIService, Available because Local', async () => {
     const items = await list();
     const want = localAPIServices(SERVED);
+    // (and keelson server's built-in metrics-server's, local too but not automanaged: test/e2e/metrics-api.test.ts)
     assert.deepEqual(
       items.map((o) => o.metadata.name),
-      want.map((o) => o.metadata.name),
+      [...want.map((o) => o.metadata.name), 'v1beta1.metrics.k8s.io'].sort(),
     );
     const byName = new Map(items.map((o) => [o.metadata.name, o]));
     for (const w of want) {
@@ -278,7 +279,9 @@ describe('a real server', () => {
     assert.match(out, /^v1\.apps\s+Local\s+True\s+\S+$/m);
     assert.match(out, /^v1\.\s+Local\s+True\s+\S+$/m);
     assert.match(out, /^v2\.autoscaling\s+Local\s+True\s+\S+$/m);
-    assert.equal(lines.length - 1, SERVED.length);
+    assert.match(out, /^v1beta1\.metrics\.k8s\.io\s+Local\s+True\s+\S+$/m);
+    // (one per served group version, and the built-in metrics-server's)
+    assert.equal(lines.length - 1, SERVED.length + 1);
     const y = JSON.parse(kubectl(['get', 'apiservice', 'v1.batch', '-o', 'json']));
     assert.equal(y.spec.groupPriorityMinimum, 17400);
     assert.equal(kubectl(['get', 'apiservice', 'v1.flowcontrol.apiserver.k8s.io', '-o', 'jsonpath={.spec.versionPriority}']), '21');

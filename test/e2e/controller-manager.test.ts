@@ -92,7 +92,6 @@ test('--help has kube-controller-manager\'s sections and flags; options it canno
   assert.match(version.stdout, /^Keelson v1\.\d+\.\d+/);
   for (const [args, message] of [
     [['--cloud-provider=aws'], 'unknown cloud provider "aws"'],
-    [['--profiling'], '--profiling=true is not supported'],
     [['--controllers=*,nonsense'], '"nonsense" is not in the list of known controllers'],
     [['--concurrent-statefulset-syncs=0'], '--concurrent-statefulset-syncs must be at least 1'],
     [['--cluster-signing-cert-file=a', '--cluster-signing-kubelet-client-cert-file=b'], 'cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time'],

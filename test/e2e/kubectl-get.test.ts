@@ -114,7 +114,8 @@ function run(v: Version | undefined, args: string[], input?: string): string {
 
 // ---------------------------------------------------------------------------------------------
 // api-resources as `kubectl api-resources` prints it against a Kubernetes 1.33 kube-apiserver with
-// its default APIs (GA groups; preferred versions only): name, short names, group/version,
+// its default APIs (GA groups; preferred versions only) and metrics-server's metrics.k8s.io (which
+// keelson server serves itself, as k3s bundles metrics-server): name, short names, group/version,
 // namespaced, kind, verbs, categories.
 
 const ALL8 = 'create,delete,deletecollection,get,list,patch,update,watch';
@@ -163,6 +164,8 @@ const UPSTREAM: Res[] = [
   ['events', 'ev', 'events.k8s.io/v1', true, 'Event', ALL8, ''],
   ['flowschemas', '', 'flowcontrol.apiserver.k8s.io/v1', false, 'FlowSchema', ALL8, ''],
   ['prioritylevelconfigurations', '', 'flowcontrol.apiserver.k8s.io/v1', false, 'PriorityLevelConfiguration', ALL8, ''],
+  ['nodes', '', 'metrics.k8s.io/v1beta1', false, 'NodeMetrics', 'get,list', ''],
+  ['pods', '', 'metrics.k8s.io/v1beta1', true, 'PodMetrics', 'get,list', ''],
   ['ingressclasses', '', 'networking.k8s.io/v1', false, 'IngressClass', ALL8, ''],
   ['ingresses', 'ing', 'networking.k8s.io/v1', true, 'Ingress', ALL8, ''],
   ['ipaddresses', 'ip', 'networking.k8s.io/v1', false, 'IPAddress', ALL8, ''],

@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KEELSON, type Cluster } from './harness.js';
+import type { KubeletServingOptions } from '../../src/cli/kubeletserving.js';
 
 export interface JoiningKubelet {
   cluster: Cluster;
@@ -61,4 +62,36 @@ export function writeJoiningKubeletConfig(c: Cluster, dir: string, extra: string
   ];
   writeFileSync(file, lines.join('\n') + '\n');
   return file;
+}
+
+/**
+ * The serving options of an in-process kubelet server (cli/kubeletserving.ts serveKubelet) as a
+ * joining kubelet has them: its main port on 127.0.0.1 with x509 (the cluster CA) and webhook
+ * authentication, Webhook authorization, no caches, the debugging handlers on, the other ports off;
+ * `extra` overrides or adds options.
+ */
+export function inProcessKubeletOptions(c: Cluster, certDir: string, port: number, extra: Partial<KubeletServingOptions> = {}): KubeletServingOptions {
+  return {
+    address: '127.0.0.1',
+    port,
+    readOnlyPort: 0,
+    healthzBindAddress: '127.0.0.1',
+    healthzPort: 0,
+    tlsCertFile: '',
+    tlsPrivateKeyFile: '',
+    tlsCipherSuites: [],
+    tlsMinVersion: '',
+    certDir,
+    anonymousAuth: false,
+    clientCAFile: join(c.dataDir, 'pki', 'ca.crt'),
+    webhookAuthn: true,
+    webhookAuthnCacheTTLms: 0,
+    authorizationMode: 'Webhook',
+    authzAuthorizedTTLms: 0,
+    authzUnauthorizedTTLms: 0,
+    enableDebuggingHandlers: true,
+    hostnames: ['localhost'],
+    ips: ['127.0.0.1'],
+    ...extra,
+  };
 }

@@ -17,6 +17,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectStatus, freePort, startCluster, until, type Cluster } from './harness.js';
+import { inProcessKubeletOptions } from './kubeletharness.js';
 import { serveKubelet, type KubeletServing } from '../../src/cli/kubeletserving.js';
 import type { NodeAgentView } from '../../src/nodeagent/server.js';
 import { issueClientCert, loadCA } from '../../src/apiserver/pki.js';
@@ -82,32 +83,14 @@ before(async () => {
   const pki = join(c.dataDir, 'pki');
   const t = c.credentials;
   kubelet = await serveKubelet(
-    {
-      address: '127.0.0.1',
-      port: await freePort(),
+    inProcessKubeletOptions(c, join(dir, 'pki'), await freePort(), {
       readOnlyPort: await freePort(),
-      healthzBindAddress: '127.0.0.1',
       healthzPort: await freePort(),
-      tlsCertFile: '',
-      tlsPrivateKeyFile: '',
-      tlsCipherSuites: [],
-      tlsMinVersion: '',
-      certDir: join(dir, 'pki'),
-      anonymousAuth: false,
-      clientCAFile: join(pki, 'ca.crt'),
-      webhookAuthn: true,
-      webhookAuthnCacheTTLms: 0,
-      authorizationMode: 'Webhook',
-      authzAuthorizedTTLms: 0,
-      authzUnauthorizedTTLms: 0,
-      enableDebuggingHandlers: true,
       systemLogDir: join(dir, 'varlog'),
       enableSystemLogQuery: true,
       journalctl: join(dir, 'journalctl'),
       setVerbosity: (v) => verbosities.push(v),
-      hostnames: ['localhost'],
-      ips: ['127.0.0.1'],
-    },
+    }),
     view,
     { server: c.url, ca: t.ca, cert: t.cert, key: t.key },
     nopLogger,
