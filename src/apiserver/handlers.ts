@@ -529,6 +529,47 @@ export async function handleList(r: Request): Promise<void> {
   writeList(r.res, r.store.kind, items, meta, choice, choice.transform === 'Table' ? tableOptions(r.query) : undefined);
 }
 
+/** the longest timeout, in seconds, a Node.js timer holds (2^31-1 ms) */
+const MAX_TIMER_SECONDS = Math.floor(0x7fffffff / 1000);
+
+/**
+ * The integers of a list's or a watch's ListOptions (timeoutSeconds, limit), converted as
+ * Kubernetes' parameter codec converts them before anything else is looked at: each with
+ * strconv.ParseInt, so a value that is not an int64 (an empty one too) is a 400 with its message.
+ */
+export function listOptionNumbers(query: URLSearchParams): { timeoutSeconds?: number; limit?: number } {
+  return { timeoutSeconds: int64Param(query, 'timeoutSeconds'), limit: int64Param(query, 'limit') };
+}
+
+/** an int64 query parameter (the first of its values) as Convert_Slice_string_To_int64 reads it; absent: undefined */
+function int64Param(query: URLSearchParams, name: string): number | undefined {
+  const v = query.get(name);
+  if (v === null) return undefined;
+  if (!/^[+-]?\d+$/.test(v)) throw errors.badRequest(`strconv.ParseInt: parsing ${goQuote(v)}: invalid syntax`);
+  const n = BigInt(v);
+  if (!inInt64(n)) throw errors.badRequest(`strconv.ParseInt: parsing ${goQuote(v)}: value out of range`);
+  return Number(n);
+}
+
+/**
+ * ValidateListOptions of a list (not a watch): the Invalid cells of the list table, in its order,
+ * a 400 with them all.
+ */
+export function validateListQuery(query: URLSearchParams): void {
+  const rv = query.get('resourceVersion');
+  const rvm = query.get('resourceVersionMatch');
+  const cont = query.get('continue') ?? '';
+  const errs: FieldError[] = [];
+  if (rvm !== null && rvm !== '') {
+    if (rv === null || rv === '') errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
+    if (cont) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+    if (rvm !== 'Exact' && rvm !== 'NotOlderThan') errs.push(field.notSupported('resourceVersionMatch', rvm, ['Exact', 'NotOlderThan', '']));
+    if (rvm === 'Exact' && rv === '0') errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
+  }
+  if (query.has('sendInitialEvents')) errs.push(field.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+  if (errs.length) throw badListOptions(errs);
+}
+
 /**
  * The list a request's options name (resourceVersion, resourceVersionMatch, limit, continue; each
  * checked as Kubernetes checks a list's options): the page of entries and its ListMeta. A list
@@ -539,24 +580,8 @@ async function readList(r: Request, sel: Selection): Promise<{ items: CacheEntry
   const rv = query.get('resourceVersion');
   const rvm = query.get('resourceVersionMatch');
   const cont = query.get('continue') ?? '';
-  const limitRaw = query.get('limit');
-  let limit = 0;
-  if (limitRaw !== null && limitRaw !== '') {
-    if (!/^[+-]?\d+$/.test(limitRaw)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(limitRaw)}: invalid syntax`);
-    const n = BigInt(limitRaw);
-    if (n > 9223372036854775807n || n < -9223372036854775808n) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(limitRaw)}: value out of range`);
-    limit = Math.max(0, Number(limitRaw));
-  }
-  // the Invalid cells of the list table, in ValidateListOptions' order
-  const errs: FieldError[] = [];
-  if (rvm !== null && rvm !== '') {
-    if (rv === null || rv === '') errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided'));
-    if (cont) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
-    if (rvm !== 'Exact' && rvm !== 'NotOlderThan') errs.push(field.notSupported('resourceVersionMatch', rvm, ['Exact', 'NotOlderThan', '']));
-    if (rvm === 'Exact' && rv === '0') errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'));
-  }
-  if (query.has('sendInitialEvents')) errs.push(field.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
-  if (errs.length) throw badListOptions(errs);
+  const limit = Math.max(0, listOptionNumbers(query).limit ?? 0);
+  validateListQuery(query);
   const scope = store.scopePrefix(info.namespace);
 
   let plan: ListPlan;
@@ -687,6 +712,7 @@ export async function handleWatch(r: Request): Promise<void> {
   }
   const name = info.name || undefined;
   const sel = selection(store.kind, query, name);
+  const { timeoutSeconds } = listOptionNumbers(query);
   const rv = query.get('resourceVersion');
   const rvm = query.get('resourceVersionMatch');
   let sie = query.has('sendInitialEvents') ? queryBool(query.get('sendInitialEvents')) : undefined;
@@ -710,12 +736,10 @@ export async function handleWatch(r: Request): Promise<void> {
   }
   if (errs.length) throw badListOptions(errs);
 
-  let timeoutMs: number;
-  const ts = query.get('timeoutSeconds');
-  if (ts !== null && ts !== '') {
-    if (!/^\d+$/.test(ts)) throw errors.badRequest(`strconv.ParseInt: parsing ${JSON.stringify(ts)}: invalid syntax`);
-    timeoutMs = Number(ts) * 1000;
-  } else timeoutMs = 0;
+  // (a negative timeout ends the watch at once, as Go's timer of a negative duration fires at
+  // once; one past what a timer holds is the longest a timer holds)
+  let timeoutMs = Math.min(timeoutSeconds ?? 0, MAX_TIMER_SECONDS) * 1000;
+  if (timeoutMs < 0) timeoutMs = 1;
   if (timeoutMs === 0) timeoutMs = Math.floor(r.ctx.minRequestTimeoutMs * (1 + Math.random()));
 
   const scope = store.scopePrefix(info.namespace);
@@ -1084,6 +1108,15 @@ export async function handleCreate(r: Request): Promise<void> {
 
 export async function handleUpdate(r: Request): Promise<void> {
   const { store, info, query } = r;
+  // a subresource with no update (eviction, binding, token) has no PUT route: 405 before the body
+  // is read, as kube-apiserver's router answers
+  if (info.subresource) {
+    const sub = store.kind.subresources.find((x) => x.name === info.subresource);
+    if (sub && !sub.verbs.includes('update')) {
+      r.req.resume();
+      throw methodNotAllowed();
+    }
+  }
   const choice = outputChoice(r, false);
   const dryRun = dryRunOf(query, undefined, r.req.method);
   const level = fieldValidationOf(query, r.req.method);
@@ -1389,7 +1422,8 @@ export function sendError(r: { req: IncomingMessage; res: ServerResponse }, err:
 function managerOf(r: RequestBase, subresource: string, kind: Pick<KindDecl, 'group' | 'version' | 'kind' | 'subresources'>): ManagerInfo {
   const param = r.query.get('fieldManager') ?? '';
   const errs = validateFieldManager(param, 'fieldManager');
-  if (errs.length) throw errors.invalid({ group: 'meta.k8s.io', name: 'CreateOptions' }, '', errs);
+  // (an Invalid CreateOptions, UpdateOptions or PatchOptions, as the verb's options are)
+  if (errs.length) throw errors.invalid({ group: 'meta.k8s.io', name: optionsKind(r.req.method) }, '', errs);
   return {
     manager: managerOrUserAgent(param, r.req.headers['user-agent'] ?? ''),
     apiVersion: kind.group ? `${kind.group}/${kind.version}` : kind.version,
@@ -1411,6 +1445,15 @@ const PATCH_TYPES = [
 export async function handlePatch(r: Request): Promise<void> {
   const { store, info, query } = r;
   const kind = store.kind;
+  // a subresource with no patch (eviction, binding, token, finalize) has no PATCH route: 405
+  // before the body or the options are looked at, as kube-apiserver's router answers
+  if (info.subresource) {
+    const sub = kind.subresources.find((x) => x.name === info.subresource);
+    if (sub && !sub.verbs.includes('patch')) {
+      r.req.resume();
+      throw methodNotAllowed();
+    }
+  }
   let ct = (r.req.headers['content-type'] ?? '').trim();
   const semi = ct.indexOf(';');
   if (semi > 0) ct = ct.slice(0, semi).trim();
@@ -1560,6 +1603,9 @@ export async function handlePatch(r: Request): Promise<void> {
       if ((next.metadata?.uid ?? '') !== '' && next.metadata.uid !== cur.metadata.uid) {
         throw errors.invalid(store.groupKind, info.name, [field.invalid('metadata.uid', next.metadata.uid, 'field is immutable')]);
       }
+    } else if ((next.metadata?.name ?? '') !== info.name) {
+      // a patched view (a Scale) is checked as every patched object is (the patcher's checkName)
+      throw errors.badRequest(`the name of the object (${next.metadata?.name ?? ''}) does not match the name on the URL (${info.name})`);
     }
     if (!view && (!sub || sub === 'status' || podPart)) applyDefaults(kind.group, kind.version, kind.kind, next);
     // ephemeralcontainers changes the ephemeral containers only, resize the containers' resources
@@ -1590,6 +1636,8 @@ export async function handlePatch(r: Request): Promise<void> {
   // An apply creates the object when it is absent and updates it when it is there; when another
   // writer creates or deletes it in between, the apply goes the other way, as Kubernetes'
   // create-or-update does (an apply never answers 409 AlreadyExists, nor 404 for a deleted object)
+  // (a name that cannot be a key is a 400 first, as the store's Update finds it)
+  store.requestKey(info.namespace, info.name);
   for (let attempt = 1; ; attempt++) {
     const existing = store.get(info.namespace, info.name);
     if (!existing) {

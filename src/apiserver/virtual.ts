@@ -8,7 +8,7 @@ import type { KindDecl } from '../schema/model.js';
 import type { Authorizer, UserInfo } from './authz.js';
 import { accessReviewStatus, reviewAttributes, reviewSubject, rulesReviewStatus } from './rbac/index.js';
 import { validateFieldSelectorRequirement, validateLabelSelectorRequirement } from '../schema/validation/util.js';
-import { admissionOf, decodeBody, dryRunOf, ensureRequestNamespace, fieldValidationOf, normalizeBody, outputChoice, readBody, type RequestBase } from './handlers.js';
+import { admissionOf, decodeBody, dryRunOf, ensureRequestNamespace, fieldValidationOf, listOptionNumbers, normalizeBody, outputChoice, readBody, selection, validateListQuery, type RequestBase } from './handlers.js';
 import { partialObjectMetadata, POM_TYPE, writeListObjects, writeObject } from './encode.js';
 import type { ResourceStore } from './registry/store.js';
 import { rfc3339 } from '../machinery/time.js';
@@ -229,6 +229,12 @@ export async function bind(r: RequestBase, binding: any, ctx: VirtualContext, na
 /** GET of component statuses (deprecated in Kubernetes, still used by operators) */
 export async function handleComponentStatuses(r: RequestBase, kind: KindDecl, ctx: VirtualContext): Promise<void> {
   const choice = outputChoice(r, !r.info.name);
+  if (!r.info.name) {
+    // a list's options are decoded and checked as every list's are (ListResource): a bad one is a 400
+    selection(kind, r.query);
+    listOptionNumbers(r.query);
+    validateListQuery(r.query);
+  }
   r.warnings.push('v1 ComponentStatus is deprecated in v1.19+');
   const items = (await ctx.components()).map((c) => {
     const cond: any = { type: 'Healthy', status: c.healthy ? 'True' : 'False', message: c.message };

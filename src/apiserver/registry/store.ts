@@ -10,6 +10,7 @@ import { newUUID } from '../../machinery/uuid.js';
 import { inObjectMetaOrder } from '../../machinery/objectmeta.js';
 import { goJSONSyntaxError } from '../../schema/validation/gojson.js';
 import { GoRepr, invalid as kInvalid } from '../../schema/validation/errs.js';
+import { goQuote } from '../../machinery/gostrings.js';
 import { fillPlaceholder, FRAGMENT_PLACEHOLDER, RV_PLACEHOLDER, splitPlaceholder, type PlaceholderText } from '../../codec/resourceversion.js';
 import { managedFieldsText } from '../../patch/ssa/fieldmanager.js';
 import { stringifyWithVerbatim, type Verbatim } from '../../codec/verbatim.js';
@@ -220,6 +221,17 @@ export class ResourceStore {
     return this.kind.namespaced ? `${this.prefix}${namespace}/${name}` : `${this.prefix}${name}`;
   }
 
+  /**
+   * The key of a name a request gives (its path, or a created object's metadata.name), as
+   * Kubernetes' NamespaceKeyFunc and NoNamespaceKeyFunc make it: a name that cannot be one
+   * segment of a path ('.', '..', or holding '/' or '%') is a 400 before storage is read.
+   */
+  requestKey(namespace: string, name: string): string {
+    const problems = pathSegmentNameProblems(name);
+    if (problems.length) throw errors.badRequest(`Name parameter invalid: ${goQuote(name)}: ${problems.join(';')}`);
+    return this.key(namespace, name);
+  }
+
   /** the key prefix of one namespace, or of the whole resource */
   scopePrefix(namespace: string): string {
     return this.kind.namespaced && namespace ? `${this.prefix}${namespace}/` : this.prefix;
@@ -382,8 +394,9 @@ export class ResourceStore {
   }
 
   mustGet(namespace: string, name: string): CacheEntry {
-    const e = this.get(namespace, name);
-    if (!e) throw this.readError(this.key(namespace, name)) ?? errors.notFound(this.groupResource, name);
+    const key = this.requestKey(namespace, name);
+    const e = this.cacher.get(key);
+    if (!e) throw this.readError(key) ?? errors.notFound(this.groupResource, name);
     return e;
   }
 
@@ -446,7 +459,7 @@ export class ResourceStore {
    * deleter does. Returns whether a key was removed.
    */
   async unsafeDelete(namespace: string, name: string): Promise<boolean> {
-    const key = this.key(namespace, name);
+    const key = this.requestKey(namespace, name);
     // read from storage itself, not the cache: only a value that really cannot be read goes this way
     const kv = await this.backend.get(key);
     let corrupt = false;
@@ -580,6 +593,8 @@ export class ResourceStore {
       if (this.kind.namespaced) this.hooks.checkNamespace?.(m.namespace, this.groupResource, m.name);
       const validating = this.admitValidate(opts, 'CREATE', obj);
       if (validating) await validating;
+      // (Kubernetes' store makes the key after validation and admission, a dry run's too)
+      if (typeof m.name === 'string') this.requestKey(m.namespace ?? '', m.name);
       if (opts.dryRun) {
         if (!generated && this.get(m.namespace ?? '', m.name)) throw errors.alreadyExists(this.groupResource, m.name);
         return { obj: await this.dryRunRoundTrip(obj), entry: undefined };
@@ -653,7 +668,7 @@ export class ResourceStore {
     const m = obj.metadata;
     if (this.kind.namespaced) m.namespace = namespace;
     else delete m.namespace;
-    const key = this.key(namespace, name);
+    const key = this.requestKey(namespace, name);
     for (;;) {
       const cur = this.cacher.get(key);
       if (!cur) {
@@ -765,7 +780,7 @@ export class ResourceStore {
     mutate: (copy: any) => any,
     opts: WriteOptions & { main?: boolean; subresource?: string },
   ): Promise<{ obj: any; entry?: CacheEntry }> {
-    const key = this.key(namespace, name);
+    const key = this.requestKey(namespace, name);
     for (;;) {
       const cur = this.cacher.get(key);
       if (!cur) throw this.readError(key) ?? errors.notFound(this.groupResource, name);
@@ -874,7 +889,7 @@ export class ResourceStore {
   // ---- delete ----
 
   async delete(namespace: string, name: string, opts: DeleteOptions): Promise<DeleteResult> {
-    const key = this.key(namespace, name);
+    const key = this.requestKey(namespace, name);
     // Kubernetes' delete runs the mutating plugins without an object, the validating ones on the stored object
     const mutating = this.admitMutate(opts, 'DELETE', undefined, undefined);
     if (mutating) await mutating;
@@ -1173,4 +1188,13 @@ function selectableFieldsOf(kind: KindDecl): ((obj: any) => Record<string, strin
     for (let i = 0; i < paths.length; i++) out[paths[i]!] = fieldValue(obj, split[i]!);
     return out;
   };
+}
+
+/** IsValidPathSegmentName: why a name cannot be one segment of a path (none: it can) */
+export function pathSegmentNameProblems(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`];
+  const out: string[] = [];
+  if (name.includes('/')) out.push("may not contain '/'");
+  if (name.includes('%')) out.push("may not contain '%'");
+  return out;
 }
