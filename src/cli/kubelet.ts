@@ -275,6 +275,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     runInContainer: (ns, pod, container, cmd, uid) => kubelet.pods.runInContainer(ns, pod, container, cmd, uid),
     resourceSample: () => sampler.sample(),
     storageSummary: () => kubelet.storageSummary(),
+    probeMetrics: () => kubelet.probeMetrics.text(),
     startTime: started,
     healthChecks: () => ({
       ping: () => undefined,

@@ -21,6 +21,7 @@ import { NodeAgentNode, type NodeOptions } from './node.js';
 import { PodWorkers } from './pods.js';
 import { VolumeManager } from './volumes.js';
 import { StaticPodSource } from './staticpods.js';
+import { ProbeMetrics } from './probes.js';
 import type { ContainerSettings, NodeDNS } from './podspec.js';
 
 /** the node's settings the kubelet passes on as they are */
@@ -86,6 +87,8 @@ export class Kubelet {
   readonly imageGC: ImageGCManager | undefined;
   private readonly clients: RESTClient[] = [];
   private firstStaticUpdate?: (pods: any[]) => void;
+  /** /metrics/probes (probes.ts) */
+  readonly probeMetrics = new ProbeMetrics();
   /** the pods' use of local storage (ephemeral.ts) */
   private readonly storage: LocalStorageStats;
 
@@ -110,6 +113,7 @@ export class Kubelet {
     this.pods = new PodWorkers({
       client,
       runOnce: o.runOnce,
+      probeMetrics: this.probeMetrics,
       inPlaceResize: o.inPlaceResize,
       staticSources: Boolean(o.staticPodPath || o.staticPodURL),
       cri: o.cri,

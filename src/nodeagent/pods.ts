@@ -23,6 +23,7 @@
 // Dead containers: the latest exited instance of each container is kept (its logs are `kubectl
 // logs --previous`), older ones are removed, as --maximum-dead-containers-per-container=1 does.
 import { rmSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '../client/log.js';
 import { isAlreadyExists, isConflict, isNotFound, type RESTClient } from '../client/rest.js';
 import { CONFIG_HASH, CONFIG_MIRROR, CONFIG_SOURCE } from './staticpods.js';
@@ -35,7 +36,7 @@ import type { VolumeManager } from './volumes.js';
 import type { StreamKind, StreamRequest } from './server.js';
 import { goQuote } from '../machinery/gostrings.js';
 import { ImagePulls } from './imagepulls.js';
-import { runHandler, ProbeState, type ProbeKind } from './probes.js';
+import { runHandler, ProbeState, type ProbeKind, type ProbeMetrics } from './probes.js';
 import {
   A_HASH, A_PRESTOP, A_TERMINATION_PATH, containerConfig, containerHash, dnsConfigFor, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID, linuxResources, milli as resourceMilli, podLogDir, value as resourceValue,
   qosClass, sandboxConfig, type ContainerSettings, type NodeDNS,
@@ -62,6 +63,8 @@ export interface PodWorkersOptions {
    * is admitted against the node's allocatable and applied to its containers in place
    */
   inPlaceResize?: boolean;
+  /** /metrics/probes' series (probes.ts), counted as each probe answers */
+  probeMetrics?: ProbeMetrics;
   /** whether static pod sources are configured: until their first update the pod set is not known */
   staticSources?: boolean;
   cri: CRIClient;
@@ -1185,6 +1188,7 @@ export class PodWorkers {
         /* logs of a pod already gone */
       }
     }
+    this.o.probeMetrics?.forget(rec.uid);
     if (rec.timer) clearTimeout(rec.timer);
     if (rec.deadlineTimer) clearTimeout(rec.deadlineTimer);
     this.records.delete(rec.uid);
@@ -1235,8 +1239,10 @@ export class PodWorkers {
         const c = (rec.pod.spec?.containers ?? []).find((x: any) => x.name === name);
         if (!id || !c) continue;
         p.running = true;
+        const started = performance.now();
         void runHandler(p.probe, { podIP: rec.podIPs[0] ?? '', containerID: id, execSync: (i, cm, t) => this.o.cri.execSync(i, cm, t), ports: portsOf(c) }, p.probe.timeoutSeconds ?? 1).then((r) => {
           p.running = false;
+          this.o.probeMetrics?.observe(rec.pod, name, p.kind, r.ok, (performance.now() - started) / 1000);
           const turned = p.record(r.ok, r.output, Date.now());
           if (!r.ok) {
             const what = p.kind === 'liveness' ? 'Liveness' : p.kind === 'readiness' ? 'Readiness' : 'Startup';

@@ -8,6 +8,7 @@ import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { grpcCodeName } from './cri.js';
+import client from 'prom-client';
 
 export interface ProbeTarget {
   podIP: string;
@@ -217,4 +218,59 @@ export function grpcProbe(host: string, port: number, service: string, timeoutMs
       );
     });
   });
+}
+
+/**
+ * The kubelet's /metrics/probes: prober_probe_total (by probe_type, result, container, pod,
+ * namespace, pod_uid) and prober_probe_duration_seconds (by probe_type, container, pod, namespace),
+ * counted by the pod workers as each probe answers.
+ */
+export class ProbeMetrics {
+  readonly registry = new client.Registry();
+  private readonly total = new client.Counter({
+    name: 'prober_probe_total',
+    help: '[ALPHA] Cumulative number of a liveness, readiness or startup probe for a container by result.',
+    labelNames: ['container', 'namespace', 'pod', 'pod_uid', 'probe_type', 'result'],
+    registers: [this.registry],
+  });
+  private readonly duration = new client.Histogram({
+    name: 'prober_probe_duration_seconds',
+    help: '[ALPHA] Duration in seconds for a probe response.',
+    labelNames: ['container', 'namespace', 'pod', 'probe_type'],
+    registers: [this.registry],
+  });
+
+  /** the label sets of each pod's series (by pod UID), to remove them when the pod goes */
+  private readonly series = new Map<string, Map<string, { total: Record<string, string>[]; duration: Record<string, string> }>>();
+
+  /** one probe's answer: `kind` liveness, readiness or startup */
+  observe(pod: any, container: string, kind: string, ok: boolean, seconds: number): void {
+    const probe_type = kind.charAt(0).toUpperCase() + kind.slice(1);
+    const uid = String(pod?.metadata?.uid ?? '');
+    const where = { container, namespace: String(pod?.metadata?.namespace ?? ''), pod: String(pod?.metadata?.name ?? ''), probe_type };
+    const result = ok ? 'successful' : 'failed';
+    // (labels in Go's order, sorted by name)
+    this.total.inc({ container, namespace: where.namespace, pod: where.pod, pod_uid: uid, probe_type, result });
+    this.duration.observe(where, seconds);
+    let mine = this.series.get(uid);
+    if (!mine) this.series.set(uid, (mine = new Map()));
+    const key = `${container}/${probe_type}`;
+    const known: { total: Record<string, string>[]; duration: Record<string, string> } = mine.get(key) ?? { total: [], duration: where };
+    if (!known.total.some((l) => l.result === result)) known.total.push({ container, namespace: where.namespace, pod: where.pod, pod_uid: uid, probe_type, result });
+    mine.set(key, known);
+  }
+
+  /** removes the series of a pod that is gone (as the kubelet's probe workers do when they stop) */
+  forget(uid: string): void {
+    for (const s of this.series.get(uid)?.values() ?? []) {
+      for (const l of s.total) this.total.remove(l);
+      this.duration.remove(s.duration);
+    }
+    this.series.delete(uid);
+  }
+
+  /** the Prometheus text */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
 }

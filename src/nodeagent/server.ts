@@ -10,11 +10,11 @@
 // Default handlers: /healthz (checks ping, log, syncloop; /healthz/<check>; ?verbose, ?exclude,
 // worded as k8s.io/apiserver's healthz), /pods (a v1 PodList of the pods bound to the node), /metrics
 // (Prometheus text: kubelet_running_pods, kubelet_running_containers, kubelet_node_name and the
-// process's metrics; a registry the agent may add to), /metrics/resource, /metrics/cadvisor and
+// process's metrics; a registry the agent may add to), /metrics/probes (prober_probe_total and
+// prober_probe_duration_seconds: probes.ts), /metrics/resource, /metrics/cadvisor and
 // /stats/summary (the node's and its containers' CPU and memory, the node's file systems, the pods'
-// storage: stats.ts). Not served (404): the
-// rest of /stats/, /metrics/probes, /checkpoint/ (Keelson's node agent has no checkpointing
-// runtime yet).
+// storage: stats.ts). Not served (404): the rest of /stats/, /checkpoint/ (Keelson's node agent
+// has no checkpointing runtime yet).
 //
 // Debugging handlers: /containerLogs/{namespace}/{pod}/{container} (GET, the PodLogOptions in the
 // query, as the API server sends them; the log streamed as the kubelet streams it, see logs.ts),
@@ -102,6 +102,8 @@ export interface NodeAgentView {
   runInContainer?(namespace: string, pod: string, container: string, cmd: string[], uid?: string): Promise<Buffer>;
   /** the node's and its containers' CPU and memory now (stats.ts), for /metrics/resource and /stats/summary. Absent: 404 */
   resourceSample?(): Promise<ResourceSample>;
+  /** /metrics/probes' text (probes.ts ProbeMetrics); absent: 404 */
+  probeMetrics?(): Promise<string>;
   /** the node's file systems and the pods' storage, for /stats/summary (stats.ts); absent: left out */
   storageSummary?(): Promise<StorageSummary>;
   /** when the node agent started (ms since the epoch), the Summary's node startTime */
@@ -477,6 +479,13 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
     }
     if (path === '/metrics') {
       await metrics.serve(res);
+      return true;
+    }
+    if (path === '/metrics/probes' && view.probeMetrics) {
+      if (req.method !== 'GET') return methodNotAllowed(res);
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
+      res.end(await view.probeMetrics());
       return true;
     }
     if (view.resourceSample && (path === '/metrics/resource' || path === '/metrics/cadvisor' || path === '/stats/summary' || path === '/stats/summary/')) {

@@ -438,6 +438,18 @@ test('/stats/summary: the node\'s file systems and process limits, each pod\'s v
   const main = mine.containers.find((x: any) => x.name === 'main');
   assert.ok(main.logs.usedBytes > 0 && main.logs.capacityBytes > 0, JSON.stringify(main.logs));
   assert.equal(typeof main.rootfs.usedBytes, 'number');
+  // /metrics/probes: the web pod's readiness probe (tcpSocket), counted as it answers
+  const web = await podJSON('web');
+  const probes = await new Promise<string>((resolve, reject) => {
+    https.get({ host: '127.0.0.1', port: kubeletPort, path: '/metrics/probes', rejectUnauthorized: false, cert: c.credentials.cert, key: c.credentials.key }, (res) => {
+      let b = '';
+      res.on('data', (d) => (b += d));
+      res.on('end', () => resolve(b));
+    }).on('error', reject);
+  });
+  const series = new RegExp(`^prober_probe_total\\{container="main",namespace="default",pod="web",pod_uid="${web.metadata.uid}",probe_type="Readiness",result="successful"\\} (\\d+)$`, 'm').exec(probes);
+  assert.ok(series && Number(series[1]) > 0, probes.slice(0, 2000));
+  assert.match(probes, /^prober_probe_duration_seconds_bucket\{le="0\.005",container="main",namespace="default",pod="web",probe_type="Readiness"\} \d+$/m);
   // metrics-server's question: CPU and memory alone
   const light = await summary('?only_cpu_and_memory=true');
   assert.equal(light.node.fs, undefined);
