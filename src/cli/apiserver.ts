@@ -594,6 +594,20 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
       extendExpiration: af.serviceAccountExtendTokenExpiration,
     },
   });
+  // (the admin kubeconfig is there before the server can answer /readyz: whoever waits for ready
+  // finds it, however long the rest of the start takes after the port is open)
+  const shown = o.bindAddress === '0.0.0.0' || o.bindAddress === '' || o.bindAddress === '::' ? '127.0.0.1' : o.bindAddress;
+  const serverURL = `https://${shown.includes(':') ? `[${shown}]` : shown}:${o.securePort}`;
+  const kubeconfig = join(dataDir, 'kubeconfig');
+  ensureKubeconfig(kubeconfig, {
+    server: serverURL,
+    caPEM: pki.ca.certPEM,
+    clientCertPEM: pki.admin.certPEM,
+    clientKeyPEM: pki.admin.keyPEM,
+    clusterName: 'keelson',
+    userName: 'kubernetes-admin',
+    contextName: 'keelson',
+  });
   await server.start();
   // From here on V8 stops pretenuring allocation sites (allocating their objects straight in the old
   // generation once most of them survived). While the store is loaded into the watch cache that
@@ -607,18 +621,6 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   if (encryption) log.info('Encryption at rest', { config: o.encryptionProviderConfig, resources: encryption.resources.join(',') });
   if (encryption && o.encryptionProviderConfigAutomaticReload) watchEncryptionConfig(o.encryptionProviderConfig, encryption.contentHash, server, log);
   watchServingCertificates(o, server, log);
-  const shown = o.bindAddress === '0.0.0.0' || o.bindAddress === '' || o.bindAddress === '::' ? '127.0.0.1' : o.bindAddress;
-  const serverURL = `https://${shown.includes(':') ? `[${shown}]` : shown}:${o.securePort}`;
-  const kubeconfig = join(dataDir, 'kubeconfig');
-  ensureKubeconfig(kubeconfig, {
-    server: serverURL,
-    caPEM: pki.ca.certPEM,
-    clientCertPEM: pki.admin.certPEM,
-    clientKeyPEM: pki.admin.keyPEM,
-    clusterName: 'keelson',
-    userName: 'kubernetes-admin',
-    contextName: 'keelson',
-  });
   const cpu = process.cpuUsage();
   // (kube-apiserver's line, as its secure serving writes it: printf-style, unquoted)
   klog.log.infof('Serving securely on %s', server.address);
