@@ -22,7 +22,7 @@ if (files.length === 0) {
   console.error('no test files found under dist/test');
   process.exit(1);
 }
-const args = ['--test', '--test-concurrency=2'];
+const args = ['--test', '--test-concurrency=3'];
 if (process.env.CI || !process.stdout.isTTY) args.push('--test-reporter=spec');
 const r = spawnSync(process.execPath, [...args, ...files], { stdio: 'inherit', cwd: root });
 process.exit(r.status ?? 1);
