@@ -110,6 +110,8 @@ before(async () => {
     podCIDR: '10.244.7.0/24',
     authentication: { anonymous: { enabled: true }, webhook: { enabled: false } },
     authorization: { mode: 'AlwaysAllow' },
+    // (no image garbage collection: the test's images are imported, not pullable)
+    imageGCHighThresholdPercent: 100,
   }));
   mkdirSync(join(dir, 'manifests'));
   writeFileSync(join(dir, 'manifests', 'web.yaml'), staticPod('web', {

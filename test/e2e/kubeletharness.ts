@@ -2,7 +2,7 @@
 // the test's cluster with --bootstrap-kubeconfig (its files under the test's directory, the node
 // on 127.0.0.1, the test's containerd), and the configuration file such a kubelet is given
 // (the pods' logs under the test's directory, x509 and webhook authentication, Webhook
-// authorization: as kubeadm configures a kubelet).
+// authorization: as kubeadm configures a kubelet; no image garbage collection).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KEELSON, type Cluster } from './harness.js';
@@ -58,6 +58,9 @@ export function writeJoiningKubeletConfig(c: Cluster, dir: string, extra: string
     `    clientCAFile: ${join(c.dataDir, 'pki', 'ca.crt')}`,
     'authorization:',
     '  mode: Webhook',
+    // (no image garbage collection: the tests' images are imported, not pullable, and a busy disk
+    // on the test machine must not take them away between tests; kubelet-imagegc tests it)
+    'imageGCHighThresholdPercent: 100',
     ...extra,
   ];
   writeFileSync(file, lines.join('\n') + '\n');
