@@ -55,12 +55,16 @@ import type { UserInfo } from '../apiserver/authz.js';
 import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { processProfiler } from '../client/profiling.js';
-import { kubeletHandlers, notFound, type KubeletHandler, type KubeletMetrics, type NodeAgentView } from '../nodeagent/server.js';
+import { kubeletHandlers, notFound, type KubeletHandler, type KubeletHandlerOptions, type KubeletMetrics, type NodeAgentView } from '../nodeagent/server.js';
 import { TTLCache } from './componentserving.js';
 import { CertificateManager } from '../nodeagent/certmanager.js';
 import type { proxyUpgrade } from '../apiserver/proxy.js';
 
-export interface KubeletServingOptions {
+/** the handler options a kubelet's serving passes on as they are (nodeagent/server.ts documents them) */
+const PASSED_HANDLER_OPTIONS = ['enableDebuggingHandlers', 'enableSystemLogHandler', 'enableSystemLogQuery', 'journalctl', 'systemLogDir', 'enableDebugFlagsHandler', 'setVerbosity', 'enableProfilingHandler', 'streamingConnectionIdleTimeoutMs'] as const;
+type PassedHandlerOptions = (typeof PASSED_HANDLER_OPTIONS)[number];
+
+export interface KubeletServingOptions extends Pick<KubeletHandlerOptions, PassedHandlerOptions> {
   /** --address */
   address: string;
   /** --port */
@@ -91,28 +95,11 @@ export interface KubeletServingOptions {
   authzAuthorizedTTLms: number;
   /** --authorization-webhook-cache-unauthorized-ttl */
   authzUnauthorizedTTLms: number;
-  /** --enable-debugging-handlers */
-  enableDebuggingHandlers: boolean;
-  /** enableSystemLogHandler: /logs/ (nodeagent/systemlogs.ts) */
-  enableSystemLogHandler?: boolean;
-  /** enableSystemLogQuery: /logs/?query=... (nodeagent/nodelogquery.ts) */
-  enableSystemLogQuery?: boolean;
-  /** the journalctl command of the node log query (tests give their own) */
-  journalctl?: string;
-  /** the directory /logs/ serves (the kubelet's /var/log; tests point it elsewhere) */
-  systemLogDir?: string;
-  /** enableDebugFlagsHandler, and what PUT /debug/flags/v sets the verbosity with */
-  enableDebugFlagsHandler?: boolean;
-  setVerbosity?: (v: number) => void;
-  /** enableProfilingHandler: /debug/pprof/ on the main port (client/profiling.ts); V8's heap sampling starts with it */
-  enableProfilingHandler?: boolean;
   /** the node's host names (the first one names the self-signed certificate) and addresses */
   hostnames: string[];
   ips: string[];
   /** --rotate-server-certificates (serverTLSBootstrap): the serving certificate from the cluster (nodeagent/certmanager.ts) */
   rotateServerCertificates?: boolean;
-  /** --streaming-connection-idle-timeout, ms (0: streams are never closed for idleness) */
-  streamingConnectionIdleTimeoutMs?: number;
   /** how long a request may take to be answered in full, ms (default the kubelet's 4 h, REQUEST_MAX_MS; tests shorten it) */
   requestMaxMs?: number;
 }
@@ -381,20 +368,13 @@ export async function serveKubelet(o: KubeletServingOptions, view: NodeAgentView
     const proxy = await (upgradeProxy ??= import('../apiserver/proxy.js').then((m) => m.proxyUpgrade));
     return proxy(req, res, { url: new URL(url) });
   };
+  const passed = Object.fromEntries(PASSED_HANDLER_OPTIONS.map((k) => [k, o[k]])) as Pick<KubeletHandlerOptions, PassedHandlerOptions>;
   const handlers = kubeletHandlers(view, {
-    enableDebuggingHandlers: o.enableDebuggingHandlers,
-    enableSystemLogHandler: o.enableSystemLogHandler,
-    enableSystemLogQuery: o.enableSystemLogQuery,
-    journalctl: o.journalctl,
-    systemLogDir: o.systemLogDir,
-    enableDebugFlagsHandler: o.enableDebugFlagsHandler,
-    setVerbosity: o.setVerbosity,
-    enableProfilingHandler: o.enableProfilingHandler,
+    ...passed,
     // (Go's pprof refuses a profile as long as the server's WriteTimeout, the kubelet's 4 hours)
     profilingWriteTimeoutSeconds: (o.requestMaxMs ?? REQUEST_MAX_MS) / 1000,
     log,
     proxyStream,
-    streamingConnectionIdleTimeoutMs: o.streamingConnectionIdleTimeoutMs,
   });
   // profiling on: V8's sampling heap profiler runs from the start, as Go's heap sampling does
   if (o.enableProfilingHandler && o.enableDebuggingHandlers) await processProfiler().startHeapSampling();

@@ -197,11 +197,11 @@ interface Out {
   stream: NodeJS.WritableStream;
 }
 
-/** the services journald has units for (journalctl --field _SYSTEMD_UNIT); none without journalctl */
-function journaldKnows(journalctl: string, service: string): Promise<boolean> {
+/** the units journald has logs of (journalctl --field _SYSTEMD_UNIT, as text); '' without journalctl */
+function journaldUnits(journalctl: string): Promise<string> {
   return new Promise((resolve) => {
     execFile(journalctl, ['--field', '_SYSTEMD_UNIT'], { encoding: 'utf8', timeout: DEADLINE_MS, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      resolve(!err && `${stdout}${stderr}`.includes(`${service}.service`));
+      resolve(err ? '' : `${stdout}${stderr}`);
     });
   });
 }
@@ -279,7 +279,9 @@ export async function serveNodeLogQuery(req: IncomingMessage, res: ServerRespons
   };
   const native: string[] = [];
   const files: string[] = [];
-  for (const s of q.services) ((await journaldKnows(journalctl, s)) ? native : files).push(s);
+  // (asked once for all the services: the kubelet asks once per service)
+  const units = await journaldUnits(journalctl);
+  for (const s of q.services) (units.includes(`${s}.service`) ? native : files).push(s);
   if (native.length) await copyJournal(out, journalctl, journalctlArgs(q, native), q.boot ?? 0);
   if (files.length && hasOptions(q)) {
     await out.write(`\noptions present and query resolved to log files for [${files.join(' ')}]\ntry without specifying options\n`);
