@@ -33,14 +33,35 @@ export interface LogSink {
   write(s: string): unknown;
 }
 
-/** A sink writing synchronously to a file descriptor (2 = stderr), so nothing is lost on exit. */
+/** How long a line waits for a full pipe to drain before it is dropped (the reader may be stopped for good). */
+const STALLED_OUTPUT_MS = 5_000;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * A sink writing synchronously to a file descriptor (2 = stderr), so nothing is lost on exit.
+ * Node.js makes a pipe or socket on 0-2 non-blocking as soon as anything touches process.stdout or
+ * process.stderr, so a write may be partial or fail with EAGAIN while the reader is behind: the rest
+ * is written once the pipe drains (as Go's klog blocks on a full pipe), waiting at most
+ * STALLED_OUTPUT_MS without progress.
+ */
 export function fdSink(fd: number): LogSink {
   return {
     write(s: string) {
-      try {
-        writeSync(fd, s);
-      } catch {
-        /* a closed or broken stderr must not crash the daemon */
+      const b = Buffer.from(s);
+      let off = 0;
+      let stalledSince = 0;
+      while (off < b.length) {
+        try {
+          const n = writeSync(fd, b, off, b.length - off);
+          off += n;
+          if (n > 0) stalledSince = 0;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') return; // a closed or broken stderr must not crash the daemon
+          const now = Date.now();
+          if (!stalledSince) stalledSince = now;
+          else if (now - stalledSince > STALLED_OUTPUT_MS) return;
+          Atomics.wait(pause, 0, 0, 1);
+        }
       }
     },
   };

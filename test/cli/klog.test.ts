@@ -261,3 +261,28 @@ describe('flags', () => {
     assert.match(lines[0]!, /^I1122 .* klog\.ts:\d+\] FLAG: --name="a \\"b\\""\n$/);
   });
 });
+
+test('stderr a slow reader holds: nothing is lost when the pipe is full and non-blocking', async () => {
+  const { spawn } = await import('node:child_process');
+  const mod = join(dirname(fileURLToPath(import.meta.url)), '../../src/cli/klog.js');
+  // the child touches process.stderr (which makes fd 2 non-blocking), then writes 4 MiB in lines
+  // of 1 KiB through the stderr sink while this process does not read
+  const script = `
+    const { fdSink } = await import(${JSON.stringify(mod)});
+    process.stderr;
+    const sink = fdSink(2);
+    const line = 'x'.repeat(1019);
+    for (let i = 0; i < 4096; i++) sink.write(String(i).padStart(4, '0') + line + '\\n');
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const closed = new Promise((r) => child.once('close', r));
+  const chunks: Buffer[] = [];
+  child.stderr!.on('data', (d: Buffer) => chunks.push(d));
+  child.stderr!.pause();
+  await new Promise((r) => setTimeout(r, 700));
+  child.stderr!.resume();
+  assert.equal(await closed, 0);
+  const got = Buffer.concat(chunks).toString().split('\n').filter(Boolean);
+  assert.equal(got.length, 4096);
+  got.forEach((l, i) => assert.equal(l.slice(0, 4), String(i).padStart(4, '0')));
+});

@@ -12,6 +12,7 @@ import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import http2 from 'node:http2';
 import YAML from 'yaml';
+import { RunningClock, processState } from '../runningclock.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** repository root (this file runs from dist/test/e2e) */
@@ -40,6 +41,8 @@ function ephemeralStart(): number {
  * any process (a controller's watch, kubectl) between this check and the server's bind, and
  * stay taken for as long as that connection lives.
  */
+export { RunningClock, processState };
+
 export async function freePort(): Promise<number> {
   const hi = ephemeralStart();
   for (;;) {
@@ -120,19 +123,28 @@ export class Cluster {
     this.proc = proc;
     proc.stdout!.on('data', (d) => (this.logs += d));
     proc.stderr!.on('data', (d) => (this.logs += d));
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (proc.exitCode !== null) throw new Error(`keelson exited with ${proc.exitCode} during start:\n${this.logs}`);
-      try {
-        let r = await this.rawNoAuth('GET', '/readyz');
-        // with --anonymous-auth=false /readyz needs credentials, as in Kubernetes: the generated admin certificate
-        if (r.status === 401) r = await this.readyzAsAdmin();
-        if (r.status === 200) break;
-      } catch {
-        /* not listening yet */
+    const clock = new RunningClock();
+    try {
+      for (;;) {
+        if (proc.exitCode !== null) throw new Error(`keelson exited with ${proc.exitCode} during start:\n${this.logs}`);
+        try {
+          let r = await this.rawNoAuth('GET', '/readyz');
+          // with --anonymous-auth=false /readyz needs credentials, as in Kubernetes: the generated admin certificate
+          if (r.status === 401) r = await this.readyzAsAdmin();
+          if (r.status === 200) break;
+        } catch {
+          /* not listening yet */
+        }
+        if (clock.elapsed() > 30_000) {
+          const state = processState(proc.pid);
+          // (what the server wrote last may still be on its way)
+          await new Promise((r) => setTimeout(r, 200));
+          throw new Error(`keelson did not become ready in 30 s (${clock.describe()}; ${state}):\n${this.logs}`);
+        }
+        await new Promise((r) => setTimeout(r, 50));
       }
-      if (Date.now() > deadline) throw new Error(`keelson did not become ready:\n${this.logs}`);
-      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      clock.stop();
     }
     this.loadCredentials();
   }
@@ -429,7 +441,6 @@ export async function startCluster(opts: StartOptions = {}): Promise<Cluster> {
   return c;
 }
 
-/** poll f every 100 ms until it answers something truthy; throws after timeoutMs */
 /** stops a process a test started: SIGTERM, then SIGKILL after `graceMs`; resolves once it exited */
 export async function stopProcess(p: ChildProcess | undefined, graceMs = 10_000): Promise<void> {
   if (!p || p.exitCode !== null || p.signalCode !== null) return;
@@ -440,13 +451,18 @@ export async function stopProcess(p: ChildProcess | undefined, graceMs = 10_000)
   clearTimeout(t);
 }
 
+/** poll f every 100 ms until it answers something truthy; throws after timeoutMs of running time (RunningClock) */
 export async function until<T>(what: string, f: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+  const clock = new RunningClock();
+  try {
+    for (;;) {
+      const v = await f();
+      if (v) return v;
+      if (clock.elapsed() > timeoutMs) throw new Error(`timed out waiting for ${what} (${clock.describe()})`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    clock.stop();
   }
 }
 

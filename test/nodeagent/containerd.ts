@@ -25,6 +25,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { RunningClock, processState } from '../runningclock.js';
 
 export interface Containerd {
   /** the CRI endpoint, unix://<dir>/ctd.sock */
@@ -627,11 +628,15 @@ export async function startContainerd(): Promise<Containerd> {
         return '';
       }
     };
-    const until = Date.now() + 20_000;
-    while (!existsSync(sock)) {
-      if (exited) throw new Error(`containerd ${exited}:\n${tail()}`);
-      if (Date.now() > until) throw new Error(`containerd did not create ${sock} in 20 s:\n${tail()}`);
-      await new Promise((r) => setTimeout(r, 50));
+    const clock = new RunningClock();
+    try {
+      while (!existsSync(sock)) {
+        if (exited) throw new Error(`containerd ${exited}:\n${tail()}`);
+        if (clock.elapsed() > 20_000) throw new Error(`containerd did not create ${sock} in 20 s (${clock.describe()}; ${processState(pid)}):\n${tail()}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      clock.stop();
     }
     const ctr = (...args: string[]) => mustRun('ctr', ['--address', sock, '-n', 'k8s.io', ...args], 60_000);
 
