@@ -579,8 +579,11 @@ async function createsPhase(k: Keelson, bare: Bare) {
   const r = await interleaved(k, bare, { method: 'POST', path, body, expectStatus: 201 });
   const ratio = r.keelson.perSec / r.bare.perSec;
   check('durable creates/s (64 clients, 1 KB ConfigMaps) vs bare POST echo, median of the rounds side by side', r.medianPairRatio, 'x', '>= 0.6x', r.medianPairRatio >= 0.6);
-  check('durable create p99 latency', r.keelson.latencyMs.p99, 'ms', '< 50 ms', r.keelson.latencyMs.p99 < 50);
-  return { requestBytes: Buffer.byteLength(body.replace('__N__', '0-0')), ...r, ratio: round(ratio, 2) };
+  // the p99 of every round, not of the fastest round alone (which r.keelson describes): a target
+  // met only in the round the machine was quickest is not met
+  const medianP99 = round(median(r.keelson.roundsP99Ms), 1);
+  check('durable create p99 latency, median of the rounds', medianP99, 'ms', '< 50 ms', medianP99 < 50);
+  return { requestBytes: Buffer.byteLength(body.replace('__N__', '0-0')), ...r, ratio: round(ratio, 2), medianP99Ms: medianP99 };
 }
 
 async function getsPhase(k: Keelson, bare: Bare) {
