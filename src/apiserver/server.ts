@@ -70,7 +70,7 @@ import { InFlightLimiter, RequestDeadline, requestScope, requestTimeoutMs, TIMEO
 import { auditIDOf, authenticationFailureMessage, type Auditor, type BodyTap, type RequestAudit } from './audit/index.js';
 import { createTokenRequest, hasImpersonationHeaders, impersonate, ImpersonationInternalError, JWKS_PATH, OPENID_CONFIGURATION_PATH, type ObjectReader, type RequestAuthenticator, type TokenRequestOptions } from './authn/index.js';
 import { goFormatDuration } from '../machinery/gostrings.js';
-import { serveDebugPprof } from '../client/profiling.js';
+import { serveDebugFlags, serveDebugPprof } from '../client/profiling.js';
 import { LocalMetadataSource } from './localwatch.js';
 import { MetricsServer } from './metricsserver/index.js';
 import type { GroupVersionResource } from '../client/resources.js';
@@ -129,6 +129,8 @@ export interface APIServerConfig {
   garbageCollection?: boolean;
   /** --profiling: /debug/pprof/ (client/profiling.ts); the caller starts the heap sampling */
   profiling?: boolean;
+  /** with --profiling: PUT /debug/flags/v sets the log verbosity with this (absent: /debug/flags is not served) */
+  setVerbosity?: (v: number) => void;
   /** --request-timeout in milliseconds (0: none; the `timeout` parameter of a request may shorten it) */
   requestTimeoutMs?: number;
   /** --max-requests-inflight and --max-mutating-requests-inflight (0: no limit) */
@@ -230,7 +232,7 @@ export class APIServer {
   private rbacBootstrapped = false;
   private authInfo?: ClusterAuthenticationTrust;
   /** the request log's logger when -v is 3 or more (undefined: no request is logged, nothing is timed) */
-  private readonly httpLog?: { info(msg: string, kv?: Record<string, unknown>): void };
+  private httpLog?: { info(msg: string, kv?: Record<string, unknown>): void };
   private flowControl?: FlowControlConfig;
   private eventExpiry?: EventExpiry;
   private defaultServiceCIDR?: DefaultServiceCIDR;
@@ -276,9 +278,19 @@ export class APIServer {
   private readonly limiter?: InFlightLimiter;
   address = '';
 
+  /** the request log (httplog's, at -v 3) is decided once per verbosity, not once per request */
+  private refreshVerbosity(): void {
+    const httpLog = this.cfg.log.v(3);
+    this.httpLog = httpLog.enabled ? httpLog : undefined;
+  }
+
+  private setVerbosity(v: number): void {
+    this.cfg.setVerbosity!(v);
+    this.refreshVerbosity();
+  }
+
   constructor(private readonly cfg: APIServerConfig) {
-    const httpLog = cfg.log.v(3);
-    if (httpLog.enabled) this.httpLog = httpLog;
+    this.refreshVerbosity();
     this.kinds = BUILTIN_KINDS;
     this.authorization = new Authorization({ modes: cfg.authorizationModes ?? ['AlwaysAllow'] });
     this.authorizer = this.authorization.authorizer;
@@ -587,6 +599,7 @@ export class APIServer {
         apiServices: this.store('apiregistration.k8s.io', 'APIService'),
         clusterRoles: this.store('rbac.authorization.k8s.io', 'ClusterRole'),
         kubelet: cfg.kubeletClient,
+        cbor: this.ctx.cbor,
         setDiscovery: (extra) => this.discovery.setExtra(extra),
         log: cfg.log,
       });
@@ -990,6 +1003,8 @@ export class APIServer {
     }
     // --profiling: Go's /debug/pprof over V8's profilers (client/profiling.ts), as k8s.io/apiserver's routes.Profiling installs it
     if (this.cfg.profiling && path.startsWith('/debug/pprof') && (await serveDebugPprof(req, res, path, query, { bare: 'redirect' }))) return;
+    // and /debug/flags/v, klog's verbosity (routes.DebugFlags)
+    if (this.cfg.profiling && this.cfg.setVerbosity && path.startsWith('/debug/flags') && (await serveDebugFlags(req, res, path, (v) => this.setVerbosity(v), { index: true }))) return;
     if (method === 'GET' && this.cfg.issuerDiscovery?.serve(path, res)) return;
     if (path.startsWith('/openapi/')) {
       this.countNonResource(path, res, st);

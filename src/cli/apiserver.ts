@@ -562,6 +562,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     minRequestTimeoutMs: o.minRequestTimeout * 1000,
     requestTimeoutMs: o.requestTimeout,
     profiling: o.profiling,
+    setVerbosity: (v) => klog.configure({ verbosity: v }),
     eventTTLMs: o.eventTTL,
     garbageCollection: o.enableGarbageCollector,
     maxRequestsInFlight: o.maxRequestsInFlight,

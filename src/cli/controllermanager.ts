@@ -29,7 +29,7 @@ import { declareDelegatedAuthFlags, declareSecureServingFlags, defaultDelegatedA
 import { Health, type HealthCheck } from '../apiserver/health.js';
 import { LEGACY_ISSUER, legacyClaims, newTokenSigner, privateKeyFromFile, signToken } from '../apiserver/authn/index.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
-import { processProfiler, serveDebugPprof } from '../client/profiling.js';
+import { processProfiler, serveDebugFlags, serveDebugPprof } from '../client/profiling.js';
 import { restConfigFromConnection, type RESTConfig } from '../client/rest.js';
 import { ControllerManager } from '../controllers/manager.js';
 import { defaultControllerManagerOptions, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
@@ -292,6 +292,7 @@ async function run(m: ControllerManagerOptions, d: DaemonOptions, serving: Retur
       }
       if (path === '/metrics') leader.set({ name: m.resourceName }, mgr.isLeader() ? 1 : 0);
       if (d.profiling && (await serveDebugPprof(req, res, path, query, { bare: 'redirect' }))) return true;
+      if (d.profiling && (await serveDebugFlags(req, res, path, (v) => klog.configure({ verbosity: v }), { index: true }))) return true;
       return serveComponentMetrics(res, path, registry, health);
     },
     log,

@@ -27,7 +27,7 @@ import { getVersionInfo, userAgent } from './version.js';
 import { declareDelegatedAuthFlags, declareSecureServingFlags, defaultDelegatedAuthFlags, defaultSecureServingFlags, DelegatedAuth, exitComponentOnSignals, serveComponent, serveComponentMetrics } from './componentserving.js';
 import { Health, type HealthCheck } from '../apiserver/health.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
-import { processProfiler, serveDebugPprof } from '../client/profiling.js';
+import { processProfiler, serveDebugFlags, serveDebugPprof } from '../client/profiling.js';
 import { restConfigFromConnection, type RESTConfig } from '../client/rest.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { ConfigError, defaultSchedulerConfiguration, parseSchedulerConfiguration, type SchedulerConfiguration } from '../scheduler/config.js';
@@ -376,6 +376,7 @@ async function run(d: SchedulerFlags, serving: ReturnType<typeof defaultSecureSe
     async (req, res, path, query) => {
       if (await health.handle(req, res, path, query)) return true;
       if (c.enableProfiling && (await serveDebugPprof(req, res, path, query, { bare: 'redirect' }))) return true;
+      if (c.enableProfiling && (await serveDebugFlags(req, res, path, (v) => klog.configure({ verbosity: v }), { index: true }))) return true;
       return serveComponentMetrics(res, path, registry, health);
     },
     log,

@@ -425,3 +425,81 @@ export async function serveDebugPprof(req: IncomingMessage, res: ServerResponse,
   else await serveNamed(res, name, query, o, profiler);
   return true;
 }
+
+// ── /debug/flags ─────────────────────────────────────────────────────────────────────────────
+
+/** Go's index of /debug/flags/ (routes.DebugFlags), with the one flag every component registers. */
+const DEBUG_FLAGS_INDEX = `<html>
+<head>
+<title>/debug/flags/</title>
+</head>
+<body>
+/debug/flags/<br>
+<br>
+flags:<br>
+<table>
+
+<tr>v<br>
+
+</table>
+<br>
+full flags configurable<br>
+</body>
+</html>
+`;
+
+function plainText(res: ServerResponse, code: number, msg: string): void {
+  res.statusCode = code;
+  res.setHeader('Content-Type', 'text/plain');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.end(`${msg}\n`);
+}
+
+/**
+ * PUT /debug/flags/v: the body is klog's new verbosity (StringFlagPutHandler with klog's setter,
+ * in its plain-text words; any other method 406). With `index`, /debug/flags and anything else
+ * under /debug/flags/ answer Go's HTML index, as kube-apiserver, kube-scheduler and
+ * kube-controller-manager install it with --profiling (the kubelet serves /debug/flags/v alone).
+ * Authentication and authorization are the caller's. False for any other path.
+ */
+export async function serveDebugFlags(req: IncomingMessage, res: ServerResponse, path: string, set: (v: number) => void, o: { index?: boolean } = {}): Promise<boolean> {
+  if (path !== '/debug/flags/v') {
+    if (!o.index || (path !== '/debug/flags' && !path.startsWith('/debug/flags/'))) return false;
+    req.resume();
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.end(DEBUG_FLAGS_INDEX);
+    return true;
+  }
+  if (req.method !== 'PUT') {
+    req.resume();
+    plainText(res, 406, 'unsupported http method');
+    return true;
+  }
+  let val: string;
+  try {
+    val = await new Promise<string>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > 1024) reject(new Error('too large'));
+        else chunks.push(c);
+      });
+      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      req.on('error', reject);
+    });
+  } catch (e) {
+    plainText(res, 400, `error reading request body: ${(e as Error).message}`);
+    return true;
+  }
+  // (klog.Level's Set: strconv.ParseInt(val, 10, 32))
+  const n = /^[+-]?\d+$/.test(val) ? Number(val) : NaN;
+  if (!Number.isInteger(n)) plainText(res, 400, `failed set klog.logging.verbosity ${val}: strconv.ParseInt: parsing ${JSON.stringify(val)}: invalid syntax`);
+  else if (n > 2 ** 31 - 1 || n < -(2 ** 31)) plainText(res, 400, `failed set klog.logging.verbosity ${val}: strconv.ParseInt: parsing ${JSON.stringify(val)}: value out of range`);
+  else {
+    set(n);
+    plainText(res, 200, `successfully set klog.logging.verbosity to ${val}`);
+  }
+  return true;
+}

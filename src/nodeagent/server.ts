@@ -60,7 +60,7 @@ import { cpus, totalmem } from 'node:os';
 import { serveSystemLogs } from './systemlogs.js';
 import { parseNodeLogQuery, serveNodeLogQuery, validateNodeLogQuery } from './nodelogquery.js';
 import { IdleStreams } from './streamidle.js';
-import { serveDebugPprof } from '../client/profiling.js';
+import { serveDebugFlags, serveDebugPprof } from '../client/profiling.js';
 
 /** the kubelet's streaming requests */
 export type StreamKind = 'exec' | 'attach' | 'portForward';
@@ -398,42 +398,6 @@ function segments(path: string, prefix: string): string[] | undefined {
     });
 }
 
-/**
- * PUT /debug/flags/v (the kubelet's StringFlagPutHandler with klog's setter): the body is the new
- * verbosity; plain-text answers in the kubelet's words
- */
-async function putVerbosity(req: IncomingMessage, res: ServerResponse, set: (v: number) => void): Promise<void> {
-  const text = (code: number, msg: string) => {
-    res.statusCode = code;
-    res.setHeader('Content-Type', 'text/plain');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.end(`${msg}\n`);
-  };
-  if (req.method !== 'PUT') return text(406, 'unsupported http method');
-  let val: string;
-  try {
-    val = await new Promise<string>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > 1024) reject(new Error('too large'));
-        else chunks.push(c);
-      });
-      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      req.on('error', reject);
-    });
-  } catch (e) {
-    return text(400, `error reading request body: ${(e as Error).message}`);
-  }
-  // (klog.Level's Set: strconv.ParseInt(val, 10, 32))
-  const n = /^[+-]?\d+$/.test(val) ? Number(val) : NaN;
-  if (!Number.isInteger(n)) return text(400, `failed set klog.logging.verbosity ${val}: strconv.ParseInt: parsing ${JSON.stringify(val)}: invalid syntax`);
-  if (n > 2 ** 31 - 1 || n < -(2 ** 31)) return text(400, `failed set klog.logging.verbosity ${val}: strconv.ParseInt: parsing ${JSON.stringify(val)}: value out of range`);
-  set(n);
-  text(200, `successfully set klog.logging.verbosity to ${val}`);
-}
-
 /** the paths the debugging handlers own, which answer 405 when they are off (InstallDebuggingDisabledHandlers) */
 const DEBUG_PREFIXES = ['/run/', '/exec/', '/attach/', '/portForward/', '/containerLogs/', '/runningpods/', '/debug/pprof/', '/logs/'];
 
@@ -566,7 +530,7 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
     }
     if (path === '/debug/flags/v') {
       if (!o.setVerbosity || o.enableDebugFlagsHandler === false) httpError(res, 405, 'flags endpoint is disabled.');
-      else await putVerbosity(req, res, o.setVerbosity);
+      else await serveDebugFlags(req, res, path, o.setVerbosity);
       return true;
     }
     return false;

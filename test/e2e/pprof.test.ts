@@ -336,10 +336,53 @@ test('/debug/pprof/* are non-resource URLs under RBAC: 403 without a grant, 200 
   assert.equal((await c.rawNoAuth('GET', '/debug/pprof/')).status, 403);
 });
 
+test('/debug/flags/v: PUT sets the log verbosity at once (the request log of -v 3 starts), other methods 406, bad values 400; the index; RBAC on the non-resource URL', async () => {
+  const put = (v: string, headers?: Record<string, string>) => (headers ? c.rawNoAuth('PUT', '/debug/flags/v', { headers, body: v }) : c.raw('PUT', '/debug/flags/v', { body: v }));
+  // at -v 0 no request is logged
+  const marker = '/api/v1/namespaces/default/configmaps/flags-marker';
+  assert.equal((await c.raw('GET', marker)).status, 404);
+  assert.doesNotMatch(c.logs, /flags-marker/);
+  const ok = await put('3');
+  assert.equal(ok.status, 200, ok.text);
+  assert.equal(ok.text, 'successfully set klog.logging.verbosity to 3\n');
+  assert.equal(ok.headers['content-type'], 'text/plain');
+  assert.equal((await c.raw('GET', `${marker}-2`)).status, 404);
+  await until('the request logged at -v 3', () => /"HTTP" verb="GET" URI="\/api\/v1\/namespaces\/default\/configmaps\/flags-marker-2"/.test(c.logs));
+  assert.equal((await put('0')).status, 200);
+  assert.equal((await c.raw('GET', `${marker}-3`)).status, 404);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.doesNotMatch(c.logs, /flags-marker-3/);
+  // klog.Level's parser, in GlogSetter's words
+  const bad = await put('three');
+  assert.equal(bad.status, 400);
+  assert.equal(bad.text, 'failed set klog.logging.verbosity three: strconv.ParseInt: parsing "three": invalid syntax\n');
+  assert.equal((await put('99999999999')).status, 400);
+  const get = await c.raw('GET', '/debug/flags/v');
+  assert.equal(get.status, 406);
+  assert.equal(get.text, 'unsupported http method\n');
+  // the index, for /debug/flags and anything else under it
+  for (const p of ['/debug/flags', '/debug/flags/', '/debug/flags/other']) {
+    const idx = await c.raw('GET', p);
+    assert.equal(idx.status, 200, p);
+    assert.match(idx.headers['content-type'] as string, /^text\/html/);
+    assert.match(idx.text, /<title>\/debug\/flags\/<\/title>[\s\S]*<tr>v<br>/);
+  }
+  const k = await c.kubectlAsync(['get', '--raw', '/debug/flags/']);
+  assert.equal(k.code, 0, k.stderr);
+  assert.match(k.stdout, /flags:<br>/);
+  // a service account without a grant on the path: 403 (verb put on a non-resource URL)
+  const ns = '/api/v1/namespaces/default/serviceaccounts';
+  assert.equal((await c.raw('POST', ns, { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'flagger' } } })).status, 201);
+  const tok = await c.raw('POST', `${ns}/flagger/token`, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} } });
+  const denied = await put('2', { authorization: `Bearer ${tok.json().status.token}` });
+  assert.equal(denied.status, 403, denied.text);
+  assert.match(denied.json().message, /^forbidden: User "system:serviceaccount:default:flagger" cannot put path "\/debug\/flags\/v"/);
+});
+
 test('--profiling=false: /debug/pprof is Go\'s plain 404, as kube-apiserver\'s NotFoundHandler answers it', async () => {
   const off = await startCluster({ args: ['--storage-backend=memory', '--profiling=false', '--controllers=-*', '--disable-scheduler'] });
   try {
-    for (const p of ['/debug/pprof/', '/debug/pprof/heap', '/debug/pprof/profile?seconds=1', '/debug/pprof']) {
+    for (const p of ['/debug/pprof/', '/debug/pprof/heap', '/debug/pprof/profile?seconds=1', '/debug/pprof', '/debug/flags/', '/debug/flags/v']) {
       const r = await off.raw('GET', p);
       assert.equal(r.status, 404, p);
       assert.equal(r.text, '404 page not found\n');
@@ -351,16 +394,16 @@ test('--profiling=false: /debug/pprof is Go\'s plain 404, as kube-apiserver\'s N
 
 // ── keelson scheduler's secure port ──────────────────────────────────────────────────────────
 
-function componentGet(port: number, path: string, opts: { cert?: boolean } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+function componentGet(port: number, path: string, opts: { cert?: boolean; method?: string; body?: string } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   const creds = opts.cert ? { cert: c.credentials.cert, key: c.credentials.key } : {};
   return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port, path, method: 'GET', rejectUnauthorized: false, agent: false, ...creds }, (res) => {
+    const req = https.request({ host: '127.0.0.1', port, path, method: opts.method ?? 'GET', rejectUnauthorized: false, agent: false, ...creds }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
     });
     req.on('error', reject);
-    req.end();
+    req.end(opts.body);
   });
 }
 
@@ -398,6 +441,12 @@ test('keelson scheduler: /debug/pprof on its secure port behind delegated authen
   const cpu = await componentGet(port, '/debug/pprof/profile?seconds=1', { cert: true });
   assert.equal(cpu.status, 200);
   assert.deepEqual(readPprof(cpu.body).sampleTypes, ['samples/count', 'cpu/nanoseconds']);
+  // /debug/flags/v beside it: anonymous 403, the admin's certificate 200
+  assert.equal((await componentGet(port, '/debug/flags/v', { method: 'PUT', body: '2' })).status, 403);
+  const set = await componentGet(port, '/debug/flags/v', { cert: true, method: 'PUT', body: '2' });
+  assert.equal(set.status, 200, set.body.toString());
+  assert.equal(set.body.toString(), 'successfully set klog.logging.verbosity to 2\n');
+  assert.match((await componentGet(port, '/debug/flags/', { cert: true })).body.toString(), /<tr>v<br>/);
   await stopProcess(scheduler);
 
   const off = await freePort();
