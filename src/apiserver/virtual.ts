@@ -229,9 +229,10 @@ export async function bind(r: RequestBase, binding: any, ctx: VirtualContext, na
 /** GET of component statuses (deprecated in Kubernetes, still used by operators) */
 export async function handleComponentStatuses(r: RequestBase, kind: KindDecl, ctx: VirtualContext): Promise<void> {
   const choice = outputChoice(r, !r.info.name);
+  let sel: ReturnType<typeof selection> | undefined;
   if (!r.info.name) {
     // a list's options are decoded and checked as every list's are (ListResource): a bad one is a 400
-    selection(kind, r.query);
+    sel = selection(kind, r.query);
     listOptionNumbers(r.query);
     validateListQuery(r.query);
   }
@@ -247,7 +248,17 @@ export async function handleComponentStatuses(r: RequestBase, kind: KindDecl, ct
     writeObject(r.res, 200, one, choice, 'io.k8s.api.core.v1.ComponentStatus');
     return;
   }
-  writeListObjects(r.res, kind, items, choice);
+  // the selectors filter as on any list (the REST storage's matchesPredicate): a component status
+  // has no labels, and its fields are metadata.name and an empty metadata.namespace
+  const kept = items.filter((i) => {
+    if (sel?.labels.length && !matchLabels(sel.labels, undefined)) return false;
+    for (const t of sel?.fields ?? []) {
+      const v = t.field === 'metadata.name' ? i.metadata.name : '';
+      if ((v === t.value) !== (t.op === '=')) return false;
+    }
+    return true;
+  });
+  writeListObjects(r.res, kind, kept, choice);
 }
 
 export { StatusError };

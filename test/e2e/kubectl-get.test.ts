@@ -853,3 +853,25 @@ for (const v of VERSIONS) {
     assert.equal(run(v, ['get', 'events', '-n', NS_EV, '--sort-by=.lastTimestamp', '-o', 'name']), 'event/web.17a1\nevent/web.17a2\n');
   });
 }
+
+test('componentstatuses: label and field selectors filter the list as on any list (no labels; metadata.name, an empty metadata.namespace)', async () => {
+  const names = async (q: string) => {
+    const r = await c.raw('GET', `/api/v1/componentstatuses${q}`);
+    assert.equal(r.status, 200, r.text);
+    return (r.json().items as any[]).map((i) => i.metadata.name).sort();
+  };
+  const all = await names('');
+  assert.deepEqual(all, ['controller-manager', 'etcd-0', 'scheduler']);
+  assert.deepEqual(await names('?fieldSelector=metadata.name%3Dscheduler'), ['scheduler']);
+  assert.deepEqual(await names('?fieldSelector=metadata.name!%3Dscheduler'), ['controller-manager', 'etcd-0']);
+  assert.deepEqual(await names('?fieldSelector=metadata.namespace%3D'), all);
+  assert.deepEqual(await names('?fieldSelector=metadata.namespace%3Ddefault'), []);
+  // a component status has no labels: a requirement on one matches none, its negation every one
+  assert.deepEqual(await names('?labelSelector=tier%3Dcontrol'), []);
+  assert.deepEqual(await names('?labelSelector=!tier'), all);
+  const k = c.kubectl(['get', 'cs', '--field-selector', 'metadata.name=etcd-0', '-o', 'name']);
+  assert.equal(k.code, 0, k.stderr);
+  assert.equal(k.stdout, 'componentstatus/etcd-0\n');
+  const bad = await c.raw('GET', '/api/v1/componentstatuses?fieldSelector=spec.x%3Dy');
+  assert.equal(bad.status, 400);
+});
