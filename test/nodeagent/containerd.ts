@@ -417,6 +417,9 @@ export function packImage(work: string, rootfs: string, out: string, name: strin
   return imageConfig.digest;
 }
 
+/** the busybox applets the image links in /bin (tar: kubectl cp runs it in the container) */
+const APPLETS = ['sh', 'sleep', 'echo', 'cat', 'ls', 'ps', 'hostname', 'id', 'ip', 'ifconfig', 'env', 'mount', 'wget', 'nc', 'true', 'false', 'kill', 'touch', 'rm', 'mkdir', 'date', 'grep', 'test', 'tar'];
+
 function buildImage(work: string, out: string, name: string, entrypoint: string[] | null, cmd: string[] | null): void {
   const w = mkdtempSync(join(work, 'img-'));
   try {
@@ -424,7 +427,7 @@ function buildImage(work: string, out: string, name: string, entrypoint: string[
     for (const d of ['bin', 'etc', 'proc', 'sys', 'dev', 'tmp', 'root', 'var/run']) mkdirSync(join(r, d), { recursive: true });
     copyFileSync(BUSYBOX_BIN, join(r, 'bin', 'busybox'));
     chmodSync(join(r, 'bin', 'busybox'), 0o755);
-    for (const a of ['sh', 'sleep', 'echo', 'cat', 'ls', 'ps', 'hostname', 'id', 'ip', 'ifconfig', 'env', 'mount', 'wget', 'nc', 'true', 'false', 'kill', 'touch', 'rm', 'mkdir', 'date', 'grep', 'test']) {
+    for (const a of APPLETS) {
       symlinkSync('busybox', join(r, 'bin', a));
     }
     writeFileSync(join(r, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
@@ -439,7 +442,9 @@ function buildImage(work: string, out: string, name: string, entrypoint: string[
 /** the two image tarballs, built once per busybox binary and kept under the temporary directory */
 function imageTars(): { busybox: string; pause: string } {
   const st = statSync(BUSYBOX_BIN);
-  const cache = join(tmpdir(), `keelson-ctd-images-${Math.trunc(st.mtimeMs)}-${st.size}-${ociArch()}`);
+  // (the applets are in the name: an image built with other ones is another image)
+  const applets = createHash('sha256').update(APPLETS.join(',')).digest('hex').slice(0, 8);
+  const cache = join(tmpdir(), `keelson-ctd-images-${Math.trunc(st.mtimeMs)}-${st.size}-${ociArch()}-${applets}`);
   const tars = { busybox: join(cache, 'busybox.tar'), pause: join(cache, 'pause.tar') };
   mkdirSync(cache, { recursive: true });
   const make = (out: string, name: string, ep: string[] | null, cmd: string[] | null) => {
