@@ -4,8 +4,11 @@
 // /metrics/resource with chosen figures: cumulative CPU that grows by fixed amounts per sample and
 // sample times 15.043 s (node) and 15.5 s (containers) apart, so that every rate is known. Checked:
 // registration (the Local APIService, discovery in every form, the aggregated ClusterRole), the
-// exact JSON of gets and lists, selectors, Table, metrics-server's errors, kubectl top (1.33 and
-// 1.27), RBAC (403 without rights, view can top), a real metrics-server's APIService taking over
+// exact JSON of gets and lists, selectors, Table, the Protobuf answers (decoded by protobufjs
+// from the field numbers of k8s.io/metrics' generated.proto) and the CBOR ones (decoded by cborg,
+// the CBORServingAndStorage gate on; 406 without it), the list options as k8s.io/apiserver decodes
+// and validates them (400s) and those metrics-server's storage ignores, metrics-server's errors,
+// kubectl top (1.33 and 1.27, over Protobuf and JSON) and kubectl get --raw, RBAC (403 without rights, view can top), a real metrics-server's APIService taking over
 // (proxied to an extension server in this process) and giving back, and --disable=metrics-server.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +18,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
+import protobuf from 'protobufjs';
 import { freePort, KEELSON, ROOT, startCluster, until, type Cluster, type RunResult } from './harness.js';
 import { inProcessKubeletOptions } from './kubeletharness.js';
 import { serveKubelet, type KubeletServing } from '../../src/cli/kubeletserving.js';
@@ -22,6 +26,7 @@ import type { NodeAgentView } from '../../src/nodeagent/server.js';
 import type { ResourceSample } from '../../src/nodeagent/stats.js';
 import { createCA, issueClientCert, issueServingCert, loadCA } from '../../src/apiserver/pki.js';
 import { nopLogger } from '../../src/client/log.js';
+import { cborDecode } from './cborread.js';
 
 const NODE = 'metrics-node';
 const IDLE = 'idle-node';
@@ -105,6 +110,61 @@ function rows(out: string): string[][] {
     .map((l) => l.trim().split(/\s{2,}/));
 }
 
+// ---- Protobuf, read by protobufjs ----
+// The messages as k8s.io/metrics' v1beta1 generated.proto and apimachinery's declare them (only the
+// fields looked at; protobufjs skips the others): the test reads the bytes with its own schema.
+const PB = 'application/vnd.kubernetes.protobuf';
+const PB_SCHEMA = `
+syntax = "proto2";
+package t;
+message TypeMeta { optional string apiVersion = 1; optional string kind = 2; }
+message Unknown { optional TypeMeta typeMeta = 1; optional bytes raw = 2; optional string contentEncoding = 3; optional string contentType = 4; }
+message Time { optional int64 seconds = 1; optional int32 nanos = 2; }
+message Duration { optional int64 duration = 1; }
+message Quantity { optional string string = 1; }
+message ObjectMeta { optional string name = 1; optional string namespace = 3; optional string uid = 5; optional string resourceVersion = 6; optional Time creationTimestamp = 8; map<string, string> labels = 11; }
+message ListMeta { optional string selfLink = 1; optional string resourceVersion = 2; optional string continue = 3; optional int64 remainingItemCount = 4; }
+message ContainerMetrics { optional string name = 1; map<string, Quantity> usage = 2; }
+message NodeMetrics { optional ObjectMeta metadata = 1; optional Time timestamp = 2; optional Duration window = 3; map<string, Quantity> usage = 4; }
+message NodeMetricsList { optional ListMeta metadata = 1; repeated NodeMetrics items = 2; }
+message PodMetrics { optional ObjectMeta metadata = 1; optional Time timestamp = 2; optional Duration window = 3; repeated ContainerMetrics containers = 4; }
+message PodMetricsList { optional ListMeta metadata = 1; repeated PodMetrics items = 2; }
+message PartialObjectMetadata { optional ObjectMeta metadata = 1; }
+message PartialObjectMetadataList { optional ListMeta metadata = 1; repeated PartialObjectMetadata items = 2; }
+`;
+const pbRoot = protobuf.parse(PB_SCHEMA, { keepCase: true }).root;
+/** a message of the schema above as a plain object (int64 as strings, absent fields left out) */
+function pbDecode(type: string, b: Uint8Array): any {
+  const t = pbRoot.lookupType(`t.${type}`);
+  return t.toObject(t.decode(b), { longs: String, defaults: false, arrays: true });
+}
+/** the "k8s\\0" prefix and the runtime.Unknown envelope of a Protobuf answer */
+function pbEnvelope(body: Buffer): { apiVersion: string; kind: string; raw: Uint8Array; contentEncoding?: string; contentType?: string } {
+  assert.deepEqual([...body.subarray(0, 4)], [0x6b, 0x38, 0x73, 0x00], 'the k8s\\0 prefix');
+  const u = pbDecode('Unknown', body.subarray(4));
+  return { apiVersion: u.typeMeta?.apiVersion, kind: u.typeMeta?.kind, raw: Buffer.from(u.raw ?? []), contentEncoding: u.contentEncoding, contentType: u.contentType };
+}
+/** an empty ListMeta as Go writes it: its strings, empty (remainingItemCount, a pointer, not at all) */
+const EMPTY_LIST_META = { selfLink: '', resourceVersion: '', continue: '' };
+/** a metav1.Time as RFC 3339 (whole seconds, as Go writes it) */
+const pbTime = (t: any) => new Date(Number(t.seconds) * 1000).toISOString().replace('.000Z', 'Z');
+/** usage as JSON has it: {cpu: '...', memory: '...'} */
+const pbUsage = (u: any) => Object.fromEntries(Object.entries(u ?? {}).map(([k, v]: [string, any]) => [k, v.string]));
+
+/** a NodeMetrics without its two times (the sample's and now), to compare */
+const timeless = (m: any) => ({ ...m, metadata: { ...m.metadata, creationTimestamp: '' }, timestamp: '' });
+/** the node's NodeMetrics as timeless() leaves it */
+const nodeMetricsTimeless = () => ({
+  kind: 'NodeMetrics',
+  apiVersion: 'metrics.k8s.io/v1beta1',
+  metadata: { name: NODE, creationTimestamp: '', labels: { 'kubernetes.io/hostname': NODE, tier: 'metrics' } },
+  timestamp: '',
+  window: '15.043s',
+  usage: { cpu: NODE_CPU, memory: '1234567Ki' },
+});
+
+// ---- CBOR, read by cborg (cborread.ts) ----
+
 async function post(path: string, body: any, code = 201): Promise<any> {
   const r = await c.raw('POST', path, { body });
   assert.equal(r.status, code, `POST ${path}: ${r.text}`);
@@ -124,7 +184,7 @@ function userKubeconfig(name: string, cert: string, key: string): string {
 }
 
 before(async () => {
-  c = await startCluster({ args: ['--storage-backend=memory', '--metric-resolution=10s'] });
+  c = await startCluster({ args: ['--storage-backend=memory', '--metric-resolution=10s', '--feature-gates=CBORServingAndStorage=true'] });
   dir = mkdtempSync(join(tmpdir(), 'keelson-metrics-api-'));
   const pki = join(c.dataDir, 'pki');
   kubelet = await serveKubelet(
@@ -239,14 +299,7 @@ describe('metrics', () => {
     assert.match(m.metadata.creationTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     assert.ok(Math.abs(Date.parse(m.metadata.creationTimestamp) - Date.now()) < 5000, 'created now');
     assert.ok(nodeTimes().includes(m.timestamp), `${m.timestamp} is a sample's time`);
-    assert.deepEqual({ ...m, metadata: { ...m.metadata, creationTimestamp: '' }, timestamp: '' }, {
-      kind: 'NodeMetrics',
-      apiVersion: 'metrics.k8s.io/v1beta1',
-      metadata: { name: NODE, creationTimestamp: '', labels: { 'kubernetes.io/hostname': NODE, tier: 'metrics' } },
-      timestamp: '',
-      window: '15.043s',
-      usage: { cpu: NODE_CPU, memory: '1234567Ki' },
-    });
+    assert.deepEqual(timeless(m), nodeMetricsTimeless());
     // the list: items without kind, only nodes with metrics
     const list = (await c.raw('GET', '/apis/metrics.k8s.io/v1beta1/nodes')).json();
     assert.equal(list.kind, 'NodeMetricsList');
@@ -340,6 +393,170 @@ describe('metrics', () => {
     await status('GET', `/apis/metrics.k8s.io/v1beta1/namespaces/${NS_A}/nodes`, 404, 'the server could not find the requested resource');
     await status('GET', '/apis/metrics.k8s.io/v1beta1/pods?fieldSelector=spec.nodeName%3Dx', 400, '"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"');
     await status('GET', '/apis/metrics.k8s.io/v1beta1/pods?labelSelector=a%3D%3D%3Db', 400, (await c.raw('GET', '/api/v1/pods?labelSelector=a%3D%3D%3Db')).json().message);
+  });
+
+
+  test('Protobuf: gets and lists in the envelope, each field where generated.proto puts it', async () => {
+    const M = '/apis/metrics.k8s.io/v1beta1';
+    const get = async (path: string, accept = PB) => {
+      const r = await c.raw('GET', path, { headers: { accept } });
+      assert.equal(r.status, 200, `${path}: ${r.text.slice(0, 300)}`);
+      assert.equal(r.headers['content-type'], PB, path);
+      return pbEnvelope(r.body);
+    };
+    // a node: NodeMetrics {1 metadata, 2 timestamp, 3 window, 4 usage}
+    const n = await get(`${M}/nodes/${NODE}`);
+    assert.deepEqual([n.apiVersion, n.kind, n.contentEncoding ?? '', n.contentType ?? ''], ['metrics.k8s.io/v1beta1', 'NodeMetrics', '', '']);
+    const nm = pbDecode('NodeMetrics', n.raw);
+    assert.deepEqual(Object.keys(nm).sort(), ['metadata', 'timestamp', 'usage', 'window']);
+    assert.equal(nm.metadata.name, NODE);
+    // (Go's generated marshallers write every string and integer of a value field, empty or not)
+    assert.equal(nm.metadata.namespace, '');
+    assert.equal(nm.metadata.uid, '');
+    assert.deepEqual(nm.metadata.labels, { 'kubernetes.io/hostname': NODE, tier: 'metrics' });
+    assert.ok(Math.abs(Number(nm.metadata.creationTimestamp.seconds) * 1000 - Date.now()) < 5000, 'created now');
+    assert.equal(nm.metadata.creationTimestamp.nanos, 0);
+    assert.equal(nm.timestamp.nanos, 0);
+    assert.ok(nodeTimes().includes(pbTime(nm.timestamp)), `${pbTime(nm.timestamp)} is a sample's time`);
+    assert.equal(nm.window.duration, '15043000000', 'the window in nanoseconds');
+    assert.deepEqual(pbUsage(nm.usage), { cpu: NODE_CPU, memory: '1234567Ki' });
+    // (Go writes the fields in order, and a map's entries by sorted key: cpu, then memory)
+    assert.equal(n.raw[0], 0x0a, 'field 1 first');
+    assert.ok(Buffer.from(n.raw).indexOf('cpu') < Buffer.from(n.raw).indexOf('memory'));
+    // the same object as its JSON form says
+    const j = (await c.raw('GET', `${M}/nodes/${NODE}`)).json();
+    assert.deepEqual({ name: nm.metadata.name, labels: nm.metadata.labels, window: '15.043s', usage: pbUsage(nm.usage) }, { name: j.metadata.name, labels: j.metadata.labels, window: j.window, usage: j.usage });
+    // the list: NodeMetricsList {1 metadata (empty), 2 items}, only nodes with metrics; selected
+    const nl = await get(`${M}/nodes`);
+    assert.deepEqual([nl.apiVersion, nl.kind], ['metrics.k8s.io/v1beta1', 'NodeMetricsList']);
+    const nlm = pbDecode('NodeMetricsList', nl.raw);
+    assert.deepEqual(nlm.metadata, EMPTY_LIST_META);
+    assert.deepEqual(nlm.items.map((i: any) => [i.metadata.name, i.window.duration, pbUsage(i.usage)]), [[NODE, '15043000000', { cpu: NODE_CPU, memory: '1234567Ki' }]]);
+    assert.deepEqual(pbDecode('NodeMetricsList', (await get(`${M}/nodes?labelSelector=tier%3Dnone`)).raw), { metadata: EMPTY_LIST_META, items: [] });
+    // pods: PodMetrics {1 metadata, 2 timestamp, 3 window, 4 containers {1 name, 2 usage}}
+    const pl = await get(`${M}/pods`);
+    assert.deepEqual([pl.apiVersion, pl.kind], ['metrics.k8s.io/v1beta1', 'PodMetricsList']);
+    const plm = pbDecode('PodMetricsList', pl.raw);
+    assert.deepEqual(plm.metadata, EMPTY_LIST_META);
+    assert.deepEqual(plm.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`), [`${NS_A}/web`, `${NS_B}/db`]);
+    const web = plm.items[0];
+    assert.deepEqual(web.metadata.labels, { app: 'web' });
+    assert.ok(podTimes().includes(pbTime(web.timestamp)), `${pbTime(web.timestamp)} is a sample's time`);
+    assert.equal(web.window.duration, '15500000000');
+    assert.deepEqual(web.containers.map((x: any) => [x.name, pbUsage(x.usage)]), [
+      ['main', { cpu: WEB_MAIN_CPU, memory: '50Mi' }],
+      ['side', { cpu: WEB_SIDE_CPU, memory: '1000000' }],
+    ]);
+    const db = await get(`${M}/namespaces/${NS_B}/pods/db`);
+    assert.deepEqual([db.apiVersion, db.kind], ['metrics.k8s.io/v1beta1', 'PodMetrics']);
+    const dbm = pbDecode('PodMetrics', db.raw);
+    assert.deepEqual([dbm.metadata.namespace, dbm.metadata.name, dbm.window.duration], [NS_B, 'db', '15500000000']);
+    assert.deepEqual(dbm.containers.map((x: any) => [x.name, pbUsage(x.usage)]), [['postgres', { cpu: DB_CPU, memory: '100Mi' }]]);
+    assert.deepEqual(pbDecode('PodMetricsList', (await get(`${M}/namespaces/${NS_A}/pods?fieldSelector=metadata.name%3Dweb`)).raw).items.map((i: any) => i.metadata.name), ['web']);
+    // metadata-only, in Protobuf
+    const pom = await get(`${M}/pods`, `${PB};as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`);
+    assert.deepEqual([pom.apiVersion, pom.kind], ['meta.k8s.io/v1', 'PartialObjectMetadataList']);
+    assert.deepEqual(pbDecode('PartialObjectMetadataList', pom.raw).items.map((i: any) => [i.metadata.namespace, i.metadata.name, i.metadata.labels]), [
+      [NS_A, 'web', { app: 'web' }],
+      [NS_B, 'db', { app: 'db' }],
+    ]);
+    const po = await get(`${M}/nodes/${NODE}`, `${PB};as=PartialObjectMetadata;g=meta.k8s.io;v=v1`);
+    assert.deepEqual([po.apiVersion, po.kind, pbDecode('PartialObjectMetadata', po.raw).metadata.name], ['meta.k8s.io/v1', 'PartialObjectMetadata', NODE]);
+    // a Table has no Protobuf form: 406, or the next choice
+    const t = await c.raw('GET', `${M}/nodes`, { headers: { accept: `${PB};as=Table;g=meta.k8s.io;v=v1` } });
+    assert.equal(t.status, 406);
+    const tj = await c.raw('GET', `${M}/nodes`, { headers: { accept: `${PB};as=Table;g=meta.k8s.io;v=v1, application/json;as=Table;g=meta.k8s.io;v=v1` } });
+    assert.equal(tj.status, 200);
+    assert.equal(tj.json().kind, 'Table');
+    // an error is a Protobuf Status when Protobuf was asked for
+    const nf = await c.raw('GET', `${M}/nodes/nope`, { headers: { accept: PB } });
+    assert.equal(nf.status, 404);
+    assert.deepEqual([pbEnvelope(nf.body).apiVersion, pbEnvelope(nf.body).kind], ['v1', 'Status']);
+  });
+
+  test('CBOR (the CBORServingAndStorage gate on): gets and lists, read by cborg', async () => {
+    const M = '/apis/metrics.k8s.io/v1beta1';
+    const get = async (path: string, accept = 'application/cbor') => {
+      const r = await c.raw('GET', path, { headers: { accept } });
+      assert.equal(r.status, 200, `${path}: ${r.text.slice(0, 300)}`);
+      assert.equal(r.headers['content-type'], 'application/cbor', path);
+      return cborDecode(r.body);
+    };
+    const n = await get(`${M}/nodes/${NODE}`);
+    assert.ok(nodeTimes().includes(n.timestamp));
+    assert.deepEqual(timeless(n), nodeMetricsTimeless());
+    const pods = await get(`${M}/pods`);
+    assert.deepEqual([pods.kind, pods.apiVersion, pods.metadata], ['PodMetricsList', 'metrics.k8s.io/v1beta1', {}]);
+    assert.deepEqual(pods.items.map((i: any) => [i.metadata.name, i.window, i.containers]), [
+      ['web', '15.5s', [{ name: 'main', usage: { cpu: WEB_MAIN_CPU, memory: '50Mi' } }, { name: 'side', usage: { cpu: WEB_SIDE_CPU, memory: '1000000' } }]],
+      ['db', '15.5s', [{ name: 'postgres', usage: { cpu: DB_CPU, memory: '100Mi' } }]],
+    ]);
+    const pom = await get(`${M}/nodes`, 'application/cbor;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1');
+    assert.deepEqual([pom.kind, pom.items.map((i: any) => i.metadata.name)], ['PartialObjectMetadataList', [NODE]]);
+  });
+
+  test("list options: decoded and validated as k8s.io/apiserver's list handler does; those its storage reads are ignored", async () => {
+    const M = '/apis/metrics.k8s.io/v1beta1';
+    const expect400 = async (path: string, message: string | RegExp) => {
+      const r = await c.raw('GET', path);
+      assert.equal(r.status, 400, `${path}: ${r.text}`);
+      const s = r.json();
+      assert.deepEqual([s.kind, s.status, s.reason, s.code], ['Status', 'Failure', 'BadRequest', 400], path);
+      if (typeof message === 'string') assert.equal(s.message, message, path);
+      else assert.match(s.message, message, path);
+      return s.message as string;
+    };
+    const core = async (q: string) => (await c.raw('GET', `/api/v1/namespaces/${NS_A}/configmaps?${q}`)).json().message;
+    for (const coll of [`${M}/nodes`, `${M}/pods`, `${M}/namespaces/${NS_A}/pods`]) {
+      await expect400(`${coll}?limit=abc`, 'strconv.ParseInt: parsing "abc": invalid syntax');
+      await expect400(`${coll}?limit=`, 'strconv.ParseInt: parsing "": invalid syntax');
+      await expect400(`${coll}?limit=99999999999999999999`, 'strconv.ParseInt: parsing "99999999999999999999": value out of range');
+      await expect400(`${coll}?timeoutSeconds=1.5`, 'strconv.ParseInt: parsing "1.5": invalid syntax');
+      await expect400(`${coll}?fieldSelector=a`, "invalid selector: 'a'; can't understand 'a'");
+      await expect400(`${coll}?fieldSelector=spec.nodeName%3Dx`, '"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"');
+      // (the same words as every other list's)
+      for (const q of ['labelSelector=a+in+(b', 'labelSelector=a>b', 'resourceVersionMatch=Exact', 'resourceVersion=0&resourceVersionMatch=Exact', 'resourceVersionMatch=Bogus&resourceVersion=1', 'sendInitialEvents=true']) {
+        await expect400(`${coll}?${q}`, await core(q));
+      }
+      // a watch's options are decoded and validated before the watch is refused
+      await expect400(`${coll}?watch=1&limit=abc`, 'strconv.ParseInt: parsing "abc": invalid syntax');
+      await expect400(`${coll}?watch=1&labelSelector=(`, await core('labelSelector=('));
+      await expect400(`${coll}?watch=1&sendInitialEvents=true`, /sendInitialEvents requires setting resourceVersionMatch to NotOlderThan/);
+      await expect400(`${coll}?watch=1&resourceVersionMatch=Exact&sendInitialEvents=true`, /resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"/);
+      const w = await c.raw('GET', `${coll}?watch=1&timeoutSeconds=5&labelSelector=a%3Db`);
+      assert.equal(w.status, 405);
+      assert.equal(w.json().reason, 'MethodNotAllowed');
+    }
+    // what metrics-server's storage would read (limit, continue, resourceVersion) it ignores: the whole list, now, no ListMeta
+    const names = async (q: string) => {
+      const r = await c.raw('GET', `${M}/pods?${q}`);
+      assert.equal(r.status, 200, `${q}: ${r.text}`);
+      assert.deepEqual(r.json().metadata, {}, q);
+      return r.json().items.map((i: any) => i.metadata.name);
+    };
+    for (const q of ['limit=1', 'limit=-1', 'continue=garbage', 'limit=1&continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MX0', 'resourceVersion=abc', 'resourceVersion=1&resourceVersionMatch=Exact', 'resourceVersion=99999999999', 'timeoutSeconds=-5', 'allowWatchBookmarks=xx']) {
+      assert.deepEqual(await names(q), ['web', 'db'], q);
+    }
+    assert.equal((await c.raw('GET', `${M}/nodes/${NODE}?resourceVersion=abc`)).status, 200);
+    // kubectl get --raw: the same answers
+    const raw = kubectl(['get', '--raw', `${M}/pods?limit=abc`]);
+    assert.notEqual(raw.code, 0);
+    assert.match(raw.stderr, /Error from server \(BadRequest\): strconv\.ParseInt: parsing "abc": invalid syntax/);
+    const sel = JSON.parse(ok(['get', '--raw', `${M}/namespaces/${NS_B}/pods?labelSelector=app%3Ddb&limit=1`]));
+    assert.deepEqual(sel.items.map((i: any) => i.metadata.name), ['db']);
+  });
+
+  test('kubectl top reads the Protobuf answers (its default), and the JSON ones the same', () => {
+    const v9 = kubectl(['top', 'node', NODE, '--no-headers', '-v=9'], '1.33');
+    assert.equal(v9.code, 0, v9.stderr);
+    // (its request of the NodeMetrics asks for Protobuf first; the answer's headers say Protobuf)
+    assert.match(v9.stderr, new RegExp(`-H "Accept: application/vnd\\.kubernetes\\.protobuf, \\*/\\*" [^\\n]*'[^']*/apis/metrics\\.k8s\\.io/v1beta1/nodes/${NODE}'`));
+    assert.match(v9.stderr, new RegExp(`"Response" verb="GET" url="[^"]*/apis/metrics\\.k8s\\.io/v1beta1/nodes/${NODE}" status="200 OK" headers=<\\n(?:\\t[^\\n]*\\n)*?\\tContent-Type: application/vnd\\.kubernetes\\.protobuf\\n`));
+    for (const v of VERSIONS) {
+      for (const args of [['top', 'node', '--no-headers'], ['top', 'pod', '-A', '--no-headers'], ['top', 'pod', '-n', NS_A, '--containers', '--no-headers']]) {
+        assert.deepEqual(rows(ok([...args, '--use-protocol-buffers=true'], v)), rows(ok([...args, '--use-protocol-buffers=false'], v)), `${v} ${args.join(' ')}`);
+      }
+    }
   });
 
   for (const v of VERSIONS) {
@@ -509,6 +726,13 @@ describe('--disable=metrics-server and the flags', () => {
     try {
       d = await startCluster({ dataDir, keepData: true });
       assert.equal((await d.raw('GET', '/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io')).status, 200);
+      // (without the CBORServingAndStorage gate: no CBOR, as no other group has it; Protobuf still)
+      const cb = await d.raw('GET', '/apis/metrics.k8s.io/v1beta1/nodes', { headers: { accept: 'application/cbor' } });
+      assert.equal(cb.status, 406);
+      assert.equal(cb.json().message, 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf');
+      const pb = await d.raw('GET', '/apis/metrics.k8s.io/v1beta1/nodes', { headers: { accept: PB } });
+      assert.equal(pb.status, 200);
+      assert.deepEqual(pbDecode('NodeMetricsList', pbEnvelope(pb.body).raw), { metadata: EMPTY_LIST_META, items: [] });
       await d.stop();
       d = await startCluster({ dataDir, keepData: true, args: ['--disable=metrics-server'] });
       assert.equal((await d.raw('GET', '/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io')).status, 404);

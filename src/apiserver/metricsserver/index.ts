@@ -11,8 +11,12 @@
 // - serving: NodeMetrics `nodes` and PodMetrics `pods`, get and list only (a watch is 405, as
 //   metrics-server has no watch), from the stored points and the Nodes and Pods in the watch cache
 //   (their labels; label selectors, and field selectors on metadata.name and metadata.namespace,
-//   select among them), sorted by name (pods by namespace, then name); JSON, YAML, Table and
-//   PartialObjectMetadata; metrics-server's NotFound errors.
+//   select among them), sorted by name (pods by namespace, then name); JSON, YAML, Protobuf
+//   (proto.ts), CBOR (with the CBORServingAndStorage gate), Table and PartialObjectMetadata;
+//   metrics-server's NotFound errors. List options are decoded and validated as k8s.io/apiserver's
+//   list handler does for metrics-server (the same 400s as every other list's, handlers.ts);
+//   limit, continue and resourceVersion, which only its storage would read, are ignored as it
+//   ignores them.
 // - registration: the APIService v1beta1.metrics.k8s.io (groupPriorityMinimum 100,
 //   versionPriority 100, metrics-server's), without a service, so Local and Available, and the
 //   ClusterRole system:aggregated-metrics-reader aggregated to view, edit and admin, as
@@ -25,7 +29,7 @@
 import https from 'node:https';
 import { isIP } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errors } from '../../machinery/errors.js';
+import { errors, field, StatusError, type FieldError } from '../../machinery/errors.js';
 import { goFormatDuration } from '../../machinery/gostrings.js';
 import { matchLabels, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../../machinery/selectors.js';
 import { rfc3339 } from '../../machinery/time.js';
@@ -33,7 +37,8 @@ import { negotiateOutput, NotAcceptableError, prettyRequested, type OutputChoice
 import { joinHostPort } from '../../schema/printers/format.js';
 import { CacheFollower } from '../cachefollower.js';
 import { partialObjectMetadata, TABLE_TYPE, writeObject } from '../encode.js';
-import { methodNotAllowed } from '../handlers.js';
+import { listOptionNumbers, methodNotAllowed, validateListQuery } from '../handlers.js';
+import { encodeMetricsObject } from './proto.js';
 import type { RequestInfo } from '../requestinfo.js';
 import type { ResourceStore } from '../registry/store.js';
 import { PREFERRED_ADDRESS_TYPES, DEFAULT_KUBELET_TIMEOUT_MS, type KubeletClientConfig } from '../connect.js';
@@ -75,6 +80,8 @@ export interface MetricsServerOptions {
   clusterRoles: ResourceStore;
   /** the API server's kubelet client (--kubelet-* flags) */
   kubelet?: KubeletClientConfig;
+  /** the CBORServingAndStorage gate: CBOR answers (application/cbor), as every other group's */
+  cbor?: boolean;
   /** discovery: the group version while served here, nothing when not */
   setDiscovery(extra: ExtraGroupVersion[]): void;
   log: Logger;
@@ -144,6 +151,33 @@ function ignoreRace(e: unknown): void {
 function nodeReady(node: any): boolean {
   const c = (node?.status?.conditions ?? []).find((x: any) => x?.type === 'Ready');
   return c?.status === 'True';
+}
+
+const META_TYPES = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
+
+interface Selectors {
+  labels: Requirement[];
+  fields: FieldTerm[];
+}
+
+/**
+ * ValidateListOptions of a watch (validateWatchOptions): sendInitialEvents and
+ * resourceVersionMatch go together; a 400 with the Invalid ListOptions' words, as Keelson answers
+ * every list's (handlers.ts). Checked before the watch is refused, as k8s.io/apiserver does.
+ */
+function validateWatchQuery(query: URLSearchParams): void {
+  const sie = query.has('sendInitialEvents');
+  const match = query.get('resourceVersionMatch') ?? '';
+  const errs: FieldError[] = [];
+  if (sie && match !== 'NotOlderThan') errs.push(field.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+  if (match !== '') {
+    if (!sie) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+    if (match !== 'NotOlderThan') errs.push(field.notSupported('resourceVersionMatch', match, ['NotOlderThan']));
+  }
+  if (errs.length) {
+    const inv = errors.invalid({ group: 'meta.k8s.io', name: 'ListOptions' }, '', errs);
+    throw new StatusError(400, 'BadRequest', inv.message, inv.details);
+  }
 }
 
 /** the metrics-server's answer to one kubelet request */
@@ -348,30 +382,52 @@ export class MetricsServer {
     if (!resource || info.subresource || info.parts.length) throw errors.notFoundPath();
     if (info.namespace && !resource.namespaced) throw errors.notFoundPath();
     if (info.name && resource.namespaced && !info.namespace) throw errors.notFoundPath();
-    // (no watch route: the legacy /watch/ paths are not found, and ?watch=true is not supported)
+    // (no watch route: the legacy /watch/ paths are not found)
     if (info.legacyWatch) throw errors.notFoundPath();
-    if (info.verb === 'watch') throw errors.methodNotSupported({ group: METRICS_GROUP, name: resource.name }, 'watch');
-    if (info.verb !== 'get' && info.verb !== 'list') throw methodNotAllowed();
-    const list = info.verb === 'list';
-    const choice = this.choice(req, query, list);
+    if (info.verb !== 'get' && info.verb !== 'list' && info.verb !== 'watch') throw methodNotAllowed();
+    const list = info.verb !== 'get';
+    // k8s.io/apiserver's ListResource: the answer's media type, then the ListOptions decoded
+    // (their integers, then the selectors) and validated, the field selector converted, and only
+    // then the watch refused (metrics-server's storage has no Watch)
+    const choice = this.choice(req, query, list, resource.kind);
+    let selectors: Selectors | undefined;
+    if (list) {
+      listOptionNumbers(query);
+      selectors = this.selectors(query);
+      if (info.verb === 'watch') validateWatchQuery(query);
+      else validateListQuery(query);
+      for (const f of selectors.fields) {
+        if (f.field !== 'metadata.name' && f.field !== 'metadata.namespace') {
+          throw errors.badRequest(`"${f.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
+        }
+      }
+      if (info.verb === 'watch') throw errors.methodNotSupported({ group: METRICS_GROUP, name: resource.name }, 'watch');
+    }
+    // (limit, continue and resourceVersion are left to the storage, which metrics-server's
+    // ignores: every list is whole and current, without a resourceVersion)
     const nowMs = Date.now();
     if (resource.name === 'nodes') {
       if (!list) return this.write(res, choice, this.getNode(info.name, nowMs), false, query);
-      const items = this.selectNodes(query).flatMap((n) => this.nodeMetrics(n, nowMs) ?? []);
+      const items = this.selectNodes(selectors!).flatMap((n) => this.nodeMetrics(n, nowMs) ?? []);
       return this.write(res, choice, { kind: 'NodeMetricsList', apiVersion: `${METRICS_GROUP}/${METRICS_VERSION}`, metadata: {}, items }, true, query);
     }
     if (!list) return this.write(res, choice, this.getPod(info.namespace, info.name, nowMs), false, query);
-    const items = this.selectPods(info.namespace, query).flatMap((p) => this.podMetrics(p, nowMs) ?? []);
+    const items = this.selectPods(info.namespace, selectors!).flatMap((p) => this.podMetrics(p, nowMs) ?? []);
     return this.write(res, choice, { kind: 'PodMetricsList', apiVersion: `${METRICS_GROUP}/${METRICS_VERSION}`, metadata: {}, items }, true, query);
   }
 
-  private choice(req: IncomingMessage, query: URLSearchParams, list: boolean): OutputChoice {
+  private choice(req: IncomingMessage, query: URLSearchParams, list: boolean, kind: string): OutputChoice {
     try {
-      return negotiateOutput(req.headers.accept, { list, table: true, metadata: true, protobuf: false, cbor: false, metadataProtobuf: false }, prettyRequested(query.get('pretty'), req.headers['user-agent']));
+      return negotiateOutput(
+        req.headers.accept,
+        { list, table: true, metadata: true, protobuf: true, cbor: this.o.cbor === true, metadataProtobuf: true },
+        prettyRequested(query.get('pretty'), req.headers['user-agent']),
+      );
     } catch (e) {
       if (e instanceof NotAcceptableError) {
-        if (e.shape === 'PartialObjectMetadataList') throw errors.notAcceptable(`you requested PartialObjectMetadataList, but the requested object is not a list (*v1beta1.${list ? 'NodeMetricsList' : 'NodeMetrics'})`);
-        if (e.shape) throw errors.notAcceptable(`you requested PartialObjectMetadata, but the requested object is a list (*v1beta1.${list ? 'NodeMetricsList' : 'NodeMetrics'})`);
+        const type = `*v1beta1.${kind}${list ? 'List' : ''}`;
+        if (e.shape === 'PartialObjectMetadataList') throw errors.notAcceptable(`you requested PartialObjectMetadataList, but the requested object is not a list (${type})`);
+        if (e.shape) throw errors.notAcceptable(`you requested PartialObjectMetadata, but the requested object is a list (${type})`);
         throw errors.notAcceptable(e.message);
       }
       throw e;
@@ -388,42 +444,44 @@ export class MetricsServer {
       return;
     }
     if (choice.transform === 'PartialObjectMetadataList') {
-      writeObject(res, 200, { kind: 'PartialObjectMetadataList', apiVersion: `meta.k8s.io/${choice.transformVersion}`, metadata: {}, items: obj.items.map((i: any) => partialObjectMetadata(i, choice.transformVersion)) }, choice);
+      const l = { kind: 'PartialObjectMetadataList', apiVersion: `meta.k8s.io/${choice.transformVersion}`, metadata: {}, items: obj.items.map((i: any) => partialObjectMetadata(i, choice.transformVersion)) };
+      writeObject(res, 200, l, choice, `${META_TYPES}PartialObjectMetadataList`);
       return;
     }
     if (choice.transform === 'PartialObjectMetadata') {
-      writeObject(res, 200, partialObjectMetadata(obj, choice.transformVersion), choice);
+      writeObject(res, 200, partialObjectMetadata(obj, choice.transformVersion), choice, `${META_TYPES}PartialObjectMetadata`);
+      return;
+    }
+    if (choice.encoding === 'protobuf') {
+      const body = encodeMetricsObject(obj);
+      res.statusCode = 200;
+      res.setHeader('Content-Type', choice.mediaType);
+      res.setHeader('Cache-Control', 'no-cache, private');
+      res.setHeader('Content-Length', body.length);
+      res.end(body);
       return;
     }
     writeObject(res, 200, obj, choice);
   }
 
-  private selectors(query: URLSearchParams): { labels: Requirement[]; fields: FieldTerm[] } {
+  /** the label and field selectors of a list, parsed (a bad one is a 400 in the parser's words) */
+  private selectors(query: URLSearchParams): Selectors {
     try {
-      const labels = parseLabelSelector(query.get('labelSelector') ?? '');
-      const fields = parseFieldSelector(query.get('fieldSelector') ?? '');
-      for (const f of fields) {
-        if (f.field !== 'metadata.name' && f.field !== 'metadata.namespace') {
-          throw errors.badRequest(`"${f.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
-        }
-      }
-      return { labels, fields };
+      return { labels: parseLabelSelector(query.get('labelSelector') ?? ''), fields: parseFieldSelector(query.get('fieldSelector') ?? '') };
     } catch (e) {
       if (e instanceof SelectorParseError) throw errors.badRequest(e.message);
       throw e;
     }
   }
 
-  private selectNodes(query: URLSearchParams): any[] {
-    const { labels, fields } = this.selectors(query);
+  private selectNodes({ labels, fields }: Selectors): any[] {
     return this.o.nodes.cacher
       .list({ prefix: this.o.nodes.prefix })
       .items.map((e) => e.obj)
       .filter((n) => matchLabels(labels, n.metadata?.labels) && fieldsMatch(fields, { 'metadata.name': n.metadata.name }));
   }
 
-  private selectPods(namespace: string, query: URLSearchParams): any[] {
-    const { labels, fields } = this.selectors(query);
+  private selectPods(namespace: string, { labels, fields }: Selectors): any[] {
     const st = this.o.pods;
     return st.cacher
       .list({ prefix: namespace ? st.scopePrefix(namespace) : st.prefix })
