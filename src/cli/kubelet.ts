@@ -30,6 +30,7 @@ import {
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { restConfigFromConnection, RotatingClientCert, type RESTConfig } from '../client/rest.js';
 import { CRIClient } from '../nodeagent/cri.js';
+import { ContainerManager } from '../nodeagent/cgroups.js';
 import { Kubelet } from '../nodeagent/kubelet.js';
 import { bootstrapClientCertificate, kubeconfigClientCertPath } from '../nodeagent/bootstrap.js';
 import { CertificateManager } from '../nodeagent/certmanager.js';
@@ -184,7 +185,31 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   } catch (e) {
     throw new Error(`failed to run Kubelet: ${(e as Error).message}`);
   }
+  // the node's and the pods' cgroups (NewContainerManager's checks: cgroupsPerQOS needs an existing --cgroup-root)
+  let cgroupRoot = config.cgroupRoot;
+  if (config.cgroupsPerQOS && cgroupRoot === '') {
+    log.info('--cgroups-per-qos enabled, but --cgroup-root was not specified.  Defaulting to /');
+    cgroupRoot = '/';
+  }
+  let containerManager: ContainerManager;
+  try {
+    containerManager = new ContainerManager({
+      cgroupsPerQOS: config.cgroupsPerQOS,
+      cgroupRoot,
+      cgroupDriver: config.cgroupDriver,
+      enforceNodeAllocatable: config.enforceNodeAllocatable,
+      podPidsLimit: config.podPidsLimit,
+      cpuCFSQuota: config.cpuCFSQuota,
+      cpuCFSQuotaPeriodUs: Math.round(config.cpuCFSQuotaPeriod * 1000),
+      reserved: [reserved.kubeReserved, reserved.systemReserved],
+      log,
+    });
+  } catch (e) {
+    cri.close();
+    throw new Error(`failed to run Kubelet: ${(e as Error).message}`);
+  }
   const kubelet = new Kubelet({
+    containerManager,
     rest,
     runOnce: config.runOnce,
     inPlaceResize: gates.inPlaceResize,
@@ -249,6 +274,13 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   });
 
   setMaxOpenFiles(config.maxOpenFiles, log);
+  try {
+    kubelet.startContainerManager();
+  } catch (e) {
+    await kubelet.stop();
+    cri.close();
+    throw e;
+  }
   if (config.runOnce) {
     // (the kubelet's RunOnce: no servers, no node status; the pods go on running after the exit)
     try {

@@ -44,7 +44,7 @@ changes, every 20 seconds by default (a flag changes the period).
 HTTP endpoint: a URL given on the command line. It is fetched every 20 seconds (a flag changes
 the period too).`;
 
-const NO_CGROUPS = "(Keelson's node agent makes no cgroups and gives the container runtime no cgroup parent: the runtime's own placement applies. Accepted, and checked as the kubelet checks it.)";
+const NO_CGROUPS = "(Keelson's node agent makes the pods' cgroups only (--cgroups-per-qos, --cgroup-root): it neither makes nor moves the kubelet's, the runtime's or the system's cgroups. Accepted, and checked as the kubelet checks it.)";
 const NO_EVICTION = "(Keelson's node agent observes memory.available, the nodefs, imagefs and containerfs signals of --root-dir's file system, and pid.available every 10 s; allocatableMemory.available is accepted and not observed. Hard thresholds on memory.available and nodefs.available are also subtracted from the node's allocatable.)";
 const NO_EFFECT = '(Accepted; no effect in Keelson.)';
 
@@ -239,9 +239,9 @@ export function declareKubeletFlags(cmd: Command, cfg: KubeletConfiguration, f: 
   // cgroups and resources
   fs.stringVar(cfg, 'kubeletCgroups', 'kubelet-cgroups', `Optional absolute name of the cgroups to create and run the kubelet in. ${NO_CGROUPS}`, D);
   fs.stringVar(cfg, 'systemCgroups', 'system-cgroups', `Optional absolute name of the cgroups for every non-kernel process not yet in a cgroup under '/'. Empty for none. Undoing it takes a reboot. ${NO_CGROUPS}`, D);
-  fs.boolVar(cfg, 'cgroupsPerQOS', 'cgroups-per-qos', `Create the QoS cgroup hierarchy: top-level QoS cgroups and one cgroup per pod. ${NO_CGROUPS}`, D);
-  fs.stringVar(cfg, 'cgroupDriver', 'cgroup-driver', `How the kubelet manipulates cgroups on the host: 'cgroupfs' or 'systemd' ${NO_CGROUPS}`, D);
-  fs.stringVar(cfg, 'cgroupRoot', 'cgroup-root', `Optional root cgroup for pods, applied by the container runtime as best it can. Default: '', the runtime's default. ${NO_CGROUPS}`, D);
+  fs.boolVar(cfg, 'cgroupsPerQOS', 'cgroups-per-qos', "Create the QoS cgroup hierarchy: top-level QoS cgroups (<cgroup-root>/kubepods, kubepods/burstable, kubepods/besteffort) and one cgroup per pod (pod<uid>, the pod's cgroup parent for the container runtime) with the pod's CPU shares, CFS quota, memory limit and --pod-max-pids. With false, no cgroups are made and the runtime places the containers. cgroup v1 and v2.", D);
+  fs.stringVar(cfg, 'cgroupDriver', 'cgroup-driver', "How the kubelet manipulates cgroups on the host: 'cgroupfs' or 'systemd'. (Keelson: 'cgroupfs'; 'systemd' is refused at start when the pods' cgroups are made, the container runtime must use cgroupfs too: containerd's SystemdCgroup = false.)", D);
+  fs.stringVar(cfg, 'cgroupRoot', 'cgroup-root', "Optional root cgroup for pods, under which the QoS hierarchy is made. It must exist. Default: '', which is '/' with --cgroups-per-qos.", D);
   fs.stringVar(cfg, 'cpuManagerPolicy', 'cpu-manager-policy', "The CPU Manager policy: 'none' or 'static'. (Keelson: 'none' only.)", D);
   fs.mapStringStringVar(cfg, 'cpuManagerPolicyOptions', 'cpu-manager-policy-options', "key=value options fine-tuning the CPU Manager policy; when absent, the default behaviour. (The 'none' policy takes none.)", { ...D, noSplit: true });
   fs.durationVar(cfg, 'cpuManagerReconcilePeriod', 'cpu-manager-reconcile-period', `<Warning: Alpha feature> How often the CPU Manager reconciles, e.g. '10s' or '1m'. When unset, 'NodeStatusUpdateFrequency' ${NO_EFFECT}`, D);
@@ -251,7 +251,7 @@ export function declareKubeletFlags(cmd: Command, cfg: KubeletConfiguration, f: 
   fs.mapStringStringVar(cfg, 'topologyManagerPolicyOptions', 'topology-manager-policy-options', `key=value options fine-tuning the Topology Manager policy; when absent, the default behaviour. ${NO_EFFECT}`, { ...D, noSplit: true });
   fs.durationVar(cfg, 'runtimeRequestTimeout', 'runtime-request-timeout', 'The timeout of every runtime request but the long-running ones (pull, logs, exec and attach). On timeout the kubelet cancels the request, reports an error and tries again later.', D);
   fs.int32Var(cfg, 'maxPods', 'max-pods', 'How many Pods this kubelet can run.', D);
-  fs.int64Var(cfg, 'podPidsLimit', 'pod-max-pids', "The most processes in a pod. -1 means the node's allocatable pid capacity.", D);
+  fs.int64Var(cfg, 'podPidsLimit', 'pod-max-pids', "The most processes in a pod (its cgroup's pids.max, with --cgroups-per-qos). -1 means the node's allocatable pid capacity.", D);
   fs.int32Var(cfg, 'podsPerCore', 'pods-per-core', 'How many Pods per core this kubelet can run. The total never exceeds max-pods, which applies when this computes more. 0 means no per-core limit.', D);
   fs.boolVar(cfg, 'runOnce', 'runonce', 'When true, start the pods of the static pod files or URL, then exit. Exclusive with --enable-server', D);
   fs.boolVar(cfg, 'cpuCFSQuota', 'cpu-cfs-quota', 'Enforce CPU CFS quota for containers with CPU limits', D);
@@ -277,7 +277,7 @@ export function declareKubeletFlags(cmd: Command, cfg: KubeletConfiguration, f: 
   // node allocatable
   fs.mapStringStringVar(cfg, 'systemReserved', 'system-reserved', 'ResourceName=ResourceQuantity pairs (e.g. cpu=200m,memory=500Mi,ephemeral-storage=1Gi,pid=1000) reserved for what is not Kubernetes. cpu, memory, pid and local ephemeral storage of the root file system only. See https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/ for details. [default=none]', D);
   fs.mapStringStringVar(cfg, 'kubeReserved', 'kube-reserved', "ResourceName=ResourceQuantity pairs (e.g. cpu=200m,memory=500Mi,ephemeral-storage=1Gi,pid=1000) reserved for Kubernetes' system components. cpu, memory, pid and local ephemeral storage of the root file system only. See https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/ for details. [default=none]", D);
-  fs.stringsVar(cfg, 'enforceNodeAllocatable', 'enforce-node-allocatable', `Comma-separated levels of node allocatable enforcement: 'none', 'pods', 'system-reserved', 'system-reserved-compressible', 'kube-reserved' and 'kube-reserved-compressible'. The four last need --system-reserved-cgroup or --kube-reserved-cgroup, respectively. 'none' goes alone. See https://kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources/ for details. ${NO_CGROUPS}`, D);
+  fs.stringsVar(cfg, 'enforceNodeAllocatable', 'enforce-node-allocatable', `Comma-separated levels of node allocatable enforcement: 'none', 'pods', 'system-reserved', 'system-reserved-compressible', 'kube-reserved' and 'kube-reserved-compressible'. The four last need --system-reserved-cgroup or --kube-reserved-cgroup, respectively. 'none' goes alone. See https://kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources/ for details. (Keelson enforces 'pods': kubepods gets the node's allocatable CPU shares, memory and pids; the reserved levels are accepted and checked, and no limit is set on their cgroups.)`, D);
   fs.stringVar(cfg, 'systemReservedCgroup', 'system-reserved-cgroup', `Absolute name of the top-level cgroup managing the non-Kubernetes components whose resources --system-reserved reserves, e.g. '/system-reserved'. [default=''] ${NO_CGROUPS}`, D);
   fs.stringVar(cfg, 'kubeReservedCgroup', 'kube-reserved-cgroup', `Absolute name of the top-level cgroup managing the Kubernetes components whose resources --kube-reserved reserves, e.g. '/kube-reserved'. [default=''] ${NO_CGROUPS}`, D);
 

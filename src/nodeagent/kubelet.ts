@@ -5,6 +5,7 @@
 // The API server is reached through three clients, as the kubelet has them: one for the pods and
 // everything else (--kube-api-qps/--kube-api-burst), one for events (--event-qps/--event-burst),
 // and one for the node's status and Lease that no rate limit holds back (the heartbeat client).
+import { nodeKeyring } from './credentials.js';
 import { mkdirSync } from 'node:fs';
 import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
@@ -17,6 +18,7 @@ import { fsStatsOf, processLimits, ResourceSampler, type FsStats, type StorageSu
 import { ImageGCManager, type ImageGCPolicy } from './imagegc.js';
 import type { EvictionThreshold } from './options.js';
 import type { CRIClient } from './cri.js';
+import type { ContainerManager } from './cgroups.js';
 import { NodeAgentNode, type NodeOptions } from './node.js';
 import { PodWorkers } from './pods.js';
 import { VolumeManager } from './volumes.js';
@@ -75,6 +77,8 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   /** image garbage collection (imagegc.ts): the imageGC* settings, --pod-infra-container-image, the
    * collection's period (default 5 minutes); none: no image garbage collection */
   imageGC?: ImageGCPolicy & { sandboxImage?: string; periodMs?: number };
+  /** the node's and the pods' cgroups (cgroups.ts: cgroupsPerQOS, --cgroup-root, --pod-max-pids); none: no cgroups */
+  containerManager?: ContainerManager;
 }
 
 export class Kubelet {
@@ -87,6 +91,7 @@ export class Kubelet {
   readonly imageGC: ImageGCManager | undefined;
   private readonly clients: RESTClient[] = [];
   private firstStaticUpdate?: (pods: any[]) => void;
+  private nodeEvent: (type: 'Normal' | 'Warning', reason: string, message: string) => void = () => {};
   /** /metrics/probes (probes.ts) */
   readonly probeMetrics = new ProbeMetrics();
   /** the pods' use of local storage (ephemeral.ts) */
@@ -108,10 +113,16 @@ export class Kubelet {
     const eventClient = make({ qps: o.eventQPS > 0 ? o.eventQPS : 5, burst: o.eventBurst > 0 ? o.eventBurst : 10 });
     const heartbeat = make({ qps: Infinity });
     const events = new EventRecorder(eventClient, 'kubelet', o.log, o.nodeName);
+    {
+      const nodeRef = { apiVersion: 'v1', kind: 'Node', metadata: { name: o.nodeName, uid: o.nodeName } };
+      this.nodeEvent = (type, reason, message) => void events.event(nodeRef, type, reason, message);
+    }
     this.volumes = new VolumeManager({ client, rootDir: o.rootDir, nodeName: o.nodeName, log: o.log, clusterDomain: o.clusterDomain || 'cluster.local', nodeAllocatable: async () => node?.resources().allocatable ?? {} });
     let node: NodeAgentNode | undefined;
     this.pods = new PodWorkers({
       client,
+      // the node's Docker configuration, read once, as the kubelet reads it (credentials.ts)
+      nodeKeyring: nodeKeyring(o.rootDir, (file, why) => o.log.error(new Error(why), 'Could not read the Docker configuration; its registry credentials are not used', { file })),
       runOnce: o.runOnce,
       probeMetrics: this.probeMetrics,
       inPlaceResize: o.inPlaceResize,
@@ -135,6 +146,8 @@ export class Kubelet {
       nodeUID: () => node?.uid() ?? '',
       // (the kubelet's order: the eviction manager's handler, then the sysctls')
       admit: (pod) => this.eviction?.admit(pod) ?? sysctls.admit(pod),
+      cgroups: o.containerManager,
+      rootDir: o.rootDir,
     });
     if (o.imageGC) {
       const nodeRef = { apiVersion: 'v1', kind: 'Node', metadata: { name: o.nodeName, uid: o.nodeName } };
@@ -237,6 +250,24 @@ export class Kubelet {
     return { nodeFs: fsStatsOf(this.o.rootDir, now), imageFs, rlimit: pids ? { time: now, ...pids } : undefined, pods };
   }
 
+  /**
+   * The container manager's start (the QoS cgroups and node allocatable's kubepods), before the pods
+   * run: a failure stops the kubelet (`Failed to start ContainerManager`).
+   */
+  startContainerManager(): void {
+    const cm = this.o.containerManager;
+    if (!cm?.enabled) return;
+    let r: ReturnType<ContainerManager['start']>;
+    try {
+      r = cm.start(() => this.pods.admittedPods());
+    } catch (e) {
+      this.o.log.error(e, 'Failed to start ContainerManager');
+      throw new Error(`Failed to start ContainerManager: ${(e as Error).message}`);
+    }
+    if (r.enforced?.ok) this.nodeEvent('Normal', 'NodeAllocatableEnforced', r.enforced.message);
+    else if (r.enforced) this.nodeEvent('Warning', 'FailedNodeAllocatableEnforcement', r.enforced.message);
+  }
+
   /** --pod-cidr goes to the runtime (CRI UpdateRuntimeConfig), as the kubelet does when it starts */
   private async updatePodCIDR(): Promise<void> {
     if (!this.o.podCIDR) return;
@@ -319,6 +350,7 @@ export class Kubelet {
     await this.imageGC?.stop();
     this.staticPods?.stop();
     await this.pods.stop();
+    this.o.containerManager?.stop();
     for (const c of this.clients) c.close();
   }
 }

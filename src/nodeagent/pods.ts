@@ -22,7 +22,7 @@
 //     strategic merge patch to pods/<name>/status when it changed.
 // Dead containers: the latest exited instance of each container is kept (its logs are `kubectl
 // logs --previous`), older ones are removed, as --maximum-dead-containers-per-container=1 does.
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../client/log.js';
 import { isAlreadyExists, isConflict, isNotFound, type RESTClient } from '../client/rest.js';
@@ -31,7 +31,10 @@ import { Informer } from '../client/informer.js';
 import { ResourceClient } from '../client/resources.js';
 import type { EventRecorder } from '../client/events.js';
 import type { CRIClient } from './cri.js';
-import { makeEnvironment, expandCommandAndArgs, ContainerConfigError } from './envvars.js';
+import type { ContainerManager } from './cgroups.js';
+import { makeEnvironment, expandCommandAndArgs, ContainerConfigError, getObject } from './envvars.js';
+import { credentialsFor, keyringFromSecrets, type DockerKeyring } from './credentials.js';
+import type { AuthConfig } from './cri/types.js';
 import type { VolumeManager } from './volumes.js';
 import type { StreamKind, StreamRequest } from './server.js';
 import { goQuote } from '../machinery/gostrings.js';
@@ -48,6 +51,8 @@ const BACKOFF_MAX_MS = 300_000;
 /** a container that ran this long has its back-off reset */
 const BACKOFF_RESET_MS = 600_000;
 const RELIST_PERIOD_MS = 1000;
+/** the kubelet's housekeeping period: the orphaned pod cgroups are cleaned up at its pace */
+const HOUSEKEEPING_PERIOD_MS = 2000;
 
 export interface PodWorkersOptions {
   /**
@@ -95,6 +100,12 @@ export interface PodWorkersOptions {
    * pressure): a refusal fails it with the reason and message, as the kubelet's canAdmitPod does
    */
   admit?: (pod: any) => { reason: string; message: string } | undefined;
+  /** the pods' cgroups (cgroups.ts; cgroupsPerQOS): each pod's made before its sandbox, resized with it, removed after it */
+  cgroups?: ContainerManager;
+  /** --root-dir: the pods' directories (<root>/pods/<uid>), whose mounted volumes keep an orphaned pod cgroup */
+  rootDir?: string;
+  /** the node's own registry credentials (credentials.ts: its Docker configuration files), tried after the pod's pull secrets */
+  nodeKeyring?: DockerKeyring;
 }
 
 interface RuntimeContainer {
@@ -316,6 +327,7 @@ export class PodWorkers {
     this.timers.push(setInterval(() => void this.relist().catch((e) => this.o.log.error(e, 'GenericPLEG: Unable to retrieve pods')), RELIST_PERIOD_MS));
     this.timers.push(setInterval(() => this.resyncAll(), this.o.syncFrequencyMs));
     this.timers.push(setInterval(() => this.runProbes(), 500));
+    if (this.o.cgroups?.enabled && !this.o.runOnce) this.timers.push(setInterval(() => void this.cleanupPodCgroups(), HOUSEKEEPING_PERIOD_MS));
     for (const t of this.timers) t.unref();
   }
 
@@ -684,6 +696,31 @@ export class PodWorkers {
     }
     // (a static pod cannot be resized: its manifest is its spec)
     if (this.o.inPlaceResize && rec.source === 'api') this.allocate(rec);
+    const cgroups = this.o.cgroups?.enabled ? this.o.cgroups : undefined;
+    if (cgroups && !cgroups.podCgroupExists(this.allocatedPod(rec))) {
+      // The pod's cgroup, made before its sandbox (SyncPod). A pod running without one (the kubelet
+      // started again with cgroupsPerQOS) is killed and started again under it; one that is not to
+      // restart (restartPolicy Never) gets none.
+      let killed = false;
+      if (rp.containers.some((c) => c.state === 'CONTAINER_RUNNING')) {
+        await this.stopPod(rec, rp, this.gracePeriod(pod));
+        rp = await this.refresh(rec.uid);
+        killed = true;
+      }
+      if (!(killed && (spec.restartPolicy || 'Always') === 'Never')) {
+        try {
+          cgroups.updateQOSCgroups();
+        } catch (e) {
+          this.o.log.v(2).info('Failed to update QoS cgroups while syncing pod', { pod: podKey(pod), err: (e as Error).message });
+        }
+        try {
+          cgroups.ensurePodCgroup(this.allocatedPod(rec));
+        } catch (e) {
+          void this.o.events.event(pod, 'Warning', 'FailedCreatePodContainer', `unable to ensure pod container exists: ${(e as Error).message}`);
+          throw new Error(`failed to ensure that the pod: ${rec.uid} cgroups exist and are correctly applied: ${(e as Error).message}`);
+        }
+      }
+    }
 
     // volumes first: a pod whose volumes cannot be set up waits (FailedMount)
     try {
@@ -723,7 +760,7 @@ export class PodWorkers {
       if (missingClusterDNS) void this.o.events.event(pod, 'Warning', 'MissingClusterDNS', 'pod: "' + podDesc(pod) + '". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.');
       const attempt = sandbox ? sandbox.attempt + 1 : 0;
       try {
-        const id = await this.o.cri.runPodSandbox(sandboxConfig(pod, attempt, dns, this.o.podLogsDir));
+        const id = await this.o.cri.runPodSandbox(sandboxConfig(pod, attempt, dns, this.o.podLogsDir, this.cgroupParent(rec)));
         const st = await this.o.cri.podSandboxStatus(id);
         const ip = st.status?.network?.ip;
         rec.podIPs = spec.hostNetwork ? [...this.o.nodeIPs] : ip ? [ip, ...(st.status?.network?.additionalIps ?? []).map((x: any) => x.ip)] : [];
@@ -776,6 +813,9 @@ export class PodWorkers {
     }
 
     if (initDone && !rec.terminated) {
+      // an in-place resize: the pod cgroup widened before its containers grow (doPodResizeAction)
+      const resizeCgroup = this.o.inPlaceResize && rec.allocated && cgroups ? cgroups : undefined;
+      if (resizeCgroup) this.resizePodCgroup(rec, resizeCgroup, 'widen');
       for (const c of regular) {
         const inst = inSandbox(c.name)[0];
         if (!inst) {
@@ -814,6 +854,8 @@ export class PodWorkers {
         if (!restart) continue;
         await this.restartWithBackoff(rec, sandbox.id, c, inst, latestAttempt(c.name) + 1, 'regular', dns, status?.status);
       }
+      // ... and narrowed once they shrank
+      if (resizeCgroup && !rec.resizeError) this.resizePodCgroup(rec, resizeCgroup, 'narrow');
       rp = await this.refresh(rec.uid);
       if (this.allDone(rec, rp, policy)) rec.terminated = true;
     } else {
@@ -877,6 +919,55 @@ export class PodWorkers {
       out.push(r.pod);
     }
     return out;
+  }
+
+  /** the pods admitted and not ended, with their admitted resources (the container manager's active pods) */
+  admittedPods(): any[] {
+    const out: any[] = [];
+    for (const r of this.records.values()) if (r.admitted && !r.terminated && !r.deleted) out.push(this.allocatedPod(r));
+    return out;
+  }
+
+  /** the pod with the resources admitted for it (the kubelet's allocated pod) */
+  private allocatedPod(rec: PodRecord): any {
+    const alloc = rec.allocated;
+    if (!alloc) return rec.pod;
+    const spec = rec.pod.spec ?? {};
+    const res = (c: any) => (alloc.has(c.name) ? { ...c, resources: alloc.get(c.name) } : c);
+    return { ...rec.pod, spec: { ...spec, containers: (spec.containers ?? []).map(res), initContainers: spec.initContainers ? spec.initContainers.map((c: any) => (c.restartPolicy === 'Always' ? res(c) : c)) : undefined } };
+  }
+
+  /**
+   * The kubelet's cleanupOrphanedPodCgroups, at every housekeeping once the sources are ready: the
+   * pod cgroups of pods neither known here nor in the runtime are removed (their processes killed),
+   * or only get their CPU reduced while their volumes are still mounted.
+   */
+  private cleaningCgroups = false;
+  private async cleanupPodCgroups(): Promise<void> {
+    const cm = this.o.cgroups;
+    if (!cm?.enabled || this.stopped || this.cleaningCgroups || !this.sourcesReady() || this.lastRelist === 0) return;
+    this.cleaningCgroups = true;
+    try {
+      // (the pods not yet terminated here, and those the runtime runs: a ready sandbox or a live container)
+      const possiblyRunning = new Set<string>();
+      for (const r of this.records.values()) if (!r.terminated) possiblyRunning.add(r.uid);
+      for (const [uid, rp] of this.runtime) {
+        if (rp.sandboxes.some((x) => x.state === 'SANDBOX_READY') || rp.containers.some((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED')) possiblyRunning.add(uid);
+      }
+      let mounts: string[] = [];
+      try {
+        mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((l) => (l.split(' ')[1] ?? '').replace(/\\040/g, ' '));
+      } catch {
+        /* no /proc: nothing is taken to be mounted */
+      }
+      const root = this.o.rootDir;
+      const mounted = (uid: string) => !!root && mounts.some((m) => m.startsWith(`${root}/pods/${uid}/volumes/`));
+      await cm.cleanupOrphanedPodCgroups(possiblyRunning, mounted);
+    } catch (e) {
+      this.o.log.error(e, 'Failed cleaning up orphaned pod cgroups');
+    } finally {
+      this.cleaningCgroups = false;
+    }
   }
 
   /** the eviction manager's eviction: the pod fails with reason Evicted and the DisruptionTarget condition, its containers stopped within `graceSeconds` */
@@ -969,6 +1060,21 @@ export class PodWorkers {
     return '';
   }
 
+  /** the pod cgroup's share of an in-place resize; a failure is PodResizeInProgress's Error */
+  private resizePodCgroup(rec: PodRecord, cgroups: ContainerManager, phase: 'widen' | 'narrow'): void {
+    try {
+      if (cgroups.resizePodCgroup(this.allocatedPod(rec), phase)) this.o.log.v(2).info('Pod cgroup resized', { pod: podKey(rec.pod), phase });
+    } catch (e) {
+      rec.resizeError = `failed to set the pod cgroup's resources: ${(e as Error).message}`;
+      this.o.log.error(e, 'Failed to set cgroup config', { pod: podKey(rec.pod) });
+    }
+  }
+
+  /** the pod's cgroup parent ('' without cgroupsPerQOS) */
+  private cgroupParent(rec: PodRecord): string {
+    return this.o.cgroups?.podCgroupParent(rec.pod) ?? '';
+  }
+
   /**
    * The eviction manager's node-level reclaim of disk (the kubelet's DeleteAllUnusedContainers):
    * the dead containers of the pods that ended (their logs go with them) or that the kubelet no
@@ -1044,7 +1150,7 @@ export class PodWorkers {
     const admitted = rec.allocated?.get(c.name);
     const config = containerConfig(pod, admitted ? { ...c, resources: admitted } : c, attempt, image, env, cmd, mounts, kind, this.o.settings);
     if (c.lifecycle?.preStop) config.annotations[A_PRESTOP] = JSON.stringify(c.lifecycle.preStop);
-    const sbConfig = sandboxConfig(pod, 0, dns, this.o.podLogsDir);
+    const sbConfig = sandboxConfig(pod, 0, dns, this.o.podLogsDir, this.cgroupParent(rec));
     let id: string;
     try {
       id = await this.o.cri.createContainer(sandboxId, config, sbConfig);
@@ -1077,6 +1183,51 @@ export class PodWorkers {
     return true;
   }
 
+  /**
+   * A pull with each credential that matches the image, in turn, until one succeeds (anonymous
+   * when none matches); when all fail, their errors together, as the kubelet's image puller
+   * aggregates them.
+   */
+  private async pullWith(image: string, creds: AuthConfig[]): Promise<string> {
+    if (creds.length === 0) return this.o.cri.pullImage(image, undefined, undefined);
+    const errs: string[] = [];
+    for (const auth of creds) {
+      try {
+        return await this.o.cri.pullImage(image, auth, undefined);
+      } catch (e) {
+        errs.push((e as Error).message);
+      }
+    }
+    throw new Error(errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`);
+  }
+
+  /**
+   * The keyring of the pod's imagePullSecrets (the kubelet's getPullSecretsForPod): those that
+   * cannot be read are named in a FailedToRetrieveImagePullSecret warning and the pull goes on
+   * without them. None in standalone mode, where no Secret can be read.
+   */
+  private async pullSecretsKeyring(pod: any): Promise<DockerKeyring | undefined> {
+    const refs: any[] = Array.isArray(pod.spec?.imagePullSecrets) ? pod.spec.imagePullSecrets : [];
+    const client = this.o.client;
+    if (!client || refs.length === 0) return undefined;
+    const secrets: any[] = [];
+    const failed: string[] = [];
+    for (const r of refs) {
+      const name = typeof r?.name === 'string' ? r.name : '';
+      if (!name) continue; // (validation lets an empty name through; the kubelet ignores it)
+      try {
+        const s = await getObject(client, 'secrets', pod.metadata.namespace, name);
+        if (s) secrets.push(s);
+        else failed.push(name);
+      } catch (e) {
+        this.o.log.info('Unable to retrieve pull secret, the image pull may not succeed.', { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, secret: name, err: (e as Error).message });
+        failed.push(name);
+      }
+    }
+    if (failed.length) void this.o.events.event(pod, 'Warning', 'FailedToRetrieveImagePullSecret', `Unable to retrieve some image pull secrets (${failed.join(', ')}); attempting to pull the image may not succeed.`);
+    return keyringFromSecrets(secrets);
+  }
+
   /** the image's reference, pulled when the policy says so; undefined when the container must wait */
   private async ensureImage(rec: PodRecord, c: any, fieldPath: string): Promise<string | undefined> {
     const pod = rec.pod;
@@ -1104,7 +1255,8 @@ export class PodWorkers {
     void this.o.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
     const started = Date.now();
     try {
-      const ref = await this.pulls.run(() => this.o.cri.pullImage(image, undefined, undefined));
+      const creds = credentialsFor(image, await this.pullSecretsKeyring(pod), this.o.nodeKeyring);
+      const ref = await this.pulls.run(() => this.pullWith(image, creds));
       rec.imageBackoff.delete(image);
       void this.o.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${((Date.now() - started) / 1000).toFixed(3)}s`, fieldPath);
       return ref || image;

@@ -121,8 +121,11 @@ function int64Value(v: unknown): { value: number } | undefined {
   return typeof v === 'number' ? { value: v } : undefined;
 }
 
-/** the sandbox's configuration for attempt `attempt` of the pod */
-export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[]; searches: string[]; options: string[] }, logsRoot = POD_LOGS_ROOT): any {
+/**
+ * the sandbox's configuration for attempt `attempt` of the pod; `cgroupParent` is the pod's cgroup
+ * (cgroups.ts), '' without cgroupsPerQOS: the runtime's own placement
+ */
+export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[]; searches: string[]; options: string[] }, logsRoot = POD_LOGS_ROOT, cgroupParent = ''): any {
   const md = pod.metadata;
   const spec = pod.spec ?? {};
   const sc = spec.securityContext ?? {};
@@ -146,7 +149,7 @@ export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[
     labels: { ...(md.labels ?? {}), [L_POD_NAME]: md.name, [L_POD_NAMESPACE]: md.namespace, [L_POD_UID]: md.uid },
     annotations: { ...(md.annotations ?? {}) },
     linux: {
-      cgroupParent: '',
+      cgroupParent,
       securityContext: {
         namespaceOptions: namespaceOptions(spec),
         runAsUser: int64Value(sc.runAsUser),

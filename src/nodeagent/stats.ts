@@ -13,8 +13,8 @@
 //                      root, id="/") container_cpu_usage_seconds_total,
 //                      container_memory_working_set_bytes, container_memory_usage_bytes,
 //                      container_start_time_seconds, labelled container, id, image, name,
-//                      namespace, pod (id and name: the runtime's container ID, the containers
-//                      having no cgroup parent of the kubelet's here)
+//                      namespace, pod (id and name: the runtime's container ID, not the
+//                      container's cgroup path as cAdvisor's)
 // The containers' figures come from the runtime (CRI ListContainerStats; ListContainers for their
 // start times), where the kubelet's come from cAdvisor or the same CRI call. The node's are the
 // host's: CPU time from /proc/stat (every state but idle and iowait), memory from /proc/meminfo

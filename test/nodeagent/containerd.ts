@@ -13,7 +13,11 @@
 //   without stopping is torn down by the next harness that starts;
 // - stop() (also run at process exit) kills tasks, containerd, shims and container processes,
 //   unmounts what is mounted under the directory, deletes the bridge and its veths and removes
-//   the directory. It is synchronous inside, so that it can run in an 'exit' handler.
+//   the directory. It is synchronous inside, so that it can run in an 'exit' handler;
+// - each harness makes a cgroup root of its own (cgroupRoot, /keelson-test-<pid>-<random>) for
+//   the kubelets it serves (--cgroup-root): kubelets of test files running at the same time do not
+//   see each other's pod cgroups. stop() kills what is left in it and removes it, after containerd
+//   and the shims are gone; a dead harness's root is removed by the next harness that starts.
 //
 // Needs root.
 
@@ -26,6 +30,7 @@ import {
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { RunningClock, processState } from '../runningclock.js';
+import { createCgroupRoot, removeCgroupTree, staleTestCgroupRoots, testCgroupRootName } from './cgrouproot.js';
 
 export interface Containerd {
   /** the CRI endpoint, unix://<dir>/ctd.sock */
@@ -38,6 +43,13 @@ export interface Containerd {
   subnet: string;
   /** the two local images */
   images: { busybox: string; pause: string };
+  /**
+   * containerd's registry host configuration: `<dir>/<host:port>/hosts.toml`, read at every pull
+   * (registryHosts() writes one for a plain-HTTP registry of a test's own)
+   */
+  registryConfigDir: string;
+  /** the cgroup root (made, and removed by stop()) for the kubelets that use this containerd: --cgroup-root */
+  cgroupRoot: string;
   /** containerd's log file */
   log: string;
   /** runs `ctr --address <socket> -n k8s.io ARGS` and returns its output (throws on failure) */
@@ -137,6 +149,8 @@ interface Lease {
   net: number; // the N of 10.N.0.0/16
   containerd?: number;
   containerdStart?: string;
+  /** the harness's cgroup root (--cgroup-root of its kubelets) */
+  cgroupRoot?: string;
 }
 
 const LOCK = join(LEASES, 'lock');
@@ -311,6 +325,8 @@ function teardown(l: Lease): void {
       }
     }
   }
+  // the kubelets' cgroup root, with the pod cgroups under it (and runc's container cgroups under those)
+  if (l.cgroupRoot) removeCgroupTree(l.cgroupRoot);
   // mounts under the directory (rootfs overlays, shm, network namespaces), deepest first
   let mounts: string[] = [];
   try {
@@ -358,6 +374,14 @@ function reclaimDead(): void {
     teardown(l);
     rmSync(leaseFile(l).replace(/\.json$/, `.reclaim-${process.pid}`), { force: true });
   }
+  // cgroup roots whose harness died before its lease named them
+  for (const r of staleTestCgroupRoots((pid) => alive(pid))) removeCgroupTree(r);
+}
+
+/** the cgroup root of the harness serving this CRI endpoint (joiningKubeletArgs' default --cgroup-root) */
+const rootsByEndpoint = new Map<string, string>();
+export function cgroupRootOf(endpoint: string): string | undefined {
+  return rootsByEndpoint.get(endpoint);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -440,7 +464,7 @@ function buildImage(work: string, out: string, name: string, entrypoint: string[
 }
 
 /** the two image tarballs, built once per busybox binary and kept under the temporary directory */
-function imageTars(): { busybox: string; pause: string } {
+export function imageTars(): { busybox: string; pause: string } {
   const st = statSync(BUSYBOX_BIN);
   // (the applets are in the name: an image built with other ones is another image)
   const applets = createHash('sha256').update(APPLETS.join(',')).digest('hex').slice(0, 8);
@@ -493,6 +517,8 @@ function containerdConfig(dir: string, sock: string): string {
     const [, sp, key] = kv;
     if ((table === 'debug' || table === 'metrics' || table === 'ttrpc') && key === 'address') return `${sp}address = ""`;
     if (table === 'grpc' && key === 'tcp_address') return `${sp}tcp_address = ""`;
+    // registries configured per host (hosts.toml), read at every pull: a test's own registry on 127.0.0.1
+    if (table === 'plugins."io.containerd.grpc.v1.cri".registry' && key === 'config_path') return `${sp}config_path = "${dir}/certs.d"`;
     if (table === 'plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options' && key === 'Root') {
       runcRoot = true;
       return `${sp}Root = "${dir}/runc"`;
@@ -593,6 +619,13 @@ export async function startContainerd(): Promise<Containerd> {
       return l;
     });
     const subnet = `10.${lease.net}.0.0/16`;
+    const cgroupRoot = testCgroupRootName();
+    lease = { ...lease, cgroupRoot };
+    {
+      const l = lease;
+      withLock(() => writeLease(l));
+    }
+    createCgroupRoot(cgroupRoot);
 
     mkdirSync(join(dir, 'cni', 'net.d'), { recursive: true });
     mkdirSync(join(dir, 'logs'), { recursive: true });
@@ -652,12 +685,15 @@ export async function startContainerd(): Promise<Containerd> {
     if (!/io\.containerd\.grpc\.v1\s+cri\s+\S+\s+ok/.test(plugins)) {
       throw new Error(`containerd's CRI plugin is not ok:\n${plugins.split('\n').filter((l) => /cri/.test(l)).join('\n')}\n${tail()}`);
     }
+    rootsByEndpoint.set(`unix://${sock}`, cgroupRoot);
     return {
       endpoint: `unix://${sock}`,
       dir,
       bridge,
       subnet,
+      cgroupRoot,
       images: { busybox: BUSYBOX, pause: PAUSE },
+      registryConfigDir: join(dir, 'certs.d'),
       log,
       ctr,
       stop: async () => stopSync(),

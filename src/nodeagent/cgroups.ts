@@ -1,0 +1,806 @@
+// The kubelet's cgroups (pkg/kubelet/cm with the cgroupfs driver): with cgroupsPerQOS (the
+// default) the node's pods live under <cgroupRoot>/kubepods, Burstable pods under
+// kubepods/burstable, BestEffort pods under kubepods/besteffort and Guaranteed pods directly under
+// kubepods, each pod in a cgroup of its own, pod<uid>, whose name is the sandbox's cgroup parent
+// (CRI LinuxPodSandboxConfig.cgroup_parent: the runtime puts the sandbox and the containers under
+// it).
+//
+// - kubepods has the node's allocatable CPU shares, memory and pids when enforceNodeAllocatable has
+//   "pods" (the capacity less --kube-reserved and --system-reserved), else the capacity's
+//   (createNodeAllocatableCgroups, enforceNodeAllocatableCgroups);
+// - kubepods/besteffort has 2 CPU shares, kubepods/burstable the shares of its pods' CPU requests,
+//   set as a pod cgroup is made and every minute (qos_container_manager_linux.go);
+// - a pod's cgroup has ResourceConfigForPod's CPU shares, CFS quota and memory limit, and
+//   pids.max from podPidsLimit (pod_container_manager_linux.go EnsureExists); an in-place resize
+//   changes it (widened before the containers grow, narrowed after they shrink);
+// - the cgroups of pods this kubelet no longer has, under its own QoS cgroups, have their
+//   processes killed and are removed (cleanupOrphanedPodCgroups).
+//
+// cgroup v1 (one hierarchy per controller: the pod's cgroup is made in each mounted one, cpuset's
+// cpus and mems copied from the parent) and v2 (a cgroup2 file system at /sys/fs/cgroup: the
+// controllers enabled in each parent's cgroup.subtree_control; cpu.weight, cpu.max, memory.max,
+// pids.max) are told apart by what is mounted at /sys/fs/cgroup. The systemd driver is refused
+// without systemd, in the words of runc's libcontainer, which the kubelet's cgroup manager uses.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from '../client/log.js';
+import { milli, qosClass, value } from './podspec.js';
+
+export const MIN_SHARES = 2;
+export const MAX_SHARES = 262144;
+const SHARES_PER_CPU = 1024;
+const MIN_QUOTA_PERIOD = 1000;
+/** how often the QoS cgroups' settings are set again (periodicQOSCgroupUpdateInterval) */
+export const QOS_UPDATE_INTERVAL_MS = 60_000;
+const DEFAULT_NODE_ALLOCATABLE_CGROUP = 'kubepods';
+const POD_PREFIX = 'pod';
+export const CGROUP_MOUNT = '/sys/fs/cgroup';
+
+// ─────────────────────────────────────────────────────────────────────────────
+// Pure computations (helpers_linux.go, qos_container_manager_linux.go, node_container_manager_linux.go)
+// ─────────────────────────────────────────────────────────────────────────────
+
+/** MilliCPUToShares: 2 at the least (also for no request), 262144 at the most */
+export function milliCPUToShares(milliCPU: number): number {
+  if (milliCPU <= 0) return MIN_SHARES;
+  const shares = Math.floor((milliCPU * SHARES_PER_CPU) / 1000);
+  return Math.min(MAX_SHARES, Math.max(MIN_SHARES, shares));
+}
+
+/** MilliCPUToQuota: the CFS quota of a CPU limit in a period (µs); 0 for no limit, 1000 at the least */
+export function milliCPUToQuota(milliCPU: number, periodUs: number): number {
+  if (milliCPU <= 0) return 0;
+  return Math.max(MIN_QUOTA_PERIOD, Math.floor((milliCPU * periodUs) / 1000));
+}
+
+/** cgroup v2's cpu.weight for cpu.shares (runc's ConvertCPUSharesToCgroupV2Value) */
+export function sharesToWeight(shares: number): number {
+  if (shares <= 0) return 0;
+  return 1 + Math.floor(((shares - 2) * 9999) / 262142);
+}
+
+/** ... and back (the kubelet's CpuWeightToCpuShares, reading a v2 pod cgroup) */
+export function weightToShares(weight: number): number {
+  if (weight <= 0) return 0;
+  return Math.floor(((weight - 1) * 262142) / 9999) + 2;
+}
+
+/** a cgroup's settings (the kubelet's ResourceConfig): what is undefined is left as it is */
+export interface ResourceConfig {
+  cpuShares?: number;
+  /** µs per period; -1: no limit */
+  cpuQuota?: number;
+  cpuPeriod?: number;
+  /** bytes; -1: no limit */
+  memory?: number;
+  /** -1: no limit */
+  pidsLimit?: number;
+}
+
+type Sum = { cpu: number; memory: number; has: Set<string> };
+const zero = (): Sum => ({ cpu: 0, memory: 0, has: new Set() });
+function listOf(r: Record<string, string> | undefined): Sum {
+  const s = zero();
+  for (const n of ['cpu', 'memory'] as const) {
+    if (r?.[n] === undefined) continue;
+    s.has.add(n);
+    s[n] = n === 'cpu' ? milli(r, n) : value(r, n);
+  }
+  return s;
+}
+function add(a: Sum, b: Sum): void {
+  a.cpu += b.cpu;
+  a.memory += b.memory;
+  for (const n of b.has) a.has.add(n);
+}
+function max(a: Sum, b: Sum): void {
+  for (const n of b.has) {
+    if (!a.has.has(n) || b[n as 'cpu' | 'memory'] > a[n as 'cpu' | 'memory']) a[n as 'cpu' | 'memory'] = b[n as 'cpu' | 'memory'];
+    a.has.add(n);
+  }
+}
+const copy = (s: Sum): Sum => ({ cpu: s.cpu, memory: s.memory, has: new Set(s.has) });
+
+/**
+ * A pod's requests or limits as the kubelet sums them (resourcehelper PodRequests/PodLimits): its
+ * containers and sidecars added up, or the largest init container with the sidecars started
+ * before it, whichever is more; the overhead added (for limits only to the resources limited).
+ * `each` sees each container's figures as they count (an init container's with the sidecars
+ * before it).
+ */
+export function podResources(pod: any, which: 'requests' | 'limits', each?: (s: Sum) => void): Sum {
+  const of = (c: any): Sum => {
+    const r = c.resources ?? {};
+    // (a request defaults to its limit, as the API server defaults it)
+    return which === 'limits' ? listOf(r.limits) : listOf({ ...(r.limits ?? {}), ...(r.requests ?? {}) } as Record<string, string>);
+  };
+  const total = zero();
+  for (const c of pod.spec?.containers ?? []) {
+    const s = of(c);
+    each?.(s);
+    add(total, s);
+  }
+  const sidecars = zero();
+  const inits = zero();
+  for (const c of pod.spec?.initContainers ?? []) {
+    let s = of(c);
+    if (c.restartPolicy === 'Always') {
+      add(total, s);
+      add(sidecars, s);
+      s = copy(sidecars);
+    } else {
+      const t = zero();
+      add(t, s);
+      add(t, sidecars);
+      s = t;
+    }
+    each?.(s);
+    max(inits, s);
+  }
+  max(total, inits);
+  const overhead = listOf(pod.spec?.overhead);
+  if (which === 'requests') add(total, overhead);
+  else for (const n of overhead.has) if (total.has.has(n)) total[n as 'cpu' | 'memory'] += overhead[n as 'cpu' | 'memory'];
+  return total;
+}
+
+/**
+ * ResourceConfigForPod: the pod cgroup's settings. CPU shares of the pod's CPU requests; the CFS
+ * quota of its CPU limits when every container has one (Guaranteed pods always; -1 when
+ * cpuCFSQuota is off); the memory limit when every container has one. BestEffort: 2 shares.
+ */
+export function resourceConfigForPod(pod: any, enforceCPULimits: boolean, cpuPeriodUs: number): ResourceConfig {
+  const reqs = podResources(pod, 'requests');
+  let cpuLimitsDeclared = true;
+  let memoryLimitsDeclared = true;
+  const limits = podResources(pod, 'limits', (s) => {
+    if (s.cpu === 0) cpuLimitsDeclared = false;
+    if (s.memory === 0) memoryLimitsDeclared = false;
+  });
+  const cpuShares = milliCPUToShares(reqs.cpu);
+  const cpuQuota = enforceCPULimits ? milliCPUToQuota(limits.cpu, cpuPeriodUs) : -1;
+  switch (qosClass(pod)) {
+    case 'Guaranteed':
+      return { cpuShares, cpuQuota, cpuPeriod: cpuPeriodUs, memory: limits.memory };
+    case 'Burstable': {
+      const rc: ResourceConfig = { cpuShares };
+      if (cpuLimitsDeclared) Object.assign(rc, { cpuQuota, cpuPeriod: cpuPeriodUs });
+      if (memoryLimitsDeclared) rc.memory = limits.memory;
+      return rc;
+    }
+    default:
+      return { cpuShares: MIN_SHARES };
+  }
+}
+
+/** the Burstable QoS cgroup's CPU shares: those of its pods' CPU requests (setCPUCgroupConfig) */
+export function burstableCPUShares(pods: any[]): number {
+  let total = 0;
+  for (const p of pods) if (qosClass(p) === 'Burstable') total += podResources(p, 'requests').cpu;
+  return milliCPUToShares(total);
+}
+
+/**
+ * kubepods' settings (getCgroupConfig of the node's allocatable): CPU shares, memory and pids of
+ * the capacity, less --kube-reserved and --system-reserved when enforceNodeAllocatable has "pods"
+ * (getNodeAllocatableInternalAbsolute; the eviction thresholds are not taken off here).
+ * `capacity`: cpu in millicores, memory in bytes, pid the node's process IDs.
+ */
+export function nodeAllocatableConfig(capacity: { cpu: number; memory: number; pid?: number }, reserved: Record<string, string>[], enforcePods: boolean): ResourceConfig {
+  const less = (name: 'cpu' | 'memory' | 'pid', v: number) => {
+    if (!enforcePods) return v;
+    let out = v;
+    for (const r of reserved) out -= name === 'cpu' ? milli(r, 'cpu') : value(r, name);
+    return Math.max(0, out);
+  };
+  const rc: ResourceConfig = { memory: less('memory', capacity.memory), cpuShares: milliCPUToShares(less('cpu', capacity.cpu)) };
+  if (capacity.pid !== undefined) rc.pidsLimit = less('pid', capacity.pid);
+  return rc;
+}
+
+// ─────────────────────────────────────────────────────────────────────────────
+// Names: a cgroup name is its components; its cgroupfs form is /a/b/c
+// ─────────────────────────────────────────────────────────────────────────────
+
+export type CgroupName = string[];
+
+/** ParseCgroupfsToCgroupName: "/" is the root, [] */
+export function parseCgroupfs(s: string): CgroupName {
+  return s.split('/').filter((x) => x !== '');
+}
+
+/** ToCgroupfs */
+export function cgroupfs(name: CgroupName): string {
+  return '/' + name.join('/');
+}
+
+export interface QOSCgroups {
+  guaranteed: CgroupName;
+  burstable: CgroupName;
+  besteffort: CgroupName;
+}
+
+/** the QoS cgroups under --cgroup-root: <root>/kubepods, .../burstable, .../besteffort */
+export function qosCgroupNames(cgroupRoot: string): QOSCgroups {
+  const kubepods = [...parseCgroupfs(cgroupRoot), DEFAULT_NODE_ALLOCATABLE_CGROUP];
+  return { guaranteed: kubepods, burstable: [...kubepods, 'burstable'], besteffort: [...kubepods, 'besteffort'] };
+}
+
+/** the pod's cgroup: pod<uid> under its QoS class's cgroup */
+export function podCgroupName(qos: QOSCgroups, pod: any): CgroupName {
+  const q = qosClass(pod);
+  const parent = q === 'Guaranteed' ? qos.guaranteed : q === 'Burstable' ? qos.burstable : qos.besteffort;
+  return [...parent, POD_PREFIX + pod.metadata.uid];
+}
+
+/** the pod UID of a pod cgroup's base name (pod<uid>), as GetAllPodsFromCgroups reads it */
+export function podUIDOf(base: string): string | undefined {
+  if (!base.includes(POD_PREFIX)) return undefined;
+  const parts = base.split(POD_PREFIX);
+  return parts.length === 2 && parts[0] === '' ? parts[1] : undefined;
+}
+
+// ─────────────────────────────────────────────────────────────────────────────
+// The cgroup file systems
+// ─────────────────────────────────────────────────────────────────────────────
+
+/** the cgroup subsystems mounted on this host (GetCgroupSubsystems) */
+export interface CgroupSubsystems {
+  /** a cgroup2 file system at /sys/fs/cgroup (IsCgroup2UnifiedMode) */
+  v2: boolean;
+  /** v1: each subsystem's mount point (the shortest when mounted more than once); v2: the controllers available, each at the unified mount */
+  mountPoints: Map<string, string>;
+  /** v2: where the cgroup2 file system is mounted (/sys/fs/cgroup) */
+  unifiedMount?: string;
+}
+
+/** the v1 subsystems runc's cgroupfs manager makes a container's cgroup in (libcontainer fs) */
+const V1_SUBSYSTEMS = ['cpuset', 'devices', 'memory', 'cpu', 'cpuacct', 'pids', 'blkio', 'hugetlb', 'net_cls', 'net_prio', 'perf_event', 'freezer', 'rdma', 'name=systemd', 'misc'];
+/** the controllers the kubelet needs on v2 (getSupportedUnifiedControllers), those the root has */
+const V2_CONTROLLERS = ['cpu', 'cpuset', 'memory', 'hugetlb', 'pids'];
+
+/** reads /proc/self/mounts (or `mounts`, its text) */
+export function detectCgroupSubsystems(mounts?: string, unifiedMount = CGROUP_MOUNT): CgroupSubsystems {
+  const text = mounts ?? readFileSync('/proc/self/mounts', 'utf8');
+  const rows = text.split('\n').map((l) => l.split(' ')).filter((f) => f.length >= 4);
+  const unified = rows.some((f) => f[2] === 'cgroup2' && f[1] === unifiedMount);
+  const mountPoints = new Map<string, string>();
+  if (unified) {
+    let controllers: string[] = [];
+    try {
+      controllers = readFileSync(join(unifiedMount, 'cgroup.controllers'), 'utf8').trim().split(/\s+/).filter(Boolean);
+    } catch {
+      /* none readable */
+    }
+    for (const c of controllers) mountPoints.set(c, unifiedMount);
+    return { v2: true, mountPoints, unifiedMount };
+  }
+  for (const f of rows) {
+    if (f[2] !== 'cgroup') continue;
+    const mp = f[1]!.replace(/\\040/g, ' ');
+    for (const opt of f[3]!.split(',')) {
+      if (!V1_SUBSYSTEMS.includes(opt) && !opt.startsWith('name=')) continue;
+      const prev = mountPoints.get(opt);
+      if (prev === undefined || mp.length < prev.length) mountPoints.set(opt, mp);
+    }
+  }
+  if (mountPoints.size === 0) throw new Error('failed to find cgroup mounts');
+  return { v2: false, mountPoints };
+}
+
+function readTrim(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+function procsOf(dir: string): number[] {
+  const t = readTrim(join(dir, 'cgroup.procs'));
+  if (!t) return [];
+  return t.split('\n').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * The kubelet's cgroup manager with the cgroupfs driver (cgroup_manager_linux.go, libcontainer's
+ * fs and fs2 managers) over the mounted subsystems.
+ */
+export class CgroupManager {
+  constructor(readonly subsystems: CgroupSubsystems) {}
+
+  /** removes one (empty) cgroup directory */
+  protected rmdir(dir: string): void {
+    rmdirSync(dir);
+  }
+
+  /** the distinct directories of a cgroup, one per mounted hierarchy (v2: one) */
+  dirs(name: CgroupName): string[] {
+    return this.mounts().map((mp) => join(mp, cgroupfs(name)));
+  }
+
+  /** the distinct mount points (v2: the unified one) */
+  private mounts(): string[] {
+    if (this.subsystems.v2) return [this.subsystems.unifiedMount ?? CGROUP_MOUNT];
+    return [...new Set(this.subsystems.mountPoints.values())];
+  }
+
+  /** the unified directory (v2) */
+  private unified(name: CgroupName): string {
+    return join(this.subsystems.unifiedMount ?? CGROUP_MOUNT, cgroupfs(name));
+  }
+
+  private dir(subsystem: string, name: CgroupName): string | undefined {
+    const mp = this.subsystems.mountPoints.get(subsystem);
+    return mp === undefined ? undefined : join(mp, cgroupfs(name));
+  }
+
+  /**
+   * Validate: v1, the cgroup is in each hierarchy the kubelet checks (cpu, cpuacct, cpuset, memory,
+   * pids, and hugetlb when mounted); v2, the controllers it needs are enabled in it. Returns the
+   * kubelet's error, or undefined.
+   */
+  validate(name: CgroupName): string | undefined {
+    // (Go's %q of a CgroupName, a []string)
+    const q = `[${name.map((n) => JSON.stringify(n)).join(' ')}]`;
+    if (this.subsystems.v2) {
+      const dir = this.unified(name);
+      const enabled = readTrim(join(dir, 'cgroup.controllers'));
+      if (enabled === undefined) return `could not read controllers for cgroup ${q}: open ${join(dir, 'cgroup.controllers')}: no such file or directory`;
+      const have = new Set(enabled.split(/\s+/));
+      const missing = V2_CONTROLLERS.filter((c) => this.subsystems.mountPoints.has(c) && !have.has(c)).sort();
+      return missing.length ? `cgroup ${q} has some missing controllers: ${missing.join(', ')}` : undefined;
+    }
+    const allow = ['cpu', 'cpuacct', 'cpuset', 'memory', 'pids', 'hugetlb'];
+    const missing: string[] = [];
+    for (const s of allow) {
+      const d = this.dir(s, name);
+      if (d !== undefined && !existsSync(d)) missing.push(d);
+    }
+    return missing.length ? `cgroup ${q} has some missing paths: ${missing.sort().join(', ')}` : undefined;
+  }
+
+  exists(name: CgroupName): boolean {
+    return this.validate(name) === undefined;
+  }
+
+  /** Create: the cgroup in every hierarchy (Apply(-1)), then its settings (Set) */
+  create(name: CgroupName, rc: ResourceConfig): void {
+    if (this.subsystems.v2) {
+      // (fs2.CreateCgroupPath: each level made, and every controller of the root enabled for its children)
+      const ctrs = [...this.subsystems.mountPoints.keys()];
+      let cur = this.unified([]);
+      for (let i = 0; i <= name.length; i++) {
+        if (i > 0) {
+          cur = join(cur, name[i - 1]!);
+          mkdirSync(cur, { recursive: true });
+        }
+        if (i < name.length && ctrs.length) {
+          try {
+            writeFileSync(join(cur, 'cgroup.subtree_control'), ctrs.map((c) => '+' + c).join(' '));
+          } catch {
+            for (const c of ctrs) {
+              try {
+                writeFileSync(join(cur, 'cgroup.subtree_control'), '+' + c);
+              } catch {
+                /* not delegated here; its settings fail below */
+              }
+            }
+          }
+        }
+      }
+    } else {
+      for (const s of V1_SUBSYSTEMS) {
+        const mp = this.subsystems.mountPoints.get(s);
+        if (mp === undefined) continue;
+        if (s === 'cpuset') {
+          // (a cpuset cgroup holds no task before its cpus and mems are set: each level copies its parent's)
+          let cur = mp;
+          for (const part of name) {
+            const parent = cur;
+            cur = join(cur, part);
+            mkdirSync(cur, { recursive: true });
+            for (const f of ['cpuset.cpus', 'cpuset.mems']) {
+              if (readTrim(join(cur, f))) continue;
+              const v = readTrim(join(parent, f));
+              if (v) writeFileSync(join(cur, f), v);
+            }
+          }
+        } else {
+          mkdirSync(join(mp, cgroupfs(name)), { recursive: true });
+        }
+      }
+    }
+    this.set(name, rc);
+  }
+
+  /** Update (Set): writes the settings given */
+  set(name: CgroupName, rc: ResourceConfig): void {
+    if (this.subsystems.v2) {
+      const d = this.unified(name);
+      if (rc.cpuShares !== undefined) writeFileSync(join(d, 'cpu.weight'), String(sharesToWeight(rc.cpuShares)));
+      if (rc.cpuQuota !== undefined || rc.cpuPeriod !== undefined) {
+        const quota = rc.cpuQuota !== undefined && rc.cpuQuota > 0 ? String(rc.cpuQuota) : 'max';
+        writeFileSync(join(d, 'cpu.max'), rc.cpuPeriod ? `${quota} ${rc.cpuPeriod}` : quota);
+      }
+      if (rc.memory !== undefined) writeFileSync(join(d, 'memory.max'), rc.memory > 0 ? String(rc.memory) : 'max');
+      if (rc.pidsLimit !== undefined) writeFileSync(join(d, 'pids.max'), rc.pidsLimit > 0 ? String(rc.pidsLimit) : 'max');
+      return;
+    }
+    const cpu = this.dir('cpu', name);
+    if (cpu !== undefined) {
+      if (rc.cpuShares !== undefined) writeFileSync(join(cpu, 'cpu.shares'), String(rc.cpuShares));
+      const quota = rc.cpuQuota !== undefined ? String(rc.cpuQuota === 0 ? -1 : rc.cpuQuota) : undefined;
+      if (rc.cpuPeriod) {
+        try {
+          writeFileSync(join(cpu, 'cpu.cfs_period_us'), String(rc.cpuPeriod));
+        } catch (e) {
+          // (a period that makes the present quota too large for the parent: the quota first, as runc does)
+          if (quota === undefined) throw e;
+          writeFileSync(join(cpu, 'cpu.cfs_quota_us'), quota);
+          writeFileSync(join(cpu, 'cpu.cfs_period_us'), String(rc.cpuPeriod));
+        }
+      }
+      if (quota !== undefined) writeFileSync(join(cpu, 'cpu.cfs_quota_us'), quota);
+    }
+    const mem = this.dir('memory', name);
+    if (mem !== undefined && rc.memory !== undefined) writeFileSync(join(mem, 'memory.limit_in_bytes'), String(rc.memory > 0 ? rc.memory : -1));
+    const pids = this.dir('pids', name);
+    if (pids !== undefined && rc.pidsLimit !== undefined) writeFileSync(join(pids, 'pids.max'), rc.pidsLimit > 0 ? String(rc.pidsLimit) : 'max');
+  }
+
+  /** the settings in place (GetCgroupConfig): CPU shares, quota (-1: none) and period, memory limit (Infinity: none) */
+  get(name: CgroupName): { cpuShares: number; cpuQuota: number; cpuPeriod: number; memory: number } {
+    const num = (s: string | undefined, none: number) => (s === undefined || s === 'max' || s === '' ? none : Number(s));
+    if (this.subsystems.v2) {
+      const d = this.unified(name);
+      const [q, p] = (readTrim(join(d, 'cpu.max')) ?? 'max 100000').split(/\s+/);
+      return { cpuShares: weightToShares(num(readTrim(join(d, 'cpu.weight')), 100)), cpuQuota: num(q, -1), cpuPeriod: num(p, 100000), memory: num(readTrim(join(d, 'memory.max')), Infinity) };
+    }
+    const cpu = this.dir('cpu', name);
+    const mem = this.dir('memory', name);
+    const memory = mem ? num(readTrim(join(mem, 'memory.limit_in_bytes')), Infinity) : Infinity;
+    return {
+      cpuShares: cpu ? num(readTrim(join(cpu, 'cpu.shares')), 1024) : 1024,
+      cpuQuota: cpu ? num(readTrim(join(cpu, 'cpu.cfs_quota_us')), -1) : -1,
+      cpuPeriod: cpu ? num(readTrim(join(cpu, 'cpu.cfs_period_us')), 100000) : 100000,
+      // (v1 has no "max": the unlimited figure is the largest page-aligned int64)
+      memory: memory < 0 || memory >= 2 ** 62 ? Infinity : memory,
+    };
+  }
+
+  /** the processes in the cgroup and the cgroups under it, in every hierarchy (Pids) */
+  pids(name: CgroupName): number[] {
+    const out = new Set<number>();
+    const walk = (d: string) => {
+      for (const p of procsOf(d)) out.add(p);
+      let entries: string[] = [];
+      try {
+        entries = readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+      } catch {
+        return;
+      }
+      for (const e of entries) walk(join(d, e));
+    };
+    for (const d of this.dirs(name)) if (existsSync(d)) walk(d);
+    return [...out].sort((a, b) => a - b);
+  }
+
+  /** removes the cgroup and those under it, deepest first, in every hierarchy (Destroy; retried a few times as its last tasks exit) */
+  remove(name: CgroupName): void {
+    const errs: string[] = [];
+    for (const d of this.dirs(name)) {
+      if (!existsSync(d)) continue;
+      const rm = (dir: string): void => {
+        let entries: string[] = [];
+        try {
+          entries = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+        } catch {
+          return;
+        }
+        for (const e of entries) rm(join(dir, e));
+        let delay = 10;
+        for (let i = 0; ; i++) {
+          try {
+            this.rmdir(dir);
+            return;
+          } catch (e) {
+            const code = (e as NodeJS.ErrnoException).code;
+            if (code === 'ENOENT') return;
+            if (i >= 5) {
+              errs.push(`${dir}: ${(e as Error).message}`);
+              return;
+            }
+            sleepSync(delay);
+            delay *= 2;
+          }
+        }
+      };
+      rm(d);
+    }
+    if (errs.length) throw new Error(`failed to remove cgroup paths: ${errs.join('; ')}`);
+  }
+
+  /** the pod cgroups directly under these QoS cgroups, in any hierarchy: UID → name (GetAllPodsFromCgroups) */
+  podCgroups(qosRoots: CgroupName[]): Map<string, CgroupName> {
+    const found = new Map<string, CgroupName>();
+    for (const mp of this.mounts()) {
+      for (const q of qosRoots) {
+        let entries: string[];
+        try {
+          entries = readdirSync(join(mp, cgroupfs(q)), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+        } catch {
+          continue;
+        }
+        for (const e of entries) {
+          const uid = podUIDOf(e);
+          if (uid) found.set(uid, [...q, e]);
+        }
+      }
+    }
+    return found;
+  }
+}
+
+// ─────────────────────────────────────────────────────────────────────────────
+// The container manager's share of it: the node's cgroups and the pods'
+// ─────────────────────────────────────────────────────────────────────────────
+
+export interface ContainerManagerOptions {
+  cgroupsPerQOS: boolean;
+  /** --cgroup-root ("/" by default) */
+  cgroupRoot: string;
+  /** --cgroup-driver: cgroupfs or systemd */
+  cgroupDriver: string;
+  enforceNodeAllocatable: string[];
+  /** --pod-max-pids: > 0 sets each pod's pids.max */
+  podPidsLimit: number;
+  /** --cpu-cfs-quota and --cpu-cfs-quota-period (µs) */
+  cpuCFSQuota: boolean;
+  cpuCFSQuotaPeriodUs: number;
+  /** --kube-reserved and --system-reserved */
+  reserved: Record<string, string>[];
+  log: Logger;
+  /** the mounted subsystems (detected when not given) */
+  subsystems?: CgroupSubsystems;
+  /** the cgroup manager over them (made when not given) */
+  cgroupManager?: CgroupManager;
+  /** the node's capacity: CPU in millicores, memory in bytes, process IDs (read from the host when not given) */
+  capacity?: () => { cpu: number; memory: number; pid?: number };
+  /** whether systemd runs this host (/run/systemd/system, when not given) */
+  systemdRunning?: boolean;
+}
+
+/** the node's process ID capacity: kernel.pid_max, or kernel.threads-max when lower (pidlimit.Stats) */
+export function hostPidCapacity(): number | undefined {
+  const pidMax = Number(readTrim('/proc/sys/kernel/pid_max'));
+  const threadsMax = Number(readTrim('/proc/sys/kernel/threads-max'));
+  if (!(pidMax > 0)) return undefined;
+  return threadsMax > 0 ? Math.min(pidMax, threadsMax) : pidMax;
+}
+
+/**
+ * The node's cgroups (NewContainerManager's checks, Start's QoS hierarchy and node allocatable)
+ * and the pods' (the pod container manager). Without cgroupsPerQOS it makes nothing and pods get
+ * no cgroup parent.
+ */
+export class ContainerManager {
+  readonly cgroups: CgroupManager | undefined;
+  readonly qos: QOSCgroups;
+  private timer?: NodeJS.Timeout;
+  private activePods: () => any[] = () => [];
+
+  /** throws the kubelet's errors for a configuration it refuses */
+  constructor(readonly o: ContainerManagerOptions) {
+    this.qos = qosCgroupNames(o.cgroupRoot || '/');
+    if (!o.cgroupsPerQOS) return;
+    let subsystems: CgroupSubsystems;
+    try {
+      subsystems = o.cgroupManager?.subsystems ?? o.subsystems ?? detectCgroupSubsystems();
+    } catch (e) {
+      throw new Error(`failed to get mounted cgroup subsystems: ${(e as Error).message}`);
+    }
+    this.cgroups = o.cgroupManager ?? new CgroupManager(subsystems);
+    if (o.cgroupRoot === '') {
+      throw new Error('invalid configuration: cgroups-per-qos was specified and cgroup-root was not specified. To enable the QoS cgroup hierarchy you need to specify a valid cgroup-root');
+    }
+    const bad = this.cgroups.validate(parseCgroupfs(o.cgroupRoot));
+    if (bad) throw new Error(`invalid configuration: ${bad}`);
+    o.log.info('Container manager verified user specified cgroup-root exists', { cgroupRoot: parseCgroupfs(o.cgroupRoot) });
+  }
+
+  get enabled(): boolean {
+    return this.cgroups !== undefined;
+  }
+
+  get v2(): boolean {
+    return this.cgroups?.subsystems.v2 ?? false;
+  }
+
+  private capacity(): { cpu: number; memory: number; pid?: number } {
+    if (this.o.capacity) return this.o.capacity();
+    // (as the Node's capacity counts them, node.ts)
+    return { cpu: (os.cpus().length || 1) * 1000, memory: os.totalmem(), pid: hostPidCapacity() };
+  }
+
+  /**
+   * Start (setupNode): kubepods with the node's allocatable, the Burstable and BestEffort QoS
+   * cgroups, and their update every minute. `activePods`: the pods admitted and not ended, with
+   * their admitted resources. Throws what stops the kubelet (the systemd driver without systemd).
+   */
+  start(activePods: () => any[]): { enforced?: { ok: boolean; message: string } } {
+    if (!this.cgroups) return {};
+    if (this.o.cgroupDriver === 'systemd') {
+      const running = this.o.systemdRunning ?? (() => {
+        try {
+          return statSync('/run/systemd/system').isDirectory();
+        } catch {
+          return false;
+        }
+      })();
+      if (!running) throw new Error('systemd not running on this host, cannot use systemd cgroups manager');
+      throw new Error('cgroupDriver (--cgroup-driver) "systemd" is not supported by Keelson: its node agent makes cgroups with the cgroupfs driver only; use "cgroupfs" (with the runtime\'s SystemdCgroup = false)');
+    }
+    this.activePods = activePods;
+    const cm = this.cgroups;
+    const enforcePods = this.o.enforceNodeAllocatable.includes('pods');
+    const allocatable = nodeAllocatableConfig(this.capacity(), this.o.reserved, enforcePods);
+    const kubepods = this.qos.guaranteed;
+    // (createNodeAllocatableCgroups: made once; enforceNodeAllocatableCgroups: set at every start)
+    if (!cm.exists(kubepods)) cm.create(kubepods, allocatable);
+    let enforced: { ok: boolean; message: string };
+    try {
+      cm.set(kubepods, allocatable);
+      enforced = { ok: true, message: 'Updated Node Allocatable limit across pods' };
+    } catch (e) {
+      enforced = { ok: false, message: `Failed to update Node Allocatable Limits ${JSON.stringify(cgroupfs(kubepods))}: ${(e as Error).message}` };
+    }
+    for (const [name, rc] of [[this.qos.burstable, {}], [this.qos.besteffort, { cpuShares: MIN_SHARES }]] as [CgroupName, ResourceConfig][]) {
+      try {
+        if (!cm.exists(name)) cm.create(name, rc);
+        else cm.set(name, rc);
+      } catch (e) {
+        throw new Error(`failed to initialize top level QOS containers: failed to create top level ${name[name.length - 1] === 'burstable' ? 'Burstable' : 'BestEffort'} QOS cgroup : ${(e as Error).message}`);
+      }
+    }
+    this.updateQOSCgroups();
+    this.timer = setInterval(() => {
+      try {
+        this.updateQOSCgroups();
+      } catch (e) {
+        this.o.log.error(e, '[ContainerManager] Failed to reserve QoS requests');
+      }
+    }, QOS_UPDATE_INTERVAL_MS);
+    this.timer.unref();
+    return { enforced };
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** UpdateCgroups: Burstable's CPU shares of its pods' requests, BestEffort's 2 */
+  updateQOSCgroups(): void {
+    if (!this.cgroups) return;
+    this.cgroups.set(this.qos.besteffort, { cpuShares: MIN_SHARES });
+    this.cgroups.set(this.qos.burstable, { cpuShares: burstableCPUShares(this.activePods()) });
+  }
+
+  /** the sandbox's cgroup parent: /<root>/kubepods/<qos>/pod<uid>; '' without cgroupsPerQOS */
+  podCgroupParent(pod: any): string {
+    return this.cgroups ? cgroupfs(podCgroupName(this.qos, pod)) : '';
+  }
+
+  podCgroupExists(pod: any): boolean {
+    return this.cgroups ? this.cgroups.exists(podCgroupName(this.qos, pod)) : true;
+  }
+
+  /** the pod cgroup's settings for the pod (with its admitted resources) */
+  podConfig(pod: any): ResourceConfig {
+    const rc = resourceConfigForPod(pod, this.o.cpuCFSQuota, this.o.cpuCFSQuotaPeriodUs);
+    if (this.o.podPidsLimit > 0) rc.pidsLimit = this.o.podPidsLimit;
+    return rc;
+  }
+
+  /** EnsureExists: the pod's cgroup is made with its settings when it does not exist */
+  ensurePodCgroup(pod: any): void {
+    if (!this.cgroups) return;
+    const name = podCgroupName(this.qos, pod);
+    if (this.cgroups.exists(name)) return;
+    try {
+      this.cgroups.create(name, this.podConfig(pod));
+    } catch (e) {
+      throw new Error(`failed to create container for ${JSON.stringify(name)} : ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * An in-place resize's share (doPodResizeAction): the pod cgroup's memory limit, CPU quota and
+   * CPU shares moved to the admitted resources' where they grow ('widen', before the containers
+   * are updated) or shrink ('narrow', after). A limit the pod no longer declares is left as it is.
+   * Returns whether anything was written.
+   */
+  resizePodCgroup(pod: any, phase: 'widen' | 'narrow'): boolean {
+    if (!this.cgroups) return false;
+    const name = podCgroupName(this.qos, pod);
+    if (!this.cgroups.exists(name)) return false;
+    const want = resourceConfigForPod(pod, this.o.cpuCFSQuota, this.o.cpuCFSQuotaPeriodUs);
+    const cur = this.cgroups.get(name);
+    const unl = (v: number) => (v < 0 || v === Infinity ? Infinity : v);
+    const moves = (from: number, to: number) => (phase === 'widen' ? unl(to) > unl(from) : unl(to) < unl(from));
+    // (the kernel keeps a memory limit in whole pages)
+    const memMoves = (from: number, to: number) => Math.abs(unl(to) - unl(from)) >= 4096 && moves(from, to);
+    let wrote = false;
+    if (want.memory !== undefined && memMoves(cur.memory, want.memory)) {
+      this.cgroups.set(name, { memory: want.memory > 0 ? want.memory : -1 });
+      wrote = true;
+    }
+    if (want.cpuQuota !== undefined && moves(cur.cpuQuota, want.cpuQuota)) {
+      this.cgroups.set(name, { cpuQuota: want.cpuQuota, cpuPeriod: want.cpuPeriod });
+      wrote = true;
+    }
+    if (want.cpuShares !== undefined && moves(cur.cpuShares, want.cpuShares)) {
+      this.cgroups.set(name, { cpuShares: want.cpuShares });
+      wrote = true;
+    }
+    return wrote;
+  }
+
+  /**
+   * cleanupOrphanedPodCgroups: the pod cgroups under this kubelet's QoS cgroups whose pods are not
+   * in `possiblyRunning` have their processes killed and are removed; one whose volumes are still
+   * mounted (`volumesMounted`) only has its CPU shares reduced to 2 meanwhile.
+   */
+  async cleanupOrphanedPodCgroups(possiblyRunning: Set<string>, volumesMounted: (uid: string) => boolean): Promise<string[]> {
+    if (!this.cgroups) return [];
+    const removed: string[] = [];
+    const found = this.cgroups.podCgroups([this.qos.besteffort, this.qos.burstable, this.qos.guaranteed]);
+    for (const [uid, name] of found) {
+      if (possiblyRunning.has(uid)) continue;
+      if (volumesMounted(uid)) {
+        this.o.log.v(3).info('Orphaned pod found, but volumes not yet removed.  Reducing cpu to minimum', { podUID: uid });
+        try {
+          this.cgroups.set(name, { cpuShares: MIN_SHARES });
+        } catch (e) {
+          this.o.log.info('Failed to reduce cpu time for pod pending volume cleanup', { podUID: uid, err: (e as Error).message });
+        }
+        continue;
+      }
+      this.o.log.v(3).info('Orphaned pod found, removing pod cgroups', { podUID: uid });
+      try {
+        await this.destroy(name);
+        removed.push(uid);
+      } catch (e) {
+        // (the next housekeeping tries again)
+        this.o.log.info('Failed to delete cgroup paths', { cgroupName: name, err: (e as Error).message });
+      }
+    }
+    return removed;
+  }
+
+  /** Destroy: the processes left in the pod cgroup killed (5 tries), then its paths removed */
+  async destroy(name: CgroupName): Promise<void> {
+    const cm = this.cgroups!;
+    const killed = new Set<number>();
+    for (let i = 0; i < 5; i++) {
+      const pids = cm.pids(name).filter((p) => !killed.has(p) && p !== process.pid);
+      if (!pids.length) break;
+      for (const p of pids) {
+        try {
+          process.kill(p, 'SIGKILL');
+          killed.add(p);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'ESRCH') killed.add(p);
+        }
+      }
+    }
+    // (the killed processes leave their cgroups as they exit)
+    for (let i = 0; i < 50 && cm.pids(name).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    cm.remove(name);
+  }
+}

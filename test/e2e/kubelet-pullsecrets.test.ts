@@ -1,0 +1,150 @@
+// Image pulls from a private registry with the pod's imagePullSecrets, end to end: a real `keelson
+// server`, a `keelson kubelet` joining it, a private containerd 1.6 (test/nodeagent/containerd.ts)
+// and a registry of the test's own on 127.0.0.1 (registry.ts: plain HTTP, Basic authentication).
+// The Secrets come from kubectl's own generator (`kubectl create secret docker-registry`) and the
+// older kubernetes.io/dockercfg form; the kubelet reads them as the node (the Node authorizer
+// allows the pull secrets of its pods), finds the credentials whose location matches the image
+// (the most specific first) and tries each, as the kubelet's keyring does.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startCluster, until, type Cluster } from './harness.js';
+import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess } from './kubeletharness.js';
+import { imageTars, startContainerd, type Containerd } from '../nodeagent/containerd.js';
+import { registryHostsToml, startRegistry, type TestRegistry } from './registry.js';
+
+let c: Cluster;
+let ctd: Containerd;
+let reg: TestRegistry;
+let kubelet: KubeletProcess | undefined;
+let dir: string;
+const NODE = 'keelson-pull-node';
+const REPO = 'team/busybox';
+
+function podSpec(name: string, tag: string, secrets: string[] | undefined, extra: Record<string, unknown> = {}): any {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: {
+      nodeName: NODE,
+      terminationGracePeriodSeconds: 1,
+      ...(secrets ? { imagePullSecrets: secrets.map((s) => ({ name: s })) } : {}),
+      containers: [{ name: 'main', image: `${reg.host}/${REPO}:${tag}`, imagePullPolicy: 'Always', command: ['sleep', '3600'] }],
+      ...extra,
+    },
+  };
+}
+
+function apply(o: unknown): void {
+  const r = c.kubectl(['apply', '-f', '-'], { input: JSON.stringify(o) });
+  assert.equal(r.code, 0, r.stderr);
+}
+
+async function waitFor(name: string, what: string, ok: (p: any) => boolean): Promise<any> {
+  return until(`pod ${name} ${what}`, async () => {
+    const r = await c.raw('GET', `/api/v1/namespaces/default/pods/${name}`);
+    const p = r.status === 200 ? r.json() : undefined;
+    return p && ok(p) ? p : undefined;
+  }, 60_000).catch((e) => {
+    throw new Error(`${(e as Error).message}\n${kubelet?.tail()}`);
+  });
+}
+
+const running = (name: string) => waitFor(name, 'Running', (p) => p.status?.phase === 'Running');
+
+async function eventsOf(name: string): Promise<any[]> {
+  const r = await c.raw('GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D${name}`);
+  return r.json().items ?? [];
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'keelson-pullsecrets-'));
+  ctd = await startContainerd();
+  reg = await startRegistry({ layoutTar: imageTars().busybox, repository: REPO, users: { puller: 'right-password', other: 'other-password' } });
+  mkdirSync(join(ctd.registryConfigDir, reg.host), { recursive: true });
+  writeFileSync(join(ctd.registryConfigDir, reg.host, 'hosts.toml'), registryHostsToml(reg.host));
+  c = await startCluster({ args: ['--storage-backend=memory'] });
+  writeJoiningKubeletConfig(c, dir);
+  const port = await freePort();
+  kubelet = new KubeletProcess([...joiningKubeletArgs({ cluster: c, dir, endpoint: ctd.endpoint, node: NODE, port }), '-v', '2']);
+  await kubelet.ready(c, NODE);
+  // kubectl's generator: a kubernetes.io/dockerconfigjson Secret for the registry's host
+  const s = c.kubectl(['create', 'secret', 'docker-registry', 'regcred', `--docker-server=${reg.host}`, '--docker-username=puller', '--docker-password=right-password']);
+  assert.equal(s.code, 0, s.stderr);
+  // a wrong password for a more specific location (the repository's own path): tried first
+  const w = c.kubectl(['create', 'secret', 'docker-registry', 'wrongcred', `--docker-server=${reg.host}/${REPO}`, '--docker-username=puller', '--docker-password=wrong']);
+  assert.equal(w.code, 0, w.stderr);
+});
+
+after(async () => {
+  if (c && kubelet) c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
+  await kubelet?.stop();
+  kubelet = undefined;
+  await ctd?.stop();
+  await reg?.stop();
+  await c?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('a pod with imagePullSecrets pulls from the private registry with their credentials', async () => {
+  const before = reg.requests.length;
+  apply(podSpec('private', 'v1', ['regcred']));
+  await running('private');
+  const seen = reg.requests.slice(before);
+  // (containerd asks without credentials first, gets the 401 and its challenge, then asks as the
+  // secret's user; the image's blobs are those of the local busybox image it holds already, so it
+  // reads no blob)
+  assert.equal(seen[0]?.user, '', JSON.stringify(seen));
+  assert.ok(seen.some((r) => r.user === 'puller') && seen.every((r) => r.user === '' || r.user === 'puller'), JSON.stringify(seen));
+  assert.ok(seen.every((r) => r.path === `/v2/${REPO}/manifests/v1`), JSON.stringify(seen));
+  const ev = await eventsOf('private');
+  assert.ok(ev.some((e) => e.reason === 'Pulled' && e.message.startsWith(`Successfully pulled image "${reg.host}/${REPO}:v1"`)), JSON.stringify(ev.map((e) => e.message)));
+});
+
+test('without pull secrets the pull is anonymous: the registry\'s 401 is ErrImagePull, then ImagePullBackOff', async () => {
+  const before = reg.requests.length;
+  apply(podSpec('anonymous', 'v2', undefined));
+  const p = await waitFor('anonymous', 'failing its pull', (x) => ['ErrImagePull', 'ImagePullBackOff'].includes(x.status?.containerStatuses?.[0]?.state?.waiting?.reason));
+  assert.equal(p.status.phase, 'Pending');
+  assert.ok(reg.requests.slice(before).every((r) => r.user === ''), 'no credentials were presented');
+  await until('the Failed event with the registry\'s answer', async () => {
+    const ev = await eventsOf('anonymous');
+    return ev.find((e) => e.reason === 'Failed' && e.message.startsWith(`Failed to pull image "${reg.host}/${REPO}:v2": `) && /401 Unauthorized/.test(e.message));
+  });
+});
+
+test('a pull secret that cannot be read: a FailedToRetrieveImagePullSecret warning naming it, and the pull goes on with the others', async () => {
+  apply(podSpec('partial', 'v3', ['absent', 'regcred', '']));
+  await running('partial');
+  const ev = await eventsOf('partial');
+  const warn = ev.find((e) => e.reason === 'FailedToRetrieveImagePullSecret');
+  assert.ok(warn, JSON.stringify(ev.map((e) => e.reason)));
+  assert.equal(warn.type, 'Warning');
+  assert.equal(warn.message, 'Unable to retrieve some image pull secrets (absent); attempting to pull the image may not succeed.');
+});
+
+test('several matching credentials are tried in turn, the most specific location first: a wrong one, then the right one', async () => {
+  const before = reg.requests.length;
+  apply(podSpec('retry', 'v4', ['regcred', 'wrongcred']));
+  await running('retry');
+  const users = reg.requests.slice(before).map((r) => r.user);
+  const wrong = users.indexOf('!puller');
+  const right = users.indexOf('puller');
+  assert.ok(wrong >= 0 && right > wrong, `the wrong password first, then the right one: ${users.join(' ')}`);
+});
+
+test('the older kubernetes.io/dockercfg Secret, and pull secrets a pod gets from its ServiceAccount', async () => {
+  const cfg = Buffer.from(JSON.stringify({ [`http://${reg.host}`]: { auth: Buffer.from('other:other-password').toString('base64'), email: 'x@example.com' } })).toString('base64');
+  const s = await c.raw('POST', '/api/v1/namespaces/default/secrets', { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'oldcfg' }, type: 'kubernetes.io/dockercfg', data: { '.dockercfg': cfg } } });
+  assert.equal(s.status, 201, s.text);
+  const sa = await c.raw('POST', '/api/v1/namespaces/default/serviceaccounts', { body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'puller' }, imagePullSecrets: [{ name: 'oldcfg' }] } });
+  assert.equal(sa.status, 201, sa.text);
+  const before = reg.requests.length;
+  apply(podSpec('fromsa', 'v5', undefined, { serviceAccountName: 'puller' }));
+  const p = await running('fromsa');
+  assert.deepEqual(p.spec.imagePullSecrets, [{ name: 'oldcfg' }], 'the ServiceAccount admission plugin added them');
+  assert.ok(reg.requests.slice(before).some((r) => r.user === 'other'), 'pulled as the dockercfg\'s user');
+});
