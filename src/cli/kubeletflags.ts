@@ -262,7 +262,7 @@ export function declareKubeletFlags(cmd: Command, cfg: KubeletConfiguration, f: 
   fs.stringsVar(cfg, 'allowedUnsafeSysctls', 'allowed-unsafe-sysctls', 'Unsafe sysctls, or patterns of them ending in *, that pods may set (comma-separated). At your own risk.', D);
   fs.boolVar(cfg, 'kernelMemcgNotification', 'kernel-memcg-notification', `Learn from the kernel's memcg notifications, not by polling, whether memory eviction thresholds are crossed. ${NO_EFFECT}`, D);
   fs.boolVar(cfg, 'localStorageCapacityIsolation', 'local-storage-capacity-isolation', 'Isolate local ephemeral storage; when false, local storage isolation is off', D);
-  fs.int64Var(cfg, 'maxOpenFiles', 'max-open-files', `How many files the kubelet process may open. ${NO_EFFECT}`, D);
+  fs.int64Var(cfg, 'maxOpenFiles', 'max-open-files', 'How many files the kubelet process may open (soft and hard limit, set at start with util-linux\'s prlimit; a failure is logged and the start goes on).', D);
 
   // eviction
   fs.mapStringStringVar(cfg, 'evictionHard', 'eviction-hard', `Eviction thresholds (e.g. memory.available<1Gi); a pod is evicted when one is met. ${NO_EVICTION}`, { ...D, sep: '<' });

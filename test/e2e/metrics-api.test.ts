@@ -94,11 +94,14 @@ const timeOf = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOStrin
 const nodeTimes = () => served.slice(1).map((k) => timeOf(T0 + k * 15_043));
 const podTimes = () => served.slice(1).map((k) => timeOf(T0 + k * 15_500));
 
-function kubectl(args: string[], v?: string, kubeconfig?: string): RunResult {
-  return c.kubectl(args, { version: v, env: kubeconfig ? { KUBECONFIG: kubeconfig } : undefined });
+// (kubectl runs as a child process this one waits for without blocking: this process serves the
+// node's /metrics/resource too, and a scrape it cannot answer in time makes the node's and its
+// pods' metrics go away until the next, as in metrics-server)
+function kubectl(args: string[], v?: string, kubeconfig?: string): Promise<RunResult> {
+  return c.kubectlAsync(args, { version: v, kubeconfig });
 }
-function ok(args: string[], v?: string, kubeconfig?: string): string {
-  const r = kubectl(args, v, kubeconfig);
+async function ok(args: string[], v?: string, kubeconfig?: string): Promise<string> {
+  const r = await kubectl(args, v, kubeconfig);
   assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
@@ -234,7 +237,7 @@ describe('registration', () => {
     assert.equal(api.status.conditions[0].type, 'Available');
     assert.equal(api.status.conditions[0].status, 'True');
     assert.equal(api.status.conditions[0].reason, 'Local');
-    assert.match(ok(['get', 'apiservices', 'v1beta1.metrics.k8s.io', '--no-headers']), /^v1beta1\.metrics\.k8s\.io\s+Local\s+True\s+/);
+    assert.match(await ok(['get', 'apiservices', 'v1beta1.metrics.k8s.io', '--no-headers']), /^v1beta1\.metrics\.k8s\.io\s+Local\s+True\s+/);
     // legacy: the group last (priority 100), its APIGroup and APIResourceList as metrics-server serves them
     const groups = (await c.raw('GET', '/apis')).json().groups;
     assert.deepEqual(groups.at(-1), { name: 'metrics.k8s.io', versions: [{ groupVersion: 'metrics.k8s.io/v1beta1', version: 'v1beta1' }], preferredVersion: { groupVersion: 'metrics.k8s.io/v1beta1', version: 'v1beta1' } });
@@ -264,7 +267,7 @@ describe('registration', () => {
     });
     assert.ok((await c.raw('GET', '/')).json().paths.includes('/apis/metrics.k8s.io/v1beta1'));
     for (const v of VERSIONS) {
-      assert.deepEqual(rows(ok(['api-resources', '--api-group=metrics.k8s.io'], v)), [
+      assert.deepEqual(rows(await ok(['api-resources', '--api-group=metrics.k8s.io'], v)), [
         ['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND'],
         ['nodes', 'metrics.k8s.io/v1beta1', 'false', 'NodeMetrics'],
         ['pods', 'metrics.k8s.io/v1beta1', 'true', 'PodMetrics'],
@@ -539,72 +542,72 @@ describe('metrics', () => {
     }
     assert.equal((await c.raw('GET', `${M}/nodes/${NODE}?resourceVersion=abc`)).status, 200);
     // kubectl get --raw: the same answers
-    const raw = kubectl(['get', '--raw', `${M}/pods?limit=abc`]);
+    const raw = await kubectl(['get', '--raw', `${M}/pods?limit=abc`]);
     assert.notEqual(raw.code, 0);
     assert.match(raw.stderr, /Error from server \(BadRequest\): strconv\.ParseInt: parsing "abc": invalid syntax/);
-    const sel = JSON.parse(ok(['get', '--raw', `${M}/namespaces/${NS_B}/pods?labelSelector=app%3Ddb&limit=1`]));
+    const sel = JSON.parse(await ok(['get', '--raw', `${M}/namespaces/${NS_B}/pods?labelSelector=app%3Ddb&limit=1`]));
     assert.deepEqual(sel.items.map((i: any) => i.metadata.name), ['db']);
   });
 
-  test('kubectl top reads the Protobuf answers (its default), and the JSON ones the same', () => {
-    const v9 = kubectl(['top', 'node', NODE, '--no-headers', '-v=9'], '1.33');
+  test('kubectl top reads the Protobuf answers (its default), and the JSON ones the same', async () => {
+    const v9 = await kubectl(['top', 'node', NODE, '--no-headers', '-v=9'], '1.33');
     assert.equal(v9.code, 0, v9.stderr);
     // (its request of the NodeMetrics asks for Protobuf first; the answer's headers say Protobuf)
     assert.match(v9.stderr, new RegExp(`-H "Accept: application/vnd\\.kubernetes\\.protobuf, \\*/\\*" [^\\n]*'[^']*/apis/metrics\\.k8s\\.io/v1beta1/nodes/${NODE}'`));
     assert.match(v9.stderr, new RegExp(`"Response" verb="GET" url="[^"]*/apis/metrics\\.k8s\\.io/v1beta1/nodes/${NODE}" status="200 OK" headers=<\\n(?:\\t[^\\n]*\\n)*?\\tContent-Type: application/vnd\\.kubernetes\\.protobuf\\n`));
     for (const v of VERSIONS) {
       for (const args of [['top', 'node', '--no-headers'], ['top', 'pod', '-A', '--no-headers'], ['top', 'pod', '-n', NS_A, '--containers', '--no-headers']]) {
-        assert.deepEqual(rows(ok([...args, '--use-protocol-buffers=true'], v)), rows(ok([...args, '--use-protocol-buffers=false'], v)), `${v} ${args.join(' ')}`);
+        assert.deepEqual(rows(await ok([...args, '--use-protocol-buffers=true'], v)), rows(await ok([...args, '--use-protocol-buffers=false'], v)), `${v} ${args.join(' ')}`);
       }
     }
   });
 
   for (const v of VERSIONS) {
-    test(`kubectl ${v} top node, top pod -A, --containers, -l`, () => {
+    test(`kubectl ${v} top node, top pod -A, --containers, -l`, async () => {
       // kubectl rounds CPU up to millicores (149571229n is 150m, 3% of 4 cores) and memory down to Mi (1234567Ki is 1205Mi, 14% of 8Gi)
-      assert.deepEqual(rows(ok(['top', 'node'], v)), [
+      assert.deepEqual(rows(await ok(['top', 'node'], v)), [
         ['NAME', 'CPU(cores)', v === '1.27' ? 'CPU%' : 'CPU(%)', 'MEMORY(bytes)', v === '1.27' ? 'MEMORY%' : 'MEMORY(%)'],
         [NODE, '150m', '3%', '1205Mi', '14%'],
         [IDLE, '<unknown>', '<unknown>', '<unknown>', '<unknown>'],
       ]);
-      assert.deepEqual(rows(ok(['top', 'node', NODE, '--no-headers'], v)), [[NODE, '150m', '3%', '1205Mi', '14%']]);
-      assert.deepEqual(rows(ok(['top', 'node', '-l', 'tier=metrics', '--no-headers'], v)), [[NODE, '150m', '3%', '1205Mi', '14%']]);
+      assert.deepEqual(rows(await ok(['top', 'node', NODE, '--no-headers'], v)), [[NODE, '150m', '3%', '1205Mi', '14%']]);
+      assert.deepEqual(rows(await ok(['top', 'node', '-l', 'tier=metrics', '--no-headers'], v)), [[NODE, '150m', '3%', '1205Mi', '14%']]);
       // (in the API's order: by namespace, then name)
-      assert.deepEqual(rows(ok(['top', 'pod', '-A'], v)), [
+      assert.deepEqual(rows(await ok(['top', 'pod', '-A'], v)), [
         ['NAMESPACE', 'NAME', 'CPU(cores)', 'MEMORY(bytes)'],
         [NS_A, 'web', '41m', '50Mi'],
         [NS_B, 'db', '194m', '100Mi'],
       ]);
-      assert.deepEqual(rows(ok(['top', 'pod', '-n', NS_A, '--containers'], v)), [
+      assert.deepEqual(rows(await ok(['top', 'pod', '-n', NS_A, '--containers'], v)), [
         ['POD', 'NAME', 'CPU(cores)', 'MEMORY(bytes)'],
         ['web', 'main', '33m', '50Mi'],
         ['web', 'side', '9m', '0Mi'],
       ]);
-      assert.deepEqual(rows(ok(['top', 'pod', '-n', NS_B, '-l', 'app=db'], v)), [
+      assert.deepEqual(rows(await ok(['top', 'pod', '-n', NS_B, '-l', 'app=db'], v)), [
         ['NAME', 'CPU(cores)', 'MEMORY(bytes)'],
         ['db', '194m', '100Mi'],
       ]);
-      const none = kubectl(['top', 'pod', '-n', NS_B, '-l', 'app=web'], v);
+      const none = await kubectl(['top', 'pod', '-n', NS_B, '-l', 'app=web'], v);
       assert.equal(none.code, 0, none.stderr);
       assert.match(none.stderr + none.stdout, /No resources found in metrics-b namespace\./);
-      const lonely = kubectl(['top', 'pod', 'lonely', '-n', NS_A], v);
+      const lonely = await kubectl(['top', 'pod', 'lonely', '-n', NS_A], v);
       assert.notEqual(lonely.code, 0);
       assert.match(lonely.stderr, /podmetrics\.metrics\.k8s\.io "metrics-a\/lonely" not found/);
     });
   }
 
-  test('RBAC: a user without rights gets 403; with view in a namespace, kubectl top pod there works', () => {
-    const no = kubectl(['top', 'pod', '-n', NS_A], '1.33', users.nobody);
+  test('RBAC: a user without rights gets 403; with view in a namespace, kubectl top pod there works', async () => {
+    const no = await kubectl(['top', 'pod', '-n', NS_A], '1.33', users.nobody);
     assert.notEqual(no.code, 0);
     assert.match(no.stderr, /pods\.metrics\.k8s\.io is forbidden: User "nobody" cannot list resource "pods" in API group "metrics\.k8s\.io" in the namespace "metrics-a"/);
     for (const v of VERSIONS) {
-      assert.deepEqual(rows(ok(['top', 'pod', '-n', NS_A, '--no-headers'], v, users.viewer)), [['web', '41m', '50Mi']]);
-      const other = kubectl(['top', 'pod', '-n', NS_B], v, users.viewer);
+      assert.deepEqual(rows(await ok(['top', 'pod', '-n', NS_A, '--no-headers'], v, users.viewer)), [['web', '41m', '50Mi']]);
+      const other = await kubectl(['top', 'pod', '-n', NS_B], v, users.viewer);
       assert.notEqual(other.code, 0);
       assert.match(other.stderr, /pods\.metrics\.k8s\.io is forbidden: User "viewer" cannot list resource "pods" in API group "metrics\.k8s\.io" in the namespace "metrics-b"/);
     }
-    assert.equal(ok(['auth', 'can-i', 'list', 'pods.metrics.k8s.io', '-n', NS_A], '1.33', users.viewer).trim(), 'yes');
-    assert.equal(kubectl(['auth', 'can-i', 'list', 'nodes.metrics.k8s.io'], '1.33', users.viewer).stdout.trim(), 'no');
+    assert.equal((await ok(['auth', 'can-i', 'list', 'pods.metrics.k8s.io', '-n', NS_A], '1.33', users.viewer)).trim(), 'yes');
+    assert.equal((await kubectl(['auth', 'can-i', 'list', 'nodes.metrics.k8s.io'], '1.33', users.viewer)).stdout.trim(), 'no');
   });
 });
 
@@ -647,8 +650,8 @@ describe('a real metrics-server takes over', () => {
   test('an APIService with a service is proxied to; without it again, or deleted, the built-in serves', async () => {
     const port = (ext.address() as import('node:net').AddressInfo).port;
     // (as metrics-server's manifest: a Service in kube-system; an extension on this machine is reached through an ExternalName Service)
-    ok(['apply', '-f', c.file('ms-svc.yaml', `apiVersion: v1\nkind: Service\nmetadata:\n  name: metrics-server\n  namespace: kube-system\nspec:\n  type: ExternalName\n  externalName: localhost\n`)]);
-    ok([
+    await ok(['apply', '-f', c.file('ms-svc.yaml', `apiVersion: v1\nkind: Service\nmetadata:\n  name: metrics-server\n  namespace: kube-system\nspec:\n  type: ExternalName\n  externalName: localhost\n`)]);
+    await ok([
       'apply',
       '-f',
       c.file(
@@ -661,7 +664,7 @@ describe('a real metrics-server takes over', () => {
       return r.status === 200 && r.json().items[0]?.usage?.cpu === '2';
     });
     assert.ok(seen.includes('/apis/metrics.k8s.io/v1beta1/nodes'));
-    assert.match(ok(['get', 'apiservices', 'v1beta1.metrics.k8s.io', '--no-headers']), /^v1beta1\.metrics\.k8s\.io\s+kube-system\/metrics-server\s+True\s+/);
+    assert.match(await ok(['get', 'apiservices', 'v1beta1.metrics.k8s.io', '--no-headers']), /^v1beta1\.metrics\.k8s\.io\s+kube-system\/metrics-server\s+True\s+/);
     // discovery now carries what the extension server says (its legacy list, converted: responseKind with its group version)
     await until('the extension server\'s discovery', async () => {
       const agg = (await c.raw('GET', '/apis', { headers: { accept: AGG } })).json();
@@ -681,24 +684,24 @@ describe('a real metrics-server takes over', () => {
     // its discovery comes from the extension server (one metrics.k8s.io group, listed once)
     const groups = (await c.raw('GET', '/apis')).json().groups.filter((g: any) => g.name === 'metrics.k8s.io');
     assert.equal(groups.length, 1);
-    assert.deepEqual(rows(ok(['api-resources', '--api-group=metrics.k8s.io', '--no-headers'], '1.33')), [
+    assert.deepEqual(rows(await ok(['api-resources', '--api-group=metrics.k8s.io', '--no-headers'], '1.33')), [
       ['nodes', 'metrics.k8s.io/v1beta1', 'false', 'NodeMetrics'],
       ['pods', 'metrics.k8s.io/v1beta1', 'true', 'PodMetrics'],
     ]);
     // the service taken out: the built-in again
-    ok(['patch', 'apiservice', 'v1beta1.metrics.k8s.io', '--type=json', '-p', '[{"op":"remove","path":"/spec/service"},{"op":"remove","path":"/spec/insecureSkipTLSVerify"}]']);
+    await ok(['patch', 'apiservice', 'v1beta1.metrics.k8s.io', '--type=json', '-p', '[{"op":"remove","path":"/spec/service"},{"op":"remove","path":"/spec/insecureSkipTLSVerify"}]']);
     await until('the built-in answers again', async () => {
       const r = await c.raw('GET', `/apis/metrics.k8s.io/v1beta1/nodes/${NODE}`);
       return r.status === 200 && r.json().usage.cpu === NODE_CPU;
     });
     // deleted: made again, Local
-    ok(['delete', 'apiservice', 'v1beta1.metrics.k8s.io']);
+    await ok(['delete', 'apiservice', 'v1beta1.metrics.k8s.io']);
     await until('the APIService made again', async () => {
       const r = await c.raw('GET', '/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io');
       return r.status === 200 && r.json().status?.conditions?.[0]?.reason === 'Local';
     });
     await until('served', async () => (await c.raw('GET', `/apis/metrics.k8s.io/v1beta1/nodes/${NODE}`)).status === 200);
-    assert.deepEqual(rows(ok(['top', 'node', NODE, '--no-headers'], '1.33')), [[NODE, '150m', '3%', '1205Mi', '14%']]);
+    assert.deepEqual(rows(await ok(['top', 'node', NODE, '--no-headers'], '1.33')), [[NODE, '150m', '3%', '1205Mi', '14%']]);
   });
 });
 
