@@ -33,7 +33,10 @@ const MERGE = { 'content-type': 'application/merge-patch+json' };
 const NODES = ['sch-a', 'sch-b', 'sch-gpu'];
 
 before(async () => {
-  c = await startCluster({ args: ['--storage-backend=memory'] });
+  // (no node agent: the test writes the Nodes' Ready condition once, and nothing renews it; the
+  // node lifecycle controller would take them for unreachable after --node-monitor-grace-period,
+  // 50 s, and taint them, which a slow run of this file reaches)
+  c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-node-lifecycle-controller'] });
   for (const name of NODES) {
     const gpu = name === 'sch-gpu';
     const node = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' } }, spec: gpu ? { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] } : {} };
