@@ -13,6 +13,7 @@
 // run, and nothing is registered or reported; their status is the kubelet's own (its /pods). With
 // --runonce the static pods are started, waited for, and the kubelet exits (its servers never
 // start), as the kubelet's RunOnce.
+import { CredentialPlugins, loadCredentialProviders } from '../nodeagent/credentialplugins.js';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -208,7 +209,21 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     cri.close();
     throw new Error(`failed to run Kubelet: ${(e as Error).message}`);
   }
+  // the image credential provider plugins, registered as the kubelet registers them with its
+  // runtime manager: a config it cannot use ends the start
+  let plugins: CredentialPlugins | undefined;
+  if (f.imageCredentialProviderConfigPath !== '' || f.imageCredentialProviderBinDir !== '') {
+    try {
+      const providers = loadCredentialProviders(f.imageCredentialProviderConfigPath, f.imageCredentialProviderBinDir);
+      plugins = new CredentialPlugins(providers, f.imageCredentialProviderBinDir, (provider, err) => log.error(err, 'Failed getting credential from external registry credential provider', { provider }));
+    } catch (e) {
+      log.error(e as Error, 'Failed to register CRI auth plugins');
+      cri.close();
+      process.exit(1);
+    }
+  }
   const kubelet = new Kubelet({
+    credentialPlugins: plugins,
     containerManager,
     rest,
     runOnce: config.runOnce,

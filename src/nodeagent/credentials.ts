@@ -62,7 +62,7 @@ function globMatch(glob: string, s: string): boolean {
 }
 
 /** credentialprovider's URLsMatch: same port, as many host parts each matching its glob, and the glob's path a prefix */
-function locationMatches(glob: string, target: string): boolean {
+export function locationMatches(glob: string, target: string): boolean {
   const g = parseLocation(glob);
   const t = parseLocation(target);
   if (!g || !t) return false;
@@ -207,8 +207,16 @@ export function nodeKeyring(rootDir: string, onError: (file: string, why: string
   return k;
 }
 
-/** the credentials to try for an image: the pod's secrets first, then the node's (a union keyring) */
-export function credentialsFor(image: string, podKeyring: DockerKeyring | undefined, node: DockerKeyring | undefined): AuthConfig[] {
+/** what an image's credentials may come from besides the pod's pull secrets (the kubelet's default keyring) */
+export interface NodeCredentials {
+  /** the node's Docker configuration files */
+  keyring?: DockerKeyring;
+  /** the image credential provider plugins */
+  plugins?: { lookup(repo: string): Promise<AuthConfig[]> };
+}
+
+/** the credentials to try for an image: the pod's secrets first, then the node's configuration, then the plugins' (a union keyring) */
+export async function credentialsFor(image: string, podKeyring: DockerKeyring | undefined, node: NodeCredentials | undefined): Promise<AuthConfig[]> {
   const repo = repositoryOf(image);
-  return [...(podKeyring?.lookup(repo) ?? []), ...(node?.lookup(repo) ?? [])];
+  return [...(podKeyring?.lookup(repo) ?? []), ...(node?.keyring?.lookup(repo) ?? []), ...((await node?.plugins?.lookup(repo)) ?? [])];
 }

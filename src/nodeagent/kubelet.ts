@@ -6,6 +6,7 @@
 // everything else (--kube-api-qps/--kube-api-burst), one for events (--event-qps/--event-burst),
 // and one for the node's status and Lease that no rate limit holds back (the heartbeat client).
 import { nodeKeyring } from './credentials.js';
+import type { CredentialPlugins } from './credentialplugins.js';
 import { mkdirSync } from 'node:fs';
 import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
@@ -35,6 +36,8 @@ const RUN_ONCE_MAX_RETRIES = 10;
 const RUN_ONCE_RETRY_DELAY_MS = 1000;
 
 export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
+  /** --image-credential-provider-config's plugins (credentialplugins.ts), asked after the node's Docker configuration */
+  credentialPlugins?: CredentialPlugins;
   /** how to reach the API server; none: standalone mode (static pods only, nothing reported) */
   rest: RESTConfig | undefined;
   /** --runonce: run the static pods once (runOnce()), no pods of the API server, no node status */
@@ -122,7 +125,10 @@ export class Kubelet {
     this.pods = new PodWorkers({
       client,
       // the node's Docker configuration, read once, as the kubelet reads it (credentials.ts)
-      nodeKeyring: nodeKeyring(o.rootDir, (file, why) => o.log.error(new Error(why), 'Could not read the Docker configuration; its registry credentials are not used', { file })),
+      nodeCredentials: {
+        keyring: nodeKeyring(o.rootDir, (file, why) => o.log.error(new Error(why), 'Could not read the Docker configuration; its registry credentials are not used', { file })),
+        plugins: o.credentialPlugins,
+      },
       runOnce: o.runOnce,
       probeMetrics: this.probeMetrics,
       inPlaceResize: o.inPlaceResize,

@@ -1865,7 +1865,6 @@ export function validateKeelsonSupport(c: KubeletConfiguration, f: KubeletFlags)
   if (c.memoryManagerPolicy !== 'None') no(`memoryManagerPolicy (--memory-manager-policy) ${goQuote(c.memoryManagerPolicy)}`, 'its node agent pins no memory to NUMA nodes; only "None"');
   if (c.topologyManagerPolicy !== 'none') no(`topologyManagerPolicy (--topology-manager-policy) ${goQuote(c.topologyManagerPolicy)}`, 'its node agent has no topology manager; only "none"');
   if (c.memorySwap.swapBehavior === 'LimitedSwap') no('memorySwap.swapBehavior "LimitedSwap"', 'its node agent gives containers no swap; leave it empty or "NoSwap"');
-  if (f.imageCredentialProviderConfigPath !== '') no('--image-credential-provider-config', 'its node agent runs no image credential provider plugins; images are pulled with the pods\' imagePullSecrets and the node\'s Docker configuration (--root-dir/config.json, ~/.docker/config.json)');
   if (f.lockFilePath !== '') no('--lock-file', 'its node agent takes no lock file');
   if (c.contentType !== 'application/json' && c.contentType !== 'application/vnd.kubernetes.protobuf') no(`contentType (--kube-api-content-type) ${goQuote(c.contentType)}`, 'application/json or application/vnd.kubernetes.protobuf');
   return errs;

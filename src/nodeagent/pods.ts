@@ -33,7 +33,7 @@ import type { EventRecorder } from '../client/events.js';
 import type { CRIClient } from './cri.js';
 import type { ContainerManager } from './cgroups.js';
 import { makeEnvironment, expandCommandAndArgs, ContainerConfigError, getObject } from './envvars.js';
-import { credentialsFor, keyringFromSecrets, type DockerKeyring } from './credentials.js';
+import { credentialsFor, keyringFromSecrets, type DockerKeyring, type NodeCredentials } from './credentials.js';
 import type { AuthConfig } from './cri/types.js';
 import type { VolumeManager } from './volumes.js';
 import type { StreamKind, StreamRequest } from './server.js';
@@ -104,8 +104,8 @@ export interface PodWorkersOptions {
   cgroups?: ContainerManager;
   /** --root-dir: the pods' directories (<root>/pods/<uid>), whose mounted volumes keep an orphaned pod cgroup */
   rootDir?: string;
-  /** the node's own registry credentials (credentials.ts: its Docker configuration files), tried after the pod's pull secrets */
-  nodeKeyring?: DockerKeyring;
+  /** the node's own registry credentials (credentials.ts: its Docker configuration files and credential provider plugins), tried after the pod's pull secrets */
+  nodeCredentials?: NodeCredentials;
 }
 
 interface RuntimeContainer {
@@ -1255,7 +1255,7 @@ export class PodWorkers {
     void this.o.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
     const started = Date.now();
     try {
-      const creds = credentialsFor(image, await this.pullSecretsKeyring(pod), this.o.nodeKeyring);
+      const creds = await credentialsFor(image, await this.pullSecretsKeyring(pod), this.o.nodeCredentials);
       const ref = await this.pulls.run(() => this.pullWith(image, creds));
       rec.imageBackoff.delete(image);
       void this.o.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${((Date.now() - started) / 1000).toFixed(3)}s`, fieldPath);

@@ -4,13 +4,16 @@
 // The Secrets come from kubectl's own generator (`kubectl create secret docker-registry`) and the
 // older kubernetes.io/dockercfg form; the kubelet reads them as the node (the Node authorizer
 // allows the pull secrets of its pods), finds the credentials whose location matches the image
-// (the most specific first) and tries each, as the kubelet's keyring does.
+// (the most specific first) and tries each, as the kubelet's keyring does. Last, an image
+// credential provider plugin (a shell script) gives the credentials, and configs the kubelet
+// refuses end its start.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startCluster, until, type Cluster } from './harness.js';
+import { freePort, startCluster, until, ROOT, type Cluster } from './harness.js';
 import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess } from './kubeletharness.js';
 import { imageTars, startContainerd, type Containerd } from '../nodeagent/containerd.js';
 import { registryHostsToml, startRegistry, type TestRegistry } from './registry.js';
@@ -147,4 +150,63 @@ test('the older kubernetes.io/dockercfg Secret, and pull secrets a pod gets from
   const p = await running('fromsa');
   assert.deepEqual(p.spec.imagePullSecrets, [{ name: 'oldcfg' }], 'the ServiceAccount admission plugin added them');
   assert.ok(reg.requests.slice(before).some((r) => r.user === 'other'), 'pulled as the dockercfg\'s user');
+});
+
+test('image credential provider plugins: a plugin the config names is run for the images it matches, its answer cached by registry; a config the kubelet cannot use ends its start', async () => {
+  const bin = join(dir, 'plugins');
+  mkdirSync(bin, { recursive: true });
+  const calls = join(dir, 'plugin-calls');
+  // the plugin: records its request, arguments and environment, answers credentials for the registry
+  const answer = JSON.stringify({
+    kind: 'CredentialProviderResponse',
+    apiVersion: 'credentialprovider.kubelet.k8s.io/v1',
+    cacheKeyType: 'Registry',
+    cacheDuration: '1m',
+    auth: { [reg.host]: { username: 'other', password: 'other-password' } },
+  });
+  writeFileSync(join(bin, 'reg-helper'), `#!/bin/sh\n{ cat; echo; echo "args=$*"; echo "mark=$HELPER_MARK"; } >> ${calls}\necho '${answer}'\n`, { mode: 0o755 });
+  const cfg = join(dir, 'credential-providers.yaml');
+  writeFileSync(cfg, [
+    'apiVersion: kubelet.config.k8s.io/v1',
+    'kind: CredentialProviderConfig',
+    'providers:',
+    '- name: reg-helper',
+    `  matchImages: ["${reg.host}"]`,
+    '  defaultCacheDuration: 10m',
+    '  apiVersion: credentialprovider.kubelet.k8s.io/v1',
+    '  args: ["--verbose"]',
+    '  env:',
+    '  - name: HELPER_MARK',
+    '    value: from-config',
+  ].join('\n'));
+  await kubelet?.stop();
+  const port = await freePort();
+  kubelet = new KubeletProcess([...joiningKubeletArgs({ cluster: c, dir, endpoint: ctd.endpoint, node: NODE, port }), '-v', '2', '--image-credential-provider-config', cfg, '--image-credential-provider-bin-dir', bin]);
+  await kubelet.ready(c, NODE);
+  const before = reg.requests.length;
+  apply(podSpec('viaplugin', 'v6', undefined));
+  await running('viaplugin');
+  assert.ok(reg.requests.slice(before).some((r) => r.user === 'other'), 'pulled with the plugin\'s credentials');
+  const log = readFileSync(calls, 'utf8');
+  assert.match(log, new RegExp(`^\\{"kind":"CredentialProviderRequest","apiVersion":"credentialprovider\\.kubelet\\.k8s\\.io/v1","image":"${reg.host.replace(/\./g, '\\.')}/team/busybox"\\}\nargs=--verbose\nmark=from-config\n$`));
+  // a second image of the same registry: the cached answer, the plugin is not run again
+  apply(podSpec('viaplugin2', 'v7', undefined));
+  await running('viaplugin2');
+  assert.equal(readFileSync(calls, 'utf8'), log, 'one run, cached for the registry');
+
+  // what the kubelet refuses: "Failed to register CRI auth plugins", and it exits 1
+  const refused = (extra: string[]) =>
+    spawnSync(process.execPath, [...joiningKubeletArgs({ cluster: c, dir: join(dir, 'refused'), endpoint: ctd.endpoint, node: 'refused-node', port }), '--cgroups-per-qos=false', '--enforce-node-allocatable=', ...extra], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  mkdirSync(join(dir, 'refused'), { recursive: true });
+  writeJoiningKubeletConfig(c, join(dir, 'refused'));
+  const noCache = join(dir, 'no-cache.yaml');
+  writeFileSync(noCache, 'apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n- name: reg-helper\n  matchImages: ["x.io"]\n  apiVersion: credentialprovider.kubelet.k8s.io/v1\n');
+  const r1 = refused(['--image-credential-provider-config', noCache, '--image-credential-provider-bin-dir', bin]);
+  assert.equal(r1.status, 1, r1.stderr);
+  assert.match(r1.stderr, /"Failed to register CRI auth plugins" err="failed to validate credential provider config: providers\.defaultCacheDuration: Required value"/);
+  const missing = join(dir, 'missing.yaml');
+  writeFileSync(missing, 'apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n- name: nope\n  matchImages: ["x.io"]\n  defaultCacheDuration: 1m\n  apiVersion: credentialprovider.kubelet.k8s.io/v1\n');
+  const r2 = refused(['--image-credential-provider-config', missing, '--image-credential-provider-bin-dir', bin]);
+  assert.equal(r2.status, 1, r2.stderr);
+  assert.match(r2.stderr, new RegExp(`"Failed to register CRI auth plugins" err="plugin binary executable ${join(bin, 'nope').replace(/[/.]/g, '\\$&')} did not exist"`));
 });

@@ -43,7 +43,7 @@ test('Docker Hub: the https://index.docker.io/v1/ entry serves images without a 
   assert.deepEqual(k.lookup(repositoryOf('quay.io/team/app')), []);
 });
 
-test('pull secrets: dockerconfigjson and dockercfg Secrets of their types; other Secrets, and a wrong type, add nothing; the pod\'s before the node\'s', () => {
+test('pull secrets: dockerconfigjson and dockercfg Secrets of their types; other Secrets, and a wrong type, add nothing; the pod\'s before the node\'s, then the plugins\'', async () => {
   const json = { type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': b64(JSON.stringify({ auths: { 'r.example.com': { username: 'u', password: 'p', auth: b64('u:p') } } })) } };
   const cfg = { type: 'kubernetes.io/dockercfg', data: { '.dockercfg': b64(JSON.stringify({ 'r.example.com': { auth: b64('old:pw'), email: 'e@x' } })) } };
   const opaque = { type: 'Opaque', data: { '.dockerconfigjson': json.data['.dockerconfigjson'] } };
@@ -52,6 +52,7 @@ test('pull secrets: dockerconfigjson and dockercfg Secrets of their types; other
   assert.deepEqual(pod.lookup('r.example.com/app'), [{ username: 'u', password: 'p' }, { username: 'old', password: 'pw' }]);
   const node = new DockerKeyring();
   node.add({ 'r.example.com': { username: 'node', password: 'n' } });
-  assert.deepEqual(credentialsFor('r.example.com/app:v1', pod, node).map((a) => a.username), ['u', 'old', 'node']);
-  assert.deepEqual(credentialsFor('elsewhere.io/app', pod, node), []);
+  const plugins = { lookup: async (repo: string) => (repo.startsWith('r.example.com/') ? [{ username: 'plugin' }] : []) };
+  assert.deepEqual((await credentialsFor('r.example.com/app:v1', pod, { keyring: node, plugins })).map((a) => a.username), ['u', 'old', 'node', 'plugin']);
+  assert.deepEqual(await credentialsFor('elsewhere.io/app', pod, { keyring: node, plugins }), []);
 });

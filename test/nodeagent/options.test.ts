@@ -477,12 +477,10 @@ describe('start-up checks and Keelson\'s limits', () => {
     c.memoryManagerPolicy = 'Static';
     c.topologyManagerPolicy = 'restricted';
     f.lockFilePath = '/var/run/kubelet.lock';
-    f.imageCredentialProviderConfigPath = '/etc/creds.yaml';
     assert.deepEqual(validateKeelsonSupport(c, f).map((e) => e.split(' is not supported by Keelson')[0]), [
       'cpuManagerPolicy (--cpu-manager-policy) "static"',
       'memoryManagerPolicy (--memory-manager-policy) "Static"',
       'topologyManagerPolicy (--topology-manager-policy) "restricted"',
-      '--image-credential-provider-config',
       '--lock-file',
     ]);
   });
