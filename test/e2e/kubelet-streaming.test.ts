@@ -212,6 +212,29 @@ test('kubectl cp: a file and a directory into the container and back (tar over e
   }
 });
 
+test('kubectl debug node/<node>: a pod on the node in its host namespaces, the host\'s root at /host', async () => {
+  const marker = join(dir, 'debug-marker');
+  writeFileSync(marker, 'seen from the node\n');
+  const d = c.kubectl(['debug', `node/${NODE}`, `--image=${BUSYBOX}`, '--image-pull-policy=IfNotPresent', '--', 'sh', '-c', `cat /host${marker}; sleep 3600`]);
+  assert.equal(d.code, 0, d.stderr);
+  const name = /Creating debugging pod (\S+) with container debugger on node/.exec(d.stdout + d.stderr)?.[1];
+  assert.ok(name, d.stdout + d.stderr);
+  const p = await running(name!);
+  assert.equal(p.spec.nodeName, NODE);
+  assert.equal(p.spec.hostNetwork, true);
+  assert.equal(p.spec.hostPID, true);
+  await until('the host\'s file in the debug pod\'s log', async () => {
+    const l = await c.kubectlAsync(['logs', name!]);
+    return l.stdout.includes('seen from the node') ? l : undefined;
+  });
+  // (in the host's PID namespace: the node's processes are visible, the kubelet's among them)
+  const ps = c.kubectl(['exec', name!, '--', 'sh', '-c', 'cat /proc/*/cmdline 2>/dev/null | tr "\\0" " "']);
+  assert.equal(ps.code, 0, ps.stderr);
+  assert.match(ps.stdout, /keelson kubelet/);
+  const del = c.kubectl(['delete', 'pod', name!, '--wait=false']);
+  assert.equal(del.code, 0, del.stderr);
+});
+
 test('kubectl exec -it: a terminal in the container (kubectl run under script(1) for a terminal of its own)', () => {
   const r = spawnSync('script', ['-qec', `${kubectlBinary('1.33')} exec -it shell -- sh -c 'tty; echo done'`, '/dev/null'], {
     env: { PATH: process.env.PATH ?? '', HOME: c.home, KUBECONFIG: c.kubeconfig, },
