@@ -529,3 +529,41 @@ for (const v of VERSIONS) {
     expectRun(v, ['explain', 'foos'], { code: 1, stderr: 'the server doesn\'t have a resource type "foos"\n' });
   });
 }
+
+for (const v of ['1.33', '1.27'] as Version[]) {
+  test(`kubectl ${v}: expose, cluster-info, api-versions, cordon and uncordon, apply --prune`, async () => {
+    const ns = `more-${v.replace('.', '-')}`;
+    expectRun(v, ['create', 'namespace', ns], { stdout: `namespace/${ns} created\n` });
+    // expose: a Service with the Deployment's selector; a NodePort one gets its port allocated
+    expectRun(v, ['create', 'deployment', 'web', '-n', ns, '--image=nginx', '--port=8080'], { stdout: 'deployment.apps/web created\n' });
+    expectRun(v, ['expose', 'deployment', 'web', '-n', ns, '--port=80', '--target-port=8080'], { code: 0, stdout: 'service/web exposed\n' });
+    const svc = (await c.raw('GET', `/api/v1/namespaces/${ns}/services/web`)).json();
+    assert.deepEqual([svc.spec.type, svc.spec.selector, svc.spec.ports], ['ClusterIP', { app: 'web' }, [{ port: 80, protocol: 'TCP', targetPort: 8080 }]]);
+    assert.match(svc.spec.clusterIP, /^\d+\.\d+\.\d+\.\d+$/);
+    expectRun(v, ['expose', 'deployment', 'web', '-n', ns, '--name=web-np', '--type=NodePort', '--port=80'], { stdout: 'service/web-np exposed\n' });
+    const np = (await c.raw('GET', `/api/v1/namespaces/${ns}/services/web-np`)).json();
+    assert.ok(np.spec.ports[0].nodePort >= 30000 && np.spec.ports[0].nodePort <= 32767, JSON.stringify(np.spec.ports));
+    // cluster-info: the control plane's address
+    expectRun(v, ['cluster-info'], { code: 0, stdout: new RegExp(`Kubernetes control plane\\S* is running at \\S*https://127\\.0\\.0\\.1:${c.port}`) });
+    // api-versions: every group version discovery serves
+    const disc = (await c.raw('GET', '/apis')).json();
+    const want = ['v1', ...disc.groups.flatMap((g: any) => g.versions.map((x: any) => x.groupVersion))].sort();
+    assert.deepEqual(kubectl(v, ['api-versions']).stdout.trim().split('\n'), want);
+    // cordon and uncordon set and clear spec.unschedulable
+    const node = `cordon-${v.replace('.', '-')}`;
+    expectRun(v, ['apply', '-f', '-'], { stdout: `node/${node} created\n` }, JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: node } }));
+    expectRun(v, ['cordon', node], { code: 0, stdout: `node/${node} cordoned\n` });
+    assert.equal((await c.raw('GET', `/api/v1/nodes/${node}`)).json().spec.unschedulable, true);
+    expectRun(v, ['uncordon', node], { code: 0, stdout: `node/${node} uncordoned\n` });
+    assert.equal((await c.raw('GET', `/api/v1/nodes/${node}`)).json().spec.unschedulable, undefined);
+    expectRun(v, ['delete', 'node', node], { stdout: `node "${node}" deleted\n` });
+    // apply --prune: what the set no longer holds is deleted
+    const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\n  labels: {set: pruned}\ndata: {k: v}\n`;
+    const both = c.file(`prune-${v}-both.yaml`, `${cm('keep')}---\n${cm('drop')}`);
+    const one = c.file(`prune-${v}-one.yaml`, cm('keep'));
+    expectRun(v, ['apply', '-f', both, '-l', 'set=pruned', '--prune', '--prune-allowlist=core/v1/ConfigMap'], { stdout: 'configmap/keep created\nconfigmap/drop created\n' });
+    expectRun(v, ['apply', '-f', one, '-l', 'set=pruned', '--prune', '--prune-allowlist=core/v1/ConfigMap'], { code: 0, stdout: `configmap/keep unchanged\nconfigmap/drop pruned\n` });
+    assert.equal((await c.raw('GET', `/api/v1/namespaces/${ns}/configmaps/drop`)).status, 404);
+    expectRun(v, ['delete', 'namespace', ns, '--wait=false'], { stdout: `namespace "${ns}" deleted\n` });
+  });
+}
