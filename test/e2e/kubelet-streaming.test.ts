@@ -297,6 +297,24 @@ test('kubectl port-forward: a TCP connection to the local port reaches the conta
       background.delete(proc);
     }
   }
+  // a Service: kubectl picks one of its pods and maps the port (svc/web's 80 is the pod's named port http, 8080)
+  for (const target of [['svc/web', '80']] as const) {
+    const local = await freePort();
+    const proc = await portForward('1.33', [target[0], `${local}:${target[1]}`], local);
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port: local, path: '/hello.txt' }, (res) => {
+          let b = '';
+          res.on('data', (d) => (b += d));
+          res.on('end', () => resolve(b));
+        }).on('error', reject);
+      });
+      assert.equal(body, 'hello\n', target[0]);
+    } finally {
+      proc.kill('SIGTERM');
+      background.delete(proc);
+    }
+  }
   // a pod that is not running: kubectl's own check
   const r = c.kubectl(['port-forward', 'pending', `${await freePort()}:80`]);
   assert.deepEqual([r.code, r.stderr], [1, 'error: unable to forward port because pod is not running. Current status=Pending\n']);
