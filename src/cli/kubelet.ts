@@ -203,6 +203,10 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
       cpuCFSQuota: config.cpuCFSQuota,
       cpuCFSQuotaPeriodUs: Math.round(config.cpuCFSQuotaPeriod * 1000),
       reserved: [reserved.kubeReserved, reserved.systemReserved],
+      systemReserved: reserved.systemReserved,
+      kubeReserved: reserved.kubeReserved,
+      systemReservedCgroup: config.systemReservedCgroup,
+      kubeReservedCgroup: config.kubeReservedCgroup,
       log,
     });
   } catch (e) {

@@ -565,6 +565,15 @@ export interface ContainerManagerOptions {
   cpuCFSQuotaPeriodUs: number;
   /** --kube-reserved and --system-reserved */
   reserved: Record<string, string>[];
+  /**
+   * --system-reserved and --kube-reserved apart, with --system-reserved-cgroup and
+   * --kube-reserved-cgroup: the cgroups limited to them when enforceNodeAllocatable names
+   * system-reserved or kube-reserved (or their -compressible forms, CPU only)
+   */
+  systemReserved?: Record<string, string>;
+  kubeReserved?: Record<string, string>;
+  systemReservedCgroup?: string;
+  kubeReservedCgroup?: string;
   log: Logger;
   /** the mounted subsystems (detected when not given) */
   subsystems?: CgroupSubsystems;
@@ -583,6 +592,9 @@ export function hostPidCapacity(): number | undefined {
   if (!(pidMax > 0)) return undefined;
   return threadsMax > 0 ? Math.min(pidMax, threadsMax) : pidMax;
 }
+
+/** a system-reserved or kube-reserved cgroup that could not be limited (FailedNodeAllocatableEnforcement) */
+export class ReservedCgroupError extends Error {}
 
 /**
  * The node's cgroups (NewContainerManager's checks, Start's QoS hierarchy and node allocatable)
@@ -633,7 +645,7 @@ export class ContainerManager {
    * cgroups, and their update every minute. `activePods`: the pods admitted and not ended, with
    * their admitted resources. Throws what stops the kubelet (the systemd driver without systemd).
    */
-  start(activePods: () => any[]): { enforced?: { ok: boolean; message: string } } {
+  start(activePods: () => any[]): { enforced?: { ok: boolean; message: string }; reserved?: string[] } {
     if (!this.cgroups) return {};
     if (this.o.cgroupDriver === 'systemd') {
       const running = this.o.systemdRunning ?? (() => {
@@ -660,6 +672,7 @@ export class ContainerManager {
     } catch (e) {
       enforced = { ok: false, message: `Failed to update Node Allocatable Limits ${JSON.stringify(cgroupfs(kubepods))}: ${(e as Error).message}` };
     }
+    const reserved = this.enforceReservedCgroups();
     for (const [name, rc] of [[this.qos.burstable, {}], [this.qos.besteffort, { cpuShares: MIN_SHARES }]] as [CgroupName, ResourceConfig][]) {
       try {
         if (!cm.exists(name)) cm.create(name, rc);
@@ -677,7 +690,47 @@ export class ContainerManager {
       }
     }, QOS_UPDATE_INTERVAL_MS);
     this.timer.unref();
-    return { enforced };
+    return { enforced, reserved };
+  }
+
+  /**
+   * enforceNodeAllocatableCgroups' second part: the system-reserved and kube-reserved cgroups,
+   * which must exist, limited to --system-reserved and --kube-reserved (CPU shares, memory, PIDs;
+   * the -compressible forms CPU only). Answers the NodeAllocatableEnforced messages; throws a
+   * ReservedCgroupError, which stops the kubelet, for a cgroup it cannot limit.
+   */
+  private enforceReservedCgroups(): string[] {
+    const cm = this.cgroups!;
+    const out: string[] = [];
+    const enforce = this.o.enforceNodeAllocatable;
+    for (const who of ['system', 'kube'] as const) {
+      const compressible = enforce.includes(`${who}-reserved-compressible`);
+      if (!compressible && !enforce.includes(`${who}-reserved`)) continue;
+      const path = (who === 'system' ? this.o.systemReservedCgroup : this.o.kubeReservedCgroup) ?? '';
+      const rl = (who === 'system' ? this.o.systemReserved : this.o.kubeReserved) ?? {};
+      const label = who === 'system' ? 'System' : 'Kube';
+      this.o.log.v(2).info(`Enforcing ${who} reserved on cgroup`, { cgroupName: path, limits: rl });
+      const name = parseCgroupfs(path);
+      // (getCgroupConfig: CPU shares from the reserved CPU; memory and PIDs unless compressible only)
+      const rc: ResourceConfig = {};
+      if (rl.cpu !== undefined) rc.cpuShares = milliCPUToShares(milli(rl, 'cpu'));
+      if (!compressible) {
+        if (rl.memory !== undefined) rc.memory = value(rl, 'memory');
+        if (rl.pid !== undefined) rc.pidsLimit = value(rl, 'pid');
+      }
+      let why: string | undefined;
+      if (!cm.exists(name)) why = `[${name.map((n) => JSON.stringify(n)).join(' ')}] cgroup does not exist`;
+      else {
+        try {
+          cm.set(name, rc);
+        } catch (e) {
+          why = (e as Error).message;
+        }
+      }
+      if (why !== undefined) throw new ReservedCgroupError(`Failed to enforce ${label} Reserved Cgroup Limits on ${JSON.stringify(path)}: ${why}`);
+      out.push(`Updated limits on ${who} reserved cgroup ${path}`);
+    }
+    return out;
   }
 
   stop(): void {

@@ -19,7 +19,7 @@ import { fsStatsOf, processLimits, ResourceSampler, type FsStats, type StorageSu
 import { ImageGCManager, type ImageGCPolicy } from './imagegc.js';
 import type { EvictionThreshold } from './options.js';
 import type { CRIClient } from './cri.js';
-import type { ContainerManager } from './cgroups.js';
+import { ReservedCgroupError, type ContainerManager } from './cgroups.js';
 import { NodeAgentNode, type NodeOptions } from './node.js';
 import { PodWorkers } from './pods.js';
 import { VolumeManager } from './volumes.js';
@@ -267,11 +267,13 @@ export class Kubelet {
     try {
       r = cm.start(() => this.pods.admittedPods());
     } catch (e) {
+      if (e instanceof ReservedCgroupError) this.nodeEvent('Warning', 'FailedNodeAllocatableEnforcement', e.message);
       this.o.log.error(e, 'Failed to start ContainerManager');
       throw new Error(`Failed to start ContainerManager: ${(e as Error).message}`);
     }
     if (r.enforced?.ok) this.nodeEvent('Normal', 'NodeAllocatableEnforced', r.enforced.message);
     else if (r.enforced) this.nodeEvent('Warning', 'FailedNodeAllocatableEnforcement', r.enforced.message);
+    for (const m of r.reserved ?? []) this.nodeEvent('Normal', 'NodeAllocatableEnforced', m);
   }
 
   /** --pod-cidr goes to the runtime (CRI UpdateRuntimeConfig), as the kubelet does when it starts */

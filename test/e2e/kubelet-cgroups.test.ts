@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { startCluster, freePort, until, ROOT, type Cluster } from './harness.js';
 import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess } from './kubeletharness.js';
 import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
+import { createCgroupRoot } from '../nodeagent/cgrouproot.js';
 
 let c: Cluster;
 let ctd: Containerd;
@@ -237,6 +238,44 @@ test('start-up: --cgroup-driver=systemd is refused without systemd; a --cgroup-r
   const why = V2 ? `could not read controllers for cgroup ["keelson-missing-${process.pid}"]` : `cgroup ["keelson-missing-${process.pid}"] has some missing paths: /sys/fs/cgroup/`;
   assert.ok(noRoot.stderr.includes(`failed to run Kubelet: invalid configuration: ${why}`), noRoot.stderr);
   assert.equal(existsSync(`/sys/fs/cgroup/${V2 ? '' : 'memory/'}${missing}`), false);
+});
+
+test('enforceNodeAllocatable system-reserved and kube-reserved-compressible: the named cgroups get the reservations\' limits (CPU only for the compressible one); a cgroup that does not exist stops the start', async () => {
+  const sys = `${ctd.cgroupRoot}/system-reserved`;
+  const kube = `${ctd.cgroupRoot}/kube-reserved`;
+  createCgroupRoot(sys);
+  createCgroupRoot(kube);
+  const reserved = ['--enforce-node-allocatable=pods,system-reserved,kube-reserved-compressible', '--system-reserved=cpu=100m,memory=100Mi,pid=1000', `--system-reserved-cgroup=${sys}`, '--kube-reserved=cpu=200m,memory=50Mi', `--kube-reserved-cgroup=${kube}`];
+  await stopKubelet();
+  kubelet = startKubelet(reserved);
+  // (the Node is still Ready from the kubelet before: the new one's limits are what tells it started)
+  const shares = () => (V2 ? cgRead('cpu', 'system-reserved', 'cpu.weight') : cgRead('cpu', 'system-reserved', 'cpu.shares'));
+  // (milliCPUToShares: 100m is 102 shares, 200m 204)
+  await until('the system-reserved cgroup limited', () => shares() === (V2 ? '4' : '102'), 60_000).catch((e) => {
+    throw new Error(`${(e as Error).message}: ${shares()}; the kubelet's log ends:\n${kubelet?.tail(3000)}`);
+  });
+  assert.equal(memoryLimit('system-reserved'), String(100 * 1024 * 1024));
+  assert.equal(cgRead('pids', 'system-reserved', 'pids.max'), '1000');
+  assert.equal(V2 ? cgRead('cpu', 'kube-reserved', 'cpu.weight') : cgRead('cpu', 'kube-reserved', 'cpu.shares'), V2 ? '8' : '204');
+  assert.equal(memoryLimit('kube-reserved'), 'max', 'the compressible form limits CPU only');
+  const ev = await until('the NodeAllocatableEnforced events', async () => {
+    const r = await c.raw('GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D${NODE},reason%3DNodeAllocatableEnforced`);
+    const msgs = (r.json().items ?? []).map((e: any) => e.message as string);
+    return msgs.includes(`Updated limits on system reserved cgroup ${sys}`) && msgs.includes(`Updated limits on kube reserved cgroup ${kube}`) ? msgs : undefined;
+  });
+  assert.ok(ev.includes('Updated Node Allocatable limit across pods'), JSON.stringify(ev));
+  // a reserved cgroup that is not there: the kubelet does not start
+  const absent = `${ctd.cgroupRoot}/absent`;
+  const port = await freePort();
+  const r = spawnSync(process.execPath, [...joiningKubeletArgs({ cluster: c, dir, endpoint: ctd.endpoint, node: NODE, port }), '--enforce-node-allocatable=pods,system-reserved', '--system-reserved=cpu=100m', `--system-reserved-cgroup=${absent}`], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  assert.notEqual(r.status, 0);
+  const parts = absent.split('/').filter(Boolean).map((x) => JSON.stringify(x)).join(' ');
+  assert.ok(r.stderr.includes(`Failed to start ContainerManager: Failed to enforce System Reserved Cgroup Limits on ${JSON.stringify(absent)}: [${parts}] cgroup does not exist`), r.stderr);
+  // the kubelet as the other tests have it (its start puts the node allocatable back on kubepods)
+  await stopKubelet();
+  kubelet = startKubelet();
+  await until('the kubelet started again', () => kubelet?.logs.includes('Updated Node Allocatable limit across pods') || kubelet?.logs.includes('Started kubelet'), 60_000);
+  await kubelet.ready(c, NODE, 90_000);
 });
 
 test('--cgroups-per-qos=false: no pod cgroups, and no cgroup parent (the runtime\'s own placement)', async () => {
