@@ -15,6 +15,7 @@
 // start), as the kubelet's RunOnce.
 import { CredentialPlugins, loadCredentialProviders } from '../nodeagent/credentialplugins.js';
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { Command, FeatureGate, parseDuration } from './flags.js';
@@ -207,6 +208,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
       kubeReserved: reserved.kubeReserved,
       systemReservedCgroup: config.systemReservedCgroup,
       kubeReservedCgroup: config.kubeReservedCgroup,
+      kubeletCgroups: config.kubeletCgroups,
       log,
     });
   } catch (e) {
@@ -293,6 +295,12 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   });
 
   setMaxOpenFiles(config.maxOpenFiles, log);
+  // --oom-score-adj: the kubelet's own (the OOM killer takes it last); a failure is logged, as in the kubelet
+  try {
+    writeFileSync('/proc/self/oom_score_adj', String(config.oomScoreAdj));
+  } catch (e) {
+    log.info('Failed to ApplyOOMScoreAdj', { err: (e as Error).message });
+  }
   try {
     kubelet.startContainerManager();
   } catch (e) {

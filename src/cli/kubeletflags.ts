@@ -237,7 +237,7 @@ export function declareKubeletFlags(cmd: Command, cfg: KubeletConfiguration, f: 
   fs.mapStringBoolVar(cfg, 'featureGates', 'feature-gates', 'key=value pairs turning alpha and experimental features on or off. Options are:\n' + gate.knownFeatures().join('\n'), D);
 
   // cgroups and resources
-  fs.stringVar(cfg, 'kubeletCgroups', 'kubelet-cgroups', `Optional absolute name of the cgroups to create and run the kubelet in. ${NO_CGROUPS}`, D);
+  fs.stringVar(cfg, 'kubeletCgroups', 'kubelet-cgroups', 'Optional absolute name of the cgroups to create and run the kubelet in (with --cgroups-per-qos: made when missing, the kubelet moved into it at start and kept there every minute).', D);
   fs.stringVar(cfg, 'systemCgroups', 'system-cgroups', `Optional absolute name of the cgroups for every non-kernel process not yet in a cgroup under '/'. Empty for none. Undoing it takes a reboot. ${NO_CGROUPS}`, D);
   fs.boolVar(cfg, 'cgroupsPerQOS', 'cgroups-per-qos', "Create the QoS cgroup hierarchy: top-level QoS cgroups (<cgroup-root>/kubepods, kubepods/burstable, kubepods/besteffort) and one cgroup per pod (pod<uid>, the pod's cgroup parent for the container runtime) with the pod's CPU shares, CFS quota, memory limit and --pod-max-pids. With false, no cgroups are made and the runtime places the containers. cgroup v1 and v2.", D);
   fs.stringVar(cfg, 'cgroupDriver', 'cgroup-driver', "How the kubelet manipulates cgroups on the host: 'cgroupfs' or 'systemd'. (Keelson: 'cgroupfs'; 'systemd' is refused at start when the pods' cgroups are made, the container runtime must use cgroupfs too: containerd's SystemdCgroup = false.)", D);

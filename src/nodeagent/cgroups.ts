@@ -491,6 +491,11 @@ export class CgroupManager {
     return [...out].sort((a, b) => a - b);
   }
 
+  /** moves a process into the cgroup, in every hierarchy (Apply) */
+  apply(name: CgroupName, pid: number): void {
+    for (const d of this.dirs(name)) writeFileSync(join(d, 'cgroup.procs'), String(pid));
+  }
+
   /** removes the cgroup and those under it, deepest first, in every hierarchy (Destroy; retried a few times as its last tasks exit) */
   remove(name: CgroupName): void {
     const errs: string[] = [];
@@ -574,6 +579,8 @@ export interface ContainerManagerOptions {
   kubeReserved?: Record<string, string>;
   systemReservedCgroup?: string;
   kubeReservedCgroup?: string;
+  /** --kubelet-cgroups: the cgroup the kubelet moves itself into (made when missing), and keeps itself in */
+  kubeletCgroups?: string;
   log: Logger;
   /** the mounted subsystems (detected when not given) */
   subsystems?: CgroupSubsystems;
@@ -673,6 +680,7 @@ export class ContainerManager {
       enforced = { ok: false, message: `Failed to update Node Allocatable Limits ${JSON.stringify(cgroupfs(kubepods))}: ${(e as Error).message}` };
     }
     const reserved = this.enforceReservedCgroups();
+    this.ensureKubeletCgroup();
     for (const [name, rc] of [[this.qos.burstable, {}], [this.qos.besteffort, { cpuShares: MIN_SHARES }]] as [CgroupName, ResourceConfig][]) {
       try {
         if (!cm.exists(name)) cm.create(name, rc);
@@ -688,9 +696,27 @@ export class ContainerManager {
       } catch (e) {
         this.o.log.error(e, '[ContainerManager] Failed to reserve QoS requests');
       }
+      // (the system containers' periodic ensureState: the kubelet stays in --kubelet-cgroups)
+      this.ensureKubeletCgroup();
     }, QOS_UPDATE_INTERVAL_MS);
     this.timer.unref();
     return { enforced, reserved };
+  }
+
+  /**
+   * --kubelet-cgroups (the kubelet's system container): made when missing, and this process moved
+   * into it unless there already; a failure is logged, as the kubelet's ensureState logs it.
+   */
+  private ensureKubeletCgroup(): void {
+    const path = this.o.kubeletCgroups ?? '';
+    if (!path || !this.cgroups) return;
+    const name = parseCgroupfs(path);
+    try {
+      if (!this.cgroups.exists(name)) this.cgroups.create(name, {});
+      if (!this.cgroups.pids(name).includes(process.pid)) this.cgroups.apply(name, process.pid);
+    } catch (e) {
+      this.o.log.error(e, 'Failed to ensure state', { containerName: path });
+    }
   }
 
   /**

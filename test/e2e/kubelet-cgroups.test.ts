@@ -278,6 +278,26 @@ test('enforceNodeAllocatable system-reserved and kube-reserved-compressible: the
   await kubelet.ready(c, NODE, 90_000);
 });
 
+test('--kubelet-cgroups: the kubelet moves itself into that cgroup (made when missing); --oom-score-adj is its own OOM score', async () => {
+  const own = `${ctd.cgroupRoot}/kubelet`;
+  await stopKubelet();
+  // (a score above 0 needs no privilege; the default -999 does, which this machine refuses: logged, as in the kubelet)
+  kubelet = startKubelet([`--kubelet-cgroups=${own}`, '--oom-score-adj=500']);
+  const pid = kubelet.proc.pid!;
+  const membership = () => readFileSync(`/proc/${pid}/cgroup`, 'utf8');
+  await until('the kubelet in its cgroup', () => membership().split('\n').some((l) => l.endsWith(`:${own}`)), 60_000).catch((e) => {
+    throw new Error(`${(e as Error).message}: ${membership()}; the kubelet's log ends:\n${kubelet?.tail(3000)}`);
+  });
+  for (const ctl of V2 ? [''] : ['memory', 'cpu', 'pids']) {
+    assert.ok(membership().split('\n').some((l) => l.split(':')[1]!.split(',').includes(ctl) && l.endsWith(`:${own}`)) || V2, `${ctl}: ${membership()}`);
+  }
+  assert.equal(readFileSync(`/proc/${pid}/oom_score_adj`, 'utf8').trim(), '500');
+  await stopKubelet();
+  kubelet = startKubelet();
+  await until('the kubelet started again', () => kubelet?.logs.includes('Updated Node Allocatable limit across pods') || kubelet?.logs.includes('Started kubelet'), 60_000);
+  await kubelet.ready(c, NODE, 90_000);
+});
+
 test('--cgroups-per-qos=false: no pod cgroups, and no cgroup parent (the runtime\'s own placement)', async () => {
   const del = c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
   assert.equal(del.code, 0, del.stderr);
