@@ -27,7 +27,7 @@ import { serveKubelet } from './kubeletserving.js';
 import { PARENT_ENV } from './agent.js';
 import {
   aggregate, applyLoggingConfiguration, checkKubeletStartup, configzJSON, defaultFlagKubeletConfiguration, defaultKubeletFlags, effectiveSeccompDefault,
-  KUBELET_FEATURES, parseEvictionThresholds, parseNodeIPs, reservedResources, validateKeelsonSupport, type KubeletConfiguration, type KubeletFlags,
+  KUBELET_FEATURES, parseEvictionThresholds, parseNodeIPs, parseQOSReserved, reservedResources, validateKeelsonSupport, type KubeletConfiguration, type KubeletFlags,
 } from '../nodeagent/options.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { restConfigFromConnection, RotatingClientCert, type RESTConfig } from '../client/rest.js';
@@ -101,14 +101,14 @@ export function kubeletCommand(): Command {
       const startup = checkKubeletStartup(config, kf);
       if (startup) throw new Error(`failed to run Kubelet: ${startup}`);
       klog.printFlags(flags, 1);
-      await run(config, kf, log, { inPlaceResize: gate.enabled('InPlacePodVerticalScaling') });
+      await run(config, kf, log, { inPlaceResize: gate.enabled('InPlacePodVerticalScaling'), qosReserved: gate.enabled('QOSReserved') });
     },
   });
   declareKubeletFlags(cmd, cfg, f, gate);
   return cmd;
 }
 
-async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>, gates: { inPlaceResize: boolean }): Promise<void> {
+async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>, gates: { inPlaceResize: boolean; qosReserved: boolean }): Promise<void> {
   log.info('Kubelet version', { kubeletVersion: getVersionInfo().gitVersion });
   if (!f.kubeconfig && f.bootstrapKubeconfig) {
     throw new Error('failed to run Kubelet: --bootstrap-kubeconfig needs --kubeconfig: the path where the kubeconfig it obtains is written');
@@ -209,6 +209,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
       systemReservedCgroup: config.systemReservedCgroup,
       kubeReservedCgroup: config.kubeReservedCgroup,
       kubeletCgroups: config.kubeletCgroups,
+      qosReservedMemoryPercent: gates.qosReserved ? parseQOSReserved(config.qosReserved).memory : undefined,
       log,
     });
   } catch (e) {

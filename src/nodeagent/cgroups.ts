@@ -581,6 +581,12 @@ export interface ContainerManagerOptions {
   kubeReservedCgroup?: string;
   /** --kubelet-cgroups: the cgroup the kubelet moves itself into (made when missing), and keeps itself in */
   kubeletCgroups?: string;
+  /**
+   * --qos-reserved with the QOSReserved gate: the percentage of the memory requested by the pods of
+   * the higher QoS classes that the lower ones may not use (the Burstable and BestEffort cgroups'
+   * memory limits)
+   */
+  qosReservedMemoryPercent?: number;
   log: Logger;
   /** the mounted subsystems (detected when not given) */
   subsystems?: CgroupSubsystems;
@@ -766,8 +772,25 @@ export class ContainerManager {
   /** UpdateCgroups: Burstable's CPU shares of its pods' requests, BestEffort's 2 */
   updateQOSCgroups(): void {
     if (!this.cgroups) return;
-    this.cgroups.set(this.qos.besteffort, { cpuShares: MIN_SHARES });
-    this.cgroups.set(this.qos.burstable, { cpuShares: burstableCPUShares(this.activePods()) });
+    const pods = this.activePods();
+    const besteffort: ResourceConfig = { cpuShares: MIN_SHARES };
+    const burstable: ResourceConfig = { cpuShares: burstableCPUShares(pods) };
+    const percent = this.o.qosReservedMemoryPercent;
+    if (percent !== undefined) {
+      // setMemoryReserve: Burstable may use the allocatable memory less the reserved part of the
+      // Guaranteed pods' requests, BestEffort that less the reserved part of the Burstable pods'
+      const allocatable = nodeAllocatableConfig(this.capacity(), this.o.reserved, true).memory ?? 0;
+      if (allocatable > 0) {
+        const requested = { Guaranteed: 0, Burstable: 0, BestEffort: 0 } as Record<string, number>;
+        for (const p of pods) requested[qosClass(p)] = (requested[qosClass(p)] ?? 0) + podResources(p, 'requests').memory;
+        const burstableLimit = Math.trunc(allocatable - (requested.Guaranteed! * percent) / 100);
+        burstable.memory = burstableLimit;
+        besteffort.memory = Math.trunc(burstableLimit - (requested.Burstable! * percent) / 100);
+        this.o.log.v(2).info('QoS pod memory limit', { burstable: burstable.memory, besteffort: besteffort.memory, percentReserve: percent });
+      }
+    }
+    this.cgroups.set(this.qos.besteffort, besteffort);
+    this.cgroups.set(this.qos.burstable, burstable);
   }
 
   /** the sandbox's cgroup parent: /<root>/kubepods/<qos>/pod<uid>; '' without cgroupsPerQOS */

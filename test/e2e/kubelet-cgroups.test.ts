@@ -298,6 +298,34 @@ test('--kubelet-cgroups: the kubelet moves itself into that cgroup (made when mi
   await kubelet.ready(c, NODE, 90_000);
 });
 
+test('--qos-reserved=memory=50% (the QOSReserved gate): Burstable may not use half the Guaranteed pods\' memory requests, BestEffort also half the Burstable ones\'', async () => {
+  const del = c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
+  assert.equal(del.code, 0, del.stderr);
+  await stopKubelet();
+  kubelet = startKubelet(['--feature-gates=QOSReserved=true', '--qos-reserved=memory=50%']);
+  const kp = BigInt(memoryLimit('kubepods'));
+  const limits = () => [memoryLimit('kubepods/burstable'), memoryLimit('kubepods/besteffort')];
+  const want = async (what: string, burstable: bigint, besteffort: bigint) =>
+    until(what, () => limits()[0] === String(burstable) && limits()[1] === String(besteffort), 60_000).catch((e) => {
+      throw new Error(`${(e as Error).message}: ${limits().join(', ')} (kubepods ${kp}); the kubelet's log ends:\n${kubelet?.tail(3000)}`);
+    });
+  // no pods: both may use the whole allocatable memory
+  await want('the QoS limits with no pods', kp, kp);
+  const Mi = 1024n * 1024n;
+  apply(pod('reserve-g', [container('main', 'sleep 3600', res('100m', '100m', '100Mi', '100Mi'))]));
+  await running('reserve-g');
+  await want('Burstable less half the Guaranteed requests', kp - 50n * Mi, kp - 50n * Mi);
+  apply(pod('reserve-b', [container('main', 'sleep 3600', res('100m', '200m', '64Mi', '128Mi'))]));
+  await running('reserve-b');
+  await want('BestEffort less half the Burstable requests too', kp - 50n * Mi, kp - 50n * Mi - 32n * Mi);
+  const again = c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
+  assert.equal(again.code, 0, again.stderr);
+  await stopKubelet();
+  kubelet = startKubelet();
+  await until('the kubelet started again', () => kubelet?.logs.includes('Updated Node Allocatable limit across pods') || kubelet?.logs.includes('Started kubelet'), 60_000);
+  await kubelet.ready(c, NODE, 90_000);
+});
+
 test('--cgroups-per-qos=false: no pod cgroups, and no cgroup parent (the runtime\'s own placement)', async () => {
   const del = c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
   assert.equal(del.code, 0, del.stderr);
