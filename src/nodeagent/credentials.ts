@@ -116,14 +116,14 @@ export class DockerKeyring {
       if (path.startsWith('/v2/') || path.startsWith('/v1/')) path = path.slice(3);
       const key = path && path !== '/' ? p.host + path : p.host;
       let { username, password } = entry;
-      if (entry.auth && username === undefined && password === undefined) {
-        // "auth": base64 of user:password
+      if (entry.auth) {
+        // "auth", base64 of user:password, takes the place of username and password (the kubelet's
+        // DockerConfigEntry); one that does not decode to a pair makes the entry unusable
         const decoded = Buffer.from(entry.auth, 'base64').toString('utf8');
         const colon = decoded.indexOf(':');
-        if (colon >= 0) {
-          username = decoded.slice(0, colon);
-          password = decoded.slice(colon + 1);
-        }
+        if (colon < 0) continue;
+        username = decoded.slice(0, colon);
+        password = decoded.slice(colon + 1);
       }
       const auth: AuthConfig = {};
       if (username) auth.username = username;

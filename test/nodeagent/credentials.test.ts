@@ -35,6 +35,13 @@ test('locations match by host (each part a glob), the same port, and a path pref
   assert.deepEqual(users('docker.io/library/busybox'), []);
 });
 
+test('"auth" takes the place of username and password; one that is no user:password pair makes the entry unusable', () => {
+  const k = new DockerKeyring();
+  k.add({ 'a.io': { username: 'plain', password: 'p', auth: b64('fromauth:secret') }, 'b.io': { username: 'x', auth: b64('no-colon') } });
+  assert.deepEqual(k.lookup('a.io/app'), [{ username: 'fromauth', password: 'secret' }]);
+  assert.deepEqual(k.lookup('b.io/app'), []);
+});
+
 test('Docker Hub: the https://index.docker.io/v1/ entry serves images without a registry host', () => {
   const k = new DockerKeyring();
   k.add({ 'https://index.docker.io/v1/': { auth: b64('hub:secret') } });
