@@ -190,6 +190,33 @@ export interface Request {
 /** what body decoding and negotiation need of a request (virtual resources have no store) */
 export type RequestBase = Pick<Request, 'req' | 'res' | 'info' | 'query' | 'ctx' | 'warnings' | 'user'>;
 
+/**
+ * A watch's sendInitialEvents and resourceVersionMatch, defaulted as SetListOptionsDefaults
+ * defaults them (with WatchList on, a watch from "" or "0" that names neither is a streaming
+ * list) and checked as validateWatchOptions checks them: a 400 for a combination it refuses.
+ */
+export function watchOptions(query: URLSearchParams, watchList: boolean): { sie: boolean | undefined; match: string } {
+  const rv = query.get('resourceVersion');
+  let sie = query.has('sendInitialEvents') ? queryBool(query.get('sendInitialEvents')) : undefined;
+  let match = query.get('resourceVersionMatch') ?? '';
+  if (watchList && sie === undefined && match === '' && (rv === null || rv === '' || rv === '0')) {
+    sie = true;
+    match = 'NotOlderThan';
+  }
+  const errs: FieldError[] = [];
+  if (sie !== undefined) {
+    if (match !== 'NotOlderThan') errs.push(field.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    if (!watchList) errs.push(field.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'));
+  }
+  if (match !== '') {
+    if (sie === undefined) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+    if (match !== 'NotOlderThan') errs.push(field.notSupported('resourceVersionMatch', match, ['NotOlderThan']));
+    if (query.get('continue')) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
+  }
+  if (errs.length) throw badListOptions(errs);
+  return { sie, match };
+}
+
 function badListOptions(errs: FieldError[]): StatusError {
   // Kubernetes reports these as an Invalid ListOptions; Keelson answers them with 400 Bad Request,
   // keeping Kubernetes' wording and causes.
@@ -714,27 +741,8 @@ export async function handleWatch(r: Request): Promise<void> {
   const sel = selection(store.kind, query, name);
   const { timeoutSeconds } = listOptionNumbers(query);
   const rv = query.get('resourceVersion');
-  const rvm = query.get('resourceVersionMatch');
-  let sie = query.has('sendInitialEvents') ? queryBool(query.get('sendInitialEvents')) : undefined;
-  let match = rvm ?? '';
+  const { sie, match } = watchOptions(query, r.ctx.watchList);
   const allowBookmarks = queryBool(query.get('allowWatchBookmarks'));
-  // SetListOptionsDefaults: with WatchList on, a watch from "" or "0" that names neither is a streaming list
-  if (r.ctx.watchList && sie === undefined && match === '' && (rv === null || rv === '' || rv === '0')) {
-    sie = true;
-    match = 'NotOlderThan';
-  }
-  // validateWatchOptions
-  const errs: FieldError[] = [];
-  if (sie !== undefined) {
-    if (match !== 'NotOlderThan') errs.push(field.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
-    if (!r.ctx.watchList) errs.push(field.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'));
-  }
-  if (match !== '') {
-    if (sie === undefined) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
-    if (match !== 'NotOlderThan') errs.push(field.notSupported('resourceVersionMatch', match, ['NotOlderThan']));
-    if (query.get('continue')) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'));
-  }
-  if (errs.length) throw badListOptions(errs);
 
   // (a negative timeout ends the watch at once, as Go's timer of a negative duration fires at
   // once; one past what a timer holds is the longest a timer holds)

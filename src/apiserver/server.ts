@@ -600,6 +600,7 @@ export class APIServer {
         clusterRoles: this.store('rbac.authorization.k8s.io', 'ClusterRole'),
         kubelet: cfg.kubeletClient,
         cbor: this.ctx.cbor,
+        watchList: this.ctx.watchList,
         setDiscovery: (extra) => this.discovery.setExtra(extra),
         log: cfg.log,
       });

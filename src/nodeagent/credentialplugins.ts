@@ -57,11 +57,11 @@ function parseDuration(s: string): number | undefined {
 
 /** a location glob as the keyring parses it (credentialprovider's ParseSchemelessURL) */
 function matchImageError(m: string): string | undefined {
+  if (m === '') return undefined; // (Go parses "https://" without an error)
   try {
-    const u = new URL(/^https?:\/\//.test(m) ? m : `https://${m}`);
-    if (!u.host) return 'no host';
+    new URL(`https://${m}`);
     return undefined;
-  } catch (e) {
+  } catch {
     return `parse ${goQuote(`https://${m}`)}: invalid URL`;
   }
 }

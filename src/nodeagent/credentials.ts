@@ -101,10 +101,6 @@ export class DockerKeyring {
   private readonly creds = new Map<string, AuthConfig[]>();
   private index: string[] = [];
 
-  get empty(): boolean {
-    return this.index.length === 0;
-  }
-
   /** adds a Docker configuration's auths (`{"<location>": {username, password, auth, email}}`) */
   add(auths: Record<string, ConfigEntry>): void {
     for (const [loc, entry] of Object.entries(auths ?? {})) {

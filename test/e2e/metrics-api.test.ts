@@ -166,6 +166,17 @@ const nodeMetricsTimeless = () => ({
   usage: { cpu: NODE_CPU, memory: '1234567Ki' },
 });
 
+/** metrics-server's APIResourceList of metrics.k8s.io/v1beta1 (the built-in one answers the same) */
+const METRICS_RESOURCE_LIST = {
+  kind: 'APIResourceList',
+  apiVersion: 'v1',
+  groupVersion: 'metrics.k8s.io/v1beta1',
+  resources: [
+    { name: 'nodes', singularName: '', namespaced: false, kind: 'NodeMetrics', verbs: ['get', 'list'] },
+    { name: 'pods', singularName: '', namespaced: true, kind: 'PodMetrics', verbs: ['get', 'list'] },
+  ],
+};
+
 // ---- CBOR, read by cborg (cborread.ts) ----
 
 async function post(path: string, body: any, code = 201): Promise<any> {
@@ -242,15 +253,7 @@ describe('registration', () => {
     const groups = (await c.raw('GET', '/apis')).json().groups;
     assert.deepEqual(groups.at(-1), { name: 'metrics.k8s.io', versions: [{ groupVersion: 'metrics.k8s.io/v1beta1', version: 'v1beta1' }], preferredVersion: { groupVersion: 'metrics.k8s.io/v1beta1', version: 'v1beta1' } });
     assert.deepEqual((await c.raw('GET', '/apis/metrics.k8s.io')).json(), { kind: 'APIGroup', apiVersion: 'v1', ...groups.at(-1) });
-    assert.deepEqual((await c.raw('GET', '/apis/metrics.k8s.io/v1beta1')).json(), {
-      kind: 'APIResourceList',
-      apiVersion: 'v1',
-      groupVersion: 'metrics.k8s.io/v1beta1',
-      resources: [
-        { name: 'nodes', singularName: '', namespaced: false, kind: 'NodeMetrics', verbs: ['get', 'list'] },
-        { name: 'pods', singularName: '', namespaced: true, kind: 'PodMetrics', verbs: ['get', 'list'] },
-      ],
-    });
+    assert.deepEqual((await c.raw('GET', '/apis/metrics.k8s.io/v1beta1')).json(), METRICS_RESOURCE_LIST);
     const agg = (await c.raw('GET', '/apis', { headers: { accept: AGG } })).json();
     assert.deepEqual(agg.items.at(-1), {
       metadata: { name: 'metrics.k8s.io', creationTimestamp: null },
@@ -618,15 +621,7 @@ describe('a real metrics-server takes over', () => {
   before(async () => {
     const ca = await createCA('fake-metrics-server-ca');
     const serving = await issueServingCert(ca, 'metrics-server', { dns: ['metrics-server.kube-system.svc', 'localhost'], ips: ['127.0.0.1'] });
-    const resources = {
-      kind: 'APIResourceList',
-      apiVersion: 'v1',
-      groupVersion: 'metrics.k8s.io/v1beta1',
-      resources: [
-        { name: 'nodes', singularName: '', namespaced: false, kind: 'NodeMetrics', verbs: ['get', 'list'] },
-        { name: 'pods', singularName: '', namespaced: true, kind: 'PodMetrics', verbs: ['get', 'list'] },
-      ],
-    };
+    const resources = METRICS_RESOURCE_LIST;
     ext = https.createServer({ cert: serving.certPEM, key: serving.keyPEM }, (req, res) => {
       const u = new URL(req.url!, 'https://x');
       seen.push(u.pathname);

@@ -29,7 +29,7 @@
 import https from 'node:https';
 import { isIP } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errors, field, StatusError, type FieldError } from '../../machinery/errors.js';
+import { errors } from '../../machinery/errors.js';
 import { goFormatDuration } from '../../machinery/gostrings.js';
 import { matchLabels, parseFieldSelector, parseLabelSelector, SelectorParseError, type FieldTerm, type Requirement } from '../../machinery/selectors.js';
 import { rfc3339 } from '../../machinery/time.js';
@@ -37,7 +37,7 @@ import { negotiateOutput, NotAcceptableError, prettyRequested, type OutputChoice
 import { joinHostPort } from '../../schema/printers/format.js';
 import { CacheFollower } from '../cachefollower.js';
 import { partialObjectMetadata, TABLE_TYPE, writeObject } from '../encode.js';
-import { listOptionNumbers, methodNotAllowed, validateListQuery } from '../handlers.js';
+import { listOptionNumbers, methodNotAllowed, validateListQuery, watchOptions } from '../handlers.js';
 import { encodeMetricsObject } from './proto.js';
 import type { RequestInfo } from '../requestinfo.js';
 import type { ResourceStore } from '../registry/store.js';
@@ -82,6 +82,8 @@ export interface MetricsServerOptions {
   kubelet?: KubeletClientConfig;
   /** the CBORServingAndStorage gate: CBOR answers (application/cbor), as every other group's */
   cbor?: boolean;
+  /** the WatchList gate (default on): a watch's options are defaulted and checked as every other's */
+  watchList?: boolean;
   /** discovery: the group version while served here, nothing when not */
   setDiscovery(extra: ExtraGroupVersion[]): void;
   log: Logger;
@@ -158,26 +160,6 @@ const META_TYPES = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 interface Selectors {
   labels: Requirement[];
   fields: FieldTerm[];
-}
-
-/**
- * ValidateListOptions of a watch (validateWatchOptions): sendInitialEvents and
- * resourceVersionMatch go together; a 400 with the Invalid ListOptions' words, as Keelson answers
- * every list's (handlers.ts). Checked before the watch is refused, as k8s.io/apiserver does.
- */
-function validateWatchQuery(query: URLSearchParams): void {
-  const sie = query.has('sendInitialEvents');
-  const match = query.get('resourceVersionMatch') ?? '';
-  const errs: FieldError[] = [];
-  if (sie && match !== 'NotOlderThan') errs.push(field.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
-  if (match !== '') {
-    if (!sie) errs.push(field.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
-    if (match !== 'NotOlderThan') errs.push(field.notSupported('resourceVersionMatch', match, ['NotOlderThan']));
-  }
-  if (errs.length) {
-    const inv = errors.invalid({ group: 'meta.k8s.io', name: 'ListOptions' }, '', errs);
-    throw new StatusError(400, 'BadRequest', inv.message, inv.details);
-  }
 }
 
 /** the metrics-server's answer to one kubelet request */
@@ -394,7 +376,8 @@ export class MetricsServer {
     if (list) {
       listOptionNumbers(query);
       selectors = this.selectors(query);
-      if (info.verb === 'watch') validateWatchQuery(query);
+      // (checked before the watch is refused, as k8s.io/apiserver does)
+      if (info.verb === 'watch') watchOptions(query, this.o.watchList !== false);
       else validateListQuery(query);
       for (const f of selectors.fields) {
         if (f.field !== 'metadata.name' && f.field !== 'metadata.namespace') {
