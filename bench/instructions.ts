@@ -15,7 +15,7 @@
 // counts without V8's GC and compiler too.
 //
 //   node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--windows 5]
-//                                   [--top 40] [--keep DIR] [--load gets] [--bare]
+//                                   [--top 40] [--keep DIR] [--load gets] [--bare] [--args "..." ...]
 //
 // For each build DIR (default: this checkout; give --dir twice to compare two builds), it starts
 // `keelson server` under `valgrind --tool=callgrind` (fresh data directory, sqlite backend, a free
@@ -58,12 +58,14 @@ function opts(name: string): string[] {
   return out;
 }
 if (args.includes('--help') || args.includes('-h')) {
-  process.stdout.write('usage: node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40] [--windows 5] [--keep DIR] [--concurrency 64] [--load creates|gets] [--bare]\n');
+  process.stdout.write('usage: node dist/bench/instructions.js [--dir DIR ...] [--warm 10000] [--creates 2000] [--top 40] [--windows 5] [--keep DIR] [--concurrency 64] [--load creates|gets] [--bare] [--args "server args" ...]\n');
   process.exit(0);
 }
 
 const here = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DIRS = opts('dir').length ? opts('dir').map((d) => resolve(d)) : [here];
+/** more arguments of `keelson server` for each --dir, by position (`--args ""` for none) */
+const ARGS = opts('args').map((a) => a.split(' ').filter(Boolean));
 const WARM = Number(opt('warm') ?? 10_000);
 const CREATES = Number(opt('creates') ?? 2_000);
 const TOP = Number(opt('top') ?? 0);
@@ -302,9 +304,9 @@ async function underCallgrind(label: string, program: (work: string, port: numbe
 }
 
 /** Keelson of the build in `dir` */
-function measure(dir: string) {
-  const keelson = (work: string, port: number) => [join(dir, 'bin', 'keelson'), 'server', '--data-dir', join(work, 'data'), '--secure-port', String(port), '--bind-address', '127.0.0.1'];
-  return underCallgrind(dir, keelson, async ({ child, stderr, port }, work) => {
+function measure(dir: string, more: string[]) {
+  const keelson = (work: string, port: number) => [join(dir, 'bin', 'keelson'), 'server', '--data-dir', join(work, 'data'), '--secure-port', String(port), '--bind-address', '127.0.0.1', ...more];
+  return underCallgrind(more.length ? `${dir} ${more.join(' ')}` : dir, keelson, async ({ child, stderr, port }, work) => {
     child.stdout!.resume(); // (not read: drained, so that it never fills)
     const dataDir = join(work, 'data');
     const deadline = Date.now() + 600_000;
@@ -359,7 +361,7 @@ function measureBare(pkiHome: string, getBytes: number) {
 }
 
 const results = [];
-for (const d of DIRS) results.push(await measure(d));
+for (const [i, d] of DIRS.entries()) results.push(await measure(d, ARGS[i] ?? []));
 const out: Record<string, unknown> = { valgrind: execFileSync('valgrind', ['--version'], { encoding: 'utf8' }).trim(), node: process.version, results };
 if (results.length === 2) out['secondOverFirst'] = round(results[1]!.instructionsPerCreate / results[0]!.instructionsPerCreate, 3);
 if (forBare) {
