@@ -209,6 +209,9 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
       systemReservedCgroup: config.systemReservedCgroup,
       kubeReservedCgroup: config.kubeReservedCgroup,
       kubeletCgroups: config.kubeletCgroups,
+      systemCgroups: config.systemCgroups,
+      runtimeCgroups: f.runtimeCgroups,
+      kubeletOOMScoreAdj: config.oomScoreAdj,
       qosReservedMemoryPercent: gates.qosReserved ? parseQOSReserved(config.qosReserved).memory : undefined,
       log,
     });
@@ -324,7 +327,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   }
 
   const started = Date.now();
-  const sampler = new ResourceSampler(cri);
+  const sampler = new ResourceSampler(cri, containerManager, log);
   const view: NodeAgentView = {
     nodeName,
     pods: () => kubelet.pods.pods(),

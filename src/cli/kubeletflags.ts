@@ -44,7 +44,6 @@ changes, every 20 seconds by default (a flag changes the period).
 HTTP endpoint: a URL given on the command line. It is fetched every 20 seconds (a flag changes
 the period too).`;
 
-const NO_CGROUPS = "(Keelson's node agent makes the pods' cgroups only (--cgroups-per-qos, --cgroup-root): it neither makes nor moves the kubelet's, the runtime's or the system's cgroups. Accepted, and checked as the kubelet checks it.)";
 const NO_EVICTION = "(Keelson's node agent observes memory.available, the nodefs, imagefs and containerfs signals of --root-dir's file system, and pid.available every 10 s; allocatableMemory.available is accepted and not observed. Hard thresholds on memory.available and nodefs.available are also subtracted from the node's allocatable.)";
 const NO_EFFECT = '(Accepted; no effect in Keelson.)';
 
@@ -149,7 +148,7 @@ export function declareKubeletFlags(cmd: Command, cfg: KubeletConfiguration, f: 
     `Labels to put on the node when it registers with the cluster, as key=value pairs separated by ','. A label in the 'kubernetes.io' namespace must start with an allowed prefix (${KUBELET_LABEL_NAMESPACES.join(', ')}) or be one of the allowed labels (${KUBELET_LABELS.join(', ')})`);
   fs.stringVar(f, 'lockFilePath', 'lock-file', "<Warning: Alpha feature> The file the kubelet takes as its lock file. (Not supported by Keelson: refused.)");
   fs.boolVar(f, 'exitOnLockContention', 'exit-on-lock-contention', 'Whether the kubelet exits when another process contends for its lock file.');
-  fs.stringVar(f, 'runtimeCgroups', 'runtime-cgroups', `Optional absolute name of the cgroups to create and run the container runtime in. ${NO_EFFECT}`);
+  fs.stringVar(f, 'runtimeCgroups', 'runtime-cgroups', 'Optional absolute name of the cgroups to create and run the container runtime in. (As in the kubelet since dockershim: neither made nor joined, only read: the "runtime" system container of /stats/summary.)');
   fs.stringVar(f, 'podSandboxImage', 'pod-infra-container-image', "This image is kept from the image garbage collector. CRI runtimes have their own setting for it.", { deprecated: 'will be removed in 1.35. Image garbage collector will get sandbox image information from CRI.', hidden: false });
   fs.stringVar(f, 'imageCredentialProviderConfigPath', 'image-credential-provider-config', 'A credential provider plugin config file (JSON, YAML or YML), or a directory of such files merged in lexicographical order (not recursively).');
   fs.stringVar(f, 'imageCredentialProviderBinDir', 'image-credential-provider-bin-dir', 'The directory holding the credential provider plugin binaries.');
@@ -238,7 +237,7 @@ export function declareKubeletFlags(cmd: Command, cfg: KubeletConfiguration, f: 
 
   // cgroups and resources
   fs.stringVar(cfg, 'kubeletCgroups', 'kubelet-cgroups', 'Optional absolute name of the cgroups to create and run the kubelet in (with --cgroups-per-qos: made when missing, the kubelet moved into it at start and kept there every minute).', D);
-  fs.stringVar(cfg, 'systemCgroups', 'system-cgroups', `Optional absolute name of the cgroups for every non-kernel process not yet in a cgroup under '/'. Empty for none. Undoing it takes a reboot. ${NO_CGROUPS}`, D);
+  fs.stringVar(cfg, 'systemCgroups', 'system-cgroups', "Optional absolute name of the cgroups for every non-kernel process not yet in a cgroup under '/'. Empty for none. Undoing it takes a reboot. (With --cgroups-per-qos: made when missing, the root cgroup's processes moved into it at start and every minute; needs --cgroup-root; '/' is refused. The \"misc\" system container of /stats/summary.)", D);
   fs.boolVar(cfg, 'cgroupsPerQOS', 'cgroups-per-qos', "Create the QoS cgroup hierarchy: top-level QoS cgroups (<cgroup-root>/kubepods, kubepods/burstable, kubepods/besteffort) and one cgroup per pod (pod<uid>, the pod's cgroup parent for the container runtime) with the pod's CPU shares, CFS quota, memory limit and --pod-max-pids. With false, no cgroups are made and the runtime places the containers. cgroup v1 and v2.", D);
   fs.stringVar(cfg, 'cgroupDriver', 'cgroup-driver', "How the kubelet manipulates cgroups on the host: 'cgroupfs' or 'systemd'. (Keelson: 'cgroupfs'; 'systemd' is refused at start when the pods' cgroups are made, the container runtime must use cgroupfs too: containerd's SystemdCgroup = false.)", D);
   fs.stringVar(cfg, 'cgroupRoot', 'cgroup-root', "Optional root cgroup for pods, under which the QoS hierarchy is made. It must exist. Default: '', which is '/' with --cgroups-per-qos.", D);

@@ -21,7 +21,7 @@
 // controllers enabled in each parent's cgroup.subtree_control; cpu.weight, cpu.max, memory.max,
 // pids.max) are told apart by what is mounted at /sys/fs/cgroup. The systemd driver is refused
 // without systemd, in the words of runc's libcontainer, which the kubelet's cgroup manager uses.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../client/log.js';
@@ -307,6 +307,30 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/** a cgroup's figures as cAdvisor gives them to the kubelet's Summary API (CgroupManager.usage) */
+export interface CgroupUsage {
+  /** when read (ms since the epoch) */
+  time: number;
+  /** when the cgroup was made, as cAdvisor tells (ms since the epoch) */
+  creationTime: number;
+  /** CPU time (ns); absent without a cpuacct (v2: cpu.stat) figure */
+  cpuNanos?: number;
+  /** absent without a memory controller */
+  memory?: {
+    usageBytes: number;
+    /** usage less the inactive file pages (0 at the least) */
+    workingSetBytes: number;
+    rssBytes: number;
+    pageFaults: number;
+    majorPageFaults: number;
+    /** the memory limit; absent: unlimited (above 2^62) */
+    limitBytes?: number;
+    swapBytes: number;
+    /** the swap limit (v1: memory and swap); absent: unlimited */
+    swapLimitBytes?: number;
+  };
+}
+
 /**
  * The kubelet's cgroup manager with the cgroupfs driver (cgroup_manager_linux.go, libcontainer's
  * fs and fs2 managers) over the mounted subsystems.
@@ -369,8 +393,11 @@ export class CgroupManager {
     return this.validate(name) === undefined;
   }
 
-  /** Create: the cgroup in every hierarchy (Apply(-1)), then its settings (Set) */
-  create(name: CgroupName, rc: ResourceConfig): void {
+  /**
+   * Create: the cgroup in every hierarchy (Apply(-1)), then its settings (Set). `skipDevices`: not
+   * in the devices hierarchy (libcontainer's SkipDevices, as the kubelet's system containers are made)
+   */
+  create(name: CgroupName, rc: ResourceConfig, skipDevices = false): void {
     if (this.subsystems.v2) {
       // (fs2.CreateCgroupPath: each level made, and every controller of the root enabled for its children)
       const ctrs = [...this.subsystems.mountPoints.keys()];
@@ -397,7 +424,7 @@ export class CgroupManager {
     } else {
       for (const s of V1_SUBSYSTEMS) {
         const mp = this.subsystems.mountPoints.get(s);
-        if (mp === undefined) continue;
+        if (mp === undefined || (skipDevices && this.devicesOnly(mp))) continue;
         if (s === 'cpuset') {
           // (a cpuset cgroup holds no task before its cpus and mems are set: each level copies its parent's)
           let cur = mp;
@@ -491,9 +518,117 @@ export class CgroupManager {
     return [...out].sort((a, b) => a - b);
   }
 
-  /** moves a process into the cgroup, in every hierarchy (Apply) */
-  apply(name: CgroupName, pid: number): void {
-    for (const d of this.dirs(name)) writeFileSync(join(d, 'cgroup.procs'), String(pid));
+  /** moves a process into the cgroup, in every hierarchy (Apply); `skipDevices`: not in the devices one (SkipDevices) */
+  apply(name: CgroupName, pid: number, skipDevices = false): void {
+    for (const mp of this.mounts()) {
+      if (skipDevices && this.devicesOnly(mp)) continue;
+      writeFileSync(join(mp, cgroupfs(name), 'cgroup.procs'), String(pid));
+    }
+  }
+
+  /** v1: a hierarchy of the devices controller alone */
+  private devicesOnly(mp: string): boolean {
+    if (this.subsystems.v2) return false;
+    const here = [...this.subsystems.mountPoints].filter(([, m]) => m === mp).map(([s]) => s);
+    return here.length > 0 && here.every((s) => s === 'devices');
+  }
+
+  /**
+   * the processes directly in the cgroup (not those under it), as the kubelet's cm/util GetPids
+   * lists them: v1 from the devices hierarchy, v2 from the unified one
+   */
+  procs(name: CgroupName): number[] {
+    const mp = this.subsystems.v2 ? (this.subsystems.unifiedMount ?? CGROUP_MOUNT) : this.subsystems.mountPoints.get('devices');
+    if (mp === undefined) throw new Error('mountpoint for devices not found');
+    const file = join(mp, cgroupfs(name), 'cgroup.procs');
+    const t = readFileSync(file, 'utf8').trim();
+    return t ? t.split('\n').map(Number).filter((n) => Number.isInteger(n) && n > 0) : [];
+  }
+
+  /**
+   * The cgroup's CPU and memory now, as cAdvisor reads a cgroup (its libcontainer handler and the
+   * container spec: limits, creation time); undefined when the cgroup does not exist. v1: CPU time
+   * from cpuacct.usage; memory from memory.usage_in_bytes and memory.stat (total_rss, total_swap and
+   * total_inactive_file with use_hierarchy; pgfault and pgmajfault), the limits from
+   * memory.limit_in_bytes and memory.memsw.limit_in_bytes. v2: cpu.stat's usage_usec; memory.current,
+   * memory.stat (anon, inactive_file, pgfault, pgmajfault), memory.swap.current, and memory.max and
+   * memory.swap.max of the nearest cgroup that has them.
+   */
+  usage(name: CgroupName, now = Date.now()): CgroupUsage | undefined {
+    const num = (s: string | undefined): number | undefined => (s === undefined || s === '' ? undefined : s === 'max' ? Infinity : Number(s));
+    const stat = (text: string | undefined): Map<string, number> => new Map((text ?? '').split('\n').map((l) => l.split(' ')).filter((f) => f.length === 2).map((f) => [f[0]!, Number(f[1])]));
+    // (cAdvisor: the lowest modification time of the cgroup's directories and of their
+    // cgroup.clone_children, v2 cgroup.events, which a new child cgroup does not touch; not before boot)
+    const dirs = this.subsystems.v2 ? [this.unified(name)] : [...new Set([...this.subsystems.mountPoints].filter(([s]) => !s.startsWith('name=')).map(([, mp]) => join(mp, cgroupfs(name))))];
+    let created = Infinity;
+    for (const d of dirs) {
+      for (const f of [d, join(d, this.subsystems.v2 ? 'cgroup.events' : 'cgroup.clone_children')]) {
+        try {
+          created = Math.min(created, statSync(f).mtimeMs);
+        } catch {
+          /* not in this hierarchy */
+        }
+      }
+    }
+    const boot = now - os.uptime() * 1000;
+    const out: CgroupUsage = { time: now, creationTime: Math.max(boot, created) };
+    const unlimited = (v: number | undefined) => v === undefined || v > 2 ** 62;
+    if (this.subsystems.v2) {
+      const d = this.unified(name);
+      if (!existsSync(d)) return undefined;
+      const usec = stat(readTrim(join(d, 'cpu.stat'))).get('usage_usec');
+      if (usec !== undefined) out.cpuNanos = usec * 1000;
+      // (the limits of the nearest cgroup with memory.max: the root has none, nor any memory figures)
+      let limits: string | undefined;
+      for (let n = name.length; n > 0 && limits === undefined; n--) {
+        const up = this.unified(name.slice(0, n));
+        if (existsSync(join(up, 'memory.max'))) limits = up;
+      }
+      if (limits !== undefined) {
+        const ms = stat(readTrim(join(d, 'memory.stat')));
+        const usage = num(readTrim(join(d, 'memory.current'))) ?? 0;
+        const inactive = ms.get('inactive_file');
+        const limit = num(readTrim(join(limits, 'memory.max')));
+        const swapLimit = num(readTrim(join(limits, 'memory.swap.max'))) ?? 0;
+        out.memory = {
+          usageBytes: usage,
+          workingSetBytes: inactive === undefined ? usage : Math.max(0, usage - inactive),
+          rssBytes: ms.get('anon') ?? 0,
+          pageFaults: ms.get('pgfault') ?? 0,
+          majorPageFaults: ms.get('pgmajfault') ?? 0,
+          limitBytes: unlimited(limit) ? undefined : limit,
+          swapBytes: num(readTrim(join(d, 'memory.swap.current'))) ?? 0,
+          swapLimitBytes: unlimited(swapLimit) ? undefined : swapLimit,
+        };
+      }
+      return out;
+    }
+    const cpuacct = this.dir('cpuacct', name);
+    const mem = this.dir('memory', name);
+    const cpu = this.dir('cpu', name);
+    if (![cpuacct, mem, cpu].some((d) => d !== undefined && existsSync(d))) return undefined;
+    if (cpuacct !== undefined && existsSync(cpuacct)) out.cpuNanos = num(readTrim(join(cpuacct, 'cpuacct.usage'))) ?? 0;
+    if (mem !== undefined && existsSync(mem)) {
+      const ms = stat(readTrim(join(mem, 'memory.stat')));
+      const hier = readTrim(join(mem, 'memory.use_hierarchy')) === '1';
+      const usage = num(readTrim(join(mem, 'memory.usage_in_bytes'))) ?? 0;
+      const inactive = ms.get('total_inactive_file');
+      const limit = num(readTrim(join(mem, 'memory.limit_in_bytes')));
+      // (cAdvisor reads a missing memory.memsw.limit_in_bytes, no swap accounting, as 0)
+      const swapLimit = num(readTrim(join(mem, 'memory.memsw.limit_in_bytes'))) ?? 0;
+      const swap = ms.get(hier ? 'total_swap' : 'swap') ?? 0;
+      out.memory = {
+        usageBytes: usage,
+        workingSetBytes: inactive === undefined ? usage : Math.max(0, usage - inactive),
+        rssBytes: ms.get(hier ? 'total_rss' : 'rss') ?? 0,
+        pageFaults: ms.get('pgfault') ?? 0,
+        majorPageFaults: ms.get('pgmajfault') ?? 0,
+        limitBytes: unlimited(limit) ? undefined : limit,
+        swapBytes: swap,
+        swapLimitBytes: unlimited(swapLimit) ? undefined : swapLimit,
+      };
+    }
+    return out;
   }
 
   /** removes the cgroup and those under it, deepest first, in every hierarchy (Destroy; retried a few times as its last tasks exit) */
@@ -582,6 +717,21 @@ export interface ContainerManagerOptions {
   /** --kubelet-cgroups: the cgroup the kubelet moves itself into (made when missing), and keeps itself in */
   kubeletCgroups?: string;
   /**
+   * --system-cgroups: the cgroup every non-kernel process of the root cgroup is moved into (made
+   * when missing), at start and every minute; its figures are the Summary's "misc" system container
+   */
+  systemCgroups?: string;
+  /** --runtime-cgroups: the runtime's cgroup, only read: the Summary's "runtime" system container */
+  runtimeCgroups?: string;
+  /** --oom-score-adj: the kubelet's own OOM score, set again as its cgroup is looked for */
+  kubeletOOMScoreAdj?: number;
+  /**
+   * the cgroup whose processes --system-cgroups moves: "/" (the root, the kubelet's); the
+   * environment's KEELSON_SYSTEM_CGROUPS_SOURCE when set, for tests only (a test must not move the
+   * processes of the machine it runs on)
+   */
+  systemCgroupsSource?: string;
+  /**
    * --qos-reserved with the QOSReserved gate: the percentage of the memory requested by the pods of
    * the higher QoS classes that the lower ones may not use (the Burstable and BestEffort cgroups'
    * memory limits)
@@ -606,6 +756,69 @@ export function hostPidCapacity(): number | undefined {
   return threadsMax > 0 ? Math.min(pidMax, threadsMax) : pidMax;
 }
 
+/** how often the kubelet looks for its own cgroup without --kubelet-cgroups (the container manager's periodic tasks) */
+const KUBELET_CGROUP_PERIOD_MS = 5 * 60_000;
+
+/** an error as Go's os errors print it: "permission denied", "no such file or directory", ... */
+function goError(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  const texts: Record<string, string> = { EACCES: 'permission denied', EPERM: 'operation not permitted', ENOENT: 'no such file or directory', ESRCH: 'no such process', EINVAL: 'invalid argument', EBUSY: 'device or resource busy' };
+  return (code && texts[code]) ?? (e as Error).message;
+}
+
+/** a kernel thread: no executable behind /proc/<pid>/exe (isKernelPid) */
+function isKernelPid(pid: number): boolean {
+  try {
+    readlinkSync(`/proc/${pid}/exe`);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
+/** whether a cgroup2 file system is mounted at /sys/fs/cgroup */
+function isUnifiedHost(): boolean {
+  try {
+    return readFileSync('/proc/self/mounts', 'utf8').split('\n').some((l) => {
+      const f = l.split(' ');
+      return f[1] === CGROUP_MOUNT && f[2] === 'cgroup2';
+    });
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A process's cgroup for the kubelet's accounting (getContainer), from its /proc/<pid>/cgroup: v2
+ * the unified one; v1 the cpu cgroup, which must be the memory cgroup too, or the name=systemd one
+ * when mounted (`info` tells when that is not the cpu or memory cgroup). Throws the kubelet's errors.
+ */
+export function processCgroup(text: string, v2: boolean, info: (msg: string) => void = () => {}): string {
+  const cgs = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const m = /^\d+:([^:]*):(.*)$/.exec(line);
+    if (!m) continue;
+    for (const ctl of m[1]!.split(',')) cgs.set(ctl, m[2]!);
+  }
+  if (v2) {
+    const c = cgs.get('');
+    if (c === undefined) throw new Error('mountpoint for unified not found');
+    return c;
+  }
+  const cpu = cgs.get('cpu');
+  if (cpu === undefined) throw new Error('mountpoint for cpu not found');
+  const memory = cgs.get('memory');
+  if (memory === undefined) throw new Error('mountpoint for memory not found');
+  if (cpu !== memory) throw new Error(`cpu and memory cgroup hierarchy not unified.  cpu: ${cpu}, memory: ${memory}`);
+  const systemd = cgs.get('name=systemd');
+  if (systemd !== undefined) {
+    if (systemd !== cpu) info('CPUAccounting not enabled for process');
+    if (systemd !== memory) info('MemoryAccounting not enabled for process');
+    return systemd;
+  }
+  return cpu;
+}
+
 /** a system-reserved or kube-reserved cgroup that could not be limited (FailedNodeAllocatableEnforcement) */
 export class ReservedCgroupError extends Error {}
 
@@ -618,11 +831,20 @@ export class ContainerManager {
   readonly cgroups: CgroupManager | undefined;
   readonly qos: QOSCgroups;
   private timer?: NodeJS.Timeout;
+  private kubeletCgroupTimer?: NodeJS.Timeout;
   private activePods: () => any[] = () => [];
+  /**
+   * the kubelet's cgroup (NodeConfig.KubeletCgroupsName): --kubelet-cgroups, else the one it is
+   * found in (every 5 minutes from the start); '' until found
+   */
+  private kubeletCgroup: string;
+  /** a cgroup manager that only reads figures, without cgroupsPerQOS (made when first needed) */
+  private reader?: CgroupManager | null;
 
   /** throws the kubelet's errors for a configuration it refuses */
   constructor(readonly o: ContainerManagerOptions) {
     this.qos = qosCgroupNames(o.cgroupRoot || '/');
+    this.kubeletCgroup = o.kubeletCgroups ?? '';
     if (!o.cgroupsPerQOS) return;
     let subsystems: CgroupSubsystems;
     try {
@@ -659,6 +881,12 @@ export class ContainerManager {
    * their admitted resources. Throws what stops the kubelet (the systemd driver without systemd).
    */
   start(activePods: () => any[]): { enforced?: { ok: boolean; message: string }; reserved?: string[] } {
+    if (!this.o.kubeletCgroups) {
+      // (setupNode's periodic task without --kubelet-cgroups: the kubelet's OOM score, then its cgroup, every 5 minutes)
+      this.findKubeletCgroup();
+      this.kubeletCgroupTimer = setInterval(() => this.findKubeletCgroup(), KUBELET_CGROUP_PERIOD_MS);
+      this.kubeletCgroupTimer.unref();
+    }
     if (!this.cgroups) return {};
     if (this.o.cgroupDriver === 'systemd') {
       const running = this.o.systemdRunning ?? (() => {
@@ -686,6 +914,9 @@ export class ContainerManager {
       enforced = { ok: false, message: `Failed to update Node Allocatable Limits ${JSON.stringify(cgroupfs(kubepods))}: ${(e as Error).message}` };
     }
     const reserved = this.enforceReservedCgroups();
+    // (setupNode's system containers: --system-cgroups, then --kubelet-cgroups)
+    if (this.o.systemCgroups === '/') throw new Error('system container cannot be root ("/")');
+    this.ensureSystemCgroup();
     this.ensureKubeletCgroup();
     for (const [name, rc] of [[this.qos.burstable, {}], [this.qos.besteffort, { cpuShares: MIN_SHARES }]] as [CgroupName, ResourceConfig][]) {
       try {
@@ -702,7 +933,9 @@ export class ContainerManager {
       } catch (e) {
         this.o.log.error(e, '[ContainerManager] Failed to reserve QoS requests');
       }
-      // (the system containers' periodic ensureState: the kubelet stays in --kubelet-cgroups)
+      // (the system containers' periodic ensureState: the root's processes go to --system-cgroups,
+      // the kubelet stays in --kubelet-cgroups)
+      this.ensureSystemCgroup();
       this.ensureKubeletCgroup();
     }, QOS_UPDATE_INTERVAL_MS);
     this.timer.unref();
@@ -718,11 +951,126 @@ export class ContainerManager {
     if (!path || !this.cgroups) return;
     const name = parseCgroupfs(path);
     try {
-      if (!this.cgroups.exists(name)) this.cgroups.create(name, {});
-      if (!this.cgroups.pids(name).includes(process.pid)) this.cgroups.apply(name, process.pid);
+      if (!this.cgroups.exists(name)) this.cgroups.create(name, {}, true);
+      if (!this.cgroups.pids(name).includes(process.pid)) this.cgroups.apply(name, process.pid, true);
     } catch (e) {
       this.o.log.error(e, 'Failed to ensure state', { containerName: path });
     }
+  }
+
+  /**
+   * --system-cgroups (ensureSystemCgroups): the processes directly in the root cgroup (listed from
+   * the devices hierarchy), but PID 1 and the kernel's threads, are moved into the system cgroup
+   * (made when missing) in every hierarchy but devices (the kubelet's SkipDevices: they stay listed
+   * there, and are moved again, eleven rounds at the most); the last failure is logged.
+   */
+  private ensureSystemCgroup(): void {
+    const path = this.o.systemCgroups ?? '';
+    if (!path || !this.cgroups) return;
+    const name = parseCgroupfs(path);
+    const source = parseCgroupfs(this.o.systemCgroupsSource ?? process.env['KEELSON_SYSTEM_CGROUPS_SOURCE'] ?? '/');
+    let finalErr: string | undefined;
+    for (let i = 0; i <= 10; i++) {
+      let all: number[];
+      try {
+        all = this.cgroups.procs(source);
+      } catch (e) {
+        finalErr = `failed to list PIDs for root: ${goError(e)}`;
+        continue;
+      }
+      const pids = all.filter((pid) => pid !== 1 && !isKernelPid(pid));
+      if (pids.length === 0) return;
+      this.o.log.v(3).info('Moving non-kernel processes', { pids });
+      for (const pid of pids) {
+        try {
+          if (!this.cgroups.exists(name)) this.cgroups.create(name, {}, true);
+          this.cgroups.apply(name, pid, true);
+        } catch (e) {
+          finalErr = `failed to move PID ${pid} into the system container ${JSON.stringify(path)}: ${goError(e)}`;
+        }
+      }
+    }
+    if (finalErr !== undefined) this.o.log.info('Failed to ensure state', { containerName: path, err: finalErr });
+  }
+
+  /**
+   * Without --kubelet-cgroups (setupNode's periodic task): the kubelet's OOM score is set again
+   * (ensureProcessInContainerWithOOMScore; a process outside the host's PID namespace is left
+   * alone), then its cgroup looked up (getContainer): v2 its one cgroup; v1 its cpu cgroup, which
+   * must be its memory cgroup too, or its name=systemd cgroup when there is one. A failure is
+   * logged and leaves the kubelet without a system container in the Summary.
+   */
+  private findKubeletCgroup(): void {
+    const pid = process.pid;
+    let inHost = true;
+    try {
+      inHost = readlinkSync('/proc/1/ns/pid') === readlinkSync(`/proc/${pid}/ns/pid`);
+    } catch {
+      this.o.log.error(new Error('failed to find pid namespace of init process'), 'Failed to ensure process in container with oom score');
+      return;
+    }
+    const adj = this.o.kubeletOOMScoreAdj;
+    if (inHost && adj !== undefined) {
+      const file = `/proc/${pid}/oom_score_adj`;
+      try {
+        writeFileSync(file, String(adj));
+      } catch (e) {
+        this.o.log.error(new Error(`failed to apply oom score ${adj} to PID ${pid}: write ${file}: ${goError(e)}`), 'Failed to ensure process in container with oom score');
+        return;
+      }
+    }
+    try {
+      this.kubeletCgroup = processCgroup(readFileSync(`/proc/${pid}/cgroup`, 'utf8'), this.v2 || isUnifiedHost(), (msg) => this.o.log.info(msg, { pid }));
+    } catch (e) {
+      this.o.log.error(e, 'Failed to find cgroups of kubelet');
+    }
+  }
+
+  /**
+   * The Summary's system containers (GetSystemContainersStats): "kubelet" (its cgroup), "runtime"
+   * (--runtime-cgroups), "misc" (--system-cgroups) and "pods" (the pods' cgroup root:
+   * <cgroupRoot>/kubepods, or --cgroup-root itself without cgroupsPerQOS); those without a cgroup
+   * name are left out.
+   */
+  systemContainers(): { name: 'kubelet' | 'runtime' | 'misc' | 'pods'; cgroup: string }[] {
+    const pods = this.o.cgroupsPerQOS ? cgroupfs(this.qos.guaranteed) : cgroupfs(parseCgroupfs(this.o.cgroupRoot));
+    const all = [
+      { name: 'kubelet' as const, cgroup: this.kubeletCgroup },
+      { name: 'runtime' as const, cgroup: this.o.runtimeCgroups ?? '' },
+      { name: 'misc' as const, cgroup: this.o.systemCgroups ?? '' },
+      { name: 'pods' as const, cgroup: pods },
+    ];
+    return all.filter((c) => c.cgroup !== '');
+  }
+
+  /** the cgroup manager that reads figures: the pods' one, else one over the mounted subsystems */
+  private statsReader(): CgroupManager | undefined {
+    if (this.cgroups) return this.cgroups;
+    if (this.reader === undefined) {
+      try {
+        this.reader = new CgroupManager(this.o.subsystems ?? detectCgroupSubsystems());
+      } catch {
+        this.reader = null;
+      }
+    }
+    return this.reader ?? undefined;
+  }
+
+  /** a cgroup's figures (cgroupfs name); undefined when it does not exist */
+  usage(cgroup: string): CgroupUsage | undefined {
+    return this.statsReader()?.usage(parseCgroupfs(cgroup));
+  }
+
+  /** the pod cgroups' figures, by pod UID (the pods whose cgroup is found under the QoS cgroups) */
+  podUsages(): Map<string, CgroupUsage> {
+    const out = new Map<string, CgroupUsage>();
+    if (!this.cgroups) return out;
+    const now = Date.now();
+    for (const [uid, name] of this.cgroups.podCgroups([this.qos.besteffort, this.qos.burstable, this.qos.guaranteed])) {
+      const u = this.cgroups.usage(name, now);
+      if (u) out.set(uid, u);
+    }
+    return out;
   }
 
   /**
@@ -767,6 +1115,7 @@ export class ContainerManager {
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    if (this.kubeletCgroupTimer) clearInterval(this.kubeletCgroupTimer);
   }
 
   /** UpdateCgroups: Burstable's CPU shares of its pods' requests, BestEffort's 2 */

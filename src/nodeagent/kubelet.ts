@@ -262,7 +262,8 @@ export class Kubelet {
    */
   startContainerManager(): void {
     const cm = this.o.containerManager;
-    if (!cm?.enabled) return;
+    // (without cgroupsPerQOS it only looks for the kubelet's own cgroup, for the Summary)
+    if (!cm) return;
     let r: ReturnType<ContainerManager['start']>;
     try {
       r = cm.start(() => this.pods.admittedPods());

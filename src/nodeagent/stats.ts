@@ -21,10 +21,18 @@
 // (usage MemTotal - MemFree, working set that less Inactive(file), available MemAvailable), the
 // figures cAdvisor derives for the root cgroup. usageNanoCores is the rate since this kubelet's
 // previous sample (absent on the first, as the kubelet's).
+// With the container manager (cgroups.ts) as its cgroup source, the sampler also reads the
+// Summary's system containers (node.systemContainers: "kubelet", "runtime", "misc", "pods", each
+// from its cgroup as cAdvisor reads it, GetSystemContainersStats) and each pod's own cgroup, whose
+// CPU, memory and swap stand for the pod's (addPodCPUMemoryStats; its containers' sums without one).
+// A cgroup's usageNanoCores is the rate since the previous sample too, 0 on the first (cAdvisor's
+// figure before its second housekeeping).
 import { readFileSync, statfsSync } from 'node:fs';
 import type { CRIClient } from './cri.js';
 import { L_CONTAINER_NAME, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './podspec.js';
 import type { PodStorage } from './ephemeral.js';
+import type { CgroupUsage } from './cgroups.js';
+import type { Logger } from '../client/log.js';
 
 /** USER_HZ: the unit of /proc/stat's CPU times (100 on every Linux the kubelet runs on) */
 const USER_HZ = 100;
@@ -41,6 +49,28 @@ export interface MemorySample {
   workingSetBytes: number;
   usageBytes?: number;
   availableBytes?: number;
+  rssBytes?: number;
+  pageFaults?: number;
+  majorPageFaults?: number;
+}
+
+/** a cgroup's figures in the Summary's terms (cadvisorInfoToContainerStats): a system container's or a pod's */
+export interface CgroupSample {
+  /** the cgroup's creation, or the kubelet's start for its own (ms since the epoch) */
+  startTime: number;
+  cpu: CPUSample;
+  memory: MemorySample;
+  swap?: { time: number; swapUsageBytes: number; swapAvailableBytes?: number };
+}
+
+/** where the cgroups' figures come from (the container manager, cgroups.ts) */
+export interface CgroupSource {
+  /** the system containers' names and cgroups (those with a cgroup name) */
+  systemContainers(): { name: string; cgroup: string }[];
+  /** a cgroup's figures; undefined when it does not exist */
+  usage(cgroup: string): CgroupUsage | undefined;
+  /** the pod cgroups' figures by pod UID */
+  podUsages(): Map<string, CgroupUsage>;
 }
 
 export interface ContainerSample {
@@ -60,6 +90,10 @@ export interface ContainerSample {
 export interface ResourceSample {
   node: { cpu: CPUSample; memory: MemorySample };
   containers: ContainerSample[];
+  /** the Summary's system containers (kubelet, runtime, misc, pods) whose cgroups could be read */
+  systemContainers?: (CgroupSample & { name: string })[];
+  /** the pods' own cgroups' figures, by pod UID: a pod's CPU and memory when it has one (else its containers' sums) */
+  podCgroups?: Map<string, CgroupSample>;
   /** the runtime could not be asked (resource_scrape_error 1) */
   error?: string;
 }
@@ -88,7 +122,56 @@ export class ResourceSampler {
   /** image ID -> its first name (the runtime lists containers by image ID; cAdvisor labels them by name) */
   private imageNames = new Map<string, string>();
 
-  constructor(private readonly cri: Pick<CRIClient, 'listContainerStats' | 'listContainers' | 'listImages'>) {}
+  /** when this sampler was made: the "kubelet" system container's start (the summary provider's creation) */
+  private readonly created = Date.now();
+
+  constructor(
+    private readonly cri: Pick<CRIClient, 'listContainerStats' | 'listContainers' | 'listImages'>,
+    /** the cgroups' figures: the system containers, and the pods' own (none: the pods are their containers' sums) */
+    private readonly cgroups?: CgroupSource,
+    private readonly log?: Logger,
+  ) {}
+
+  /** a cgroup's figures as the Summary gives them; the CPU rate since the last sample of the cgroup (0 on the first, as cAdvisor's before its second) */
+  private cgroupSample(u: CgroupUsage, seen: Set<string>, key: string): CgroupSample {
+    const cpu: CPUSample = { time: u.time, usageCoreNanoSeconds: 0, usageNanoCores: 0 };
+    if (u.cpuNanos !== undefined) {
+      const c = this.cpu(key, u.time, u.cpuNanos);
+      cpu.usageCoreNanoSeconds = c.usageCoreNanoSeconds;
+      cpu.usageNanoCores = c.usageNanoCores ?? 0;
+      seen.add(key);
+    }
+    const m = u.memory;
+    if (!m) return { startTime: u.creationTime, cpu, memory: { time: u.time, workingSetBytes: 0 } };
+    const memory: MemorySample = { time: u.time, workingSetBytes: m.workingSetBytes, usageBytes: m.usageBytes, rssBytes: m.rssBytes, pageFaults: m.pageFaults, majorPageFaults: m.majorPageFaults };
+    // (availableBytes: the limit less the working set, when limited)
+    if (m.limitBytes !== undefined) memory.availableBytes = Math.max(0, m.limitBytes - m.workingSetBytes);
+    const swap: CgroupSample['swap'] = { time: u.time, swapUsageBytes: m.swapBytes };
+    if (m.swapLimitBytes !== undefined) swap.swapAvailableBytes = Math.max(0, m.swapLimitBytes - m.swapBytes);
+    return { startTime: u.creationTime, cpu, memory, swap };
+  }
+
+  /** the system containers (GetSystemContainersStats): those whose cgroup cannot be read are logged and left out */
+  private systemContainers(seen: Set<string>): (CgroupSample & { name: string })[] {
+    const out: (CgroupSample & { name: string })[] = [];
+    for (const { name, cgroup } of this.cgroups?.systemContainers() ?? []) {
+      let u: CgroupUsage | undefined;
+      try {
+        u = this.cgroups!.usage(cgroup);
+      } catch {
+        u = undefined;
+      }
+      if (!u) {
+        const q = JSON.stringify(cgroup);
+        this.log?.error(new Error(`failed to get cgroup stats for ${q}: failed to get container info for ${q}: unknown container ${q}`), 'Failed to get system container stats', { containerName: cgroup });
+        continue;
+      }
+      const cs = this.cgroupSample(u, seen, `cgroup:${cgroup}`);
+      // (the kubelet's own start is known: the summary provider's creation)
+      out.push({ name, ...cs, startTime: name === 'kubelet' ? this.created : cs.startTime });
+    }
+    return out;
+  }
 
   /** the name of an image ID, asking the runtime again when one is not known yet */
   private async imageName(ids: string[]): Promise<(id: string) => string> {
@@ -142,6 +225,18 @@ export class ResourceSampler {
         }
         out.containers.push(c);
       }
+      if (this.cgroups) {
+        out.systemContainers = this.systemContainers(seen);
+        // (the pods' own cgroups, as the kubelet's CRI stats provider reads them through cAdvisor)
+        const uids = new Set(out.containers.map((c) => c.podUID));
+        const pods = new Map<string, CgroupSample>();
+        try {
+          for (const [uid, u] of this.cgroups.podUsages()) if (uids.has(uid)) pods.set(uid, this.cgroupSample(u, seen, `pod:${uid}`));
+        } catch {
+          /* the containers' sums stand for them */
+        }
+        out.podCgroups = pods;
+      }
       for (const k of this.prev.keys()) if (!seen.has(k)) this.prev.delete(k);
     } catch (e) {
       out.error = (e as Error).message;
@@ -168,10 +263,12 @@ interface PodTotals {
   containers: ContainerSample[];
   cpu?: { usageCoreNanoSeconds: number; time: number };
   memory?: { workingSetBytes: number; time: number };
+  /** its own cgroup's figures, which stand for the sums when there */
+  cgroup?: CgroupSample;
 }
 
 /** the containers grouped by pod, with each pod's sums (what /metrics/resource and /stats/summary report for a pod) */
-function podTotals(containers: ContainerSample[]): PodTotals[] {
+function podTotals(containers: ContainerSample[], podCgroups?: Map<string, CgroupSample>): PodTotals[] {
   const pods = new Map<string, PodTotals>();
   for (const c of containers) {
     const key = `${c.namespace}/${c.pod}`;
@@ -189,6 +286,14 @@ function podTotals(containers: ContainerSample[]): PodTotals[] {
       p.memory.workingSetBytes += c.memory.workingSetBytes;
       p.memory.time = Math.max(p.memory.time, c.memory.time);
     }
+  }
+  for (const p of pods.values()) {
+    const cg = podCgroups?.get(p.podUID);
+    if (!cg) continue;
+    // (addPodCPUMemoryStats: the pod's cgroup first, its containers' sums only without one)
+    p.cgroup = cg;
+    p.cpu = { usageCoreNanoSeconds: cg.cpu.usageCoreNanoSeconds, time: cg.cpu.time };
+    p.memory = { workingSetBytes: cg.memory.workingSetBytes, time: cg.memory.time };
   }
   return [...pods.values()];
 }
@@ -212,7 +317,7 @@ export function resourceMetricsText(s: ResourceSample): string {
     if (c.memory) lines.get('container_memory_working_set_bytes')!.push(line('container_memory_working_set_bytes', labels, c.memory.workingSetBytes, c.memory.time));
     lines.get('container_start_time_seconds')!.push(line('container_start_time_seconds', labels, c.startTime / 1000, c.startTime));
   }
-  for (const p of podTotals(s.containers)) {
+  for (const p of podTotals(s.containers, s.podCgroups)) {
     const labels = { namespace: p.namespace, pod: p.pod };
     if (p.cpu) lines.get('pod_cpu_usage_seconds_total')!.push(line('pod_cpu_usage_seconds_total', labels, p.cpu.usageCoreNanoSeconds / 1e9, p.cpu.time));
     if (p.memory) lines.get('pod_memory_working_set_bytes')!.push(line('pod_memory_working_set_bytes', labels, p.memory.workingSetBytes, p.memory.time));
@@ -265,7 +370,23 @@ function cpuJSON(c: CPUSample): Record<string, unknown> {
 }
 
 function memJSON(m: MemorySample): Record<string, unknown> {
-  return { time: iso(m.time), ...(m.availableBytes !== undefined ? { availableBytes: m.availableBytes } : {}), ...(m.usageBytes !== undefined ? { usageBytes: m.usageBytes } : {}), workingSetBytes: m.workingSetBytes };
+  const o: Record<string, unknown> = { time: iso(m.time) };
+  if (m.availableBytes !== undefined) o.availableBytes = m.availableBytes;
+  if (m.usageBytes !== undefined) o.usageBytes = m.usageBytes;
+  o.workingSetBytes = m.workingSetBytes;
+  if (m.rssBytes !== undefined) o.rssBytes = m.rssBytes;
+  if (m.pageFaults !== undefined) o.pageFaults = m.pageFaults;
+  if (m.majorPageFaults !== undefined) o.majorPageFaults = m.majorPageFaults;
+  return o;
+}
+
+function swapJSON(w: NonNullable<CgroupSample['swap']>): Record<string, unknown> {
+  return { time: iso(w.time), ...(w.swapAvailableBytes !== undefined ? { swapAvailableBytes: w.swapAvailableBytes } : {}), swapUsageBytes: w.swapUsageBytes };
+}
+
+/** a system container (stats/v1alpha1 ContainerStats, without file systems) */
+function systemContainerJSON(c: CgroupSample & { name: string }): Record<string, unknown> {
+  return { name: c.name, startTime: iso(c.startTime), cpu: cpuJSON(c.cpu), memory: memJSON(c.memory), ...(c.swap ? { swap: swapJSON(c.swap) } : {}) };
 }
 
 /** a file system's figures (stats/v1alpha1 FsStats), from statfs */
@@ -337,7 +458,7 @@ export function summaryJSON(s: ResourceSample, nodeName: string, nodeStartTime: 
   return {
     node: {
       nodeName,
-      systemContainers: [],
+      systemContainers: (s.systemContainers ?? []).map(systemContainerJSON),
       startTime: iso(nodeStartTime),
       cpu: cpuJSON(s.node.cpu),
       memory: memJSON(s.node.memory),
@@ -345,7 +466,7 @@ export function summaryJSON(s: ResourceSample, nodeName: string, nodeStartTime: 
       ...(storage?.imageFs ? { runtime: { imageFs: fsJSON(storage.imageFs), containerFs: fsJSON(storage.imageFs) } } : {}),
       ...(storage?.rlimit ? { rlimit: { time: iso(storage.rlimit.time), maxpid: storage.rlimit.maxpid, curproc: storage.rlimit.curproc } } : {}),
     },
-    pods: podTotals(s.containers).map((p) => {
+    pods: podTotals(s.containers, s.podCgroups).map((p) => {
       const st = storage?.pods.get(p.podUID);
       const byName = new Map(st?.containers.map((c) => [c.name, c]) ?? []);
       return {
@@ -362,10 +483,15 @@ export function summaryJSON(s: ResourceSample, nodeName: string, nodeStartTime: 
             ...(cs && nodeFs ? { logs: fsJSON(nodeFs, { usedBytes: cs.logsBytes }) } : {}),
           };
         }),
-        ...(p.cpu ? { cpu: { time: iso(p.cpu.time), usageCoreNanoSeconds: p.cpu.usageCoreNanoSeconds } } : {}),
-        ...(p.memory ? { memory: { time: iso(p.memory.time), workingSetBytes: p.memory.workingSetBytes } } : {}),
+        ...(p.cgroup
+          ? { cpu: cpuJSON(p.cgroup.cpu), memory: memJSON(p.cgroup.memory) }
+          : {
+              ...(p.cpu ? { cpu: { time: iso(p.cpu.time), usageCoreNanoSeconds: p.cpu.usageCoreNanoSeconds } } : {}),
+              ...(p.memory ? { memory: { time: iso(p.memory.time), workingSetBytes: p.memory.workingSetBytes } } : {}),
+            }),
         ...(st && nodeFs && st.volumes.length ? { volume: st.volumes.map((v) => ({ ...fsJSON(nodeFs, v), name: v.name })) } : {}),
         ...(st && nodeFs ? { 'ephemeral-storage': fsJSON(nodeFs, { usedBytes: st.ephemeralBytes }) } : {}),
+        ...(p.cgroup?.swap ? { swap: swapJSON(p.cgroup.swap) } : {}),
       };
     }),
   };
