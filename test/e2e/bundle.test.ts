@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { KEELSON, ROOT, startCluster } from './harness.js';
+import { KEELSON, ROOT, startCluster, until } from './harness.js';
 
 const BUNDLE = join(ROOT, 'dist', 'bundle', 'keelson.js');
 const skip = existsSync(BUNDLE) ? false : 'no bundle was built (esbuild is not installed)';
@@ -19,8 +19,11 @@ for (const [name, env, bundled] of [
     const c = await startCluster({ args: ['-v=1'], env });
     try {
       assert.match(c.logs, new RegExp(`"Command" bundle=${bundled}`));
-      // the klog header names the source file of the call, through the source map
-      assert.match(c.logs, /apiserver\.ts:\d+\] Serving securely on 127\.0\.0\.1:\d+$/m);
+      // the klog header names the source file of the call, through the source map (the line can
+      // reach this process's pipe a moment after /readyz answers: the server is ready first)
+      const serving = /apiserver\.ts:\d+\] Serving securely on 127\.0\.0\.1:\d+$/m;
+      await until('the "Serving securely" line', () => serving.test(c.logs), 10_000).catch(() => undefined);
+      assert.match(c.logs, serving);
       const r = c.kubectl(['get', 'ns', 'kube-system', '-o', 'name']);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout.trim(), 'namespace/kube-system');
