@@ -567,3 +567,58 @@ for (const v of ['1.33', '1.27'] as Version[]) {
     expectRun(v, ['delete', 'namespace', ns, '--wait=false'], { stdout: `namespace "${ns}" deleted\n` });
   });
 }
+
+// kubectl's generators and the commands that patch a workload's pod template, each checked in
+// what the server stored: the objects must pass the server's validation as kubectl builds them
+test('kubectl 1.33: create ingress, poddisruptionbudget, priorityclass, service nodeport; set env and set resources; replace --force', async () => {
+  const v: Version = '1.33';
+  const ns = 'generators';
+  expectRun(v, ['create', 'namespace', ns], { stdout: `namespace/${ns} created\n` });
+  expectRun(v, ['create', 'ingress', 'web', '-n', ns, '--class=nginx', '--rule=foo.com/bar*=svc1:8080,tls=my-cert', '--rule=/path=svc2:http', '--annotation=a=b'], { stdout: 'ingress.networking.k8s.io/web created\n' });
+  const ing = (await c.raw('GET', `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses/web`)).json();
+  assert.deepEqual(ing.spec, {
+    ingressClassName: 'nginx',
+    rules: [
+      { host: 'foo.com', http: { paths: [{ path: '/bar', pathType: 'Prefix', backend: { service: { name: 'svc1', port: { number: 8080 } } } }] } },
+      { http: { paths: [{ path: '/path', pathType: 'Exact', backend: { service: { name: 'svc2', port: { name: 'http' } } } }] } },
+    ],
+    tls: [{ hosts: ['foo.com'], secretName: 'my-cert' }],
+  });
+  assert.deepEqual(ing.metadata.annotations, { a: 'b' });
+  expectRun(v, ['get', 'ingress', 'web', '-n', ns, '--no-headers'], { stdout: /^web\s+nginx\s+foo\.com\s+80, 443\s+\d+s\n$/ });
+  expectRun(v, ['create', 'poddisruptionbudget', 'pdb1', '-n', ns, '--selector=app=web', '--min-available=1'], { stdout: 'poddisruptionbudget.policy/pdb1 created\n' });
+  const pdb = (await c.raw('GET', `/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets/pdb1`)).json();
+  assert.deepEqual(pdb.spec, { minAvailable: 1, selector: { matchLabels: { app: 'web' } } });
+  expectRun(v, ['create', 'priorityclass', 'gen-high', '--value=1000', '--description=high', '--preemption-policy=Never'], { stdout: 'priorityclass.scheduling.k8s.io/gen-high created\n' });
+  const pc = (await c.raw('GET', '/apis/scheduling.k8s.io/v1/priorityclasses/gen-high')).json();
+  // (globalDefault false is omitted: the type's omitempty)
+  assert.deepEqual([pc.value, pc.description, pc.preemptionPolicy, pc.globalDefault], [1000, 'high', 'Never', undefined]);
+  // a NodePort Service: its port allocated, or the one asked for; a port taken is refused
+  expectRun(v, ['create', 'service', 'nodeport', 'np1', '-n', ns, '--tcp=5678:8080'], { stdout: 'service/np1 created\n' });
+  const np1 = (await c.raw('GET', `/api/v1/namespaces/${ns}/services/np1`)).json();
+  assert.equal(np1.spec.type, 'NodePort');
+  assert.ok(np1.spec.ports[0].nodePort >= 30000 && np1.spec.ports[0].nodePort <= 32767, JSON.stringify(np1.spec.ports));
+  expectRun(v, ['create', 'service', 'nodeport', 'np2', '-n', ns, '--tcp=80:80', '--node-port=30123'], { stdout: 'service/np2 created\n' });
+  assert.equal((await c.raw('GET', `/api/v1/namespaces/${ns}/services/np2`)).json().spec.ports[0].nodePort, 30123);
+  expectRun(v, ['create', 'service', 'nodeport', 'np3', '-n', ns, '--tcp=80:80', '--node-port=30123'], {
+    code: 1,
+    stderr: 'error: failed to create NodePort service: Service "np3" is invalid: spec.ports[0].nodePort: Invalid value: 30123: provided port is already allocated\n',
+  });
+  // set env and set resources: strategic merge patches of the pod template
+  expectRun(v, ['create', 'deployment', 'web', '-n', ns, '--image=nginx'], { stdout: 'deployment.apps/web created\n' });
+  expectRun(v, ['set', 'env', 'deployment/web', '-n', ns, 'FOO=bar', 'BAZ=1'], { stdout: 'deployment.apps/web env updated\n' });
+  expectRun(v, ['set', 'env', 'deployment/web', '-n', ns, '--list'], { stdout: '# Deployment web, container nginx\nFOO=bar\nBAZ=1\n' });
+  expectRun(v, ['set', 'resources', 'deployment', 'web', '-n', ns, '--limits=cpu=200m,memory=512Mi', '--requests=cpu=100m'], { stdout: 'deployment.apps/web resource requirements updated\n' });
+  const ctr = (await c.raw('GET', `/apis/apps/v1/namespaces/${ns}/deployments/web`)).json().spec.template.spec.containers[0];
+  assert.deepEqual([ctr.env, ctr.resources], [[{ name: 'FOO', value: 'bar' }, { name: 'BAZ', value: '1' }], { limits: { cpu: '200m', memory: '512Mi' }, requests: { cpu: '100m' } }]);
+  // replace --force: deleted, then created again from the file
+  expectRun(v, ['create', 'configmap', 'rf', '-n', ns, '--from-literal=a=1'], { stdout: 'configmap/rf created\n' });
+  const before = (await c.raw('GET', `/api/v1/namespaces/${ns}/configmaps/rf`)).json();
+  const file = c.file('replace-force.yaml', `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rf\n  namespace: ${ns}\ndata:\n  a: "2"\n`);
+  expectRun(v, ['replace', '--force', '-f', file], { stdout: 'configmap "rf" deleted\nconfigmap/rf replaced\n' });
+  const after = (await c.raw('GET', `/api/v1/namespaces/${ns}/configmaps/rf`)).json();
+  assert.equal(after.data.a, '2');
+  assert.notEqual(after.metadata.uid, before.metadata.uid);
+  expectRun(v, ['delete', 'priorityclass', 'gen-high'], { stdout: 'priorityclass.scheduling.k8s.io "gen-high" deleted\n' });
+  expectRun(v, ['delete', 'namespace', ns, '--wait=false'], { stdout: `namespace "${ns}" deleted\n` });
+});
