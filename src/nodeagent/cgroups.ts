@@ -887,7 +887,21 @@ export class ContainerManager {
       this.kubeletCgroupTimer = setInterval(() => this.findKubeletCgroup(), KUBELET_CGROUP_PERIOD_MS);
       this.kubeletCgroupTimer.unref();
     }
-    if (!this.cgroups) return {};
+    if (!this.cgroups) {
+      // (setupNode's system containers do not need the pods' cgroups: with cgroupsPerQOS off they are
+      // made and kept the same way, at start and every minute)
+      if (this.o.systemCgroups === '/') throw new Error('system container cannot be root ("/")');
+      if (this.o.systemCgroups || this.o.kubeletCgroups) {
+        this.ensureSystemCgroup();
+        this.ensureKubeletCgroup();
+        this.timer = setInterval(() => {
+          this.ensureSystemCgroup();
+          this.ensureKubeletCgroup();
+        }, QOS_UPDATE_INTERVAL_MS);
+        this.timer.unref();
+      }
+      return {};
+    }
     if (this.o.cgroupDriver === 'systemd') {
       const running = this.o.systemdRunning ?? (() => {
         try {
@@ -948,11 +962,12 @@ export class ContainerManager {
    */
   private ensureKubeletCgroup(): void {
     const path = this.o.kubeletCgroups ?? '';
-    if (!path || !this.cgroups) return;
+    const cm = this.systemCgroupManager();
+    if (!path || !cm) return;
     const name = parseCgroupfs(path);
     try {
-      if (!this.cgroups.exists(name)) this.cgroups.create(name, {}, true);
-      if (!this.cgroups.pids(name).includes(process.pid)) this.cgroups.apply(name, process.pid, true);
+      if (!cm.exists(name)) cm.create(name, {}, true);
+      if (!cm.pids(name).includes(process.pid)) cm.apply(name, process.pid, true);
     } catch (e) {
       this.o.log.error(e, 'Failed to ensure state', { containerName: path });
     }
@@ -966,14 +981,15 @@ export class ContainerManager {
    */
   private ensureSystemCgroup(): void {
     const path = this.o.systemCgroups ?? '';
-    if (!path || !this.cgroups) return;
+    const cm = this.systemCgroupManager();
+    if (!path || !cm) return;
     const name = parseCgroupfs(path);
     const source = parseCgroupfs(this.o.systemCgroupsSource ?? process.env['KEELSON_SYSTEM_CGROUPS_SOURCE'] ?? '/');
     let finalErr: string | undefined;
     for (let i = 0; i <= 10; i++) {
       let all: number[];
       try {
-        all = this.cgroups.procs(source);
+        all = cm.procs(source);
       } catch (e) {
         finalErr = `failed to list PIDs for root: ${goError(e)}`;
         continue;
@@ -983,8 +999,8 @@ export class ContainerManager {
       this.o.log.v(3).info('Moving non-kernel processes', { pids });
       for (const pid of pids) {
         try {
-          if (!this.cgroups.exists(name)) this.cgroups.create(name, {}, true);
-          this.cgroups.apply(name, pid, true);
+          if (!cm.exists(name)) cm.create(name, {}, true);
+          cm.apply(name, pid, true);
         } catch (e) {
           finalErr = `failed to move PID ${pid} into the system container ${JSON.stringify(path)}: ${goError(e)}`;
         }
@@ -1041,6 +1057,11 @@ export class ContainerManager {
       { name: 'pods' as const, cgroup: pods },
     ];
     return all.filter((c) => c.cgroup !== '');
+  }
+
+  /** the cgroup manager of the system containers (--kubelet-cgroups, --system-cgroups): the pods' one, else one over the mounted subsystems */
+  private systemCgroupManager(): CgroupManager | undefined {
+    return this.cgroups ?? this.statsReader();
   }
 
   /** the cgroup manager that reads figures: the pods' one, else one over the mounted subsystems */

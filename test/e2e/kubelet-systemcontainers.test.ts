@@ -268,3 +268,26 @@ test('--system-cgroups=/ and --system-cgroups without --cgroup-root are refused 
   assert.notEqual(noRoot.status, 0);
   assert.ok(noRoot.stderr.includes('systemCgroups (--system-cgroups) was specified and cgroupRoot (--cgroup-root) was not specified'), noRoot.stderr.slice(-3000));
 });
+
+test('without cgroupsPerQOS, --kubelet-cgroups and --system-cgroups are acted on all the same (setupNode\'s system containers do not need the pods\' cgroups)', async () => {
+  const root = ctd.cgroupRoot;
+  const hostPid = sleeperIn('host-noqos');
+  process.env['KEELSON_SYSTEM_CGROUPS_SOURCE'] = `${root}/host-noqos`;
+  let k: KubeletProcess;
+  try {
+    k = await restartKubelet(['--cgroups-per-qos=false', '--enforce-node-allocatable=', `--kubelet-cgroups=${root}/kubelet-noqos`, `--system-cgroups=${root}/system-noqos`, '--oom-score-adj=0']);
+  } finally {
+    delete process.env['KEELSON_SYSTEM_CGROUPS_SOURCE'];
+  }
+  const mine = membership(k.proc.pid!);
+  const moved = membership(hostPid);
+  for (const ctl of V2 ? [''] : ['cpu', 'cpuacct', 'memory', 'pids']) {
+    assert.equal(mine.get(ctl), `${root}/kubelet-noqos`, `the kubelet, ${ctl}: ${JSON.stringify([...mine])}`);
+    assert.equal(moved.get(ctl), `${root}/system-noqos`, `the root's process, ${ctl}: ${JSON.stringify([...moved])}`);
+  }
+  // the Summary reads those system containers from their cgroups
+  const s = await summary();
+  const by = new Map<string, any>(s.node.systemContainers.map((x: any) => [x.name, x]));
+  assert.ok(by.has('kubelet') && by.has('misc'), JSON.stringify(s.node.systemContainers));
+  for (const name of ['kubelet', 'misc']) assertCgroupFigures(name, by.get(name));
+});
