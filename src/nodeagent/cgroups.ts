@@ -297,10 +297,22 @@ function readTrim(file: string): string | undefined {
   }
 }
 
+/** the PIDs of a cgroup.procs file's text */
+function parsePids(text: string | undefined): number[] {
+  return text ? text.split('\n').map(Number).filter((n) => Number.isInteger(n) && n > 0) : [];
+}
+
 function procsOf(dir: string): number[] {
-  const t = readTrim(join(dir, 'cgroup.procs'));
-  if (!t) return [];
-  return t.split('\n').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  return parsePids(readTrim(join(dir, 'cgroup.procs')));
+}
+
+/** the names of a directory's subdirectories (none when it cannot be read) */
+function subdirs(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  } catch {
+    return [];
+  }
 }
 
 function sleepSync(ms: number): void {
@@ -506,13 +518,7 @@ export class CgroupManager {
     const out = new Set<number>();
     const walk = (d: string) => {
       for (const p of procsOf(d)) out.add(p);
-      let entries: string[] = [];
-      try {
-        entries = readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
-      } catch {
-        return;
-      }
-      for (const e of entries) walk(join(d, e));
+      for (const e of subdirs(d)) walk(join(d, e));
     };
     for (const d of this.dirs(name)) if (existsSync(d)) walk(d);
     return [...out].sort((a, b) => a - b);
@@ -540,9 +546,8 @@ export class CgroupManager {
   procs(name: CgroupName): number[] {
     const mp = this.subsystems.v2 ? (this.subsystems.unifiedMount ?? CGROUP_MOUNT) : this.subsystems.mountPoints.get('devices');
     if (mp === undefined) throw new Error('mountpoint for devices not found');
-    const file = join(mp, cgroupfs(name), 'cgroup.procs');
-    const t = readFileSync(file, 'utf8').trim();
-    return t ? t.split('\n').map(Number).filter((n) => Number.isInteger(n) && n > 0) : [];
+    // (read without readTrim: a cgroup that cannot be listed is an error here, not an empty one)
+    return parsePids(readFileSync(join(mp, cgroupfs(name), 'cgroup.procs'), 'utf8').trim());
   }
 
   /**
@@ -671,13 +676,7 @@ export class CgroupManager {
     const found = new Map<string, CgroupName>();
     for (const mp of this.mounts()) {
       for (const q of qosRoots) {
-        let entries: string[];
-        try {
-          entries = readdirSync(join(mp, cgroupfs(q)), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
-        } catch {
-          continue;
-        }
-        for (const e of entries) {
+        for (const e of subdirs(join(mp, cgroupfs(q)))) {
           const uid = podUIDOf(e);
           if (uid) found.set(uid, [...q, e]);
         }
@@ -776,18 +775,6 @@ function isKernelPid(pid: number): boolean {
   }
 }
 
-/** whether a cgroup2 file system is mounted at /sys/fs/cgroup */
-function isUnifiedHost(): boolean {
-  try {
-    return readFileSync('/proc/self/mounts', 'utf8').split('\n').some((l) => {
-      const f = l.split(' ');
-      return f[1] === CGROUP_MOUNT && f[2] === 'cgroup2';
-    });
-  } catch {
-    return false;
-  }
-}
-
 /**
  * A process's cgroup for the kubelet's accounting (getContainer), from its /proc/<pid>/cgroup: v2
  * the unified one; v1 the cpu cgroup, which must be the memory cgroup too, or the name=systemd one
@@ -838,7 +825,7 @@ export class ContainerManager {
    * found in (every 5 minutes from the start); '' until found
    */
   private kubeletCgroup: string;
-  /** a cgroup manager that only reads figures, without cgroupsPerQOS (made when first needed) */
+  /** without cgroupsPerQOS, the cgroup manager of the system containers and the figures (anyManager; null: no cgroups found) */
   private reader?: CgroupManager | null;
 
   /** throws the kubelet's errors for a configuration it refuses */
@@ -962,7 +949,7 @@ export class ContainerManager {
    */
   private ensureKubeletCgroup(): void {
     const path = this.o.kubeletCgroups ?? '';
-    const cm = this.systemCgroupManager();
+    const cm = this.anyManager();
     if (!path || !cm) return;
     const name = parseCgroupfs(path);
     try {
@@ -981,7 +968,7 @@ export class ContainerManager {
    */
   private ensureSystemCgroup(): void {
     const path = this.o.systemCgroups ?? '';
-    const cm = this.systemCgroupManager();
+    const cm = this.anyManager();
     if (!path || !cm) return;
     const name = parseCgroupfs(path);
     const source = parseCgroupfs(this.o.systemCgroupsSource ?? process.env['KEELSON_SYSTEM_CGROUPS_SOURCE'] ?? '/');
@@ -1036,7 +1023,7 @@ export class ContainerManager {
       }
     }
     try {
-      this.kubeletCgroup = processCgroup(readFileSync(`/proc/${pid}/cgroup`, 'utf8'), this.v2 || isUnifiedHost(), (msg) => this.o.log.info(msg, { pid }));
+      this.kubeletCgroup = processCgroup(readFileSync(`/proc/${pid}/cgroup`, 'utf8'), this.anyManager()?.subsystems.v2 ?? false, (msg) => this.o.log.info(msg, { pid }));
     } catch (e) {
       this.o.log.error(e, 'Failed to find cgroups of kubelet');
     }
@@ -1059,13 +1046,11 @@ export class ContainerManager {
     return all.filter((c) => c.cgroup !== '');
   }
 
-  /** the cgroup manager of the system containers (--kubelet-cgroups, --system-cgroups): the pods' one, else one over the mounted subsystems */
-  private systemCgroupManager(): CgroupManager | undefined {
-    return this.cgroups ?? this.statsReader();
-  }
-
-  /** the cgroup manager that reads figures: the pods' one, else one over the mounted subsystems */
-  private statsReader(): CgroupManager | undefined {
+  /**
+   * the cgroup manager of the system containers (--kubelet-cgroups, --system-cgroups) and of the
+   * Summary's figures: the pods' one, else one over the mounted subsystems (made when first needed)
+   */
+  private anyManager(): CgroupManager | undefined {
     if (this.cgroups) return this.cgroups;
     if (this.reader === undefined) {
       try {
@@ -1079,7 +1064,7 @@ export class ContainerManager {
 
   /** a cgroup's figures (cgroupfs name); undefined when it does not exist */
   usage(cgroup: string): CgroupUsage | undefined {
-    return this.statsReader()?.usage(parseCgroupfs(cgroup));
+    return this.anyManager()?.usage(parseCgroupfs(cgroup));
   }
 
   /** the pod cgroups' figures, by pod UID (the pods whose cgroup is found under the QoS cgroups) */
