@@ -19,7 +19,13 @@
 // may have been missed. A MODIFIED event moves the waiting pods only when the bound pod's labels
 // changed (AssignedPodUpdate with UpdatePodLabel, as Kubernetes' queueing hints tell it from a
 // status write): the labels of the bound pods are kept while the watch runs, from a metadata list
-// when it starts.
+// when it starts. A bound pod shrinking in place (UpdatePodScaleDown) cannot be told from its
+// metadata alone: a resize changes its spec (metadata.generation goes up) and the room is freed
+// only when the node writes the resized requests into its status (the scheduler counts the larger
+// of the two until then). So every write of a bound pod whose generation is above 1 (its spec has
+// changed since its creation) moves the pods that wait for room, as a removal does: that takes in
+// the resize itself and the status writes that follow it, and costs no more than a scheduling
+// attempt where the write freed nothing. A bound pod that was never changed moves nothing.
 import type { Logger } from '../client/log.js';
 import { isResourceExpired, type RESTClient } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
@@ -46,6 +52,11 @@ export interface AssignedPodWatchOptions {
   removed: (uid?: string) => void;
   /** a bound pod's labels changed (AssignedPodUpdate) */
   relabeled: (uid: string) => void;
+  /**
+   * a bound pod whose spec changed after its creation (metadata.generation above 1: an in-place
+   * resize is the change that matters here) was written: its requests may have shrunk
+   */
+  resized: (uid: string) => void;
   /** the server's longest watch, before the watch is opened again (default 5 to 10 min, as informers) */
   timeoutSeconds?: number;
 }
@@ -128,12 +139,15 @@ export class AssignedPodWatch {
               if (uid) this.labels.delete(uid);
               this.o.removed(uid);
             } else if (ev.type === 'MODIFIED' && uid) {
-              // (most writes of a bound pod are its status: only a change of its labels matters)
+              // (most writes of a bound pod are its status: what matters is a change of its labels,
+              // or a write of a pod whose spec has changed since its creation)
               const now = labelsOf(ev.object);
               const before = this.labels.get(uid);
               this.labels.set(uid, now);
               if (before !== undefined && before !== now) {
                 this.o.relabeled(uid);
+              } else if (Number(ev.object?.metadata?.generation) > 1) {
+                this.o.resized(uid);
               }
             }
             if (!this.o.needed()) break;

@@ -14,11 +14,12 @@
 //
 // Bound pods coming, going or changing their labels (AssignedPodAdd, AssignedPodDelete,
 // AssignedPodUpdate) move the unschedulable pods whose failure such an event may resolve
-// (`podEvents`: a bound pod added may satisfy an affinity or change a spread; one gone may free room
-// or ports, or end an anti-affinity): the scheduler watches them only while such pods wait
-// (assigned.ts). As a fallback for what that watch cannot tell (a bound pod's requests shrinking in
-// place), a pod that the removal of other pods could help is also tried again after `recheckMs`
-// (30 s) in unschedulable.
+// (`podEvents`: a bound pod added may satisfy an affinity or change a spread; one gone, or resized
+// down in place, may free room or ports, or end an anti-affinity): the scheduler watches them only
+// while such pods wait (assigned.ts). That watch reads the bound pods' metadata only, and tells a
+// resize from the pod's generation, not from its requests; as a fallback for what it may misjudge,
+// a pod that the removal of other pods could help is also tried again after `recheckMs` (30 s) in
+// unschedulable.
 
 export interface QueuedPod {
   /** namespace/name */

@@ -490,6 +490,11 @@ export class Scheduler {
         queue.movePodEvent('added');
         queue.movePodEvent('removed');
       },
+      // (a bound pod resized down frees room as one removed does: the pods waiting for room move)
+      resized: (uid) => {
+        this.pass?.observed(uid, true);
+        queue.movePodEvent('removed');
+      },
     });
     this.queue = queue;
     this.pods = pods;

@@ -12,7 +12,8 @@
 // affinity, anti-affinity (the pod's own and, for symmetry, the existing pods') and topology spread
 // constraints with their FailedScheduling messages; preferred (anti-)affinity in the scores; a
 // waiting pod bound as soon as a bound pod goes
-// (anti-affinity) or comes (affinity); preemption, and the nomination it clears.
+// (anti-affinity) or comes (affinity), or is resized down in place; preemption, and the nomination
+// it clears.
 // Last, the daemon `keelson scheduler` (skipped while the keelson command does not dispatch it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -389,6 +390,39 @@ test('a pod waiting on a required affinity is bound as soon as a bound pod is la
   assert.equal(l.code, 0, l.stderr);
   assert.equal(await until('relabel-follower bound', async () => (await getPod('relabel-follower')).spec.nodeName as string | undefined, 20_000), node);
   c.kubectl(['delete', 'pod', 'relabel-target', 'relabel-follower', '--force', '--grace-period=0'], { version: K });
+});
+
+// A bound pod resized down in place frees its room only when its node reports the smaller requests
+// in its status (until then the scheduler counts the larger); the pod waiting for that room is
+// bound at that status write, not at the queue's 30 s recheck (20 s tells the two apart).
+test('a pod waiting for room is bound as soon as a bound pod\'s in-place resize down is reported by its node', async () => {
+  const sized = (name: string, cpu: string) =>
+    JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeSelector: { 'kubernetes.io/hostname': 'sch-a' }, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu } } }] } });
+  // what the node agent writes of the running container: its requests as applied
+  const reportStatus = async (cpu: string) => {
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const status = {
+      phase: 'Running',
+      containerStatuses: [{ name: 'c', image: 'busybox', imageID: '', ready: true, restartCount: 0, started: true, state: { running: { startedAt: now } }, allocatedResources: { cpu }, resources: { requests: { cpu } } }],
+    };
+    const r = await c.raw('PATCH', '/api/v1/namespaces/default/pods/resize-big/status', { body: JSON.stringify({ status }), headers: MERGE });
+    assert.equal(r.status, 200, r.text);
+  };
+  createPod(sized('resize-big', '1500m'));
+  assert.equal(await boundTo('resize-big'), 'sch-a');
+  await reportStatus('1500m');
+  createPod(sized('resize-waiter', '1000m'));
+  assert.match(await failedScheduling('resize-waiter'), /Insufficient cpu/);
+  // the resize asked for: the spec shrinks, the status still holds the larger size, the waiter waits
+  const r = c.kubectl(['patch', 'pod', 'resize-big', '--subresource', 'resize', '-p', JSON.stringify({ spec: { containers: [{ name: 'c', resources: { requests: { cpu: '500m' } } }] } })], { version: K });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal((await getPod('resize-big')).metadata.generation, 2);
+  await new Promise((res) => setTimeout(res, 2000));
+  assert.equal((await getPod('resize-waiter')).spec.nodeName, undefined, 'the room is not free before the node applies the resize');
+  // the node applies it
+  await reportStatus('500m');
+  assert.equal(await until('resize-waiter bound', async () => (await getPod('resize-waiter')).spec.nodeName as string | undefined, 20_000), 'sch-a');
+  c.kubectl(['delete', 'pod', 'resize-big', 'resize-waiter', '--force', '--grace-period=0'], { version: K });
 });
 
 test('preemption: a pod of higher priority that fits nowhere evicts the lower-priority pod in its way, is nominated, and is bound once the victim is gone', async () => {
