@@ -336,7 +336,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     containerLogPath: async (ns, pod, container, previous) => kubelet.pods.containerLogPath(ns, pod, container, previous),
     streamingURL: (kind, ns, pod, container, opts) => kubelet.pods.streamingURL(kind, ns, pod, container, opts),
     runInContainer: (ns, pod, container, cmd, uid) => kubelet.pods.runInContainer(ns, pod, container, cmd, uid),
-    resourceSample: () => sampler.sample(),
+    resourceSample: (opts) => sampler.sample(opts),
     storageSummary: () => kubelet.storageSummary(),
     probeMetrics: () => kubelet.probeMetrics.text(),
     startTime: started,

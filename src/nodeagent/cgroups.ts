@@ -37,6 +37,9 @@ const DEFAULT_NODE_ALLOCATABLE_CGROUP = 'kubepods';
 const POD_PREFIX = 'pod';
 export const CGROUP_MOUNT = '/sys/fs/cgroup';
 
+/** USER_HZ: the unit of cpuacct.stat (libcontainer's clock ticks, 100 on every Linux the kubelet runs on) */
+const USER_HZ = 100;
+
 // ─────────────────────────────────────────────────────────────────────────────
 // Pure computations (helpers_linux.go, qos_container_manager_linux.go, node_container_manager_linux.go)
 // ─────────────────────────────────────────────────────────────────────────────
@@ -344,6 +347,41 @@ export interface CgroupUsage {
 }
 
 /**
+ * A cgroup's further figures, as cAdvisor's Prometheus collector gives them (/metrics/cadvisor):
+ * its container spec (CPU shares, CFS period and quota; memory limit, swap limit, reservation) and
+ * the libcontainer stats beyond CgroupUsage's (CPU time by mode, CFS throttling; page cache,
+ * mapped files, the highest usage, the limit hits, kernel memory, active and inactive files)
+ */
+export interface CgroupDetail {
+  /** absent without a cpu controller (cAdvisor's spec.HasCpu) */
+  cpu?: {
+    userNanos: number;
+    systemNanos: number;
+    periods: number;
+    throttledPeriods: number;
+    throttledNanos: number;
+    shares: number;
+    periodUs: number;
+    /** 0: no quota */
+    quotaUs: number;
+  };
+  /** absent without a memory controller (spec.HasMemory) */
+  memory?: {
+    cache: number;
+    mappedFile: number;
+    maxUsage: number;
+    failcnt: number;
+    kernelUsage: number;
+    activeFile: number;
+    inactiveFile: number;
+    /** as read (cAdvisor reports above 2^62 as 0) */
+    limit: number;
+    swapLimit: number;
+    reservation: number;
+  };
+}
+
+/**
  * The kubelet's cgroup manager with the cgroupfs driver (cgroup_manager_linux.go, libcontainer's
  * fs and fs2 managers) over the mounted subsystems.
  */
@@ -631,6 +669,126 @@ export class CgroupManager {
         limitBytes: unlimited(limit) ? undefined : limit,
         swapBytes: swap,
         swapLimitBytes: unlimited(swapLimit) ? undefined : swapLimit,
+      };
+    }
+    return out;
+  }
+
+  /**
+   * The cgroup and every cgroup under it, in any hierarchy (name= hierarchies aside), parents
+   * first: the cgroups cAdvisor's raw handler lists below a watched one
+   */
+  tree(name: CgroupName): CgroupName[] {
+    const roots = this.subsystems.v2 ? [this.unified([])] : [...new Set([...this.subsystems.mountPoints].filter(([s]) => !s.startsWith('name=')).map(([, mp]) => mp))];
+    const seen = new Set<string>();
+    const out: CgroupName[] = [];
+    const walk = (n: CgroupName, depth: number): void => {
+      const key = cgroupfs(n);
+      if (seen.has(key)) return;
+      let found = false;
+      const children = new Set<string>();
+      for (const mp of roots) {
+        const d = join(mp, key);
+        if (!existsSync(d)) continue;
+        found = true;
+        if (depth < 32) for (const c of subdirs(d)) children.add(c);
+      }
+      if (!found) return;
+      seen.add(key);
+      out.push(n);
+      for (const c of [...children].sort()) walk([...n, c], depth + 1);
+    };
+    walk(name, 0);
+    return out;
+  }
+
+  /**
+   * The cgroup's spec and further stats as cAdvisor reads them (common.GetSpec, libcontainer's
+   * GetStats); undefined when it does not exist. v1: cpu.shares, cpu.cfs_period_us,
+   * cpu.cfs_quota_us, cpu.stat, cpuacct.stat (USER_HZ ticks); memory.stat (total_* with
+   * use_hierarchy), memory.max_usage_in_bytes, memory.failcnt, memory.kmem.usage_in_bytes, the
+   * limits and memory.soft_limit_in_bytes. v2: cpu.weight (as shares), cpu.max, cpu.stat;
+   * memory.stat (file, file_mapped, active_file, inactive_file), memory.peak, memory.events' max,
+   * memory.max, memory.swap.max, memory.min.
+   */
+  detail(name: CgroupName): CgroupDetail | undefined {
+    const n = (s: string | undefined): number => {
+      if (s === undefined || s === '' || s === 'max') return 0;
+      const v = Number(s);
+      return Number.isFinite(v) ? v : 0;
+    };
+    const stat = (text: string | undefined): Map<string, number> => new Map((text ?? '').split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f.length === 2).map((f) => [f[0]!, Number(f[1])]));
+    const out: CgroupDetail = {};
+    if (this.subsystems.v2) {
+      const d = this.unified(name);
+      if (!existsSync(d)) return undefined;
+      const cs = stat(readTrim(join(d, 'cpu.stat')));
+      const max = (readTrim(join(d, 'cpu.max')) ?? '').split(' ');
+      const weight = n(readTrim(join(d, 'cpu.weight')));
+      out.cpu = {
+        userNanos: (cs.get('user_usec') ?? 0) * 1000,
+        systemNanos: (cs.get('system_usec') ?? 0) * 1000,
+        periods: cs.get('nr_periods') ?? 0,
+        throttledPeriods: cs.get('nr_throttled') ?? 0,
+        throttledNanos: (cs.get('throttled_usec') ?? 0) * 1000,
+        shares: weight > 0 ? weightToShares(weight) : 0,
+        periodUs: n(max[1]),
+        quotaUs: max[0] === 'max' ? 0 : n(max[0]),
+      };
+      if (existsSync(join(d, 'memory.max'))) {
+        const ms = stat(readTrim(join(d, 'memory.stat')));
+        const ev = stat(readTrim(join(d, 'memory.events')));
+        const lim = (f: string) => (readTrim(join(d, f)) === 'max' ? 2 ** 64 : n(readTrim(join(d, f))));
+        out.memory = {
+          cache: ms.get('file') ?? 0,
+          mappedFile: ms.get('file_mapped') ?? 0,
+          maxUsage: n(readTrim(join(d, 'memory.peak'))),
+          failcnt: ev.get('max') ?? 0,
+          kernelUsage: ms.get('kernel') ?? 0,
+          activeFile: ms.get('active_file') ?? 0,
+          inactiveFile: ms.get('inactive_file') ?? 0,
+          limit: lim('memory.max'),
+          swapLimit: lim('memory.swap.max'),
+          reservation: n(readTrim(join(d, 'memory.min'))),
+        };
+      }
+      return out;
+    }
+    const cpu = this.dir('cpu', name);
+    const cpuacct = this.dir('cpuacct', name);
+    const mem = this.dir('memory', name);
+    const there = (d: string | undefined): d is string => d !== undefined && existsSync(d);
+    if (![cpu, cpuacct, mem].some(there)) return undefined;
+    if (there(cpu) || there(cpuacct)) {
+      const cs = there(cpu) ? stat(readTrim(join(cpu, 'cpu.stat'))) : new Map<string, number>();
+      const ticks = there(cpuacct) ? stat(readTrim(join(cpuacct, 'cpuacct.stat'))) : new Map<string, number>();
+      const quota = there(cpu) ? readTrim(join(cpu, 'cpu.cfs_quota_us')) : undefined;
+      out.cpu = {
+        userNanos: ((ticks.get('user') ?? 0) * 1e9) / USER_HZ,
+        systemNanos: ((ticks.get('system') ?? 0) * 1e9) / USER_HZ,
+        periods: cs.get('nr_periods') ?? 0,
+        throttledPeriods: cs.get('nr_throttled') ?? 0,
+        throttledNanos: cs.get('throttled_time') ?? 0,
+        shares: there(cpu) ? n(readTrim(join(cpu, 'cpu.shares'))) : 0,
+        periodUs: there(cpu) ? n(readTrim(join(cpu, 'cpu.cfs_period_us'))) : 0,
+        quotaUs: quota === undefined || quota === '-1' || Number(quota) < 0 ? 0 : n(quota),
+      };
+    }
+    if (there(mem)) {
+      const ms = stat(readTrim(join(mem, 'memory.stat')));
+      const hier = readTrim(join(mem, 'memory.use_hierarchy')) === '1';
+      const key = (k: string) => ms.get(hier ? `total_${k}` : k) ?? 0;
+      out.memory = {
+        cache: key('cache'),
+        mappedFile: key('mapped_file'),
+        maxUsage: n(readTrim(join(mem, 'memory.max_usage_in_bytes'))),
+        failcnt: n(readTrim(join(mem, 'memory.failcnt'))),
+        kernelUsage: n(readTrim(join(mem, 'memory.kmem.usage_in_bytes'))),
+        activeFile: ms.get('total_active_file') ?? 0,
+        inactiveFile: ms.get('total_inactive_file') ?? 0,
+        limit: n(readTrim(join(mem, 'memory.limit_in_bytes'))),
+        swapLimit: n(readTrim(join(mem, 'memory.memsw.limit_in_bytes'))),
+        reservation: n(readTrim(join(mem, 'memory.soft_limit_in_bytes'))),
       };
     }
     return out;
@@ -1065,6 +1223,16 @@ export class ContainerManager {
   /** a cgroup's figures (cgroupfs name); undefined when it does not exist */
   usage(cgroup: string): CgroupUsage | undefined {
     return this.anyManager()?.usage(parseCgroupfs(cgroup));
+  }
+
+  /** the cgroup and those under it (cgroupfs names), parents first; none without a cgroup reader */
+  tree(cgroup: string): string[] {
+    return (this.anyManager()?.tree(parseCgroupfs(cgroup)) ?? []).map(cgroupfs);
+  }
+
+  /** a cgroup's spec and further stats for /metrics/cadvisor; undefined when it does not exist */
+  detail(cgroup: string): CgroupDetail | undefined {
+    return this.anyManager()?.detail(parseCgroupfs(cgroup));
   }
 
   /** the pod cgroups' figures, by pod UID (the pods whose cgroup is found under the QoS cgroups) */

@@ -100,13 +100,17 @@ export interface NodeAgentView {
   streamingURL?(kind: StreamKind, namespace: string, pod: string, container: string, opts: StreamRequest): Promise<string>;
   /** runs a command to its end in a running container: its stdout then its stderr (the kubelet's RunInContainer: CRI ExecSync); rejects as the kubelet's does. Absent: 501 */
   runInContainer?(namespace: string, pod: string, container: string, cmd: string[], uid?: string): Promise<Buffer>;
-  /** the node's and its containers' CPU and memory now (stats.ts), for /metrics/resource and /stats/summary. Absent: 404 */
-  resourceSample?(): Promise<ResourceSample>;
+  /**
+   * the node's and its containers' CPU and memory now (stats.ts), for /metrics/resource and
+   * /stats/summary; with `cadvisor`, cAdvisor's containers and machine info too, for
+   * /metrics/cadvisor. Absent: 404
+   */
+  resourceSample?(opts?: { cadvisor?: boolean }): Promise<ResourceSample>;
   /** /metrics/probes' text (probes.ts ProbeMetrics); absent: 404 */
   probeMetrics?(): Promise<string>;
   /** the node's file systems and the pods' storage, for /stats/summary (stats.ts); absent: left out */
   storageSummary?(): Promise<StorageSummary>;
-  /** when the node agent started (ms since the epoch), the Summary's node startTime */
+  /** when the node agent started (ms since the epoch): the Summary's node startTime only when the sample has no boot time */
   startTime?: number;
 }
 
@@ -454,14 +458,17 @@ export function kubeletHandlers(view: NodeAgentView, o: KubeletHandlerOptions): 
     }
     if (view.resourceSample && (path === '/metrics/resource' || path === '/metrics/cadvisor' || path === '/stats/summary' || path === '/stats/summary/')) {
       if (req.method !== 'GET') return methodNotAllowed(res);
-      const sample = await view.resourceSample();
+      const sample = await view.resourceSample(path === '/metrics/cadvisor' ? { cadvisor: true } : undefined);
       if (path === '/metrics/resource' || path === '/metrics/cadvisor') {
         res.setHeader('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
         res.end(path === '/metrics/resource' ? resourceMetricsText(sample) : cadvisorMetricsText(sample, { cores: cpus().length, memoryBytes: totalmem() }));
       } else {
-        // (?only_cpu_and_memory=true, as metrics-server asks: CPU and memory alone)
-        const storage = path.startsWith('/stats/summary') && query.get('only_cpu_and_memory') !== 'true' ? await view.storageSummary?.() : undefined;
-        writeJSON(res, JSON.stringify(summaryJSON(sample, view.nodeName, view.startTime ?? Date.now(), storage), null, 2));
+        // (?only_cpu_and_memory=true, as metrics-server asks: CPU and memory alone, and the node's
+        // start the root cgroup's (GetCPUAndMemoryStats); else the machine's boot (Get))
+        const light = query.get('only_cpu_and_memory') === 'true';
+        const storage = !light ? await view.storageSummary?.() : undefined;
+        const nodeStart = (light ? sample.node.rootStartTime : undefined) ?? sample.node.bootTime ?? view.startTime ?? Date.now();
+        writeJSON(res, JSON.stringify(summaryJSON(sample, view.nodeName, nodeStart, storage), null, 2));
       }
       return true;
     }

@@ -7,14 +7,20 @@
 //                      (workingSetBytes, usageBytes, availableBytes for the node); the node's fs
 //                      (the root directory's), runtime.imageFs and rlimit; each pod's volume and
 //                      ephemeral-storage, each container's rootfs (writable layer) and logs
-//                      (ephemeral.ts)
-//   /metrics/cadvisor  cAdvisor's series of the same figures, as Prometheus scrapes them:
-//                      machine_cpu_cores, machine_memory_bytes, and per container (and for the
-//                      root, id="/") container_cpu_usage_seconds_total,
-//                      container_memory_working_set_bytes, container_memory_usage_bytes,
-//                      container_start_time_seconds, labelled container, id, image, name,
-//                      namespace, pod (id and name: the runtime's container ID, not the
-//                      container's cgroup path as cAdvisor's)
+//                      (ephemeral.ts). Every time is a metav1.Time: RFC 3339 to the second. The
+//                      node's startTime is the machine's boot (/proc/stat's btime, the summary
+//                      provider's systemBootTime), or with only_cpu_and_memory the root cgroup's
+//                      making (GetCPUAndMemoryStats' rootStats.StartTime); a pod's is its
+//                      sandbox's creation (the CRI stats provider's buildPodStats); a container's
+//                      its creation
+//   /metrics/cadvisor  the series of the kubelet's cAdvisor collectors (cadvisorMetricsText): for the
+//                      root "/", every cgroup at and under the system containers' (cAdvisor's raw
+//                      cgroup whitelist: the pods' root with its QoS and pod cgroups, the kubelet's,
+//                      the runtime's, the system's) and the runtime's running containers and ready
+//                      sandboxes wherever their cgroups are; labelled as the kubelet's
+//                      containerPrometheusLabelsFunc labels them (id the cgroup, name the runtime's
+//                      ID, image, and pod, namespace, container from the runtime's labels or, for a
+//                      pod cgroup, its pod); and the machine's series
 // The containers' figures come from the runtime (CRI ListContainerStats; ListContainers for their
 // start times), where the kubelet's come from cAdvisor or the same CRI call. The node's are the
 // host's: CPU time from /proc/stat (every state but idle and iowait), memory from /proc/meminfo
@@ -26,12 +32,15 @@
 // from its cgroup as cAdvisor reads it, GetSystemContainersStats) and each pod's own cgroup, whose
 // CPU, memory and swap stand for the pod's (addPodCPUMemoryStats; its containers' sums without one).
 // A cgroup's usageNanoCores is the rate since the previous sample too, 0 on the first (cAdvisor's
-// figure before its second housekeeping).
-import { readFileSync, statfsSync } from 'node:fs';
-import type { CRIClient } from './cri.js';
+// figure before its second housekeeping). cAdvisor's series are read at each scrape (cAdvisor reads
+// them at its housekeeping); a container's cgroup is its runtime spec's cgroupsPath (the verbose
+// CRI status), asked once per container.
+import { readdirSync, readFileSync, statfsSync } from 'node:fs';
+import { cpus, totalmem, uptime } from 'node:os';
+import type { Container, CRIClient, PodSandbox } from './cri.js';
 import { L_CONTAINER_NAME, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './podspec.js';
 import type { PodStorage } from './ephemeral.js';
-import type { CgroupUsage } from './cgroups.js';
+import { podUIDOf, type CgroupDetail, type CgroupUsage } from './cgroups.js';
 import type { Logger } from '../client/log.js';
 
 /** USER_HZ: the unit of /proc/stat's CPU times (100 on every Linux the kubelet runs on) */
@@ -71,6 +80,10 @@ export interface CgroupSource {
   usage(cgroup: string): CgroupUsage | undefined;
   /** the pod cgroups' figures by pod UID */
   podUsages(): Map<string, CgroupUsage>;
+  /** the cgroup and those under it (cgroupfs names), parents first: cAdvisor's raw containers below a watched cgroup */
+  tree?(cgroup: string): string[];
+  /** a cgroup's spec and further stats (/metrics/cadvisor); undefined when it does not exist */
+  detail?(cgroup: string): CgroupDetail | undefined;
 }
 
 export interface ContainerSample {
@@ -78,22 +91,66 @@ export interface ContainerSample {
   pod: string;
   podUID: string;
   container: string;
-  /** the runtime's container ID and image (cAdvisor's id, name and image labels) */
+  /** the runtime's container ID and image (cAdvisor's name and image labels) */
   id?: string;
   image?: string;
+  /** its pod sandbox's ID (the pod's start: the sandbox's creation) */
+  sandboxId?: string;
   /** ms since the epoch */
   startTime: number;
   cpu?: CPUSample;
   memory?: MemorySample;
 }
 
+/** one of cAdvisor's containers as /metrics/cadvisor gives it: a runtime's container, or a raw cgroup (the root, the QoS and pod cgroups, the system containers) */
+export interface CadvisorContainer {
+  /** the cgroup (cgroupfs name): the id label */
+  id: string;
+  /** the runtime's container ID ("" for a raw cgroup): the name label (cAdvisor's first alias) */
+  name: string;
+  image: string;
+  namespace: string;
+  pod: string;
+  container: string;
+  /** container_start_time_seconds (ms): the runtime's creation of a container, a raw cgroup's making */
+  startTime: number;
+  usage: CgroupUsage;
+  detail?: CgroupDetail;
+}
+
+/** cAdvisor's machine info (the machine_* series and their labels) */
+export interface MachineInfo {
+  /** when read (ms since the epoch) */
+  time: number;
+  cores: number;
+  physicalCores: number;
+  sockets: number;
+  memoryBytes: number;
+  swapBytes: number;
+  machineID: string;
+  systemUUID: string;
+  bootID: string;
+}
+
 export interface ResourceSample {
-  node: { cpu: CPUSample; memory: MemorySample };
+  node: {
+    cpu: CPUSample;
+    memory: MemorySample;
+    /** the machine's boot (ms since the epoch): the Summary's node startTime */
+    bootTime?: number;
+    /** the root cgroup's making as cAdvisor tells it: the node startTime of ?only_cpu_and_memory=true */
+    rootStartTime?: number;
+  };
   containers: ContainerSample[];
   /** the Summary's system containers (kubelet, runtime, misc, pods) whose cgroups could be read */
   systemContainers?: (CgroupSample & { name: string })[];
   /** the pods' own cgroups' figures, by pod UID: a pod's CPU and memory when it has one (else its containers' sums) */
   podCgroups?: Map<string, CgroupSample>;
+  /** the pods' sandboxes by ID: the pods' starts (the sandboxes' creation) */
+  sandboxes?: Map<string, { createdAt: number }>;
+  /** cAdvisor's containers (asked for with { cadvisor: true }): the root, the cgroups under the system containers', the runtime's containers */
+  cadvisor?: CadvisorContainer[];
+  machine?: MachineInfo;
   /** the runtime could not be asked (resource_scrape_error 1) */
   error?: string;
 }
@@ -116,6 +173,95 @@ export function hostMemory(meminfo = readFileSync('/proc/meminfo', 'utf8')): { u
   return { usageBytes: usage, workingSetBytes: Math.max(0, usage - kb('Inactive(file)')), availableBytes: kb('MemAvailable') };
 }
 
+/** the machine's boot (ms since the epoch), as the kubelet's GetBootTime: /proc/stat's btime, else now less the uptime, to the second */
+export function bootTime(stat?: string): number {
+  try {
+    const m = /^btime\s+(\d+)\s*$/m.exec(stat ?? readFileSync('/proc/stat', 'utf8'));
+    if (m) return Number(m[1]) * 1000;
+  } catch {
+    /* the uptime below */
+  }
+  return Math.floor((Date.now() - uptime() * 1000) / 1000) * 1000;
+}
+
+/** a file's first line, trimmed ("" when it cannot be read) */
+function firstLine(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n', 1)[0]!.trim();
+  } catch {
+    return '';
+  }
+}
+
+/** the distinct values of a topology attribute over the CPUs of /sys/bus/cpu/devices */
+function cpuTopologyCount(attr: string, dir = '/sys/bus/cpu/devices'): number {
+  const seen = new Set<string>();
+  try {
+    for (const cpu of readdirSync(dir)) {
+      const v = firstLine(`${dir}/${cpu}/topology/${attr}`);
+      if (v !== '') seen.add(v);
+    }
+  } catch {
+    /* none */
+  }
+  return seen.size;
+}
+
+/**
+ * cAdvisor's machine info as the machine_* series give it: logical cores, physical cores (the
+ * distinct "core id" lines of /proc/cpuinfo, else of the CPUs' topology), sockets (the distinct
+ * "physical id" lines, else physical_package_id), MemTotal and SwapTotal, and the machine_id
+ * (/etc/machine-id, else /var/lib/dbus/machine-id), system_uuid (the DMI product_uuid) and boot_id labels
+ */
+export function readMachineInfo(now = Date.now()): MachineInfo {
+  let cpuinfo = '';
+  let meminfo = '';
+  try {
+    cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  } catch {
+    /* the topology below */
+  }
+  try {
+    meminfo = readFileSync('/proc/meminfo', 'utf8');
+  } catch {
+    /* os.totalmem below */
+  }
+  const unique = (re: RegExp) => new Set(cpuinfo.match(re) ?? []).size;
+  const kb = (key: string) => {
+    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(meminfo);
+    return m ? Number(m[1]) * 1024 : undefined;
+  };
+  return {
+    time: now,
+    cores: cpus().length,
+    physicalCores: unique(/^core id\s*:\s*\d+$/gm) || cpuTopologyCount('core_id'),
+    sockets: unique(/^physical id\s*:\s*\d+$/gm) || cpuTopologyCount('physical_package_id'),
+    memoryBytes: kb('MemTotal') ?? totalmem(),
+    swapBytes: kb('SwapTotal') ?? 0,
+    machineID: firstLine('/etc/machine-id') || firstLine('/var/lib/dbus/machine-id'),
+    systemUUID: firstLine('/sys/class/dmi/id/product_uuid'),
+    bootID: firstLine('/proc/sys/kernel/random/boot_id'),
+  };
+}
+
+/**
+ * a container's cgroup (cgroupfs name) from the runtime's runtimeSpec.linux.cgroupsPath: a path
+ * as it is; the systemd driver's "<slice>:<prefix>:<name>" as the slices expand
+ * (kubepods-burstable.slice → /kubepods.slice/kubepods-burstable.slice) with <prefix>-<name>.scope under them
+ */
+export function cgroupOfCgroupsPath(p: string): string | undefined {
+  if (!p) return undefined;
+  const parts = p.split(':');
+  if (parts.length !== 3) return '/' + p.split('/').filter((x) => x !== '').join('/');
+  const [slice, prefix, name] = parts as [string, string, string];
+  let path = '';
+  if (slice !== '' && slice !== '-.slice') {
+    const words = slice.replace(/\.slice$/, '').split('-');
+    for (let i = 1; i <= words.length; i++) path += `/${words.slice(0, i).join('-')}.slice`;
+  }
+  return `${path}/${prefix ? `${prefix}-${name}` : name}${name.endsWith('.scope') || name.endsWith('.slice') ? '' : '.scope'}`;
+}
+
 /** samples the node and its containers; the previous sample gives the CPU rates */
 export class ResourceSampler {
   private prev = new Map<string, { time: number; nanos: number }>();
@@ -126,7 +272,7 @@ export class ResourceSampler {
   private readonly created = Date.now();
 
   constructor(
-    private readonly cri: Pick<CRIClient, 'listContainerStats' | 'listContainers' | 'listImages'>,
+    private readonly cri: Pick<CRIClient, 'listContainerStats' | 'listContainers' | 'listImages' | 'listPodSandbox' | 'containerStatus' | 'podSandboxStatus'>,
     /** the cgroups' figures: the system containers, and the pods' own (none: the pods are their containers' sums) */
     private readonly cgroups?: CgroupSource,
     private readonly log?: Logger,
@@ -197,13 +343,120 @@ export class ResourceSampler {
     return s;
   }
 
-  async sample(): Promise<ResourceSample> {
+  /** the machine's boot, read once (it does not move) */
+  private boot?: number;
+  /** cAdvisor's machine info, read again every 5 minutes (its update_machine_info_interval) */
+  private machine?: MachineInfo;
+  /** the cgroups of the runtime's containers and sandboxes, by ID (null: the runtime did not tell) */
+  private cgroupPaths = new Map<string, string | null>();
+
+  /** the cgroup of a container or sandbox, from the runtime's verbose status (its runtime spec's cgroupsPath), remembered */
+  private async cgroupOfRuntimeObject(id: string, sandbox: boolean): Promise<string | undefined> {
+    let p = this.cgroupPaths.get(id);
+    if (p === undefined) {
+      p = null;
+      try {
+        const info = (sandbox ? await this.cri.podSandboxStatus(id, true) : await this.cri.containerStatus(id, true)).info ?? {};
+        const parsed = JSON.parse(info['info'] ?? '{}');
+        p = cgroupOfCgroupsPath(String(parsed?.runtimeSpec?.linux?.cgroupsPath ?? '')) ?? null;
+      } catch {
+        /* not told: left out, tried again next time */
+        return undefined;
+      }
+      this.cgroupPaths.set(id, p);
+    }
+    return p ?? undefined;
+  }
+
+  /**
+   * cAdvisor's containers as the kubelet's /metrics/cadvisor lists them: the root; every cgroup at
+   * and under the system containers' cgroups (cAdvisor's raw cgroup whitelist: the pods' root, the
+   * kubelet's, the runtime's, the system's), the pod cgroups labelled with their pods; and the
+   * runtime's running containers and ready sandboxes (pause) wherever their cgroups are, with
+   * their IDs (name), images and pod labels
+   */
+  private async cadvisorContainers(running: Container[], sandboxes: PodSandbox[], imageOf: (id: string) => string): Promise<CadvisorContainer[]> {
+    const cg = this.cgroups!;
+    const pods = new Map<string, { name: string; namespace: string }>();
+    for (const sb of sandboxes) if (sb.metadata?.uid) pods.set(sb.metadata.uid, { name: sb.metadata.name ?? '', namespace: sb.metadata.namespace ?? '' });
+    // the runtime's own: its containers and its sandboxes (the pause containers), by cgroup
+    const known = new Map<string, Omit<CadvisorContainer, 'usage' | 'detail'>>();
+    for (const c of running) {
+      const id = c.id ?? '';
+      const cgroup = id ? await this.cgroupOfRuntimeObject(id, false) : undefined;
+      if (!cgroup) continue;
+      const l = c.labels ?? {};
+      known.set(cgroup, { id: cgroup, name: id, image: imageOf(String(c.image?.image || c.imageRef || '')), namespace: l[L_POD_NAMESPACE] ?? '', pod: l[L_POD_NAME] ?? '', container: l[L_CONTAINER_NAME] ?? '', startTime: Math.floor((c.createdAt ?? 0) / 1e6) });
+    }
+    for (const sb of sandboxes) {
+      const id = sb.id ?? '';
+      if (!id || sb.state !== 'SANDBOX_READY') continue;
+      const cgroup = await this.cgroupOfRuntimeObject(id, true);
+      if (!cgroup) continue;
+      const l = sb.labels ?? {};
+      known.set(cgroup, { id: cgroup, name: id, image: this.sandboxImages.get(id) ?? '', namespace: l[L_POD_NAMESPACE] ?? sb.metadata?.namespace ?? '', pod: l[L_POD_NAME] ?? sb.metadata?.name ?? '', container: l[L_CONTAINER_NAME] ?? '', startTime: Math.floor((sb.createdAt ?? 0) / 1e6) });
+    }
+    const liveIDs = new Set([...running.map((c) => c.id ?? ''), ...sandboxes.map((x) => x.id ?? '')]);
+    for (const id of this.cgroupPaths.keys()) if (!liveIDs.has(id)) this.cgroupPaths.delete(id);
+    const names = ['/'];
+    for (const { cgroup } of cg.systemContainers()) for (const n of cg.tree?.(cgroup) ?? []) names.push(n);
+    for (const k of known.keys()) names.push(k);
+    const out: CadvisorContainer[] = [];
+    const done = new Set<string>();
+    for (const name of names) {
+      if (done.has(name)) continue;
+      done.add(name);
+      let usage: CgroupUsage | undefined;
+      let detail: CgroupDetail | undefined;
+      try {
+        usage = cg.usage(name);
+        detail = usage && cg.detail?.(name);
+      } catch {
+        usage = undefined;
+      }
+      if (!usage) continue;
+      const k = known.get(name);
+      if (k) {
+        out.push({ ...k, usage, detail });
+        continue;
+      }
+      // (a raw cgroup: a pod's own is labelled with its pod, as the kubelet's GetPodByCgroupfs does)
+      const parts = name.split('/');
+      const uid = podUIDOf(parts[parts.length - 1] ?? '');
+      const pod = uid !== undefined ? pods.get(uid) : undefined;
+      out.push({ id: name, name: '', image: '', namespace: pod?.namespace ?? '', pod: pod?.name ?? '', container: '', startTime: usage.creationTime, usage, detail });
+    }
+    return out;
+  }
+
+  /** the sandboxes' images (the pause image), from their verbose status */
+  private sandboxImages = new Map<string, string>();
+
+  async sample(opts: { cadvisor?: boolean } = {}): Promise<ResourceSample> {
     const now = Date.now();
     const mem = hostMemory();
-    const out: ResourceSample = { node: { cpu: this.cpu('', now, hostCPUNanos()), memory: { time: now, ...mem } }, containers: [] };
+    this.boot ??= bootTime();
+    const out: ResourceSample = { node: { cpu: this.cpu('', now, hostCPUNanos()), memory: { time: now, ...mem }, bootTime: this.boot }, containers: [] };
+    if (this.cgroups) {
+      try {
+        out.node.rootStartTime = this.cgroups.usage('/')?.creationTime;
+      } catch {
+        /* the boot time stands for it */
+      }
+    }
+    if (opts.cadvisor && (!this.machine || now - this.machine.time >= 5 * 60_000)) this.machine = readMachineInfo(now);
+    if (opts.cadvisor) out.machine = this.machine;
     try {
       const [stats, containers] = await Promise.all([this.cri.listContainerStats(), this.cri.listContainers({ state: { state: 'CONTAINER_RUNNING' } })]);
+      let sandboxes: PodSandbox[] = [];
+      try {
+        sandboxes = await this.cri.listPodSandbox();
+      } catch {
+        /* the pods' first containers' starts stand for theirs */
+      }
+      out.sandboxes = new Map(sandboxes.filter((x) => x.id).map((x) => [x.id!, { createdAt: Math.floor((x.createdAt ?? 0) / 1e6) }]));
       const created = new Map(containers.map((c) => [c.id ?? '', Math.floor((c.createdAt ?? 0) / 1e6)]));
+      const sandboxOf = new Map(containers.map((c) => [c.id ?? '', c.podSandboxId ?? '']));
       const imageIDs = new Map(containers.map((c) => [c.id ?? '', String(c.image?.image || c.imageRef || '')]));
       const nameOf = await this.imageName([...imageIDs.values()]);
       const images = new Map([...imageIDs].map(([id, image]) => [id, nameOf(image)]));
@@ -214,6 +467,7 @@ export class ResourceSampler {
         if (!created.has(id)) continue;
         const l = st.attributes?.labels ?? {};
         const c: ContainerSample = { namespace: l[L_POD_NAMESPACE] ?? '', pod: l[L_POD_NAME] ?? '', podUID: l[L_POD_UID] ?? '', container: l[L_CONTAINER_NAME] ?? st.attributes?.metadata?.name ?? '', startTime: created.get(id)!, id, image: images.get(id) ?? '' };
+        if (sandboxOf.get(id)) c.sandboxId = sandboxOf.get(id);
         const cpuTime = st.cpu?.timestamp ? Math.floor(st.cpu.timestamp / 1e6) : now;
         if (st.cpu?.usageCoreNanoSeconds?.value !== undefined) {
           c.cpu = this.cpu(id, cpuTime, st.cpu.usageCoreNanoSeconds.value);
@@ -236,6 +490,20 @@ export class ResourceSampler {
           /* the containers' sums stand for them */
         }
         out.podCgroups = pods;
+        if (opts.cadvisor) {
+          // (the pause image of each ready sandbox not seen yet, from its verbose status)
+          for (const sb of sandboxes) {
+            if (!sb.id || sb.state !== 'SANDBOX_READY' || this.sandboxImages.has(sb.id)) continue;
+            try {
+              const info = JSON.parse((await this.cri.podSandboxStatus(sb.id, true)).info?.['info'] ?? '{}');
+              this.sandboxImages.set(sb.id, String(info?.image ?? ''));
+            } catch {
+              /* asked again next time */
+            }
+          }
+          for (const id of this.sandboxImages.keys()) if (!out.sandboxes.has(id)) this.sandboxImages.delete(id);
+          out.cadvisor = await this.cadvisorContainers(containers, sandboxes, nameOf);
+        }
       }
       for (const k of this.prev.keys()) if (!seen.has(k)) this.prev.delete(k);
     } catch (e) {
@@ -258,7 +526,7 @@ interface PodTotals {
   namespace: string;
   pod: string;
   podUID: string;
-  /** its first container's start (ms since the epoch) */
+  /** its sandbox's creation (ms since the epoch), as the kubelet's CRI stats provider tells (buildPodStats); its first container's start when the runtime did not tell */
   startTime: number;
   containers: ContainerSample[];
   cpu?: { usageCoreNanoSeconds: number; time: number };
@@ -268,13 +536,16 @@ interface PodTotals {
 }
 
 /** the containers grouped by pod, with each pod's sums (what /metrics/resource and /stats/summary report for a pod) */
-function podTotals(containers: ContainerSample[], podCgroups?: Map<string, CgroupSample>): PodTotals[] {
+function podTotals(containers: ContainerSample[], podCgroups?: Map<string, CgroupSample>, sandboxes?: ResourceSample['sandboxes']): PodTotals[] {
   const pods = new Map<string, PodTotals>();
+  const sandboxStart = new Map<string, number>();
   for (const c of containers) {
     const key = `${c.namespace}/${c.pod}`;
     let p = pods.get(key);
     if (!p) pods.set(key, (p = { namespace: c.namespace, pod: c.pod, podUID: c.podUID, startTime: c.startTime, containers: [] }));
     p.startTime = Math.min(p.startTime, c.startTime);
+    const sb = c.sandboxId !== undefined ? sandboxes?.get(c.sandboxId) : undefined;
+    if (sb && sb.createdAt > 0) sandboxStart.set(key, Math.max(sandboxStart.get(key) ?? 0, sb.createdAt));
     p.containers.push(c);
     if (c.cpu) {
       p.cpu ??= { usageCoreNanoSeconds: 0, time: 0 };
@@ -287,7 +558,10 @@ function podTotals(containers: ContainerSample[], podCgroups?: Map<string, Cgrou
       p.memory.time = Math.max(p.memory.time, c.memory.time);
     }
   }
-  for (const p of pods.values()) {
+  for (const [key, p] of pods) {
+    // (the pod's sandbox's creation: the newest, were its containers in more than one)
+    const sb = sandboxStart.get(key);
+    if (sb !== undefined) p.startTime = sb;
     const cg = podCgroups?.get(p.podUID);
     if (!cg) continue;
     // (addPodCPUMemoryStats: the pod's cgroup first, its containers' sums only without one)
@@ -317,7 +591,7 @@ export function resourceMetricsText(s: ResourceSample): string {
     if (c.memory) lines.get('container_memory_working_set_bytes')!.push(line('container_memory_working_set_bytes', labels, c.memory.workingSetBytes, c.memory.time));
     lines.get('container_start_time_seconds')!.push(line('container_start_time_seconds', labels, c.startTime / 1000, c.startTime));
   }
-  for (const p of podTotals(s.containers, s.podCgroups)) {
+  for (const p of podTotals(s.containers, s.podCgroups, s.sandboxes)) {
     const labels = { namespace: p.namespace, pod: p.pod };
     if (p.cpu) lines.get('pod_cpu_usage_seconds_total')!.push(line('pod_cpu_usage_seconds_total', labels, p.cpu.usageCoreNanoSeconds / 1e9, p.cpu.time));
     if (p.memory) lines.get('pod_memory_working_set_bytes')!.push(line('pod_memory_working_set_bytes', labels, p.memory.workingSetBytes, p.memory.time));
@@ -334,36 +608,177 @@ export function resourceMetricsText(s: ResourceSample): string {
   return text;
 }
 
-/** /metrics/cadvisor: cAdvisor's container series (and the root's, id="/") from the same sample */
-export function cadvisorMetricsText(s: ResourceSample, machine: { cores: number; memoryBytes: number }): string {
-  const families: [string, 'counter' | 'gauge', string][] = [
-    ['container_cpu_usage_seconds_total', 'counter', 'Cumulative cpu time consumed in seconds.'],
-    ['container_memory_usage_bytes', 'gauge', 'Current memory usage in bytes, including all memory regardless of when it was accessed'],
-    ['container_memory_working_set_bytes', 'gauge', 'Current working set in bytes.'],
-    ['container_start_time_seconds', 'gauge', 'Start time of the container since unix epoch in seconds.'],
-  ];
-  const lines = new Map<string, string[]>(families.map((f) => [f[0], []]));
-  const root = { container: '', id: '/', image: '', name: '', namespace: '', pod: '' };
-  lines.get('container_cpu_usage_seconds_total')!.push(line('container_cpu_usage_seconds_total', root, s.node.cpu.usageCoreNanoSeconds / 1e9, s.node.cpu.time));
-  if (s.node.memory.usageBytes !== undefined) lines.get('container_memory_usage_bytes')!.push(line('container_memory_usage_bytes', root, s.node.memory.usageBytes, s.node.memory.time));
-  lines.get('container_memory_working_set_bytes')!.push(line('container_memory_working_set_bytes', root, s.node.memory.workingSetBytes, s.node.memory.time));
-  for (const c of s.containers) {
-    const labels = { container: c.container, id: `/${c.id ?? ''}`, image: c.image ?? '', name: c.id ?? '', namespace: c.namespace, pod: c.pod };
-    if (c.cpu) lines.get('container_cpu_usage_seconds_total')!.push(line('container_cpu_usage_seconds_total', labels, c.cpu.usageCoreNanoSeconds / 1e9, c.cpu.time));
-    if (c.memory?.usageBytes !== undefined) lines.get('container_memory_usage_bytes')!.push(line('container_memory_usage_bytes', labels, c.memory.usageBytes, c.memory.time));
-    if (c.memory) lines.get('container_memory_working_set_bytes')!.push(line('container_memory_working_set_bytes', labels, c.memory.workingSetBytes, c.memory.time));
-    lines.get('container_start_time_seconds')!.push(line('container_start_time_seconds', labels, c.startTime / 1000, c.startTime));
-  }
-  let text = `# HELP machine_cpu_cores Number of logical CPU cores.\n# TYPE machine_cpu_cores gauge\nmachine_cpu_cores ${machine.cores}\n`;
-  text += `# HELP machine_memory_bytes Amount of memory installed on the machine.\n# TYPE machine_memory_bytes gauge\nmachine_memory_bytes ${machine.memoryBytes}\n`;
-  for (const [name, type, help] of families) {
-    const ls = lines.get(name)!;
-    if (ls.length) text += `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${ls.join('')}`;
+/**
+ * a float as Go's Prometheus text format writes it (strconv's 'g' with the shortest digits): an
+ * exponent from 1e+06 up and below 1e-04 (2.5e+06, 1e-05), plain figures between
+ */
+export function goFloat(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (!Number.isFinite(v)) return v > 0 ? '+Inf' : '-Inf';
+  if (v === 0) return '0';
+  const [mant, e] = v.toExponential().split('e') as [string, string];
+  const exp = Number(e);
+  if (exp < -4 || exp >= 6) return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  return String(v);
+}
+
+/** a family of /metrics/cadvisor: its samples as label sets (label names in order), values and timestamps */
+interface Family {
+  type: 'counter' | 'gauge';
+  help: string;
+  samples: { labels: [string, string][]; value: number; time?: number }[];
+}
+
+/** Prometheus' text exposition of families as client_golang's registry gathers them: families by name, each family's samples by their label values */
+function exposition(families: Map<string, Family>): string {
+  let text = '';
+  for (const name of [...families.keys()].sort()) {
+    const f = families.get(name)!;
+    if (f.samples.length === 0) continue;
+    const key = (x: Family['samples'][number]) => x.labels.map(([, v]) => v);
+    const sorted = [...f.samples].sort((a, b) => {
+      const ka = key(a);
+      const kb = key(b);
+      for (let i = 0; i < Math.min(ka.length, kb.length); i++) if (ka[i] !== kb[i]) return ka[i]! < kb[i]! ? -1 : 1;
+      return (a.time ?? 0) - (b.time ?? 0);
+    });
+    text += `# HELP ${name} ${f.help}\n# TYPE ${name} ${f.type}\n`;
+    for (const x of sorted) {
+      const l = x.labels.map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',');
+      text += `${name}${l ? `{${l}}` : ''} ${goFloat(x.value)}${x.time !== undefined ? ` ${Math.floor(x.time)}` : ''}\n`;
+    }
   }
   return text;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1Z');
+/** a cgroup's memory limit as cAdvisor's spec series give it: above 2^62, unlimited, is 0 */
+const specMemory = (v: number) => (v > 2 ** 62 ? 0 : v);
+
+/**
+ * /metrics/cadvisor: the series of the kubelet's cAdvisor collectors (cAdvisor's
+ * metrics/prometheus.go and prometheus_machine.go, with the metric sets the kubelet's server
+ * includes) that cgroup files honestly give: CPU (user, system, total with cpu="total", CFS
+ * periods and throttling where a quota is set), memory (usage, working set, RSS, cache, swap,
+ * mapped files, kernel, highest usage, limit hits, active and inactive files, page faults), the
+ * container spec (start time, CPU shares, period and quota, memory limits), container_last_seen,
+ * and the machine's cores, sockets, memory and swap. Each container is labelled as the kubelet's
+ * containerPrometheusLabelsFunc labels it: id (its cgroup), name (the runtime's ID), image, pod,
+ * namespace, container. Without cAdvisor's containers in the sample (no cgroup reader), the
+ * runtime's containers stand alone, id their runtime IDs.
+ */
+export function cadvisorMetricsText(s: ResourceSample, machine?: { cores: number; memoryBytes: number }, now = Date.now()): string {
+  const families = new Map<string, Family>();
+  const fam = (name: string, type: Family['type'], help: string): Family => {
+    let f = families.get(name);
+    if (!f) families.set(name, (f = { type, help, samples: [] }));
+    return f;
+  };
+  const base = (c: { container: string; id: string; image: string; name: string; namespace: string; pod: string }): [string, string][] => [
+    ['container', c.container],
+    ['id', c.id],
+    ['image', c.image],
+    ['name', c.name],
+    ['namespace', c.namespace],
+    ['pod', c.pod],
+  ];
+  /** the base labels with extra ones, in label-name order (client_golang sorts them) */
+  const withLabels = (b: [string, string][], extra: [string, string][]) => [...b, ...extra].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+  const add = (name: string, type: Family['type'], help: string, labels: [string, string][], value: number, time?: number) => fam(name, type, help).samples.push({ labels, value, time });
+  const nowSec = Math.floor(now / 1000);
+  const containers: CadvisorContainer[] =
+    s.cadvisor ??
+    [
+      // (no cgroup reader: the host's figures for the root, the runtime's for its containers)
+      { id: '/', name: '', image: '', namespace: '', pod: '', container: '', startTime: 0, usage: { time: s.node.cpu.time, creationTime: 0, cpuNanos: s.node.cpu.usageCoreNanoSeconds, memory: { usageBytes: s.node.memory.usageBytes ?? 0, workingSetBytes: s.node.memory.workingSetBytes, rssBytes: 0, pageFaults: 0, majorPageFaults: 0, swapBytes: 0 } } },
+      ...s.containers.map((c) => ({
+        id: `/${c.id ?? ''}`,
+        name: c.id ?? '',
+        image: c.image ?? '',
+        namespace: c.namespace,
+        pod: c.pod,
+        container: c.container,
+        startTime: c.startTime,
+        usage: { time: c.cpu?.time ?? c.memory?.time ?? now, creationTime: c.startTime, cpuNanos: c.cpu?.usageCoreNanoSeconds, memory: c.memory ? { usageBytes: c.memory.usageBytes ?? 0, workingSetBytes: c.memory.workingSetBytes, rssBytes: 0, pageFaults: 0, majorPageFaults: 0, swapBytes: 0 } : undefined },
+      })),
+    ];
+  for (const c of containers) {
+    const b = base(c);
+    const t = c.usage.time;
+    const cpu = c.detail?.cpu;
+    const mem = c.usage.memory;
+    const md = c.detail?.memory;
+    // the container spec (no timestamps)
+    if (c.startTime > 0) add('container_start_time_seconds', 'gauge', 'Start time of the container since unix epoch in seconds.', b, Math.floor(c.startTime / 1000));
+    if (cpu) {
+      add('container_spec_cpu_period', 'gauge', 'CPU period of the container.', b, cpu.periodUs);
+      if (cpu.quotaUs !== 0) add('container_spec_cpu_quota', 'gauge', 'CPU quota of the container.', b, cpu.quotaUs);
+      add('container_spec_cpu_shares', 'gauge', 'CPU share of the container.', b, cpu.shares);
+    }
+    if (md) {
+      add('container_spec_memory_limit_bytes', 'gauge', 'Memory limit for the container.', b, specMemory(md.limit));
+      add('container_spec_memory_swap_limit_bytes', 'gauge', 'Memory swap limit for the container.', b, specMemory(md.swapLimit));
+      add('container_spec_memory_reservation_limit_bytes', 'gauge', 'Memory reservation limit for the container.', b, specMemory(md.reservation));
+    }
+    // the stats, at the time they were read
+    add('container_last_seen', 'gauge', 'Last time a container was seen by the exporter', b, nowSec, now);
+    if (s.cadvisor) {
+      add('container_cpu_user_seconds_total', 'counter', 'Cumulative user cpu time consumed in seconds.', b, (cpu?.userNanos ?? 0) / 1e9, t);
+      add('container_cpu_system_seconds_total', 'counter', 'Cumulative system cpu time consumed in seconds.', b, (cpu?.systemNanos ?? 0) / 1e9, t);
+    }
+    // (no per-CPU figures: the kubelet leaves cAdvisor's PerCpuUsageMetrics out, so one "total" series, when above 0)
+    if ((c.usage.cpuNanos ?? 0) > 0) add('container_cpu_usage_seconds_total', 'counter', 'Cumulative cpu time consumed in seconds.', withLabels(b, [['cpu', 'total']]), c.usage.cpuNanos! / 1e9, t);
+    if (cpu && cpu.quotaUs !== 0) {
+      add('container_cpu_cfs_periods_total', 'counter', 'Number of elapsed enforcement period intervals.', b, cpu.periods, t);
+      add('container_cpu_cfs_throttled_periods_total', 'counter', 'Number of throttled period intervals.', b, cpu.throttledPeriods, t);
+      add('container_cpu_cfs_throttled_seconds_total', 'counter', 'Total time duration the container has been throttled.', b, cpu.throttledNanos / 1e9, t);
+    }
+    if (s.cadvisor) {
+      add('container_memory_cache', 'gauge', 'Number of bytes of page cache memory.', b, md?.cache ?? 0, t);
+      add('container_memory_rss', 'gauge', 'Size of RSS in bytes.', b, mem?.rssBytes ?? 0, t);
+      add('container_memory_kernel_usage', 'gauge', 'Size of kernel memory allocated in bytes.', b, md?.kernelUsage ?? 0, t);
+      add('container_memory_mapped_file', 'gauge', 'Size of memory mapped files in bytes.', b, md?.mappedFile ?? 0, t);
+      add('container_memory_swap', 'gauge', 'Container swap usage in bytes.', b, mem?.swapBytes ?? 0, t);
+      add('container_memory_failcnt', 'counter', 'Number of memory usage hits limits', b, md?.failcnt ?? 0, t);
+      add('container_memory_max_usage_bytes', 'gauge', 'Maximum memory usage recorded in bytes', b, md?.maxUsage ?? 0, t);
+      add('container_memory_total_active_file_bytes', 'gauge', 'Current total active file in bytes.', b, md?.activeFile ?? 0, t);
+      add('container_memory_total_inactive_file_bytes', 'gauge', 'Current total inactive file in bytes.', b, md?.inactiveFile ?? 0, t);
+      for (const [type, scope, v] of [
+        ['pgfault', 'container', mem?.pageFaults ?? 0],
+        ['pgmajfault', 'container', mem?.majorPageFaults ?? 0],
+        ['pgfault', 'hierarchy', mem?.pageFaults ?? 0],
+        ['pgmajfault', 'hierarchy', mem?.majorPageFaults ?? 0],
+      ] as const)
+        add('container_memory_failures_total', 'counter', 'Cumulative count of memory allocation failures.', withLabels(b, [['failure_type', type], ['scope', scope]]), v, t);
+    }
+    if (mem) {
+      add('container_memory_usage_bytes', 'gauge', 'Current memory usage in bytes, including all memory regardless of when it was accessed', b, mem.usageBytes, t);
+      add('container_memory_working_set_bytes', 'gauge', 'Current working set in bytes.', b, mem.workingSetBytes, t);
+    }
+  }
+  add('container_scrape_error', 'gauge', '1 if there was an error while getting container metrics, 0 otherwise', [], s.error ? 1 : 0);
+  // the machine collector: its base labels, and the machine info's time
+  const m: MachineInfo = s.machine ?? { time: now, cores: machine?.cores ?? cpus().length, physicalCores: 0, sockets: 0, memoryBytes: machine?.memoryBytes ?? totalmem(), swapBytes: 0, machineID: '', systemUUID: '', bootID: '' };
+  const ml: [string, string][] = [
+    ['boot_id', m.bootID],
+    ['machine_id', m.machineID],
+    ['system_uuid', m.systemUUID],
+  ];
+  add('machine_cpu_cores', 'gauge', 'Number of logical CPU cores.', ml, m.cores, m.time);
+  if (s.machine) {
+    add('machine_cpu_physical_cores', 'gauge', 'Number of physical CPU cores.', ml, m.physicalCores, m.time);
+    add('machine_cpu_sockets', 'gauge', 'Number of CPU sockets.', ml, m.sockets, m.time);
+    add('machine_swap_bytes', 'gauge', 'Amount of swap memory available on the machine.', ml, m.swapBytes, m.time);
+  }
+  add('machine_memory_bytes', 'gauge', 'Amount of memory installed on the machine.', ml, m.memoryBytes, m.time);
+  add('machine_scrape_error', 'gauge', '1 if there was an error while getting machine metrics, 0 otherwise.', [], 0);
+  return exposition(families);
+}
+
+/**
+ * a metav1.Time as JSON: RFC 3339 in UTC to the second, the fraction dropped (Go's time.RFC3339
+ * format truncates)
+ */
+export const iso = (ms: number): string | null => (Number.isFinite(ms) ? new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') : null);
 
 function cpuJSON(c: CPUSample): Record<string, unknown> {
   return { time: iso(c.time), ...(c.usageNanoCores !== undefined ? { usageNanoCores: c.usageNanoCores } : {}), usageCoreNanoSeconds: c.usageCoreNanoSeconds };
@@ -466,7 +881,7 @@ export function summaryJSON(s: ResourceSample, nodeName: string, nodeStartTime: 
       ...(storage?.imageFs ? { runtime: { imageFs: fsJSON(storage.imageFs), containerFs: fsJSON(storage.imageFs) } } : {}),
       ...(storage?.rlimit ? { rlimit: { time: iso(storage.rlimit.time), maxpid: storage.rlimit.maxpid, curproc: storage.rlimit.curproc } } : {}),
     },
-    pods: podTotals(s.containers, s.podCgroups).map((p) => {
+    pods: podTotals(s.containers, s.podCgroups, s.sandboxes).map((p) => {
       const st = storage?.pods.get(p.podUID);
       const byName = new Map(st?.containers.map((c) => [c.name, c]) ?? []);
       return {

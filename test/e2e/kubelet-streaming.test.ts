@@ -631,16 +631,18 @@ test('the kubelet\'s resource usage: /metrics/resource and /stats/summary give t
   assert.ok(typeof shellPod.containers[0].cpu.usageCoreNanoSeconds === 'number');
   // (GET only)
   assert.equal((await kubeletRequest('POST', '/stats/summary')).status, 405);
-  // cAdvisor's series, as Prometheus scrapes /metrics/cadvisor
-  const shellID = (await podJSON('shell')).status.containerStatuses[0].containerID.split('://')[1];
+  // cAdvisor's series, as Prometheus scrapes /metrics/cadvisor: id the container's cgroup (under its
+  // pod's), name the runtime's ID, CPU time as cpu="total", figures in Go's float format
+  const shell = await podJSON('shell');
+  const shellID = shell.status.containerStatuses[0].containerID.split('://')[1];
   const cad = await kubeletRequest('GET', '/metrics/cadvisor');
   assert.equal(cad.status, 200, cad.text);
   assert.match(String(cad.headers['content-type']), /^text\/plain; version=0\.0\.4/);
-  assert.match(cad.text, /^# TYPE machine_cpu_cores gauge\nmachine_cpu_cores [1-9]\d*$/m);
-  assert.match(cad.text, /^machine_memory_bytes [1-9]\d*$/m);
-  assert.match(cad.text, /^container_cpu_usage_seconds_total\{container="",id="\/",image="",name="",namespace="",pod=""\} [\d.e+]+ \d{13}$/m);
-  assert.match(cad.text, new RegExp(`^container_memory_working_set_bytes\\{container="main",id="/${shellID}",image="[^"]*busybox[^"]*",name="${shellID}",namespace="default",pod="shell"\\} [1-9]\\d* \\d{13}$`, 'm'));
-  assert.match(cad.text, new RegExp(`^container_cpu_usage_seconds_total\\{container="main",id="/${shellID}",[^}]*pod="shell"\\} [\\d.e+-]+ \\d{13}$`, 'm'));
+  assert.match(cad.text, /^# TYPE machine_cpu_cores gauge\nmachine_cpu_cores\{boot_id="[^"]*",machine_id="[^"]*",system_uuid="[^"]*"\} [1-9]\d* \d{13}$/m);
+  assert.match(cad.text, /^machine_memory_bytes\{[^}]*\} [1-9][\d.e+]* \d{13}$/m);
+  assert.match(cad.text, /^container_cpu_usage_seconds_total\{container="",cpu="total",id="\/",image="",name="",namespace="",pod=""\} [\d.e+]+ \d{13}$/m);
+  assert.match(cad.text, new RegExp(`^container_memory_working_set_bytes\\{container="main",id="/[^"]*/pod${shell.metadata.uid}/${shellID}",image="[^"]*busybox[^"]*",name="${shellID}",namespace="default",pod="shell"\\} [1-9][\\d.e+]* \\d{13}$`, 'm'));
+  assert.match(cad.text, new RegExp(`^container_cpu_usage_seconds_total\\{container="main",cpu="total",id="/[^"]*/pod${shell.metadata.uid}/${shellID}",[^}]*pod="shell"\\} [\\d.e+-]+ \\d{13}$`, 'm'));
   assert.match(cad.text, /^# TYPE container_start_time_seconds gauge$/m);
 });
 

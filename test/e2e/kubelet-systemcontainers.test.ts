@@ -10,12 +10,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import https from 'node:https';
 import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, freePort, until, ROOT, type Cluster } from './harness.js';
-import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess } from './kubeletharness.js';
+import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess, kubeletGet } from './kubeletharness.js';
 import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
 import { cgroupMounts, createCgroupRoot } from '../nodeagent/cgrouproot.js';
 
@@ -53,17 +52,7 @@ async function restartKubelet(extra: string[] = []): Promise<KubeletProcess> {
   return k;
 }
 
-function get(path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    https
-      .get({ host: '127.0.0.1', port: kubeletPort, path, rejectUnauthorized: false, cert: c.credentials.cert, key: c.credentials.key }, (res) => {
-        let b = '';
-        res.on('data', (d) => (b += d));
-        res.on('end', () => (res.statusCode === 200 ? resolve(b) : reject(new Error(`${res.statusCode} ${b}`))));
-      })
-      .on('error', reject);
-  });
-}
+const get = (path: string): Promise<string> => kubeletGet(c, kubeletPort, path);
 const summary = async (query = ''): Promise<any> => JSON.parse(await get(`/stats/summary${query}`));
 
 /** a cgroup file under the test's cgroup root (v1: in `controller`'s hierarchy) */

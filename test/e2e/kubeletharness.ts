@@ -8,6 +8,7 @@
 // makes it and removes it in its stop()), so that kubelets of test files running at the same time
 // never take each other's pod cgroups for orphans.
 import { spawn, type ChildProcess } from 'node:child_process';
+import https from 'node:https';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KEELSON, ROOT, stopProcess, until, type Cluster } from './harness.js';
@@ -145,4 +146,17 @@ export class KubeletProcess {
   stop(): Promise<void> {
     return stopProcess(this.proc);
   }
+}
+
+/** GET of the kubelet's port `port` on 127.0.0.1 with the cluster's admin certificate: the body of a 200, else an error with the status and body */
+export function kubeletGet(c: Cluster, port: number, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    https
+      .get({ host: '127.0.0.1', port, path, rejectUnauthorized: false, cert: c.credentials.cert, key: c.credentials.key }, (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => (res.statusCode === 200 ? resolve(b) : reject(new Error(`${res.statusCode} ${b}`))));
+      })
+      .on('error', reject);
+  });
 }
