@@ -37,6 +37,7 @@ import { Kubelet } from '../nodeagent/kubelet.js';
 import { bootstrapClientCertificate, kubeconfigClientCertPath } from '../nodeagent/bootstrap.js';
 import { CertificateManager } from '../nodeagent/certmanager.js';
 import { SysctlAllowlist } from '../nodeagent/sysctls.js';
+import { verificationPolicy, type VerificationPolicy } from '../nodeagent/pullrecords.js';
 import { parseQuantity, quantityValue } from '../schema/validation/quantity.js';
 import { defaultNodeIP } from '../nodeagent/node.js';
 import { ResourceSampler } from '../nodeagent/stats.js';
@@ -101,14 +102,14 @@ export function kubeletCommand(): Command {
       const startup = checkKubeletStartup(config, kf);
       if (startup) throw new Error(`failed to run Kubelet: ${startup}`);
       klog.printFlags(flags, 1);
-      await run(config, kf, log, { inPlaceResize: gate.enabled('InPlacePodVerticalScaling'), qosReserved: gate.enabled('QOSReserved') });
+      await run(config, kf, log, { inPlaceResize: gate.enabled('InPlacePodVerticalScaling'), qosReserved: gate.enabled('QOSReserved'), ensureSecretPulledImages: gate.enabled('KubeletEnsureSecretPulledImages') });
     },
   });
   declareKubeletFlags(cmd, cfg, f, gate);
   return cmd;
 }
 
-async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>, gates: { inPlaceResize: boolean; qosReserved: boolean }): Promise<void> {
+async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>, gates: { inPlaceResize: boolean; qosReserved: boolean; ensureSecretPulledImages: boolean }): Promise<void> {
   log.info('Kubelet version', { kubeletVersion: getVersionInfo().gitVersion });
   if (!f.kubeconfig && f.bootstrapKubeconfig) {
     throw new Error('failed to run Kubelet: --bootstrap-kubeconfig needs --kubeconfig: the path where the kubeconfig it obtains is written');
@@ -232,7 +233,19 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
       process.exit(1);
     }
   }
+  // KubeletEnsureSecretPulledImages: the credential verification policy (an allowlist entry the
+  // kubelet cannot use ends the start)
+  let pullCredentialsPolicy: VerificationPolicy | undefined;
+  if (gates.ensureSecretPulledImages) {
+    try {
+      pullCredentialsPolicy = verificationPolicy(config.imagePullCredentialsVerificationPolicy, config.preloadedImagesVerificationAllowlist);
+    } catch (e) {
+      cri.close();
+      throw new Error(`failed to run Kubelet: ${(e as Error).message}`);
+    }
+  }
   const kubelet = new Kubelet({
+    pullCredentialsPolicy,
     credentialPlugins: plugins,
     containerManager,
     rest,

@@ -4,6 +4,7 @@
 // (`registry.example.com`, `registry.example.com:5000/team`, `*.example.com`) to credentials; an
 // image's repository is looked up in it, and every matching credential is tried in turn by the
 // pull, the anonymous pull only when none matches.
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -96,13 +97,48 @@ export function repositoryOf(image: string): string {
   return colon < 0 ? r : r.slice(0, colon);
 }
 
+/** the Secret a pod's credential came from (credentialprovider's SecretCoordinates) */
+export interface SecretCoordinates {
+  uid: string;
+  namespace: string;
+  name: string;
+}
+
+/**
+ * A credential and where it came from (credentialprovider's TrackedAuthConfig): `source` names the
+ * pod's pull Secret, none for the node's own credentials; `hash` is the SHA-256 (hex) of the
+ * credential as the kubelet hashes it (Go's JSON of username, password and email).
+ */
+export interface TrackedAuth {
+  auth: AuthConfig;
+  hash: string;
+  source?: SecretCoordinates;
+}
+
+/** Go's encoding/json string: JSON.stringify's, with <, >, &, U+2028 and U+2029 escaped as Go escapes them */
+function goJSONString(s: string): string {
+  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** the kubelet's hashAuthConfig: sha256 of json.Marshal(AuthConfig{Username, Password, Email}) (empty fields omitted) */
+export function hashAuthConfig(username: string | undefined, password: string | undefined, email: string | undefined): string {
+  const parts: string[] = [];
+  if (username) parts.push(`"username":${goJSONString(username)}`);
+  if (password) parts.push(`"password":${goJSONString(password)}`);
+  if (email) parts.push(`"email":${goJSONString(email)}`);
+  return createHash('sha256').update(`{${parts.join(',')}}`).digest('hex');
+}
+
 /** registry locations and their credentials (credentialprovider's BasicDockerKeyring) */
 export class DockerKeyring {
-  private readonly creds = new Map<string, AuthConfig[]>();
+  private readonly creds = new Map<string, TrackedAuth[]>();
   private index: string[] = [];
 
-  /** adds a Docker configuration's auths (`{"<location>": {username, password, auth, email}}`) */
-  add(auths: Record<string, ConfigEntry>): void {
+  /**
+   * adds a Docker configuration's auths (`{"<location>": {username, password, auth, email}}`),
+   * from the Secret `source` (none: the node's own)
+   */
+  add(auths: Record<string, ConfigEntry>, source?: SecretCoordinates): void {
     for (const [loc, entry] of Object.entries(auths ?? {})) {
       if (!entry || typeof entry !== 'object') continue;
       const p = parseLocation(loc);
@@ -124,8 +160,9 @@ export class DockerKeyring {
       const auth: AuthConfig = {};
       if (username) auth.username = username;
       if (password) auth.password = password;
+      const email = typeof entry.email === 'string' ? entry.email : undefined;
       const list = this.creds.get(key) ?? [];
-      list.push(auth);
+      list.push({ auth, hash: hashAuthConfig(username, password, email), ...(source ? { source } : {}) });
       this.creds.set(key, list);
       if (!this.index.includes(key)) this.index.push(key);
     }
@@ -135,7 +172,12 @@ export class DockerKeyring {
 
   /** the credentials for an image's repository, most specific location first */
   lookup(repo: string): AuthConfig[] {
-    const out: AuthConfig[] = [];
+    return this.lookupTracked(repo).map((t) => t.auth);
+  }
+
+  /** lookup(), each credential with its source and hash */
+  lookupTracked(repo: string): TrackedAuth[] {
+    const out: TrackedAuth[] = [];
     for (const k of this.index) if (locationMatches(k, repo)) out.push(...this.creds.get(k)!);
     if (out.length) return out;
     if (isDefaultRegistry(repo)) return this.creds.get(DEFAULT_REGISTRY_HOST) ?? [];
@@ -144,7 +186,7 @@ export class DockerKeyring {
 }
 
 /** a Docker configuration's text: config.json's `{"auths": {...}}`, or the older .dockercfg's bare map */
-function addConfigText(k: DockerKeyring, text: string, json: boolean): boolean {
+function addConfigText(k: DockerKeyring, text: string, json: boolean, source?: SecretCoordinates): boolean {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -154,7 +196,7 @@ function addConfigText(k: DockerKeyring, text: string, json: boolean): boolean {
   if (!v || typeof v !== 'object') return false;
   const auths = json ? (v as { auths?: unknown }).auths : v;
   if (!auths || typeof auths !== 'object') return false;
-  k.add(auths as Record<string, ConfigEntry>);
+  k.add(auths as Record<string, ConfigEntry>, source);
   return true;
 }
 
@@ -167,10 +209,12 @@ export function keyringFromSecrets(secrets: any[]): DockerKeyring {
   const k = new DockerKeyring();
   for (const s of secrets) {
     const data = s?.data ?? {};
+    const m = s?.metadata ?? {};
+    const source: SecretCoordinates = { uid: String(m.uid ?? ''), namespace: String(m.namespace ?? ''), name: String(m.name ?? '') };
     if (s?.type === 'kubernetes.io/dockerconfigjson' && data['.dockerconfigjson']) {
-      addConfigText(k, Buffer.from(String(data['.dockerconfigjson']), 'base64').toString('utf8'), true);
+      addConfigText(k, Buffer.from(String(data['.dockerconfigjson']), 'base64').toString('utf8'), true, source);
     } else if (s?.type === 'kubernetes.io/dockercfg' && data['.dockercfg']) {
-      addConfigText(k, Buffer.from(String(data['.dockercfg']), 'base64').toString('utf8'), false);
+      addConfigText(k, Buffer.from(String(data['.dockercfg']), 'base64').toString('utf8'), false, source);
     }
   }
   return k;
@@ -213,6 +257,12 @@ export interface NodeCredentials {
 
 /** the credentials to try for an image: the pod's secrets first, then the node's configuration, then the plugins' (a union keyring) */
 export async function credentialsFor(image: string, podKeyring: DockerKeyring | undefined, node: NodeCredentials | undefined): Promise<AuthConfig[]> {
+  return (await trackedCredentialsFor(image, podKeyring, node)).map((t) => t.auth);
+}
+
+/** credentialsFor(), each with its source (the pod's Secret; none for the node's and the plugins') and hash */
+export async function trackedCredentialsFor(image: string, podKeyring: DockerKeyring | undefined, node: NodeCredentials | undefined): Promise<TrackedAuth[]> {
   const repo = repositoryOf(image);
-  return [...(podKeyring?.lookup(repo) ?? []), ...(node?.keyring?.lookup(repo) ?? []), ...((await node?.plugins?.lookup(repo)) ?? [])];
+  const plugins = ((await node?.plugins?.lookup(repo)) ?? []).map((auth) => ({ auth, hash: hashAuthConfig(auth.username, auth.password, undefined) }));
+  return [...(podKeyring?.lookupTracked(repo) ?? []), ...(node?.keyring?.lookupTracked(repo) ?? []), ...plugins];
 }

@@ -23,7 +23,7 @@ export class ImagePulls {
   }
 
   /** runs `pull` when the kubelet would, or fails it as the kubelet would */
-  run(pull: () => Promise<string>): Promise<string> {
+  run<T>(pull: () => Promise<T>): Promise<T> {
     const throttled = async () => {
       if (this.limiter && !this.limiter.tryAccept()) throw new Error('pull QPS exceeded');
       return pull();
@@ -36,7 +36,7 @@ export class ImagePulls {
     return this.parallel(throttled);
   }
 
-  private async parallel(pull: () => Promise<string>): Promise<string> {
+  private async parallel<T>(pull: () => Promise<T>): Promise<T> {
     const max = this.o.maxParallel;
     if (max <= 0) return pull();
     while (this.running >= max) await new Promise<void>((r) => this.slots.push(r));

@@ -22,6 +22,7 @@ import type { CRIClient } from './cri.js';
 import { ReservedCgroupError, type ContainerManager } from './cgroups.js';
 import { NodeAgentNode, type NodeOptions } from './node.js';
 import { PodWorkers } from './pods.js';
+import { ImagePullManager, type VerificationPolicy } from './pullrecords.js';
 import { VolumeManager } from './volumes.js';
 import { StaticPodSource } from './staticpods.js';
 import { ProbeMetrics } from './probes.js';
@@ -82,6 +83,12 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   imageGC?: ImageGCPolicy & { sandboxImage?: string; periodMs?: number };
   /** the node's and the pods' cgroups (cgroups.ts: cgroupsPerQOS, --cgroup-root, --pod-max-pids); none: no cgroups */
   containerManager?: ContainerManager;
+  /**
+   * KubeletEnsureSecretPulledImages: imagePullCredentialsVerificationPolicy (with
+   * preloadedImagesVerificationAllowlist) as pullrecords.ts verificationPolicy() makes it; the
+   * records are kept under <root-dir>/image_manager. None: the gate is off.
+   */
+  pullCredentialsPolicy?: VerificationPolicy;
 }
 
 export class Kubelet {
@@ -92,6 +99,8 @@ export class Kubelet {
   readonly eviction: EvictionManager | undefined;
   readonly logRotation: ContainerLogManager | undefined;
   readonly imageGC: ImageGCManager | undefined;
+  /** the image pull records (KubeletEnsureSecretPulledImages), none with the gate off */
+  readonly pullManager: ImagePullManager | undefined;
   private readonly clients: RESTClient[] = [];
   private firstStaticUpdate?: (pods: any[]) => void;
   private nodeEvent: (type: 'Normal' | 'Warning', reason: string, message: string) => void = () => {};
@@ -122,7 +131,9 @@ export class Kubelet {
     }
     this.volumes = new VolumeManager({ client, rootDir: o.rootDir, nodeName: o.nodeName, log: o.log, clusterDomain: o.clusterDomain || 'cluster.local', nodeAllocatable: async () => node?.resources().allocatable ?? {} });
     let node: NodeAgentNode | undefined;
+    if (o.pullCredentialsPolicy) this.pullManager = new ImagePullManager({ rootDir: o.rootDir, policy: o.pullCredentialsPolicy, log: o.log });
     this.pods = new PodWorkers({
+      pullManager: this.pullManager,
       client,
       // the node's Docker configuration, read once, as the kubelet reads it (credentials.ts)
       nodeCredentials: {
@@ -290,6 +301,7 @@ export class Kubelet {
 
   async start(): Promise<void> {
     await this.updatePodCIDR();
+    await this.pullManager?.initialize(() => this.o.cri.listImages());
     await this.node.start();
     await this.pods.start();
     this.eviction?.start();
@@ -307,6 +319,7 @@ export class Kubelet {
   async runOnce(): Promise<void> {
     const log = this.o.log;
     await this.updatePodCIDR();
+    await this.pullManager?.initialize(() => this.o.cri.listImages());
     await this.pods.start();
     const first = new Promise<any[] | undefined>((resolve) => {
       this.firstStaticUpdate = resolve;

@@ -33,8 +33,8 @@ import type { EventRecorder } from '../client/events.js';
 import type { CRIClient } from './cri.js';
 import type { ContainerManager } from './cgroups.js';
 import { makeEnvironment, expandCommandAndArgs, ContainerConfigError, getObject } from './envvars.js';
-import { credentialsFor, keyringFromSecrets, type DockerKeyring, type NodeCredentials } from './credentials.js';
-import type { AuthConfig } from './cri/types.js';
+import { keyringFromSecrets, trackedCredentialsFor, type DockerKeyring, type NodeCredentials, type TrackedAuth } from './credentials.js';
+import type { ImagePullManager, PullCredentials } from './pullrecords.js';
 import type { VolumeManager } from './volumes.js';
 import type { StreamKind, StreamRequest } from './server.js';
 import { goQuote } from '../machinery/gostrings.js';
@@ -106,6 +106,11 @@ export interface PodWorkersOptions {
   rootDir?: string;
   /** the node's own registry credentials (credentials.ts: its Docker configuration files and credential provider plugins), tried after the pod's pull secrets */
   nodeCredentials?: NodeCredentials;
+  /**
+   * KubeletEnsureSecretPulledImages (pullrecords.ts): the records of the pulls and the credentials
+   * they used, and whether a pod may use an image present already; none: the gate is off
+   */
+  pullManager?: ImagePullManager;
 }
 
 interface RuntimeContainer {
@@ -1188,12 +1193,12 @@ export class PodWorkers {
    * when none matches); when all fail, their errors together, as the kubelet's image puller
    * aggregates them.
    */
-  private async pullWith(image: string, creds: AuthConfig[]): Promise<string> {
-    if (creds.length === 0) return this.o.cri.pullImage(image, undefined, undefined);
+  private async pullWith(image: string, creds: TrackedAuth[]): Promise<{ ref: string; used?: TrackedAuth }> {
+    if (creds.length === 0) return { ref: await this.o.cri.pullImage(image, undefined, undefined) };
     const errs: string[] = [];
-    for (const auth of creds) {
+    for (const c of creds) {
       try {
-        return await this.o.cri.pullImage(image, auth, undefined);
+        return { ref: await this.o.cri.pullImage(image, c.auth, undefined), used: c };
       } catch (e) {
         errs.push((e as Error).message);
       }
@@ -1234,9 +1239,24 @@ export class PodWorkers {
     const image: string = c.image;
     const policy: string = c.imagePullPolicy || (/:latest$/.test(image) || !/:[^/]+$/.test(image.replace(/@.*$/, '')) ? 'Always' : 'IfNotPresent');
     const present = await this.o.cri.imageStatus(image).catch(() => undefined);
+    const pm = this.o.pullManager;
+    // (with KubeletEnsureSecretPulledImages, the pod's credentials as the kubelet finds them before
+    // it decides: a present image may need them checked)
+    let creds: TrackedAuth[] | undefined;
+    if (pm && policy !== 'Always') creds = await trackedCredentialsFor(image, await this.pullSecretsKeyring(pod), this.o.nodeCredentials).catch(() => undefined);
     if (present && policy !== 'Always') {
-      void this.o.events.event(pod, 'Normal', 'Pulled', `Container image "${image}" already present on machine`, fieldPath);
-      return present.id || image;
+      if (!pm) {
+        void this.o.events.event(pod, 'Normal', 'Pulled', `Container image "${image}" already present on machine`, fieldPath);
+        return present.id || image;
+      }
+      // the pod's pull Secrets that match the image, by coordinates and the hash of their credential
+      const secrets = (creds ?? []).filter((c) => c.source).map((c) => ({ uid: c.source!.uid, namespace: c.source!.namespace, name: c.source!.name, credentialHash: c.hash }));
+      if (!pm.mustAttemptImagePull(image, present.id ?? '', secrets)) {
+        void this.o.events.event(pod, 'Normal', 'Pulled', `Container image "${image}" already present on machine and can be accessed by the pod`, fieldPath);
+        return present.id || image;
+      }
+      // (not to be used with these credentials: Never fails as if it were not present, so as not
+      // to tell that it is; IfNotPresent pulls with them)
     }
     if (policy === 'Never') {
       const msg = `Container image "${image}" is not present with pull policy of Never`;
@@ -1245,8 +1265,21 @@ export class PodWorkers {
       this.enqueue(rec.uid, 10_000);
       return undefined;
     }
+    // the intent before anything else of the pull; each end of it below ends the intent
+    if (pm) {
+      try {
+        pm.recordPullIntent(image);
+      } catch (e) {
+        const msg = `Failed to record image pull intent for container image "${image}": ${(e as Error).message}`;
+        rec.waiting.set(c.name, { reason: (e as Error).message, message: msg });
+        void this.o.events.event(pod, 'Warning', 'Failed', `Error: ${(e as Error).message}`, fieldPath);
+        this.enqueue(rec.uid, 10_000);
+        return undefined;
+      }
+    }
     const b = rec.imageBackoff.get(image);
     if (b && Date.now() < b.until) {
+      pm?.recordImagePullFailed(image);
       rec.waiting.set(c.name, { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"` });
       void this.o.events.event(pod, 'Normal', 'BackOff', `Back-off pulling image "${image}"`, fieldPath);
       this.enqueue(rec.uid, b.until - Date.now() + 50);
@@ -1255,8 +1288,24 @@ export class PodWorkers {
     void this.o.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
     const started = Date.now();
     try {
-      const creds = await credentialsFor(image, await this.pullSecretsKeyring(pod), this.o.nodeCredentials);
-      const ref = await this.pulls.run(() => this.pullWith(image, creds));
+      let pulled: { ref: string; used?: TrackedAuth };
+      try {
+        const tracked = creds ?? (await trackedCredentialsFor(image, await this.pullSecretsKeyring(pod), this.o.nodeCredentials));
+        pulled = await this.pulls.run(() => this.pullWith(image, tracked));
+      } catch (e) {
+        pm?.recordImagePullFailed(image);
+        throw e;
+      }
+      const ref = pulled.ref;
+      if (pm) {
+        // who may use it from now on: the Secret whose credential pulled it, or every pod of the
+        // node (anonymous, or the node's own credentials)
+        const used: PullCredentials = pulled.used?.source
+          ? { kubernetesSecrets: [{ uid: pulled.used.source.uid, namespace: pulled.used.source.namespace, name: pulled.used.source.name, credentialHash: pulled.used.hash }] }
+          : { nodePodsAccessible: true };
+        if (ref) pm.recordImagePulled(image, ref, used);
+        else pm.recordImagePullFailed(image);
+      }
       rec.imageBackoff.delete(image);
       void this.o.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${((Date.now() - started) / 1000).toFixed(3)}s`, fieldPath);
       return ref || image;
