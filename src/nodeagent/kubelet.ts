@@ -7,6 +7,7 @@
 // and one for the node's status and Lease that no rate limit holds back (the heartbeat client).
 import { nodeKeyring } from './credentials.js';
 import type { CredentialPlugins } from './credentialplugins.js';
+import { SandboxRuntime } from './sandboxruntime.js';
 import { mkdirSync } from 'node:fs';
 import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
@@ -45,6 +46,9 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   runOnce?: boolean;
   /** the InPlacePodVerticalScaling gate: pods' resources change in place (pods.ts) */
   inPlaceResize?: boolean;
+  /** the UserNamespacesSupport gate, and userNamespaces.idsPerPod (sandboxruntime.ts) */
+  userNamespaces?: boolean;
+  idsPerPod?: number;
   userAgent: string;
   kubeAPIQPS: number;
   kubeAPIBurst: number;
@@ -132,7 +136,14 @@ export class Kubelet {
     this.volumes = new VolumeManager({ client, rootDir: o.rootDir, nodeName: o.nodeName, log: o.log, clusterDomain: o.clusterDomain || 'cluster.local', nodeAllocatable: async () => node?.resources().allocatable ?? {} });
     let node: NodeAgentNode | undefined;
     if (o.pullCredentialsPolicy) this.pullManager = new ImagePullManager({ rootDir: o.rootDir, policy: o.pullCredentialsPolicy, log: o.log });
+    let sandboxRuntime: SandboxRuntime;
+    try {
+      sandboxRuntime = new SandboxRuntime({ client, status: () => o.cri.status(), userNamespaces: o.userNamespaces ?? false, idsPerPod: o.idsPerPod, maxPods: o.maxPods, podsDir: `${o.rootDir}/pods`, log: o.log });
+    } catch (e) {
+      throw new Error(`create user namespace manager: ${(e as Error).message}`);
+    }
     this.pods = new PodWorkers({
+      sandboxRuntime,
       pullManager: this.pullManager,
       client,
       // the node's Docker configuration, read once, as the kubelet reads it (credentials.ts)

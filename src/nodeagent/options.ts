@@ -82,6 +82,7 @@ export const KUBELET_FEATURES: Record<string, FeatureSpec> = {
   RotateKubeletServerCertificate: { default: true, preRelease: 'BETA' },
   TopologyManagerPolicyAlphaOptions: { default: false, preRelease: 'ALPHA' },
   TopologyManagerPolicyBetaOptions: { default: true, preRelease: 'BETA' },
+  UserNamespacesSupport: { default: true, preRelease: 'BETA' },
   ...klog.loggingFeatureSpecs,
 };
 
@@ -1485,6 +1486,13 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration, gate?: Fe
   } else {
     if (kc.imagePullCredentialsVerificationPolicy.length > 0) E('`imagePullCredentialsVerificationPolicy` must not be set if KubeletEnsureSecretPulledImages feature gate is not enabled');
     if (kc.preloadedImagesVerificationAllowlist.length > 0) E('`preloadedImagesVerificationAllowlist` must not be set if KubeletEnsureSecretPulledImages feature gate is not enabled');
+  }
+
+  // (Keelson's words: the kubelet 1.33 ignores idsPerPod, a bug later releases fix; Keelson acts on it, sandboxruntime.ts)
+  const ids = kc.userNamespaces?.idsPerPod;
+  if (ids !== undefined) {
+    if (!on('UserNamespacesSupport')) E('userNamespaces.idsPerPod must not be set if UserNamespacesSupport feature gate is not enabled');
+    else if (ids < 65536 || ids % 65536 !== 0 || ids >= 2 ** 32) E(`userNamespaces.idsPerPod ${ids} must be a multiple of 65536, at least 65536 and below 4294967296`);
   }
 
   if (kc.reservedSystemCPUs !== '') {

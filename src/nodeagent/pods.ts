@@ -35,6 +35,8 @@ import type { ContainerManager } from './cgroups.js';
 import { makeEnvironment, expandCommandAndArgs, ContainerConfigError, getObject } from './envvars.js';
 import { keyringFromSecrets, trackedCredentialsFor, type DockerKeyring, type NodeCredentials, type TrackedAuth } from './credentials.js';
 import type { ImagePullManager, PullCredentials } from './pullrecords.js';
+import type { SandboxRuntime } from './sandboxruntime.js';
+import type { UserNamespace } from './cri/types.js';
 import type { VolumeManager } from './volumes.js';
 import type { StreamKind, StreamRequest } from './server.js';
 import { goQuote } from '../machinery/gostrings.js';
@@ -46,6 +48,15 @@ import {
 } from './podspec.js';
 
 const PODS = { group: '', version: 'v1', resource: 'pods' };
+
+/** a sandbox's or container's configuration with its user namespace (none: the runtime's default) */
+function withUserNamespace<T extends { linux?: any }>(config: T, userns: UserNamespace | undefined): T {
+  if (userns) {
+    const sc = (config.linux ??= {}).securityContext ??= {};
+    (sc.namespaceOptions ??= {}).usernsOptions = userns;
+  }
+  return config;
+}
 const BACKOFF_INITIAL_MS = 10_000;
 const BACKOFF_MAX_MS = 300_000;
 /** a container that ran this long has its back-off reset */
@@ -104,6 +115,8 @@ export interface PodWorkersOptions {
   cgroups?: ContainerManager;
   /** --root-dir: the pods' directories (<root>/pods/<uid>), whose mounted volumes keep an orphaned pod cgroup */
   rootDir?: string;
+  /** the RuntimeClass handler and the user namespace of each sandbox (sandboxruntime.ts); none: the default handler, nothing said of user namespaces */
+  sandboxRuntime?: SandboxRuntime;
   /** the node's own registry credentials (credentials.ts: its Docker configuration files and credential provider plugins), tried after the pod's pull secrets */
   nodeCredentials?: NodeCredentials;
   /**
@@ -155,6 +168,8 @@ interface PodRecord {
   backoff: Map<string, BackOff>;
   imageBackoff: Map<string, BackOff>;
   probes: Map<string, ProbeState>; // `${container}/${kind}`, for the running instance
+  /** the user namespace its sandbox and containers are given (sandboxruntime.ts), once worked out */
+  userns?: { value: UserNamespace | undefined };
   probeInstance: Map<string, string>; // container -> the container id its probes are for
   podIPs: string[];
   lastStatus: string;
@@ -765,7 +780,9 @@ export class PodWorkers {
       if (missingClusterDNS) void this.o.events.event(pod, 'Warning', 'MissingClusterDNS', 'pod: "' + podDesc(pod) + '". kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.');
       const attempt = sandbox ? sandbox.attempt + 1 : 0;
       try {
-        const id = await this.o.cri.runPodSandbox(sandboxConfig(pod, attempt, dns, this.o.podLogsDir, this.cgroupParent(rec)));
+        const handler = (await this.o.sandboxRuntime?.runtimeHandler(pod)) ?? '';
+        rec.userns = { value: await this.o.sandboxRuntime?.userNamespace(pod, handler) };
+        const id = await this.o.cri.runPodSandbox(withUserNamespace(sandboxConfig(pod, attempt, dns, this.o.podLogsDir, this.cgroupParent(rec)), rec.userns.value), handler);
         const st = await this.o.cri.podSandboxStatus(id);
         const ip = st.status?.network?.ip;
         rec.podIPs = spec.hostNetwork ? [...this.o.nodeIPs] : ip ? [ip, ...(st.status?.network?.additionalIps ?? []).map((x: any) => x.ip)] : [];
@@ -1076,6 +1093,13 @@ export class PodWorkers {
   }
 
   /** the pod's cgroup parent ('' without cgroupsPerQOS) */
+  /** the pod's user namespace, worked out again for a sandbox this kubelet did not start (after a restart) */
+  private async userNamespaceOf(rec: PodRecord, pod: any): Promise<UserNamespace | undefined> {
+    if (!this.o.sandboxRuntime) return undefined;
+    if (!rec.userns) rec.userns = { value: await this.o.sandboxRuntime.userNamespace(pod, await this.o.sandboxRuntime.runtimeHandler(pod)) };
+    return rec.userns.value;
+  }
+
   private cgroupParent(rec: PodRecord): string {
     return this.o.cgroups?.podCgroupParent(rec.pod) ?? '';
   }
@@ -1153,9 +1177,19 @@ export class PodWorkers {
     const cmd = expandCommandAndArgs(c, env);
     // (with the resources admitted for it: a resize not admitted yet does not reach a new instance)
     const admitted = rec.allocated?.get(c.name);
-    const config = containerConfig(pod, admitted ? { ...c, resources: admitted } : c, attempt, image, env, cmd, mounts, kind, this.o.settings);
+    let userns: UserNamespace | undefined;
+    try {
+      userns = await this.userNamespaceOf(rec, pod);
+    } catch (e) {
+      const msg = (e as Error).message;
+      rec.waiting.set(c.name, { reason: 'CreateContainerConfigError', message: msg });
+      void this.o.events.event(pod, 'Warning', 'Failed', `Error: ${msg}`, fieldPath);
+      this.enqueue(rec.uid, 5000);
+      return false;
+    }
+    const config = withUserNamespace(containerConfig(pod, admitted ? { ...c, resources: admitted } : c, attempt, image, env, cmd, mounts, kind, this.o.settings), userns);
     if (c.lifecycle?.preStop) config.annotations[A_PRESTOP] = JSON.stringify(c.lifecycle.preStop);
-    const sbConfig = sandboxConfig(pod, 0, dns, this.o.podLogsDir, this.cgroupParent(rec));
+    const sbConfig = withUserNamespace(sandboxConfig(pod, 0, dns, this.o.podLogsDir, this.cgroupParent(rec)), userns);
     let id: string;
     try {
       id = await this.o.cri.createContainer(sandboxId, config, sbConfig);
@@ -1383,6 +1417,7 @@ export class PodWorkers {
     await this.refresh(rec.uid);
     if (!orphan) {
       await this.o.volumes.tearDown(rec.uid).catch((e: unknown) => this.o.log.error(e, 'Failed to clean up the pod directory', { podUID: rec.uid }));
+      this.o.sandboxRuntime?.release(rec.uid);
       try {
         rmSync(podLogDir(pod, this.o.podLogsDir), { recursive: true, force: true });
       } catch {

@@ -1,0 +1,110 @@
+// RuntimeClasses and user namespaces end to end: a real `keelson server`, a private containerd 1.6
+// (runc, the default handler, configured under the name "runc") and `keelson kubelet`.
+//   - A pod of a RuntimeClass whose handler is "runc" runs, its sandbox made with that handler (as
+//     the runtime reports it); a class whose handler the runtime does not have fails the sandbox
+//     with the runtime's error, in the kubelet's FailedCreatePodSandBox event.
+//   - `hostUsers: false` (UserNamespacesSupport, on by default in 1.33): containerd 1.6 lists no
+//     runtime handlers, so the kubelet refuses the sandbox (`the handler "" is not known`) rather
+//     than run the pod with the host's user IDs; with the gate off, the pod fails as the kubelet
+//     words it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startCluster, freePort, until, type Cluster } from './harness.js';
+import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess } from './kubeletharness.js';
+import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
+import { CRIClient } from '../../src/nodeagent/cri.js';
+
+let c: Cluster;
+let ctd: Containerd;
+let cri: CRIClient;
+let kubelet: KubeletProcess | undefined;
+let dir: string;
+let kubeletPort: number;
+const NODE = 'keelson-runtimeclass-node';
+const BUSYBOX = 'docker.io/library/busybox:local';
+
+async function startKubelet(extra: string[] = []): Promise<void> {
+  const k = new KubeletProcess([...joiningKubeletArgs({ cluster: c, dir, endpoint: ctd.endpoint, node: NODE, port: kubeletPort }), ...extra]);
+  kubelet = k;
+  await k.ready(c, NODE, 90_000);
+}
+
+function apply(yaml: string): void {
+  const r = c.kubectl(['apply', '-f', '-'], { input: yaml });
+  assert.equal(r.code, 0, r.stderr);
+}
+
+const podYAML = (name: string, spec: string) =>
+  `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  nodeName: ${NODE}\n  terminationGracePeriodSeconds: 0\n${spec}  containers:\n  - name: c\n    image: ${BUSYBOX}\n    imagePullPolicy: Never\n    command: [sleep, "600"]\n`;
+
+async function getPod(name: string): Promise<any> {
+  const r = await c.raw('GET', `/api/v1/namespaces/default/pods/${name}`);
+  assert.equal(r.status, 200, r.text);
+  return r.json();
+}
+
+/** the message of the pod's first event of this reason */
+async function eventOf(pod: string, reason: string): Promise<string> {
+  return until(
+    `${reason} for ${pod}`,
+    async () => {
+      const r = await c.raw('GET', `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${pod},reason=${reason}`)}`);
+      return r.json().items?.[0]?.message as string | undefined;
+    },
+    60_000,
+  );
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'keelson-kubelet-runtimeclass-'));
+  ctd = await startContainerd();
+  cri = await CRIClient.connect({ endpoint: ctd.endpoint, timeoutMs: 30_000 });
+  c = await startCluster({ args: ['--storage-backend=memory'] });
+  writeJoiningKubeletConfig(c, dir);
+  kubeletPort = await freePort();
+  await startKubelet();
+});
+
+after(async () => {
+  if (c && kubelet) c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
+  await kubelet?.stop();
+  cri?.close();
+  await ctd?.stop();
+  await c?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('a RuntimeClass\'s handler is the sandbox\'s; a handler the runtime lacks fails the sandbox with the runtime\'s error', async () => {
+  apply('apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: plain\nhandler: runc\n---\napiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: kata\nhandler: kata\n');
+  apply(podYAML('plain', '  runtimeClassName: plain\n'));
+  await until('plain running', async () => (await getPod('plain')).status?.phase === 'Running', 60_000);
+  const uid = (await getPod('plain')).metadata.uid;
+  const sandboxes = await cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } });
+  assert.equal(sandboxes.length, 1, JSON.stringify(sandboxes));
+  assert.equal(sandboxes[0]!.runtimeHandler, 'runc', 'the sandbox runs under the class\'s handler');
+
+  apply(podYAML('kata', '  runtimeClassName: kata\n'));
+  const msg = await eventOf('kata', 'FailedCreatePodSandBox');
+  assert.match(msg, /^Failed to create pod sandbox: .*no runtime for "kata" is configured/);
+  const p = await getPod('kata');
+  assert.equal(p.status?.phase, 'Pending');
+  assert.equal(p.status?.containerStatuses?.[0]?.state?.waiting?.reason, 'ContainerCreating');
+  c.kubectl(['delete', 'pod', 'plain', 'kata', '--wait=true', '--timeout=60s']);
+});
+
+test('hostUsers: false on a runtime without user namespaces: the sandbox is refused, never run with the host\'s IDs; with the gate off the pod fails too', async () => {
+  apply(podYAML('userns', '  hostUsers: false\n'));
+  assert.equal(await eventOf('userns', 'FailedCreatePodSandBox'), 'Failed to create pod sandbox: the handler "" is not known');
+  const uid = (await getPod('userns')).metadata.uid;
+  assert.deepEqual(await cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } }), [], 'no sandbox made');
+  c.kubectl(['delete', 'pod', 'userns', '--wait=true', '--timeout=60s']);
+
+  await kubelet?.stop();
+  await startKubelet(['--feature-gates=UserNamespacesSupport=false']);
+  apply(podYAML('userns-off', '  hostUsers: true\n'));
+  assert.equal(await eventOf('userns-off', 'FailedCreatePodSandBox'), 'Failed to create pod sandbox: the feature gate "UserNamespacesSupport" is disabled: can\'t set spec.HostUsers');
+  c.kubectl(['delete', 'pod', 'userns-off', '--wait=true', '--timeout=60s']);
+});
