@@ -1157,6 +1157,13 @@ export class PodWorkers {
   private async startContainer(rec: PodRecord, sandboxId: string, c: any, attempt: number, kind: 'init' | 'regular', dns: any): Promise<boolean> {
     const pod = rec.pod;
     const fieldPath = `spec.${kind === 'init' ? 'initContainers' : 'containers'}{${c.name}}`;
+    // (the container waits with `reason`, the error in a Failed event, and the pod is synced again in 5 s)
+    const failed = (reason: string, msg: string): false => {
+      rec.waiting.set(c.name, { reason, message: msg });
+      void this.o.events.event(pod, 'Warning', 'Failed', `Error: ${msg}`, fieldPath);
+      this.enqueue(rec.uid, 5000);
+      return false;
+    };
     const image = await this.ensureImage(rec, c, fieldPath);
     if (!image) return false;
     let env: { name: string; value: string }[];
@@ -1166,12 +1173,7 @@ export class PodWorkers {
       mounts = (await this.o.volumes.mountsFor(pod, c, env, rec.podIPs)).mounts;
     } catch (e) {
       const msg = (e as Error).message;
-      if (e instanceof ContainerConfigError || (e as any)?.name === 'ContainerConfigError') {
-        rec.waiting.set(c.name, { reason: 'CreateContainerConfigError', message: msg });
-        void this.o.events.event(pod, 'Warning', 'Failed', `Error: ${msg}`, fieldPath);
-        this.enqueue(rec.uid, 5000);
-        return false;
-      }
+      if (e instanceof ContainerConfigError || (e as any)?.name === 'ContainerConfigError') return failed('CreateContainerConfigError', msg);
       throw e;
     }
     const cmd = expandCommandAndArgs(c, env);
@@ -1181,11 +1183,7 @@ export class PodWorkers {
     try {
       userns = await this.userNamespaceOf(rec, pod);
     } catch (e) {
-      const msg = (e as Error).message;
-      rec.waiting.set(c.name, { reason: 'CreateContainerConfigError', message: msg });
-      void this.o.events.event(pod, 'Warning', 'Failed', `Error: ${msg}`, fieldPath);
-      this.enqueue(rec.uid, 5000);
-      return false;
+      return failed('CreateContainerConfigError', (e as Error).message);
     }
     const config = withUserNamespace(containerConfig(pod, admitted ? { ...c, resources: admitted } : c, attempt, image, env, cmd, mounts, kind, this.o.settings), userns);
     if (c.lifecycle?.preStop) config.annotations[A_PRESTOP] = JSON.stringify(c.lifecycle.preStop);
@@ -1194,21 +1192,13 @@ export class PodWorkers {
     try {
       id = await this.o.cri.createContainer(sandboxId, config, sbConfig);
     } catch (e) {
-      const msg = (e as Error).message;
-      rec.waiting.set(c.name, { reason: 'CreateContainerError', message: msg });
-      void this.o.events.event(pod, 'Warning', 'Failed', `Error: ${msg}`, fieldPath);
-      this.enqueue(rec.uid, 5000);
-      return false;
+      return failed('CreateContainerError', (e as Error).message);
     }
     void this.o.events.event(pod, 'Normal', 'Created', `Created container: ${c.name}`, fieldPath);
     try {
       await this.o.cri.startContainer(id);
     } catch (e) {
-      const msg = (e as Error).message;
-      rec.waiting.set(c.name, { reason: 'RunContainerError', message: msg });
-      void this.o.events.event(pod, 'Warning', 'Failed', `Error: ${msg}`, fieldPath);
-      this.enqueue(rec.uid, 5000);
-      return false;
+      return failed('RunContainerError', (e as Error).message);
     }
     rec.waiting.delete(c.name);
     void this.o.events.event(pod, 'Normal', 'Started', `Started container ${c.name}`, fieldPath);
