@@ -15,15 +15,12 @@
 
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { createRequire } from 'node:module';
+import { yamlModule } from '../codec/yamlmodule.js';
 import { getVersionInfo, formatVersionRaw, formatVersionLine, setDynamicVersion } from './version.js';
 import { goFloat, goFormatDuration, goParseDuration, goQuote, goQuoteList } from '../machinery/gostrings.js';
 
 // `yaml` is loaded on first use: most runs read no config file, and it costs ~40 ms to load.
-let yamlModule: typeof import('yaml') | undefined;
-function yaml(): typeof import('yaml') {
-  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
-}
+const yaml = yamlModule;
 
 // ─────────────────────────────────────────────────────────────────────────────
 // Go-compatible scalar helpers

@@ -19,13 +19,10 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSy
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
+import { yamlModule } from '../codec/yamlmodule.js';
 
 // `yaml` is loaded on first use (JSON kubeconfigs do not need it).
-let yamlModule: typeof import('yaml') | undefined;
-function yaml(): typeof import('yaml') {
-  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
-}
+const yaml = yamlModule;
 
 // ── the kubeconfig model (client-go's clientcmd api, with map-shaped sections) ─────────
 

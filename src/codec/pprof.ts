@@ -15,7 +15,17 @@
 // and a delta of two profiles (Go's ?seconds= on the named profiles) and a text rendering (?debug=1).
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import protobuf from 'protobufjs';
+import { createRequire } from 'node:module';
+import type protobufNS from 'protobufjs';
+
+// protobufjs is required on the first encoding, not at start: every command imports this module
+// (through client/profiling.ts) and few ever write a profile. (As yamlmodule.ts explains, a literal
+// `require` is bundled by esbuild and evaluated lazily; unbundled, Node's require loads it.)
+type Protobuf = typeof protobufNS;
+let protobufModule: Protobuf | undefined;
+function protobuf(): Protobuf {
+  return (protobufModule ??= (typeof require === 'function' ? require('protobufjs') : createRequire(import.meta.url)('protobufjs')) as Protobuf);
+}
 
 // ── the schema (google/pprof proto/profile.proto; field numbers as there) ────────────────────
 
@@ -94,9 +104,9 @@ const PROFILE_SCHEMA = {
   },
 };
 
-let profileType: protobuf.Type | undefined;
-function schema(): protobuf.Type {
-  return (profileType ??= protobuf.Root.fromJSON(PROFILE_SCHEMA).lookupType('perftools.profiles.Profile'));
+let profileType: protobufNS.Type | undefined;
+function schema(): protobufNS.Type {
+  return (profileType ??= protobuf().Root.fromJSON(PROFILE_SCHEMA).lookupType('perftools.profiles.Profile'));
 }
 
 // ── the plain description ───────────────────────────────────────────────────────────────────

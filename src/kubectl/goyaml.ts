@@ -13,13 +13,10 @@
 // and leading-zero octal integers, underscores), timestamps kept as strings, merge keys (`<<`),
 // duplicate keys allowed (the last wins), non-string keys written as strings.
 
-import { createRequire } from 'node:module';
+import { yamlModule } from '../codec/yamlmodule.js';
 import { compareGoStrings, formatFloat, sprintf, toUnstructuredValues } from './gofmt.js';
 
-let yamlModule: typeof import('yaml') | undefined;
-function yamlLib(): typeof import('yaml') {
-  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
-}
+const yamlLib = yamlModule;
 
 // ─────────────────────────────────────────────────────────────────────────────
 // Resolving plain scalars (go-yaml v2's resolve)

@@ -23,7 +23,7 @@
 import { readFileSync, readdirSync, lstatSync, statSync, existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve as resolvePath, normalize } from 'node:path';
 import { isIP } from 'node:net';
-import { createRequire } from 'node:module';
+import { yamlModule } from '../codec/yamlmodule.js';
 import { FeatureGate, parseGoUint, parseGoInt, parseGoFloat, validateQuantity, type FeatureSpec } from '../cli/flags.js';
 import * as klog from '../cli/klog.js';
 import { KUBERNETES_VERSION } from '../cli/version.js';
@@ -31,10 +31,7 @@ import { goFormatDuration, goJSONSyntaxError, goParseDuration, goQuote, goQuoteL
 import { isLabelValue, isQualifiedName } from '../machinery/validation.js';
 import { parseQuantity, quantityString } from '../schema/validation/quantity.js';
 
-let yamlModule: typeof import('yaml') | undefined;
-function yaml(): typeof import('yaml') {
-  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
-}
+const yaml = yamlModule;
 
 export const KUBELET_CONFIG_GROUP = 'kubelet.config.k8s.io';
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
