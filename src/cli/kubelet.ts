@@ -26,7 +26,7 @@ import { declareKubeletFlags, KUBELET_LONG_HELP, resolveKubeletCommandLine } fro
 import { serveKubelet } from './kubeletserving.js';
 import { PARENT_ENV } from './agent.js';
 import {
-  aggregate, applyLoggingConfiguration, checkKubeletStartup, configzJSON, defaultFlagKubeletConfiguration, defaultKubeletFlags, effectiveSeccompDefault,
+  aggregate, applyLoggingConfiguration, cgroupV1Host, checkKubeletStartup, configzJSON, defaultFlagKubeletConfiguration, defaultKubeletFlags, effectiveSeccompDefault,
   KUBELET_FEATURES, parseEvictionThresholds, parseNodeIPs, parseQOSReserved, reservedResources, validateKeelsonSupport, type KubeletConfiguration, type KubeletFlags,
 } from '../nodeagent/options.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
@@ -286,7 +286,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     nodeLeaseDurationSeconds: config.nodeLeaseDurationSeconds,
     syncFrequencyMs: config.syncFrequency,
     dns: { clusterDNS: config.clusterDNS, clusterDomain: config.clusterDomain, resolvConf: config.resolvConf },
-    settings: { cpuCFSQuota: config.cpuCFSQuota, cpuCFSQuotaPeriodUs: Math.round(config.cpuCFSQuotaPeriod * 1000), memoryCapacity: os.totalmem(), seccompDefault: effectiveSeccompDefault(config, f) },
+    settings: { cpuCFSQuota: config.cpuCFSQuota, cpuCFSQuotaPeriodUs: Math.round(config.cpuCFSQuotaPeriod * 1000), memoryCapacity: os.totalmem(), seccompDefault: effectiveSeccompDefault(config, f), memoryOOMGroup: !cgroupV1Host() && config.singleProcessOOMKill !== true },
     serializeImagePulls: config.serializeImagePulls,
     podLogsDir: config.podLogsDir,
     staticPodPath: config.staticPodPath,

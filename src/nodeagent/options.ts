@@ -1358,7 +1358,7 @@ export function parseCPUSet(s: string): number[] {
   return [...out].sort((a, b) => a - b);
 }
 
-function cgroupV1Host(): boolean {
+export function cgroupV1Host(): boolean {
   // libcontainer's IsCgroup2UnifiedMode: a cgroup2 file system at /sys/fs/cgroup
   return !existsSync('/sys/fs/cgroup/cgroup.controllers');
 }
@@ -1485,13 +1485,6 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration, gate?: Fe
     if (kc.preloadedImagesVerificationAllowlist.length > 0) E('`preloadedImagesVerificationAllowlist` must not be set if KubeletEnsureSecretPulledImages feature gate is not enabled');
   }
 
-  // (Keelson's words: the kubelet 1.33 ignores idsPerPod, a bug later releases fix; Keelson acts on it, sandboxruntime.ts)
-  const ids = kc.userNamespaces?.idsPerPod;
-  if (ids !== undefined) {
-    if (!on('UserNamespacesSupport')) E('userNamespaces.idsPerPod must not be set if UserNamespacesSupport feature gate is not enabled');
-    else if (ids < 65536 || ids % 65536 !== 0 || ids >= 2 ** 32) E(`userNamespaces.idsPerPod ${ids} must be a multiple of 65536, at least 65536 and below 4294967296`);
-  }
-
   if (kc.reservedSystemCPUs !== '') {
     if (kc.systemReservedCgroup !== '' || kc.kubeReservedCgroup !== '') E("can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup (--system-reserved-cgroup) or kubeReservedCgroup (--kube-reserved-cgroup)");
     try {
@@ -1515,8 +1508,17 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration, gate?: Fe
     }
   }
 
-  // validateKubeletOSConfiguration (Linux)
-  if (kc.failCgroupV1 && (o.cgroupV1 ?? cgroupV1Host())) errs.push('kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is in maintenance mode');
+  // validateKubeletOSConfiguration (Linux): its first error only
+  const v1 = o.cgroupV1 ?? cgroupV1Host();
+  const ids = kc.userNamespaces?.idsPerPod;
+  const osErr =
+    kc.failCgroupV1 && v1 ? 'kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is in maintenance mode'
+    : v1 && kc.singleProcessOOMKill === false ? 'invalid configuration: singleProcessOOMKill must not be explicitly set to false when using cgroup v1'
+    : ids !== undefined && ids < 65536 ? 'invalid configuration: userNamespaces.idsPerPod must not be less than 65536'
+    : ids !== undefined && ids % 65536 !== 0 ? 'invalid configuration: userNamespaces.idsPerPod must be a multiple of 65536'
+    : ids !== undefined && ids > 2 ** 32 - 1 ? 'invalid configuration: userNamespaces.idsPerPod must not be more than 4294967295'
+    : undefined;
+  if (osErr) errs.push(osErr);
 
   const hidden = validateShowHiddenMetricsVersion(kc.showHiddenMetricsForVersion);
   if (hidden) errs.push(hidden);

@@ -210,12 +210,19 @@ export interface ContainerSettings {
   cpuCFSQuotaPeriodUs: number;
   memoryCapacity: number;
   seccompDefault: boolean;
+  /**
+   * memory.oom.group=1 in each container's cgroup, so that the OOM killer ends the whole container
+   * rather than one of its processes: on a cgroup v2 host unless singleProcessOOMKill is true (on
+   * v1 the kernel has no such setting and the kubelet always kills a single process)
+   */
+  memoryOOMGroup?: boolean;
 }
 
 /**
  * The CRI LinuxContainerResources of a container's requirements (the kubelet's
  * generateLinuxContainerResources): CPU shares from the request, the CFS quota from the limit, the
- * memory limit and the OOM score adjustment; for CreateContainer and UpdateContainerResources.
+ * memory limit and the OOM score adjustment, and on cgroup v2 memory.oom.group; for
+ * CreateContainer and UpdateContainerResources.
  */
 export function linuxResources(pod: any, container: any, s: ContainerSettings): any {
   const limits = container.resources?.limits ?? {};
@@ -232,6 +239,7 @@ export function linuxResources(pod: any, container: any, s: ContainerSettings): 
     resources.cpuPeriod = s.cpuCFSQuotaPeriodUs;
     resources.cpuQuota = Math.max(1000, Math.floor((cpuLimit * s.cpuCFSQuotaPeriodUs) / 1000));
   }
+  if (s.memoryOOMGroup) resources.unified = { 'memory.oom.group': '1' };
   return resources;
 }
 

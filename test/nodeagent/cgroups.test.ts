@@ -10,7 +10,7 @@ import {
   burstableCPUShares, CgroupManager, cgroupfs, ContainerManager, detectCgroupSubsystems, milliCPUToQuota, milliCPUToShares, nodeAllocatableConfig, parseCgroupfs,
   podCgroupName, podUIDOf, qosCgroupNames, resourceConfigForPod, sharesToWeight, weightToShares, type CgroupSubsystems,
 } from '../../src/nodeagent/cgroups.js';
-import { sandboxConfig } from '../../src/nodeagent/podspec.js';
+import { linuxResources, sandboxConfig } from '../../src/nodeagent/podspec.js';
 
 const silent: any = { info() {}, error() {}, warn() {}, v: () => silent };
 
@@ -70,6 +70,15 @@ test('ResourceConfigForPod: init containers and sidecars count as the kubelet su
   // overhead: added to the requests, and to the limits the pod has
   const o = pod([c('main', { cpu: '100m', memory: '10Mi' }, { cpu: '100m', memory: '10Mi' })], { overhead: { cpu: '10m', memory: '1Mi' } });
   assert.deepEqual(resourceConfigForPod(o, true, 100000), { cpuShares: milliCPUToShares(110), cpuQuota: 11000, cpuPeriod: 100000, memory: 11 * 1024 * 1024 });
+});
+
+test('a container\'s resources: memory.oom.group=1 in its cgroup on cgroup v2 unless singleProcessOOMKill (the kubelet\'s generateLinuxContainerResources)', () => {
+  const pod = { metadata: { name: 'p', uid: 'u' }, spec: { containers: [{ name: 'c', resources: { limits: { cpu: '500m', memory: '64Mi' } } }] } };
+  const settings = { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000, memoryCapacity: 8 * 2 ** 30, seccompDefault: false };
+  const v1 = linuxResources(pod, pod.spec.containers[0], settings);
+  assert.deepEqual(v1, { cpuShares: 512, memoryLimitInBytes: 64 * 2 ** 20, oomScoreAdj: -997, cpuPeriod: 100_000, cpuQuota: 50_000 });
+  const v2 = linuxResources(pod, pod.spec.containers[0], { ...settings, memoryOOMGroup: true });
+  assert.deepEqual(v2.unified, { 'memory.oom.group': '1' });
 });
 
 test('the QoS cgroups: burstable shares of its pods\' requests; kubepods of the node allocatable', () => {

@@ -369,10 +369,17 @@ describe('validation', () => {
     assert.deepEqual(v((c) => { c.systemCgroups = '/system'; }), ['invalid configuration: systemCgroups (--system-cgroups) was specified and cgroupRoot (--cgroup-root) was not specified']);
     assert.deepEqual(v((c) => { c.reservedSystemCPUs = '3-1'; }), ['invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) 3-1, error: invalid range "3-1" (3 > 1)']);
     assert.deepEqual(v((c) => { c.registerWithTaints = [{ key: 'a', effect: 'Bad' }]; }), ['invalid taint: {a  Bad <nil>}']);
-    // (Keelson's own words: the kubelet 1.33 does not act on idsPerPod)
     assert.deepEqual(v((c) => { c.userNamespaces = { idsPerPod: 131072 }; }), []);
-    assert.deepEqual(v((c) => { c.userNamespaces = { idsPerPod: 1000 }; }), ['invalid configuration: userNamespaces.idsPerPod 1000 must be a multiple of 65536, at least 65536 and below 4294967296']);
-    assert.deepEqual(v((c) => { c.userNamespaces = { idsPerPod: 65536 }; c.featureGates = { UserNamespacesSupport: false }; }), ['invalid configuration: userNamespaces.idsPerPod must not be set if UserNamespacesSupport feature gate is not enabled']);
+    assert.deepEqual(v((c) => { c.userNamespaces = { idsPerPod: 1000 }; }), ['invalid configuration: userNamespaces.idsPerPod must not be less than 65536']);
+    assert.deepEqual(v((c) => { c.userNamespaces = { idsPerPod: 100000 }; }), ['invalid configuration: userNamespaces.idsPerPod must be a multiple of 65536']);
+    assert.deepEqual(v((c) => { c.userNamespaces = { idsPerPod: 2 ** 32 }; }), ['invalid configuration: userNamespaces.idsPerPod must not be more than 4294967295']);
+    // singleProcessOOMKill: false is refused on cgroup v1 only (v2 is the default there)
+    assert.deepEqual(v((c) => { c.singleProcessOOMKill = false; }), []);
+    const v1 = defaultFlagKubeletConfiguration();
+    v1.singleProcessOOMKill = false;
+    assert.deepEqual(validateKubeletConfiguration(v1, undefined, { cgroupV1: true }), ['invalid configuration: singleProcessOOMKill must not be explicitly set to false when using cgroup v1']);
+    v1.singleProcessOOMKill = true;
+    assert.deepEqual(validateKubeletConfiguration(v1, undefined, { cgroupV1: true }), []);
     assert.deepEqual(v((c) => { c.containerRuntimeEndpoint = ''; }), ['invalid configuration: the containerRuntimeEndpoint was not specified or empty']);
     assert.deepEqual(v((c) => { c.logging.format = 'json'; }), ['logging.format: Invalid value: "json": Unsupported log format']);
     assert.deepEqual(v((c) => { c.logging.options.text.splitStream = true; }), ['logging.options.text.splitStream: Forbidden: Feature LoggingAlphaOptions is disabled']);
