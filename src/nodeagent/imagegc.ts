@@ -62,6 +62,12 @@ export interface ImageGCOptions extends ImageGCPolicy {
   statfs?: (path: string) => { capacity: number; available: number };
   /** the clock (ms) */
   now?: () => number;
+  /**
+   * KubeletEnsureSecretPulledImages' records (pullrecords.ts): at each detection, those of images
+   * the runtime no longer has, last written before the runtime was asked, are removed
+   * (PruneUnknownRecords); none with the gate off
+   */
+  pullRecords?: { pruneUnknownRecords(imageRefs: string[], until: number): void };
 }
 
 interface ImageRecord {
@@ -194,7 +200,11 @@ export class ImageGCManager {
 
   /** updates the records from the runtime's images and containers; returns the image IDs in use */
   async detectImages(detectTime: number): Promise<Set<string>> {
+    // (the records' prune keeps every record written from the start of this second on, their times
+    // being whole seconds: a pull that ends while the runtime is asked is not forgotten)
+    const listedAt = Math.floor(Date.now() / 1000) * 1000;
     const images = await this.o.runtime.listImages();
+    this.o.pullRecords?.pruneUnknownRecords(images.map((i) => i.id ?? '').filter(Boolean), listedAt);
     const containers = await this.o.runtime.listContainers();
     const sandbox = await this.sandboxImages();
     const inUse = new Set<string>();

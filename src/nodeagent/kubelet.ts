@@ -179,7 +179,7 @@ export class Kubelet {
     });
     if (o.imageGC) {
       const nodeRef = { apiVersion: 'v1', kind: 'Node', metadata: { name: o.nodeName, uid: o.nodeName } };
-      this.imageGC = new ImageGCManager({ ...o.imageGC, runtime: o.cri, log: o.log, nodeEvent: (type, reason, message) => void events.event(nodeRef, type, reason, message) });
+      this.imageGC = new ImageGCManager({ ...o.imageGC, runtime: o.cri, log: o.log, nodeEvent: (type, reason, message) => void events.event(nodeRef, type, reason, message), pullRecords: this.pullManager });
     }
     const isolation = o.localStorage?.capacityIsolation === true;
     const storage = (this.storage = new LocalStorageStats({ rootDir: o.rootDir, podLogsDir: o.podLogsDir, cri: o.cri, volumeStatsAggPeriodMs: o.localStorage?.volumeStatsAggPeriodMs ?? 60_000 }));

@@ -26,9 +26,8 @@
 // At the start, intents left by an earlier run whose image the runtime now has (by a tag or a
 // digest) become pulled records without credentials (the image is the kubelet's, and every pod's
 // credentials are checked), and the intent goes. pruneUnknownRecords() is the kubelet's
-// PruneUnknownRecords, which its image garbage collector calls after removing images; imagegc.ts
-// does not call it yet (a removed image's record stays: it can only make a later copy of the same
-// image ID count as pulled by the kubelet, i.e. checked).
+// PruneUnknownRecords: the image garbage collector (imagegc.ts) calls it each time it lists the
+// runtime's images, with the IDs listed and the moment before the listing.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -4,7 +4,7 @@
 // eviction manager's node-level reclaim. (A real containerd: test/e2e/kubelet-imagegc.test.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ImageGCManager, normalizeImageRef, type ImageGCPolicy, type ImageGCRuntime } from '../../src/nodeagent/imagegc.js';
+import { ImageGCManager, normalizeImageRef, type ImageGCOptions, type ImageGCPolicy, type ImageGCRuntime } from '../../src/nodeagent/imagegc.js';
 import { EvictionManager, type Observation } from '../../src/nodeagent/eviction.js';
 import { parseEvictionThresholds } from '../../src/nodeagent/options.js';
 import { nopLogger, type Logger } from '../../src/client/log.js';
@@ -39,7 +39,7 @@ function fakeRuntime(images: FakeImage[], o: { sandboxImage?: string; failRemove
   return { runtime, state };
 }
 
-function setup(images: FakeImage[], policy: Partial<ImageGCPolicy> = {}, o: { sandboxImage?: string; podInfra?: string; failRemove?: Set<string>; log?: Logger; periodMs?: number } = {}) {
+function setup(images: FakeImage[], policy: Partial<ImageGCPolicy> = {}, o: { sandboxImage?: string; podInfra?: string; failRemove?: Set<string>; log?: Logger; periodMs?: number; pullRecords?: ImageGCOptions['pullRecords'] } = {}) {
   const { runtime, state } = fakeRuntime(images, o);
   let now = 10 * MIN;
   const events: string[] = [];
@@ -54,6 +54,7 @@ function setup(images: FakeImage[], policy: Partial<ImageGCPolicy> = {}, o: { sa
     nodeEvent: (type, reason, message) => events.push(`${type} ${reason} ${message}`),
     sandboxImage: o.podInfra,
     periodMs: o.periodMs,
+    pullRecords: o.pullRecords,
     statfs: (path) => {
       assert.equal(path, '/var/lib/containerd/snapshots', 'the image file system is the one CRI ImageFsInfo names');
       return { capacity: state.capacity, available: state.available };
@@ -97,6 +98,20 @@ test('under the high threshold nothing is removed; over it, unused images go lea
   assert.deepEqual(state.removed, [C, D, A]);
   assert.deepEqual(events, []);
   assert.deepEqual([...gc.imageRecords().keys()].sort(), [B, E].sort(), 'removed images leave the records');
+});
+
+test('KubeletEnsureSecretPulledImages\' records: each detection prunes those of images the runtime no longer lists, written before the start of the second it was asked', async () => {
+  const A = id('a'), B = id('b');
+  const calls: { refs: string[]; until: number }[] = [];
+  const { gc, state, now, advance } = setup([{ id: A, size: 50 }, { id: B, size: 70 }], {}, { pullRecords: { pruneUnknownRecords: (refs, until) => void calls.push({ refs, until }) } });
+  const before = Date.now();
+  await gc.detectImages(now());
+  assert.deepEqual(calls.map((c) => c.refs), [[A, B]]);
+  assert.ok(calls[0]!.until <= before && calls[0]!.until > before - 1000 && calls[0]!.until % 1000 === 0, `until ${calls[0]!.until} is the start of the second of ${before}`);
+  state.images = state.images.filter((i) => i.id !== A);
+  advance(MIN);
+  await gc.detectImages(now());
+  assert.deepEqual(calls[1]!.refs, [B]);
 });
 
 test('the amount to free is capacity*(100-low)/100 - available, in integers, and usage is 100 - available*100/capacity truncated', async () => {
