@@ -518,7 +518,7 @@ function line(name: string, labels: Record<string, string>, value: number, time:
   const l = Object.entries(labels)
     .map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`)
     .join(',');
-  return `${name}${l ? `{${l}}` : ''} ${value} ${time}\n`;
+  return `${name}${l ? `{${l}}` : ''} ${goFloat(value)} ${time}\n`;
 }
 
 /** a pod's containers and their sums: CPU time and working set, each at its latest sample's time */

@@ -610,11 +610,12 @@ test('the kubelet\'s resource usage: /metrics/resource and /stats/summary give t
   assert.equal(m.status, 200, m.text);
   assert.match(String(m.headers['content-type']), /^text\/plain; version=0\.0\.4/);
   assert.match(m.text, /^# HELP node_cpu_usage_seconds_total \[STABLE\] Cumulative cpu time consumed by the node in core-seconds\n# TYPE node_cpu_usage_seconds_total counter\nnode_cpu_usage_seconds_total [\d.e+]+ \d{13}$/m);
-  assert.match(m.text, /^node_memory_working_set_bytes \d+ \d{13}$/m);
+  // (figures as Go's Prometheus text writes them: from 1e+06 up in exponent form)
+  assert.match(m.text, /^node_memory_working_set_bytes [1-9](\.\d+)?e\+\d\d \d{13}$/m);
   assert.match(m.text, /^container_cpu_usage_seconds_total\{container="main",namespace="default",pod="shell"\} [\d.e+-]+ \d{13}$/m);
-  assert.match(m.text, /^container_memory_working_set_bytes\{container="main",namespace="default",pod="shell"\} [1-9]\d* \d{13}$/m);
-  assert.match(m.text, /^container_start_time_seconds\{container="main",namespace="default",pod="shell"\} [\d.]+ \d{13}$/m);
-  assert.match(m.text, /^pod_memory_working_set_bytes\{namespace="default",pod="multi"\} [1-9]\d* \d{13}$/m);
+  assert.match(m.text, /^container_memory_working_set_bytes\{container="main",namespace="default",pod="shell"\} ([1-9]\d{0,5}|[1-9](\.\d+)?e\+\d\d) \d{13}$/m);
+  assert.match(m.text, /^container_start_time_seconds\{container="main",namespace="default",pod="shell"\} [1-9](\.\d+)?e\+09 \d{13}$/m);
+  assert.match(m.text, /^pod_memory_working_set_bytes\{namespace="default",pod="multi"\} ([1-9]\d{0,5}|[1-9](\.\d+)?e\+\d\d) \d{13}$/m);
   assert.match(m.text, /^resource_scrape_error 0$/m);
   // the summary: a second sample, so CPU rates are there
   await kubeletRequest('GET', '/stats/summary');

@@ -188,8 +188,8 @@ test('a pod\'s CPU and memory are its cgroup\'s (its sandbox included), in /stat
   const main = mine.containers.find((k: any) => k.name === 'main');
   assert.ok(mine.memory.workingSetBytes > main.memory.workingSetBytes, `pod ${mine.memory.workingSetBytes}, container ${main.memory.workingSetBytes}`);
   const text = await get('/metrics/resource');
-  const podWS = Number(/^pod_memory_working_set_bytes\{namespace="default",pod="idle"\} (\d+) \d+$/m.exec(text)?.[1]);
-  const ctrWS = Number(/^container_memory_working_set_bytes\{container="main",namespace="default",pod="idle"\} (\d+) \d+$/m.exec(text)?.[1]);
+  const podWS = Number(/^pod_memory_working_set_bytes\{namespace="default",pod="idle"\} ([\d.e+]+) \d+$/m.exec(text)?.[1]);
+  const ctrWS = Number(/^container_memory_working_set_bytes\{container="main",namespace="default",pod="idle"\} ([\d.e+]+) \d+$/m.exec(text)?.[1]);
   assert.ok(podWS > ctrWS && ctrWS > 0, `${podWS} vs ${ctrWS}:\n${text}`);
   assert.match(text, /^pod_cpu_usage_seconds_total\{namespace="default",pod="idle"\} [\d.e+-]+ \d+$/m);
   const del = c.kubectl(['delete', 'pod', 'idle', '--wait=true', '--timeout=60s']);

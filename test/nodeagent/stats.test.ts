@@ -26,6 +26,9 @@ test('/metrics/resource: a line per container, and per pod the sums of its conta
   assert.doesNotMatch(text, /^pod_\w+\{namespace="ns",pod="q"\}/m);
   assert.match(text, /^container_start_time_seconds\{container="c",namespace="ns",pod="q"\} /m);
   assert.match(text, /^resource_scrape_error 0$/m);
+  // figures in Go's float form, as the kubelet's Prometheus text writes them
+  const big = resourceMetricsText({ ...sample, node: { ...sample.node, memory: { ...sample.node.memory, workingSetBytes: 1003548672 } } });
+  assert.match(big, new RegExp(`^node_memory_working_set_bytes 1.003548672e\\+09 ${T}$`, 'm'));
 });
 
 test('/stats/summary: each pod with its containers, its first start, and the sums of its containers', () => {
