@@ -477,6 +477,9 @@ class H2Response extends http2.Http2ServerResponse {
   }
 }
 
+/** the first five bytes of a request that Go's server takes for plain HTTP (tlsRecordHeaderLooksLikeHTTP) */
+const HTTP_RECORD_HEADERS = new Set(['GET /', 'HEAD ', 'POST ', 'PUT /', 'OPTIO']);
+
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
@@ -579,8 +582,58 @@ export class SecureListener {
       const why = (err as { reason?: string }).reason ?? err.message.trim();
       onHandshakeError(`http: TLS handshake error from ${addr.includes(':') ? `[${addr}]` : addr}:${sock.remotePort ?? ''}: ${why}`);
     });
+    this.answerPlainHTTP(server);
     this.server = server;
   }
+
+  /**
+   * A client that speaks plain HTTP to the secure port (`http://` for `https://`) is answered as
+   * Go's net/http server answers it: when the first five bytes, where a TLS record header belongs,
+   * look like an HTTP request (`GET /`, `HEAD `, `POST `, `PUT /`, `OPTIO`: Go's
+   * tlsRecordHeaderLooksLikeHTTP), a 400 with "Client sent an HTTP request to an HTTPS server." in
+   * plain text, and the connection closed. Without it the TLS layer drops the connection with
+   * nothing said, which clients take for a network failure and retry. Each new connection's first
+   * bytes are read before the TLS layer takes it (and given back to it: Node's TLS socket takes up
+   * what the plain socket already holds), once per connection, not per request.
+   */
+  private answerPlainHTTP(server: http2.Http2SecureServer | https.Server): void {
+    const tlsListeners = server.listeners('connection') as ((s: Socket) => void)[];
+    server.removeAllListeners('connection');
+    const pending = new Set<Socket>();
+    server.on('connection', (raw: Socket) => {
+      pending.add(raw);
+      // (as Node's TLS handshake timeout, 120 s, would have ended a connection that sends nothing)
+      raw.setTimeout(120_000, () => raw.destroy());
+      const first = () => {
+        raw.off('readable', first);
+        raw.off('close', gone);
+        raw.setTimeout(0);
+        pending.delete(raw);
+        const head = raw.read() as Buffer | null;
+        if (head && head.length >= 5 && HTTP_RECORD_HEADERS.has(head.subarray(0, 5).toString('latin1'))) {
+          // (then closed, as Go closes it: the rest of the request is not read)
+          raw.end('HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n', () => raw.destroy());
+          return;
+        }
+        if (head) raw.unshift(head);
+        if (this.closing || raw.destroyed) {
+          raw.destroy();
+          return;
+        }
+        for (const l of tlsListeners) l.call(server, raw);
+      };
+      const gone = () => {
+        raw.off('readable', first);
+        pending.delete(raw);
+      };
+      raw.on('readable', first);
+      raw.once('close', gone);
+    });
+    this.pendingConnections = pending;
+  }
+
+  /** connections not yet past their first bytes (answerPlainHTTP): ended with the listener */
+  private pendingConnections = new Set<Socket>();
 
   /**
    * kube-apiserver's choice for a client that sends no SNI: the certificate whose explicit
@@ -676,6 +729,7 @@ export class SecureListener {
   beginShutdown(): Promise<void> {
     this.closing = true;
     const closed = new Promise<void>((r) => this.server.close(() => r()));
+    for (const s of this.pendingConnections) s.destroy();
     for (const s of this.sessions) s.close();
     this.h1?.shutdown();
     (this.server as unknown as { closeIdleConnections?(): void }).closeIdleConnections?.();
@@ -684,6 +738,7 @@ export class SecureListener {
 
   /** Graceful end, last step (no request in flight): close what is left. */
   closeAll(): void {
+    for (const s of this.pendingConnections) s.destroy();
     for (const s of this.sessions) s.destroy();
     for (const s of this.sockets) s.destroy();
   }

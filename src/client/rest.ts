@@ -160,12 +160,39 @@ export class APIError extends StatusError {
       let message = msg;
       const text = body.toString('utf8').trim();
       if (text && code >= 500) message = `an error on the server (${JSON.stringify(text.slice(0, 512))}) has prevented the request from succeeding`;
+      // (client-go adds what was asked for: "(get configmaps c1)", "(list deployments.apps)")
+      const target = resourceOfPath(path);
+      if (target) message += ` (${verb.toLowerCase()} ${target.resource}${target.name ? ` ${target.name}` : ''})`;
       const details: StatusDetails = { causes: [{ reason: 'UnexpectedServerResponse', message: text.slice(0, 512) }] };
       if (retryAfter !== undefined) details.retryAfterSeconds = retryAfter;
       st = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, details, code };
     }
     return new APIError(st, verb, path, retryAfter ?? st.details?.retryAfterSeconds);
   }
+}
+
+/**
+ * The resource (with its group: `deployments.apps`) and name a REST path names, as the request
+ * builder of client-go knows them; undefined for a path that names no resource (discovery, /x).
+ */
+function resourceOfPath(path: string): { resource: string; name?: string } | undefined {
+  const segs = path.split('?')[0]!.split('/').filter(Boolean).map((x) => {
+    try {
+      return decodeURIComponent(x);
+    } catch {
+      return x;
+    }
+  });
+  let group = '';
+  let rest: string[];
+  if (segs[0] === 'api' && segs.length >= 2) rest = segs.slice(2);
+  else if (segs[0] === 'apis' && segs.length >= 3) {
+    group = segs[1]!;
+    rest = segs.slice(3);
+  } else return undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
+  if (rest.length === 0) return undefined;
+  return { resource: group ? `${rest[0]}.${group}` : rest[0]!, name: rest[1] };
 }
 
 function reasonOf(e: unknown): string | undefined {

@@ -156,6 +156,22 @@ test('Retry-After on 429 and 5xx is honoured; without it there is no retry', asy
   }
 });
 
+test('a non-Status error body: client-go\'s generic message, naming the resource and name the path asked for', async () => {
+  const f = await fixture((_req, res) => void res.writeHead(400).end('Client sent an HTTP request to an HTTPS server.'));
+  try {
+    const c = new RESTClient({ server: f.url, qps: Infinity });
+    const msg = async (path: string) => ((await c.json({ method: 'GET', path }).catch((x) => x)) as APIError).message;
+    assert.equal(await msg('/api/v1/namespaces/ns/configmaps/c1'), 'the server rejected our request for an unknown reason (get configmaps c1)');
+    assert.equal(await msg('/apis/apps/v1/namespaces/ns/deployments'), 'the server rejected our request for an unknown reason (get deployments.apps)');
+    assert.equal(await msg('/api/v1/namespaces/ns'), 'the server rejected our request for an unknown reason (get namespaces ns)');
+    assert.equal(await msg('/api/v1/nodes/n1/status'), 'the server rejected our request for an unknown reason (get nodes n1)');
+    assert.equal(await msg('/api'), 'the server rejected our request for an unknown reason');
+    c.close();
+  } finally {
+    await f.close();
+  }
+});
+
 test('maxRetries bounds Retry-After retries; a non-Status error body gets a generic Status', async () => {
   let n = 0;
   const f = await fixture((_req, res) => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http2 from 'node:http2';
 import tls from 'node:tls';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import { startCluster, kubectlBinary, KEELSON, ROOT, type Cluster } from './harness.js';
 import { createCA, ensurePKI, issueServingCert, type CertKey } from '../../src/apiserver/pki.js';
@@ -116,6 +117,30 @@ describe('secure port: TLS and HTTP/2', () => {
     assert.equal(t12.cipher, 'ECDHE-ECDSA-AES128-GCM-SHA256');
     // suites Go does not enable by default are not offered
     await assert.rejects(handshake(c.port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA256:DHE-RSA-AES128-GCM-SHA256' }));
+  });
+
+  test('plain HTTP to the secure port: Go\'s 400 "Client sent an HTTP request to an HTTPS server.", at once; kubectl says BadRequest instead of retrying', async () => {
+    const raw = (text: string) =>
+      new Promise<string>((resolve, reject) => {
+        const sock = net.connect(c.port, '127.0.0.1', () => sock.write(text));
+        let got = '';
+        sock.on('data', (d) => (got += d));
+        sock.on('close', () => resolve(got));
+        sock.on('error', reject);
+        sock.setTimeout(5000, () => reject(new Error(`no answer to ${JSON.stringify(text.slice(0, 10))}`)));
+      });
+    for (const req of ['GET /api HTTP/1.1\r\nHost: x\r\n\r\n', 'POST /api/v1/namespaces HTTP/1.1\r\n\r\n', 'PUT /x HTTP/1.1\r\n\r\n', 'HEAD / HTTP/1.0\r\n\r\n', 'OPTIONS * HTTP/1.1\r\n\r\n']) {
+      assert.equal(await raw(req), 'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n', req);
+    }
+    // anything else is a failed TLS handshake: the connection is closed with nothing said
+    assert.equal(await raw('DELETE /x HTTP/1.1\r\n\r\n'), '');
+    const started = Date.now();
+    const k = c.kubectl(['get', 'ns', '-s', `http://127.0.0.1:${c.port}`]);
+    assert.equal(k.code, 1);
+    assert.match(k.stderr, /BadRequest|the server rejected our request for an unknown reason/);
+    assert.ok(Date.now() - started < 10_000, `kubectl gave up after ${Date.now() - started} ms`);
+    // and the port still serves TLS
+    assert.equal((await handshake(c.port, { ALPNProtocols: ['h2'] })).alpn, 'h2');
   });
 
   test('TLS 1.1 and 1.0 handshakes are refused (the minimum is TLS 1.2)', async () => {
