@@ -292,7 +292,7 @@ export class APIServer {
   constructor(private readonly cfg: APIServerConfig) {
     this.refreshVerbosity();
     this.kinds = BUILTIN_KINDS;
-    this.authorization = new Authorization({ modes: cfg.authorizationModes ?? ['AlwaysAllow'] });
+    this.authorization = new Authorization({ modes: cfg.authorizationModes ?? ['AlwaysAllow'], nodeGetServiceAccounts: cfg.featureGates.get('KubeletServiceAccountTokenForCredentialProviders') === true });
     this.authorizer = this.authorization.authorizer;
     this.serviceAllocators = {
       ips: new IPAllocator(cfg.serviceClusterIPRange),
@@ -335,6 +335,7 @@ export class APIServer {
       writer: storeWriter(this.stores.values()),
       webhook: { log: cfg.log },
       authorizer: this.authorizer,
+      serviceAccountNodeAudienceRestriction: cfg.featureGates.get('ServiceAccountNodeAudienceRestriction') !== false,
       kinds: () => [...this.kinds, ...(this.crds?.kinds() ?? [])],
       customReader: () => storeReader(this.crds?.stores() ?? []),
       equivalents: equivalentResolver(() => [...this.allStores, ...(this.crds?.stores() ?? [])]),

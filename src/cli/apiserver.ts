@@ -122,8 +122,10 @@ export const APISERVER_FEATURES = {
   AllowUnsafeMalformedObjectDeletion: { default: false, preRelease: 'ALPHA' },
   CBORServingAndStorage: { default: false, preRelease: 'ALPHA' },
   ConsistentListFromCache: { default: true, preRelease: 'BETA' },
+  KubeletServiceAccountTokenForCredentialProviders: { default: false, preRelease: 'ALPHA' },
   ListFromCacheSnapshot: { default: true, preRelease: 'BETA' },
   RemoteRequestHeaderUID: { default: true, preRelease: 'BETA' },
+  ServiceAccountNodeAudienceRestriction: { default: true, preRelease: 'BETA' },
   WatchList: { default: true, preRelease: 'BETA' },
   ...klog.loggingFeatureSpecs,
 } as const;

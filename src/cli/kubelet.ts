@@ -102,14 +102,14 @@ export function kubeletCommand(): Command {
       const startup = checkKubeletStartup(config, kf);
       if (startup) throw new Error(`failed to run Kubelet: ${startup}`);
       klog.printFlags(flags, 1);
-      await run(config, kf, log, { inPlaceResize: gate.enabled('InPlacePodVerticalScaling'), qosReserved: gate.enabled('QOSReserved'), ensureSecretPulledImages: gate.enabled('KubeletEnsureSecretPulledImages'), userNamespaces: gate.enabled('UserNamespacesSupport') });
+      await run(config, kf, log, { inPlaceResize: gate.enabled('InPlacePodVerticalScaling'), qosReserved: gate.enabled('QOSReserved'), ensureSecretPulledImages: gate.enabled('KubeletEnsureSecretPulledImages'), userNamespaces: gate.enabled('UserNamespacesSupport'), saTokenForCredentialProviders: gate.enabled('KubeletServiceAccountTokenForCredentialProviders') });
     },
   });
   declareKubeletFlags(cmd, cfg, f, gate);
   return cmd;
 }
 
-async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>, gates: { inPlaceResize: boolean; qosReserved: boolean; ensureSecretPulledImages: boolean; userNamespaces: boolean }): Promise<void> {
+async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>, gates: { inPlaceResize: boolean; qosReserved: boolean; ensureSecretPulledImages: boolean; userNamespaces: boolean; saTokenForCredentialProviders: boolean }): Promise<void> {
   log.info('Kubelet version', { kubeletVersion: getVersionInfo().gitVersion });
   if (!f.kubeconfig && f.bootstrapKubeconfig) {
     throw new Error('failed to run Kubelet: --bootstrap-kubeconfig needs --kubeconfig: the path where the kubeconfig it obtains is written');
@@ -225,8 +225,8 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   let plugins: CredentialPlugins | undefined;
   if (f.imageCredentialProviderConfigPath !== '' || f.imageCredentialProviderBinDir !== '') {
     try {
-      const providers = loadCredentialProviders(f.imageCredentialProviderConfigPath, f.imageCredentialProviderBinDir);
-      plugins = new CredentialPlugins(providers, f.imageCredentialProviderBinDir, (provider, err) => log.error(err, 'Failed getting credential from external registry credential provider', { provider }));
+      const providers = loadCredentialProviders(f.imageCredentialProviderConfigPath, f.imageCredentialProviderBinDir, { saTokenForCredentialProviders: gates.saTokenForCredentialProviders });
+      plugins = new CredentialPlugins(providers, f.imageCredentialProviderBinDir, (provider, err) => log.error(err, 'Failed getting credential from external registry credential provider', { provider }), log);
     } catch (e) {
       log.error(e as Error, 'Failed to register CRI auth plugins');
       cri.close();

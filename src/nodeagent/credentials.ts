@@ -251,18 +251,32 @@ export function nodeKeyring(rootDir: string, onError: (file: string, why: string
 export interface NodeCredentials {
   /** the node's Docker configuration files */
   keyring?: DockerKeyring;
-  /** the image credential provider plugins */
-  plugins?: { lookup(repo: string): Promise<AuthConfig[]> };
+  /** the image credential provider plugins (given the pod the image is pulled for: a plugin may ask for its service account's token) */
+  plugins?: { lookup(repo: string, pod?: PullingPod): Promise<AuthConfig[]> };
+}
+
+/** the pod an image is pulled for, as the plugins see it (its namespace, name, uid and service account) */
+export interface PullingPod {
+  namespace: string;
+  name: string;
+  uid: string;
+  serviceAccountName: string;
+}
+
+/** a pod object's coordinates for the plugins */
+export function pullingPod(pod: any): PullingPod {
+  const m = pod?.metadata ?? {};
+  return { namespace: String(m.namespace ?? ''), name: String(m.name ?? ''), uid: String(m.uid ?? ''), serviceAccountName: String(pod?.spec?.serviceAccountName ?? '') };
 }
 
 /** the credentials to try for an image: the pod's secrets first, then the node's configuration, then the plugins' (a union keyring) */
-export async function credentialsFor(image: string, podKeyring: DockerKeyring | undefined, node: NodeCredentials | undefined): Promise<AuthConfig[]> {
-  return (await trackedCredentialsFor(image, podKeyring, node)).map((t) => t.auth);
+export async function credentialsFor(image: string, podKeyring: DockerKeyring | undefined, node: NodeCredentials | undefined, pod?: PullingPod): Promise<AuthConfig[]> {
+  return (await trackedCredentialsFor(image, podKeyring, node, pod)).map((t) => t.auth);
 }
 
 /** credentialsFor(), each with its source (the pod's Secret; none for the node's and the plugins') and hash */
-export async function trackedCredentialsFor(image: string, podKeyring: DockerKeyring | undefined, node: NodeCredentials | undefined): Promise<TrackedAuth[]> {
+export async function trackedCredentialsFor(image: string, podKeyring: DockerKeyring | undefined, node: NodeCredentials | undefined, pod?: PullingPod): Promise<TrackedAuth[]> {
   const repo = repositoryOf(image);
-  const plugins = ((await node?.plugins?.lookup(repo)) ?? []).map((auth) => ({ auth, hash: hashAuthConfig(auth.username, auth.password, undefined) }));
+  const plugins = ((await node?.plugins?.lookup(repo, pod)) ?? []).map((auth) => ({ auth, hash: hashAuthConfig(auth.username, auth.password, undefined) }));
   return [...(podKeyring?.lookupTracked(repo) ?? []), ...(node?.keyring?.lookupTracked(repo) ?? []), ...plugins];
 }

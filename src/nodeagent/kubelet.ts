@@ -133,6 +133,23 @@ export class Kubelet {
       const nodeRef = { apiVersion: 'v1', kind: 'Node', metadata: { name: o.nodeName, uid: o.nodeName } };
       this.nodeEvent = (type, reason, message) => void events.event(nodeRef, type, reason, message);
     }
+    // the service account mode of the credential provider plugins (KubeletServiceAccountTokenForCredentialProviders):
+    // the pod's ServiceAccount and a token bound to the pod, through the kubelet's client
+    o.credentialPlugins?.useServiceAccounts({
+      getServiceAccount: async (namespace, name) => {
+        if (!client) throw new Error('cannot get ServiceAccounts when kubelet is in standalone mode');
+        return client.json({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(name)}` });
+      },
+      getToken: async (namespace, name, audience, pod) => {
+        if (!client) throw new Error('cannot use TokenManager when kubelet is in standalone mode');
+        // (no expirationSeconds: the TokenRequest's default)
+        const body = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: [audience], boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.name, uid: pod.uid } } };
+        const tr = await client.json({ method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(name)}/token`, body });
+        const token = String(tr?.status?.token ?? '');
+        if (!token) throw new Error('the TokenRequest answer has no token');
+        return token;
+      },
+    });
     this.volumes = new VolumeManager({ client, rootDir: o.rootDir, nodeName: o.nodeName, log: o.log, clusterDomain: o.clusterDomain || 'cluster.local', nodeAllocatable: async () => node?.resources().allocatable ?? {} });
     let node: NodeAgentNode | undefined;
     if (o.pullCredentialsPolicy) this.pullManager = new ImagePullManager({ rootDir: o.rootDir, policy: o.pullCredentialsPolicy, log: o.log });

@@ -71,6 +71,7 @@ export const KUBELET_FEATURES: Record<string, FeatureSpec> = {
   KubeletCrashLoopBackOffMax: { default: false, preRelease: 'ALPHA' },
   KubeletEnsureSecretPulledImages: { default: false, preRelease: 'ALPHA' },
   KubeletSeparateDiskGC: { default: true, preRelease: 'BETA' },
+  KubeletServiceAccountTokenForCredentialProviders: { default: false, preRelease: 'ALPHA' },
   KubeletTracing: { default: true, preRelease: 'BETA' },
   MemoryQoS: { default: false, preRelease: 'ALPHA' },
   NodeLogQuery: { default: false, preRelease: 'BETA' },

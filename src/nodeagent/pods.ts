@@ -33,7 +33,7 @@ import type { EventRecorder } from '../client/events.js';
 import type { CRIClient } from './cri.js';
 import type { ContainerManager } from './cgroups.js';
 import { makeEnvironment, expandCommandAndArgs, ContainerConfigError, getObject } from './envvars.js';
-import { keyringFromSecrets, trackedCredentialsFor, type DockerKeyring, type NodeCredentials, type TrackedAuth } from './credentials.js';
+import { keyringFromSecrets, pullingPod, trackedCredentialsFor, type DockerKeyring, type NodeCredentials, type TrackedAuth } from './credentials.js';
 import type { ImagePullManager, PullCredentials } from './pullrecords.js';
 import type { SandboxRuntime } from './sandboxruntime.js';
 import type { UserNamespace } from './cri/types.js';
@@ -1267,7 +1267,7 @@ export class PodWorkers {
     // (with KubeletEnsureSecretPulledImages, the pod's credentials as the kubelet finds them before
     // it decides: a present image may need them checked)
     let creds: TrackedAuth[] | undefined;
-    if (pm && policy !== 'Always') creds = await trackedCredentialsFor(image, await this.pullSecretsKeyring(pod), this.o.nodeCredentials).catch(() => undefined);
+    if (pm && policy !== 'Always') creds = await trackedCredentialsFor(image, await this.pullSecretsKeyring(pod), this.o.nodeCredentials, pullingPod(pod)).catch(() => undefined);
     if (present && policy !== 'Always') {
       if (!pm) {
         void this.o.events.event(pod, 'Normal', 'Pulled', `Container image "${image}" already present on machine`, fieldPath);
@@ -1314,7 +1314,7 @@ export class PodWorkers {
     try {
       let pulled: { ref: string; used?: TrackedAuth };
       try {
-        const tracked = creds ?? (await trackedCredentialsFor(image, await this.pullSecretsKeyring(pod), this.o.nodeCredentials));
+        const tracked = creds ?? (await trackedCredentialsFor(image, await this.pullSecretsKeyring(pod), this.o.nodeCredentials, pullingPod(pod)));
         pulled = await this.pulls.run(() => this.pullWith(image, tracked));
       } catch (e) {
         pm?.recordImagePullFailed(image);

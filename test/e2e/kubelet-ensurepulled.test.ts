@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startCluster, until, type Cluster } from './harness.js';
-import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess } from './kubeletharness.js';
+import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess, podWhen } from './kubeletharness.js';
 import { imageTars, startContainerd, type Containerd } from '../nodeagent/containerd.js';
 import { registryHostsToml, startRegistry, type TestRegistry } from './registry.js';
 
@@ -48,15 +48,7 @@ function apply(o: unknown): void {
   assert.equal(r.code, 0, r.stderr);
 }
 
-async function waitFor(ns: string, name: string, what: string, ok: (p: any) => boolean): Promise<any> {
-  return until(`pod ${ns}/${name} ${what}`, async () => {
-    const r = await c.raw('GET', `/api/v1/namespaces/${ns}/pods/${name}`);
-    const p = r.status === 200 ? r.json() : undefined;
-    return p && ok(p) ? p : undefined;
-  }, 60_000).catch((e) => {
-    throw new Error(`${(e as Error).message}\n${kubelet?.tail()}`);
-  });
-}
+const waitFor = (ns: string, name: string, what: string, ok: (p: any) => boolean): Promise<any> => podWhen(c, ns, name, what, ok, () => kubelet?.tail() ?? '');
 
 const running = (ns: string, name: string) => waitFor(ns, name, 'Running', (p) => p.status?.phase === 'Running');
 const waitingReason = (p: any): string | undefined => p.status?.containerStatuses?.[0]?.state?.waiting?.reason;

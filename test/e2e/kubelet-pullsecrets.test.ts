@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startCluster, until, ROOT, type Cluster } from './harness.js';
-import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess } from './kubeletharness.js';
+import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess, podWhen } from './kubeletharness.js';
 import { imageTars, startContainerd, type Containerd } from '../nodeagent/containerd.js';
 import { registryHostsToml, startRegistry, type TestRegistry } from './registry.js';
 
@@ -46,15 +46,7 @@ function apply(o: unknown): void {
   assert.equal(r.code, 0, r.stderr);
 }
 
-async function waitFor(name: string, what: string, ok: (p: any) => boolean): Promise<any> {
-  return until(`pod ${name} ${what}`, async () => {
-    const r = await c.raw('GET', `/api/v1/namespaces/default/pods/${name}`);
-    const p = r.status === 200 ? r.json() : undefined;
-    return p && ok(p) ? p : undefined;
-  }, 60_000).catch((e) => {
-    throw new Error(`${(e as Error).message}\n${kubelet?.tail()}`);
-  });
-}
+const waitFor = (name: string, what: string, ok: (p: any) => boolean): Promise<any> => podWhen(c, 'default', name, what, ok, () => kubelet?.tail() ?? '');
 
 const running = (name: string) => waitFor(name, 'Running', (p) => p.status?.phase === 'Running');
 

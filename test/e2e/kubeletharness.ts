@@ -160,3 +160,17 @@ export function kubeletGet(c: Cluster, port: number, path: string): Promise<stri
       .on('error', reject);
   });
 }
+
+/**
+ * The pod `namespace/name` once `ok` holds for it (polled through the API; 60 s), else an error
+ * naming `what`, with the end of the kubelet's log (`logs`)
+ */
+export function podWhen(c: Cluster, namespace: string, name: string, what: string, ok: (p: any) => boolean, logs: () => string = () => '', timeoutMs = 60_000): Promise<any> {
+  return until(`pod ${namespace === 'default' ? '' : `${namespace}/`}${name} ${what}`, async () => {
+    const r = await c.raw('GET', `/api/v1/namespaces/${namespace}/pods/${name}`);
+    const p = r.status === 200 ? r.json() : undefined;
+    return p && ok(p) ? p : undefined;
+  }, timeoutMs).catch((e) => {
+    throw new Error(`${(e as Error).message}\n${logs()}`);
+  });
+}

@@ -163,9 +163,12 @@ export interface AdmissionChainOptions {
   webhook?: WebhookPluginOptions;
   /**
    * the server's authorizer, asked by CertificateApproval, CertificateSigning and
-   * OwnerReferencesPermissionEnforcement (AlwaysAllow when missing)
+   * OwnerReferencesPermissionEnforcement (AlwaysAllow when missing), and by NodeRestriction for
+   * a node's token audiences (none: refused)
    */
   authorizer?: Authorizer;
+  /** the ServiceAccountNodeAudienceRestriction feature gate (on when missing, as in 1.33) */
+  serviceAccountNodeAudienceRestriction?: boolean;
   /** the kinds the server serves (built-in and CRDs): OwnerReferencesPermissionEnforcement maps an owner's kind to its resource */
   kinds?: KindsSource;
   /** reads of the custom resources' stores (ValidatingAdmissionPolicy parameters of a CRD's kind) */
@@ -217,7 +220,7 @@ function plugin(name: string, o: AdmissionChainOptions): AdmissionPlugin {
     case 'ServiceAccount':
       return serviceAccountPlugin(reader, o.serviceAccount);
     case 'NodeRestriction':
-      return nodeRestriction(reader);
+      return nodeRestriction(reader, { serviceAccountNodeAudienceRestriction: o.serviceAccountNodeAudienceRestriction, authorizer: o.authorizer });
     case 'TaintNodesByCondition':
       return taintNodesByCondition();
     case 'AlwaysPullImages':

@@ -5,11 +5,22 @@
 // (not its taints, its config source, or labels outside the kubelet's set), only its own Lease in
 // kube-node-lease and its own CSINode, only the capacity and conditions of a claim's status, and
 // request service account tokens only for pods bound to itself.
+//
+// ServiceAccountNodeAudienceRestriction (beta, on by default in 1.33): a node's token request names
+// at most one audience, and one the pod uses (the audience of one of its projected
+// serviceAccountToken sources, "" for the API server's own; or one a CSIDriver of its volumes
+// requests tokens for: an inline CSI volume, a claim's persistent volume, an ephemeral volume's
+// claim, an in-tree volume migrated to CSI), unless the authorizer allows the node the verb
+// `request-serviceaccounts-token-audience` on the audience as a resource of the core group (named
+// after the service account, in its namespace): the kubelet's credential provider plugins ask for
+// audiences no volume names.
+import type { Authorizer } from '../authz.js';
 import { stringifyJSON } from '../../codec/int64.js';
 import type { AdmissionAttributes, AdmissionPlugin, ClusterReader } from './types.js';
 import { asArray, forbidden, isObject, labelsOf, nodeIdentity } from './util.js';
 import { errors } from '../../machinery/errors.js';
 import { podSecretNames } from './serviceaccount.js';
+import { goQuote } from '../../machinery/gostrings.js';
 
 const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 
@@ -79,7 +90,34 @@ function same(a: unknown, b: unknown): boolean {
   return stringifyJSON(norm(a)) === stringifyJSON(norm(b));
 }
 
-export function nodeRestriction(reader: ClusterReader): AdmissionPlugin {
+/** the CSI drivers of in-tree volume plugins migrated to CSI (csi-translation-lib's, by the volume source's field) */
+const MIGRATED_IN_TREE: Record<string, string> = {
+  awsElasticBlockStore: 'ebs.csi.aws.com',
+  azureDisk: 'disk.csi.azure.com',
+  azureFile: 'file.csi.azure.com',
+  cinder: 'cinder.csi.openstack.org',
+  gcePersistentDisk: 'pd.csi.storage.gke.io',
+  portworxVolume: 'pxd.portworx.com',
+  vsphereVolume: 'csi.vsphere.vmware.com',
+};
+
+/** the CSI driver of a volume source (a pod's volume or a persistent volume's spec): its csi, or its migrated in-tree plugin's */
+function csiDriverOf(src: any): string {
+  if (!isObject(src)) return '';
+  if (isObject(src.csi)) return typeof src.csi.driver === 'string' ? src.csi.driver : '';
+  for (const [field, driver] of Object.entries(MIGRATED_IN_TREE)) if (isObject(src[field])) return driver;
+  return '';
+}
+
+export interface NodeRestrictionOptions {
+  /** ServiceAccountNodeAudienceRestriction (on by default in 1.33) */
+  serviceAccountNodeAudienceRestriction?: boolean;
+  /** asked whether a node may request a token for an audience its pod does not use */
+  authorizer?: Authorizer;
+}
+
+export function nodeRestriction(reader: ClusterReader, opts: NodeRestrictionOptions = {}): AdmissionPlugin {
+  const audienceRestriction = opts.serviceAccountNodeAudienceRestriction ?? true;
   const getPod = (a: AdmissionAttributes, name: string) => {
     const pod = reader.get('', 'pods', a.namespace, name);
     if (!pod) throw errors.notFound({ group: '', name: 'pods' }, name);
@@ -207,6 +245,56 @@ export function nodeRestriction(reader: ClusterReader): AdmissionPlugin {
       throw forbidden(a, `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
     }
     if ((pod.spec?.nodeName ?? '') !== node) throw forbidden(a, 'node requested token bound to a pod scheduled on a different node');
+    if (audienceRestriction) validateNodeServiceAccountAudience(a, pod);
+  };
+
+  /** whether a CSIDriver requests tokens for the audience */
+  const csiDriverHasAudience = (driver: string, audience: string): boolean => {
+    const d = reader.get('storage.k8s.io', 'csidrivers', '', driver);
+    return asArray(d?.spec?.tokenRequests).some((t: any) => (t?.audience ?? '') === audience);
+  };
+
+  /** the CSI driver of a claim's bound persistent volume ('' when there is none) */
+  const csiDriverOfClaim = (namespace: string, claim: string): string => {
+    const pvc = reader.get('', 'persistentvolumeclaims', namespace, claim);
+    const pvName = pvc?.spec?.volumeName;
+    if (typeof pvName !== 'string' || !pvName) return '';
+    return csiDriverOf(reader.get('', 'persistentvolumes', '', pvName)?.spec);
+  };
+
+  /** podReferencesAudience: a projected token source, or a CSI driver of its volumes, asks for the audience */
+  const podReferencesAudience = (pod: any, audience: string): boolean => {
+    const ns = String(pod.metadata?.namespace ?? '');
+    for (const v of asArray(pod.spec?.volumes)) {
+      if (!isObject(v)) continue;
+      for (const src of asArray(v.projected?.sources)) {
+        if (isObject(src?.serviceAccountToken) && (src.serviceAccountToken.audience ?? '') === audience) return true;
+      }
+      let driver = '';
+      if (isObject(v.csi)) driver = typeof v.csi.driver === 'string' ? v.csi.driver : '';
+      else if (isObject(v.persistentVolumeClaim)) driver = csiDriverOfClaim(ns, String(v.persistentVolumeClaim.claimName ?? ''));
+      else if (isObject(v.ephemeral) && isObject(v.ephemeral.volumeClaimTemplate)) driver = csiDriverOfClaim(ns, `${pod.metadata?.name ?? ''}-${v.name ?? ''}`);
+      else driver = csiDriverOf(v);
+      if (driver && csiDriverHasAudience(driver, audience)) return true;
+    }
+    return false;
+  };
+
+  const validateNodeServiceAccountAudience = (a: AdmissionAttributes, pod: any) => {
+    const audiences = asArray(a.object?.spec?.audiences);
+    if (audiences.length > 1) throw forbidden(a, 'node may only request 0 or 1 audiences');
+    const audience = audiences.length ? String(audiences[0] ?? '') : '';
+    if (podReferencesAudience(pod, audience)) return;
+    const decision = opts.authorizer?.authorize({
+      user: a.user,
+      verb: 'request-serviceaccounts-token-audience',
+      namespace: a.namespace,
+      apiGroup: '',
+      resource: audience,
+      name: a.name,
+      resourceRequest: true,
+    }).decision;
+    if (decision !== 'allow') throw forbidden(a, `audience ${goQuote(audience)} not found in pod spec volume, ${a.user.name} is not authorized to request tokens for this audience`);
   };
 
   const admitNamed = (node: string, a: AdmissionAttributes, what: string) => {

@@ -40,6 +40,8 @@ export interface AuthorizationOptions {
   modes: readonly string[] | string;
   /** AuthorizeNodeWithSelectors (default on, as in Kubernetes 1.33) */
   nodeWithSelectors?: boolean;
+  /** KubeletServiceAccountTokenForCredentialProviders (off by default in 1.33): nodes may get their pods' service accounts */
+  nodeGetServiceAccounts?: boolean;
 }
 
 /** the stores the authorization needs, by resource (ResourceStores satisfy FeedSource) */
@@ -73,7 +75,7 @@ export class Authorization {
           chain.push({ name: m, authorizer: new RBACAuthorizer(this.resolver) });
           break;
         case 'Node':
-          chain.push({ name: m, authorizer: new NodeAuthorizer(this.graph, { nodeRules: nodeRules(), withSelectors: opts.nodeWithSelectors ?? true }) });
+          chain.push({ name: m, authorizer: new NodeAuthorizer(this.graph, { nodeRules: nodeRules(), withSelectors: opts.nodeWithSelectors ?? true, getServiceAccounts: opts.nodeGetServiceAccounts ?? false }) });
           break;
       }
     }

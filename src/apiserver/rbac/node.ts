@@ -8,7 +8,8 @@
 //  - secrets, configmaps: get, list and watch of single objects referenced by pods bound to it;
 //    persistentvolumeclaims (get, and update/patch of their status), persistentvolumes (get) of
 //    those pods, volume attachments attached to it, `serviceaccounts/token` of its pods' service
-//    accounts; secrets referenced by those persistent volumes;
+//    accounts (and, with KubeletServiceAccountTokenForCredentialProviders, get of those service
+//    accounts); secrets referenced by those persistent volumes;
 //  - leases in kube-node-lease named as the node; its CSINode;
 //  - anything else through the static node rules (the system:node ClusterRole's rules).
 //
@@ -327,6 +328,12 @@ export interface NodeAuthorizerOptions {
   nodeRules: readonly PolicyRule[];
   /** AuthorizeNodeWithSelectors (on by default since 1.32): nodes and pods go through the graph and field selectors */
   withSelectors?: boolean;
+  /**
+   * KubeletServiceAccountTokenForCredentialProviders (off by default in 1.33): a node may get the
+   * service accounts of its pods (the kubelet reads their annotations for its credential provider
+   * plugins)
+   */
+  getServiceAccounts?: boolean;
 }
 
 export class NodeAuthorizer implements ModeAuthorizer {
@@ -364,6 +371,7 @@ export class NodeAuthorizer implements ModeAuthorizer {
           case 'persistentvolumes':
             return this.get(nodeName, 'pv', a);
           case 'serviceaccounts':
+            if (this.opts.getServiceAccounts && a.verb === 'get' && !a.subresource) return this.readNamespaced(nodeName, 'serviceAccount', a);
             return this.createToken(nodeName, a);
           case 'nodes':
             if (this.withSelectors) return this.node(nodeName, a);
