@@ -400,7 +400,7 @@ export class Stream {
   }
 }
 
-function request(opts: https.RequestOptions, body?: string | Buffer): Promise<RawResponse> {
+function request(opts: https.RequestOptions, body?: string | Buffer, retried = false): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { ...(opts.headers as Record<string, string>) };
     if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
@@ -420,7 +420,13 @@ function request(opts: https.RequestOptions, body?: string | Buffer): Promise<Ra
       });
       res.on('error', reject);
     });
-    req.on('error', reject);
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      // a kept-alive connection the server closed while it was idle (its 90 s IdleTimeout, passed
+      // while this process was blocked in a spawnSync): sent again on a new one, once, as Go's
+      // transport does when the server closed an idle connection before reading the request
+      if (!retried && req.reusedSocket && e.code === 'ECONNRESET') resolve(request(opts, body, true));
+      else reject(e);
+    });
     req.setTimeout(30_000, () => req.destroy(new Error('request timed out')));
     if (body !== undefined) req.write(body);
     req.end();
