@@ -31,6 +31,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { IMAGE_NAME_MAX, IMAGE_REFERENCE } from '../schema/defaults/image.js';
 
 export const PULL_RECORDS_API_VERSION = 'kubelet.config.k8s.io/v1alpha1';
 
@@ -61,18 +62,8 @@ export interface ImagePulledRecord {
 }
 
 // ---------------------------------------------------------------------------------------------
-// image references (github.com/distribution/reference, as the kubelet parses them)
-
-const ALNUM = '[a-z0-9]+';
-const SEPARATOR = '(?:[._]|__|[-]+)';
-const PATH_COMPONENT = `${ALNUM}(?:${SEPARATOR}${ALNUM})*`;
-const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
-const HOST = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])`;
-const DOMAIN = `${HOST}(?::[0-9]+)?`;
-const TAG = '[\\w][\\w.-]{0,127}';
-const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
-const REFERENCE = new RegExp(`^((?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*)(?::(${TAG}))?(?:@(${DIGEST}))?$`);
-const NAME_TOTAL_LENGTH_MAX = 255;
+// image references (github.com/distribution/reference, as the kubelet parses them; the grammar is
+// schema/defaults/image.ts's)
 
 /**
  * An image's name without tag or digest, normalized (reference.ParseNormalizedNamed(image).Name():
@@ -95,9 +86,9 @@ export function normalizedImageName(image: string): string {
   if (domain === 'docker.io' && !remainder.includes('/')) remainder = `library/${remainder}`;
   const nameOnly = remainder.replace(/[:@].*$/, '');
   if (nameOnly.toLowerCase() !== nameOnly) throw new Error('invalid reference format: repository name must be lowercase');
-  const m = REFERENCE.exec(`${domain}/${remainder}`);
+  const m = IMAGE_REFERENCE.exec(`${domain}/${remainder}`);
   if (!m) throw new Error('invalid reference format');
-  if (m[1]!.length > NAME_TOTAL_LENGTH_MAX) throw new Error(`repository name must not be more than ${NAME_TOTAL_LENGTH_MAX} characters`);
+  if (m[1]!.length > IMAGE_NAME_MAX) throw new Error(`repository name must not be more than ${IMAGE_NAME_MAX} characters`);
   return m[1]!;
 }
 

@@ -10,9 +10,11 @@ const HOST = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+
 const DOMAIN = `${HOST}(?::[0-9]+)?`;
 const TAG = '[\\w][\\w.-]{0,127}';
 const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
-const REFERENCE = new RegExp(`^((?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*)(?::(${TAG}))?(?:@(${DIGEST}))?$`);
+/** a reference's grammar (distribution/reference's ReferenceRegexp, anchored): name, tag, digest */
+export const IMAGE_REFERENCE = new RegExp(`^((?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*)(?::(${TAG}))?(?:@(${DIGEST}))?$`);
 const HEX64 = /^[a-f0-9]{64}$/;
-const NAME_MAX = 255;
+/** a name's longest (NameTotalLengthMax) */
+export const IMAGE_NAME_MAX = 255;
 
 export interface ImageRef {
   name: string;
@@ -38,8 +40,8 @@ export function parseImage(image: string): ImageRef | undefined {
   const colon = remainder.indexOf(':');
   const remote = colon >= 0 ? remainder.slice(0, colon) : remainder;
   if (remote.toLowerCase() !== remote) return undefined;
-  const m = REFERENCE.exec(`${domain}/${remainder}`);
-  if (!m || m[1]!.length > NAME_MAX) return undefined;
+  const m = IMAGE_REFERENCE.exec(`${domain}/${remainder}`);
+  if (!m || m[1]!.length > IMAGE_NAME_MAX) return undefined;
   return { name: m[1]!, tag: m[2] ?? '', digest: m[3] ?? '' };
 }
 
