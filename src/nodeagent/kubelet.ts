@@ -150,15 +150,23 @@ export class Kubelet {
         return token;
       },
     });
-    this.volumes = new VolumeManager({ client, rootDir: o.rootDir, nodeName: o.nodeName, log: o.log, clusterDomain: o.clusterDomain || 'cluster.local', nodeAllocatable: async () => node?.resources().allocatable ?? {} });
-    let node: NodeAgentNode | undefined;
-    if (o.pullCredentialsPolicy) this.pullManager = new ImagePullManager({ rootDir: o.rootDir, policy: o.pullCredentialsPolicy, log: o.log });
     let sandboxRuntime: SandboxRuntime;
     try {
       sandboxRuntime = new SandboxRuntime({ client, status: () => o.cri.status(), userNamespaces: o.userNamespaces ?? false, idsPerPod: o.idsPerPod, maxPods: o.maxPods, podsDir: `${o.rootDir}/pods`, log: o.log });
     } catch (e) {
       throw new Error(`create user namespace manager: ${(e as Error).message}`);
     }
+    this.volumes = new VolumeManager({
+      client,
+      rootDir: o.rootDir,
+      nodeName: o.nodeName,
+      log: o.log,
+      clusterDomain: o.clusterDomain || 'cluster.local',
+      nodeAllocatable: async () => node?.resources().allocatable ?? {},
+      recursiveReadOnlySupported: (pod) => sandboxRuntime.recursiveReadOnlySupported(pod),
+    });
+    let node: NodeAgentNode | undefined;
+    if (o.pullCredentialsPolicy) this.pullManager = new ImagePullManager({ rootDir: o.rootDir, policy: o.pullCredentialsPolicy, log: o.log });
     this.pods = new PodWorkers({
       sandboxRuntime,
       pullManager: this.pullManager,

@@ -37,7 +37,7 @@ import { keyringFromSecrets, pullingPod, trackedCredentialsFor, type DockerKeyri
 import type { ImagePullManager, PullCredentials } from './pullrecords.js';
 import type { SandboxRuntime } from './sandboxruntime.js';
 import type { UserNamespace } from './cri/types.js';
-import type { VolumeManager } from './volumes.js';
+import { resolveRecursiveReadOnly, type VolumeManager } from './volumes.js';
 import type { StreamKind, StreamRequest } from './server.js';
 import { goQuote } from '../machinery/gostrings.js';
 import { ImagePulls } from './imagepulls.js';
@@ -1544,7 +1544,19 @@ export class PodWorkers {
         if (s.state.terminated) s.lastState = { terminated: s.state.terminated };
         s.state = { waiting: { reason: waiting.reason, ...(waiting.message ? { message: waiting.message } : {}) } };
       }
-      s.volumeMounts = (c.volumeMounts ?? []).map((m: any) => ({ name: m.name, mountPath: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}), ...(m.recursiveReadOnly ? { recursiveReadOnly: 'Disabled' } : {}) }));
+      // (a read-only mount's recursive read-only mode as resolved, Enabled or Disabled, as the kubelet reports it)
+      const rro = this.o.sandboxRuntime?.recursiveReadOnlySupportedNow(rec.pod) ?? false;
+      s.volumeMounts = (c.volumeMounts ?? []).map((m: any) => {
+        let mode: string | undefined;
+        if (m.readOnly) {
+          try {
+            mode = resolveRecursiveReadOnly(m, rro) ? 'Enabled' : 'Disabled';
+          } catch {
+            mode = 'Disabled';
+          }
+        }
+        return { name: m.name, mountPath: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}), ...(mode ? { recursiveReadOnly: mode } : {}) };
+      });
       if (!s.volumeMounts.length) delete s.volumeMounts;
       if (!Object.keys(s.lastState).length) s.lastState = {};
       out.push(s);

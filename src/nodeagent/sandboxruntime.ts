@@ -106,8 +106,42 @@ export class SandboxRuntime {
     if (o.userNamespaces) this.recordFromDisk();
   }
 
+  /** the handlers the runtime's Status listed last, by name: whether each mounts recursively read-only */
+  private rroByHandler = new Map<string, boolean>();
+  /** each pod's handler as last looked up */
+  private handlerOfPod = new Map<string, string>();
+
+  /**
+   * whether the runtime handler of the pod mounts recursively read-only
+   * (runtimeClassSupportsRecursiveReadOnlyMounts): false when its class cannot be looked up
+   */
+  async recursiveReadOnlySupported(pod: any): Promise<boolean> {
+    let handler: string;
+    try {
+      handler = await this.runtimeHandler(pod);
+    } catch (e) {
+      this.o.log.error(e, 'failed to look up the runtime handler', { pod: `${pod?.metadata?.namespace}/${pod?.metadata?.name}` });
+      return false;
+    }
+    const handlers = (await this.o.status()).runtimeHandlers ?? [];
+    this.rroByHandler = new Map(handlers.map((h) => [h.name ?? '', h.features?.recursiveReadOnlyMounts === true]));
+    return this.rroByHandler.get(handler) ?? false;
+  }
+
+  /** the same from what was last learnt (for the pod's status, written often): false when not known */
+  recursiveReadOnlySupportedNow(pod: any): boolean {
+    const handler = this.handlerOfPod.get(String(pod?.metadata?.uid ?? ''));
+    return handler !== undefined && (this.rroByHandler.get(handler) ?? false);
+  }
+
   /** the handler RunPodSandbox is given for the pod (LookupRuntimeHandler) */
   async runtimeHandler(pod: any): Promise<string> {
+    const h = await this.lookupHandler(pod);
+    this.handlerOfPod.set(String(pod?.metadata?.uid ?? ''), h);
+    return h;
+  }
+
+  private async lookupHandler(pod: any): Promise<string> {
     const name = pod?.spec?.runtimeClassName;
     if (typeof name !== 'string' || name === '') return '';
     const notFound = new Error(`runtimeclass.node.k8s.io ${JSON.stringify(name)} not found`);
@@ -142,6 +176,7 @@ export class SandboxRuntime {
 
   /** the pod is gone with its directory: its block is free again */
   release(uid: string): void {
+    this.handlerOfPod.delete(uid);
     const slot = this.usedBy.get(uid);
     if (slot === undefined) return;
     this.usedBy.delete(uid);

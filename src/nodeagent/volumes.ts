@@ -48,6 +48,29 @@ export interface VolumeOptions {
   nodeAllocatable?: () => Promise<Record<string, string>>;
   /** the clock (ms), for the service account tokens' refresh */
   now?: () => number;
+  /**
+   * whether the runtime handler of the pod's sandbox mounts recursively read-only (the runtime's
+   * Status lists its handlers' features; sandboxruntime.ts); absent: it does not
+   */
+  recursiveReadOnlySupported?: (pod: any) => Promise<boolean>;
+}
+
+/**
+ * A read-only mount's recursive read-only mode as the kubelet resolves it
+ * (resolveRecursiveReadOnly): whether it is recursive, or the error that fails the container
+ */
+export function resolveRecursiveReadOnly(m: any, supported: boolean): boolean {
+  const mode = m?.recursiveReadOnly;
+  if (mode === undefined || mode === null || mode === 'Disabled') return false;
+  const name = JSON.stringify(String(m?.name ?? ''));
+  if (m?.readOnly !== true) throw new Error(`volume ${name} requested recursive read-only mode, but it is not read-only`);
+  if (m?.mountPropagation && m.mountPropagation !== 'None') throw new Error(`volume ${name} requested recursive read-only mode, but it is not compatible with propagation ${JSON.stringify(String(m.mountPropagation))}`);
+  if (mode === 'IfPossible') return supported;
+  if (mode === 'Enabled') {
+    if (!supported) throw new Error(`volume ${name} requested recursive read-only mode, but it is not supported by the runtime`);
+    return true;
+  }
+  throw new Error(`unknown recursive read-only mode ${JSON.stringify(String(mode))}`);
 }
 
 /** A volume that could not be set up; `message` is the kubelet's FailedMount event message (the first, when several volumes failed). */
@@ -729,13 +752,19 @@ export class VolumeManager {
       }
 
       const propagation = translatePropagation(m?.mountPropagation);
-      if (m?.recursiveReadOnly === 'Enabled') {
-        throw new ContainerConfigError(`failed to resolve recursive read-only mode: volume ${JSON.stringify(vname)} requested recursive read-only mode, but Keelson's kubelet does not support it`);
+      let recursiveReadOnly = false;
+      if (m?.recursiveReadOnly !== undefined && m.recursiveReadOnly !== 'Disabled') {
+        try {
+          recursiveReadOnly = resolveRecursiveReadOnly(m, (await this.options.recursiveReadOnlySupported?.(pod)) ?? false);
+        } catch (e) {
+          throw new ContainerConfigError(`failed to resolve recursive read-only mode: ${(e as Error).message}`);
+        }
       }
       mounts.push({
         containerPath: mountPath,
         hostPath,
         readonly: m?.readOnly === true || READ_ONLY_TYPES.has(type),
+        ...(recursiveReadOnly ? { recursiveReadOnly: true } : {}),
         selinuxRelabel: relabel && selinuxOn(),
         propagation,
       });

@@ -1,4 +1,4 @@
-// RuntimeClasses and user namespaces end to end: a real `keelson server`, a private containerd 1.6
+// RuntimeClasses, recursive read-only mounts and user namespaces end to end: a real `keelson server`, a private containerd 1.6
 // (runc, the default handler, configured under the name "runc") and `keelson kubelet`.
 //   - A pod of a RuntimeClass whose handler is "runc" runs, its sandbox made with that handler (as
 //     the runtime reports it); a class whose handler the runtime does not have fails the sandbox
@@ -93,6 +93,26 @@ test('a RuntimeClass\'s handler is the sandbox\'s; a handler the runtime lacks f
   assert.equal(p.status?.phase, 'Pending');
   assert.equal(p.status?.containerStatuses?.[0]?.state?.waiting?.reason, 'ContainerCreating');
   c.kubectl(['delete', 'pod', 'plain', 'kata', '--wait=true', '--timeout=60s']);
+});
+
+test('recursive read-only mounts on a runtime without them (containerd 1.6): IfPossible is a plain read-only mount, reported Disabled; Enabled fails the container as the kubelet does', async () => {
+  const pod = (name: string, mode: string) =>
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  nodeName: ${NODE}\n  terminationGracePeriodSeconds: 0\n  volumes:\n  - name: v\n    emptyDir: {}\n  containers:\n  - name: c\n    image: ${BUSYBOX}\n    imagePullPolicy: Never\n    command: [sleep, "600"]\n    volumeMounts:\n    - {name: v, mountPath: /rro, readOnly: true, recursiveReadOnly: ${mode}}\n    - {name: v, mountPath: /ro, readOnly: true}\n    - {name: v, mountPath: /rw}\n`;
+  apply(pod('rro-maybe', 'IfPossible'));
+  await until('rro-maybe running', async () => (await getPod('rro-maybe')).status?.phase === 'Running', 60_000);
+  const st = (await getPod('rro-maybe')).status.containerStatuses[0].volumeMounts.filter((m: any) => m.name === 'v');
+  assert.deepEqual(st, [
+    { name: 'v', mountPath: '/rro', readOnly: true, recursiveReadOnly: 'Disabled' },
+    { name: 'v', mountPath: '/ro', readOnly: true, recursiveReadOnly: 'Disabled' },
+    { name: 'v', mountPath: '/rw' },
+  ]);
+  apply(pod('rro-must', 'Enabled'));
+  const p = await until('rro-must refused', async () => {
+    const w = (await getPod('rro-must')).status?.containerStatuses?.[0]?.state?.waiting;
+    return w?.reason === 'CreateContainerConfigError' ? w : undefined;
+  }, 60_000);
+  assert.equal(p.message, 'failed to resolve recursive read-only mode: volume "v" requested recursive read-only mode, but it is not supported by the runtime');
+  c.kubectl(['delete', 'pod', 'rro-maybe', 'rro-must', '--wait=true', '--timeout=60s']);
 });
 
 test('hostUsers: false on a runtime without user namespaces: the sandbox is refused, never run with the host\'s IDs; with the gate off the pod fails too', async () => {

@@ -14,7 +14,7 @@ import { loadKubeconfig } from '../../src/client/kubeconfig.js';
 import { RESTClient, restConfigFromConnection } from '../../src/client/rest.js';
 import { nopLogger } from '../../src/client/log.js';
 import { ContainerConfigError, makeEnvironment, type EnvContext } from '../../src/nodeagent/envvars.js';
-import { VolumeError, VolumeManager } from '../../src/nodeagent/volumes.js';
+import { VolumeError, VolumeManager, resolveRecursiveReadOnly } from '../../src/nodeagent/volumes.js';
 import { tempDir } from '../tempdir.js';
 
 const NS = 'vols';
@@ -475,4 +475,17 @@ test('tearDown removes the pod directory', async () => {
   assert.ok(existsSync(hostDir));
   // idempotent
   await vm.tearDown(pod.metadata.uid);
+});
+
+test('resolveRecursiveReadOnly: the kubelet\'s modes and errors', () => {
+  const m = (o: Record<string, unknown>) => ({ name: 'v', mountPath: '/x', readOnly: true, ...o });
+  assert.equal(resolveRecursiveReadOnly(m({}), true), false);
+  assert.equal(resolveRecursiveReadOnly(m({ recursiveReadOnly: 'Disabled' }), true), false);
+  assert.equal(resolveRecursiveReadOnly(m({ recursiveReadOnly: 'IfPossible' }), true), true);
+  assert.equal(resolveRecursiveReadOnly(m({ recursiveReadOnly: 'IfPossible' }), false), false);
+  assert.equal(resolveRecursiveReadOnly(m({ recursiveReadOnly: 'Enabled', mountPropagation: 'None' }), true), true);
+  assert.throws(() => resolveRecursiveReadOnly(m({ recursiveReadOnly: 'Enabled' }), false), { message: 'volume "v" requested recursive read-only mode, but it is not supported by the runtime' });
+  assert.throws(() => resolveRecursiveReadOnly(m({ recursiveReadOnly: 'Enabled', readOnly: false }), true), { message: 'volume "v" requested recursive read-only mode, but it is not read-only' });
+  assert.throws(() => resolveRecursiveReadOnly(m({ recursiveReadOnly: 'IfPossible', mountPropagation: 'HostToContainer' }), true), { message: 'volume "v" requested recursive read-only mode, but it is not compatible with propagation "HostToContainer"' });
+  assert.throws(() => resolveRecursiveReadOnly(m({ recursiveReadOnly: 'Sometimes' }), true), { message: 'unknown recursive read-only mode "Sometimes"' });
 });
