@@ -168,6 +168,8 @@ interface PodRecord {
   backoff: Map<string, BackOff>;
   imageBackoff: Map<string, BackOff>;
   probes: Map<string, ProbeState>; // `${container}/${kind}`, for the running instance
+  /** while its containers are being stopped for its deletion: the grace period (s) they were given */
+  killGrace?: number;
   /** the user namespace its sandbox and containers are given (sandboxruntime.ts), once worked out */
   userns?: { value: UserNamespace | undefined };
   probeInstance: Map<string, string>; // container -> the container id its probes are for
@@ -518,6 +520,14 @@ export class PodWorkers {
     } else {
       // (the status the kubelet wrote comes back through the watch; the pod's spec and metadata are what matter)
       rec.pod = pod;
+      // a deletion's grace period shortened while the containers are being stopped (a second
+      // `kubectl delete --grace-period=1`): they are stopped again within the shorter one, as the
+      // kubelet's pod worker cancels the kill under way and starts it again
+      const g = pod.metadata?.deletionGracePeriodSeconds;
+      if (rec.killGrace !== undefined && typeof g === 'number' && g < rec.killGrace) {
+        rec.killGrace = Math.max(0, g);
+        void this.shortenKill(rec, rec.killGrace);
+      }
     }
     this.enqueue(uid);
   }
@@ -1373,12 +1383,28 @@ export class PodWorkers {
     for (const s of rp.sandboxes) if (s.state === 'SANDBOX_READY') await this.o.cri.stopPodSandbox(s.id).catch(() => undefined);
   }
 
+  /** the containers of a pod being stopped, stopped again within a shorter grace period */
+  private async shortenKill(rec: PodRecord, graceSeconds: number): Promise<void> {
+    this.o.log.v(2).info('Pod termination grace period shortened', { pod: podKey(rec.pod), gracePeriod: graceSeconds });
+    const rp = await this.refresh(rec.uid).catch(() => undefined);
+    for (const inst of rp?.containers ?? []) {
+      if (inst.state !== 'CONTAINER_RUNNING' && inst.state !== 'CONTAINER_CREATED') continue;
+      void this.o.cri.stopContainer(inst.id, graceSeconds).catch((e) => this.o.log.error(e, 'Container termination failed', { containerID: inst.id }));
+    }
+  }
+
   /** a deleted pod: containers stopped, sandbox stopped, status written, then the final delete and the clean-up */
   private async terminate(rec: PodRecord): Promise<void> {
     const pod = rec.pod;
     const orphan = (rec as any).orphan === true;
     let rp = await this.refresh(rec.uid);
-    await this.stopPod(rec, rp, orphan ? 2 : this.gracePeriod(pod));
+    const grace = orphan ? 2 : this.gracePeriod(pod);
+    rec.killGrace = grace;
+    try {
+      await this.stopPod(rec, rp, grace);
+    } finally {
+      rec.killGrace = undefined;
+    }
     rp = await this.refresh(rec.uid);
     rec.terminated = true;
     if (rec.source !== 'api') await this.deleteMirror(rec, this.informer?.getByName(pod.metadata.namespace, pod.metadata.name));

@@ -1,4 +1,4 @@
-// RuntimeClasses, recursive read-only mounts and user namespaces end to end: a real `keelson server`, a private containerd 1.6
+// RuntimeClasses, recursive read-only mounts, a shortened grace period and user namespaces end to end: a real `keelson server`, a private containerd 1.6
 // (runc, the default handler, configured under the name "runc") and `keelson kubelet`.
 //   - A pod of a RuntimeClass whose handler is "runc" runs, its sandbox made with that handler (as
 //     the runtime reports it); a class whose handler the runtime does not have fails the sandbox
@@ -113,6 +113,19 @@ test('recursive read-only mounts on a runtime without them (containerd 1.6): IfP
   }, 60_000);
   assert.equal(p.message, 'failed to resolve recursive read-only mode: volume "v" requested recursive read-only mode, but it is not supported by the runtime');
   c.kubectl(['delete', 'pod', 'rro-maybe', 'rro-must', '--wait=true', '--timeout=60s']);
+});
+
+test('a deletion\'s grace period shortened while the pod stops: its containers are stopped within the shorter one', async () => {
+  // (sh as PID 1 ignores SIGTERM: the container lives out its grace period)
+  apply(`apiVersion: v1\nkind: Pod\nmetadata:\n  name: slow-stop\nspec:\n  nodeName: ${NODE}\n  terminationGracePeriodSeconds: 60\n  containers:\n  - name: c\n    image: ${BUSYBOX}\n    imagePullPolicy: Never\n    command: [sh, -c, "sleep 600"]\n`);
+  await until('slow-stop running', async () => (await getPod('slow-stop')).status?.phase === 'Running', 60_000);
+  assert.equal(c.kubectl(['delete', 'pod', 'slow-stop', '--wait=false']).code, 0);
+  await until('slow-stop terminating', async () => (await getPod('slow-stop')).metadata.deletionTimestamp, 10_000);
+  await new Promise((r) => setTimeout(r, 1000));
+  const started = Date.now();
+  const d = c.kubectl(['delete', 'pod', 'slow-stop', '--grace-period=1', '--wait=true', '--timeout=40s']);
+  assert.equal(d.code, 0, d.stderr);
+  assert.ok(Date.now() - started < 20_000, `gone ${Date.now() - started} ms after the grace period was shortened to 1 s (it was 60 s)`);
 });
 
 test('hostUsers: false on a runtime without user namespaces: the sandbox is refused, never run with the host\'s IDs; with the gate off the pod fails too', async () => {
