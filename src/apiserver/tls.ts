@@ -599,7 +599,7 @@ export class SecureListener {
   private answerPlainHTTP(server: http2.Http2SecureServer | https.Server): void {
     const tlsListeners = server.listeners('connection') as ((s: Socket) => void)[];
     server.removeAllListeners('connection');
-    const pending = new Set<Socket>();
+    const pending = this.pendingConnections;
     server.on('connection', (raw: Socket) => {
       pending.add(raw);
       // (as Node's TLS handshake timeout, 120 s, would have ended a connection that sends nothing)
@@ -629,11 +629,10 @@ export class SecureListener {
       raw.on('readable', first);
       raw.once('close', gone);
     });
-    this.pendingConnections = pending;
   }
 
   /** connections not yet past their first bytes (answerPlainHTTP): ended with the listener */
-  private pendingConnections = new Set<Socket>();
+  private readonly pendingConnections = new Set<Socket>();
 
   /**
    * kube-apiserver's choice for a client that sends no SNI: the certificate whose explicit

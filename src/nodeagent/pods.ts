@@ -349,7 +349,7 @@ export class PodWorkers {
     this.timers.push(setInterval(() => void this.relist().catch((e) => this.o.log.error(e, 'GenericPLEG: Unable to retrieve pods')), RELIST_PERIOD_MS));
     this.timers.push(setInterval(() => this.resyncAll(), this.o.syncFrequencyMs));
     this.timers.push(setInterval(() => this.runProbes(), 500));
-    if (this.o.cgroups?.enabled && !this.o.runOnce) this.timers.push(setInterval(() => void this.cleanupPodCgroups(), HOUSEKEEPING_PERIOD_MS));
+    if ((this.o.cgroups?.enabled || this.o.sandboxRuntime) && !this.o.runOnce) this.timers.push(setInterval(() => void this.housekeeping(), HOUSEKEEPING_PERIOD_MS));
     for (const t of this.timers) t.unref();
   }
 
@@ -975,17 +975,34 @@ export class PodWorkers {
    * or only get their CPU reduced while their volumes are still mounted.
    */
   private cleaningCgroups = false;
+
+  /** the pods not yet terminated here, and those the runtime runs (a ready sandbox or a live container) */
+  private possiblyRunning(): Set<string> {
+    const out = new Set<string>();
+    for (const r of this.records.values()) if (!r.terminated) out.add(r.uid);
+    for (const [uid, rp] of this.runtime) {
+      if (rp.sandboxes.some((x) => x.state === 'SANDBOX_READY') || rp.containers.some((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED')) out.add(uid);
+    }
+    return out;
+  }
+
+  /**
+   * The kubelet's housekeeping (HandlePodCleanups), once the sources are ready and the runtime
+   * listed: the user namespace blocks of pods neither known here nor running are freed, then the
+   * orphaned pod cgroups are cleaned up.
+   */
+  private async housekeeping(): Promise<void> {
+    if (this.stopped || !this.sourcesReady() || this.lastRelist === 0) return;
+    this.o.sandboxRuntime?.releaseUnknown(new Set([...this.records.keys(), ...this.possiblyRunning()]));
+    await this.cleanupPodCgroups();
+  }
+
   private async cleanupPodCgroups(): Promise<void> {
     const cm = this.o.cgroups;
     if (!cm?.enabled || this.stopped || this.cleaningCgroups || !this.sourcesReady() || this.lastRelist === 0) return;
     this.cleaningCgroups = true;
     try {
-      // (the pods not yet terminated here, and those the runtime runs: a ready sandbox or a live container)
-      const possiblyRunning = new Set<string>();
-      for (const r of this.records.values()) if (!r.terminated) possiblyRunning.add(r.uid);
-      for (const [uid, rp] of this.runtime) {
-        if (rp.sandboxes.some((x) => x.state === 'SANDBOX_READY') || rp.containers.some((c) => c.state === 'CONTAINER_RUNNING' || c.state === 'CONTAINER_CREATED')) possiblyRunning.add(uid);
-      }
+      const possiblyRunning = this.possiblyRunning();
       let mounts: string[] = [];
       try {
         mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((l) => (l.split(' ')[1] ?? '').replace(/\\040/g, ' '));

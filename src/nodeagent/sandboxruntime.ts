@@ -18,8 +18,9 @@
 // /etc/subuid and /etc/subgid when there is one, else 65536 up to 2^32) cut into blocks of
 // `idsPerPod` (userNamespaces.idsPerPod, 65536), one per pod, the first free one. A pod's block is
 // written to <root-dir>/pods/<uid>/userns (JSON, `uidMappings` and `gidMappings`) before it is used,
-// read back at start so that a restarted kubelet gives no block twice, and freed when the pod's
-// directory goes.
+// read back at start so that a restarted kubelet gives no block twice, and freed with the pod, or
+// at housekeeping once the pod is neither known nor running (one forgotten while the kubelet was
+// down).
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isNotFound, type RESTClient } from '../client/rest.js';
@@ -184,12 +185,15 @@ export class SandboxRuntime {
     rmSync(join(this.o.podsDir, uid, USERNS_MAPPINGS_FILE), { force: true });
   }
 
-  /** frees the blocks of pods whose directories are gone (CleanupOrphanedPodUsernsAllocations) */
-  releaseOrphans(known: ReadonlySet<string>): void {
-    for (const uid of [...this.usedBy.keys()]) if (!known.has(uid) && !existsSync(join(this.o.podsDir, uid))) this.release(uid);
+  /**
+   * frees the blocks of pods that are neither known nor running (CleanupOrphanedPodUsernsAllocations,
+   * at each housekeeping): a pod the kubelet forgot while it was down, whose directory stays
+   */
+  releaseUnknown(known: ReadonlySet<string>): void {
+    for (const uid of [...this.usedBy.keys()]) if (!known.has(uid)) this.release(uid);
   }
 
-  /** pods with a block, and its first host ID (for tests and /configz-like inspection) */
+  /** pods with a block, and its first host ID */
   allocations(): Map<string, number> {
     return new Map([...this.usedBy].map(([uid, slot]) => [uid, (slot + this.offset) * this.idsPerPod]));
   }

@@ -42,6 +42,7 @@ import { L_CONTAINER_NAME, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID } from './pods
 import type { PodStorage } from './ephemeral.js';
 import { podUIDOf, type CgroupDetail, type CgroupUsage } from './cgroups.js';
 import type { Logger } from '../client/log.js';
+import { goFloat } from '../machinery/gostrings.js';
 
 /** USER_HZ: the unit of /proc/stat's CPU times (100 on every Linux the kubelet runs on) */
 const USER_HZ = 100;
@@ -608,19 +609,6 @@ export function resourceMetricsText(s: ResourceSample): string {
   return text;
 }
 
-/**
- * a float as Go's Prometheus text format writes it (strconv's 'g' with the shortest digits): an
- * exponent from 1e+06 up and below 1e-04 (2.5e+06, 1e-05), plain figures between
- */
-export function goFloat(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (!Number.isFinite(v)) return v > 0 ? '+Inf' : '-Inf';
-  if (v === 0) return '0';
-  const [mant, e] = v.toExponential().split('e') as [string, string];
-  const exp = Number(e);
-  if (exp < -4 || exp >= 6) return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
-  return String(v);
-}
 
 /** a family of /metrics/cadvisor: its samples as label sets (label names in order), values and timestamps */
 interface Family {

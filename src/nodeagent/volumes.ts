@@ -717,6 +717,7 @@ export class VolumeManager {
     const mounts: CRIMount[] = [];
     const envs = envMap(env);
 
+    let rroSupported: boolean | undefined;
     for (const m of Array.isArray(container?.volumeMounts) ? container.volumeMounts : []) {
       const mountPath = String(m?.mountPath ?? '');
       if (mountPath === ETC_HOSTS) mountHosts = false;
@@ -754,8 +755,10 @@ export class VolumeManager {
       const propagation = translatePropagation(m?.mountPropagation);
       let recursiveReadOnly = false;
       if (m?.recursiveReadOnly !== undefined && m.recursiveReadOnly !== 'Disabled') {
+        // (the runtime asked once per container, at its first such mount)
+        rroSupported ??= (await this.options.recursiveReadOnlySupported?.(pod)) ?? false;
         try {
-          recursiveReadOnly = resolveRecursiveReadOnly(m, (await this.options.recursiveReadOnlySupported?.(pod)) ?? false);
+          recursiveReadOnly = resolveRecursiveReadOnly(m, rroSupported);
         } catch (e) {
           throw new ContainerConfigError(`failed to resolve recursive read-only mode: ${(e as Error).message}`);
         }

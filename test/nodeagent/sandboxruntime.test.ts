@@ -5,7 +5,7 @@
 // (A real containerd and API server: test/e2e/kubelet-runtimeclass.test.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxRuntime, kubeletMappings, subordinateIDs, USERNS_MAPPINGS_FILE } from '../../src/nodeagent/sandboxruntime.js';
@@ -74,10 +74,10 @@ test('hostUsers: false: one block of host IDs per pod, the same again for the sa
   // a pod gone: its block is free for the next
   again.release('uid-a');
   assert.equal((await again.userNamespace(pod('uid-d', { hostUsers: false }), ''))?.uids?.[0]?.hostId, 65536);
-  // orphans: a pod whose directory is gone
-  rmSync(join(dir, 'uid-b'), { recursive: true });
-  again.releaseOrphans(new Set(['uid-c', 'uid-d']));
+  // housekeeping: a pod neither known nor running (forgotten while the kubelet was down) gives its block back
+  again.releaseUnknown(new Set(['uid-c', 'uid-d']));
   assert.deepEqual([...again.allocations().keys()].sort(), ['uid-c', 'uid-d']);
+  assert.equal(existsSync(join(dir, 'uid-b', USERNS_MAPPINGS_FILE)), false, 'its mappings file goes with it');
 });
 
 test('idsPerPod, and a share too small for maxPods or all blocks taken: the kubelet\'s errors', async () => {

@@ -5,7 +5,8 @@
 // test/e2e/kubelet-streaming.test.ts, test/e2e/kubelet-cadvisor.test.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bootTime, cadvisorMetricsText, cgroupOfCgroupsPath, goFloat, iso, resourceMetricsText, summaryJSON, type ResourceSample } from '../../src/nodeagent/stats.js';
+import { bootTime, cadvisorMetricsText, cgroupOfCgroupsPath, iso, resourceMetricsText, summaryJSON, type ResourceSample } from '../../src/nodeagent/stats.js';
+import { goFloat } from '../../src/machinery/gostrings.js';
 
 const T = Date.parse('2026-12-05T10:00:00.000Z');
 const sample: ResourceSample = {
