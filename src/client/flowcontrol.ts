@@ -103,6 +103,23 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * Resolves after `ms`, or at once when the signal aborts (also when it aborted before the call: an
+ * 'abort' listener added then never fires, and a loop's pause would wait out its whole period).
+ */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, Math.max(0, ms));
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 /** apimachinery's wait.Jitter: `d` plus a random amount up to `d * factor` (factor <= 0 means 1). */
 export function jitter(d: number, factor: number): number {
   const f = factor <= 0 ? 1 : factor;

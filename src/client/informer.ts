@@ -210,6 +210,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Resolves true once synced; false if the informer stops, the signal aborts or the timeout passes first. */
   waitForSync(opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<boolean> {
     if (this.synced) return Promise.resolve(true);
+    // (a signal aborted already would never call its listener: a controller started as the manager stops)
+    if (opts.signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       let t: NodeJS.Timeout | undefined;
       const done = (ok: boolean) => {

@@ -13,6 +13,7 @@
 // requests approved, denied or failed more than an hour ago, pending for more than a day, or
 // whose issued certificate has expired are deleted.
 import type { Informer } from '../client/informer.js';
+import { pause } from '../client/flowcontrol.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isNotFound, type RESTClient } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
@@ -131,10 +132,7 @@ export class CSRCleaner {
           if (!isNotFound(e) && !isConflict(e) && !signal.aborted) this.log.error(e, 'Cleaning a CertificateSigningRequest failed', { csr: csr.metadata.name });
         }
       }
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, this.o.periodMs ?? HOUR);
-        signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
-      });
+      await pause(this.o.periodMs ?? HOUR, signal);
     }
   }
 }

@@ -13,6 +13,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { InformerFactory } from '../client/informer.js';
 import { runCampaign, type LeaderElector } from '../client/leaderelection.js';
+import { pause } from '../client/flowcontrol.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { EventRecorder } from '../client/events.js';
@@ -390,10 +391,7 @@ export class ControllerManager {
     for (const [i, d] of descriptors.entries()) {
       // (--controller-start-interval: kube-controller-manager's pause between two starts)
       if (i > 0 && this.options.controllerStartIntervalMs > 0) {
-        await new Promise<void>((r) => {
-          const t = setTimeout(r, this.options.controllerStartIntervalMs);
-          signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
-        });
+        await pause(this.options.controllerStartIntervalMs, signal);
         if (signal.aborted) break;
       }
       this.log.info('Starting controller', { controller: d.name });

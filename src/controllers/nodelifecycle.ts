@@ -25,6 +25,7 @@
 // Not done: the node's zone labels are read as they are (no cloud provider sets them).
 //
 // Nodes are few: each round lists them and the node Leases, and holds nothing between rounds.
+import { pause } from '../client/flowcontrol.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isNotFound, type RESTClient } from '../client/rest.js';
 import { EventRecorder } from '../client/events.js';
@@ -134,10 +135,7 @@ export class NodeLifecycle {
       } catch (e) {
         if (!signal.aborted) this.log.error(e, 'Error monitoring node health');
       }
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, this.o.periodMs ?? NODE_MONITOR_PERIOD_MS);
-        signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
-      });
+      await pause(this.o.periodMs ?? NODE_MONITOR_PERIOD_MS, signal);
     }
   }
 

@@ -17,6 +17,7 @@
 // would keep a second copy of every pod bound to a node (the benchmark's 10,000 Pods: +120 MiB of
 // heap) and decode every pod write again. Kubernetes' third sweep, unscheduled pods being
 // deleted, has nothing to do here: the API server deletes a pod that is on no node at once.
+import { pause } from '../client/flowcontrol.js';
 import { nopLogger, type Logger } from '../client/log.js';
 import { isConflict, isNotFound, type RESTClient } from '../client/rest.js';
 import { ResourceClient } from '../client/resources.js';
@@ -79,10 +80,7 @@ export class PodGC {
         } catch (e) {
           if (!signal.aborted) this.log.error(e, 'Pod garbage collection failed');
         }
-        await new Promise<void>((r) => {
-          const t = setTimeout(r, this.o.periodMs ?? GC_CHECK_PERIOD_MS);
-          signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
-        });
+        await pause(this.o.periodMs ?? GC_CHECK_PERIOD_MS, signal);
       }
     } finally {
       this.log.info('Shutting down GC controller');

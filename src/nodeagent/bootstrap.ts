@@ -118,6 +118,7 @@ export async function requestCertificate(
     if (failed) throw new Error(`certificate signing request ${name} failed, reason: ${failed.reason}, message: ${failed.message}`);
     if (csr.status?.certificate) return { name, certPEM: Buffer.from(csr.status.certificate, 'base64').toString('utf8') };
     if (Date.now() > deadline) throw new Error(`timed out waiting for the certificate signing request ${name} to be approved and signed`);
+    if (signal?.aborted) throw new Error('stopped');
     await new Promise<void>((r, j) => {
       const t = setTimeout(r, 1000);
       signal?.addEventListener('abort', () => (clearTimeout(t), j(new Error('stopped'))), { once: true });

@@ -279,6 +279,17 @@ describe('shutdown and restart', () => {
     await c.stop();
   });
 
+  // A loop's pause that began after the stop (its request failed because of the stop) used to
+  // listen for an abort that had already happened, and the manager waited 5 s for it
+  test('SIGTERM right after the start stops every controller at once: no "did not stop in time"', async () => {
+    const c = await startCluster();
+    clusters.push(c);
+    assert.equal(await c.stopProcess('SIGTERM'), 0);
+    assert.doesNotMatch(c.logs, /did not stop in time/);
+    assert.match(c.logs, /Shutting down GC controller/);
+    assert.match(c.logs, /Shutdown complete/);
+  });
+
   // A fault in one piece of work must not end the server: a rejected promise nobody handles (as
   // an exception thrown while writing an error answer once was) is reported and the server goes on
   test('a promise rejected with no handler is reported, and the server goes on serving', async () => {
