@@ -479,6 +479,8 @@ class H2Response extends http2.Http2ServerResponse {
 
 /** the first five bytes of a request that Go's server takes for plain HTTP (tlsRecordHeaderLooksLikeHTTP) */
 const HTTP_RECORD_HEADERS = new Set(['GET /', 'HEAD ', 'POST ', 'PUT /', 'OPTIO']);
+/** the shorter beginnings of those (a first read of fewer than five bytes that may still be one) */
+const HTTP_PREFIXES = new Set([...HTTP_RECORD_HEADERS].flatMap((h) => [1, 2, 3, 4].map((n) => h.slice(0, n))));
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -604,18 +606,27 @@ export class SecureListener {
       pending.add(raw);
       // (as Node's TLS handshake timeout, 120 s, would have ended a connection that sends nothing)
       raw.setTimeout(120_000, () => raw.destroy());
+      // the bytes read so far, while fewer than five that could still begin an HTTP request (a
+      // request line split across writes: Go reads the whole five-byte record header before deciding)
+      let held: Buffer | undefined;
       const first = () => {
+        const got = raw.read() as Buffer | null;
+        if (got === null && held === undefined) return;
+        const head = held && got ? Buffer.concat([held, got]) : (got ?? held)!;
+        if (head.length < 5 && HTTP_PREFIXES.has(head.toString('latin1'))) {
+          held = head;
+          return;
+        }
         raw.off('readable', first);
         raw.off('close', gone);
         raw.setTimeout(0);
         pending.delete(raw);
-        const head = raw.read() as Buffer | null;
-        if (head && head.length >= 5 && HTTP_RECORD_HEADERS.has(head.subarray(0, 5).toString('latin1'))) {
+        if (head.length >= 5 && HTTP_RECORD_HEADERS.has(head.subarray(0, 5).toString('latin1'))) {
           // (then closed, as Go closes it: the rest of the request is not read)
           raw.end('HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n', () => raw.destroy());
           return;
         }
-        if (head) raw.unshift(head);
+        raw.unshift(head);
         if (this.closing || raw.destroyed) {
           raw.destroy();
           return;

@@ -120,9 +120,16 @@ describe('secure port: TLS and HTTP/2', () => {
   });
 
   test('plain HTTP to the secure port: Go\'s 400 "Client sent an HTTP request to an HTTPS server.", at once; kubectl says BadRequest instead of retrying', async () => {
-    const raw = (text: string) =>
+    // (the request's first bytes written alone, then the rest 100 ms later, when `split` is given)
+    const raw = (text: string, split?: number) =>
       new Promise<string>((resolve, reject) => {
-        const sock = net.connect(c.port, '127.0.0.1', () => sock.write(text));
+        const sock = net.connect(c.port, '127.0.0.1', () => {
+          if (split === undefined) sock.write(text);
+          else {
+            sock.write(text.slice(0, split));
+            setTimeout(() => sock.write(text.slice(split)), 100);
+          }
+        });
         let got = '';
         sock.on('data', (d) => (got += d));
         sock.on('close', () => resolve(got));
@@ -132,6 +139,8 @@ describe('secure port: TLS and HTTP/2', () => {
     for (const req of ['GET /api HTTP/1.1\r\nHost: x\r\n\r\n', 'POST /api/v1/namespaces HTTP/1.1\r\n\r\n', 'PUT /x HTTP/1.1\r\n\r\n', 'HEAD / HTTP/1.0\r\n\r\n', 'OPTIONS * HTTP/1.1\r\n\r\n']) {
       assert.equal(await raw(req), 'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n', req);
     }
+    // a request line whose first five bytes come in more than one write is still recognised
+    for (const split of [1, 2, 4]) assert.equal(await raw('GET /api HTTP/1.1\r\nHost: x\r\n\r\n', split), 'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n', `split at ${split}`);
     // anything else is a failed TLS handshake: the connection is closed with nothing said
     assert.equal(await raw('DELETE /x HTTP/1.1\r\n\r\n'), '');
     const started = Date.now();
