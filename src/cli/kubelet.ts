@@ -102,14 +102,14 @@ export function kubeletCommand(): Command {
       const startup = checkKubeletStartup(config, kf);
       if (startup) throw new Error(`failed to run Kubelet: ${startup}`);
       klog.printFlags(flags, 1);
-      await run(config, kf, log, { inPlaceResize: gate.enabled('InPlacePodVerticalScaling'), qosReserved: gate.enabled('QOSReserved'), ensureSecretPulledImages: gate.enabled('KubeletEnsureSecretPulledImages'), userNamespaces: gate.enabled('UserNamespacesSupport'), saTokenForCredentialProviders: gate.enabled('KubeletServiceAccountTokenForCredentialProviders') });
+      await run(config, kf, log, { inPlaceResize: gate.enabled('InPlacePodVerticalScaling'), qosReserved: gate.enabled('QOSReserved'), ensureSecretPulledImages: gate.enabled('KubeletEnsureSecretPulledImages'), userNamespaces: gate.enabled('UserNamespacesSupport'), saTokenForCredentialProviders: gate.enabled('KubeletServiceAccountTokenForCredentialProviders'), recursiveReadOnlyMounts: gate.enabled('RecursiveReadOnlyMounts'), supplementalGroupsPolicy: gate.enabled('SupplementalGroupsPolicy') });
     },
   });
   declareKubeletFlags(cmd, cfg, f, gate);
   return cmd;
 }
 
-async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>, gates: { inPlaceResize: boolean; qosReserved: boolean; ensureSecretPulledImages: boolean; userNamespaces: boolean; saTokenForCredentialProviders: boolean }): Promise<void> {
+async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnType<typeof daemonLogger>, gates: { inPlaceResize: boolean; qosReserved: boolean; ensureSecretPulledImages: boolean; userNamespaces: boolean; saTokenForCredentialProviders: boolean; recursiveReadOnlyMounts: boolean; supplementalGroupsPolicy: boolean }): Promise<void> {
   log.info('Kubelet version', { kubeletVersion: getVersionInfo().gitVersion });
   if (!f.kubeconfig && f.bootstrapKubeconfig) {
     throw new Error('failed to run Kubelet: --bootstrap-kubeconfig needs --kubeconfig: the path where the kubeconfig it obtains is written');
@@ -253,6 +253,8 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     inPlaceResize: gates.inPlaceResize,
     userNamespaces: gates.userNamespaces,
     idsPerPod: config.userNamespaces?.idsPerPod,
+    nodeStatusRuntimeHandlers: gates.recursiveReadOnlyMounts || gates.userNamespaces,
+    nodeStatusFeatures: gates.supplementalGroupsPolicy,
     userAgent: agent,
     kubeAPIQPS: config.kubeAPIQPS,
     kubeAPIBurst: config.kubeAPIBurst,

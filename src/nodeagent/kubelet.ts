@@ -49,6 +49,10 @@ export interface KubeletOptions extends Pick<NodeOptions, NodeSettings> {
   /** the UserNamespacesSupport gate, and userNamespaces.idsPerPod (sandboxruntime.ts) */
   userNamespaces?: boolean;
   idsPerPod?: number;
+  /** the node status reports the runtime's handlers (the RecursiveReadOnlyMounts or UserNamespacesSupport gate) */
+  nodeStatusRuntimeHandlers?: boolean;
+  /** the node status reports the runtime's features (the SupplementalGroupsPolicy gate) */
+  nodeStatusFeatures?: boolean;
   userAgent: string;
   kubeAPIQPS: number;
   kubeAPIBurst: number;
@@ -266,17 +270,19 @@ export class Kubelet {
       leaseDurationSeconds: o.nodeLeaseDurationSeconds,
       runtime: {
         runtimeVersion: () => `${o.cri.runtimeName}://${o.cri.runtimeVersion}`,
-        runtimeReady: async () => {
+        runtimeStatus: async () => {
           const s = await o.cri.status();
           const conds: any[] = s.status?.conditions ?? [];
           const bad = conds.filter((c) => !c.status);
-          if (!bad.length) return undefined;
-          return `container runtime ${bad.map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`).join(', ')}`;
+          const problem = bad.length ? `container runtime ${bad.map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`).join(', ')}` : undefined;
+          return { problem, handlers: s.runtimeHandlers, features: s.features };
         },
         images: async () => (await o.cri.listImages()).map((i: any) => ({ names: [...(i.repoTags ?? []), ...(i.repoDigests ?? [])], sizeBytes: Number(i.size ?? 0) })),
       },
       syncLoopError: () => this.pods.syncLoopError(),
       pressure: () => this.eviction?.conditions() ?? new Set(),
+      reportRuntimeHandlers: o.nodeStatusRuntimeHandlers,
+      reportFeatures: o.nodeStatusFeatures,
     });
   }
 

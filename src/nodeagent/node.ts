@@ -17,12 +17,16 @@ import { isAlreadyExists, isConflict, isNotFound, type RESTClient } from '../cli
 import { microTime } from '../client/leaderelection.js';
 import { parseQuantity, quantityValue } from '../schema/validation/quantity.js';
 import type { Taint } from './options.js';
+import type { RuntimeFeatures, RuntimeHandler } from './cri/types.js';
 
 export interface NodeRuntimeInfo {
   /** `containerd://1.6.20` */
   runtimeVersion(): string;
-  /** whether the runtime says it is ready (RuntimeReady and NetworkReady); a message when not */
-  runtimeReady(): Promise<string | undefined>;
+  /**
+   * The runtime's Status: a message when it is not ready (RuntimeReady and NetworkReady), its
+   * handlers and its features (what the kubelet's runtime state keeps from its last Status call).
+   */
+  runtimeStatus(): Promise<{ problem?: string; handlers?: RuntimeHandler[]; features?: RuntimeFeatures }>;
   images(): Promise<{ names: string[]; sizeBytes: number }[]>;
 }
 
@@ -56,6 +60,10 @@ export interface NodeOptions {
   syncLoopError: () => string | undefined;
   /** the pressure conditions that are True now (the eviction manager's) */
   pressure?: () => ReadonlySet<string>;
+  /** status.runtimeHandlers is reported (the RecursiveReadOnlyMounts or UserNamespacesSupport gate) */
+  reportRuntimeHandlers?: boolean;
+  /** status.features is reported (the SupplementalGroupsPolicy gate) */
+  reportFeatures?: boolean;
   log: Logger;
 }
 
@@ -100,6 +108,9 @@ export class NodeAgentNode {
   private readonly readySince = Date.now();
   private lastReady: boolean | undefined;
   private transitions = new Map<string, string>();
+  /** the runtime's handlers and features as its last Status gave them (kept while it is down) */
+  private runtimeHandlers: RuntimeHandler[] = [];
+  private runtimeFeatures: RuntimeFeatures | undefined;
   /** why the node status could not be posted, for the kubelet's health */
   lastError: string | undefined;
 
@@ -274,7 +285,15 @@ export class NodeAgentNode {
   async status(): Promise<any> {
     const now = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
     const { capacity, allocatable } = this.resources();
-    const runtimeProblem = await this.o.runtime.runtimeReady().catch((e) => `container runtime is down: ${(e as Error).message}`);
+    let runtimeProblem: string | undefined;
+    try {
+      const rs = await this.o.runtime.runtimeStatus();
+      runtimeProblem = rs.problem;
+      this.runtimeHandlers = rs.handlers ?? [];
+      this.runtimeFeatures = rs.features;
+    } catch (e) {
+      runtimeProblem = `container runtime is down: ${(e as Error).message}`;
+    }
     const loopProblem = this.o.syncLoopError();
     const pressure = this.o.pressure?.() ?? new Set<string>();
     const readyProblem = runtimeProblem ?? loopProblem;
@@ -324,6 +343,17 @@ export class NodeAgentNode {
         architecture: goArch(),
       },
       images,
+      // the kubelet's RuntimeHandlers and NodeFeatures setters: each handler with both features
+      // said (false when the runtime does not list them); no features when the runtime gives none
+      ...(this.o.reportRuntimeHandlers && this.runtimeHandlers.length
+        ? {
+            runtimeHandlers: this.runtimeHandlers.map((h) => ({
+              name: h.name ?? '',
+              features: { recursiveReadOnlyMounts: h.features?.recursiveReadOnlyMounts === true, userNamespaces: h.features?.userNamespaces === true },
+            })),
+          }
+        : {}),
+      ...(this.o.reportFeatures && this.runtimeFeatures ? { features: { supplementalGroupsPolicy: this.runtimeFeatures.supplementalGroupsPolicy === true } } : {}),
     };
   }
 

@@ -154,13 +154,23 @@ export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[
         namespaceOptions: namespaceOptions(spec),
         runAsUser: int64Value(sc.runAsUser),
         runAsGroup: int64Value(sc.runAsGroup),
-        supplementalGroups: sc.supplementalGroups ?? [],
+        // (the kubelet's order: fsGroup, then the pod's supplementalGroups)
+        supplementalGroups: podGroups(sc),
+        ...(sc.supplementalGroupsPolicy !== undefined ? { supplementalGroupsPolicy: sc.supplementalGroupsPolicy } : {}),
         readonlyRootfs: false,
         privileged: (spec.containers ?? []).some((c: any) => c.securityContext?.privileged) || (spec.initContainers ?? []).some((c: any) => c.securityContext?.privileged),
       },
       sysctls,
     },
   };
+}
+
+/**
+ * The supplemental groups the kubelet gives a pod's sandbox and containers: the pod's fsGroup
+ * first (its volumes are made group-owned by it), then its supplementalGroups.
+ */
+function podGroups(psc: any): number[] {
+  return [...(psc.fsGroup !== undefined && psc.fsGroup !== null ? [psc.fsGroup] : []), ...(psc.supplementalGroups ?? [])];
 }
 
 /** a resource quantity in milli-units (0 when absent) */
@@ -273,7 +283,8 @@ export function containerConfig(
     runAsUser: int64Value(csc.runAsUser ?? psc.runAsUser),
     runAsGroup: int64Value(csc.runAsGroup ?? psc.runAsGroup),
     readonlyRootfs: !!csc.readOnlyRootFilesystem,
-    supplementalGroups: psc.supplementalGroups ?? [],
+    supplementalGroups: podGroups(psc),
+    ...(psc.supplementalGroupsPolicy !== undefined ? { supplementalGroupsPolicy: psc.supplementalGroupsPolicy } : {}),
     noNewPrivs: csc.allowPrivilegeEscalation === false,
     maskedPaths: privileged || csc.procMount === 'Unmasked' ? [] : DEFAULT_MASKED_PATHS,
     readonlyPaths: privileged || csc.procMount === 'Unmasked' ? [] : DEFAULT_READONLY_PATHS,

@@ -128,6 +128,28 @@ test('a deletion\'s grace period shortened while the pod stops: its containers a
   assert.ok(Date.now() - started < 20_000, `gone ${Date.now() - started} ms after the grace period was shortened to 1 s (it was 60 s)`);
 });
 
+test('fsGroup and supplementalGroups are the containers\' supplemental groups (fsGroup first): a user not owning an fsGroup volume writes to it through the group; the node reports the handlers and features the runtime lists', async () => {
+  apply(`apiVersion: v1\nkind: Pod\nmetadata:\n  name: groups\nspec:\n  nodeName: ${NODE}\n  terminationGracePeriodSeconds: 0\n  restartPolicy: Never\n  securityContext:\n    runAsUser: 1000\n    runAsGroup: 3000\n    fsGroup: 2000\n    supplementalGroups: [4000]\n  volumes:\n  - name: v\n    emptyDir: {}\n  containers:\n  - name: c\n    image: ${BUSYBOX}\n    imagePullPolicy: Never\n    command: [sh, -c, "id; touch /data/f && ls -ln /data/f"]\n    volumeMounts:\n    - {name: v, mountPath: /data}\n`);
+  const p = await until('groups ended', async () => {
+    const pod = await getPod('groups');
+    return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed' ? pod : undefined;
+  }, 60_000);
+  const logs = c.kubectl(['logs', 'groups']);
+  assert.equal(p.status.phase, 'Succeeded', logs.stdout + logs.stderr);
+  const [id, file] = logs.stdout.trim().split('\n');
+  assert.match(id!, /^uid=1000 gid=3000 groups=2000,(3000,)?4000$/, 'the fsGroup, then the supplemental groups');
+  // (the emptyDir is root's, group 2000 with the setgid bit: the file takes the group)
+  assert.match(file!, /^-\S+\s+\d+\s+1000\s+2000\s/, file);
+  c.kubectl(['delete', 'pod', 'groups', '--wait=true', '--timeout=60s']);
+
+  // what the kubelet's RuntimeHandlers and NodeFeatures setters report: the runtime's own lists
+  const status = (await cri.status()) as any;
+  const node = (await c.raw('GET', `/api/v1/nodes/${NODE}`)).json();
+  const handlers = (status.runtimeHandlers ?? []).map((h: any) => ({ name: h.name ?? '', features: { recursiveReadOnlyMounts: h.features?.recursiveReadOnlyMounts === true, userNamespaces: h.features?.userNamespaces === true } }));
+  assert.deepEqual(node.status.runtimeHandlers, handlers.length ? handlers : undefined);
+  assert.deepEqual(node.status.features, status.features ? { supplementalGroupsPolicy: status.features.supplementalGroupsPolicy === true } : undefined);
+});
+
 test('hostUsers: false on a runtime without user namespaces: the sandbox is refused, never run with the host\'s IDs; with the gate off the pod fails too', async () => {
   apply(podYAML('userns', '  hostUsers: false\n'));
   assert.equal(await eventOf('userns', 'FailedCreatePodSandBox'), 'Failed to create pod sandbox: the handler "" is not known');
