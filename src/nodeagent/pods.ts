@@ -110,7 +110,7 @@ export interface PodWorkersOptions {
    * whether a pod not yet started may start here (the eviction manager's admission under node
    * pressure): a refusal fails it with the reason and message, as the kubelet's canAdmitPod does
    */
-  admit?: (pod: any) => { reason: string; message: string } | undefined;
+  admit?: (pod: any) => { reason: string; message: string } | undefined | Promise<{ reason: string; message: string } | undefined>;
   /** the pods' cgroups (cgroups.ts; cgroupsPerQOS): each pod's made before its sandbox, resized with it, removed after it */
   cgroups?: ContainerManager;
   /** --root-dir: the pods' directories (<root>/pods/<uid>), whose mounted volumes keep an orphaned pod cgroup */
@@ -716,10 +716,11 @@ export class PodWorkers {
     const spec = pod.spec ?? {};
     if (!rec.admitted) {
       // (a pod this node runs already, say from before a restart, was admitted then)
-      const refused = rp.sandboxes.length === 0 ? this.o.admit?.(pod) : undefined;
+      const refused = rp.sandboxes.length === 0 ? await this.o.admit?.(pod) : undefined;
       if (refused) {
+        // (the kubelet's rejectPod: the event says the message, the status `Pod was rejected: <message>`)
         this.o.log.info('Pod was rejected', { pod: podKey(pod), reason: refused.reason, message: refused.message });
-        await this.fail(rec, refused.reason, refused.message, { warning: true });
+        await this.fail(rec, refused.reason, refused.message, { warning: true, statusMessage: `Pod was rejected: ${refused.message}` });
         return;
       }
       rec.admitted = true;
@@ -925,11 +926,11 @@ export class PodWorkers {
    * its containers stopped with the pod's grace period, the sandbox stopped, and the status Failed
    * with the reason and message. The pod object stays (its owner or the pod GC deletes it).
    */
-  private async fail(rec: PodRecord, reason: string, message: string, o: { graceSeconds?: number; disruptionTarget?: boolean; warning?: boolean } = {}): Promise<void> {
+  private async fail(rec: PodRecord, reason: string, message: string, o: { graceSeconds?: number; disruptionTarget?: boolean; warning?: boolean; statusMessage?: string } = {}): Promise<void> {
     const pod = rec.pod;
     this.o.log.info('Pod failed', { pod: podKey(pod), reason, message });
     void this.o.events.event(pod, o.warning ? 'Warning' : 'Normal', reason, message);
-    rec.failure = { reason, message, disruptionTarget: o.disruptionTarget, at: nowISO() };
+    rec.failure = { reason, message: o.statusMessage ?? message, disruptionTarget: o.disruptionTarget, at: nowISO() };
     let rp = await this.refresh(rec.uid);
     await this.stopPod(rec, rp, o.graceSeconds ?? this.gracePeriod(pod));
     rec.sandboxStopped = true;

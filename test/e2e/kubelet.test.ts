@@ -274,7 +274,7 @@ test('sysctls: a pod asking for one not allowlisted fails with SysctlForbidden; 
   apply(withSysctls('sysctl-bad', { 'kernel.msgmax': '65536' }));
   const bad = await waitPhase('sysctl-bad', 'Failed');
   assert.equal(bad.status.reason, 'SysctlForbidden');
-  assert.equal(bad.status.message, 'forbidden sysctl: "kernel.msgmax" not allowlisted');
+  assert.equal(bad.status.message, 'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted');
   apply(withSysctls('sysctl-ok', { 'net.ipv4.tcp_syncookies': '1', 'net.core.somaxconn': '1234' }));
   await waitPhase('sysctl-ok', 'Running');
   const out = await until('the sysctl in the pod', async () => {
@@ -528,9 +528,10 @@ test('the eviction manager under a threshold it cannot meet: MemoryPressure, a B
   // a BestEffort pod is not admitted
   apply(pod('besteffort', { containers: [container('main', 'sleep 3600')] }));
   const refused = await waitPhase('besteffort', 'Failed', 30_000);
-  assert.deepEqual([refused.status.reason, refused.status.message], ['Evicted', 'The node had condition: [MemoryPressure]. ']);
-  // a pod that requests memory comes in, and is evicted at the next round
-  apply(pod('burstable', { containers: [container('main', 'sleep 3600', { resources: { requests: { memory: '1Mi' } } })] }));
+  assert.deepEqual([refused.status.reason, refused.status.message], ['Evicted', 'Pod was rejected: The node had condition: [MemoryPressure]. ']);
+  // a Burstable pod comes in, and is evicted at the next round (it requests cpu: under this
+  // threshold the node's allocatable memory is 0, and a memory request would be refused, OutOfmemory)
+  apply(pod('burstable', { containers: [container('main', 'sleep 3600', { resources: { requests: { cpu: '1m' } } })] }));
   const evicted = await waitPhase('burstable', 'Failed', 60_000);
   assert.equal(evicted.status.reason, 'Evicted');
   assert.match(evicted.status.message, /^The node was low on resource: memory\. Threshold quantity: 1000Ti, available: \d+(Ki|Mi|Gi)\. /);
