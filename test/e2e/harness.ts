@@ -492,6 +492,16 @@ export async function takeOverLease(c: Cluster, path: string): Promise<void> {
   );
 }
 
+/**
+ * Waits for the namespace's `default` ServiceAccount, which the service account controller makes
+ * after the namespace appears: until then a pod that names no account is refused (403, `error
+ * looking up service account`), as in Kubernetes. A test that creates pods at once after a start
+ * or in a new namespace waits for it, or it fails when the machine is loaded.
+ */
+export async function defaultServiceAccount(c: Cluster, namespace: string): Promise<void> {
+  await until(`the default ServiceAccount of ${namespace}`, async () => (await c.raw('GET', `/api/v1/namespaces/${namespace}/serviceaccounts/default`)).status === 200);
+}
+
 /** the Status body of a failed request, after checking its code and reason */
 /** a namespaced CustomResourceDefinition of `<plural>.<group>` (more of its spec in `spec`) */
 export function crdBody(group: string, plural: string, kind: string, versions: unknown[], spec: Record<string, unknown> = {}): any {

@@ -265,12 +265,15 @@ test('enforceNodeAllocatable system-reserved and kube-reserved-compressible: the
   // (the Node is still Ready from the kubelet before: the new one's limits are what tells it started)
   const shares = () => (V2 ? cgRead('cpu', 'system-reserved', 'cpu.weight') : cgRead('cpu', 'system-reserved', 'cpu.shares'));
   // (milliCPUToShares: 100m is 102 shares, 200m 204)
-  await until('the system-reserved cgroup limited', () => shares() === (V2 ? '4' : '102'), 60_000).catch((e) => {
-    throw new Error(`${(e as Error).message}: ${shares()}; the kubelet's log ends:\n${kubelet?.tail(3000)}`);
+  // (the kubelet writes one limit after the other: system-reserved's CPU, memory and pids, then kube-reserved's)
+  const memory = String(100 * 1024 * 1024);
+  const kubeShares = () => (V2 ? cgRead('cpu', 'kube-reserved', 'cpu.weight') : cgRead('cpu', 'kube-reserved', 'cpu.shares'));
+  await until('the reserved cgroups limited', () => shares() === (V2 ? '4' : '102') && memoryLimit('system-reserved') === memory && cgRead('pids', 'system-reserved', 'pids.max') === '1000' && kubeShares() === (V2 ? '8' : '204'), 60_000).catch((e) => {
+    throw new Error(`${(e as Error).message}: ${shares()}, ${memoryLimit('system-reserved')}; the kubelet's log ends:\n${kubelet?.tail(3000)}`);
   });
-  assert.equal(memoryLimit('system-reserved'), String(100 * 1024 * 1024));
+  assert.equal(memoryLimit('system-reserved'), memory);
   assert.equal(cgRead('pids', 'system-reserved', 'pids.max'), '1000');
-  assert.equal(V2 ? cgRead('cpu', 'kube-reserved', 'cpu.weight') : cgRead('cpu', 'kube-reserved', 'cpu.shares'), V2 ? '8' : '204');
+  assert.equal(kubeShares(), V2 ? '8' : '204');
   assert.equal(memoryLimit('kube-reserved'), 'max', 'the compressible form limits CPU only');
   const ev = await until('the NodeAllocatableEnforced events', async () => {
     const r = await c.raw('GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D${NODE},reason%3DNodeAllocatableEnforced`);

@@ -5,7 +5,7 @@
 // DisruptionTarget, and leaves the pods of nodes that exist.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, until, type Cluster } from './harness.js';
+import { startCluster, until, defaultServiceAccount, type Cluster } from './harness.js';
 import { loadKubeconfig } from '../../src/client/kubeconfig.js';
 import { RESTClient, restConfigFromConnection } from '../../src/client/rest.js';
 import { PodGC } from '../../src/controllers/podgc.js';
@@ -16,6 +16,7 @@ const MERGE = { 'content-type': 'application/merge-patch+json' };
 
 before(async () => {
   c = await startCluster({ args: ['--storage-backend=memory', '--terminated-pod-gc-threshold=2'] });
+  await defaultServiceAccount(c, 'default');
 });
 after(async () => {
   await c?.stop();
@@ -30,7 +31,8 @@ async function finish(name: string, phase: string, reason?: string): Promise<voi
 
 test('terminated pods beyond --terminated-pod-gc-threshold are deleted, evicted first, then the oldest', async () => {
   for (const n of ['t1', 't2', 't3', 't4', 'live']) {
-    assert.equal((await c.raw('POST', PODS, { body: pod(n) })).status, 201);
+    const r = await c.raw('POST', PODS, { body: pod(n) });
+    assert.equal(r.status, 201, r.text);
     await new Promise((r) => setTimeout(r, 1100)); // (creationTimestamp has seconds)
   }
   await finish('t1', 'Succeeded');

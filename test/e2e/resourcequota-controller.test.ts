@@ -4,7 +4,7 @@
 // count/<resource>.<group>, and kubectl describe shows it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, until, crdBody, createCRD, type Cluster } from './harness.js';
+import { startCluster, until, crdBody, createCRD, defaultServiceAccount, type Cluster } from './harness.js';
 
 let c: Cluster;
 const NS = 'rq';
@@ -13,6 +13,7 @@ const QUOTAS = `/api/v1/namespaces/${NS}/resourcequotas`;
 before(async () => {
   c = await startCluster({ args: ['--storage-backend=memory'] });
   assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
+  await defaultServiceAccount(c, NS);
 });
 after(async () => {
   await c?.stop();
@@ -29,8 +30,12 @@ async function statusOf(name: string, want: (s: any) => boolean): Promise<any> {
 }
 
 test('a new quota gets its status from the objects already there; deletes and finished pods give usage back', async () => {
-  for (const n of ['a', 'b']) assert.equal((await c.raw('POST', `/api/v1/namespaces/${NS}/configmaps`, { body: cm(n) })).status, 201);
-  assert.equal((await c.raw('POST', `/api/v1/namespaces/${NS}/pods`, { body: pod('p1', '200m') })).status, 201);
+  for (const n of ['a', 'b']) {
+    const r = await c.raw('POST', `/api/v1/namespaces/${NS}/configmaps`, { body: cm(n) });
+    assert.equal(r.status, 201, r.text);
+  }
+  const p1 = await c.raw('POST', `/api/v1/namespaces/${NS}/pods`, { body: pod('p1', '200m') });
+  assert.equal(p1.status, 201, p1.text);
   const made = await c.raw('POST', QUOTAS, { body: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q' }, spec: { hard: { configmaps: '5', pods: '3', 'requests.cpu': '1' } } } });
   assert.equal(made.status, 201, made.text);
   // (the root CA ConfigMap of the namespace counts too)
