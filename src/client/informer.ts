@@ -382,7 +382,11 @@ export class Informer<T extends KubeObject = KubeObject> {
           signal: this.abort.signal,
         });
         this.lastRVUnavailable = false;
-        this.replace(list.items ?? [], list.metadata?.resourceVersion ?? '');
+        // (a list's items carry no kind: given the list's, as client-go's scheme would know it, for
+        // whatever names them, such as an event's involvedObject)
+        const kind = typeof list.kind === 'string' && list.kind.endsWith('List') ? list.kind.slice(0, -4) : undefined;
+        const items = kind ? (list.items ?? []).map((o: any) => (o && typeof o === 'object' && o.kind === undefined ? { apiVersion: list.apiVersion, kind, ...o } : o)) : (list.items ?? []);
+        this.replace(items, list.metadata?.resourceVersion ?? '');
         return;
       } catch (e) {
         if (!this.stopped && rv !== '' && (isResourceExpired(e) || isTooLargeResourceVersion(e))) {

@@ -43,7 +43,7 @@ import { goQuote } from '../machinery/gostrings.js';
 import { ImagePulls } from './imagepulls.js';
 import { runHandler, ProbeState, type ProbeKind, type ProbeMetrics } from './probes.js';
 import {
-  A_HASH, A_PRESTOP, A_TERMINATION_PATH, containerConfig, containerHash, dnsConfigFor, L_CONTAINER_NAME, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID, linuxResources, milli as resourceMilli, podLogDir, value as resourceValue,
+  A_HASH, A_PRESTOP, A_TERMINATION_PATH, containerConfig, containerFieldPath, containerHash, dnsConfigFor, L_CONTAINER_NAME, type ContainerKind, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID, linuxResources, milli as resourceMilli, podLogDir, value as resourceValue,
   qosClass, sandboxConfig, type ContainerSettings, type NodeDNS,
 } from './podspec.js';
 
@@ -818,6 +818,17 @@ export class PodWorkers {
     const inSandbox = (name: string) => rp.containers.filter((c) => c.name === name && c.sandboxId === sandbox!.id).sort((a, b) => b.attempt - a.attempt || b.createdAt - a.createdAt);
     const latestAttempt = (name: string) => Math.max(-1, ...rp.containers.filter((c) => c.name === name).map((c) => c.attempt));
 
+    // ephemeral containers (kubectl debug), before the init containers as the kubelet starts them
+    // (so that one runs while an init container fails): each started once, never restarted, an
+    // instance of any earlier sandbox counting as started
+    if (!rec.terminated) {
+      for (const ec of Array.isArray(spec.ephemeralContainers) ? spec.ephemeralContainers : []) {
+        if (rp.containers.some((x) => x.name === ec.name)) continue;
+        const target = typeof ec.targetContainerName === 'string' && ec.targetContainerName ? { name: ec.targetContainerName, containers: rp.containers } : undefined;
+        if (await this.startContainer(rec, sandbox.id, ec, 0, 'ephemeral', dns, target)) rp = await this.refresh(rec.uid);
+      }
+    }
+
     // init containers, in order
     let initDone = true;
     for (const c of init) {
@@ -1159,7 +1170,7 @@ export class PodWorkers {
    * first restart, then 10 s from the last exit, doubling to 5 minutes; reset when the container
    * had run 10 minutes)
    */
-  private async restartWithBackoff(rec: PodRecord, sandboxId: string, c: any, inst: RuntimeContainer, attempt: number, kind: 'init' | 'regular', dns: any, status?: any): Promise<void> {
+  private async restartWithBackoff(rec: PodRecord, sandboxId: string, c: any, inst: RuntimeContainer, attempt: number, kind: ContainerKind, dns: any, status?: any): Promise<void> {
     const now = Date.now();
     const st = status ?? (await this.o.cri.containerStatus(inst.id).catch(() => undefined))?.status;
     const finishedAt = st && st.finishedAt > 0 ? nsToMs(st.finishedAt) : now;
@@ -1171,7 +1182,7 @@ export class PodWorkers {
     }
     if (b && now < finishedAt + b.delayMs) {
       const msg = `back-off ${goSeconds(b.delayMs)} restarting failed container=${c.name} pod=${podDesc(rec.pod)}`;
-      if (rec.waiting.get(c.name)?.message !== msg) void this.o.events.event(rec.pod, 'Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${podDesc(rec.pod)}`, `spec.${kind === 'init' ? 'initContainers' : 'containers'}{${c.name}}`);
+      if (rec.waiting.get(c.name)?.message !== msg) void this.o.events.event(rec.pod, 'Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${podDesc(rec.pod)}`, containerFieldPath(kind, c.name));
       rec.waiting.set(c.name, { reason: 'CrashLoopBackOff', message: msg });
       this.enqueue(rec.uid, finishedAt + b.delayMs - now + 50);
       return;
@@ -1181,10 +1192,14 @@ export class PodWorkers {
     await this.startContainer(rec, sandboxId, c, attempt, kind, dns);
   }
 
-  /** pulls the image (by imagePullPolicy), makes the container and starts it; false when it could not */
-  private async startContainer(rec: PodRecord, sandboxId: string, c: any, attempt: number, kind: 'init' | 'regular', dns: any): Promise<boolean> {
+  /**
+   * pulls the image (by imagePullPolicy), makes the container and starts it; false when it could
+   * not. `target`: an ephemeral container's targetContainerName, as the pod's containers are now
+   * (its PID namespace is the target's)
+   */
+  private async startContainer(rec: PodRecord, sandboxId: string, c: any, attempt: number, kind: ContainerKind, dns: any, target?: { name: string; containers: RuntimeContainer[] }): Promise<boolean> {
     const pod = rec.pod;
-    const fieldPath = `spec.${kind === 'init' ? 'initContainers' : 'containers'}{${c.name}}`;
+    const fieldPath = containerFieldPath(kind, c.name);
     // (the container waits with `reason`, the error in a Failed event, and the pod is synced again in 5 s)
     const failed = (reason: string, msg: string): false => {
       rec.waiting.set(c.name, { reason, message: msg });
@@ -1194,6 +1209,12 @@ export class PodWorkers {
     };
     const image = await this.ensureImage(rec, c, fieldPath);
     if (!image) return false;
+    // (the kubelet's getTargetID: the target's newest instance, whatever its state)
+    let targetId: string | undefined;
+    if (target) {
+      targetId = target.containers.filter((x) => x.name === target.name).sort((a, b) => b.attempt - a.attempt || b.createdAt - a.createdAt)[0]?.id;
+      if (targetId === undefined) return failed('CreateContainerConfigError', `unable to find target container ${target.name}`);
+    }
     let env: { name: string; value: string }[];
     let mounts: any[];
     try {
@@ -1213,7 +1234,7 @@ export class PodWorkers {
     } catch (e) {
       return failed('CreateContainerConfigError', (e as Error).message);
     }
-    const config = withUserNamespace(containerConfig(pod, admitted ? { ...c, resources: admitted } : c, attempt, image, env, cmd, mounts, kind, this.o.settings), userns);
+    const config = withUserNamespace(containerConfig(pod, admitted ? { ...c, resources: admitted } : c, attempt, image, env, cmd, mounts, kind, this.o.settings, targetId), userns);
     if (c.lifecycle?.preStop) config.annotations[A_PRESTOP] = JSON.stringify(c.lifecycle.preStop);
     const sbConfig = withUserNamespace(sandboxConfig(pod, 0, dns, this.o.podLogsDir, this.cgroupParent(rec)), userns);
     let id: string;
@@ -1634,6 +1655,10 @@ export class PodWorkers {
     const policy: string = spec.restartPolicy || 'Always';
     const initStatuses = await this.containerStatuses(rec, rp, spec.initContainers ?? [], true);
     const statuses = await this.containerStatuses(rec, rp, spec.containers ?? [], false);
+    const ephemeral: any[] = Array.isArray(spec.ephemeralContainers) ? spec.ephemeralContainers : [];
+    // (as regular containers' statuses, but never ready, and neither probed nor `started`: the
+    // kubelet's prober does not see them)
+    const ephemeralStatuses = ephemeral.length ? (await this.containerStatuses(rec, rp, ephemeral, false)).map((x) => (delete x.started, delete x.resources, { ...x, ready: false })) : [];
     const prior = pod.status ?? {};
 
     // the phase
@@ -1750,6 +1775,7 @@ export class PodWorkers {
       status.podIPs = prior.podIPs;
     }
     if (initStatuses.length) status.initContainerStatuses = initStatuses;
+    if (ephemeralStatuses.length) status.ephemeralContainerStatuses = ephemeralStatuses;
     // why the kubelet ended it (kept from the prior status once written)
     const failure = rec.failure ?? (phase === 'Failed' && typeof prior.reason === 'string' ? { reason: prior.reason, message: prior.message } : undefined);
     if (phase === 'Failed' && failure) {

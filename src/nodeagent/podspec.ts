@@ -13,7 +13,15 @@ export const L_POD_NAME = 'io.kubernetes.pod.name';
 export const L_POD_NAMESPACE = 'io.kubernetes.pod.namespace';
 export const L_POD_UID = 'io.kubernetes.pod.uid';
 export const L_CONTAINER_NAME = 'io.kubernetes.container.name';
-export const L_CONTAINER_TYPE = 'io.kubernetes.container.type'; // (not Kubernetes': marks init containers)
+export const L_CONTAINER_TYPE = 'io.kubernetes.container.type'; // (not Kubernetes': marks init and ephemeral containers)
+
+/** a pod's init, regular or ephemeral container (spec.initContainers, containers, ephemeralContainers) */
+export type ContainerKind = 'init' | 'regular' | 'ephemeral';
+
+/** the field path of a container in its pod, as events name it (`spec.containers{web}`) */
+export function containerFieldPath(kind: ContainerKind, name: string): string {
+  return `spec.${kind === 'init' ? 'initContainers' : kind === 'ephemeral' ? 'ephemeralContainers' : 'containers'}{${name}}`;
+}
 export const A_HASH = 'io.kubernetes.container.hash';
 export const A_RESTART_COUNT = 'io.kubernetes.container.restartCount';
 export const A_TERMINATION_PATH = 'io.kubernetes.container.terminationMessagePath';
@@ -262,8 +270,10 @@ export function containerConfig(
   env: { name: string; value: string }[],
   command: { command: string[]; args: string[] },
   mounts: any[],
-  kind: 'init' | 'regular',
+  kind: ContainerKind,
   s: ContainerSettings,
+  /** an ephemeral container's targetContainerName, running: its PID namespace is that container's */
+  targetId?: string,
 ): any {
   const md = pod.metadata;
   const spec = pod.spec ?? {};
@@ -276,10 +286,13 @@ export function containerConfig(
     seccompType === 'Localhost'
       ? { profileType: 'Localhost', localhostRef: csc.seccompProfile?.localhostProfile ?? psc.seccompProfile?.localhostProfile ?? '' }
       : { profileType: seccompType === 'RuntimeDefault' ? 'RuntimeDefault' : 'Unconfined' };
+  const nsOptions = namespaceOptions(spec);
+  // (the kubelet's generateLinuxContainerConfig: a target's PID namespace unless the pod shares one)
+  if (targetId !== undefined && nsOptions.pid === 'CONTAINER') Object.assign(nsOptions, { pid: 'TARGET', targetId });
   const securityContext: any = {
     capabilities: { addCapabilities: csc.capabilities?.add ?? [], dropCapabilities: csc.capabilities?.drop ?? [] },
     privileged,
-    namespaceOptions: namespaceOptions(spec),
+    namespaceOptions: nsOptions,
     runAsUser: int64Value(csc.runAsUser ?? psc.runAsUser),
     runAsGroup: int64Value(csc.runAsGroup ?? psc.runAsGroup),
     readonlyRootfs: !!csc.readOnlyRootFilesystem,

@@ -108,6 +108,9 @@ test('informer: initial list, then add/update/delete events from the watch', asy
     assert.deepEqual(inf.keys().sort(), ['inf-b/a', 'inf-b/b', 'inf-b/c']);
     assert.deepEqual(log.sort(), ['add a true', 'add b true', 'add c true']);
     log.length = 0;
+    // a list's items carry no kind of their own: the informer gives them the list's (an event
+    // recorder names its involvedObject by it)
+    assert.deepEqual([inf.get('inf-b/a')?.kind, inf.get('inf-b/a')?.apiVersion], ['ConfigMap', 'v1']);
 
     const d = await cms.create({ metadata: { name: 'd' } });
     await until('add d', () => log.includes('add d false'));

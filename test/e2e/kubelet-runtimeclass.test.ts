@@ -1,4 +1,5 @@
-// RuntimeClasses, recursive read-only mounts, a shortened grace period and user namespaces end to end: a real `keelson server`, a private containerd 1.6
+// RuntimeClasses, recursive read-only mounts, a shortened grace period, supplemental groups,
+// ephemeral containers (kubectl debug) and user namespaces end to end: a real `keelson server`, a private containerd 1.6
 // (runc, the default handler, configured under the name "runc") and `keelson kubelet`.
 //   - A pod of a RuntimeClass whose handler is "runc" runs, its sandbox made with that handler (as
 //     the runtime reports it); a class whose handler the runtime does not have fails the sandbox
@@ -148,6 +149,43 @@ test('fsGroup and supplementalGroups are the containers\' supplemental groups (f
   const handlers = (status.runtimeHandlers ?? []).map((h: any) => ({ name: h.name ?? '', features: { recursiveReadOnlyMounts: h.features?.recursiveReadOnlyMounts === true, userNamespaces: h.features?.userNamespaces === true } }));
   assert.deepEqual(node.status.runtimeHandlers, handlers.length ? handlers : undefined);
   assert.deepEqual(node.status.features, status.features ? { supplementalGroupsPolicy: status.features.supplementalGroupsPolicy === true } : undefined);
+});
+
+test('kubectl debug <pod> --target: the ephemeral container runs once in the target\'s PID namespace, never restarted, with its own status and events', async () => {
+  apply(podYAML('debugged', ''));
+  await until('debugged running', async () => (await getPod('debugged')).status?.phase === 'Running', 60_000);
+  const d = c.kubectl(['debug', 'debugged', `--image=${BUSYBOX}`, '--image-pull-policy=Never', '--target=c', '--profile=general', '--', 'sh', '-c', 'ps -o pid,args; exit 3']);
+  assert.equal(d.code, 0, d.stderr);
+  const name = /Defaulting debug container name to (\S+)\./.exec(d.stdout + d.stderr)?.[1];
+  assert.ok(name, d.stdout + d.stderr);
+  const p = await until('the ephemeral container ended', async () => {
+    const pod = await getPod('debugged');
+    return pod.status?.ephemeralContainerStatuses?.[0]?.state?.terminated ? pod : undefined;
+  }, 60_000);
+  const st = p.status.ephemeralContainerStatuses[0];
+  assert.equal(st.name, name);
+  assert.equal(st.state.terminated.exitCode, 3);
+  assert.equal(st.ready, false);
+  assert.equal(st.restartCount, 0);
+  assert.equal('started' in st, false, 'the prober does not see ephemeral containers');
+  assert.match(st.containerID, /^containerd:\/\//);
+  // the pod goes on running; its own container is untouched
+  assert.equal(p.status.phase, 'Running');
+  assert.equal(p.status.containerStatuses[0].restartCount, 0);
+  // in the target's PID namespace: the target's sleep is PID 1
+  const logs = c.kubectl(['logs', 'debugged', '-c', name!]);
+  assert.match(logs.stdout, /^\s*1\s+sleep 600$/m, logs.stdout);
+  // never started again (an exit is final)
+  await new Promise((r) => setTimeout(r, 3000));
+  const again = (await getPod('debugged')).status.ephemeralContainerStatuses;
+  assert.equal(again.length, 1);
+  assert.equal(again[0].containerID, st.containerID);
+  const started = await until('the Started event', async () => {
+    const r = await c.raw('GET', `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=debugged,reason=Started`)}`);
+    return (r.json().items ?? []).find((e: any) => e.message === `Started container ${name}`);
+  });
+  assert.deepEqual([started.involvedObject.kind, started.involvedObject.apiVersion, started.involvedObject.fieldPath], ['Pod', 'v1', `spec.ephemeralContainers{${name}}`]);
+  c.kubectl(['delete', 'pod', 'debugged', '--wait=true', '--timeout=60s']);
 });
 
 test('hostUsers: false on a runtime without user namespaces: the sandbox is refused, never run with the host\'s IDs; with the gate off the pod fails too', async () => {
