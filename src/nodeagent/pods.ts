@@ -41,7 +41,7 @@ import { resolveRecursiveReadOnly, type VolumeManager } from './volumes.js';
 import type { StreamKind, StreamRequest } from './server.js';
 import { goQuote } from '../machinery/gostrings.js';
 import { ImagePulls } from './imagepulls.js';
-import { runHandler, ProbeState, type ProbeKind, type ProbeMetrics } from './probes.js';
+import { runHandler, ProbeState, type HandlerResult, type ProbeKind, type ProbeMetrics } from './probes.js';
 import {
   A_HASH, A_PRESTOP, A_TERMINATION_PATH, containerConfig, containerFieldPath, containerHash, dnsConfigFor, L_CONTAINER_NAME, type ContainerKind, L_CONTAINER_TYPE, L_POD_NAME, L_POD_NAMESPACE, L_POD_UID, linuxResources, milli as resourceMilli, podLogDir, value as resourceValue,
   qosClass, sandboxConfig, type ContainerSettings, type NodeDNS,
@@ -302,6 +302,14 @@ function podKey(pod: any): string {
 }
 
 /** what the kubelet's messages call a pod: name_namespace(uid) */
+/** the kubelet's handlerRunner words for a failed lifecycle hook (its FailedPostStartHook event) */
+function hookFailure(h: any, container: string, pod: any, r: HandlerResult): string {
+  const where = `for Container ${goQuote(container)} in Pod ${goQuote(podDesc(pod))} failed - error: `;
+  if (h?.exec) return `Exec lifecycle hook ([${(h.exec.command ?? []).join(' ')}]) ${where}${r.error ?? r.output}, message: ${goQuote(r.output)}`;
+  if (h?.httpGet) return `HTTP lifecycle hook (${h.httpGet.path ?? ''}) ${where}${r.output}`;
+  return r.output;
+}
+
 function podDesc(pod: any): string {
   return `${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`;
 }
@@ -1252,9 +1260,11 @@ export class PodWorkers {
     rec.waiting.delete(c.name);
     void this.o.events.event(pod, 'Normal', 'Started', `Started container ${c.name}`, fieldPath);
     if (c.lifecycle?.postStart) {
-      const r = await runHandler(c.lifecycle.postStart, { podIP: rec.podIPs[0] ?? '', containerID: id, execSync: (i, cm, t) => this.o.cri.execSync(i, cm, t), ports: portsOf(c) }, 30);
+      // (as the kubelet runs it: an exec without a timeout)
+      const h = c.lifecycle.postStart;
+      const r = await runHandler(h, { podIP: rec.podIPs[0] ?? '', containerID: id, execSync: (i, cm, t) => this.o.cri.execSync(i, cm, t), ports: portsOf(c) }, 0, { hook: true });
       if (!r.ok) {
-        void this.o.events.event(pod, 'Warning', 'FailedPostStartHook', r.output, fieldPath);
+        void this.o.events.event(pod, 'Warning', 'FailedPostStartHook', hookFailure(h, c.name, pod, r), fieldPath);
         await this.o.cri.stopContainer(id, 0).catch(() => undefined);
       }
     }
@@ -1401,10 +1411,11 @@ export class PodWorkers {
     if (preStop && grace > 0) {
       const started = Date.now();
       const r = await Promise.race([
-        runHandler(preStop, { podIP: rec.podIPs[0] ?? '', containerID: inst.id, execSync: (i, cm, t) => this.o.cri.execSync(i, cm, t), ports: portsOf(c ?? {}) }, grace),
+        runHandler(preStop, { podIP: rec.podIPs[0] ?? '', containerID: inst.id, execSync: (i, cm, t) => this.o.cri.execSync(i, cm, t), ports: portsOf(c ?? {}) }, grace, { hook: true }),
         sleep(grace * 1000).then(() => ({ ok: false, output: 'timeout' })),
       ]);
-      if (!r.ok && r.output !== 'timeout') void this.o.events.event(rec.pod, 'Warning', 'FailedPreStopHook', `PreStopHook failed: ${r.output}`, `spec.containers{${inst.name}}`);
+      // (the kubelet words it without the hook's error, so that no secret of its output leaks into an event)
+      if (!r.ok && r.output !== 'timeout') void this.o.events.event(rec.pod, 'Warning', 'FailedPreStopHook', 'PreStopHook failed', `spec.containers{${inst.name}}`);
       grace = Math.max(2, grace - Math.ceil((Date.now() - started) / 1000));
     }
     await this.o.cri.stopContainer(inst.id, grace).catch((e) => {
@@ -1537,7 +1548,9 @@ export class PodWorkers {
           const turned = p.record(r.ok, r.output, Date.now());
           if (!r.ok) {
             const what = p.kind === 'liveness' ? 'Liveness' : p.kind === 'readiness' ? 'Readiness' : 'Startup';
-            void this.o.events.event(rec.pod, 'Warning', 'Unhealthy', `${what} probe failed: ${r.output}`, `spec.containers{${name}}`);
+            // (an exec the runtime could not run is the prober's Unknown result, an error)
+            const msg = r.errored ? `${what} probe errored and resulted in unknown state: ${r.error}` : `${what} probe failed: ${r.output}`;
+            void this.o.events.event(rec.pod, 'Warning', 'Unhealthy', msg, `spec.containers{${name}}`);
           }
           if (turned || (p.kind === 'startup' && !r.ok && p.failureCount >= (p.probe.failureThreshold ?? 3))) this.enqueue(rec.uid);
         });

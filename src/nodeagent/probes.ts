@@ -20,8 +20,24 @@ export interface ProbeTarget {
 
 export interface HandlerResult {
   ok: boolean;
-  /** what the kubelet says of a failure: `Get "http://10.88.0.5:80/": dial tcp ...` */
+  /**
+   * what a probe's failure says (`Get "http://10.88.0.5:80/": dial tcp ...`); an exec's output
+   * (stdout, then stderr)
+   */
   output: string;
+  /**
+   * an exec handler's error, as the kubelet's runtime client words it: the command's non-zero exit
+   * (`command 'sh -c exit 1' exited with 1: <stderr>`) or the runtime's error
+   */
+  error?: string;
+  /** the exec could not be run at all (a runtime error, not an exit or a timeout): a probe's Unknown result */
+  errored?: boolean;
+}
+
+/** the gRPC status code of a runtime error (CRIError), if it has one */
+function grpcCode(e: unknown): number | undefined {
+  const c = (e as { code?: unknown })?.code;
+  return typeof c === 'number' ? c : undefined;
 }
 
 function portOf(port: unknown, t: ProbeTarget): number | undefined {
@@ -32,15 +48,20 @@ function portOf(port: unknown, t: ProbeTarget): number | undefined {
 }
 
 /** runs one probe or hook handler (exec, httpGet, tcpSocket, sleep) once */
-export async function runHandler(h: any, t: ProbeTarget, timeoutSeconds: number): Promise<HandlerResult> {
+export async function runHandler(h: any, t: ProbeTarget, timeoutSeconds: number, o: { hook?: boolean } = {}): Promise<HandlerResult> {
   const timeoutMs = Math.max(1, timeoutSeconds) * 1000;
   if (h.exec) {
+    // (the kubelet's RunInContainer: stdout and stderr joined; a non-zero exit is an error of the
+    // runtime client's words, which a probe reports as a failure with the output alone)
+    const cmd: string[] = h.exec.command ?? [];
     try {
-      const r = await t.execSync(t.containerID, h.exec.command ?? [], Math.max(1, timeoutSeconds));
+      const r = await t.execSync(t.containerID, cmd, timeoutSeconds);
       const out = Buffer.concat([r.stdout, r.stderr]).toString('utf8');
-      return r.exitCode === 0 ? { ok: true, output: out } : { ok: false, output: out || `command ${JSON.stringify((h.exec.command ?? []).join(' '))} exited with ${r.exitCode}` };
+      return r.exitCode === 0 ? { ok: true, output: out } : { ok: false, output: out, error: `command '${cmd.join(' ')}' exited with ${r.exitCode}: ${r.stderr.toString('utf8')}` };
     } catch (e) {
-      return { ok: false, output: (e as Error).message };
+      // (a DeadlineExceeded is the runtime client's TimeoutError, a probe's failure with its text)
+      if (grpcCode(e) === 4) return { ok: false, output: `command ${JSON.stringify(cmd.join(' '))} timed out`, error: `command ${JSON.stringify(cmd.join(' '))} timed out` };
+      return { ok: false, output: '', error: (e as Error).message, errored: true };
     }
   }
   if (h.httpGet) {
@@ -66,7 +87,8 @@ export async function runHandler(h: any, t: ProbeTarget, timeoutSeconds: number)
         res.on('end', () => {
           const code = res.statusCode ?? 0;
           const body = Buffer.concat(chunks).toString('utf8').slice(0, 10240);
-          resolve(code >= 200 && code < 400 ? { ok: true, output: body } : { ok: false, output: `HTTP probe failed with statuscode: ${code}` });
+          // (a lifecycle hook's answer is not judged: only a request that fails fails the hook)
+          resolve(o.hook || (code >= 200 && code < 400) ? { ok: true, output: body } : { ok: false, output: `HTTP probe failed with statuscode: ${code}` });
         });
         res.on('error', (e) => resolve({ ok: false, output: `Get ${JSON.stringify(url)}: ${e.message}` }));
       });

@@ -1,5 +1,5 @@
 // RuntimeClasses, recursive read-only mounts, a shortened grace period, supplemental groups,
-// ephemeral containers (kubectl debug) and user namespaces end to end: a real `keelson server`, a private containerd 1.6
+// ephemeral containers (kubectl debug), probe and hook failures' words and user namespaces end to end: a real `keelson server`, a private containerd 1.6
 // (runc, the default handler, configured under the name "runc") and `keelson kubelet`.
 //   - A pod of a RuntimeClass whose handler is "runc" runs, its sandbox made with that handler (as
 //     the runtime reports it); a class whose handler the runtime does not have fails the sandbox
@@ -186,6 +186,29 @@ test('kubectl debug <pod> --target: the ephemeral container runs once in the tar
   });
   assert.deepEqual([started.involvedObject.kind, started.involvedObject.apiVersion, started.involvedObject.fieldPath], ['Pod', 'v1', `spec.ephemeralContainers{${name}}`]);
   c.kubectl(['delete', 'pod', 'debugged', '--wait=true', '--timeout=60s']);
+});
+
+test('probe and lifecycle hook failures in the kubelet\'s words: an exec probe\'s output, an exec the runtime cannot run as an error, a postStart exec\'s error and output, a bare PreStopHook failed', async () => {
+  apply(`apiVersion: v1\nkind: Pod\nmetadata:\n  name: hooks\nspec:\n  nodeName: ${NODE}\n  terminationGracePeriodSeconds: 5\n  containers:\n  - name: c\n    image: ${BUSYBOX}\n    imagePullPolicy: Never\n    command: [sleep, "600"]\n    readinessProbe:\n      exec: {command: [sh, -c, "echo not yet; exit 1"]}\n      periodSeconds: 1\n    livenessProbe:\n      exec: {command: [no-such-binary]}\n      periodSeconds: 1\n      failureThreshold: 1000\n    lifecycle:\n      preStop:\n        exec: {command: [sh, -c, "exit 7"]}\n  - name: p\n    image: ${BUSYBOX}\n    imagePullPolicy: Never\n    command: [sleep, "600"]\n    lifecycle:\n      postStart:\n        exec: {command: [sh, -c, "echo out; echo err >&2; exit 2"]}\n`);
+  const uid = await until('hooks made', async () => (await c.raw('GET', '/api/v1/namespaces/default/pods/hooks')).json().metadata?.uid as string | undefined);
+  const messages = async (reason: string) => {
+    const r = await c.raw('GET', `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent(`involvedObject.name=hooks,reason=${reason}`)}`);
+    return (r.json().items ?? []).map((e: any) => `${e.involvedObject.fieldPath} ${e.message}`) as string[];
+  };
+  const unhealthy = await until('both probes\' events', async () => {
+    const m = await messages('Unhealthy');
+    return m.some((x) => x.includes('Readiness')) && m.some((x) => x.includes('Liveness')) ? m : undefined;
+  }, 60_000);
+  assert.ok(unhealthy.includes('spec.containers{c} Readiness probe failed: not yet\n'), JSON.stringify(unhealthy));
+  const live = unhealthy.find((x) => x.includes('Liveness'))!;
+  assert.match(live, /^spec\.containers\{c\} Liveness probe errored and resulted in unknown state: rpc error: code = \w+ desc = .*no-such-binary/, live);
+  const [post] = await until('FailedPostStartHook', async () => {
+    const m = await messages('FailedPostStartHook');
+    return m.length ? m : undefined;
+  }, 60_000);
+  assert.equal(post, `spec.containers{p} Exec lifecycle hook ([sh -c echo out; echo err >&2; exit 2]) for Container "p" in Pod "hooks_default(${uid})" failed - error: command 'sh -c echo out; echo err >&2; exit 2' exited with 2: err\n, message: "out\\nerr\\n"`);
+  assert.equal(c.kubectl(['delete', 'pod', 'hooks', '--wait=true', '--timeout=60s']).code, 0);
+  assert.deepEqual(await messages('FailedPreStopHook'), ['spec.containers{c} PreStopHook failed']);
 });
 
 test('hostUsers: false on a runtime without user namespaces: the sandbox is refused, never run with the host\'s IDs; with the gate off the pod fails too', async () => {
