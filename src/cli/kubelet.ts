@@ -356,6 +356,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
     resourceSample: (opts) => sampler.sample(opts),
     storageSummary: () => kubelet.storageSummary(),
     probeMetrics: () => kubelet.probeMetrics.text(),
+    admissionRejections: () => kubelet.pods.admissionRejections,
     startTime: started,
     healthChecks: () => ({
       ping: () => undefined,

@@ -302,6 +302,22 @@ function podKey(pod: any): string {
 }
 
 /** what the kubelet's messages call a pod: name_namespace(uid) */
+/**
+ * The reasons kubelet_admission_rejections_total names (the kubelet's allowlist, against a label
+ * of high cardinality): other resources' OutOf<name> count as OutOfExtendedResources, the rest as
+ * Other (the scheduler plugins' reasons NodeAffinity, NodeName, NodePorts and TaintToleration too:
+ * the allowlist has the taint plugin's message, not its name).
+ */
+const ADMISSION_REJECTION_REASONS = new Set([
+  'AppArmor', 'PodOSSelectorNodeLabelDoesNotMatch', 'PodOSNotSupported', 'InvalidNodeInfo', 'InitContainerRestartPolicyForbidden', 'SupplementalGroupsPolicyNotSupported',
+  'UnexpectedAdmissionError', 'UnknownReason', 'UnexpectedPredicateFailureType', 'OutOfcpu', 'OutOfmemory', 'OutOfephemeral-storage', 'OutOfpods',
+  "node(s) had taints that the pod didn't tolerate", 'Evicted', 'SysctlForbidden', 'TopologyAffinityError', 'NodeShutdown',
+]);
+export function admissionRejectionReason(reason: string): string {
+  if (ADMISSION_REJECTION_REASONS.has(reason)) return reason;
+  return reason.startsWith('OutOf') ? 'OutOfExtendedResources' : 'Other';
+}
+
 /** the kubelet's handlerRunner words for a failed lifecycle hook (its FailedPostStartHook event) */
 function hookFailure(h: any, container: string, pod: any, r: HandlerResult): string {
   const where = `for Container ${goQuote(container)} in Pod ${goQuote(podDesc(pod))} failed - error: `;
@@ -334,6 +350,8 @@ export class PodWorkers {
   private relisting = false;
   /** the last time the loop ran without error, for the syncloop health check */
   lastLoop = Date.now();
+  /** the pods the admit handlers refused, by kubelet_admission_rejections_total's reason (admissionRejectionReason) */
+  readonly admissionRejections = new Map<string, number>();
 
   constructor(o: PodWorkersOptions) {
     this.o = o;
@@ -728,6 +746,8 @@ export class PodWorkers {
       if (refused) {
         // (the kubelet's rejectPod: the event says the message, the status `Pod was rejected: <message>`)
         this.o.log.info('Pod was rejected', { pod: podKey(pod), reason: refused.reason, message: refused.message });
+        const label = admissionRejectionReason(refused.reason);
+        this.admissionRejections.set(label, (this.admissionRejections.get(label) ?? 0) + 1);
         await this.fail(rec, refused.reason, refused.message, { warning: true, statusMessage: `Pod was rejected: ${refused.message}` });
         return;
       }

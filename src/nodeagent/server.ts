@@ -108,6 +108,8 @@ export interface NodeAgentView {
   resourceSample?(opts?: { cadvisor?: boolean }): Promise<ResourceSample>;
   /** /metrics/probes' text (probes.ts ProbeMetrics); absent: 404 */
   probeMetrics?(): Promise<string>;
+  /** the pods refused by the admit handlers so far, by kubelet_admission_rejections_total's reason label */
+  admissionRejections?(): ReadonlyMap<string, number>;
   /** the node's file systems and the pods' storage, for /stats/summary (stats.ts); absent: left out */
   storageSummary?(): Promise<StorageSummary>;
   /** when the node agent started (ms since the epoch): the Summary's node startTime only when the sample has no boot time */
@@ -303,6 +305,19 @@ export class KubeletMetrics {
         if (created) this.set({ container_state: 'created' }, created);
       },
     });
+    if (view.admissionRejections) {
+      const rejections = view.admissionRejections;
+      new client.Counter({
+        name: 'kubelet_admission_rejections_total',
+        help: '[ALPHA] Cumulative number pod admission rejections by the Kubelet.',
+        labelNames: ['reason'],
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const [reason, n] of rejections()) this.inc({ reason }, n);
+        },
+      });
+    }
   }
 
   async serve(res: ServerResponse): Promise<void> {

@@ -2,14 +2,15 @@
 // and `keelson kubelet`, pods given their node directly (spec.nodeName: no scheduler to keep them
 // off a node they do not fit). A pod the node cannot take fails at once, as the kubelet's
 // rejectPod leaves it (phase Failed, the reason, `Pod was rejected: <message>`, a Warning event
-// from the kubelet that `kubectl describe` and `kubectl get events` show); a pod that fits runs.
+// from the kubelet that `kubectl describe` and `kubectl get events` show, a count in
+// kubelet_admission_rejections_total); a pod that fits runs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, freePort, until, type Cluster } from './harness.js';
-import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess, podWhen } from './kubeletharness.js';
+import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess, podWhen, kubeletGet } from './kubeletharness.js';
 import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
 import { quantityMilliValue, parseQuantity } from '../../src/schema/validation/quantity.js';
 
@@ -17,6 +18,7 @@ let c: Cluster;
 let ctd: Containerd;
 let kubelet: KubeletProcess | undefined;
 let dir: string;
+let port: number;
 const NODE = 'keelson-admission-node';
 const BUSYBOX = 'docker.io/library/busybox:local';
 
@@ -45,7 +47,8 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'keelson-kubelet-admission-'));
   [ctd, c] = await Promise.all([startContainerd(), startCluster({ args: ['--storage-backend=memory'] })]);
   writeJoiningKubeletConfig(c, dir);
-  kubelet = new KubeletProcess(joiningKubeletArgs({ cluster: c, dir, endpoint: ctd.endpoint, node: NODE, port: await freePort() }));
+  port = await freePort();
+  kubelet = new KubeletProcess(joiningKubeletArgs({ cluster: c, dir, endpoint: ctd.endpoint, node: NODE, port }));
   await kubelet.ready(c, NODE, 90_000);
 });
 
@@ -87,6 +90,14 @@ test('pods bound to a node they do not fit fail with the kubelet\'s reasons; a p
   const ev = c.kubectl(['get', 'events', '--field-selector', 'involvedObject.name=no-match', '-o', 'custom-columns=TYPE:.type,REASON:.reason,MESSAGE:.message', '--no-headers']);
   assert.equal(ev.code, 0, ev.stderr);
   assert.equal(ev.stdout.trim().replace(/ +/g, ' '), "Warning NodeAffinity Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector");
+
+  // counted by the kubelet's allowlisted reasons: the scheduler plugins' as Other
+  const metrics = (await kubeletGet(c, port, '/metrics')).split('\n').filter((l) => l.startsWith('kubelet_admission_rejections_total')).sort();
+  assert.deepEqual(metrics, [
+    'kubelet_admission_rejections_total{reason="Other"} 2',
+    'kubelet_admission_rejections_total{reason="OutOfcpu"} 1',
+    'kubelet_admission_rejections_total{reason="SupplementalGroupsPolicyNotSupported"} 1',
+  ]);
 
   // the pod that fits still runs
   const fits = (await c.raw('GET', '/api/v1/namespaces/default/pods/fits')).json();
