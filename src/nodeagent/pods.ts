@@ -821,7 +821,7 @@ export class PodWorkers {
       try {
         const handler = (await this.o.sandboxRuntime?.runtimeHandler(pod)) ?? '';
         rec.userns = { value: await this.o.sandboxRuntime?.userNamespace(pod, handler) };
-        const id = await this.o.cri.runPodSandbox(withUserNamespace(sandboxConfig(pod, attempt, dns, this.o.podLogsDir, this.cgroupParent(rec)), rec.userns.value), handler);
+        const id = await this.o.cri.runPodSandbox(withUserNamespace(sandboxConfig(pod, attempt, dns, this.o.podLogsDir, this.cgroupParent(rec), this.o.dns.clusterDomain), rec.userns.value), handler);
         const st = await this.o.cri.podSandboxStatus(id);
         const ip = st.status?.network?.ip;
         rec.podIPs = spec.hostNetwork ? [...this.o.nodeIPs] : ip ? [ip, ...(st.status?.network?.additionalIps ?? []).map((x: any) => x.ip)] : [];
@@ -1264,7 +1264,7 @@ export class PodWorkers {
     }
     const config = withUserNamespace(containerConfig(pod, admitted ? { ...c, resources: admitted } : c, attempt, image, env, cmd, mounts, kind, this.o.settings, targetId), userns);
     if (c.lifecycle?.preStop) config.annotations[A_PRESTOP] = JSON.stringify(c.lifecycle.preStop);
-    const sbConfig = withUserNamespace(sandboxConfig(pod, 0, dns, this.o.podLogsDir, this.cgroupParent(rec)), userns);
+    const sbConfig = withUserNamespace(sandboxConfig(pod, 0, dns, this.o.podLogsDir, this.cgroupParent(rec), this.o.dns.clusterDomain), userns);
     let id: string;
     try {
       id = await this.o.cri.createContainer(sandboxId, config, sbConfig);

@@ -133,12 +133,19 @@ function int64Value(v: unknown): { value: number } | undefined {
  * the sandbox's configuration for attempt `attempt` of the pod; `cgroupParent` is the pod's cgroup
  * (cgroups.ts), '' without cgroupsPerQOS: the runtime's own placement
  */
-export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[]; searches: string[]; options: string[] }, logsRoot = POD_LOGS_ROOT, cgroupParent = ''): any {
+export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[]; searches: string[]; options: string[] }, logsRoot = POD_LOGS_ROOT, cgroupParent = '', clusterDomain = 'cluster.local'): any {
   const md = pod.metadata;
   const spec = pod.spec ?? {};
   const sc = spec.securityContext ?? {};
   let hostname: string = spec.hostname || md.name;
   if (hostname.length > 63) hostname = hostname.slice(0, 63).replace(/[-.]+$/, '');
+  // (setHostnameAsFQDN with a subdomain: the kernel's host name is the pod's FQDN, as the kubelet's
+  // GetNodenameForKernel makes it; longer than a host name may be, the sandbox is refused)
+  if (spec.setHostnameAsFQDN === true && spec.subdomain) {
+    const fqdn = `${hostname}.${spec.subdomain}.${md.namespace}.svc.${clusterDomain}`;
+    if (fqdn.length > 64) throw new Error(`failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (64 characters is the max, ${fqdn.length} characters requested)`);
+    hostname = fqdn;
+  }
   const portMappings: any[] = [];
   for (const c of spec.containers ?? []) {
     for (const p of c.ports ?? []) {

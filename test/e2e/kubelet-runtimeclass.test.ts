@@ -129,19 +129,25 @@ test('a deletion\'s grace period shortened while the pod stops: its containers a
   assert.ok(Date.now() - started < 20_000, `gone ${Date.now() - started} ms after the grace period was shortened to 1 s (it was 60 s)`);
 });
 
-test('fsGroup and supplementalGroups are the containers\' supplemental groups (fsGroup first): a user not owning an fsGroup volume writes to it through the group; the node reports the handlers and features the runtime lists', async () => {
-  apply(`apiVersion: v1\nkind: Pod\nmetadata:\n  name: groups\nspec:\n  nodeName: ${NODE}\n  terminationGracePeriodSeconds: 0\n  restartPolicy: Never\n  securityContext:\n    runAsUser: 1000\n    runAsGroup: 3000\n    fsGroup: 2000\n    supplementalGroups: [4000]\n  volumes:\n  - name: v\n    emptyDir: {}\n  containers:\n  - name: c\n    image: ${BUSYBOX}\n    imagePullPolicy: Never\n    command: [sh, -c, "id; touch /data/f && ls -ln /data/f"]\n    volumeMounts:\n    - {name: v, mountPath: /data}\n`);
+test('fsGroup and supplementalGroups are the containers\' supplemental groups (fsGroup first): a user not owning an fsGroup volume writes to it through the group; setHostnameAsFQDN; the node reports the handlers and features the runtime lists', async () => {
+  apply(`apiVersion: v1\nkind: Pod\nmetadata:\n  name: groups\nspec:\n  nodeName: ${NODE}\n  terminationGracePeriodSeconds: 0\n  restartPolicy: Never\n  hostname: h\n  subdomain: s\n  setHostnameAsFQDN: true\n  securityContext:\n    runAsUser: 1000\n    runAsGroup: 3000\n    fsGroup: 2000\n    supplementalGroups: [4000]\n  volumes:\n  - name: v\n    emptyDir: {}\n  containers:\n  - name: c\n    image: ${BUSYBOX}\n    imagePullPolicy: Never\n    command: [sh, -c, "id; touch /data/f && ls -ln /data/f; hostname"]\n    volumeMounts:\n    - {name: v, mountPath: /data}\n`);
   const p = await until('groups ended', async () => {
     const pod = await getPod('groups');
     return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed' ? pod : undefined;
   }, 60_000);
   const logs = c.kubectl(['logs', 'groups']);
   assert.equal(p.status.phase, 'Succeeded', logs.stdout + logs.stderr);
-  const [id, file] = logs.stdout.trim().split('\n');
+  const [id, file, hostname] = logs.stdout.trim().split('\n');
   assert.match(id!, /^uid=1000 gid=3000 groups=2000,(3000,)?4000$/, 'the fsGroup, then the supplemental groups');
   // (the emptyDir is root's, group 2000 with the setgid bit: the file takes the group)
   assert.match(file!, /^-\S+\s+\d+\s+1000\s+2000\s/, file);
-  c.kubectl(['delete', 'pod', 'groups', '--wait=true', '--timeout=60s']);
+  // setHostnameAsFQDN: the kernel's host name is the pod's FQDN; one too long for it refuses the sandbox
+  assert.match(hostname!, /^h\.s\.default\.svc\.[a-z.]*$/, hostname);
+  const long = 'x'.repeat(55);
+  apply(podYAML('fqdn-long', `  hostname: ${long}\n  subdomain: s\n  setHostnameAsFQDN: true\n`));
+  const fqdn = `${long}.s.default.svc.${hostname!.slice('h.s.default.svc.'.length)}`;
+  assert.equal(await eventOf('fqdn-long', 'FailedCreatePodSandBox'), `Failed to create pod sandbox: failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (64 characters is the max, ${fqdn.length} characters requested)`);
+  c.kubectl(['delete', 'pod', 'groups', 'fqdn-long', '--wait=true', '--timeout=60s']);
 
   // what the kubelet's RuntimeHandlers and NodeFeatures setters report: the runtime's own lists
   const status = (await cri.status()) as any;
