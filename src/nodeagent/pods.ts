@@ -1253,6 +1253,8 @@ export class PodWorkers {
       if (e instanceof ContainerConfigError || (e as any)?.name === 'ContainerConfigError') return failed('CreateContainerConfigError', msg);
       throw e;
     }
+    const nonRoot = await this.verifyRunAsNonRoot(pod, c, image);
+    if (nonRoot) return failed('CreateContainerConfigError', nonRoot);
     const cmd = expandCommandAndArgs(c, env);
     // (with the resources admitted for it: a resize not admitted yet does not reach a new instance)
     const admitted = rec.allocated?.get(c.name);
@@ -1289,6 +1291,32 @@ export class PodWorkers {
       }
     }
     return true;
+  }
+
+  /**
+   * The kubelet's verifyRunAsNonRoot, for a container whose effective securityContext says
+   * runAsNonRoot: its runAsUser must not be 0; without one, its image's user (the runtime's
+   * ImageStatus: a uid, a user name, else root) must be a uid other than 0. The refusal's words,
+   * or undefined.
+   */
+  private async verifyRunAsNonRoot(pod: any, c: any, image: string): Promise<string | undefined> {
+    const psc = pod.spec?.securityContext ?? {};
+    const csc = c.securityContext ?? {};
+    if ((csc.runAsNonRoot ?? psc.runAsNonRoot) !== true) return undefined;
+    const where = `(pod: ${goQuote(podDesc(pod))}, container: ${c.name})`;
+    const runAsUser = csc.runAsUser ?? psc.runAsUser;
+    if (typeof runAsUser === 'number') return runAsUser === 0 ? `container's runAsUser breaks non-root policy ${where}` : undefined;
+    let st: Awaited<ReturnType<CRIClient['imageStatus']>>;
+    try {
+      st = await this.o.cri.imageStatus(image);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    if (!st) return `image ${goQuote(c.image)} not found`;
+    // (a uid of 0 may come as an empty Int64Value: proto3 leaves a zero out)
+    if (st.uid) return Number(st.uid.value ?? 0) === 0 ? `container has runAsNonRoot and image will run as root ${where}` : undefined;
+    if (st.username) return `container has runAsNonRoot and image has non-numeric user (${st.username}), cannot verify user is non-root ${where}`;
+    return `container has runAsNonRoot and image will run as root ${where}`;
   }
 
   /**

@@ -103,3 +103,23 @@ test('pods bound to a node they do not fit fail with the kubelet\'s reasons; a p
   const fits = (await c.raw('GET', '/api/v1/namespaces/default/pods/fits')).json();
   assert.equal(fits.status.phase, 'Running');
 });
+
+test('runAsNonRoot: a container whose image runs as root, or whose runAsUser is 0, is not started (CreateContainerConfigError in the kubelet\'s words); a non-root runAsUser runs', async () => {
+  apply(podYAML('nonroot-image', '  securityContext: {runAsNonRoot: true}\n'));
+  apply(podYAML('nonroot-zero', '', '    securityContext: {runAsNonRoot: true, runAsUser: 0}\n'));
+  apply(podYAML('nonroot-ok', '  securityContext: {runAsNonRoot: true}\n', '    securityContext: {runAsUser: 1000}\n'));
+  const waiting = async (name: string) => {
+    const p = await podWhen(c, 'default', name, 'CreateContainerConfigError', (x) => x.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError', logs, 30_000);
+    return { message: p.status.containerStatuses[0].state.waiting.message as string, uid: p.metadata.uid as string };
+  };
+  const image = await waiting('nonroot-image');
+  assert.equal(image.message, `container has runAsNonRoot and image will run as root (pod: "nonroot-image_default(${image.uid})", container: c)`);
+  const zero = await waiting('nonroot-zero');
+  assert.equal(zero.message, `container's runAsUser breaks non-root policy (pod: "nonroot-zero_default(${zero.uid})", container: c)`);
+  const ev = await until('the Failed event', async () => {
+    const r = await c.raw('GET', `/api/v1/namespaces/default/events?fieldSelector=${encodeURIComponent('involvedObject.name=nonroot-image,reason=Failed')}`);
+    return r.json().items?.[0];
+  }, 20_000);
+  assert.deepEqual([ev.type, ev.message, ev.involvedObject.fieldPath], ['Warning', `Error: ${image.message}`, 'spec.containers{c}']);
+  await podWhen(c, 'default', 'nonroot-ok', 'Running', (x) => x.status?.phase === 'Running', logs);
+});
