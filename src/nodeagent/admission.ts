@@ -23,7 +23,9 @@
 // Left out: the kubelet's critical pod admission handler, which admits a critical pod (static,
 // mirror, or priority 2000000000 and more) refused for resources alone by preempting pods of lower
 // priority. Here such a pod is refused as any other (OutOf<name>).
+import { readFileSync, statSync } from 'node:fs';
 import type { Logger } from '../client/log.js';
+import { appArmorRequired } from './podspec.js';
 import type { RESTClient } from '../client/rest.js';
 import { resourceList } from '../schema/resourcelist.js';
 import {
@@ -235,4 +237,27 @@ export class PredicateAdmitHandler {
     setImmediate(() => this.justAdmitted.delete(uid));
     return undefined;
   }
+}
+
+/**
+ * The kubelet's AppArmor validator's host check (asked once, at start): the kernel's AppArmor
+ * must be there and enabled (runc's IsEnabled). Why it cannot enforce profiles, or undefined.
+ */
+export function appArmorHostError(): string | undefined {
+  try {
+    statSync('/sys/kernel/security/apparmor');
+    if (readFileSync('/sys/module/apparmor/parameters/enabled', 'utf8').startsWith('Y')) return undefined;
+  } catch {
+    /* not there: not enabled */
+  }
+  return 'AppArmor is not enabled on the host';
+}
+
+/**
+ * The kubelet's AppArmor admit handler (after the predicates'): a pending pod that asks for a
+ * profile other than Unconfined, on a host that cannot enforce one, is refused (reason AppArmor).
+ */
+export function admitAppArmor(pod: any, hostError: string | undefined): Refusal | undefined {
+  if ((pod?.status?.phase ?? 'Pending') !== 'Pending' || !hostError || !appArmorRequired(pod)) return undefined;
+  return { reason: 'AppArmor', message: `Cannot enforce AppArmor: ${hostError}` };
 }

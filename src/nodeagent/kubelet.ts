@@ -13,7 +13,7 @@ import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
 import { ContainerLogManager } from './logrotation.js';
 import { SysctlAllowlist } from './sysctls.js';
-import { PredicateAdmitHandler } from './admission.js';
+import { PredicateAdmitHandler, admitAppArmor, appArmorHostError } from './admission.js';
 import { EventRecorder } from '../client/events.js';
 import { EvictionManager } from './eviction.js';
 import { LocalStorageStats, type PodStorage } from './ephemeral.js';
@@ -173,6 +173,7 @@ export class Kubelet {
     let node: NodeAgentNode | undefined;
     if (o.pullCredentialsPolicy) this.pullManager = new ImagePullManager({ rootDir: o.rootDir, policy: o.pullCredentialsPolicy, log: o.log });
     // the predicate admission (admission.ts) reads the Node as the API server has it, else as the kubelet would register it
+    const appArmorHost = appArmorHostError();
     const predicates = new PredicateAdmitHandler({ nodeName: o.nodeName, client, initialNode: () => ({ ...node?.initialNode(), status: node?.resources() }), admittedPods: () => this.pods.admittedPods(), log: o.log });
     this.pods = new PodWorkers({
       sandboxRuntime,
@@ -204,8 +205,8 @@ export class Kubelet {
       maxParallelImagePulls: o.maxParallelImagePulls,
       podLogsDir: o.podLogsDir,
       nodeUID: () => node?.uid() ?? '',
-      // (the kubelet's order: the eviction manager's handler, the sysctls', then the predicates')
-      admit: (pod) => this.eviction?.admit(pod) ?? sysctls.admit(pod) ?? predicates.admit(pod),
+      // (the kubelet's order: the eviction manager's handler, the sysctls', the predicates', then AppArmor's)
+      admit: async (pod) => this.eviction?.admit(pod) ?? sysctls.admit(pod) ?? (await predicates.admit(pod)) ?? admitAppArmor(pod, appArmorHost),
       cgroups: o.containerManager,
       rootDir: o.rootDir,
     });

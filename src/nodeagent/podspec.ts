@@ -180,6 +180,44 @@ export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[
   };
 }
 
+const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kubernetes.io/';
+
+/**
+ * The kubelet's apparmor.GetProfile: the container's appArmorProfile, else its deprecated
+ * annotation (`runtime/default`, `unconfined`, `localhost/<name>`), else the pod's; undefined for none.
+ */
+export function appArmorProfileOf(pod: any, container: any): { type: string; localhostProfile?: string } | undefined {
+  const own = container?.securityContext?.appArmorProfile;
+  if (own && typeof own === 'object') return own;
+  const a = pod?.metadata?.annotations?.[APPARMOR_ANNOTATION_PREFIX + container?.name];
+  if (a === 'runtime/default') return { type: 'RuntimeDefault' };
+  if (a === 'unconfined') return { type: 'Unconfined' };
+  if (typeof a === 'string' && a.startsWith('localhost/')) return { type: 'Localhost', localhostProfile: a.slice('localhost/'.length) };
+  const podProfile = pod?.spec?.securityContext?.appArmorProfile;
+  return podProfile && typeof podProfile === 'object' ? podProfile : undefined;
+}
+
+/** whether a pod asks for AppArmor (apparmor.isRequired: a profile other than Unconfined, or an annotation other than unconfined) */
+export function appArmorRequired(pod: any): boolean {
+  const confined = (p: any) => p && typeof p === 'object' && p.type !== 'Unconfined';
+  if (confined(pod?.spec?.securityContext?.appArmorProfile)) return true;
+  for (const list of [pod?.spec?.initContainers, pod?.spec?.containers, pod?.spec?.ephemeralContainers]) {
+    if (Array.isArray(list) && list.some((c: any) => confined(c?.securityContext?.appArmorProfile))) return true;
+  }
+  for (const [k, v] of Object.entries(pod?.metadata?.annotations ?? {})) if (k.startsWith(APPARMOR_ANNOTATION_PREFIX)) return v !== 'unconfined';
+  return false;
+}
+
+/** the container's AppArmor profile for the runtime, with its deprecated string form (getAppArmorProfile) */
+function appArmorFor(pod: any, container: any): { apparmor: { profileType: string; localhostRef?: string }; apparmorProfile: string } | undefined {
+  const p = appArmorProfileOf(pod, container);
+  if (!p) return undefined;
+  if (p.type === 'RuntimeDefault') return { apparmor: { profileType: 'RuntimeDefault' }, apparmorProfile: 'runtime/default' };
+  if (p.type === 'Unconfined') return { apparmor: { profileType: 'Unconfined' }, apparmorProfile: 'unconfined' };
+  if (p.type === 'Localhost') return { apparmor: { profileType: 'Localhost', localhostRef: p.localhostProfile ?? '' }, apparmorProfile: `localhost/${p.localhostProfile ?? ''}` };
+  return undefined;
+}
+
 /**
  * The supplemental groups the kubelet gives a pod's sandbox and containers: the pod's fsGroup
  * first (its volumes are made group-owned by it), then its supplementalGroups.
@@ -309,6 +347,7 @@ export function containerConfig(
     maskedPaths: privileged || csc.procMount === 'Unmasked' ? [] : DEFAULT_MASKED_PATHS,
     readonlyPaths: privileged || csc.procMount === 'Unmasked' ? [] : DEFAULT_READONLY_PATHS,
     seccomp,
+    ...appArmorFor(pod, container),
   };
   return {
     metadata: { name: container.name, attempt },

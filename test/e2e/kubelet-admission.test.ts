@@ -13,6 +13,7 @@ import { startCluster, freePort, until, type Cluster } from './harness.js';
 import { joiningKubeletArgs, writeJoiningKubeletConfig, KubeletProcess, podWhen, kubeletGet } from './kubeletharness.js';
 import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
 import { quantityMilliValue, parseQuantity } from '../../src/schema/validation/quantity.js';
+import { appArmorHostError } from '../../src/nodeagent/admission.js';
 
 let c: Cluster;
 let ctd: Containerd;
@@ -122,4 +123,19 @@ test('runAsNonRoot: a container whose image runs as root, or whose runAsUser is 
   }, 20_000);
   assert.deepEqual([ev.type, ev.message, ev.involvedObject.fieldPath], ['Warning', `Error: ${image.message}`, 'spec.containers{c}']);
   await podWhen(c, 'default', 'nonroot-ok', 'Running', (x) => x.status?.phase === 'Running', logs);
+});
+
+test('AppArmor: a pod asking for a profile on a host without AppArmor is refused (reason AppArmor); Unconfined runs', async () => {
+  apply(podYAML('apparmor', '  securityContext: {appArmorProfile: {type: RuntimeDefault}}\n'));
+  apply(podYAML('apparmor-off', '', '    securityContext: {appArmorProfile: {type: Unconfined}}\n'));
+  await podWhen(c, 'default', 'apparmor-off', 'Running', (x) => x.status?.phase === 'Running', logs);
+  const host = appArmorHostError();
+  if (host) {
+    await rejected('apparmor', 'AppArmor', `Cannot enforce AppArmor: ${host}`);
+    const metrics = (await kubeletGet(c, port, '/metrics')).split('\n').filter((l) => l.startsWith('kubelet_admission_rejections_total{reason="AppArmor"}'));
+    assert.deepEqual(metrics, ['kubelet_admission_rejections_total{reason="AppArmor"} 1']);
+  } else {
+    // (a host that enforces AppArmor: the runtime applies its default profile)
+    await podWhen(c, 'default', 'apparmor', 'Running', (x) => x.status?.phase === 'Running', logs);
+  }
 });
