@@ -172,6 +172,7 @@ export function sandboxConfig(pod: any, attempt: number, dns: { servers: string[
         // (the kubelet's order: fsGroup, then the pod's supplementalGroups)
         supplementalGroups: podGroups(sc),
         ...(sc.supplementalGroupsPolicy !== undefined ? { supplementalGroupsPolicy: sc.supplementalGroupsPolicy } : {}),
+        ...seLinuxFor(sc.seLinuxOptions),
         readonlyRootfs: false,
         privileged: (spec.containers ?? []).some((c: any) => c.securityContext?.privileged) || (spec.initContainers ?? []).some((c: any) => c.securityContext?.privileged),
       },
@@ -206,6 +207,12 @@ export function appArmorRequired(pod: any): boolean {
   }
   for (const [k, v] of Object.entries(pod?.metadata?.annotations ?? {})) if (k.startsWith(APPARMOR_ANNOTATION_PREFIX)) return v !== 'unconfined';
   return false;
+}
+
+/** a securityContext's seLinuxOptions for the runtime (the runtime ignores them where SELinux is off) */
+function seLinuxFor(o: any): { selinuxOptions?: { user: string; role: string; type: string; level: string } } {
+  if (!o || typeof o !== 'object') return {};
+  return { selinuxOptions: { user: o.user ?? '', role: o.role ?? '', type: o.type ?? '', level: o.level ?? '' } };
 }
 
 /** the container's AppArmor profile for the runtime, with its deprecated string form (getAppArmorProfile) */
@@ -348,6 +355,8 @@ export function containerConfig(
     readonlyPaths: privileged || csc.procMount === 'Unmasked' ? [] : DEFAULT_READONLY_PATHS,
     seccomp,
     ...appArmorFor(pod, container),
+    // (the effective securityContext's: the container's options whole, else the pod's)
+    ...seLinuxFor(csc.seLinuxOptions ?? psc.seLinuxOptions),
   };
   return {
     metadata: { name: container.name, attempt },

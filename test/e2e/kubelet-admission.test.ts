@@ -125,9 +125,10 @@ test('runAsNonRoot: a container whose image runs as root, or whose runAsUser is 
   await podWhen(c, 'default', 'nonroot-ok', 'Running', (x) => x.status?.phase === 'Running', logs);
 });
 
-test('AppArmor: a pod asking for a profile on a host without AppArmor is refused (reason AppArmor); Unconfined runs', async () => {
+test('AppArmor: a pod asking for a profile on a host without AppArmor is refused (reason AppArmor); Unconfined runs (with seLinuxOptions)', async () => {
   apply(podYAML('apparmor', '  securityContext: {appArmorProfile: {type: RuntimeDefault}}\n'));
-  apply(podYAML('apparmor-off', '', '    securityContext: {appArmorProfile: {type: Unconfined}}\n'));
+  // (with seLinuxOptions too: passed on, and ignored by a runtime on a host without SELinux)
+  apply(podYAML('apparmor-off', '  securityContext: {seLinuxOptions: {level: "s0:c1,c2"}}\n', '    securityContext: {appArmorProfile: {type: Unconfined}}\n'));
   await podWhen(c, 'default', 'apparmor-off', 'Running', (x) => x.status?.phase === 'Running', logs);
   const host = appArmorHostError();
   if (host) {
