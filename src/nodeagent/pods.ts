@@ -899,13 +899,21 @@ export class PodWorkers {
           const liveness = rec.probes.get(`${c.name}/liveness`);
           const startup = rec.probes.get(`${c.name}/startup`);
           let why = '';
+          // (a failed liveness or startup probe's own terminationGracePeriodSeconds, when it has one
+          // and the pod is not being deleted: the kubelet's setTerminationGracePeriod)
+          let probeGrace: unknown;
           if (hash && hash !== containerHash(c)) why = `Container ${c.name} definition changed, will be restarted`;
-          else if (liveness && !liveness.result) why = `Container ${c.name} failed liveness probe, will be restarted`;
-          else if (startup && !startup.result && startup.failureCount >= (c.startupProbe?.failureThreshold ?? 3)) why = `Container ${c.name} failed startup probe, will be restarted`;
-          else why = await this.actuate(rec, c, inst);
+          else if (liveness && !liveness.result) {
+            why = `Container ${c.name} failed liveness probe, will be restarted`;
+            probeGrace = c.livenessProbe?.terminationGracePeriodSeconds;
+          } else if (startup && !startup.result && startup.failureCount >= (c.startupProbe?.failureThreshold ?? 3)) {
+            why = `Container ${c.name} failed startup probe, will be restarted`;
+            probeGrace = c.startupProbe?.terminationGracePeriodSeconds;
+          } else why = await this.actuate(rec, c, inst);
           if (why) {
             void this.o.events.event(pod, 'Normal', 'Killing', why, `spec.containers{${c.name}}`);
-            await this.killContainer(rec, inst, c, this.gracePeriod(pod));
+            const grace = typeof probeGrace === 'number' && pod.metadata.deletionGracePeriodSeconds === undefined ? probeGrace : this.gracePeriod(pod);
+            await this.killContainer(rec, inst, c, grace);
             rec.probes.delete(`${c.name}/liveness`);
             rec.probes.delete(`${c.name}/startup`);
             rec.probes.delete(`${c.name}/readiness`);

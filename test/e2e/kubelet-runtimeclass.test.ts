@@ -217,6 +217,21 @@ test('probe and lifecycle hook failures in the kubelet\'s words: an exec probe\'
   assert.deepEqual(await messages('FailedPreStopHook'), ['spec.containers{c} PreStopHook failed']);
 });
 
+test('a failed liveness probe kills the container within the probe\'s terminationGracePeriodSeconds, not the pod\'s', async () => {
+  // (sh as PID 1 ignores SIGTERM: the container lives out whatever grace period it is given)
+  apply(`apiVersion: v1\nkind: Pod\nmetadata:\n  name: probe-grace\nspec:\n  nodeName: ${NODE}\n  terminationGracePeriodSeconds: 120\n  containers:\n  - name: c\n    image: ${BUSYBOX}\n    imagePullPolicy: Never\n    command: [sh, -c, "sleep 600"]\n    livenessProbe:\n      exec: {command: [sh, -c, "exit 1"]}\n      periodSeconds: 1\n      failureThreshold: 1\n      terminationGracePeriodSeconds: 1\n`);
+  const p = await until('restarted after the liveness failure', async () => {
+    const pod = await getPod('probe-grace');
+    return (pod.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 ? pod : undefined;
+  }, 40_000);
+  const last = p.status.containerStatuses[0].lastState.terminated;
+  assert.ok(last, JSON.stringify(p.status.containerStatuses[0]));
+  // (killed by SIGKILL after the probe's second, not the pod's two minutes)
+  assert.equal(last.exitCode, 137);
+  assert.ok(Date.parse(last.finishedAt) - Date.parse(last.startedAt) < 30_000, JSON.stringify(last));
+  assert.equal(c.kubectl(['delete', 'pod', 'probe-grace', '--grace-period=1', '--wait=true', '--timeout=60s']).code, 0);
+});
+
 test('hostUsers: false on a runtime without user namespaces: the sandbox is refused, never run with the host\'s IDs; with the gate off the pod fails too', async () => {
   apply(podYAML('userns', '  hostUsers: false\n'));
   assert.equal(await eventOf('userns', 'FailedCreatePodSandBox'), 'Failed to create pod sandbox: the handler "" is not known');
