@@ -1,5 +1,5 @@
 // The kubelet's predicate admission (src/nodeagent/admission.ts) over hand-made nodes and pods;
-// refused pods on a real node are in test/e2e/kubelet-admission.test.ts.
+// refused pods on a real node are in test/e2e/kubelet-runtimeclass.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admitPod, isExtendedResourceName, PredicateAdmitHandler } from '../../src/nodeagent/admission.js';
