@@ -264,6 +264,8 @@ export class APIServer {
   private readonly storageBackend: Backend;
   private listener?: SecureListener;
   private shuttingDown = false;
+  /** /readyz fails from the signal on, while the components in the same process stop (announceShutdown) */
+  private shutdownAnnounced = false;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
   private compactTimer?: NodeJS.Timeout;
@@ -416,7 +418,7 @@ export class APIServer {
         hook('kube-apiserver-autoregistration', started),
         { name: 'autoregister-completion', check: () => this.autoregisterPending(), postStart: true },
         hook('apiservice-openapi-controller', started),
-        { name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined), readyOnly: true },
+        { name: 'shutdown', check: () => (this.shuttingDown || this.shutdownAnnounced ? 'process is shutting down' : undefined), readyOnly: true },
       ],
       cfg.livezGraceMs,
     );
@@ -751,11 +753,21 @@ export class APIServer {
     this.compactTimer.unref();
   }
 
+  /**
+   * SIGTERM, at once: /readyz fails (kube-apiserver's ShutdownInitiated) while the components that
+   * share the process (node agent, controller manager, scheduler) stop; shutdown() follows.
+   */
+  announceShutdown(): void {
+    if (this.shutdownAnnounced || this.shuttingDown) return;
+    this.shutdownAnnounced = true;
+    this.cfg.log.info('Shutdown requested: /readyz now fails', { delay: `${this.cfg.shutdownDelayMs}ms` });
+  }
+
   /** SIGTERM: fail readyz, wait the shutdown delay, stop listening, end watches, finish in-flight requests. */
   async shutdown(): Promise<void> {
     if (this.shuttingDown) return;
+    this.announceShutdown();
     this.shuttingDown = true;
-    this.cfg.log.info('Shutdown requested: /readyz now fails', { delay: `${this.cfg.shutdownDelayMs}ms` });
     if (this.cfg.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.cfg.shutdownDelayMs));
     if (this.compactTimer) clearInterval(this.compactTimer);
     this.authInfo?.stop();

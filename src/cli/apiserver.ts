@@ -684,7 +684,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
       : undefined;
 
   // (the controllers stop first: controllers hook)
-  exitOnSignals(log, () => Promise.resolve(agent?.stop()).then(() => Promise.all([controllers?.stop(), scheduler?.stop()])).then(() => server.shutdown()));
+  // (readyz fails at the signal, not once the components in this process have stopped)
+  exitOnSignals(log, () => Promise.resolve(server.announceShutdown()).then(() => agent?.stop()).then(() => Promise.all([controllers?.stop(), scheduler?.stop()])).then(() => server.shutdown()));
   await new Promise(() => {});
 }
 
