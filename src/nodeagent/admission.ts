@@ -26,6 +26,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Logger } from '../client/log.js';
 import { appArmorRequired } from './podspec.js';
+import { isCriticalPod, isStaticPod } from './staticpods.js';
+import { isObject } from '../schema/defaults/engine.js';
 import type { RESTClient } from '../client/rest.js';
 import { resourceList } from '../schema/resourcelist.js';
 import {
@@ -33,6 +35,7 @@ import {
   ERR_NODE_NAME,
   ERR_NODE_PORTS,
   filterNodePorts,
+  insufficientResources,
   matchesRequiredNodeAffinity,
   newNodeInfo,
   podHostPorts,
@@ -40,6 +43,7 @@ import {
   resourceOf,
   summarizePod,
   tolerationsTolerateTaint,
+  type InsufficientResource,
   type NodeInfo,
   type Taint,
 } from '../scheduler/framework.js';
@@ -56,11 +60,7 @@ export interface Refusal {
 }
 
 /** a reason the pod does not fit (InsufficientResourceError or PredicateFailureError) */
-type FailureReason = { resource: string; requested: bigint; used: bigint; capacity: bigint } | { plugin: string; desc: string };
-
-function isObject(v: unknown): v is Record<string, any> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
+type FailureReason = InsufficientResource | { plugin: string; desc: string };
 
 /** v1helper.IsExtendedResourceName: a domain-prefixed name outside kubernetes.io, a valid quota name with `requests.` */
 export function isExtendedResourceName(name: string): boolean {
@@ -72,12 +72,6 @@ export function isExtendedResourceName(name: string): boolean {
   const local = q.slice(slash + 1);
   const dns = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
   return prefix.length <= 253 && dns.test(prefix) && local.length > 0 && local.length <= 63 && /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(local);
-}
-
-/** kubetypes.IsStaticPod: a pod of a file or URL source */
-function isStaticPod(pod: any): boolean {
-  const source = pod?.metadata?.annotations?.['kubernetes.io/config.source'];
-  return source !== undefined && source !== 'api';
 }
 
 /** removeMissingExtendedResources: the containers' requests without the extended resources the node has none of */
@@ -95,32 +89,9 @@ export function removeMissingExtendedResources(pod: any, info: NodeInfo): any {
   return { ...pod, spec: { ...spec, containers: filter(spec.containers), initContainers: filter(spec.initContainers) } };
 }
 
-/** noderesources.Fits: each resource the pod's requests do not fit in what the node has left */
-function insufficientResources(pod: any, info: NodeInfo): FailureReason[] {
-  const out: FailureReason[] = [];
-  const others = BigInt(info.pods.length);
-  if (others + 1n > info.allocatable.pods) out.push({ resource: 'pods', requested: 1n, used: others, capacity: info.allocatable.pods });
-  const req = resourceOf(podRequests(pod));
-  if (req.milliCPU === 0n && req.memory === 0n && req.ephemeralStorage === 0n && req.scalar.size === 0) return out;
-  const a = info.allocatable;
-  const r = info.requested;
-  const check = (resource: string, want: bigint, used: bigint, capacity: bigint) => {
-    if (want > 0n && want > capacity - used) out.push({ resource, requested: want, used, capacity });
-  };
-  check('cpu', req.milliCPU, r.milliCPU, a.milliCPU);
-  check('memory', req.memory, r.memory, a.memory);
-  check('ephemeral-storage', req.ephemeralStorage, r.ephemeralStorage, a.ephemeralStorage);
-  for (const [name, want] of req.scalar) {
-    const used = r.scalar.get(name) ?? 0n;
-    const capacity = a.scalar.get(name) ?? 0n;
-    if (want !== 0n && want > capacity - used) out.push({ resource: name, requested: want, used, capacity });
-  }
-  return out;
-}
-
 /** generalFilter: AdmissionCheck (every failure), then the NoExecute taints of all but static pods */
 export function generalFilter(pod: any, info: NodeInfo): FailureReason[] {
-  const reasons = insufficientResources(pod, info);
+  const reasons: FailureReason[] = insufficientResources(resourceOf(podRequests(pod)), info);
   if (!matchesRequiredNodeAffinity(pod, info.node)) reasons.push({ plugin: 'NodeAffinity', desc: ERR_NODE_AFFINITY });
   const want = pod?.spec?.nodeName;
   if (want && want !== info.name) reasons.push({ plugin: 'NodeName', desc: ERR_NODE_NAME });
@@ -163,12 +134,6 @@ export function admitPod(pod: any, node: any, others: readonly any[]): Refusal |
     if (other.length) reasons = other;
   }
   return reasons.length ? refusalOf(reasons[0]!) : undefined;
-}
-
-/** kubetypes.IsCriticalPod: a static or mirror pod, or one of priority 2000000000 and more */
-export function isCriticalPod(pod: any): boolean {
-  const p = pod?.spec?.priority;
-  return isStaticPod(pod) || pod?.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined || (typeof p === 'number' && p >= 2_000_000_000);
 }
 
 export interface PredicateAdmitOptions {

@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import YAML from 'yaml';
 import type { Logger } from '../client/log.js';
 import { RESTClient, type RESTConfig } from '../client/rest.js';
+import { sleep } from '../client/flowcontrol.js';
 import { loadX509 } from '../codec/x509.js';
 
 export interface BootstrapOptions {
@@ -119,9 +120,8 @@ export async function requestCertificate(
     if (csr.status?.certificate) return { name, certPEM: Buffer.from(csr.status.certificate, 'base64').toString('utf8') };
     if (Date.now() > deadline) throw new Error(`timed out waiting for the certificate signing request ${name} to be approved and signed`);
     if (signal?.aborted) throw new Error('stopped');
-    await new Promise<void>((r, j) => {
-      const t = setTimeout(r, 1000);
-      signal?.addEventListener('abort', () => (clearTimeout(t), j(new Error('stopped'))), { once: true });
+    await sleep(1000, signal).catch(() => {
+      throw new Error('stopped');
     });
   }
 }

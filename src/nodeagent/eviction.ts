@@ -41,6 +41,7 @@ import type { Logger } from '../client/log.js';
 import { canonical, parseQuantity, quantityValue } from '../schema/validation/quantity.js';
 import type { EvictionThreshold } from './options.js';
 import { qosClass } from './podspec.js';
+import { isCriticalPod } from './staticpods.js';
 import { hostMemory, processLimits, type ResourceSample } from './stats.js';
 import type { PodStorage } from './ephemeral.js';
 
@@ -191,9 +192,8 @@ export class EvictionManager {
   /** the kubelet's admission under pressure: undefined admits the pod */
   admit(pod: any): { reason: string; message: string } | undefined {
     const c = this.current;
-    // (critical pods are admitted whatever the pressure; static pods count as critical)
-    const source = pod?.metadata?.annotations?.['kubernetes.io/config.source'];
-    if (c.size === 0 || priorityOf(pod) >= 2_000_000_000 || (source !== undefined && source !== 'api')) return undefined;
+    // (critical pods are admitted whatever the pressure)
+    if (c.size === 0 || isCriticalPod(pod)) return undefined;
     if (c.has('DiskPressure')) return { reason: 'Evicted', message: 'The node had condition: [DiskPressure]. ' };
     if (c.has('MemoryPressure') && qosClass(pod) === 'BestEffort') return { reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' };
     if (c.has('PIDPressure') && qosClass(pod) === 'BestEffort') return { reason: 'Evicted', message: 'The node had condition: [PIDPressure]. ' };

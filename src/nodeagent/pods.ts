@@ -26,7 +26,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../client/log.js';
 import { isAlreadyExists, isConflict, isNotFound, type RESTClient } from '../client/rest.js';
-import { CONFIG_HASH, CONFIG_MIRROR, CONFIG_SOURCE } from './staticpods.js';
+import { CONFIG_HASH, CONFIG_MIRROR, CONFIG_SOURCE, isCriticalPod } from './staticpods.js';
 import { Informer } from '../client/informer.js';
 import { ResourceClient } from '../client/resources.js';
 import type { EventRecorder } from '../client/events.js';
@@ -988,14 +988,14 @@ export class PodWorkers {
   }
 
   /**
-   * the pods the eviction manager may evict: admitted, not ended, and not critical (a static pod,
-   * or a priority of 2000000000 and more: the kubelet never evicts those)
+   * the pods the eviction manager may evict: admitted, not ended, and not critical (isCriticalPod:
+   * the kubelet never evicts those)
    */
   activePods(): any[] {
     const out: any[] = [];
     for (const r of this.records.values()) {
       if (!r.admitted || r.terminated || r.deleted || r.evicting || r.pod.metadata?.deletionTimestamp) continue;
-      if (r.source !== 'api' || (typeof r.pod.spec?.priority === 'number' && r.pod.spec.priority >= 2_000_000_000)) continue;
+      if (r.source !== 'api' || isCriticalPod(r.pod)) continue;
       out.push(r.pod);
     }
     return out;

@@ -22,6 +22,22 @@ export const CONFIG_SOURCE = 'kubernetes.io/config.source';
 export const CONFIG_SEEN = 'kubernetes.io/config.seen';
 export const CONFIG_MIRROR = 'kubernetes.io/config.mirror';
 
+/** kubetypes.IsStaticPod: a pod of a file or URL source */
+export function isStaticPod(pod: any): boolean {
+  const source = pod?.metadata?.annotations?.[CONFIG_SOURCE];
+  return source !== undefined && source !== 'api';
+}
+
+/**
+ * kubetypes.IsCriticalPod: a static or mirror pod, or one of priority 2000000000 (system-cluster-critical)
+ * and more. The kubelet admits these under node pressure, never evicts them, and (not Keelson) preempts
+ * other pods for them.
+ */
+export function isCriticalPod(pod: any): boolean {
+  const p = pod?.spec?.priority;
+  return isStaticPod(pod) || pod?.metadata?.annotations?.[CONFIG_MIRROR] !== undefined || (typeof p === 'number' && p >= 2_000_000_000);
+}
+
 export interface StaticPodOptions {
   path: string;
   url: string;

@@ -492,25 +492,38 @@ export function filterNodePorts(ports: HostPort[], info: NodeInfo): Status | und
   return undefined;
 }
 
-/** fitsRequest: the reasons the pod does not fit (Too many pods, Insufficient <resource>) */
-export function insufficientResources(req: Resource, info: NodeInfo): string[] {
-  const out: string[] = [];
-  if (BigInt(info.pods.length + 1) > info.allocatable.pods) out.push('Too many pods');
-  if (req.milliCPU === 0n && req.memory === 0n && req.ephemeralStorage === 0n && req.scalar.size === 0) return out;
+/** a resource the pod's requests do not fit in what the node has left (noderesources.InsufficientResource) */
+export interface InsufficientResource {
+  resource: string;
+  requested: bigint;
+  used: bigint;
+  capacity: bigint;
+}
+
+/**
+ * fitsRequest: each resource the pod's requests (`req`, `pods` counting one) do not fit in, in the
+ * order pods, cpu, memory, ephemeral-storage, then the scalar resources. The scheduler words these as
+ * reasons, the kubelet's admission as its rejection messages.
+ */
+export function insufficientResources(req: Resource, info: NodeInfo): InsufficientResource[] {
+  const out: InsufficientResource[] = [];
   const a = info.allocatable;
   const r = info.requested;
-  if (req.milliCPU > 0n && req.milliCPU > a.milliCPU - r.milliCPU) out.push('Insufficient cpu');
-  if (req.memory > 0n && req.memory > a.memory - r.memory) out.push('Insufficient memory');
-  if (req.ephemeralStorage > 0n && req.ephemeralStorage > a.ephemeralStorage - r.ephemeralStorage) out.push('Insufficient ephemeral-storage');
-  for (const [name, q] of req.scalar) {
-    if (q === 0n) continue;
-    if (q > (a.scalar.get(name) ?? 0n) - (r.scalar.get(name) ?? 0n)) out.push(`Insufficient ${name}`);
-  }
+  const used = BigInt(info.pods.length);
+  if (used + 1n > a.pods) out.push({ resource: 'pods', requested: 1n, used, capacity: a.pods });
+  if (req.milliCPU === 0n && req.memory === 0n && req.ephemeralStorage === 0n && req.scalar.size === 0) return out;
+  const check = (resource: string, want: bigint, used: bigint, capacity: bigint) => {
+    if (want > 0n && want > capacity - used) out.push({ resource, requested: want, used, capacity });
+  };
+  check('cpu', req.milliCPU, r.milliCPU, a.milliCPU);
+  check('memory', req.memory, r.memory, a.memory);
+  check('ephemeral-storage', req.ephemeralStorage, r.ephemeralStorage, a.ephemeralStorage);
+  for (const [name, want] of req.scalar) check(name, want, r.scalar.get(name) ?? 0n, a.scalar.get(name) ?? 0n);
   return out;
 }
 
 export function filterNodeResourcesFit(req: Resource, info: NodeInfo): Status | undefined {
-  const reasons = insufficientResources(req, info);
+  const reasons = insufficientResources(req, info).map((x) => (x.resource === 'pods' ? 'Too many pods' : `Insufficient ${x.resource}`));
   return reasons.length ? status('NodeResourcesFit', 'Unschedulable', ...reasons) : undefined;
 }
 
