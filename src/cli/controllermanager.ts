@@ -10,7 +10,7 @@
 // when it loses its Lease, as kube-controller-manager does, so that a supervisor restarts it and
 // it campaigns again with fresh caches.
 //
-// Flags of controllers Keelson does not have (node lifecycle and IPAM, volumes, autoscaling, cloud
+// Flags of controllers Keelson does not have (node IPAM, volume attach/detach, autoscaling, cloud
 // routes, certificate signing, ...) are accepted, as a kube-controller-manager whose such
 // controllers are off accepts them, and their help says so; flags whose requested behaviour
 // Keelson cannot give (leader migration, cloud providers) are refused with a message.
@@ -108,13 +108,11 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
     ['horizontal-pod-autoscaler-sync-period', 15_000, 'The period for syncing the number of pods in horizontal pod autoscaler.'],
     ['legacy-service-account-token-clean-up-period', 8760 * 3600_000, 'The period of time since the last usage of an legacy service account token before it can be deleted.'],
     ['mirroring-endpointslice-updates-batch-period', 0, 'The length of EndpointSlice updates batching period for the endpointslice-mirroring-controller.'],
-    ['pvclaimbinder-sync-period', 15_000, 'The period for syncing persistent volumes and persistent volume claims.'],
     ['route-reconciliation-period', 10_000, 'The period for reconciling routes created for Nodes by cloud provider.'],
   ] as const) other.duration(name, def, `${what} ${NOT_RUN}`);
   other.bool('disable-attach-detach-reconcile-sync', false, `Disable volume attach detach reconciler sync. ${NOT_RUN}`);
   other.bool('disable-force-detach-on-timeout', false, `Prevent force detaching volumes based on maximum unmount time and node status. ${NOT_RUN}`);
   other.bool('enable-dynamic-provisioning', true, `Enable dynamic provisioning for environments that support it. ${NOT_RUN}`);
-  other.bool('enable-hostpath-provisioner', false, `Enable HostPath PV provisioning when running without a cloud provider. ${NOT_RUN}`);
   other.string('flex-volume-plugin-dir', '/usr/libexec/kubernetes/kubelet-plugins/volume/exec/', `Full path of the directory in which the flex volume plugin should search for additional third party volume plugins. ${NOT_RUN}`);
   other.float64('horizontal-pod-autoscaler-tolerance', 0.1, `The minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod autoscaler to consider scaling. ${NOT_RUN}`);
   other.string('pv-recycler-pod-template-filepath-hostpath', '', `The file path to a pod definition used as a template for HostPath persistent volume recycling. ${NOT_RUN}`);
@@ -206,7 +204,7 @@ export function controllerManagerCommand(): Command {
     use: 'controller-manager',
     silenceUsage: true,
     short: 'Run the controller manager (kube-controller-manager) against an API server',
-    long: 'The Keelson controller manager is a daemon that embeds the core control loops: each watches the shared state of the cluster through the API server and makes changes to move the current state toward the desired state (namespaces, service accounts and their tokens, the root CA, disruption budgets, resource quotas, the garbage collector, ReplicationControllers, ReplicaSets, Deployments, DaemonSets, StatefulSets, Jobs, CronJobs and the TTL of finished Jobs, Endpoints and EndpointSlices, Service CIDRs, the pod garbage collector, the node lifecycle and taint-based eviction, and CertificateSigningRequests: signing, approval and cleaning; --controllers lists them by name). It takes kube-controller-manager\'s flags and runs against any Kubernetes-compatible API server. `keelson server` runs the same manager in its own process.',
+    long: 'The Keelson controller manager is a daemon that embeds the core control loops: each watches the shared state of the cluster through the API server and makes changes to move the current state toward the desired state (namespaces, service accounts and their tokens, the root CA, disruption budgets, resource quotas, the garbage collector, ReplicationControllers, ReplicaSets, Deployments, DaemonSets, StatefulSets, Jobs, CronJobs and the TTL of finished Jobs, Endpoints and EndpointSlices, Service CIDRs, the binding and provisioning of PersistentVolumes, the pod garbage collector, the node lifecycle and taint-based eviction, and CertificateSigningRequests: signing, approval and cleaning; --controllers lists them by name). It takes kube-controller-manager\'s flags and runs against any Kubernetes-compatible API server. `keelson server` runs the same manager in its own process.',
     args: 'none',
     run: async ({ flags }) => {
       await run(m, d, serving, auth, gate, flags);

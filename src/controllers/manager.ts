@@ -41,6 +41,8 @@ import { jobControllerDescriptor } from './job.js';
 import { statefulSetControllerDescriptor } from './statefulset.js';
 import { cronJobControllerDescriptor } from './cronjob.js';
 import { ttlAfterFinishedControllerDescriptor } from './ttlafterfinished.js';
+import { pvcProtectionControllerDescriptor, pvProtectionControllerDescriptor } from './pvprotection.js';
+import { persistentVolumeBinderControllerDescriptor } from './pvbinder.js';
 import { csrSigningControllerDescriptor, type SigningCA } from './csrsigning.js';
 import { csrApprovingControllerDescriptor, csrCleanerControllerDescriptor } from './csrapproving.js';
 import { TokensController, SERVICE_ACCOUNT_TOKEN_TYPE, type LegacyTokenGenerator } from './tokens.js';
@@ -215,6 +217,9 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   statefulSetControllerDescriptor,
   jobControllerDescriptor,
   cronJobControllerDescriptor,
+  persistentVolumeBinderControllerDescriptor,
+  pvcProtectionControllerDescriptor,
+  pvProtectionControllerDescriptor,
   ttlAfterFinishedControllerDescriptor,
   csrSigningControllerDescriptor,
   csrApprovingControllerDescriptor,

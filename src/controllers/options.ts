@@ -70,6 +70,10 @@ export interface ControllerManagerOptions {
   controllerStartIntervalMs: number;
   /** --terminated-pod-gc-threshold: terminated pods kept before the pod garbage collector deletes the oldest (<= 0: never) */
   terminatedPodGCThreshold: number;
+  /** --pvclaimbinder-sync-period: the persistent volume binder's resync of every claim and volume */
+  pvClaimBinderSyncPeriodMs: number;
+  /** --enable-hostpath-provisioner: the binder provisions volumes of StorageClasses of kubernetes.io/host-path */
+  enableHostPathProvisioner: boolean;
   /** --use-service-account-credentials: each controller acts as its service account kube-system/<controller> */
   useServiceAccountCredentials: boolean;
   /** timeout of each non-watch request to the API server (Keelson; 0: none) */
@@ -114,6 +118,8 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     endpointSliceUpdatesBatchPeriodMs: 0,
     maxEndpointsPerSlice: 100,
     useServiceAccountCredentials: false,
+    pvClaimBinderSyncPeriodMs: 15_000,
+    enableHostPathProvisioner: false,
     terminatedPodGCThreshold: 12500,
     concurrentSATokenSyncs: 5,
     controllerStartIntervalMs: 0,
@@ -156,6 +162,9 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'job-controller', aliases: ['job'] },
   { name: 'cronjob-controller', aliases: ['cronjob'] },
   { name: 'ttl-after-finished-controller', aliases: ['ttl-after-finished'] },
+  { name: 'persistentvolume-binder-controller', aliases: ['persistentvolume-binder'] },
+  { name: 'persistentvolumeclaim-protection-controller', aliases: ['pvc-protection'] },
+  { name: 'persistentvolume-protection-controller', aliases: ['pv-protection'] },
   { name: 'certificatesigningrequest-signing-controller', aliases: ['csrsigning'] },
   { name: 'certificatesigningrequest-approving-controller', aliases: ['csrapproving'] },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'] },
@@ -174,12 +183,9 @@ export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['bootstrap-signer-controller', 'bootstrapsigner'],
   ['token-cleaner-controller', 'tokencleaner'],
   ['node-ipam-controller', 'nodeipam'],
-  ['persistentvolume-binder-controller', 'persistentvolume-binder'],
   ['persistentvolume-attach-detach-controller', 'attachdetach'],
   ['persistentvolume-expander-controller', 'persistentvolume-expander'],
   ['clusterrole-aggregation-controller', 'clusterrole-aggregation'],
-  ['persistentvolumeclaim-protection-controller', 'pvc-protection'],
-  ['persistentvolume-protection-controller', 'pv-protection'],
   ['ephemeral-volume-controller', 'ephemeral-volume'],
   ['storageversion-garbage-collector-controller', 'storage-version-gc'],
   ['resourceclaim-controller', 'resource-claim-controller'],
@@ -252,6 +258,7 @@ export function validateControllerManagerOptions(o: ControllerManagerOptions): s
   if (o.concurrentJobSyncs < 1) errs.push('--concurrent-job-syncs must be at least 1');
   if (o.concurrentCronJobSyncs < 1) errs.push('--concurrent-cron-job-syncs must be at least 1');
   if (o.concurrentTTLAfterFinishedSyncs < 1) errs.push('--concurrent-ttl-after-finished-syncs must be at least 1');
+  if (o.pvClaimBinderSyncPeriodMs <= 0) errs.push('--pvclaimbinder-sync-period must be greater than 0');
   if (o.endpointUpdatesBatchPeriodMs < 0) errs.push('--endpoint-updates-batch-period must not be negative');
   if (o.endpointSliceUpdatesBatchPeriodMs < 0) errs.push('--endpointslice-updates-batch-period must not be negative');
   // (kube-controller-manager's EndpointSliceControllerOptions.Validate)

@@ -4,7 +4,7 @@
 //
 // Layout, as the kubelet's under its root directory:
 //   <rootDir>/pods/<uid>/                                    the pod's directory (0750)
-//   <rootDir>/pods/<uid>/volumes/kubernetes.io~<plugin>/<name>  each volume but hostPath
+//   <rootDir>/pods/<uid>/volumes/kubernetes.io~<plugin>/<name>  each volume but hostPath and persistentVolumeClaim
 //   <rootDir>/pods/<uid>/etc-hosts                           the /etc/hosts of its containers
 //   <rootDir>/pods/<uid>/containers/<container>/<8 hex>      a termination message file per container start
 //
@@ -25,8 +25,22 @@
 //     a symlink swapped in afterwards by a container is not guarded against;
 //   - ConfigMaps, Secrets and the node are read with a GET at each setUp (the kubelet's managers
 //     cache them or watch them);
-//   - persistentVolumeClaim, csi, ephemeral, image, clusterTrustBundle and the in-tree network
-//     volumes are not supported: setUp fails with a FailedMount message naming the type.
+//   - a persistentVolumeClaim volume is resolved as the kubelet's desired-state populator does
+//     (getPVCExtractPV, getPVSpec): the claim must exist, not be being deleted, be Bound with
+//     spec.volumeName set, and its PersistentVolume's claimRef must carry the claim's uid; a PV of
+//     type hostPath (with its `type` check) or local (its path must exist and be a directory) is
+//     then mounted into the containers as a hostPath volume is: the path itself, not a bind mount
+//     under volumes/kubernetes.io~local-volume/; read-only when the pod's claim says readOnly (the
+//     mount's readOnly still applies); a PV whose only access mode is ReadWriteOncePod is refused
+//     while another pod of this node has it set up. The claim is read once per pod (a running pod
+//     keeps its volume when the claim changes later). What fails here is reported as the kubelet's
+//     WaitForAttachAndMount reports it (`Unable to attach or mount volumes: unmounted
+//     volumes=[data], unattached volumes=[], failed to process volumes=[data]: error processing
+//     PVC default/data: PVC is not bound`); a PV of another type fails the same way (no volume
+//     plugin matched), and the pod retries as for any failed mount;
+//   - csi, ephemeral (generic ephemeral), image, clusterTrustBundle and the in-tree network
+//     volumes are not supported: setUp fails with a FailedMount message naming the type; so do
+//     block volumes (a claim in a container's volumeDevices: MapVolume.SetUpDevice failed).
 import { randomInt, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, chown, lchown, lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
@@ -125,12 +139,15 @@ export function volumeType(v: any): string {
   return 'emptyDir';
 }
 
-/** the names of the volumes some container of the pod mounts */
-function usedVolumes(pod: any): Set<string> {
+/** the names of the volumes some container of the pod mounts (or, with `devices`, maps as a block device: volumeDevices) */
+function usedVolumes(pod: any, devices = false): Set<string> {
   const used = new Set<string>();
   for (const list of [pod?.spec?.initContainers, pod?.spec?.containers, pod?.spec?.ephemeralContainers]) {
     if (!Array.isArray(list)) continue;
-    for (const c of list) for (const m of Array.isArray(c?.volumeMounts) ? c.volumeMounts : []) if (m?.name) used.add(String(m.name));
+    for (const c of list) {
+      const refs = devices ? c?.volumeDevices : c?.volumeMounts;
+      for (const m of Array.isArray(refs) ? refs : []) if (m?.name) used.add(String(m.name));
+    }
   }
   return used;
 }
@@ -420,6 +437,46 @@ class Reads {
     this.allocatable ??= this.m.readNodeAllocatable();
     return this.allocatable;
   }
+  /** a PersistentVolumeClaim of the pod's namespace or a PersistentVolume, through the API (errors as the client words them) */
+  storage(resource: 'persistentvolumeclaims' | 'persistentvolumes', name: string): Promise<any> {
+    const key = `${resource}/${name}`;
+    let p = this.objects.get(key);
+    if (!p) {
+      const client = this.m.options.client;
+      const path = resource === 'persistentvolumes' ? `/api/v1/persistentvolumes/${encodeURIComponent(name)}` : `/api/v1/namespaces/${encodeURIComponent(this.ns)}/persistentvolumeclaims/${encodeURIComponent(name)}`;
+      p = client ? client.json({ method: 'GET', path }) : Promise.reject(new Error('not supported due to running kubelet in standalone mode'));
+      this.objects.set(key, p);
+    }
+    return p;
+  }
+}
+
+/** a pod's persistentVolumeClaim volume resolved to its PersistentVolume (what the containers mount) */
+interface ClaimVolume {
+  pvName: string;
+  /** hostPath or local */
+  type: 'hostPath' | 'local';
+  path: string;
+  /** the pod's claim says readOnly (the volume spec's ReadOnly, which the plugins' mounters honour) */
+  readOnly: boolean;
+  /** a hostPath PV's `type` */
+  hostPathType: string;
+  accessModes: string[];
+}
+
+/** the fields of a PersistentVolumeSpec that are not its volume source */
+const PV_SPEC_FIELDS = new Set(['accessModes', 'capacity', 'claimRef', 'persistentVolumeReclaimPolicy', 'storageClassName', 'mountOptions', 'volumeMode', 'nodeAffinity', 'volumeAttributesClassName']);
+
+/** the volume source of a PersistentVolume (hostPath, local, nfs, csi, ...) */
+export function persistentVolumeType(pv: any): string {
+  const spec = pv?.spec ?? {};
+  for (const k of Object.keys(spec)) if (!PV_SPEC_FIELDS.has(k) && spec[k] !== null && typeof spec[k] === 'object') return k;
+  return '';
+}
+
+/** Go's %v of a []string */
+function goList(items: readonly string[]): string {
+  return `[${items.join(' ')}]`;
 }
 
 export class VolumeManager {
@@ -428,6 +485,8 @@ export class VolumeManager {
   /** per pod uid: the emptyDir and hostPath volumes set up already */
   private readonly setUpOnce = new Map<string, Set<string>>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** per pod uid: its persistentVolumeClaim volumes resolved, by volume name */
+  private readonly claims = new Map<string, Map<string, ClaimVolume>>();
 
   constructor(o: VolumeOptions) {
     this.options = o;
@@ -445,6 +504,7 @@ export class VolumeManager {
   volumePath(uid: string, volume: any): string | undefined {
     const type = volumeType(volume);
     if (type === 'hostPath') return String(volume.hostPath?.path ?? '');
+    if (type === 'persistentVolumeClaim') return this.claims.get(uid)?.get(String(volume.name))?.path;
     const plugin = PLUGIN_DIRS[type];
     return plugin ? join(this.podDir(uid), 'volumes', plugin, String(volume.name)) : undefined;
   }
@@ -478,21 +538,137 @@ export class VolumeManager {
     const dir = this.podDir(uid);
     for (const d of [dir, join(dir, 'volumes'), join(dir, 'plugins')]) await mkdir(d, { recursive: true, mode: 0o750 });
     this.pruneTokens();
-    const used = usedVolumes(pod);
+    const mounted = usedVolumes(pod);
+    const devices = usedVolumes(pod, true);
+    const used = new Set([...mounted, ...devices]);
     const reads = new Reads(this, String(pod?.metadata?.namespace ?? ''));
     const failures: string[] = [];
+    /** the volumes the populator could not process (a claim not bound, ...), and why */
+    const unprocessed = new Map<string, string>();
+    const unmounted: string[] = [];
     for (const v of Array.isArray(pod?.spec?.volumes) ? pod.spec.volumes : []) {
       const name = String(v?.name ?? '');
       if (!used.has(name)) continue;
+      let specName = name;
+      let prefix = 'MountVolume.SetUp failed';
       try {
-        await this.setUpVolume(pod, uid, v, reads);
+        if (volumeType(v) === 'persistentVolumeClaim') {
+          let claim: ClaimVolume;
+          try {
+            claim = await this.resolveClaim(pod, uid, v, reads, mounted.has(name), devices.has(name));
+          } catch (e) {
+            unprocessed.set(name, errorMessage(e));
+            unmounted.push(name);
+            this.options.log.error(e, 'Error processing volume', { pod: `${pod?.metadata?.namespace}/${pod?.metadata?.name}`, volumeName: name });
+            continue;
+          }
+          specName = claim.pvName;
+          // (a block volume resolves, but Keelson maps no devices)
+          if (devices.has(name)) throw Object.assign(new Error("Keelson's kubelet does not support block volumes (volumeDevices)"), { prefix: 'MapVolume.SetUpDevice failed' });
+          if (claim.type === 'local') prefix = 'MountVolume.GetDeviceMountPath failed';
+          await this.setUpClaim(pod, uid, name, claim);
+        } else await this.setUpVolume(pod, uid, v, reads);
       } catch (e) {
-        const msg = `MountVolume.SetUp failed for volume ${JSON.stringify(name)} : ${errorMessage(e)}`;
+        const msg = `${(e as any)?.prefix ?? prefix} for volume ${JSON.stringify(specName)} : ${errorMessage(e)}`;
         this.options.log.warn('volume setup failed', { pod: `${pod?.metadata?.namespace}/${pod?.metadata?.name}`, volume: name, err: errorMessage(e) });
         failures.push(msg);
+        unmounted.push(name);
       }
     }
+    if (unprocessed.size) {
+      // WaitForAttachAndMount: the populator's errors (sorted, deduplicated) end the wait at once
+      const errs = [...new Set(unprocessed.values())].sort();
+      const names = [...unprocessed.keys()].sort();
+      failures.unshift(`Unable to attach or mount volumes: unmounted volumes=${goList([...unmounted].sort())}, unattached volumes=[], failed to process volumes=${goList(names)}: ${errs.join('; ')}`);
+    }
     if (failures.length) throw new VolumeError(failures);
+  }
+
+  /**
+   * createVolumeSpec of a persistentVolumeClaim volume: the claim (getPVCExtractPV), its volume
+   * (getPVSpec), the volume mode, and a plugin for the volume's type (AddPodToVolume); once
+   * resolved for a pod, the same answer is kept
+   */
+  private async resolveClaim(pod: any, uid: string, v: any, reads: Reads, mounted: boolean, device: boolean): Promise<ClaimVolume> {
+    const name = String(v.name);
+    const known = this.claims.get(uid)?.get(name);
+    if (known) return known;
+    const ns = String(pod?.metadata?.namespace ?? '');
+    const claimName = String(v.persistentVolumeClaim?.claimName ?? '');
+    const where = `error processing PVC ${ns}/${claimName}`;
+    let pvc: any;
+    try {
+      pvc = await reads.storage('persistentvolumeclaims', claimName);
+    } catch (e) {
+      throw new Error(`${where}: failed to fetch PVC from API server: ${errorMessage(e)}`);
+    }
+    if (pvc?.metadata?.deletionTimestamp) throw new Error(`${where}: PVC is being deleted`);
+    if (pvc?.status?.phase !== 'Bound') throw new Error(`${where}: PVC is not bound`);
+    const pvName = String(pvc?.spec?.volumeName ?? '');
+    if (!pvName) throw new Error(`${where}: PVC has empty pvc.Spec.VolumeName`);
+    let pv: any;
+    try {
+      pv = await reads.storage('persistentvolumes', pvName);
+    } catch (e) {
+      throw new Error(`${where}: failed to fetch PV ${pvName} from API server: ${errorMessage(e)}`);
+    }
+    const ref = pv?.spec?.claimRef;
+    if (!ref) throw new Error(`${where}: found PV object ${pvName} but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim`);
+    const claimUID = String(pvc?.metadata?.uid ?? '');
+    if (String(ref.uid ?? '') !== claimUID) throw new Error(`${where}: found PV object ${pvName} but its pv.Spec.ClaimRef.UID ${String(ref.uid ?? '')} does not point to claim.UID ${claimUID}`);
+    const mode = String(pv?.spec?.volumeMode || 'Filesystem');
+    if (mounted && mode !== 'Filesystem') throw new Error(`volume ${name} has volumeMode ${mode}, but is specified in volumeMounts`);
+    if (device && mode !== 'Block') throw new Error(`volume ${name} has volumeMode ${mode}, but is specified in volumeDevices`);
+    const type = persistentVolumeType(pv);
+    if (type !== 'hostPath' && type !== 'local') {
+      throw new Error(`failed to get Plugin from volumeSpec for volume ${JSON.stringify(pvName)} err=no volume plugin matched (Keelson's kubelet mounts hostPath and local persistent volumes only, not ${type || 'this type'})`);
+    }
+    return {
+      pvName,
+      type,
+      path: String(pv.spec[type]?.path ?? ''),
+      readOnly: v.persistentVolumeClaim?.readOnly === true,
+      hostPathType: type === 'hostPath' ? String(pv.spec.hostPath?.type ?? '') : '',
+      accessModes: Array.isArray(pv?.spec?.accessModes) ? pv.spec.accessModes.map(String) : [],
+    };
+  }
+
+  /** the operation executor's MountVolume of a resolved claim: ReadWriteOncePod, then the plugin's checks (hostPath's type, local's path) */
+  private async setUpClaim(pod: any, uid: string, name: string, claim: ClaimVolume): Promise<void> {
+    let mine = this.claims.get(uid);
+    if (mine?.has(name)) return;
+    const modes = claim.accessModes;
+    if (modes.length === 1 && modes[0] === 'ReadWriteOncePod') {
+      for (const [other, vols] of this.claims) {
+        if (other === uid) continue;
+        for (const c of vols.values()) {
+          if (c.pvName === claim.pvName) throw Object.assign(new Error('volume uses the ReadWriteOncePod access mode and is already in use by another pod'), { prefix: 'MountVolume.SetUp failed' });
+        }
+      }
+    }
+    if (claim.type === 'hostPath') await checkHostPath(claim.path, claim.hostPathType);
+    else {
+      // the local plugin's GetDeviceMountPath: hostutil's GetFileType of the path
+      if (!claim.path) throw new Error('local volume source is nil or local path is not set');
+      let st;
+      try {
+        st = await stat(claim.path);
+      } catch (e) {
+        if (isErrno(e, 'ENOENT')) throw new Error(`path ${JSON.stringify(claim.path)} does not exist`);
+        throw new Error(goFsError(e));
+      }
+      if (!st.isDirectory()) throw new Error('only directory and block device are supported');
+      const g = fsGroupOf(pod);
+      if (g !== undefined && !claim.readOnly) {
+        try {
+          await setVolumeOwnership(claim.path, g, false, pod.spec.securityContext.fsGroupChangePolicy);
+        } catch (e) {
+          throw Object.assign(new Error(errorMessage(e)), { prefix: 'MountVolume.SetUp failed' });
+        }
+      }
+    }
+    if (!mine) this.claims.set(uid, (mine = new Map()));
+    mine.set(name, claim);
   }
 
   private async setUpVolume(pod: any, uid: string, v: any, reads: Reads): Promise<void> {
@@ -725,12 +901,13 @@ export class VolumeManager {
       const vol = volumes.get(vname);
       const type = vol ? volumeType(vol) : '';
       const volumePath = vol ? this.volumePath(uid, vol) : undefined;
-      if (!vol || volumePath === undefined || (type !== 'hostPath' && !(await pathExists(volumePath)))) {
+      const claim = type === 'persistentVolumeClaim' ? this.claims.get(uid)?.get(vname) : undefined;
+      if (!vol || volumePath === undefined || (type !== 'hostPath' && !claim && !(await pathExists(volumePath)))) {
         throw new ContainerConfigError(`cannot find volume ${JSON.stringify(vname)} to mount into container ${JSON.stringify(cname)}`);
       }
-      // an SELinux-managed volume is relabelled at its first mount
+      // an SELinux-managed volume is relabelled at its first mount (hostPath: never; local: when writable)
       let relabel = false;
-      if (type !== 'hostPath' && !relabelled.has(vname)) {
+      if (type !== 'hostPath' && !(claim && (claim.type === 'hostPath' || claim.readOnly)) && !relabelled.has(vname)) {
         relabelled.add(vname);
         relabel = true;
       }
@@ -766,7 +943,7 @@ export class VolumeManager {
       mounts.push({
         containerPath: mountPath,
         hostPath,
-        readonly: m?.readOnly === true || READ_ONLY_TYPES.has(type),
+        readonly: m?.readOnly === true || READ_ONLY_TYPES.has(type) || claim?.readOnly === true,
         ...(recursiveReadOnly ? { recursiveReadOnly: true } : {}),
         selinuxRelabel: relabel && selinuxOn(),
         propagation,
@@ -859,6 +1036,7 @@ export class VolumeManager {
       if (mounted.length) throw new Error(`the directory of pod ${uid} still has mounts: ${mounted.join(', ')}`);
       await rm(dir, { recursive: true, force: true });
       this.setUpOnce.delete(uid);
+      this.claims.delete(uid);
       for (const k of [...this.tokens.keys()]) if (k.endsWith(`/${uid}`)) this.tokens.delete(k);
     });
   }

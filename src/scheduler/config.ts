@@ -5,8 +5,9 @@
 // framework.ts. A profile may disable any default plugin (those Keelson lacks are absent anyway),
 // change the weights of the score plugins it has, and set NodeResourcesFit's scoring strategy
 // (LeastAllocated or MostAllocated, with its resources) and BalancedAllocation's resources.
+// VolumeBinding is a filter (with its PreFilter and PreBind; its args' bindTimeoutSeconds is read).
 // What it cannot honour is refused at start-up with the reason: enabling a plugin Keelson does not
-// have (volume plugins, out-of-tree plugins), a RequestedToCapacityRatio strategy, ignored
+// have (the other volume plugins, VolumeBinding as a score plugin, out-of-tree plugins), a RequestedToCapacityRatio strategy, ignored
 // resources, NodeAffinity's addedAffinity, PodTopologySpread's own default constraints,
 // InterPodAffinity's hardPodAffinityWeight other than 1, disabling the queue sort, the binder or
 // the scheduling gates, extenders.
@@ -32,6 +33,8 @@ export interface Profile {
   scoring: ScoringConfig;
   /** DefaultPreemption enabled: its PostFilter message follows a FitError's */
   preemption: boolean;
+  /** VolumeBinding's bindTimeoutSeconds (default 600): how long its PreBind waits for the claims to be bound */
+  bindTimeoutSeconds?: number;
 }
 
 export function defaultProfile(schedulerName = DEFAULT_SCHEDULER_NAME): Profile {
@@ -178,7 +181,8 @@ function parseProfile(p: any, i: number, warn: (m: string) => void): Profile {
       for (const e of arr(set.enabled)) {
         const n = String(e?.name ?? '');
         if (!DEFAULT_PLUGINS.has(n)) throw new ConfigError(`${where}.enabled: plugin "${n}" is not available in Keelson's scheduler`);
-        const implemented = FILTERS.has(n) || SCORES.has(n) || REQUIRED_PLUGINS.has(n) || n === 'DefaultPreemption';
+        // (VolumeBinding scores only with the StorageCapacityScoring gate: not here)
+        const implemented = (FILTERS.has(n) || SCORES.has(n) || REQUIRED_PLUGINS.has(n) || n === 'DefaultPreemption') && !(n === 'VolumeBinding' && point === 'score');
         if (!implemented) throw new ConfigError(`${where}.enabled: plugin "${n}" is not implemented by Keelson's scheduler (it has ${[...FILTERS, ...SCORES].filter((x, j, a) => a.indexOf(x) === j).join(', ')}); leave it out of the profile`);
         if ((point === 'multiPoint' || point === 'filter') && FILTERS.has(n)) filters.add(n as FilterPlugin);
         if ((point === 'multiPoint' || point === 'score') && SCORES.has(n)) {
@@ -191,6 +195,7 @@ function parseProfile(p: any, i: number, warn: (m: string) => void): Profile {
     }
   }
   const scoring: ScoringConfig = { ...DEFAULT_SCORING, weights };
+  let bindTimeoutSeconds: number | undefined;
   for (const [j, pc] of arr(p.pluginConfig).entries()) {
     const where = `${path}.pluginConfig[${j}]`;
     const n = String(pc?.name ?? '');
@@ -229,14 +234,21 @@ function parseProfile(p: any, i: number, warn: (m: string) => void): Profile {
         }
         if (args.ignorePreferredTermsOfExistingPods === true) throw new ConfigError(`${where}.args.ignorePreferredTermsOfExistingPods: not supported by Keelson's scheduler`);
         break;
-      case 'VolumeBinding':
-        warn(`${where}: Keelson's scheduler does not run ${n}: its args have no effect`);
+      case 'VolumeBinding': {
+        // VolumeBindingArgs: bindTimeoutSeconds (how long PreBind waits for the PV controller); shape is for scoring
+        if (args.bindTimeoutSeconds !== undefined && args.bindTimeoutSeconds !== null) {
+          const t = Number(args.bindTimeoutSeconds);
+          if (!Number.isInteger(t) || t < 0) throw new ConfigError(`${where}.args.bindTimeoutSeconds: Invalid value: ${args.bindTimeoutSeconds}: invalid BindTimeoutSeconds, should not be a negative value`);
+          bindTimeoutSeconds = t;
+        }
+        if (arr(args.shape).length) warn(`${where}.args.shape: Keelson's scheduler does not score volumes: shape has no effect`);
         break;
+      }
       default:
         throw new ConfigError(`${where}.name: plugin "${n}" has no configuration Keelson's scheduler can honour`);
     }
   }
-  return { ...profile, filters, scoring, preemption };
+  return { ...profile, filters, scoring, preemption, ...(bindTimeoutSeconds !== undefined ? { bindTimeoutSeconds } : {}) };
 }
 
 /**

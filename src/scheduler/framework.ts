@@ -11,6 +11,8 @@
 //     NodeResourcesFit   pods against allocatable `pods`, then the pod's requests (containers,
 //                        init containers, sidecars, overhead) against allocatable minus what the
 //                        node's pods request
+//     VolumeBinding      the pod's PersistentVolumeClaims (volumebinding.ts; its PreFilter, and its
+//                        PreBind's writes and wait, are run by scheduler.ts)
 //   scores (normalized to 0..100, weighted as the default profile weighs them):
 //     TaintToleration 3 (PreferNoSchedule taints not tolerated, fewer is better)
 //     NodeAffinity 2 (the weights of the preferred terms that match)
@@ -454,13 +456,15 @@ export function nodeAffinityPreFilter(pod: any): { names?: Set<string>; conflict
 // ── the filters ─────────────────────────────────────────────────────────────
 
 /** the filters a profile can turn off; each in the default profile's order */
-export const FILTER_PLUGINS = ['NodeUnschedulable', 'NodeName', 'TaintToleration', 'NodeAffinity', 'NodePorts', 'NodeResourcesFit', 'PodTopologySpread', 'InterPodAffinity'] as const;
+export const FILTER_PLUGINS = ['NodeUnschedulable', 'NodeName', 'TaintToleration', 'NodeAffinity', 'NodePorts', 'NodeResourcesFit', 'VolumeBinding', 'PodTopologySpread', 'InterPodAffinity'] as const;
 export type FilterPlugin = (typeof FILTER_PLUGINS)[number];
 /** the filters that read the pods on the node, or on every node (the rest read the Node alone) */
 export const POD_DEPENDENT_FILTERS: ReadonlySet<FilterPlugin> = new Set(['NodePorts', 'NodeResourcesFit', 'PodTopologySpread', 'InterPodAffinity']);
 
 /** the filters of interpod.ts, bound to their PreFilter states over every node's pods */
 export interface ClusterFilters {
+  /** VolumeBinding's Filter (volumebinding.ts), bound to its PreFilter state */
+  volumes?(info: NodeInfo): Status | undefined;
   spread?(info: NodeInfo): Status | undefined;
   interPod?(info: NodeInfo): Status | undefined;
 }
@@ -579,6 +583,10 @@ export function runPodFilters(p: PodInfo, info: NodeInfo, enabled: ReadonlySet<F
   }
   if (enabled.has('NodeResourcesFit')) {
     const s = filterNodeResourcesFit(p.requests, info);
+    if (s) return s;
+  }
+  if (enabled.has('VolumeBinding') && cluster?.volumes) {
+    const s = cluster.volumes(info);
     if (s) return s;
   }
   if (enabled.has('PodTopologySpread') && cluster?.spread) {

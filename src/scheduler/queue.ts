@@ -19,7 +19,8 @@
 // while such pods wait (assigned.ts). That watch reads the bound pods' metadata only, and tells a
 // resize from the pod's generation, not from its requests; as a fallback for what it may misjudge,
 // a pod that the removal of other pods could help is also tried again after `recheckMs` (30 s) in
-// unschedulable.
+// unschedulable. A pod VolumeBinding refused moves when a PersistentVolumeClaim, PersistentVolume
+// or StorageClass is added or changed (`podEvents.volumes`).
 
 export interface QueuedPod {
   /** namespace/name */
@@ -51,6 +52,8 @@ export interface QueuedPod {
 export interface PodEvents {
   added: boolean;
   removed: boolean;
+  /** a PersistentVolumeClaim, PersistentVolume or StorageClass added or changed (VolumeBinding's events) */
+  volumes?: boolean;
 }
 
 export const NO_POD_EVENTS: PodEvents = Object.freeze({ added: false, removed: false });
@@ -274,7 +277,7 @@ export class SchedulingQueue {
     for (const e of this.entries.values()) if (e.where === 'unschedulable') this.moveOut(e);
   }
 
-  /** a bound pod was added (`added`) or went away: the unschedulable pods that registered for it move */
+  /** a bound pod was added (`added`) or went away, or a claim, volume or class changed (`volumes`): the unschedulable pods that registered for it move */
   movePodEvent(which: keyof PodEvents): void {
     this.moveRequestCycle = this.schedulingCycle;
     for (const e of this.entries.values()) if (e.where === 'unschedulable' && e.podEvents[which]) this.moveOut(e);

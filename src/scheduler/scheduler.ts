@@ -9,7 +9,9 @@
 //   - the pods waiting for it: field selector `spec.nodeName=,status.phase!=Succeeded,
 //     status.phase!=Failed` (and `spec.schedulerName=<name>` when it has one profile), which the
 //     API server applies, so that a pod leaves the watch (a DELETED event) once it is bound;
-//   - the Nodes (small, few).
+//   - the Nodes (small, few);
+//   - the PersistentVolumeClaims, PersistentVolumes and StorageClasses (VolumeBinding's listers,
+//     volumebinding.ts; a claim, volume or class added or changed retries the pods it refused).
 // The pods already on a node matter only for the filters and scores that count them
 // (NodeResourcesFit, NodePorts, the resource scores, PodTopologySpread and InterPodAffinity, the
 // last two over every node). Those are read when a decision needs them: one list of the bound pods
@@ -28,12 +30,17 @@
 // pod waits for such an event (assigned.ts). Pods bound by someone else during a pass are seen at
 // the next pass, or at once while that watch runs (the pass is then stale).
 //
-// Scheduling one pod (schedule_one.go): the NodeAffinity PreFilter (matchFields metadata.name),
+// Scheduling one pod (schedule_one.go): the PreFilters of NodeAffinity (matchFields metadata.name)
+// and VolumeBinding (the claims; the nodes of bound local volumes),
 // the filters of framework.ts over the nodes starting where the last pod's search stopped, until
 // enough feasible nodes are found (percentageOfNodesToScore; every node below 100 nodes); the
 // scores, the best node (ties at random); then a Binding
 // (POST pods/<name>/binding) and a Normal event `Scheduled`: `Successfully assigned <ns>/<pod> to
-// <node>`. When no node fits: a Warning event `FailedScheduling` and the pod's condition
+// <node>`. A pod with WaitForFirstConsumer claims to bind first has VolumeBinding's PreBind (the
+// PV's claimRef, or the claim's selected-node annotation, then a wait of up to bindTimeoutSeconds
+// for the PV controller to bind them) and its binding run beside the loop, the pod counted on its
+// node meanwhile; a failure there is a FailedScheduling SchedulerError and a back-off.
+// When no node fits: a Warning event `FailedScheduling` and the pod's condition
 // PodScheduled=False, reason Unschedulable, both with Kubernetes' message (`0/3 nodes are
 // available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector. preemption:
 // 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not
@@ -109,6 +116,19 @@ import {
   type PodsView,
 } from './interpod.js';
 import { findPreemption, type Candidate } from './preemption.js';
+import { sleep } from '../client/flowcontrol.js';
+import {
+  ANN_BOUND_BY_CONTROLLER,
+  ANN_SELECTED_NODE,
+  DEFAULT_BIND_TIMEOUT_SECONDS,
+  claimFullyBound,
+  pvMatchesNode,
+  volumeBindingFilter,
+  volumeBindingPreFilter,
+  type PodVolumes,
+  type VolumeListers,
+  type VolumeState,
+} from './volumebinding.js';
 
 export { DEFAULT_SCHEDULER_NAME } from './config.js';
 
@@ -117,6 +137,9 @@ const NODES = { group: '', version: 'v1', resource: 'nodes' };
 const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces' };
 const SERVICES = { group: '', version: 'v1', resource: 'services' };
 const PDBS = { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets' };
+const PVCS = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
+const PVS = { group: '', version: 'v1', resource: 'persistentvolumes' };
+const STORAGE_CLASSES = { group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses' };
 /** the controllers whose selector DefaultSelector reads, by apiVersion/kind */
 const SPREAD_CONTROLLERS: Record<string, { group: string; version: string; resource: string }> = {
   'v1/ReplicationController': { group: '', version: 'v1', resource: 'replicationcontrollers' },
@@ -201,11 +224,28 @@ export interface SchedulerMetrics {
 function podEventsOf(statuses: Iterable<Status>): PodEvents {
   let added = false;
   let removed = false;
+  let volumes = false;
   for (const s of statuses) {
     if (s.plugin === 'InterPodAffinity' || s.plugin === 'PodTopologySpread') added = removed = true;
     else if (s.plugin === 'NodeResourcesFit' || s.plugin === 'NodePorts') removed = true;
+    else if (s.plugin === 'VolumeBinding') volumes = true;
   }
-  return added || removed ? { added, removed } : NO_POD_EVENTS;
+  return added || removed || volumes ? { added, removed, ...(volumes ? { volumes } : {}) } : NO_POD_EVENTS;
+}
+
+/** VolumeBinding's events: claims, volumes and classes added or changed */
+const VOLUME_EVENTS: PodEvents = Object.freeze({ added: false, removed: false, volumes: true });
+
+/** Go's %v of a []string */
+const goList = (items: readonly string[]) => `[${items.join(' ')}]`;
+
+/** CompareResourceVersion: whether `a` is newer than `b` (unparsable: not) */
+function newerVersion(a: unknown, b: unknown): boolean {
+  try {
+    return BigInt(String(a ?? '')) > BigInt(String(b ?? ''));
+  } catch {
+    return false;
+  }
 }
 
 const VICTIMS_GONE: PodEvents = Object.freeze({ added: false, removed: true });
@@ -356,6 +396,9 @@ export class Scheduler {
   private leading = false;
   private pods?: Informer<any>;
   private nodes?: Informer<any>;
+  private pvcs?: Informer<any>;
+  private pvs?: Informer<any>;
+  private classes?: Informer<any>;
   private assigned?: AssignedPodWatch;
   /** the scheduling pass under way */
   private pass?: PassCache;
@@ -410,7 +453,7 @@ export class Scheduler {
   /** sched-handler-sync: the informers have synced (a scheduler that does not lead has nothing to sync) */
   handlersSynced(): boolean {
     if (!this.leading) return true;
-    return !!(this.pods?.hasSynced() && this.nodes?.hasSynced());
+    return !!(this.pods?.hasSynced() && this.nodes?.hasSynced() && this.pvcs?.hasSynced() && this.pvs?.hasSynced() && this.classes?.hasSynced());
   }
 
   metrics(): SchedulerMetrics {
@@ -471,6 +514,10 @@ export class Scheduler {
     const fieldSelector = `spec.nodeName=,${NOT_TERMINATED}${names.length === 1 ? `,spec.schedulerName=${names[0]}` : ''}`;
     const pods = new Informer<any>(new ResourceClient<any>(this.client, PODS), { fieldSelector, log: this.log, name: 'unassigned pods' });
     const nodes = new Informer<any>(new ResourceClient<any>(this.client, NODES), { log: this.log, name: 'nodes' });
+    // (VolumeBinding's listers: claims, volumes and classes, few and small next to the pods)
+    const pvcs = new Informer<any>(new ResourceClient<any>(this.client, PVCS), { log: this.log, name: 'persistentvolumeclaims' });
+    const pvs = new Informer<any>(new ResourceClient<any>(this.client, PVS), { log: this.log, name: 'persistentvolumes' });
+    const classes = new Informer<any>(new ResourceClient<any>(this.client, STORAGE_CLASSES), { log: this.log, name: 'storageclasses' });
     const assigned = new AssignedPodWatch({
       client: this.client,
       fieldSelector: `spec.nodeName!=,${NOT_TERMINATED}`,
@@ -499,6 +546,9 @@ export class Scheduler {
     this.queue = queue;
     this.pods = pods;
     this.nodes = nodes;
+    this.pvcs = pvcs;
+    this.pvs = pvs;
+    this.classes = classes;
     this.assigned = assigned;
     pods.addEventHandler({
       add: (p) => this.onPod(p),
@@ -511,14 +561,21 @@ export class Scheduler {
         if (nodeSchedulingPropertiesChanged(old, n)) queue.moveAllToActiveOrBackoff();
       },
     });
+    // (VolumeBinding's EventsToRegister: PVC, PV and StorageClass Add and Update)
+    for (const inf of [pvcs, pvs, classes]) {
+      inf.addEventHandler({ add: () => queue.movePodEvent('volumes'), update: () => queue.movePodEvent('volumes') });
+    }
     pods.run();
     nodes.run();
+    pvcs.run();
+    pvs.run();
+    classes.run();
     try {
-      const [a, b] = await Promise.all([pods.waitForSync({ signal }), nodes.waitForSync({ signal })]);
-      if (a && b) await this.loop(queue, signal);
+      const synced = await Promise.all([pods, nodes, pvcs, pvs, classes].map((i) => i.waitForSync({ signal })));
+      if (synced.every(Boolean)) await this.loop(queue, signal);
     } finally {
       queue.close();
-      await Promise.all([pods.stop(), nodes.stop(), assigned.stop()]);
+      await Promise.all([pods.stop(), nodes.stop(), pvcs.stop(), pvs.stop(), classes.stop(), assigned.stop()]);
       if (this.assigned === assigned) this.assigned = undefined;
       if (this.queue === queue) this.queue = undefined;
     }
@@ -623,6 +680,131 @@ export class Scheduler {
     // bind (the pass counts the pod on its node at once: the next pod sees it)
     const node = result.node;
     pass.binding(e.uid);
+    const v = result.volumes;
+    if (v && (v.staticBindings.length || v.dynamicProvisions.length)) {
+      // VolumeBinding's PreBind writes and waits (up to bindTimeoutSeconds) for the PV controller:
+      // the binding cycle goes on beside the loop, the pod assumed on its node meanwhile
+      await pass.bound(node, p.summary, placedPod(pod, node));
+      this.track(this.bindingCycle(e, pod, profile, node, v, pass, startedMs, result, signal));
+      return;
+    }
+    await this.bind(e, pod, profile, node, pass, startedMs, result, signal);
+  }
+
+  /** the binding cycle of a pod with claims to bind: VolumeBinding's PreBind, then the binding */
+  private async bindingCycle(e: QueuedPod, pod: any, profile: Profile, node: string, v: PodVolumes, pass: PassCache, startedMs: number, result: { evaluated: number; feasible: number }, signal: AbortSignal): Promise<void> {
+    const queue = this.queue;
+    try {
+      await this.bindPodVolumes(pod, node, v, (profile.bindTimeoutSeconds ?? DEFAULT_BIND_TIMEOUT_SECONDS) * 1000, signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      // (Unreserve: the pass no longer counts the pod there)
+      pass.stale = true;
+      const msg = `running PreBind plugin "VolumeBinding": ${(err as Error).message}`;
+      this.log.error(err, 'Failed to bind volumes of pod', { pod: e.key, node });
+      this.countAttempt('error', profile.schedulerName, startedMs);
+      this.failed(pod, profile, 'SchedulerError', msg);
+      queue?.requeueError(e);
+      return;
+    }
+    await this.bind(e, pod, profile, node, pass, startedMs, result, signal);
+  }
+
+  /**
+   * BindPodVolumes: bindAPIUpdate (each static binding's PV gets its claimRef and
+   * pv.kubernetes.io/bound-by-controller; each claim to provision gets
+   * volume.kubernetes.io/selected-node), then checkBindings every second until every claim is
+   * fully bound (the PV controller's work), or an error, or the timeout
+   */
+  private async bindPodVolumes(pod: any, node: string, v: PodVolumes, timeoutMs: number, signal: AbortSignal): Promise<void> {
+    const written = new Map<string, string>();
+    for (const b of v.staticBindings) {
+      const pv = structuredClone(b.pv);
+      const c = b.pvc.metadata;
+      const ref = pv.spec.claimRef;
+      const boundByUs = !(ref && ref.name === c.name && (ref.namespace ?? '') === c.namespace && (!ref.uid || ref.uid === c.uid));
+      if (!ref || ref.name !== c.name || ref.namespace !== c.namespace || ref.uid !== c.uid) {
+        pv.spec.claimRef = { kind: 'PersistentVolumeClaim', namespace: c.namespace, name: c.name, uid: c.uid, apiVersion: 'v1', resourceVersion: c.resourceVersion };
+      }
+      if (boundByUs) pv.metadata.annotations = { ...(pv.metadata.annotations ?? {}), [ANN_BOUND_BY_CONTROLLER]: pv.metadata.annotations?.[ANN_BOUND_BY_CONTROLLER] ?? 'yes' };
+      const out = await this.client.json({ method: 'PUT', path: `/api/v1/persistentvolumes/${encodeURIComponent(pv.metadata.name)}`, body: pv, signal });
+      written.set(`pv/${pv.metadata.name}`, String(out?.metadata?.resourceVersion ?? ''));
+    }
+    for (const claim of v.dynamicProvisions) {
+      const pvc = structuredClone(claim);
+      if (pvc.metadata.annotations?.[ANN_SELECTED_NODE] === node) continue;
+      pvc.metadata.annotations = { ...(pvc.metadata.annotations ?? {}), [ANN_SELECTED_NODE]: node };
+      const out = await this.client.json({ method: 'PUT', path: `/api/v1/namespaces/${encodeURIComponent(pvc.metadata.namespace)}/persistentvolumeclaims/${encodeURIComponent(pvc.metadata.name)}`, body: pvc, signal });
+      written.set(`pvc/${pvc.metadata.namespace}/${pvc.metadata.name}`, String(out?.metadata?.resourceVersion ?? ''));
+      this.log.v(2).info('Selected the node of a claim to provision', { pvc: `${pvc.metadata.namespace}/${pvc.metadata.name}`, node });
+    }
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      await sleep(Math.min(1000, Math.max(0, deadline - Date.now())), signal);
+      let done: boolean;
+      try {
+        done = this.checkBindings(pod, node, v, written);
+      } catch (e) {
+        throw new Error(`binding volumes: ${(e as Error).message}`);
+      }
+      if (done) return;
+      if (Date.now() >= deadline) throw new Error('binding volumes: context deadline exceeded');
+    }
+  }
+
+  /** checkBindings: true once every claim is fully bound; throws what makes the binding hopeless */
+  private checkBindings(pod: any, nodeName: string, v: PodVolumes, written: Map<string, string>): boolean {
+    const node = this.nodes?.get(nodeName);
+    if (!node) throw new Error(`failed to get node ${JSON.stringify(nodeName)}: node ${JSON.stringify(nodeName)} not found`);
+    const current = this.pods?.getByName(pod.metadata.namespace, pod.metadata.name);
+    // (the pod is still pending, so in the informer, until this cycle binds it)
+    if (!current || current.metadata?.uid !== pod.metadata.uid) throw new Error(`pod does not exist any more: pod ${JSON.stringify(pod.metadata.name)} not found`);
+    const l = this.volumeListers();
+    for (const b of v.staticBindings) {
+      const name = String(b.pv.metadata.name);
+      const pv = l.pv(name);
+      if (!pv) throw new Error(`failed to check binding: PersistentVolume ${JSON.stringify(name)} not found`);
+      const key = `${b.pvc.metadata.namespace}/${b.pvc.metadata.name}`;
+      const pvc = l.pvc(b.pvc.metadata.namespace, b.pvc.metadata.name);
+      if (!pvc) throw new Error(`failed to check binding: PersistentVolumeClaim ${JSON.stringify(key)} not found`);
+      if (newerVersion(written.get(`pv/${name}`), pv.metadata?.resourceVersion)) return false;
+      if (!pvMatchesNode(pv, node)) throw new Error(`pv ${JSON.stringify(name)} node affinity doesn't match node ${JSON.stringify(nodeName)}: no matching NodeSelectorTerms`);
+      if (!pv.spec?.claimRef?.uid) throw new Error(`ClaimRef got reset for pv ${JSON.stringify(name)}`);
+      if (!claimFullyBound(pvc)) return false;
+    }
+    for (const claim of v.dynamicProvisions) {
+      const key = `${claim.metadata.namespace}/${claim.metadata.name}`;
+      const pvc = l.pvc(claim.metadata.namespace, claim.metadata.name);
+      if (!pvc) throw new Error(`failed to check provisioning pvc: PersistentVolumeClaim ${JSON.stringify(key)} not found`);
+      if (newerVersion(written.get(`pvc/${key}`), pvc.metadata?.resourceVersion)) return false;
+      const selected = pvc.metadata?.annotations?.[ANN_SELECTED_NODE];
+      if (!pvc.metadata?.annotations) throw new Error(`selectedNode annotation reset for PVC ${JSON.stringify(pvc.metadata.name)}`);
+      if (selected !== nodeName) throw new Error(`provisioning failed for PVC ${JSON.stringify(pvc.metadata.name)}`);
+      if (pvc.spec?.volumeName) {
+        const pv = l.pv(String(pvc.spec.volumeName));
+        if (!pv) return false;
+        if (!pvMatchesNode(pv, node)) throw new Error(`pv ${JSON.stringify(pv.metadata.name)} node affinity doesn't match node ${JSON.stringify(nodeName)}: no matching NodeSelectorTerms`);
+      }
+      if (!claimFullyBound(pvc)) return false;
+    }
+    return true;
+  }
+
+  /** the informers' claims, volumes and classes, as VolumeBinding reads them */
+  private volumeListers(): VolumeListers {
+    return {
+      pvc: (ns, name) => this.pvcs?.getByName(ns, name),
+      pv: (name) => this.pvs?.getByName('', name),
+      storageClass: (name) => this.classes?.getByName('', name),
+      pvs: () => this.pvs?.list() ?? [],
+    };
+  }
+
+  /** DefaultBinder: the Binding, then the pod is done (a `Scheduled` event) */
+  private async bind(e: QueuedPod, pod: any, profile: Profile, node: string, pass: PassCache, startedMs: number, result: { evaluated: number; feasible: number }, signal: AbortSignal): Promise<void> {
+    const queue = this.queue;
+    const { namespace, name } = splitKey(e.key);
+    const p = newPodInfo(pod);
     try {
       await this.client.json({
         method: 'POST',
@@ -635,18 +817,18 @@ export class Scheduler {
       if (isNotFound(err) || (isConflict(err) && /already assigned|being deleted|Precondition failed/.test((err as Error).message))) {
         // gone, or bound by someone else meanwhile
         this.log.v(3).info('Pod no longer needs scheduling', { pod: e.key, err: (err as Error).message });
-        queue.delete(e.key);
+        queue?.delete(e.key);
         return;
       }
       const msg = `running Bind plugin "DefaultBinder": ${(err as Error).message}`;
       this.log.error(err, 'Failed to bind pod', { pod: e.key, node });
       this.countAttempt('error', profile.schedulerName, startedMs);
       this.failed(pod, profile, 'SchedulerError', msg);
-      queue.requeueError(e);
+      queue?.requeueError(e);
       return;
     }
     await pass.bound(node, p.summary, placedPod(pod, node));
-    queue.done(e.key);
+    queue?.done(e.key);
     this.countAttempt('scheduled', profile.schedulerName, startedMs);
     this.log.v(2).info('Successfully bound pod to node', { pod: e.key, node, evaluatedNodes: result.evaluated, feasibleNodes: result.feasible, elapsedMs: Math.round(performance.now() - startedMs) });
     this.track(this.recorders.get(profile.schedulerName)!.event(podRef(pod), 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${node}`));
@@ -663,24 +845,60 @@ export class Scheduler {
     allNodes: any[],
     pass: PassCache,
     signal: AbortSignal,
-  ): Promise<{ node: string; evaluated: number; feasible: number } | { error: string; resolvable: boolean; podEvents?: PodEvents; preempt?: Candidate; waitForVictims?: boolean }> {
+  ): Promise<{ node: string; evaluated: number; feasible: number; volumes?: PodVolumes } | { error: string; resolvable: boolean; podEvents?: PodEvents; preempt?: Candidate; waitForVictims?: boolean }> {
     if (!allNodes.length) return { error: ERR_NO_NODES, resolvable: false };
     const numAll = allNodes.length;
     const enabled = profile.filters;
-    // PreFilter (NodeAffinity): the names of matchFields metadata.name
+    // a PreFilter's UnschedulableAndUnresolvable: preemption cannot help on any node
+    const rejected = (msg: string, podEvents?: PodEvents) => {
+      const post = profile.preemption ? (p.pod?.spec?.preemptionPolicy === 'Never' ? 'preemption: not eligible due to preemptionPolicy=Never.' : `preemption: 0/${numAll} nodes are available: ${numAll} ${PREEMPTION_NOT_HELPFUL}.`) : undefined;
+      return { error: fitErrorMessage({ numAllNodes: numAll, statuses: new Map(), preFilterMsg: msg, postFilterMsg: post }), resolvable: false, ...(podEvents ? { podEvents } : {}) };
+    };
+    // PreFilter (NodeAffinity): the names of matchFields metadata.name; (VolumeBinding): the
+    // claims, and the nodes of the bound local volumes; the node names allowed are intersected
     let candidates = allNodes;
     let absent: Status | undefined;
+    let names: Set<string> | undefined;
+    const pluginsWithNodes: string[] = [];
     if (enabled.has('NodeAffinity')) {
       const pf = nodeAffinityPreFilter(p.pod);
-      if (pf.conflict) {
-        const post = profile.preemption ? (p.pod?.spec?.preemptionPolicy === 'Never' ? 'preemption: not eligible due to preemptionPolicy=Never.' : `preemption: 0/${numAll} nodes are available: ${numAll} ${PREEMPTION_NOT_HELPFUL}.`) : undefined;
-        return { error: fitErrorMessage({ numAllNodes: numAll, statuses: new Map(), preFilterMsg: ERR_AFFINITY_CONFLICT, postFilterMsg: post }), resolvable: false };
-      }
+      if (pf.conflict) return rejected(ERR_AFFINITY_CONFLICT);
       if (pf.names) {
-        candidates = allNodes.filter((n) => pf.names!.has(n?.metadata?.name));
-        absent = { code: 'UnschedulableAndUnresolvable', reasons: ["node(s) didn't satisfy plugin(s) [NodeAffinity]"], plugin: 'NodeAffinity' };
+        names = pf.names;
+        pluginsWithNodes.push('NodeAffinity');
       }
     }
+    let volumeState: VolumeState | undefined;
+    if (enabled.has('VolumeBinding')) {
+      const pf = volumeBindingPreFilter(p.pod, this.volumeListers());
+      if ('status' in pf) return rejected(pf.status.reasons.join(', '), VOLUME_EVENTS);
+      if ('state' in pf) {
+        volumeState = pf.state;
+        if (pf.eligibleNodes) {
+          const eligible = pf.eligibleNodes;
+          names = names ? new Set([...names].filter((x) => eligible.has(x))) : eligible;
+          pluginsWithNodes.push('VolumeBinding');
+          if (names.size === 0) {
+            const sorted = [...pluginsWithNodes].sort();
+            return rejected(sorted.length === 1 ? `node(s) didn't satisfy plugin ${sorted[0]}` : `node(s) didn't satisfy plugin(s) ${goList(sorted)} simultaneously`, VOLUME_EVENTS);
+          }
+        }
+      }
+    }
+    if (names) {
+      const allowed = names;
+      candidates = allNodes.filter((n) => allowed.has(n?.metadata?.name));
+      absent = { code: 'UnschedulableAndUnresolvable', reasons: [`node(s) didn't satisfy plugin(s) ${goList([...pluginsWithNodes].sort())}`], plugin: pluginsWithNodes[pluginsWithNodes.length - 1]! };
+    }
+    // VolumeBinding's Filter, with what its PreBind would do on each node it lets through
+    const podVolumesByNode = new Map<string, PodVolumes>();
+    const volumeFilter = volumeState
+      ? (info: NodeInfo): Status | undefined => {
+          const r = volumeBindingFilter(volumeState!, info.node, this.volumeListers());
+          if (r.volumes) podVolumesByNode.set(info.name, r.volumes);
+          return r.status;
+        }
+      : undefined;
     const statuses = new Map<string, Status>();
     const infos = new Map<string, NodeInfo>();
     const feasible: NodeInfo[] = [];
@@ -703,7 +921,7 @@ export class Scheduler {
     if (passing.length) {
       cluster = await pass.cluster();
       if (signal.aborted) return { error: 'stopped', resolvable: false };
-      clusterFilters = clusterFiltersOf(p, allNodes, cluster, enabled);
+      clusterFilters = { ...clusterFiltersOf(p, allNodes, cluster, enabled), ...(volumeFilter ? { volumes: volumeFilter } : {}) };
     }
     // (pods nominated to a node by a preemption, of at least this pod's priority, keep their room there)
     const nominated = this.nominatedPods(p);
@@ -741,7 +959,7 @@ export class Scheduler {
         pdbs,
         fits: (info, removed) => {
           // (taking pods away changes only the counts of filters the pod has: without them, nothing to redo)
-          const filters = c && removed.size && (clusterFilters?.spread || clusterFilters?.interPod) ? clusterFiltersOf(p, allNodes, c.without(info.name, removed), enabled) : clusterFilters;
+          const filters = c && removed.size && (clusterFilters?.spread || clusterFilters?.interPod) ? { ...clusterFiltersOf(p, allNodes, c.without(info.name, removed), enabled), ...(volumeFilter ? { volumes: volumeFilter } : {}) } : clusterFilters;
           return runNodeFilters(p, info.node, enabled) ?? runPodFilters(p, info, enabled, filters) ?? withNominated(info, filters);
         },
         podMeta: (uid) => {
@@ -757,12 +975,14 @@ export class Scheduler {
       if ('candidate' in r) return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent }), resolvable: true, preempt: r.candidate };
       return { error: fitErrorMessage({ numAllNodes: numAll, statuses, absent, postFilterMsg: r.message }), resolvable, podEvents, waitForVictims: r.waitForVictims };
     }
-    if (feasible.length === 1) return { node: feasible[0]!.name, evaluated: statuses.size + 1, feasible: 1 };
+    // (PreBind has something to do only for claims not bound yet)
+    const volumesOf = (node: string) => (volumeState?.delayClaims.length ? { volumes: podVolumesByNode.get(node) } : {});
+    if (feasible.length === 1) return { node: feasible[0]!.name, evaluated: statuses.size + 1, feasible: 1, ...volumesOf(feasible[0]!.name) };
     const clusterScores = await this.clusterScores(p, profile, feasible, allNodes, cluster!, pass);
     if (signal.aborted) return { error: 'stopped', resolvable: false };
     const totals = scoreNodes(p, feasible, profile.scoring, imageStates(allNodes), clusterScores);
     const node = selectHost(feasible.map((f) => f.name), totals, this.o.random);
-    return { node, evaluated: statuses.size + feasible.length, feasible: feasible.length };
+    return { node, evaluated: statuses.size + feasible.length, feasible: feasible.length, ...volumesOf(node) };
   }
 
   /**

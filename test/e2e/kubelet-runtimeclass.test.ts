@@ -13,7 +13,7 @@
 //     words it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, freePort, until, type Cluster } from './harness.js';
@@ -327,6 +327,63 @@ test('AppArmor: a pod asking for a profile on a host without AppArmor is refused
   } else {
     // (a host that enforces AppArmor: the runtime applies its default profile)
     await podWhen(c, 'default', 'apparmor', 'Running', (x) => x.status?.phase === 'Running', logs);
+  }
+});
+
+test('persistentVolumeClaim volumes: a claim bound to a hostPath PV is mounted (a file written in the pod is on the host; the claim readOnly, the mount is read-only); a local PV; an unbound or missing claim, or a PV of another type, fails the mount in WaitForAttachAndMount\'s words, a local path missing in the plugin\'s', async () => {
+  const host = mkdtempSync(join(tmpdir(), 'keelson-pv-'));
+  try {
+    writeFileSync(join(host, 'in'), 'from-host\n');
+    const post = async (path: string, body: any) => {
+      const r = await c.raw('POST', path, { body });
+      assert.equal(r.status, 201, r.text);
+      return r.json();
+    };
+    const patch = async (path: string, body: any) => {
+      const r = await c.raw('PATCH', path, { body: JSON.stringify(body), headers: { 'content-type': 'application/merge-patch+json' } });
+      assert.equal(r.status, 200, r.text);
+    };
+    // claims and volumes bound by hand, as the PV controller binds them
+    const claim = (name: string, volumeName?: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } }, ...(volumeName ? { volumeName } : {}) } });
+    const bound = async (name: string, source: Record<string, unknown>) => {
+      const pvc = await post('/api/v1/namespaces/default/persistentvolumeclaims', claim(name, name));
+      await post('/api/v1/persistentvolumes', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain', ...source, claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name, uid: pvc.metadata.uid } },
+      });
+      await patch(`/api/v1/persistentvolumes/${name}/status`, { status: { phase: 'Bound' } });
+      await patch(`/api/v1/namespaces/default/persistentvolumeclaims/${name}`, { metadata: { annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } } });
+      await patch(`/api/v1/namespaces/default/persistentvolumeclaims/${name}/status`, { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } });
+    };
+    const onNode = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] }] } };
+    await bound('host-claim', { hostPath: { path: host, type: 'Directory' } });
+    await bound('local-claim', { local: { path: host }, nodeAffinity: onNode });
+    await bound('gone-claim', { local: { path: join(host, 'missing') }, nodeAffinity: onNode });
+    await bound('nfs-claim', { nfs: { server: '192.0.2.1', path: '/export' } });
+    await post('/api/v1/namespaces/default/persistentvolumeclaims', claim('loose-claim'));
+    const pvPod = (name: string, claimName: string, script: string, readOnly = false) =>
+      `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  nodeName: ${NODE}\n  restartPolicy: Never\n  terminationGracePeriodSeconds: 0\n  volumes:\n  - name: data\n    persistentVolumeClaim: {claimName: ${claimName}, readOnly: ${readOnly}}\n  containers:\n  - name: c\n    image: ${BUSYBOX}\n    imagePullPolicy: Never\n    command: [sh, -c, '${script}']\n    volumeMounts:\n    - {name: data, mountPath: /data}\n`;
+    apply(pvPod('pv-writer', 'host-claim', 'cat /data/in && echo from-pod > /data/out'));
+    apply(pvPod('pv-reader', 'host-claim', 'cat /data/in; if touch /data/x 2>/dev/null; then echo writable; else echo read-only; fi', true));
+    apply(pvPod('pv-local', 'local-claim', 'cat /data/in'));
+    for (const [name, claimName] of [['pv-loose', 'loose-claim'], ['pv-noclaim', 'nope'], ['pv-gone', 'gone-claim'], ['pv-nfs', 'nfs-claim']]) apply(pvPod(name!, claimName!, 'true'));
+    for (const name of ['pv-writer', 'pv-reader', 'pv-local']) await podWhen(c, 'default', name, 'Succeeded', (p) => p.status?.phase === 'Succeeded', logs, 30_000);
+    assert.equal(readFileSync(join(host, 'out'), 'utf8'), 'from-pod\n');
+    assert.equal(c.kubectl(['logs', 'pv-writer']).stdout, 'from-host\n');
+    assert.equal(c.kubectl(['logs', 'pv-reader']).stdout, 'from-host\nread-only\n');
+    assert.equal(c.kubectl(['logs', 'pv-local']).stdout, 'from-host\n');
+    const unable = (why: string) => `Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[], failed to process volumes=[data]: ${why}`;
+    assert.equal(await eventOf('pv-loose', 'FailedMount'), unable('error processing PVC default/loose-claim: PVC is not bound'));
+    assert.equal(await eventOf('pv-noclaim', 'FailedMount'), unable('error processing PVC default/nope: failed to fetch PVC from API server: persistentvolumeclaims "nope" not found'));
+    assert.match(await eventOf('pv-nfs', 'FailedMount'), /^Unable to attach or mount volumes: .*: failed to get Plugin from volumeSpec for volume "nfs-claim" err=no volume plugin matched/);
+    assert.equal(await eventOf('pv-gone', 'FailedMount'), `MountVolume.GetDeviceMountPath failed for volume "gone-claim" : path "${join(host, 'missing')}" does not exist`);
+    const w = (await getPod('pv-loose')).status?.containerStatuses?.[0]?.state?.waiting;
+    assert.equal(w?.reason, 'ContainerCreating');
+  } finally {
+    c.kubectl(['delete', 'pod', 'pv-writer', 'pv-reader', 'pv-local', 'pv-loose', 'pv-noclaim', 'pv-gone', 'pv-nfs', '--ignore-not-found', '--wait=true', '--timeout=60s']);
+    rmSync(host, { recursive: true, force: true });
   }
 });
 

@@ -381,7 +381,7 @@ test('makeEnvironment through the API: envFrom, configMapKeyRef, secretKeyRef, s
   assert.ok(!optional.some((e) => e.name === 'K'));
 });
 
-test('setUp failures: the FailedMount messages of a missing ConfigMap, a missing key, a hostPath check and an unsupported type', async () => {
+test('setUp failures: the FailedMount messages of a missing ConfigMap, a missing key, a missing claim, a hostPath check and an unsupported type', async () => {
   const file = join(tempDir('keelson-hostpath-'), 'plain');
   writeFileSync(file, '');
   const p = await createPod(
@@ -397,6 +397,7 @@ test('setUp failures: the FailedMount messages of a missing ConfigMap, a missing
             { name: 'dir', mountPath: '/d' },
             { name: 'opt', mountPath: '/e' },
             { name: 'ok', mountPath: '/f' },
+            { name: 'eph', mountPath: '/g' },
           ],
         },
       ],
@@ -407,18 +408,22 @@ test('setUp failures: the FailedMount messages of a missing ConfigMap, a missing
         { name: 'dir', hostPath: { path: file, type: 'Directory' } },
         { name: 'opt', configMap: { name: 'missing', optional: true } },
         { name: 'ok', emptyDir: {} },
+        { name: 'eph', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } } },
       ],
     }),
   );
   await assert.rejects(vm.setUp(p), (e: unknown) => {
     assert.ok(e instanceof VolumeError);
     assert.equal(e.reason, 'FailedMount');
-    assert.equal(e.message, 'MountVolume.SetUp failed for volume "cfg" : configmap "missing" not found');
+    // (the claim fails in the populator: WaitForAttachAndMount's message, naming every volume not mounted)
+    const unable = `Unable to attach or mount volumes: unmounted volumes=[cfg data dir eph key], unattached volumes=[], failed to process volumes=[data]: error processing PVC ${NS}/claim: failed to fetch PVC from API server: persistentvolumeclaims "claim" not found`;
+    assert.equal(e.message, unable);
     assert.deepEqual(e.messages, [
+      unable,
       'MountVolume.SetUp failed for volume "cfg" : configmap "missing" not found',
       'MountVolume.SetUp failed for volume "key" : references non-existent secret key: nope',
-      `MountVolume.SetUp failed for volume "data" : Keelson's kubelet does not support persistentVolumeClaim volumes`,
       `MountVolume.SetUp failed for volume "dir" : hostPath type check failed: ${file} is not a directory`,
+      `MountVolume.SetUp failed for volume "eph" : Keelson's kubelet does not support ephemeral volumes`,
     ]);
     return true;
   });
@@ -488,4 +493,37 @@ test('resolveRecursiveReadOnly: the kubelet\'s modes and errors', () => {
   assert.throws(() => resolveRecursiveReadOnly(m({ recursiveReadOnly: 'Enabled', readOnly: false }), true), { message: 'volume "v" requested recursive read-only mode, but it is not read-only' });
   assert.throws(() => resolveRecursiveReadOnly(m({ recursiveReadOnly: 'IfPossible', mountPropagation: 'HostToContainer' }), true), { message: 'volume "v" requested recursive read-only mode, but it is not compatible with propagation "HostToContainer"' });
   assert.throws(() => resolveRecursiveReadOnly(m({ recursiveReadOnly: 'Sometimes' }), true), { message: 'unknown recursive read-only mode "Sometimes"' });
+});
+
+test('persistentVolumeClaim: a bound claim mounts its hostPath PV (read-only when the claim says so); ReadWriteOncePod holds it for one pod; a claim in volumeDevices is refused', async () => {
+  const dir = tempDir('keelson-pv-');
+  const bind = async (name: string, accessModes: string[], volumeMode?: string) => {
+    const pvc = await api('POST', `/api/v1/namespaces/${NS}/persistentvolumeclaims`, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes, storageClassName: '', volumeName: name, resources: { requests: { storage: '1Gi' } }, ...(volumeMode ? { volumeMode } : {}) } });
+    await api('POST', '/api/v1/persistentvolumes', { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name }, spec: { capacity: { storage: '1Gi' }, accessModes, storageClassName: '', hostPath: { path: dir }, ...(volumeMode ? { volumeMode } : {}), claimRef: { namespace: NS, name, uid: pvc.metadata.uid } } });
+    await client.json({ method: 'PATCH', path: `/api/v1/namespaces/${NS}/persistentvolumeclaims/${name}/status`, contentType: 'application/merge-patch+json', body: { status: { phase: 'Bound' } } });
+  };
+  await bind('shared', ['ReadWriteOnce']);
+  await bind('solo', ['ReadWriteOncePod']);
+  await bind('raw', ['ReadWriteOnce'], 'Block');
+  const usePod = (name: string, claimName: string, readOnly = false, device = false) =>
+    createPod(podBody(name, { containers: [{ name: 'c', image: 'busybox', ...(device ? { volumeDevices: [{ name: 'data', devicePath: '/dev/xvda' }] } : { volumeMounts: [{ name: 'data', mountPath: '/data' }] }) }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName, readOnly } }] }));
+  const rw = await usePod('pvc-rw', 'shared');
+  const ro = await usePod('pvc-ro', 'shared', true);
+  for (const p of [rw, ro]) await vm.setUp(p);
+  const mount = async (p: any) => (await vm.mountsFor(p, p.spec.containers[0], [], [])).mounts.find((m) => m.containerPath === '/data');
+  assert.deepEqual([(await mount(rw))?.hostPath, (await mount(rw))?.readonly], [dir, false]);
+  assert.deepEqual([(await mount(ro))?.hostPath, (await mount(ro))?.readonly], [dir, true]);
+  // ReadWriteOncePod: a second pod of the node waits until the first's volumes are torn down
+  const first = await usePod('pvc-solo-1', 'solo');
+  const second = await usePod('pvc-solo-2', 'solo');
+  await vm.setUp(first);
+  await assert.rejects(vm.setUp(second), (e: unknown) => e instanceof VolumeError && e.message === 'MountVolume.SetUp failed for volume "solo" : volume uses the ReadWriteOncePod access mode and is already in use by another pod');
+  await vm.tearDown(first.metadata.uid);
+  await vm.setUp(second);
+  // a Block claim mounted is a volume-mode error of the populator; mapped as a device, Keelson refuses it
+  const mounted = await usePod('pvc-raw-mount', 'raw');
+  await assert.rejects(vm.setUp(mounted), (e: unknown) => e instanceof VolumeError && e.message.endsWith('failed to process volumes=[data]: volume data has volumeMode Block, but is specified in volumeMounts'));
+  const mapped = await usePod('pvc-raw-map', 'raw', false, true);
+  await assert.rejects(vm.setUp(mapped), (e: unknown) => e instanceof VolumeError && e.message === `MapVolume.SetUpDevice failed for volume "raw" : Keelson's kubelet does not support block volumes (volumeDevices)`);
+  for (const p of [rw, ro, second, mounted, mapped]) await vm.tearDown(p.metadata.uid);
 });

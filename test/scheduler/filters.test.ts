@@ -424,7 +424,9 @@ test('KubeSchedulerConfiguration: profiles, weights and strategies it honours, w
   assert.ok(!packer.filters.has('NodePorts'));
   assert.ok(c.profiles[0]!.filters.has('NodePorts'));
   const refuses = (doc: any, re: RegExp) => assert.throws(() => parseSchedulerConfiguration({ ...base, ...doc }), (e: Error) => e instanceof ConfigError && re.test(e.message));
-  refuses({ profiles: [{ schedulerName: 'x', plugins: { filter: { enabled: [{ name: 'VolumeBinding' }] } } }] }, /VolumeBinding" is not implemented/);
+  refuses({ profiles: [{ schedulerName: 'x', plugins: { filter: { enabled: [{ name: 'VolumeRestrictions' }] } } }] }, /VolumeRestrictions" is not implemented/);
+  refuses({ profiles: [{ schedulerName: 'x', plugins: { score: { enabled: [{ name: 'VolumeBinding' }] } } }] }, /VolumeBinding" is not implemented/);
+  assert.equal(parseSchedulerConfiguration({ ...base, profiles: [{ schedulerName: 'x', pluginConfig: [{ name: 'VolumeBinding', args: { bindTimeoutSeconds: 30 } }] }] }).profiles[0]!.bindTimeoutSeconds, 30);
   refuses({ profiles: [{ schedulerName: 'x', pluginConfig: [{ name: 'PodTopologySpread', args: { defaultingType: 'List', defaultConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule' }] } }] }] }, /only defaultingType System/);
   refuses({ profiles: [{ schedulerName: 'x', pluginConfig: [{ name: 'InterPodAffinity', args: { hardPodAffinityWeight: 5 } }] }] }, /hardPodAffinityWeight: only the default/);
   // (the two plugins that read every node's pods are in the default profile and can be turned off)
