@@ -86,7 +86,6 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
   // kube-controller-manager's options of controllers Keelson does not run
   const other = s.flagSet('controllers Keelson does not run');
   for (const [name, def, what] of [
-    ['concurrent-ephemeralvolume-syncs', 5, 'The number of ephemeral volume syncing operations that will be done concurrently.'],
     ['concurrent-horizontal-pod-autoscaler-syncs', 5, 'The number of horizontal pod autoscaler objects that are allowed to sync concurrently.'],
     ['concurrent-service-syncs', 1, 'The number of services that are allowed to sync concurrently.'],
     ['concurrent-validating-admission-policy-status-syncs', 5, 'The number of ValidatingAdmissionPolicyStatusController workers that are allowed to sync concurrently.'],

@@ -43,6 +43,7 @@ import { cronJobControllerDescriptor } from './cronjob.js';
 import { ttlAfterFinishedControllerDescriptor } from './ttlafterfinished.js';
 import { pvcProtectionControllerDescriptor, pvProtectionControllerDescriptor } from './pvprotection.js';
 import { persistentVolumeBinderControllerDescriptor } from './pvbinder.js';
+import { ephemeralVolumeControllerDescriptor } from './ephemeral.js';
 import { csrSigningControllerDescriptor, type SigningCA } from './csrsigning.js';
 import { csrApprovingControllerDescriptor, csrCleanerControllerDescriptor } from './csrapproving.js';
 import { TokensController, SERVICE_ACCOUNT_TOKEN_TYPE, type LegacyTokenGenerator } from './tokens.js';
@@ -220,6 +221,7 @@ export const CONTROLLER_DESCRIPTORS: ControllerDescriptor[] = [
   persistentVolumeBinderControllerDescriptor,
   pvcProtectionControllerDescriptor,
   pvProtectionControllerDescriptor,
+  ephemeralVolumeControllerDescriptor,
   ttlAfterFinishedControllerDescriptor,
   csrSigningControllerDescriptor,
   csrApprovingControllerDescriptor,

@@ -62,6 +62,8 @@ export interface ControllerManagerOptions {
   concurrentCronJobSyncs: number;
   /** --concurrent-ttl-after-finished-syncs */
   concurrentTTLAfterFinishedSyncs: number;
+  /** --concurrent-ephemeralvolume-syncs: ephemeral-volume-controller workers */
+  concurrentEphemeralVolumeSyncs: number;
   /** --cluster-signing-duration: the longest validity of a certificate the CSR signer gives */
   clusterSigningDurationMs: number;
   /** --concurrent-serviceaccount-token-syncs */
@@ -128,6 +130,7 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     concurrentJobSyncs: 5,
     concurrentCronJobSyncs: 5,
     concurrentTTLAfterFinishedSyncs: 5,
+    concurrentEphemeralVolumeSyncs: 5,
     requestTimeoutMs: 60_000,
     nodeMonitorPeriodMs: 5_000,
     nodeMonitorGracePeriodMs: 50_000,
@@ -165,6 +168,7 @@ export const KNOWN_CONTROLLERS: { name: string; aliases: string[]; disabledByDef
   { name: 'persistentvolume-binder-controller', aliases: ['persistentvolume-binder'] },
   { name: 'persistentvolumeclaim-protection-controller', aliases: ['pvc-protection'] },
   { name: 'persistentvolume-protection-controller', aliases: ['pv-protection'] },
+  { name: 'ephemeral-volume-controller', aliases: ['ephemeral-volume'] },
   { name: 'certificatesigningrequest-signing-controller', aliases: ['csrsigning'] },
   { name: 'certificatesigningrequest-approving-controller', aliases: ['csrapproving'] },
   { name: 'certificatesigningrequest-cleaner-controller', aliases: ['csrcleaner'] },
@@ -186,7 +190,6 @@ export const OTHER_KUBE_CONTROLLERS: { name: string; aliases: string[] }[] = [
   ['persistentvolume-attach-detach-controller', 'attachdetach'],
   ['persistentvolume-expander-controller', 'persistentvolume-expander'],
   ['clusterrole-aggregation-controller', 'clusterrole-aggregation'],
-  ['ephemeral-volume-controller', 'ephemeral-volume'],
   ['storageversion-garbage-collector-controller', 'storage-version-gc'],
   ['resourceclaim-controller', 'resource-claim-controller'],
   ['legacy-serviceaccount-token-cleaner-controller', 'legacy-service-account-token-cleaner'],
@@ -258,6 +261,7 @@ export function validateControllerManagerOptions(o: ControllerManagerOptions): s
   if (o.concurrentJobSyncs < 1) errs.push('--concurrent-job-syncs must be at least 1');
   if (o.concurrentCronJobSyncs < 1) errs.push('--concurrent-cron-job-syncs must be at least 1');
   if (o.concurrentTTLAfterFinishedSyncs < 1) errs.push('--concurrent-ttl-after-finished-syncs must be at least 1');
+  if (o.concurrentEphemeralVolumeSyncs < 1) errs.push('--concurrent-ephemeralvolume-syncs must be at least 1');
   if (o.pvClaimBinderSyncPeriodMs <= 0) errs.push('--pvclaimbinder-sync-period must be greater than 0');
   if (o.endpointUpdatesBatchPeriodMs < 0) errs.push('--endpoint-updates-batch-period must not be negative');
   if (o.endpointSliceUpdatesBatchPeriodMs < 0) errs.push('--endpointslice-updates-batch-period must not be negative');

@@ -39,7 +39,27 @@ import { isAlreadyExists, isConflict, isNotFound, type RESTClient } from '../cli
 import { ResourceClient, objectKey, splitKey } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
 import { newUUID } from '../machinery/uuid.js';
-import { fromLabelSelector, matchLabels } from '../machinery/selectors.js';
+import {
+  ANN_BETA_STORAGE_CLASS,
+  ANN_BETA_STORAGE_PROVISIONER,
+  ANN_BIND_COMPLETED,
+  ANN_BOUND_BY_CONTROLLER,
+  ANN_DYNAMICALLY_PROVISIONED,
+  ANN_MIGRATED_TO,
+  ANN_SELECTED_NODE,
+  ANN_STORAGE_PROVISIONER,
+  PV_EXTERNAL_FINALIZER,
+  PV_IN_TREE_FINALIZER,
+  accessModesSatisfied,
+  claimClass,
+  claimStorageRequest,
+  findMatchingVolume,
+  isVolumeBoundToClaim,
+  storageNano,
+  volumeCapacity,
+  volumeClass,
+  volumeModeMismatch,
+} from '../schema/pvmatch.js';
 import { parseQuantity } from '../schema/validation/quantity.js';
 import { informerOf, withClient, type ControllerDescriptor } from './context.js';
 import { runQueueWorkers } from './workers.js';
@@ -48,22 +68,10 @@ export const PERSISTENT_VOLUMES = { group: '', version: 'v1', resource: 'persist
 export const PERSISTENT_VOLUME_CLAIMS = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
 export const STORAGE_CLASSES = { group: 'storage.k8s.io', version: 'v1', resource: 'storageclasses' };
 
-export const ANN_BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
-export const ANN_BOUND_BY_CONTROLLER = 'pv.kubernetes.io/bound-by-controller';
-export const ANN_SELECTED_NODE = 'volume.kubernetes.io/selected-node';
-export const ANN_DYNAMICALLY_PROVISIONED = 'pv.kubernetes.io/provisioned-by';
-export const ANN_STORAGE_PROVISIONER = 'volume.kubernetes.io/storage-provisioner';
-export const ANN_BETA_STORAGE_PROVISIONER = 'volume.beta.kubernetes.io/storage-provisioner';
-export const ANN_MIGRATED_TO = 'pv.kubernetes.io/migrated-to';
-const ANN_BETA_STORAGE_CLASS = 'volume.beta.kubernetes.io/storage-class';
 const ANN_DEFAULT_CLASS = 'storageclass.kubernetes.io/is-default-class';
 const ANN_BETA_DEFAULT_CLASS = 'storageclass.beta.kubernetes.io/is-default-class';
 /** the host-path provisioner's mark on its volumes (volume/util's VolumeDynamicallyCreatedByKey) */
 const ANN_CREATED_BY = 'kubernetes.io/createdby';
-/** the in-tree deletion protection finalizer of provisioned volumes with reclaim policy Delete (HonorPVReclaimPolicy) */
-export const PV_IN_TREE_FINALIZER = 'kubernetes.io/pv-controller';
-/** the external provisioner's protection finalizer, removed from in-tree volumes */
-const PV_EXTERNAL_FINALIZER = 'external-provisioner.volume.kubernetes.io/finalizer';
 export const HOST_PATH_PLUGIN = 'kubernetes.io/host-path';
 /** where the host-path provisioner makes its directories */
 export const HOST_PATH_PROVISIONER_BASE = '/tmp/hostpath_pv';
@@ -71,7 +79,7 @@ export const HOST_PATH_PROVISIONER_BASE = '/tmp/hostpath_pv';
 const CREATE_PROVISIONED_PV_RETRIES = 5;
 const CREATE_PROVISIONED_PV_INTERVAL_MS = 10_000;
 
-// ---- the helpers of k8s.io/component-helpers/storage/volume ----
+// ---- helpers (those of k8s.io/component-helpers/storage/volume are in schema/pvmatch.ts, shared with the scheduler) ----
 
 function annotations(obj: any): Record<string, string> {
   return obj?.metadata?.annotations ?? {};
@@ -81,48 +89,9 @@ function hasAnnotation(obj: any, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(annotations(obj), key);
 }
 
-/** the claim's class: the beta annotation first, then spec.storageClassName ('' when none) */
-export function claimClass(claim: any): string {
-  const a = annotations(claim);
-  if (ANN_BETA_STORAGE_CLASS in a) return a[ANN_BETA_STORAGE_CLASS];
-  return claim?.spec?.storageClassName ?? '';
-}
-
 /** whether the claim names a class at all (an explicit '' counts) */
 function claimHasClass(claim: any): boolean {
   return ANN_BETA_STORAGE_CLASS in annotations(claim) || (claim?.spec?.storageClassName !== undefined && claim?.spec?.storageClassName !== null);
-}
-
-export function volumeClass(pv: any): string {
-  const a = annotations(pv);
-  if (ANN_BETA_STORAGE_CLASS in a) return a[ANN_BETA_STORAGE_CLASS];
-  return pv?.spec?.storageClassName ?? '';
-}
-
-/** pv.spec.claimRef names this claim (and its uid, when the reference has one) */
-export function isVolumeBoundToClaim(pv: any, claim: any): boolean {
-  const ref = pv?.spec?.claimRef;
-  if (!ref) return false;
-  if (ref.name !== claim.metadata.name || ref.namespace !== claim.metadata.namespace) return false;
-  if (ref.uid && ref.uid !== claim.metadata.uid) return false;
-  return true;
-}
-
-/** the volume modes differ (an unset mode is Filesystem) */
-export function volumeModeMismatch(claim: any, pv: any): boolean {
-  return (claim?.spec?.volumeMode ?? 'Filesystem') !== (pv?.spec?.volumeMode ?? 'Filesystem');
-}
-
-/** the volume has every access mode the claim asks for */
-export function accessModesSatisfied(claim: any, pv: any): boolean {
-  const have = new Set<string>(pv?.spec?.accessModes ?? []);
-  return (claim?.spec?.accessModes ?? []).every((m: string) => have.has(m));
-}
-
-/** a storage quantity in nano units (0 when absent or unparseable, as Go's zero Quantity) */
-function storageNano(list: Record<string, unknown> | undefined): bigint {
-  const q = parseQuantity(list?.storage);
-  return q ? q.nano : 0n;
 }
 
 function claimKey(claim: any): string {
@@ -143,37 +112,6 @@ function claimReference(claim: any): any {
     apiVersion: 'v1',
     resourceVersion: claim.metadata.resourceVersion,
   };
-}
-
-/**
- * FindMatchingVolume (the PV controller's path: no node): a volume pre-bound to the claim wins;
- * otherwise the smallest Available volume of the claim's class, big enough, of its volume mode,
- * not being deleted, whose labels match the claim's selector. With delayBinding only a pre-bound
- * volume is taken.
- */
-export function findMatchingVolume(claim: any, volumes: any[], delayBinding: boolean): any | undefined {
-  const requested = storageNano(claim?.spec?.resources?.requests);
-  const cls = claimClass(claim);
-  const selector = claim?.spec?.selector ? fromLabelSelector(claim.spec.selector) : null;
-  let smallest: any;
-  let smallestQty = 0n;
-  for (const pv of volumes) {
-    if (pv.spec?.claimRef && !isVolumeBoundToClaim(pv, claim)) continue;
-    const qty = storageNano(pv.spec?.capacity);
-    if (qty < requested) continue;
-    if (volumeModeMismatch(claim, pv)) continue;
-    if (pv.metadata?.deletionTimestamp) continue;
-    if (isVolumeBoundToClaim(pv, claim)) return pv;
-    if (delayBinding) continue;
-    if (pv.status?.phase !== 'Available') continue;
-    if (selector && !matchLabels(selector, pv.metadata?.labels)) continue;
-    if (volumeClass(pv) !== cls) continue;
-    if (smallest === undefined || smallestQty > qty) {
-      smallest = pv;
-      smallestQty = qty;
-    }
-  }
-  return smallest;
 }
 
 const MODE_ORDER = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'];
@@ -205,7 +143,7 @@ export function findBestMatchForClaim(claim: any, volumes: Iterable<any>, delayB
     })
     .sort((a, b) => (a ? a.split(',').length : 0) - (b ? b.split(',').length : 0));
   for (const k of keys) {
-    const v = findMatchingVolume(claim, groups.get(k)!, delayBinding);
+    const v = findMatchingVolume(claim, groups.get(k)!, undefined, undefined, delayBinding);
     if (v) return v;
   }
   return undefined;
@@ -1044,7 +982,7 @@ export class PersistentVolumeBinder {
 /** checkVolumeSatisfyClaim: why a volume the claim names cannot be bound to it ('' when it can) */
 export function checkVolumeSatisfyClaim(volume: any, claim: any): string {
   if (volume.metadata?.deletionTimestamp) return `the volume is marked for deletion "${volume.metadata.name}"`;
-  if (storageNano(volume.spec?.capacity) < storageNano(claim.spec?.resources?.requests)) return 'requested PV is too small';
+  if (volumeCapacity(volume) < claimStorageRequest(claim)) return 'requested PV is too small';
   if (volumeClass(volume) !== claimClass(claim)) return 'storageClassName does not match';
   if (volumeModeMismatch(claim, volume)) return 'incompatible volumeMode';
   if (!accessModesSatisfied(claim, volume)) return 'incompatible accessMode';

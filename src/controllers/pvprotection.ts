@@ -38,6 +38,7 @@ import { ResourceClient, objectKey, splitKey } from '../client/resources.js';
 import { RateLimitingQueue, WorkQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
 import { informerOf, withClient, type ControllerDescriptor } from './context.js';
 import { PODS, type NamespacedPods } from './podwatch.js';
+import { runQueueWorkers } from './workers.js';
 
 export const PVC_PROTECTION_FINALIZER = 'kubernetes.io/pvc-protection';
 export const PV_PROTECTION_FINALIZER = 'kubernetes.io/pv-protection';
@@ -383,38 +384,22 @@ export class PVProtectionController {
   }
 
   async run(workers: number, signal: AbortSignal): Promise<void> {
-    this.log.info('Starting PV protection controller');
-    try {
-      this.log.info('Waiting for caches to sync for PV protection');
-      if (!(await this.o.pvs.waitForSync({ signal }))) return;
-      this.log.info('Caches are synced for PV protection');
-      const done: Promise<void>[] = [];
-      for (let i = 0; i < Math.max(1, workers); i++) done.push(this.worker(signal));
-      await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
-      this.queue.shutDown();
-      await Promise.all(done);
-    } finally {
-      this.queue.shutDown();
-      this.log.info('Shutting down PV protection controller');
-    }
-  }
-
-  private async worker(signal: AbortSignal): Promise<void> {
-    for (;;) {
-      const { item: name, shutdown } = await this.queue.get();
-      if (shutdown) return;
-      try {
-        if (!signal.aborted) await this.processPV(name, signal);
-        this.queue.forget(name);
-      } catch (e) {
-        if (!signal.aborted) {
+    await runQueueWorkers(
+      {
+        name: 'PV protection controller',
+        log: this.log,
+        queue: this.queue,
+        informers: [this.o.pvs],
+        sync: (name, signal) => this.processPV(name, signal),
+        onError: (name, e, signal) => {
+          if (signal.aborted) return;
           this.log.error(e, `PV ${name} failed with : ${e instanceof Error ? e.message : String(e)}`);
           this.queue.addRateLimited(name);
-        }
-      } finally {
-        this.queue.done(name);
-      }
-    }
+        },
+      },
+      workers,
+      signal,
+    );
   }
 
   /** one volume: its finalizer off when being deleted and not Bound, on when missing */

@@ -4,7 +4,7 @@
 //
 // Layout, as the kubelet's under its root directory:
 //   <rootDir>/pods/<uid>/                                    the pod's directory (0750)
-//   <rootDir>/pods/<uid>/volumes/kubernetes.io~<plugin>/<name>  each volume but hostPath and persistentVolumeClaim
+//   <rootDir>/pods/<uid>/volumes/kubernetes.io~<plugin>/<name>  each volume but hostPath, persistentVolumeClaim and ephemeral
 //   <rootDir>/pods/<uid>/etc-hosts                           the /etc/hosts of its containers
 //   <rootDir>/pods/<uid>/containers/<container>/<8 hex>      a termination message file per container start
 //
@@ -38,7 +38,12 @@
 //     volumes=[data], unattached volumes=[], failed to process volumes=[data]: error processing
 //     PVC default/data: PVC is not bound`); a PV of another type fails the same way (no volume
 //     plugin matched), and the pod retries as for any failed mount;
-//   - csi, ephemeral (generic ephemeral), image, clusterTrustBundle and the in-tree network
+//   - a generic ephemeral volume (`ephemeral.volumeClaimTemplate`) is the claim `<pod>-<volume>`
+//     that the ephemeral volume controller makes (controllers/ephemeral.ts), resolved as the
+//     populator resolves it: the claim as above, then it must be controlled by the pod (else
+//     `PVC default/web-data was not created for pod default/web (pod is not owner)`), then its
+//     volume and mount exactly as a persistentVolumeClaim volume's (never read-only by the claim);
+//   - csi, image, clusterTrustBundle and the in-tree network
 //     volumes are not supported: setUp fails with a FailedMount message naming the type; so do
 //     block volumes (a claim in a container's volumeDevices: MapVolume.SetUpDevice failed).
 import { randomInt, randomBytes } from 'node:crypto';
@@ -504,7 +509,7 @@ export class VolumeManager {
   volumePath(uid: string, volume: any): string | undefined {
     const type = volumeType(volume);
     if (type === 'hostPath') return String(volume.hostPath?.path ?? '');
-    if (type === 'persistentVolumeClaim') return this.claims.get(uid)?.get(String(volume.name))?.path;
+    if (type === 'persistentVolumeClaim' || type === 'ephemeral') return this.claims.get(uid)?.get(String(volume.name))?.path;
     const plugin = PLUGIN_DIRS[type];
     return plugin ? join(this.podDir(uid), 'volumes', plugin, String(volume.name)) : undefined;
   }
@@ -552,7 +557,7 @@ export class VolumeManager {
       let specName = name;
       let prefix = 'MountVolume.SetUp failed';
       try {
-        if (volumeType(v) === 'persistentVolumeClaim') {
+        if (volumeType(v) === 'persistentVolumeClaim' || volumeType(v) === 'ephemeral') {
           let claim: ClaimVolume;
           try {
             claim = await this.resolveClaim(pod, uid, v, reads, mounted.has(name), devices.has(name));
@@ -594,7 +599,9 @@ export class VolumeManager {
     const known = this.claims.get(uid)?.get(name);
     if (known) return known;
     const ns = String(pod?.metadata?.namespace ?? '');
-    const claimName = String(v.persistentVolumeClaim?.claimName ?? '');
+    // a generic ephemeral volume is its claim `<pod>-<volume>`, which the pod must control
+    const ephemeral = !v.persistentVolumeClaim && !!v.ephemeral;
+    const claimName = ephemeral ? `${String(pod?.metadata?.name ?? '')}-${name}` : String(v.persistentVolumeClaim?.claimName ?? '');
     const where = `error processing PVC ${ns}/${claimName}`;
     let pvc: any;
     try {
@@ -606,6 +613,9 @@ export class VolumeManager {
     if (pvc?.status?.phase !== 'Bound') throw new Error(`${where}: PVC is not bound`);
     const pvName = String(pvc?.spec?.volumeName ?? '');
     if (!pvName) throw new Error(`${where}: PVC has empty pvc.Spec.VolumeName`);
+    if (ephemeral && (pvc?.metadata?.namespace !== ns || !(pvc?.metadata?.ownerReferences ?? []).some((r: any) => r?.controller === true && r?.uid === uid))) {
+      throw new Error(`PVC ${String(pvc?.metadata?.namespace ?? '')}/${claimName} was not created for pod ${ns}/${String(pod?.metadata?.name ?? '')} (pod is not owner)`);
+    }
     let pv: any;
     try {
       pv = await reads.storage('persistentvolumes', pvName);
@@ -901,7 +911,7 @@ export class VolumeManager {
       const vol = volumes.get(vname);
       const type = vol ? volumeType(vol) : '';
       const volumePath = vol ? this.volumePath(uid, vol) : undefined;
-      const claim = type === 'persistentVolumeClaim' ? this.claims.get(uid)?.get(vname) : undefined;
+      const claim = type === 'persistentVolumeClaim' || type === 'ephemeral' ? this.claims.get(uid)?.get(vname) : undefined;
       if (!vol || volumePath === undefined || (type !== 'hostPath' && !claim && !(await pathExists(volumePath)))) {
         throw new ContainerConfigError(`cannot find volume ${JSON.stringify(vname)} to mount into container ${JSON.stringify(cname)}`);
       }

@@ -129,6 +129,7 @@ import {
   type VolumeListers,
   type VolumeState,
 } from './volumebinding.js';
+import { isVolumeBoundToClaim } from '../schema/pvmatch.js';
 
 export { DEFAULT_SCHEDULER_NAME } from './config.js';
 
@@ -722,7 +723,7 @@ export class Scheduler {
       const pv = structuredClone(b.pv);
       const c = b.pvc.metadata;
       const ref = pv.spec.claimRef;
-      const boundByUs = !(ref && ref.name === c.name && (ref.namespace ?? '') === c.namespace && (!ref.uid || ref.uid === c.uid));
+      const boundByUs = !isVolumeBoundToClaim(pv, b.pvc);
       if (!ref || ref.name !== c.name || ref.namespace !== c.namespace || ref.uid !== c.uid) {
         pv.spec.claimRef = { kind: 'PersistentVolumeClaim', namespace: c.namespace, name: c.name, uid: c.uid, apiVersion: 'v1', resourceVersion: c.resourceVersion };
       }

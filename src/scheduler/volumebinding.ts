@@ -26,8 +26,15 @@
 // never happens), the assume cache (a second pod of the same claim scheduled before the first's
 // binding is written does not see it), generic ephemeral volumes beyond their claim's existence
 // and ownership, VolumeBinding's scoring (StorageCapacityScoring, alpha).
-import { fromLabelSelector, matchLabels } from '../machinery/selectors.js';
-import { cmpQuantity, parseQuantity } from '../schema/validation/quantity.js';
+import {
+  ANN_BIND_COMPLETED,
+  ANN_SELECTED_NODE,
+  NOT_SUPPORTED_PROVISIONER,
+  claimClass,
+  claimStorageRequest,
+  findMatchingVolume as findVolume,
+  volumeClass,
+} from '../schema/pvmatch.js';
 import { matchNodeSelectorTerm, type Status } from './framework.js';
 
 export const ERR_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind";
@@ -35,11 +42,8 @@ export const ERR_NODE_CONFLICT = 'node(s) had volume node affinity conflict';
 export const ERR_NOT_ENOUGH_SPACE = 'node(s) did not have enough free storage';
 export const ERR_PV_NOT_EXIST = 'node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)';
 export const ERR_UNBOUND_IMMEDIATE = 'pod has unbound immediate PersistentVolumeClaims';
-export const ANN_SELECTED_NODE = 'volume.kubernetes.io/selected-node';
-export const ANN_BIND_COMPLETED = 'pv.kubernetes.io/bind-completed';
-export const ANN_BOUND_BY_CONTROLLER = 'pv.kubernetes.io/bound-by-controller';
-const ANN_STORAGE_CLASS = 'volume.beta.kubernetes.io/storage-class';
-const NOT_SUPPORTED_PROVISIONER = 'kubernetes.io/no-provisioner';
+// (the binding annotations and the volume matching are shared with the PV controller: schema/pvmatch.ts)
+export { ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE } from '../schema/pvmatch.js';
 const LABEL_HOSTNAME = 'kubernetes.io/hostname';
 /** VolumeBindingArgs.bindTimeoutSeconds' default */
 export const DEFAULT_BIND_TIMEOUT_SECONDS = 600;
@@ -69,20 +73,6 @@ export interface PodVolumes {
 
 const arr = <T = any>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
 const status = (code: Status['code'], ...reasons: string[]): Status => ({ code, reasons, plugin: 'VolumeBinding' });
-
-/** GetPersistentVolumeClaimClass: the beta annotation, then spec.storageClassName */
-export function claimClass(pvc: any): string {
-  const ann = pvc?.metadata?.annotations?.[ANN_STORAGE_CLASS];
-  if (typeof ann === 'string') return ann;
-  return typeof pvc?.spec?.storageClassName === 'string' ? pvc.spec.storageClassName : '';
-}
-
-/** GetPersistentVolumeClass */
-export function volumeClass(pv: any): string {
-  const ann = pv?.metadata?.annotations?.[ANN_STORAGE_CLASS];
-  if (typeof ann === 'string') return ann;
-  return typeof pv?.spec?.storageClassName === 'string' ? pv.spec.storageClassName : '';
-}
 
 /** the claim's volumes, by pod volume name: persistentVolumeClaim ones, and generic ephemeral ones (<pod>-<volume>) */
 export function podClaims(pod: any): { volume: string; claim: string; ephemeral: boolean }[] {
@@ -189,54 +179,17 @@ export function volumeBindingPreFilter(pod: any, l: VolumeListers): { skip: true
   return { state: { boundClaims, delayClaims, classPVs }, eligibleNodes: missing ? undefined : eligible };
 }
 
-function storageRequest(pvc: any) {
-  return parseQuantity(pvc?.spec?.resources?.requests?.storage ?? '0') ?? parseQuantity('0')!;
-}
-
-/** IsVolumeBoundToClaim: the PV's claimRef names the claim (and its uid, when it has one) */
-function boundToClaim(pv: any, pvc: any): boolean {
-  const ref = pv?.spec?.claimRef;
-  if (!ref) return false;
-  if (ref.name !== pvc?.metadata?.name || (ref.namespace ?? '') !== (pvc?.metadata?.namespace ?? '')) return false;
-  return !ref.uid || ref.uid === pvc?.metadata?.uid;
-}
-
-/** FindMatchingVolume on the scheduler's path: the pre-bound PV, else the smallest Available PV that fits the claim and the node */
+/**
+ * FindMatchingVolume on the scheduler's path (the node given: its node affinity and the access
+ * modes are checked): the pre-bound PV, else the smallest Available PV that fits the claim and the
+ * node; none for a claim whose selector is invalid
+ */
 export function findMatchingVolume(pvc: any, pvs: readonly any[], node: any, excluded: ReadonlySet<string>): any | undefined {
-  const requested = storageRequest(pvc);
-  const claimMode = String(pvc?.spec?.volumeMode || 'Filesystem');
-  const requestedClass = claimClass(pvc);
-  let selector: ReturnType<typeof fromLabelSelector> = null;
   try {
-    selector = fromLabelSelector(pvc?.spec?.selector);
+    return findVolume(pvc, pvs, (pv) => pvMatchesNode(pv, node), excluded, false);
   } catch {
     return undefined;
   }
-  const wantModes = arr<string>(pvc?.spec?.accessModes).map(String);
-  let smallest: any;
-  let smallestQty: ReturnType<typeof parseQuantity> = null;
-  for (const pv of pvs) {
-    const name = String(pv?.metadata?.name ?? '');
-    if (excluded.has(name)) continue;
-    if (pv?.spec?.claimRef && !boundToClaim(pv, pvc)) continue;
-    const qty = parseQuantity(pv?.spec?.capacity?.storage ?? '0');
-    if (!qty || cmpQuantity(qty, requested) < 0) continue;
-    if (String(pv?.spec?.volumeMode || 'Filesystem') !== claimMode) continue;
-    if (pv?.metadata?.deletionTimestamp) continue;
-    const affinityOK = pvMatchesNode(pv, node);
-    if (boundToClaim(pv, pvc)) return affinityOK ? pv : undefined;
-    if (pv?.status?.phase !== 'Available') continue;
-    if (selector && !matchLabels(selector, pv?.metadata?.labels ?? {})) continue;
-    if (volumeClass(pv) !== requestedClass) continue;
-    if (!affinityOK) continue;
-    const have = new Set(arr<string>(pv?.spec?.accessModes).map(String));
-    if (!wantModes.every((m) => have.has(m))) continue;
-    if (!smallest || cmpQuantity(smallestQty!, qty) > 0) {
-      smallest = pv;
-      smallestQty = qty;
-    }
-  }
-  return smallest;
 }
 
 /** MatchTopologySelectorTerms: no terms match every node; otherwise some term's every expression */
@@ -285,7 +238,10 @@ export function volumeBindingFilter(state: VolumeState, node: any, l: VolumeList
     if (!fast) {
       if (toMatch.length) {
         // smallest requests first, so that they get the smallest volumes
-        toMatch.sort((a, b) => cmpQuantity(storageRequest(a), storageRequest(b)));
+        toMatch.sort((a, b) => {
+          const d = claimStorageRequest(a) - claimStorageRequest(b);
+          return d < 0n ? -1 : d > 0n ? 1 : 0;
+        });
         const chosen = new Set<string>();
         for (const pvc of toMatch) {
           const pv = findMatchingVolume(pvc, state.classPVs.get(claimClass(pvc)) ?? [], node, chosen);

@@ -330,19 +330,23 @@ test('AppArmor: a pod asking for a profile on a host without AppArmor is refused
   }
 });
 
+/** POST, expecting 201; the created object */
+async function post(path: string, body: any): Promise<any> {
+  const r = await c.raw('POST', path, { body });
+  assert.equal(r.status, 201, r.text);
+  return r.json();
+}
+
+/** a JSON merge patch, expecting 200 */
+async function patch(path: string, body: any): Promise<void> {
+  const r = await c.raw('PATCH', path, { body: JSON.stringify(body), headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(r.status, 200, r.text);
+}
+
 test('persistentVolumeClaim volumes: a claim bound to a hostPath PV is mounted (a file written in the pod is on the host; the claim readOnly, the mount is read-only); a local PV; an unbound or missing claim, or a PV of another type, fails the mount in WaitForAttachAndMount\'s words, a local path missing in the plugin\'s', async () => {
   const host = mkdtempSync(join(tmpdir(), 'keelson-pv-'));
   try {
     writeFileSync(join(host, 'in'), 'from-host\n');
-    const post = async (path: string, body: any) => {
-      const r = await c.raw('POST', path, { body });
-      assert.equal(r.status, 201, r.text);
-      return r.json();
-    };
-    const patch = async (path: string, body: any) => {
-      const r = await c.raw('PATCH', path, { body: JSON.stringify(body), headers: { 'content-type': 'application/merge-patch+json' } });
-      assert.equal(r.status, 200, r.text);
-    };
     // claims and volumes bound by hand, as the PV controller binds them
     const claim = (name: string, volumeName?: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } }, ...(volumeName ? { volumeName } : {}) } });
     const bound = async (name: string, source: Record<string, unknown>) => {
@@ -383,6 +387,48 @@ test('persistentVolumeClaim volumes: a claim bound to a hostPath PV is mounted (
     assert.equal(w?.reason, 'ContainerCreating');
   } finally {
     c.kubectl(['delete', 'pod', 'pv-writer', 'pv-reader', 'pv-local', 'pv-loose', 'pv-noclaim', 'pv-gone', 'pv-nfs', '--ignore-not-found', '--wait=true', '--timeout=60s']);
+    rmSync(host, { recursive: true, force: true });
+  }
+});
+
+test('generic ephemeral volumes: the claim <pod>-<volume> the ephemeral volume controller made from the template, bound to a hostPath PV, is mounted (a file written in the pod is on the host); a claim of that name the pod does not control fails the mount in the kubelet\'s words', async () => {
+  const host = mkdtempSync(join(tmpdir(), 'keelson-eph-'));
+  try {
+    const ephPod = (name: string, volumeName: string, scheduled: boolean) =>
+      `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  ${scheduled ? `nodeName: ${NODE}` : 'schedulerName: manual'}\n  restartPolicy: Never\n  terminationGracePeriodSeconds: 0\n  volumes:\n  - name: data\n    ephemeral:\n      volumeClaimTemplate:\n        spec: {accessModes: [ReadWriteOnce], storageClassName: "", volumeName: ${volumeName}, resources: {requests: {storage: 1Gi}}}\n  containers:\n  - name: c\n    image: ${BUSYBOX}\n    imagePullPolicy: Never\n    command: [sh, -c, 'echo from-eph > /data/out']\n    volumeMounts:\n    - {name: data, mountPath: /data}\n`;
+    const pv = (name: string, claimName: string) => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name },
+      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: host, type: 'Directory' }, claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: claimName } },
+    });
+    // the pod waits unscheduled (schedulerName manual) while the controller makes its claim, which
+    // the binder binds to the PV reserved for it; then it is bound to the node
+    await post('/api/v1/persistentvolumes', pv('eph-pv', 'eph-writer-data'));
+    apply(ephPod('eph-writer', 'eph-pv', false));
+    const claim = await until('claim eph-writer-data bound', async () => {
+      const r = await c.raw('GET', '/api/v1/namespaces/default/persistentvolumeclaims/eph-writer-data');
+      return r.status === 200 && r.json().status?.phase === 'Bound' ? r.json() : undefined;
+    }, 5_000);
+    assert.equal(claim.metadata.ownerReferences?.[0]?.name, 'eph-writer');
+    await post('/api/v1/namespaces/default/pods/eph-writer/binding', { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'eph-writer' }, target: { apiVersion: 'v1', kind: 'Node', name: NODE } });
+
+    // a claim of the pod's name, bound by hand, that the pod does not control
+    const foreign = await post('/api/v1/namespaces/default/persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'eph-foreign-data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: 'eph-foreign-pv', resources: { requests: { storage: '1Gi' } } } });
+    await post('/api/v1/persistentvolumes', { ...pv('eph-foreign-pv', 'eph-foreign-data'), spec: { ...pv('eph-foreign-pv', 'eph-foreign-data').spec, claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'eph-foreign-data', uid: foreign.metadata.uid } } });
+    await patch('/api/v1/persistentvolumes/eph-foreign-pv/status', { status: { phase: 'Bound' } });
+    await patch('/api/v1/namespaces/default/persistentvolumeclaims/eph-foreign-data/status', { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } });
+    apply(ephPod('eph-foreign', 'eph-foreign-pv', true));
+
+    await podWhen(c, 'default', 'eph-writer', 'Succeeded', (p) => p.status?.phase === 'Succeeded', logs, 15_000);
+    assert.equal(readFileSync(join(host, 'out'), 'utf8'), 'from-eph\n');
+    assert.equal(
+      await eventOf('eph-foreign', 'FailedMount'),
+      'Unable to attach or mount volumes: unmounted volumes=[data], unattached volumes=[], failed to process volumes=[data]: PVC default/eph-foreign-data was not created for pod default/eph-foreign (pod is not owner)',
+    );
+  } finally {
+    c.kubectl(['delete', 'pod', 'eph-writer', 'eph-foreign', '--ignore-not-found', '--wait=true', '--timeout=60s']);
+    c.kubectl(['delete', 'pvc', 'eph-foreign-data', '--ignore-not-found', '--wait=false']);
     rmSync(host, { recursive: true, force: true });
   }
 });

@@ -398,6 +398,7 @@ test('setUp failures: the FailedMount messages of a missing ConfigMap, a missing
             { name: 'opt', mountPath: '/e' },
             { name: 'ok', mountPath: '/f' },
             { name: 'eph', mountPath: '/g' },
+            { name: 'csi', mountPath: '/h' },
           ],
         },
       ],
@@ -409,21 +410,23 @@ test('setUp failures: the FailedMount messages of a missing ConfigMap, a missing
         { name: 'opt', configMap: { name: 'missing', optional: true } },
         { name: 'ok', emptyDir: {} },
         { name: 'eph', ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } } },
+        { name: 'csi', csi: { driver: 'csi.example.com' } },
       ],
     }),
   );
   await assert.rejects(vm.setUp(p), (e: unknown) => {
     assert.ok(e instanceof VolumeError);
     assert.equal(e.reason, 'FailedMount');
-    // (the claim fails in the populator: WaitForAttachAndMount's message, naming every volume not mounted)
-    const unable = `Unable to attach or mount volumes: unmounted volumes=[cfg data dir eph key], unattached volumes=[], failed to process volumes=[data]: error processing PVC ${NS}/claim: failed to fetch PVC from API server: persistentvolumeclaims "claim" not found`;
+    // (the claims fail in the populator: WaitForAttachAndMount's message, naming every volume not
+    // mounted; the ephemeral volume's claim is `<pod>-<volume>`)
+    const unable = `Unable to attach or mount volumes: unmounted volumes=[cfg csi data dir eph key], unattached volumes=[], failed to process volumes=[data eph]: error processing PVC ${NS}/broken-eph: failed to fetch PVC from API server: persistentvolumeclaims "broken-eph" not found; error processing PVC ${NS}/claim: failed to fetch PVC from API server: persistentvolumeclaims "claim" not found`;
     assert.equal(e.message, unable);
     assert.deepEqual(e.messages, [
       unable,
       'MountVolume.SetUp failed for volume "cfg" : configmap "missing" not found',
       'MountVolume.SetUp failed for volume "key" : references non-existent secret key: nope',
       `MountVolume.SetUp failed for volume "dir" : hostPath type check failed: ${file} is not a directory`,
-      `MountVolume.SetUp failed for volume "eph" : Keelson's kubelet does not support ephemeral volumes`,
+      `MountVolume.SetUp failed for volume "csi" : Keelson's kubelet does not support csi volumes`,
     ]);
     return true;
   });
