@@ -39,6 +39,15 @@ const pathKubectl: string = (() => {
   return 'kubectl';
 })();
 
+/**
+ * The argv[0] the dispatcher gives the kubectl it execs (`kubectl`), for a call of that kubectl
+ * without a version: kubectl's User-Agent begins with argv[0]'s base name (`kubectl/v1.33.1 ...`),
+ * which the audit log records.
+ */
+export function kubectlArgv0(version?: string): { argv0?: string } {
+  return !version && pathKubectl !== 'kubectl' ? { argv0: 'kubectl' } : {};
+}
+
 export function kubectlBinary(version?: string): string {
   if (version === 'PATH') return 'kubectl';
   if (!version) return pathKubectl;
@@ -209,6 +218,7 @@ export class Cluster {
   /** run kubectl against this cluster (`version` picks kubectl.1.27 ... kubectl.1.33) */
   kubectl(args: string[], opts: { version?: string; input?: string; env?: Record<string, string>; timeoutMs?: number } = {}): RunResult {
     const r = spawnSync(kubectlBinary(opts.version), args, {
+      ...kubectlArgv0(opts.version),
       env: { PATH: process.env.PATH ?? '', HOME: this.home, KUBECONFIG: this.kubeconfig, ...opts.env },
       input: opts.input,
       encoding: 'utf8',
@@ -219,7 +229,7 @@ export class Cluster {
 
   /** kubectl in the background (for -w); returns the process and its collected output */
   kubectlSpawn(args: string[], opts: { version?: string } = {}): { proc: ChildProcess; out: () => string; err: () => string } {
-    const proc = spawn(kubectlBinary(opts.version), args, { env: { PATH: process.env.PATH ?? '', HOME: this.home, KUBECONFIG: this.kubeconfig } });
+    const proc = spawn(kubectlBinary(opts.version), args, { ...kubectlArgv0(opts.version), env: { PATH: process.env.PATH ?? '', HOME: this.home, KUBECONFIG: this.kubeconfig } });
     let out = '';
     let err = '';
     proc.stdout.on('data', (d) => (out += d));
@@ -249,7 +259,7 @@ export class Cluster {
   /** kubectl without blocking this process (needed while the test itself must answer, e.g. a webhook) */
   kubectlAsync(args: string[], opts: { kubeconfig?: string; version?: string } = {}): Promise<RunResult> {
     return new Promise((resolve) => {
-      const p = spawn(kubectlBinary(opts.version), args, { env: { PATH: process.env.PATH ?? '', HOME: this.home, KUBECONFIG: opts.kubeconfig ?? this.kubeconfig } });
+      const p = spawn(kubectlBinary(opts.version), args, { ...kubectlArgv0(opts.version), env: { PATH: process.env.PATH ?? '', HOME: this.home, KUBECONFIG: opts.kubeconfig ?? this.kubeconfig } });
       let stdout = '';
       let stderr = '';
       p.stdout.on('data', (d) => (stdout += d));

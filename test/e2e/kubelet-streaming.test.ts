@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
-import { expectStatus, freePort, kubectlBinary, startCluster, until, ROOT, type Cluster, stopProcess } from './harness.js';
+import { expectStatus, freePort, kubectlArgv0, kubectlBinary, startCluster, until, ROOT, type Cluster, stopProcess } from './harness.js';
 import { joiningKubeletArgs, writeJoiningKubeletConfig } from './kubeletharness.js';
 import http from 'node:http';
 import { Readable, Writable } from 'node:stream';
@@ -491,7 +491,7 @@ test('pods/proxy and services/proxy reach the pod\'s web server: kubectl get --r
   assert.equal(expectStatus(await c.raw('GET', `/api/v1/nodes/${NODE}/proxy/healthz`), 400, 'BadRequest').message, 'address not allowed');
   // kubectl proxy, as people browse a service: links that work through it
   const local = await freePort();
-  const proxy = spawn(kubectlBinary(), ['proxy', '--address', '127.0.0.1', '--port', String(local)], { env: { PATH: process.env.PATH ?? '', HOME: dir, KUBECONFIG: c.kubeconfig }, stdio: 'ignore' });
+  const proxy = spawn(kubectlBinary(), ['proxy', '--address', '127.0.0.1', '--port', String(local)], { ...kubectlArgv0(), env: { PATH: process.env.PATH ?? '', HOME: dir, KUBECONFIG: c.kubeconfig }, stdio: 'ignore' });
   background.add(proxy);
   try {
     const get = (p: string) => new Promise<{ status: number; text: string }>((resolve, reject) => {

@@ -12,7 +12,7 @@ import http2 from 'node:http2';
 import tls from 'node:tls';
 import net from 'node:net';
 import zlib from 'node:zlib';
-import { startCluster, kubectlBinary, KEELSON, ROOT, type Cluster } from './harness.js';
+import { startCluster, kubectlArgv0, kubectlBinary, KEELSON, ROOT, type Cluster } from './harness.js';
 import { createCA, ensurePKI, issueServingCert, type CertKey } from '../../src/apiserver/pki.js';
 
 interface H2Response {
@@ -295,6 +295,7 @@ describe('secure port: TLS and HTTP/2', () => {
       assert.match(a.stdout, new RegExp(`configmap/${name} created`));
       assert.match(a.stderr, /http2: Transport creating client conn/);
       const proc = spawn(kubectlBinary(v), ['get', 'cm', name, '-w', '-o', 'jsonpath={.data.a}{"\\n"}'], {
+        ...kubectlArgv0(v),
         env: { PATH: process.env.PATH ?? '', HOME: c.home, KUBECONFIG: c.kubeconfig, ...env },
       });
       let out = '';
