@@ -445,8 +445,11 @@ export class PersistentVolumeBinder {
       return;
     }
     if (!ref.uid) {
-      // pre-bound by the user to a claim not bound yet: the claim's sync does it
+      // pre-bound by the user to a claim not bound yet: the claim's sync does it. (Keelson also
+      // queues that claim when it exists: synced before this volume reached the cache, it found no
+      // volume, and in Kubernetes would wait for the next resync)
       await this.updateVolumePhase(volume, 'Available', '');
+      if (ref.name && this.o.claims.getByName(ref.namespace ?? '', ref.name)) this.claimQueue.add(claimRefKey(ref));
       return;
     }
     const key = claimRefKey(ref);

@@ -337,29 +337,28 @@ async function post(path: string, body: any): Promise<any> {
   return r.json();
 }
 
-/** a JSON merge patch, expecting 200 */
-async function patch(path: string, body: any): Promise<void> {
-  const r = await c.raw('PATCH', path, { body: JSON.stringify(body), headers: { 'content-type': 'application/merge-patch+json' } });
-  assert.equal(r.status, 200, r.text);
-}
-
 test('persistentVolumeClaim volumes: a claim bound to a hostPath PV is mounted (a file written in the pod is on the host; the claim readOnly, the mount is read-only); a local PV; an unbound or missing claim, or a PV of another type, fails the mount in WaitForAttachAndMount\'s words, a local path missing in the plugin\'s', async () => {
   const host = mkdtempSync(join(tmpdir(), 'keelson-pv-'));
   try {
     writeFileSync(join(host, 'in'), 'from-host\n');
-    // claims and volumes bound by hand, as the PV controller binds them
+    // each claim pre-bound to its volume (the volume's claimRef names it, the claim's volumeName the
+    // volume), which the PV controller binds: bound by hand here, a claim would race the controller,
+    // which sets a claim whose volume it has not seen yet back to Pending, as Kubernetes' does. (The
+    // waits for Bound allow the controller's resync, 15 s: a claim synced before its volume reached
+    // the controller's cache waits for it, as in Kubernetes)
     const claim = (name: string, volumeName?: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } }, ...(volumeName ? { volumeName } : {}) } });
     const bound = async (name: string, source: Record<string, unknown>) => {
-      const pvc = await post('/api/v1/namespaces/default/persistentvolumeclaims', claim(name, name));
       await post('/api/v1/persistentvolumes', {
         apiVersion: 'v1',
         kind: 'PersistentVolume',
         metadata: { name },
-        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain', ...source, claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name, uid: pvc.metadata.uid } },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain', ...source, claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name } },
       });
-      await patch(`/api/v1/persistentvolumes/${name}/status`, { status: { phase: 'Bound' } });
-      await patch(`/api/v1/namespaces/default/persistentvolumeclaims/${name}`, { metadata: { annotations: { 'pv.kubernetes.io/bind-completed': 'yes' } } });
-      await patch(`/api/v1/namespaces/default/persistentvolumeclaims/${name}/status`, { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } });
+      await post('/api/v1/namespaces/default/persistentvolumeclaims', claim(name, name));
+      await until(`claim ${name} Bound`, async () => {
+        const r = await c.raw('GET', `/api/v1/namespaces/default/persistentvolumeclaims/${name}`);
+        return r.status === 200 && r.json().status?.phase === 'Bound';
+      });
     };
     const onNode = { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] }] } };
     await bound('host-claim', { hostPath: { path: host, type: 'Directory' } });
@@ -409,15 +408,17 @@ test('generic ephemeral volumes: the claim <pod>-<volume> the ephemeral volume c
     const claim = await until('claim eph-writer-data bound', async () => {
       const r = await c.raw('GET', '/api/v1/namespaces/default/persistentvolumeclaims/eph-writer-data');
       return r.status === 200 && r.json().status?.phase === 'Bound' ? r.json() : undefined;
-    }, 5_000);
+    }, 20_000);
     assert.equal(claim.metadata.ownerReferences?.[0]?.name, 'eph-writer');
     await post('/api/v1/namespaces/default/pods/eph-writer/binding', { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'eph-writer' }, target: { apiVersion: 'v1', kind: 'Node', name: NODE } });
 
-    // a claim of the pod's name, bound by hand, that the pod does not control
-    const foreign = await post('/api/v1/namespaces/default/persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'eph-foreign-data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: 'eph-foreign-pv', resources: { requests: { storage: '1Gi' } } } });
-    await post('/api/v1/persistentvolumes', { ...pv('eph-foreign-pv', 'eph-foreign-data'), spec: { ...pv('eph-foreign-pv', 'eph-foreign-data').spec, claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: 'default', name: 'eph-foreign-data', uid: foreign.metadata.uid } } });
-    await patch('/api/v1/persistentvolumes/eph-foreign-pv/status', { status: { phase: 'Bound' } });
-    await patch('/api/v1/namespaces/default/persistentvolumeclaims/eph-foreign-data/status', { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '1Gi' } } });
+    // a claim of the pod's name, pre-bound to a volume (which the binder binds), that the pod does not control
+    await post('/api/v1/persistentvolumes', pv('eph-foreign-pv', 'eph-foreign-data'));
+    await post('/api/v1/namespaces/default/persistentvolumeclaims', { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'eph-foreign-data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: 'eph-foreign-pv', resources: { requests: { storage: '1Gi' } } } });
+    await until('claim eph-foreign-data bound', async () => {
+      const r = await c.raw('GET', '/api/v1/namespaces/default/persistentvolumeclaims/eph-foreign-data');
+      return r.status === 200 && r.json().status?.phase === 'Bound';
+    }, 20_000);
     apply(ephPod('eph-foreign', 'eph-foreign-pv', true));
 
     await podWhen(c, 'default', 'eph-writer', 'Succeeded', (p) => p.status?.phase === 'Succeeded', logs, 15_000);

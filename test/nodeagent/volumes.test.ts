@@ -32,7 +32,9 @@ let vm: VolumeManager;
 const api = (method: string, path: string, body?: unknown) => client.json({ method, path, body });
 
 before(async () => {
-  c = await startCluster({ args: ['--storage-backend=memory'] });
+  // (without the PV binder: the claims here are bound by hand, and the binder, syncing a claim whose
+  // volume its cache has not seen yet, would set the claim back to Pending, as Kubernetes' does)
+  c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-persistentvolume-binder-controller'] });
   client = new RESTClient(restConfigFromConnection(await loadKubeconfig({ explicitPath: c.kubeconfig }), { qps: Infinity }));
   root = tempDir('keelson-kubelet-root-');
   vm = new VolumeManager({ client, rootDir: root, nodeName: NODE, log: nopLogger, nodeAllocatable: async () => ALLOCATABLE, now: () => Date.now() + clock });
