@@ -44,7 +44,9 @@ export function everyKindManifest(NS: string, selector: string, csrPEM: string):
     m('apps/v1', 'DaemonSet', 'ds1', `spec: {selector: {matchLabels: {app: ds1}}, ${tpl('ds1')}}`),
     m('apps/v1', 'ControllerRevision', 'cr1', 'revision: 1\ndata: {a: 1}'),
     m('batch/v1', 'Job', 'job1', `spec: {template: {spec: {restartPolicy: Never, ${podSpec}}}}`),
-    m('batch/v1', 'CronJob', 'cj1', `spec: {schedule: "*/5 * * * *", jobTemplate: {spec: {template: {spec: {restartPolicy: Never, ${podSpec}}}}}}`),
+    // (suspended: at a five-minute mark it would make a Job and a pod, whose FailedScheduling
+    // event lands among the events a test lists)
+    m('batch/v1', 'CronJob', 'cj1', `spec: {schedule: "*/5 * * * *", suspend: true, jobTemplate: {spec: {template: {spec: {restartPolicy: Never, ${podSpec}}}}}}`),
     m('autoscaling/v2', 'HorizontalPodAutoscaler', 'hpa1', 'spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: d1}, minReplicas: 1, maxReplicas: 3}'),
     m('coordination.k8s.io/v1', 'Lease', 'lease1', 'spec: {holderIdentity: me}'),
     m('discovery.k8s.io/v1', 'EndpointSlice', 'es1', 'addressType: IPv4\nendpoints: [{addresses: [10.1.2.3]}]\nports: [{port: 80}]'),
