@@ -13,8 +13,10 @@ const cms = `/api/v1/namespaces/${NS}/configmaps`;
 const apps = `/apis/apps/v1/namespaces/${NS}`;
 
 before(async () => {
-  // (the deployment controller would write the Deployments these tests read back, and race their PUTs)
-  c = await startCluster({ args: ['--controllers=*,-deployment-controller'] });
+  // The workload controllers would write the objects these tests read back and race their PUTs
+  // (the statefulset controller's status write fell between a GET and a PUT of /scale in a CI run).
+  const workload = ['deployment', 'replicaset', 'replicationcontroller', 'statefulset', 'daemonset', 'job', 'cronjob'];
+  c = await startCluster({ args: [`--controllers=*,${workload.map((w) => `-${w}-controller`).join(',')}`] });
 });
 
 after(async () => {
