@@ -13,39 +13,24 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { startCluster, until, freePort, KEELSON, ROOT, type Cluster } from './harness.js';
+import { startCluster, until, freePort, KEELSON, ROOT, type Cluster, readyNode } from './harness.js';
 
 let c: Cluster;
-const defaultCluster = () => c;
 const K = '1.32';
 const NS = 'daemons';
 const PODS = `/api/v1/namespaces/${NS}/pods`;
 const DSS = `/apis/apps/v1/namespaces/${NS}/daemonsets`;
 const MERGE = { 'content-type': 'application/merge-patch+json' };
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-
-async function makeNode(name: string, labels: Record<string, string> = {}, taints: any[] = [], cluster?: Cluster): Promise<void> {
-  const c = cluster ?? defaultCluster();
-  const node = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', ...labels } }, spec: taints.length ? { taints } : {} };
-  const r = await c.raw('POST', '/api/v1/nodes', { body: node });
-  assert.equal(r.status, 201, r.text);
-  const resources = { cpu: '4', memory: '8Gi', pods: '110' };
-  const t = now();
-  const st = await c.raw('PATCH', `/api/v1/nodes/${name}/status`, {
-    body: JSON.stringify({ status: { capacity: resources, allocatable: resources, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: t, lastTransitionTime: t }] } }),
-    headers: MERGE,
-  });
-  assert.equal(st.status, 200, st.text);
-  const u = c.kubectl(['taint', 'node', name, 'node.kubernetes.io/not-ready:NoSchedule-'], { version: K });
-  assert.ok(u.code === 0 || /not found/.test(u.stderr), u.stderr);
-}
+/** the Nodes' capacity and allocatable */
+const RESOURCES = { cpu: '4', memory: '8Gi', pods: '110' };
 
 before(async () => {
   c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-node-lifecycle-controller'] });
   assert.equal((await c.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
-  await makeNode('ds-a');
-  await makeNode('ds-b', { tier: 'edge' });
-  await makeNode('ds-t', {}, [{ key: 'dedicated', value: 'special', effect: 'NoSchedule' }]);
+  await readyNode(c, 'ds-a', { resources: RESOURCES });
+  await readyNode(c, 'ds-b', { labels: { tier: 'edge' }, resources: RESOURCES });
+  await readyNode(c, 'ds-t', { taints: [{ key: 'dedicated', value: 'special', effect: 'NoSchedule' }], resources: RESOURCES });
 });
 
 after(async () => {
@@ -258,7 +243,7 @@ test('a toleration lets the pod onto the tainted node', async () => {
 });
 
 test('a new Node gets a pod', async () => {
-  await makeNode('ds-c');
+  await readyNode(c, 'ds-c', { resources: RESOURCES });
   const pods = await untilOnNodes('agent', ['ds-a', 'ds-b', 'ds-c']);
   for (const p of pods) if (p.spec.nodeName === 'ds-c') await setStatus(p, 'Running', true);
   await until('3 available', async () => ((await getDS('agent')).status?.numberAvailable === 3 ? true : undefined));
@@ -440,7 +425,7 @@ test('keelson controller-manager --use-service-account-credentials runs it as ku
   cm.stdout!.on('data', (d) => (logs += d));
   cm.stderr!.on('data', (d) => (logs += d));
   try {
-    await makeNode('sa-a', {}, [], c2);
+    await readyNode(c2, 'sa-a', { resources: RESOURCES });
     assert.equal((await c2.raw('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } })).status, 201);
     const r = c2.kubectl(['create', '-f', '-'], { version: K, input: daemonSet('sa') });
     assert.equal(r.code, 0, r.stderr);

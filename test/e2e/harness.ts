@@ -569,3 +569,51 @@ export function expectStatus(r: RawResponse, code: number, reason: string, what 
 export function warningsOf(r: RawResponse): string[] {
   return r.headersDistinct['warning'] ?? [];
 }
+
+/** now, to the second, as the API server's times are written */
+const nowSeconds = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** the Ready condition a kubelet posts in its Node's status, its heartbeat and transition at `at` (default now) */
+export function nodeReadyCondition(at = nowSeconds()): Record<string, string> {
+  return { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: at, lastTransitionTime: at };
+}
+
+export interface ReadyNodeOptions {
+  /** labels besides kubernetes.io/hostname=<name> and kubernetes.io/os=linux, which it always has */
+  labels?: Record<string, string>;
+  /** spec.taints (none by default) */
+  taints?: unknown[];
+  /** its capacity and allocatable, the same (default cpu 2, memory 4Gi, pods 110) */
+  resources?: Record<string, string>;
+  /**
+   * take off the node.kubernetes.io/not-ready:NoSchedule taint the TaintNodesByCondition admission
+   * puts on a new Node, as the node lifecycle controller does once it is Ready (default true: for
+   * clusters that run without that controller; false where the controller itself is under test)
+   */
+  removeNotReadyTaint?: boolean;
+}
+
+/**
+ * a fake Node, as a kubelet would register it, for the scheduler and the controllers to see: created
+ * with its labels and taints, then Ready with its resources through nodes/status, written once (no
+ * kubelet renews it: a node lifecycle controller would find it unreachable after its grace period).
+ * Returns the Node as it then is.
+ */
+export async function readyNode(c: Cluster, name: string, opts: ReadyNodeOptions = {}): Promise<any> {
+  const taints = opts.taints ?? [];
+  const node = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', ...opts.labels } }, spec: taints.length ? { taints } : {} };
+  const r = await c.raw('POST', '/api/v1/nodes', { body: node });
+  if (r.status !== 201) throw new Error(`creating Node ${name}: ${r.status} ${r.text}`);
+  const resources = opts.resources ?? { cpu: '2', memory: '4Gi', pods: '110' };
+  const st = await c.raw('PATCH', `/api/v1/nodes/${name}/status`, {
+    body: JSON.stringify({ status: { capacity: resources, allocatable: resources, conditions: [nodeReadyCondition()] } }),
+    headers: { 'content-type': 'application/merge-patch+json' },
+  });
+  if (st.status !== 200) throw new Error(`making Node ${name} Ready: ${st.status} ${st.text}`);
+  if (opts.removeNotReadyTaint === false) return st.json();
+  const t = c.kubectl(['taint', 'node', name, 'node.kubernetes.io/not-ready:NoSchedule-'], { version: '1.32' });
+  if (t.code !== 0 && !/not found/.test(t.stderr)) throw new Error(`taking the not-ready taint off Node ${name}: ${t.stderr}`);
+  const got = await c.raw('GET', `/api/v1/nodes/${name}`);
+  if (got.status !== 200) throw new Error(`reading Node ${name}: ${got.status} ${got.text}`);
+  return got.json();
+}

@@ -7,17 +7,15 @@
 // disruption mode).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startCluster, until, type Cluster } from './harness.js';
+import { startCluster, until, type Cluster, readyNode, nodeReadyCondition } from './harness.js';
 
 let c: Cluster;
 const beating = new Set<string>();
 let beat: NodeJS.Timeout | undefined;
 
-const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-
 async function heartbeat(name: string): Promise<void> {
   const r = await c.raw('PATCH', `/api/v1/nodes/${name}/status`, {
-    body: JSON.stringify({ status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: now(), lastTransitionTime: now() }] } }),
+    body: JSON.stringify({ status: { conditions: [nodeReadyCondition()] } }),
     headers: { 'content-type': 'application/strategic-merge-patch+json' },
   });
   assert.equal(r.status, 200, r.text);
@@ -56,9 +54,8 @@ before(async () => {
     ],
   });
   for (const name of ['n1', 'n2', 'n3']) {
-    const r = await c.raw('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name } } });
-    assert.equal(r.status, 201, r.text);
-    await heartbeat(name);
+    // (the not-ready taint is the node lifecycle controller's to take off: it is under test)
+    await readyNode(c, name, { removeNotReadyTaint: false });
     beating.add(name);
   }
   beat = setInterval(() => {

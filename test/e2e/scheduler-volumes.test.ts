@@ -20,7 +20,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startCluster, until, type Cluster } from './harness.js';
+import { startCluster, until, type Cluster, readyNode } from './harness.js';
 import { issueClientCert, loadCA } from '../../src/apiserver/pki.js';
 import { nopLogger } from '../../src/client/log.js';
 import { startEmbeddedScheduler, SCHEDULER_USER } from '../../src/scheduler/scheduler.js';
@@ -39,19 +39,7 @@ const NOT_HELPFUL = 'preemption: 0/3 nodes are available: 3 Preemption is not he
 
 before(async () => {
   c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-node-lifecycle-controller,-persistentvolume-binder-controller'] });
-  for (const [name, zone] of NODES) {
-    const r = await c.raw('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, [ZONE]: zone } } } });
-    assert.equal(r.status, 201, r.text);
-    const resources = { cpu: '2', memory: '4Gi', pods: '110' };
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const st = await c.raw('PATCH', `/api/v1/nodes/${name}/status`, {
-      body: JSON.stringify({ status: { capacity: resources, allocatable: resources, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now }] } }),
-      headers: MERGE,
-    });
-    assert.equal(st.status, 200, st.text);
-    const t = c.kubectl(['taint', 'node', name, 'node.kubernetes.io/not-ready:NoSchedule-'], { version: K });
-    assert.ok(t.code === 0 || /not found/.test(t.stderr), t.stderr);
-  }
+  for (const [name, zone] of NODES) await readyNode(c, name, { labels: { [ZONE]: zone } });
   const pki = join(c.dataDir, 'pki');
   const ca = loadCA(readFileSync(join(pki, 'ca.crt'), 'utf8'), readFileSync(join(pki, 'ca.key'), 'utf8'));
   const cert = await issueClientCert(ca, SCHEDULER_USER);

@@ -21,7 +21,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import https from 'node:https';
-import { startCluster, until, freePort, KEELSON, ROOT, type Cluster, takeOverLease } from './harness.js';
+import { startCluster, until, freePort, KEELSON, ROOT, type Cluster, takeOverLease, readyNode } from './harness.js';
 import { issueClientCert, loadCA } from '../../src/apiserver/pki.js';
 import { nopLogger } from '../../src/client/log.js';
 import { startEmbeddedScheduler, SCHEDULER_USER } from '../../src/scheduler/scheduler.js';
@@ -40,19 +40,7 @@ before(async () => {
   c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-node-lifecycle-controller'] });
   for (const name of NODES) {
     const gpu = name === 'sch-gpu';
-    const node = { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' } }, spec: gpu ? { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }] } : {} };
-    const r = await c.raw('POST', '/api/v1/nodes', { body: node });
-    assert.equal(r.status, 201, r.text);
-    const resources = gpu ? { cpu: '8', memory: '16Gi', pods: '110' } : { cpu: '2', memory: '4Gi', pods: '110' };
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const st = await c.raw('PATCH', `/api/v1/nodes/${name}/status`, {
-      body: JSON.stringify({ status: { capacity: resources, allocatable: resources, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now }] } }),
-      headers: MERGE,
-    });
-    assert.equal(st.status, 200, st.text);
-    // (the node lifecycle controller takes the not-ready taint off a Ready node)
-    const t = c.kubectl(['taint', 'node', name, 'node.kubernetes.io/not-ready:NoSchedule-'], { version: K });
-    assert.ok(t.code === 0 || /not found/.test(t.stderr), t.stderr);
+    await readyNode(c, name, gpu ? { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }], resources: { cpu: '8', memory: '16Gi', pods: '110' } } : {});
   }
   const pki = join(c.dataDir, 'pki');
   const ca = loadCA(readFileSync(join(pki, 'ca.crt'), 'utf8'), readFileSync(join(pki, 'ca.key'), 'utf8'));
