@@ -8,7 +8,7 @@ import { Command, FeatureGate, type FlagSet, type NamedCertKey } from './flags.j
 import * as klog from './klog.js';
 import { daemonLogger, exitOnSignals } from './daemon.js';
 import { declareControllerManagerFlags } from './controllerflags.js';
-import { getVersionInfo } from './version.js';
+import { getVersionInfo, userAgent } from './version.js';
 import { ensureFrontProxyPKI, ensurePKI, FRONT_PROXY_CLIENT_CN, issueClientCert } from '../apiserver/pki.js';
 import { ensureKubeconfig } from '../client/kubeconfig.js';
 import { defaultControllerManagerOptions, isControllerEnabled, validateControllerManagerOptions, type ControllerManagerOptions } from '../controllers/options.js';
@@ -39,9 +39,13 @@ import { SCHEDULER_USER, startEmbeddedScheduler } from '../scheduler/scheduler.j
 import { processProfiler } from '../client/profiling.js';
 import { DEFAULT_METRIC_RESOLUTION_MS, MIN_METRIC_RESOLUTION_MS } from '../apiserver/metricsserver/index.js';
 import { goFormatDuration } from '../machinery/gostrings.js';
+import { LOCAL_STORAGE_COMPONENT, removeLocalPathClass, startLocalPathProvisioner } from '../controllers/localpath.js';
+import { RESTClient } from '../client/rest.js';
 
 /** the items of k3s' --disable that Keelson has no component for */
-const K3S_ONLY_COMPONENTS = ['coredns', 'servicelb', 'traefik', 'local-storage', 'runtimes'];
+const K3S_ONLY_COMPONENTS = ['coredns', 'servicelb', 'traefik', 'runtimes'];
+/** the items of --disable that Keelson has: the built-in metrics-server and the local-path provisioner */
+const KEELSON_COMPONENTS = ['metrics-server', LOCAL_STORAGE_COMPONENT];
 
 export interface APIServerOptions {
   dataDir: string;
@@ -49,8 +53,10 @@ export interface APIServerOptions {
   agent: { containerRuntimeEndpoint: string; nodeName: string; nodeIP: string; kubeletArgs: string[] };
   /** keelson server: run no scheduler (k3s' --disable-scheduler) */
   disableScheduler: boolean;
-  /** keelson server: packaged components not to run (k3s' --disable; Keelson's one: metrics-server) */
+  /** keelson server: packaged components not to run (k3s' --disable; Keelson's: metrics-server, local-storage) */
   disable: string[];
+  /** keelson server: where the local-path provisioner makes its volumes' directories ('' for <data-dir>/storage; k3s' --default-local-storage-path) */
+  defaultLocalStoragePath: string;
   /** keelson server: the built-in metrics-server's --metric-resolution (ms) */
   metricResolution: number;
   bindAddress: string;
@@ -136,6 +142,7 @@ function defaults(allInOne: boolean): APIServerOptions {
     agent: { containerRuntimeEndpoint: '', nodeName: '', nodeIP: '', kubeletArgs: [] },
     disableScheduler: false,
     disable: [],
+    defaultLocalStoragePath: '',
     metricResolution: DEFAULT_METRIC_RESOLUTION_MS,
     bindAddress: '0.0.0.0',
     securePort: 6443,
@@ -198,7 +205,8 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     const k = s.flagSet('keelson');
     k.stringVar(o, 'dataDir', 'data-dir', 'Directory for the cluster state: the database, the generated certificates and the admin kubeconfig.');
     k.boolVar(o, 'disableScheduler', 'disable-scheduler', 'Do not run the scheduler in this server (as k3s\' flag): pods stay unscheduled until another scheduler, e.g. keelson scheduler, binds them.');
-    k.stringsVar(o, 'disable', 'disable', `Do not run these packaged components, and delete what they created (as k3s' flag). Keelson's one: metrics-server (the built-in metrics.k8s.io, for kubectl top). k3s' other items (${K3S_ONLY_COMPONENTS.join(', ')}) are accepted: Keelson has none of them.`);
+    k.stringsVar(o, 'disable', 'disable', `Do not run these packaged components, and delete what they created (as k3s' flag). Keelson's: metrics-server (the built-in metrics.k8s.io, for kubectl top) and local-storage (the local-path provisioner and its default StorageClass local-path). k3s' other items (${K3S_ONLY_COMPONENTS.join(', ')}) are accepted: Keelson has none of them.`);
+    k.stringVar(o, 'defaultLocalStoragePath', 'default-local-storage-path', 'The directory under which the local-path provisioner makes the volumes of the default StorageClass local-path (as k3s\' flag), when this server runs its own node (--container-runtime-endpoint). (default "<data-dir>/storage")');
     k.durationVar(o, 'metricResolution', 'metric-resolution', 'How often the built-in metrics-server scrapes each node\'s kubelet (/metrics/resource), as metrics-server\'s flag; at least 10s.');
     const a = s.flagSet('node agent');
     a.stringVar(o.agent, 'containerRuntimeEndpoint', 'container-runtime-endpoint', 'The CRI endpoint of a container runtime on this machine (containerd: unix:///run/containerd/containerd.sock). When given, this machine joins the cluster as a node: a node agent (keelson kubelet) runs in a process of its own, with its state under <data-dir>/kubelet. Empty: no node agent.');
@@ -431,7 +439,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     const cmErrs = validateControllerManagerOptions(o.controllerManager);
     if (cmErrs.length) throw new Error(cmErrs.length === 1 ? cmErrs[0] : `[${cmErrs.join(', ')}]`);
     for (const d of o.disable) {
-      if (d !== 'metrics-server' && !K3S_ONLY_COMPONENTS.includes(d)) throw new Error(`--disable: invalid value ${JSON.stringify(d)}: valid items are metrics-server (and k3s' ${K3S_ONLY_COMPONENTS.join(', ')}, which Keelson does not have)`);
+      if (!KEELSON_COMPONENTS.includes(d) && !K3S_ONLY_COMPONENTS.includes(d)) throw new Error(`--disable: invalid value ${JSON.stringify(d)}: valid items are ${KEELSON_COMPONENTS.join(', ')} (and k3s' ${K3S_ONLY_COMPONENTS.join(', ')}, which Keelson does not have)`);
     }
     if (o.metricResolution < MIN_METRIC_RESOLUTION_MS) throw new Error(`metric-resolution should be a time duration at least 10s, but value ${goFormatDuration(BigInt(o.metricResolution) * 1_000_000n)} provided`);
   }
@@ -669,6 +677,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     ? await startEmbeddedScheduler({ serverURL, caPEM: pki.ca.certPEM, ...(await issueClientCert(pki.ca, SCHEDULER_USER).then((ck) => ({ certPEM: ck.certPEM, keyPEM: ck.keyPEM }))), log })
     : undefined;
   if (scheduler) server.registerComponent('scheduler', async () => ({ healthy: true, message: 'ok' }));
+  const nodeName = (o.agent.nodeName || hostname()).toLowerCase();
   const agent =
     allInOne && o.agent.containerRuntimeEndpoint
       ? startEmbeddedKubelet({
@@ -676,17 +685,52 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
           adminKubeconfig: kubeconfig,
           caFile: pki.paths.caCert,
           endpoint: o.agent.containerRuntimeEndpoint,
-          nodeName: (o.agent.nodeName || hostname()).toLowerCase(),
+          nodeName,
           nodeIP: o.agent.nodeIP,
           extraArgs: o.agent.kubeletArgs,
           log,
         })
       : undefined;
+  // the local-path provisioner (keelson server with its own node, k3s' local-storage): a client of
+  // its own (CN keelson-local-path-provisioner); --disable=local-storage deletes the class it made
+  const localStorage = await localPathProvisioner(o, allInOne && !!o.agent.containerRuntimeEndpoint, dataDir, nodeName, { server: serverURL, ca: pki.ca.certPEM }, pki.ca, log);
 
   // (the controllers stop first: controllers hook)
   // (readyz fails at the signal, not once the components in this process have stopped)
-  exitOnSignals(log, () => Promise.resolve(server.announceShutdown()).then(() => agent?.stop()).then(() => Promise.all([controllers?.stop(), scheduler?.stop()])).then(() => server.shutdown()));
+  exitOnSignals(log, () => Promise.resolve(server.announceShutdown()).then(() => agent?.stop()).then(() => Promise.all([controllers?.stop(), scheduler?.stop(), localStorage?.stop()])).then(() => server.shutdown()));
   await new Promise(() => {});
+}
+
+/**
+ * The local-path provisioner of `keelson server` (controllers/localpath.ts): run when the server has
+ * its own node and local-storage is not disabled; with --disable=local-storage, the StorageClass
+ * it made is deleted (in the background) and nothing runs. Without a node, nothing is done.
+ */
+async function localPathProvisioner(
+  o: APIServerOptions,
+  withNode: boolean,
+  dataDir: string,
+  nodeName: string,
+  server: { server: string; ca: string },
+  ca: Parameters<typeof issueClientCert>[0],
+  log: Logger,
+): Promise<{ stop(): Promise<void> } | undefined> {
+  const disabled = o.disable.includes(LOCAL_STORAGE_COMPONENT);
+  if (!withNode && !disabled) return undefined;
+  // (it manages StorageClasses and PersistentVolumes and reads claims cluster-wide, as the
+  // controller manager does, under the same kind of credentials)
+  const ck = await issueClientCert(ca, 'keelson-local-path-provisioner', ['system:masters']);
+  const rest = { ...server, cert: ck.certPEM, key: ck.keyPEM };
+  const agent = userAgent('local-path-provisioner');
+  if (disabled) {
+    const client = new RESTClient({ ...rest, userAgent: agent });
+    void removeLocalPathClass(client, log)
+      .catch((e) => log.error(e, 'Deleting the StorageClass of the local-path provisioner failed'))
+      .finally(() => client.close());
+    return undefined;
+  }
+  const path = o.defaultLocalStoragePath ? resolve(o.defaultLocalStoragePath) : join(dataDir, 'storage');
+  return startLocalPathProvisioner({ rest, userAgent: agent, nodeName, path, log });
 }
 
 /**
