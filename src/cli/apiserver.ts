@@ -41,11 +41,17 @@ import { DEFAULT_METRIC_RESOLUTION_MS, MIN_METRIC_RESOLUTION_MS } from '../apise
 import { goFormatDuration } from '../machinery/gostrings.js';
 import { LOCAL_STORAGE_COMPONENT, removeLocalPathClass, startLocalPathProvisioner } from '../controllers/localpath.js';
 import { RESTClient } from '../client/rest.js';
+import { isIP } from 'node:net';
+import { startEmbeddedDNS } from '../dns/embedded.js';
+import { CLUSTER_DNS_USER, nthAddress, removeDNSService } from '../dns/service.js';
+import { defaultNodeIP } from '../nodeagent/node.js';
 
 /** the items of k3s' --disable that Keelson has no component for */
-const K3S_ONLY_COMPONENTS = ['coredns', 'servicelb', 'traefik', 'runtimes'];
-/** the items of --disable that Keelson has: the built-in metrics-server and the local-path provisioner */
-const KEELSON_COMPONENTS = ['metrics-server', LOCAL_STORAGE_COMPONENT];
+const K3S_ONLY_COMPONENTS = ['servicelb', 'traefik', 'runtimes'];
+/** k3s' --disable item of the cluster DNS */
+const DNS_COMPONENT = 'coredns';
+/** the items of --disable that Keelson has: the built-in metrics-server, the local-path provisioner and the cluster DNS */
+const KEELSON_COMPONENTS = ['metrics-server', LOCAL_STORAGE_COMPONENT, DNS_COMPONENT];
 
 export interface APIServerOptions {
   dataDir: string;
@@ -59,6 +65,10 @@ export interface APIServerOptions {
   defaultLocalStoragePath: string;
   /** keelson server: the built-in metrics-server's --metric-resolution (ms) */
   metricResolution: number;
+  /** keelson server: the kube-dns Service's cluster IP ('' for the 10th address of the service range; k3s' --cluster-dns) */
+  clusterDNS: string;
+  /** keelson server: the cluster domain (k3s' --cluster-domain) */
+  clusterDomain: string;
   bindAddress: string;
   securePort: number;
   storageBackend: string;
@@ -143,6 +153,8 @@ function defaults(allInOne: boolean): APIServerOptions {
     disableScheduler: false,
     disable: [],
     defaultLocalStoragePath: '',
+    clusterDNS: '',
+    clusterDomain: 'cluster.local',
     metricResolution: DEFAULT_METRIC_RESOLUTION_MS,
     bindAddress: '0.0.0.0',
     securePort: 6443,
@@ -205,8 +217,10 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     const k = s.flagSet('keelson');
     k.stringVar(o, 'dataDir', 'data-dir', 'Directory for the cluster state: the database, the generated certificates and the admin kubeconfig.');
     k.boolVar(o, 'disableScheduler', 'disable-scheduler', 'Do not run the scheduler in this server (as k3s\' flag): pods stay unscheduled until another scheduler, e.g. keelson scheduler, binds them.');
-    k.stringsVar(o, 'disable', 'disable', `Do not run these packaged components, and delete what they created (as k3s' flag). Keelson's: metrics-server (the built-in metrics.k8s.io, for kubectl top) and local-storage (the local-path provisioner and its default StorageClass local-path). k3s' other items (${K3S_ONLY_COMPONENTS.join(', ')}) are accepted: Keelson has none of them.`);
+    k.stringsVar(o, 'disable', 'disable', `Do not run these packaged components, and delete what they created (as k3s' flag). Keelson's: metrics-server (the built-in metrics.k8s.io, for kubectl top) local-storage (the local-path provisioner and its default StorageClass local-path) and coredns (the cluster DNS and its kube-system/kube-dns Service). k3s' other items (${K3S_ONLY_COMPONENTS.join(', ')}) are accepted: Keelson has none of them.`);
     k.stringVar(o, 'defaultLocalStoragePath', 'default-local-storage-path', 'The directory under which the local-path provisioner makes the volumes of the default StorageClass local-path (as k3s\' flag), when this server runs its own node (--container-runtime-endpoint). (default "<data-dir>/storage")');
+    k.stringVar(o, 'clusterDNS', 'cluster-dns', 'The cluster IP of the kube-dns Service, the nameserver of the pods of this server\'s node (as k3s\' flag). (default the 10th address of --service-cluster-ip-range: 10.96.0.10)');
+    k.stringVar(o, 'clusterDomain', 'cluster-domain', 'The cluster\'s DNS domain, served by the cluster DNS and searched by the pods of this server\'s node (as k3s\' flag).');
     k.durationVar(o, 'metricResolution', 'metric-resolution', 'How often the built-in metrics-server scrapes each node\'s kubelet (/metrics/resource), as metrics-server\'s flag; at least 10s.');
     const a = s.flagSet('node agent');
     a.stringVar(o.agent, 'containerRuntimeEndpoint', 'container-runtime-endpoint', 'The CRI endpoint of a container runtime on this machine (containerd: unix:///run/containerd/containerd.sock). When given, this machine joins the cluster as a node: a node agent (keelson kubelet) runs in a process of its own, with its state under <data-dir>/kubelet. Empty: no node agent.');
@@ -441,6 +455,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     for (const d of o.disable) {
       if (!KEELSON_COMPONENTS.includes(d) && !K3S_ONLY_COMPONENTS.includes(d)) throw new Error(`--disable: invalid value ${JSON.stringify(d)}: valid items are ${KEELSON_COMPONENTS.join(', ')} (and k3s' ${K3S_ONLY_COMPONENTS.join(', ')}, which Keelson does not have)`);
     }
+    if (o.clusterDNS && !isIP(o.clusterDNS)) throw new Error(`--cluster-dns: invalid IP address ${JSON.stringify(o.clusterDNS)}`);
+    if (!/^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(o.clusterDomain)) throw new Error(`--cluster-domain: ${JSON.stringify(o.clusterDomain)} is not a valid DNS subdomain (lower case letters, digits, '-' and '.')`);
     if (o.metricResolution < MIN_METRIC_RESOLUTION_MS) throw new Error(`metric-resolution should be a time duration at least 10s, but value ${goFormatDuration(BigInt(o.metricResolution) * 1_000_000n)} provided`);
   }
   const started = Date.now();
@@ -678,6 +694,14 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     : undefined;
   if (scheduler) server.registerComponent('scheduler', async () => ({ healthy: true, message: 'ok' }));
   const nodeName = (o.agent.nodeName || hostname()).toLowerCase();
+  // the cluster DNS (k3s' coredns): with a node, unless --disable=coredns; its pods get it as their nameserver
+  const withNode = allInOne && !!o.agent.containerRuntimeEndpoint;
+  // (it listens on the node's address, which pods reach and an EndpointSlice may hold: not a loopback one)
+  const dnsNodeIP = o.agent.nodeIP.split(',')[0]?.trim() || defaultNodeIP();
+  const loopbackNode = /^127\./.test(dnsNodeIP) || dnsNodeIP === '::1';
+  const dnsWanted = withNode && !o.disable.includes(DNS_COMPONENT) && !loopbackNode;
+  if (withNode && !o.disable.includes(DNS_COMPONENT) && loopbackNode) log.info('The node address is a loopback address, which pods cannot reach: no cluster DNS', { nodeIP: dnsNodeIP });
+  const dnsIP = dnsWanted ? o.clusterDNS || nthAddress(o.serviceClusterIPRange.split(',')[0]!.trim(), 10) : '';
   const agent =
     allInOne && o.agent.containerRuntimeEndpoint
       ? startEmbeddedKubelet({
@@ -687,18 +711,75 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
           endpoint: o.agent.containerRuntimeEndpoint,
           nodeName,
           nodeIP: o.agent.nodeIP,
-          extraArgs: o.agent.kubeletArgs,
+          extraArgs: [...(dnsWanted ? kubeletDNSArgs(o.agent.kubeletArgs, dnsIP, o.clusterDomain) : []), ...o.agent.kubeletArgs],
           log,
         })
       : undefined;
   // the local-path provisioner (keelson server with its own node, k3s' local-storage): a client of
   // its own (CN keelson-local-path-provisioner); --disable=local-storage deletes the class it made
   const localStorage = await localPathProvisioner(o, allInOne && !!o.agent.containerRuntimeEndpoint, dataDir, nodeName, { server: serverURL, ca: pki.ca.certPEM }, pki.ca, log);
+  const dns = allInOne ? await clusterDNS(o, dnsWanted, dnsIP, dnsNodeIP, nodeName, { server: serverURL, ca: pki.ca.certPEM }, pki.ca, log) : undefined;
 
   // (the controllers stop first: controllers hook)
   // (readyz fails at the signal, not once the components in this process have stopped)
-  exitOnSignals(log, () => Promise.resolve(server.announceShutdown()).then(() => agent?.stop()).then(() => Promise.all([controllers?.stop(), scheduler?.stop(), localStorage?.stop()])).then(() => server.shutdown()));
+  exitOnSignals(log, () => Promise.resolve(server.announceShutdown()).then(() => agent?.stop()).then(() => Promise.all([controllers?.stop(), scheduler?.stop(), localStorage?.stop(), dns?.stop()])).then(() => server.shutdown()));
   await new Promise(() => {});
+}
+
+/** --cluster-dns and --cluster-domain for the embedded kubelet, unless --kubelet-arg gives them */
+function kubeletDNSArgs(kubeletArgs: string[], ip: string, domain: string): string[] {
+  const given = (name: string) => kubeletArgs.some((a) => a.replace(/^--?/, '').split('=')[0] === name);
+  return [...(given('cluster-dns') ? [] : [`--cluster-dns=${ip}`]), ...(given('cluster-domain') ? [] : [`--cluster-domain=${domain}`])];
+}
+
+/**
+ * The cluster DNS of `keelson server` (dns/, k3s' coredns): on the node's address, port 53 (a
+ * free port when 53 is taken or not allowed: the kube-dns Service's targetPort follows it, and
+ * the service proxy carries pods' queries there), with the kube-dns Service at `ip`. With
+ * --disable=coredns, the Service it made is deleted (in the background) and nothing runs; without
+ * a node, or on a loopback node address, nothing is done. A DNS that cannot start is logged; the
+ * server goes on without it.
+ */
+async function clusterDNS(
+  o: APIServerOptions,
+  wanted: boolean,
+  ip: string,
+  nodeIP: string,
+  nodeName: string,
+  server: { server: string; ca: string },
+  ca: Parameters<typeof issueClientCert>[0],
+  log: Logger,
+): Promise<{ stop(): Promise<void> } | undefined> {
+  const disabled = o.disable.includes(DNS_COMPONENT);
+  if (!o.agent.containerRuntimeEndpoint || (!wanted && !disabled)) return undefined;
+  const admin = await issueClientCert(ca, 'keelson-cluster-dns-admin', ['system:masters']);
+  const adminClient = new RESTClient({ ...server, cert: admin.certPEM, key: admin.keyPEM, userAgent: userAgent('cluster-dns') });
+  if (!wanted) {
+    void removeDNSService(adminClient)
+      .catch((e) => log.error(e, 'Deleting the kube-dns Service of the cluster DNS failed'))
+      .finally(() => adminClient.close());
+    return undefined;
+  }
+  const own = await issueClientCert(ca, CLUSTER_DNS_USER);
+  const rest = { ...server, cert: own.certPEM, key: own.keyPEM, userAgent: userAgent('cluster-dns') };
+  const start = (port: number) => startEmbeddedDNS({ rest, admin: adminClient, clusterDNS: ip, nodeIP, nodeName, port, clusterDomain: o.clusterDomain, log });
+  try {
+    let dns;
+    try {
+      dns = await start(53);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'EADDRINUSE' && code !== 'EACCES') throw e;
+      log.info('Port 53 of the node address is not free; the cluster DNS takes another, which the kube-dns Service names', { address: nodeIP, error: code });
+      dns = await start(0);
+    }
+    log.info('Serving the cluster DNS', { address: joinHostPort(nodeIP, dns.port), service: `kube-system/kube-dns ${ip}`, domain: o.clusterDomain });
+    return { stop: async () => { await dns.stop(); adminClient.close(); } };
+  } catch (e) {
+    log.error(e, 'The cluster DNS did not start; pods of this node resolve no cluster names', { address: nodeIP });
+    adminClient.close();
+    return undefined;
+  }
 }
 
 /**

@@ -7,41 +7,26 @@
 // again when deleted; --disable=local-storage deletes the class Keelson made, and only that one.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { startCluster, freePort, until, KEELSON, ROOT, type Cluster } from './harness.js';
-import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
+import { until, KEELSON, ROOT, type Cluster } from './harness.js';
+import type { Containerd } from '../nodeagent/containerd.js';
+import { startServerNode, type ServerNode } from './servernode.js';
 
+let sn: ServerNode;
 let c: Cluster;
 let ctd: Containerd;
 let dir: string;
-let storage: string;
+/** --default-local-storage-path (made by the provisioner) */
+const storage = join(tmpdir(), `keelson-local-storage-volumes-${process.pid}-${Date.now()}`);
 const NODE = 'keelson-local-storage-node';
 const SC = '/apis/storage.k8s.io/v1/storageclasses';
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'keelson-local-storage-'));
-  storage = join(dir, 'volumes');
-  ctd = await startContainerd();
-  mkdirSync(join(dir, 'kubelet.conf.d'));
-  writeFileSync(join(dir, 'kubelet.conf.d', '10-logs.conf'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${join(dir, 'logs')}\n`);
-  const port = await freePort();
-  const healthz = await freePort();
-  c = await startCluster({
-    args: [
-      '--container-runtime-endpoint', ctd.endpoint,
-      '--node-name', NODE,
-      '--node-ip', '127.0.0.1',
-      `--default-local-storage-path=${storage}`,
-      `--kubelet-arg=address=127.0.0.1`,
-      `--kubelet-arg=port=${port}`,
-      `--kubelet-arg=healthz-port=${healthz}`,
-      `--kubelet-arg=config-dir=${join(dir, 'kubelet.conf.d')}`,
-      `--kubelet-arg=cgroup-root=${ctd.cgroupRoot}`,
-    ],
-  });
+  sn = await startServerNode({ node: NODE, args: [`--default-local-storage-path=${storage}`], prefix: 'keelson-local-storage-' });
+  ({ c, ctd, dir } = sn);
   await until('the node Ready and schedulable', () => {
     const r = c.kubectl(['get', 'node', NODE, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.spec.taints}']);
     return r.code === 0 && r.stdout === 'True ' ? true : undefined;
@@ -51,10 +36,8 @@ before(async () => {
 });
 
 after(async () => {
-  if (c?.proc?.exitCode === null) c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
-  await c?.stop();
-  await ctd?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await sn?.stop();
+  rmSync(storage, { recursive: true, force: true });
 });
 
 function apply(obj: unknown): void {
@@ -251,5 +234,5 @@ test('the flags: --default-local-storage-path in keelson server\'s help (not kee
   assert.doesNotMatch(api.stdout, /default-local-storage-path/);
   const bad = spawnSync(process.execPath, [KEELSON, 'server', '--data-dir', join(dir, 'bad'), '--storage-backend=memory', '--disable=local-path'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
   assert.notEqual(bad.status, 0);
-  assert.match(bad.stderr, /--disable: invalid value "local-path": valid items are metrics-server, local-storage \(and k3s' coredns, servicelb, traefik, runtimes, which Keelson does not have\)/);
+  assert.match(bad.stderr, /--disable: invalid value "local-path": valid items are metrics-server, local-storage, coredns \(and k3s' servicelb, traefik, runtimes, which Keelson does not have\)/);
 });

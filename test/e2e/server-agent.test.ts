@@ -2,46 +2,24 @@
 // node, its node agent in a process of its own (cli/agent.ts), as a k3s server runs its agent.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { startCluster, freePort, until, type Cluster } from './harness.js';
-import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
+import { until, type Cluster } from './harness.js';
+import type { Containerd } from '../nodeagent/containerd.js';
+import { startServerNode, type ServerNode } from './servernode.js';
 
+let sn: ServerNode;
 let c: Cluster;
 let ctd: Containerd;
-let dir: string;
 const NODE = 'keelson-server-node';
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'keelson-agent-'));
-  ctd = await startContainerd();
-  // (a drop-in keeps the pods' logs under the test's directory: podLogsDir is a config-file field)
-  mkdirSync(join(dir, 'kubelet.conf.d'));
-  writeFileSync(join(dir, 'kubelet.conf.d', '10-logs.conf'), `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: ${join(dir, 'logs')}\n`);
-  const port = await freePort();
-  const healthz = await freePort();
-  c = await startCluster({
-    args: [
-      '--storage-backend=memory',
-      '--container-runtime-endpoint', ctd.endpoint,
-      '--node-name', NODE,
-      '--node-ip', '127.0.0.1',
-      `--kubelet-arg=address=127.0.0.1`,
-      `--kubelet-arg=port=${port}`,
-      `--kubelet-arg=healthz-port=${healthz}`,
-      `--kubelet-arg=config-dir=${join(dir, 'kubelet.conf.d')}`,
-      // (the containerd harness's own cgroup root: no other test's kubelet shares it)
-      `--kubelet-arg=cgroup-root=${ctd.cgroupRoot}`,
-    ],
-  });
+  sn = await startServerNode({ node: NODE, args: ['--storage-backend=memory'], prefix: 'keelson-agent-' });
+  ({ c, ctd } = sn);
 });
 
 after(async () => {
-  if (c) c.kubectl(['delete', 'pods', '--all', '--wait=true', '--timeout=60s']);
-  await c?.stop();
-  await ctd?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await sn?.stop();
 });
 
 test('the server\'s node joins, runs a pod, serves its logs, runs a Deployment through the scheduler, and its agent stops with the server', async () => {
