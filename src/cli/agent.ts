@@ -25,8 +25,10 @@ export interface EmbeddedKubeletOptions {
   endpoint: string;
   nodeName: string;
   nodeIP: string;
-  /** --kubelet-arg: more flags for the kubelet, `name=value` each */
+  /** --kubelet-arg: more flags for the kubelet, `name=value` each (they override the config file) */
   extraArgs: string[];
+  /** the cluster DNS's Service address and the cluster domain, for the config file (clusterDNS, clusterDomain) */
+  dns?: { clusterIP: string; domain: string };
   log: Logger;
 }
 
@@ -51,6 +53,7 @@ export function startEmbeddedKubelet(o: EmbeddedKubeletOptions): { stop(): Promi
       'readOnlyPort: 0',
       `containerRuntimeEndpoint: ${JSON.stringify(o.endpoint)}`,
       'failSwapOn: false',
+      ...(o.dns ? ['clusterDNS:', `  - ${JSON.stringify(o.dns.clusterIP)}`, `clusterDomain: ${JSON.stringify(o.dns.domain)}`] : []),
       '',
     ].join('\n'),
   );

@@ -711,7 +711,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
           endpoint: o.agent.containerRuntimeEndpoint,
           nodeName,
           nodeIP: o.agent.nodeIP,
-          extraArgs: [...(dnsWanted ? kubeletDNSArgs(o.agent.kubeletArgs, dnsIP, o.clusterDomain) : []), ...o.agent.kubeletArgs],
+          extraArgs: o.agent.kubeletArgs,
+          dns: dnsWanted ? { clusterIP: dnsIP, domain: o.clusterDomain } : undefined,
           log,
         })
       : undefined;
@@ -724,12 +725,6 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   // (readyz fails at the signal, not once the components in this process have stopped)
   exitOnSignals(log, () => Promise.resolve(server.announceShutdown()).then(() => agent?.stop()).then(() => Promise.all([controllers?.stop(), scheduler?.stop(), localStorage?.stop(), dns?.stop()])).then(() => server.shutdown()));
   await new Promise(() => {});
-}
-
-/** --cluster-dns and --cluster-domain for the embedded kubelet, unless --kubelet-arg gives them */
-function kubeletDNSArgs(kubeletArgs: string[], ip: string, domain: string): string[] {
-  const given = (name: string) => kubeletArgs.some((a) => a.replace(/^--?/, '').split('=')[0] === name);
-  return [...(given('cluster-dns') ? [] : [`--cluster-dns=${ip}`]), ...(given('cluster-domain') ? [] : [`--cluster-domain=${domain}`])];
 }
 
 /**
