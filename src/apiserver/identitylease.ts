@@ -8,31 +8,14 @@ import { hostname } from 'node:os';
 import { microTime } from '../client/leaderelection.js';
 import { lostRace } from './apiservices.js';
 import type { ResourceStore } from './registry/store.js';
+import { base32 } from '../machinery/base32.js';
 
 const LEASE_DURATION_SECONDS = 3600;
 const RENEW_INTERVAL_MS = 10_000;
 
-/** RFC 4648 base32, lower-case, without padding (Go's base32.StdEncoding.WithPadding(NoPadding), lowered) */
-function base32(bytes: Uint8Array): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
-  let out = '';
-  let bits = 0;
-  let value = 0;
-  for (const b of bytes) {
-    value = (value << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += alphabet[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
-  return out;
-}
-
 /** the lease name of the API server on this host */
 export function identityLeaseName(host: string = hostname()): string {
-  return `apiserver-${base32(createHash('sha256').update(host).digest().subarray(0, 16))}`;
+  return `apiserver-${base32(createHash('sha256').update(host).digest().subarray(0, 16)).toLowerCase()}`;
 }
 
 export class IdentityLease {

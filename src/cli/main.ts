@@ -23,7 +23,7 @@ const root = new Command({
 });
 root.localFlags.bool('version', false, 'print the version and exit');
 
-const SERVER_COMMANDS = new Set(['server', 'apiserver', 'controller-manager', 'scheduler', 'kubelet']);
+const SERVER_COMMANDS = new Set(['server', 'apiserver', 'controller-manager', 'scheduler', 'kubelet', 'proxy']);
 const KUBECTL_COMMANDS = new Set(['patch', 'options']);
 const sub = process.argv[2] ?? '';
 // (each daemon's modules only for that daemon, and all of them for the command list)
@@ -43,6 +43,10 @@ if (daemon === 'scheduler' || daemon === 'all') {
 if (daemon === 'kubelet' || daemon === 'all') {
   const { kubeletCommand } = await import('./kubelet.js');
   root.addCommand(kubeletCommand());
+}
+if (daemon === 'proxy' || daemon === 'all') {
+  const { proxyCommand } = await import('./proxy.js');
+  root.addCommand(proxyCommand());
 }
 if (!SERVER_COMMANDS.has(sub)) root.addCommand(...(await import('../kubectl/commands.js')).kubectlCommands());
 
