@@ -12,9 +12,24 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../client/log.js';
+import { ensureKubeconfig } from '../client/kubeconfig.js';
 
-/** set for the embedded kubelet: it exits when that process is gone (a server killed without its SIGTERM) */
+/** set for the server's children (kubelet, proxy): each exits when that process is gone (a server killed without its SIGTERM) */
 export const PARENT_ENV = 'KEELSON_EXIT_WITH_PARENT';
+
+/** in a child of the server (PARENT_ENV set): SIGTERM to itself once the server is gone */
+export function exitWithParent(what: string, log: Logger): void {
+  const parent = Number(process.env[PARENT_ENV] ?? 0);
+  if (parent <= 0) return;
+  setInterval(() => {
+    try {
+      process.kill(parent, 0);
+    } catch {
+      log.warn(`The server that started this ${what} is gone; stopping`, { pid: parent });
+      process.kill(process.pid, 'SIGTERM');
+    }
+  }, 1000).unref();
+}
 
 export interface EmbeddedKubeletOptions {
   dataDir: string;
@@ -69,16 +84,24 @@ export function startEmbeddedKubelet(o: EmbeddedKubeletOptions): { stop(): Promi
     ...(o.nodeIP ? ['--node-ip', o.nodeIP] : []),
     ...o.extraArgs.map((a) => (a.startsWith('-') ? a : `--${a}`)),
   ];
+  return superviseChild({ what: 'the node agent', args, log: o.log, fields: { node: o.nodeName, runtime: o.endpoint } });
+}
+
+/**
+ * A `keelson` subcommand run as a child of the server, started again (back-off up to 30 s, as a
+ * supervisor restarts a kubelet) when it exits while the server runs; stop() sends SIGTERM, then
+ * SIGKILL after 10 s. The child exits when the server is gone without stopping it (PARENT_ENV).
+ */
+function superviseChild(o: { what: string; args: string[]; log: Logger; fields: Record<string, string> }): { stop(): Promise<void> } {
   let stopping = false;
   let child: ChildProcess | undefined;
   let restarts = 0;
   const launch = () => {
-    child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, [PARENT_ENV]: String(process.pid) } });
-    o.log.info('Started the node agent', { node: o.nodeName, pid: child.pid, runtime: o.endpoint });
+    child = spawn(process.execPath, o.args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, [PARENT_ENV]: String(process.pid) } });
+    o.log.info(`Started ${o.what}`, { ...o.fields, pid: child.pid });
     child.once('exit', (code, signal) => {
       if (stopping) return;
-      o.log.error(new Error(`exit code ${code ?? signal}`), 'The node agent exited; starting it again', { node: o.nodeName });
-      // (back-off up to 30 s, as a supervisor restarts a kubelet)
+      o.log.error(new Error(`exit code ${code ?? signal}`), `${o.what[0]!.toUpperCase()}${o.what.slice(1)} exited; starting it again`, o.fields);
       const delay = Math.min(30_000, 1000 * 2 ** Math.min(restarts++, 5));
       setTimeout(() => !stopping && launch(), delay).unref();
     });
@@ -96,4 +119,40 @@ export function startEmbeddedKubelet(o: EmbeddedKubeletOptions): { stop(): Promi
       clearTimeout(t);
     },
   };
+}
+
+export interface EmbeddedProxyOptions {
+  dataDir: string;
+  serverURL: string;
+  caPEM: string;
+  /** its client certificate (CN system:kube-proxy, bound to system:node-proxier) */
+  certPEM: string;
+  keyPEM: string;
+  nodeName: string;
+  /** --cluster-cidr: the pods' range ('' for none) */
+  clusterCIDR: string;
+  /** --kube-proxy-arg: more flags for the proxy, `name=value` each */
+  extraArgs: string[];
+  log: Logger;
+}
+
+/**
+ * The service proxy of `keelson server` (its node's kube-proxy, as a k3s agent runs one): `keelson
+ * proxy` as a child process with a kubeconfig of its own under <data-dir>/proxy, supervised as the
+ * node agent is. It leaves its nftables rules in place when it stops, as kube-proxy does.
+ */
+export function startEmbeddedProxy(o: EmbeddedProxyOptions): { stop(): Promise<void> } {
+  const dir = join(o.dataDir, 'proxy');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const kubeconfig = join(dir, 'kubeconfig');
+  ensureKubeconfig(kubeconfig, { server: o.serverURL, caPEM: o.caPEM, clientCertPEM: o.certPEM, clientKeyPEM: o.keyPEM, clusterName: 'keelson', userName: 'system:kube-proxy', contextName: 'keelson' });
+  const args = [
+    process.argv[1]!,
+    'proxy',
+    '--kubeconfig', kubeconfig,
+    '--hostname-override', o.nodeName,
+    ...(o.clusterCIDR ? ['--cluster-cidr', o.clusterCIDR] : []),
+    ...o.extraArgs.map((a) => (a.startsWith('-') ? a : `--${a}`)),
+  ];
+  return superviseChild({ what: 'the service proxy', args, log: o.log, fields: { node: o.nodeName } });
 }

@@ -34,7 +34,7 @@ import { readFileSync as readFile } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { DEFAULT_KUBELET_TIMEOUT_MS, PREFERRED_ADDRESS_TYPES } from '../apiserver/connect.js';
 import { declareKubeletClientFlags, kubeletClientFromFlags } from './kubeletclient.js';
-import { startEmbeddedKubelet } from './agent.js';
+import { startEmbeddedKubelet, startEmbeddedProxy } from './agent.js';
 import { SCHEDULER_USER, startEmbeddedScheduler } from '../scheduler/scheduler.js';
 import { processProfiler } from '../client/profiling.js';
 import { DEFAULT_METRIC_RESOLUTION_MS, MIN_METRIC_RESOLUTION_MS } from '../apiserver/metricsserver/index.js';
@@ -42,6 +42,7 @@ import { goFormatDuration } from '../machinery/gostrings.js';
 import { LOCAL_STORAGE_COMPONENT, removeLocalPathClass, startLocalPathProvisioner } from '../controllers/localpath.js';
 import { RESTClient } from '../client/rest.js';
 import { isIP } from 'node:net';
+import { spawnSync } from 'node:child_process';
 import { startEmbeddedDNS } from '../dns/embedded.js';
 import { CLUSTER_DNS_USER, nthAddress, removeDNSService } from '../dns/service.js';
 import { defaultNodeIP } from '../nodeagent/node.js';
@@ -56,7 +57,7 @@ const KEELSON_COMPONENTS = ['metrics-server', LOCAL_STORAGE_COMPONENT, DNS_COMPO
 export interface APIServerOptions {
   dataDir: string;
   /** keelson server's node agent (cli/agent.ts): the runtime's CRI endpoint ('' for none), the node's name and IP, more kubelet flags */
-  agent: { containerRuntimeEndpoint: string; nodeName: string; nodeIP: string; kubeletArgs: string[] };
+  agent: { containerRuntimeEndpoint: string; nodeName: string; nodeIP: string; kubeletArgs: string[]; disableKubeProxy: boolean; kubeProxyArgs: string[]; clusterCIDR: string };
   /** keelson server: run no scheduler (k3s' --disable-scheduler) */
   disableScheduler: boolean;
   /** keelson server: packaged components not to run (k3s' --disable; Keelson's: metrics-server, local-storage) */
@@ -149,7 +150,7 @@ export const APISERVER_FEATURES = {
 function defaults(allInOne: boolean): APIServerOptions {
   return {
     dataDir: '.keelson',
-    agent: { containerRuntimeEndpoint: '', nodeName: '', nodeIP: '', kubeletArgs: [] },
+    agent: { containerRuntimeEndpoint: '', nodeName: '', nodeIP: '', kubeletArgs: [], disableKubeProxy: false, kubeProxyArgs: [], clusterCIDR: '' },
     disableScheduler: false,
     disable: [],
     defaultLocalStoragePath: '',
@@ -227,6 +228,9 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     a.stringVar(o.agent, 'nodeName', 'node-name', 'The name of this machine\'s node (default: the host name, lower-cased).');
     a.stringVar(o.agent, 'nodeIP', 'node-ip', 'The IP address of this machine\'s node (default: the host\'s first address).');
     a.stringsVar(o.agent, 'kubeletArgs', 'kubelet-arg', 'A flag for the node agent, name=value (repeatable), e.g. --kubelet-arg=max-pods=50.');
+    a.boolVar(o.agent, 'disableKubeProxy', 'disable-kube-proxy', 'Do not run the service proxy (keelson proxy, kube-proxy\'s nftables mode) beside the node agent (as k3s\' flag): pods then reach no Service cluster IP.');
+    a.stringsVar(o.agent, 'kubeProxyArgs', 'kube-proxy-arg', 'A flag for the service proxy, name=value (repeatable, as k3s\' flag), e.g. --kube-proxy-arg=masquerade-all=true.');
+    a.stringVar(o.agent, 'clusterCIDR', 'cluster-cidr', 'The pods\' IP range (the container runtime\'s CNI network), for the service proxy: Service traffic from outside it is masqueraded. Empty: none given.');
   }
   const g = s.flagSet('generic');
   g.boolVar(o, 'allowPrivileged', 'allow-privileged', 'If true, allow privileged containers.');
@@ -454,6 +458,11 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
     if (cmErrs.length) throw new Error(cmErrs.length === 1 ? cmErrs[0] : `[${cmErrs.join(', ')}]`);
     for (const d of o.disable) {
       if (!KEELSON_COMPONENTS.includes(d) && !K3S_ONLY_COMPONENTS.includes(d)) throw new Error(`--disable: invalid value ${JSON.stringify(d)}: valid items are ${KEELSON_COMPONENTS.join(', ')} (and k3s' ${K3S_ONLY_COMPONENTS.join(', ')}, which Keelson does not have)`);
+    }
+    for (const cidr of o.agent.clusterCIDR ? o.agent.clusterCIDR.split(',') : []) {
+      const [ip, bits, extra] = cidr.trim().split('/');
+      const max = isIP(ip ?? '') === 6 ? 128 : 32;
+      if (!isIP(ip ?? '') || extra !== undefined || !/^\d+$/.test(bits ?? '') || Number(bits) > max) throw new Error(`--cluster-cidr: invalid CIDR address: ${cidr.trim()}`);
     }
     if (o.clusterDNS && !isIP(o.clusterDNS)) throw new Error(`--cluster-dns: invalid IP address ${JSON.stringify(o.clusterDNS)}`);
     if (!/^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(o.clusterDomain)) throw new Error(`--cluster-domain: ${JSON.stringify(o.clusterDomain)} is not a valid DNS subdomain (lower case letters, digits, '-' and '.')`);
@@ -716,6 +725,8 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
           log,
         })
       : undefined;
+  // the service proxy (keelson server with its own node, unless --disable-kube-proxy): needs nft
+  const proxy = withNode && !o.agent.disableKubeProxy ? await embeddedProxy(o, dataDir, nodeName, serverURL, pki.ca, log) : undefined;
   // the local-path provisioner (keelson server with its own node, k3s' local-storage): a client of
   // its own (CN keelson-local-path-provisioner); --disable=local-storage deletes the class it made
   const localStorage = await localPathProvisioner(o, allInOne && !!o.agent.containerRuntimeEndpoint, dataDir, nodeName, { server: serverURL, ca: pki.ca.certPEM }, pki.ca, log);
@@ -723,8 +734,19 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
 
   // (the controllers stop first: controllers hook)
   // (readyz fails at the signal, not once the components in this process have stopped)
-  exitOnSignals(log, () => Promise.resolve(server.announceShutdown()).then(() => agent?.stop()).then(() => Promise.all([controllers?.stop(), scheduler?.stop(), localStorage?.stop(), dns?.stop()])).then(() => server.shutdown()));
+  exitOnSignals(log, () => Promise.resolve(server.announceShutdown()).then(() => Promise.all([agent?.stop(), proxy?.stop()])).then(() => Promise.all([controllers?.stop(), scheduler?.stop(), localStorage?.stop(), dns?.stop()])).then(() => server.shutdown()));
   await new Promise(() => {});
+}
+
+/** the service proxy beside the server's node agent, when nft is there (else said, and none) */
+async function embeddedProxy(o: APIServerOptions, dataDir: string, nodeName: string, serverURL: string, ca: Parameters<typeof issueClientCert>[0], log: Logger): Promise<{ stop(): Promise<void> } | undefined> {
+  const nft = spawnSync('nft', ['--version'], { encoding: 'utf8' });
+  if (nft.status !== 0) {
+    log.warn('No nft command (Debian\'s nftables package): no service proxy, so pods reach no Service cluster IP; install nftables, or pass --disable-kube-proxy to say so', { error: nft.error?.message ?? nft.stderr.trim() });
+    return undefined;
+  }
+  const ck = await issueClientCert(ca, 'system:kube-proxy');
+  return startEmbeddedProxy({ dataDir, serverURL, caPEM: ca.certPEM, certPEM: ck.certPEM, keyPEM: ck.keyPEM, nodeName, clusterCIDR: o.agent.clusterCIDR, extraArgs: o.agent.kubeProxyArgs, log });
 }
 
 /**

@@ -24,7 +24,7 @@ import { daemonLogger, exitOnSignals } from './daemon.js';
 import { getVersionInfo, userAgent } from './version.js';
 import { declareKubeletFlags, KUBELET_LONG_HELP, resolveKubeletCommandLine } from './kubeletflags.js';
 import { serveKubelet } from './kubeletserving.js';
-import { PARENT_ENV } from './agent.js';
+import { exitWithParent } from './agent.js';
 import {
   aggregate, applyLoggingConfiguration, cgroupV1Host, checkKubeletStartup, configzJSON, defaultFlagKubeletConfiguration, defaultKubeletFlags, effectiveSeccompDefault,
   KUBELET_FEATURES, parseEvictionThresholds, parseNodeIPs, parseQOSReserved, reservedResources, validateKeelsonSupport, type KubeletConfiguration, type KubeletFlags,
@@ -409,17 +409,7 @@ async function run(config: KubeletConfiguration, f: KubeletFlags, log: ReturnTyp
   log.info('Started kubelet', { node: nodeName, server: rest?.server ?? '', port: serving ? config.port : 0 });
 
   // (the node agent of keelson server goes with the server, even one killed without its SIGTERM)
-  const parent = Number(process.env[PARENT_ENV] ?? 0);
-  if (parent > 0) {
-    setInterval(() => {
-      try {
-        process.kill(parent, 0);
-      } catch {
-        log.warn('The server that started this node agent is gone; stopping', { pid: parent });
-        process.kill(process.pid, 'SIGTERM');
-      }
-    }, 1000).unref();
-  }
+  exitWithParent('node agent', log);
   clientCerts?.start();
   exitOnSignals(log, async () => {
     const timer = setTimeout(() => process.exit(0), 10_000);

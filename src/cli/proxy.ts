@@ -15,6 +15,7 @@ import YAML from 'yaml';
 import { Command, FeatureGate, parseDuration, type FlagSet } from './flags.js';
 import * as klog from './klog.js';
 import { daemonLogger, exitOnSignals } from './daemon.js';
+import { exitWithParent } from './agent.js';
 import { getVersionInfo, userAgent } from './version.js';
 import { loadKubeconfig } from '../client/kubeconfig.js';
 import { restConfigFromConnection } from '../client/rest.js';
@@ -218,6 +219,8 @@ async function run(d: ProxyFlags, gate: FeatureGate, flags: FlagSet): Promise<vo
     metricsBindAddress: d.metricsBindAddress,
     log,
   });
+  // (the proxy of keelson server goes with the server, even one killed without its SIGTERM)
+  exitWithParent('service proxy', log);
   exitOnSignals(log, () => proxy.stop());
   await new Promise(() => {});
 }

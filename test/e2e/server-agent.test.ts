@@ -2,6 +2,7 @@
 // node, its node agent in a process of its own (cli/agent.ts), as a k3s server runs its agent.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { until, type Cluster } from './harness.js';
@@ -52,6 +53,18 @@ test('the server\'s node joins, runs a pod, serves its logs, runs a Deployment t
   assert.equal(pods.stdout, `${NODE} Running\n${NODE} Running\n`);
   const events = c.kubectl(['get', 'events', '--field-selector', 'reason=Scheduled', '-o', 'jsonpath={range .items[*]}{.message}{"\\n"}{end}']);
   assert.match(events.stdout, new RegExp(`Successfully assigned default/web-\\S+ to ${NODE}`));
+  // the service proxy beside the agent: a Service of the Deployment gets its rules in the node's table
+  const exp = c.kubectl(['expose', 'deployment', 'web', '--port=80', '--target-port=8080']);
+  assert.equal(exp.code, 0, exp.stderr);
+  const ip = c.kubectl(['get', 'service', 'web', '-o', 'jsonpath={.spec.clusterIP}']).stdout;
+  const podIPs = c.kubectl(['get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].status.podIP}']).stdout.split(' ');
+  const rules = await until('the Service in the proxy\'s table', () => {
+    const t = spawnSync('nft', ['list', 'table', 'ip', sn.table], { encoding: 'utf8' }).stdout ?? '';
+    return t.includes(ip) && podIPs.every((p) => t.includes(`${p} . 8080`) || t.includes(`${p}:8080`) || t.includes(p)) ? t : undefined;
+  }, 30_000);
+  assert.match(rules, new RegExp(`${ip.replace(/\./g, '\\.')}`));
+  assert.match(c.logs, /Started the service proxy/);
+  c.kubectl(['delete', 'service', 'web']);
   c.kubectl(['delete', 'deployment', 'web']);
   c.kubectl(['delete', 'pods', '-l', 'app=web', '--wait=true', '--timeout=60s']);
   // SIGTERM: the agent stops first, then the server exits 0

@@ -44,7 +44,7 @@ test('the kube-dns Service and its EndpointSlice name the DNS on the node; the n
   const port = Number(/Serving the cluster DNS.*?address="?[^"\s]*:(\d+)/.exec(c.logs)?.[1]);
   assert.ok(port > 0, c.logs.split('\n').filter((l) => /cluster DNS/.test(l)).join('\n'));
   const svc = await until('the kube-dns Service', () => get('/api/v1/namespaces/kube-system/services/kube-dns'), 30_000);
-  assert.equal(svc.spec.clusterIP, '10.96.0.10');
+  assert.equal(svc.spec.clusterIP, sn.serviceIP(10));
   assert.equal(svc.metadata.labels['k8s-app'], 'kube-dns');
   assert.equal(svc.spec.selector, undefined, 'no selector: the EndpointSlice is Keelson\'s');
   assert.deepEqual(
@@ -58,22 +58,33 @@ test('the kube-dns Service and its EndpointSlice name the DNS on the node; the n
 
   await until('the node Ready', () => /\sReady\s/.test(c.kubectl(['get', 'node', NODE, '--no-headers']).stdout), 60_000);
   await until('no NoSchedule taint', () => c.kubectl(['get', 'node', NODE, '-o', 'jsonpath={.spec.taints}']).stdout === '', 60_000);
-  const pod = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'resolv', namespace: 'default' },
-    spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: ctd.images.busybox, imagePullPolicy: 'Never', command: ['cat', '/etc/resolv.conf'] }] },
-  };
-  const r = c.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pod) });
-  assert.equal(r.code, 0, r.stderr);
-  await until('the pod Succeeded', () => c.kubectl(['get', 'pod', 'resolv', '-o', 'jsonpath={.status.phase}']).stdout === 'Succeeded', 60_000);
-  const podDir = readdirSync(sn.logs).find((d) => d.startsWith('default_resolv_'));
-  assert.ok(podDir);
-  const log = readFileSync(join(sn.logs, podDir, 'c', '0.log'), 'utf8').split('\n').filter(Boolean).map((l) => l.replace(/^\S+ stdout F /, ''));
-  assert.ok(log.includes('nameserver 10.96.0.10'), log.join('\n'));
+  const log = await runPod('resolv', ['cat', '/etc/resolv.conf']);
+  assert.ok(log.includes(`nameserver ${sn.serviceIP(10)}`), log.join('\n'));
   assert.ok(log.some((l) => l.startsWith('search default.svc.cluster.local svc.cluster.local cluster.local')), log.join('\n'));
   assert.ok(log.includes('options ndots:5'), log.join('\n'));
-  assert.equal(c.kubectl(['delete', 'pod', 'resolv', '--wait=true', '--timeout=60s']).code, 0);
+});
+
+/** runs a pod of the node to its end and returns its log's lines */
+async function runPod(name: string, command: string[]): Promise<string[]> {
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: ctd.images.busybox, imagePullPolicy: 'Never', command }] } };
+  const r = c.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pod) });
+  assert.equal(r.code, 0, r.stderr);
+  await until(`the pod ${name} ended`, () => /^(Succeeded|Failed)$/.test(c.kubectl(['get', 'pod', name, '-o', 'jsonpath={.status.phase}']).stdout), 60_000);
+  const podDir = readdirSync(sn.logs).find((d) => d.startsWith(`default_${name}_`));
+  assert.ok(podDir, `the log directory of ${name}`);
+  const lines = readFileSync(join(sn.logs, podDir, 'c', '0.log'), 'utf8').split('\n').filter(Boolean).map((l) => l.replace(/^\S+ std(out|err) [FP] /, ''));
+  assert.equal(c.kubectl(['delete', 'pod', name, '--wait=true', '--timeout=60s']).code, 0);
+  return lines;
+}
+
+test('a pod resolves cluster names through its nameserver: the service proxy carries the kube-dns cluster IP to the DNS', async () => {
+  // (busybox's nslookup asks the resolv.conf nameserver, the kube-dns cluster IP, which the
+  // server's service proxy DNATs to the DNS on the node's address)
+  const out = await runPod('lookup', ['sh', '-c', '/bin/busybox nslookup kubernetes.default.svc.cluster.local; /bin/busybox nslookup kube-dns.kube-system.svc.cluster.local; /bin/busybox nslookup nothing-here.default.svc.cluster.local; true']);
+  const text = out.join('\n');
+  assert.match(text, new RegExp(`Name:\\s+kubernetes\\.default\\.svc\\.cluster\\.local\\nAddress:\\s+${sn.serviceIP(1).replace(/\./g, '\\.')}\\b`), text);
+  assert.match(text, new RegExp(`Name:\\s+kube-dns\\.kube-system\\.svc\\.cluster\\.local\\nAddress:\\s+${sn.serviceIP(10).replace(/\./g, '\\.')}\\b`), text);
+  assert.match(text, /NXDOMAIN/, text);
 });
 
 test('--disable=coredns: the kube-dns Service and its EndpointSlice are deleted and no DNS runs', async () => {
