@@ -44,6 +44,7 @@ import { RESTClient } from '../client/rest.js';
 import { isIP } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { startEmbeddedDNS } from '../dns/embedded.js';
+import { DEFAULT_FORWARD_FROM } from '../dns/server.js';
 import { CLUSTER_DNS_USER, nthAddress, removeDNSService } from '../dns/service.js';
 import { defaultNodeIP } from '../nodeagent/node.js';
 
@@ -779,7 +780,9 @@ async function clusterDNS(
   }
   const own = await issueClientCert(ca, CLUSTER_DNS_USER);
   const rest = { ...server, cert: own.certPEM, key: own.keyPEM, userAgent: userAgent('cluster-dns') };
-  const start = (port: number) => startEmbeddedDNS({ rest, admin: adminClient, clusterDNS: ip, nodeIP, nodeName, port, clusterDomain: o.clusterDomain, log });
+  // (names outside the cluster are forwarded for the pods' and private ranges only: no open resolver on the node's address)
+  const forwardFrom = [...DEFAULT_FORWARD_FROM, ...(o.agent.clusterCIDR ? o.agent.clusterCIDR.split(',').map((c) => c.trim()) : [])];
+  const start = (port: number) => startEmbeddedDNS({ rest, admin: adminClient, clusterDNS: ip, nodeIP, nodeName, port, clusterDomain: o.clusterDomain, forwardFrom, log });
   try {
     let dns;
     try {

@@ -26,6 +26,8 @@ export interface EmbeddedDNSOptions {
   port?: number;
   clusterDomain?: string;
   upstreams?: string[];
+  /** the clients forwarded for (default DEFAULT_FORWARD_FROM) */
+  forwardFrom?: string[];
   resolvConf?: string;
   metricsAddress?: string;
   /** how often the Service and EndpointSlice are made right again (default 60 s; 0: only at start) */
@@ -48,6 +50,7 @@ export async function startEmbeddedDNS(o: EmbeddedDNSOptions): Promise<EmbeddedD
     port: o.port ?? 53,
     clusterDomain,
     upstreams: o.upstreams,
+    forwardFrom: o.forwardFrom,
     resolvConf: o.resolvConf,
     metricsAddress: o.metricsAddress,
     rest: o.rest,

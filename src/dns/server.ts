@@ -39,6 +39,13 @@ export interface ClusterDNSOptions {
   forwardTimeoutMs?: number;
   /** forwards in flight at once; more are REFUSED (default 1000) */
   maxConcurrentForwards?: number;
+  /**
+   * the clients whose other names are forwarded (CIDRs); others get REFUSED for them, so that a DNS
+   * on a node's address is no open resolver for whoever reaches that address. Default
+   * DEFAULT_FORWARD_FROM: loopback, private, shared (CGNAT), link-local and unique-local ranges,
+   * where pods' addresses are
+   */
+  forwardFrom?: string[];
   /** how long the start waits for the first lists (default 5000 ms); until they are in, cluster names get SERVFAIL */
   syncTimeoutMs?: number;
   /**
@@ -69,6 +76,25 @@ export interface ClusterDNS {
   metricsText(): string;
   stats(): { requests: Record<string, number>; responses: Record<string, number>; forwards: number };
   stop(): Promise<void>;
+}
+
+/** the sources forwarded for by default: where pods and the node's own processes ask from */
+export const DEFAULT_FORWARD_FROM = ['127.0.0.0/8', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16', '::1/128', 'fc00::/7', 'fe80::/10'];
+
+/** a BlockList of CIDRs (IPv4-mapped IPv6 clients are checked as IPv4) */
+function cidrList(cidrs: readonly string[]): (addr: string) => boolean {
+  const list = new net.BlockList();
+  for (const c of cidrs) {
+    const [ip, bits] = c.split('/') as [string, string | undefined];
+    const fam = net.isIP(ip);
+    if (!fam || bits === undefined || !/^\d+$/.test(bits)) throw new Error(`forwardFrom: invalid CIDR ${JSON.stringify(c)}`);
+    list.addSubnet(ip, Number(bits), fam === 6 ? 'ipv6' : 'ipv4');
+  }
+  return (addr) => {
+    const a = addr.startsWith('::ffff:') && net.isIP(addr.slice(7)) === 4 ? addr.slice(7) : addr;
+    const fam = net.isIP(a);
+    return fam !== 0 && list.check(a, fam === 6 ? 'ipv6' : 'ipv4');
+  };
 }
 
 const RCODE: Record<Rcode, number> = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 };
@@ -145,6 +171,8 @@ export async function startClusterDNS(o: ClusterDNSOptions = {}): Promise<Cluste
   const log = o.log ?? nopLogger;
   const host = o.host ?? '127.0.0.1';
   const wantPort = o.port ?? 53;
+  // (checked before anything starts)
+  const mayForward = cidrList(o.forwardFrom ?? DEFAULT_FORWARD_FROM);
   const zone = normalizeName(o.clusterDomain || DEFAULT_CLUSTER_DOMAIN);
   const indexOpts = { clusterDomain: zone, ttl: o.ttl ?? DEFAULT_TTL, podsMode: o.podsMode ?? 'insecure' };
   const counters = new Counters();
@@ -206,12 +234,13 @@ export async function startClusterDNS(o: ClusterDNSOptions = {}): Promise<Cluste
   }
 
   /** an ExternalName's target, followed in the zone or by the upstreams; the records found are appended */
-  async function chase(res: LookupResult, qtype: string): Promise<void> {
+  async function chase(res: LookupResult, qtype: string, forward: boolean): Promise<void> {
     let target = res.chase;
     for (let depth = 0; target && depth < MAX_CHASE; depth++) {
       const idx = currentIndex();
       const l = idx.inZone(target) ? idx.lookup(target, qtype) : { forward: true as const };
       if ('forward' in l) {
+        if (!forward) return;
         const up = await forwardQuestion(target, qtype);
         if (up) res.answers.push(...((up.answers ?? []) as Answer[]).filter((a) => a.type !== 'OPT'));
         return;
@@ -245,7 +274,7 @@ export async function startClusterDNS(o: ClusterDNSOptions = {}): Promise<Cluste
     return dnsPacket.encode({ ...p, flags: (p.flags ?? 0) | TC, answers: [], authorities: [], additionals: opt });
   }
 
-  async function answer(raw: Buffer, proto: 'udp' | 'tcp'): Promise<Buffer | undefined> {
+  async function answer(raw: Buffer, proto: 'udp' | 'tcp', client: string): Promise<Buffer | undefined> {
     if (raw.length < 12 || (raw.readUInt16BE(2) & QR) !== 0) return undefined; // (not a query: no answer)
     let q: DecodedPacket;
     try {
@@ -283,7 +312,7 @@ export async function startClusterDNS(o: ClusterDNSOptions = {}): Promise<Cluste
     // (before the first lists, no false NXDOMAIN; reverse names the cluster does not know yet still go upstream)
     if (!('forward' in l) && !synced()) return finish(RCODE.SERVFAIL);
     if ('forward' in l) {
-      if (!forwarder.available()) return finish(RCODE.REFUSED);
+      if (!mayForward(client) || !forwarder.available()) return finish(RCODE.REFUSED);
       counters.forwards++;
       const r = await forwarder.exchange(raw, proto === 'tcp');
       if (!r) return finish(RCODE.SERVFAIL);
@@ -294,13 +323,13 @@ export async function startClusterDNS(o: ClusterDNSOptions = {}): Promise<Cluste
       }
       return r;
     }
-    if (l.chase) await chase(l, qtype);
+    if (l.chase) await chase(l, qtype, mayForward(client));
     return finish(RCODE[l.rcode], l, true);
   }
 
-  async function safeAnswer(raw: Buffer, proto: 'udp' | 'tcp'): Promise<Buffer | undefined> {
+  async function safeAnswer(raw: Buffer, proto: 'udp' | 'tcp', client: string): Promise<Buffer | undefined> {
     try {
-      return await answer(raw, proto);
+      return await answer(raw, proto, client);
     } catch (e) {
       log.error(e, 'Answering a DNS query failed');
       counters.response('SERVFAIL');
@@ -309,7 +338,7 @@ export async function startClusterDNS(o: ClusterDNSOptions = {}): Promise<Cluste
   }
 
   udp.on('message', (msg, rinfo) => {
-    void safeAnswer(msg, 'udp').then((r) => {
+    void safeAnswer(msg, 'udp', rinfo.address).then((r) => {
       if (r) udp.send(r, rinfo.port, rinfo.address, () => {});
     });
   });
@@ -330,7 +359,7 @@ export async function startClusterDNS(o: ClusterDNSOptions = {}): Promise<Cluste
         if (buf.length < 2 + n) break;
         const msg = Buffer.from(buf.subarray(2, 2 + n));
         buf = buf.subarray(2 + n);
-        void safeAnswer(msg, 'tcp').then((r) => {
+        void safeAnswer(msg, 'tcp', sock.remoteAddress ?? '').then((r) => {
           if (!r) return;
           if (sock.destroyed) return;
           const len = Buffer.alloc(2);

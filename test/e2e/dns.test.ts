@@ -246,6 +246,26 @@ test('no upstream answering: SERVFAIL for outside names, cluster names still ans
   }
 });
 
+test('forwarding only for the clients of forwardFrom: others get REFUSED for outside names (no open resolver), cluster names still answered', async () => {
+  const t = c.credentials;
+  // (127.0.0.1 is outside this list: the test's resolver stands for a client on the node's network)
+  const d2 = await startClusterDNS({ port: 0, rest: { server: c.url, ca: t.ca, cert: t.cert, key: t.key, servername: 'localhost' }, upstreams: [`127.0.0.1:${upstream.address().port}`], forwardFrom: ['10.0.0.0/8', 'fd00::/8'] });
+  try {
+    const r = resolver(d2.port);
+    upstreamQueries = [];
+    await assert.rejects(r.resolve4('example.test'), { code: 'EREFUSED' });
+    assert.deepEqual(upstreamQueries, [], 'nothing forwarded');
+    assert.equal((await r.resolve4('web.default.svc.cluster.local')).length, 1);
+    // (an ExternalName's CNAME is answered; its target outside the zone is not looked up for such a client)
+    assert.deepEqual(await r.resolveCname('ext.default.svc.cluster.local'), ['example.test']);
+    assert.deepEqual(upstreamQueries, []);
+    assert.match(d2.metricsText(), /coredns_dns_responses_total\{rcode="REFUSED"\} [1-9]/);
+  } finally {
+    await d2.stop();
+  }
+  await assert.rejects(startClusterDNS({ port: 0, rest: { server: c.url, ca: t.ca, cert: t.cert, key: t.key, servername: 'localhost' }, forwardFrom: ['10.0.0.0'] }), /forwardFrom: invalid CIDR "10.0.0.0"/);
+});
+
 test('changes are seen through the watch: a new Service resolves, a deleted one is NXDOMAIN', async () => {
   const r = resolver(dns.port);
   await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'later', namespace: 'db' }, spec: { ports: [{ port: 81 }] } });
