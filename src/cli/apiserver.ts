@@ -40,6 +40,7 @@ import { processProfiler } from '../client/profiling.js';
 import { DEFAULT_METRIC_RESOLUTION_MS, MIN_METRIC_RESOLUTION_MS } from '../apiserver/metricsserver/index.js';
 import { goFormatDuration } from '../machinery/gostrings.js';
 import { LOCAL_STORAGE_COMPONENT, removeLocalPathClass, startLocalPathProvisioner } from '../controllers/localpath.js';
+import { SERVICELB_COMPONENT, removeServiceLBIngresses, startServiceLB } from '../controllers/servicelb.js';
 import { RESTClient } from '../client/rest.js';
 import { isIP } from 'node:net';
 import { spawnSync } from 'node:child_process';
@@ -49,11 +50,11 @@ import { CLUSTER_DNS_USER, nthAddress, removeDNSService } from '../dns/service.j
 import { defaultNodeIP } from '../nodeagent/node.js';
 
 /** the items of k3s' --disable that Keelson has no component for */
-const K3S_ONLY_COMPONENTS = ['servicelb', 'traefik', 'runtimes'];
+const K3S_ONLY_COMPONENTS = ['traefik', 'runtimes'];
 /** k3s' --disable item of the cluster DNS */
 const DNS_COMPONENT = 'coredns';
 /** the items of --disable that Keelson has: the built-in metrics-server, the local-path provisioner and the cluster DNS */
-const KEELSON_COMPONENTS = ['metrics-server', LOCAL_STORAGE_COMPONENT, DNS_COMPONENT];
+const KEELSON_COMPONENTS = ['metrics-server', LOCAL_STORAGE_COMPONENT, DNS_COMPONENT, SERVICELB_COMPONENT];
 
 export interface APIServerOptions {
   dataDir: string;
@@ -219,7 +220,7 @@ function declare(cmd: Command, o: APIServerOptions, gate: FeatureGate, allInOne:
     const k = s.flagSet('keelson');
     k.stringVar(o, 'dataDir', 'data-dir', 'Directory for the cluster state: the database, the generated certificates and the admin kubeconfig.');
     k.boolVar(o, 'disableScheduler', 'disable-scheduler', 'Do not run the scheduler in this server (as k3s\' flag): pods stay unscheduled until another scheduler, e.g. keelson scheduler, binds them.');
-    k.stringsVar(o, 'disable', 'disable', `Do not run these packaged components, and delete what they created (as k3s' flag). Keelson's: metrics-server (the built-in metrics.k8s.io, for kubectl top) local-storage (the local-path provisioner and its default StorageClass local-path) and coredns (the cluster DNS and its kube-system/kube-dns Service). k3s' other items (${K3S_ONLY_COMPONENTS.join(', ')}) are accepted: Keelson has none of them.`);
+    k.stringsVar(o, 'disable', 'disable', `Do not run these packaged components, and delete what they created (as k3s' flag). Keelson's: metrics-server (the built-in metrics.k8s.io, for kubectl top), local-storage (the local-path provisioner and its default StorageClass local-path), coredns (the cluster DNS and its kube-system/kube-dns Service) and servicelb (the node's address as LoadBalancer Services' ingress; the ingresses it wrote are cleared). k3s' other items (${K3S_ONLY_COMPONENTS.join(', ')}) are accepted: Keelson has none of them.`);
     k.stringVar(o, 'defaultLocalStoragePath', 'default-local-storage-path', 'The directory under which the local-path provisioner makes the volumes of the default StorageClass local-path (as k3s\' flag), when this server runs its own node (--container-runtime-endpoint). (default "<data-dir>/storage")');
     k.stringVar(o, 'clusterDNS', 'cluster-dns', 'The cluster IP of the kube-dns Service, the nameserver of the pods of this server\'s node (as k3s\' flag). (default the 10th address of --service-cluster-ip-range: 10.96.0.10)');
     k.stringVar(o, 'clusterDomain', 'cluster-domain', 'The cluster\'s DNS domain, served by the cluster DNS and searched by the pods of this server\'s node (as k3s\' flag).');
@@ -731,11 +732,13 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   // the local-path provisioner (keelson server with its own node, k3s' local-storage): a client of
   // its own (CN keelson-local-path-provisioner); --disable=local-storage deletes the class it made
   const localStorage = await localPathProvisioner(o, allInOne && !!o.agent.containerRuntimeEndpoint, dataDir, nodeName, { server: serverURL, ca: pki.ca.certPEM }, pki.ca, log);
+  // ServiceLB (keelson server with its own node, k3s' servicelb): LoadBalancer Services get the node's address
+  const serviceLB = await serviceLBController(o, withNode, nodeName, { server: serverURL, ca: pki.ca.certPEM }, pki.ca, log);
   const dns = allInOne ? await clusterDNS(o, dnsWanted, dnsIP, dnsNodeIP, nodeName, { server: serverURL, ca: pki.ca.certPEM }, pki.ca, log) : undefined;
 
   // (the controllers stop first: controllers hook)
   // (readyz fails at the signal, not once the components in this process have stopped)
-  exitOnSignals(log, () => Promise.resolve(server.announceShutdown()).then(() => Promise.all([agent?.stop(), proxy?.stop()])).then(() => Promise.all([controllers?.stop(), scheduler?.stop(), localStorage?.stop(), dns?.stop()])).then(() => server.shutdown()));
+  exitOnSignals(log, () => Promise.resolve(server.announceShutdown()).then(() => Promise.all([agent?.stop(), proxy?.stop()])).then(() => Promise.all([controllers?.stop(), scheduler?.stop(), localStorage?.stop(), serviceLB?.stop(), dns?.stop()])).then(() => server.shutdown()));
   await new Promise(() => {});
 }
 
@@ -802,36 +805,79 @@ async function clusterDNS(
   }
 }
 
+type ComponentREST = { server: string; ca: string; cert: string; key: string };
+
 /**
- * The local-path provisioner of `keelson server` (controllers/localpath.ts): run when the server has
- * its own node and local-storage is not disabled; with --disable=local-storage, the StorageClass
- * it made is deleted (in the background) and nothing runs. Without a node, nothing is done.
+ * A packaged component of `keelson server` that runs in the server's process on its own node
+ * (k3s' --disable items local-storage and servicelb), a client with a certificate of its own
+ * (system:masters: it works cluster-wide, as the controller manager does): started when the server
+ * has its own node and the component is not disabled; with --disable=<component>, `remove` undoes
+ * what it made (in the background) and nothing runs. Without a node, nothing is done.
  */
-async function localPathProvisioner(
-  o: APIServerOptions,
-  withNode: boolean,
-  dataDir: string,
-  nodeName: string,
-  server: { server: string; ca: string },
-  ca: Parameters<typeof issueClientCert>[0],
-  log: Logger,
-): Promise<{ stop(): Promise<void> } | undefined> {
-  const disabled = o.disable.includes(LOCAL_STORAGE_COMPONENT);
-  if (!withNode && !disabled) return undefined;
-  // (it manages StorageClasses and PersistentVolumes and reads claims cluster-wide, as the
-  // controller manager does, under the same kind of credentials)
-  const ck = await issueClientCert(ca, 'keelson-local-path-provisioner', ['system:masters']);
-  const rest = { ...server, cert: ck.certPEM, key: ck.keyPEM };
-  const agent = userAgent('local-path-provisioner');
-  if (disabled) {
+async function packagedComponent(p: {
+  /** the client certificate's CN, and the user agent's component */
+  user: string;
+  agent: string;
+  disabled: boolean;
+  withNode: boolean;
+  server: { server: string; ca: string };
+  ca: Parameters<typeof issueClientCert>[0];
+  log: Logger;
+  remove: (client: RESTClient) => Promise<unknown>;
+  removeFailure: string;
+  start: (rest: ComponentREST, agent: string) => { stop(): Promise<void> };
+}): Promise<{ stop(): Promise<void> } | undefined> {
+  if (!p.withNode && !p.disabled) return undefined;
+  const ck = await issueClientCert(p.ca, p.user, ['system:masters']);
+  const rest = { ...p.server, cert: ck.certPEM, key: ck.keyPEM };
+  const agent = userAgent(p.agent);
+  if (p.disabled) {
     const client = new RESTClient({ ...rest, userAgent: agent });
-    void removeLocalPathClass(client, log)
-      .catch((e) => log.error(e, 'Deleting the StorageClass of the local-path provisioner failed'))
+    void p.remove(client)
+      .catch((e) => p.log.error(e, p.removeFailure))
       .finally(() => client.close());
     return undefined;
   }
+  return p.start(rest, agent);
+}
+
+/**
+ * The local-path provisioner of `keelson server` (controllers/localpath.ts): with
+ * --disable=local-storage, the StorageClass it made is deleted.
+ */
+function localPathProvisioner(o: APIServerOptions, withNode: boolean, dataDir: string, nodeName: string, server: { server: string; ca: string }, ca: Parameters<typeof issueClientCert>[0], log: Logger): Promise<{ stop(): Promise<void> } | undefined> {
   const path = o.defaultLocalStoragePath ? resolve(o.defaultLocalStoragePath) : join(dataDir, 'storage');
-  return startLocalPathProvisioner({ rest, userAgent: agent, nodeName, path, log });
+  return packagedComponent({
+    user: 'keelson-local-path-provisioner',
+    agent: 'local-path-provisioner',
+    disabled: o.disable.includes(LOCAL_STORAGE_COMPONENT),
+    withNode,
+    server,
+    ca,
+    log,
+    remove: (client) => removeLocalPathClass(client, log),
+    removeFailure: 'Deleting the StorageClass of the local-path provisioner failed',
+    start: (rest, agent) => startLocalPathProvisioner({ rest, userAgent: agent, nodeName, path, log }),
+  });
+}
+
+/**
+ * ServiceLB of `keelson server` (controllers/servicelb.ts, k3s' servicelb): with
+ * --disable=servicelb, the ingresses it wrote are cleared.
+ */
+function serviceLBController(o: APIServerOptions, withNode: boolean, nodeName: string, server: { server: string; ca: string }, ca: Parameters<typeof issueClientCert>[0], log: Logger): Promise<{ stop(): Promise<void> } | undefined> {
+  return packagedComponent({
+    user: 'keelson-servicelb',
+    agent: 'servicelb',
+    disabled: o.disable.includes(SERVICELB_COMPONENT),
+    withNode,
+    server,
+    ca,
+    log,
+    remove: (client) => removeServiceLBIngresses(client, log),
+    removeFailure: 'Clearing the load-balancer ingresses of ServiceLB failed',
+    start: (rest, agent) => startServiceLB({ rest, userAgent: agent, nodeName, log }),
+  });
 }
 
 /**

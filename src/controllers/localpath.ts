@@ -40,7 +40,7 @@ import { RESTClient, isAlreadyExists, isConflict, isNotFound } from '../client/r
 import { ResourceClient, objectKey, splitKey } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
 import { ANN_BETA_STORAGE_PROVISIONER, ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, claimClass } from '../schema/pvmatch.js';
-import { runQueueWorkers } from './workers.js';
+import { runInServer, runQueueWorkers } from './workers.js';
 
 export const LOCAL_PATH_PROVISIONER = 'keelson.io/local-path';
 export const LOCAL_PATH_CLASS = 'local-path';
@@ -437,16 +437,7 @@ export class LocalPathProvisioner {
 export function startLocalPathProvisioner(o: { rest: { server: string; ca: string; cert: string; key: string }; userAgent: string; nodeName: string; path: string; log: Logger }): { stop(): Promise<void> } {
   const client = new RESTClient({ ...o.rest, userAgent: o.userAgent, qps: 20, burst: 30 });
   const p = new LocalPathProvisioner({ client, nodeName: o.nodeName, path: o.path, log: o.log });
-  const ac = new AbortController();
-  const done = p.run(ac.signal).catch((e) => o.log.error(e, 'The local-path provisioner stopped'));
+  const stopper = runInServer(client, (signal) => p.run(signal), o.log, 'The local-path provisioner stopped');
   o.log.info('Started the local-path provisioner', { node: o.nodeName, path: resolve(o.path), provisioner: LOCAL_PATH_PROVISIONER });
-  return {
-    async stop() {
-      ac.abort();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([done, new Promise<void>((r) => (timer = setTimeout(r, 5000)))]);
-      clearTimeout(timer);
-      client.close();
-    },
-  };
+  return stopper;
 }

@@ -89,3 +89,23 @@ export function queueActiveNamespaces(namespaces: Informer<any>, queue: RateLimi
 export function isMootNamespaceWrite(e: unknown): boolean {
   return isAlreadyExists(e) || isNotFound(e) || (e as { code?: number }).code === 403;
 }
+
+// ---- controllers `keelson server` runs in its own process (local-path provisioner, ServiceLB) ----
+
+/**
+ * Runs `run` until stop(): stop aborts its signal, waits for it at most 5 s, then closes the
+ * client. A run that fails is logged with `failure`. stop() never rejects.
+ */
+export function runInServer(client: { close(): void }, run: (signal: AbortSignal) => Promise<void>, log: Logger, failure: string): { stop(): Promise<void> } {
+  const ac = new AbortController();
+  const done = run(ac.signal).catch((e) => log.error(e, failure));
+  return {
+    async stop() {
+      ac.abort();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([done, new Promise<void>((r) => (timer = setTimeout(r, 5000)))]);
+      clearTimeout(timer);
+      client.close();
+    },
+  };
+}

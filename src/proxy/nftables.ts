@@ -8,13 +8,19 @@
 //                  are rejected; nat-prerouting (traffic from pods and from outside) and nat-output
 //                  (traffic of the host's own processes), priority -100: jump services;
 //                  nat-postrouting (100): jump masquerading.
-//   services       one lookup of `daddr . l4proto . dport` in the service-ips verdict map, then of
-//                  `l4proto . dport` in service-nodeports for the node's NodePort addresses;
+//                  filter-prerouting / filter-output (-110): new connections to a load-balancer IP
+//                  with loadBalancerSourceRanges meet the firewall-ips map (a firewall-… chain
+//                  per service port dropping other sources), before any DNAT.
+//   services       one lookup of `daddr . l4proto . dport` in the service-ips verdict map (cluster
+//                  IPs, external IPs, load-balancer IPs), then of `l4proto . dport` in
+//                  service-nodeports for the node's NodePort addresses;
 //   service-…      a chain per service port: mark for masquerade what comes from outside the
 //                  cluster CIDR (or everything, with masquerade-all), follow session affinity,
 //                  then `numgen random mod N vmap` over the endpoint chains;
-//   external-…     a chain per NodePort: masquerade (policy Cluster) or keep the client's address
-//                  and use only local endpoints (policy Local);
+//   external-…     a chain per service port with NodePorts, external IPs or load-balancer IPs (and
+//                  endpoints somewhere): masquerade (policy Cluster) or keep the client's address
+//                  and use only local endpoints (policy Local; pods and the node itself still go to
+//                  every endpoint);
 //   endpoint-…     a chain per endpoint: mark hairpin traffic (a pod reaching itself), record the
 //                  affinity, DNAT;
 //   masquerading   masquerade what was marked (the mark bit, 0x4000 by default, then cleared).
@@ -42,6 +48,8 @@ export interface RulesetOptions {
   masqueradeBit: number;
   /** where NodePorts answer: 'all' (every local address but 127.0.0.0/8) or these IPv4 addresses */
   nodePortAddresses: 'all' | string[];
+  /** the node's IPv4 address (its InternalIP), for loadBalancerSourceRanges */
+  nodeIP?: string;
 }
 
 /** the chains, sets and map elements of one sync, and how to write them */
@@ -70,6 +78,7 @@ function named(prefix: string, id: string): string {
 
 export const serviceChain = (sp: ProxyServicePort) => named('service', portId(sp));
 export const externalChain = (sp: ProxyServicePort) => named('external', portId(sp));
+export const firewallChain = (sp: ProxyServicePort) => named('firewall', portId(sp));
 export const endpointChain = (sp: ProxyServicePort, ep: ProxyEndpoint) => named('endpoint', `${portId(sp)}__${ep.ip}/${ep.port}`);
 const affinitySet = (sp: ProxyServicePort, ep: ProxyEndpoint) => named('affinity', `${portId(sp)}__${ep.ip}/${ep.port}`);
 
@@ -79,7 +88,12 @@ export function buildRuleset(ports: readonly ProxyServicePort[], o: RulesetOptio
   const sets = new Map<string, string>();
   const elements = new Map<string, string[]>();
   const chain = (name: string, rules: string[] = [], hook?: string) => chains.set(name, { hook, rules });
+  const keys = new Set<string>();
   const elem = (set: string, e: string) => {
+    // (one element per key: two Services naming the same external address and port, the first wins)
+    const key = `${set} ${e.replace(/ (comment "[^"]*" )?: .*$/, '')}`;
+    if (keys.has(key)) return;
+    keys.add(key);
     let l = elements.get(set);
     if (!l) elements.set(set, (l = []));
     l.push(e);
@@ -88,9 +102,10 @@ export function buildRuleset(ports: readonly ProxyServicePort[], o: RulesetOptio
   const nodePortMatch = o.nodePortAddresses === 'all' ? 'fib daddr type local ip daddr != 127.0.0.0/8' : 'ip daddr @nodeport-ips';
 
   // base chains
+  chain('filter-prerouting', ['ct state new jump firewall-check'], 'type filter hook prerouting priority -110; policy accept;');
   chain('filter-input', ['ct state new jump nodeport-endpoints-check', 'ct state new jump service-endpoints-check'], 'type filter hook input priority -110; policy accept;');
   chain('filter-forward', ['ct state new jump service-endpoints-check', 'ct state new jump cluster-ips-check'], 'type filter hook forward priority -110; policy accept;');
-  chain('filter-output', ['ct state new jump service-endpoints-check'], 'type filter hook output priority -110; policy accept;');
+  chain('filter-output', ['ct state new jump service-endpoints-check', 'ct state new jump firewall-check'], 'type filter hook output priority -110; policy accept;');
   chain('filter-output-post-dnat', ['ct state new jump cluster-ips-check'], 'type filter hook output priority -90; policy accept;');
   chain('nat-prerouting', ['jump services'], 'type nat hook prerouting priority -100; policy accept;');
   chain('nat-output', ['jump services'], 'type nat hook output priority -100; policy accept;');
@@ -99,6 +114,7 @@ export function buildRuleset(ports: readonly ProxyServicePort[], o: RulesetOptio
   chain('services', ['ip daddr . meta l4proto . th dport vmap @service-ips', `${nodePortMatch} meta l4proto . th dport vmap @service-nodeports`]);
   chain('service-endpoints-check', ['ip daddr . meta l4proto . th dport vmap @no-endpoint-services']);
   chain('nodeport-endpoints-check', [`${nodePortMatch} meta l4proto . th dport vmap @no-endpoint-nodeports`]);
+  chain('firewall-check', ['ip daddr . meta l4proto . th dport vmap @firewall-ips']);
   chain('cluster-ips-check', ['ip daddr @cluster-ips reject comment "Reject traffic to invalid ports of ClusterIPs"']);
   chain('mark-for-masquerade', [`meta mark set meta mark or ${mark}`]);
   chain('masquerading', [`meta mark & ${mark} == 0 return`, `meta mark set meta mark xor ${mark}`, 'masquerade fully-random']);
@@ -109,6 +125,7 @@ export function buildRuleset(ports: readonly ProxyServicePort[], o: RulesetOptio
   sets.set('service-ips', 'type ipv4_addr . inet_proto . inet_service : verdict; comment "ClusterIP, ExternalIP and LoadBalancer IP traffic";');
   sets.set('service-nodeports', 'type inet_proto . inet_service : verdict; comment "NodePort traffic";');
   sets.set('no-endpoint-services', 'type ipv4_addr . inet_proto . inet_service : verdict; comment "vmap to drop or reject packets to services with no endpoints";');
+  sets.set('firewall-ips', 'type ipv4_addr . inet_proto . inet_service : verdict; comment "destinations that are subject to LoadBalancerSourceRanges";');
   sets.set('no-endpoint-nodeports', 'type inet_proto . inet_service : verdict; comment "vmap to drop or reject packets to service nodeports with no endpoints";');
   if (o.nodePortAddresses !== 'all') for (const ip of o.nodePortAddresses) elem('nodeport-ips', ip);
 
@@ -135,25 +152,48 @@ export function buildRuleset(ports: readonly ProxyServicePort[], o: RulesetOptio
       elem('no-endpoint-services', `${key} comment "${name}" : ${eps.any ? 'drop' : 'goto reject-chain'}`);
     }
 
+    // external destinations (NodePorts, external IPs, load-balancer IPs) all go to the external chain
+    // when the service has endpoints anywhere (its short-circuits for pods and the node itself are
+    // needed even when policy Local finds none here); without endpoints for outside traffic, what
+    // the chain does not take is dropped (policy Local, endpoints elsewhere) or rejected (none at all)
+    const externalIPs = sp.externalIPs.filter((ip) => !ip.startsWith('127.'));
+    const lbIPs = sp.loadBalancerIPs.filter((ip) => !ip.startsWith('127.'));
+    const externallyAccessible = sp.nodePort > 0 || externalIPs.length > 0 || lbIPs.length > 0;
+    const noExternal = eps.external.length ? '' : eps.any ? 'drop' : 'goto reject-chain';
+    if (externallyAccessible && eps.any) {
+      const rules: string[] = [];
+      for (const e of eps.cluster) used.set(`${e.ip}:${e.port}`, e);
+      const toCluster = clusterChainFor(sp, eps.cluster, eps.internal, chain);
+      if (!sp.externalLocal) {
+        rules.push('jump mark-for-masquerade comment "masquerade traffic from outside the cluster"');
+        rules.push(`goto ${toCluster}`);
+      } else {
+        // policy Local: the client's address kept; pods and the node itself may still use every endpoint
+        if (o.clusterCIDR) rules.push(`ip saddr ${o.clusterCIDR} goto ${toCluster} comment "short-circuit pod traffic"`);
+        rules.push('fib saddr type local jump mark-for-masquerade comment "masquerade local traffic"', `fib saddr type local goto ${toCluster} comment "short-circuit local traffic"`);
+        if (eps.external.length) rules.push(...spread(sp, eps.external));
+      }
+      chain(externalChain(sp), rules);
+    }
+    const toExternal = `goto ${externalChain(sp)}`;
     if (sp.nodePort) {
       const npKey = `${proto} . ${sp.nodePort}`;
-      if (eps.external.length) {
-        const rules: string[] = [];
-        if (!sp.externalLocal) {
-          rules.push('jump mark-for-masquerade comment "masquerade traffic from outside the cluster"');
-          rules.push(`goto ${clusterChainFor(sp, eps.cluster, eps.internal, chain)}`);
-        } else {
-          // policy Local: the client's address kept; pods and the node itself may still use every endpoint
-          const toCluster = eps.cluster.length ? clusterChainFor(sp, eps.cluster, eps.internal, chain) : '';
-          if (o.clusterCIDR && toCluster) rules.push(`ip saddr ${o.clusterCIDR} goto ${toCluster} comment "short-circuit pod traffic"`);
-          if (toCluster) rules.push('fib saddr type local jump mark-for-masquerade comment "masquerade local traffic"', `fib saddr type local goto ${toCluster} comment "short-circuit local traffic"`);
-          rules.push(...spread(sp, eps.external));
-        }
-        chain(externalChain(sp), rules);
-        elem('service-nodeports', `${npKey} : goto ${externalChain(sp)}`);
-      } else {
-        elem('no-endpoint-nodeports', `${npKey} comment "${name}" : ${eps.any ? 'drop' : 'goto reject-chain'}`);
-      }
+      if (eps.any) elem('service-nodeports', `${npKey} : ${toExternal}`);
+      if (noExternal) elem('no-endpoint-nodeports', `${npKey} comment "${name}" : ${noExternal}`);
+    }
+    for (const ip of [...externalIPs, ...lbIPs]) {
+      const k = `${ip} . ${proto} . ${sp.port}`;
+      if (eps.any) elem('service-ips', `${k} : ${toExternal}`);
+      if (noExternal) elem('no-endpoint-services', `${k} comment "${name}" : ${noExternal}`);
+    }
+    if (lbIPs.length && sp.sourceRanges.length) {
+      // loadBalancerSourceRanges: other sources may not reach the load-balancer IPs (the node's own
+      // traffic to them leaves from the address itself when the node is in a range)
+      const sources = [...sp.sourceRanges];
+      if (o.nodeIP && sp.sourceRanges.some((r) => inCIDR(o.nodeIP!, r))) sources.push(...lbIPs);
+      const fw = firewallChain(sp);
+      chain(fw, [`ip saddr != { ${sources.join(', ')} } drop`]);
+      for (const ip of lbIPs) elem('firewall-ips', `${ip} . ${proto} . ${sp.port} comment "${name}" : goto ${fw}`);
     }
 
     for (const ep of used.values()) {
@@ -168,6 +208,13 @@ export function buildRuleset(ports: readonly ProxyServicePort[], o: RulesetOptio
   }
   for (const ip of clusterIPs) elem('cluster-ips', ip);
   return { table: o.table, chains, sets, elements };
+}
+
+function inCIDR(ip: string, cidr: string): boolean {
+  const n = (a: string) => a.split('.').reduce((x, o) => x * 256 + Number(o), 0);
+  const [base, bits] = cidr.split('/');
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(n(ip) / size) === Math.floor(n(base!) / size);
 }
 
 /** affinity lookups, then a random pick among the endpoints' chains */

@@ -99,7 +99,7 @@ export class Proxier {
   private readonly client: RESTClient;
   private readonly services: Informer<KubeObject>;
   private readonly slices: Informer<KubeObject>;
-  private readonly node?: Informer<KubeObject>;
+  private readonly node: Informer<KubeObject>;
   private readonly syncPeriodMs: number;
   private readonly minSyncPeriodMs: number;
   private previous?: Ruleset;
@@ -135,10 +135,9 @@ export class Proxier {
     });
     this.services.addEventHandler(onChange(() => this.observer?.serviceChange()));
     this.slices.addEventHandler(onChange(() => this.observer?.endpointChange()));
-    if (this.nodePortMode() === 'primary') {
-      this.node = new Informer(new ResourceClient(this.client, { group: '', version: 'v1', resource: 'nodes' }), { log: this.log, fieldSelector: `metadata.name=${o.nodeName}`, trimManagedFields: true });
-      this.node.addEventHandler(onChange(() => {}));
-    }
+    // (its own Node: the primary address, for NodePorts and loadBalancerSourceRanges)
+    this.node = new Informer(new ResourceClient(this.client, { group: '', version: 'v1', resource: 'nodes' }), { log: this.log, fieldSelector: `metadata.name=${o.nodeName}`, trimManagedFields: true });
+    this.node.addEventHandler(onChange(() => {}));
   }
 
   private nodePortMode(): 'primary' | 'all' | 'cidrs' {
@@ -148,6 +147,12 @@ export class Proxier {
     return 'cidrs';
   }
 
+  /** the Node's IPv4 InternalIP (else ExternalIP), if known */
+  private nodeIP(): string | undefined {
+    const addrs: any[] = (this.node.list()[0] as any)?.status?.addresses ?? [];
+    return addrs.find((a) => a.type === 'InternalIP' && !String(a.address).includes(':'))?.address ?? addrs.find((a) => a.type === 'ExternalIP' && !String(a.address).includes(':'))?.address;
+  }
+
   /** the addresses NodePorts answer on now */
   private nodePortAddresses(): 'all' | string[] {
     const mode = this.nodePortMode();
@@ -155,8 +160,7 @@ export class Proxier {
     const out = new Set<string>();
     const wanted = this.o.nodePortAddresses ?? [];
     if (mode === 'primary' || wanted.includes('primary')) {
-      const addrs: any[] = (this.node?.list()[0] as any)?.status?.addresses ?? [];
-      const ip = addrs.find((a) => a.type === 'InternalIP' && !String(a.address).includes(':'))?.address ?? addrs.find((a) => a.type === 'ExternalIP' && !String(a.address).includes(':'))?.address;
+      const ip = this.nodeIP();
       if (ip) out.add(ip);
     }
     const cidrs = wanted.filter((c) => c.includes('/') && !c.includes(':'));
@@ -174,7 +178,7 @@ export class Proxier {
     this.observer?.queued();
     this.services.run();
     this.slices.run();
-    this.node?.run();
+    this.node.run();
     void Promise.all([this.services.waitForSync(), this.slices.waitForSync()]).then(([a, b]) => {
       if (a && b && !this.stopped) {
         this.log.info('Caches are synced', { table: this.table });
@@ -244,6 +248,7 @@ export class Proxier {
       masqueradeAll: (this.o.masqueradeAll ?? false) || !bridged,
       masqueradeBit: this.o.masqueradeBit ?? DEFAULT_MASQUERADE_BIT,
       nodePortAddresses: this.nodePortAddresses(),
+      nodeIP: this.nodeIP(),
     });
   }
   private lastPorts: ReturnType<typeof servicePorts> = [];
@@ -300,7 +305,7 @@ export class Proxier {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await Promise.all([this.services.stop(), this.slices.stop(), this.node?.stop()]);
+    await Promise.all([this.services.stop(), this.slices.stop(), this.node.stop()]);
     await this.running;
     this.client.close();
   }

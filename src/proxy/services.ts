@@ -36,8 +36,14 @@ export interface ProxyServicePort {
   affinitySeconds: number;
   /** internalTrafficPolicy: Local */
   internalLocal: boolean;
-  /** externalTrafficPolicy: Local (NodePort and LoadBalancer Services) */
+  /** externalTrafficPolicy: Local (for NodePorts, external IPs and load-balancer IPs) */
   externalLocal: boolean;
+  /** spec.externalIPs (IPv4) */
+  externalIPs: string[];
+  /** status.loadBalancer.ingress[].ip (IPv4) of a LoadBalancer Service, but those of ipMode Proxy */
+  loadBalancerIPs: string[];
+  /** spec.loadBalancerSourceRanges (IPv4 CIDRs) of a LoadBalancer Service: other sources may not reach its load-balancer IPs */
+  sourceRanges: string[];
   endpoints: ProxyEndpoint[];
 }
 
@@ -81,6 +87,11 @@ export function servicePorts(services: Iterable<any>, slicesByService: Map<strin
     const spec = svc.spec;
     const affinitySeconds = spec.sessionAffinity === 'ClientIP' ? Number(spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800) : 0;
     const external = spec.type === 'NodePort' || spec.type === 'LoadBalancer';
+    const externalIPs = ipv4s(spec.externalIPs);
+    const lb = spec.type === 'LoadBalancer';
+    // (an ingress of ipMode Proxy is a load balancer that proxies itself: its traffic comes to the node's addresses, not its IP)
+    const loadBalancerIPs = lb ? ipv4s(((svc.status?.loadBalancer?.ingress ?? []) as any[]).filter((i) => i?.ipMode !== 'Proxy').map((i) => i?.ip)) : [];
+    const sourceRanges = lb && loadBalancerIPs.length ? ipv4CIDRs(spec.loadBalancerSourceRanges) : [];
     for (const p of spec.ports ?? []) {
       const protocol = (p.protocol ?? 'TCP') as Protocol;
       if (!PROTOCOLS.has(protocol)) continue;
@@ -95,12 +106,38 @@ export function servicePorts(services: Iterable<any>, slicesByService: Map<strin
         nodePort: external && p.nodePort ? Number(p.nodePort) : 0,
         affinitySeconds,
         internalLocal: spec.internalTrafficPolicy === 'Local',
-        externalLocal: external && spec.externalTrafficPolicy === 'Local',
+        externalLocal: (external || externalIPs.length > 0) && spec.externalTrafficPolicy === 'Local',
+        externalIPs,
+        loadBalancerIPs,
+        sourceRanges,
         endpoints: endpointsFor(slices, portName, protocol),
       });
     }
   }
   return out;
+}
+
+/** the IPv4 addresses among `v`, each once, in order */
+function ipv4s(v: unknown): string[] {
+  if (!Array.isArray(v)) return [];
+  return [...new Set(v.filter((ip): ip is string => typeof ip === 'string' && isIP(ip) === 4))];
+}
+
+/** the IPv4 CIDRs among `v` (spaces around them dropped, as kube-proxy does), as networks */
+function ipv4CIDRs(v: unknown): string[] {
+  if (!Array.isArray(v)) return [];
+  const out = new Set<string>();
+  for (const x of v) {
+    if (typeof x !== 'string') continue;
+    const [ip, bits, extra] = x.trim().split('/');
+    if (extra !== undefined || isIP(ip ?? '') !== 4 || !/^\d+$/.test(bits ?? '') || Number(bits) > 32) continue;
+    // (the network's address: nft refuses a prefix with host bits)
+    const n = ip!.split('.').reduce((a, o) => a * 256 + Number(o), 0);
+    const size = 2 ** (32 - Number(bits));
+    const net = n - (n % size);
+    out.add(`${[24, 16, 8, 0].map((s) => Math.floor(net / 2 ** s) % 256).join('.')}/${Number(bits)}`);
+  }
+  return [...out];
 }
 
 function endpointsFor(slices: any[], portName: string, protocol: Protocol): ProxyEndpoint[] {

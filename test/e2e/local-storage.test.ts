@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { until, KEELSON, ROOT, type Cluster } from './harness.js';
 import type { Containerd } from '../nodeagent/containerd.js';
-import { startServerNode, type ServerNode } from './servernode.js';
+import { startServerNode, getIfExists, type ServerNode } from './servernode.js';
 
 let sn: ServerNode;
 let c: Cluster;
@@ -45,12 +45,7 @@ function apply(obj: unknown): void {
   assert.equal(r.code, 0, r.stderr);
 }
 
-async function get(path: string): Promise<any | undefined> {
-  const r = await c.raw('GET', path);
-  if (r.status === 404) return undefined;
-  assert.equal(r.status, 200, r.text);
-  return r.json();
-}
+const get = (path: string) => getIfExists(c, path);
 
 /** the events of a claim, as `reason: message` lines */
 async function claimEvents(name: string): Promise<string[]> {
@@ -234,5 +229,5 @@ test('the flags: --default-local-storage-path in keelson server\'s help (not kee
   assert.doesNotMatch(api.stdout, /default-local-storage-path/);
   const bad = spawnSync(process.execPath, [KEELSON, 'server', '--data-dir', join(dir, 'bad'), '--storage-backend=memory', '--disable=local-path'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
   assert.notEqual(bad.status, 0);
-  assert.match(bad.stderr, /--disable: invalid value "local-path": valid items are metrics-server, local-storage, coredns \(and k3s' servicelb, traefik, runtimes, which Keelson does not have\)/);
+  assert.match(bad.stderr, /--disable: invalid value "local-path": valid items are metrics-server, local-storage, coredns, servicelb \(and k3s' traefik, runtimes, which Keelson does not have\)/);
 });

@@ -2,7 +2,8 @@
 // containerd with its bridge, `keelson kubelet`, and `keelson proxy` as a child process keeping a
 // table of its own (--nftables-table-name). Pods and the host reach a Service's ClusterIP, spread
 // over its ready endpoints (a backend reaches itself too; ClientIP affinity keeps a client on one);
-// a Service without endpoints refuses; a NodePort answers on the test's bridge address; the
+// a Service without endpoints refuses; a NodePort, an external IP and a load-balancer IP answer on
+// the test's bridge address; the
 // `kubernetes` Service answers from a pod; the proxy serves /healthz and /metrics; it leaves its
 // table when stopped, and --cleanup removes it. The test removes its table itself at the end,
 // whatever happened.
@@ -314,6 +315,50 @@ test('a NodePort answers on the node\'s addresses in --nodeport-addresses, from 
     const r = await fromPod(gateway(), nodePort);
     return !r.ok && /refused/i.test(r.out);
   }, 60_000);
+});
+
+test('an external IP and a load-balancer IP (the test\'s bridge address) answer from pods and from the host; loadBalancerSourceRanges; without endpoints: refused', async () => {
+  assert.equal(c.kubectl(['scale', 'deployment/web', '--replicas=1']).code, 0);
+  const [pod] = await until('a ready web pod', async () => {
+    const p = await readyPods('app=web');
+    return p.length === 1 ? p : undefined;
+  }, 90_000);
+  // (the bridge's own address: reachable only from this host and the test's pods)
+  apply(`apiVersion: v1\nkind: Service\nmetadata:\n  name: web-ext\nspec:\n  selector: {app: web}\n  externalIPs: [${gateway()}]\n  ports:\n  - {name: http, port: 8081, targetPort: http}\n`);
+  apply('apiVersion: v1\nkind: Service\nmetadata:\n  name: web-lb\nspec:\n  type: LoadBalancer\n  selector: {app: web}\n  ports:\n  - {name: http, port: 8082, targetPort: http}\n');
+  // (no load balancer runs for this cluster: the test writes the ingress as one would)
+  const st = c.kubectl(['patch', 'service', 'web-lb', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { loadBalancer: { ingress: [{ ip: gateway(), ipMode: 'VIP' }] } } })]);
+  assert.equal(st.code, 0, st.stderr);
+  for (const port of [8081, 8082]) {
+    const answer = await until(`an answer on ${gateway()}:${port} from a pod`, async () => {
+      const r = await fromPod(gateway(), port);
+      return r.ok ? r.out.trim() : undefined;
+    }, 30_000).catch(async (e) => assert.fail(`${e.message}\n${(await fromPod(gateway(), port)).out}\n${logs()}`));
+    assert.equal(answer, pod);
+    assert.equal((await fromTheHost(gateway(), port, false)).trim(), pod);
+  }
+  const listing = spawnSync('nft', ['list', 'table', 'ip', TABLE], { encoding: 'utf8' }).stdout;
+  assert.match(listing, new RegExp(`${gateway().replaceAll('.', '\\.')} \\. tcp \\. 8082 : goto external-[A-Z2-7]{8}-default/web-lb/tcp/http`));
+  // loadBalancerSourceRanges: pods outside the ranges are dropped on the load-balancer IP (not on the external IP), inside them they answer again
+  const ranges = (r: string[]) => assert.equal(c.kubectl(['patch', 'service', 'web-lb', '--type=merge', '-p', JSON.stringify({ spec: { loadBalancerSourceRanges: r } })]).code, 0);
+  ranges(['192.0.2.0/24']);
+  const dropped = await until('the pod dropped on the load-balancer IP', async () => {
+    const r = await fromPod(gateway(), 8082);
+    return !r.ok ? r.out : undefined;
+  }, 30_000);
+  assert.doesNotMatch(dropped, /refused/i);
+  assert.equal((await fromPod(gateway(), 8081)).out.trim(), pod);
+  ranges([ctd.subnet]);
+  await until('the pod answered on the load-balancer IP again', async () => (await fromPod(gateway(), 8082)).ok, 30_000);
+  // no endpoints: both refused
+  assert.equal(c.kubectl(['scale', 'deployment/web', '--replicas=0']).code, 0);
+  for (const port of [8081, 8082]) {
+    await until(`a refused connection to ${gateway()}:${port}`, async () => {
+      const r = await fromPod(gateway(), port);
+      return !r.ok && /refused/i.test(r.out);
+    }, 60_000);
+  }
+  c.kubectl(['delete', 'service', 'web-ext', 'web-lb']);
 });
 
 test('the kubernetes Service reaches the API server from a pod', async () => {

@@ -8,19 +8,17 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { until, KEELSON, ROOT, type Cluster } from './harness.js';
 import type { Containerd } from '../nodeagent/containerd.js';
-import { startServerNode, type ServerNode } from './servernode.js';
+import { startServerNode, getIfExists, HOST_IPV4, type ServerNode } from './servernode.js';
 
 let sn: ServerNode;
 let c: Cluster;
 let ctd: Containerd;
 let dir: string;
 const NODE = 'keelson-dns-node';
-/** the host's first non-loopback IPv4 address: the node's (pods reach it; an EndpointSlice may hold it) */
-const NODE_IP = Object.values(networkInterfaces()).flat().find((a) => a && !a.internal && a.family === 'IPv4')?.address ?? '';
+const NODE_IP = HOST_IPV4;
 
 before(async () => {
   sn = await startServerNode({ node: NODE, nodeIP: NODE_IP, args: ['--storage-backend=memory', '--disable=local-storage'], prefix: 'keelson-server-dns-' });
@@ -31,12 +29,7 @@ after(async () => {
   await sn?.stop();
 });
 
-async function get(path: string): Promise<any> {
-  const r = await c.raw('GET', path);
-  if (r.status === 404) return undefined;
-  assert.equal(r.status, 200, `${path}: ${r.text}`);
-  return r.json();
-}
+const get = (path: string) => getIfExists(c, path);
 
 test('the kube-dns Service and its EndpointSlice name the DNS on the node; the node\'s pods use it as their nameserver', async () => {
   assert.ok(NODE_IP, 'the host has a non-loopback IPv4 address');

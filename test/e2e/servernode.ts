@@ -7,7 +7,8 @@
 // IPs, its health and metrics on free 127.0.0.1 ports.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
+import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startCluster, freePort, type Cluster } from './harness.js';
 import { startContainerd, type Containerd } from '../nodeagent/containerd.js';
@@ -79,4 +80,15 @@ export async function startServerNode(o: { node: string; nodeIP?: string; args?:
     throw e;
   }
   return { c, ctd, dir, logs, serviceCIDR, serviceIP, table, stop };
+}
+
+/** the host's first non-loopback IPv4 address ('' when none): a node address pods reach and an EndpointSlice may hold */
+export const HOST_IPV4 = Object.values(networkInterfaces()).flat().find((a) => a && !a.internal && a.family === 'IPv4')?.address ?? '';
+
+/** GET of an object: its JSON, or undefined when it is not there (404); anything else fails the test */
+export async function getIfExists(c: Cluster, path: string): Promise<any> {
+  const r = await c.raw('GET', path);
+  if (r.status === 404) return undefined;
+  assert.equal(r.status, 200, `${path}: ${r.text}`);
+  return r.json();
 }

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { buildRuleset, endpointChain, hashName, renderCleanup, renderRuleset, serviceChain, type RulesetOptions } from '../../src/proxy/nftables.js';
+import { buildRuleset, endpointChain, externalChain, firewallChain, hashName, renderCleanup, renderRuleset, serviceChain, type RulesetOptions } from '../../src/proxy/nftables.js';
 import { categorize, servicePorts, usableEndpoints, type ProxyServicePort } from '../../src/proxy/services.js';
 import { applyConfigFile, validateFlags } from '../../src/cli/proxy.js';
 import { base32 } from '../../src/machinery/base32.js';
@@ -48,7 +48,7 @@ test('endpoints: ready ones; with none ready, the serving terminating ones; inte
   const mk = (ready: boolean, serving: boolean, terminating: boolean, ip: string, nodeName = 'node-a') => ({ ip, port: 80, ready, serving, terminating, nodeName });
   assert.deepEqual(usableEndpoints([mk(true, true, false, 'a'), mk(false, true, true, 'b')]).map((e) => e.ip), ['a']);
   assert.deepEqual(usableEndpoints([mk(false, false, false, 'a'), mk(false, true, true, 'b'), mk(false, false, true, 'c')]).map((e) => e.ip), ['b']);
-  const sp: ProxyServicePort = { namespace: 'ns1', name: 's', portName: '', protocol: 'TCP', clusterIP: '10.96.0.1', port: 80, nodePort: 0, affinitySeconds: 0, internalLocal: true, externalLocal: false, endpoints: [mk(true, true, false, 'x', 'node-b')] };
+  const sp: ProxyServicePort = { namespace: 'ns1', name: 's', portName: '', protocol: 'TCP', clusterIP: '10.96.0.1', port: 80, nodePort: 0, affinitySeconds: 0, internalLocal: true, externalLocal: false, externalIPs: [], loadBalancerIPs: [], sourceRanges: [], endpoints: [mk(true, true, false, 'x', 'node-b')] };
   const c = categorize(sp, 'node-a');
   assert.deepEqual([c.internal.length, c.cluster.length, c.any], [0, 1, true]);
 });
@@ -108,6 +108,65 @@ test('the ruleset: session affinity, internalTrafficPolicy Local without local e
   assert.deepEqual(rs.chains.get(ext)!.rules, ['jump mark-for-masquerade comment "masquerade traffic from outside the cluster"', `goto ${serviceChain(np!)}`]);
   assert.deepEqual(rs.elements.get('service-nodeports'), [`tcp . 30080 : goto ${ext}`]);
   assert.deepEqual(rs.elements.get('nodeport-ips'), ['192.0.2.2']);
+});
+
+test('the ruleset: external IPs and load-balancer IPs go to the external chain; without endpoints rejected, policy Local without local ones dropped; loadBalancerSourceRanges', () => {
+  const lbStatus = (ips: string[], ipMode?: string) => ({ loadBalancer: { ingress: ips.map((ip) => ({ ip, ...(ipMode ? { ipMode } : {}) })) } });
+  const services = [
+    { ...svc('ext', { clusterIP: '10.96.0.30', externalIPs: ['192.0.2.10', 'fd00::1', '127.0.0.5'], ports: [{ port: 80 }] }) },
+    { ...svc('lb', { type: 'LoadBalancer', clusterIP: '10.96.0.31', loadBalancerSourceRanges: ['198.51.100.7/24', ' 192.0.2.0/24 '], ports: [{ port: 443, nodePort: 30443 }] }), status: lbStatus(['192.0.2.20']) },
+    { ...svc('lb-local', { type: 'LoadBalancer', clusterIP: '10.96.0.32', externalTrafficPolicy: 'Local', ports: [{ port: 8080, nodePort: 30808 }] }), status: lbStatus(['192.0.2.21']) },
+    { ...svc('lb-none', { type: 'LoadBalancer', clusterIP: '10.96.0.33', ports: [{ port: 9090, nodePort: 30909, protocol: 'UDP' }] }), status: lbStatus(['192.0.2.22']) },
+    { ...svc('lb-proxy', { type: 'LoadBalancer', clusterIP: '10.96.0.34', ports: [{ port: 80, nodePort: 30081 }] }), status: lbStatus(['192.0.2.23'], 'Proxy') },
+    // (a ClusterIP Service keeps no load-balancer IPs)
+    { ...svc('not-lb', { clusterIP: '10.96.0.35', ports: [{ port: 80 }] }), status: lbStatus(['192.0.2.24']) },
+  ];
+  const sps = ports(services, [
+    slice('ext', [{ port: 8080, protocol: 'TCP' }], [ep('10.1.0.10')]),
+    slice('lb', [{ port: 8443, protocol: 'TCP' }], [ep('10.1.0.11', { ready: true }, 'node-b')]),
+    slice('lb-local', [{ port: 80, protocol: 'TCP' }], [ep('10.1.0.12', { ready: true }, 'node-b')]),
+  ]);
+  const [ext, lb, lbLocal, lbNone, lbProxy, notLB] = sps;
+  assert.deepEqual([ext!.externalIPs, lb!.loadBalancerIPs, lb!.sourceRanges, lbProxy!.loadBalancerIPs, notLB!.loadBalancerIPs], [['192.0.2.10', '127.0.0.5'], ['192.0.2.20'], ['198.51.100.0/24', '192.0.2.0/24'], [], []]);
+  const rs = buildRuleset(sps, { ...OPTS, nodeIP: '192.0.2.2' });
+  const serviceIPs = rs.elements.get('service-ips')!;
+  // (loopback external IPs are left out, as NodePorts on 127.0.0.0/8 are)
+  assert.ok(serviceIPs.includes(`192.0.2.10 . tcp . 80 : goto ${externalChain(ext!)}`), serviceIPs.join('\n'));
+  assert.ok(!serviceIPs.some((e) => e.startsWith('127.')));
+  assert.deepEqual(rs.chains.get(externalChain(ext!))!.rules, ['jump mark-for-masquerade comment "masquerade traffic from outside the cluster"', `goto ${serviceChain(ext!)}`]);
+  assert.ok(serviceIPs.includes(`192.0.2.20 . tcp . 443 : goto ${externalChain(lb!)}`));
+  assert.ok(rs.elements.get('service-nodeports')!.includes(`tcp . 30443 : goto ${externalChain(lb!)}`));
+  // policy Local with endpoints elsewhere only: the chain short-circuits pods and the node, the rest is dropped
+  assert.ok(serviceIPs.includes(`192.0.2.21 . tcp . 8080 : goto ${externalChain(lbLocal!)}`));
+  assert.deepEqual(rs.chains.get(externalChain(lbLocal!))!.rules, [
+    `ip saddr 10.1.0.0/16 goto ${serviceChain(lbLocal!)} comment "short-circuit pod traffic"`,
+    'fib saddr type local jump mark-for-masquerade comment "masquerade local traffic"',
+    `fib saddr type local goto ${serviceChain(lbLocal!)} comment "short-circuit local traffic"`,
+  ]);
+  const noEp = rs.elements.get('no-endpoint-services')!;
+  assert.ok(noEp.includes('192.0.2.21 . tcp . 8080 comment "ns1/lb-local" : drop'), noEp.join('\n'));
+  assert.ok(rs.elements.get('no-endpoint-nodeports')!.includes('tcp . 30808 comment "ns1/lb-local" : drop'));
+  // no endpoints: rejected, no external chain
+  assert.ok(noEp.includes('192.0.2.22 . udp . 9090 comment "ns1/lb-none" : goto reject-chain'));
+  assert.ok(!serviceIPs.some((e) => e.startsWith('192.0.2.22 ')));
+  assert.equal(rs.chains.has(externalChain(lbNone!)), false);
+  // ipMode Proxy and a ClusterIP's status: not captured
+  assert.ok(!serviceIPs.some((e) => e.startsWith('192.0.2.23 ') || e.startsWith('192.0.2.24 ')));
+  // loadBalancerSourceRanges: the LB IP checked before DNAT; the node is in a range, so the LB IP itself is allowed too
+  assert.deepEqual(rs.elements.get('firewall-ips'), [`192.0.2.20 . tcp . 443 comment "ns1/lb" : goto ${firewallChain(lb!)}`]);
+  assert.deepEqual(rs.chains.get(firewallChain(lb!))!.rules, ['ip saddr != { 198.51.100.0/24, 192.0.2.0/24, 192.0.2.20 } drop']);
+  assert.deepEqual(rs.chains.get('filter-prerouting')!.rules, ['ct state new jump firewall-check']);
+  assert.deepEqual(buildRuleset(sps, { ...OPTS, nodeIP: '203.0.113.1' }).chains.get(firewallChain(lb!))!.rules, ['ip saddr != { 198.51.100.0/24, 192.0.2.0/24 } drop']);
+  // two Services naming the same external address and port: one element, the first's
+  const twice = ports([svc('a', { clusterIP: '10.96.0.40', externalIPs: ['192.0.2.50'], ports: [{ port: 80 }] }), svc('b', { clusterIP: '10.96.0.41', externalIPs: ['192.0.2.50'], ports: [{ port: 80 }] })], []);
+  assert.deepEqual(buildRuleset(twice, OPTS).elements.get('no-endpoint-services')!.filter((e) => e.startsWith('192.0.2.50 ')), ['192.0.2.50 . tcp . 80 comment "ns1/a" : goto reject-chain']);
+
+  // nft takes it (checked only)
+  if (process.getuid?.() !== 0) return;
+  const text = renderRuleset(buildRuleset(sps, { ...OPTS, table: 'keelson-unit-check', nodeIP: '192.0.2.2' }));
+  const check = spawnSync('nft', ['-c', '-f', '-'], { input: text, encoding: 'utf8' });
+  if (check.error) return;
+  assert.equal(check.status, 0, check.stderr + text);
 });
 
 test('the text: a first sync deletes and makes the table; a later one flushes it, deletes the chains gone and keeps the affinity sets', () => {
