@@ -394,8 +394,12 @@ describe('command line', () => {
     const view = c.kubectl(['config', 'view', '--minify', '-o', 'jsonpath={.contexts[0].context.namespace}']);
     assert.equal(view.stdout, 'kube-system');
     assert.match(c.kubectl(['config', 'get-contexts', '-o', 'name']).stdout, /^mine$/m);
-    const get = c.kubectl(['get', 'configmap', 'kube-root-ca.crt', '-o', 'name']);
+    // (the context's namespace is used: kube-system's kube-root-ca.crt, which the memory store's new
+    // cluster gets from the root CA publisher once the controllers run, a moment after /readyz)
+    let get = c.kubectl(['get', 'configmap', 'kube-root-ca.crt', '-o', 'name']);
+    await until('kube-root-ca.crt through the context\'s namespace', () => (get = c.kubectl(['get', 'configmap', 'kube-root-ca.crt', '-o', 'name'])).code === 0, 30_000).catch(() => undefined);
     assert.equal(get.code, 0, get.stderr);
+    assert.equal(get.stdout, 'configmap/kube-root-ca.crt\n');
   });
   test('a port in use and a missing audit policy stop the start in kube-apiserver\'s words', async () => {
     const c = await startCluster({ args: ['--storage-backend=memory'] });
