@@ -17,6 +17,11 @@ import { ensureKubeconfig } from '../client/kubeconfig.js';
 /** set for the server's children (kubelet, proxy): each exits when that process is gone (a server killed without its SIGTERM) */
 export const PARENT_ENV = 'KEELSON_EXIT_WITH_PARENT';
 
+/** --kubelet-arg / --kube-proxy-arg values (`name=value`, as k3s takes them) as the child's flags */
+function asFlags(args: readonly string[]): string[] {
+  return args.map((a) => (a.startsWith('-') ? a : `--${a}`));
+}
+
 /** in a child of the server (PARENT_ENV set): SIGTERM to itself once the server is gone */
 export function exitWithParent(what: string, log: Logger): void {
   const parent = Number(process.env[PARENT_ENV] ?? 0);
@@ -82,7 +87,7 @@ export function startEmbeddedKubelet(o: EmbeddedKubeletOptions): { stop(): Promi
     '--root-dir', join(dir, 'root'),
     '--hostname-override', o.nodeName,
     ...(o.nodeIP ? ['--node-ip', o.nodeIP] : []),
-    ...o.extraArgs.map((a) => (a.startsWith('-') ? a : `--${a}`)),
+    ...asFlags(o.extraArgs),
   ];
   return superviseChild({ what: 'the node agent', args, log: o.log, fields: { node: o.nodeName, runtime: o.endpoint } });
 }
@@ -152,7 +157,7 @@ export function startEmbeddedProxy(o: EmbeddedProxyOptions): { stop(): Promise<v
     '--kubeconfig', kubeconfig,
     '--hostname-override', o.nodeName,
     ...(o.clusterCIDR ? ['--cluster-cidr', o.clusterCIDR] : []),
-    ...o.extraArgs.map((a) => (a.startsWith('-') ? a : `--${a}`)),
+    ...asFlags(o.extraArgs),
   ];
   return superviseChild({ what: 'the service proxy', args, log: o.log, fields: { node: o.nodeName } });
 }

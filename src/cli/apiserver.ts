@@ -43,6 +43,7 @@ import { LOCAL_STORAGE_COMPONENT, removeLocalPathClass, startLocalPathProvisione
 import { SERVICELB_COMPONENT, removeServiceLBIngresses, startServiceLB } from '../controllers/servicelb.js';
 import { RESTClient } from '../client/rest.js';
 import { isIP } from 'node:net';
+import { parseCIDR } from '../schema/validation/util.js';
 import { spawnSync } from 'node:child_process';
 import { startEmbeddedDNS } from '../dns/embedded.js';
 import { DEFAULT_FORWARD_FROM } from '../dns/server.js';
@@ -462,9 +463,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
       if (!KEELSON_COMPONENTS.includes(d) && !K3S_ONLY_COMPONENTS.includes(d)) throw new Error(`--disable: invalid value ${JSON.stringify(d)}: valid items are ${KEELSON_COMPONENTS.join(', ')} (and k3s' ${K3S_ONLY_COMPONENTS.join(', ')}, which Keelson does not have)`);
     }
     for (const cidr of o.agent.clusterCIDR ? o.agent.clusterCIDR.split(',') : []) {
-      const [ip, bits, extra] = cidr.trim().split('/');
-      const max = isIP(ip ?? '') === 6 ? 128 : 32;
-      if (!isIP(ip ?? '') || extra !== undefined || !/^\d+$/.test(bits ?? '') || Number(bits) > max) throw new Error(`--cluster-cidr: invalid CIDR address: ${cidr.trim()}`);
+      if (!parseCIDR(cidr.trim())) throw new Error(`--cluster-cidr: invalid CIDR address: ${cidr.trim()}`);
     }
     if (o.clusterDNS && !isIP(o.clusterDNS)) throw new Error(`--cluster-dns: invalid IP address ${JSON.stringify(o.clusterDNS)}`);
     if (!/^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(o.clusterDomain)) throw new Error(`--cluster-domain: ${JSON.stringify(o.clusterDomain)} is not a valid DNS subdomain (lower case letters, digits, '-' and '.')`);
@@ -734,7 +733,7 @@ async function run(o: APIServerOptions, gate: FeatureGate, flags: FlagSet, allIn
   const localStorage = await localPathProvisioner(o, allInOne && !!o.agent.containerRuntimeEndpoint, dataDir, nodeName, { server: serverURL, ca: pki.ca.certPEM }, pki.ca, log);
   // ServiceLB (keelson server with its own node, k3s' servicelb): LoadBalancer Services get the node's address
   const serviceLB = await serviceLBController(o, withNode, nodeName, { server: serverURL, ca: pki.ca.certPEM }, pki.ca, log);
-  const dns = allInOne ? await clusterDNS(o, dnsWanted, dnsIP, dnsNodeIP, nodeName, { server: serverURL, ca: pki.ca.certPEM }, pki.ca, log) : undefined;
+  const dns = allInOne ? await clusterDNS(o, withNode && !loopbackNode, dnsIP, dnsNodeIP, nodeName, { server: serverURL, ca: pki.ca.certPEM }, pki.ca, log) : undefined;
 
   // (the controllers stop first: controllers hook)
   // (readyz fails at the signal, not once the components in this process have stopped)
@@ -754,16 +753,17 @@ async function embeddedProxy(o: APIServerOptions, dataDir: string, nodeName: str
 }
 
 /**
- * The cluster DNS of `keelson server` (dns/, k3s' coredns): on the node's address, port 53 (a
- * free port when 53 is taken or not allowed: the kube-dns Service's targetPort follows it, and
- * the service proxy carries pods' queries there), with the kube-dns Service at `ip`. With
- * --disable=coredns, the Service it made is deleted (in the background) and nothing runs; without
- * a node, or on a loopback node address, nothing is done. A DNS that cannot start is logged; the
- * server goes on without it.
+ * The cluster DNS of `keelson server` (dns/, k3s' coredns), a packaged component: on the node's
+ * address, port 53 (a free port when 53 is taken or not allowed: the kube-dns Service's
+ * `targetPort` follows it, and the service proxy carries pods' queries there), with the kube-dns
+ * Service at `ip`, kept by a system:masters client, the DNS itself a client of its own (CN
+ * system:coredns). With --disable=coredns, the Service and its EndpointSlice are deleted. Not run
+ * without a node or on a loopback node address (`withNode` false). A DNS that cannot start is
+ * logged; the server goes on without it.
  */
-async function clusterDNS(
+function clusterDNS(
   o: APIServerOptions,
-  wanted: boolean,
+  withNode: boolean,
   ip: string,
   nodeIP: string,
   nodeName: string,
@@ -771,45 +771,49 @@ async function clusterDNS(
   ca: Parameters<typeof issueClientCert>[0],
   log: Logger,
 ): Promise<{ stop(): Promise<void> } | undefined> {
-  const disabled = o.disable.includes(DNS_COMPONENT);
-  if (!o.agent.containerRuntimeEndpoint || (!wanted && !disabled)) return undefined;
-  const admin = await issueClientCert(ca, 'keelson-cluster-dns-admin', ['system:masters']);
-  const adminClient = new RESTClient({ ...server, cert: admin.certPEM, key: admin.keyPEM, userAgent: userAgent('cluster-dns') });
-  if (!wanted) {
-    void removeDNSService(adminClient)
-      .catch((e) => log.error(e, 'Deleting the kube-dns Service of the cluster DNS failed'))
-      .finally(() => adminClient.close());
-    return undefined;
-  }
-  const own = await issueClientCert(ca, CLUSTER_DNS_USER);
-  const rest = { ...server, cert: own.certPEM, key: own.keyPEM, userAgent: userAgent('cluster-dns') };
-  // (names outside the cluster are forwarded for the pods' and private ranges only: no open resolver on the node's address)
-  const forwardFrom = [...DEFAULT_FORWARD_FROM, ...(o.agent.clusterCIDR ? o.agent.clusterCIDR.split(',').map((c) => c.trim()) : [])];
-  const start = (port: number) => startEmbeddedDNS({ rest, admin: adminClient, clusterDNS: ip, nodeIP, nodeName, port, clusterDomain: o.clusterDomain, forwardFrom, log });
-  try {
-    let dns;
-    try {
-      dns = await start(53);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'EADDRINUSE' && code !== 'EACCES') throw e;
-      log.info('Port 53 of the node address is not free; the cluster DNS takes another, which the kube-dns Service names', { address: nodeIP, error: code });
-      dns = await start(0);
-    }
-    log.info('Serving the cluster DNS', { address: joinHostPort(nodeIP, dns.port), service: `kube-system/kube-dns ${ip}`, domain: o.clusterDomain });
-    return { stop: async () => { await dns.stop(); adminClient.close(); } };
-  } catch (e) {
-    log.error(e, 'The cluster DNS did not start; pods of this node resolve no cluster names', { address: nodeIP });
-    adminClient.close();
-    return undefined;
-  }
+  return packagedComponent({
+    user: 'keelson-cluster-dns-admin',
+    agent: 'cluster-dns',
+    disabled: o.disable.includes(DNS_COMPONENT),
+    withNode,
+    server,
+    ca,
+    log,
+    remove: (client) => removeDNSService(client),
+    removeFailure: 'Deleting the kube-dns Service of the cluster DNS failed',
+    start: async (adminREST, agent) => {
+      const adminClient = new RESTClient({ ...adminREST, userAgent: agent });
+      const own = await issueClientCert(ca, CLUSTER_DNS_USER);
+      const rest = { ...server, cert: own.certPEM, key: own.keyPEM, userAgent: agent };
+      // (names outside the cluster are forwarded for the pods' and private ranges only: no open resolver on the node's address)
+      const forwardFrom = [...DEFAULT_FORWARD_FROM, ...(o.agent.clusterCIDR ? o.agent.clusterCIDR.split(',').map((c) => c.trim()) : [])];
+      const start = (port: number) => startEmbeddedDNS({ rest, admin: adminClient, clusterDNS: ip, nodeIP, nodeName, port, clusterDomain: o.clusterDomain, forwardFrom, log });
+      try {
+        let dns;
+        try {
+          dns = await start(53);
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code !== 'EADDRINUSE' && code !== 'EACCES') throw e;
+          log.info('Port 53 of the node address is not free; the cluster DNS takes another, which the kube-dns Service names', { address: nodeIP, error: code });
+          dns = await start(0);
+        }
+        log.info('Serving the cluster DNS', { address: joinHostPort(nodeIP, dns.port), service: `kube-system/kube-dns ${ip}`, domain: o.clusterDomain });
+        return { stop: async () => { await dns.stop(); adminClient.close(); } };
+      } catch (e) {
+        log.error(e, 'The cluster DNS did not start; pods of this node resolve no cluster names', { address: nodeIP });
+        adminClient.close();
+        return undefined;
+      }
+    },
+  });
 }
 
 type ComponentREST = { server: string; ca: string; cert: string; key: string };
 
 /**
  * A packaged component of `keelson server` that runs in the server's process on its own node
- * (k3s' --disable items local-storage and servicelb), a client with a certificate of its own
+ * (k3s' --disable items local-storage, servicelb and coredns), a client with a certificate of its own
  * (system:masters: it works cluster-wide, as the controller manager does): started when the server
  * has its own node and the component is not disabled; with --disable=<component>, `remove` undoes
  * what it made (in the background) and nothing runs. Without a node, nothing is done.
@@ -825,7 +829,7 @@ async function packagedComponent(p: {
   log: Logger;
   remove: (client: RESTClient) => Promise<unknown>;
   removeFailure: string;
-  start: (rest: ComponentREST, agent: string) => { stop(): Promise<void> };
+  start: (rest: ComponentREST, agent: string) => Promise<{ stop(): Promise<void> } | undefined> | { stop(): Promise<void> };
 }): Promise<{ stop(): Promise<void> } | undefined> {
   if (!p.withNode && !p.disabled) return undefined;
   const ck = await issueClientCert(p.ca, p.user, ['system:masters']);
@@ -838,7 +842,7 @@ async function packagedComponent(p: {
       .finally(() => client.close());
     return undefined;
   }
-  return p.start(rest, agent);
+  return await p.start(rest, agent);
 }
 
 /**

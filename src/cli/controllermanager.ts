@@ -111,7 +111,6 @@ function declare(cmd: Command, m: ControllerManagerOptions, d: DaemonOptions, se
   ] as const) other.duration(name, def, `${what} ${NOT_RUN}`);
   other.bool('disable-attach-detach-reconcile-sync', false, `Disable volume attach detach reconciler sync. ${NOT_RUN}`);
   other.bool('disable-force-detach-on-timeout', false, `Prevent force detaching volumes based on maximum unmount time and node status. ${NOT_RUN}`);
-  other.bool('enable-dynamic-provisioning', true, `Enable dynamic provisioning for environments that support it. ${NOT_RUN}`);
   other.string('flex-volume-plugin-dir', '/usr/libexec/kubernetes/kubelet-plugins/volume/exec/', `Full path of the directory in which the flex volume plugin should search for additional third party volume plugins. ${NOT_RUN}`);
   other.float64('horizontal-pod-autoscaler-tolerance', 0.1, `The minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod autoscaler to consider scaling. ${NOT_RUN}`);
   other.string('pv-recycler-pod-template-filepath-hostpath', '', `The file path to a pod definition used as a template for HostPath persistent volume recycling. ${NOT_RUN}`);

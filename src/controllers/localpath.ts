@@ -39,7 +39,7 @@ import { nopLogger, type Logger } from '../client/log.js';
 import { RESTClient, isAlreadyExists, isConflict, isNotFound } from '../client/rest.js';
 import { ResourceClient, objectKey, splitKey } from '../client/resources.js';
 import { RateLimitingQueue, defaultControllerRateLimiter } from '../client/workqueue.js';
-import { ANN_BETA_STORAGE_PROVISIONER, ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, claimClass } from '../schema/pvmatch.js';
+import { ANN_BETA_STORAGE_PROVISIONER, ANN_DYNAMICALLY_PROVISIONED, ANN_SELECTED_NODE, ANN_STORAGE_PROVISIONER, claimClass, claimReference } from '../schema/pvmatch.js';
 import { runInServer, runQueueWorkers } from './workers.js';
 
 export const LOCAL_PATH_PROVISIONER = 'keelson.io/local-path';
@@ -373,14 +373,7 @@ export class LocalPathProvisioner {
         storageClassName: claimClass(claim),
         hostPath: { path: dir, type: 'DirectoryOrCreate' },
         nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: HOSTNAME_LABEL, operator: 'In', values: [this.o.nodeName] }] }] } },
-        claimRef: {
-          kind: 'PersistentVolumeClaim',
-          namespace: claim.metadata.namespace,
-          name: claim.metadata.name,
-          uid: claim.metadata.uid,
-          apiVersion: 'v1',
-          resourceVersion: claim.metadata.resourceVersion,
-        },
+        claimRef: claimReference(claim),
       },
     };
     if (Array.isArray(cls.mountOptions) && cls.mountOptions.length) pv.spec.mountOptions = [...cls.mountOptions];

@@ -76,6 +76,8 @@ export interface ControllerManagerOptions {
   pvClaimBinderSyncPeriodMs: number;
   /** --enable-hostpath-provisioner: the binder provisions volumes of StorageClasses of kubernetes.io/host-path */
   enableHostPathProvisioner: boolean;
+  /** --enable-dynamic-provisioning: false, the binder provisions nothing and hands no claim to an external provisioner */
+  enableDynamicProvisioning: boolean;
   /** --use-service-account-credentials: each controller acts as its service account kube-system/<controller> */
   useServiceAccountCredentials: boolean;
   /** timeout of each non-watch request to the API server (Keelson; 0: none) */
@@ -122,6 +124,7 @@ export function defaultControllerManagerOptions(): ControllerManagerOptions {
     useServiceAccountCredentials: false,
     pvClaimBinderSyncPeriodMs: 15_000,
     enableHostPathProvisioner: false,
+    enableDynamicProvisioning: true,
     terminatedPodGCThreshold: 12500,
     concurrentSATokenSyncs: 5,
     controllerStartIntervalMs: 0,

@@ -52,6 +52,7 @@ import {
   PV_IN_TREE_FINALIZER,
   accessModesSatisfied,
   claimClass,
+  claimReference,
   claimStorageRequest,
   findMatchingVolume,
   isVolumeBoundToClaim,
@@ -100,18 +101,6 @@ function claimKey(claim: any): string {
 
 function claimRefKey(ref: any): string {
   return `${ref.namespace}/${ref.name}`;
-}
-
-/** the reference to a claim that goes into pv.spec.claimRef (reference.GetReference) */
-function claimReference(claim: any): any {
-  return {
-    kind: 'PersistentVolumeClaim',
-    namespace: claim.metadata.namespace,
-    name: claim.metadata.name,
-    uid: claim.metadata.uid,
-    apiVersion: 'v1',
-    resourceVersion: claim.metadata.resourceVersion,
-  };
 }
 
 const MODE_ORDER = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'];
@@ -1004,6 +993,7 @@ export const persistentVolumeBinderControllerDescriptor: ControllerDescriptor = 
         classes: informerOf<any>(ctx, STORAGE_CLASSES),
         syncPeriodMs: ctx.options.pvClaimBinderSyncPeriodMs,
         enableHostPathProvisioner: ctx.options.enableHostPathProvisioner,
+        enableDynamicProvisioning: ctx.options.enableDynamicProvisioning,
         log: ctx.log,
       });
       await c.run(ctx.signal);

@@ -129,7 +129,7 @@ import {
   type VolumeListers,
   type VolumeState,
 } from './volumebinding.js';
-import { isVolumeBoundToClaim } from '../schema/pvmatch.js';
+import { claimReference, isVolumeBoundToClaim } from '../schema/pvmatch.js';
 
 export { DEFAULT_SCHEDULER_NAME } from './config.js';
 
@@ -725,7 +725,7 @@ export class Scheduler {
       const ref = pv.spec.claimRef;
       const boundByUs = !isVolumeBoundToClaim(pv, b.pvc);
       if (!ref || ref.name !== c.name || ref.namespace !== c.namespace || ref.uid !== c.uid) {
-        pv.spec.claimRef = { kind: 'PersistentVolumeClaim', namespace: c.namespace, name: c.name, uid: c.uid, apiVersion: 'v1', resourceVersion: c.resourceVersion };
+        pv.spec.claimRef = claimReference(b.pvc);
       }
       if (boundByUs) pv.metadata.annotations = { ...(pv.metadata.annotations ?? {}), [ANN_BOUND_BY_CONTROLLER]: pv.metadata.annotations?.[ANN_BOUND_BY_CONTROLLER] ?? 'yes' };
       const out = await this.client.json({ method: 'PUT', path: `/api/v1/persistentvolumes/${encodeURIComponent(pv.metadata.name)}`, body: pv, signal });

@@ -38,6 +38,18 @@ function annotations(obj: any): Record<string, unknown> {
 }
 
 /** GetPersistentVolumeClaimClass: the beta annotation first, then spec.storageClassName ('' when none) */
+/** the reference to a claim that goes into pv.spec.claimRef (client-go's reference.GetReference) */
+export function claimReference(claim: any): any {
+  return {
+    kind: 'PersistentVolumeClaim',
+    namespace: claim.metadata.namespace,
+    name: claim.metadata.name,
+    uid: claim.metadata.uid,
+    apiVersion: 'v1',
+    resourceVersion: claim.metadata.resourceVersion,
+  };
+}
+
 export function claimClass(claim: any): string {
   const a = annotations(claim);
   if (typeof a[ANN_BETA_STORAGE_CLASS] === 'string') return a[ANN_BETA_STORAGE_CLASS];

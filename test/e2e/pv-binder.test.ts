@@ -302,3 +302,33 @@ test('WaitForFirstConsumer: the claim waits (even with a matching volume) until 
   assert.equal(existsSync(vol.spec.hostPath.path), false);
 });
 
+
+test('--enable-dynamic-provisioning=false: the binder still binds static volumes but provisions nothing, not even by annotation for an external provisioner', async () => {
+  const off = await startCluster({ args: ['--storage-backend=memory', '--enable-hostpath-provisioner', '--enable-dynamic-provisioning=false', '--pvclaimbinder-sync-period=1s'] });
+  try {
+    const post = async (path: string, body: any) => {
+      const r = await off.raw('POST', path, { body });
+      assert.equal(r.status, 201, r.text);
+    };
+    await post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    await post(SCS, { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'off-hostpath' }, provisioner: 'kubernetes.io/host-path' });
+    await post(SCS, { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'off-external' }, provisioner: 'rancher.io/local-path' });
+    await post(PVS, pv('off-static', '1Gi'));
+    await post(PVCS, pvc('off-static', '1Gi'));
+    await post(PVCS, pvc('off-dyn', '1Gi', { storageClassName: 'off-hostpath' }));
+    await post(PVCS, pvc('off-ext', '1Gi', { storageClassName: 'off-external' }));
+    await until('the static claim Bound', async () => (await off.raw('GET', `${PVCS}/off-static`)).json().status?.phase === 'Bound', 15_000);
+    // (two resyncs of 1 s go by: still nothing provisioned)
+    await new Promise((r) => setTimeout(r, 2500));
+    for (const name of ['off-dyn', 'off-ext']) {
+      const claim = (await off.raw('GET', `${PVCS}/${name}`)).json();
+      assert.equal(claim.status.phase, 'Pending', name);
+      assert.equal(claim.spec.volumeName, undefined, name);
+      assert.equal(claim.metadata.annotations?.['volume.kubernetes.io/storage-provisioner'], undefined, name);
+    }
+    const pvs = (await off.raw('GET', PVS)).json().items.map((v: any) => v.metadata.name);
+    assert.deepEqual(pvs, ['off-static']);
+  } finally {
+    await off.stop();
+  }
+});

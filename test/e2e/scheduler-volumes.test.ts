@@ -18,12 +18,8 @@
 // selectedNode annotation reset for PVC ...`, SchedulerError) and the pod is tried again.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { startCluster, until, type Cluster, readyNode } from './harness.js';
-import { issueClientCert, loadCA } from '../../src/apiserver/pki.js';
-import { nopLogger } from '../../src/client/log.js';
-import { startEmbeddedScheduler, SCHEDULER_USER } from '../../src/scheduler/scheduler.js';
+import { startTestScheduler } from './testscheduler.js';
 
 let c: Cluster;
 let sched: { stop(): Promise<void> } | undefined;
@@ -40,10 +36,7 @@ const NOT_HELPFUL = 'preemption: 0/3 nodes are available: 3 Preemption is not he
 before(async () => {
   c = await startCluster({ args: ['--storage-backend=memory', '--controllers=*,-node-lifecycle-controller,-persistentvolume-binder-controller'] });
   for (const [name, zone] of NODES) await readyNode(c, name, { labels: { [ZONE]: zone } });
-  const pki = join(c.dataDir, 'pki');
-  const ca = loadCA(readFileSync(join(pki, 'ca.crt'), 'utf8'), readFileSync(join(pki, 'ca.key'), 'utf8'));
-  const cert = await issueClientCert(ca, SCHEDULER_USER);
-  sched = await startEmbeddedScheduler({ serverURL: c.url, caPEM: ca.certPEM, certPEM: cert.certPEM, keyPEM: cert.keyPEM, log: nopLogger });
+  sched = await startTestScheduler(c);
 });
 
 after(async () => {

@@ -18,13 +18,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import https from 'node:https';
 import { startCluster, until, freePort, KEELSON, ROOT, type Cluster, takeOverLease, readyNode } from './harness.js';
-import { issueClientCert, loadCA } from '../../src/apiserver/pki.js';
-import { nopLogger } from '../../src/client/log.js';
-import { startEmbeddedScheduler, SCHEDULER_USER } from '../../src/scheduler/scheduler.js';
+import { startTestScheduler } from './testscheduler.js';
 
 let c: Cluster;
 let sched: { stop(): Promise<void> } | undefined;
@@ -42,10 +38,7 @@ before(async () => {
     const gpu = name === 'sch-gpu';
     await readyNode(c, name, gpu ? { taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }], resources: { cpu: '8', memory: '16Gi', pods: '110' } } : {});
   }
-  const pki = join(c.dataDir, 'pki');
-  const ca = loadCA(readFileSync(join(pki, 'ca.crt'), 'utf8'), readFileSync(join(pki, 'ca.key'), 'utf8'));
-  const cert = await issueClientCert(ca, SCHEDULER_USER);
-  sched = await startEmbeddedScheduler({ serverURL: c.url, caPEM: ca.certPEM, certPEM: cert.certPEM, keyPEM: cert.keyPEM, log: nopLogger });
+  sched = await startTestScheduler(c);
 });
 
 after(async () => {

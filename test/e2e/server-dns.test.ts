@@ -101,6 +101,7 @@ test('--cluster-dns and --cluster-domain: in keelson server\'s help, and refused
   for (const [flag, msg] of [
     ['--cluster-dns=10.96.0.x', /--cluster-dns: invalid IP address "10.96.0.x"/],
     ['--cluster-domain=Cluster_Local', /--cluster-domain: "Cluster_Local" is not a valid DNS subdomain/],
+    ['--cluster-cidr=10.42.0.0/33', /--cluster-cidr: invalid CIDR address: 10.42.0.0\/33/],
   ] as const) {
     const bad = spawnSync(process.execPath, [KEELSON, 'server', '--data-dir', data, flag], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
     assert.notEqual(bad.status, 0);
